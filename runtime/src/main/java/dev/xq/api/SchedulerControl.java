@@ -1,0 +1,51 @@
+package dev.xq.api;
+
+import java.util.List;
+
+/**
+ * Operator view of the node's scheduler: which policy decides, which can, and how it went.
+ */
+public interface SchedulerControl {
+
+    /** Name of the built-in policy: every ready queue runs. It is also the fallback. */
+    String NATIVE = "native";
+
+    /** @return the policy name selected by configuration */
+    String selectedPolicy();
+
+    /** @return the policy deciding now: the selected one, or {@link #NATIVE} when it is missing or set aside */
+    String activePolicy();
+
+    /**
+     * Selects the policy by name. Takes effect at the next scheduling event; the previous
+     * policy's decisions stay until the new one decides.
+     * @throws IllegalArgumentException if no policy of that name is registered (the message lists them)
+     */
+    void selectPolicy(String name);
+
+    /** @return the policies that can be selected */
+    List<PolicyInfo> policies();
+
+    /** @return counters since the node started */
+    SchedulerStats stats();
+
+    /**
+     * A selectable policy.
+     * @param setAside why the watchdog set it aside, or empty
+     */
+    record PolicyInfo(String name, String description, String bundle, boolean active, String setAside) {
+    }
+
+    /**
+     * Scheduler counters.
+     * @param decisions policy invocations
+     * @param swaps times the deciding policy changed
+     * @param watchdogTrips times a policy was set aside for throwing or overrunning its deadline
+     * @param decisionP50Micros median decision time (recent decisions)
+     * @param decisionP99Micros 99th percentile decision time (recent decisions)
+     * @param maxDecisionGapMicros longest time from an event to the decision that handled it
+     */
+    record SchedulerStats(long decisions, long swaps, long watchdogTrips, double decisionP50Micros,
+                          double decisionP99Micros, double maxDecisionGapMicros) {
+    }
+}
