@@ -11,35 +11,51 @@ import java.util.Objects;
  * @param group the tenant or process the queue belongs to; group-aware policies use it
  * @param config launching and preemption settings; {@code null} takes the node's defaults
  * @param hints initial hints
+ * @param nativePriority a priority for the hardware queue itself (CUDA/HIP stream priority,
+ *        higher = more urgent, in [-1000, 1000]), or {@code null} for the driver's default; this
+ *        is the hardware's own arbitration, independent of XQ's scheduler
  */
-public record QueueOptions(String device, String name, String group, QueueConfig config, List<Hint> hints) {
+public record QueueOptions(String device, String name, String group, QueueConfig config, List<Hint> hints,
+                           Integer nativePriority) {
     public QueueOptions {
         Objects.requireNonNull(device, "device");
         name = name == null ? "" : name;
         group = group == null || group.isEmpty() ? "default" : group;
         hints = hints == null ? List.of() : List.copyOf(hints);
+        if (nativePriority != null && (nativePriority < Hint.MIN_PRIORITY || nativePriority > Hint.MAX_PRIORITY)) {
+            throw new IllegalArgumentException("native priority " + nativePriority + " is out of range ["
+                    + Hint.MIN_PRIORITY + ", " + Hint.MAX_PRIORITY + "]");
+        }
+    }
+
+    public QueueOptions(String device, String name, String group, QueueConfig config, List<Hint> hints) {
+        this(device, name, group, config, hints, null);
     }
 
     /** @return options for an unnamed queue on {@code device} with the node's defaults */
     public static QueueOptions on(String device) {
-        return new QueueOptions(device, "", "default", null, List.of());
+        return new QueueOptions(device, "", "default", null, List.of(), null);
     }
 
     public QueueOptions named(String n) {
-        return new QueueOptions(device, n, group, config, hints);
+        return new QueueOptions(device, n, group, config, hints, nativePriority);
     }
 
     public QueueOptions inGroup(String g) {
-        return new QueueOptions(device, name, g, config, hints);
+        return new QueueOptions(device, name, g, config, hints, nativePriority);
     }
 
     public QueueOptions with(QueueConfig c) {
-        return new QueueOptions(device, name, group, c, hints);
+        return new QueueOptions(device, name, group, c, hints, nativePriority);
     }
 
     public QueueOptions with(Hint... more) {
         var all = new java.util.ArrayList<>(hints);
         all.addAll(List.of(more));
-        return new QueueOptions(device, name, group, config, all);
+        return new QueueOptions(device, name, group, config, all, nativePriority);
+    }
+
+    public QueueOptions withNativePriority(int p) {
+        return new QueueOptions(device, name, group, config, hints, p);
     }
 }

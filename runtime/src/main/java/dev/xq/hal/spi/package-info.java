@@ -1,0 +1,14 @@
+/**
+ * The hardware adapter SPI. A HAL bundle registers one {@link dev.xq.hal.spi.XpuDriver}
+ * service per platform; the runtime opens one {@link dev.xq.hal.spi.HwQueue} per XQueue.
+ * A bundle that can preempt queues another driver opened registers a
+ * {@link dev.xq.hal.spi.PreemptionProvider}.
+ *
+ * <p>Threading: the runtime calls {@code launch} from any thread, but never concurrently on
+ * one HwQueue; it calls the preemption methods under its own per-queue control lock.
+ * Listener callbacks may come from any driver thread and must not be made while the driver
+ * holds a lock that {@code launch} also takes.
+ */
+@org.osgi.annotation.bundle.Export
+@org.osgi.annotation.versioning.Version("1.0.0")
+package dev.xq.hal.spi;
