@@ -1,0 +1,25 @@
+package dev.xq.runtime.engine;
+
+/** The runtime's logging port: the OSGi Log Service in a node, a plain sink in unit tests. */
+public interface RuntimeLog {
+    void info(String message);
+
+    void warn(String message);
+
+    void error(String message, Throwable cause);
+
+    /** Logs nothing; for tests that do not look at logs. */
+    RuntimeLog NONE = new RuntimeLog() {
+        @Override
+        public void info(String message) {
+        }
+
+        @Override
+        public void warn(String message) {
+        }
+
+        @Override
+        public void error(String message, Throwable cause) {
+        }
+    };
+}

@@ -1,0 +1,909 @@
+package dev.xq.runtime.engine;
+
+import dev.xq.api.Command;
+import dev.xq.api.CommandCancelledException;
+import dev.xq.api.CommandFailedException;
+import dev.xq.api.CommandResult;
+import dev.xq.api.Hint;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.api.QueueConfig;
+import dev.xq.api.QueueState;
+import dev.xq.api.Submission;
+import dev.xq.api.XQueue;
+import dev.xq.api.XQueueStatus;
+import dev.xq.hal.spi.HwCommand;
+import dev.xq.hal.spi.HwQueue;
+import dev.xq.hal.spi.HwQueueListener;
+import dev.xq.hal.spi.PreemptionProvider;
+import dev.xq.hal.spi.Preemptor;
+import dev.xq.policy.spi.QueueView;
+import dev.xq.runtime.jfr.Tracing;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The XQueue engine: holds commands back from one hardware queue and lets them go as the
+ * scheduler, the application and the launch limits allow.
+ *
+ * <p>Two locks. {@code state} guards the queues of commands and the flags and is held only for
+ * bookkeeping, never across a HAL call. {@code control} serialises every HAL call that changes
+ * what the hardware queue runs (launch, deactivate, interrupt, their reverses, close); it is
+ * only ever tried, never awaited, from completion callbacks, so a driver thread that reports a
+ * completion can never block on a thread that is waiting for that driver. Whoever holds
+ * {@code control} launches ("single pumper"), so launches reach the hardware in order.
+ */
+public final class XQueueImpl implements XQueue, HwQueueListener {
+
+    /** How long {@link #close()} lets commands already on the device finish. */
+    static final Duration DEFAULT_CLOSE_GRACE = Duration.ofSeconds(2);
+
+    private final long handle;
+    private final String name;
+    private final String device;
+    private final String group;
+    private final QueueEvents events;
+    private final RuntimeLog log;
+    private volatile HwQueue hw;
+
+    private final ReentrantLock state = new ReentrantLock();
+    private final ReentrantLock control = new ReentrantLock();
+    private volatile boolean pumpWanted;
+
+    // --- guarded by state ---
+    private final ArrayDeque<SubmissionImpl> pending = new ArrayDeque<>();
+    private final ArrayDeque<SubmissionImpl> inFlight = new ArrayDeque<>();
+    private final Map<Class<? extends Hint>, Hint> hints = new LinkedHashMap<>();
+    private QueueConfig config;
+    private boolean suspendedByScheduler;
+    private boolean suspendedByApp;
+    private boolean throttled;
+    private boolean closed;
+    private Throwable error;
+    private long nextSequence = 1;
+    private long submitted;
+    private long completed;
+    private long failed;
+    private long cancelled;
+    private long runNanos;
+    private long estimateNanos;
+    private long readySinceNanos;
+    private long lastResumedNanos;
+    private long launched;
+    private long submitToLaunchNanos;
+
+    // --- guarded by control ---
+    private Preemptor preemptor;
+    private PreemptionProvider preemptorSource;
+    private PreemptionOps deactivatedBy;
+    private PreemptionOps interruptedBy;
+
+    public XQueueImpl(long handle, String name, String device, String group, QueueConfig config, List<Hint> initialHints,
+                      QueueEvents events, RuntimeLog log) {
+        this.handle = handle;
+        this.name = name == null || name.isEmpty() ? "q" + handle : name;
+        this.device = device;
+        this.group = group;
+        this.config = Objects.requireNonNull(config, "config");
+        this.events = events;
+        this.log = log;
+        for (Hint h : initialHints) {
+            hints.put(h.getClass(), h);
+        }
+    }
+
+    /** Connects the hardware queue; called once, right after the driver opened it with this listener. */
+    public void attach(HwQueue hwQueue) {
+        this.hw = Objects.requireNonNull(hwQueue, "hwQueue");
+    }
+
+    @Override
+    public long handle() {
+        return handle;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String device() {
+        return device;
+    }
+
+    public String group() {
+        return group;
+    }
+
+    public HwQueue hwQueue() {
+        return hw;
+    }
+
+    // ------------------------------------------------------------------ submit / wait
+
+    @Override
+    public Submission submit(Command command) {
+        Objects.requireNonNull(command, "command");
+        hw.check(command);
+        SubmissionImpl s;
+        boolean becameReady;
+        state.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("queue " + name + " (" + handle + ") is closed; create a new queue");
+            }
+            if (error != null) {
+                throw new IllegalStateException("queue " + name + " (" + handle + ") is broken: " + error.getMessage());
+            }
+            long now = System.nanoTime();
+            s = new SubmissionImpl(nextSequence++, command, now);
+            becameReady = pending.isEmpty() && inFlight.isEmpty();
+            if (becameReady) {
+                readySinceNanos = now;
+            }
+            pending.addLast(s);
+            submitted++;
+        } finally {
+            state.unlock();
+        }
+        pump();
+        if (becameReady) {
+            events.changed(this);
+        }
+        return s;
+    }
+
+    @Override
+    public void waitAll() throws InterruptedException {
+        for (CompletableFuture<CommandResult> f : outstanding()) {
+            try {
+                f.join();
+            } catch (RuntimeException ignored) {
+                // failures and cancellations are the submitter's to see through its Submission
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+        }
+    }
+
+    @Override
+    public void waitAll(Duration timeout) throws InterruptedException, TimeoutException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (CompletableFuture<CommandResult> f : outstanding()) {
+            try {
+                f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.ExecutionException ignored) {
+                // ended; how is the submitter's business
+            } catch (TimeoutException e) {
+                int left = pendingCount() + inFlightCount();
+                throw new TimeoutException("queue " + name + ": " + left + " commands still outstanding after " + timeout);
+            }
+        }
+    }
+
+    private List<CompletableFuture<CommandResult>> outstanding() {
+        state.lock();
+        try {
+            List<CompletableFuture<CommandResult>> all = new ArrayList<>(inFlight.size() + pending.size());
+            for (SubmissionImpl s : inFlight) {
+                all.add(s.future);
+            }
+            for (SubmissionImpl s : pending) {
+                all.add(s.future);
+            }
+            return all;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ launching
+
+    /**
+     * Launches what the limits allow. Any thread may call it; if another thread holds the
+     * control lock, that thread will launch instead (it re-checks {@code pumpWanted} after
+     * letting go), so no call ever waits here.
+     */
+    void pump() {
+        pumpWanted = true;
+        while (pumpWanted && control.tryLock()) {
+            try {
+                pumpWanted = false;
+                drainLocked();
+            } finally {
+                control.unlock();
+            }
+        }
+    }
+
+    private void drainLocked() {
+        while (true) {
+            SubmissionImpl s;
+            state.lock();
+            try {
+                if (!mayLaunch()) {
+                    return;
+                }
+                s = pending.pollFirst();
+                inFlight.addLast(s);
+                launched++;
+                submitToLaunchNanos += System.nanoTime() - s.submitNanos;
+            } finally {
+                state.unlock();
+            }
+            try {
+                hw.launch(s.hw);
+            } catch (RuntimeException e) {
+                boolean idle;
+                state.lock();
+                try {
+                    inFlight.remove(s);
+                    failed++;
+                    idle = pending.isEmpty() && inFlight.isEmpty();
+                    if (idle) {
+                        readySinceNanos = 0;
+                    }
+                } finally {
+                    state.unlock();
+                }
+                s.future.completeExceptionally(new CommandFailedException(
+                        "queue " + name + ": launch of " + s + " on " + device + " failed: " + e.getMessage(), e));
+                if (idle) {
+                    events.changed(this);
+                }
+            }
+        }
+    }
+
+    /** Whether the next pending command may go to the hardware now. Caller holds {@code state}. */
+    private boolean mayLaunch() {
+        if (pending.isEmpty() || closed || error != null || suspendedByScheduler || suspendedByApp) {
+            return false;
+        }
+        int n = inFlight.size();
+        if (n >= config.threshold()) {
+            throttled = true;
+            return false;
+        }
+        if (throttled) {
+            if (n > config.threshold() - config.batch()) {
+                return false;
+            }
+            throttled = false;
+        }
+        long window = config.windowMicros() * 1000L;
+        // The time budget: estimated device time of the work in flight, the next one included.
+        // One command always goes, so an empty queue never waits for an estimate.
+        return window == 0 || n == 0 || estimateNanos == 0 || (n + 1) * estimateNanos <= window;
+    }
+
+    // ------------------------------------------------------------------ HAL callbacks
+
+    @Override
+    public void completed(HwCommand command, long startNanos, long endNanos) {
+        SubmissionImpl s;
+        boolean idle;
+        state.lock();
+        try {
+            s = takeInFlight(command);
+            if (s == null) {
+                return;
+            }
+            long d = Math.max(0, endNanos - startNanos);
+            runNanos += d;
+            // EWMA with weight 1/4: follows a change of command size within a few commands
+            estimateNanos = estimateNanos == 0 ? d : estimateNanos + (d - estimateNanos) / 4;
+            completed++;
+            idle = pending.isEmpty() && inFlight.isEmpty();
+            if (idle) {
+                readySinceNanos = 0;
+            }
+        } finally {
+            state.unlock();
+        }
+        s.future.complete(new CommandResult(s.sequence(), s.submitNanos, startNanos, endNanos));
+        pump();
+        if (idle) {
+            events.changed(this);
+        }
+    }
+
+    @Override
+    public void failed(HwCommand command, Throwable cause) {
+        SubmissionImpl s;
+        boolean idle;
+        state.lock();
+        try {
+            s = takeInFlight(command);
+            if (s == null) {
+                return;
+            }
+            failed++;
+            idle = pending.isEmpty() && inFlight.isEmpty();
+            if (idle) {
+                readySinceNanos = 0;
+            }
+        } finally {
+            state.unlock();
+        }
+        s.future.completeExceptionally(new CommandFailedException(
+                "queue " + name + ": " + s + " failed on " + device + ": " + cause.getMessage(), cause));
+        pump();
+        if (idle) {
+            events.changed(this);
+        }
+    }
+
+    @Override
+    public void lost(Throwable cause) {
+        breakQueue(new CommandFailedException("device " + device + " lost: " + cause.getMessage(), cause));
+    }
+
+    /** Fails every outstanding command with {@code cause} and refuses new ones: device or driver gone. */
+    public void breakQueue(CommandFailedException cause) {
+        List<SubmissionImpl> doomed = new ArrayList<>();
+        state.lock();
+        try {
+            if (closed || error != null) {
+                return;
+            }
+            error = cause;
+            doomed.addAll(inFlight);
+            doomed.addAll(pending);
+            failed += doomed.size();
+            inFlight.clear();
+            pending.clear();
+            readySinceNanos = 0;
+        } finally {
+            state.unlock();
+        }
+        log.error("queue " + name + " (" + handle + ") on " + device + " is broken; failing " + doomed.size() + " commands", cause);
+        for (SubmissionImpl s : doomed) {
+            s.future.completeExceptionally(new CommandFailedException(
+                    "queue " + name + ": " + s + " not run: " + cause.getMessage(), cause));
+        }
+        events.changed(this);
+    }
+
+    private SubmissionImpl takeInFlight(HwCommand command) {
+        SubmissionImpl head = inFlight.peekFirst();
+        if (head != null && head.hw.sequence() == command.sequence()) {
+            return inFlight.pollFirst();
+        }
+        for (Iterator<SubmissionImpl> it = inFlight.iterator(); it.hasNext(); ) {
+            SubmissionImpl s = it.next();
+            if (s.hw.sequence() == command.sequence()) {
+                it.remove();
+                return s;
+            }
+        }
+        return null; // already accounted for: cancelled by close or failed by device loss
+    }
+
+    // ------------------------------------------------------------------ suspend / resume
+
+    /** The scheduler's decision; applied at once at the queue's level. */
+    public void schedule(boolean suspend) {
+        state.lock();
+        try {
+            if (suspendedByScheduler == suspend || closed) {
+                return;
+            }
+            suspendedByScheduler = suspend;
+            if (!suspend) {
+                lastResumedNanos = System.nanoTime();
+            }
+        } finally {
+            state.unlock();
+        }
+        reconcile();
+    }
+
+    @Override
+    public void suspend() {
+        setAppSuspended(true);
+    }
+
+    @Override
+    public void resume() {
+        setAppSuspended(false);
+    }
+
+    private void setAppSuspended(boolean suspend) {
+        state.lock();
+        try {
+            if (suspendedByApp == suspend || closed) {
+                return;
+            }
+            suspendedByApp = suspend;
+        } finally {
+            state.unlock();
+        }
+        reconcile();
+        events.changed(this);
+    }
+
+    /**
+     * Brings the hardware queue's preemption state in line with the flags and the level:
+     * undo what is no longer wanted first, then apply what is. Then launch what may go.
+     */
+    void reconcile() {
+        control.lock();
+        try {
+            reconcileLocked();
+        } finally {
+            control.unlock();
+        }
+        pump();
+    }
+
+    private void reconcileLocked() {
+        boolean suspend;
+        PreemptionLevel level;
+        state.lock();
+        try {
+            suspend = (suspendedByScheduler || suspendedByApp) && !closed && error == null;
+            level = effectiveLevelLocked();
+        } finally {
+            state.unlock();
+        }
+        PreemptionOps want2 = suspend && level.number() >= 2 ? opsFor(PreemptionLevel.DEACTIVATE) : null;
+        PreemptionOps want3 = suspend && level.number() >= 3 ? opsFor(PreemptionLevel.INTERRUPT) : null;
+        if (interruptedBy != null && !interruptedBy.equals(want3)) {
+            undoInterrupt();
+        }
+        if (deactivatedBy != null && !deactivatedBy.equals(want2)) {
+            undoDeactivate();
+        }
+        if (want2 != null && deactivatedBy == null) {
+            try {
+                List<HwCommand> flushed = want2.deactivate();
+                deactivatedBy = want2;
+                requeueFlushed(flushed);
+            } catch (RuntimeException e) {
+                // A refused deactivate leaves the queue running at Lv1: nothing is lost, it is only slower to preempt.
+                log.error("queue " + name + ": deactivate on " + device + " failed; staying at level 1", e);
+                want3 = null;
+            }
+        }
+        if (want3 != null && interruptedBy == null) {
+            try {
+                want3.interrupt();
+                interruptedBy = want3;
+            } catch (RuntimeException e) {
+                log.error("queue " + name + ": interrupt on " + device + " failed; the running command goes on", e);
+            }
+        }
+        if (suspend) {
+            Tracing.suspended(handle, name, level.number());
+        } else {
+            Tracing.resumed(handle, name);
+        }
+    }
+
+    private void undoInterrupt() {
+        try {
+            interruptedBy.restore();
+        } catch (RuntimeException e) {
+            breakQueue(new CommandFailedException("restore on " + device + " failed: " + e.getMessage(), e));
+        } finally {
+            interruptedBy = null;
+        }
+    }
+
+    private void undoDeactivate() {
+        try {
+            deactivatedBy.reactivate();
+        } catch (RuntimeException e) {
+            breakQueue(new CommandFailedException("reactivate on " + device + " failed: " + e.getMessage(), e));
+        } finally {
+            deactivatedBy = null;
+        }
+    }
+
+    /**
+     * Commands a driver took back off the hardware go to the front of the pending queue, in
+     * launch order, to be launched again exactly once.
+     */
+    private void requeueFlushed(List<HwCommand> flushed) {
+        if (flushed == null || flushed.isEmpty()) {
+            return;
+        }
+        state.lock();
+        try {
+            List<SubmissionImpl> back = new ArrayList<>(flushed.size());
+            for (HwCommand c : flushed) {
+                SubmissionImpl s = takeInFlight(c);
+                if (s != null) {
+                    back.add(s);
+                }
+            }
+            for (int i = back.size() - 1; i >= 0; i--) {
+                pending.addFirst(back.get(i));
+            }
+        } finally {
+            state.unlock();
+        }
+    }
+
+    private PreemptionOps opsFor(PreemptionLevel needed) {
+        Preemptor p = preemptor;
+        if (p != null && p.level().number() >= needed.number()) {
+            return new PreemptorOps(p);
+        }
+        if (hw.maxLevel().number() >= needed.number()) {
+            return new HwOps(hw);
+        }
+        return null;
+    }
+
+    private PreemptionLevel availableLevel() {
+        Preemptor p = preemptor;
+        PreemptionLevel own = hw.maxLevel();
+        return p == null ? own : own.max(p.level());
+    }
+
+    private PreemptionLevel effectiveLevelLocked() {
+        return config.level().min(availableLevel());
+    }
+
+    // ------------------------------------------------------------------ providers
+
+    /** Offers a preemption provider; keeps the first that attaches. */
+    public void offer(PreemptionProvider provider) {
+        control.lock();
+        try {
+            if (preemptor != null || closed || hw == null) {
+                return;
+            }
+            Preemptor p = provider.attach(hw).orElse(null);
+            if (p == null) {
+                return;
+            }
+            preemptor = p;
+            preemptorSource = provider;
+            log.info("queue " + name + " on " + device + ": " + provider.name() + " raises it to level " + p.level().number());
+            reconcileLocked();
+        } catch (RuntimeException e) {
+            log.error("queue " + name + ": provider " + provider.name() + " failed to attach", e);
+        } finally {
+            control.unlock();
+        }
+        pump();
+        events.changed(this);
+    }
+
+    /** Undoes everything done through {@code provider} and lets go of it; the queue falls back to its own level. */
+    public void withdraw(PreemptionProvider provider) {
+        control.lock();
+        try {
+            if (preemptorSource != provider) {
+                return;
+            }
+            Preemptor p = preemptor;
+            if (interruptedBy instanceof PreemptorOps) {
+                undoInterrupt();
+            }
+            if (deactivatedBy instanceof PreemptorOps) {
+                undoDeactivate();
+            }
+            preemptor = null;
+            preemptorSource = null;
+            try {
+                p.detach();
+            } catch (RuntimeException e) {
+                log.error("queue " + name + ": detach from " + provider.name() + " failed", e);
+            }
+            reconcileLocked();
+        } finally {
+            control.unlock();
+        }
+        pump();
+        events.changed(this);
+    }
+
+    // ------------------------------------------------------------------ hints / config
+
+    @Override
+    public void hint(Hint hint) {
+        Objects.requireNonNull(hint, "hint");
+        state.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("queue " + name + " (" + handle + ") is closed");
+            }
+            hints.put(hint.getClass(), hint);
+        } finally {
+            state.unlock();
+        }
+        events.changed(this);
+    }
+
+    @Override
+    public List<Hint> hints() {
+        state.lock();
+        try {
+            return List.copyOf(hints.values());
+        } finally {
+            state.unlock();
+        }
+    }
+
+    @Override
+    public void configure(QueueConfig newConfig) {
+        Objects.requireNonNull(newConfig, "config");
+        state.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("queue " + name + " (" + handle + ") is closed");
+            }
+            config = newConfig;
+            throttled = false;
+        } finally {
+            state.unlock();
+        }
+        reconcile();
+        events.changed(this);
+    }
+
+    public QueueConfig config() {
+        state.lock();
+        try {
+            return config;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ status
+
+    public int pendingCount() {
+        state.lock();
+        try {
+            return pending.size();
+        } finally {
+            state.unlock();
+        }
+    }
+
+    public int inFlightCount() {
+        state.lock();
+        try {
+            return inFlight.size();
+        } finally {
+            state.unlock();
+        }
+    }
+
+    /** @return mean time from submit to launch over all launches, in nanoseconds */
+    public double meanSubmitToLaunchNanos() {
+        state.lock();
+        try {
+            return launched == 0 ? 0 : (double) submitToLaunchNanos / launched;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    @Override
+    public XQueueStatus status() {
+        PreemptionLevel available = availableLevel();
+        state.lock();
+        try {
+            return new XQueueStatus(handle, name, device, group, stateLocked(), config, config.level().min(available), available,
+                    suspendedByScheduler, suspendedByApp, pending.size(), inFlight.size(), submitted, completed, failed,
+                    cancelled, estimateNanos / 1000, runNanos / 1000, List.copyOf(hints.values()),
+                    error == null ? "" : error.getMessage());
+        } finally {
+            state.unlock();
+        }
+    }
+
+    private QueueState stateLocked() {
+        if (closed) {
+            return QueueState.CLOSED;
+        }
+        if (error != null) {
+            return QueueState.ERROR;
+        }
+        if (pending.isEmpty() && inFlight.isEmpty()) {
+            return QueueState.IDLE;
+        }
+        return suspendedByScheduler || suspendedByApp ? QueueState.SUSPENDED : QueueState.READY;
+    }
+
+    /** A snapshot for the policy; {@code null} once closed. */
+    public QueueView view() {
+        PreemptionLevel available = availableLevel();
+        state.lock();
+        try {
+            if (closed) {
+                return null;
+            }
+            boolean ready = error == null && !(pending.isEmpty() && inFlight.isEmpty());
+            return new QueueView(handle, name, device, group, ready, suspendedByScheduler, suspendedByApp,
+                    readySinceNanos, runNanos, lastResumedNanos, pending.size(), inFlight.size(), completed,
+                    estimateNanos, List.copyOf(hints.values()), config.level().min(available));
+        } finally {
+            state.unlock();
+        }
+    }
+
+    public boolean isSuspendedByScheduler() {
+        state.lock();
+        try {
+            return suspendedByScheduler;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ close
+
+    @Override
+    public void close() {
+        close(DEFAULT_CLOSE_GRACE);
+    }
+
+    /**
+     * Closes: pending commands are cancelled at once; commands on the device get {@code grace}
+     * to finish and are cancelled after it.
+     */
+    public void close(Duration grace) {
+        List<SubmissionImpl> dropped;
+        state.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            dropped = new ArrayList<>(pending);
+            pending.clear();
+            cancelled += dropped.size();
+        } finally {
+            state.unlock();
+        }
+        for (SubmissionImpl s : dropped) {
+            s.future.completeExceptionally(new CommandCancelledException(
+                    "queue " + name + " (" + handle + ") was closed before " + s + " was launched"));
+        }
+        control.lock();
+        try {
+            // Let what is on the device run out: undo any deactivate/interrupt first.
+            if (interruptedBy != null) {
+                undoInterrupt();
+            }
+            if (deactivatedBy != null) {
+                undoDeactivate();
+            }
+        } finally {
+            control.unlock();
+        }
+        long deadline = System.nanoTime() + grace.toNanos();
+        for (CompletableFuture<CommandResult> f : outstanding()) {
+            try {
+                f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+                // ended another way, or still running: handled below
+            }
+        }
+        List<SubmissionImpl> stuck;
+        state.lock();
+        try {
+            stuck = new ArrayList<>(inFlight);
+            inFlight.clear();
+            cancelled += stuck.size();
+            readySinceNanos = 0;
+        } finally {
+            state.unlock();
+        }
+        for (SubmissionImpl s : stuck) {
+            s.future.completeExceptionally(new CommandCancelledException("queue " + name + " (" + handle + ") was closed while "
+                    + s + " was still on the device after a grace of " + grace.toMillis() + " ms"));
+        }
+        control.lock();
+        try {
+            if (preemptor != null) {
+                try {
+                    preemptor.detach();
+                } catch (RuntimeException e) {
+                    log.error("queue " + name + ": detach on close failed", e);
+                }
+                preemptor = null;
+                preemptorSource = null;
+            }
+            try {
+                hw.close();
+            } catch (RuntimeException e) {
+                log.error("queue " + name + ": closing the hardware queue on " + device + " failed", e);
+            }
+        } finally {
+            control.unlock();
+        }
+        events.closed(this);
+    }
+
+    public boolean isClosed() {
+        state.lock();
+        try {
+            return closed;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "XQueue " + name + " (" + handle + ") on " + device;
+    }
+
+    // ------------------------------------------------------------------ preemption adapters
+
+    /** The preemption calls, served either by the hardware queue itself or by a provider. */
+    private interface PreemptionOps {
+        List<HwCommand> deactivate();
+
+        void reactivate();
+
+        void interrupt();
+
+        void restore();
+    }
+
+    private record HwOps(HwQueue q) implements PreemptionOps {
+        @Override
+        public List<HwCommand> deactivate() {
+            return q.deactivate();
+        }
+
+        @Override
+        public void reactivate() {
+            q.reactivate();
+        }
+
+        @Override
+        public void interrupt() {
+            q.interrupt();
+        }
+
+        @Override
+        public void restore() {
+            q.restore();
+        }
+    }
+
+    private record PreemptorOps(Preemptor p) implements PreemptionOps {
+        @Override
+        public List<HwCommand> deactivate() {
+            return p.deactivate();
+        }
+
+        @Override
+        public void reactivate() {
+            p.reactivate();
+        }
+
+        @Override
+        public void interrupt() {
+            p.interrupt();
+        }
+
+        @Override
+        public void restore() {
+            p.restore();
+        }
+    }
+}

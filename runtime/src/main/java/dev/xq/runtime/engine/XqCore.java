@@ -1,0 +1,394 @@
+package dev.xq.runtime.engine;
+
+import dev.xq.api.CommandFailedException;
+import dev.xq.api.DeviceInfo;
+import dev.xq.api.DriverInfo;
+import dev.xq.api.Hint;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.api.QueueConfig;
+import dev.xq.api.QueueOptions;
+import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueue;
+import dev.xq.api.XQueueService;
+import dev.xq.hal.spi.DeviceDescriptor;
+import dev.xq.hal.spi.HwQueue;
+import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.hal.spi.PreemptionProvider;
+import dev.xq.hal.spi.XpuDriver;
+import dev.xq.policy.spi.DeviceView;
+import dev.xq.runtime.scheduler.Scheduler;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The node's XQ core, free of OSGi so it can be driven from unit tests: drivers, providers,
+ * queues and the scheduler. The DS component feeds it services and publishes it.
+ */
+public final class XqCore implements XQueueService, SchedulerControl, Scheduler.Source, QueueEvents {
+
+    private final RuntimeLog log;
+    private final Scheduler scheduler;
+    private final CopyOnWriteArrayList<XpuDriver> drivers = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<PreemptionProvider> providers = new CopyOnWriteArrayList<>();
+    private final ConcurrentSkipListMap<Long, XQueueImpl> queues = new ConcurrentSkipListMap<>();
+    private final Map<XQueueImpl, XpuDriver> owners = new java.util.concurrent.ConcurrentHashMap<>();
+    private final AtomicLong handles = new AtomicLong();
+    private volatile QueueConfig defaults = QueueConfig.defaults();
+    private volatile PolicySelectionSink selectionSink = name -> { };
+
+    /** Lets the OSGi layer persist a selection in Config Admin. */
+    public interface PolicySelectionSink {
+        void selected(String name);
+    }
+
+    public XqCore(RuntimeLog log) {
+        this.log = log;
+        this.scheduler = new Scheduler(this, log);
+    }
+
+    public void start() {
+        scheduler.start();
+    }
+
+    /** Stops the scheduler and closes every queue (their pending commands are cancelled). */
+    public void stop() {
+        for (XQueueImpl q : List.copyOf(queues.values())) {
+            q.close(java.time.Duration.ofMillis(500));
+        }
+        scheduler.stop();
+    }
+
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    public void selectionSink(PolicySelectionSink sink) {
+        this.selectionSink = sink;
+    }
+
+    // ------------------------------------------------------------------ drivers
+
+    public void addDriver(XpuDriver driver) {
+        drivers.add(driver);
+        log.info("driver " + driver.platform() + " added: " + safeStatus(driver));
+        scheduler.signal();
+    }
+
+    /** The driver is going away: queues on it fail their outstanding commands with a clear cause. */
+    public void removeDriver(XpuDriver driver) {
+        drivers.remove(driver);
+        for (var e : List.copyOf(owners.entrySet())) {
+            if (e.getValue() == driver) {
+                XQueueImpl q = e.getKey();
+                q.breakQueue(new CommandFailedException("driver " + driver.platform() + " for device " + q.device()
+                        + " was removed", new IllegalStateException("driver removed")));
+                try {
+                    q.hwQueue().close();
+                } catch (RuntimeException ex) {
+                    log.error("closing a queue of a removed driver failed", ex);
+                }
+            }
+        }
+        log.info("driver " + driver.platform() + " removed");
+        scheduler.signal();
+    }
+
+    public void addProvider(PreemptionProvider provider) {
+        providers.add(provider);
+        for (XQueueImpl q : queues.values()) {
+            q.offer(provider);
+        }
+        log.info("preemption provider " + provider.name() + " added: " + provider.status());
+    }
+
+    public void removeProvider(PreemptionProvider provider) {
+        providers.remove(provider);
+        for (XQueueImpl q : queues.values()) {
+            q.withdraw(provider);
+        }
+        log.info("preemption provider " + provider.name() + " removed");
+    }
+
+    private static String safeStatus(XpuDriver d) {
+        try {
+            return d.status();
+        } catch (RuntimeException e) {
+            return "status failed: " + e;
+        }
+    }
+
+    private record Found(XpuDriver driver, DeviceDescriptor device) {
+    }
+
+    private Map<String, Found> deviceMap() {
+        Map<String, Found> m = new LinkedHashMap<>();
+        for (XpuDriver d : drivers) {
+            List<DeviceDescriptor> devs;
+            try {
+                devs = d.devices();
+            } catch (RuntimeException e) {
+                log.error("driver " + d.platform() + " failed to list its devices", e);
+                continue;
+            }
+            for (DeviceDescriptor dd : devs) {
+                if (m.putIfAbsent(dd.id(), new Found(d, dd)) != null) {
+                    log.warn("device id " + dd.id() + " is offered by two drivers; the first one keeps it");
+                }
+            }
+        }
+        return m;
+    }
+
+    // ------------------------------------------------------------------ XQueueService
+
+    @Override
+    public XQueue create(QueueOptions options) {
+        Objects.requireNonNull(options, "options");
+        Found f = deviceMap().get(options.device());
+        if (f == null) {
+            throw new IllegalArgumentException("device '" + options.device() + "' is unknown; known devices: "
+                    + String.join(", ", deviceMap().keySet()));
+        }
+        QueueConfig cfg = options.config() == null ? defaults : options.config();
+        long handle = handles.incrementAndGet();
+        XQueueImpl q = new XQueueImpl(handle, options.name(), options.device(), options.group(), cfg, options.hints(), this, log);
+        HwQueue hw = f.driver().open(options.device(), new HwQueueOptions(q.name(), options.nativePriority()), q);
+        q.attach(hw);
+        owners.put(q, f.driver());
+        queues.put(handle, q);
+        for (PreemptionProvider p : providers) {
+            q.offer(p);
+        }
+        scheduler.signal();
+        return new QueueHandle(q);
+    }
+
+    @Override
+    public void changed(XQueueImpl queue) {
+        scheduler.signal();
+    }
+
+    @Override
+    public void closed(XQueueImpl queue) {
+        queues.remove(queue.handle());
+        owners.remove(queue);
+        scheduler.signal();
+    }
+
+    @Override
+    public List<XQueue> queues() {
+        List<XQueue> l = new ArrayList<>();
+        for (XQueueImpl q : queues.values()) {
+            l.add(new QueueHandle(q));
+        }
+        return l;
+    }
+
+    /** @return the engine objects, for the shell and tests */
+    public List<XQueueImpl> queueImpls() {
+        return List.copyOf(queues.values());
+    }
+
+    @Override
+    public Optional<XQueue> find(long handle) {
+        XQueueImpl q = queues.get(handle);
+        return q == null ? Optional.empty() : Optional.of(new QueueHandle(q));
+    }
+
+    @Override
+    public List<DeviceInfo> devices() {
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (XQueueImpl q : queues.values()) {
+            counts.merge(q.device(), 1, Integer::sum);
+        }
+        List<DeviceInfo> out = new ArrayList<>();
+        for (Found f : deviceMap().values()) {
+            PreemptionLevel level = f.device().maxLevel();
+            for (XQueueImpl q : queues.values()) {
+                if (q.device().equals(f.device().id())) {
+                    level = level.max(q.status().availableLevel());
+                }
+            }
+            out.add(new DeviceInfo(f.device().id(), f.driver().platform(), f.device().name(), level, f.device().engines(),
+                    f.device().memoryBytes(), counts.getOrDefault(f.device().id(), 0)));
+        }
+        return out;
+    }
+
+    @Override
+    public List<DriverInfo> drivers() {
+        List<DriverInfo> out = new ArrayList<>();
+        for (XpuDriver d : drivers) {
+            List<String> ids = new ArrayList<>();
+            try {
+                for (DeviceDescriptor dd : d.devices()) {
+                    ids.add(dd.id());
+                }
+            } catch (RuntimeException e) {
+                ids.clear();
+            }
+            out.add(new DriverInfo(d.platform(), "driver", safeStatus(d), ids));
+        }
+        for (PreemptionProvider p : providers) {
+            String status;
+            try {
+                status = p.status();
+            } catch (RuntimeException e) {
+                status = "status failed: " + e;
+            }
+            out.add(new DriverInfo(p.name(), "provider", status, List.of()));
+        }
+        return out;
+    }
+
+    @Override
+    public QueueConfig defaults() {
+        return defaults;
+    }
+
+    public void defaults(QueueConfig config) {
+        this.defaults = Objects.requireNonNull(config, "config");
+    }
+
+    // ------------------------------------------------------------------ SchedulerControl
+
+    @Override
+    public String selectedPolicy() {
+        return scheduler.selected();
+    }
+
+    @Override
+    public String activePolicy() {
+        return scheduler.active();
+    }
+
+    @Override
+    public void selectPolicy(String name) {
+        scheduler.select(name, true);
+        selectionSink.selected(name.trim());
+    }
+
+    @Override
+    public List<PolicyInfo> policies() {
+        return scheduler.policies();
+    }
+
+    @Override
+    public SchedulerStats stats() {
+        return scheduler.stats();
+    }
+
+    // ------------------------------------------------------------------ Scheduler.Source
+
+    @Override
+    public List<XQueueImpl> schedulerQueues() {
+        return new ArrayList<>(queues.values());
+    }
+
+    @Override
+    public List<DeviceView> deviceViews() {
+        List<DeviceView> out = new ArrayList<>();
+        for (Found f : deviceMap().values()) {
+            out.add(new DeviceView(f.device().id(), f.driver().platform(), f.device().engines(), f.device().memoryBytes()));
+        }
+        return out;
+    }
+
+    /**
+     * What host applications hold. A thin wrapper so that the HAL listener methods of the engine
+     * class are not part of what a host application can call.
+     */
+    static final class QueueHandle implements XQueue {
+        private final XQueueImpl q;
+
+        QueueHandle(XQueueImpl q) {
+            this.q = q;
+        }
+
+        XQueueImpl impl() {
+            return q;
+        }
+
+        @Override
+        public long handle() {
+            return q.handle();
+        }
+
+        @Override
+        public String device() {
+            return q.device();
+        }
+
+        @Override
+        public dev.xq.api.Submission submit(dev.xq.api.Command command) {
+            return q.submit(command);
+        }
+
+        @Override
+        public void waitAll() throws InterruptedException {
+            q.waitAll();
+        }
+
+        @Override
+        public void waitAll(java.time.Duration timeout) throws InterruptedException, java.util.concurrent.TimeoutException {
+            q.waitAll(timeout);
+        }
+
+        @Override
+        public void suspend() {
+            q.suspend();
+        }
+
+        @Override
+        public void resume() {
+            q.resume();
+        }
+
+        @Override
+        public void hint(Hint hint) {
+            q.hint(hint);
+        }
+
+        @Override
+        public List<Hint> hints() {
+            return q.hints();
+        }
+
+        @Override
+        public void configure(QueueConfig config) {
+            q.configure(config);
+        }
+
+        @Override
+        public dev.xq.api.XQueueStatus status() {
+            return q.status();
+        }
+
+        @Override
+        public void close() {
+            q.close();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof QueueHandle h && h.q == q;
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(q.handle());
+        }
+
+        @Override
+        public String toString() {
+            return q.toString();
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.xq.runtime.jfr;
+
+import jdk.jfr.Category;
+import jdk.jfr.Description;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
+import jdk.jfr.Timespan;
+
+/** The event classes; only loaded once {@link Tracing} knows jdk.jfr is there. */
+final class Events {
+
+    private Events() {
+    }
+
+    static void suspended(long handle, String queue, int level) {
+        SuspendEvent e = new SuspendEvent();
+        if (e.shouldCommit()) {
+            e.handle = handle;
+            e.queue = queue;
+            e.level = level;
+            e.commit();
+        }
+    }
+
+    static void resumed(long handle, String queue) {
+        ResumeEvent e = new ResumeEvent();
+        if (e.shouldCommit()) {
+            e.handle = handle;
+            e.queue = queue;
+            e.commit();
+        }
+    }
+
+    static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos) {
+        DecisionEvent e = new DecisionEvent();
+        if (e.shouldCommit()) {
+            e.policy = policy;
+            e.queues = queues;
+            e.suspends = suspends;
+            e.resumes = resumes;
+            e.decisionTime = decisionNanos;
+            e.commit();
+        }
+    }
+
+    static void watchdog(String policy, String reason) {
+        WatchdogEvent e = new WatchdogEvent();
+        if (e.shouldCommit()) {
+            e.policy = policy;
+            e.reason = reason;
+            e.commit();
+        }
+    }
+
+    @Name("dev.xq.Suspend")
+    @Label("XQueue suspended")
+    @Category("XQ")
+    @StackTrace(false)
+    static final class SuspendEvent extends Event {
+        @Label("Handle")
+        long handle;
+        @Label("Queue")
+        String queue;
+        @Label("Level")
+        int level;
+    }
+
+    @Name("dev.xq.Resume")
+    @Label("XQueue resumed")
+    @Category("XQ")
+    @StackTrace(false)
+    static final class ResumeEvent extends Event {
+        @Label("Handle")
+        long handle;
+        @Label("Queue")
+        String queue;
+    }
+
+    @Name("dev.xq.Decision")
+    @Label("Scheduling decision")
+    @Description("One call of the active policy and the actions it took")
+    @Category("XQ")
+    @StackTrace(false)
+    static final class DecisionEvent extends Event {
+        @Label("Policy")
+        String policy;
+        @Label("Queues")
+        int queues;
+        @Label("Suspends")
+        int suspends;
+        @Label("Resumes")
+        int resumes;
+        @Label("Decision time")
+        @Timespan(Timespan.NANOSECONDS)
+        long decisionTime;
+    }
+
+    @Name("dev.xq.Watchdog")
+    @Label("Policy set aside")
+    @Category("XQ")
+    @StackTrace(false)
+    static final class WatchdogEvent extends Event {
+        @Label("Policy")
+        String policy;
+        @Label("Reason")
+        String reason;
+    }
+}

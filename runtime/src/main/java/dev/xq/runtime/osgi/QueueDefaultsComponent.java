@@ -1,0 +1,35 @@
+package dev.xq.runtime.osgi;
+
+import dev.xq.api.PreemptionLevel;
+import dev.xq.api.QueueConfig;
+import dev.xq.api.XQueueService;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.metatype.annotations.Designate;
+
+/**
+ * Applies PID {@code dev.xq.queue.defaults} to the node: the configuration new queues get when
+ * their application does not give one. A bad value is logged with its range and changes nothing.
+ */
+@Component(service = QueueDefaultsComponent.class, immediate = true, configurationPid = "dev.xq.queue.defaults",
+        configurationPolicy = ConfigurationPolicy.OPTIONAL)
+@Designate(ocd = QueueDefaultsConfig.class)
+public class QueueDefaultsComponent {
+
+    @Reference(target = "(component.name=dev.xq.runtime.osgi.RuntimeComponent)")
+    XQueueService runtime;
+
+    @Activate
+    @Modified
+    void apply(QueueDefaultsConfig q) {
+        RuntimeComponent rc = (RuntimeComponent) runtime;
+        try {
+            rc.core().defaults(new QueueConfig(PreemptionLevel.of(q.level()), q.threshold(), q.batch(), q.windowMicros()));
+        } catch (IllegalArgumentException e) {
+            rc.logError("dev.xq.queue.defaults: " + e.getMessage() + "; keeping " + rc.core().defaults());
+        }
+    }
+}

@@ -1,0 +1,225 @@
+package dev.xq.runtime.osgi;
+
+import dev.xq.api.DeviceInfo;
+import dev.xq.api.DriverInfo;
+import dev.xq.api.QueueConfig;
+import dev.xq.api.QueueOptions;
+import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueue;
+import dev.xq.api.XQueueService;
+import dev.xq.hal.spi.PreemptionProvider;
+import dev.xq.hal.spi.XpuDriver;
+import dev.xq.policy.spi.Policy;
+import dev.xq.runtime.engine.RuntimeLog;
+import dev.xq.runtime.engine.XqCore;
+import java.util.List;
+import java.util.Optional;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceReference;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.log.Logger;
+import org.osgi.service.log.LoggerFactory;
+import org.osgi.service.metatype.annotations.Designate;
+
+/**
+ * Publishes the node's XQ core as {@link XQueueService} and {@link SchedulerControl}, feeds it
+ * the drivers, preemption providers and policies found in the service registry, and applies
+ * the configuration of PIDs {@code dev.xq.scheduler} and {@code dev.xq.queue.defaults}.
+ */
+@Component(service = {XQueueService.class, SchedulerControl.class}, immediate = true,
+        configurationPid = "dev.xq.scheduler", configurationPolicy = ConfigurationPolicy.OPTIONAL)
+@Designate(ocd = SchedulerConfig.class)
+public class RuntimeComponent implements XQueueService, SchedulerControl {
+
+    private volatile Logger logger;
+    private final RuntimeLog log = new LogAdapter();
+    private final XqCore core = new XqCore(log);
+    private String configuredPolicy;
+
+    @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    void bindLoggerFactory(LoggerFactory factory) {
+        logger = factory.getLogger(RuntimeComponent.class);
+    }
+
+    void unbindLoggerFactory(LoggerFactory factory) {
+        logger = null;
+    }
+
+    @Activate
+    void activate(SchedulerConfig scheduler) {
+        apply(scheduler);
+        core.start();
+    }
+
+    @Modified
+    void modified(SchedulerConfig scheduler) {
+        apply(scheduler);
+    }
+
+    @Deactivate
+    void deactivate() {
+        core.stop();
+    }
+
+    private void apply(SchedulerConfig s) {
+        try {
+            core.scheduler().deadline(s.decisionDeadlineMicros() * 1000L);
+        } catch (IllegalArgumentException e) {
+            log.error("dev.xq.scheduler: " + e.getMessage() + "; keeping " + core.scheduler().deadlineNanos() / 1000 + " us", null);
+        }
+        // Only a change of the configured value moves the selection, so that a selection made in
+        // the shell survives unrelated configuration updates.
+        if (!s.policy().equals(configuredPolicy)) {
+            configuredPolicy = s.policy();
+            try {
+                core.scheduler().select(s.policy(), false);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: " + e.getMessage(), null);
+            }
+        }
+    }
+
+    void logError(String message) {
+        log.error(message, null);
+    }
+
+    /** Forwards to the OSGi Log Service while one is bound; drops messages otherwise. */
+    private final class LogAdapter implements RuntimeLog {
+        @Override
+        public void info(String message) {
+            Logger l = logger;
+            if (l != null) {
+                l.info(message);
+            }
+        }
+
+        @Override
+        public void warn(String message) {
+            Logger l = logger;
+            if (l != null) {
+                l.warn(message);
+            }
+        }
+
+        @Override
+        public void error(String message, Throwable cause) {
+            Logger l = logger;
+            if (l != null) {
+                if (cause == null) {
+                    l.error(message);
+                } else {
+                    l.error(message, cause);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ services found in the registry
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void addDriver(XpuDriver driver) {
+        core.addDriver(driver);
+    }
+
+    void removeDriver(XpuDriver driver) {
+        core.removeDriver(driver);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void addProvider(PreemptionProvider provider) {
+        core.addProvider(provider);
+    }
+
+    void removeProvider(PreemptionProvider provider) {
+        core.removeProvider(provider);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void addPolicy(Policy policy, ServiceReference<Policy> ref) {
+        Object name = ref.getProperty(Policy.NAME_PROPERTY);
+        Bundle b = ref.getBundle();
+        String bundle = b == null ? "?" : b.getSymbolicName() + " " + b.getVersion();
+        core.scheduler().register(name == null ? null : name.toString(), policy, bundle, (Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    void removePolicy(Policy policy, ServiceReference<Policy> ref) {
+        core.scheduler().unregister((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    // ------------------------------------------------------------------ XQueueService
+
+    @Override
+    public XQueue create(QueueOptions options) {
+        return core.create(options);
+    }
+
+    @Override
+    public List<XQueue> queues() {
+        return core.queues();
+    }
+
+    @Override
+    public Optional<XQueue> find(long handle) {
+        return core.find(handle);
+    }
+
+    @Override
+    public List<DeviceInfo> devices() {
+        return core.devices();
+    }
+
+    @Override
+    public List<DriverInfo> drivers() {
+        return core.drivers();
+    }
+
+    @Override
+    public QueueConfig defaults() {
+        return core.defaults();
+    }
+
+    // ------------------------------------------------------------------ SchedulerControl
+
+    @Override
+    public String selectedPolicy() {
+        return core.selectedPolicy();
+    }
+
+    @Override
+    public String activePolicy() {
+        return core.activePolicy();
+    }
+
+    @Override
+    public void selectPolicy(String name) {
+        core.selectPolicy(name);
+    }
+
+    @Override
+    public List<PolicyInfo> policies() {
+        return core.policies();
+    }
+
+    @Override
+    public SchedulerStats stats() {
+        return core.stats();
+    }
+
+    /** @return the core, for the shell commands of this bundle */
+    XqCore core() {
+        return core;
+    }
+}

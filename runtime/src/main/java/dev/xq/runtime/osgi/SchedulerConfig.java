@@ -1,0 +1,17 @@
+package dev.xq.runtime.osgi;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+@ObjectClassDefinition(id = "dev.xq.scheduler", name = "XQ scheduler",
+        description = "Which scheduling policy decides, and how long it may take per decision")
+public @interface SchedulerConfig {
+
+    @AttributeDefinition(name = "Policy", description = "Name of the policy to run (xq:policies lists them). "
+            + "'native' lets every queue run. A name not (yet) registered waits for its bundle; meanwhile 'native' decides.")
+    String policy() default "hpf";
+
+    @AttributeDefinition(name = "Decision deadline (us)", min = "100", max = "10000000",
+            description = "A policy decision that takes longer is stopped being used (the watchdog sets the policy aside)")
+    long decisionDeadlineMicros() default 10_000;
+}
