@@ -76,6 +76,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
     private long cancelled;
     private long runNanos;
     private long estimateNanos;
+    private boolean estimated;
     private long readySinceNanos;
     private long lastResumedNanos;
     private long launched;
@@ -283,8 +284,12 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
         long window = config.windowMicros() * 1000L;
         // The time budget: estimated device time of the work in flight, the next one included.
-        // One command always goes, so an empty queue never waits for an estimate.
-        return window == 0 || n == 0 || estimateNanos == 0 || (n + 1) * estimateNanos <= window;
+        // One command always goes. Until a first completion gives an estimate, a command of
+        // unknown size could be long, so only one goes.
+        if (window == 0 || n == 0) {
+            return true;
+        }
+        return estimated && (n + 1) * estimateNanos <= window;
     }
 
     // ------------------------------------------------------------------ HAL callbacks
@@ -302,7 +307,8 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
             long d = Math.max(0, endNanos - startNanos);
             runNanos += d;
             // EWMA with weight 1/4: follows a change of command size within a few commands
-            estimateNanos = estimateNanos == 0 ? d : estimateNanos + (d - estimateNanos) / 4;
+            estimateNanos = estimated ? estimateNanos + (d - estimateNanos) / 4 : d;
+            estimated = true;
             completed++;
             idle = pending.isEmpty() && inFlight.isEmpty();
             if (idle) {

@@ -1,0 +1,172 @@
+package dev.xq.runtime.engine;
+
+import dev.xq.api.Command;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.hal.spi.DeviceDescriptor;
+import dev.xq.hal.spi.HalException;
+import dev.xq.hal.spi.HwCommand;
+import dev.xq.hal.spi.HwQueue;
+import dev.xq.hal.spi.HwQueueListener;
+import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.hal.spi.XpuDriver;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A test driver whose hardware queues do nothing by themselves: the test says when a command
+ * completes or fails. It records every HAL call, so tests can check exactly what the engine did.
+ */
+final class ManualDevice implements XpuDriver {
+    final String id;
+    final PreemptionLevel level;
+    final boolean flush;
+    final List<ManualQueue> opened = new ArrayList<>();
+
+    ManualDevice(String id, PreemptionLevel level, boolean flush) {
+        this.id = id;
+        this.level = level;
+        this.flush = flush;
+    }
+
+    @Override
+    public String platform() {
+        return "manual";
+    }
+
+    @Override
+    public String status() {
+        return "1 device";
+    }
+
+    @Override
+    public List<DeviceDescriptor> devices() {
+        return List.of(new DeviceDescriptor(id, "manual test device", level, 1, 1L << 30, Set.of("spin"), Map.of()));
+    }
+
+    @Override
+    public synchronized HwQueue open(String deviceId, HwQueueOptions options, HwQueueListener listener) {
+        ManualQueue q = new ManualQueue(listener);
+        opened.add(q);
+        return q;
+    }
+
+    final class ManualQueue implements HwQueue {
+        final HwQueueListener listener;
+        /** Launched and not yet reported, in launch order. */
+        final List<HwCommand> onDevice = new ArrayList<>();
+        /** Every launch, relaunches included. */
+        final List<Long> launches = new ArrayList<>();
+        final List<String> calls = new ArrayList<>();
+        boolean deactivated;
+        boolean interrupted;
+        boolean closed;
+        int failNextLaunches;
+
+        ManualQueue(HwQueueListener listener) {
+            this.listener = listener;
+        }
+
+        @Override
+        public String platform() {
+            return "manual";
+        }
+
+        @Override
+        public String deviceId() {
+            return id;
+        }
+
+        @Override
+        public PreemptionLevel maxLevel() {
+            return level;
+        }
+
+        @Override
+        public void check(Command command) {
+            if (!(command instanceof Command.Spin)) {
+                throw new IllegalArgumentException("manual device accepts only spin, not " + command.kind());
+            }
+        }
+
+        @Override
+        public synchronized void launch(HwCommand command) {
+            if (failNextLaunches > 0) {
+                failNextLaunches--;
+                throw new HalException("launch refused (test)");
+            }
+            launches.add(command.sequence());
+            onDevice.add(command);
+        }
+
+        @Override
+        public synchronized List<HwCommand> deactivate() {
+            require(2);
+            calls.add("deactivate");
+            deactivated = true;
+            if (!flush || onDevice.size() <= 1) {
+                return List.of();
+            }
+            // the first one is "running"; the rest go back
+            List<HwCommand> back = new ArrayList<>(onDevice.subList(1, onDevice.size()));
+            onDevice.subList(1, onDevice.size()).clear();
+            return back;
+        }
+
+        @Override
+        public synchronized void reactivate() {
+            require(2);
+            calls.add("reactivate");
+            deactivated = false;
+        }
+
+        @Override
+        public synchronized void interrupt() {
+            require(3);
+            calls.add("interrupt");
+            interrupted = true;
+        }
+
+        @Override
+        public synchronized void restore() {
+            require(3);
+            calls.add("restore");
+            interrupted = false;
+        }
+
+        private void require(int n) {
+            if (level.number() < n) {
+                throw new UnsupportedOperationException("level " + n);
+            }
+        }
+
+        @Override
+        public synchronized void close() {
+            closed = true;
+            calls.add("close");
+        }
+
+        /** Completes the oldest command on the device, taking {@code micros} of device time. */
+        void completeNext(long micros) {
+            HwCommand c;
+            synchronized (this) {
+                c = onDevice.removeFirst();
+            }
+            long end = System.nanoTime();
+            listener.completed(c, end - micros * 1000, end);
+        }
+
+        void failNext(String why) {
+            HwCommand c;
+            synchronized (this) {
+                c = onDevice.removeFirst();
+            }
+            listener.failed(c, new HalException(why));
+        }
+
+        synchronized int onDeviceCount() {
+            return onDevice.size();
+        }
+    }
+}

@@ -1,0 +1,330 @@
+package dev.xq.runtime.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.Command;
+import dev.xq.api.CommandCancelledException;
+import dev.xq.api.CommandFailedException;
+import dev.xq.api.CommandResult;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.api.QueueConfig;
+import dev.xq.api.QueueOptions;
+import dev.xq.api.QueueState;
+import dev.xq.api.Submission;
+import dev.xq.api.XQueue;
+import dev.xq.hal.spi.HalException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class XQueueEngineTest {
+
+    private final XqCore core = new XqCore(RuntimeLog.NONE);
+
+    @AfterEach
+    void stop() {
+        core.stop();
+    }
+
+    private ManualDevice device(PreemptionLevel level, boolean flush) {
+        ManualDevice d = new ManualDevice("m0", level, flush);
+        core.addDriver(d);
+        return d;
+    }
+
+    private XQueueImpl impl(XQueue q) {
+        return core.queueImpls().stream().filter(i -> i.handle() == q.handle()).findFirst().orElseThrow();
+    }
+
+    private static List<Submission> submit(XQueue q, int n) {
+        List<Submission> l = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            l.add(q.submit(Command.spin(100)));
+        }
+        return l;
+    }
+
+    @Test
+    void commandsLaunchAndCompleteInSubmissionOrder() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
+        List<Submission> subs = submit(q, 40);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        for (int i = 0; i < 40; i++) {
+            hw.completeNext(100);
+        }
+        long last = 0;
+        for (Submission s : subs) {
+            CommandResult r = s.await(Duration.ofSeconds(1));
+            assertTrue(r.sequence() > last, "results in order");
+            last = r.sequence();
+        }
+        List<Long> expected = new ArrayList<>();
+        for (long i = 1; i <= 40; i++) {
+            expected.add(i);
+        }
+        assertEquals(expected, hw.launches);
+        assertEquals(QueueState.IDLE, q.status().state());
+        assertEquals(40, q.status().completed());
+    }
+
+    @Test
+    void thresholdAndBatchLimitWhatIsInFlight() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 2)));
+        submit(q, 10);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        assertEquals(4, hw.launches.size(), "stops at the threshold");
+        hw.completeNext(10);
+        assertEquals(4, hw.launches.size(), "3 in flight > threshold - batch = 2: still waiting");
+        hw.completeNext(10);
+        assertEquals(6, hw.launches.size(), "down to 2 in flight: a batch of 2 goes");
+        assertEquals(4, hw.onDeviceCount());
+    }
+
+    @Test
+    void timeBudgetWindowLimitsEstimatedWorkInFlight() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 1000)));
+        submit(q, 10);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        assertEquals(1, hw.launches.size(), "no estimate yet: one command of unknown size");
+        hw.completeNext(400);
+        assertEquals(400, q.status().estimatedCommandMicros());
+        assertEquals(2, hw.onDeviceCount(), "2 x 400 us fits a 1000 us window, 3 x 400 does not");
+        hw.completeNext(400);
+        assertEquals(2, hw.onDeviceCount());
+        q.configure(new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 0));
+        assertEquals(8, hw.onDeviceCount(), "window off: all 8 not yet completed go (threshold 16)");
+    }
+
+    @Test
+    void level1SuspendStopsLaunchingButLeavesInFlightRunning() {
+        ManualDevice d = device(PreemptionLevel.INTERRUPT, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(2, 1).withLevel(PreemptionLevel.BLOCK)));
+        submit(q, 5);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        impl(q).schedule(true);
+        hw.completeNext(10);
+        hw.completeNext(10);
+        assertEquals(2, hw.launches.size(), "nothing launched while suspended");
+        assertTrue(hw.calls.isEmpty(), "level 1 never calls deactivate/interrupt: " + hw.calls);
+        assertEquals(QueueState.SUSPENDED, q.status().state());
+        impl(q).schedule(false);
+        assertEquals(4, hw.launches.size());
+    }
+
+    @Test
+    void level2FlushRelaunchesEachFlushedCommandExactlyOnceInOrder() throws Exception {
+        ManualDevice d = device(PreemptionLevel.DEACTIVATE, true);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 1)));
+        List<Submission> subs = submit(q, 6);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        assertEquals(List.of(1L, 2L, 3L, 4L), hw.launches);
+        impl(q).schedule(true);
+        assertEquals(List.of("deactivate"), hw.calls);
+        assertEquals(1, hw.onDeviceCount(), "2, 3, 4 were handed back");
+        assertEquals(5, q.status().pending());
+        hw.completeNext(10); // the running one
+        assertEquals(4, hw.launches.size(), "no relaunch while suspended");
+        impl(q).schedule(false);
+        assertEquals(List.of(1L, 2L, 3L, 4L, 2L, 3L, 4L, 5L), hw.launches, "flushed ones first, in order, once");
+        while (hw.onDeviceCount() > 0) {
+            hw.completeNext(10);
+        }
+        long last = 0;
+        for (Submission s : subs) {
+            assertTrue(s.await(Duration.ofSeconds(1)).sequence() > last);
+            last = s.sequence();
+        }
+        assertEquals(6, q.status().completed());
+    }
+
+    @Test
+    void level2StallKeepsCommandsOnTheDevice() {
+        ManualDevice d = device(PreemptionLevel.DEACTIVATE, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 1)));
+        submit(q, 6);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        impl(q).schedule(true);
+        assertEquals(4, hw.onDeviceCount());
+        impl(q).schedule(false);
+        assertEquals(List.of("deactivate", "reactivate"), hw.calls);
+        assertEquals(4, hw.launches.size(), "nothing relaunched: a stall hands nothing back");
+    }
+
+    @Test
+    void level3InterruptsAfterDeactivatingAndRestoresBeforeReactivating() {
+        ManualDevice d = device(PreemptionLevel.INTERRUPT, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 1)));
+        submit(q, 3);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        impl(q).schedule(true);
+        assertTrue(hw.interrupted);
+        impl(q).schedule(false);
+        assertEquals(List.of("deactivate", "interrupt", "restore", "reactivate"), hw.calls);
+        assertFalse(hw.interrupted);
+        assertEquals(3, hw.onDeviceCount(), "progress kept: the same commands are still on the device");
+    }
+
+    @Test
+    void configuredLevelCapsWhatTheHardwareOffers() {
+        ManualDevice d = device(PreemptionLevel.INTERRUPT, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 1).withLevel(PreemptionLevel.DEACTIVATE)));
+        submit(q, 3);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        impl(q).schedule(true);
+        assertEquals(List.of("deactivate"), hw.calls);
+        assertEquals(PreemptionLevel.DEACTIVATE, q.status().level());
+        assertEquals(PreemptionLevel.INTERRUPT, q.status().availableLevel());
+        // lowering the level while suspended undoes what is no longer allowed
+        q.configure(q.status().config().withLevel(PreemptionLevel.BLOCK));
+        assertEquals(List.of("deactivate", "reactivate"), hw.calls);
+    }
+
+    @Test
+    void appSuspendHoldsTheQueueWhateverTheSchedulerSays() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(1, 1)));
+        submit(q, 3);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        q.suspend();
+        impl(q).schedule(false);
+        hw.completeNext(10);
+        assertEquals(1, hw.launches.size());
+        assertTrue(q.status().suspendedByApp());
+        q.resume();
+        assertEquals(2, hw.launches.size());
+    }
+
+    @Test
+    void closeCancelsPendingAndWaitsForInFlight() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(2, 1)));
+        List<Submission> subs = submit(q, 5);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(q::close);
+        for (int i = 0; i < 3 && !subs.get(4).isDone(); i++) {
+            Thread.sleep(20);
+        }
+        CommandCancelledException c = assertThrows(CommandCancelledException.class, () -> subs.get(4).await(Duration.ofSeconds(2)));
+        assertTrue(c.getMessage().contains("closed before"), c.getMessage());
+        hw.completeNext(10);
+        hw.completeNext(10);
+        closing.get();
+        assertEquals(1, subs.get(0).await(Duration.ZERO).sequence());
+        assertEquals(2, subs.get(1).await(Duration.ZERO).sequence());
+        assertEquals(3, q.status().cancelled());
+        assertEquals(2, hw.launches.size(), "pending commands never reached the device");
+        assertTrue(hw.closed);
+        assertTrue(core.queues().isEmpty(), "a closed queue leaves the node");
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> q.submit(Command.spin(1)));
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    }
+
+    @Test
+    void closeCancelsCommandsStillOnTheDeviceAfterTheGrace() throws Exception {
+        device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(2, 1)));
+        Submission s = q.submit(Command.spin(100));
+        impl(q).close(Duration.ofMillis(50));
+        CommandCancelledException c = assertThrows(CommandCancelledException.class, () -> s.await(Duration.ofSeconds(1)));
+        assertTrue(c.getMessage().contains("grace of 50 ms"), c.getMessage());
+        assertEquals(1, q.status().cancelled());
+    }
+
+    @Test
+    void refusedLaunchFailsThatCommandWithItsCauseAndTheRestGoOn() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 1)));
+        // the queue is opened on create; make its first launch fail
+        d.opened.getFirst().failNextLaunches = 1;
+        List<Submission> subs = submit(q, 3);
+        CommandFailedException f = assertThrows(CommandFailedException.class, () -> subs.get(0).await(Duration.ofSeconds(1)));
+        assertInstanceOf(HalException.class, f.getCause());
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        hw.completeNext(5);
+        hw.completeNext(5);
+        assertEquals(3, subs.get(2).await(Duration.ofSeconds(1)).sequence());
+        assertEquals(1, q.status().failed());
+        assertEquals(2, q.status().completed());
+    }
+
+    @Test
+    void failedCommandIsReportedAndTheQueueStaysUsable() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 1)));
+        List<Submission> subs = submit(q, 2);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        hw.failNext("ECC error (test)");
+        hw.completeNext(5);
+        CommandFailedException f = assertThrows(CommandFailedException.class, () -> subs.get(0).await(Duration.ofSeconds(1)));
+        assertTrue(f.getMessage().contains("ECC error"), f.getMessage());
+        assertEquals(2, subs.get(1).await(Duration.ofSeconds(1)).sequence());
+    }
+
+    @Test
+    void deviceLossFailsEverythingOutstandingAndRefusesNewCommands() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(2, 1)));
+        List<Submission> subs = submit(q, 5);
+        d.opened.getFirst().listener.lost(new HalException("GPU fell off the bus (test)"));
+        for (Submission s : subs) {
+            CommandFailedException f = assertThrows(CommandFailedException.class, () -> s.await(Duration.ofSeconds(1)));
+            assertTrue(f.getMessage().contains("lost"), f.getMessage());
+        }
+        assertEquals(QueueState.ERROR, q.status().state());
+        assertEquals(5, q.status().failed());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> q.submit(Command.spin(1)));
+        assertTrue(e.getMessage().contains("broken"), e.getMessage());
+    }
+
+    @Test
+    void removingTheDriverFailsItsQueuesWithAClearCause() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0"));
+        Submission s = q.submit(Command.spin(10));
+        core.removeDriver(d);
+        CommandFailedException f = assertThrows(CommandFailedException.class, () -> s.await(Duration.ofSeconds(1)));
+        assertTrue(f.getMessage().contains("driver manual for device m0 was removed"), f.getMessage());
+    }
+
+    @Test
+    void wrongCommandKindIsRefusedAndNothingIsQueued() {
+        device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> q.submit(new Command.Memset(0, (byte) 0, 16)));
+        assertTrue(e.getMessage().contains("memset"), e.getMessage());
+        assertEquals(0, q.status().submitted());
+    }
+
+    @Test
+    void unknownDeviceNamesTheKnownOnes() {
+        device(PreemptionLevel.BLOCK, false);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> core.create(QueueOptions.on("gpu9")));
+        assertTrue(e.getMessage().contains("'gpu9'") && e.getMessage().contains("m0"), e.getMessage());
+    }
+
+    @Test
+    void waitAllReturnsOnceEverythingEndedAndTimesOutOtherwise() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 1)));
+        submit(q, 3);
+        TimeoutException t = assertThrows(TimeoutException.class, () -> q.waitAll(Duration.ofMillis(20)));
+        assertTrue(t.getMessage().contains("3 commands still outstanding"), t.getMessage());
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        for (int i = 0; i < 3; i++) {
+            hw.completeNext(1);
+        }
+        q.waitAll(Duration.ofSeconds(1));
+        assertEquals(3, q.status().completed());
+    }
+}
