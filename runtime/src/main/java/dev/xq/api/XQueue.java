@@ -56,6 +56,13 @@ public interface XQueue extends AutoCloseable {
     XQueueStatus status();
 
     /**
+     * Calls {@code listener} whenever the queue's {@link QueueState} changes (idle, ready,
+     * suspended, error, closed), on the thread that caused the change; keep it short.
+     * @return closing it stops the calls
+     */
+    AutoCloseable onStateChange(java.util.function.Consumer<QueueState> listener);
+
+    /**
      * Closes the queue: pending commands are cancelled with {@link CommandCancelledException};
      * commands already on the device are given time to finish and are cancelled if they do not.
      * Idempotent.

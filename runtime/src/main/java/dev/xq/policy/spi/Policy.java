@@ -14,9 +14,11 @@ public interface Policy {
     String description();
 
     /**
-     * Decides. Called on every queue state change, command completion, hint change, timer the
-     * policy asked for, policy swap and device change. Queues the policy says nothing about keep
-     * their current state, so a policy can act on changes only.
+     * Decides. Called when a queue becomes ready or idle, is created, closed or broken, when a
+     * hint, a queue's configuration or an application suspend changes, at the time the policy
+     * asked for with {@link SchedulerActions#wakeAt}, on a policy swap and when devices come or
+     * go. Not on every completion: a policy that meters device time asks for timers. Queues the
+     * policy says nothing about keep their current state, so a policy can act on changes only.
      */
     void schedule(SchedulerView view, SchedulerActions actions);
 }

@@ -58,6 +58,10 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
     private final ReentrantLock state = new ReentrantLock();
     private final ReentrantLock control = new ReentrantLock();
     private volatile boolean pumpWanted;
+    private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<QueueState>> stateListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.concurrent.atomic.AtomicReference<QueueState> lastState =
+            new java.util.concurrent.atomic.AtomicReference<>(QueueState.IDLE);
 
     // --- guarded by state ---
     private final ArrayDeque<SubmissionImpl> pending = new ArrayDeque<>();
@@ -159,6 +163,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         pump();
         if (becameReady) {
             events.changed(this);
+            fireStateChange();
         }
         return s;
     }
@@ -261,6 +266,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
                         "queue " + name + ": launch of " + s + " on " + device + " failed: " + e.getMessage(), e));
                 if (idle) {
                     events.changed(this);
+                    fireStateChange();
                 }
             }
         }
@@ -321,6 +327,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         pump();
         if (idle) {
             events.changed(this);
+            fireStateChange();
         }
     }
 
@@ -347,6 +354,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         pump();
         if (idle) {
             events.changed(this);
+            fireStateChange();
         }
     }
 
@@ -379,6 +387,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
                     "queue " + name + ": " + s + " not run: " + cause.getMessage(), cause));
         }
         events.changed(this);
+        fireStateChange();
     }
 
     private SubmissionImpl takeInFlight(HwCommand command) {
@@ -413,6 +422,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
             state.unlock();
         }
         reconcile();
+        fireStateChange();
     }
 
     @Override
@@ -437,6 +447,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
         reconcile();
         events.changed(this);
+        fireStateChange();
     }
 
     /**
@@ -587,6 +598,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
         pump();
         events.changed(this);
+        fireStateChange();
     }
 
     /** Undoes everything done through {@code provider} and lets go of it; the queue falls back to its own level. */
@@ -616,6 +628,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
         pump();
         events.changed(this);
+        fireStateChange();
     }
 
     // ------------------------------------------------------------------ hints / config
@@ -633,6 +646,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
             state.unlock();
         }
         events.changed(this);
+        fireStateChange();
     }
 
     @Override
@@ -660,6 +674,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
         reconcile();
         events.changed(this);
+        fireStateChange();
     }
 
     public QueueConfig config() {
@@ -754,6 +769,37 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
     }
 
+    @Override
+    public AutoCloseable onStateChange(java.util.function.Consumer<QueueState> listener) {
+        Objects.requireNonNull(listener, "listener");
+        stateListeners.add(listener);
+        return () -> stateListeners.remove(listener);
+    }
+
+    /** Tells the state listeners if the state moved since the last time anyone looked. */
+    private void fireStateChange() {
+        if (stateListeners.isEmpty()) {
+            return;
+        }
+        QueueState now;
+        state.lock();
+        try {
+            now = stateLocked();
+        } finally {
+            state.unlock();
+        }
+        QueueState before = lastState.getAndSet(now);
+        if (before != now) {
+            for (var l : stateListeners) {
+                try {
+                    l.accept(now);
+                } catch (RuntimeException e) {
+                    log.error("queue " + name + ": state listener failed", e);
+                }
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ close
 
     @Override
@@ -840,6 +886,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
             control.unlock();
         }
         events.closed(this);
+        fireStateChange();
     }
 
     public boolean isClosed() {

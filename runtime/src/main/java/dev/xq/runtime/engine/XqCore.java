@@ -372,6 +372,11 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
         }
 
         @Override
+        public AutoCloseable onStateChange(java.util.function.Consumer<dev.xq.api.QueueState> listener) {
+            return q.onStateChange(listener);
+        }
+
+        @Override
         public void close() {
             q.close();
         }

@@ -327,4 +327,19 @@ class XQueueEngineTest {
         q.waitAll(Duration.ofSeconds(1));
         assertEquals(3, q.status().completed());
     }
+
+    @Test
+    void stateListenersSeeReadySuspendedIdleAndClosed() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 1)));
+        List<QueueState> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AutoCloseable sub = q.onStateChange(seen::add);
+        q.submit(Command.spin(10));
+        impl(q).schedule(true);
+        impl(q).schedule(false);
+        d.opened.getFirst().completeNext(10);
+        q.close();
+        assertEquals(List.of(QueueState.READY, QueueState.SUSPENDED, QueueState.READY, QueueState.IDLE, QueueState.CLOSED), seen);
+        sub.close();
+    }
 }
