@@ -1,0 +1,64 @@
+package dev.xq.policy.fixedpriority;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.policy.spi.Policy;
+import dev.xq.policy.spi.QueueView;
+import dev.xq.policy.spi.SchedulerView;
+import java.util.function.Supplier;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+class FixedPriorityPropertiesTest {
+
+    @Provide
+    Arbitrary<SchedulerView> views() {
+        return RandomViews.views();
+    }
+
+    @Provide
+    Arbitrary<AgingSettings> settings() {
+        return Combinators.combine(Arbitraries.longs().between(0, 3_000_000), Arbitraries.doubles().between(0.001, 100).ofScale(4),
+                Arbitraries.longs().between(1, 3_000_000)).as(AgingSettings::of);
+    }
+
+    private static RecordingActions decide(Policy p, SchedulerView view) {
+        RecordingActions a = new RecordingActions();
+        p.schedule(view, a);
+        return a;
+    }
+
+    private static void safeAndSwapSafe(Supplier<Policy> fresh, SchedulerView view) {
+        Policy p = fresh.get();
+        RecordingActions first = decide(p, view);
+        PolicyChecks.assertSafe(view, first);
+        assertEquals(first.log, decide(p, view).log, "same view, same actions");
+        assertEquals(first.log, decide(fresh.get(), view).log, "a freshly swapped-in instance decides the same");
+    }
+
+    @Property(tries = 300)
+    void hpfIsSafeAndDependsOnTheViewOnly(@ForAll("views") SchedulerView view) {
+        safeAndSwapSafe(HighestPriorityFirst::new, view);
+    }
+
+    @Property(tries = 300)
+    void agingIsSafeAndDependsOnTheViewOnly(@ForAll("views") SchedulerView view, @ForAll("settings") AgingSettings s) {
+        safeAndSwapSafe(() -> new AgingHighestPriorityFirst(s, new RecordingLogger().logger), view);
+    }
+
+    @Property(tries = 300)
+    void agingOnlyAddsQueuesToWhatHpfRuns(@ForAll("views") SchedulerView view, @ForAll("settings") AgingSettings s) {
+        RecordingActions hpf = decide(new HighestPriorityFirst(), view);
+        RecordingActions aging = decide(new AgingHighestPriorityFirst(s, new RecordingLogger().logger), view);
+        for (QueueView q : view.queues()) {
+            if (hpf.runs(q.handle())) {
+                assertTrue(aging.runs(q.handle()), "hpf-aging suspended queue " + q.handle() + " that hpf runs");
+            }
+        }
+    }
+}

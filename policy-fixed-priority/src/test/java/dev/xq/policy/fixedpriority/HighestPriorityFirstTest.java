@@ -1,0 +1,92 @@
+package dev.xq.policy.fixedpriority;
+
+import static dev.xq.policy.fixedpriority.Views.queue;
+import static dev.xq.policy.fixedpriority.Views.view;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.policy.spi.SchedulerView;
+import org.junit.jupiter.api.Test;
+
+class HighestPriorityFirstTest {
+
+    private final HighestPriorityFirst hpf = new HighestPriorityFirst();
+
+    private RecordingActions decide(SchedulerView view) {
+        RecordingActions a = new RecordingActions();
+        hpf.schedule(view, a);
+        PolicyChecks.assertSafe(view, a);
+        return a;
+    }
+
+    @Test
+    void highestReadyPriorityRunsAndTiesRunTogether() {
+        RecordingActions a = decide(view(100,
+                queue(1).priority(2).readySince(10).build(),
+                queue(2).priority(1).readySince(5).build(),
+                queue(3).priority(2).readySince(20).suspended().build(),
+                queue(4).priority(-1).readySince(1).build()));
+        assertTrue(a.runs(1));
+        assertFalse(a.runs(2));
+        assertTrue(a.runs(3));
+        assertFalse(a.runs(4));
+        assertEquals(null, a.wake, "hpf needs no timer");
+    }
+
+    @Test
+    void missingPriorityCountsAsZero() {
+        RecordingActions a = decide(view(100,
+                queue(1).readySince(10).build(),
+                queue(2).priority(-1).readySince(10).build()));
+        assertTrue(a.runs(1));
+        assertFalse(a.runs(2));
+    }
+
+    @Test
+    void devicesAreDecidedSeparately() {
+        RecordingActions a = decide(view(100,
+                queue(1).priority(5).readySince(10).build(),
+                queue(2).priority(1).device("d1").readySince(10).build(),
+                queue(3).priority(0).device("d1").readySince(10).build()));
+        assertTrue(a.runs(1));
+        assertTrue(a.runs(2), "the top queue of d1 runs although d0 has a higher one");
+        assertFalse(a.runs(3));
+    }
+
+    @Test
+    void idleQueuesRunOnlyIfTheyWouldWinOnArrival() {
+        RecordingActions a = decide(view(100,
+                queue(1).priority(2).readySince(10).build(),
+                queue(2).priority(3).build(),
+                queue(3).priority(2).build(),
+                queue(4).priority(1).build()));
+        assertTrue(a.runs(2), "a higher idle queue launches the moment work arrives");
+        assertTrue(a.runs(3));
+        assertFalse(a.runs(4), "a lower idle queue must not slip work in before the next decision");
+    }
+
+    @Test
+    void allIdleDeviceResumesEverything() {
+        RecordingActions a = decide(view(100,
+                queue(1).priority(2).suspended().build(),
+                queue(2).priority(-5).suspended().build()));
+        assertTrue(a.runs(1));
+        assertTrue(a.runs(2));
+    }
+
+    @Test
+    void queueHeldByItsApplicationDoesNotBlockTheDevice() {
+        RecordingActions a = decide(view(100,
+                queue(1).priority(9).readySince(10).suspendedByApp().build(),
+                queue(2).priority(1).readySince(10).suspended().build()));
+        assertTrue(a.runs(2), "the app-held top queue cannot run, so the next one must");
+        assertTrue(a.runs(1), "the held queue may run as soon as its application lets it");
+    }
+
+    @Test
+    void describesItself() {
+        assertFalse(hpf.description().isBlank());
+        assertFalse(hpf.description().contains("\n"));
+    }
+}
