@@ -1,0 +1,110 @@
+package dev.xq.bench.report;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Everything one scenario run measured: what ran (scenario, device, parameters), one
+ * {@link ModeResult} per mode, notes for the reader, and which figures to draw as bars.
+ */
+public final class ScenarioReport {
+
+    private final String scenario;
+    private final String device;
+    private final Map<String, Object> params;
+    private final List<ModeResult> modes = new ArrayList<>();
+    private final Map<String, Object> summary = new LinkedHashMap<>();
+    private final List<String> notes = new ArrayList<>();
+    private final List<String> barFigures = new ArrayList<>();
+
+    public ScenarioReport(String scenario, String device, Map<String, Object> params) {
+        this.scenario = scenario;
+        this.device = device;
+        this.params = new LinkedHashMap<>(params);
+    }
+
+    public String scenario() {
+        return scenario;
+    }
+
+    public String device() {
+        return device;
+    }
+
+    public Map<String, Object> params() {
+        return params;
+    }
+
+    /** Adds a mode's result and returns it. */
+    public ModeResult add(ModeResult m) {
+        modes.add(m);
+        return m;
+    }
+
+    public List<ModeResult> modes() {
+        return modes;
+    }
+
+    /** @return figures that compare modes (e.g. overhead in percent); written as {@code summary} */
+    public Map<String, Object> summary() {
+        return summary;
+    }
+
+    /** Adds a line printed under the table and written to JSON as {@code notes}. */
+    public void note(String line) {
+        notes.add(line);
+    }
+
+    public List<String> notes() {
+        return notes;
+    }
+
+    /** Names a figure to draw as a bar chart across modes with {@code --plot}. */
+    public void barFigure(String name) {
+        barFigures.add(name);
+    }
+
+    public List<String> barFigures() {
+        return barFigures;
+    }
+
+    /** @return the sum of every mode's counts */
+    public Counts totalCounts() {
+        Counts c = Counts.NONE;
+        for (ModeResult m : modes) {
+            c = c.plus(m.counts());
+        }
+        return c;
+    }
+
+    /** @return the JSON object of this report */
+    public Map<String, Object> toJsonObject() {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("scenario", scenario);
+        o.put("device", device);
+        o.put("params", params);
+        List<Object> ms = new ArrayList<>();
+        for (ModeResult m : modes) {
+            Map<String, Object> mo = new LinkedHashMap<>();
+            mo.put("mode", m.mode());
+            mo.putAll(m.figures());
+            Counts c = m.counts();
+            mo.put("submitted", c.submitted());
+            mo.put("completed", c.completed());
+            mo.put("failed", c.failed());
+            mo.put("cancelled", c.cancelled());
+            mo.put("lost", c.lost());
+            ms.add(mo);
+        }
+        o.put("modes", ms);
+        if (!summary.isEmpty()) {
+            o.put("summary", summary);
+        }
+        if (!notes.isEmpty()) {
+            o.put("notes", notes);
+        }
+        return o;
+    }
+}

@@ -1,0 +1,135 @@
+package dev.xq.bench.scenario;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import dev.xq.api.CommandResult;
+import dev.xq.api.Hint;
+import dev.xq.api.Submission;
+import dev.xq.api.XQueue;
+import dev.xq.bench.report.Counts;
+import dev.xq.bench.report.ModeResult;
+import dev.xq.bench.stats.Percentiles;
+import dev.xq.bench.workload.TaskShape;
+import dev.xq.bench.workload.TaskStream;
+
+/**
+ * The two-tenant workload of XSched's fixed-priority experiment: a foreground tenant whose
+ * tasks arrive periodically at a fraction of its standalone throughput, and a background
+ * tenant issuing the same tasks back to back. Shared by {@code fixed-priority}, {@code hot-swap}
+ * and the demo.
+ */
+final class FgBgWorkload {
+
+    static final String FG = "fg";
+    static final String BG = "bg";
+    static final int FG_PRIORITY = 2;
+    static final int BG_PRIORITY = 1;
+    /** Stream priorities for {@code prio} mode: higher is more urgent; the driver maps them to its range. */
+    static final int FG_STREAM_PRIORITY = Hint.MAX_PRIORITY;
+    static final int BG_STREAM_PRIORITY = 0;
+
+    final TaskShape shape;
+    final double load;
+    /** Median task time of fg alone, ns. */
+    final long standaloneNanos;
+    final long periodNanos;
+    /** What calibration submitted. */
+    final Counts calibrationCounts;
+
+    private FgBgWorkload(TaskShape shape, double load, long standaloneNanos, Counts calibrationCounts) {
+        this.shape = shape;
+        this.load = load;
+        this.standaloneNanos = standaloneNanos;
+        this.periodNanos = Math.max(1, (long) (standaloneNanos / load));
+        this.calibrationCounts = calibrationCounts;
+    }
+
+    /**
+     * Measures fg's standalone task time (fg alone, no scheduler, unthrottled), task after task,
+     * and derives the release period for {@code load}.
+     */
+    static FgBgWorkload calibrate(ScenarioContext ctx, TaskShape shape, double load, int tasks) throws Exception {
+        ModeRun run = new ModeRun(ctx, Mode.standalone().labelled("calibration"));
+        XQueue q = run.queue("calibrate", FG, FG_STREAM_PRIORITY);
+        double[] ms = closedLoop(run, q, shape, tasks + 1);
+        Counts c = run.finish(Duration.ofSeconds(30));
+        // The first task pays for warm-up (code paths, device context); leave it out.
+        double[] steady = java.util.Arrays.copyOfRange(ms, 1, ms.length);
+        long median = (long) (Percentiles.of(steady).at(50) * 1e6);
+        if (median <= 0) {
+            throw new IllegalStateException("calibration measured a task time of " + median + " ns; expected > 0");
+        }
+        ctx.out().line(String.format(Locale.ROOT, "  standalone task time %.3f ms (median of %d tasks of %d x %s); "
+                + "fg period at load %.2f: %.3f ms", median / 1e6, steady.length, shape.count(), shape.command(), load,
+                median / load / 1e6));
+        return new FgBgWorkload(shape, load, median, c);
+    }
+
+    /** Runs {@code tasks} tasks one after the other on {@code q} and returns each one's latency in ms. */
+    static double[] closedLoop(ModeRun run, XQueue q, TaskShape shape, int tasks) throws InterruptedException {
+        double[] ms = new double[tasks];
+        for (int i = 0; i < tasks; i++) {
+            List<Submission> subs = new ArrayList<>();
+            for (int k = 0; k < shape.count(); k++) {
+                subs.add(run.ledger().submit(q, shape.command()));
+            }
+            CommandResult last = subs.getLast().await();
+            CommandResult first = subs.getFirst().await();
+            ms[i] = (last.endNanos() - first.submitNanos()) / 1e6;
+        }
+        return ms;
+    }
+
+    /**
+     * Opens fg (and bg unless {@code fgOnly}) for {@code mode} and adds their streams to {@code run}.
+     * @param extraFg more hints for fg (e.g. a deadline), after its priority
+     */
+    void addTenants(ModeRun run, boolean fgOnly, List<Hint> extraFg, List<Hint> extraBg) {
+        List<Hint> fgHints = new ArrayList<>(List.of(new Hint.Priority(FG_PRIORITY)));
+        fgHints.addAll(extraFg);
+        XQueue fg = run.queue(FG, FG, FG_STREAM_PRIORITY, fgHints.toArray(Hint[]::new));
+        run.add(TaskStream.periodic(FG, fg, run.ledger(), shape, periodNanos));
+        if (!fgOnly) {
+            List<Hint> bgHints = new ArrayList<>(List.of(new Hint.Priority(BG_PRIORITY)));
+            bgHints.addAll(extraBg);
+            XQueue bg = run.queue(BG, BG, BG_STREAM_PRIORITY, bgHints.toArray(Hint[]::new));
+            run.add(TaskStream.backToBack(BG, bg, run.ledger(), shape, 1));
+        }
+    }
+
+    /**
+     * The fixed-priority figures of one run within [from, to): fg latency percentiles, fg P99
+     * over the standalone task time, bg throughput.
+     */
+    ModeResult figures(ModeRun run, long from, long to) {
+        ModeResult m = new ModeResult(run.mode().label());
+        TaskStream fg = stream(run, FG);
+        TaskStream bg = stream(run, BG);
+        double[] fgMs = Measures.latencyMillis(fg.records(), from, to);
+        Percentiles p = Percentiles.of(fgMs);
+        m.put("fg_p50", Measures.round(p.at(50)));
+        m.put("fg_p99", Measures.round(p.at(99)));
+        m.put("fg_p99_over_standalone", Measures.round(Measures.ratio(p.at(99), standaloneNanos / 1e6)));
+        m.put("bg_tasks_per_s", bg == null ? Double.NaN : Measures.round(Measures.tasksPerSecond(bg.records(), from, to)));
+        m.put("fg_tasks", fgMs.length);
+        m.samples("fg task latency ms", fgMs);
+        return m;
+    }
+
+    static TaskStream stream(ModeRun run, String tenant) {
+        for (TaskStream s : run.streams()) {
+            if (s.tenant().equals(tenant)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /** @return the warm-up left out of a run of {@code seconds} */
+    static long warmupNanos(double seconds) {
+        return (long) (Math.min(1.0, seconds * 0.1) * 1e9);
+    }
+}

@@ -1,0 +1,86 @@
+package dev.xq.bench.scenario;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.xq.api.QueueConfig;
+import dev.xq.bench.args.ParamSpec;
+import dev.xq.bench.args.Params;
+import dev.xq.bench.report.ModeResult;
+import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.workload.TaskShape;
+
+/** XSched §7.2 / Fig. 9: a periodic foreground tenant over a back-to-back background tenant, policy hpf. */
+final class FixedPriorityScenario implements Scenario {
+
+    @Override
+    public String name() {
+        return "fixed-priority";
+    }
+
+    @Override
+    public String summary() {
+        return "fg tasks periodic at a share of its standalone throughput over bg back to back; modes standalone, native, xq:hpf (+prio on cuda)";
+    }
+
+    @Override
+    public List<ParamSpec> params() {
+        List<ParamSpec> p = new ArrayList<>(List.of(
+                ParamSpec.integer("T", 500, 0, 1_000_000, "spin time of one command, us"),
+                ParamSpec.integer("n", 20, 1, 100_000, "commands per task"),
+                ParamSpec.decimal("load", 0.2, 0.01, 1.0, "fg load as a share of its standalone throughput"),
+                ParamSpec.decimal("seconds", 10, 0.5, 3600, "length of each mode"),
+                ParamSpec.integer("calibrate", 5, 1, 1000, "standalone tasks timed to derive fg's period")));
+        p.addAll(QueueSettings.params(0, 0, 0, -1));
+        return p;
+    }
+
+    @Override
+    public ScenarioReport run(ScenarioContext ctx, Params p) throws Exception {
+        ctx.requirePolicies("hpf");
+        QueueConfig xqConfig = QueueSettings.config(ctx.service().defaults(), p);
+        ScenarioReport report = new ScenarioReport(name(), ctx.device(), p.asMap());
+        double seconds = p.doubleValue("seconds");
+        FgBgWorkload w = FgBgWorkload.calibrate(ctx, TaskShape.spins(p.intValue("n"), p.longValue("T")),
+                p.doubleValue("load"), p.intValue("calibrate"));
+        List<Mode> modes = new ArrayList<>(List.of(Mode.standalone(), Mode.nativeMode()));
+        if (ctx.cuda()) {
+            modes.add(Mode.prio());
+        }
+        modes.add(xqConfig == null ? Mode.xq("hpf") : Mode.xq("hpf", xqConfig));
+        for (Mode mode : modes) {
+            ctx.out().line("mode " + mode.label() + (mode.policy().equals("hpf") ? " (" + QueueSettings.describe(xqConfig) + ")" : "")
+                    + " for " + seconds + " s");
+            ModeRun run = new ModeRun(ctx, mode);
+            w.addTenants(run, mode.label().equals("standalone"), List.of(), List.of());
+            run.run(Duration.ofNanos((long) (seconds * 1e9)), List.of());
+            var counts = run.finish(Duration.ofSeconds(60));
+            ModeResult m = w.figures(run, run.startNanos() + FgBgWorkload.warmupNanos(seconds), run.endNanos());
+            if (mode.label().equals("standalone")) {
+                counts = counts.plus(w.calibrationCounts);
+            }
+            m.counts(counts);
+            if (!run.drainNote().isEmpty()) {
+                m.note(run.drainNote());
+            }
+            report.add(m);
+        }
+        double nativeBg = Double.NaN;
+        for (ModeResult m : report.modes()) {
+            if (m.mode().equals("native")) {
+                nativeBg = m.number("bg_tasks_per_s");
+            }
+        }
+        for (ModeResult m : report.modes()) {
+            m.put("bg_vs_native", Measures.round(Measures.ratio(m.number("bg_tasks_per_s"), nativeBg)));
+        }
+        report.summary().put("standalone_task_ms", Measures.round(w.standaloneNanos / 1e6));
+        report.summary().put("fg_period_ms", Measures.round(w.periodNanos / 1e6));
+        report.note("fg latency = submit of a task's first command to the end of its last; fg_p99_over_standalone divides by the "
+                + "standalone task time measured before the modes (" + Measures.round(w.standaloneNanos / 1e6) + " ms)");
+        report.barFigure("bg_tasks_per_s");
+        report.barFigure("fg_p99");
+        return report;
+    }
+}

@@ -1,0 +1,66 @@
+package dev.xq.bench.scenario;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.xq.api.CommandResult;
+import dev.xq.api.Submission;
+import dev.xq.bench.stats.Interval;
+import dev.xq.bench.workload.TaskRecord;
+
+/** Figures computed from task records within a measurement window [from, to). */
+final class Measures {
+
+    private Measures() {
+    }
+
+    /** @return latencies in ms of the tasks released in [from, to) that completed */
+    static double[] latencyMillis(List<TaskRecord> tasks, long from, long to) {
+        List<Double> out = new ArrayList<>();
+        for (TaskRecord t : tasks) {
+            if (t.releaseNanos() >= from && t.releaseNanos() < to) {
+                long l = t.latencyNanos();
+                if (l >= 0) {
+                    out.add(l / 1e6);
+                }
+            }
+        }
+        return out.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    /** @return tasks per second that completed within [from, to) */
+    static double tasksPerSecond(List<TaskRecord> tasks, long from, long to) {
+        long n = 0;
+        for (TaskRecord t : tasks) {
+            long end = t.endNanos();
+            if (t.ok() && end >= from && end < to) {
+                n++;
+            }
+        }
+        return n / ((to - from) / 1e9);
+    }
+
+    /** @return the [start, end] spans of every completed command of the tasks, tagged with {@code tenant} */
+    static List<Interval> intervals(List<TaskRecord> tasks, String tenant) {
+        List<Interval> out = new ArrayList<>();
+        for (TaskRecord t : tasks) {
+            for (Submission s : t.commands()) {
+                CommandResult r = TaskRecord.resultOf(s);
+                if (r != null) {
+                    out.add(new Interval(tenant, r.startNanos(), r.endNanos()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** @return a ratio, NaN when the divisor is not a positive number */
+    static double ratio(double a, double b) {
+        return b > 0 ? a / b : Double.NaN;
+    }
+
+    /** @return {@code v} rounded to 3 decimals, for tables and JSON that people read */
+    static double round(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? v : Math.round(v * 1000.0) / 1000.0;
+    }
+}
