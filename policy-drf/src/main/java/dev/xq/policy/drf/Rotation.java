@@ -1,0 +1,124 @@
+package dev.xq.policy.drf;
+
+import dev.xq.api.Hint;
+import dev.xq.policy.spi.QueueView;
+import java.util.List;
+
+/**
+ * The turn-taking that {@code bandwidth} and {@code bandwidth-group} share, for one device.
+ *
+ * <p>Members (queues or groups) with ready work take turns in a fixed cyclic order. A round lasts
+ * the smallest {@code Timeslice} hint among the device's ready queues, else the configured
+ * length; each ready member's slice is that round times its utilization over the sum of the
+ * ready members' utilizations (at least {@value #MIN_SLICE_NANOS} ns). Over many rounds each
+ * member's share of device time therefore approaches its utilization over the sum; idle
+ * members' shares go to the others (work-conserving).
+ *
+ * <p>All of it follows from the view: the member whose queues are resumed holds the turn, and its
+ * slice began when it was resumed (or, if resumed while idle, when it became ready). When the
+ * slice is over, or the holder has no more ready work, the turn passes to the next ready member
+ * after it (after the member resumed last when none holds the turn), and a timer is set for the
+ * end of the new slice.
+ */
+final class Rotation {
+
+    static final long MIN_SLICE_NANOS = 100_000;
+
+    private Rotation() {
+    }
+
+    /** A member of the rotation as this device sees it now. */
+    interface Member {
+        /** @return the member's utilization (percent) */
+        int utilization();
+
+        /** @return whether it has a ready queue its application does not hold */
+        boolean ready();
+
+        /** @return when its current turn began, or {@link Long#MIN_VALUE} if it does not hold the turn */
+        long turnStart();
+
+        /** @return the latest moment one of its queues was resumed; 0 if never */
+        long lastResumed();
+    }
+
+    /** Which member runs now, and when to decide again. */
+    record Turn(int member, long wakeNanos) {
+        static final long NO_WAKE = Long.MIN_VALUE;
+    }
+
+    /**
+     * @param members in their fixed cyclic order; at least one is ready
+     * @param roundNanos the round length to use
+     */
+    static Turn choose(List<? extends Member> members, long roundNanos, long now) {
+        int ready = 0;
+        long utilSum = 0;
+        int holder = -1;
+        for (int i = 0; i < members.size(); i++) {
+            Member m = members.get(i);
+            if (!m.ready()) {
+                continue;
+            }
+            ready++;
+            utilSum += m.utilization();
+            if (m.turnStart() != Long.MIN_VALUE && (holder < 0 || m.turnStart() < members.get(holder).turnStart())) {
+                holder = i;
+            }
+        }
+        if (holder >= 0) {
+            long end = members.get(holder).turnStart() + slice(members.get(holder), roundNanos, utilSum);
+            if (ready == 1) {
+                return new Turn(holder, Turn.NO_WAKE);
+            }
+            if (now - end < 0) {
+                return new Turn(holder, end);
+            }
+        }
+        int after = holder;
+        if (after < 0) {
+            long latest = Long.MIN_VALUE;
+            for (int i = 0; i < members.size(); i++) {
+                long r = members.get(i).lastResumed();
+                if (r != 0 && r >= latest) {
+                    latest = r;
+                    after = i;
+                }
+            }
+        }
+        int n = members.size();
+        for (int step = 1; step <= n; step++) {
+            int i = Math.floorMod(after + step, n);
+            if (members.get(i).ready()) {
+                return new Turn(i, ready == 1 ? Turn.NO_WAKE : now + slice(members.get(i), roundNanos, utilSum));
+            }
+        }
+        throw new IllegalArgumentException("no ready member to choose from");
+    }
+
+    private static long slice(Member m, long roundNanos, long utilSum) {
+        return Math.max(MIN_SLICE_NANOS, roundNanos * m.utilization() / utilSum);
+    }
+
+    /** @return the round length: the smallest timeslice hint among the ready queues, else the default */
+    static long roundNanos(List<QueueView> queues, long defaultNanos) {
+        long round = Long.MAX_VALUE;
+        for (QueueView q : queues) {
+            if (Devices.runnable(q)) {
+                Hint.Timeslice t = q.hint(Hint.Timeslice.class).orElse(null);
+                if (t != null) {
+                    round = Math.min(round, t.micros() * 1000);
+                }
+            }
+        }
+        return round == Long.MAX_VALUE ? defaultNanos : round;
+    }
+
+    /** @return when the queue's current turn began, if it holds one (resumed and ready) */
+    static long turnStart(QueueView q) {
+        if (q.suspended() || !Devices.runnable(q)) {
+            return Long.MIN_VALUE;
+        }
+        return Math.max(q.lastResumedNanos(), q.readySinceNanos());
+    }
+}

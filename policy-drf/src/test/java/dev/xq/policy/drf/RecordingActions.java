@@ -1,0 +1,55 @@
+package dev.xq.policy.drf;
+
+import dev.xq.policy.spi.SchedulerActions;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Records what a policy asked for, in order. */
+final class RecordingActions implements SchedulerActions {
+
+    final List<String> log = new ArrayList<>();
+    final Map<Long, Boolean> resumed = new HashMap<>();
+    final Map<Long, Integer> decisions = new HashMap<>();
+    Long wake;
+
+    @Override
+    public void suspend(long handle) {
+        log.add("suspend " + handle);
+        resumed.put(handle, false);
+        decisions.merge(handle, 1, Integer::sum);
+    }
+
+    @Override
+    public void resume(long handle) {
+        log.add("resume " + handle);
+        resumed.put(handle, true);
+        decisions.merge(handle, 1, Integer::sum);
+    }
+
+    @Override
+    public void wakeAt(long nanos) {
+        log.add("wake " + nanos);
+        wake = wake == null ? nanos : Math.min(wake, nanos);
+    }
+
+    boolean runs(long handle) {
+        Boolean r = resumed.get(handle);
+        if (r == null) {
+            throw new AssertionError("policy said nothing about queue " + handle + "; actions: " + log);
+        }
+        return r;
+    }
+
+    /** @return the handles resumed, in the order of the log */
+    List<Long> running() {
+        List<Long> out = new ArrayList<>();
+        for (String s : log) {
+            if (s.startsWith("resume ")) {
+                out.add(Long.parseLong(s.substring(7)));
+            }
+        }
+        return out;
+    }
+}

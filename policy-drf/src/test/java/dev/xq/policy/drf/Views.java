@@ -1,0 +1,109 @@
+package dev.xq.policy.drf;
+
+import dev.xq.api.Hint;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.policy.spi.DeviceView;
+import dev.xq.policy.spi.QueueView;
+import dev.xq.policy.spi.SchedulerView;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/** Builds policy views by hand for reference cases. */
+final class Views {
+
+    static final long GB = 1L << 30;
+
+    private Views() {
+    }
+
+    static Q queue(long handle) {
+        return new Q(handle);
+    }
+
+    /** A view whose devices are the queues' devices, each with 8 engines and 16 GiB. */
+    static SchedulerView view(long nowNanos, QueueView... queues) {
+        Set<String> ids = new LinkedHashSet<>();
+        for (QueueView q : queues) {
+            ids.add(q.device());
+        }
+        List<DeviceView> devices = new ArrayList<>();
+        for (String id : ids) {
+            devices.add(new DeviceView(id, "sim", 8, 16 * GB));
+        }
+        return new SchedulerView(nowNanos, List.of(queues), devices);
+    }
+
+    static SchedulerView view(long nowNanos, List<DeviceView> devices, List<QueueView> queues) {
+        return new SchedulerView(nowNanos, queues, devices);
+    }
+
+    /** A queue under construction: idle, resumed, on device {@code d0}, group {@code g}. */
+    static final class Q {
+        private final long handle;
+        private String device = "d0";
+        private String group = "g";
+        private boolean ready;
+        private boolean suspended;
+        private boolean byApp;
+        private long readySince;
+        private long runNanos;
+        private long lastResumed;
+        private final List<Hint> hints = new ArrayList<>();
+
+        private Q(long handle) {
+            this.handle = handle;
+        }
+
+        Q device(String id) {
+            device = id;
+            return this;
+        }
+
+        Q group(String name) {
+            group = name;
+            return this;
+        }
+
+        Q readySince(long nanos) {
+            ready = true;
+            readySince = nanos;
+            return this;
+        }
+
+        Q suspended() {
+            suspended = true;
+            return this;
+        }
+
+        Q suspendedByApp() {
+            byApp = true;
+            return this;
+        }
+
+        Q resumedAt(long nanos) {
+            lastResumed = nanos;
+            return this;
+        }
+
+        Q ran(long nanos) {
+            runNanos = nanos;
+            return this;
+        }
+
+        Q hint(Hint h) {
+            hints.add(h);
+            return this;
+        }
+
+        Q priority(int p) {
+            return hint(new Hint.Priority(p));
+        }
+
+        QueueView build() {
+            return new QueueView(handle, "q" + handle, device, group, ready, suspended, byApp,
+                    ready ? readySince : 0, runNanos, lastResumed, ready ? 1 : 0, 0, 0, 0, hints, PreemptionLevel.BLOCK);
+        }
+    }
+}
