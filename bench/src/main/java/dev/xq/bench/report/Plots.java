@@ -61,12 +61,11 @@ public final class Plots {
     private static boolean cdf(ScenarioReport r, String series, Path file) throws IOException {
         XYChart chart = new XYChartBuilder().width(900).height(560)
                 .title(r.scenario() + " on " + r.device() + ": CDF of " + series)
-                .xAxisTitle(series).yAxisTitle("fraction of samples <= x").build();
+                .xAxisTitle(series).yAxisTitle("% of samples <= x").build();
         chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
         chart.getStyler().setMarkerSize(0);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideSE);
-        chart.getStyler().setYAxisMin(0.0);
-        chart.getStyler().setYAxisMax(1.0);
+        chart.getStyler().setYAxisDecimalPattern("0");
         double min = Double.POSITIVE_INFINITY;
         double max = Double.NEGATIVE_INFINITY;
         int lines = 0;
@@ -116,8 +115,11 @@ public final class Plots {
     }
 
     /**
-     * The empirical CDF of {@code values} as (x, y) points, at most about {@code maxPoints}
-     * of them; the first and last points are always kept so the tails stay visible.
+     * The empirical CDF of {@code values} as (x, y in percent) points, at most about
+     * {@code maxPoints} of them. Each value sits at the middle of its step (Hazen's plotting
+     * position, 100 (i + 0.5) / n), and the curve is anchored at (min, 0) and (max, 100) so both
+     * tails stay visible. (Evenly spaced y values would also make XChart use every one of them
+     * as a tick label.)
      */
     static double[][] cdfPoints(double[] values, int maxPoints) {
         double[] sorted = values.clone();
@@ -125,12 +127,14 @@ public final class Plots {
         int n = sorted.length;
         int step = Math.max(1, (int) Math.ceil((double) n / maxPoints));
         List<double[]> pts = new ArrayList<>();
+        pts.add(new double[] {sorted[0], 0.0});
         for (int i = 0; i < n; i += step) {
-            pts.add(new double[] {sorted[i], (i + 1) / (double) n});
+            pts.add(new double[] {sorted[i], 100.0 * (i + 0.5) / n});
         }
         if ((n - 1) % step != 0) {
-            pts.add(new double[] {sorted[n - 1], 1.0});
+            pts.add(new double[] {sorted[n - 1], 100.0 * (n - 0.5) / n});
         }
+        pts.add(new double[] {sorted[n - 1], 100.0});
         double[][] xy = new double[2][pts.size()];
         for (int i = 0; i < pts.size(); i++) {
             xy[0][i] = pts.get(i)[0];

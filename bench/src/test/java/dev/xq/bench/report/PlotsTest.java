@@ -18,10 +18,10 @@ import org.junit.jupiter.api.io.TempDir;
 class PlotsTest {
 
     @Test
-    void cdfPointsAreSortedAndEndAtOne() {
+    void cdfPointsAreSortedAndEndAtHundredPercent() {
         double[][] xy = Plots.cdfPoints(new double[] {3, 1, 2, 4}, 100);
-        assertArrayEquals(new double[] {1, 2, 3, 4}, xy[0]);
-        assertArrayEquals(new double[] {0.25, 0.5, 0.75, 1.0}, xy[1]);
+        assertArrayEquals(new double[] {1, 1, 2, 3, 4, 4}, xy[0]);
+        assertArrayEquals(new double[] {0, 12.5, 37.5, 62.5, 87.5, 100}, xy[1]);
     }
 
     @Test
@@ -31,9 +31,9 @@ class PlotsTest {
             v[i] = i;
         }
         double[][] xy = Plots.cdfPoints(v, 1000);
-        assertTrue(xy[0].length <= 1002, "points: " + xy[0].length);
+        assertTrue(xy[0].length <= 1004, "points: " + xy[0].length);
         assertEquals(10_000, xy[0][xy[0].length - 1]);
-        assertEquals(1.0, xy[1][xy[1].length - 1]);
+        assertEquals(100.0, xy[1][xy[1].length - 1]);
         assertEquals(0.0, xy[0][0]);
     }
 
