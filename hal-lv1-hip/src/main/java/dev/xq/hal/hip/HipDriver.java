@@ -1,0 +1,103 @@
+package dev.xq.hal.hip;
+
+import dev.xq.hal.spi.DeviceDescriptor;
+import dev.xq.hal.spi.HwQueue;
+import dev.xq.hal.spi.HwQueueListener;
+import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.hal.spi.XpuDriver;
+import java.util.List;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.log.Logger;
+import org.osgi.service.log.LoggerFactory;
+import org.osgi.service.metatype.annotations.Designate;
+
+/**
+ * The HIP {@link XpuDriver} service (platform {@code hip}). It registers even without a
+ * library or a device, listing none and saying why in {@link #status()}. A configuration
+ * change restarts it (no modified method): queues of the old instance are reported lost.
+ */
+@Component(service = XpuDriver.class, immediate = true, configurationPid = HipConfig.PID,
+        configurationPolicy = ConfigurationPolicy.OPTIONAL, property = "xq.platform=hip")
+@Designate(ocd = HipConfig.class)
+public class HipDriver implements XpuDriver {
+
+    private volatile Logger logger;
+    private final HipLog log = new HipLog() {
+        @Override
+        public void info(String message) {
+            Logger l = logger;
+            if (l != null) {
+                l.info(message);
+            }
+        }
+
+        @Override
+        public void warn(String message, Throwable cause) {
+            Logger l = logger;
+            if (l != null) {
+                if (cause == null) {
+                    l.warn(message);
+                } else {
+                    l.warn(message, cause);
+                }
+            }
+        }
+    };
+    private volatile HipPlatform platform = HipPlatform.unavailable("not started", HipLog.NONE);
+
+    @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    void bindLoggerFactory(LoggerFactory factory) {
+        logger = factory.getLogger(HipDriver.class);
+    }
+
+    void unbindLoggerFactory(LoggerFactory factory) {
+        logger = null;
+    }
+
+    @Activate
+    void activate(HipConfig config) {
+        HipSettings settings;
+        try {
+            settings = HipSettings.from(config, System.getenv());
+        } catch (IllegalArgumentException e) {
+            platform = HipPlatform.unavailable("bad configuration (" + HipConfig.PID + "): " + e.getMessage(), log);
+            log.warn("hip driver: " + platform.status(), null);
+            return;
+        }
+        platform = HipPlatform.start(settings, log);
+        log.info("hip driver: " + platform.status());
+    }
+
+    @Deactivate
+    void deactivate() {
+        platform.close();
+    }
+
+    @Override
+    public String platform() {
+        return HipPlatform.PLATFORM;
+    }
+
+    @Override
+    public String status() {
+        return platform.status();
+    }
+
+    @Override
+    public List<DeviceDescriptor> devices() {
+        return platform.devices();
+    }
+
+    @Override
+    public HwQueue open(String deviceId, HwQueueOptions options, HwQueueListener listener) {
+        return platform.open(deviceId, options, listener);
+    }
+}

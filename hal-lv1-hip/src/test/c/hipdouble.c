@@ -1,0 +1,953 @@
+/*
+ * A CPU-backed test double of the part of the HIP runtime ABI (libamdhip64) that XQ's
+ * hal-lv1-hip binds. Same symbol names, same C signatures, same error numbers as
+ * hip/hip_runtime_api.h of ROCm 5.2.3 (Debian libamdhip64-dev 5.2.3-8), so the adapter's
+ * FFM code runs unchanged against it; only the library path differs.
+ *
+ * What it models:
+ *   - devices: a configurable count (env XQ_HIPDOUBLE_DEVICES, default 1; 0 makes
+ *     hipGetDeviceCount return hipErrorNoDevice like the real library without a GPU),
+ *   - streams: one worker pthread per stream that runs its FIFO of operations in order,
+ *   - events: recorded into a stream's FIFO; the worker stamps CLOCK_MONOTONIC when it
+ *     reaches them, so hipEventElapsedTime measures the work in between,
+ *   - modules: a text blob (first line "XQ-HIP-DOUBLE 1", then one function name a line)
+ *     naming built-in "kernels":
+ *       spin(uint64 micros)                          sleeps/spins for micros
+ *       probe(void* out, i32, i64, f32, f64)         writes its arguments and launch shape to out
+ *       append(int64* log, int64 value)              log[1 + log[0]++] = value
+ *       trap()                                       the next event on the stream reports
+ *                                                    hipErrorLaunchFailure (an async fault)
+ *   - hipMemcpyAsync / hipMemsetAsync on host memory, in stream order.
+ * Handles live in fixed tables, so a stale or made-up handle is detected and answered with
+ * hipErrorInvalidHandle instead of crashing.
+ *
+ * Test-only symbols (prefix xqdouble_) let tests reconfigure the double and count live handles.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* hipError_t values, from hip/hip_runtime_api.h (ROCm 5.2.3). */
+enum {
+    hipSuccess = 0,
+    hipErrorInvalidValue = 1,
+    hipErrorOutOfMemory = 2,
+    hipErrorInvalidConfiguration = 9,
+    hipErrorInvalidMemcpyDirection = 21,
+    hipErrorInvalidDeviceFunction = 98,
+    hipErrorNoDevice = 100,
+    hipErrorInvalidDevice = 101,
+    hipErrorInvalidImage = 200,
+    hipErrorInvalidHandle = 400,
+    hipErrorNotFound = 500,
+    hipErrorNotReady = 600,
+    hipErrorLaunchFailure = 719,
+    hipErrorNotSupported = 801,
+    hipErrorUnknown = 999
+};
+
+/* hipDeviceAttribute_t values, same header. */
+enum {
+    attrClockRate = 5,
+    attrComputeCapabilityMajor = 23,
+    attrMaxBlockDimX = 26,
+    attrMaxBlockDimY = 27,
+    attrMaxBlockDimZ = 28,
+    attrMaxGridDimX = 29,
+    attrMaxThreadsPerBlock = 56,
+    attrComputeCapabilityMinor = 61,
+    attrMultiprocessorCount = 63,
+    attrPciBusId = 67,
+    attrPciDeviceId = 68,
+    attrPciDomainID = 69,
+    attrMaxSharedMemoryPerBlock = 74,
+    attrWarpSize = 87
+};
+
+#define MAX_STREAMS 1024
+#define MAX_EVENTS 65536
+#define MAX_MODULES 256
+#define MAX_FUNCTIONS 4096
+#define MAX_ARGS 8
+#define MAX_NAMES 32
+#define NAME_LEN 64
+
+enum kernel_kind { K_SPIN = 1, K_PROBE, K_APPEND, K_TRAP };
+
+struct builtin {
+    const char *name;
+    int kind;
+    int nargs;
+    int sizes[MAX_ARGS];
+};
+
+static const struct builtin BUILTINS[] = {
+    {"spin", K_SPIN, 1, {8}},
+    {"probe", K_PROBE, 5, {8, 4, 8, 4, 8}},
+    {"append", K_APPEND, 2, {8, 8}},
+    {"trap", K_TRAP, 0, {0}},
+};
+#define N_BUILTINS (sizeof(BUILTINS) / sizeof(BUILTINS[0]))
+
+enum op_type { OP_KERNEL = 1, OP_COPY, OP_MEMSET, OP_EVENT };
+
+struct event;
+
+struct op {
+    struct op *next;
+    int type;
+    /* kernel */
+    const struct builtin *fn;
+    unsigned grid[3], block[3], shared;
+    unsigned char args[MAX_ARGS][8];
+    /* copy / memset */
+    void *dst;
+    const void *src;
+    size_t bytes;
+    int value;
+    /* event */
+    struct event *ev;
+    uint64_t gen;
+};
+
+struct stream {
+    int in_use;
+    int device;
+    int priority;
+    unsigned flags;
+    pthread_t thread;
+    pthread_cond_t wake;
+    struct op *head, *tail;
+    int busy;
+    int stopping;
+    int pending_fault;
+};
+
+enum { EV_NEVER = 0, EV_PENDING, EV_DONE };
+
+struct event {
+    int in_use;
+    int device;
+    unsigned flags;
+    int state;
+    uint64_t gen;
+    int64_t time_ns;
+    int error;
+};
+
+struct module {
+    int in_use;
+    int device;
+    int count;
+    char names[MAX_NAMES][NAME_LEN];
+};
+
+struct function {
+    int in_use;
+    struct module *module;
+    const struct builtin *fn;
+};
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
+static struct stream g_streams[MAX_STREAMS];
+static struct event g_events[MAX_EVENTS];
+static struct module g_modules[MAX_MODULES];
+static struct function g_functions[MAX_FUNCTIONS];
+/* Per device: the lazily created stream that a NULL stream handle means. */
+static struct stream *g_null_stream[64];
+
+static int g_devices = 1;
+static int g_compute_units = 4;
+static int g_least_priority = 1;
+static int g_greatest_priority = -1;
+static __thread int t_current_device = 0;
+
+static int env_int(const char *name, int fallback) {
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0') {
+        return fallback;
+    }
+    char *end;
+    long n = strtol(v, &end, 10);
+    return *end == '\0' ? (int) n : fallback;
+}
+
+__attribute__((constructor)) static void init_from_env(void) {
+    g_devices = env_int("XQ_HIPDOUBLE_DEVICES", 1);
+    if (g_devices < 0 || g_devices > 64) {
+        g_devices = 1;
+    }
+    g_compute_units = env_int("XQ_HIPDOUBLE_CUS", 4);
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Handle checks: a handle is valid only if it points at a live slot of its table. */
+#define VALID(table, max, p) \
+    ((p) != NULL && (void *) (p) >= (void *) &table[0] && (void *) (p) < (void *) &table[max] \
+     && (((char *) (p) - (char *) &table[0]) % sizeof(table[0])) == 0 && (p)->in_use)
+
+static int valid_stream(struct stream *s) { return VALID(g_streams, MAX_STREAMS, s); }
+static int valid_event(struct event *e) { return VALID(g_events, MAX_EVENTS, e); }
+static int valid_module(struct module *m) { return VALID(g_modules, MAX_MODULES, m); }
+static int valid_function(struct function *f) { return VALID(g_functions, MAX_FUNCTIONS, f); }
+
+static void sleep_until(int64_t deadline) {
+    for (;;) {
+        int64_t left = deadline - now_ns();
+        if (left <= 0) {
+            return;
+        }
+        if (left > 200000) {
+            /* sleep most of it, then spin the rest for a precise end */
+            struct timespec ts = {(left - 100000) / 1000000000LL, (left - 100000) % 1000000000LL};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static void run_kernel(struct stream *s, struct op *o) {
+    switch (o->fn->kind) {
+    case K_SPIN: {
+        uint64_t micros;
+        memcpy(&micros, o->args[0], 8);
+        sleep_until(now_ns() + (int64_t) micros * 1000);
+        break;
+    }
+    case K_PROBE: {
+        unsigned char *out;
+        memcpy(&out, o->args[0], 8);
+        if (out != NULL) {
+            memcpy(out + 0, o->args[1], 4);  /* i32 */
+            memcpy(out + 8, o->args[2], 8);  /* i64 */
+            memcpy(out + 16, o->args[3], 4); /* f32 */
+            memcpy(out + 24, o->args[4], 8); /* f64 */
+            memcpy(out + 32, o->grid, 12);
+            memcpy(out + 44, o->block, 12);
+            memcpy(out + 56, &o->shared, 4);
+        }
+        break;
+    }
+    case K_APPEND: {
+        int64_t *log;
+        int64_t value;
+        memcpy(&log, o->args[0], 8);
+        memcpy(&value, o->args[1], 8);
+        if (log != NULL) {
+            log[1 + log[0]] = value;
+            log[0]++;
+        }
+        break;
+    }
+    case K_TRAP:
+        pthread_mutex_lock(&g_mu);
+        s->pending_fault = hipErrorLaunchFailure;
+        pthread_mutex_unlock(&g_mu);
+        break;
+    }
+}
+
+static void *worker(void *arg) {
+    struct stream *s = arg;
+    pthread_mutex_lock(&g_mu);
+    for (;;) {
+        while (s->head == NULL && !s->stopping) {
+            pthread_cond_wait(&s->wake, &g_mu);
+        }
+        if (s->head == NULL && s->stopping) {
+            break;
+        }
+        struct op *o = s->head;
+        s->head = o->next;
+        if (s->head == NULL) {
+            s->tail = NULL;
+        }
+        s->busy = 1;
+        pthread_mutex_unlock(&g_mu);
+        switch (o->type) {
+        case OP_KERNEL:
+            run_kernel(s, o);
+            break;
+        case OP_COPY:
+            memmove(o->dst, o->src, o->bytes);
+            break;
+        case OP_MEMSET:
+            memset(o->dst, o->value, o->bytes);
+            break;
+        default:
+            break;
+        }
+        pthread_mutex_lock(&g_mu);
+        if (o->type == OP_EVENT && o->ev->in_use && o->ev->gen == o->gen) {
+            o->ev->time_ns = now_ns();
+            o->ev->error = s->pending_fault;
+            o->ev->state = EV_DONE;
+            s->pending_fault = hipSuccess;
+        }
+        s->busy = 0;
+        free(o);
+        pthread_cond_broadcast(&g_done);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return NULL;
+}
+
+/* Caller holds g_mu. */
+static void enqueue(struct stream *s, struct op *o) {
+    o->next = NULL;
+    if (s->tail == NULL) {
+        s->head = s->tail = o;
+    } else {
+        s->tail->next = o;
+        s->tail = o;
+    }
+    pthread_cond_signal(&s->wake);
+}
+
+static int clamp_priority(int p) {
+    /* greatest (most urgent) is the smaller number */
+    if (p < g_greatest_priority) {
+        return g_greatest_priority;
+    }
+    if (p > g_least_priority) {
+        return g_least_priority;
+    }
+    return p;
+}
+
+/* Caller holds g_mu. */
+static int new_stream(int device, unsigned flags, int priority, struct stream **out) {
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        struct stream *s = &g_streams[i];
+        if (!s->in_use) {
+            memset(s, 0, sizeof(*s));
+            s->in_use = 1;
+            s->device = device;
+            s->flags = flags;
+            s->priority = clamp_priority(priority);
+            pthread_cond_init(&s->wake, NULL);
+            if (pthread_create(&s->thread, NULL, worker, s) != 0) {
+                s->in_use = 0;
+                return hipErrorOutOfMemory;
+            }
+            *out = s;
+            return hipSuccess;
+        }
+    }
+    return hipErrorOutOfMemory;
+}
+
+/* Resolves a stream argument (NULL = the device's default stream). Caller holds g_mu. */
+static int resolve_stream(void *handle, struct stream **out) {
+    if (handle == NULL) {
+        int d = t_current_device;
+        if (d < 0 || d >= g_devices) {
+            return hipErrorInvalidDevice;
+        }
+        if (g_null_stream[d] == NULL) {
+            int e = new_stream(d, 0, 0, &g_null_stream[d]);
+            if (e != hipSuccess) {
+                return e;
+            }
+        }
+        *out = g_null_stream[d];
+        return hipSuccess;
+    }
+    struct stream *s = handle;
+    if (!valid_stream(s)) {
+        return hipErrorInvalidHandle;
+    }
+    *out = s;
+    return hipSuccess;
+}
+
+/* ------------------------------------------------------------------ errors */
+
+EXPORT const char *hipGetErrorName(int e) {
+    switch (e) {
+    case hipSuccess: return "hipSuccess";
+    case hipErrorInvalidValue: return "hipErrorInvalidValue";
+    case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
+    case hipErrorInvalidConfiguration: return "hipErrorInvalidConfiguration";
+    case hipErrorInvalidMemcpyDirection: return "hipErrorInvalidMemcpyDirection";
+    case hipErrorInvalidDeviceFunction: return "hipErrorInvalidDeviceFunction";
+    case hipErrorNoDevice: return "hipErrorNoDevice";
+    case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
+    case hipErrorInvalidImage: return "hipErrorInvalidImage";
+    case hipErrorInvalidHandle: return "hipErrorInvalidHandle";
+    case hipErrorNotFound: return "hipErrorNotFound";
+    case hipErrorNotReady: return "hipErrorNotReady";
+    case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
+    case hipErrorNotSupported: return "hipErrorNotSupported";
+    default: return "hipErrorUnknown";
+    }
+}
+
+EXPORT const char *hipGetErrorString(int e) {
+    switch (e) {
+    case hipSuccess: return "no error";
+    case hipErrorInvalidValue: return "invalid argument";
+    case hipErrorOutOfMemory: return "out of memory";
+    case hipErrorInvalidConfiguration: return "invalid launch configuration";
+    case hipErrorInvalidMemcpyDirection: return "invalid copy direction";
+    case hipErrorInvalidDeviceFunction: return "invalid device function";
+    case hipErrorNoDevice: return "no ROCm-capable device is detected";
+    case hipErrorInvalidDevice: return "invalid device ordinal";
+    case hipErrorInvalidImage: return "device kernel image is invalid";
+    case hipErrorInvalidHandle: return "invalid resource handle";
+    case hipErrorNotFound: return "named symbol not found";
+    case hipErrorNotReady: return "device not ready";
+    case hipErrorLaunchFailure: return "unspecified launch failure";
+    case hipErrorNotSupported: return "operation not supported";
+    default: return "unknown error";
+    }
+}
+
+/* ------------------------------------------------------------------ devices */
+
+EXPORT int hipGetDeviceCount(int *count) {
+    if (count == NULL) {
+        return hipErrorInvalidValue;
+    }
+    *count = g_devices;
+    return g_devices == 0 ? hipErrorNoDevice : hipSuccess;
+}
+
+EXPORT int hipSetDevice(int device) {
+    if (device < 0 || device >= g_devices) {
+        return g_devices == 0 ? hipErrorNoDevice : hipErrorInvalidDevice;
+    }
+    t_current_device = device;
+    return hipSuccess;
+}
+
+EXPORT int hipDeviceGetAttribute(int *value, int attr, int device) {
+    if (value == NULL) {
+        return hipErrorInvalidValue;
+    }
+    if (device < 0 || device >= g_devices) {
+        return hipErrorInvalidDevice;
+    }
+    switch (attr) {
+    case attrClockRate: *value = 1000000; break;
+    case attrComputeCapabilityMajor: *value = 9; break;
+    case attrComputeCapabilityMinor: *value = 0; break;
+    case attrMaxBlockDimX:
+    case attrMaxBlockDimY:
+    case attrMaxBlockDimZ:
+    case attrMaxThreadsPerBlock: *value = 1024; break;
+    case attrMaxGridDimX: *value = 2147483647; break;
+    case attrMultiprocessorCount: *value = g_compute_units; break;
+    case attrPciBusId: *value = 0x40 + device; break;
+    case attrPciDeviceId: *value = 0; break;
+    case attrPciDomainID: *value = 0; break;
+    case attrMaxSharedMemoryPerBlock: *value = 65536; break;
+    case attrWarpSize: *value = 64; break;
+    default: return hipErrorInvalidValue;
+    }
+    return hipSuccess;
+}
+
+EXPORT int hipDeviceGetName(char *name, int len, int device) {
+    if (name == NULL || len <= 0) {
+        return hipErrorInvalidValue;
+    }
+    if (device < 0 || device >= g_devices) {
+        return hipErrorInvalidDevice;
+    }
+    snprintf(name, (size_t) len, "XQ HIP test double (CPU) #%d", device);
+    return hipSuccess;
+}
+
+EXPORT int hipDeviceTotalMem(size_t *bytes, int device) {
+    if (bytes == NULL) {
+        return hipErrorInvalidValue;
+    }
+    if (device < 0 || device >= g_devices) {
+        return hipErrorInvalidDevice;
+    }
+    *bytes = (size_t) 1 << 30;
+    return hipSuccess;
+}
+
+EXPORT int hipDriverGetVersion(int *version) {
+    if (version == NULL) {
+        return hipErrorInvalidValue;
+    }
+    *version = 50221153;
+    return hipSuccess;
+}
+
+EXPORT int hipRuntimeGetVersion(int *version) {
+    return hipDriverGetVersion(version);
+}
+
+EXPORT int hipDeviceGetStreamPriorityRange(int *least, int *greatest) {
+    if (g_devices == 0) {
+        return hipErrorInvalidDevice;
+    }
+    if (least != NULL) {
+        *least = g_least_priority;
+    }
+    if (greatest != NULL) {
+        *greatest = g_greatest_priority;
+    }
+    return hipSuccess;
+}
+
+/* ------------------------------------------------------------------ streams */
+
+EXPORT int hipStreamCreateWithPriority(void **stream, unsigned flags, int priority) {
+    if (stream == NULL || flags > 1) {
+        return hipErrorInvalidValue;
+    }
+    int d = t_current_device;
+    if (d < 0 || d >= g_devices) {
+        return g_devices == 0 ? hipErrorNoDevice : hipErrorInvalidDevice;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct stream *s = NULL;
+    int e = new_stream(d, flags, priority, &s);
+    pthread_mutex_unlock(&g_mu);
+    if (e == hipSuccess) {
+        *stream = s;
+    }
+    return e;
+}
+
+EXPORT int hipStreamGetPriority(void *stream, int *priority) {
+    if (priority == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess) {
+        *priority = s->priority;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipStreamDestroy(void *stream) {
+    pthread_mutex_lock(&g_mu);
+    struct stream *s = stream;
+    if (stream == NULL || !valid_stream(s) || s->stopping) {
+        pthread_mutex_unlock(&g_mu);
+        return hipErrorInvalidHandle;
+    }
+    /* like the real runtime: queued work still runs, then the stream goes */
+    s->stopping = 1;
+    pthread_cond_signal(&s->wake);
+    pthread_t t = s->thread;
+    pthread_mutex_unlock(&g_mu);
+    pthread_join(t, NULL);
+    pthread_mutex_lock(&g_mu);
+    pthread_cond_destroy(&s->wake);
+    s->in_use = 0;
+    pthread_mutex_unlock(&g_mu);
+    return hipSuccess;
+}
+
+EXPORT int hipStreamSynchronize(void *stream) {
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess) {
+        while (s->in_use && (s->head != NULL || s->busy)) {
+            pthread_cond_wait(&g_done, &g_mu);
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipStreamQuery(void *stream) {
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess && (s->head != NULL || s->busy)) {
+        e = hipErrorNotReady;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+/* ------------------------------------------------------------------ events */
+
+EXPORT int hipEventCreateWithFlags(void **event, unsigned flags) {
+    if (event == NULL || (flags & ~7u) != 0) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < MAX_EVENTS; i++) {
+        struct event *ev = &g_events[i];
+        if (!ev->in_use) {
+            uint64_t gen = ev->gen + 1; /* keeps stale event ops of a former occupant from matching */
+            memset(ev, 0, sizeof(*ev));
+            ev->gen = gen;
+            ev->in_use = 1;
+            ev->flags = flags;
+            ev->device = t_current_device;
+            ev->state = EV_NEVER;
+            *event = ev;
+            pthread_mutex_unlock(&g_mu);
+            return hipSuccess;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return hipErrorOutOfMemory;
+}
+
+EXPORT int hipEventRecord(void *event, void *stream) {
+    pthread_mutex_lock(&g_mu);
+    struct event *ev = event;
+    struct stream *s;
+    int e = valid_event(ev) ? resolve_stream(stream, &s) : hipErrorInvalidHandle;
+    if (e == hipSuccess) {
+        struct op *o = calloc(1, sizeof(*o));
+        if (o == NULL) {
+            e = hipErrorOutOfMemory;
+        } else {
+            ev->gen++;
+            ev->state = EV_PENDING;
+            ev->error = hipSuccess;
+            o->type = OP_EVENT;
+            o->ev = ev;
+            o->gen = ev->gen;
+            enqueue(s, o);
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipEventQuery(void *event) {
+    pthread_mutex_lock(&g_mu);
+    struct event *ev = event;
+    int e;
+    if (!valid_event(ev)) {
+        e = hipErrorInvalidHandle;
+    } else if (ev->state == EV_PENDING) {
+        e = hipErrorNotReady;
+    } else {
+        e = ev->state == EV_DONE ? ev->error : hipSuccess;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipEventSynchronize(void *event) {
+    pthread_mutex_lock(&g_mu);
+    struct event *ev = event;
+    int e = hipSuccess;
+    if (!valid_event(ev)) {
+        e = hipErrorInvalidHandle;
+    } else {
+        uint64_t gen = ev->gen;
+        while (ev->in_use && ev->gen == gen && ev->state == EV_PENDING) {
+            pthread_cond_wait(&g_done, &g_mu);
+        }
+        if (ev->in_use && ev->state == EV_DONE) {
+            e = ev->error;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipEventElapsedTime(float *ms, void *start, void *stop) {
+    if (ms == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct event *a = start, *b = stop;
+    int e = hipSuccess;
+    if (!valid_event(a) || !valid_event(b)) {
+        e = hipErrorInvalidHandle;
+    } else if ((a->flags & 2) || (b->flags & 2) || a->state == EV_NEVER || b->state == EV_NEVER) {
+        e = hipErrorInvalidHandle; /* timing disabled or never recorded, as in CUDA */
+    } else if (a->state != EV_DONE || b->state != EV_DONE) {
+        e = hipErrorNotReady;
+    } else {
+        *ms = (float) ((double) (b->time_ns - a->time_ns) / 1e6);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipEventDestroy(void *event) {
+    pthread_mutex_lock(&g_mu);
+    struct event *ev = event;
+    int e = hipSuccess;
+    if (!valid_event(ev)) {
+        e = hipErrorInvalidHandle;
+    } else {
+        ev->in_use = 0;
+        ev->gen++;
+        pthread_cond_broadcast(&g_done);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+/* ------------------------------------------------------------------ modules and launch */
+
+EXPORT int hipModuleLoadData(void **module, const void *image) {
+    static const char MAGIC[] = "XQ-HIP-DOUBLE 1";
+    if (module == NULL || image == NULL) {
+        return hipErrorInvalidValue;
+    }
+    const char *text = image;
+    if (strncmp(text, MAGIC, sizeof(MAGIC) - 1) != 0) {
+        return hipErrorInvalidImage;
+    }
+    struct module parsed;
+    memset(&parsed, 0, sizeof(parsed));
+    const char *p = strchr(text, '\n');
+    while (p != NULL && *p != '\0') {
+        p++;
+        const char *end = strchr(p, '\n');
+        size_t len = end == NULL ? strlen(p) : (size_t) (end - p);
+        while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' ' || p[len - 1] == '\t')) {
+            len--;
+        }
+        if (len > 0 && p[0] != '#') {
+            int known = 0;
+            for (size_t i = 0; i < N_BUILTINS; i++) {
+                if (strlen(BUILTINS[i].name) == len && strncmp(BUILTINS[i].name, p, len) == 0) {
+                    known = 1;
+                }
+            }
+            if (!known || parsed.count == MAX_NAMES || len >= NAME_LEN) {
+                return hipErrorInvalidImage;
+            }
+            memcpy(parsed.names[parsed.count], p, len);
+            parsed.names[parsed.count][len] = '\0';
+            parsed.count++;
+        }
+        p = end;
+    }
+    int d = t_current_device;
+    if (d < 0 || d >= g_devices) {
+        return hipErrorNoDevice;
+    }
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < MAX_MODULES; i++) {
+        struct module *m = &g_modules[i];
+        if (!m->in_use) {
+            *m = parsed;
+            m->in_use = 1;
+            m->device = d;
+            *module = m;
+            pthread_mutex_unlock(&g_mu);
+            return hipSuccess;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return hipErrorOutOfMemory;
+}
+
+EXPORT int hipModuleGetFunction(void **function, void *module, const char *name) {
+    if (function == NULL || name == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct module *m = module;
+    if (!valid_module(m)) {
+        pthread_mutex_unlock(&g_mu);
+        return hipErrorInvalidHandle;
+    }
+    const struct builtin *fn = NULL;
+    for (int i = 0; i < m->count; i++) {
+        if (strcmp(m->names[i], name) == 0) {
+            for (size_t j = 0; j < N_BUILTINS; j++) {
+                if (strcmp(BUILTINS[j].name, name) == 0) {
+                    fn = &BUILTINS[j];
+                }
+            }
+        }
+    }
+    if (fn == NULL) {
+        pthread_mutex_unlock(&g_mu);
+        return hipErrorNotFound;
+    }
+    for (int i = 0; i < MAX_FUNCTIONS; i++) {
+        struct function *f = &g_functions[i];
+        if (!f->in_use) {
+            f->in_use = 1;
+            f->module = m;
+            f->fn = fn;
+            *function = f;
+            pthread_mutex_unlock(&g_mu);
+            return hipSuccess;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return hipErrorOutOfMemory;
+}
+
+EXPORT int hipModuleUnload(void *module) {
+    pthread_mutex_lock(&g_mu);
+    struct module *m = module;
+    int e = hipSuccess;
+    if (!valid_module(m)) {
+        e = hipErrorInvalidHandle;
+    } else {
+        for (int i = 0; i < MAX_FUNCTIONS; i++) {
+            if (g_functions[i].in_use && g_functions[i].module == m) {
+                g_functions[i].in_use = 0;
+            }
+        }
+        m->in_use = 0;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
+                                 void **extra) {
+    if (extra != NULL) {
+        return hipErrorNotSupported;
+    }
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0
+        || (uint64_t) bx * by * bz > 1024 || shared > 65536) {
+        return hipErrorInvalidConfiguration;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct function *f = function;
+    struct stream *s;
+    int e = valid_function(f) ? resolve_stream(stream, &s) : hipErrorInvalidHandle;
+    if (e == hipSuccess && f->module->device != s->device) {
+        e = hipErrorInvalidDeviceFunction;
+    }
+    if (e == hipSuccess && f->fn->nargs > 0 && params == NULL) {
+        e = hipErrorInvalidValue;
+    }
+    struct op *o = NULL;
+    if (e == hipSuccess) {
+        o = calloc(1, sizeof(*o));
+        if (o == NULL) {
+            e = hipErrorOutOfMemory;
+        }
+    }
+    if (e == hipSuccess) {
+        /* arguments are read now, at launch, as the real runtime does */
+        for (int i = 0; i < f->fn->nargs; i++) {
+            if (params[i] == NULL) {
+                free(o);
+                pthread_mutex_unlock(&g_mu);
+                return hipErrorInvalidValue;
+            }
+            memcpy(o->args[i], params[i], (size_t) f->fn->sizes[i]);
+        }
+        o->type = OP_KERNEL;
+        o->fn = f->fn;
+        o->grid[0] = gx; o->grid[1] = gy; o->grid[2] = gz;
+        o->block[0] = bx; o->block[1] = by; o->block[2] = bz;
+        o->shared = shared;
+        enqueue(s, o);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+/* ------------------------------------------------------------------ memory */
+
+EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream) {
+    if (kind < 0 || kind > 4) {
+        return hipErrorInvalidMemcpyDirection;
+    }
+    if (bytes > 0 && (dst == NULL || src == NULL)) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess) {
+        struct op *o = calloc(1, sizeof(*o));
+        if (o == NULL) {
+            e = hipErrorOutOfMemory;
+        } else {
+            o->type = OP_COPY;
+            o->dst = dst;
+            o->src = src;
+            o->bytes = bytes;
+            enqueue(s, o);
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *stream) {
+    if (bytes > 0 && dst == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess) {
+        struct op *o = calloc(1, sizeof(*o));
+        if (o == NULL) {
+            e = hipErrorOutOfMemory;
+        } else {
+            o->type = OP_MEMSET;
+            o->dst = dst;
+            o->value = value;
+            o->bytes = bytes;
+            enqueue(s, o);
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+/* ------------------------------------------------------------------ test-only controls */
+
+/* Sets device count, compute units per device and the stream priority range. */
+EXPORT void xqdouble_configure(int devices, int compute_units, int least, int greatest) {
+    pthread_mutex_lock(&g_mu);
+    g_devices = devices;
+    g_compute_units = compute_units;
+    g_least_priority = least;
+    g_greatest_priority = greatest;
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* Live streams + events + modules (default streams excluded): lets tests find leaks. */
+EXPORT int xqdouble_live_handles(void) {
+    int n = 0;
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        struct stream *s = &g_streams[i];
+        int is_default = 0;
+        for (int d = 0; d < 64; d++) {
+            if (g_null_stream[d] == s) {
+                is_default = 1;
+            }
+        }
+        n += s->in_use && !is_default;
+    }
+    for (int i = 0; i < MAX_EVENTS; i++) {
+        n += g_events[i].in_use;
+    }
+    for (int i = 0; i < MAX_MODULES; i++) {
+        n += g_modules[i].in_use;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
