@@ -158,6 +158,7 @@ final class EdfScenario implements Scenario {
         final List<TaskRecord> records = new ArrayList<>();
         volatile boolean stopping;
         volatile Throwable error;
+        final Object submitLock = new Object();
         Thread thread;
 
         Client(String name, List<XQueue> pool, ModeRun run, TaskShape shape, long deadlineMicros, LogNormalArrivals gaps) {
@@ -173,8 +174,11 @@ final class EdfScenario implements Scenario {
             thread = Thread.ofPlatform().daemon().name("xq-bench-" + name).start(this::loop);
         }
 
+        /** When this returns the client submits nothing more. */
         void stop() {
-            stopping = true;
+            synchronized (submitLock) {
+                stopping = true;
+            }
             LockSupport.unpark(thread);
         }
 
@@ -212,11 +216,16 @@ final class EdfScenario implements Scenario {
                     if (q == null) {
                         return;
                     }
-                    // The deadline counts from when the queue becomes ready, i.e. this submit.
-                    q.hint(new Hint.Deadline(deadlineMicros));
                     List<Submission> subs = new ArrayList<>(shape.count());
-                    for (int i = 0; i < shape.count(); i++) {
-                        subs.add(run.ledger().submit(q, shape.command()));
+                    synchronized (submitLock) {
+                        if (stopping) {
+                            return;
+                        }
+                        // The deadline counts from when the queue becomes ready, i.e. this submit.
+                        q.hint(new Hint.Deadline(deadlineMicros));
+                        for (int i = 0; i < shape.count(); i++) {
+                            subs.add(run.ledger().submit(q, shape.command()));
+                        }
                     }
                     XQueue back = q;
                     subs.getLast().stage().whenComplete((r, e) -> free.offer(back));

@@ -37,6 +37,8 @@ public final class TaskStream {
     private final AtomicInteger completedTasks = new AtomicInteger();
     private volatile Consumer<XQueue> beforeTask = q -> { };
     private volatile boolean stopping;
+    // Held while a task is submitted, so that stop() never returns in the middle of one.
+    private final Object submitLock = new Object();
     private volatile boolean abandoned;
     private volatile Throwable error;
     private Thread thread;
@@ -104,15 +106,20 @@ public final class TaskStream {
         return this;
     }
 
-    /** Issues no more tasks; tasks already submitted go on. */
+    /**
+     * Issues no more tasks; tasks already submitted go on. When this returns, the stream
+     * submits nothing more, so its queue may be closed.
+     */
     public void stop() {
-        stopping = true;
+        synchronized (submitLock) {
+            stopping = true;
+        }
         LockSupport.unpark(thread);
     }
 
     /** Stops and no longer waits for outstanding tasks (they still end on their own or when the queue closes). */
     public void abandon() {
-        stopping = true;
+        stop();
         abandoned = true;
         LockSupport.unpark(thread);
     }
@@ -162,6 +169,9 @@ public final class TaskStream {
                     next += periodNanos;
                 }
                 TaskRecord task = issue(release);
+                if (task == null) {
+                    break;
+                }
                 if (pacing == Pacing.PERIODIC) {
                     continue;
                 }
@@ -185,11 +195,17 @@ public final class TaskStream {
         }
     }
 
+    /** @return the task submitted, or null when the stream was stopped first */
     private TaskRecord issue(long release) {
-        beforeTask.accept(queue);
         List<Submission> subs = new ArrayList<>(shape.count());
-        for (int i = 0; i < shape.count(); i++) {
-            subs.add(ledger.submit(queue, shape.command()));
+        synchronized (submitLock) {
+            if (stopping) {
+                return null;
+            }
+            beforeTask.accept(queue);
+            for (int i = 0; i < shape.count(); i++) {
+                subs.add(ledger.submit(queue, shape.command()));
+            }
         }
         TaskRecord task = new TaskRecord(tenant, release, subs);
         subs.getLast().stage().whenComplete((r, e) -> completedTasks.incrementAndGet());
