@@ -93,8 +93,13 @@ public final class BandwidthPartition implements Policy {
         }
 
         @Override
+        public boolean holdsTurn() {
+            return Rotation.holdsTurn(queue);
+        }
+
+        @Override
         public long turnStart() {
-            return Rotation.turnStart(queue);
+            return queue.lastResumedNanos();
         }
 
         @Override

@@ -24,7 +24,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * queues on the device ({@code bandwidth.default.utilization} if none has one). During a group's
  * slice all its queues on the device run, idle ones included, so its new work starts at once;
  * every other group's queues are suspended. Turn taking is described in {@link Rotation}; a
- * group's turn began at the earliest start among its running queues. Unlike XSched, a group does
+ * group's turn began at the earliest resume among its running queues. Unlike XSched, a group does
  * not bank the unused rest of a slice. Stateless apart from its configuration.
  */
 @Component(configurationPid = GroupBandwidthPartition.PID, immediate = true,
@@ -116,12 +116,23 @@ public final class GroupBandwidthPartition implements Policy {
         }
 
         @Override
-        public long turnStart() {
-            long start = Long.MIN_VALUE;
+        public boolean holdsTurn() {
             for (QueueView q : queues) {
-                long s = Rotation.turnStart(q);
-                if (s != Long.MIN_VALUE && (start == Long.MIN_VALUE || s < start)) {
-                    start = s;
+                if (Rotation.holdsTurn(q)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** The earliest resume among its running queues (never-resumed ones aside): when the group's turn began. */
+        @Override
+        public long turnStart() {
+            long start = 0;
+            for (QueueView q : queues) {
+                long r = q.lastResumedNanos();
+                if (Rotation.holdsTurn(q) && r != 0 && (start == 0 || r < start)) {
+                    start = r;
                 }
             }
             return start;

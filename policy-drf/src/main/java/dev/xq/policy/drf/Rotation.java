@@ -15,10 +15,13 @@ import java.util.List;
  * members' shares go to the others (work-conserving).
  *
  * <p>All of it follows from the view: the member whose queues are resumed holds the turn, and its
- * slice began when it was resumed (or, if resumed while idle, when it became ready). When the
- * slice is over, or the holder has no more ready work, the turn passes to the next ready member
- * after it (after the member resumed last when none holds the turn), and a timer is set for the
- * end of the new slice.
+ * slice began when it was last resumed. The moment it became ready is not used: a queue that
+ * goes idle and ready again between two decisions would restart its slice with it. So a queue
+ * that was resumed while the device was idle, or never suspended at all, holds a slice that may
+ * already be over when a second queue arrives, and yields at once. When the slice is over, or
+ * the holder has no more ready work, the turn passes to the next ready member after it (after
+ * the member resumed last when none holds the turn), and a timer is set for the end of the new
+ * slice.
  */
 final class Rotation {
 
@@ -35,7 +38,10 @@ final class Rotation {
         /** @return whether it has a ready queue its application does not hold */
         boolean ready();
 
-        /** @return when its current turn began, or {@link Long#MIN_VALUE} if it does not hold the turn */
+        /** @return whether its queues are resumed and one of them is ready */
+        boolean holdsTurn();
+
+        /** @return when its current turn began (valid if it holds the turn); 0 if it was never resumed */
         long turnStart();
 
         /** @return the latest moment one of its queues was resumed; 0 if never */
@@ -62,16 +68,18 @@ final class Rotation {
             }
             ready++;
             utilSum += m.utilization();
-            if (m.turnStart() != Long.MIN_VALUE && (holder < 0 || m.turnStart() < members.get(holder).turnStart())) {
+            if (m.holdsTurn() && (holder < 0 || earlier(m.turnStart(), members.get(holder).turnStart()))) {
                 holder = i;
             }
         }
         if (holder >= 0) {
-            long end = members.get(holder).turnStart() + slice(members.get(holder), roundNanos, utilSum);
             if (ready == 1) {
                 return new Turn(holder, Turn.NO_WAKE);
             }
-            if (now - end < 0) {
+            long start = members.get(holder).turnStart();
+            long end = start + slice(members.get(holder), roundNanos, utilSum);
+            // A holder never resumed has no known start: its turn counts as over.
+            if (start != 0 && now - end < 0) {
                 return new Turn(holder, end);
             }
         }
@@ -96,6 +104,10 @@ final class Rotation {
         throw new IllegalArgumentException("no ready member to choose from");
     }
 
+    private static boolean earlier(long start, long than) {
+        return start == 0 ? than != 0 : than != 0 && start < than;
+    }
+
     private static long slice(Member m, long roundNanos, long utilSum) {
         return Math.max(MIN_SLICE_NANOS, roundNanos * m.utilization() / utilSum);
     }
@@ -114,11 +126,8 @@ final class Rotation {
         return round == Long.MAX_VALUE ? defaultNanos : round;
     }
 
-    /** @return when the queue's current turn began, if it holds one (resumed and ready) */
-    static long turnStart(QueueView q) {
-        if (q.suspended() || !Devices.runnable(q)) {
-            return Long.MIN_VALUE;
-        }
-        return Math.max(q.lastResumedNanos(), q.readySinceNanos());
+    /** @return whether the queue holds a turn: resumed by the scheduler and ready */
+    static boolean holdsTurn(QueueView q) {
+        return !q.suspended() && Devices.runnable(q);
     }
 }

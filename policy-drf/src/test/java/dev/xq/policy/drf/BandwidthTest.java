@@ -131,6 +131,34 @@ class BandwidthTest {
     }
 
     @Test
+    void goingIdleAndReadyBetweenDecisionsDoesNotRestartTheSlice() {
+        // a was resumed at 10 ms; it went idle and came back at 13 ms before the scheduler looked.
+        RecordingActions a = decide(up, view(13_800_000L,
+                queue(1).hint(new Hint.Utilization(75)).readySince(13 * MS).resumedAt(10 * MS).build(),
+                queue(2).hint(new Hint.Utilization(25)).readySince(0).suspended().build()));
+        assertTrue(a.runs(2), "a's 3.75 ms slice ended at 13.75 ms");
+        assertFalse(a.runs(1));
+    }
+
+    @Test
+    void sharesConvergeWhenQueuesGoIdleAndReadyBetweenDecisions() {
+        Simulation sim = new Simulation(0, new DeviceView("d0", "sim", 1, Views.GB));
+        sim.add(1, "d0", "a", new Hint.Utilization(75));
+        sim.add(2, "d0", "b", new Hint.Utilization(25));
+        sim.ready(1);
+        sim.ready(2);
+        sim.decide(up);
+        while (sim.now() < 2_000 * MS) {
+            sim.run(up, sim.now() + 1 * MS, 1 * MS);
+            for (long h = 1; h <= 2; h++) {
+                sim.idle(h);
+                sim.ready(h);
+            }
+        }
+        assertEquals(0.25, share(sim, 2, 1, 2), 0.02);
+    }
+
+    @Test
     void turnPassesInHandleOrderAfterTheLastHolder() {
         RecordingActions a = decide(up, view(100 * MS,
                 queue(1).readySince(0).suspended().resumedAt(10 * MS).build(),

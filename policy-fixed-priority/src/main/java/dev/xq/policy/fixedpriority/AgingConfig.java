@@ -10,14 +10,16 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * <p>Waiting bound: with a queue of priority p_hi always ready, a ready queue of priority
  * p_lo waits at most {@code aging.threshold + (p_hi - p_lo + 1) / aging.rate} ms, plus the
  * in-flight work of the running queues (preemption level 1: the commands already launched),
- * before it runs; it then runs for {@code aging.quantum} and waits again.
+ * before it runs; it then runs for {@code aging.quantum} and waits again. If a newly ready higher
+ * queue cut its last quantum short, add at most one quantum.
  */
 @ObjectClassDefinition(id = AgingHighestPriorityFirst.PID, name = "XQ policy hpf-aging",
         description = "Highest priority first with anti-starvation aging. A ready queue that has waited longer than "
                 + "aging.threshold gains aging.rate priority levels per ms of further waiting until it reaches the "
                 + "device's top ready priority and runs beside the top queues for aging.quantum; then it falls back. "
                 + "Bound: a queue of priority p_lo next to an always-ready p_hi waits at most "
-                + "aging.threshold + (p_hi - p_lo + 1) / aging.rate ms plus the work already in flight.")
+                + "aging.threshold + (p_hi - p_lo + 1) / aging.rate ms plus the work already in flight "
+                + "(plus at most one aging.quantum if a newly ready higher queue cut its last quantum short).")
 public @interface AgingConfig {
 
     /** @return microseconds a ready queue may wait before it starts to age */

@@ -31,15 +31,18 @@ import org.osgi.service.metatype.annotations.Designate;
  * <pre>  W = aging.threshold + (p_hi - p_lo + 1) / aging.rate ms + the in-flight work of the running queues</pre>
  * from the moment it became ready, or from the end of its last quantum, to the moment it is
  * resumed (a timer fires exactly when it reaches {@code top}, so no other event is needed; the
- * in-flight term is what preemption level 1 lets run after a suspend). The test
- * {@code AgingBoundTest} checks W on a simulated clock.
+ * in-flight term is what preemption level 1 lets run after a suspend). If a queue was cut off
+ * less than {@code aging.quantum} after it was resumed, by a higher queue that became ready
+ * after that resume (or went idle and ready again between two decisions, which looks the same
+ * in the view), its wait counts from where that quantum would have ended, which adds at most
+ * one quantum to W. The test {@code AgingBoundTest} checks both on a simulated clock.
  *
- * <p><b>Waiting clock.</b> The view has no "suspended since" time, so the policy derives it: a
- * queue waits since the latest of (it became ready; the end of the quantum that began at its
- * last resume; the moment the first queue that outranks it became ready after that resume).
- * This is exact for the cases above; when several higher queues take turns without a gap, the
- * clock restarts at the one that arrived first after the queue last ran, so such chains can
- * lengthen the wait.
+ * <p><b>Waiting clock.</b> The view has no "suspended since" time, so a queue is taken to wait
+ * since the later of: it became ready; its last resume plus {@code aging.quantum}. Nothing
+ * that the queues above it do (going idle and ready again, taking turns) moves this clock, so
+ * the bound holds however they behave. The price: a queue that ran much longer than a quantum
+ * before a higher queue preempted it counts as having waited since its quantum ended, so at the
+ * next decision it may join the top queues for one quantum at once.
  *
  * <p>Idle queues, and queues their application holds, are resumed when their base priority is at
  * least {@code top}, as under {@code hpf}. Stateless apart from its configuration.
@@ -136,12 +139,13 @@ public final class AgingHighestPriorityFirst implements Policy {
                 decision.hold(q);
                 continue;
             }
-            if (order == null) {
-                order = new ReadyOrder(queues);
-            }
             long resumed = q.lastResumedNanos();
             if (!q.suspended()) {
-                boolean inQuantum = resumed != 0 && resumed - q.readySinceNanos() >= 0 && now - resumed < s.quantumNanos();
+                boolean inQuantum = resumed != 0 && now - resumed < s.quantumNanos();
+                if (inQuantum && order == null) {
+                    order = new ReadyOrder(queues);
+                }
+                // It ties with the queues that were ready when it was resumed; later arrivals outrank it.
                 if (inQuantum && Math.max(base, order.maxPriorityReadyBy(resumed)) >= top) {
                     decision.run(q);
                     decision.wakeAt(resumed + s.quantumNanos());
@@ -150,7 +154,7 @@ public final class AgingHighestPriorityFirst implements Policy {
                 }
                 continue;
             }
-            long reachesTop = waitingSince(q, order, s) + s.thresholdNanos() + s.nanosToGain(top - base);
+            long reachesTop = waitingSince(q, s) + s.thresholdNanos() + s.nanosToGain(top - base);
             if (now - reachesTop >= 0) {
                 decision.run(q);
                 decision.wakeAt(now + s.quantumNanos());
@@ -161,13 +165,8 @@ public final class AgingHighestPriorityFirst implements Policy {
         }
     }
 
-    private static long waitingSince(QueueView q, ReadyOrder order, AgingSettings s) {
-        long since = q.readySinceNanos();
+    private static long waitingSince(QueueView q, AgingSettings s) {
         long resumed = q.lastResumedNanos();
-        if (resumed != 0) {
-            since = Math.max(since, resumed + s.quantumNanos());
-        }
-        long preemptedAt = order.firstReadyAfterAbove(resumed != 0 ? resumed : Long.MIN_VALUE, q.priority());
-        return Math.max(since, preemptedAt);
+        return resumed == 0 ? q.readySinceNanos() : Math.max(q.readySinceNanos(), resumed + s.quantumNanos());
     }
 }

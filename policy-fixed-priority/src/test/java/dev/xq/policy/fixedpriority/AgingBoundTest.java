@@ -72,6 +72,25 @@ class AgingBoundTest {
     }
 
     @Test
+    void boundHoldsWhenTheTopQueueGoesIdleAndReadyBetweenDecisions() {
+        Policy aging = new AgingHighestPriorityFirst(AgingSettings.of(THRESHOLD_US, RATE, QUANTUM_US), new RecordingLogger().logger);
+        Simulation sim = twoQueues();
+        sim.decide(aging);
+        long end = sim.now() + 2_000 * MS;
+        while (sim.now() < end) {
+            sim.run(aging, sim.now() + 3 * MS, 1 * MS);
+            // hp finishes a task and submits the next before the scheduler looks: only its ready-since moves.
+            sim.idle(1);
+            sim.ready(1);
+        }
+        // hp's moving ready-since looks like a new arrival, which may cut lp's quantum short: one quantum more.
+        long wait = sim.maxWait(2);
+        assertTrue(wait <= bound(5, 1) + QUANTUM_US * 1000, "lp waited " + wait);
+        assertTrue(sim.queue(2).waits >= 80, "lp got " + sim.queue(2).waits + " turns");
+        assertTrue(sim.queue(2).runNanos >= 80 * MS, "lp ran only " + sim.queue(2).runNanos + " ns");
+    }
+
+    @Test
     void withoutAgingTheLowQueueStarves() {
         Simulation sim = twoQueues();
         Policy hpf = new HighestPriorityFirst();

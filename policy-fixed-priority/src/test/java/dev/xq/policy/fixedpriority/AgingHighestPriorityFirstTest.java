@@ -95,13 +95,24 @@ class AgingHighestPriorityFirstTest {
     }
 
     @Test
-    void queueThatRanLongAndWasPreemptedDoesNotAgeAtOnce() {
-        // bg ran from 1 ms to 500 ms, when fg arrived and suspended it; its wait starts at 500 ms.
+    void higherQueueGoingIdleAndReadyAgainDoesNotRestartTheWait() {
+        // lo waits since 1 ms; hi's ready-since moved to 24 ms (it went idle and came back between decisions).
+        SchedulerView at = view(19 * MS,
+                queue(1).priority(5).readySince(18 * MS).build(),
+                queue(2).priority(1).readySince(1 * MS).suspended().build());
+        assertTrue(decide(at).runs(2), "1 ms + 10 ms threshold + 8 ms climb = 19 ms");
+    }
+
+    @Test
+    void queueThatRanLongBeforeBeingPreemptedMayJoinTheTopForOneQuantum() {
+        // The documented price of not knowing when a queue was suspended: bg ran from 1 ms until fg
+        // arrived at 500 ms; its wait counts from 1 ms + 5 ms quantum, so it has aged already.
         RecordingActions a = decide(view(505 * MS,
-                queue(1).priority(5).readySince(500 * MS).resumedAt(0).build(),
+                queue(1).priority(5).readySince(500 * MS).build(),
                 queue(2).priority(1).readySince(1 * MS).resumedAt(1 * MS).suspended().build()));
-        assertFalse(a.runs(2));
-        assertEquals(500 * MS + 18 * MS, a.wake);
+        assertTrue(a.runs(2));
+        assertTrue(a.runs(1));
+        assertEquals(510 * MS, a.wake, "for one quantum");
     }
 
     @Test
