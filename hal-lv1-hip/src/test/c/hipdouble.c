@@ -8,6 +8,10 @@
  *   - devices: a configurable count (env XQ_HIPDOUBLE_DEVICES, default 1; 0 makes
  *     hipGetDeviceCount return hipErrorNoDevice like the real library without a GPU),
  *   - streams: one worker pthread per stream that runs its FIFO of operations in order,
+ *   - one execution engine per device: kernels, copies and memsets of all the device's streams
+ *     take turns on it (a spin "occupies the whole device", as on a GPU). Strict priority: while
+ *     a more urgent stream (lower number) has such work queued, a less urgent one waits; among
+ *     equals, first come first served. So a mapped stream priority has a visible effect,
  *   - events: recorded into a stream's FIFO; the worker stamps CLOCK_MONOTONIC when it
  *     reaches them, so hipEventElapsedTime measures the work in between,
  *   - modules: a text blob (first line "XQ-HIP-DOUBLE 1", then one function name a line)
@@ -128,6 +132,9 @@ struct stream {
     int busy;
     int stopping;
     int pending_fault;
+    int wants_engine;
+    int engine_ops; /* queued or running kernels, copies and memsets */
+    uint64_t ticket;
 };
 
 enum { EV_NEVER = 0, EV_PENDING, EV_DONE };
@@ -163,6 +170,10 @@ static struct module g_modules[MAX_MODULES];
 static struct function g_functions[MAX_FUNCTIONS];
 /* Per device: the lazily created stream that a NULL stream handle means. */
 static struct stream *g_null_stream[64];
+/* Per device: whether its engine runs an operation now. */
+static int g_engine_busy[64];
+static pthread_cond_t g_engine_free = PTHREAD_COND_INITIALIZER;
+static uint64_t g_next_ticket = 1;
 
 static int g_devices = 1;
 static int g_compute_units = 4;
@@ -259,6 +270,38 @@ static void run_kernel(struct stream *s, struct op *o) {
     }
 }
 
+/* Whether another stream of the device should have the engine before s. Caller holds g_mu. */
+static int someone_ahead(struct stream *s) {
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        struct stream *o = &g_streams[i];
+        if (o == s || !o->in_use || o->device != s->device) {
+            continue;
+        }
+        if ((o->priority < s->priority && o->engine_ops > 0)
+            || (o->priority == s->priority && o->wants_engine && o->ticket < s->ticket)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Caller holds g_mu. */
+static void acquire_engine(struct stream *s) {
+    s->wants_engine = 1;
+    s->ticket = g_next_ticket++;
+    while (g_engine_busy[s->device] || someone_ahead(s)) {
+        pthread_cond_wait(&g_engine_free, &g_mu);
+    }
+    s->wants_engine = 0;
+    g_engine_busy[s->device] = 1;
+}
+
+/* Caller holds g_mu. */
+static void release_engine(struct stream *s) {
+    g_engine_busy[s->device] = 0;
+    pthread_cond_broadcast(&g_engine_free);
+}
+
 static void *worker(void *arg) {
     struct stream *s = arg;
     pthread_mutex_lock(&g_mu);
@@ -275,6 +318,10 @@ static void *worker(void *arg) {
             s->tail = NULL;
         }
         s->busy = 1;
+        int engine = o->type != OP_EVENT;
+        if (engine) {
+            acquire_engine(s);
+        }
         pthread_mutex_unlock(&g_mu);
         switch (o->type) {
         case OP_KERNEL:
@@ -290,6 +337,10 @@ static void *worker(void *arg) {
             break;
         }
         pthread_mutex_lock(&g_mu);
+        if (engine) {
+            s->engine_ops--;
+            release_engine(s);
+        }
         if (o->type == OP_EVENT && o->ev->in_use && o->ev->gen == o->gen) {
             o->ev->time_ns = now_ns();
             o->ev->error = s->pending_fault;
@@ -307,6 +358,9 @@ static void *worker(void *arg) {
 /* Caller holds g_mu. */
 static void enqueue(struct stream *s, struct op *o) {
     o->next = NULL;
+    if (o->type != OP_EVENT) {
+        s->engine_ops++;
+    }
     if (s->tail == NULL) {
         s->head = s->tail = o;
     } else {

@@ -245,6 +245,47 @@ class HipDoubleTest {
     }
 
     @Test
+    void mappedPrioritiesDecideWhoseWorkTheDeviceRunsFirst() throws Exception {
+        // The double's device has one engine with strict stream priorities, and its "append"
+        // kernel logs the order in which the device ran things: so the mapped priority must
+        // have reached the stream for these orders to come out.
+        assertEquals(List.of(1L, 100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L, 108L, 109L), runOrder(-1000, 1000),
+                "an urgent command goes ahead of queued less urgent work (once the running one ends)");
+        List<Long> reversed = runOrder(1000, -1000);
+        assertEquals(1L, reversed.getLast(), "a less urgent command waits for all queued urgent work: " + reversed);
+    }
+
+    /**
+     * Queues 10 x (spin, append 100+i) at {@code busyPriority}, the first spin long enough for
+     * every launch to be queued while it runs, then append 1 at {@code otherPriority}.
+     */
+    private List<Long> runOrder(int busyPriority, int otherPriority) throws InterruptedException {
+        HipPlatform p = start();
+        RecordingListener busy = new RecordingListener();
+        RecordingListener other = new RecordingListener();
+        try (Arena a = Arena.ofShared();
+             var bq = p.open("hip0", new HwQueueOptions("busy", busyPriority), busy);
+             var oq = p.open("hip0", new HwQueueOptions("other", otherPriority), other)) {
+            MemorySegment log = a.allocate(JAVA_LONG, 32);
+            int n = 10;
+            for (int i = 0; i < n; i++) {
+                bq.launch(cmd(2L * i, Command.spin(i == 0 ? 100_000 : 1000)));
+                bq.launch(cmd(2L * i + 1, kernel("append", List.of(new Arg.Ptr(log.address()), new Arg.I64(100 + i)))));
+            }
+            oq.launch(cmd(0, kernel("append", List.of(new Arg.Ptr(log.address()), new Arg.I64(1)))));
+            assertEquals("completed", other.next().what());
+            for (int i = 0; i < 2 * n; i++) {
+                assertEquals("completed", busy.next().what());
+            }
+            List<Long> order = new ArrayList<>();
+            for (int i = 0; i < log.getAtIndex(JAVA_LONG, 0); i++) {
+                order.add(log.getAtIndex(JAVA_LONG, i + 1));
+            }
+            return order;
+        }
+    }
+
+    @Test
     void priorityOutOfRangeIsRefused() {
         HipPlatform p = start();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
