@@ -409,6 +409,14 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
 
     /** The scheduler's decision; applied at once at the queue's level. */
     public void schedule(boolean suspend) {
+        schedule(suspend, System.nanoTime());
+    }
+
+    /**
+     * The scheduler's decision taken at {@code decisionNanos}; a resume records that time as the
+     * queue's last resume, so policy timers computed from the view line up with it.
+     */
+    public void schedule(boolean suspend, long decisionNanos) {
         state.lock();
         try {
             if (suspendedByScheduler == suspend || closed) {
@@ -416,7 +424,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
             }
             suspendedByScheduler = suspend;
             if (!suspend) {
-                lastResumedNanos = System.nanoTime();
+                lastResumedNanos = decisionNanos;
             }
         } finally {
             state.unlock();

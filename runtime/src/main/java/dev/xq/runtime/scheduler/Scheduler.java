@@ -417,7 +417,7 @@ public final class Scheduler {
             if (e.getValue()) {
                 XQueueImpl q = byHandle.get(e.getKey());
                 if (!q.isSuspendedByScheduler()) {
-                    q.schedule(true);
+                    q.schedule(true, now);
                     suspends++;
                 }
             }
@@ -426,7 +426,7 @@ public final class Scheduler {
             if (!e.getValue()) {
                 XQueueImpl q = byHandle.get(e.getKey());
                 if (q.isSuspendedByScheduler()) {
-                    q.schedule(false);
+                    q.schedule(false, now);
                     resumes++;
                 }
             }
