@@ -173,6 +173,9 @@ final class HipApi implements AutoCloseable {
      * @throws IllegalArgumentException if the loader cannot open it (the message says why)
      * @throws HalException if it opens but lacks a symbol (not a HIP runtime, or too old)
      */
+    // Loading a library and binding its functions is what this class is for; the node and the
+    // test JVMs grant native access (--enable-native-access=ALL-UNNAMED).
+    @SuppressWarnings("restricted")
     static HipApi load(String library) {
         Arena arena = Arena.ofShared();
         try {
@@ -225,6 +228,8 @@ final class HipApi implements AutoCloseable {
         }
     }
 
+    // HIP returns pointers to static NUL-terminated strings; the bound only limits the scan.
+    @SuppressWarnings("restricted")
     private static String cString(MemorySegment p) {
         if (p.equals(MemorySegment.NULL)) {
             return null;

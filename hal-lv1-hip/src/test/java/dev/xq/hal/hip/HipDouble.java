@@ -18,6 +18,7 @@ import java.util.Map;
  * phase process-test-resources) into target/hipdouble. When a test runs outside Maven and the
  * library is missing, it is built here with the same script.
  */
+@SuppressWarnings("restricted") // tests load the double and call its test-only functions
 final class HipDouble {
 
     private static Path dir;

@@ -37,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The adapter's whole launch / completion path against the CPU-backed HIP double: the same FFM
  * code that runs on a GPU, with only the library path changed.
  */
+@SuppressWarnings("restricted") // looks the double's symbols up directly
 class HipDoubleTest {
 
     private final List<HipPlatform> platforms = new ArrayList<>();
