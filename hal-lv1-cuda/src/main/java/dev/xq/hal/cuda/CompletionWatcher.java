@@ -1,0 +1,321 @@
+package dev.xq.hal.cuda;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.xq.hal.spi.HalException;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One thread per device that sees commands of all the device's queues finish and reports them
+ * to the queues' listeners, in launch order per queue. One thread per device rather than per
+ * stream, because XQ opens a stream per XQueue (hundreds of them).
+ *
+ * <p>How it waits depends on {@link CompletionMode}:
+ * <ul>
+ * <li>{@code poll} (default): cuEventQuery on each queue's oldest command. A command's end is
+ * predicted from its start event and its expected length (spin: its T; others: the queue's
+ * running estimate); the thread sleeps until {@code pollEarlyMicros} before the earliest
+ * predicted end and spins from there, so a completion is seen within microseconds while the
+ * CPU is busy only for the early margin per command. Without a prediction (not started yet,
+ * unknown size, or past its predicted end) the sleep doubles from 5 us up to
+ * {@code pollMaxSleepMicros}. The thread's Linux timer slack is lowered (prctl), because
+ * with the default 50 us slack every sleep overshoots by about that much.</li>
+ * <li>{@code sync-spin}/{@code sync-block}: cuEventSynchronize on the device's oldest command;
+ * while blocked in it, a shorter command on another stream is seen only after it.</li>
+ * <li>{@code hostfunc}: sleeps until the cuLaunchHostFunc callback after a command wakes it
+ * (with a 2 ms safety wake-up).</li>
+ * </ul>
+ * Listener calls happen on this thread with no lock held: the runtime launches the next
+ * command from inside {@code completed}.
+ */
+final class CompletionWatcher {
+
+    private static final long MIN_SLEEP_NANOS = 5_000;
+    private static final long HOSTFUNC_SAFETY_NANOS = 2_000_000;
+    /** PR_SET_TIMERSLACK (linux/prctl.h). */
+    private static final int PR_SET_TIMERSLACK = 29;
+
+    private final CudaDevice device;
+    private final CudaApi api;
+    private final DeviceClock clock;
+    private final CompletionMode mode;
+    private final long earlyNanos;
+    private final long maxSleepNanos;
+    private final int timerSlackNanos;
+    private final CudaLog log;
+    private final CopyOnWriteArrayList<CudaQueue> queues = new CopyOnWriteArrayList<>();
+    private final ConcurrentLinkedQueue<CudaQueue> retired = new ConcurrentLinkedQueue<>();
+    private final MemorySegment token;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile boolean sleeping;
+    private volatile boolean signalled;
+    private volatile String timerSlack = "not set";
+
+    CompletionWatcher(CudaDevice device, CudaApi api, DeviceClock clock, CudaSettings settings, CudaLog log) {
+        this.device = device;
+        this.api = api;
+        this.clock = clock;
+        this.mode = settings.completion();
+        this.earlyNanos = TimeUnit.MICROSECONDS.toNanos(settings.pollEarlyMicros());
+        this.maxSleepNanos = TimeUnit.MICROSECONDS.toNanos(settings.pollMaxSleepMicros());
+        this.timerSlackNanos = settings.timerSlackNanos();
+        this.log = log;
+        this.token = HostFuncSignal.register(this);
+        this.thread = Thread.ofPlatform().daemon().name("xq-cuda-completion-" + device.id()).unstarted(this::run);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    CompletionMode mode() {
+        return mode;
+    }
+
+    /** @return the completion thread, for CPU-time measurements */
+    Thread thread() {
+        return thread;
+    }
+
+    /** @return what happened to the timer slack request, for status lines */
+    String timerSlack() {
+        return timerSlack;
+    }
+
+    /** @return the cuLaunchHostFunc user data that names this watcher */
+    MemorySegment token() {
+        return token;
+    }
+
+    void register(CudaQueue q) {
+        queues.add(q);
+    }
+
+    /** Hands a closed queue to the thread, which destroys its stream and events. */
+    void retire(CudaQueue q) {
+        retired.add(q);
+        if (!running || !thread.isAlive()) {
+            releaseRetired();
+        } else {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** Called after a launch: a sleeping thread re-plans (the new command may end first). */
+    void launched() {
+        if (sleeping && Thread.currentThread() != thread) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** Called from the cuLaunchHostFunc callback. */
+    void signal() {
+        signalled = true;
+        LockSupport.unpark(thread);
+    }
+
+    /** Stops the thread and waits for it; callbacks under way finish first. */
+    void stop() {
+        running = false;
+        HostFuncSignal.unregister(token);
+        LockSupport.unpark(thread);
+        if (Thread.currentThread() != thread && thread.isAlive()) {
+            try {
+                thread.join(TimeUnit.SECONDS.toMillis(10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (thread.isAlive()) {
+                log.warn("cuda completion thread of " + device.id() + " did not stop within 10 s", null);
+            }
+        }
+        releaseRetired();
+    }
+
+    private void run() {
+        int rc = api.setCurrent(device.context());
+        if (rc != CudaApi.CUDA_SUCCESS) {
+            device.fail(api.failure(rc, "cuCtxSetCurrent", "completion thread of " + device.id()));
+            return;
+        }
+        lowerTimerSlack();
+        List<Runnable> deliveries = new ArrayList<>();
+        long sleep = MIN_SLEEP_NANOS;
+        while (running) {
+            releaseRetired();
+            int done = 0;
+            HalException fault = null;
+            for (CudaQueue q : queues) {
+                if (q.isClosed()) {
+                    continue;
+                }
+                try {
+                    done += q.collect(deliveries, clock);
+                } catch (CudaQueue.DeviceFault f) {
+                    fault = f.halCause();
+                    break;
+                } catch (RuntimeException e) {
+                    log.warn("cuda completion thread of " + device.id() + ": collecting queue " + q.name() + " failed", e);
+                }
+            }
+            for (Runnable d : deliveries) {
+                try {
+                    d.run();
+                } catch (RuntimeException e) {
+                    log.warn("cuda completion listener on " + device.id() + " threw", e);
+                }
+            }
+            deliveries.clear();
+            if (fault != null) {
+                device.fail(fault);
+                continue;
+            }
+            long now = System.nanoTime();
+            try {
+                clock.renewIfOld(now);
+            } catch (HalException e) {
+                device.fail(e);
+                continue;
+            }
+            if (!anyInFlight()) {
+                sleeping = true;
+                // re-check after announcing the sleep: a launch in between has seen the flag
+                if (running && !anyInFlight() && retired.isEmpty()) {
+                    LockSupport.park(this);
+                }
+                sleeping = false;
+                sleep = MIN_SLEEP_NANOS;
+                continue;
+            }
+            if (done > 0) {
+                // look again at once: commands of several queues often end together
+                sleep = MIN_SLEEP_NANOS;
+                continue;
+            }
+            switch (mode) {
+                case POLL -> sleep = waitPredicted(now, sleep);
+                case SYNC_SPIN, SYNC_BLOCK -> synchronizeOldest();
+                case HOST_FUNC -> {
+                    if (!signalled) {
+                        sleepFor(HOSTFUNC_SAFETY_NANOS);
+                    }
+                    signalled = false;
+                }
+            }
+        }
+    }
+
+    /** @return the next back-off sleep */
+    private long waitPredicted(long now, long sleep) {
+        long next = Long.MAX_VALUE;
+        for (CudaQueue q : queues) {
+            if (q.hasInFlight()) {
+                try {
+                    next = Math.min(next, q.predictedEnd(clock, now));
+                } catch (RuntimeException e) {
+                    log.warn("cuda completion thread of " + device.id() + ": predicting queue " + q.name() + " failed", e);
+                }
+            }
+        }
+        if (next != Long.MAX_VALUE) {
+            long wait = next - earlyNanos - now;
+            if (wait > 0) {
+                sleepFor(wait);
+                return MIN_SLEEP_NANOS;
+            }
+            if (now - next <= earlyNanos + MIN_SLEEP_NANOS) {
+                Thread.onSpinWait();
+                return MIN_SLEEP_NANOS;
+            }
+            // past its predicted end by more than the margin: a longer command than expected
+        }
+        sleepFor(sleep);
+        return Math.min(sleep * 2, maxSleepNanos);
+    }
+
+    private void synchronizeOldest() {
+        CudaQueue oldest = null;
+        long order = Long.MAX_VALUE;
+        for (CudaQueue q : queues) {
+            long o = q.oldestOrder();
+            if (o < order && q.hasInFlight()) {
+                order = o;
+                oldest = q;
+            }
+        }
+        if (oldest == null) {
+            return;
+        }
+        MemorySegment end = oldest.oldestEndEvent();
+        if (end != null) {
+            // errors surface through the next cuEventQuery in collect
+            api.eventSynchronize(end);
+        }
+    }
+
+    private void sleepFor(long nanos) {
+        sleeping = true;
+        LockSupport.parkNanos(this, nanos);
+        sleeping = false;
+    }
+
+    private boolean anyInFlight() {
+        for (CudaQueue q : queues) {
+            if (q.hasInFlight()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void releaseRetired() {
+        CudaQueue q;
+        while ((q = retired.poll()) != null) {
+            queues.remove(q);
+            try {
+                device.makeCurrent();
+                q.release();
+            } catch (RuntimeException e) {
+                log.warn("cuda: releasing queue " + q.name() + " of " + device.id() + " failed", e);
+            }
+            device.forget(q);
+        }
+    }
+
+    /**
+     * Sleeps shorter than the default 50 us timer slack only if the kernel is asked to be
+     * exact; this thread's slack is its own (prctl applies to the calling thread).
+     */
+    private void lowerTimerSlack() {
+        if (timerSlackNanos <= 0) {
+            timerSlack = "OS default";
+            return;
+        }
+        try {
+            Linker linker = Linker.nativeLinker();
+            Optional<MemorySegment> prctl = linker.defaultLookup().find("prctl");
+            if (prctl.isEmpty()) {
+                timerSlack = "no prctl";
+                return;
+            }
+            MethodHandle h = linker.downcallHandle(prctl.get(), FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG),
+                    Linker.Option.firstVariadicArg(1));
+            int rc = (int) h.invokeExact(PR_SET_TIMERSLACK, (long) timerSlackNanos);
+            timerSlack = rc == 0 ? timerSlackNanos + " ns" : "prctl returned " + rc;
+        } catch (Throwable t) {
+            timerSlack = "prctl failed: " + t;
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package dev.xq.hal.cuda;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/** Configuration of the CUDA adapter (PID {@code dev.xq.hal.cuda}). */
+@ObjectClassDefinition(id = CudaConfig.PID, name = "XQ CUDA adapter",
+        description = "Where libcuda is, which PTX/cubin modules kernel commands may name, and how completions are detected")
+@interface CudaConfig {
+
+    String PID = "dev.xq.hal.cuda";
+
+    @AttributeDefinition(name = "Library", required = false,
+            description = "Path or file name of the CUDA driver library")
+    String library() default CudaSettings.DEFAULT_LIBRARY;
+
+    @AttributeDefinition(name = "Kernel modules", required = false,
+            description = "Modules that kernel commands may name, each as name=path (.ptx text, else cubin/fatbin). "
+                    + "The name 'spin' is the built-in module with xq_spin(u64 ns) and xq_probe")
+    String[] modules() default {};
+
+    @AttributeDefinition(name = "Completion detection", options = {
+            @org.osgi.service.metatype.annotations.Option(value = "poll", label = "poll events, sleep until the predicted end"),
+            @org.osgi.service.metatype.annotations.Option(value = "sync-spin", label = "cuEventSynchronize, spinning"),
+            @org.osgi.service.metatype.annotations.Option(value = "sync-block", label = "cuEventSynchronize, blocking"),
+            @org.osgi.service.metatype.annotations.Option(value = "hostfunc", label = "cuLaunchHostFunc callback")},
+            description = "How the per-device completion thread waits for commands")
+    String completion() default CudaSettings.DEFAULT_COMPLETION;
+
+    @AttributeDefinition(name = "Poll: wake early (us)", min = "0", max = "100000",
+            description = "poll mode: the thread wakes this long before a command's predicted end and spins from there")
+    int pollEarlyMicros() default CudaSettings.DEFAULT_POLL_EARLY_MICROS;
+
+    @AttributeDefinition(name = "Poll: longest sleep (us)", min = "1", max = "100000",
+            description = "poll mode: without a prediction the sleep doubles up to this; bounds how late a completion is seen")
+    int pollMaxSleepMicros() default CudaSettings.DEFAULT_POLL_MAX_SLEEP_MICROS;
+
+    @AttributeDefinition(name = "Timer slack (ns)", min = "0", max = "50000",
+            description = "Linux timer slack of the completion thread (prctl PR_SET_TIMERSLACK); 0 keeps the OS default (50 us)")
+    int timerSlackNanos() default CudaSettings.DEFAULT_TIMER_SLACK_NANOS;
+}

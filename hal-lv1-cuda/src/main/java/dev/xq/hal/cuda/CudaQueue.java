@@ -1,0 +1,412 @@
+package dev.xq.hal.cuda;
+
+import dev.xq.api.Command;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.hal.spi.HalException;
+import dev.xq.hal.spi.HwCommand;
+import dev.xq.hal.spi.HwQueue;
+import dev.xq.hal.spi.HwQueueListener;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One CUDA stream: XQ's Lv1 hardware queue. Each command is bracketed by two timing events
+ * recorded on the stream; the device's {@link CompletionWatcher} watches the closing one and
+ * turns both into host times through the device's {@link DeviceClock}.
+ *
+ * <p>Why two events per command rather than one after each command, chained: a command's start
+ * is then the device's own timestamp even when the stream was idle before it (with chaining it
+ * would be the previous command's end, which can lie long before this launch), and the command's
+ * device time is exactly cuEventElapsedTime(start, end). The second cuEventRecord costs about a
+ * microsecond of host time per launch.
+ *
+ * <p>Threads: {@link #launch} and {@link #close} take {@code launchLock}; the completion thread
+ * alone queries events, recycles them and finally destroys the stream, so it needs no lock that
+ * the launch path takes, and listener calls are made with no lock held.
+ */
+final class CudaQueue implements HwQueue {
+
+    /** A launched command. {@code untracked} is set when its end event could not be recorded. */
+    static final class InFlight {
+        final HwCommand command;
+        final MemorySegment start;
+        final MemorySegment end;
+        final HalException untracked;
+        final long order;
+        /** Completion thread only: host time of the start event once it happened. */
+        long startNanos = DeviceClock.UNKNOWN;
+
+        InFlight(HwCommand command, MemorySegment start, MemorySegment end, HalException untracked, long order) {
+            this.command = command;
+            this.start = start;
+            this.end = end;
+            this.untracked = untracked;
+            this.order = order;
+        }
+    }
+
+    private final CudaDevice device;
+    private final CudaApi api;
+    private final String name;
+    private final HwQueueListener listener;
+    private final MemorySegment stream;
+    private final int cudaPriority;
+    private final int eventFlags;
+    private final boolean hostFunc;
+    private final Arena arena = Arena.ofShared();
+    private final KernelArgs kernelArgs = new KernelArgs(arena);
+    private final ConcurrentLinkedDeque<InFlight> inFlight = new ConcurrentLinkedDeque<>();
+    private final ConcurrentLinkedQueue<MemorySegment> eventPool = new ConcurrentLinkedQueue<>();
+    /** Every event this queue made; guarded by launchLock until the queue is closed. */
+    private final List<MemorySegment> allEvents = new ArrayList<>();
+    private final ReentrantLock launchLock = new ReentrantLock();
+    private volatile boolean closed;
+    private volatile HalException lostBy;
+    private volatile boolean released;
+    private boolean hostFuncWarned;
+
+    // Completion thread only: estimate of a command's device time, for waking up in time.
+    private long estimateNanos;
+    private boolean estimated;
+
+    CudaQueue(CudaDevice device, CudaApi api, String name, HwQueueListener listener, MemorySegment stream,
+              int cudaPriority, int eventFlags, boolean hostFunc) {
+        this.device = device;
+        this.api = api;
+        this.name = name;
+        this.listener = listener;
+        this.stream = stream;
+        this.cudaPriority = cudaPriority;
+        this.eventFlags = eventFlags;
+        this.hostFunc = hostFunc;
+    }
+
+    @Override
+    public String platform() {
+        return CudaPlatform.PLATFORM;
+    }
+
+    @Override
+    public String deviceId() {
+        return device.id();
+    }
+
+    @Override
+    public PreemptionLevel maxLevel() {
+        return PreemptionLevel.BLOCK;
+    }
+
+    String name() {
+        return name;
+    }
+
+    /** @return the CUDA stream priority this queue's stream has (lower = more urgent) */
+    int cudaPriority() {
+        return cudaPriority;
+    }
+
+    /** @return the CUstream address, for tools that work below the driver API */
+    @Override
+    public Object nativeHandle() {
+        return stream.address();
+    }
+
+    MemorySegment stream() {
+        return stream;
+    }
+
+    @Override
+    public void check(Command command) {
+        device.check(command);
+    }
+
+    @Override
+    public void launch(HwCommand command) {
+        launchLock.lock();
+        try {
+            if (closed) {
+                throw new HalException("cuda queue '" + name + "' on " + device.id() + " is closed; command #"
+                        + command.sequence() + " was not launched");
+            }
+            HalException lost = lostBy;
+            if (lost != null) {
+                throw new HalException("cuda queue '" + name + "' on " + device.id() + " is lost (" + lost.getMessage()
+                        + "); command #" + command.sequence() + " was not launched", lost);
+            }
+            device.makeCurrent();
+            MemorySegment start = takeEvent();
+            MemorySegment end = takeEvent();
+            int rc = api.eventRecord(start, stream);
+            if (rc != CudaApi.CUDA_SUCCESS) {
+                recycle(start);
+                recycle(end);
+                throw api.failure(rc, "cuEventRecord", "start of " + about(command));
+            }
+            try {
+                issue(command.command());
+            } catch (RuntimeException e) {
+                // the start event stays recorded on the stream; re-recording it later is allowed
+                recycle(start);
+                recycle(end);
+                throw e;
+            }
+            long order = device.nextLaunchOrder();
+            rc = api.eventRecord(end, stream);
+            if (rc != CudaApi.CUDA_SUCCESS) {
+                // the command is on the stream and will run, but its end cannot be seen: report it
+                // failed, in its turn, rather than pretend it was never launched
+                recycle(end);
+                inFlight.addLast(new InFlight(command, start, null,
+                        api.failure(rc, "cuEventRecord", "end of " + about(command)), order));
+                device.watcher().launched();
+                return;
+            }
+            if (hostFunc) {
+                rc = api.launchHostFunc(stream, HostFuncSignal.stub(), device.watcher().token());
+                if (rc != CudaApi.CUDA_SUCCESS && !hostFuncWarned) {
+                    hostFuncWarned = true;
+                    device.log().warn("cuLaunchHostFunc failed on queue '" + name + "' of " + device.id() + ": "
+                            + api.describe(rc) + "; completions are seen by the watcher's safety wake-up", null);
+                }
+            }
+            inFlight.addLast(new InFlight(command, start, end, null, order));
+            device.watcher().launched();
+        } finally {
+            launchLock.unlock();
+        }
+    }
+
+    private String about(HwCommand command) {
+        return "command #" + command.sequence() + " (" + command.command().kind() + ") on queue '" + name + "' of "
+                + device.id();
+    }
+
+    private void issue(Command command) {
+        int rc;
+        String call;
+        switch (command) {
+            case Command.Spin s -> {
+                CudaDevice.KernelFunction f = device.spinFunction();
+                call = "cuLaunchKernel";
+                rc = api.launchKernel(f.handle(), device.spinBlocks(), 1, 1, CudaDevice.SPIN_BLOCK_THREADS, 1, 1, 0, stream,
+                        kernelArgs.marshalLong(Math.multiplyExact(s.micros(), 1000L)));
+            }
+            case Command.Kernel k -> {
+                CudaDevice.KernelFunction f;
+                try {
+                    f = device.function(k.module(), k.function());
+                    KernelArgs.checkAgainst(f.label(), f.parameterSizes(), k.args());
+                } catch (IllegalArgumentException e) {
+                    throw new HalException(e.getMessage(), e);
+                }
+                call = "cuLaunchKernel";
+                rc = api.launchKernel(f.handle(), k.grid().x(), k.grid().y(), k.grid().z(), k.block().x(), k.block().y(),
+                        k.block().z(), k.sharedMemBytes(), stream, kernelArgs.marshal(k.args()));
+            }
+            case Command.Copy c -> {
+                call = "cuMemcpyAsync";
+                rc = api.memcpyAsync(c.target(), c.source(), c.bytes(), stream);
+            }
+            case Command.Memset m -> {
+                call = "cuMemsetD8Async";
+                rc = api.memsetD8Async(m.target(), m.value(), m.bytes(), stream);
+            }
+        }
+        if (rc != CudaApi.CUDA_SUCCESS) {
+            throw api.failure(rc, call, command.kind() + " on queue '" + name + "' of " + device.id());
+        }
+    }
+
+    /** Caller holds launchLock and has made the context current. */
+    private MemorySegment takeEvent() {
+        MemorySegment e = eventPool.poll();
+        if (e == null) {
+            e = api.eventCreate(eventFlags);
+            allEvents.add(e);
+        }
+        return e;
+    }
+
+    private void recycle(MemorySegment event) {
+        eventPool.add(event);
+    }
+
+    @Override
+    public void close() {
+        launchLock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        } finally {
+            launchLock.unlock();
+        }
+        device.retire(this);
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    // ------------------------------------------------------------------ completion thread
+
+    boolean hasInFlight() {
+        return !inFlight.isEmpty() && lostBy == null && !released && !closed;
+    }
+
+    /** @return launch order of the oldest command in flight, or Long.MAX_VALUE */
+    long oldestOrder() {
+        InFlight f = inFlight.peekFirst();
+        return f == null || lostBy != null ? Long.MAX_VALUE : f.order;
+    }
+
+    /** @return the oldest command's end event, or null */
+    MemorySegment oldestEndEvent() {
+        InFlight f = inFlight.peekFirst();
+        return f == null ? null : f.end;
+    }
+
+    /**
+     * Moves every finished command off the head of the queue into {@code deliveries}, in order.
+     *
+     * @return how many it moved; stops at the first command that has not finished
+     * @throws DeviceFault if CUDA reports an error for a command: the context is broken
+     */
+    int collect(List<Runnable> deliveries, DeviceClock clock) {
+        if (released || lostBy != null) {
+            return 0;
+        }
+        int n = 0;
+        InFlight f;
+        while ((f = inFlight.peekFirst()) != null) {
+            if (f.untracked != null) {
+                inFlight.pollFirst();
+                recycle(f.start);
+                HwCommand c = f.command;
+                HalException cause = f.untracked;
+                deliveries.add(() -> listener.failed(c, cause));
+                n++;
+                continue;
+            }
+            int rc = api.eventQuery(f.end);
+            if (rc == CudaApi.CUDA_ERROR_NOT_READY) {
+                break;
+            }
+            inFlight.pollFirst();
+            HwCommand c = f.command;
+            if (rc != CudaApi.CUDA_SUCCESS) {
+                HalException cause = api.failure(rc, "cuEventQuery", about(c));
+                deliveries.add(() -> listener.failed(c, cause));
+                throw new DeviceFault(cause, n + 1);
+            }
+            long duration = clock.elapsedNanos(f.start, f.end);
+            long start = f.startNanos != DeviceClock.UNKNOWN ? f.startNanos : clock.toNanos(f.start);
+            long now = System.nanoTime();
+            if (duration == DeviceClock.UNKNOWN || duration < 0) {
+                duration = 0;
+            }
+            if (start == DeviceClock.UNKNOWN) {
+                start = now - duration;
+            }
+            long end = start + duration;
+            recycle(f.start);
+            recycle(f.end);
+            if (!(c.command() instanceof Command.Spin)) {
+                // EWMA with weight 1/4, like the runtime's own estimate
+                estimateNanos = estimated ? estimateNanos + (duration - estimateNanos) / 4 : duration;
+                estimated = true;
+            }
+            long s = start;
+            deliveries.add(() -> listener.completed(c, s, end));
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * @return the host time at which the oldest command should end, or Long.MAX_VALUE if that
+     *         cannot be told yet (it has not started, or nothing of its size ran before)
+     */
+    long predictedEnd(DeviceClock clock, long now) {
+        InFlight f = inFlight.peekFirst();
+        if (f == null || lostBy != null || released) {
+            return Long.MAX_VALUE;
+        }
+        if (f.untracked != null) {
+            return now;
+        }
+        long expected;
+        if (f.command.command() instanceof Command.Spin s) {
+            expected = s.micros() * 1000L;
+        } else if (estimated) {
+            expected = estimateNanos;
+        } else {
+            return Long.MAX_VALUE;
+        }
+        if (f.startNanos == DeviceClock.UNKNOWN) {
+            if (api.eventQuery(f.start) != CudaApi.CUDA_SUCCESS) {
+                return Long.MAX_VALUE;
+            }
+            long s = clock.toNanos(f.start);
+            f.startNanos = s == DeviceClock.UNKNOWN ? now : s;
+        }
+        return f.startNanos + expected;
+    }
+
+    /** The device failed: nothing more will be reported but {@link HwQueueListener#lost}. */
+    void lose(HalException cause) {
+        if (lostBy != null || closed && released) {
+            return;
+        }
+        lostBy = cause;
+        if (!closed) {
+            listener.lost(cause);
+        }
+    }
+
+    /**
+     * Destroys the stream and the events. Called by the completion thread once the queue is
+     * closed (or by the device when it shuts down); commands still on the stream run to their
+     * end, and CUDA frees the stream and the events after them.
+     */
+    void release() {
+        if (released) {
+            return;
+        }
+        released = true;
+        api.streamDestroy(stream);
+        launchLock.lock();
+        try {
+            for (MemorySegment e : allEvents) {
+                api.eventDestroy(e);
+            }
+            allEvents.clear();
+        } finally {
+            launchLock.unlock();
+        }
+        eventPool.clear();
+        inFlight.clear();
+        arena.close();
+    }
+
+    /** CUDA reported an error for a command: the device's context cannot be used any more. */
+    static final class DeviceFault extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final int collected;
+
+        DeviceFault(HalException cause, int collected) {
+            super(cause.getMessage(), cause);
+            this.collected = collected;
+        }
+
+        HalException halCause() {
+            return (HalException) getCause();
+        }
+    }
+}

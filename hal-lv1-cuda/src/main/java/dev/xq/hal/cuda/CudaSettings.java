@@ -1,0 +1,108 @@
+package dev.xq.hal.cuda;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The adapter's settings, checked: what {@link CudaConfig} says, or what a test or the GPU
+ * smoke harness builds directly.
+ *
+ * @param library path or file name of libcuda
+ * @param modules kernel modules by name (never {@code spin}: that one is built in)
+ * @param completion how completions are detected
+ * @param pollEarlyMicros poll mode: how long before a predicted end the thread starts spinning
+ * @param pollMaxSleepMicros poll mode: the longest sleep without a prediction
+ * @param timerSlackNanos the completion thread's Linux timer slack; 0 keeps the OS default
+ */
+record CudaSettings(String library, Map<String, Path> modules, CompletionMode completion, int pollEarlyMicros,
+                    int pollMaxSleepMicros, int timerSlackNanos) {
+
+    static final String DEFAULT_LIBRARY = "libcuda.so.1";
+    static final String DEFAULT_COMPLETION = "poll";
+    static final int DEFAULT_POLL_EARLY_MICROS = 20;
+    static final int DEFAULT_POLL_MAX_SLEEP_MICROS = 200;
+    static final int DEFAULT_TIMER_SLACK_NANOS = 1000;
+    /** The built-in module's name. */
+    static final String SPIN_MODULE = "spin";
+
+    CudaSettings {
+        if (library == null || library.isBlank()) {
+            throw new IllegalArgumentException("library '" + library + "' is empty; give a path or file name such as "
+                    + DEFAULT_LIBRARY);
+        }
+        modules = Map.copyOf(modules);
+        if (modules.containsKey(SPIN_MODULE)) {
+            throw new IllegalArgumentException("module name '" + SPIN_MODULE + "' is reserved for the built-in spin module");
+        }
+        if (completion == null) {
+            throw new IllegalArgumentException("completion mode is missing");
+        }
+        range("pollEarlyMicros", pollEarlyMicros, 0, 100_000);
+        range("pollMaxSleepMicros", pollMaxSleepMicros, 1, 100_000);
+        range("timerSlackNanos", timerSlackNanos, 0, 50_000);
+    }
+
+    private static void range(String name, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " " + value + " is out of range [" + min + ", " + max + "]");
+        }
+    }
+
+    static CudaSettings defaults() {
+        return new CudaSettings(DEFAULT_LIBRARY, Map.of(), CompletionMode.parse(DEFAULT_COMPLETION),
+                DEFAULT_POLL_EARLY_MICROS, DEFAULT_POLL_MAX_SLEEP_MICROS, DEFAULT_TIMER_SLACK_NANOS);
+    }
+
+    /** @throws IllegalArgumentException naming the bad value and what is allowed */
+    static CudaSettings from(CudaConfig c) {
+        return new CudaSettings(c.library() == null ? DEFAULT_LIBRARY : c.library().strip(), parseModules(c.modules()),
+                CompletionMode.parse(c.completion()), c.pollEarlyMicros(), c.pollMaxSleepMicros(), c.timerSlackNanos());
+    }
+
+    /**
+     * @param entries each {@code name=path}
+     * @throws IllegalArgumentException for an entry without '=', an empty name or path, or a name given twice
+     */
+    static Map<String, Path> parseModules(String[] entries) {
+        Map<String, Path> out = new LinkedHashMap<>();
+        if (entries == null) {
+            return out;
+        }
+        for (String raw : entries) {
+            String e = raw == null ? "" : raw.strip();
+            if (e.isEmpty()) {
+                continue;
+            }
+            int eq = e.indexOf('=');
+            if (eq <= 0 || eq == e.length() - 1) {
+                throw new IllegalArgumentException("module entry '" + raw + "' is not name=path (e.g. gemm=/opt/k/gemm.ptx)");
+            }
+            String name = e.substring(0, eq).strip();
+            String path = e.substring(eq + 1).strip();
+            if (name.isEmpty() || path.isEmpty()) {
+                throw new IllegalArgumentException("module entry '" + raw + "' is not name=path (e.g. gemm=/opt/k/gemm.ptx)");
+            }
+            if (out.putIfAbsent(name, Path.of(path)) != null) {
+                throw new IllegalArgumentException("module name '" + name + "' is given twice");
+            }
+        }
+        return out;
+    }
+
+    CudaSettings withLibrary(String l) {
+        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos);
+    }
+
+    CudaSettings withModules(Map<String, Path> m) {
+        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos);
+    }
+
+    CudaSettings withCompletion(CompletionMode c) {
+        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos);
+    }
+
+    CudaSettings withPolling(int earlyMicros, int maxSleepMicros, int slackNanos) {
+        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos);
+    }
+}
