@@ -71,8 +71,6 @@ final class CudaApi {
     /** Host callback signature {@code void (*CUhostFn)(void *userData)} (cuda.h). */
     static final FunctionDescriptor HOST_FN = FunctionDescriptor.ofVoid(ADDRESS);
 
-    private static final Linker.Option CRITICAL = Linker.Option.critical(false);
-
     /** Required symbols and their C signatures (cuda.h of CUDA 13.0). */
     static final Map<String, FunctionDescriptor> REQUIRED = new LinkedHashMap<>();
     /** Symbols used when present: newer drivers only. */
@@ -119,10 +117,6 @@ final class CudaApi {
         // CUDA 12.4+: lets check() compare a kernel's parameters with the arguments given
         OPTIONAL.put("cuFuncGetParamInfo", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS));
     }
-
-    /** Hot-path calls that never block for long or call back into Java: no thread-state transition. */
-    private static final List<String> CRITICAL_CALLS = List.of("cuEventQuery", "cuCtxSetCurrent",
-            "cuEventElapsedTime", "cuEventElapsedTime_v2");
 
     private final String library;
     private final MethodHandle init;
@@ -226,7 +220,7 @@ final class CudaApi {
             if (address.isEmpty()) {
                 missing.add(e.getKey());
             } else {
-                handles.put(e.getKey(), downcall(linker, e.getKey(), address.get(), e.getValue()));
+                handles.put(e.getKey(), linker.downcallHandle(address.get(), e.getValue()));
             }
         }
         if (!missing.isEmpty()) {
@@ -234,14 +228,13 @@ final class CudaApi {
                     + "; the CUDA driver library of CUDA 10.0 or newer exports them");
         }
         for (Map.Entry<String, FunctionDescriptor> e : OPTIONAL.entrySet()) {
-            lookup.find(e.getKey()).ifPresent(a -> handles.put(e.getKey(), downcall(linker, e.getKey(), a, e.getValue())));
+            lookup.find(e.getKey()).ifPresent(a -> handles.put(e.getKey(), linker.downcallHandle(a, e.getValue())));
         }
         return new CudaApi(library, handles);
     }
 
-    private static MethodHandle downcall(Linker linker, String name, MemorySegment address, FunctionDescriptor fd) {
-        return CRITICAL_CALLS.contains(name) ? linker.downcallHandle(address, fd, CRITICAL) : linker.downcallHandle(address, fd);
-    }
+    // No Linker.Option.critical, even for cuEventQuery: a critical call may not reach an upcall
+    // (the test double is made of upcalls) and blocks safepoints if the driver ever waits on a lock.
 
     String library() {
         return library;

@@ -1,0 +1,56 @@
+package dev.xq.hal.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class CudaSettingsTest {
+
+    @Test
+    void modulesParseAsNameEqualsPath() {
+        Map<String, Path> m = CudaSettings.parseModules(new String[] {"gemm=/opt/k/gemm.ptx", " conv = /opt/k/conv.cubin ", ""});
+        assertEquals(Map.of("gemm", Path.of("/opt/k/gemm.ptx"), "conv", Path.of("/opt/k/conv.cubin")), m);
+    }
+
+    @Test
+    void badModuleEntriesAreRefusedNamingTheEntry() {
+        for (String bad : new String[] {"gemm", "=x.ptx", "gemm=", " = "}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> CudaSettings.parseModules(new String[] {bad}));
+            assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
+        }
+        IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
+                () -> CudaSettings.parseModules(new String[] {"a=1.ptx", "a=2.ptx"}));
+        assertTrue(twice.getMessage().contains("'a' is given twice"));
+    }
+
+    @Test
+    void spinIsReserved() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CudaSettings.defaults().withModules(Map.of("spin", Path.of("x.ptx"))));
+        assertTrue(e.getMessage().contains("'spin' is reserved"));
+    }
+
+    @Test
+    void completionModesParse() {
+        for (CompletionMode m : CompletionMode.values()) {
+            assertEquals(m, CompletionMode.parse(m.label()));
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CompletionMode.parse("irq"));
+        assertTrue(e.getMessage().contains("'irq'") && e.getMessage().contains("allowed: poll"));
+    }
+
+    @Test
+    void numbersOutOfRangeAreRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CudaSettings.defaults().withPolling(-1, 200, 1000));
+        assertTrue(e.getMessage().contains("pollEarlyMicros -1 is out of range [0, 100000]"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> CudaSettings.defaults().withPolling(10, 0, 1000));
+        assertThrows(IllegalArgumentException.class, () -> CudaSettings.defaults().withPolling(10, 10, 60_000));
+        assertThrows(IllegalArgumentException.class, () -> CudaSettings.defaults().withLibrary(" "));
+    }
+}
