@@ -79,8 +79,8 @@ public final class DemoScenario implements Scenario {
         Counts live = run.finish(Duration.ofSeconds(60));
         ModeResult before = w.figures(run, run.startNanos() + FgBgWorkload.warmupNanos(seconds / 2), switchAt[0]);
         ModeResult after = w.figures(run, switchAt[0], run.endNanos());
-        ModeResult b = relabel(before, "live native");
-        ModeResult a = relabel(after, "live ->hpf");
+        ModeResult b = relabel(before, "live (native)");
+        ModeResult a = relabel(after, "live (->hpf)");
         a.counts(live);
         b.note(String.format(Locale.ROOT, "before the switch: fg P99 %.2f ms (%.2fx standalone)", b.number("fg_p99"),
                 b.number("fg_p99_over_standalone")));

@@ -62,9 +62,9 @@ final class FgBgWorkload {
         if (median <= 0) {
             throw new IllegalStateException("calibration measured a task time of " + median + " ns; expected > 0");
         }
-        ctx.out().line(String.format(Locale.ROOT, "  standalone task time %.3f ms (median of %d tasks of %d x %s); "
-                + "fg period at load %.2f: %.3f ms", median / 1e6, steady.length, shape.count(), shape.command(), load,
-                median / load / 1e6));
+        String period = load < 1 ? String.format(Locale.ROOT, "; fg period at load %.2f: %.3f ms", load, median / load / 1e6) : "";
+        ctx.out().line(String.format(Locale.ROOT, "  standalone task time %.3f ms (median of %d tasks of %d x %s)%s",
+                median / 1e6, steady.length, shape.count(), shape.command(), period));
         return new FgBgWorkload(shape, load, median, c);
     }
 
