@@ -1,0 +1,44 @@
+package dev.xq.hal.sim;
+
+import dev.xq.hal.spi.DeviceDescriptor;
+import dev.xq.hal.spi.HwQueue;
+import dev.xq.hal.spi.HwQueueListener;
+import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.hal.spi.XpuDriver;
+import java.util.List;
+
+/** The {@link XpuDriver} of one simulated device. */
+final class SimDriver implements XpuDriver {
+    private final SimDevice device;
+
+    SimDriver(SimDevice device) {
+        this.device = device;
+    }
+
+    SimDevice device() {
+        return device;
+    }
+
+    @Override
+    public String platform() {
+        return "sim";
+    }
+
+    @Override
+    public String status() {
+        return device.status();
+    }
+
+    @Override
+    public List<DeviceDescriptor> devices() {
+        return List.of(device.descriptor());
+    }
+
+    @Override
+    public HwQueue open(String deviceId, HwQueueOptions options, HwQueueListener listener) {
+        if (!deviceId.equals(device.settings().id())) {
+            throw new IllegalArgumentException("device '" + deviceId + "' is not this sim driver's; it has " + device.settings().id());
+        }
+        return device.open(options.name(), listener);
+    }
+}
