@@ -163,7 +163,7 @@ final class CudaQueue implements HwQueue {
                 recycle(end);
                 inFlight.addLast(new InFlight(command, start, null,
                         api.failure(rc, "cuEventRecord", "end of " + about(command)), order));
-                device.watcher().launched();
+                device.watcher().launched(0);
                 return;
             }
             if (hostFunc) {
@@ -175,7 +175,7 @@ final class CudaQueue implements HwQueue {
                 }
             }
             inFlight.addLast(new InFlight(command, start, end, null, order));
-            device.watcher().launched();
+            device.watcher().launched(command.command() instanceof Command.Spin s ? s.micros() * 1000L : 0);
         } finally {
             launchLock.unlock();
         }
@@ -341,12 +341,8 @@ final class CudaQueue implements HwQueue {
         if (f.untracked != null) {
             return now;
         }
-        long expected;
-        if (f.command.command() instanceof Command.Spin s) {
-            expected = s.micros() * 1000L;
-        } else if (estimated) {
-            expected = estimateNanos;
-        } else {
+        long expected = expectedNanos(f);
+        if (expected < 0) {
             return Long.MAX_VALUE;
         }
         if (f.startNanos == DeviceClock.UNKNOWN) {
@@ -357,6 +353,30 @@ final class CudaQueue implements HwQueue {
             f.startNanos = s == DeviceClock.UNKNOWN ? now : s;
         }
         return f.startNanos + expected;
+    }
+
+    /**
+     * For an oldest command of known length that has not started yet (it waits for the device):
+     * how often to look for its start. Half its length suffices, because a start seen that late
+     * still leaves time to wake before its end.
+     *
+     * @return that interval, or Long.MAX_VALUE if its length is unknown
+     */
+    long startCheckInterval() {
+        InFlight f = inFlight.peekFirst();
+        if (f == null) {
+            return Long.MAX_VALUE;
+        }
+        long expected = expectedNanos(f);
+        return expected < 0 ? Long.MAX_VALUE : expected / 2;
+    }
+
+    /** @return the expected device time of a command, or -1 if unknown */
+    private long expectedNanos(InFlight f) {
+        if (f.command.command() instanceof Command.Spin s) {
+            return s.micros() * 1000L;
+        }
+        return estimated ? estimateNanos : -1;
     }
 
     /** The device failed: nothing more will be reported but {@link HwQueueListener#lost}. */

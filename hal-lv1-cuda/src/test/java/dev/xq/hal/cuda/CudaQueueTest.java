@@ -148,6 +148,55 @@ class CudaQueueTest {
         assertTrue(log.reports.stream().allMatch(r -> r.what().equals("completed")));
     }
 
+    /**
+     * Regression: the poll thread once slept until a long command's predicted end while a short
+     * command on another queue had not started yet, so the short queue got one command through
+     * per long command. Counted, not timed: with the fault A's count stays near B's.
+     */
+    @Test
+    void aShortQueueIsNotHeldUpByALongOneInPollMode() throws Exception {
+        start();
+        java.util.concurrent.atomic.AtomicInteger a = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger b = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicReference<HwQueue> qa = new AtomicReference<>();
+        AtomicReference<HwQueue> qb = new AtomicReference<>();
+        qa.set(platform.open("cuda0", new HwQueueOptions("short", null), chainOf(qa, a, stop, 50)));
+        qb.set(platform.open("cuda0", new HwQueueOptions("long", null), chainOf(qb, b, stop, 2000)));
+        qb.get().launch(cmd(0, Command.spin(2000)));
+        qa.get().launch(cmd(0, Command.spin(50)));
+        Thread.sleep(300);
+        stop.set(true);
+        Thread.sleep(20);
+        qa.get().close();
+        qb.get().close();
+        assertTrue(b.get() > 10, "the long queue ran only " + b.get() + " commands");
+        assertTrue(a.get() >= 3 * b.get(), "short queue: " + a.get() + " commands beside " + b.get() + " long ones");
+    }
+
+    private static HwQueueListener chainOf(AtomicReference<HwQueue> q, java.util.concurrent.atomic.AtomicInteger done,
+                                           java.util.concurrent.atomic.AtomicBoolean stop, long micros) {
+        return new HwQueueListener() {
+            @Override
+            public void completed(HwCommand command, long startNanos, long endNanos) {
+                int n = done.incrementAndGet();
+                if (!stop.get()) {
+                    q.get().launch(cmd(n, Command.spin(micros)));
+                }
+            }
+
+            @Override
+            public void failed(HwCommand command, Throwable cause) {
+                throw new AssertionError("failed: " + cause);
+            }
+
+            @Override
+            public void lost(Throwable cause) {
+                throw new AssertionError("lost: " + cause);
+            }
+        };
+    }
+
     @Test
     void probeKernelReceivesEveryArgumentThroughKernelParams() {
         start();

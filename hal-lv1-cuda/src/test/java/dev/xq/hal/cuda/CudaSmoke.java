@@ -121,6 +121,7 @@ public final class CudaSmoke {
                     m.put("serial T=" + t, chain(p, cd, t, 1));
                     m.put("depth8 T=" + t, chain(p, cd, t, 8));
                 }
+                m.put("mixed", mixed(p, cd));
                 m.put("timerSlack", cd.watcher().timerSlack());
             }
             modes.put(v.name(), m);
@@ -377,6 +378,57 @@ public final class CudaSmoke {
         return r;
     }
 
+    /**
+     * Two queues at once, each launching its next command from completed: A runs spin-50, B
+     * spin-1000. Shows whether a short command's completion is seen while the thread could be
+     * waiting for a long one on another stream.
+     */
+    private Map<String, Object> mixed(CudaPlatform p, CudaDevice cd) throws Exception {
+        int cap = 100_000;
+        Recorder a = new Recorder(cap);
+        Recorder b = new Recorder(cap);
+        AtomicReference<HwQueue> qa = new AtomicReference<>();
+        AtomicReference<HwQueue> qb = new AtomicReference<>();
+        AtomicInteger na = new AtomicInteger(1);
+        AtomicInteger nb = new AtomicInteger(1);
+        a.onCompleted = () -> {
+            if (!a.stop) {
+                qa.get().launch(new HwCommand(na.getAndIncrement(), Command.spin(50)));
+            }
+        };
+        b.onCompleted = () -> {
+            if (!b.stop) {
+                qb.get().launch(new HwCommand(nb.getAndIncrement(), Command.spin(1000)));
+            }
+        };
+        qa.set(p.open("cuda0", new HwQueueOptions("mixed-a", null), a));
+        qb.set(p.open("cuda0", new HwQueueOptions("mixed-b", null), b));
+        long cpu0 = threads.getThreadCpuTime(cd.watcher().thread().threadId());
+        long wall0 = System.nanoTime();
+        qb.get().launch(new HwCommand(0, Command.spin(1000)));
+        qa.get().launch(new HwCommand(0, Command.spin(50)));
+        Thread.sleep(500);
+        a.stop = true;
+        b.stop = true;
+        int la = na.get();
+        int lb = nb.get();
+        a.await(la);
+        b.await(lb);
+        long wall = System.nanoTime() - wall0;
+        long cpu = threads.getThreadCpuTime(cd.watcher().thread().threadId()) - cpu0;
+        qa.get().close();
+        qb.get().close();
+        check(a.allCompleted(Math.min(la, cap)) && b.allCompleted(Math.min(lb, cap)), "mixed run: " + a.describe() + " / "
+                + b.describe());
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("aCommands", la);
+        r.put("bCommands", lb);
+        r.put("aCompletionLatency_us", Stats.of(diff(a.seen, a.end, Math.min(la, cap))).micros());
+        r.put("bCompletionLatency_us", Stats.of(diff(b.seen, b.end, Math.min(lb, cap))).micros());
+        r.put("watcherCpu_pct", 100.0 * cpu / wall);
+        return r;
+    }
+
     private static long processCpu() {
         var os = ManagementFactory.getOperatingSystemMXBean();
         if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
@@ -485,7 +537,7 @@ public final class CudaSmoke {
         Map<String, Object> modes = (Map<String, Object>) json.get("completion");
         for (var e : modes.entrySet()) {
             for (var r : ((Map<String, Object>) e.getValue()).entrySet()) {
-                if (!(r.getValue() instanceof Map)) {
+                if (!(r.getValue() instanceof Map) || r.getKey().equals("mixed")) {
                     continue;
                 }
                 Map<String, Object> m = (Map<String, Object>) r.getValue();
@@ -495,6 +547,12 @@ public final class CudaSmoke {
                 System.out.printf(Locale.ROOT, "%-26s %-10s %9s %9s %9s %9s %9s %7.1f%n", e.getKey(), r.getKey(), dev.get("p50"),
                         lat.get("p50"), lat.get("p99"), gap.get("p50"), gap.get("p99"), m.get("watcherCpu_pct"));
             }
+        }
+        for (var e : modes.entrySet()) {
+            Map<String, Object> mx = (Map<String, Object>) ((Map<String, Object>) e.getValue()).get("mixed");
+            Map<String, Object> la = (Map<String, Object>) mx.get("aCompletionLatency_us");
+            System.out.printf(Locale.ROOT, "mixed %-24s spin-50 next to spin-1000: latency p50 %7s us p99 %7s us, %s + %s commands%n",
+                    e.getKey(), la.get("p50"), la.get("p99"), mx.get("aCommands"), mx.get("bCommands"));
         }
         Map<String, Object> prio = (Map<String, Object>) json.get("priority");
         for (var e : prio.entrySet()) {
