@@ -44,6 +44,11 @@ final class SimDevice {
     private int freeEngines;
     private long freeMemory;
     private int rr = -1;
+    /**
+     * Nothing may start before this time: the moment of the last change made from outside (a
+     * reactivate, restore or close at real time "now" must not let a command start in the past).
+     */
+    private long floor;
     private long launches;
     private long starts;
     private long completions;
@@ -207,6 +212,13 @@ final class SimDevice {
         }
     }
 
+    /** Brings the model up to the real clock before a change from outside; returns that time. Caller holds the lock. */
+    private long catchUp() {
+        long now = System.nanoTime();
+        advance(now);
+        return now;
+    }
+
     /** Processes every event due by {@code now}, in virtual-time order. Caller holds the lock. */
     private void advance(long now) {
         while (true) {
@@ -242,8 +254,8 @@ final class SimDevice {
         }
         for (SimQueue q : queues) {
             Pending h = q.eligibleHead();
-            if (h != null && fits(h) && h.readyAt < t) {
-                t = h.readyAt;
+            if (h != null && fits(h)) {
+                t = Math.min(t, Math.max(h.readyAt, floor));
             }
         }
         return t;
@@ -307,7 +319,7 @@ final class SimDevice {
                 int i = (rr + k) % n;
                 SimQueue q = queues.get(i);
                 Pending h = q.eligibleHead();
-                if (h == null || h.readyAt > t || !fits(h)) {
+                if (h == null || Math.max(h.readyAt, floor) > t || !fits(h)) {
                     continue;
                 }
                 q.fifo.pollFirst();
@@ -407,8 +419,8 @@ final class SimDevice {
                     throw new HalException("sim device " + settings.id() + ": injected launch failure (fault.failLaunchEvery="
                             + settings.failLaunchEvery() + ") of #" + command.sequence());
                 }
-                long now = System.nanoTime();
-                advance(now);
+                long now = catchUp();
+                floor = now;
                 fifo.addLast(new Pending(command, now + settings.launchCostMicros() * 1000L, s.micros() * 1000L));
             } finally {
                 lock.unlock();
@@ -421,7 +433,7 @@ final class SimDevice {
             requireLevel(PreemptionLevel.DEACTIVATE);
             lock.lock();
             try {
-                advance(System.nanoTime());
+                floor = catchUp();
                 deactivated = true;
                 if (!settings.lv2Flush() || fifo.isEmpty()) {
                     return List.of();
@@ -442,7 +454,7 @@ final class SimDevice {
             requireLevel(PreemptionLevel.DEACTIVATE);
             lock.lock();
             try {
-                advance(System.nanoTime());
+                floor = catchUp();
                 deactivated = false;
             } finally {
                 lock.unlock();
@@ -456,8 +468,8 @@ final class SimDevice {
             long saveUntil;
             lock.lock();
             try {
-                long now = System.nanoTime();
-                advance(now);
+                long now = catchUp();
+                floor = now;
                 interrupted = true;
                 Running r = running;
                 if (r == null) {
@@ -489,7 +501,7 @@ final class SimDevice {
             requireLevel(PreemptionLevel.INTERRUPT);
             lock.lock();
             try {
-                advance(System.nanoTime());
+                floor = catchUp();
                 interrupted = false;
                 if (saved != null) {
                     fifo.addFirst(saved);
@@ -515,6 +527,7 @@ final class SimDevice {
                 if (closed) {
                     return;
                 }
+                floor = catchUp();
                 closed = true;
                 fifo.clear();
                 saved = null;
