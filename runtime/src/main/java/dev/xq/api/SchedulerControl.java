@@ -26,8 +26,14 @@ public interface SchedulerControl {
     /** @return the policies that can be selected */
     List<PolicyInfo> policies();
 
-    /** @return counters since the node started */
+    /** @return counters since the node started; the timing figures since the last {@link #resetStats()} */
     SchedulerStats stats();
+
+    /**
+     * Starts a new measuring window for the timing figures (decision percentiles, longest
+     * event-to-decision gap); the counters keep counting.
+     */
+    void resetStats();
 
     /**
      * A selectable policy.

@@ -285,6 +285,11 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
         return scheduler.stats();
     }
 
+    @Override
+    public void resetStats() {
+        scheduler.resetStats();
+    }
+
     // ------------------------------------------------------------------ Scheduler.Source
 
     @Override

@@ -218,6 +218,11 @@ public class RuntimeComponent implements XQueueService, SchedulerControl {
         return core.stats();
     }
 
+    @Override
+    public void resetStats() {
+        core.resetStats();
+    }
+
     /** @return the core, for the shell commands of this bundle */
     XqCore core() {
         return core;
