@@ -44,6 +44,8 @@ final class CompletionWatcher {
 
     private static final long MIN_SLEEP_NANOS = 5_000;
     private static final long HOSTFUNC_SAFETY_NANOS = 2_000_000;
+    private static final long CALIBRATION_ROOM_NANOS = 200_000;
+    private static final long MIN_CALIBRATION_ROOM_NANOS = 30_000;
     /** PR_SET_TIMERSLACK (linux/prctl.h). */
     private static final int PR_SET_TIMERSLACK = 29;
 
@@ -163,6 +165,9 @@ final class CompletionWatcher {
         long sleep = MIN_SLEEP_NANOS;
         while (running) {
             releaseRetired();
+            if (clock.overdue(System.nanoTime()) && !renewClock()) {
+                continue;
+            }
             int done = 0;
             HalException fault = null;
             for (CudaQueue q : queues) {
@@ -191,13 +196,10 @@ final class CompletionWatcher {
                 continue;
             }
             long now = System.nanoTime();
-            try {
-                clock.renewIfOld(now);
-            } catch (HalException e) {
-                device.fail(e);
-                continue;
-            }
             if (!anyInFlight()) {
+                if (clock.due(now) && !renewClock()) {
+                    continue;
+                }
                 wakeAt = Long.MAX_VALUE;
                 sleeping = true;
                 // re-check after announcing the sleep: a launch in between has seen the flag
@@ -215,8 +217,15 @@ final class CompletionWatcher {
             }
             switch (mode) {
                 case POLL -> sleep = waitPredicted(now, sleep);
-                case SYNC_SPIN, SYNC_BLOCK -> synchronizeOldest();
+                case SYNC_SPIN, SYNC_BLOCK -> {
+                    if (!clock.due(now) || renewClock()) {
+                        synchronizeOldest();
+                    }
+                }
                 case HOST_FUNC -> {
+                    if (clock.due(now)) {
+                        renewClock();
+                    }
                     if (!signalled) {
                         sleepFor(HOSTFUNC_SAFETY_NANOS);
                     }
@@ -278,8 +287,32 @@ final class CompletionWatcher {
         if (backOff || wake == Long.MAX_VALUE) {
             wake = Math.min(wake, now + sleep);
         }
+        long room = wake - now;
+        if (room > MIN_CALIBRATION_ROOM_NANOS && clock.due(now)) {
+            // a renewal spins ~5 us per try: one try when the next end is near, five when there is time
+            renewClock(room > CALIBRATION_ROOM_NANOS ? 5 : 1);
+            return sleep;
+        }
         sleepFor(wake - now);
         return backOff ? Math.min(sleep * 2, maxSleepNanos) : MIN_SLEEP_NANOS;
+    }
+
+    /** @return false if the clock could not be read: the device has failed */
+    private boolean renewClock() {
+        return renewClock(5);
+    }
+
+    private boolean renewClock(int tries) {
+        if (device.fault() != null) {
+            return true;
+        }
+        try {
+            clock.calibrate(tries);
+            return true;
+        } catch (HalException e) {
+            device.fail(e);
+            return false;
+        }
     }
 
     private void synchronizeOldest() {

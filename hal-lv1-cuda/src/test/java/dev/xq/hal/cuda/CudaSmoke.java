@@ -123,6 +123,7 @@ public final class CudaSmoke {
                 }
                 m.put("mixed", mixed(p, cd));
                 m.put("timerSlack", cd.watcher().timerSlack());
+                m.put("clock", clockStats(cd));
             }
             modes.put(v.name(), m);
             System.out.println("mode " + v.name() + " done");
@@ -429,6 +430,18 @@ public final class CudaSmoke {
         return r;
     }
 
+    private static Map<String, Object> clockStats(CudaDevice cd) {
+        DeviceClock c = cd.clock();
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("calibrations", c.calibrations());
+        r.put("rejected", c.rejected());
+        r.put("lastWidthUs", c.widthNanos() / 1000.0);
+        r.put("maxJumpUs", c.maxJumpNanos() / 1000.0);
+        r.put("meanJumpUs", c.meanJumpNanos() / 1000.0);
+        r.put("fittedRatePpm", c.ratePpm());
+        return r;
+    }
+
     private static long processCpu() {
         var os = ManagementFactory.getOperatingSystemMXBean();
         if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
@@ -537,7 +550,7 @@ public final class CudaSmoke {
         Map<String, Object> modes = (Map<String, Object>) json.get("completion");
         for (var e : modes.entrySet()) {
             for (var r : ((Map<String, Object>) e.getValue()).entrySet()) {
-                if (!(r.getValue() instanceof Map) || r.getKey().equals("mixed")) {
+                if (!(r.getValue() instanceof Map) || r.getKey().equals("mixed") || r.getKey().equals("clock")) {
                     continue;
                 }
                 Map<String, Object> m = (Map<String, Object>) r.getValue();
@@ -553,6 +566,9 @@ public final class CudaSmoke {
             Map<String, Object> la = (Map<String, Object>) mx.get("aCompletionLatency_us");
             System.out.printf(Locale.ROOT, "mixed %-24s spin-50 next to spin-1000: latency p50 %7s us p99 %7s us, %s + %s commands%n",
                     e.getKey(), la.get("p50"), la.get("p99"), mx.get("aCommands"), mx.get("bCommands"));
+        }
+        for (var e : modes.entrySet()) {
+            System.out.println("clock " + e.getKey() + ": " + ((Map<String, Object>) e.getValue()).get("clock"));
         }
         Map<String, Object> prio = (Map<String, Object>) json.get("priority");
         for (var e : prio.entrySet()) {
