@@ -54,7 +54,7 @@ final class DrfScenario implements Scenario {
         ctx.requirePolicies("drf");
         long t = p.longValue("T");
         SimDevice dev = SimDevice.create(ctx, new SimDevice.Spec("sim-drf", p.intValue("engines"), p.longValue("memory_gb") * GB,
-                p.intValue("level"), "stall", 0, 0, 0));
+                p.intValue("level"), "stall", -1, -1, -1));
         ctx.onClose(dev);
         DeviceInfo info = dev.info();
         ctx.out().line("created sim device " + info.id() + ": " + info.engines() + " engines, " + info.memoryBytes() / GB + " GB, Lv"
@@ -102,6 +102,8 @@ final class DrfScenario implements Scenario {
         }
         report.note("a_tasks/b_tasks = time-averaged number of the tenant's commands between start and end (CommandResult); "
                 + "*_mode = the count seen most often; DRF's answer for this device is A 3, B 2, dominant shares 2/3 each");
+        report.note("native: the sim starts waiting commands round-robin across hardware queues, so its packing depends on that "
+                + "arbitration, not on a fairness goal");
         report.barFigure("a_tasks");
         report.barFigure("b_tasks");
         return report;

@@ -135,10 +135,18 @@ public final class ModeRun {
 
     private String status(long elapsed) {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "  [%s] %.0f s:", mode.label(), elapsed / 1e9));
-        for (TaskStream s : streams) {
-            sb.append(' ').append(s.tenant()).append(' ').append(s.completedTasks()).append(" tasks,");
+        if (streams.size() <= 4) {
+            for (TaskStream s : streams) {
+                var st = s.queue().status();
+                sb.append(' ').append(s.tenant()).append(' ').append(s.completedTasks()).append(" tasks (")
+                        .append(st.state().name().toLowerCase(Locale.ROOT)).append(", ").append(st.pending()).append(" pending, ")
+                        .append(st.inFlight()).append(" in flight),");
+            }
+        } else {
+            sb.append(' ').append(streams.size()).append(" queues ").append(streams.stream().mapToInt(TaskStream::completedTasks).sum())
+                    .append(" tasks,");
         }
-        sb.append(" commands in flight or pending ").append(ledger.outstanding());
+        sb.append(" commands not yet ended ").append(ledger.outstanding());
         return sb.toString();
     }
 

@@ -29,7 +29,7 @@ public final class SimDevice implements AutoCloseable {
         this.info = info;
     }
 
-    /** What to create. */
+    /** What to create; a cost below 0 leaves the sim's default. */
     public record Spec(String id, int engines, long memoryBytes, int maxLevel, String lv2Mode,
                        long saveCostMicros, long restoreCostMicros, long launchCostMicros) { }
 
@@ -56,9 +56,9 @@ public final class SimDevice implements AutoCloseable {
         props.put("memoryBytes", spec.memoryBytes());
         props.put("maxLevel", spec.maxLevel());
         props.put("lv2Mode", spec.lv2Mode());
-        props.put("saveCostMicros", spec.saveCostMicros());
-        props.put("restoreCostMicros", spec.restoreCostMicros());
-        props.put("launchCostMicros", spec.launchCostMicros());
+        putIfSet(props, "saveCostMicros", spec.saveCostMicros());
+        putIfSet(props, "restoreCostMicros", spec.restoreCostMicros());
+        putIfSet(props, "launchCostMicros", spec.launchCostMicros());
         c.update(props);
         SimDevice d = null;
         try {
@@ -70,6 +70,12 @@ public final class SimDevice implements AutoCloseable {
                 c.delete();
             }
             ctx.bundles().ungetService(ref);
+        }
+    }
+
+    private static void putIfSet(Hashtable<String, Object> props, String key, long value) {
+        if (value >= 0) {
+            props.put(key, value);
         }
     }
 
