@@ -39,6 +39,12 @@ import java.util.concurrent.locks.LockSupport;
  * </ul>
  * Listener calls happen on this thread with no lock held: the runtime launches the next
  * command from inside {@code completed}.
+ *
+ * <p>Why poll is the default (H100, spin-T commands chained from {@code completed}, completion
+ * latency p50 / CPU of this thread): poll 7.8 us / 41 % at T=100 and 5.4 us / 8 % at T=500;
+ * sync-spin 7-10 us / 100 %, and it holds a short queue up behind a long one on another stream;
+ * sync-block 41-77 us; hostfunc 51-99 us, and its callback holds the stream, leaving the device
+ * idle ~50-75 us between commands. Numbers and method: README.md, results/.
  */
 final class CompletionWatcher {
 

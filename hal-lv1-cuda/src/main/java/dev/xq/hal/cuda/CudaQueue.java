@@ -22,8 +22,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Why two events per command rather than one after each command, chained: a command's start
  * is then the device's own timestamp even when the stream was idle before it (with chaining it
  * would be the previous command's end, which can lie long before this launch), and the command's
- * device time is exactly cuEventElapsedTime(start, end). The second cuEventRecord costs about a
- * microsecond of host time per launch.
+ * device time is exactly cuEventElapsedTime(start, end). The second cuEventRecord costs about
+ * 1.2 us of host time per launch (H100; cuLaunchKernel itself: 3.8 us). A start event marks when
+ * the stream reached the command, not when its blocks got SMs: a kernel that waits behind
+ * another stream's kernel counts the wait.
  *
  * <p>Threads: {@link #launch} and {@link #close} take {@code launchLock}; the completion thread
  * alone queries events, recycles them and finally destroys the stream, so it needs no lock that
