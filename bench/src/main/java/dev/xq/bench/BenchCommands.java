@@ -117,10 +117,6 @@ public class BenchCommands {
                 report = scenario.run(ctx, a.params());
             }
             StringBuilder text = new StringBuilder(TextTable.render(report));
-            long lost = report.totalCounts().lost();
-            if (lost > 0) {
-                text.append("LOST: ").append(lost).append(" submitted commands neither completed, failed nor were cancelled\n");
-            }
             if (json != null) {
                 Files.writeString(json, Json.write(report.toJsonObject()));
                 text.append("wrote ").append(json).append('\n');

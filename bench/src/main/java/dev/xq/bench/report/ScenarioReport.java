@@ -18,6 +18,10 @@ public final class ScenarioReport {
     private final Map<String, Object> summary = new LinkedHashMap<>();
     private final List<String> notes = new ArrayList<>();
     private final List<String> barFigures = new ArrayList<>();
+    private final List<Goal> goals = new ArrayList<>();
+
+    /** A goal the scenario states (e.g. "xq:drf runs 3 A and 2 B tasks"), and whether this run met it. */
+    public record Goal(String goal, boolean met, String measured) { }
 
     public ScenarioReport(String scenario, String device, Map<String, Object> params) {
         this.scenario = scenario;
@@ -61,6 +65,20 @@ public final class ScenarioReport {
         return notes;
     }
 
+    /** Records whether a stated goal was met; a missed goal is reported, not thrown. */
+    public void goal(String goal, boolean met, String measured) {
+        goals.add(new Goal(goal, met, measured));
+    }
+
+    /** @return the goals checked, the no-lost-command goal first */
+    public List<Goal> goals() {
+        List<Goal> all = new ArrayList<>();
+        long lost = totalCounts().lost();
+        all.add(new Goal("no submitted command is lost", lost == 0, "lost " + lost));
+        all.addAll(goals);
+        return all;
+    }
+
     /** Names a figure to draw as a bar chart across modes with {@code --plot}. */
     public void barFigure(String name) {
         barFigures.add(name);
@@ -102,6 +120,15 @@ public final class ScenarioReport {
         if (!summary.isEmpty()) {
             o.put("summary", summary);
         }
+        List<Object> gs = new ArrayList<>();
+        for (Goal g : goals()) {
+            Map<String, Object> go = new LinkedHashMap<>();
+            go.put("goal", g.goal());
+            go.put("met", g.met());
+            go.put("measured", g.measured());
+            gs.add(go);
+        }
+        o.put("goals", gs);
         if (!notes.isEmpty()) {
             o.put("notes", notes);
         }

@@ -70,6 +70,9 @@ public final class TextTable {
         for (String n : r.notes()) {
             out.append("note: ").append(n).append('\n');
         }
+        for (ScenarioReport.Goal g : r.goals()) {
+            out.append("goal ").append(g.met() ? "MET:    " : "MISSED: ").append(g.goal()).append(" (").append(g.measured()).append(")\n");
+        }
         return out.toString();
     }
 

@@ -96,6 +96,9 @@ final class AgingScenario implements Scenario {
             report.add(m);
         }
         report.note("hp keeps two tasks submitted at all times; lp keeps one; hp latency includes waiting behind its own previous task");
+        ModeResult aging = report.modes().getLast();
+        report.goal("under xq:hpf-aging lp is not starved", aging.number("lp_tasks_per_s") > 0,
+                "lp " + aging.figure("lp_tasks_per_s") + " tasks/s, longest wait " + aging.figure("lp_max_wait") + " ms");
         report.barFigure("lp_tasks_per_s");
         report.barFigure("lp_max_wait");
         return report;

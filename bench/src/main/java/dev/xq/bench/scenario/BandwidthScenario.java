@@ -104,6 +104,10 @@ final class BandwidthScenario implements Scenario {
         }
         report.note("shares = device time each tenant's commands ran ([start, end) from CommandResult; where an interrupted "
                 + "command's span encloses another's, the inner one owns that time) over the total; busy = device time / wall time");
+        double want = (double) p.intValue("a") / (p.intValue("a") + p.intValue("b"));
+        double got = report.modes().getLast().number("share_a");
+        report.goal(String.format(java.util.Locale.ROOT, "under xq:bandwidth tenant a gets %.2f of the device time (+-0.05)", want),
+                Math.abs(got - want) <= 0.05, "share_a " + got);
         report.barFigure("share_a");
         report.barFigure("busy");
         return report;

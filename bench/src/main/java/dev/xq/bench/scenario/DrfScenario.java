@@ -104,6 +104,11 @@ final class DrfScenario implements Scenario {
                 + "*_mode = the count seen most often; DRF's answer for this device is A 3, B 2, dominant shares 2/3 each");
         report.note("native: the sim starts waiting commands round-robin across hardware queues, so its packing depends on that "
                 + "arbitration, not on a fairness goal");
+        if (info.engines() == 9 && info.memoryBytes() == 18 * GB) {
+            ModeResult drf = report.modes().getLast();
+            report.goal("under xq:drf the steady state is A 3 tasks, B 2 tasks", drf.number("a_tasks_mode") == 3 && drf.number("b_tasks_mode") == 2,
+                    "A " + drf.figure("a_tasks_mode") + ", B " + drf.figure("b_tasks_mode") + " most often");
+        }
         report.barFigure("a_tasks");
         report.barFigure("b_tasks");
         return report;

@@ -29,6 +29,8 @@ import dev.xq.bench.workload.TaskShape;
  */
 final class EdfScenario implements Scenario {
 
+    static final String KEDF_PID = "dev.xq.policy.kedf";
+
     @Override
     public String name() {
         return "edf";
@@ -51,6 +53,7 @@ final class EdfScenario implements Scenario {
                 ParamSpec.decimal("sigma", 2.0, 0.1, 5.0, "shape of the log-normal gaps"),
                 ParamSpec.decimal("seconds", 5, 0.5, 3600, "length of each mode at each load"),
                 ParamSpec.integer("pool", 8, 1, 256, "queues per client: requests in flight at once per client"),
+                ParamSpec.integer("k", 4, 1, 4096, "K of kedf (set through Config Admin PID " + KEDF_PID + " for the run)"),
                 ParamSpec.integer("seed", 1, 0, Long.MAX_VALUE, "seed of the arrivals (the same in every mode)"));
     }
 
@@ -58,6 +61,7 @@ final class EdfScenario implements Scenario {
     public ScenarioReport run(ScenarioContext ctx, Params p) throws Exception {
         ctx.requirePolicies("hpf", "edf", "kedf");
         ScenarioReport report = new ScenarioReport(name(), ctx.device(), p.asMap());
+        ctx.onClose(PolicySettings.apply(ctx, KEDF_PID, java.util.Map.of("kedf.k", p.intValue("k"))));
         TaskShape shape = TaskShape.spins(p.intValue("n"), p.longValue("T"));
         FgBgWorkload cal = FgBgWorkload.calibrate(ctx, shape, 1.0, 5);
         long standalone = cal.standaloneNanos;

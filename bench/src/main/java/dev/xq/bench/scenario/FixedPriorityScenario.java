@@ -79,6 +79,10 @@ final class FixedPriorityScenario implements Scenario {
         report.summary().put("fg_period_ms", Measures.round(w.periodNanos / 1e6));
         report.note("fg latency = submit of a task's first command to the end of its last; fg_p99_over_standalone divides by the "
                 + "standalone task time measured before the modes (" + Measures.round(w.standaloneNanos / 1e6) + " ms)");
+        ModeResult xq = report.modes().getLast();
+        ModeResult nat = report.modes().get(1);
+        report.goal("xq:hpf fg P99 is below native's", xq.number("fg_p99") < nat.number("fg_p99"),
+                "xq:hpf " + xq.figure("fg_p99") + " ms, native " + nat.figure("fg_p99") + " ms");
         report.barFigure("bg_tasks_per_s");
         report.barFigure("fg_p99");
         return report;

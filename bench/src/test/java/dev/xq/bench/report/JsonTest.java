@@ -89,5 +89,7 @@ class JsonTest {
         assertTrue(s.contains("\"a_tasks\": 3"), s);
         assertTrue(s.contains("\"submitted\": 10"), s);
         assertTrue(s.contains("\"lost\": 1"), s);
+        // The no-lost-command goal is always checked, and a loss misses it.
+        assertTrue(s.contains("\"goal\": \"no submitted command is lost\",\n      \"met\": false"), s);
     }
 }

@@ -25,6 +25,9 @@ class TextTableTest {
         assertTrue(lines[4].endsWith(" 2"), t);
         assertEquals(lines[1].length(), lines[2].length(), t);
         assertTrue(t.contains("xq:hpf: explained"), t);
+        assertTrue(t.contains("goal MISSED: no submitted command is lost (lost 2)"), t);
+        r.goal("something stated", true, "as measured");
+        assertTrue(TextTable.render(r).contains("goal MET:    something stated (as measured)"));
     }
 
     @Test
