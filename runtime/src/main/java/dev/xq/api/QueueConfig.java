@@ -9,8 +9,9 @@ package dev.xq.api;
  * @param batch once {@code threshold} is reached, launching resumes when in-flight drops to
  *              {@code threshold - batch}; in [1, threshold]
  * @param windowMicros time budget: launch only while the estimated device time of the commands
- *              in flight stays within this many microseconds (at least one command is always
- *              allowed); 0 turns the budget off; in [0, {@value #MAX_WINDOW_MICROS}]
+ *              in flight stays within this many microseconds; two commands may always be in
+ *              flight once their size is known (one before), so that the device never waits for
+ *              the host; 0 turns the budget off; in [0, {@value #MAX_WINDOW_MICROS}]
  */
 public record QueueConfig(PreemptionLevel level, int threshold, int batch, long windowMicros) {
 
@@ -23,7 +24,7 @@ public record QueueConfig(PreemptionLevel level, int threshold, int batch, long 
     /** XSched's default batch. */
     public static final int DEFAULT_BATCH = 8;
     /** XQ's default time budget of in-flight work. */
-    public static final long DEFAULT_WINDOW_MICROS = 1000;
+    public static final long DEFAULT_WINDOW_MICROS = 300;
 
     public QueueConfig {
         if (level == null) {
@@ -40,7 +41,7 @@ public record QueueConfig(PreemptionLevel level, int threshold, int batch, long 
         }
     }
 
-    /** @return XQ's defaults: the highest level, threshold 16, batch 8, window 1000 us */
+    /** @return XQ's defaults: the highest level, threshold 16, batch 8, window 300 us */
     public static QueueConfig defaults() {
         return new QueueConfig(PreemptionLevel.INTERRUPT, DEFAULT_THRESHOLD, DEFAULT_BATCH, DEFAULT_WINDOW_MICROS);
     }

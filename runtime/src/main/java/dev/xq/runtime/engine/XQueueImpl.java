@@ -290,12 +290,16 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
         long window = config.windowMicros() * 1000L;
         // The time budget: estimated device time of the work in flight, the next one included.
-        // One command always goes. Until a first completion gives an estimate, a command of
-        // unknown size could be long, so only one goes.
+        // Until a first completion gives an estimate, a command of unknown size could be long,
+        // so only one goes. After that, two may always be in flight: with one, the device idles
+        // for every host round trip (completion seen, next launched), a sure loss of throughput.
         if (window == 0 || n == 0) {
             return true;
         }
-        return estimated && (n + 1) * estimateNanos <= window;
+        if (!estimated) {
+            return false;
+        }
+        return n < 2 || (n + 1) * estimateNanos <= window;
     }
 
     // ------------------------------------------------------------------ HAL callbacks

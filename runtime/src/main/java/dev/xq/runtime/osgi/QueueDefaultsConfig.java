@@ -19,5 +19,5 @@ public @interface QueueDefaultsConfig {
 
     @AttributeDefinition(name = "Window (us)", min = "0", max = "60000000",
             description = "Time budget: keep the estimated device time in flight under this; 0 = off")
-    long windowMicros() default 1000;
+    long windowMicros() default 300;
 }

@@ -94,16 +94,20 @@ class XQueueEngineTest {
     void timeBudgetWindowLimitsEstimatedWorkInFlight() {
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
         XQueue q = core.create(QueueOptions.on("m0").with(new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 1000)));
-        submit(q, 10);
+        submit(q, 12);
         ManualDevice.ManualQueue hw = d.opened.getFirst();
         assertEquals(1, hw.launches.size(), "no estimate yet: one command of unknown size");
-        hw.completeNext(400);
-        assertEquals(400, q.status().estimatedCommandMicros());
-        assertEquals(2, hw.onDeviceCount(), "2 x 400 us fits a 1000 us window, 3 x 400 does not");
-        hw.completeNext(400);
-        assertEquals(2, hw.onDeviceCount());
+        hw.completeNext(200);
+        assertEquals(200, q.status().estimatedCommandMicros());
+        assertEquals(5, hw.onDeviceCount(), "5 x 200 us fits a 1000 us window, 6 x 200 does not");
+        hw.completeNext(200);
+        assertEquals(5, hw.onDeviceCount());
+        for (int i = 0; i < 5; i++) {
+            hw.completeNext(900);
+        }
+        assertEquals(2, hw.onDeviceCount(), "long commands: still two in flight, so the device never waits for the host");
         q.configure(new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 0));
-        assertEquals(8, hw.onDeviceCount(), "window off: all 8 not yet completed go (threshold 16)");
+        assertEquals(5, hw.onDeviceCount(), "window off: all 5 not yet completed go (threshold 16)");
     }
 
     @Test
