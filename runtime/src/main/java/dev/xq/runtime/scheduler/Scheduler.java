@@ -66,6 +66,8 @@ public final class Scheduler {
     // guarded by monitor
     private int generation;
     private long decisionStartNanos;
+    private long decisionStartCpuNanos;
+    private long decidingThreadId;
     private Registered deciding;
 
     // statistics
@@ -371,6 +373,8 @@ public final class Scheduler {
                 return;
             }
             decisionStartNanos = now;
+            decidingThreadId = Thread.currentThread().threadId();
+            decisionStartCpuNanos = cpuTime(decidingThreadId);
             deciding = policy;
         }
         long t0 = System.nanoTime();
@@ -441,12 +445,50 @@ public final class Scheduler {
         Tracing.decision(name, views.size(), suspends, resumes, took);
     }
 
+    private String setAsideReason(Registered r) {
+        synchronized (monitor) {
+            return setAside.getOrDefault(r.id(), "");
+        }
+    }
+
     private void setAsideNow(Registered r, String reason) {
         synchronized (monitor) {
             setAside.put(r.id(), reason);
         }
         trips.incrementAndGet();
         Tracing.watchdog(r.name(), reason);
+    }
+
+    /**
+     * Whether the decision under way ran past its deadline: the deadline counts the CPU time
+     * the deciding thread used, so that a thread the OS did not run (a loaded host) or a JVM
+     * pause is not blamed on the policy; a decision that waits without using CPU (a lock, a
+     * sleep) is caught by a wall-clock limit of ten deadlines. Caller holds the monitor.
+     */
+    private String overrun(long deadline) {
+        long wall = System.nanoTime() - decisionStartNanos;
+        long cpu = cpuTime(decidingThreadId);
+        if (cpu >= 0 && decisionStartCpuNanos >= 0) {
+            if (cpu - decisionStartCpuNanos > deadline) {
+                return "decision used more than its deadline of " + deadline / 1000 + " us of CPU";
+            }
+            if (wall > 10 * deadline) {
+                return "decision did not return within " + 10 * deadline / 1000 + " us (ten deadlines)";
+            }
+            return null;
+        }
+        return wall > deadline ? "decision ran past its deadline of " + deadline / 1000 + " us" : null;
+    }
+
+    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** @return CPU time of a thread in nanoseconds, or -1 where the JVM cannot tell */
+    private static long cpuTime(long threadId) {
+        try {
+            return THREADS.isThreadCpuTimeSupported() ? THREADS.getThreadCpuTime(threadId) : -1;
+        } catch (UnsupportedOperationException e) {
+            return -1;
+        }
     }
 
     private void watch() {
@@ -459,13 +501,14 @@ public final class Scheduler {
                 if (!running) {
                     return;
                 }
-                if (decisionStartNanos != 0 && deciding != null && System.nanoTime() - decisionStartNanos > deadline) {
+                String overrun = decisionStartNanos == 0 || deciding == null ? null : overrun(deadline);
+                if (overrun != null) {
                     culprit = deciding;
                     stuck = loop;
                     decisionStartNanos = 0;
                     deciding = null;
                     generation++;
-                    setAside.put(culprit.id(), "decision ran past its deadline of " + deadline / 1000 + " us");
+                    setAside.put(culprit.id(), overrun);
                     startLoop(generation);
                 }
             }
@@ -474,8 +517,8 @@ public final class Scheduler {
                 active = SchedulerControl.NATIVE;
                 swaps.incrementAndGet();
                 Tracing.watchdog(culprit.name(), "deadline");
-                log.error("policy '" + culprit.name() + "' ran past its decision deadline of " + deadline / 1000
-                        + " us; set aside, '" + SchedulerControl.NATIVE + "' decides", null);
+                log.error("policy '" + culprit.name() + "' set aside: " + setAsideReason(culprit) + "; '"
+                        + SchedulerControl.NATIVE + "' decides", null);
                 if (stuck != null) {
                     stuck.interrupt();
                 }

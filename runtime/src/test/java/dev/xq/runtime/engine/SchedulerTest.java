@@ -174,4 +174,28 @@ class SchedulerTest {
         core.scheduler().register("hi", new Highest(), "test", 8);
         eventually(() -> lo.status().suspendedByScheduler(), "the policy is back and decides again");
     }
+
+    @Test
+    void policyThatBlocksIsSetAsideAfterTenDeadlinesOfWallTime() throws Exception {
+        core.scheduler().deadline(5_000_000L);
+        core.scheduler().register("sleepy", new Policy() {
+            @Override
+            public String description() {
+                return "waits on something that never comes";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                try {
+                    Thread.sleep(60_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, "test", 9);
+        core.selectPolicy("sleepy");
+        eventually(() -> core.stats().watchdogTrips() == 1, "watchdog trip for the blocked policy");
+        SchedulerControl.PolicyInfo p = core.policies().stream().filter(i -> i.name().equals("sleepy")).findFirst().orElseThrow();
+        assertTrue(p.setAside().contains("did not return within 50000 us"), p.setAside());
+    }
 }
