@@ -46,6 +46,8 @@ import java.util.concurrent.locks.LockSupport;
  * sync-block 41-77 us; hostfunc 51-99 us, and its callback holds the stream, leaving the device
  * idle ~50-75 us between commands. Numbers and method: README.md, results/.
  */
+// FFM is this class's job: the restricted methods are the point
+@SuppressWarnings("restricted")
 final class CompletionWatcher {
 
     private static final long MIN_SLEEP_NANOS = 5_000;

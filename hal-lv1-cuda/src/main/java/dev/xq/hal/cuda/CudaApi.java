@@ -29,6 +29,8 @@ import java.util.Optional;
  * ({@code _v2} where it does), so the bindings get the same ABI a C program built against
  * CUDA 12/13 headers gets.
  */
+// FFM is this class's job: the restricted methods are the point
+@SuppressWarnings("restricted")
 final class CudaApi {
 
     // ---- CUresult (cuda.h, enum cudaError_enum)

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * pointer: a host function still queued on a stream when a bundle stops must find nothing
  * rather than freed memory.
  */
+// FFM is this class's job: the restricted methods are the point
+@SuppressWarnings("restricted")
 final class HostFuncSignal {
 
     private static final Map<Long, CompletionWatcher> WATCHERS = new ConcurrentHashMap<>();

@@ -44,6 +44,8 @@ import java.util.regex.Pattern;
  * it. {@code xq_spin} waits its argument's nanoseconds; {@code xq_probe} stores its arguments at
  * its first argument as the real PTX does; other kernels do nothing.
  */
+// FFM is this class's job: the restricted methods are the point
+@SuppressWarnings("restricted")
 final class CudaDouble implements AutoCloseable {
 
     static final int NOT_READY = 600;

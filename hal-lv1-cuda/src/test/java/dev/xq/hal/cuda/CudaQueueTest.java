@@ -36,6 +36,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * The adapter's whole launch and completion path, run against {@link CudaDouble} through the
  * same FFM downcalls that reach libcuda on a GPU machine.
  */
+// FFM is this class's job: the restricted methods are the point
+@SuppressWarnings("restricted")
 class CudaQueueTest {
 
     private final CudaDouble cuda = new CudaDouble();

@@ -41,6 +41,8 @@ import java.util.concurrent.locks.LockSupport;
  * of stream priorities on a short high-priority command while a low-priority stream is
  * saturated. Writes {@code cuda-smoke.json} to the output folder and a table to stdout.
  */
+// FFM is this class's job: the restricted methods are the point
+@SuppressWarnings("restricted")
 public final class CudaSmoke {
 
     private final Map<String, Object> json = new LinkedHashMap<>();

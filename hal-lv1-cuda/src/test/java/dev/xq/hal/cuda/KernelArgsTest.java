@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
+// FFM is this class's job: the restricted methods are the point
+@SuppressWarnings("restricted")
 class KernelArgsTest {
 
     /** Follows pointer #i of a kernelParams array to its value. */
