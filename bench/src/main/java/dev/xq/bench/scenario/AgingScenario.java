@@ -29,10 +29,12 @@ final class AgingScenario implements Scenario {
 
     @Override
     public List<ParamSpec> params() {
-        return List.of(
+        List<ParamSpec> p = new java.util.ArrayList<>(List.of(
                 ParamSpec.integer("T", 500, 1, 1_000_000, "spin time of one command, us"),
                 ParamSpec.integer("n", 20, 1, 100_000, "commands per task"),
-                ParamSpec.decimal("seconds", 10, 0.5, 3600, "length of each mode"));
+                ParamSpec.decimal("seconds", 10, 0.5, 3600, "length of each mode")));
+        p.addAll(QueueSettings.params(0, 0, 0, -1));
+        return p;
     }
 
     @Override
@@ -42,7 +44,10 @@ final class AgingScenario implements Scenario {
         double seconds = p.doubleValue("seconds");
         TaskShape shape = TaskShape.spins(p.intValue("n"), p.longValue("T"));
         double standaloneP99 = Double.NaN;
-        for (Mode mode : List.of(Mode.standalone(), Mode.xq("hpf"), Mode.xq("hpf-aging"))) {
+        dev.xq.api.QueueConfig cfg = QueueSettings.config(ctx.service().defaults(), p);
+        List<Mode> modes = List.of(Mode.standalone(), cfg == null ? Mode.xq("hpf") : Mode.xq("hpf", cfg),
+                cfg == null ? Mode.xq("hpf-aging") : Mode.xq("hpf-aging", cfg));
+        for (Mode mode : modes) {
             ctx.out().line("mode " + mode.label() + " for " + seconds + " s");
             ModeRun run = new ModeRun(ctx, mode);
             XQueue hp = run.queue("hp", "hp", Hint.MAX_PRIORITY, new Hint.Priority(2));
