@@ -16,6 +16,7 @@ import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueService;
 import dev.xq.api.SchedulerControl;
+import dev.xq.bench.args.UsageException;
 
 /**
  * What a scenario runs against: the node's services, the chosen device and the progress
@@ -47,7 +48,7 @@ public final class ScenarioContext implements AutoCloseable {
 
     /**
      * @param deviceKind {@code sim} (device {@code sim0}) or {@code cuda} (device {@code cuda0})
-     * @throws IllegalStateException if that device is not on the node (the message lists what is)
+     * @throws UsageException if that device is not on the node (the message lists what is)
      */
     public static ScenarioContext open(XQueueService service, SchedulerControl scheduler, BundleContext bundles,
                                        Progress out, String deviceKind) {
@@ -63,7 +64,8 @@ public final class ScenarioContext implements AutoCloseable {
             }
         }
         if (found == null) {
-            throw new IllegalStateException("device " + id + " (--device " + deviceKind + ") is not on this node; "
+            // A device named on the command line that is not there is a bad argument: no stack trace.
+            throw new UsageException("device " + id + " (--device " + deviceKind + ") is not on this node; "
                     + describeDevices(service) + ". Nothing was run.");
         }
         return new ScenarioContext(service, scheduler, bundles, out, deviceKind, found);
@@ -73,7 +75,8 @@ public final class ScenarioContext implements AutoCloseable {
     public static String describeDevices(XQueueService service) {
         List<String> ds = new ArrayList<>();
         for (DeviceInfo d : service.devices()) {
-            ds.add(d.id() + " (" + d.platform() + ", " + d.engines() + " engines, Lv" + d.maxLevel().number() + ")");
+            ds.add(d.id() + " (" + d.platform() + ", " + d.engines() + (d.engines() == 1 ? " engine" : " engines") + ", Lv"
+                    + d.maxLevel().number() + ")");
         }
         List<String> drivers = new ArrayList<>();
         for (DriverInfo d : service.drivers()) {
