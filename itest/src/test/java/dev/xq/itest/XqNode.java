@@ -1,0 +1,115 @@
+package dev.xq.itest;
+
+import static org.ops4j.pax.exam.CoreOptions.bundle;
+import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
+import static org.ops4j.pax.exam.CoreOptions.junitBundles;
+import static org.ops4j.pax.exam.CoreOptions.systemPackage;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.ops4j.pax.exam.Option;
+
+/**
+ * The framework set-up every test shares: the bundles the node launcher starts, in the same
+ * order, from the folder the build copies them into ({@code xq.itest.bundles}).
+ *
+ * <p>The tests use Pax Exam's native container, so the framework runs inside the surefire JVM:
+ * {@code --enable-native-access=ALL-UNNAMED} comes from surefire's {@code argLine} (a
+ * {@code vmOption} would only reach a forked container), and {@code jdk.jfr} is exported by
+ * the system bundle as on the node ({@code org.osgi.framework.system.packages.extra}).
+ */
+final class XqNode {
+
+    /** Third-party bundles, dependencies before their users. */
+    static final List<String> PLATFORM = List.of(
+            "org.osgi.util.function", "org.osgi.util.promise", "org.osgi.service.component",
+            "org.apache.felix.scr", "org.apache.felix.configadmin", "org.apache.felix.metatype",
+            "org.apache.felix.log", "org.apache.felix.gogo.runtime", "org.apache.felix.gogo.command",
+            "org.apache.felix.fileinstall");
+
+    /** The XQ bundles, in the node's start order. */
+    static final List<String> XQ = List.of(
+            "dev.xq.runtime", "dev.xq.hal.sim", "dev.xq.hal.hip", "dev.xq.hal.kfd", "dev.xq.hal.cuda",
+            "dev.xq.policy.fixedpriority", "dev.xq.policy.edf", "dev.xq.policy.drf", "dev.xq.bench");
+
+    /** Framework property naming the folder with the bundle jars, for tests that copy one. */
+    static final String BUNDLES_PROPERTY = "xq.itest.bundles";
+
+    private XqNode() {
+    }
+
+    /** @return the node's bundles less {@code without}, FileInstall watching a fresh folder */
+    static Option[] options(String... without) {
+        Path dir = bundleDir();
+        Set<String> skip = Set.of(without);
+        List<Option> all = new ArrayList<>();
+        // Pax Exam adds its own packages to org.osgi.framework.system.packages.extra; setting that
+        // property directly would drop them and the driver could no longer see the probe.
+        all.add(systemPackage("jdk.jfr"));
+        all.add(frameworkProperty("felix.log.level").value(System.getProperty("xq.itest.felix.log", "1")));
+        all.add(frameworkProperty(BUNDLES_PROPERTY).value(dir.toString()));
+        all.add(frameworkProperty("felix.fileinstall.dir").value(freshFolder("hot-deploy").toString()));
+        all.add(frameworkProperty("felix.fileinstall.poll").value("500"));
+        all.add(frameworkProperty("felix.fileinstall.noInitialDelay").value("true"));
+        all.add(frameworkProperty("felix.fileinstall.bundles.new.start").value("true"));
+        all.add(frameworkProperty("felix.fileinstall.log.level").value("1"));
+        all.add(frameworkProperty("gosh.args").value("--nointeractive"));
+        all.add(junitBundles());
+        for (String name : PLATFORM) {
+            all.add(bundle(jar(dir, name).toUri().toString()));
+        }
+        for (String name : XQ) {
+            if (!skip.contains(name)) {
+                all.add(bundle(jar(dir, name).toUri().toString()));
+            }
+        }
+        return all.toArray(Option[]::new);
+    }
+
+    static Path jar(Path dir, String symbolicName) {
+        Path jar = dir.resolve(symbolicName + ".jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException(jar + " is missing; the itest build copies the bundles there (mvn -pl itest install)");
+        }
+        return jar;
+    }
+
+    private static Path bundleDir() {
+        String dir = System.getProperty(BUNDLES_PROPERTY);
+        if (dir == null) {
+            throw new IllegalStateException("system property " + BUNDLES_PROPERTY + " is not set; run the tests through Maven");
+        }
+        return Path.of(dir);
+    }
+
+    private static Path freshFolder(String what) {
+        try {
+            Path work = Path.of(System.getProperty("xq.itest.work", System.getProperty("java.io.tmpdir")));
+            Files.createDirectories(work);
+            return Files.createTempDirectory(work, what);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Polls {@code condition} every 20 ms until it holds or {@code millis} pass.
+     * @return whether it held
+     */
+    static boolean eventually(long millis, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + millis * 1_000_000L;
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(20);
+        }
+        return true;
+    }
+}
