@@ -1,5 +1,6 @@
 package dev.xq.bench;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -122,8 +123,16 @@ public class BenchCommands {
                 text.append("wrote ").append(json).append('\n');
             }
             if (plots != null) {
-                for (Path p : Plots.write(report, plots)) {
-                    text.append("wrote ").append(p).append('\n');
+                try {
+                    for (Path p : Plots.write(report, plots)) {
+                        text.append("wrote ").append(p).append('\n');
+                    }
+                } catch (IOException | RuntimeException | Error e) {
+                    // The figures are complete: show them, then fail for what was asked and not done.
+                    out.print(text);
+                    throw new IllegalStateException("plots not written to " + plots + ": " + e
+                            + " (the table above" + (json == null ? "" : " and " + json) + " are complete; "
+                            + "drawing needs fonts, e.g. the fontconfig and fonts-dejavu-core packages)", e);
                 }
             }
             log.info("scenario {} finished: {} modes, counts {}", scenario.name(), report.modes().size(), report.totalCounts());

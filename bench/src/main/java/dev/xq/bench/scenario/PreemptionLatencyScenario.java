@@ -84,15 +84,23 @@ final class PreemptionLatencyScenario implements Scenario {
                 report.note("level " + lv + " skipped: queues on " + ctx.device() + " offer Lv" + used.number() + " at most");
                 continue;
             }
+            Command probe = Command.spin(p.longValue("fgT"));
+            // The probe alone, device idle: what submit -> end costs without any bg in the way.
+            double[] alone = new double[20];
+            for (int i = 0; i < alone.length; i++) {
+                CommandResult r = run.ledger().submit(fg, probe).await(Duration.ofSeconds(60));
+                alone[i] = (r.endNanos() - r.submitNanos()) / 1e3;
+            }
+            double baseline = Percentiles.of(alone).at(50);
             run.add(TaskStream.backToBack("bg", bg, run.ledger(), TaskShape.spins(1, t), p.intValue("depth")));
             double[] us = new double[p.intValue("samples")];
+            double[] endUs = new double[us.length];
             int[] done = {0};
             // Probes run on this thread; bg runs on its own.
             run.start();
             long started = System.nanoTime();
             Thread.sleep(Math.max(50, 20 * t / 1000));
             long nextPrint = System.nanoTime() + 1_000_000_000L;
-            Command probe = Command.spin(p.longValue("fgT"));
             for (int i = 0; i < us.length; i++) {
                 // Random instants, so probes land anywhere within a bg command.
                 long gapMicros = random.nextLong(2 * t, 10 * t + 1);
@@ -107,6 +115,7 @@ final class PreemptionLatencyScenario implements Scenario {
                     throw new IllegalStateException("fg probe " + (i + 1) + " failed at " + mode.label() + ": " + e.getMessage(), e);
                 }
                 us[i] = (r.startNanos() - r.submitNanos()) / 1e3;
+                endUs[i] = Math.max(0, (r.endNanos() - r.submitNanos()) / 1e3 - baseline);
                 done[0]++;
                 if (System.nanoTime() >= nextPrint) {
                     ctx.out().line("  [" + mode.label() + "] " + done[0] + "/" + us.length + " probes");
@@ -122,8 +131,14 @@ final class PreemptionLatencyScenario implements Scenario {
             m.put("p99_us", Measures.round(pc.at(99)));
             m.put("p99_over_T", Measures.round(pc.at(99) / t));
             m.put("max_us", Measures.round(pc.max()));
+            Percentiles pe = Percentiles.of(endUs);
+            m.put("end_p50_us", Measures.round(pe.at(50)));
+            m.put("end_p99_us", Measures.round(pe.at(99)));
+            m.put("end_p99_over_T", Measures.round(pe.at(99) / t));
+            m.put("probe_alone_us", Measures.round(baseline));
             m.put("seconds", Measures.round((System.nanoTime() - started) / 1e9));
             m.samples("preemption latency us", us);
+            m.samples("end-based preemption latency us", endUs);
             m.counts(counts);
             if (!run.drainNote().isEmpty()) {
                 m.note(run.drainNote());
@@ -131,6 +146,9 @@ final class PreemptionLatencyScenario implements Scenario {
             report.add(m);
         }
         report.note("preemption latency = fg probe's start - its submit (CommandResult), with bg spinning " + t + " us commands");
+        report.note("end_* = the probe's submit -> end minus its median submit -> end with the device idle (probe_alone_us): "
+                + "the delay bg caused, whatever the driver calls the start (a CUDA start event marks when the stream reached "
+                + "the kernel, not when its blocks got SMs)");
         report.barFigure("p99_us");
         return report;
     }

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Runs on the GPU machine (no Java there): unpacks the jlinked runtime carried as .jre.tar.xz
+# and runs each line of $SCENARIOS as "xq:bench LINE" on a fresh node. Tables go to stdout;
+# every table and JSON file goes back as one $OUT/results.tar.gz (the device tool returns only
+# a few files). No --plot: the GPU machine has no fonts (fontconfig), which charts need.
+set -u
+kit=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-/tmp/xq-bench}
+res=/tmp/xq-results
+mkdir -p "$out" "$res" /tmp/jre /tmp/xqhot
+[ -x /tmp/jre/bin/java ] || tar -C /tmp/jre -xJf .jre.tar.xz
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$res/gpu.txt" 2>&1 || true
+i=0
+echo "${SCENARIOS:?set SCENARIOS to xq:bench command lines, one per line}" | while IFS= read -r line; do
+  [ -z "$line" ] && continue
+  i=$((i+1))
+  name=$(echo "$line" | cut -d' ' -f1)
+  echo "=== $line"
+  timeout 280 /tmp/jre/bin/java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
+    -Dxq.home="$kit" -Dxq.bundles="$kit/bundles" -jar "$kit/xq-node.jar" --bundles /tmp/xqhot \
+    run xq:bench $line --json "$res/$i-$name.json" > "$res/$i-$name.txt" 2>&1
+  echo "rc=$?" >> "$res/$i-$name.txt"
+  grep -v '^  \[' "$res/$i-$name.txt" | tail -30
+done
+tar -C "$res" -czf "$out/results.tar.gz" .
