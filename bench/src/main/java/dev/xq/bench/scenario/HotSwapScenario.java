@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Locale;
 
 import org.osgi.framework.Bundle;
+import org.osgi.framework.InvalidSyntaxException;
+import org.osgi.framework.ServiceReference;
 
 import dev.xq.api.DriverInfo;
 import dev.xq.api.Hint;
@@ -34,7 +36,8 @@ final class HotSwapScenario implements Scenario {
 
     @Override
     public String summary() {
-        return "fixed-priority workload; at 1/4 select edf, at 1/2 update the " + POLICY_BUNDLE + " bundle in place, at 3/4 select hpf";
+        return "fixed-priority workload; at 1/4 select edf, at 1/2 update the " + POLICY_BUNDLE + " bundle in place, at 3/4 select hpf; "
+                + "a preemption provider bundle serving the device is stopped and started in between";
     }
 
     @Override
@@ -66,7 +69,8 @@ final class HotSwapScenario implements Scenario {
         List<Long> changes = new ArrayList<>();
         List<String> log = new ArrayList<>();
         long total = (long) (seconds * 1e9);
-        List<ModeRun.TimedAction> actions = List.of(
+        List<Bundle> providers = providerBundles(ctx);
+        List<ModeRun.TimedAction> actions = new ArrayList<>(List.of(
                 new ModeRun.TimedAction(Duration.ofNanos(total / 4), () -> {
                     changes.add(System.nanoTime());
                     ctx.selectPolicy("edf", 0);
@@ -86,7 +90,24 @@ final class HotSwapScenario implements Scenario {
                     // The updated bundle re-registers hpf a moment after it restarts.
                     ctx.selectPolicy("hpf", 10_000);
                     say(ctx, log, String.format(Locale.ROOT, "selected hpf again (%.1f ms after asking)", (System.nanoTime() - t0) / 1e6));
-                }));
+                })));
+        if (!providers.isEmpty()) {
+            // Between the update and the last swap: the device's queues drop to their own driver's level and come back.
+            actions.add(new ModeRun.TimedAction(Duration.ofNanos(total * 9 / 16), () -> {
+                changes.add(System.nanoTime());
+                for (Bundle b : providers) {
+                    b.stop();
+                }
+                say(ctx, log, "stopped preemption provider bundle(s) " + names(providers));
+            }));
+            actions.add(new ModeRun.TimedAction(Duration.ofNanos(total * 5 / 8), () -> {
+                changes.add(System.nanoTime());
+                for (Bundle b : providers) {
+                    b.start();
+                }
+                say(ctx, log, "started preemption provider bundle(s) " + names(providers) + " again");
+            }));
+        }
         run.run(Duration.ofNanos(total), actions);
         var counts = run.finish(Duration.ofSeconds(60));
         SchedulerControl.SchedulerStats after = ctx.scheduler().stats();
@@ -111,18 +132,44 @@ final class HotSwapScenario implements Scenario {
         m.counts(counts);
         report.add(m);
         report.notes().addAll(log);
-        boolean provider = false;
-        for (DriverInfo d : ctx.service().drivers()) {
-            if (d.kind().equals("provider") && d.devices().contains(ctx.device())) {
-                provider = true;
-            }
+        if (providers.isEmpty()) {
+            report.note("no preemption provider serves " + ctx.device() + ": no provider bundle to remove and re-add");
         }
-        report.note(provider
-                ? "a preemption provider serves " + ctx.device() + ", but the API does not say which bundle it is: its remove/re-add was not done"
-                : "no preemption provider serves " + ctx.device() + ": no provider bundle to remove and re-add");
         report.note("max_decision_gap_us is the scheduler's longest event-to-decision gap during the run (SchedulerControl.resetStats "
                 + "at its start); swaps counts changes of the deciding policy during the run; fg_p99_during_swaps covers fg tasks released within " + p.doubleValue("around") + " s after each change");
         return report;
+    }
+
+    /**
+     * The bundles that register a preemption provider, when a provider serves the scenario's
+     * device. DriverInfo does not name bundles, so this looks the providers up in the service
+     * registry by the SPI's interface name.
+     */
+    private static List<Bundle> providerBundles(ScenarioContext ctx) throws InvalidSyntaxException {
+        boolean serves = false;
+        for (DriverInfo d : ctx.service().drivers()) {
+            if (d.kind().equals("provider") && d.devices().contains(ctx.device())) {
+                serves = true;
+            }
+        }
+        List<Bundle> out = new ArrayList<>();
+        if (!serves) {
+            return out;
+        }
+        ServiceReference<?>[] refs = ctx.bundles().getAllServiceReferences("dev.xq.hal.spi.PreemptionProvider", null);
+        if (refs != null) {
+            for (ServiceReference<?> r : refs) {
+                Bundle b = r.getBundle();
+                if (b != null && !out.contains(b)) {
+                    out.add(b);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static String names(List<Bundle> bundles) {
+        return bundles.stream().map(Bundle::getSymbolicName).toList().toString();
     }
 
     private static void say(ScenarioContext ctx, List<String> log, String line) {
