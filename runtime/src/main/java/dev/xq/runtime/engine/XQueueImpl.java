@@ -54,7 +54,6 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
     private final QueueEvents events;
     private final RuntimeLog log;
     private volatile HwQueue hw;
-    private final java.util.concurrent.ScheduledExecutorService timer;
 
     private final ReentrantLock state = new ReentrantLock();
     private final ReentrantLock control = new ReentrantLock();
@@ -85,10 +84,6 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
     private long readySinceNanos;
     private long lastResumedNanos;
     private long launched;
-    /** When the oldest command in flight began to run, as far as the host can tell; 0 with none in flight. */
-    private long headSinceNanos;
-    /** A just-in-time launch timer is set for this moment; 0 when none. */
-    private long launchTimerNanos;
     private long submitToLaunchNanos;
 
     // --- guarded by control ---
@@ -99,16 +94,6 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
 
     public XQueueImpl(long handle, String name, String device, String group, QueueConfig config, List<Hint> initialHints,
                       QueueEvents events, RuntimeLog log) {
-        this(handle, name, device, group, config, initialHints, events, log, null);
-    }
-
-    /**
-     * @param timer where just-in-time launches at level 1 are scheduled; {@code null} keeps two
-     *        commands in flight instead
-     */
-    public XQueueImpl(long handle, String name, String device, String group, QueueConfig config, List<Hint> initialHints,
-                      QueueEvents events, RuntimeLog log, java.util.concurrent.ScheduledExecutorService timer) {
-        this.timer = timer;
         this.handle = handle;
         this.name = name == null || name.isEmpty() ? "q" + handle : name;
         this.device = device;
@@ -256,9 +241,6 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
                     return;
                 }
                 s = pending.pollFirst();
-                if (inFlight.isEmpty()) {
-                    headSinceNanos = System.nanoTime();
-                }
                 inFlight.addLast(s);
                 launched++;
                 submitToLaunchNanos += System.nanoTime() - s.submitNanos;
@@ -317,47 +299,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         if (!estimated) {
             return false;
         }
-        if ((n + 1) * estimateNanos <= window) {
-            return true;
-        }
-        if (n >= 2) {
-            return false;
-        }
-        if (timer == null || effectiveLevelLocked() != PreemptionLevel.BLOCK) {
-            // Above level 1 preemption does not wait for the work in flight, so keep two in flight.
-            return true;
-        }
-        // Level 1, commands longer than the budget: launch the next one just in time, when the
-        // work ahead of it is down to the lead that hides the host round trip. A preemption then
-        // waits for the rest of the running command only, not for a whole queued one as well.
-        long now = System.nanoTime();
-        long remaining = n * estimateNanos - Math.max(0, now - headSinceNanos);
-        if (remaining <= LAUNCH_LEAD_NANOS) {
-            return true;
-        }
-        long due = now + remaining - LAUNCH_LEAD_NANOS;
-        if (launchTimerNanos == 0 || due < launchTimerNanos) {
-            launchTimerNanos = due;
-            timer.schedule(this::launchTimerFired, due - now, java.util.concurrent.TimeUnit.NANOSECONDS);
-        }
-        return false;
-    }
-
-    /**
-     * How much work may be left ahead of a just-in-time launch: enough to cover completion
-     * detection plus a launch (tens of microseconds on a GPU, measured in hal-lv1-cuda/README.md)
-     * with room for timer jitter.
-     */
-    static final long LAUNCH_LEAD_NANOS = 100_000;
-
-    private void launchTimerFired() {
-        state.lock();
-        try {
-            launchTimerNanos = 0;
-        } finally {
-            state.unlock();
-        }
-        pump();
+        return n < 2 || (n + 1) * estimateNanos <= window;
     }
 
     // ------------------------------------------------------------------ HAL callbacks
@@ -378,8 +320,6 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
             estimateNanos = estimated ? estimateNanos + (d - estimateNanos) / 4 : d;
             estimated = true;
             completed++;
-            // the next one in flight started when this one ended (stream order)
-            headSinceNanos = inFlight.isEmpty() ? 0 : Math.min(endNanos, System.nanoTime());
             idle = pending.isEmpty() && inFlight.isEmpty();
             if (idle) {
                 readySinceNanos = 0;

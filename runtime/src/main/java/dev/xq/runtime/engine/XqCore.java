@@ -40,24 +40,12 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
     private final ConcurrentSkipListMap<Long, XQueueImpl> queues = new ConcurrentSkipListMap<>();
     private final Map<XQueueImpl, XpuDriver> owners = new java.util.concurrent.ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong();
-    /** One thread for every queue's just-in-time launches at level 1. */
-    private final java.util.concurrent.ScheduledThreadPoolExecutor launchTimer = launchTimer();
     private volatile QueueConfig defaults = QueueConfig.defaults();
     private volatile PolicySelectionSink selectionSink = name -> { };
 
     /** Lets the OSGi layer persist a selection in Config Admin. */
     public interface PolicySelectionSink {
         void selected(String name);
-    }
-
-    private static java.util.concurrent.ScheduledThreadPoolExecutor launchTimer() {
-        var t = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
-            Thread th = new Thread(r, "xq-launch-timer");
-            th.setDaemon(true);
-            return th;
-        });
-        t.setRemoveOnCancelPolicy(true);
-        return t;
     }
 
     public XqCore(RuntimeLog log) {
@@ -75,7 +63,6 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
             q.close(java.time.Duration.ofMillis(500));
         }
         scheduler.stop();
-        launchTimer.shutdownNow();
     }
 
     public Scheduler scheduler() {
@@ -171,7 +158,7 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
         }
         QueueConfig cfg = options.config() == null ? defaults : options.config();
         long handle = handles.incrementAndGet();
-        XQueueImpl q = new XQueueImpl(handle, options.name(), options.device(), options.group(), cfg, options.hints(), this, log, launchTimer);
+        XQueueImpl q = new XQueueImpl(handle, options.name(), options.device(), options.group(), cfg, options.hints(), this, log);
         HwQueue hw = f.driver().open(options.device(), new HwQueueOptions(q.name(), options.nativePriority()), q);
         q.attach(hw);
         owners.put(q, f.driver());

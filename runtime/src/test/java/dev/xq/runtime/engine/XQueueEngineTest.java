@@ -91,7 +91,7 @@ class XQueueEngineTest {
     }
 
     @Test
-    void timeBudgetWindowLimitsEstimatedWorkInFlight() throws Exception {
+    void timeBudgetWindowLimitsEstimatedWorkInFlight() {
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
         XQueue q = core.create(QueueOptions.on("m0").with(new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 1000)));
         submit(q, 12);
@@ -105,15 +105,7 @@ class XQueueEngineTest {
         for (int i = 0; i < 5; i++) {
             hw.completeNext(900);
         }
-        assertEquals(1, hw.onDeviceCount(), "level 1, commands longer than the window: the next one waits");
-        long t0 = System.nanoTime();
-        while (hw.onDeviceCount() < 2 && System.nanoTime() - t0 < 2_000_000_000L) {
-            Thread.sleep(1);
-        }
-        assertEquals(2, hw.onDeviceCount(), "just in time, 100 us before the running one is expected to end, the next goes");
-        assertTrue(System.nanoTime() - t0 >= 300_000L, "not at once: the estimate is over 600 us");
-        Thread.sleep(30);
-        assertEquals(2, hw.onDeviceCount(), "never more than two while the window is exceeded");
+        assertEquals(2, hw.onDeviceCount(), "long commands: still two in flight, so the device never waits for the host");
         q.configure(new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 0));
         assertEquals(5, hw.onDeviceCount(), "window off: all 5 not yet completed go (threshold 16)");
     }
