@@ -151,6 +151,9 @@ public final class AgingHighestPriorityFirst implements Policy {
                     decision.wakeAt(resumed + s.quantumNanos());
                 } else {
                     decision.hold(q);
+                    // Held at the end of its quantum: it must age again without waiting for another
+                    // event, which a top queue that never goes idle would never send.
+                    decision.wakeAt(waitingSince(q, s) + s.thresholdNanos() + s.nanosToGain(top - base));
                 }
                 continue;
             }

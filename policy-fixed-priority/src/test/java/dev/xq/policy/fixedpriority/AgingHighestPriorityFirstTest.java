@@ -154,4 +154,17 @@ class AgingHighestPriorityFirstTest {
                 (double) AgingConfig.class.getMethod("aging_rate").getDefaultValue(),
                 (long) AgingConfig.class.getMethod("aging_quantum").getDefaultValue()), new AgingHighestPriorityFirst().settings());
     }
+
+    @Test
+    void queueHeldAtTheEndOfItsQuantumAsksToAgeAgainWithoutAnotherEvent() {
+        // Bug found by the aging scenario: a top queue that never goes idle sends no events, so
+        // the held queue's next turn has to come from a timer set when its quantum ends.
+        long resumed = 30 * MS;
+        long quantumEnd = resumed + 5 * MS;
+        RecordingActions held = decide(view(quantumEnd,
+                queue(1).priority(5).readySince(0).resumedAt(0).build(),
+                queue(2).priority(1).readySince(1 * MS).resumedAt(resumed).build()));
+        assertFalse(held.runs(2));
+        assertEquals(quantumEnd + 10 * MS + 8 * MS, held.wake, "threshold + 4 levels at 0.5/ms after the quantum ended");
+    }
 }
