@@ -4,14 +4,17 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.osgi.service.component.annotations.Component;
 
-/** Gogo commands in scope {@code sim}: list the simulated devices, lose one on purpose. */
+/**
+ * Gogo commands in scope {@code sim}: list the simulated devices, lose one on purpose. Gogo
+ * finds public methods by the {@code osgi.command.function} names, so no Gogo API is needed.
+ */
 @Component(service = SimCommands.class, property = {
         "osgi.command.scope=sim",
         "osgi.command.function=devices",
         "osgi.command.function=lose"})
 public class SimCommands {
 
-    /** sim:devices: every simulated device and its state. */
+    /** @return {@code sim:devices}: every simulated device of this bundle and its state, one a line */
     public String devices() {
         StringBuilder sb = new StringBuilder();
         for (Map.Entry<String, SimDevice> e : new TreeMap<>(SimDeviceComponent.DEVICES).entrySet()) {
@@ -24,14 +27,18 @@ public class SimCommands {
         return sb.isEmpty() ? "no simulated devices" : sb.toString();
     }
 
-    /** sim:lose ID: the device is lost; its queues fail their outstanding commands. */
+    /**
+     * {@code sim:lose ID}: the device is lost; every queue on it hears so once and launches are
+     * refused, until its configuration is changed or the bundle restarts.
+     * @throws IllegalArgumentException naming the id and the devices there are, if there is no such device
+     */
     public String lose(String id) {
         SimDevice d = SimDeviceComponent.DEVICES.get(id);
         if (d == null) {
+            Map<String, SimDevice> all = new TreeMap<>(SimDeviceComponent.DEVICES);
             throw new IllegalArgumentException("no simulated device '" + id + "'; devices: "
-                    + String.join(", ", new TreeMap<>(SimDeviceComponent.DEVICES).keySet()));
+                    + (all.isEmpty() ? "none" : String.join(", ", all.keySet())));
         }
-        d.lose("lost on purpose by sim:lose");
-        return "sim device " + id + " lost";
+        return d.lose("lost on purpose by sim:lose") ? "sim device " + id + " lost" : "sim device " + id + " was lost already";
     }
 }

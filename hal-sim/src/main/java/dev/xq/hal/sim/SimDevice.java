@@ -9,11 +9,15 @@ import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 
 /**
  * A simulated XPU: {@code engines} execution engines and {@code memoryBytes} of memory, shared
@@ -23,7 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * became visible to the device (launch + launch cost) and the moment its engines became free,
  * and ends exactly its duration later, whenever the device thread happens to wake up. Thread
  * wake-up jitter therefore delays only the <em>callbacks</em> (which is what a host sees of a
- * real device too), never the device's own timeline.
+ * real device too), never the device's own timeline. Every change from outside first brings
+ * the model up to the real clock, and nothing may start before the last such change.
  *
  * <p>Arbitration between queues is round-robin, starting after the queue served last, skipping
  * queues whose head does not fit right now: a model of a GPU's hardware scheduler interleaving
@@ -33,74 +38,85 @@ import java.util.concurrent.locks.ReentrantLock;
 final class SimDevice {
 
     private final SimSettings settings;
+    private final BiConsumer<String, Throwable> errors;
     private final ReentrantLock lock = new ReentrantLock();
     private final Thread thread;
     private volatile boolean running = true;
 
     // --- guarded by lock ---
-    private final List<SimQueue> queues = new ArrayList<>();
-    private final List<Running> active = new ArrayList<>();
+    /** Open queues by slot; a slot is reused after its queue closes. Round-robin goes by slot. */
+    private SimQueue[] slots = new SimQueue[16];
+    private final BitSet usedSlots = new BitSet();
+    /** Slots whose queue has a head that may start once it fits (not running, held or closed). */
+    private final BitSet ready = new BitSet();
+    private final List<Occupant> active = new ArrayList<>();
     private final List<Runnable> outbox = new ArrayList<>();
     private int freeEngines;
     private long freeMemory;
-    private int rr = -1;
+    private int lastServed = -1;
     /**
      * Nothing may start before this time: the moment of the last change made from outside (a
      * reactivate, restore or close at real time "now" must not let a command start in the past).
      */
-    private long floor;
+    private long floor = Long.MIN_VALUE;
+    /** When the device thread will wake at the latest; launches that make an earlier event wake it. */
+    private long plannedWake = Long.MIN_VALUE;
     private long launches;
-    private long starts;
+    private long firstStarts;
     private long completions;
-    private boolean lost;
     private String lostWhy;
 
-    /** What occupies engines now: a command, or the save of an interrupted one (queue == null). */
-    private static final class Running {
-        final SimQueue queue;
-        final Pending cmd;
-        final long start;
-        final long end;
-        final int engines;
-        final long memory;
-        final boolean fail;
-
-        Running(SimQueue queue, Pending cmd, long start, long end, int engines, long memory, boolean fail) {
-            this.queue = queue;
-            this.cmd = cmd;
-            this.start = start;
-            this.end = end;
-            this.engines = engines;
-            this.memory = memory;
-            this.fail = fail;
-        }
-    }
+    /** What occupies engines now: a command, or the save of an interrupted one ({@code queue == null}). */
+    private record Occupant(SimQueue queue, Pending cmd, long start, long end, int engines, long memory) { }
 
     /** A launched command on its way through the device. */
     private static final class Pending {
         final HwCommand hw;
+        final Command.Spin spin;
         final long readyAt;
-        /** Device time still to run (the whole duration until it first starts). */
+        /** Device time still to run: the whole duration until it first starts. */
         long remaining;
         /** Extra device time before the rest runs: the restore after an interrupt. */
         long restore;
-        /** Device time run before an interrupt, so that the reported start covers all of the command's device time. */
+        /**
+         * Device time run before the current run (earlier runs and their restores, not the saves),
+         * so that end - start reports the command's own device time: its duration plus restores.
+         */
         long used;
+        boolean begun;
+        boolean hang;
+        boolean fail;
 
-        Pending(HwCommand hw, long readyAt, long remaining) {
+        Pending(HwCommand hw, Command.Spin spin, long readyAt) {
             this.hw = hw;
+            this.spin = spin;
             this.readyAt = readyAt;
-            this.remaining = remaining;
+            this.remaining = spin.micros() * 1000L;
         }
     }
 
+    /** A device whose unattributable failures go to the JDK's platform logger (for use outside OSGi). */
     SimDevice(SimSettings settings) {
+        this(settings, (what, e) -> System.getLogger(SimDevice.class.getName()).log(System.Logger.Level.ERROR, what, e));
+    }
+
+    /**
+     * @param errors where failures that have no caller to go to are reported: a listener that
+     *        threw, or a fault in the model itself
+     */
+    SimDevice(SimSettings settings, BiConsumer<String, Throwable> errors) {
         this.settings = settings;
+        this.errors = errors;
         this.freeEngines = settings.engines();
         this.freeMemory = settings.memoryBytes();
-        this.thread = new Thread(this::loop, "xq-sim-" + settings.id());
+        this.thread = new Thread(this::loop, threadName(settings.id()));
         this.thread.setDaemon(true);
         this.thread.start();
+    }
+
+    /** @return the name of the one thread a device with this id runs on */
+    static String threadName(String id) {
+        return "xq-sim-" + id;
     }
 
     SimSettings settings() {
@@ -108,77 +124,114 @@ final class SimDevice {
     }
 
     DeviceDescriptor descriptor() {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("lv2Mode", settings.lv2Flush() ? "flush" : "stall");
+        p.put("saveCostMicros", Long.toString(settings.saveCostMicros()));
+        p.put("restoreCostMicros", Long.toString(settings.restoreCostMicros()));
+        p.put("launchCostMicros", Long.toString(settings.launchCostMicros()));
+        p.put("fault.failLaunchEvery", Long.toString(settings.failLaunchEvery()));
+        p.put("fault.failCommandEvery", Long.toString(settings.failCommandEvery()));
+        p.put("fault.hangEvery", Long.toString(settings.hangEvery()));
+        p.put("fault.loseAfter", Long.toString(settings.loseAfter()));
         return new DeviceDescriptor(settings.id(), settings.name(), settings.maxLevel(), settings.engines(), settings.memoryBytes(),
-                Set.of("spin"), Map.of(
-                        "lv2Mode", settings.lv2Flush() ? "flush" : "stall",
-                        "saveCostMicros", Long.toString(settings.saveCostMicros()),
-                        "restoreCostMicros", Long.toString(settings.restoreCostMicros()),
-                        "launchCostMicros", Long.toString(settings.launchCostMicros())));
+                Set.of("spin"), p);
     }
 
     String status() {
         lock.lock();
         try {
-            if (lost) {
-                return "lost: " + lostWhy;
+            String base = "1 device, " + settings.engines() + (settings.engines() == 1 ? " engine" : " engines") + ", Lv"
+                    + settings.maxLevel().number();
+            if (lostWhy != null) {
+                return base + ", lost: " + lostWhy;
             }
-            return "1 device, " + settings.engines() + (settings.engines() == 1 ? " engine" : " engines") + ", Lv"
-                    + settings.maxLevel().number() + ", " + queues.size() + " queues";
+            int open = usedSlots.cardinality();
+            return base + ", " + open + (open == 1 ? " queue" : " queues");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return how many queues are open now */
+    int openQueues() {
+        lock.lock();
+        try {
+            return usedSlots.cardinality();
         } finally {
             lock.unlock();
         }
     }
 
     HwQueue open(String name, HwQueueListener listener) {
+        if (listener == null) {
+            throw new IllegalArgumentException("a sim queue needs a listener; got null");
+        }
         lock.lock();
         try {
-            if (lost) {
+            if (lostWhy != null) {
                 throw new HalException("sim device " + settings.id() + " is lost (" + lostWhy + "); no new queues");
             }
-            SimQueue q = new SimQueue(name, listener);
-            queues.add(q);
+            int slot = usedSlots.nextClearBit(0);
+            if (slot >= slots.length) {
+                slots = Arrays.copyOf(slots, slots.length * 2);
+            }
+            SimQueue q = new SimQueue(slot, name, listener);
+            slots[slot] = q;
+            usedSlots.set(slot);
             return q;
         } finally {
             lock.unlock();
         }
     }
 
-    /** Stops the device thread; queues still open are told the device is gone. */
+    /** Stops the device thread; queues still open are told the device is gone first. */
     void shutdown(String why) {
         lose(why);
         running = false;
         LockSupport.unpark(thread);
         try {
-            thread.join(1000);
+            thread.join(2000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
-    /** Loses the device: every open queue hears it once; launches are refused from now on. */
-    void lose(String why) {
+    /**
+     * Loses the device: every open queue hears it once; launches are refused from now on.
+     * @return false if it was lost already
+     */
+    boolean lose(String why) {
+        boolean first;
         lock.lock();
         try {
-            if (lost) {
-                return;
-            }
-            lost = true;
-            lostWhy = why;
-            HalException cause = new HalException("sim device " + settings.id() + " lost: " + why);
-            for (SimQueue q : queues) {
-                q.fifo.clear();
-                q.running = null;
-                q.saved = null;
-                HwQueueListener l = q.listener;
-                outbox.add(() -> l.lost(cause));
-            }
-            active.clear();
-            freeEngines = settings.engines();
-            freeMemory = settings.memoryBytes();
+            catchUp();
+            first = lostWhy == null;
+            loseLocked(why);
         } finally {
             lock.unlock();
         }
         LockSupport.unpark(thread);
+        return first;
+    }
+
+    private void loseLocked(String why) {
+        if (lostWhy != null) {
+            return;
+        }
+        lostWhy = why;
+        HalException cause = new HalException("sim device " + settings.id() + " lost: " + why);
+        for (int i = usedSlots.nextSetBit(0); i >= 0; i = usedSlots.nextSetBit(i + 1)) {
+            SimQueue q = slots[i];
+            q.fifo.clear();
+            q.running = null;
+            q.saved = null;
+            HwQueueListener l = q.listener;
+            outbox.add(() -> l.lost(cause));
+        }
+        ready.clear();
+        active.clear();
+        freeEngines = settings.engines();
+        freeMemory = settings.memoryBytes();
     }
 
     // ------------------------------------------------------------------ the model
@@ -189,187 +242,201 @@ final class SimDevice {
             long sleep;
             lock.lock();
             try {
-                long now = System.nanoTime();
-                advance(now);
+                try {
+                    advance(System.nanoTime());
+                } catch (RuntimeException e) {
+                    // a fault in the model must not leave queues waiting for callbacks that never come
+                    errors.accept("sim device " + settings.id() + ": internal error; the device is lost", e);
+                    loseLocked("internal error: " + e);
+                }
                 deliver.addAll(outbox);
                 outbox.clear();
-                long next = nextEvent();
-                sleep = next == Long.MAX_VALUE ? 1_000_000_000L : next - System.nanoTime();
+                plannedWake = nextEvent();
+                sleep = plannedWake == Long.MAX_VALUE ? Long.MAX_VALUE : plannedWake - System.nanoTime();
             } finally {
                 lock.unlock();
             }
-            for (Runnable r : deliver) {
-                try {
-                    r.run();
-                } catch (RuntimeException e) {
-                    // a listener's failure must not stop the device; the runtime logs its own errors
-                }
-            }
-            if (deliver.isEmpty() && sleep > 0) {
+            if (!deliver.isEmpty()) {
+                deliverAll(deliver);
+            } else if (sleep == Long.MAX_VALUE) {
+                LockSupport.park(this);
+            } else if (sleep > 0) {
                 LockSupport.parkNanos(this, sleep);
             }
-            deliver.clear();
         }
+        // the lost() callbacks of a shutdown must still reach their queues
+        lock.lock();
+        List<Runnable> last;
+        try {
+            last = new ArrayList<>(outbox);
+            outbox.clear();
+        } finally {
+            lock.unlock();
+        }
+        deliverAll(last);
+    }
+
+    private void deliverAll(List<Runnable> deliver) {
+        for (Runnable r : deliver) {
+            try {
+                r.run();
+            } catch (Throwable e) {
+                errors.accept("sim device " + settings.id() + ": a queue listener threw; the device goes on", e);
+            }
+        }
+        deliver.clear();
     }
 
     /** Brings the model up to the real clock before a change from outside; returns that time. Caller holds the lock. */
     private long catchUp() {
         long now = System.nanoTime();
-        advance(now);
+        if (lostWhy == null) {
+            advance(now);
+        }
         return now;
     }
 
     /** Processes every event due by {@code now}, in virtual-time order. Caller holds the lock. */
     private void advance(long now) {
-        while (true) {
+        while (lostWhy == null) {
             long t = nextEvent();
             if (t > now) {
                 return;
             }
             // end everything that ends at t, then start what can start at t
-            for (int i = 0; i < active.size(); ) {
-                Running r = active.get(i);
-                if (r.end <= t) {
+            for (int i = 0; i < active.size() && lostWhy == null; ) {
+                Occupant o = active.get(i);
+                if (o.end() <= t) {
                     active.remove(i);
-                    release(r);
-                    if (r.queue != null) {
-                        finish(r);
+                    freeEngines += o.engines();
+                    freeMemory += o.memory();
+                    if (o.queue() != null) {
+                        finish(o);
                     }
                 } else {
                     i++;
                 }
             }
-            dispatch(t);
-            if (lost) {
-                return;
+            if (lostWhy == null) {
+                dispatch(t);
             }
         }
     }
 
-    /** Earliest time something happens: a running command ends, or a waiting head becomes visible. */
+    /** Earliest time something happens: an occupant ends, or a waiting head becomes visible and fits. */
     private long nextEvent() {
         long t = Long.MAX_VALUE;
-        for (Running r : active) {
-            t = Math.min(t, r.end);
+        for (int i = 0, n = active.size(); i < n; i++) {
+            t = Math.min(t, active.get(i).end());
         }
-        for (SimQueue q : queues) {
-            Pending h = q.eligibleHead();
-            if (h != null && fits(h)) {
-                t = Math.min(t, Math.max(h.readyAt, floor));
+        if (freeEngines > 0) {
+            for (int i = ready.nextSetBit(0); i >= 0; i = ready.nextSetBit(i + 1)) {
+                Pending h = slots[i].fifo.peekFirst();
+                if (fits(h)) {
+                    t = Math.min(t, Math.max(h.readyAt, floor));
+                }
             }
         }
         return t;
     }
 
     private boolean fits(Pending p) {
-        Command.Spin s = (Command.Spin) p.hw.command();
-        return s.engines() <= freeEngines && s.memoryBytes() <= freeMemory;
+        return p.spin.engines() <= freeEngines && p.spin.memoryBytes() <= freeMemory;
     }
 
-    private void release(Running r) {
-        freeEngines += r.engines;
-        freeMemory += r.memory;
-    }
-
-    private void finish(Running r) {
-        SimQueue q = r.queue;
+    private void finish(Occupant o) {
+        SimQueue q = o.queue();
         q.running = null;
+        q.refresh();
         HwQueueListener l = q.listener;
-        HwCommand c = r.cmd.hw;
-        long end = r.end;
-        long start = r.start - r.cmd.used;
-        if (r.fail) {
-            outbox.add(() -> l.failed(c, new HalException("sim device " + settings.id() + ": injected command failure (fault.failCommandEvery="
-                    + settings.failCommandEvery() + ") of " + c.command().kind() + " #" + c.sequence())));
-        } else {
-            outbox.add(() -> l.completed(c, start, end));
-        }
-        completions++;
-        if (settings.loseAfter() > 0 && completions >= settings.loseAfter() && !lost) {
-            lostAfterCompletions();
-        }
-    }
-
-    private void lostAfterCompletions() {
-        lost = true;
-        lostWhy = "injected device loss after " + completions + " completed commands (fault.loseAfter)";
-        HalException cause = new HalException("sim device " + settings.id() + " lost: " + lostWhy);
-        for (SimQueue q : queues) {
-            q.fifo.clear();
-            q.running = null;
-            q.saved = null;
-            HwQueueListener l = q.listener;
-            outbox.add(() -> l.lost(cause));
-        }
-        active.clear();
-        freeEngines = settings.engines();
-        freeMemory = settings.memoryBytes();
-    }
-
-    /** Starts queue heads at virtual time {@code t}, round-robin after the queue served last. */
-    private void dispatch(long t) {
-        int n = queues.size();
-        if (n == 0 || freeEngines == 0) {
+        Pending p = o.cmd();
+        HwCommand c = p.hw;
+        long end = o.end();
+        long start = o.start() - p.used;
+        if (p.fail) {
+            HalException cause = new HalException("sim device " + settings.id() + ": injected command failure (fault.failCommandEvery="
+                    + settings.failCommandEvery() + ") of " + c.command().kind() + " #" + c.sequence());
+            outbox.add(() -> l.failed(c, cause));
             return;
         }
-        boolean started = true;
-        while (started && freeEngines > 0) {
-            started = false;
-            for (int k = 1; k <= n; k++) {
-                int i = (rr + k) % n;
-                SimQueue q = queues.get(i);
-                Pending h = q.eligibleHead();
-                if (h == null || Math.max(h.readyAt, floor) > t || !fits(h)) {
+        outbox.add(() -> l.completed(c, start, end));
+        completions++;
+        if (settings.loseAfter() > 0 && completions >= settings.loseAfter()) {
+            loseLocked("injected device loss after " + completions + " completed commands (fault.loseAfter="
+                    + settings.loseAfter() + ")");
+        }
+    }
+
+    /**
+     * Starts queue heads at virtual time {@code t}: one round-robin sweep that begins after the
+     * queue served last. One sweep is enough: starting a command frees nothing, so a head
+     * skipped because it did not fit still does not fit later in the same instant.
+     */
+    private void dispatch(long t) {
+        if (freeEngines == 0 || ready.isEmpty()) {
+            return;
+        }
+        int from = lastServed + 1;
+        for (int pass = 0; pass < 2 && freeEngines > 0; pass++) {
+            int lo = pass == 0 ? from : 0;
+            int hi = pass == 0 ? Integer.MAX_VALUE : from;
+            for (int i = ready.nextSetBit(lo); i >= 0 && i < hi && freeEngines > 0; i = ready.nextSetBit(i + 1)) {
+                SimQueue q = slots[i];
+                Pending h = q.fifo.peekFirst();
+                if (Math.max(h.readyAt, floor) > t || !fits(h)) {
                     continue;
                 }
                 q.fifo.pollFirst();
                 start(q, h, t);
-                rr = i;
-                started = true;
-                break;
+                lastServed = i;
             }
         }
     }
 
     private void start(SimQueue q, Pending p, long t) {
-        Command.Spin s = (Command.Spin) p.hw.command();
-        starts++;
-        boolean hang = settings.hangEvery() > 0 && starts % settings.hangEvery() == 0 && p.used == 0;
-        boolean fail = settings.failCommandEvery() > 0 && starts % settings.failCommandEvery() == 0 && p.used == 0;
-        long run = p.restore + p.remaining;
-        long end = hang ? Long.MAX_VALUE : t + run;
+        if (!p.begun) {
+            // faults count commands, not runs: a restored command is not counted again
+            p.begun = true;
+            long n = ++firstStarts;
+            p.hang = settings.hangEvery() > 0 && n % settings.hangEvery() == 0;
+            p.fail = !p.hang && settings.failCommandEvery() > 0 && n % settings.failCommandEvery() == 0;
+        }
+        long end = p.hang ? Long.MAX_VALUE : t + p.restore + p.remaining;
         p.restore = 0;
-        Running r = new Running(q, p, t, end, s.engines(), s.memoryBytes(), fail);
-        q.running = r;
-        active.add(r);
-        freeEngines -= s.engines();
-        freeMemory -= s.memoryBytes();
+        Occupant o = new Occupant(q, p, t, end, p.spin.engines(), p.spin.memoryBytes());
+        q.running = o;
+        q.refresh();
+        active.add(o);
+        freeEngines -= o.engines();
+        freeMemory -= o.memory();
     }
 
     // ------------------------------------------------------------------ a hardware queue
 
     private final class SimQueue implements HwQueue {
+        final int slot;
         final String name;
         final HwQueueListener listener;
         final ArrayDeque<Pending> fifo = new ArrayDeque<>();
-        Running running;
-        /** The command an interrupt took off the engines, waiting for restore. */
+        Occupant running;
+        /** The command an interrupt took off the engines, waiting for restore; it holds the queue until then. */
         Pending saved;
         boolean deactivated;
-        boolean interrupted;
         boolean closed;
 
-        SimQueue(String name, HwQueueListener listener) {
+        SimQueue(int slot, String name, HwQueueListener listener) {
+            this.slot = slot;
             this.name = name;
             this.listener = listener;
         }
 
-        /** The command that would start next, if this queue may start one now. */
-        Pending eligibleHead() {
-            if (closed || running != null || deactivated || interrupted) {
-                return null;
+        /** Keeps the ready set true to this queue's state. Caller holds the lock. */
+        void refresh() {
+            if (!closed && running == null && saved == null && !deactivated && !fifo.isEmpty()) {
+                ready.set(slot);
+            } else {
+                ready.clear(slot);
             }
-            return fifo.peekFirst();
         }
 
         @Override
@@ -390,8 +457,8 @@ final class SimDevice {
         @Override
         public void check(Command command) {
             if (!(command instanceof Command.Spin s)) {
-                throw new IllegalArgumentException("sim device " + settings.id() + " runs only 'spin' commands, not '"
-                        + command.kind() + "'");
+                throw new IllegalArgumentException("command kind '" + (command == null ? null : command.kind())
+                        + "' is not accepted on sim device " + settings.id() + ": only 'spin' is accepted on sim");
             }
             if (s.engines() > settings.engines()) {
                 throw new IllegalArgumentException("spin needs " + s.engines() + " engines; sim device " + settings.id()
@@ -399,20 +466,29 @@ final class SimDevice {
             }
             if (s.memoryBytes() > settings.memoryBytes()) {
                 throw new IllegalArgumentException("spin needs " + s.memoryBytes() + " bytes of memory; sim device "
-                        + settings.id() + " has " + settings.memoryBytes());
+                        + settings.id() + " has " + settings.memoryBytes() + " bytes");
             }
         }
 
         @Override
         public void launch(HwCommand command) {
-            Command.Spin s = (Command.Spin) command.command();
+            try {
+                check(command.command());
+            } catch (IllegalArgumentException e) {
+                // a command that can never run must not sit in the stream forever
+                throw new HalException("sim queue " + name + " on " + settings.id() + " refused #" + command.sequence() + ": "
+                        + e.getMessage(), e);
+            }
+            boolean wake;
             lock.lock();
             try {
-                if (lost) {
-                    throw new HalException("sim device " + settings.id() + " is lost (" + lostWhy + "); launch refused");
+                if (lostWhy != null) {
+                    throw new HalException("sim device " + settings.id() + " is lost (" + lostWhy + "); launch of #"
+                            + command.sequence() + " refused");
                 }
                 if (closed) {
-                    throw new HalException("sim queue " + name + " on " + settings.id() + " is closed; launch refused");
+                    throw new HalException("sim queue " + name + " on " + settings.id() + " is closed; launch of #"
+                            + command.sequence() + " refused");
                 }
                 launches++;
                 if (settings.failLaunchEvery() > 0 && launches % settings.failLaunchEvery() == 0) {
@@ -421,11 +497,18 @@ final class SimDevice {
                 }
                 long now = catchUp();
                 floor = now;
-                fifo.addLast(new Pending(command, now + settings.launchCostMicros() * 1000L, s.micros() * 1000L));
+                Pending p = new Pending(command, (Command.Spin) command.command(), now + settings.launchCostMicros() * 1000L);
+                fifo.addLast(p);
+                refresh();
+                // wake the device thread only when this launch makes an event earlier than its planned wake
+                wake = !outbox.isEmpty() || lostWhy != null
+                        || (ready.get(slot) && fifo.peekFirst() == p && freeEngines > 0 && fits(p) && p.readyAt < plannedWake);
             } finally {
                 lock.unlock();
             }
-            LockSupport.unpark(thread);
+            if (wake) {
+                LockSupport.unpark(thread);
+            }
         }
 
         @Override
@@ -435,6 +518,7 @@ final class SimDevice {
             try {
                 floor = catchUp();
                 deactivated = true;
+                refresh();
                 if (!settings.lv2Flush() || fifo.isEmpty()) {
                     return List.of();
                 }
@@ -446,6 +530,7 @@ final class SimDevice {
                 return back;
             } finally {
                 lock.unlock();
+                LockSupport.unpark(thread);
             }
         }
 
@@ -456,6 +541,7 @@ final class SimDevice {
             try {
                 floor = catchUp();
                 deactivated = false;
+                refresh();
             } finally {
                 lock.unlock();
             }
@@ -470,29 +556,37 @@ final class SimDevice {
             try {
                 long now = catchUp();
                 floor = now;
-                interrupted = true;
-                Running r = running;
+                Occupant r = running;
                 if (r == null) {
                     return;
                 }
                 active.remove(r);
                 running = null;
-                Pending p = r.cmd;
-                // the part already run is kept; the rest and the restore cost wait for restore()
-                long ran = Math.max(0, now - r.start);
-                p.used += ran;
-                p.remaining = r.end == Long.MAX_VALUE ? Long.MAX_VALUE / 4 : Math.max(0, r.end - now);
+                Pending p = r.cmd();
+                long save = settings.saveCostMicros() * 1000L;
+                // what ran so far is kept; the rest waits for restore(). The save is charged to the
+                // engines only: a command's reported time stays its duration plus restore costs.
+                p.used += Math.max(0, now - r.start());
+                if (!p.hang) {
+                    p.remaining = Math.max(0, r.end() - now);
+                }
                 p.restore = settings.restoreCostMicros() * 1000L;
                 saved = p;
-                saveUntil = now + settings.saveCostMicros() * 1000L;
-                // the engines stay busy while the waves' state is saved
-                active.add(new Running(null, p, now, saveUntil, r.engines, r.memory, false));
+                refresh();
+                saveUntil = now + save;
+                if (save > 0) {
+                    // the engines (and memory) stay busy while the command's state is saved
+                    active.add(new Occupant(null, p, now, saveUntil, r.engines(), r.memory()));
+                } else {
+                    freeEngines += r.engines();
+                    freeMemory += r.memory();
+                }
             } finally {
                 lock.unlock();
             }
             LockSupport.unpark(thread);
-            while (System.nanoTime() < saveUntil) {
-                LockSupport.parkNanos(saveUntil - System.nanoTime());
+            for (long left; (left = saveUntil - System.nanoTime()) > 0; ) {
+                LockSupport.parkNanos(left);
             }
         }
 
@@ -502,11 +596,11 @@ final class SimDevice {
             lock.lock();
             try {
                 floor = catchUp();
-                interrupted = false;
                 if (saved != null) {
                     fifo.addFirst(saved);
                     saved = null;
                 }
+                refresh();
             } finally {
                 lock.unlock();
             }
@@ -515,7 +609,7 @@ final class SimDevice {
 
         private void requireLevel(PreemptionLevel needed) {
             if (settings.maxLevel().number() < needed.number()) {
-                throw new UnsupportedOperationException("sim device " + settings.id() + " is configured for level "
+                throw new UnsupportedOperationException("sim device " + settings.id() + " is configured for maxLevel "
                         + settings.maxLevel().number() + "; level " + needed.number() + " is not offered");
             }
         }
@@ -531,15 +625,14 @@ final class SimDevice {
                 closed = true;
                 fifo.clear();
                 saved = null;
-                if (running != null) {
-                    active.remove(running);
-                    release(running);
-                    running = null;
+                if (running != null && active.remove(running)) {
+                    freeEngines += running.engines();
+                    freeMemory += running.memory();
                 }
-                queues.remove(this);
-                if (rr >= queues.size()) {
-                    rr = -1;
-                }
+                running = null;
+                ready.clear(slot);
+                usedSlots.clear(slot);
+                slots[slot] = null;
             } finally {
                 lock.unlock();
             }

@@ -36,9 +36,9 @@ final class SimDriver implements XpuDriver {
 
     @Override
     public HwQueue open(String deviceId, HwQueueOptions options, HwQueueListener listener) {
-        if (!deviceId.equals(device.settings().id())) {
-            throw new IllegalArgumentException("device '" + deviceId + "' is not this sim driver's; it has " + device.settings().id());
+        if (!device.settings().id().equals(deviceId)) {
+            throw new IllegalArgumentException("device '" + deviceId + "' is not this sim driver's; known: " + device.settings().id());
         }
-        return device.open(options.name(), listener);
+        return device.open(options == null ? "" : options.name(), listener);
     }
 }
