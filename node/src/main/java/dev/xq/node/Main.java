@@ -14,15 +14,22 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
 import java.util.stream.Stream;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleEvent;
 import org.osgi.framework.BundleException;
 import org.osgi.framework.Constants;
 import org.osgi.framework.ServiceReference;
+import org.osgi.framework.SynchronousBundleListener;
 import org.osgi.framework.launch.Framework;
 import org.osgi.framework.launch.FrameworkFactory;
 
@@ -42,6 +49,28 @@ import org.osgi.framework.launch.FrameworkFactory;
 public final class Main {
 
     private static final String PROCESSOR = "org.apache.felix.service.command.CommandProcessor";
+
+    /**
+     * Start order: what others need first (DS, Config Admin, Log before the bundles that use
+     * them, so components activate once, with their configuration), FileInstall last of the
+     * platform, then the XQ bundles in the order the runtime expects to meet them.
+     */
+    private static final List<String> PLATFORM_BUNDLES = List.of(
+            "org.osgi.util.function", "org.osgi.util.promise", "org.osgi.service.component",
+            "org.apache.felix.log", "org.apache.felix.configadmin", "org.apache.felix.metatype", "org.apache.felix.scr",
+            "org.apache.felix.gogo.runtime", "org.apache.felix.gogo.command", "org.jline", "org.apache.felix.gogo.jline",
+            "org.apache.felix.fileinstall");
+
+    /** How long {@code run} waits for its command to appear (bundles start and DS activates). */
+    private static final long COMMAND_WAIT_NANOS = 30_000_000_000L;
+
+    /** How long Gogo's command table must stay unchanged before an unknown command is given up on. */
+    private static final long SETTLED_NANOS = 5_000_000_000L;
+
+    /** The XQ bundles the node is built with; one that is absent gets a warning, not a failure. */
+    static final List<String> XQ_BUNDLES = List.of(
+            "dev.xq.runtime", "dev.xq.hal.sim", "dev.xq.hal.hip", "dev.xq.hal.kfd", "dev.xq.hal.cuda",
+            "dev.xq.policy.fixedpriority", "dev.xq.policy.edf", "dev.xq.policy.drf", "dev.xq.bench");
 
     private Main() {
     }
@@ -80,7 +109,7 @@ public final class Main {
             usage("run needs a command line, e.g. run xq:devices");
         }
         System.setProperty("java.awt.headless", "true");
-        int rc = new Main().start(bundleDir, hotDeploy, interactive, String.join(" ", rest.subList(1, rest.size())), verbose);
+        int rc = new Main().start(bundleDir, hotDeploy, interactive, commandLine(rest.subList(1, rest.size())), verbose);
         System.exit(rc);
     }
 
@@ -120,6 +149,8 @@ public final class Main {
         try (Stream<Path> s = Files.list(bundleDir)) {
             jars = s.filter(p -> p.toString().endsWith(".jar")).sorted(Comparator.comparing(Path::toString)).toList();
         }
+        // installed in start order, so that bundle ids (lb) read in that order too
+        jars = jars.stream().sorted(Comparator.comparingInt(j -> startRank(symbolicName(j)))).toList();
         for (Path jar : jars) {
             try {
                 installed.add(ctx.installBundle(jar.toUri().toString()));
@@ -127,14 +158,39 @@ public final class Main {
                 System.err.println("xq-node: cannot install " + jar.getFileName() + ": " + e.getMessage());
             }
         }
+        for (String name : XQ_BUNDLES) {
+            if (installed.stream().noneMatch(b -> name.equals(b.getSymbolicName()))) {
+                System.err.println("xq-node: warning: " + name + " is not in " + bundleDir + " (module not built?); the node runs without it");
+            }
+        }
         fw.start();
+        Exit exit = new Exit(fw);
+        if (interactive) {
+            // Before the shell bundle starts, so that the banner comes ahead of the first prompt.
+            System.out.println("XQ node starting. Commands: xq:devices, xq:queues, xq:top, xq:policies, xq:policy NAME, xq:demo, xq:bench ...; "
+                    + "hot-deploy folder: " + hotDeploy + "; leave with 'exit' or Ctrl-D.");
+            Hashtable<String, Object> props = new Hashtable<>();
+            // The shell's profile searches scope gogo first and otherwise maps 'exit' to
+            // System.exit(int), which needs an argument and skips the framework's shutdown.
+            props.put("osgi.command.scope", "gogo");
+            props.put("osgi.command.function", new String[] {"exit"});
+            ctx.registerService(Object.class.getName(), exit, props);
+        }
         LogPrinter logs = new LogPrinter(verbose);
+        // Bundles going away while the node shuts down is no news.
+        ctx.addBundleListener((SynchronousBundleListener) e -> {
+            if (e.getBundle().getBundleId() == 0 && e.getType() == BundleEvent.STOPPING) {
+                logs.quiet();
+            }
+        });
         for (Bundle b : installed) {
             if (b.getHeaders().get(Constants.FRAGMENT_HOST) != null) {
                 continue;
             }
             if (!interactive && "org.apache.felix.gogo.jline".equals(b.getSymbolicName())) {
-                continue; // one command, no terminal: the shell bundle would only try to open one
+                // One command, no terminal: even with --nointeractive the shell bundle runs its
+                // profile against a line reader it never made and prints a stack trace.
+                continue;
             }
             try {
                 b.start();
@@ -147,10 +203,8 @@ public final class Main {
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(storage)));
         if (interactive) {
-            System.out.println("XQ node running. Commands: xq:devices, xq:queues, xq:top, xq:policies, xq:policy NAME, xq:demo, xq:bench ...; "
-                    + "hot-deploy folder: " + hotDeploy + "; leave with 'exit' or Ctrl-D.");
             fw.waitForStop(0);
-            return 0;
+            return exit.code;
         }
         int rc = runCommand(ctx, command);
         logs.quiet(); // bundles going away at shutdown is no news
@@ -161,23 +215,45 @@ public final class Main {
 
     /** Runs one command line once the command processor and the command's own service are there. */
     private static int runCommand(BundleContext ctx, String command) throws Exception {
-        String first = command.trim().split("\\s+")[0];
-        int colon = first.indexOf(':');
-        String filter = colon > 0
-                ? "(&(osgi.command.scope=" + first.substring(0, colon) + ")(osgi.command.function=" + first.substring(colon + 1) + "))"
-                : "(osgi.command.function=" + first + ")";
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        ServiceReference<?> processor;
-        while ((processor = ctx.getServiceReference(PROCESSOR)) == null || ctx.getServiceReferences((String) null, filter) == null) {
-            if (System.nanoTime() > deadline) {
-                System.err.println("xq-node: command '" + first + "' did not become available within 30 s"
-                        + (processor == null ? " (no Gogo command processor)" : ""));
+        String first = command.trim().split("\\s+")[0].toLowerCase(java.util.Locale.ROOT);
+        // Only a plain command name can be waited for; a closure or variable runs as it is.
+        boolean named = first.matches("[a-z0-9_.-]+(:[a-z0-9_.-]+)?");
+        long deadline = System.nanoTime() + COMMAND_WAIT_NANOS;
+        Object cp = null;
+        Set<String> known = Set.of();
+        Set<String> lastKnown = null;
+        long lastChange = System.nanoTime();
+        while (true) {
+            ServiceReference<?> processor = ctx.getServiceReference(PROCESSOR);
+            if (cp == null && processor != null) {
+                cp = ctx.getService(processor);
+            }
+            if (cp != null) {
+                // Gogo's own table, not the service registry: it also holds the built-ins
+                // (echo, each, ...) and a command is there only once Gogo can call it.
+                known = commands(cp);
+                if (!named || known.contains(first) || (first.indexOf(':') < 0 && known.stream().anyMatch(c -> c.endsWith(":" + first)))) {
+                    break;
+                }
+            }
+            long now = System.nanoTime();
+            if (!known.equals(lastKnown)) {
+                lastKnown = known;
+                lastChange = now;
+            }
+            // A name that is still unknown once the command table has stopped changing for a
+            // while is a typo or a missing bundle: say so without waiting out the whole limit.
+            boolean settled = cp != null && now - lastChange > SETTLED_NANOS;
+            if (now > deadline || settled) {
+                String scope = first.indexOf(':') > 0 ? first.substring(0, first.indexOf(':') + 1) : "xq:";
+                System.err.println("xq-node: command '" + first + "' is not available"
+                        + (settled ? "" : " after " + COMMAND_WAIT_NANOS / 1_000_000_000L + " s")
+                        + (cp == null ? " (no Gogo command processor: is org.apache.felix.gogo.runtime in the bundle folder?)"
+                        : "; " + scope + " commands now: " + known.stream().filter(c -> c.startsWith(scope)).sorted().toList()));
                 return 1;
             }
             Thread.sleep(20);
         }
-        Thread.sleep(100); // let Gogo's tracker pick the command up and DS finish activating what it needs
-        Object cp = ctx.getService(processor);
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
         PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true);
         Object session = cp.getClass().getMethod("createSession", InputStream.class, OutputStream.class, OutputStream.class)
@@ -201,11 +277,86 @@ public final class Main {
         }
     }
 
+    @SuppressWarnings("unchecked")
+    private static Set<String> commands(Object processor) throws ReflectiveOperationException {
+        Object names = processor.getClass().getMethod("getCommands").invoke(processor);
+        return names instanceof Set<?> set ? new HashSet<>((Set<String>) set) : Set.of();
+    }
+
+    private static String symbolicName(Path jar) {
+        try (JarFile f = new JarFile(jar.toFile())) {
+            Manifest m = f.getManifest();
+            String bsn = m == null ? null : m.getMainAttributes().getValue(Constants.BUNDLE_SYMBOLICNAME);
+            return bsn == null ? "" : bsn.split(";")[0].trim();
+        } catch (IOException e) {
+            return ""; // installing it will report what is wrong with it
+        }
+    }
+
+    private static int startRank(String name) {
+        int i = PLATFORM_BUNDLES.indexOf(name);
+        if (i >= 0) {
+            return i;
+        }
+        int x = XQ_BUNDLES.indexOf(name);
+        return x >= 0 ? PLATFORM_BUNDLES.size() + x : PLATFORM_BUNDLES.size() + XQ_BUNDLES.size();
+    }
+
+    /**
+     * One argument is a whole Gogo command line ({@code run "xq:bench edf --json a.json"}); several
+     * are words, quoted where Gogo would otherwise split or interpret them (a file name with a space).
+     */
+    static String commandLine(List<String> words) {
+        if (words.size() == 1) {
+            return words.getFirst();
+        }
+        StringBuilder line = new StringBuilder();
+        for (String w : words) {
+            if (!line.isEmpty()) {
+                line.append(' ');
+            }
+            if (!w.isEmpty() && w.chars().noneMatch(c -> Character.isWhitespace(c) || "\"'$;|&(){}[]<>#`\\".indexOf(c) >= 0)) {
+                line.append(w);
+            } else {
+                line.append('"');
+                for (char c : w.toCharArray()) {
+                    if (c == '"' || c == '\\' || c == '$') {
+                        line.append('\\');
+                    }
+                    line.append(c);
+                }
+                line.append('"');
+            }
+        }
+        return line.toString();
+    }
+
     private static void deleteQuietly(Path dir) {
         try (Stream<Path> s = Files.walk(dir)) {
             s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
             // a temporary folder left behind is harmless
+        }
+    }
+
+    /** The shell's {@code exit [CODE]}: stops the framework, and so the node, with that exit status. */
+    public static final class Exit {
+        private final Framework framework;
+        private volatile int code;
+
+        Exit(Framework framework) {
+            this.framework = framework;
+        }
+
+        /** Stops the node with status 0. */
+        public void exit() throws BundleException {
+            exit(0);
+        }
+
+        /** Stops the node with status {@code status}. */
+        public void exit(int status) throws BundleException {
+            code = status;
+            framework.stop();
         }
     }
 
