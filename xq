@@ -3,6 +3,10 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 NODE_JAR="$ROOT/node/target/xq-node.jar"
+BUNDLES="$ROOT/node/target/bundles"
+STAMP="$ROOT/node/target/.xq-built"
+# The XQ bundles the node starts (node/pom.xml copies them into $BUNDLES).
+XQ_BUNDLES="dev.xq.runtime dev.xq.hal.sim dev.xq.hal.hip dev.xq.hal.kfd dev.xq.hal.cuda dev.xq.policy.fixedpriority dev.xq.policy.edf dev.xq.policy.drf dev.xq.bench"
 
 die() { echo "xq: $*" >&2; exit 1; }
 
@@ -12,6 +16,12 @@ java_version() { "$1/bin/java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*
 # an installed Temurin 25, or `java` on the PATH if it is 25.
 find_java() {
   local c
+  # A runtime that travelled packed (.jre.tar.xz, see hal-lv1-cuda/jre/make-jre.sh) is unpacked once.
+  if [ ! -x "$ROOT/.jre/bin/java" ] && [ -f "$ROOT/.jre.tar.xz" ] && [ -z "${XQ_JAVA_HOME:-}" ]; then
+    echo "xq: unpacking .jre.tar.xz into .jre" >&2
+    mkdir -p "$ROOT/.jre.tmp" && tar -C "$ROOT/.jre.tmp" -xJf "$ROOT/.jre.tar.xz" && mv "$ROOT/.jre.tmp" "$ROOT/.jre" \
+      || { rm -rf "$ROOT/.jre.tmp"; echo "xq: could not unpack .jre.tar.xz" >&2; }
+  fi
   for c in "${XQ_JAVA_HOME:-}" "$ROOT/.jre" /usr/lib/jvm/temurin-25-jdk-* /usr/lib/jvm/temurin-25* /usr/lib/jvm/java-25-*; do
     if [ -n "$c" ] && [ -x "$c/bin/java" ] && [ "$(java_version "$c")" = "25" ]; then echo "$c"; return 0; fi
   done
@@ -35,26 +45,38 @@ find_jdk() {
   return 1
 }
 
-JAVA_HOME_25="$(find_java)" || die "no Java 25 found. Install a JDK 25 (e.g. Temurin 25: https://adoptium.net, or apt-get install temurin-25-jdk from the Adoptium repository), or set XQ_JAVA_HOME to one, or put a jlinked runtime in $ROOT/.jre"
+if [ -n "${XQ_JAVA_HOME:-}" ] && [ "$(java_version "$XQ_JAVA_HOME" 2>/dev/null)" != "25" ]; then
+  die "XQ_JAVA_HOME=$XQ_JAVA_HOME is not a Java 25 (no $XQ_JAVA_HOME/bin/java saying version \"25...\")"
+fi
+NO_JAVA="no Java 25 found. Install a JDK 25 (Temurin 25: https://adoptium.net; on Debian/Ubuntu its apt repository has temurin-25-jdk), or set XQ_JAVA_HOME to one, or put a jlinked runtime in $ROOT/.jre (hal-lv1-cuda/jre/make-jre.sh makes one)"
 
+# Something to build: the launcher or an XQ bundle is missing, or a source, pom or bnd file
+# changed since the last build that ./xq ran.
 stale() {
-  [ -f "$NODE_JAR" ] || return 0
-  [ -n "$(cd "$ROOT" && find pom.xml bnd.bnd */pom.xml */bnd.bnd */src/main -newer "$NODE_JAR" -type f -print -quit 2>/dev/null)" ]
+  local b
+  [ -f "$NODE_JAR" ] && [ -f "$STAMP" ] || return 0
+  for b in $XQ_BUNDLES; do
+    compgen -G "$BUNDLES/$b-*.jar" >/dev/null || return 0
+  done
+  [ -n "$(cd "$ROOT" && find pom.xml bnd.bnd */pom.xml */bnd.bnd */src/main -newer "$STAMP" -type f -print -quit 2>/dev/null)" ]
 }
 
 build() {
   if ! stale; then return 0; fi
   if ! command -v mvn >/dev/null; then
-    if [ -f "$NODE_JAR" ]; then echo "xq: sources are newer than the build, but Maven is not installed: using the built jars" >&2; return 0; fi
-    die "Maven is needed to build (apt-get install -y maven)"
+    if [ -f "$NODE_JAR" ]; then return 0; fi  # a machine that runs what was built elsewhere
+    die "nothing is built here ($NODE_JAR is missing) and Maven is not installed to build it: apt-get install -y maven, or copy node/target from a machine that built it"
   fi
-  local jdk; jdk="$(find_jdk)" || die "building needs a JDK 25 with javac; set XQ_JAVA_HOME"
+  local jdk; jdk="$(find_jdk)" || die "building needs a JDK 25 with javac. $NO_JAVA"
   echo "xq: building (mvn install -DskipTests) ..." >&2
+  local started; started="$(date +%s)"
   (cd "$ROOT" && JAVA_HOME="$jdk" mvn -q -B install -DskipTests) || die "build failed"
+  touch -d "@$started" "$STAMP"  # edits made during the build still count as newer
 }
 
 node() {
-  exec "$JAVA_HOME_25/bin/java" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Dxq.home="$ROOT" ${XQ_JAVA_OPTS:-} -jar "$NODE_JAR" "$@"
+  local java_home; java_home="$(find_java)" || die "$NO_JAVA"
+  exec "$java_home/bin/java" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Dxq.home="$ROOT" ${XQ_JAVA_OPTS:-} -jar "$NODE_JAR" "$@"
 }
 
 usage() {
@@ -75,11 +97,14 @@ case "$cmd" in
   bench) build; node run xq:bench "$@" ;;
   node)  build; node node "$@" ;;
   test)
-    jdk="$(find_jdk)" || die "tests need a JDK 25 with javac; set XQ_JAVA_HOME"
+    jdk="$(find_jdk)" || die "tests need a JDK 25 with javac. $NO_JAVA"
     command -v mvn >/dev/null || die "Maven is needed (apt-get install -y maven)"
     start=$(date +%s)
-    (cd "$ROOT" && JAVA_HOME="$jdk" mvn -B install "$@")
-    echo "xq test: passed in $(( $(date +%s) - start )) s"
+    rc=0
+    (cd "$ROOT" && JAVA_HOME="$jdk" mvn -B install "$@") || rc=$?
+    if [ "$rc" = 0 ]; then touch -d "@$start" "$STAMP" 2>/dev/null || true; fi
+    echo "xq test: $([ "$rc" = 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - start )) s"
+    exit "$rc"
     ;;
   help|-h|--help) usage ;;
   *) usage >&2; exit 2 ;;
