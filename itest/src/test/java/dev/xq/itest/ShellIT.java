@@ -82,6 +82,7 @@ public class ShellIT {
         String out = run("xq:devices");
         assertTrue(out, out.contains("sim0"));
         assertTrue(out, out.contains("ADAPTER"));
+        assertTrue("adapters without hardware say why: " + out, out.contains("no device"));
         for (String platform : List.of("sim", "hip", "cuda")) {
             assertTrue(platform + " in " + out, out.contains(platform));
         }
