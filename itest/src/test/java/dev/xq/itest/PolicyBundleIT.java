@@ -31,8 +31,9 @@ import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 
 /**
- * The deciding policy's bundle goes away and comes back, again and again, while queues keep
- * submitting: no command may be lost and no queue may stay stuck.
+ * The deciding policy's bundle goes away and comes back, again and again — stopped and started,
+ * updated in place, uninstalled and installed again — while queues keep submitting: no command
+ * may be lost and no queue may stay stuck.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
@@ -59,7 +60,7 @@ public class PolicyBundleIT {
     }
 
     @Test
-    public void stoppingAndStartingThePolicyBundleUnderLoadLosesNothing() throws Exception {
+    public void stoppingUpdatingAndUninstallingThePolicyBundleUnderLoadLosesNothing() throws Exception {
         scheduler.selectPolicy("hpf");
         Bundle policyBundle = bundle(BUNDLE);
         assertNotNull(BUNDLE + " installed", policyBundle);
@@ -89,6 +90,25 @@ public class PolicyBundleIT {
                 assertTrue("cycle " + cycle + ": hpf decides again when it is back, active " + scheduler.activePolicy(),
                         XqNode.eventually(10_000, () -> "hpf".equals(scheduler.activePolicy())));
             }
+            // Updated in place (what FileInstall does with a new jar), twice, under the same load.
+            for (int update = 0; update < 2; update++) {
+                Thread.sleep(150);
+                policyBundle.update();
+                assertTrue("update " + update + ": hpf decides again after the update, active " + scheduler.activePolicy(),
+                        XqNode.eventually(10_000, () -> "hpf".equals(scheduler.activePolicy())));
+            }
+            // The active policy uninstalled: native decides; installed again: hpf is back.
+            String location = policyBundle.getLocation();
+            Thread.sleep(150);
+            policyBundle.uninstall();
+            assertTrue("native takes over when the active policy is uninstalled, active " + scheduler.activePolicy(),
+                    XqNode.eventually(10_000, () -> SchedulerControl.NATIVE.equals(scheduler.activePolicy())));
+            assertEquals("the selection stays", "hpf", scheduler.selectedPolicy());
+            Thread.sleep(150);
+            policyBundle = ctx.installBundle(location);
+            policyBundle.start();
+            assertTrue("hpf decides again once reinstalled, active " + scheduler.activePolicy(),
+                    XqNode.eventually(10_000, () -> "hpf".equals(scheduler.activePolicy())));
         } finally {
             stop.set(true);
             for (Thread t : submitters) {
