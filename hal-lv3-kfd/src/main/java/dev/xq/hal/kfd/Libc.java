@@ -14,8 +14,13 @@ import java.util.Map;
 /**
  * The three libc calls this bundle needs ({@code open}, {@code close}, {@code ioctl}), each
  * capturing {@code errno} right after the call so that the JVM's own libc use in between cannot
- * overwrite it. Resolved through the default lookup, which is where an {@code LD_PRELOAD}ed
- * fake driver interposes in the tests: the tests run exactly this code.
+ * overwrite it.
+ *
+ * <p>Symbols are resolved the way a C program's calls resolve: {@code dlsym(RTLD_DEFAULT, name)}
+ * (with {@code dlsym} itself from {@link Linker#defaultLookup()}), falling back to the default
+ * lookup. The default lookup alone searches only libc's own scope and would skip an
+ * {@code LD_PRELOAD}ed interposer; through RTLD_DEFAULT the tests' fake driver sees exactly the
+ * calls production makes. Without a preload both give the same address.
  */
 final class Libc {
 
@@ -27,23 +32,37 @@ final class Libc {
     private static final VarHandle ERRNO = CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
 
+    private static final MethodHandle DLSYM = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("dlsym"),
+            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+
+    private static MemorySegment symbol(String name) {
+        try (Arena arena = Arena.ofConfined()) {
+            // RTLD_DEFAULT is the null handle on glibc and musl.
+            MemorySegment s = (MemorySegment) DLSYM.invokeExact(MemorySegment.NULL, arena.allocateFrom(name));
+            return s.equals(MemorySegment.NULL) ? LINKER.defaultLookup().findOrThrow(name) : s;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
     // open(2) is variadic (mode); passing the mode as the single variadic int matches the C ABI.
     private static final MethodHandle OPEN = LINKER.downcallHandle(
-            LINKER.defaultLookup().findOrThrow("open"),
+            symbol("open"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
             CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
     private static final MethodHandle CLOSE = LINKER.downcallHandle(
-            LINKER.defaultLookup().findOrThrow("close"),
+            symbol("close"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), CAPTURE_ERRNO);
     // ioctl(int, unsigned long, ...): the argument pointer is variadic.
     private static final MethodHandle IOCTL = LINKER.downcallHandle(
-            LINKER.defaultLookup().findOrThrow("ioctl"),
+            symbol("ioctl"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS),
             CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
 
     // eventfd(2): KFD's debug-trap ENABLE wants a file descriptor it can signal debug events on.
     private static final MethodHandle EVENTFD = LINKER.downcallHandle(
-            LINKER.defaultLookup().findOrThrow("eventfd"),
+            symbol("eventfd"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), CAPTURE_ERRNO);
 
     /** EFD_CLOEXEC | EFD_NONBLOCK (sys/eventfd.h, Linux x86-64). */
