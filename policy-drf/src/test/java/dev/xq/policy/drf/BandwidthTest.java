@@ -1,7 +1,7 @@
 package dev.xq.policy.drf;
 
-import static dev.xq.policy.drf.Views.queue;
-import static dev.xq.policy.drf.Views.view;
+import static dev.xq.policy.testkit.Views.queue;
+import static dev.xq.policy.testkit.Views.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -13,6 +13,11 @@ import dev.xq.api.Hint;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.SchedulerView;
+import dev.xq.policy.testkit.PolicyChecks;
+import dev.xq.policy.testkit.RecordingActions;
+import dev.xq.policy.testkit.RecordingLogger;
+import dev.xq.policy.testkit.Simulation;
+import dev.xq.policy.testkit.Views;
 import java.lang.annotation.Annotation;
 import org.junit.jupiter.api.Test;
 

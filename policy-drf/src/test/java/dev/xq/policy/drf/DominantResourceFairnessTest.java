@@ -1,7 +1,7 @@
 package dev.xq.policy.drf;
 
-import static dev.xq.policy.drf.Views.GB;
-import static dev.xq.policy.drf.Views.queue;
+import static dev.xq.policy.testkit.Views.GB;
+import static dev.xq.policy.testkit.Views.queue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -13,6 +13,10 @@ import dev.xq.api.Hint;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.policy.spi.SchedulerView;
+import dev.xq.policy.testkit.PolicyChecks;
+import dev.xq.policy.testkit.RecordingActions;
+import dev.xq.policy.testkit.RecordingLogger;
+import dev.xq.policy.testkit.Views;
 import java.lang.annotation.Annotation;
 import java.util.ArrayList;
 import java.util.List;

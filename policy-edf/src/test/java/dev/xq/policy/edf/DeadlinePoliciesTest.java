@@ -1,7 +1,7 @@
 package dev.xq.policy.edf;
 
-import static dev.xq.policy.edf.Views.queue;
-import static dev.xq.policy.edf.Views.view;
+import static dev.xq.policy.testkit.Views.queue;
+import static dev.xq.policy.testkit.Views.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -12,6 +12,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.xq.api.Hint;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.SchedulerView;
+import dev.xq.policy.testkit.PolicyChecks;
+import dev.xq.policy.testkit.RecordingActions;
+import dev.xq.policy.testkit.RecordingLogger;
 import java.lang.annotation.Annotation;
 import java.util.List;
 import org.junit.jupiter.api.Test;

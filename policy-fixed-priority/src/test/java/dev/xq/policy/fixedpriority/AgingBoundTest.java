@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.xq.api.Hint;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.Policy;
+import dev.xq.policy.testkit.RecordingLogger;
+import dev.xq.policy.testkit.Simulation;
+import dev.xq.policy.testkit.Views;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 

@@ -1,7 +1,7 @@
 package dev.xq.policy.fixedpriority;
 
-import static dev.xq.policy.fixedpriority.Views.queue;
-import static dev.xq.policy.fixedpriority.Views.view;
+import static dev.xq.policy.testkit.Views.queue;
+import static dev.xq.policy.testkit.Views.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -9,6 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.policy.spi.SchedulerView;
+import dev.xq.policy.testkit.PolicyChecks;
+import dev.xq.policy.testkit.RecordingActions;
+import dev.xq.policy.testkit.RecordingLogger;
 import java.lang.annotation.Annotation;
 import org.junit.jupiter.api.Test;
 

@@ -1,12 +1,14 @@
 package dev.xq.policy.fixedpriority;
 
-import static dev.xq.policy.fixedpriority.Views.queue;
-import static dev.xq.policy.fixedpriority.Views.view;
+import static dev.xq.policy.testkit.Views.queue;
+import static dev.xq.policy.testkit.Views.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.policy.spi.SchedulerView;
+import dev.xq.policy.testkit.PolicyChecks;
+import dev.xq.policy.testkit.RecordingActions;
 import org.junit.jupiter.api.Test;
 
 class HighestPriorityFirstTest {

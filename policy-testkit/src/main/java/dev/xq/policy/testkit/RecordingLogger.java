@@ -1,4 +1,4 @@
-package dev.xq.policy.fixedpriority;
+package dev.xq.policy.testkit;
 
 import java.lang.reflect.Proxy;
 import java.util.ArrayList;
@@ -7,12 +7,12 @@ import java.util.List;
 import org.osgi.service.log.Logger;
 
 /** An OSGi {@link Logger} that keeps what was logged, as "level: format [args]". */
-final class RecordingLogger {
+public final class RecordingLogger {
 
-    final List<String> lines = new ArrayList<>();
-    final Logger logger;
+    public final List<String> lines = new ArrayList<>();
+    public final Logger logger;
 
-    RecordingLogger() {
+    public RecordingLogger() {
         logger = (Logger) Proxy.newProxyInstance(Logger.class.getClassLoader(), new Class<?>[] {Logger.class}, (proxy, method, args) -> {
             String name = method.getName();
             if (name.startsWith("is")) {
@@ -35,7 +35,7 @@ final class RecordingLogger {
         });
     }
 
-    String all() {
+    public String all() {
         return String.join("\n", lines);
     }
 }

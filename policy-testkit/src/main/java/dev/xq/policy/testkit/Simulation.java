@@ -1,4 +1,4 @@
-package dev.xq.policy.edf;
+package dev.xq.policy.testkit;
 
 import dev.xq.api.Hint;
 import dev.xq.api.PreemptionLevel;
@@ -17,32 +17,32 @@ import java.util.Map;
  * policy's actions to them, charges device time to the queues that run (split evenly among the
  * running queues of a device), and measures how long ready queues wait while suspended.
  */
-final class Simulation {
+public final class Simulation {
 
     /** One queue's mutable state. */
-    static final class SimQueue {
-        final long handle;
-        final String device;
-        final String group;
-        final List<Hint> hints;
-        boolean ready;
-        boolean suspended;
-        long readySince;
-        long runNanos;
-        long lastResumed;
-        long waitStart = -1;
-        long maxWait;
-        int waits;
-        long resumes;
+    public static final class SimQueue {
+        public final long handle;
+        public final String device;
+        public final String group;
+        public final List<Hint> hints;
+        public boolean ready;
+        public boolean suspended;
+        public long readySince;
+        public long runNanos;
+        public long lastResumed;
+        public long waitStart = -1;
+        public long maxWait;
+        public int waits;
+        public long resumes;
 
-        SimQueue(long handle, String device, String group, List<Hint> hints) {
+        public SimQueue(long handle, String device, String group, List<Hint> hints) {
             this.handle = handle;
             this.device = device;
             this.group = group;
             this.hints = hints;
         }
 
-        boolean running() {
+        public boolean running() {
             return ready && !suspended;
         }
     }
@@ -53,30 +53,30 @@ final class Simulation {
     private Long wake;
     private int decisions;
 
-    Simulation(long startNanos, DeviceView... devices) {
+    public Simulation(long startNanos, DeviceView... devices) {
         this.now = startNanos;
         this.devices = List.of(devices);
     }
 
-    SimQueue add(long handle, String device, String group, Hint... hints) {
+    public SimQueue add(long handle, String device, String group, Hint... hints) {
         SimQueue q = new SimQueue(handle, device, group, List.of(hints));
         queues.put(handle, q);
         return q;
     }
 
-    SimQueue queue(long handle) {
+    public SimQueue queue(long handle) {
         return queues.get(handle);
     }
 
-    long now() {
+    public long now() {
         return now;
     }
 
-    int decisions() {
+    public int decisions() {
         return decisions;
     }
 
-    void ready(long handle) {
+    public void ready(long handle) {
         SimQueue q = queues.get(handle);
         if (!q.ready) {
             q.ready = true;
@@ -84,13 +84,13 @@ final class Simulation {
         }
     }
 
-    void idle(long handle) {
+    public void idle(long handle) {
         SimQueue q = queues.get(handle);
         q.ready = false;
         q.readySince = 0;
     }
 
-    SchedulerView view() {
+    public SchedulerView view() {
         List<QueueView> views = new ArrayList<>();
         for (SimQueue q : queues.values()) {
             views.add(new QueueView(q.handle, "q" + q.handle, q.device, q.group, q.ready, q.suspended, false,
@@ -101,7 +101,7 @@ final class Simulation {
     }
 
     /** Calls the policy once and applies its actions, as the runtime would. */
-    RecordingActions decide(Policy policy) {
+    public RecordingActions decide(Policy policy) {
         SchedulerView view = view();
         RecordingActions actions = new RecordingActions();
         policy.schedule(view, actions);
@@ -134,7 +134,7 @@ final class Simulation {
     }
 
     /** Moves the clock, charging the time to the queues that run. */
-    void advanceTo(long t) {
+    public void advanceTo(long t) {
         if (t < now) {
             throw new IllegalArgumentException("time goes backwards: " + t + " < " + now);
         }
@@ -157,7 +157,7 @@ final class Simulation {
      * Runs until {@code end}: decides at every timer the policy asked for and, besides, every
      * {@code eventPeriod} (standing in for command completions).
      */
-    void run(Policy policy, long end, long eventPeriod) {
+    public void run(Policy policy, long end, long eventPeriod) {
         while (now < end) {
             long next = Math.min(end, now + eventPeriod);
             if (wake != null && wake > now && wake < next) {
@@ -169,7 +169,7 @@ final class Simulation {
     }
 
     /** The longest wait so far, including one still going on. */
-    long maxWait(long handle) {
+    public long maxWait(long handle) {
         SimQueue q = queues.get(handle);
         return q.waitStart >= 0 ? Math.max(q.maxWait, now - q.waitStart) : q.maxWait;
     }

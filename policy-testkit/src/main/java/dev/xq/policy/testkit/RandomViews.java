@@ -1,4 +1,4 @@
-package dev.xq.policy.drf;
+package dev.xq.policy.testkit;
 
 import dev.xq.api.Hint;
 import dev.xq.api.PreemptionLevel;
@@ -12,14 +12,14 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
 
 /** Random but plausible scheduler views for property tests. */
-final class RandomViews {
+public final class RandomViews {
 
     private static final long NOW = 5_000_000_000L;
 
     private RandomViews() {
     }
 
-    static Arbitrary<SchedulerView> views() {
+    public static Arbitrary<SchedulerView> views() {
         Arbitrary<List<QueueView>> queues = queue().list().ofMinSize(0).ofMaxSize(24);
         Arbitrary<Long> now = Arbitraries.longs().between(0, 2_000_000_000L).map(d -> NOW + d);
         Arbitrary<List<DeviceView>> devices = device().list().ofSize(3);

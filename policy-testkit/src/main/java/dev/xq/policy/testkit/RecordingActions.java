@@ -1,4 +1,4 @@
-package dev.xq.policy.fixedpriority;
+package dev.xq.policy.testkit;
 
 import dev.xq.policy.spi.SchedulerActions;
 import java.util.ArrayList;
@@ -7,12 +7,12 @@ import java.util.List;
 import java.util.Map;
 
 /** Records what a policy asked for, in order. */
-final class RecordingActions implements SchedulerActions {
+public final class RecordingActions implements SchedulerActions {
 
-    final List<String> log = new ArrayList<>();
-    final Map<Long, Boolean> resumed = new HashMap<>();
-    final Map<Long, Integer> decisions = new HashMap<>();
-    Long wake;
+    public final List<String> log = new ArrayList<>();
+    public final Map<Long, Boolean> resumed = new HashMap<>();
+    public final Map<Long, Integer> decisions = new HashMap<>();
+    public Long wake;
 
     @Override
     public void suspend(long handle) {
@@ -34,7 +34,7 @@ final class RecordingActions implements SchedulerActions {
         wake = wake == null ? nanos : Math.min(wake, nanos);
     }
 
-    boolean runs(long handle) {
+    public boolean runs(long handle) {
         Boolean r = resumed.get(handle);
         if (r == null) {
             throw new AssertionError("policy said nothing about queue " + handle + "; actions: " + log);
@@ -43,7 +43,7 @@ final class RecordingActions implements SchedulerActions {
     }
 
     /** @return the handles resumed, in the order of the log */
-    List<Long> running() {
+    public List<Long> running() {
         List<Long> out = new ArrayList<>();
         for (String s : log) {
             if (s.startsWith("resume ")) {

@@ -1,4 +1,4 @@
-package dev.xq.policy.fixedpriority;
+package dev.xq.policy.testkit;
 
 import dev.xq.policy.spi.QueueView;
 import dev.xq.policy.spi.SchedulerView;
@@ -6,7 +6,7 @@ import java.util.HashSet;
 import java.util.Set;
 
 /** Invariants every decision of every policy must keep. */
-final class PolicyChecks {
+public final class PolicyChecks {
 
     private PolicyChecks() {
     }
@@ -15,7 +15,7 @@ final class PolicyChecks {
      * Every queue gets exactly one action; a device with a ready queue its application does not
      * hold keeps at least one such queue resumed; timers lie in the future.
      */
-    static void assertSafe(SchedulerView view, RecordingActions actions) {
+    public static void assertSafe(SchedulerView view, RecordingActions actions) {
         for (QueueView q : view.queues()) {
             Integer n = actions.decisions.get(q.handle());
             if (n == null || n != 1) {

@@ -1,4 +1,4 @@
-package dev.xq.policy.drf;
+package dev.xq.policy.testkit;
 
 import dev.xq.api.Hint;
 import dev.xq.api.PreemptionLevel;
@@ -11,19 +11,19 @@ import java.util.List;
 import java.util.Set;
 
 /** Builds policy views by hand for reference cases. */
-final class Views {
+public final class Views {
 
-    static final long GB = 1L << 30;
+    public static final long GB = 1L << 30;
 
     private Views() {
     }
 
-    static Q queue(long handle) {
+    public static Q queue(long handle) {
         return new Q(handle);
     }
 
     /** A view whose devices are the queues' devices, each with 8 engines and 16 GiB. */
-    static SchedulerView view(long nowNanos, QueueView... queues) {
+    public static SchedulerView view(long nowNanos, QueueView... queues) {
         Set<String> ids = new LinkedHashSet<>();
         for (QueueView q : queues) {
             ids.add(q.device());
@@ -35,12 +35,12 @@ final class Views {
         return new SchedulerView(nowNanos, List.of(queues), devices);
     }
 
-    static SchedulerView view(long nowNanos, List<DeviceView> devices, List<QueueView> queues) {
+    public static SchedulerView view(long nowNanos, List<DeviceView> devices, List<QueueView> queues) {
         return new SchedulerView(nowNanos, queues, devices);
     }
 
     /** A queue under construction: idle, resumed, on device {@code d0}, group {@code g}. */
-    static final class Q {
+    public static final class Q {
         private final long handle;
         private String device = "d0";
         private String group = "g";
@@ -56,52 +56,52 @@ final class Views {
             this.handle = handle;
         }
 
-        Q device(String id) {
+        public Q device(String id) {
             device = id;
             return this;
         }
 
-        Q group(String name) {
+        public Q group(String name) {
             group = name;
             return this;
         }
 
-        Q readySince(long nanos) {
+        public Q readySince(long nanos) {
             ready = true;
             readySince = nanos;
             return this;
         }
 
-        Q suspended() {
+        public Q suspended() {
             suspended = true;
             return this;
         }
 
-        Q suspendedByApp() {
+        public Q suspendedByApp() {
             byApp = true;
             return this;
         }
 
-        Q resumedAt(long nanos) {
+        public Q resumedAt(long nanos) {
             lastResumed = nanos;
             return this;
         }
 
-        Q ran(long nanos) {
+        public Q ran(long nanos) {
             runNanos = nanos;
             return this;
         }
 
-        Q hint(Hint h) {
+        public Q hint(Hint h) {
             hints.add(h);
             return this;
         }
 
-        Q priority(int p) {
+        public Q priority(int p) {
             return hint(new Hint.Priority(p));
         }
 
-        QueueView build() {
+        public QueueView build() {
             return new QueueView(handle, "q" + handle, device, group, ready, suspended, byApp,
                     ready ? readySince : 0, runNanos, lastResumed, ready ? 1 : 0, 0, 0, 0, hints, PreemptionLevel.BLOCK);
         }
