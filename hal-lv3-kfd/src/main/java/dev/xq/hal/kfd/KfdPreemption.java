@@ -129,14 +129,6 @@ final class KfdPreemption implements AutoCloseable {
         attached.remove(queueId);
     }
 
-    /** Snapshot entry of a mapped queue, for reading its ring indices. */
-    synchronized Optional<QueueSnapshot> find(int queueId) {
-        if (device == null || closed || path != KfdPath.DEBUGGER) {
-            return Optional.empty();
-        }
-        return device.snapshot(0).stream().filter(q -> q.queueId() == queueId).findFirst();
-    }
-
     /**
      * Logical priority: packets queued on a KFD queue and not yet taken by the GPU.
      * @throws IllegalArgumentException naming the id when this process has no such queue

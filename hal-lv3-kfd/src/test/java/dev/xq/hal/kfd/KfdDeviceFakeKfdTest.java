@@ -199,4 +199,12 @@ class KfdDeviceFakeKfdTest {
         fake.consume(ids[0], 3);
         assertEquals(2, KfdDevice.pendingPackets(q));
     }
+
+    @Test
+    void probeFallsBackToPatchedIoctlsOnlyWhenTheyAnswerSomethingButEinval() {
+        fake.inject(FakeKfd.ENABLE, "ENODEV");
+        assertEquals(KfdPath.NONE, dev.probe(), "stock kernel: unknown ioctl answers EINVAL");
+        fake.inject(6, "ENOENT");
+        assertEquals(KfdPath.PATCHED, dev.probe(), "ENOENT for queue 0xffffffff means the ioctl exists");
+    }
 }
