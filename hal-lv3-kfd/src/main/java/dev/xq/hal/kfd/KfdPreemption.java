@@ -184,12 +184,17 @@ final class KfdPreemption implements AutoCloseable {
 
     /** Resumes whatever is still suspended, disables the debug trap and closes the device. */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
+    public void close() {
+        List<KfdPreemptor> held;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            held = List.copyOf(attached.values());
         }
-        closed = true;
-        for (KfdPreemptor p : List.copyOf(attached.values())) {
+        // Outside our lock: a preemptor's detach takes its own lock, then ours.
+        for (KfdPreemptor p : held) {
             try {
                 p.detach();
             } catch (RuntimeException e) {
@@ -197,6 +202,7 @@ final class KfdPreemption implements AutoCloseable {
             }
         }
         if (device != null) {
+            // DISABLE resumes anything a failed resume above left suspended.
             device.close();
         }
     }
