@@ -26,6 +26,20 @@ public final class KfdDevice implements AutoCloseable {
     private static final VarHandle DBG_PID = KfdAbi.DBG_TRAP_ARGS.varHandle(groupElement("pid"));
     private static final VarHandle DBG_OP = KfdAbi.DBG_TRAP_ARGS.varHandle(groupElement("op"));
 
+    // Offsets come from the layouts (checked against gcc), never typed in.
+    private static long off(java.lang.foreign.StructLayout s, String field) {
+        return s.byteOffset(groupElement(field));
+    }
+
+    private static final long E_EXC = off(KfdAbi.QUEUE_SNAPSHOT_ENTRY, "exception_status");
+    private static final long E_RING = off(KfdAbi.QUEUE_SNAPSHOT_ENTRY, "ring_base_address");
+    private static final long E_WPTR = off(KfdAbi.QUEUE_SNAPSHOT_ENTRY, "write_pointer_address");
+    private static final long E_RPTR = off(KfdAbi.QUEUE_SNAPSHOT_ENTRY, "read_pointer_address");
+    private static final long E_QID = off(KfdAbi.QUEUE_SNAPSHOT_ENTRY, "queue_id");
+    private static final long E_GPU = off(KfdAbi.QUEUE_SNAPSHOT_ENTRY, "gpu_id");
+    private static final long E_RSIZE = off(KfdAbi.QUEUE_SNAPSHOT_ENTRY, "ring_size");
+    private static final long E_TYPE = off(KfdAbi.QUEUE_SNAPSHOT_ENTRY, "queue_type");
+
     /** KFD major/minor version. */
     public record Version(int major, int minor) {
         @Override
@@ -110,7 +124,8 @@ public final class KfdDevice implements AutoCloseable {
                 case "EINVAL", "ENOTTY" -> path + " is not a KFD device";
                 default -> "the driver refused the version query";
             });
-            return new Version(args.get(JAVA_INT, 0), args.get(JAVA_INT, 4));
+            return new Version(args.get(JAVA_INT, off(KfdAbi.GET_VERSION_ARGS, "major_version")),
+                    args.get(JAVA_INT, off(KfdAbi.GET_VERSION_ARGS, "minor_version")));
         }
     }
 
@@ -124,15 +139,15 @@ public final class KfdDevice implements AutoCloseable {
         requireOpen();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment args = arena.allocate(KfdAbi.RUNTIME_ENABLE_ARGS);
-            args.set(JAVA_LONG, 0, rDebug);
-            args.set(JAVA_INT, 8, modeMask);
+            args.set(JAVA_LONG, off(KfdAbi.RUNTIME_ENABLE_ARGS, "r_debug"), rDebug);
+            args.set(JAVA_INT, off(KfdAbi.RUNTIME_ENABLE_ARGS, "mode_mask"), modeMask);
             call("AMDKFD_IOC_RUNTIME_ENABLE", KfdAbi.IOC_RUNTIME_ENABLE, args, errno -> switch (errno) {
                 case "EBUSY" -> "the runtime is already enabled for this process (the HIP runtime did it)";
                 case "EPERM" -> "the runtime cannot be enabled while a debugger is attached";
                 case "EINVAL" -> "KFD older than 1.13 or bad mode mask";
                 default -> "the driver refused runtime enable";
             });
-            return args.get(JAVA_INT, 12);
+            return args.get(JAVA_INT, off(KfdAbi.RUNTIME_ENABLE_ARGS, "capabilities_mask"));
         }
     }
 
@@ -161,8 +176,7 @@ public final class KfdDevice implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment info = arena.allocate(KfdAbi.RUNTIME_INFO);
             MemorySegment args = dbgArgs(arena, KfdAbi.OP_ENABLE);
-            long base = KfdAbi.unionOffset("enable", "exception_mask");
-            args.set(JAVA_LONG, base, 0L);
+            args.set(JAVA_LONG, KfdAbi.unionOffset("enable", "exception_mask"), 0L);
             args.set(JAVA_LONG, KfdAbi.unionOffset("enable", "rinfo_ptr"), info.address());
             args.set(JAVA_INT, KfdAbi.unionOffset("enable", "rinfo_size"), (int) info.byteSize());
             args.set(JAVA_INT, KfdAbi.unionOffset("enable", "dbg_fd"), eventFd);
@@ -171,7 +185,7 @@ public final class KfdDevice implements AutoCloseable {
                 throw new KfdException("AMDKFD_IOC_DBG_TRAP(ENABLE)", r.errno(), dbgMeaning(Libc.errnoName(r.errno())));
             }
             trapEnabled = true;
-            return info.get(JAVA_INT, 8);
+            return info.get(JAVA_INT, off(KfdAbi.RUNTIME_INFO, "runtime_state"));
         }
     }
 
@@ -194,7 +208,7 @@ public final class KfdDevice implements AutoCloseable {
         for (long number : new long[] {KfdAbi.IOC_PATCHED_PREEMPT, KfdAbi.IOC_PATCHED_PREEMPT_W}) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment args = arena.allocate(KfdAbi.PATCHED_PREEMPT_ARGS);
-                args.set(JAVA_INT, 0, -1);
+                args.set(JAVA_INT, off(KfdAbi.PATCHED_PREEMPT_ARGS, "queue_id"), -1);
                 Libc.Result r = Libc.ioctl(fd, number, args);
                 String name = Libc.errnoName(r.errno());
                 if (!r.failed() || !(name.equals("EINVAL") || name.equals("ENOTTY"))) {
@@ -235,9 +249,9 @@ public final class KfdDevice implements AutoCloseable {
                     List<QueueSnapshot> out = new ArrayList<>(total);
                     for (int i = 0; i < total; i++) {
                         MemorySegment e = buf.asSlice((long) i * entrySize, entrySize);
-                        out.add(new QueueSnapshot(e.get(JAVA_INT, 40), e.get(JAVA_INT, 44), e.get(JAVA_INT, 52),
-                                e.get(JAVA_LONG, 0), e.get(JAVA_LONG, 8), e.get(JAVA_LONG, 16), e.get(JAVA_LONG, 24),
-                                e.get(JAVA_INT, 48)));
+                        out.add(new QueueSnapshot(e.get(JAVA_INT, E_QID), e.get(JAVA_INT, E_GPU), e.get(JAVA_INT, E_TYPE),
+                                e.get(JAVA_LONG, E_EXC), e.get(JAVA_LONG, E_RING), e.get(JAVA_LONG, E_WPTR),
+                                e.get(JAVA_LONG, E_RPTR), e.get(JAVA_INT, E_RSIZE)));
                     }
                     return out;
                 }
@@ -325,9 +339,10 @@ public final class KfdDevice implements AutoCloseable {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment args = arena.allocate(KfdAbi.PATCHED_PREEMPT_ARGS);
-            args.set(JAVA_INT, 0, queueId);
-            args.set(JAVA_INT, 4, 2); // save: keep the wave state so the work resumes
-            args.set(JAVA_INT, 8, timeoutMs);
+            args.set(JAVA_INT, off(KfdAbi.PATCHED_PREEMPT_ARGS, "queue_id"), queueId);
+            // 2 = save: keep the wave state so the work resumes.
+            args.set(JAVA_INT, off(KfdAbi.PATCHED_PREEMPT_ARGS, "preempt_type"), 2);
+            args.set(JAVA_INT, off(KfdAbi.PATCHED_PREEMPT_ARGS, "timeout_ms"), timeoutMs);
             call("AMDKFD_IOC_" + name + " (patched driver)", number, args, errno -> "queue " + queueId
                     + " refused by the patched driver");
         }
