@@ -1,6 +1,7 @@
 package dev.xq.policy.drf;
 
 import dev.xq.api.Hint;
+import dev.xq.policy.spi.Decision;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.QueueView;

@@ -1,5 +1,6 @@
 package dev.xq.policy.edf;
 
+import dev.xq.policy.spi.Decision;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.SchedulerActions;
 import dev.xq.policy.spi.SchedulerView;

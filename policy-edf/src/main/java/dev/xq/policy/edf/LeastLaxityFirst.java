@@ -1,6 +1,7 @@
 package dev.xq.policy.edf;
 
 import dev.xq.api.Hint;
+import dev.xq.policy.spi.Decision;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.policy.spi.SchedulerActions;

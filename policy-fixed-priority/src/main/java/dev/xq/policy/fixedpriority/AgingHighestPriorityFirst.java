@@ -1,5 +1,6 @@
 package dev.xq.policy.fixedpriority;
 
+import dev.xq.policy.spi.Decision;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.policy.spi.SchedulerActions;
