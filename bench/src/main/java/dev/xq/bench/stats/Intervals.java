@@ -79,49 +79,6 @@ public final class Intervals {
         return best;
     }
 
-    /**
-     * Device time each tenant owned within [{@code from}, {@code to}) on a device that runs one
-     * command at a time. When a command is interrupted and another runs in the meantime, the
-     * reported spans nest; the innermost (latest-started) open span owns that stretch of time,
-     * so the interrupted command is not credited with its pause.
-     * @return tenant -> owned nanoseconds
-     */
-    public static Map<String, Long> ownedTime(List<Interval> intervals, long from, long to) {
-        requireWindow(from, to);
-        record Edge(long at, boolean open, int index) { }
-        List<Edge> edges = new ArrayList<>();
-        for (int k = 0; k < intervals.size(); k++) {
-            Interval i = intervals.get(k);
-            edges.add(new Edge(i.start(), true, k));
-            edges.add(new Edge(i.end(), false, k));
-        }
-        // Ends before starts at the same instant: back-to-back spans never overlap.
-        edges.sort(Comparator.comparingLong(Edge::at).thenComparing(Edge::open));
-        // Open spans ordered by start (then index, to tell equal starts apart).
-        TreeMap<long[], Integer> open = new TreeMap<>((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
-        Map<String, Long> owned = new HashMap<>();
-        long prev = Long.MIN_VALUE;
-        for (Edge e : edges) {
-            if (!open.isEmpty() && prev != Long.MIN_VALUE) {
-                long a = Math.max(prev, from);
-                long b = Math.min(e.at(), to);
-                if (b > a) {
-                    Interval owner = intervals.get(open.lastEntry().getValue());
-                    owned.merge(owner.tenant(), b - a, Long::sum);
-                }
-            }
-            Interval i = intervals.get(e.index());
-            long[] key = {i.start(), e.index()};
-            if (e.open()) {
-                open.put(key, e.index());
-            } else {
-                open.remove(key);
-            }
-            prev = e.at();
-        }
-        return owned;
-    }
-
     private static long overlap(Interval i, long from, long to) {
         return Math.max(0, Math.min(i.end(), to) - Math.max(i.start(), from));
     }

@@ -61,30 +61,6 @@ class IntervalsTest {
     }
 
     @Test
-    void ownedTimeCreditsTheInnermostSpanWhenOneInterruptsAnother() {
-        // a runs [0, 100) but is interrupted by b during [30, 50): a's span encloses b's.
-        List<Interval> spans = List.of(new Interval("a", 0, 100), new Interval("b", 30, 50));
-        Map<String, Long> owned = Intervals.ownedTime(spans, 0, 100);
-        assertEquals(80L, owned.get("a"));
-        assertEquals(20L, owned.get("b"));
-    }
-
-    @Test
-    void ownedTimeOfBackToBackSpansAndGaps() {
-        List<Interval> spans = List.of(new Interval("a", 0, 10), new Interval("b", 10, 30), new Interval("a", 40, 50));
-        Map<String, Long> owned = Intervals.ownedTime(spans, 5, 45);
-        assertEquals(10L, owned.get("a"));   // 5..10 and 40..45
-        assertEquals(20L, owned.get("b"));
-    }
-
-    @Test
-    void ownedTimeWithEqualStartsCountsOnce() {
-        List<Interval> spans = List.of(new Interval("a", 0, 10), new Interval("b", 0, 10));
-        Map<String, Long> owned = Intervals.ownedTime(spans, 0, 10);
-        assertEquals(10L, owned.values().stream().mapToLong(Long::longValue).sum());
-    }
-
-    @Test
     void rejectsEmptyWindowsAndBackwardSpans() {
         assertThrows(IllegalArgumentException.class, () -> Intervals.meanConcurrency(List.of(), "A", 5, 5));
         assertThrows(IllegalArgumentException.class, () -> Intervals.sampleConcurrency(List.of(), "A", 0, 1, 0));
