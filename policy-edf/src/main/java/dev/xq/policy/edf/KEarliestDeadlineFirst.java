@@ -34,6 +34,7 @@ public final class KEarliestDeadlineFirst implements Policy {
 
     // Written by Config Admin's thread, read by the scheduler's.
     private volatile int k;
+    private volatile boolean demoteHopeless = true;
 
     /** For Declarative Services. */
     public KEarliestDeadlineFirst() {
@@ -41,7 +42,12 @@ public final class KEarliestDeadlineFirst implements Policy {
     }
 
     KEarliestDeadlineFirst(int k, Logger log) {
+        this(k, true, log);
+    }
+
+    KEarliestDeadlineFirst(int k, boolean demoteHopeless, Logger log) {
         this.k = checkK(k);
+        this.demoteHopeless = demoteHopeless;
         this.log = log;
     }
 
@@ -64,17 +70,21 @@ public final class KEarliestDeadlineFirst implements Policy {
             log.error("policy {} not started: {}", NAME, e.getMessage());
             throw e;
         }
-        log.info("policy {} configured: kedf.k={}", NAME, k);
+        demoteHopeless = config.kedf_demote_hopeless();
+        log.info("policy {} configured: kedf.k={} kedf.demote.hopeless={}", NAME, k, demoteHopeless);
     }
 
     /** A bad update is refused and the running value stays. */
     @Modified
     void modified(KedfConfig config) {
         try {
-            k = checkK(config.kedf_k());
-            log.info("policy {} configured: kedf.k={}", NAME, k);
+            int newK = checkK(config.kedf_k());
+            k = newK;
+            demoteHopeless = config.kedf_demote_hopeless();
+            log.info("policy {} configured: kedf.k={} kedf.demote.hopeless={}", NAME, k, demoteHopeless);
         } catch (IllegalArgumentException e) {
-            log.error("policy {} configuration refused, keeping kedf.k={}: {}", NAME, k, e.getMessage());
+            log.error("policy {} configuration refused, keeping kedf.k={} kedf.demote.hopeless={}: {}", NAME, k, demoteHopeless,
+                    e.getMessage());
         }
     }
 
@@ -84,13 +94,14 @@ public final class KEarliestDeadlineFirst implements Policy {
 
     @Override
     public String description() {
-        return "K earliest deadlines first: per device, the kedf.k ready queues with the earliest deadlines run together (K=" + k + ")";
+        return "K earliest deadlines first: per device, the kedf.k ready queues with the earliest deadlines run together (K=" + k + ")"
+                + (demoteHopeless ? "; queues that can only miss go last" : "");
     }
 
     @Override
     public void schedule(SchedulerView view, SchedulerActions actions) {
         Decision decision = new Decision(view);
-        DeadlineOrder.schedule(view, k, decision);
+        DeadlineOrder.schedule(view, k, demoteHopeless, decision);
         decision.applyTo(view, actions);
     }
 }

@@ -12,4 +12,12 @@ public @interface KedfConfig {
     @AttributeDefinition(name = "K", min = "1", max = "4096",
             description = "How many ready queues with the earliest deadlines run at once on each device; 1 to 4096.")
     int kedf_k() default KEarliestDeadlineFirst.DEFAULT_K;
+
+    /** @return whether queues that can no longer meet their deadline go behind those that can */
+    @AttributeDefinition(name = "Demote hopeless queues",
+            description = "When true (default), a queue whose remaining work cannot end by its deadline, even with only the "
+                    + "earlier-deadline queues that can still make theirs ahead of it, ranks after every queue that can "
+                    + "still make its deadline (the device's work is added up as if it ran one queue at a time). False "
+                    + "gives textbook K-EDF.")
+    boolean kedf_demote_hopeless() default true;
 }

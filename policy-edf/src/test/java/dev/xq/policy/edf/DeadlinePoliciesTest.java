@@ -23,7 +23,11 @@ class DeadlinePoliciesTest {
 
     static final long MS = 1_000_000;
 
-    record Config(int kedf_k) implements KedfConfig {
+    record Config(int kedf_k, boolean kedf_demote_hopeless) implements KedfConfig {
+        Config(int kedf_k) {
+            this(kedf_k, true);
+        }
+
         @Override
         public Class<? extends Annotation> annotationType() {
             return KedfConfig.class;
@@ -135,5 +139,73 @@ class DeadlinePoliciesTest {
         kedf.modified(new Config(0));
         assertSame(1, kedf.k());
         assertEquals(List.of(2L), decide(kedf, mixed(4 * MS)).running());
+    }
+
+    record EdfSettings(boolean edf_demote_hopeless) implements EdfConfig {
+        @Override
+        public Class<? extends Annotation> annotationType() {
+            return EdfConfig.class;
+        }
+    }
+
+    /**
+     * At 10 ms: q1 is due at 11 ms with 4 ms of work left (can only miss); q2 is due at 20 ms with
+     * 3 ms left (can make it).
+     */
+    private static SchedulerView oneHopeless() {
+        return view(10 * MS,
+                queue(1).hint(deadlineMs(6)).readySince(5 * MS).work(3, 1, MS).build(),
+                queue(2).hint(deadlineMs(10)).readySince(10 * MS).work(2, 1, MS).build());
+    }
+
+    @Test
+    void edfRunsAQueueThatCanStillMakeItsDeadlineBeforeOneThatCanOnlyMiss() {
+        assertEquals(List.of(2L), decide(new EarliestDeadlineFirst(), oneHopeless()).running());
+        assertEquals(List.of(1L), decide(new EarliestDeadlineFirst(false), oneHopeless()).running(), "textbook EDF");
+    }
+
+    @Test
+    void theWorkOfEarlierMeetableDeadlinesCountsAgainstLaterOnes() {
+        // At 10 ms, 2 ms of work each: q1 due 12 (ends 12: makes it), q2 due 13 (would end 14 behind q1:
+        // hopeless), q3 due 20 (ends 14 behind q1 alone: makes it). q4 has no deadline and stays last.
+        SchedulerView v = view(10 * MS,
+                queue(1).hint(deadlineMs(2)).readySince(10 * MS).work(2, 0, MS).build(),
+                queue(2).hint(deadlineMs(3)).readySince(10 * MS).work(1, 1, MS).build(),
+                queue(3).hint(deadlineMs(10)).readySince(10 * MS).work(2, 0, MS).build(),
+                queue(4).readySince(0).work(5, 0, MS).build());
+        assertEquals(List.of(1L, 3L), decide(new KEarliestDeadlineFirst(2, new RecordingLogger().logger), v).running());
+        assertEquals(List.of(1L, 2L), decide(new KEarliestDeadlineFirst(2, false, new RecordingLogger().logger), v).running());
+        assertEquals(List.of(1L, 2L, 3L), decide(new KEarliestDeadlineFirst(3, new RecordingLogger().logger), v).running(),
+                "a demoted queue still runs before queues without a deadline");
+    }
+
+    @Test
+    void aQueueWithoutAMeasuredCommandTimeIsDemotedOnlyOnceItsDeadlineHasPassed() {
+        SchedulerView due = view(10 * MS,
+                queue(1).hint(deadlineMs(6)).readySince(5 * MS).work(50, 0, 0).build(),
+                queue(2).hint(deadlineMs(10)).readySince(10 * MS).work(2, 0, MS).build());
+        assertEquals(List.of(1L), decide(new EarliestDeadlineFirst(), due).running());
+        SchedulerView late = view(10 * MS,
+                queue(1).hint(deadlineMs(4)).readySince(5 * MS).work(50, 0, 0).build(),
+                queue(2).hint(deadlineMs(10)).readySince(10 * MS).work(2, 0, MS).build());
+        assertEquals(List.of(2L), decide(new EarliestDeadlineFirst(), late).running());
+    }
+
+    @Test
+    void demotionIsConfigurable() throws Exception {
+        EarliestDeadlineFirst edf = new EarliestDeadlineFirst();
+        edf.log = new RecordingLogger().logger;
+        edf.configure(new EdfSettings(false));
+        assertFalse(edf.demoteHopeless());
+        assertEquals(List.of(1L), decide(edf, oneHopeless()).running());
+        edf.configure(new EdfSettings(true));
+        assertEquals(List.of(2L), decide(edf, oneHopeless()).running());
+        assertTrue((boolean) EdfConfig.class.getMethod("edf_demote_hopeless").getDefaultValue());
+
+        KEarliestDeadlineFirst kedf = new KEarliestDeadlineFirst(1, new RecordingLogger().logger);
+        kedf.modified(new Config(1, false));
+        assertEquals(List.of(1L), decide(kedf, oneHopeless()).running());
+        kedf.modified(new Config(0, true));
+        assertEquals(List.of(1L), decide(kedf, oneHopeless()).running(), "a refused update changes neither knob");
     }
 }

@@ -54,9 +54,13 @@ public final class RandomViews {
         Arbitrary<Long> run = Arbitraries.longs().between(0, 3_000_000_000L);
         Arbitrary<List<Hint>> hints = hint().list().ofMaxSize(4);
         Arbitrary<boolean[]> flags = Combinators.combine(bool, bool, bool).as((r, s, a) -> new boolean[] {r, s, a});
-        return Combinators.combine(device, group, flags, time, run, time, hints).as((d, g, f, since, ran, resumed, h) ->
-                new QueueView(0, "q", d, g, f[0], f[1], f[2], since == 0 ? 1 : since, ran, resumed, f[0] ? 1 : 0, 0, 0, 0, h,
-                        PreemptionLevel.BLOCK));
+        // pending, in flight and measured command time (0 = not measured yet)
+        Arbitrary<long[]> work = Combinators.combine(Arbitraries.integers().between(1, 40), Arbitraries.integers().between(0, 2),
+                Arbitraries.oneOf(Arbitraries.just(0L), Arbitraries.longs().between(1_000, 20_000_000L)))
+                .as((p, i, c) -> new long[] {p, i, c});
+        return Combinators.combine(device, group, flags, time, run, time, hints, work).as((d, g, f, since, ran, resumed, h, w) ->
+                new QueueView(0, "q", d, g, f[0], f[1], f[2], since == 0 ? 1 : since, ran, resumed, f[0] ? (int) w[0] : 0,
+                        f[0] ? (int) w[1] : 0, 0, w[2], h, PreemptionLevel.BLOCK));
     }
 
     private static Arbitrary<Hint> hint() {

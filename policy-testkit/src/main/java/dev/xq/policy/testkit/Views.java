@@ -50,6 +50,9 @@ public final class Views {
         private long readySince;
         private long runNanos;
         private long lastResumed;
+        private int pending = -1;
+        private int inFlight;
+        private long commandNanos;
         private final List<Hint> hints = new ArrayList<>();
 
         private Q(long handle) {
@@ -92,6 +95,14 @@ public final class Views {
             return this;
         }
 
+        /** Work left: {@code pending} commands held, {@code inFlight} launched, each measured at {@code commandNanos}. */
+        public Q work(int pending, int inFlight, long commandNanos) {
+            this.pending = pending;
+            this.inFlight = inFlight;
+            this.commandNanos = commandNanos;
+            return this;
+        }
+
         public Q hint(Hint h) {
             hints.add(h);
             return this;
@@ -103,7 +114,8 @@ public final class Views {
 
         public QueueView build() {
             return new QueueView(handle, "q" + handle, device, group, ready, suspended, byApp,
-                    ready ? readySince : 0, runNanos, lastResumed, ready ? 1 : 0, 0, 0, 0, hints, PreemptionLevel.BLOCK);
+                    ready ? readySince : 0, runNanos, lastResumed, pending >= 0 ? pending : ready ? 1 : 0, inFlight, 0, commandNanos,
+                    hints, PreemptionLevel.BLOCK);
         }
     }
 }
