@@ -59,7 +59,7 @@ public class BenchCommands {
     }
 
     /**
-     * xq:bench SCENARIO [--device sim|cuda] [--json FILE] [--plot DIR] [key=value ...]
+     * xq:bench SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]
      * @return the table of figures
      */
     public String bench(String... args) throws Exception {
@@ -89,7 +89,7 @@ public class BenchCommands {
     /** @return the usage of every scenario */
     static String usage() {
         List<String> lines = new ArrayList<>();
-        lines.add("xq:bench SCENARIO [--device sim|cuda] [--json FILE] [--plot DIR] [key=value ...]");
+        lines.add("xq:bench SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]");
         lines.add("scenarios and their parameters (key=default):");
         for (Scenario s : Scenarios.all()) {
             lines.add(BenchArguments.usage(s.name(), s.summary(), s.params()));
@@ -98,7 +98,7 @@ public class BenchCommands {
     }
 
     private static String usageOf(Scenario s) {
-        return "xq:bench " + s.name() + " [--device sim|cuda] [--json FILE] [--plot DIR] [key=value ...]\n"
+        return "xq:bench " + s.name() + " [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]\n"
                 + BenchArguments.usage(s.name(), s.summary(), s.params());
     }
 

@@ -8,10 +8,10 @@ import java.util.Map;
 
 /**
  * The parsed command line of {@code xq:bench} or {@code xq:demo}:
- * {@code [SCENARIO] [--device sim|cuda] [--json FILE] [--plot DIR] [key=value ...]}.
+ * {@code [SCENARIO] [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]}.
  *
  * @param scenario the scenario name ({@code demo} for the demo)
- * @param device {@code sim} or {@code cuda}
+ * @param device {@code sim}, {@code cuda} or {@code hip}
  * @param json where to write the JSON figures, or null
  * @param plotDir where to write PNG charts, or null
  * @param help whether only the usage was asked for
@@ -19,7 +19,7 @@ import java.util.Map;
 public record BenchArguments(String scenario, String device, Path json, Path plotDir, Params params, boolean help) {
 
     /** The device choices of {@code --device}. */
-    public static final List<String> DEVICES = List.of("sim", "cuda");
+    public static final List<String> DEVICES = List.of("sim", "cuda", "hip");
 
     /**
      * Parses the arguments of {@code xq:bench}.
@@ -103,7 +103,7 @@ public record BenchArguments(String scenario, String device, Path json, Path plo
                         }
                         plot = toPath(opt, value);
                     }
-                    default -> throw new UsageException("option " + opt + " is unknown; allowed: --device sim|cuda, --json FILE, --plot DIR");
+                    default -> throw new UsageException("option " + opt + " is unknown; allowed: --device sim|cuda|hip, --json FILE, --plot DIR");
                 }
                 continue;
             }

@@ -52,7 +52,7 @@ final class BandwidthScenario implements Scenario {
         TaskShape shape = TaskShape.spins(p.intValue("n"), p.longValue("T"));
         double standaloneBusy = Double.NaN;
         List<Mode> modes = new ArrayList<>(List.of(Mode.standalone(), Mode.nativeMode()));
-        if (ctx.cuda()) {
+        if (ctx.gpu()) {
             modes.add(Mode.prio());
         }
         modes.add(Mode.xq("bandwidth"));

@@ -25,7 +25,7 @@ final class Example3Scenario implements Scenario {
 
     @Override
     public String summary() {
-        return "two tenants, tasks of n x T with a 30-50 ms pause after each, priorities 2/1, threshold 8 batch 4; modes native, xq:hpf (+prio on cuda)";
+        return "two tenants, tasks of n x T with a 30-50 ms pause after each, priorities 2/1, threshold 8 batch 4; modes native, xq:hpf (+prio on a GPU)";
     }
 
     @Override
@@ -55,7 +55,7 @@ final class Example3Scenario implements Scenario {
         Duration min = Duration.ofMillis(p.longValue("pause_min"));
         Duration max = Duration.ofMillis(p.longValue("pause_max"));
         List<Mode> modes = new ArrayList<>(List.of(Mode.nativeMode()));
-        if (ctx.cuda()) {
+        if (ctx.gpu()) {
             modes.add(Mode.prio());
         }
         modes.add(cfg == null ? Mode.xq("hpf") : Mode.xq("hpf", cfg));

@@ -21,7 +21,7 @@ final class FixedPriorityScenario implements Scenario {
 
     @Override
     public String summary() {
-        return "fg tasks periodic at a share of its standalone throughput over bg back to back; modes standalone, native, xq:hpf (+prio on cuda)";
+        return "fg tasks periodic at a share of its standalone throughput over bg back to back; modes standalone, native, xq:hpf (+prio on a GPU)";
     }
 
     @Override
@@ -45,7 +45,7 @@ final class FixedPriorityScenario implements Scenario {
         FgBgWorkload w = FgBgWorkload.calibrate(ctx, TaskShape.spins(p.intValue("n"), p.longValue("T")),
                 p.doubleValue("load"), p.intValue("calibrate"));
         List<Mode> modes = new ArrayList<>(List.of(Mode.standalone(), Mode.nativeMode()));
-        if (ctx.cuda()) {
+        if (ctx.gpu()) {
             modes.add(Mode.prio());
         }
         modes.add(xqConfig == null ? Mode.xq("hpf") : Mode.xq("hpf", xqConfig));

@@ -47,7 +47,7 @@ public final class ScenarioContext implements AutoCloseable {
     }
 
     /**
-     * @param deviceKind {@code sim} (device {@code sim0}) or {@code cuda} (device {@code cuda0})
+     * @param deviceKind {@code sim} (device {@code sim0}), {@code cuda} (device {@code cuda0}) or {@code hip} (device {@code hip0})
      * @throws UsageException if that device is not on the node (the message lists what is)
      */
     public static ScenarioContext open(XQueueService service, SchedulerControl scheduler, BundleContext bundles,
@@ -55,7 +55,8 @@ public final class ScenarioContext implements AutoCloseable {
         String id = switch (deviceKind) {
             case "sim" -> "sim0";
             case "cuda" -> "cuda0";
-            default -> throw new IllegalArgumentException("--device " + deviceKind + " is unknown; allowed: sim, cuda");
+            case "hip" -> "hip0";
+            default -> throw new IllegalArgumentException("--device " + deviceKind + " is unknown; allowed: sim, cuda, hip");
         };
         DeviceInfo found = null;
         for (DeviceInfo d : service.devices()) {
@@ -112,9 +113,9 @@ public final class ScenarioContext implements AutoCloseable {
         return device;
     }
 
-    /** @return whether the device is a CUDA GPU, where the {@code prio} mode also runs */
-    public boolean cuda() {
-        return deviceKind.equals("cuda");
+    /** @return whether the device is a GPU (CUDA or HIP), where the {@code prio} mode (stream priorities) also runs */
+    public boolean gpu() {
+        return !deviceKind.equals("sim");
     }
 
     /**
