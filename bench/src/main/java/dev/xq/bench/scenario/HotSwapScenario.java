@@ -130,7 +130,7 @@ final class HotSwapScenario implements Scenario {
         m.put("swaps", after.swaps() - before.swaps());
         m.put("max_decision_gap_us", Measures.round(after.maxDecisionGapMicros()));
         m.put("watchdog_trips", after.watchdogTrips() - before.watchdogTrips());
-        long[] wake = osWakeLatencyNanos(4000);
+        long[] wake = Measures.osWakeLatencyNanos(4000);
         m.put("os_wake_p999_us", Measures.round(wake[wake.length * 999 / 1000] / 1e3));
         m.put("os_wake_max_us", Measures.round(wake[wake.length - 1] / 1e3));
         m.put("fg_p99_during_swaps", Measures.round(Percentiles.of(during.stream().mapToDouble(Double::doubleValue).toArray()).at(99)));
@@ -151,39 +151,6 @@ final class HotSwapScenario implements Scenario {
                 String.format(Locale.ROOT, "max_decision_gap_us %.1f; this machine's wake-up p99.9 %.1f us, max %.1f us", gap,
                         m.number("os_wake_p999_us"), m.number("os_wake_max_us")));
         return report;
-    }
-
-    /**
-     * How long a parked thread takes to run after another thread unparks it, {@code samples}
-     * times, sorted. The scheduler's loop is woken this way for every event.
-     */
-    static long[] osWakeLatencyNanos(int samples) throws InterruptedException {
-        long[] lat = new long[samples];
-        java.util.concurrent.atomic.AtomicLong posted = new java.util.concurrent.atomic.AtomicLong();
-        java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();
-        Thread waiter = Thread.ofPlatform().daemon().name("xq-bench-wake").start(() -> {
-            for (int i = 0; i < samples; i++) {
-                long t;
-                while ((t = posted.get()) == 0) {
-                    java.util.concurrent.locks.LockSupport.park();
-                }
-                lat[i] = System.nanoTime() - t;
-                posted.set(0);
-                taken.incrementAndGet();
-            }
-        });
-        for (int i = 0; i < samples; i++) {
-            java.util.concurrent.locks.LockSupport.parkNanos(250_000);
-            posted.set(System.nanoTime());
-            java.util.concurrent.locks.LockSupport.unpark(waiter);
-            long deadline = System.nanoTime() + 1_000_000_000L;
-            while (taken.get() <= i && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
-        }
-        waiter.join(1000);
-        java.util.Arrays.sort(lat);
-        return lat;
     }
 
     /**

@@ -63,4 +63,37 @@ final class Measures {
     static double round(double v) {
         return Double.isNaN(v) || Double.isInfinite(v) ? v : Math.round(v * 1000.0) / 1000.0;
     }
+
+    /**
+     * How long a parked thread takes to run after another thread unparks it, {@code samples}
+     * times, sorted. The scheduler's loop is woken this way for every event.
+     */
+    static long[] osWakeLatencyNanos(int samples) throws InterruptedException {
+        long[] lat = new long[samples];
+        java.util.concurrent.atomic.AtomicLong posted = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();
+        Thread waiter = Thread.ofPlatform().daemon().name("xq-bench-wake").start(() -> {
+            for (int i = 0; i < samples; i++) {
+                long t;
+                while ((t = posted.get()) == 0) {
+                    java.util.concurrent.locks.LockSupport.park();
+                }
+                lat[i] = System.nanoTime() - t;
+                posted.set(0);
+                taken.incrementAndGet();
+            }
+        });
+        for (int i = 0; i < samples; i++) {
+            java.util.concurrent.locks.LockSupport.parkNanos(250_000);
+            posted.set(System.nanoTime());
+            java.util.concurrent.locks.LockSupport.unpark(waiter);
+            long deadline = System.nanoTime() + 1_000_000_000L;
+            while (taken.get() <= i && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+        }
+        waiter.join(1000);
+        java.util.Arrays.sort(lat);
+        return lat;
+    }
 }

@@ -36,7 +36,11 @@ import org.osgi.service.metatype.annotations.Designate;
  * less than {@code aging.quantum} after it was resumed, by a higher queue that became ready
  * after that resume (or went idle and ready again between two decisions, which looks the same
  * in the view), its wait counts from where that quantum would have ended, which adds at most
- * one quantum to W. The test {@code AgingBoundTest} checks both on a simulated clock.
+ * one quantum to W. The same holds for a queue that goes idle and becomes ready again inside
+ * its own quantum (an application that submits its next task as soon as one ends): measured
+ * from the new work's arrival, it waits at most W + {@code aging.quantum}. The test
+ * {@code AgingBoundTest} checks the first two on a simulated clock; {@code ./xq bench aging}
+ * measures the last on a node.
  *
  * <p><b>Waiting clock.</b> The view has no "suspended since" time, so a queue is taken to wait
  * since the later of: it became ready; its last resume plus {@code aging.quantum}. Nothing

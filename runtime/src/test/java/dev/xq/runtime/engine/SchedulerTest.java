@@ -153,8 +153,8 @@ class SchedulerTest {
         Highest hi = new Highest();
         core.scheduler().register("hi", hi, "test", 4);
         core.selectPolicy("hi");
-        eventually(() -> hi.calls.get() > 0, "a fresh loop keeps deciding");
-        assertEquals("hi", core.activePolicy());
+        // hi's trial calls (registration, selection) count too: wait for the loop's own decision.
+        eventually(() -> "hi".equals(core.activePolicy()), "a fresh loop keeps deciding");
         assertFalse(q.status().suspendedByScheduler(), "the stuck decision was thrown away");
     }
 
