@@ -1,5 +1,6 @@
 package dev.xq.itest;
 
+import static org.ops4j.pax.exam.CoreOptions.bootDelegationPackage;
 import static org.ops4j.pax.exam.CoreOptions.bundle;
 import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
 import static org.ops4j.pax.exam.CoreOptions.junitBundles;
@@ -52,6 +53,7 @@ final class XqNode {
         // Pax Exam adds its own packages to org.osgi.framework.system.packages.extra; setting that
         // property directly would drop them and the driver could no longer see the probe.
         all.add(systemPackage("jdk.jfr"));
+        all.add(bootDelegationPackage("jdk.jfr.internal.event"));
         all.add(frameworkProperty("felix.log.level").value(System.getProperty("xq.itest.felix.log", "1")));
         all.add(frameworkProperty(BUNDLES_PROPERTY).value(dir.toString()));
         all.add(frameworkProperty("felix.fileinstall.dir").value(freshFolder("hot-deploy").toString()));

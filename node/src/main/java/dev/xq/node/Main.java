@@ -130,6 +130,9 @@ public final class Main {
         cfg.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
         // JFR's API for the runtime's flight-recorder events
         cfg.put(Constants.FRAMEWORK_SYSTEMPACKAGES_EXTRA, "jdk.jfr");
+        // While a recording runs, the JDK rewrites event classes to call jdk.jfr.internal.event
+        // (EventWriter); bundle class loaders must find it at the boot loader.
+        cfg.put(Constants.FRAMEWORK_BOOTDELEGATION, "jdk.jfr.internal.event");
         cfg.put("felix.fileinstall.dir", hotDeploy.toString());
         cfg.put("felix.fileinstall.poll", "500");
         cfg.put("felix.fileinstall.noInitialDelay", "true");

@@ -4,10 +4,16 @@ package dev.xq.runtime.jfr;
  * Flight-recorder events of the runtime. The jdk.jfr package is optional for the bundle: where
  * the framework does not export it, every method here is a no-op. Where it is exported, an
  * event is only built when a recording has enabled it, so disabled events cost a field read.
+ *
+ * <p>Emitting an event never throws into the caller (the scheduler and the queues call these in
+ * the middle of a decision): if the JDK cannot link an event, for instance because the framework
+ * does not boot-delegate {@code jdk.jfr.internal.event} to the instrumented event classes, tracing
+ * switches itself off and says so once through the platform logger.
  */
 public final class Tracing {
 
     private static final boolean AVAILABLE = probe();
+    private static volatile boolean off;
 
     private Tracing() {
     }
@@ -21,33 +27,59 @@ public final class Tracing {
         }
     }
 
-    /** @return whether JFR events can be emitted in this framework */
+    /** @return whether JFR events can be emitted in this framework (and have not failed) */
     public static boolean available() {
-        return AVAILABLE;
+        return AVAILABLE && !off;
     }
 
     public static void suspended(long handle, String queue, int level) {
-        if (AVAILABLE) {
-            Events.suspended(handle, queue, level);
+        if (AVAILABLE && !off) {
+            try {
+                Events.suspended(handle, queue, level);
+            } catch (LinkageError | RuntimeException e) {
+                switchOff(e);
+            }
         }
     }
 
     public static void resumed(long handle, String queue) {
-        if (AVAILABLE) {
-            Events.resumed(handle, queue);
+        if (AVAILABLE && !off) {
+            try {
+                Events.resumed(handle, queue);
+            } catch (LinkageError | RuntimeException e) {
+                switchOff(e);
+            }
         }
     }
 
     /** @param decisionNanos how long the policy took */
     public static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos) {
-        if (AVAILABLE) {
-            Events.decision(policy, queues, suspends, resumes, decisionNanos);
+        if (AVAILABLE && !off) {
+            try {
+                Events.decision(policy, queues, suspends, resumes, decisionNanos);
+            } catch (LinkageError | RuntimeException e) {
+                switchOff(e);
+            }
         }
     }
 
     public static void watchdog(String policy, String reason) {
-        if (AVAILABLE) {
-            Events.watchdog(policy, reason);
+        if (AVAILABLE && !off) {
+            try {
+                Events.watchdog(policy, reason);
+            } catch (LinkageError | RuntimeException e) {
+                switchOff(e);
+            }
         }
+    }
+
+    private static synchronized void switchOff(Throwable e) {
+        if (off) {
+            return;
+        }
+        off = true;
+        System.getLogger(Tracing.class.getName()).log(System.Logger.Level.WARNING,
+                "XQ flight-recorder events switched off: emitting one failed with " + e
+                        + " (an OSGi framework must boot-delegate jdk.jfr.internal.event for them)");
     }
 }
