@@ -529,8 +529,10 @@ final class SimDevice {
                 fifo.clear();
                 return back;
             } finally {
+                // No wake-up: holding commands back only removes events, so the device thread's
+                // planned wake is still early enough. Waking it made it take the lock just as the
+                // engine's interrupt() (which follows at level 3) wanted it.
                 lock.unlock();
-                LockSupport.unpark(thread);
             }
         }
 

@@ -77,6 +77,7 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
 
     public void addDriver(XpuDriver driver) {
         drivers.add(driver);
+        deviceViews = null;
         log.info("driver " + driver.platform() + " added: " + safeStatus(driver));
         scheduler.signal();
     }
@@ -84,6 +85,7 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
     /** The driver is going away: queues on it fail their outstanding commands with a clear cause. */
     public void removeDriver(XpuDriver driver) {
         drivers.remove(driver);
+        deviceViews = null;
         for (var e : List.copyOf(owners.entrySet())) {
             if (e.getValue() == driver) {
                 XQueueImpl q = e.getKey();
@@ -298,13 +300,30 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
     }
 
     @Override
+    /**
+     * The devices as policies see them. Asking every driver for its descriptors took about 25 us
+     * per decision (descriptors are rebuilt on each call), so the list is kept for
+     * {@value #DEVICE_VIEWS_TTL_MILLIS} ms, and dropped at once when a driver comes or goes.
+     */
     public List<DeviceView> deviceViews() {
+        List<DeviceView> cached = deviceViews;
+        long now = System.nanoTime();
+        if (cached != null && now - deviceViewsAt < DEVICE_VIEWS_TTL_MILLIS * 1_000_000L) {
+            return cached;
+        }
         List<DeviceView> out = new ArrayList<>();
         for (Found f : deviceMap().values()) {
             out.add(new DeviceView(f.device().id(), f.driver().platform(), f.device().engines(), f.device().memoryBytes()));
         }
-        return out;
+        List<DeviceView> fresh = List.copyOf(out);
+        deviceViewsAt = now;
+        deviceViews = fresh;
+        return fresh;
     }
+
+    static final long DEVICE_VIEWS_TTL_MILLIS = 50;
+    private volatile List<DeviceView> deviceViews;
+    private volatile long deviceViewsAt;
 
     /**
      * What host applications hold. A thin wrapper so that the HAL listener methods of the engine
