@@ -90,7 +90,7 @@ public final class BandwidthPartition implements Policy {
     private record QueueMember(QueueView queue, int utilization) implements Rotation.Member {
         @Override
         public boolean ready() {
-            return Devices.runnable(queue);
+            return queue.runnable();
         }
 
         @Override
@@ -113,8 +113,8 @@ public final class BandwidthPartition implements Policy {
     public void schedule(SchedulerView view, SchedulerActions actions) {
         BandwidthSettings s = settings;
         Decision decision = new Decision(view);
-        for (List<QueueView> queues : Devices.queuesByDevice(view)) {
-            if (queues.stream().noneMatch(Devices::runnable)) {
+        for (List<QueueView> queues : view.queuesByDevice()) {
+            if (queues.stream().noneMatch(QueueView::runnable)) {
                 queues.forEach(decision::run);
                 continue;
             }

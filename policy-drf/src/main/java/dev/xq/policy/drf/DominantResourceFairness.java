@@ -141,7 +141,7 @@ public final class DominantResourceFairness implements Policy {
             runNanos.merge(tenantOf(q), q.runNanos(), Long::sum);
         }
         Decision decision = new Decision(view);
-        for (List<QueueView> queues : Devices.queuesByDevice(view)) {
+        for (List<QueueView> queues : view.queuesByDevice()) {
             DeviceView d = devices.get(queues.getFirst().device());
             fill(queues, d == null ? 0 : d.engines(), d == null ? 0 : d.memoryBytes(), s, runNanos, decision);
         }
@@ -152,7 +152,7 @@ public final class DominantResourceFairness implements Policy {
                              Map<String, Long> runNanos, Decision decision) {
         Map<String, Tenant> tenants = new LinkedHashMap<>();
         for (QueueView q : queues) {
-            if (Devices.runnable(q)) {
+            if (q.runnable()) {
                 String name = tenantOf(q);
                 tenants.computeIfAbsent(name, n -> new Tenant(n, s.weight(n), runNanos.getOrDefault(n, 0L) / s.weight(n))).tasks.add(q);
             }
@@ -198,7 +198,7 @@ public final class DominantResourceFairness implements Policy {
             freeMemory = memoryCapacity == 0 ? 0 : -1;
         }
         for (QueueView q : queues) {
-            if (Devices.runnable(q)) {
+            if (q.runnable()) {
                 decision.set(q, allocated.containsKey(q.handle()));
             } else {
                 decision.set(q, (engineCapacity == 0 || engines(q, s) <= freeEngines) && (memoryCapacity == 0 || memory(q) <= freeMemory));

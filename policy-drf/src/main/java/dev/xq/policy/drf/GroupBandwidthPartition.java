@@ -109,7 +109,7 @@ public final class GroupBandwidthPartition implements Policy {
         @Override
         public boolean ready() {
             for (QueueView q : queues) {
-                if (Devices.runnable(q)) {
+                if (q.runnable()) {
                     return true;
                 }
             }
@@ -153,8 +153,8 @@ public final class GroupBandwidthPartition implements Policy {
     public void schedule(SchedulerView view, SchedulerActions actions) {
         BandwidthSettings s = settings;
         Decision decision = new Decision(view);
-        for (List<QueueView> queues : Devices.queuesByDevice(view)) {
-            if (queues.stream().noneMatch(Devices::runnable)) {
+        for (List<QueueView> queues : view.queuesByDevice()) {
+            if (queues.stream().noneMatch(QueueView::runnable)) {
                 queues.forEach(decision::run);
                 continue;
             }

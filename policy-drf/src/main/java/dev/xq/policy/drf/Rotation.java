@@ -116,7 +116,7 @@ final class Rotation {
     static long roundNanos(List<QueueView> queues, long defaultNanos) {
         long round = Long.MAX_VALUE;
         for (QueueView q : queues) {
-            if (Devices.runnable(q)) {
+            if (q.runnable()) {
                 Hint.Timeslice t = q.hint(Hint.Timeslice.class).orElse(null);
                 if (t != null) {
                     round = Math.min(round, t.micros() * 1000);
@@ -128,6 +128,6 @@ final class Rotation {
 
     /** @return whether the queue holds a turn: resumed by the scheduler and ready */
     static boolean holdsTurn(QueueView q) {
-        return !q.suspended() && Devices.runnable(q);
+        return !q.suspended() && q.runnable();
     }
 }

@@ -77,11 +77,11 @@ final class DeadlineOrder {
 
     static void schedule(SchedulerView view, int k, boolean demoteHopeless, Decision decision) {
         long now = view.nowNanos();
-        for (List<QueueView> queues : Devices.queuesByDevice(view)) {
+        for (List<QueueView> queues : view.queuesByDevice()) {
             Map<QueueView, Rank> ranks = new IdentityHashMap<>();
             List<QueueView> ready = new ArrayList<>(queues.size());
             for (QueueView q : queues) {
-                if (Devices.runnable(q)) {
+                if (q.runnable()) {
                     ranks.put(q, Rank.of(q, q.readySinceNanos()));
                     ready.add(q);
                 }
@@ -108,7 +108,7 @@ final class DeadlineOrder {
             }
             Rank last = ready.size() < k ? null : ranks.get(ready.get(k - 1));
             for (QueueView q : queues) {
-                Rank own = Devices.runnable(q) ? ranks.get(q) : Rank.of(q, now);
+                Rank own = q.runnable() ? ranks.get(q) : Rank.of(q, now);
                 decision.set(q, last == null || own.compareTo(last) <= 0);
             }
         }

@@ -37,15 +37,15 @@ public final class LeastLaxityFirst implements Policy {
     public void schedule(SchedulerView view, SchedulerActions actions) {
         long now = view.nowNanos();
         Decision decision = new Decision(view);
-        for (List<QueueView> queues : Devices.queuesByDevice(view)) {
+        for (List<QueueView> queues : view.queuesByDevice()) {
             int top = Integer.MIN_VALUE;
             for (QueueView q : queues) {
-                if (Devices.runnable(q)) {
+                if (q.runnable()) {
                     top = Math.max(top, effectivePriority(q, q.readySinceNanos(), now));
                 }
             }
             for (QueueView q : queues) {
-                if (!Devices.runnable(q)) {
+                if (!q.runnable()) {
                     decision.set(q, effectivePriority(q, now, now) >= top);
                     continue;
                 }

@@ -114,7 +114,7 @@ public final class AgingHighestPriorityFirst implements Policy {
     public void schedule(SchedulerView view, SchedulerActions actions) {
         AgingSettings s = settings;
         Decision decision = new Decision(view);
-        for (List<QueueView> queues : Devices.queuesByDevice(view)) {
+        for (List<QueueView> queues : view.queuesByDevice()) {
             decide(queues, view.nowNanos(), s, decision);
         }
         decision.applyTo(view, actions);
@@ -123,7 +123,7 @@ public final class AgingHighestPriorityFirst implements Policy {
     private static void decide(List<QueueView> queues, long now, AgingSettings s, Decision decision) {
         int top = Integer.MIN_VALUE;
         for (QueueView q : queues) {
-            if (Devices.runnable(q)) {
+            if (q.runnable()) {
                 top = Math.max(top, q.priority());
             }
         }
@@ -140,7 +140,7 @@ public final class AgingHighestPriorityFirst implements Policy {
                 decision.run(q);
                 continue;
             }
-            if (!Devices.runnable(q)) {
+            if (!q.runnable()) {
                 decision.hold(q);
                 continue;
             }

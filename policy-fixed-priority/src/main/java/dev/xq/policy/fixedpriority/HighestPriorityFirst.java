@@ -36,10 +36,10 @@ public final class HighestPriorityFirst implements Policy {
     @Override
     public void schedule(SchedulerView view, SchedulerActions actions) {
         Decision decision = new Decision(view);
-        for (List<QueueView> queues : Devices.queuesByDevice(view)) {
+        for (List<QueueView> queues : view.queuesByDevice()) {
             int top = Integer.MIN_VALUE;
             for (QueueView q : queues) {
-                if (Devices.runnable(q)) {
+                if (q.runnable()) {
                     top = Math.max(top, q.priority());
                 }
             }

@@ -19,7 +19,7 @@ final class ReadyOrder {
     ReadyOrder(List<QueueView> deviceQueues) {
         List<QueueView> runnable = new ArrayList<>(deviceQueues.size());
         for (QueueView q : deviceQueues) {
-            if (Devices.runnable(q)) {
+            if (q.runnable()) {
                 runnable.add(q);
             }
         }

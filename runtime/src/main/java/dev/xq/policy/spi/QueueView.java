@@ -43,6 +43,15 @@ public record QueueView(long handle, String name, String device, String group,
         return Optional.empty();
     }
 
+    /**
+     * @return whether the scheduler can actually let the queue run: it has work and its
+     *         application does not hold it
+     * @since 1.2
+     */
+    public boolean runnable() {
+        return ready && !suspendedByApp;
+    }
+
     /** @return the priority hint's value, or 0 when there is none */
     public int priority() {
         return hint(Hint.Priority.class).map(Hint.Priority::value).orElse(0);
