@@ -587,8 +587,15 @@ final class SimDevice {
                 lock.unlock();
             }
             LockSupport.unpark(thread);
+            // The caller waits for the save, as a driver waits for the hardware. Short waits spin:
+            // a timed park of 20 us returns after the OS's timer slack and wake-up, which on a
+            // loaded or virtual host is up to milliseconds, a cost no device has.
             for (long left; (left = saveUntil - System.nanoTime()) > 0; ) {
-                LockSupport.parkNanos(left);
+                if (left > 200_000L) {
+                    LockSupport.parkNanos(left - 100_000L);
+                } else {
+                    Thread.onSpinWait();
+                }
             }
         }
 

@@ -30,7 +30,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * all are resumed and the first arrival starts at once. Stateless apart from its configuration.
  */
 @Component(configurationPid = BandwidthPartition.PID, immediate = true,
-        property = Policy.NAME_PROPERTY + "=" + BandwidthPartition.NAME)
+        property = {Policy.NAME_PROPERTY + "=" + BandwidthPartition.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
 @Designate(ocd = BandwidthConfig.class)
 public final class BandwidthPartition implements Policy {
 

@@ -46,7 +46,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * once; the next decision counts them. Stateless apart from its configuration.
  */
 @Component(configurationPid = DominantResourceFairness.PID, immediate = true,
-        property = Policy.NAME_PROPERTY + "=" + DominantResourceFairness.NAME)
+        property = {Policy.NAME_PROPERTY + "=" + DominantResourceFairness.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
 @Designate(ocd = DrfConfig.class)
 public final class DominantResourceFairness implements Policy {
 

@@ -29,7 +29,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * not bank the unused rest of a slice. Stateless apart from its configuration.
  */
 @Component(configurationPid = GroupBandwidthPartition.PID, immediate = true,
-        property = Policy.NAME_PROPERTY + "=" + GroupBandwidthPartition.NAME)
+        property = {Policy.NAME_PROPERTY + "=" + GroupBandwidthPartition.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
 @Designate(ocd = BandwidthConfig.class)
 public final class GroupBandwidthPartition implements Policy {
 

@@ -21,7 +21,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * Stateless apart from that setting.
  */
 @Component(configurationPid = EarliestDeadlineFirst.PID, immediate = true,
-        property = Policy.NAME_PROPERTY + "=" + EarliestDeadlineFirst.NAME)
+        property = {Policy.NAME_PROPERTY + "=" + EarliestDeadlineFirst.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
 @Designate(ocd = EdfConfig.class)
 public final class EarliestDeadlineFirst implements Policy {
 

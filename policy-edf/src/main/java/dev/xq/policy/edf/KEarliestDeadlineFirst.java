@@ -18,7 +18,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * in {@link DeadlineOrder}. Stateless apart from K.
  */
 @Component(configurationPid = KEarliestDeadlineFirst.PID, immediate = true,
-        property = Policy.NAME_PROPERTY + "=" + KEarliestDeadlineFirst.NAME)
+        property = {Policy.NAME_PROPERTY + "=" + KEarliestDeadlineFirst.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
 @Designate(ocd = KedfConfig.class)
 public final class KEarliestDeadlineFirst implements Policy {
 

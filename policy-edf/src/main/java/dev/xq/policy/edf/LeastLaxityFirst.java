@@ -22,7 +22,7 @@ import org.osgi.service.component.annotations.Component;
  * it became ready now ({@code criticalPriority} for zero laxity) is at least the device's top
  * effective priority. Stateless.
  */
-@Component(property = Policy.NAME_PROPERTY + "=" + LeastLaxityFirst.NAME)
+@Component(property = {Policy.NAME_PROPERTY + "=" + LeastLaxityFirst.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
 public final class LeastLaxityFirst implements Policy {
 
     /** The policy's name on the node. */

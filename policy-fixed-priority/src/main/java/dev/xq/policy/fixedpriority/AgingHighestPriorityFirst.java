@@ -53,7 +53,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * least {@code top}, as under {@code hpf}. Stateless apart from its configuration.
  */
 @Component(configurationPid = AgingHighestPriorityFirst.PID, immediate = true,
-        property = Policy.NAME_PROPERTY + "=" + AgingHighestPriorityFirst.NAME)
+        property = {Policy.NAME_PROPERTY + "=" + AgingHighestPriorityFirst.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
 @Designate(ocd = AgingConfig.class)
 public final class AgingHighestPriorityFirst implements Policy {
 

@@ -22,7 +22,7 @@ import org.osgi.service.component.annotations.Component;
  * <p>Stateless: the decision depends on the view alone, so the policy can be swapped in at
  * any moment.
  */
-@Component(property = Policy.NAME_PROPERTY + "=" + HighestPriorityFirst.NAME)
+@Component(property = {Policy.NAME_PROPERTY + "=" + HighestPriorityFirst.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
 public final class HighestPriorityFirst implements Policy {
 
     /** The policy's name on the node. */

@@ -7,7 +7,10 @@
  * <p>Threading: the runtime calls {@code launch} from any thread, but never concurrently on
  * one HwQueue; it calls the preemption methods under its own per-queue control lock.
  * Listener callbacks may come from any driver thread and must not be made while the driver
- * holds a lock that {@code launch} also takes.
+ * holds a lock that any {@code HwQueue} method takes: the runtime may launch, and may decide
+ * and so deactivate, interrupt or restore other queues, from inside a callback (a scheduling
+ * decision runs on the thread that reported the event). All of XQ's drivers deliver their
+ * callbacks with no lock held.
  */
 @org.osgi.annotation.bundle.Export
 @org.osgi.annotation.versioning.Version("1.0.0")

@@ -3,12 +3,26 @@ package dev.xq.policy.spi;
 /**
  * A scheduling policy: decides which queues run. Register as an OSGi service with
  * {@code xq.policy=<name>}; the name must be unique on the node and must not be
- * {@code native}.
+ * {@code native}. Add {@code xq.policy.bounded=true} ({@link #BOUNDED_PROPERTY}) where every
+ * decision is short and never blocks.
  */
 public interface Policy {
 
     /** The service property that names the policy. */
     String NAME_PROPERTY = "xq.policy";
+
+    /**
+     * Service property ({@code Boolean} or {@code "true"}) by which a policy promises that every
+     * decision is short and never blocks, loops or waits for another thread. The node may then
+     * run its decisions on the thread that posted the event (an application submitting, a
+     * driver reporting a completion) instead of handing each event to its scheduler thread,
+     * which saves an OS wake-up per event (its tail is milliseconds on a busy or virtual host).
+     * Without it, the policy always decides on the scheduler thread. The watchdog still sets an
+     * overrunning policy aside, but cannot take back a posting thread stuck inside it.
+     *
+     * @since 1.2
+     */
+    String BOUNDED_PROPERTY = "xq.policy.bounded";
 
     /** @return one line for operators saying what the policy does */
     String description();

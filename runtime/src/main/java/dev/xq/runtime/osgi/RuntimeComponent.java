@@ -77,6 +77,9 @@ public class RuntimeComponent implements XQueueService, SchedulerControl {
         } catch (IllegalArgumentException e) {
             log.error("dev.xq.scheduler: " + e.getMessage() + "; keeping " + core.scheduler().deadlineNanos() / 1000 + " us", null);
         }
+        if (s.inlineDecisions() != core.scheduler().inlineDecisions()) {
+            core.scheduler().inlineDecisions(s.inlineDecisions());
+        }
         // Only a change of the configured value moves the selection, so that a selection made in
         // the shell survives unrelated configuration updates.
         if (!s.policy().equals(configuredPolicy)) {
@@ -152,7 +155,9 @@ public class RuntimeComponent implements XQueueService, SchedulerControl {
         Object name = ref.getProperty(Policy.NAME_PROPERTY);
         Bundle b = ref.getBundle();
         String bundle = b == null ? "?" : b.getSymbolicName() + " " + b.getVersion();
-        core.scheduler().register(name == null ? null : name.toString(), policy, bundle, (Long) ref.getProperty(Constants.SERVICE_ID));
+        Object bounded = ref.getProperty(Policy.BOUNDED_PROPERTY);
+        core.scheduler().register(name == null ? null : name.toString(), policy, bundle, (Long) ref.getProperty(Constants.SERVICE_ID),
+                bounded != null && Boolean.parseBoolean(bounded.toString().trim()));
     }
 
     void removePolicy(Policy policy, ServiceReference<Policy> ref) {

@@ -14,4 +14,10 @@ public @interface SchedulerConfig {
     @AttributeDefinition(name = "Decision deadline (us)", min = "100", max = "10000000",
             description = "A policy decision that takes longer is stopped being used (the watchdog sets the policy aside)")
     long decisionDeadlineMicros() default 10_000;
+
+    @AttributeDefinition(name = "Inline decisions", description = "Let a policy registered with xq.policy.bounded=true "
+            + "decide on the thread that posted the event (an application's submit, a driver's completion) instead of "
+            + "waking the scheduler thread: saves an OS wake-up per event, whose tail is milliseconds on a loaded or "
+            + "virtual host; the posting thread pays the decision (tens of us). Off: every decision on the scheduler thread.")
+    boolean inlineDecisions() default true;
 }

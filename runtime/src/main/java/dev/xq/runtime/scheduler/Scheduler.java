@@ -23,16 +23,27 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The node's one scheduling event loop. Events (a queue became ready or idle, a hint changed,
- * a policy or device came or went, a timer) only mark the loop dirty and wake it; the loop then
- * builds one view of every queue, lets the active policy decide, and applies the decision. Many
- * events in a burst cost one decision.
+ * The node's scheduler. Events (a queue became ready or idle, a hint changed, a policy or
+ * device came or went, a timer) mark the scheduler dirty; a decision then builds one view of
+ * every queue, lets the active policy decide, and applies the decision. Many events in a burst
+ * cost one decision, and only one decision runs at a time.
+ *
+ * <p>Where a decision runs: when the deciding policy is registered as bounded
+ * ({@link Policy#BOUNDED_PROPERTY}, and the built-in one) and inline decisions are on, the
+ * thread that posted the event decides right away, unless another thread is deciding, which
+ * then decides once more before it lets go ("single decider", the same pattern as the queues'
+ * single pumper). That saves handing the event to another thread: an OS wake-up, whose tail on
+ * a busy or virtualised host is milliseconds. In a storm of events (the scheduler idle for less
+ * than 50 us between decisions, on average) the posting threads step aside and the loop thread
+ * folds the storm into few decisions. Every other policy decides on the scheduler's own loop thread, which also
+ * serves the timers policies ask for.
  *
  * <p>The watchdog: a decision that throws, or that runs past the deadline, sets its policy
  * aside (until it is selected again or re-registered) and the built-in policy takes over. A
- * policy stuck in a loop cannot be stopped in Java, so the loop thread it holds is abandoned
- * (and interrupted) and a fresh loop thread carries on; the stuck thread's decision, should it
- * ever return, is thrown away.
+ * policy stuck in a loop cannot be stopped in Java: the decider it holds is abandoned (the loop
+ * thread is interrupted and replaced; a posting thread is left alone, never interrupted, since
+ * it belongs to an application or a driver) and the next decisions go on without it; the stuck
+ * thread's decision, should it ever return, is thrown away.
  */
 public final class Scheduler {
 
@@ -46,8 +57,11 @@ public final class Scheduler {
         List<DeviceView> deviceViews();
     }
 
-    /** A registered policy. {@code id} tells re-registrations apart. */
-    record Registered(String name, Policy policy, String bundle, long id) {
+    /**
+     * A registered policy. {@code id} tells re-registrations apart; {@code bounded}: whether it
+     * may decide on the thread that posts an event.
+     */
+    record Registered(String name, Policy policy, String bundle, long id, boolean bounded) {
     }
 
     private final Source source;
@@ -63,14 +77,24 @@ public final class Scheduler {
     private volatile String active = SchedulerControl.NATIVE;
     private volatile long deadlineNanos = DEFAULT_DEADLINE_NANOS;
     private volatile boolean running;
+    private volatile boolean inlineEnabled = true;
+    /** Whether events are decided on the posting thread now: the deciding policy is bounded and inline decisions are on. */
+    private volatile boolean inlineNow = true;
+    /** Held by the one thread deciding; replaced (not released) when the watchdog abandons a stuck decider. */
+    private volatile java.util.concurrent.atomic.AtomicBoolean busy = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile Thread loop;
     private volatile Thread watchdog;
+    // written under monitor; read freely
+    private volatile int generation;
     // guarded by monitor
-    private int generation;
-    private long decisionStartNanos;
-    private long decisionStartCpuNanos;
-    private long decidingThreadId;
-    private Registered deciding;
+    /** The registration deciding for the selected name (null: native); kept by refreshInline. */
+    private volatile Registered current;
+    /** The decision under way, for the watchdog; whoever swaps it out (decider or watchdog) owns its end. */
+    private final java.util.concurrent.atomic.AtomicReference<InProgress> inProgress = new java.util.concurrent.atomic.AtomicReference<>();
+
+    /** A decision under way: its policy (null for native), when it started, and on which thread. */
+    private record InProgress(Registered policy, long startNanos, long startCpuNanos, long threadId) {
+    }
 
     // statistics
     private final AtomicLong decisions = new AtomicLong();
@@ -80,7 +104,24 @@ public final class Scheduler {
     private int recentCount;
     private int recentNext;
     private volatile long maxGapNanos;
-    private long wakeAtNanos = Long.MAX_VALUE;
+    private final AtomicLong inlineDecisions = new AtomicLong();
+    /**
+     * A posting thread decides only while the scheduler's idle time between decisions averages at
+     * least this much (a moving average over about eight decisions). In a storm of events (a
+     * thousand queues each going ready and idle back to back: the scale scenario) deciding on
+     * every posting thread makes one full decision per event (46 times slower in ScaleTest), while
+     * the loop thread folds the storm into few decisions, as before. An average, not the last
+     * gap: a queue that goes idle and at once ready again (a tenant between two tasks) posts two
+     * events microseconds apart, and the second must not pay a wake-up.
+     */
+    private static final long STORM_IDLE_GAP_NANOS = 50_000L;
+    private volatile long lastDecisionEndNanos;
+    /** Moving average of the idle time between decisions; written by the one deciding thread. */
+    private volatile long idleGapAvgNanos = 1_000_000_000L;
+    /** The earliest time a policy asked to be called again. */
+    private volatile long wakeAtNanos = Long.MAX_VALUE;
+    /** Until when the loop thread is parked for a timer; Long.MIN_VALUE while it is not parked. */
+    private volatile long loopParkedUntil = Long.MIN_VALUE;
 
     public Scheduler(Source source, RuntimeLog log) {
         this.source = source;
@@ -141,10 +182,21 @@ public final class Scheduler {
 
     // ------------------------------------------------------------------ events
 
-    /** Marks the loop dirty and wakes it. Cheap; safe from any thread, including driver callbacks. */
+    /**
+     * Posts an event: marks the scheduler dirty and either decides on this thread (a bounded
+     * policy, see the class comment) or wakes the loop thread. Safe from any thread, including
+     * driver callbacks, as long as the caller holds no lock of the runtime but a queue's own
+     * control lock (HAL package comment: callbacks come with no driver lock held).
+     */
     public void signal() {
         firstEventNanos.compareAndSet(0, System.nanoTime());
         if (dirty.compareAndSet(false, true)) {
+            if (inlineNow && running && idleGapAvgNanos >= STORM_IDLE_GAP_NANOS) {
+                if (drain(-1)) {
+                    inlineDecisions.incrementAndGet();
+                }
+                return;
+            }
             Thread t = loop;
             if (t != null) {
                 LockSupport.unpark(t);
@@ -152,7 +204,78 @@ public final class Scheduler {
         }
     }
 
-    /** Runs {@code r} on the loop thread after each decision (tests and tools). */
+    /**
+     * Decides while the scheduler is dirty and no other thread is deciding. A thread that finds
+     * another one deciding leaves: that one re-checks {@code dirty} after letting go.
+     *
+     * @param loopGen the loop thread's generation; -1 on a posting thread (decides for the current one)
+     * @return whether this thread made at least one decision
+     */
+    private boolean drain(int loopGen) {
+        boolean decided = false;
+        while (dirty.get() && running) {
+            java.util.concurrent.atomic.AtomicBoolean b = busy;
+            if (!b.compareAndSet(false, true)) {
+                return decided;
+            }
+            int gen;
+            try {
+                gen = loopGen < 0 ? generation : loopGen;
+                if (!dirty.getAndSet(false)) {
+                    continue;
+                }
+                decided = true;
+                try {
+                    if (!decide(gen, loopGen < 0)) {
+                        return decided; // handed to the loop thread
+                    }
+                } catch (RuntimeException | Error e) {
+                    // No event may be lost to a failing decision; the policy's own throws are handled in decide.
+                    log.error("scheduler decision failed", e);
+                }
+                for (Runnable r : afterDecision) {
+                    try {
+                        r.run();
+                    } catch (RuntimeException e) {
+                        log.error("after-decision hook failed", e);
+                    }
+                }
+            } finally {
+                b.set(false);
+            }
+            if (gen != generation) {
+                return decided; // the watchdog abandoned this decider; the others go on
+            }
+        }
+        return decided;
+    }
+
+    /** Whether a bounded policy decides on the thread that posts an event (default on). */
+    public void inlineDecisions(boolean on) {
+        synchronized (monitor) {
+            inlineEnabled = on;
+            refreshInline();
+        }
+        signal();
+    }
+
+    public boolean inlineDecisions() {
+        return inlineEnabled;
+    }
+
+    /** How many decisions ran on a posting thread rather than the loop thread (tests and tools). */
+    public long inlineDecisionCount() {
+        return inlineDecisions.get();
+    }
+
+    /** Recomputes {@link #inlineNow} after a change of selection, registry or set-aside. Caller holds the monitor. */
+    private void refreshInline() {
+        Registered r = SchedulerControl.NATIVE.equals(selected) ? null : lookup(selected);
+        current = r;
+        inlineNow = inlineEnabled && (r == null || r.bounded());
+    }
+
+    /** Runs {@code r} after each decision, on the thread that made it (tests and tools). */
     public void afterEachDecision(Runnable r) {
         afterDecision.add(r);
     }
@@ -160,6 +283,14 @@ public final class Scheduler {
     // ------------------------------------------------------------------ policies
 
     public void register(String name, Policy policy, String bundle, long id) {
+        register(name, policy, bundle, id, false);
+    }
+
+    /**
+     * @param bounded whether the policy declared {@link Policy#BOUNDED_PROPERTY}: its decisions may
+     *        run on the thread that posts an event
+     */
+    public void register(String name, Policy policy, String bundle, long id, boolean bounded) {
         if (name == null || name.isBlank() || SchedulerControl.NATIVE.equals(name)) {
             log.warn("policy service " + policy.getClass().getName() + " from " + bundle + " has xq.policy='" + name
                     + "'; a policy needs a name other than '" + SchedulerControl.NATIVE + "': ignored");
@@ -167,9 +298,10 @@ public final class Scheduler {
         }
         warmUp(name, policy);
         synchronized (monitor) {
-            registry.computeIfAbsent(name, k -> new ArrayList<>()).add(new Registered(name, policy, bundle, id));
+            registry.computeIfAbsent(name, k -> new ArrayList<>()).add(new Registered(name, policy, bundle, id, bounded));
+            refreshInline();
         }
-        log.info("policy '" + name + "' registered by " + bundle);
+        log.info("policy '" + name + "' registered by " + bundle + (bounded ? " (bounded: decides on the posting thread)" : ""));
         signal();
     }
 
@@ -237,6 +369,7 @@ public final class Scheduler {
                 }
             }
             setAside.remove(id);
+            refreshInline();
         }
         if (gone != null) {
             if (gone.equals(selected) && lookup(gone) == null) {
@@ -292,6 +425,7 @@ public final class Scheduler {
                 }
             }
             selected = n;
+            refreshInline();
         }
         signal();
     }
@@ -381,34 +515,43 @@ public final class Scheduler {
                     return;
                 }
             }
-            if (!dirty.get()) {
-                long now = System.nanoTime();
-                if (wakeAtNanos <= now) {
-                    firstEventNanos.compareAndSet(0, wakeAtNanos);
-                } else {
-                    long sleep = wakeAtNanos == Long.MAX_VALUE ? 1_000_000_000L : wakeAtNanos - now;
-                    LockSupport.parkNanos(this, sleep);
-                    continue;
-                }
+            long wake = wakeAtNanos;
+            long now = System.nanoTime();
+            if (wake <= now && !dirty.get()) {
+                firstEventNanos.compareAndSet(0, wake);
+                wakeAtNanos = Long.MAX_VALUE; // the decision sets the next one
+                dirty.set(true);
             }
-            dirty.set(false);
-            try {
-                decide(gen);
-            } catch (RuntimeException | Error e) {
-                // The loop must outlive anything a decision throws; the policy's own throws are handled in decide.
-                log.error("scheduler decision failed", e);
+            if (dirty.get() && drain(gen)) {
+                continue;
             }
-            for (Runnable r : afterDecision) {
-                try {
-                    r.run();
-                } catch (RuntimeException e) {
-                    log.error("after-decision hook failed", e);
-                }
+            // Dirty with another thread deciding is that thread's to handle. Publish the park
+            // before looking at the timer once more: a decider that sets an earlier timer after
+            // this either is seen here or sees the park and unparks.
+            loopParkedUntil = wake;
+            if (wakeAtNanos < wake || (dirty.get() && !busy.get())) {
+                loopParkedUntil = Long.MIN_VALUE;
+                continue;
             }
+            long sleep = wake == Long.MAX_VALUE ? 1_000_000_000L : Math.max(1, wake - now);
+            LockSupport.parkNanos(this, sleep);
+            loopParkedUntil = Long.MIN_VALUE;
         }
     }
 
-    private void decide(int gen) {
+    /**
+     * Makes one decision.
+     *
+     * @param posting whether this is a posting thread rather than the loop thread
+     * @return false where the event was left to the loop thread instead
+     */
+    private boolean decide(int gen, boolean posting) {
+        long enter = System.nanoTime();
+        Registered policy = current;
+        if (posting && !(inlineEnabled && (policy == null || policy.bounded()))) {
+            handOff(); // the selection changed since the event was posted: not a policy for this thread
+            return false;
+        }
         long eventNanos = firstEventNanos.getAndSet(0);
         List<XQueueImpl> queues = source.schedulerQueues();
         List<QueueView> views = new ArrayList<>(queues.size());
@@ -422,24 +565,28 @@ public final class Scheduler {
         }
         long now = System.nanoTime();
         SchedulerView view = new SchedulerView(now, views, source.deviceViews());
-        Registered policy = SchedulerControl.NATIVE.equals(selected) ? null : lookup(selected);
         String name = policy == null ? SchedulerControl.NATIVE : policy.name();
-        if (!name.equals(active)) {
+        String was = active;
+        if (!name.equals(was)) {
             swaps.incrementAndGet();
-            log.info("scheduling policy now deciding: '" + name + "' (was '" + active + "')");
             active = name;
         }
         Recorder actions = new Recorder(byHandle.keySet());
-        synchronized (monitor) {
-            if (gen != generation) {
-                return;
+        // No lock from here to the end: the watchdog and this thread race for the record, and
+        // whichever swaps it out owns the decision's end.
+        InProgress mine = new InProgress(policy, now, currentCpuTime(), Thread.currentThread().threadId());
+        inProgress.set(mine);
+        if (gen != generation) {
+            // an old loop thread, replaced: the event is the new deciders' to handle
+            inProgress.compareAndSet(mine, null);
+            if (eventNanos != 0) {
+                firstEventNanos.compareAndSet(0, eventNanos);
             }
-            decisionStartNanos = now;
-            decidingThreadId = Thread.currentThread().threadId();
-            decisionStartCpuNanos = cpuTime(decidingThreadId);
-            deciding = policy;
+            handOff();
+            return false;
         }
         long t0 = System.nanoTime();
+        boolean recorded = true;
         try {
             if (policy == null) {
                 NativePolicy.INSTANCE.schedule(view, actions);
@@ -447,12 +594,10 @@ public final class Scheduler {
                 policy.policy().schedule(view, actions);
             }
         } catch (Throwable t) {
-            synchronized (monitor) {
-                decisionStartNanos = 0;
-                if (gen != generation) {
-                    return;
-                }
+            if (!inProgress.compareAndSet(mine, null)) {
+                return true; // the watchdog took this decision away
             }
+            recorded = false;
             if (policy == null) {
                 throw t;
             }
@@ -464,12 +609,11 @@ public final class Scheduler {
             swaps.incrementAndGet();
         }
         long took = System.nanoTime() - t0;
-        synchronized (monitor) {
-            decisionStartNanos = 0;
-            deciding = null;
-            if (gen != generation) {
-                return; // the watchdog took this decision away: it was too late
-            }
+        if (recorded && !inProgress.compareAndSet(mine, null)) {
+            return true; // the watchdog took this decision away: it was too late
+        }
+        if (gen != generation) {
+            return true; // the watchdog took this decision away: it was too late
         }
         decisions.incrementAndGet();
         synchronized (recent) {
@@ -501,13 +645,35 @@ public final class Scheduler {
             }
         }
         wakeAtNanos = actions.wake;
+        Thread l = loop;
+        if (actions.wake < loopParkedUntil && l != null && l != Thread.currentThread()) {
+            LockSupport.unpark(l); // a timer earlier than the loop is parked for
+        }
+        long end = System.nanoTime();
+        long idle = Math.min(1_000_000_000L, Math.max(0, enter - lastDecisionEndNanos));
+        idleGapAvgNanos += (idle - idleGapAvgNanos) / 8;
+        lastDecisionEndNanos = end;
         if (eventNanos != 0) {
-            long gap = System.nanoTime() - eventNanos;
+            long gap = end - eventNanos;
             if (gap > maxGapNanos) {
                 maxGapNanos = gap;
             }
         }
+        if (!name.equals(was)) {
+            // logged after the decision is applied: a log call is not free (1 ms seen at a swap)
+            log.info("scheduling policy now deciding: '" + name + "' (was '" + was + "')");
+        }
         Tracing.decision(name, views.size(), suspends, resumes, took);
+        return true;
+    }
+
+    /** Leaves the pending event to the loop thread. */
+    private void handOff() {
+        dirty.set(true);
+        Thread l = loop;
+        if (l != null) {
+            LockSupport.unpark(l);
+        }
     }
 
     private String setAsideReason(Registered r) {
@@ -519,6 +685,7 @@ public final class Scheduler {
     private void setAsideNow(Registered r, String reason) {
         synchronized (monitor) {
             setAside.put(r.id(), reason);
+            refreshInline();
         }
         trips.incrementAndGet();
         Tracing.watchdog(r.name(), reason);
@@ -528,13 +695,13 @@ public final class Scheduler {
      * Whether the decision under way ran past its deadline: the deadline counts the CPU time
      * the deciding thread used, so that a thread the OS did not run (a loaded host) or a JVM
      * pause is not blamed on the policy; a decision that waits without using CPU (a lock, a
-     * sleep) is caught by a wall-clock limit of ten deadlines. Caller holds the monitor.
+     * sleep) is caught by a wall-clock limit of ten deadlines.
      */
-    private String overrun(long deadline) {
-        long wall = System.nanoTime() - decisionStartNanos;
-        long cpu = cpuTime(decidingThreadId);
-        if (cpu >= 0 && decisionStartCpuNanos >= 0) {
-            if (cpu - decisionStartCpuNanos > deadline) {
+    private static String overrun(InProgress d, long deadline) {
+        long wall = System.nanoTime() - d.startNanos();
+        long cpu = cpuTime(d.threadId());
+        if (cpu >= 0 && d.startCpuNanos() >= 0) {
+            if (cpu - d.startCpuNanos() > deadline) {
                 return "decision used more than its deadline of " + deadline / 1000 + " us of CPU";
             }
             if (wall > 10 * deadline) {
@@ -545,7 +712,24 @@ public final class Scheduler {
         return wall > deadline ? "decision ran past its deadline of " + deadline / 1000 + " us" : null;
     }
 
+    private static String threadName(long id) {
+        try {
+            java.lang.management.ThreadInfo i = THREADS.getThreadInfo(id);
+            return i == null ? "thread " + id : "'" + i.getThreadName() + "'";
+        } catch (RuntimeException e) {
+            return "thread " + id;
+        }
+    }
+
     private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    private static long currentCpuTime() {
+        try {
+            return THREADS.isCurrentThreadCpuTimeSupported() ? THREADS.getCurrentThreadCpuTime() : -1;
+        } catch (UnsupportedOperationException e) {
+            return -1;
+        }
+    }
 
     /** @return CPU time of a thread in nanoseconds, or -1 where the JVM cannot tell */
     private static long cpuTime(long threadId) {
@@ -559,21 +743,38 @@ public final class Scheduler {
     private void watch() {
         while (running) {
             long deadline = deadlineNanos;
-            LockSupport.parkNanos(this, Math.max(500_000L, deadline / 4));
+            // Half a deadline: an overrun is caught within 1.5 deadlines, at 200 wake-ups a second (default).
+            LockSupport.parkNanos(this, Math.max(500_000L, deadline / 2));
             Thread stuck = null;
+            Thread oldLoop = null;
+            String poster = null;
             Registered culprit = null;
+            if (!running) {
+                return;
+            }
+            InProgress d = inProgress.get();
+            // the native policy is the node's own and is not watched
+            String overrun = d == null || d.policy() == null ? null : overrun(d, deadline);
+            if (overrun == null) {
+                continue;
+            }
             synchronized (monitor) {
                 if (!running) {
                     return;
                 }
-                String overrun = decisionStartNanos == 0 || deciding == null ? null : overrun(deadline);
-                if (overrun != null) {
-                    culprit = deciding;
-                    stuck = loop;
-                    decisionStartNanos = 0;
-                    deciding = null;
+                // Take the decision away, unless it ended meanwhile: whoever swaps the record out owns its end.
+                if (inProgress.compareAndSet(d, null)) {
+                    culprit = d.policy();
+                    oldLoop = loop;
+                    if (oldLoop != null && oldLoop.threadId() == d.threadId()) {
+                        stuck = oldLoop;
+                    } else {
+                        poster = threadName(d.threadId());
+                    }
                     generation++;
+                    busy = new java.util.concurrent.atomic.AtomicBoolean();
                     setAside.put(culprit.id(), overrun);
+                    refreshInline();
                     startLoop(generation);
                 }
             }
@@ -583,9 +784,13 @@ public final class Scheduler {
                 swaps.incrementAndGet();
                 Tracing.watchdog(culprit.name(), "deadline");
                 log.error("policy '" + culprit.name() + "' set aside: " + setAsideReason(culprit) + "; '"
-                        + SchedulerControl.NATIVE + "' decides", null);
+                        + SchedulerControl.NATIVE + "' decides"
+                        + (poster == null ? "" : "; the thread that posted the event (" + poster
+                                + ") is still inside the policy, which was registered as bounded"), null);
                 if (stuck != null) {
                     stuck.interrupt();
+                } else if (oldLoop != null) {
+                    LockSupport.unpark(oldLoop); // an idle loop of the old generation: let it end
                 }
                 signal();
             }

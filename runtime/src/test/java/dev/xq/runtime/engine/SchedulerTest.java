@@ -198,4 +198,170 @@ class SchedulerTest {
         SchedulerControl.PolicyInfo p = core.policies().stream().filter(i -> i.name().equals("sleepy")).findFirst().orElseThrow();
         assertTrue(p.setAside().contains("did not return within 50000 us"), p.setAside());
     }
+
+    /** Highest priority first that notes which thread made each decision. */
+    static final class Where implements Policy {
+        final Highest inner = new Highest();
+        volatile String lastThread = "";
+
+        @Override
+        public String description() {
+            return "test: highest first, notes the deciding thread";
+        }
+
+        @Override
+        public void schedule(SchedulerView view, SchedulerActions actions) {
+            if (!Thread.currentThread().getName().equals("xq-policy-warmup")) {
+                lastThread = Thread.currentThread().getName();
+            }
+            inner.schedule(view, actions);
+        }
+    }
+
+    @Test
+    void boundedPolicyDecidesOnThePostingThreadOtherPoliciesOnTheLoop() throws Exception {
+        Where bounded = new Where();
+        core.scheduler().register("b", bounded, "test", 20, true);
+        core.selectPolicy("b");
+        XQueue lo = core.create(QueueOptions.on("m0").with(new Hint.Priority(1)).with(QueueConfig.xsched(1, 1)));
+        XQueue hi = core.create(QueueOptions.on("m0").with(new Hint.Priority(5)).with(QueueConfig.xsched(1, 1)));
+        lo.submit(Command.spin(10));
+        Thread.sleep(20); // events closer together than a few decisions go to the loop thread (a storm)
+        long inlineBefore = core.scheduler().inlineDecisionCount();
+        hi.submit(Command.spin(10));
+        // decided before submit returned, on this thread: no wake-up of another thread in between
+        assertTrue(lo.status().suspendedByScheduler(), "low suspended by the time the high submit returns");
+        assertEquals(Thread.currentThread().getName(), bounded.lastThread);
+        assertTrue(core.scheduler().inlineDecisionCount() > inlineBefore);
+        // a completion reported by the driver's thread (here: this one) resumes low on the spot
+        Thread.sleep(20);
+        device.opened.get(1).completeNext(10);
+        assertFalse(lo.status().suspendedByScheduler(), "resumed when high went idle");
+
+        // the same policy without the promise decides on the loop thread
+        Where unbounded = new Where();
+        core.scheduler().register("u", unbounded, "test", 21);
+        core.selectPolicy("u");
+        hi.submit(Command.spin(10));
+        eventually(() -> lo.status().suspendedByScheduler(), "low suspended by the loop's decision");
+        assertTrue(unbounded.lastThread.startsWith("xq-scheduler-"), unbounded.lastThread);
+
+        // inline decisions switched off: the bounded policy is also run by the loop
+        core.scheduler().inlineDecisions(false);
+        core.selectPolicy("b");
+        device.opened.get(1).completeNext(10);
+        eventually(() -> !lo.status().suspendedByScheduler(), "resumed by the loop's decision");
+        assertTrue(bounded.lastThread.startsWith("xq-scheduler-"), bounded.lastThread);
+    }
+
+    @Test
+    void boundedPolicyStuckOnAPostingThreadIsSetAsideAndThatThreadIsLeftAlone() throws Exception {
+        core.scheduler().deadline(20_000_000L);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean interrupted = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger stuckCalls = new AtomicInteger();
+        core.scheduler().register("stuck", new Policy() {
+            @Override
+            public String description() {
+                return "gets stuck on the poster's thread";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                if (Thread.currentThread().getName().equals("poster")) {
+                    stuckCalls.incrementAndGet();
+                    while (release.getCount() > 0) {
+                        if (Thread.currentThread().isInterrupted()) {
+                            interrupted.set(true);
+                        }
+                        Thread.onSpinWait();
+                    }
+                    for (QueueView q : view.queues()) {
+                        actions.suspend(q.handle()); // must never be applied
+                    }
+                }
+            }
+        }, "test", 22, true);
+        core.selectPolicy("stuck");
+        XQueue a = core.create(QueueOptions.on("m0").with(new Hint.Priority(9)).with(QueueConfig.xsched(1, 1)));
+        java.util.concurrent.atomic.AtomicReference<Throwable> posterFailed = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread poster = new Thread(() -> {
+            try {
+                a.submit(Command.spin(10));
+            } catch (Throwable t) {
+                posterFailed.set(t);
+            }
+        }, "poster");
+        poster.start();
+        eventually(() -> core.stats().watchdogTrips() == 1, "watchdog trip for the stuck policy");
+        assertEquals(1, stuckCalls.get());
+        assertEquals(SchedulerControl.NATIVE, core.activePolicy());
+        assertTrue(poster.isAlive(), "the poster is still inside the policy");
+        // scheduling goes on without the stuck thread
+        Highest hi = new Highest();
+        core.scheduler().register("hi", hi, "test", 23, true);
+        core.selectPolicy("hi");
+        XQueue lo = core.create(QueueOptions.on("m0").with(new Hint.Priority(1)).with(QueueConfig.xsched(1, 1)));
+        XQueue top = core.create(QueueOptions.on("m0").with(new Hint.Priority(9)).with(QueueConfig.xsched(1, 1)));
+        lo.submit(Command.spin(10));
+        top.submit(Command.spin(10));
+        eventually(() -> lo.status().suspendedByScheduler(), "a fresh decider suspends low under hi");
+        assertEquals("hi", core.activePolicy());
+        release.countDown();
+        poster.join(5000);
+        assertFalse(poster.isAlive());
+        assertFalse(interrupted.get(), "a posting thread is never interrupted by the watchdog");
+        assertEquals(null, posterFailed.get());
+        Thread.sleep(50);
+        assertFalse(a.status().suspendedByScheduler(), "the stuck decision was thrown away");
+        assertFalse(top.status().suspendedByScheduler(), "the stuck decision was thrown away");
+        SchedulerControl.PolicyInfo p = core.policies().stream().filter(i -> i.name().equals("stuck")).findFirst().orElseThrow();
+        assertTrue(p.setAside().contains("deadline"), p.setAside());
+    }
+
+    @Test
+    void timerAskedForInAnInlineDecisionWakesTheLoopInTime() throws Exception {
+        // Suspends every ready queue until 30 ms after it first saw it, then resumes it: the resume
+        // can only come from the loop's timer, set by a decision made on the posting thread.
+        java.util.Map<Long, Long> firstSeen = new java.util.concurrent.ConcurrentHashMap<>();
+        Policy holdBack = new Policy() {
+            @Override
+            public String description() {
+                return "holds each ready queue back for 30 ms";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                if (Thread.currentThread().getName().equals("xq-policy-warmup")) {
+                    return;
+                }
+                for (QueueView q : view.queues()) {
+                    if (!q.ready()) {
+                        continue;
+                    }
+                    long until = firstSeen.computeIfAbsent(q.handle(), h -> view.nowNanos()) + 30_000_000L;
+                    if (view.nowNanos() < until) {
+                        actions.suspend(q.handle());
+                        actions.wakeAt(until);
+                    } else {
+                        actions.resume(q.handle());
+                    }
+                }
+            }
+        };
+        core.scheduler().register("hold", holdBack, "test", 24, true);
+        core.selectPolicy("hold");
+        for (int i = 0; i < 3; i++) {
+            XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(1, 1)));
+            Thread.sleep(20);
+            long t0 = System.nanoTime();
+            q.submit(Command.spin(10));
+            assertTrue(q.status().suspendedByScheduler(), "held back at once");
+            eventually(() -> !q.status().suspendedByScheduler(), "released by the timer");
+            long took = (System.nanoTime() - t0) / 1_000_000L;
+            // the loop parks up to 1 s when no timer is due; a timer set by another thread must cut that short
+            assertTrue(took >= 30 && took < 600, "released after " + took + " ms; asked for 30 ms");
+            q.close();
+        }
+    }
 }
