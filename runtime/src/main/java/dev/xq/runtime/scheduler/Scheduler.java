@@ -54,7 +54,16 @@ public final class Scheduler {
     public interface Source {
         List<XQueueImpl> schedulerQueues();
 
+        /** The devices, from a kept list: must be cheap, it runs in every decision. */
         List<DeviceView> deviceViews();
+
+        /**
+         * Asks the drivers for their devices again, off the decision path (the watchdog thread,
+         * every 50 ms). @return whether the list changed (then the scheduler decides again)
+         */
+        default boolean renewDeviceViews() {
+            return false;
+        }
     }
 
     /**
@@ -740,11 +749,28 @@ public final class Scheduler {
         }
     }
 
+    private static final long DEVICE_RENEWAL_NANOS = 50_000_000L;
+    private long devicesRenewedNanos;
+
     private void watch() {
         while (running) {
             long deadline = deadlineNanos;
             // Half a deadline: an overrun is caught within 1.5 deadlines, at 200 wake-ups a second (default).
             LockSupport.parkNanos(this, Math.max(500_000L, deadline / 2));
+            long t = System.nanoTime();
+            if (t - devicesRenewedNanos >= DEVICE_RENEWAL_NANOS) {
+                devicesRenewedNanos = t;
+                try {
+                    if (source.renewDeviceViews()) {
+                        // a device came or went: let the policy see it, on the loop thread (the
+                        // watchdog never runs a policy: it could not watch itself)
+                        firstEventNanos.compareAndSet(0, System.nanoTime());
+                        handOff();
+                    }
+                } catch (RuntimeException e) {
+                    log.error("renewing the device list failed", e);
+                }
+            }
             Thread stuck = null;
             Thread oldLoop = null;
             String poster = null;
@@ -792,7 +818,8 @@ public final class Scheduler {
                 } else if (oldLoop != null) {
                     LockSupport.unpark(oldLoop); // an idle loop of the old generation: let it end
                 }
-                signal();
+                firstEventNanos.compareAndSet(0, System.nanoTime());
+                handOff(); // the fresh loop decides: the watchdog never runs a policy itself
             }
         }
     }

@@ -364,4 +364,49 @@ class SchedulerTest {
             q.close();
         }
     }
+
+    @Test
+    void aDeviceThatComesWithoutAnyQueueEventReachesThePolicy() throws Exception {
+        // The device list is renewed off the decision path; a change must still reach the policy.
+        java.util.List<dev.xq.hal.spi.DeviceDescriptor> offered = new java.util.concurrent.CopyOnWriteArrayList<>();
+        core.addDriver(new dev.xq.hal.spi.XpuDriver() {
+            @Override
+            public String platform() {
+                return "plug";
+            }
+
+            @Override
+            public String status() {
+                return offered.size() + " devices";
+            }
+
+            @Override
+            public java.util.List<dev.xq.hal.spi.DeviceDescriptor> devices() {
+                return java.util.List.copyOf(offered);
+            }
+
+            @Override
+            public dev.xq.hal.spi.HwQueue open(String deviceId, dev.xq.hal.spi.HwQueueOptions options, dev.xq.hal.spi.HwQueueListener listener) {
+                throw new IllegalArgumentException("no queues here");
+            }
+        });
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        core.scheduler().register("devices", new Policy() {
+            @Override
+            public String description() {
+                return "notes the devices it is shown";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                view.devices().forEach(d -> seen.add(d.id()));
+            }
+        }, "test", 25, true);
+        core.selectPolicy("devices");
+        eventually(() -> seen.contains("m0"), "the policy saw m0");
+        assertFalse(seen.contains("p0"));
+        offered.add(new dev.xq.hal.spi.DeviceDescriptor("p0", "plugged in", PreemptionLevel.BLOCK, 1, 1L << 20, java.util.Set.of("spin"),
+                java.util.Map.of()));
+        eventually(() -> seen.contains("p0"), "the new device reached the policy with no queue event");
+    }
 }
