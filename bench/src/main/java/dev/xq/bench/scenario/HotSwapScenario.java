@@ -144,8 +144,9 @@ final class HotSwapScenario implements Scenario {
         report.note("max_decision_gap_us is the scheduler's longest event-to-decision gap during the run after its warm-up "
                 + "(SchedulerControl.resetStats " + Measures.round(FgBgWorkload.warmupNanos(seconds) / 1e9) + " s in, before the first swap); swaps counts changes of the deciding policy during the run; fg_p99_during_swaps covers fg tasks released within " + p.doubleValue("around") + " s after each change");
         report.note("os_wake_p999_us / os_wake_max_us: this machine's own wake-up latency, measured after the run in the same JVM "
-                + "(one thread unparks another that is parked; time until it runs; 4000 times, 250 us apart): a floor under any "
-                + "event-to-decision gap, whatever the scheduler does");
+                + "(one thread unparks another that is parked; time until it runs; 4000 times, 250 us apart): what each event "
+                + "would pay if it were handed to another thread; bounded policies decide on the posting thread instead, and "
+                + "what is left on a machine with few cores is its threads sharing them");
         double gap = m.number("max_decision_gap_us");
         report.goal("the scheduler's longest event-to-decision gap across the swaps is at most 1000 us", gap <= 1000,
                 String.format(Locale.ROOT, "max_decision_gap_us %.1f; this machine's wake-up p99.9 %.1f us, max %.1f us", gap,

@@ -7,8 +7,8 @@ import java.util.Objects;
 /**
  * A policy's decision under construction: run or hold for each queue, plus the earliest timer.
  * {@link #applyTo} emits the actions in the view's queue order, so equal views give equal
- * action sequences whatever order the policy decided in. Like a policy, it is used on the
- * scheduler thread only and is not thread-safe.
+ * action sequences whatever order the policy decided in. It belongs to one decision, which
+ * runs on one thread, and is not thread-safe.
  */
 public final class Decision {
 
