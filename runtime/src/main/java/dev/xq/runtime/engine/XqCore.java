@@ -304,8 +304,7 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
      * (25 us per decision here; 0.35 to 1.2 ms on the GPU host, where it ran in the hot-swap
      * scenario's longest decisions), so decisions use a kept list: built on first use after a
      * driver came or went, and otherwise renewed off the decision path by
-     * {@link #refreshDeviceViews()}, which the scheduler calls every
-     * {@value #DEVICE_VIEWS_TTL_MILLIS} ms from its watchdog thread.
+     * {@link #renewDeviceViews()}, which the scheduler's loop thread calls every 50 ms.
      */
     @Override
     public List<DeviceView> deviceViews() {
@@ -330,8 +329,6 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
         return !refreshDeviceViews().equals(before);
     }
 
-    /** How often the watchdog thread renews the device views. */
-    public static final long DEVICE_VIEWS_TTL_MILLIS = 50;
     private volatile List<DeviceView> deviceViews;
 
     /**

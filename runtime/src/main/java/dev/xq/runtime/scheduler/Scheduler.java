@@ -58,8 +58,8 @@ public final class Scheduler {
         List<DeviceView> deviceViews();
 
         /**
-         * Asks the drivers for their devices again, off the decision path (the watchdog thread,
-         * every 50 ms). @return whether the list changed (then the scheduler decides again)
+         * Asks the drivers for their devices again, off the decision path (the loop thread, every
+         * 50 ms). @return whether the list changed (then the scheduler decides again)
          */
         default boolean renewDeviceViews() {
             return false;
@@ -517,6 +517,10 @@ public final class Scheduler {
 
     // ------------------------------------------------------------------ the loop
 
+    /** How often the loop thread asks the drivers for their devices again. */
+    private static final long DEVICE_RENEWAL_NANOS = 50_000_000L;
+    private volatile long devicesRenewedNanos; // written by the loop thread
+
     private void run(int gen) {
         while (true) {
             synchronized (monitor) {
@@ -526,6 +530,19 @@ public final class Scheduler {
             }
             long wake = wakeAtNanos;
             long now = System.nanoTime();
+            if (now - devicesRenewedNanos >= DEVICE_RENEWAL_NANOS) {
+                // Off the decision path, on this thread (never the watchdog's: a driver that hangs
+                // here must not take the watchdog with it).
+                devicesRenewedNanos = now;
+                try {
+                    if (source.renewDeviceViews() && !dirty.get()) {
+                        firstEventNanos.compareAndSet(0, now); // a device came or went: decide again
+                        dirty.set(true);
+                    }
+                } catch (RuntimeException e) {
+                    log.error("renewing the device list failed", e);
+                }
+            }
             if (wake <= now && !dirty.get()) {
                 firstEventNanos.compareAndSet(0, wake);
                 wakeAtNanos = Long.MAX_VALUE; // the decision sets the next one
@@ -542,7 +559,9 @@ public final class Scheduler {
                 loopParkedUntil = Long.MIN_VALUE;
                 continue;
             }
-            long sleep = wake == Long.MAX_VALUE ? 1_000_000_000L : Math.max(1, wake - now);
+            long sleep = Math.min(DEVICE_RENEWAL_NANOS - (now - devicesRenewedNanos),
+                    wake == Long.MAX_VALUE ? 1_000_000_000L : wake - now);
+            sleep = Math.max(1, sleep);
             LockSupport.parkNanos(this, sleep);
             loopParkedUntil = Long.MIN_VALUE;
         }
@@ -749,28 +768,11 @@ public final class Scheduler {
         }
     }
 
-    private static final long DEVICE_RENEWAL_NANOS = 50_000_000L;
-    private long devicesRenewedNanos;
-
     private void watch() {
         while (running) {
             long deadline = deadlineNanos;
             // Half a deadline: an overrun is caught within 1.5 deadlines, at 200 wake-ups a second (default).
             LockSupport.parkNanos(this, Math.max(500_000L, deadline / 2));
-            long t = System.nanoTime();
-            if (t - devicesRenewedNanos >= DEVICE_RENEWAL_NANOS) {
-                devicesRenewedNanos = t;
-                try {
-                    if (source.renewDeviceViews()) {
-                        // a device came or went: let the policy see it, on the loop thread (the
-                        // watchdog never runs a policy: it could not watch itself)
-                        firstEventNanos.compareAndSet(0, System.nanoTime());
-                        handOff();
-                    }
-                } catch (RuntimeException e) {
-                    log.error("renewing the device list failed", e);
-                }
-            }
             Thread stuck = null;
             Thread oldLoop = null;
             String poster = null;
