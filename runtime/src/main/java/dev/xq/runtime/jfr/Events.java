@@ -33,6 +33,14 @@ final class Events {
         }
     }
 
+    /** Creates one of each event without committing it: the JDK builds its event metadata on first use. */
+    static void warmUp() {
+        new DecisionEvent().isEnabled();
+        new SuspendEvent().isEnabled();
+        new ResumeEvent().isEnabled();
+        new WatchdogEvent().isEnabled();
+    }
+
     static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos) {
         DecisionEvent e = new DecisionEvent();
         if (e.shouldCommit()) {

@@ -14,6 +14,8 @@ public final class Tracing {
 
     private static final boolean AVAILABLE = probe();
     private static volatile boolean off;
+    /** Set once {@link #warmUp()} has initialised the event classes; events before that are dropped. */
+    private static volatile boolean ready;
 
     private Tracing() {
     }
@@ -29,11 +31,11 @@ public final class Tracing {
 
     /** @return whether JFR events can be emitted in this framework (and have not failed) */
     public static boolean available() {
-        return AVAILABLE && !off;
+        return AVAILABLE && ready && !off;
     }
 
     public static void suspended(long handle, String queue, int level) {
-        if (AVAILABLE && !off) {
+        if (AVAILABLE && ready && !off) {
             try {
                 Events.suspended(handle, queue, level);
             } catch (LinkageError | RuntimeException e) {
@@ -43,7 +45,7 @@ public final class Tracing {
     }
 
     public static void resumed(long handle, String queue) {
-        if (AVAILABLE && !off) {
+        if (AVAILABLE && ready && !off) {
             try {
                 Events.resumed(handle, queue);
             } catch (LinkageError | RuntimeException e) {
@@ -52,9 +54,27 @@ public final class Tracing {
         }
     }
 
+    /**
+     * Initialises the event classes. The first event of a JVM makes the JDK build the flight
+     * recorder's metadata, which took hundreds of milliseconds in a unit test's fresh JVM, inside
+     * the first decision, while every other event waited for it; the scheduler calls this on a
+     * thread of its own when it starts, and events are dropped until it is done (the first
+     * milliseconds of a node's life).
+     */
+    public static void warmUp() {
+        if (AVAILABLE && !off) {
+            try {
+                Events.warmUp();
+                ready = true;
+            } catch (LinkageError | RuntimeException e) {
+                switchOff(e);
+            }
+        }
+    }
+
     /** @param decisionNanos how long the policy took */
     public static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos) {
-        if (AVAILABLE && !off) {
+        if (AVAILABLE && ready && !off) {
             try {
                 Events.decision(policy, queues, suspends, resumes, decisionNanos);
             } catch (LinkageError | RuntimeException e) {
@@ -64,7 +84,7 @@ public final class Tracing {
     }
 
     public static void watchdog(String policy, String reason) {
-        if (AVAILABLE && !off) {
+        if (AVAILABLE && ready && !off) {
             try {
                 Events.watchdog(policy, reason);
             } catch (LinkageError | RuntimeException e) {

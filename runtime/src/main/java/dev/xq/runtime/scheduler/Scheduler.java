@@ -145,6 +145,7 @@ public final class Scheduler {
                 return;
             }
             running = true;
+            Thread.ofPlatform().daemon().name("xq-tracing-warmup").start(Tracing::warmUp);
             startLoop(generation);
             Thread w = new Thread(this::watch, "xq-watchdog");
             w.setDaemon(true);

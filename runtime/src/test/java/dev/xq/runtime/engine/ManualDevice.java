@@ -157,6 +157,20 @@ final class ManualDevice implements XpuDriver {
             listener.completed(c, end - micros * 1000, end);
         }
 
+        /** Completes the oldest command on the device if there is one (called outside the lock, as drivers must). */
+        boolean completeNextIfAny(long micros) {
+            HwCommand c;
+            synchronized (this) {
+                if (onDevice.isEmpty()) {
+                    return false;
+                }
+                c = onDevice.removeFirst();
+            }
+            long end = System.nanoTime();
+            listener.completed(c, end - micros * 1000, end);
+            return true;
+        }
+
         void failNext(String why) {
             HwCommand c;
             synchronized (this) {

@@ -409,4 +409,57 @@ class SchedulerTest {
                 java.util.Map.of()));
         eventually(() -> seen.contains("p0"), "the new device reached the policy with no queue event");
     }
+
+    @Test
+    void eventsPostedFromManyThreadsAtOnceAreAllDecided() throws Exception {
+        // Single decider under contention: posting threads that find another one deciding leave,
+        // storms go to the loop thread, and the last event must still be decided. Nothing comes
+        // after it but the loop's look every 50 ms (a safety net: with the re-check after a
+        // decision removed, this test still passes, through the net).
+        Highest hi = new Highest();
+        core.scheduler().register("hi", hi, "test", 26, true);
+        core.selectPolicy("hi");
+        int n = 40;
+        java.util.List<XQueue> qs = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            qs.add(core.create(QueueOptions.on("m0").with(new Hint.Priority(i + 1)).with(QueueConfig.xsched(4, 2))));
+        }
+        java.util.List<ManualDevice.ManualQueue> hw = java.util.List.copyOf(device.opened);
+        java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.List<Thread> threads = new java.util.ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            long seed = 1234 + t;
+            threads.add(Thread.ofPlatform().name("poster-" + t).start(() -> {
+                java.util.Random r = new java.util.Random(seed);
+                try {
+                    for (int k = 0; k < 3000; k++) {
+                        int i = r.nextInt(n);
+                        if (r.nextInt(10) < 6) {
+                            qs.get(i).submit(Command.spin(10));
+                        } else {
+                            hw.get(i).completeNextIfAny(10);
+                        }
+                    }
+                } catch (Throwable e) {
+                    failed.set(e);
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join(60_000);
+        }
+        assertEquals(null, failed.get());
+        XQueue top = qs.get(n - 1);
+        top.submit(Command.spin(10)); // the top queue has work for sure; it never completes
+        eventually(() -> {
+            for (int i = 0; i < n; i++) {
+                var st = qs.get(i).status();
+                boolean ready = st.pending() + st.inFlight() > 0;
+                if (st.suspendedByScheduler() != (ready && i < n - 1)) {
+                    return false;
+                }
+            }
+            return true;
+        }, "every queue below the top one that has work is suspended, and no other");
+    }
 }
