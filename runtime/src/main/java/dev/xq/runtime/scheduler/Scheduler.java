@@ -35,8 +35,10 @@ import java.util.concurrent.locks.LockSupport;
  * single pumper). That saves handing the event to another thread: an OS wake-up, whose tail on
  * a busy or virtualised host is milliseconds. In a storm of events (the scheduler idle for less
  * than 50 us between decisions, on average) the posting threads step aside and the loop thread
- * folds the storm into few decisions. Every other policy decides on the scheduler's own loop thread, which also
- * serves the timers policies ask for.
+ * folds the storm into few decisions. Every other policy decides on the scheduler's own loop
+ * thread, which also serves the timers policies ask for, renews the device list and looks every
+ * 50 ms whether an event is waiting with no one deciding it (a safety net under the hand-off
+ * protocol).
  *
  * <p>The watchdog: a decision that throws, or that runs past the deadline, sets its policy
  * aside (until it is selected again or re-registered) and the built-in policy takes over. A
