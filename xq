@@ -78,9 +78,19 @@ node() {
   local java_home; java_home="$(find_java)" || die "$NO_JAVA"
   # The parallel collector with a 1 GiB young generation: the command path allocates short-lived
   # objects, and on the H100 fixed-priority run (T=100 us) G1's pauses put fg P99 at 1.50x
-  # standalone against 1.32x with this (ZGC: 1.57x). XQ_JAVA_OPTS replaces it.
+  # standalone against 1.32x with this (ZGC: 1.57x).
+  # On a host with two CPUs or fewer, only the C1 compiler: C2's compile bursts take one of the
+  # two CPUs for milliseconds, and the threads that decide (an application's, a driver's) were
+  # descheduled for 3-4 ms inside a 10 us decision after a policy swap; with C1 only, the
+  # hot-swap scenario's longest decision gap on the 2-vCPU build VM fell from 1-6 ms to 0.5-0.7 ms,
+  # and every other scenario there was as good or better (docs/performance.md, "JIT on two CPUs").
+  # XQ_JAVA_OPTS replaces all of it.
+  local jit=""
+  if [ "$(nproc 2>/dev/null || echo 4)" -le 2 ]; then
+    jit="-XX:TieredStopAtLevel=1"
+  fi
   exec "$java_home/bin/java" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Dxq.home="$ROOT" \
-    ${XQ_JAVA_OPTS:--XX:+UseParallelGC -Xmn1g} -jar "$NODE_JAR" "$@"
+    ${XQ_JAVA_OPTS:--XX:+UseParallelGC -Xmn1g $jit} -jar "$NODE_JAR" "$@"
 }
 
 usage() {
