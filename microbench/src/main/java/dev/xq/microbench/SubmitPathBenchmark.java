@@ -5,7 +5,7 @@ import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueOptions;
 import dev.xq.api.Submission;
 import dev.xq.api.XQueue;
-import dev.xq.runtime.engine.RuntimeLog;
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.engine.XqCore;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -17,7 +17,7 @@ import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.XpuDriver;
-import dev.xq.runtime.engine.RuntimeLog;
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.engine.XqCore;
 import java.time.Duration;
 import java.util.List;

@@ -10,7 +10,7 @@ import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueOptions;
 import dev.xq.api.Submission;
 import dev.xq.api.XQueue;
-import dev.xq.runtime.engine.RuntimeLog;
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.engine.XqCore;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,20 +1,20 @@
 package dev.xq.runtime.engine;
 
-/** What a queue tells the node about itself; implemented by the scheduler. */
+/** What a queue tells the node about itself; implemented by the node's core. */
 public interface QueueEvents {
     /** The queue's scheduling-relevant state changed (ready, idle, hint, config, app suspend, error). */
-    void changed(XQueueImpl queue);
+    void changed(NodeQueue queue);
 
     /** The queue was closed and must be forgotten. */
-    void closed(XQueueImpl queue);
+    void closed(NodeQueue queue);
 
     QueueEvents NONE = new QueueEvents() {
         @Override
-        public void changed(XQueueImpl queue) {
+        public void changed(NodeQueue queue) {
         }
 
         @Override
-        public void closed(XQueueImpl queue) {
+        public void closed(NodeQueue queue) {
         }
     };
 }

@@ -1,5 +1,6 @@
 package dev.xq.runtime.engine;
 
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.api.Command;
 import dev.xq.api.CommandCancelledException;
 import dev.xq.api.CommandFailedException;
@@ -42,7 +43,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * completion can never block on a thread that is waiting for that driver. Whoever holds
  * {@code control} launches ("single pumper"), so launches reach the hardware in order.
  */
-public final class XQueueImpl implements XQueue, HwQueueListener {
+public final class XQueueImpl implements NodeQueue, HwQueueListener {
 
     /** How long {@link #close()} lets commands already on the device finish. */
     static final Duration DEFAULT_CLOSE_GRACE = Duration.ofSeconds(2);
@@ -83,8 +84,6 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
     private boolean estimated;
     private long readySinceNanos;
     private long lastResumedNanos;
-    private long launched;
-    private long submitToLaunchNanos;
 
     // --- guarded by control ---
     private Preemptor preemptor;
@@ -116,6 +115,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         return handle;
     }
 
+    @Override
     public String name() {
         return name;
     }
@@ -125,6 +125,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         return device;
     }
 
+    @Override
     public String group() {
         return group;
     }
@@ -242,8 +243,6 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
                 }
                 s = pending.pollFirst();
                 inFlight.addLast(s);
-                launched++;
-                submitToLaunchNanos += System.nanoTime() - s.submitNanos;
             } finally {
                 state.unlock();
             }
@@ -416,10 +415,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         schedule(suspend, System.nanoTime());
     }
 
-    /**
-     * The scheduler's decision taken at {@code decisionNanos}; a resume records that time as the
-     * queue's last resume, so policy timers computed from the view line up with it.
-     */
+    @Override
     public void schedule(boolean suspend, long decisionNanos) {
         lockSpinning(state);
         try {
@@ -718,16 +714,6 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
     }
 
-    /** @return mean time from submit to launch over all launches, in nanoseconds */
-    public double meanSubmitToLaunchNanos() {
-        state.lock();
-        try {
-            return launched == 0 ? 0 : (double) submitToLaunchNanos / launched;
-        } finally {
-            state.unlock();
-        }
-    }
-
     @Override
     public XQueueStatus status() {
         PreemptionLevel available = availableLevel();
@@ -776,7 +762,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         lock.lock();
     }
 
-    /** A snapshot for the policy; {@code null} once closed. */
+    @Override
     public QueueView view() {
         PreemptionLevel available = availableLevel();
         lockSpinning(state);
@@ -793,6 +779,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
         }
     }
 
+    @Override
     public boolean isSuspendedByScheduler() {
         lockSpinning(state);
         try {
@@ -844,6 +831,7 @@ public final class XQueueImpl implements XQueue, HwQueueListener {
      * Closes: pending commands are cancelled at once; commands on the device get {@code grace}
      * to finish and are cancelled after it.
      */
+    @Override
     public void close(Duration grace) {
         List<SubmissionImpl> dropped;
         state.lock();

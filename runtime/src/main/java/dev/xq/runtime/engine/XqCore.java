@@ -1,5 +1,6 @@
 package dev.xq.runtime.engine;
 
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.api.CommandFailedException;
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.DriverInfo;
@@ -17,6 +18,10 @@ import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.XpuDriver;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.runtime.scheduler.Scheduler;
+import dev.xq.external.spi.ExternalQueue;
+import dev.xq.external.spi.ExternalQueueControl;
+import dev.xq.external.spi.ExternalQueueSpec;
+import dev.xq.external.spi.ExternalQueues;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,13 +36,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * The node's XQ core, free of OSGi so it can be driven from unit tests: drivers, providers,
  * queues and the scheduler. The DS component feeds it services and publishes it.
  */
-public final class XqCore implements XQueueService, SchedulerControl, Scheduler.Source, QueueEvents {
+public final class XqCore implements XQueueService, SchedulerControl, ExternalQueues, Scheduler.Source, QueueEvents {
 
     private final RuntimeLog log;
     private final Scheduler scheduler;
     private final CopyOnWriteArrayList<XpuDriver> drivers = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<PreemptionProvider> providers = new CopyOnWriteArrayList<>();
-    private final ConcurrentSkipListMap<Long, XQueueImpl> queues = new ConcurrentSkipListMap<>();
+    private final ConcurrentSkipListMap<Long, NodeQueue> queues = new ConcurrentSkipListMap<>();
     private final Map<XQueueImpl, XpuDriver> owners = new java.util.concurrent.ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong();
     private volatile QueueConfig defaults = QueueConfig.defaults();
@@ -59,7 +64,7 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
 
     /** Stops the scheduler and closes every queue (their pending commands are cancelled). */
     public void stop() {
-        for (XQueueImpl q : List.copyOf(queues.values())) {
+        for (NodeQueue q : List.copyOf(queues.values())) {
             q.close(java.time.Duration.ofMillis(500));
         }
         scheduler.stop();
@@ -104,7 +109,7 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
 
     public void addProvider(PreemptionProvider provider) {
         providers.add(provider);
-        for (XQueueImpl q : queues.values()) {
+        for (XQueueImpl q : queueImpls()) {
             q.offer(provider);
         }
         log.info("preemption provider " + provider.name() + " added: " + provider.status());
@@ -112,7 +117,7 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
 
     public void removeProvider(PreemptionProvider provider) {
         providers.remove(provider);
-        for (XQueueImpl q : queues.values()) {
+        for (XQueueImpl q : queueImpls()) {
             q.withdraw(provider);
         }
         log.info("preemption provider " + provider.name() + " removed");
@@ -173,47 +178,81 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
     }
 
     @Override
-    public void changed(XQueueImpl queue) {
+    public void changed(NodeQueue queue) {
         scheduler.signal();
     }
 
     @Override
-    public void closed(XQueueImpl queue) {
+    public void closed(NodeQueue queue) {
         queues.remove(queue.handle());
-        owners.remove(queue);
+        if (queue instanceof XQueueImpl q) {
+            owners.remove(q);
+        }
         scheduler.signal();
+    }
+
+    // ------------------------------------------------------------------ ExternalQueues
+
+    @Override
+    public ExternalQueue open(ExternalQueueSpec spec, ExternalQueueControl control) {
+        Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(control, "control");
+        QueueConfig cfg = spec.config() == null ? defaults : spec.config();
+        long handle = handles.incrementAndGet();
+        ExternalQueueImpl q = new ExternalQueueImpl(handle, spec, cfg, control, this, log);
+        q.start();
+        queues.put(handle, q);
+        scheduler.signal();
+        return q.ownerHandle();
     }
 
     @Override
     public List<XQueue> queues() {
         List<XQueue> l = new ArrayList<>();
-        for (XQueueImpl q : queues.values()) {
+        for (NodeQueue q : queues.values()) {
             l.add(new QueueHandle(q));
         }
         return l;
     }
 
-    /** @return the engine objects, for the shell and tests */
+    /** @return the node's own queues (commands submitted through the API), for tests and providers */
     public List<XQueueImpl> queueImpls() {
-        return List.copyOf(queues.values());
+        List<XQueueImpl> l = new ArrayList<>();
+        for (NodeQueue q : queues.values()) {
+            if (q instanceof XQueueImpl x) {
+                l.add(x);
+            }
+        }
+        return l;
+    }
+
+    /** @return the queues that processes launch into */
+    public List<ExternalQueueImpl> externalQueues() {
+        List<ExternalQueueImpl> l = new ArrayList<>();
+        for (NodeQueue q : queues.values()) {
+            if (q instanceof ExternalQueueImpl x) {
+                l.add(x);
+            }
+        }
+        return l;
     }
 
     @Override
     public Optional<XQueue> find(long handle) {
-        XQueueImpl q = queues.get(handle);
+        NodeQueue q = queues.get(handle);
         return q == null ? Optional.empty() : Optional.of(new QueueHandle(q));
     }
 
     @Override
     public List<DeviceInfo> devices() {
         Map<String, Integer> counts = new LinkedHashMap<>();
-        for (XQueueImpl q : queues.values()) {
+        for (NodeQueue q : queues.values()) {
             counts.merge(q.device(), 1, Integer::sum);
         }
         List<DeviceInfo> out = new ArrayList<>();
         for (Found f : deviceMap().values()) {
             PreemptionLevel level = f.device().maxLevel();
-            for (XQueueImpl q : queues.values()) {
+            for (NodeQueue q : queues.values()) {
                 if (q.device().equals(f.device().id())) {
                     level = level.max(q.status().availableLevel());
                 }
@@ -295,7 +334,7 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
     // ------------------------------------------------------------------ Scheduler.Source
 
     @Override
-    public List<XQueueImpl> schedulerQueues() {
+    public List<NodeQueue> schedulerQueues() {
         return new ArrayList<>(queues.values());
     }
 
@@ -336,13 +375,13 @@ public final class XqCore implements XQueueService, SchedulerControl, Scheduler.
      * class are not part of what a host application can call.
      */
     static final class QueueHandle implements XQueue {
-        private final XQueueImpl q;
+        private final NodeQueue q;
 
-        QueueHandle(XQueueImpl q) {
+        QueueHandle(NodeQueue q) {
             this.q = q;
         }
 
-        XQueueImpl impl() {
+        NodeQueue impl() {
             return q;
         }
 

@@ -10,7 +10,7 @@ import dev.xq.api.XQueueService;
 import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.XpuDriver;
 import dev.xq.policy.spi.Policy;
-import dev.xq.runtime.engine.RuntimeLog;
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.engine.XqCore;
 import java.util.List;
 import java.util.Optional;
@@ -28,17 +28,22 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.log.Logger;
 import org.osgi.service.log.LoggerFactory;
+import dev.xq.external.spi.ExternalQueue;
+import dev.xq.external.spi.ExternalQueueControl;
+import dev.xq.external.spi.ExternalQueueSpec;
+import dev.xq.external.spi.ExternalQueues;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * Publishes the node's XQ core as {@link XQueueService} and {@link SchedulerControl}, feeds it
+ * Publishes the node's XQ core as {@link XQueueService}, {@link SchedulerControl} and
+ * {@link ExternalQueues} (for the bundle that serves processes), feeds it
  * the drivers, preemption providers and policies found in the service registry, and applies
  * the configuration of PIDs {@code dev.xq.scheduler} and {@code dev.xq.queue.defaults}.
  */
-@Component(service = {XQueueService.class, SchedulerControl.class}, immediate = true,
+@Component(service = {XQueueService.class, SchedulerControl.class, ExternalQueues.class}, immediate = true,
         configurationPid = "dev.xq.scheduler", configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = SchedulerConfig.class)
-public class RuntimeComponent implements XQueueService, SchedulerControl {
+public class RuntimeComponent implements XQueueService, SchedulerControl, ExternalQueues {
 
     private volatile Logger logger;
     private final RuntimeLog log = new LogAdapter();
@@ -90,6 +95,11 @@ public class RuntimeComponent implements XQueueService, SchedulerControl {
                 log.error("dev.xq.scheduler: " + e.getMessage(), null);
             }
         }
+    }
+
+    @Override
+    public ExternalQueue open(ExternalQueueSpec spec, ExternalQueueControl control) {
+        return core.open(spec, control);
     }
 
     void logError(String message) {

@@ -8,8 +8,7 @@ import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.policy.spi.SchedulerActions;
 import dev.xq.policy.spi.SchedulerView;
-import dev.xq.runtime.engine.RuntimeLog;
-import dev.xq.runtime.engine.XQueueImpl;
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.jfr.Tracing;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -54,7 +53,7 @@ public final class Scheduler {
 
     /** Where the loop gets queues and devices from. */
     public interface Source {
-        List<XQueueImpl> schedulerQueues();
+        List<? extends ScheduledQueue> schedulerQueues();
 
         /** The devices, from a kept list: must be cheap, it runs in every decision. */
         List<DeviceView> deviceViews();
@@ -328,7 +327,7 @@ public final class Scheduler {
      */
     private void warmUp(String name, Policy policy) {
         List<QueueView> views = new ArrayList<>();
-        for (XQueueImpl q : source.schedulerQueues()) {
+        for (ScheduledQueue q : source.schedulerQueues()) {
             QueueView v = q.view();
             if (v != null) {
                 views.add(v);
@@ -584,10 +583,10 @@ public final class Scheduler {
             return false;
         }
         long eventNanos = firstEventNanos.getAndSet(0);
-        List<XQueueImpl> queues = source.schedulerQueues();
+        List<? extends ScheduledQueue> queues = source.schedulerQueues();
         List<QueueView> views = new ArrayList<>(queues.size());
-        Map<Long, XQueueImpl> byHandle = new HashMap<>(queues.size() * 2);
-        for (XQueueImpl q : queues) {
+        Map<Long, ScheduledQueue> byHandle = new HashMap<>(queues.size() * 2);
+        for (ScheduledQueue q : queues) {
             QueueView v = q.view();
             if (v != null) {
                 views.add(v);
@@ -659,7 +658,7 @@ public final class Scheduler {
         // switches with no gap but the save itself.
         for (var e : actions.decided.entrySet()) {
             if (!e.getValue()) {
-                XQueueImpl q = byHandle.get(e.getKey());
+                ScheduledQueue q = byHandle.get(e.getKey());
                 if (q.isSuspendedByScheduler()) {
                     q.schedule(false, now);
                     resumes++;
@@ -668,7 +667,7 @@ public final class Scheduler {
         }
         for (var e : actions.decided.entrySet()) {
             if (e.getValue()) {
-                XQueueImpl q = byHandle.get(e.getKey());
+                ScheduledQueue q = byHandle.get(e.getKey());
                 if (!q.isSuspendedByScheduler()) {
                     q.schedule(true, now);
                     suspends++;

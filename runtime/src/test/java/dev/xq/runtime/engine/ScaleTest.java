@@ -1,5 +1,6 @@
 package dev.xq.runtime.engine;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

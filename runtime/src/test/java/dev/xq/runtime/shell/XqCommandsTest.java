@@ -9,7 +9,7 @@ import dev.xq.api.PreemptionLevel;
 import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueOptions;
 import dev.xq.api.XQueue;
-import dev.xq.runtime.engine.RuntimeLog;
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.engine.XqCore;
 import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HwQueue;

@@ -1,4 +1,4 @@
-package dev.xq.runtime.engine;
+package dev.xq.runtime.log;
 
 /** The runtime's logging port: the OSGi Log Service in a node, a plain sink in unit tests. */
 public interface RuntimeLog {

@@ -1,0 +1,352 @@
+package dev.xq.runtime.engine;
+
+import dev.xq.api.Command;
+import dev.xq.api.Hint;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.api.QueueConfig;
+import dev.xq.api.QueueState;
+import dev.xq.api.Submission;
+import dev.xq.api.XQueueStatus;
+import dev.xq.external.spi.ExternalCounters;
+import dev.xq.external.spi.ExternalQueue;
+import dev.xq.external.spi.ExternalQueueControl;
+import dev.xq.external.spi.ExternalQueueSpec;
+import dev.xq.policy.spi.QueueView;
+import dev.xq.runtime.log.RuntimeLog;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * A queue whose commands another party launches (a process, through the interposer). The node
+ * decides for it like for any queue; what it decides goes to its owner's
+ * {@link ExternalQueueControl}, which enforces it where the launches happen. Its level is 1:
+ * holding launches back is all a process's owner can do from outside the driver.
+ */
+public final class ExternalQueueImpl implements NodeQueue {
+
+    private final long handle;
+    private final ExternalQueueSpec spec;
+    private final ExternalQueueControl control;
+    private final QueueEvents events;
+    private final RuntimeLog log;
+    private final CopyOnWriteArrayList<Consumer<QueueState>> stateListeners = new CopyOnWriteArrayList<>();
+    private final AtomicReference<QueueState> lastState = new AtomicReference<>(QueueState.IDLE);
+
+    // guarded by this
+    private final Map<Class<? extends Hint>, Hint> hints = new LinkedHashMap<>();
+    private QueueConfig config;
+    private boolean suspendedByScheduler;
+    private boolean suspendedByApp;
+    private boolean closed;
+    private long lastResumedNanos;
+    private boolean countersFailed;
+
+    ExternalQueueImpl(long handle, ExternalQueueSpec spec, QueueConfig config, ExternalQueueControl control, QueueEvents events,
+                      RuntimeLog log) {
+        this.handle = handle;
+        this.spec = spec;
+        this.control = Objects.requireNonNull(control, "control");
+        this.events = events;
+        this.log = log;
+        this.config = config.withLevel(PreemptionLevel.BLOCK);
+        for (Hint h : spec.hints()) {
+            hints.put(h.getClass(), h);
+        }
+    }
+
+    /** The owner's handle on this queue. */
+    ExternalQueue ownerHandle() {
+        return new ExternalQueue() {
+            @Override
+            public long handle() {
+                return handle;
+            }
+
+            @Override
+            public void changed() {
+                events.changed(ExternalQueueImpl.this);
+                fireStateChange();
+            }
+
+            @Override
+            public void hint(Hint hint) {
+                ExternalQueueImpl.this.hint(hint);
+            }
+
+            @Override
+            public void close() {
+                ExternalQueueImpl.this.close();
+            }
+
+            @Override
+            public String toString() {
+                return ExternalQueueImpl.this.toString();
+            }
+        };
+    }
+
+    /** Tells the owner the starting limits (the gate open). */
+    void start() {
+        applyLocked();
+    }
+
+    @Override
+    public long handle() {
+        return handle;
+    }
+
+    @Override
+    public String name() {
+        return spec.name();
+    }
+
+    @Override
+    public String device() {
+        return spec.device();
+    }
+
+    @Override
+    public String group() {
+        return spec.group();
+    }
+
+    /** @return the owning process, or 0 */
+    public long pid() {
+        return spec.pid();
+    }
+
+    private ExternalCounters counters() {
+        try {
+            ExternalCounters c = control.counters();
+            return c == null ? ExternalCounters.IDLE : c;
+        } catch (RuntimeException e) {
+            synchronized (this) {
+                if (countersFailed) {
+                    return ExternalCounters.IDLE;
+                }
+                countersFailed = true;
+            }
+            log.error("external queue " + this + ": reading its counters failed; it counts as idle from now on", e);
+            return ExternalCounters.IDLE;
+        }
+    }
+
+    // ------------------------------------------------------------------ ScheduledQueue
+
+    @Override
+    public QueueView view() {
+        ExternalCounters c = counters();
+        synchronized (this) {
+            if (closed) {
+                return null;
+            }
+            return new QueueView(handle, spec.name(), spec.device(), spec.group(), c.ready(), suspendedByScheduler,
+                    suspendedByApp, c.ready() ? c.readySinceNanos() : 0, c.runNanos(), lastResumedNanos, c.pending(), c.inFlight(),
+                    c.completed(), c.estimateNanos(), List.copyOf(hints.values()), PreemptionLevel.BLOCK);
+        }
+    }
+
+    @Override
+    public synchronized boolean isSuspendedByScheduler() {
+        return suspendedByScheduler;
+    }
+
+    @Override
+    public void schedule(boolean suspend, long decisionNanos) {
+        synchronized (this) {
+            if (suspendedByScheduler == suspend || closed) {
+                return;
+            }
+            suspendedByScheduler = suspend;
+            if (!suspend) {
+                lastResumedNanos = decisionNanos;
+            }
+            applyLocked();
+        }
+        fireStateChange();
+    }
+
+    /** Caller holds this (or is the constructor's caller before publication). */
+    private void applyLocked() {
+        boolean held = (suspendedByScheduler || suspendedByApp) && !closed;
+        try {
+            control.apply(held, config);
+        } catch (RuntimeException e) {
+            log.error("external queue " + this + ": its owner failed to apply " + (held ? "hold" : "go"), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ XQueue
+
+    @Override
+    public Submission submit(Command command) {
+        throw new UnsupportedOperationException("queue " + spec.name() + " (" + handle + ") belongs to "
+                + (spec.pid() > 0 ? "process " + spec.pid() : "group " + spec.group())
+                + ": its commands come from there; create a queue of your own with XQueueService.create to submit");
+    }
+
+    @Override
+    public void waitAll() throws InterruptedException {
+        while (!isClosed() && counters().ready()) {
+            Thread.sleep(1);
+        }
+    }
+
+    @Override
+    public void waitAll(Duration timeout) throws InterruptedException, TimeoutException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!isClosed() && counters().ready()) {
+            if (System.nanoTime() >= deadline) {
+                ExternalCounters c = counters();
+                throw new TimeoutException("queue " + spec.name() + ": " + (c.pending() + c.inFlight())
+                        + " commands still outstanding after " + timeout);
+            }
+            Thread.sleep(1);
+        }
+    }
+
+    @Override
+    public void suspend() {
+        setAppSuspended(true);
+    }
+
+    @Override
+    public void resume() {
+        setAppSuspended(false);
+    }
+
+    private void setAppSuspended(boolean suspend) {
+        synchronized (this) {
+            if (suspendedByApp == suspend || closed) {
+                return;
+            }
+            suspendedByApp = suspend;
+            applyLocked();
+        }
+        events.changed(this);
+        fireStateChange();
+    }
+
+    @Override
+    public void hint(Hint hint) {
+        Objects.requireNonNull(hint, "hint");
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("queue " + spec.name() + " (" + handle + ") is closed");
+            }
+            hints.put(hint.getClass(), hint);
+        }
+        events.changed(this);
+        fireStateChange();
+    }
+
+    @Override
+    public synchronized List<Hint> hints() {
+        return List.copyOf(hints.values());
+    }
+
+    /** A process's queue stays at level 1 whatever level is asked for; threshold, batch and window apply. */
+    @Override
+    public void configure(QueueConfig newConfig) {
+        Objects.requireNonNull(newConfig, "config");
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("queue " + spec.name() + " (" + handle + ") is closed");
+            }
+            config = newConfig;
+            applyLocked();
+        }
+        events.changed(this);
+        fireStateChange();
+    }
+
+    public synchronized QueueConfig config() {
+        return config;
+    }
+
+    @Override
+    public XQueueStatus status() {
+        ExternalCounters c = counters();
+        synchronized (this) {
+            return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), stateLocked(c), config,
+                    PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler, suspendedByApp, c.pending(),
+                    c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
+                    c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "");
+        }
+    }
+
+    private QueueState stateLocked(ExternalCounters c) {
+        if (closed) {
+            return QueueState.CLOSED;
+        }
+        if (!c.ready()) {
+            return QueueState.IDLE;
+        }
+        return suspendedByScheduler || suspendedByApp ? QueueState.SUSPENDED : QueueState.READY;
+    }
+
+    @Override
+    public AutoCloseable onStateChange(Consumer<QueueState> listener) {
+        Objects.requireNonNull(listener, "listener");
+        stateListeners.add(listener);
+        return () -> stateListeners.remove(listener);
+    }
+
+    private void fireStateChange() {
+        if (stateListeners.isEmpty()) {
+            return;
+        }
+        ExternalCounters c = counters();
+        QueueState now;
+        synchronized (this) {
+            now = stateLocked(c);
+        }
+        if (lastState.getAndSet(now) != now) {
+            for (var l : stateListeners) {
+                try {
+                    l.accept(now);
+                } catch (RuntimeException e) {
+                    log.error("queue " + spec.name() + ": state listener failed", e);
+                }
+            }
+        }
+    }
+
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * The node lets go of the queue: its gate is opened for good (a process is never left held
+     * by a queue the node forgot) and it leaves the scheduler.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            applyLocked();
+        }
+        events.closed(this);
+        fireStateChange();
+    }
+
+    @Override
+    public void close(Duration grace) {
+        close();
+    }
+
+    @Override
+    public String toString() {
+        return "XQueue " + spec.name() + " (" + handle + ") on " + spec.device() + " of " + spec.group();
+    }
+}
