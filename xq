@@ -6,7 +6,7 @@ NODE_JAR="$ROOT/node/target/xq-node.jar"
 BUNDLES="$ROOT/node/target/bundles"
 STAMP="$ROOT/node/target/.xq-built"
 # The XQ bundles the node starts (node/pom.xml copies them into $BUNDLES).
-XQ_BUNDLES="dev.xq.runtime dev.xq.hal.sim dev.xq.hal.hip dev.xq.hal.kfd dev.xq.hal.cuda dev.xq.policy.fixedpriority dev.xq.policy.edf dev.xq.policy.drf dev.xq.bench"
+XQ_BUNDLES="dev.xq.runtime dev.xq.hal.sim dev.xq.hal.hip dev.xq.hal.kfd dev.xq.hal.cuda dev.xq.policy.fixedpriority dev.xq.policy.edf dev.xq.policy.drf dev.xq.host dev.xq.bench"
 
 die() { echo "xq: $*" >&2; exit 1; }
 
@@ -98,11 +98,49 @@ usage() {
 usage: ./xq COMMAND
   demo [--json FILE]            two tenants on the simulated XPU: no scheduling, then hpf, then a live switch
   node                          an XQ node with the interactive Gogo shell (xq:devices, xq:top, xq:policy ...)
+  serve [--bundles DIR]         a node without a shell, until SIGTERM (for a service manager)
   test                          the whole test suite (JUnit + Pax Exam), as CI runs it
   bench SCENARIO [--device sim|cuda] [--json FILE] [--plot DIR] [key=value ...]
                                 one scenario of the suite (xq:bench lists them)
+  run [--priority N] [--name NAME] [--socket PATH] -- CMD [ARG...]
+                                runs an unmodified CUDA program with its streams scheduled by the
+                                node (LD_PRELOAD of the interposer); exit code is the program's
   help                          this text
 USAGE
+}
+
+INTERPOSER="$ROOT/interpose-cuda/target/libxq-cuda.so"
+
+# ./xq run: the preload and the variables of docs/processes.md, then the program itself (exec:
+# its exit code and signals are its own). Builds nothing: a machine that only runs programs may
+# have no Maven.
+run_program() {
+  local priority="" name="" socket=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --priority) [ $# -ge 2 ] || die "run: --priority needs a value: an integer in [-1000, 1000]"; priority="$2"; shift 2 ;;
+      --name) [ $# -ge 2 ] || die "run: --name needs a value"; name="$2"; shift 2 ;;
+      --socket) [ $# -ge 2 ] || die "run: --socket needs a path"; socket="$2"; shift 2 ;;
+      --) shift; break ;;
+      -*) die "run: unknown option '$1'; allowed: --priority N, --name NAME, --socket PATH, then -- CMD" ;;
+      *) break ;;
+    esac
+  done
+  [ $# -gt 0 ] || die "run: no program given; usage: ./xq run [--priority N] [--name NAME] -- CMD [ARG...]"
+  if [ -n "$priority" ]; then
+    [[ "$priority" =~ ^-?[0-9]+$ ]] && [ "${#priority}" -le 6 ] && [ "$priority" -ge -1000 ] && [ "$priority" -le 1000 ] \
+      || die "run: --priority '$priority' is not an integer in [-1000, 1000]"
+    export XQ_PRIORITY="$priority"
+  fi
+  if [ -n "$name" ]; then
+    [[ "$name" =~ ^[A-Za-z0-9._:/+-]{1,64}$ ]] || die "run: --name '$name' must be 1 to 64 of A-Z a-z 0-9 . _ : / + -"
+    export XQ_NAME="$name"
+  fi
+  [ -z "$socket" ] || export XQ_SOCKET="$socket"
+  [ -f "$INTERPOSER" ] || die "run: the interposer $INTERPOSER is missing; build it first (./xq demo or mvn install -DskipTests builds it; it needs gcc)"
+  command -v "$1" >/dev/null 2>&1 || [ -x "$1" ] || die "run: program '$1' not found"
+  export LD_PRELOAD="$INTERPOSER${LD_PRELOAD:+:$LD_PRELOAD}"
+  exec "$@"
 }
 
 cmd="${1:-help}"; shift || true
@@ -110,6 +148,8 @@ case "$cmd" in
   demo)  build; node run xq:demo "$@" ;;
   bench) build; node run xq:bench "$@" ;;
   node)  build; node node "$@" ;;
+  serve) build; node "$@" serve ;;
+  run)   run_program "$@" ;;
   test)
     jdk="$(find_jdk)" || die "tests need a JDK 25 with javac. $NO_JAVA"
     command -v mvn >/dev/null || die "Maven is needed (apt-get install -y maven)"

@@ -37,10 +37,13 @@ final class XqNode {
     /** The XQ bundles, in the node's start order. */
     static final List<String> XQ = List.of(
             "dev.xq.runtime", "dev.xq.hal.sim", "dev.xq.hal.hip", "dev.xq.hal.kfd", "dev.xq.hal.cuda",
-            "dev.xq.policy.fixedpriority", "dev.xq.policy.edf", "dev.xq.policy.drf", "dev.xq.bench");
+            "dev.xq.policy.fixedpriority", "dev.xq.policy.edf", "dev.xq.policy.drf", "dev.xq.host", "dev.xq.bench");
 
     /** Framework property naming the folder with the bundle jars, for tests that copy one. */
     static final String BUNDLES_PROPERTY = "xq.itest.bundles";
+
+    /** Framework property naming the socket the process host serves on. */
+    static final String HOST_SOCKET_PROPERTY = "xq.host.socket";
 
     private XqNode() {
     }
@@ -58,6 +61,8 @@ final class XqNode {
         all.add(frameworkProperty(BUNDLES_PROPERTY).value(dir.toString()));
         all.add(frameworkProperty("felix.fileinstall.dir").value(freshFolder("hot-deploy").toString()));
         all.add(frameworkProperty("felix.fileinstall.poll").value("500"));
+        // Each framework serves processes on a socket of its own (a short path: sun_path holds 108 bytes).
+        all.add(frameworkProperty(HOST_SOCKET_PROPERTY).value(socketPath().toString()));
         all.add(frameworkProperty("felix.fileinstall.noInitialDelay").value("true"));
         all.add(frameworkProperty("felix.fileinstall.bundles.new.start").value("true"));
         all.add(frameworkProperty("felix.fileinstall.log.level").value("1"));
@@ -88,6 +93,15 @@ final class XqNode {
             throw new IllegalStateException("system property " + BUNDLES_PROPERTY + " is not set; run the tests through Maven");
         }
         return Path.of(dir);
+    }
+
+    /** A fresh socket path under /tmp, short enough for sun_path. */
+    static Path socketPath() {
+        try {
+            return Files.createTempDirectory(Path.of("/tmp"), "xqit").resolve("node.sock");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static Path freshFolder(String what) {

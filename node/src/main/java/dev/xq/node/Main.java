@@ -70,7 +70,7 @@ public final class Main {
     /** The XQ bundles the node is built with; one that is absent gets a warning, not a failure. */
     static final List<String> XQ_BUNDLES = List.of(
             "dev.xq.runtime", "dev.xq.hal.sim", "dev.xq.hal.hip", "dev.xq.hal.kfd", "dev.xq.hal.cuda",
-            "dev.xq.policy.fixedpriority", "dev.xq.policy.edf", "dev.xq.policy.drf", "dev.xq.bench");
+            "dev.xq.policy.fixedpriority", "dev.xq.policy.edf", "dev.xq.policy.drf", "dev.xq.host", "dev.xq.bench");
 
     private Main() {
     }
@@ -97,24 +97,25 @@ public final class Main {
             usage("no mode given");
         }
         String mode = rest.getFirst();
+        boolean serve = mode.equals("serve");
         boolean interactive = switch (mode) {
             case "node" -> true;
-            case "run" -> false;
+            case "run", "serve" -> false;
             default -> {
                 usage("unknown mode '" + mode + "'");
                 yield false;
             }
         };
-        if (!interactive && rest.size() < 2) {
+        if (mode.equals("run") && rest.size() < 2) {
             usage("run needs a command line, e.g. run xq:devices");
         }
         System.setProperty("java.awt.headless", "true");
-        int rc = new Main().start(bundleDir, hotDeploy, interactive, commandLine(rest.subList(1, rest.size())), verbose);
+        int rc = new Main().start(bundleDir, hotDeploy, interactive, serve ? null : commandLine(rest.subList(1, rest.size())), verbose);
         System.exit(rc);
     }
 
     private static void usage(String why) {
-        System.err.println("xq-node: " + why + "\nusage: xq-node [--bundles HOT_DEPLOY_DIR] [--verbose] node | run COMMAND...");
+        System.err.println("xq-node: " + why + "\nusage: xq-node [--bundles HOT_DEPLOY_DIR] [--verbose] node | serve | run COMMAND...");
         System.exit(2);
     }
 
@@ -208,6 +209,20 @@ public final class Main {
         if (interactive) {
             fw.waitForStop(0);
             return exit.code;
+        }
+        if (command == null) {
+            // serve: no shell, no command; runs until stopped (SIGTERM or SIGINT stop the framework cleanly)
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    fw.stop();
+                    fw.waitForStop(15_000);
+                } catch (Exception e) {
+                    System.err.println("xq-node: stopping the framework failed: " + e);
+                }
+            }, "xq-node-stop"));
+            System.err.println("xq-node: serving (hot-deploy folder " + hotDeploy + "); stop with SIGTERM");
+            fw.waitForStop(0);
+            return 0;
         }
         int rc = runCommand(ctx, command);
         logs.quiet(); // bundles going away at shutdown is no news

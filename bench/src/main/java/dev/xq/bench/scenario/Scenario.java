@@ -6,7 +6,7 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ScenarioReport;
 
-/** One scenario of the suite ({@code /work/shared/SCENARIOS.md}). */
+/** One scenario of the suite (described in {@code bench/README.md}). */
 public interface Scenario {
 
     /** @return the name used on the command line */

@@ -19,7 +19,9 @@ public final class Scenarios {
             new AgingScenario(),
             new HotSwapScenario(),
             new OverheadScenario(),
-            new ScaleScenario());
+            new ScaleScenario(),
+            new ProcessPairScenario(true),
+            new ProcessPairScenario(false));
 
     private Scenarios() {
     }

@@ -16,7 +16,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -81,7 +80,6 @@ public final class Scheduler {
     private final Object monitor = new Object();
     private final AtomicBoolean dirty = new AtomicBoolean();
     private final AtomicLong firstEventNanos = new AtomicLong();
-    private final List<Runnable> afterDecision = new CopyOnWriteArrayList<>();
 
     private volatile String selected = SchedulerControl.NATIVE;
     private volatile String active = SchedulerControl.NATIVE;
@@ -244,13 +242,6 @@ public final class Scheduler {
                     // No event may be lost to a failing decision; the policy's own throws are handled in decide.
                     log.error("scheduler decision failed", e);
                 }
-                for (Runnable r : afterDecision) {
-                    try {
-                        r.run();
-                    } catch (RuntimeException e) {
-                        log.error("after-decision hook failed", e);
-                    }
-                }
             } finally {
                 b.set(false);
             }
@@ -284,11 +275,6 @@ public final class Scheduler {
         Registered r = SchedulerControl.NATIVE.equals(selected) ? null : lookup(selected);
         current = r;
         inlineNow = inlineEnabled && (r == null || r.bounded());
-    }
-
-    /** Runs {@code r} after each decision, on the thread that made it (tests and tools). */
-    public void afterEachDecision(Runnable r) {
-        afterDecision.add(r);
     }
 
     // ------------------------------------------------------------------ policies

@@ -1,0 +1,322 @@
+package dev.xq.itest;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import dev.xq.api.Hint;
+import dev.xq.api.QueueState;
+import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueue;
+import dev.xq.api.XQueueService;
+import dev.xq.api.XQueueStatus;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+import javax.inject.Inject;
+import org.apache.felix.service.command.CommandProcessor;
+import org.apache.felix.service.command.CommandSession;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.BundleContext;
+
+/**
+ * Unmodified processes scheduled by a real node: the interposer preloaded into the fake-libcuda
+ * test program, several processes sharing one simulated GPU, the node's policies deciding.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class ProcessIT {
+
+    @Inject
+    XQueueService xq;
+
+    @Inject
+    SchedulerControl scheduler;
+
+    @Inject
+    CommandProcessor processor;
+
+    @Inject
+    BundleContext bundles;
+
+    private Path work;
+    private Path gpu;
+
+    @Configuration
+    public Option[] config() {
+        return XqNode.options();
+    }
+
+    @Before
+    public void nodeServes() throws IOException {
+        work = Files.createTempDirectory(Path.of(System.getProperty("xq.itest.work", "/tmp")).toAbsolutePath(), "proc");
+        gpu = work.resolve("gpu.lock");
+        assertTrue("the interposer is built: " + FakeApps.interposer(), Files.isRegularFile(FakeApps.interposer()));
+        assertTrue("the process host serves on " + socket(), XqNode.eventually(10_000, () -> Files.exists(socket())));
+    }
+
+    @After
+    public void nativeAgain() {
+        scheduler.selectPolicy(SchedulerControl.NATIVE);
+    }
+
+    private Path socket() {
+        return Path.of(bundles.getProperty(XqNode.HOST_SOCKET_PROPERTY));
+    }
+
+    private List<XQueueStatus> queuesOf(long pid) {
+        return xq.queues().stream().map(XQueue::status).filter(s -> s.group().startsWith(pid + ":")).toList();
+    }
+
+    private XQueueStatus awaitQueue(long pid, long millis) {
+        assertTrue("process " + pid + " has a queue in the node", XqNode.eventually(millis, () -> !queuesOf(pid).isEmpty()));
+        return queuesOf(pid).getFirst();
+    }
+
+    private FakeApps.App app(String name, Integer priority, String... args) throws IOException {
+        Map<String, String> env = priority == null ? Map.of("XQ_NAME", name) : Map.of("XQ_NAME", name, "XQ_PRIORITY", priority.toString());
+        return FakeApps.start(work, socket(), gpu, env, args);
+    }
+
+    private static void assertFinishedCorrectly(FakeApps.App a, long seconds) throws Exception {
+        int rc = a.waitFor(seconds);
+        assertEquals("exit code of " + a.pid() + "; stderr: " + a.stderr(), 0, rc);
+        assertTrue("results checked ok: " + a.stdout(), a.stdout().contains("\"check\":\"ok\""));
+    }
+
+    @Test
+    public void aHighPriorityProcessPreemptsALowOne() throws Exception {
+        scheduler.selectPolicy("hpf");
+        FakeApps.App lp = app("train", 1, "--seconds", "4", "--kernels", "10", "--us", "1000", "--period-ms", "0", "--check");
+        XQueueStatus lpq = awaitQueue(lp.pid(), 5_000);
+        assertEquals("train/default", lpq.name());
+        assertEquals(lp.pid() + ":train", lpq.group());
+        assertTrue(lpq.hints().contains(new Hint.Priority(1)));
+        FakeApps.App hp = app("serve", 2, "--seconds", "3", "--kernels", "5", "--us", "1000", "--period-ms", "40", "--check");
+        XQueueStatus hpq = awaitQueue(hp.pid(), 5_000);
+        assertTrue(hpq.hints().contains(new Hint.Priority(2)));
+        // While hp has work, hpf holds lp back: seen from the node, lp is suspended by the scheduler.
+        boolean lpHeldWhileHpReady = false;
+        long until = System.nanoTime() + 3_000_000_000L;
+        while (System.nanoTime() < until && !lpHeldWhileHpReady) {
+            Optional<XQueue> h = xq.find(hpq.handle());
+            Optional<XQueue> l = xq.find(lpq.handle());
+            if (h.isEmpty() || l.isEmpty()) {
+                break;
+            }
+            XQueueStatus hs = h.get().status();
+            XQueueStatus ls = l.get().status();
+            lpHeldWhileHpReady = hs.state() == QueueState.READY && ls.suspendedByScheduler();
+            Thread.sleep(1);
+        }
+        assertFinishedCorrectly(hp, 20);
+        assertFinishedCorrectly(lp, 20);
+        assertTrue("lp was held back while hp had work", lpHeldWhileHpReady);
+        System.out.println("ProcessIT: hp task p50 " + hp.figure("p50_ms") + " ms, p99 " + hp.figure("p99_ms") + " ms (tasks of 5 x 1 ms)"
+                + "; lp " + lp.figure("tasks") + " tasks of 10 x 1 ms in 4 s");
+        assertTrue("the queues left the node with their processes",
+                XqNode.eventually(5_000, () -> queuesOf(hp.pid()).isEmpty() && queuesOf(lp.pid()).isEmpty()));
+    }
+
+    @Test
+    public void aStreamPriorityBecomesAPriorityHint() throws Exception {
+        FakeApps.App a = app("prio", null, "--seconds", "2", "--kernels", "2", "--us", "200", "--period-ms", "0",
+                "--stream", "prio:-2");
+        XQueueStatus q = awaitQueue(a.pid(), 5_000);
+        assertTrue("CUDA priority -2 (least 0) is two steps up: " + q.hints(), q.hints().contains(new Hint.Priority(2)));
+        FakeApps.App b = app("prio-base", 1, "--seconds", "2", "--kernels", "2", "--us", "200", "--period-ms", "0",
+                "--stream", "prio:-2");
+        XQueueStatus qb = awaitQueue(b.pid(), 5_000);
+        assertTrue("XQ_PRIORITY 1 plus two steps: " + qb.hints(), qb.hints().contains(new Hint.Priority(3)));
+        assertEquals(0, a.waitFor(20));
+        assertEquals(0, b.waitFor(20));
+    }
+
+    @Test
+    public void policiesSwapUnderLoadWithoutLosingWork() throws Exception {
+        scheduler.selectPolicy("hpf");
+        FakeApps.App lp = app("train", 1, "--seconds", "4", "--kernels", "10", "--us", "500", "--period-ms", "0", "--check");
+        FakeApps.App hp = app("serve", 2, "--seconds", "4", "--kernels", "5", "--us", "500", "--period-ms", "20", "--check");
+        awaitQueue(lp.pid(), 5_000);
+        awaitQueue(hp.pid(), 5_000);
+        for (String p : List.of("edf", "hpf-aging", "bandwidth", "drf", "hpf", "native", "hpf")) {
+            Thread.sleep(400);
+            scheduler.selectPolicy(p);
+        }
+        assertFinishedCorrectly(hp, 30);
+        assertFinishedCorrectly(lp, 30);
+    }
+
+    @Test
+    public void operatorCommandsWorkOnProcessQueues() throws Exception {
+        FakeApps.App a = app("ops", 1, "--tasks", "40", "--kernels", "5", "--us", "1000", "--period-ms", "0", "--check");
+        XQueueStatus q = awaitQueue(a.pid(), 5_000);
+        String listed = shell("xq:queues");
+        assertTrue("xq:queues names the process's queue: " + listed, listed.contains("ops/default") && listed.contains(a.pid() + ":ops"));
+        String processes = shell("xq:processes");
+        assertTrue("xq:processes lists it: " + processes, processes.contains(Long.toString(a.pid())));
+        shell("xq:suspend " + q.handle());
+        // Held: its thread waits in a launch call, which the node sees as pending work.
+        assertTrue("suspended and held", XqNode.eventually(3_000, () -> {
+            XQueueStatus s = xq.find(q.handle()).orElseThrow().status();
+            return s.suspendedByApp() && s.state() == QueueState.SUSPENDED && s.pending() > 0 && s.inFlight() == 0;
+        }));
+        long done = xq.find(q.handle()).orElseThrow().status().completed();
+        Thread.sleep(300);
+        assertEquals("nothing completes while held", done, xq.find(q.handle()).orElseThrow().status().completed());
+        shell("xq:hint " + q.handle() + " priority 5");
+        assertTrue(xq.find(q.handle()).orElseThrow().hints().contains(new Hint.Priority(5)));
+        shell("xq:config " + q.handle() + " threshold 2");
+        assertEquals(2, xq.find(q.handle()).orElseThrow().status().config().threshold());
+        shell("xq:resume " + q.handle());
+        assertFinishedCorrectly(a, 30);
+    }
+
+    @Test
+    public void killedProcessesLeaveNothingBehind() throws Exception {
+        int rounds = Integer.getInteger("xq.itest.kills", 100);
+        FakeApps.App warm = app("warm", 1, "--tasks", "1", "--kernels", "1", "--us", "10", "--period-ms", "0");
+        assertEquals(0, warm.waitFor(20));
+        Thread.sleep(200);
+        long threads0 = ManagementFactory.getThreadMXBean().getThreadCount();
+        long fds0 = count(Path.of("/proc/self/fd"));
+        long maps0 = mappings();
+        long start = System.nanoTime();
+        for (int i = 0; i < rounds; i++) {
+            FakeApps.App a = app("victim", 1, "--seconds", "60", "--kernels", "4", "--us", "500", "--period-ms", "0");
+            awaitQueue(a.pid(), 5_000);
+            a.process().destroyForcibly();
+            a.process().waitFor();
+            long pid = a.pid();
+            assertTrue("queues of killed process " + pid + " gone", XqNode.eventually(2_000, () -> queuesOf(pid).isEmpty()));
+        }
+        long took = (System.nanoTime() - start) / 1_000_000;
+        Thread.sleep(500);
+        long threads1 = ManagementFactory.getThreadMXBean().getThreadCount();
+        long fds1 = count(Path.of("/proc/self/fd"));
+        long maps1 = mappings();
+        System.out.println("ProcessIT: " + rounds + " processes killed mid-launch in " + took + " ms; node threads " + threads0 + " -> "
+                + threads1 + ", fds " + fds0 + " -> " + fds1 + ", shared-memory mappings " + maps0 + " -> " + maps1);
+        assertTrue("threads flat: " + threads0 + " -> " + threads1, threads1 <= threads0 + 3);
+        assertTrue("fds flat: " + fds0 + " -> " + fds1, fds1 <= fds0 + 3);
+        assertEquals("no shared memory left mapped", maps0, maps1);
+    }
+
+    @Test
+    public void hostileClientsAreRefusedAndOthersUnaffected() throws Exception {
+        FakeApps.App good = app("good", 1, "--seconds", "3", "--kernels", "5", "--us", "500", "--period-ms", "0", "--check");
+        awaitQueue(good.pid(), 5_000);
+        assertTrue(refused("HELLO garbage here\n"));
+        assertTrue(refused("HELLO 1 1 impostor -\n"));          // pid 1 is not this test's
+        long me = ProcessHandle.current().pid();
+        assertTrue(refused("HELLO 1 " + me + " fine -\nSTREAM 99999 0 0 0 0 0 x\n"));
+        assertTrue(refused("x".repeat(4000) + "\n"));
+        StringBuilder flood = new StringBuilder("HELLO 1 " + me + " flood -\n");
+        flood.append("WAKE 0\n".repeat(30_000));
+        assertTrue(refused(flood.toString()));
+        assertFinishedCorrectly(good, 20);
+    }
+
+    @Test
+    public void withoutANodeAProcessRunsUnscheduled() throws Exception {
+        FakeApps.App a = FakeApps.start(work, work.resolve("no-node.sock"), gpu, Map.of("XQ_NAME", "alone"),
+                "--tasks", "5", "--kernels", "3", "--us", "200", "--period-ms", "0", "--check");
+        assertFinishedCorrectly(a, 20);
+        List<String> lines = a.stderr().lines().filter(l -> l.startsWith("xq")).toList();
+        assertEquals("one line says so: " + lines, 1, lines.size());
+        assertTrue(lines.getFirst(), lines.getFirst().contains("unscheduled"));
+    }
+
+    /** Sends {@code text} and reports whether the node answered ERR and closed the connection. */
+    private boolean refused(String text) throws IOException {
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(socket()));
+            ByteBuffer out = ByteBuffer.wrap(text.getBytes(StandardCharsets.US_ASCII));
+            try {
+                while (out.hasRemaining()) {
+                    ch.write(out);
+                }
+            } catch (IOException closedOnUs) {
+                // the node may close before it read everything: that is a refusal too
+            }
+            ByteBuffer in = ByteBuffer.allocate(4096);
+            StringBuilder got = new StringBuilder();
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            try {
+                while (System.nanoTime() < deadline) {
+                    int n = ch.read(in);
+                    if (n < 0) {
+                        break;
+                    }
+                    got.append(new String(in.array(), 0, in.position(), StandardCharsets.US_ASCII));
+                    in.clear();
+                }
+            } catch (IOException reset) {
+                return true;
+            }
+            String reply = got.toString();
+            if (!reply.contains("ERR")) {
+                fail("no ERR for " + text.substring(0, Math.min(60, text.length())).replace("\n", "\\n") + ": " + reply);
+            }
+            return true;
+        }
+    }
+
+    private String shell(String command) throws Exception {
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+        CommandSession session = processor.createSession(InputStream.nullInputStream(), out, out);
+        try {
+            assertTrue("command available: " + command, XqNode.eventually(10_000, () -> {
+                try {
+                    Object r = session.execute(command);
+                    if (r != null) {
+                        out.println(r);
+                    }
+                    return true;
+                } catch (Exception e) {
+                    if (e.getMessage() != null && e.getMessage().startsWith("Command not found")) {
+                        return false;
+                    }
+                    throw new AssertionError(command + " failed: " + e, e);
+                }
+            }));
+        } finally {
+            session.close();
+        }
+        return printed.toString(StandardCharsets.UTF_8);
+    }
+
+    private static long count(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.count();
+        }
+    }
+
+    /** Mappings of files under the socket's folder: the sessions' shared memory. */
+    private long mappings() throws IOException {
+        String dir = socket().getParent().toString();
+        return Files.readAllLines(Path.of("/proc/self/maps")).stream().filter(l -> l.contains(dir)).count();
+    }
+}
