@@ -71,7 +71,6 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
     private QueueConfig config;
     private boolean suspendedByScheduler;
     private boolean suspendedByApp;
-    private boolean throttled;
     private boolean closed;
     private Throwable error;
     private long nextSequence = 1;
@@ -80,8 +79,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
     private long failed;
     private long cancelled;
     private long runNanos;
-    private long estimateNanos;
-    private boolean estimated;
+    private final LaunchGate gate = new LaunchGate();
     private long readySinceNanos;
     private long lastResumedNanos;
 
@@ -276,29 +274,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
         if (pending.isEmpty() || closed || error != null || suspendedByScheduler || suspendedByApp) {
             return false;
         }
-        int n = inFlight.size();
-        if (n >= config.threshold()) {
-            throttled = true;
-            return false;
-        }
-        if (throttled) {
-            if (n > config.threshold() - config.batch()) {
-                return false;
-            }
-            throttled = false;
-        }
-        long window = config.windowMicros() * 1000L;
-        // The time budget: estimated device time of the work in flight, the next one included.
-        // Until a first completion gives an estimate, a command of unknown size could be long,
-        // so only one goes. After that, two may always be in flight: with one, the device idles
-        // for every host round trip (completion seen, next launched), a sure loss of throughput.
-        if (window == 0 || n == 0) {
-            return true;
-        }
-        if (!estimated) {
-            return false;
-        }
-        return n < 2 || (n + 1) * estimateNanos <= window;
+        return gate.mayLaunch(inFlight.size(), config);
     }
 
     // ------------------------------------------------------------------ HAL callbacks
@@ -315,9 +291,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
             }
             long d = Math.max(0, endNanos - startNanos);
             runNanos += d;
-            // EWMA with weight 1/4: follows a change of command size within a few commands
-            estimateNanos = estimated ? estimateNanos + (d - estimateNanos) / 4 : d;
-            estimated = true;
+            gate.completed(d);
             completed++;
             idle = pending.isEmpty() && inFlight.isEmpty();
             if (idle) {
@@ -676,7 +650,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
                 throw new IllegalStateException("queue " + name + " (" + handle + ") is closed");
             }
             config = newConfig;
-            throttled = false;
+            gate.reconfigured();
         } finally {
             state.unlock();
         }
@@ -721,7 +695,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
         try {
             return new XQueueStatus(handle, name, device, group, stateLocked(), config, config.level().min(available), available,
                     suspendedByScheduler, suspendedByApp, pending.size(), inFlight.size(), submitted, completed, failed,
-                    cancelled, estimateNanos / 1000, runNanos / 1000, List.copyOf(hints.values()),
+                    cancelled, gate.estimateNanos() / 1000, runNanos / 1000, List.copyOf(hints.values()),
                     error == null ? "" : error.getMessage());
         } finally {
             state.unlock();
@@ -773,7 +747,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
             boolean ready = error == null && !(pending.isEmpty() && inFlight.isEmpty());
             return new QueueView(handle, name, device, group, ready, suspendedByScheduler, suspendedByApp,
                     readySinceNanos, runNanos, lastResumedNanos, pending.size(), inFlight.size(), completed,
-                    estimateNanos, List.copyOf(hints.values()), config.level().min(available));
+                    gate.estimateNanos(), List.copyOf(hints.values()), config.level().min(available));
         } finally {
             state.unlock();
         }
