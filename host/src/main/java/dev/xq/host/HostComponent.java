@@ -1,0 +1,138 @@
+package dev.xq.host;
+
+import dev.xq.api.XQueueService;
+import dev.xq.external.spi.ExternalQueues;
+import java.util.Hashtable;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.log.Logger;
+import org.osgi.service.log.LoggerFactory;
+import org.osgi.service.metatype.annotations.Designate;
+
+/**
+ * The process host in a node: serves the socket while the runtime is there, and offers
+ * {@code xq:processes}. There is no modified method: a configuration change stops the server
+ * (every session ends, its processes run unscheduled and register again) and starts a new one.
+ */
+@Component(service = HostComponent.class, immediate = true, configurationPid = HostConfig.PID,
+        configurationPolicy = ConfigurationPolicy.OPTIONAL, property = {
+                "osgi.command.scope=xq",
+                "osgi.command.function=processes"})
+@Designate(ocd = HostConfig.class)
+public class HostComponent {
+
+    @Reference
+    ExternalQueues queues;
+
+    @Reference
+    XQueueService xq;
+
+    private volatile Logger logger;
+    private final HostLog log = new HostLog() {
+        @Override
+        public void info(String message) {
+            Logger l = logger;
+            if (l != null) {
+                l.info(message);
+            }
+        }
+
+        @Override
+        public void warn(String message) {
+            Logger l = logger;
+            if (l != null) {
+                l.warn(message);
+            }
+        }
+
+        @Override
+        public void error(String message, Throwable cause) {
+            Logger l = logger;
+            if (l != null) {
+                if (cause == null) {
+                    l.error(message);
+                } else {
+                    l.error(message, cause);
+                }
+            }
+        }
+    };
+    private volatile HostServer server;
+    private volatile String notServing = "not serving: not started";
+
+    public HostComponent() {
+    }
+
+    @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    void bindLoggerFactory(LoggerFactory factory) {
+        logger = factory.getLogger(HostComponent.class);
+    }
+
+    void unbindLoggerFactory(LoggerFactory factory) {
+        logger = null;
+    }
+
+    @Activate
+    void activate(HostConfig config, BundleContext context) {
+        HostSettings settings;
+        try {
+            settings = HostSettings.from(config, context::getProperty, System.getenv(), Libc.geteuid());
+        } catch (IllegalArgumentException e) {
+            notServing = "not serving: bad configuration (" + HostConfig.PID + "): " + e.getMessage();
+            log.error("process host is " + notServing, null);
+            return;
+        }
+        HostServer s = new HostServer(settings, queues, xq::defaults, log);
+        if (s.start()) {
+            // Tools in the node (the process scenarios) find the socket through this registration.
+            Hashtable<String, Object> props = new Hashtable<>();
+            props.put(SOCKET_PROPERTY, settings.socketPath().toString());
+            registration = context.registerService(Object.class, s, props);
+        }
+        server = s;
+    }
+
+    /** Service property naming the socket a serving host listens on. */
+    public static final String SOCKET_PROPERTY = "xq.host.socket";
+
+    private volatile ServiceRegistration<Object> registration;
+
+    @Deactivate
+    void deactivate() {
+        ServiceRegistration<Object> r = registration;
+        registration = null;
+        if (r != null) {
+            try {
+                r.unregister();
+            } catch (IllegalStateException alreadyGone) {
+                // the bundle is stopping: the framework unregistered it
+            }
+        }
+        HostServer s = server;
+        server = null;
+        if (s != null) {
+            s.stop();
+        }
+    }
+
+    /**
+     * xq:processes [PID] | --wait N [--timeout MS]: the processes served (with the server's
+     * status), one process's streams, or the list once at least N processes are served.
+     */
+    public String processes(String... args) throws InterruptedException {
+        HostServer s = server;
+        if (s == null && (args == null || args.length == 0)) {
+            return "process host: " + notServing + "\n";
+        }
+        return ProcessesCommand.run(s, args);
+    }
+}

@@ -1,0 +1,347 @@
+package dev.xq.host;
+
+import dev.xq.api.QueueConfig;
+import dev.xq.external.spi.ExternalQueues;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.GroupPrincipal;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * The node's socket for local processes: accepts connections, checks who connected and runs
+ * one {@link Session} per process. Free of OSGi, so tests drive it with a plain runtime core.
+ * A server that cannot serve (insecure directory, another node on the socket, bad settings)
+ * stays stopped and says why in {@link #status()}.
+ */
+final class HostServer {
+
+    private static final int BACKLOG = 128;
+    private static final long JOIN_MILLIS = 5000;
+
+    private final HostSettings settings;
+    private final ExternalQueues queues;
+    private final Supplier<QueueConfig> defaults;
+    private final HostLog log;
+    private final int euid;
+    private final long startNanos = System.nanoTime();
+    private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger liveSessions = new AtomicInteger();
+    private final AtomicInteger liveMappings = new AtomicInteger();
+    private final AtomicLong sessionSeq = new AtomicLong();
+
+    private volatile String status = "not serving: not started";
+    private volatile boolean serving;
+    private volatile boolean stopping;
+    // guarded by this (start/stop)
+    private int listenFd = -1;
+    private Thread acceptThread;
+    private volatile ScheduledThreadPoolExecutor timer;
+    private volatile GroupPrincipal group;
+    private volatile Path shmDir;
+
+    HostServer(HostSettings settings, ExternalQueues queues, Supplier<QueueConfig> defaults, HostLog log) {
+        this.settings = settings;
+        this.queues = queues;
+        this.defaults = defaults;
+        this.log = log;
+        this.euid = Libc.geteuid();
+    }
+
+    HostSettings settings() {
+        return settings;
+    }
+
+    ExternalQueues queues() {
+        return queues;
+    }
+
+    HostLog log() {
+        return log;
+    }
+
+    /** @return one line: where it serves, or why it does not */
+    String status() {
+        return status;
+    }
+
+    boolean serving() {
+        return serving;
+    }
+
+    /** Sessions whose thread has not finished cleaning up (leak checks). */
+    int liveSessions() {
+        return liveSessions.get();
+    }
+
+    /** Shared-memory mappings not yet unmapped (leak checks). */
+    int liveMappings() {
+        return liveMappings.get();
+    }
+
+    Path shmDir() {
+        return shmDir;
+    }
+
+    /** @return whether it serves now; when not, {@link #status()} says why (and it was logged) */
+    synchronized boolean start() {
+        if (serving || stopping) {
+            return serving;
+        }
+        if (!settings.enabled()) {
+            status = "not serving: disabled by configuration (" + HostConfig.PID + " enabled=false)";
+            log.info("process host " + status);
+            return false;
+        }
+        Path sock = settings.socketPath();
+        Path dir = sock.getParent();
+        int fd = -1;
+        boolean bound = false;
+        try {
+            GroupPrincipal g = SocketFiles.lookupGroup(dir, settings.group());
+            SocketFiles.prepareDirectory(dir, g, euid);
+            SocketFiles.clearStaleSocket(sock);
+            fd = Libc.socket();
+            Libc.bind(fd, sock.toString());
+            bound = true;
+            // the directory keeps others out until the mode is right
+            SocketFiles.restrict(sock, g);
+            Libc.listen(fd, BACKLOG);
+            Path shm = dir.resolve(sock.getFileName() + ".shm");
+            SocketFiles.prepareDirectory(shm, g, euid);
+            int left = SocketFiles.removeLeftovers(shm);
+            if (left > 0) {
+                log.info("process host: removed " + left + " shared-memory files a previous node left in " + shm);
+            }
+            group = g;
+            shmDir = shm;
+        } catch (IOException | IllegalArgumentException | IllegalStateException e) {
+            if (fd >= 0) {
+                Libc.close(fd);
+            }
+            if (bound) {
+                deleteQuietly(sock);
+            }
+            status = "not serving: " + e.getMessage();
+            log.error("process host is " + status, e instanceof SocketFiles.Refused ? null : e);
+            return false;
+        }
+        listenFd = fd;
+        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1,
+                r -> Thread.ofPlatform().daemon().name("xq-host-timer").unstarted(r));
+        t.setRemoveOnCancelPolicy(true);
+        timer = t;
+        int lfd = fd;
+        acceptThread = Thread.ofPlatform().daemon().name("xq-host-accept").start(() -> acceptLoop(lfd));
+        serving = true;
+        status = "serving on " + sock + " (slots " + settings.slots() + " per process, at most " + settings.maxSessions()
+                + " sessions, " + (settings.group() == null ? "node's user only" : "group " + settings.group()) + ")";
+        log.info("process host " + status);
+        return true;
+    }
+
+    /** Stops accepting, ends every session (their queues close first) and removes the socket and the files. */
+    synchronized void stop() {
+        if (stopping) {
+            return;
+        }
+        stopping = true;
+        Thread a = acceptThread;
+        if (listenFd >= 0) {
+            Libc.shutdown(listenFd); // wakes accept4 with EINVAL
+        }
+        join(a, "accept");
+        if (listenFd >= 0) {
+            Libc.close(listenFd);
+            listenFd = -1;
+            deleteQuietly(settings.socketPath());
+        }
+        List<Session> all = List.copyOf(sessions);
+        for (Session s : all) {
+            s.requestClose();
+        }
+        for (Session s : all) {
+            join(s.thread(), "session of process " + s.peerPid());
+        }
+        ScheduledThreadPoolExecutor t = timer;
+        if (t != null) {
+            t.shutdownNow();
+            try {
+                t.awaitTermination(JOIN_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        Path shm = shmDir;
+        if (shm != null) {
+            try {
+                SocketFiles.removeLeftovers(shm);
+                Files.deleteIfExists(shm);
+            } catch (IOException e) {
+                log.warn("process host: could not remove " + shm + ": " + e);
+            }
+        }
+        if (serving) {
+            log.info("process host stopped (" + settings.socketPath() + ")");
+        }
+        serving = false;
+        status = "not serving: stopped";
+    }
+
+    private void join(Thread t, String what) {
+        if (t == null || t == Thread.currentThread()) {
+            return;
+        }
+        try {
+            t.join(JOIN_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        if (t.isAlive()) {
+            log.warn("process host: the " + what + " thread did not end within " + JOIN_MILLIS + " ms");
+        }
+    }
+
+    private static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException ignored) {
+            // nothing better to do at this point; the next start removes a stale socket anyway
+        }
+    }
+
+    private void acceptLoop(int fd) {
+        long lastFdWarning = 0;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errBuf = a.allocate(Session.MAX_LINE);
+            while (!stopping) {
+                int c;
+                try {
+                    c = Libc.accept(fd);
+                } catch (Libc.ErrnoException e) {
+                    if (stopping) {
+                        break;
+                    }
+                    if (e.errno == Libc.EINTR || e.errno == Libc.ECONNABORTED) {
+                        continue;
+                    }
+                    if (e.errno == Libc.EMFILE || e.errno == Libc.ENFILE) {
+                        long now = System.nanoTime();
+                        if (now - lastFdWarning > 10_000_000_000L) {
+                            lastFdWarning = now;
+                            log.warn("process host: " + e.getMessage() + "; new processes wait until descriptors are free");
+                        }
+                        try {
+                            Thread.sleep(100); // back off instead of spinning on a full descriptor table
+                        } catch (InterruptedException ie) {
+                            return;
+                        }
+                        continue;
+                    }
+                    serving = false;
+                    status = "not serving: " + e.getMessage();
+                    log.error("process host stopped accepting: " + e.getMessage(), null);
+                    return;
+                }
+                if (stopping) {
+                    Libc.close(c);
+                    break;
+                }
+                accepted(c, errBuf);
+            }
+        } catch (RuntimeException | Error e) {
+            serving = false;
+            status = "not serving: accept loop failed: " + e;
+            log.error("process host: accept loop failed", e);
+        }
+    }
+
+    private void accepted(int c, MemorySegment errBuf) {
+        Libc.Cred cred;
+        try {
+            cred = Libc.peerCred(c);
+        } catch (Libc.ErrnoException e) {
+            log.warn("process host: a connection without credentials was dropped: " + e.getMessage());
+            Libc.close(c);
+            return;
+        }
+        if (liveSessions.get() >= settings.maxSessions()) {
+            String reason = "node serves " + settings.maxSessions() + " processes already (maxSessions)";
+            byte[] b = ("ERR " + reason + "\n").getBytes(StandardCharsets.US_ASCII);
+            MemorySegment.copy(b, 0, errBuf, ValueLayout.JAVA_BYTE, 0, b.length);
+            Libc.sendNow(c, errBuf, b.length);
+            Libc.close(c);
+            log.warn("process " + cred.pid() + " refused: " + reason);
+            return;
+        }
+        Session s = new Session(this, c, cred, sessionSeq.incrementAndGet());
+        liveSessions.incrementAndGet();
+        sessions.add(s);
+        try {
+            s.start();
+        } catch (RuntimeException | OutOfMemoryError e) {
+            sessions.remove(s);
+            liveSessions.decrementAndGet();
+            Libc.close(c);
+            log.error("process host: cannot start a session thread for process " + cred.pid(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ for sessions
+
+    SharedMemory createMemory(String fileName) throws IOException {
+        Path dir = shmDir;
+        if (dir == null) {
+            throw new IOException("the server is not serving");
+        }
+        return SharedMemory.create(dir.resolve(fileName), settings.slots(), defaults.get(), startNanos, group, liveMappings);
+    }
+
+    ScheduledFuture<?> schedule(Runnable r, long delay, TimeUnit unit) {
+        ScheduledThreadPoolExecutor t = timer;
+        try {
+            return t == null ? null : t.schedule(r, delay, unit);
+        } catch (RejectedExecutionException stopped) {
+            return null; // the session ends with the server and unlinks then
+        }
+    }
+
+    void ended(Session s) {
+        if (sessions.remove(s)) {
+            liveSessions.decrementAndGet();
+        }
+    }
+
+    // ------------------------------------------------------------------ display
+
+    List<Session.Info> sessions() {
+        List<Session.Info> l = new ArrayList<>();
+        for (Session s : sessions) {
+            l.add(s.info());
+        }
+        l.sort(Comparator.comparingLong(Session.Info::pid));
+        return l;
+    }
+
+    /** The session numbered {@code seq} (the number after the pid in its file's name). */
+    Optional<Session> session(long seq) {
+        return sessions.stream().filter(s -> s.seq() == seq).findFirst();
+    }
+}

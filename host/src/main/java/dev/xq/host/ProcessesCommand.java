@@ -1,0 +1,137 @@
+package dev.xq.host;
+
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/** {@code xq:processes [PID]}: the processes the node serves, or one process's streams. */
+final class ProcessesCommand {
+
+    static final String USAGE = "usage: xq:processes [PID | --wait N [--timeout MS]] (no argument: every process; PID: that "
+            + "process's streams; --wait: the list once at least N processes are served, MS 1..3600000, default 10000)";
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneId.systemDefault());
+
+    private ProcessesCommand() {
+    }
+
+    static String run(HostServer server, String... args) throws InterruptedException {
+        if (args == null || args.length == 0) {
+            return all(server);
+        }
+        if (args[0].equals("--wait")) {
+            return await(server, args);
+        }
+        if (args.length > 1) {
+            throw new IllegalArgumentException("xq:processes takes at most one argument, got " + args.length + "; " + USAGE);
+        }
+        long pid;
+        try {
+            pid = Long.parseLong(args[0]);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("xq:processes: '" + args[0] + "' is not a process id; " + USAGE);
+        }
+        List<Session.Info> of = new ArrayList<>();
+        List<Session.Info> all = server == null ? List.of() : server.sessions();
+        for (Session.Info i : all) {
+            if (i.pid() == pid) {
+                of.add(i);
+            }
+        }
+        if (of.isEmpty()) {
+            throw new IllegalArgumentException("xq:processes: process " + pid + " has no session; served processes: "
+                    + (all.isEmpty() ? "none" : all.stream().map(i -> Long.toString(i.pid())).distinct().collect(Collectors.joining(", "))));
+        }
+        StringBuilder sb = new StringBuilder();
+        for (Session.Info i : of) {
+            sb.append("process ").append(i.pid()).append(" (").append(i.name()).append("), ").append(i.state()).append(" since ")
+                    .append(TIME.format(i.since())).append(", GATE lines sent ").append(i.gatesSent()).append(", dropped ")
+                    .append(i.gatesDropped()).append('\n').append(i.cmdline()).append('\n');
+            Table t = new Table("SLOT", "HANDLE", "QUEUE", "DEVICE", "GATE", "KEY");
+            for (Session.StreamInfo s : i.streamList()) {
+                t.row(s.slot(), s.handle(), s.name(), s.device(), s.gate() == 1 ? "held" : s.gate() == 0 ? "open" : "-", s.key());
+            }
+            sb.append(t);
+        }
+        return sb.toString();
+    }
+
+    private static String await(HostServer server, String... args) throws InterruptedException {
+        if (args.length != 2 && !(args.length == 4 && args[2].equals("--timeout"))) {
+            throw new IllegalArgumentException("xq:processes: wrong arguments " + String.join(" ", args) + "; " + USAGE);
+        }
+        long n = number(args[1], "--wait", 1, 100_000);
+        long timeout = args.length == 4 ? number(args[3], "--timeout", 1, 3_600_000) : 10_000;
+        long deadline = System.nanoTime() + timeout * 1_000_000L;
+        int have;
+        while ((have = server == null ? 0 : server.sessions().size()) < n) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("xq:processes --wait " + n + ": " + have + " processes served after " + timeout
+                        + " ms\n" + all(server));
+            }
+            Thread.sleep(20);
+        }
+        return all(server);
+    }
+
+    private static long number(String text, String option, long min, long max) {
+        long v;
+        try {
+            v = Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("xq:processes: " + option + " '" + text + "' is not a number; " + USAGE);
+        }
+        if (v < min || v > max) {
+            throw new IllegalArgumentException("xq:processes: " + option + " " + v + " is out of range [" + min + ", " + max + "]");
+        }
+        return v;
+    }
+
+    private static String all(HostServer server) {
+        String head = "process host: " + (server == null ? "not serving: not started" : server.status()) + "\n";
+        Table t = new Table("PID", "NAME", "STREAMS", "SINCE", "CMDLINE");
+        if (server != null) {
+            for (Session.Info i : server.sessions()) {
+                t.row(i.pid(), i.name(), i.streams(), TIME.format(i.since()), i.cmdline());
+            }
+        }
+        return head + t;
+    }
+
+    /** Left-aligned columns; the last one is not padded. */
+    static final class Table {
+        private final List<String[]> rows = new ArrayList<>();
+
+        Table(String... head) {
+            rows.add(head);
+        }
+
+        void row(Object... cells) {
+            String[] r = new String[cells.length];
+            for (int i = 0; i < cells.length; i++) {
+                r[i] = String.valueOf(cells[i]);
+            }
+            rows.add(r);
+        }
+
+        @Override
+        public String toString() {
+            int n = rows.getFirst().length;
+            int[] w = new int[n];
+            for (String[] r : rows) {
+                for (int i = 0; i < n; i++) {
+                    w[i] = Math.max(w[i], r[i].length());
+                }
+            }
+            StringBuilder sb = new StringBuilder();
+            for (String[] r : rows) {
+                for (int i = 0; i < n; i++) {
+                    sb.append(i == n - 1 ? r[i] : String.format("%-" + (w[i] + 2) + "s", r[i]));
+                }
+                sb.append('\n');
+            }
+            return sb.toString();
+        }
+    }
+}

@@ -1,0 +1,590 @@
+package dev.xq.host;
+
+import dev.xq.api.Hint;
+import dev.xq.external.spi.ExternalQueue;
+import dev.xq.external.spi.ExternalQueueSpec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.regex.Pattern;
+
+/**
+ * One connected process: its thread reads the process's lines and answers them
+ * (docs/processes.md, "Wire protocol"). Only this thread closes the socket, so that a send from
+ * a deciding thread never reaches a descriptor number the kernel has handed out again; other
+ * threads only shut it down, which ends the thread's read.
+ */
+final class Session {
+
+    /** Longest line, its {@code \n} included. */
+    static final int MAX_LINE = 512;
+    static final int FLOOD_LINES = 10_000;
+    /**
+     * WAKE lines have a limit of their own: a process that synchronises after every tiny kernel
+     * goes ready and idle thousands of times a second, honestly; the scheduler folds such a storm
+     * into few decisions. Only a rate no launching process reaches is refused.
+     */
+    static final int FLOOD_WAKES = 200_000;
+    static final long FLOOD_WINDOW_NANOS = 1_000_000_000L;
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._:/+-]+");
+    private static final Pattern KEY = Pattern.compile("(0[xX])?[0-9a-fA-F]{1,16}");
+    private static final int CMDLINE_MAX = 256;
+
+    /** One registered stream. */
+    record Stream(int slot, String key, String name, String device, long handle, SlotControl control, ExternalQueue queue) {
+    }
+
+    /** One stream as the operator sees it; {@code gate} is the slot's gate word (1 held, 0 open, -1 unmapped). */
+    record StreamInfo(int slot, long handle, String name, String device, String key, int gate) {
+    }
+
+    /** A snapshot for the operator. */
+    record Info(long pid, long seq, String name, int streams, Instant since, String cmdline, String state, long gatesSent,
+                long gatesDropped, List<StreamInfo> streamList) {
+    }
+
+    private final HostServer server;
+    private final int fd;
+    private final Libc.Cred peer;
+    private final long seq;
+    private final Instant connected = Instant.now();
+    private volatile Thread thread;
+
+    // written by the session thread, read by the shell
+    private volatile String name;
+    private volatile Instant since;
+    private volatile String cmdline = "";
+    private volatile SharedMemory memory;
+    private volatile AtomicReferenceArray<Stream> streams = new AtomicReferenceArray<>(0);
+    private final AtomicInteger streamCount = new AtomicInteger();
+    private final AtomicLong gatesSent = new AtomicLong();
+    private final AtomicLong gatesDropped = new AtomicLong();
+
+    // session thread only
+    private Integer processPriority;
+    private boolean ending;
+    private long floodWindowStart;
+    private int floodLines;
+    private int floodWakes;
+    private ScheduledFuture<?> unlinkTask;
+    private volatile ScheduledFuture<?> helloTimer;
+
+    private final Object sendLock = new Object();
+    // guarded by sendLock
+    private final Arena sendArena = Arena.ofShared();
+    private final MemorySegment sendBuf = sendArena.allocate(MAX_LINE);
+    private boolean fdOpen = true;
+    private boolean shutDown;
+
+    Session(HostServer server, int fd, Libc.Cred peer, long seq) {
+        this.server = server;
+        this.fd = fd;
+        this.peer = peer;
+        this.seq = seq;
+    }
+
+    void start() {
+        Thread t = Thread.ofPlatform().daemon().name("xq-host-" + peer.pid()).unstarted(this::run);
+        thread = t;
+        helloTimer = server.schedule(this::helloLate, server.settings().helloWithin().toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            t.start();
+        } catch (RuntimeException | OutOfMemoryError e) {
+            ScheduledFuture<?> h = helloTimer;
+            if (h != null) {
+                h.cancel(false);
+            }
+            throw e;
+        }
+    }
+
+    /** A connection that never says HELLO would hold a session (of maxSessions) for nothing. */
+    private void helloLate() {
+        synchronized (sendLock) {
+            if (!fdOpen || shutDown) {
+                return;
+            }
+        }
+        if (name == null) {
+            String reason = "no HELLO within " + server.settings().helloWithin().toMillis() + " ms";
+            server.log().warn("process " + peer.pid() + " refused: " + reason + "; session closed");
+            send("ERR " + reason, false);
+            requestClose();
+        }
+    }
+
+    Thread thread() {
+        return thread;
+    }
+
+    long peerPid() {
+        return peer.pid();
+    }
+
+    long seq() {
+        return seq;
+    }
+
+    /** Ends the session from any thread: its thread sees the end of the stream and cleans up. */
+    void requestClose() {
+        synchronized (sendLock) {
+            if (fdOpen && !shutDown) {
+                shutDown = true;
+                Libc.shutdown(fd);
+            }
+        }
+    }
+
+    private String who() {
+        String n = name;
+        return "process " + peer.pid() + (n == null ? "" : " (" + n + ")");
+    }
+
+    // ------------------------------------------------------------------ reading
+
+    private void run() {
+        try (Arena rx = Arena.ofConfined()) {
+            MemorySegment buf = rx.allocate(4096);
+            byte[] chunk = new byte[(int) buf.byteSize()];
+            byte[] line = new byte[MAX_LINE];
+            int len = 0;
+            while (!ending) {
+                long n = Libc.recv(fd, buf);
+                if (n == 0) {
+                    break;
+                }
+                long now = System.nanoTime();
+                MemorySegment.copy(buf, ValueLayout.JAVA_BYTE, 0, chunk, 0, (int) n);
+                for (int i = 0; i < n && !ending; i++) {
+                    byte b = chunk[i];
+                    if (b == '\n') {
+                        line(line, len, now);
+                        len = 0;
+                    } else if (len == MAX_LINE - 1) {
+                        refuse("line longer than " + MAX_LINE + " bytes");
+                    } else {
+                        line[len++] = b;
+                    }
+                }
+            }
+        } catch (Libc.ErrnoException e) {
+            if (!shutDownRequested()) {
+                server.log().info(who() + ": connection failed (" + e.getMessage() + "); session closed");
+            }
+        } catch (RuntimeException | Error e) {
+            server.log().error(who() + ": session failed; closing it", e);
+        } finally {
+            end();
+        }
+    }
+
+    private boolean shutDownRequested() {
+        synchronized (sendLock) {
+            return shutDown;
+        }
+    }
+
+    private void line(byte[] bytes, int len, long now) {
+        if (now - floodWindowStart > FLOOD_WINDOW_NANOS) {
+            floodWindowStart = now;
+            floodLines = 0;
+            floodWakes = 0;
+        }
+        boolean wakeLine = len > 5 && bytes[0] == 'W' && bytes[1] == 'A' && bytes[2] == 'K' && bytes[3] == 'E' && bytes[4] == ' ';
+        if (wakeLine ? ++floodWakes > FLOOD_WAKES : ++floodLines > FLOOD_LINES) {
+            refuse(wakeLine ? "more than " + FLOOD_WAKES + " WAKE lines within one second"
+                    : "more than " + FLOOD_LINES + " lines other than WAKE within one second");
+            return;
+        }
+        if (len == 0) {
+            refuse("empty line");
+            return;
+        }
+        for (int i = 0; i < len; i++) {
+            int b = bytes[i] & 0xff;
+            if (b < 0x20 || b > 0x7e) {
+                refuse(String.format("byte 0x%02x at column %d is not printable ASCII", b, i + 1));
+                return;
+            }
+        }
+        String text = new String(bytes, 0, len, StandardCharsets.US_ASCII);
+        String[] f = text.split(" ", -1);
+        for (String s : f) {
+            if (s.isEmpty()) {
+                refuse("fields must be separated by exactly one space: '" + shorten(text) + "'");
+                return;
+            }
+        }
+        if (name == null && !f[0].equals("HELLO")) {
+            refuse("the first line must be HELLO, got '" + shorten(f[0]) + "'");
+            return;
+        }
+        switch (f[0]) {
+            case "HELLO" -> hello(f);
+            case "MAPPED" -> mapped(f);
+            case "STREAM" -> stream(f);
+            case "WAKE" -> wake(f);
+            case "CLOSE" -> close(f);
+            default -> refuse("unknown request '" + shorten(f[0]) + "'; allowed: HELLO, MAPPED, STREAM, WAKE, CLOSE");
+        }
+    }
+
+    private static String shorten(String s) {
+        return s.length() <= 40 ? s : s.substring(0, 40) + "...";
+    }
+
+    // ------------------------------------------------------------------ requests
+
+    private void hello(String[] f) {
+        if (name != null) {
+            refuse("a second HELLO");
+            return;
+        }
+        if (f.length != 5) {
+            refuse("HELLO takes 4 fields (HELLO 1 <pid> <name> <priority or ->), got " + (f.length - 1));
+            return;
+        }
+        if (!f[1].equals("1")) {
+            refuse("protocol version '" + shorten(f[1]) + "' is not supported; this node speaks 1");
+            return;
+        }
+        long claimed;
+        try {
+            claimed = Long.parseLong(f[2]);
+        } catch (NumberFormatException e) {
+            refuse("pid '" + shorten(f[2]) + "' is not a number");
+            return;
+        }
+        if (claimed != peer.pid()) {
+            refuse("pid " + claimed + " is not yours (peer pid " + peer.pid() + ")");
+            return;
+        }
+        if (!NAME.matcher(f[3]).matches()) {
+            refuse("name '" + shorten(f[3]) + "' has characters outside [A-Za-z0-9._:/+-]");
+            return;
+        }
+        Integer prio = null;
+        if (!f[4].equals("-")) {
+            try {
+                prio = Integer.parseInt(f[4]);
+            } catch (NumberFormatException e) {
+                refuse("priority '" + shorten(f[4]) + "' is neither '-' nor a whole number in [" + Hint.MIN_PRIORITY + ", "
+                        + Hint.MAX_PRIORITY + "]");
+                return;
+            }
+        }
+        SharedMemory m;
+        try {
+            m = server.createMemory(peer.pid() + "-" + seq);
+        } catch (IOException | RuntimeException e) {
+            server.log().error("process " + peer.pid() + " (" + f[3] + "): cannot create its shared memory", e);
+            refuse("node cannot create the shared memory: " + e.getMessage());
+            return;
+        }
+        memory = m;
+        streams = new AtomicReferenceArray<>(m.slots());
+        processPriority = prio;
+        cmdline = cmdline(peer.pid());
+        since = Instant.now();
+        name = f[3];
+        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE)) {
+            return;
+        }
+        ScheduledFuture<?> h = helloTimer;
+        if (h != null) {
+            h.cancel(false);
+        }
+        unlinkTask = server.schedule(m::unlink, server.settings().unlinkAfter().toMillis(), TimeUnit.MILLISECONDS);
+        server.log().info(who() + " registered (uid " + Integer.toUnsignedString(peer.uid()) + ", priority "
+                + (prio == null ? "-" : prio) + "): " + cmdline);
+    }
+
+    private void mapped(String[] f) {
+        if (f.length != 1) {
+            refuse("MAPPED takes no fields");
+            return;
+        }
+        memory.unlink();
+    }
+
+    private void stream(String[] f) {
+        if (f.length != 8) {
+            refuse("STREAM takes 7 fields (STREAM <slot> <key> <device> <prio> <least> <greatest> <label>), got " + (f.length - 1));
+            return;
+        }
+        int slot = slot(f[1]);
+        if (slot < 0) {
+            return;
+        }
+        if (streams.get(slot) != null) {
+            refuse("slot " + slot + " is already in use");
+            return;
+        }
+        if (!KEY.matcher(f[2]).matches()) {
+            refuse("stream key '" + shorten(f[2]) + "' is not a hexadecimal handle");
+            return;
+        }
+        int[] v = new int[4];
+        String[] what = {"device", "prio", "least", "greatest"};
+        for (int i = 0; i < 4; i++) {
+            try {
+                v[i] = Integer.parseInt(f[3 + i]);
+            } catch (NumberFormatException e) {
+                refuse(what[i] + " '" + shorten(f[3 + i]) + "' is not a whole number");
+                return;
+            }
+        }
+        if (v[0] < 0) {
+            refuse("device " + v[0] + " is negative; allowed: a CUDA ordinal (0, 1, ...)");
+            return;
+        }
+        if (!NAME.matcher(f[7]).matches()) {
+            refuse("label '" + shorten(f[7]) + "' has characters outside [A-Za-z0-9._:/+-]");
+            return;
+        }
+        Integer hint = priority(processPriority, v[1], v[2]);
+        String qname = name + "/" + f[7];
+        String device = "cuda" + v[0];
+        ExternalQueueSpec spec = new ExternalQueueSpec(qname, device, peer.pid() + ":" + name, peer.pid(),
+                hint == null ? List.of() : List.of(new Hint.Priority(hint)), null);
+        SlotControl control = new SlotControl(this, memory, slot);
+        ExternalQueue q;
+        try {
+            q = server.queues().open(spec, control);
+        } catch (IllegalArgumentException e) {
+            refuse("node refused stream " + slot + ": " + e.getMessage());
+            return;
+        } catch (RuntimeException e) {
+            server.log().error(who() + ": opening a queue for stream " + slot + " failed", e);
+            refuse("node failed to open a queue for stream " + slot);
+            return;
+        }
+        streams.set(slot, new Stream(slot, f[2], qname, device, q.handle(), control, q));
+        streamCount.incrementAndGet();
+        reply("Q " + slot + " " + q.handle());
+    }
+
+    /**
+     * The queue's priority hint (docs/processes.md): the process's priority, or 0 when only the
+     * stream has one, plus the steps the stream's CUDA priority is above the least one.
+     *
+     * @return the hint's value, clamped into the hint's range, or null for no hint
+     */
+    static Integer priority(Integer processPriority, int prio, int least) {
+        boolean streamHasOne = prio != least;
+        if (processPriority == null && !streamHasOne) {
+            return null;
+        }
+        long value = (processPriority == null ? 0L : processPriority) + (streamHasOne ? (long) least - prio : 0L);
+        return (int) Math.max(Hint.MIN_PRIORITY, Math.min(Hint.MAX_PRIORITY, value));
+    }
+
+    private void wake(String[] f) {
+        if (f.length != 2) {
+            refuse("WAKE takes 1 field (WAKE <slot>)");
+            return;
+        }
+        int slot = slot(f[1]);
+        if (slot < 0) {
+            return;
+        }
+        Stream s = streams.get(slot);
+        if (s != null) { // a free slot: a late wake of a stream already closed, harmless
+            s.queue().changed();
+        }
+    }
+
+    private void close(String[] f) {
+        if (f.length != 2) {
+            refuse("CLOSE takes 1 field (CLOSE <slot>)");
+            return;
+        }
+        int slot = slot(f[1]);
+        if (slot < 0) {
+            return;
+        }
+        Stream s = streams.getAndSet(slot, null);
+        if (s != null) {
+            closeStream(s);
+        }
+    }
+
+    private void closeStream(Stream s) {
+        try {
+            s.queue().close();
+        } catch (RuntimeException e) {
+            server.log().error(who() + ": closing queue " + s.handle() + " failed", e);
+        }
+        s.control().retire();
+        streamCount.decrementAndGet();
+    }
+
+    /** @return the slot, or -1 after refusing */
+    private int slot(String field) {
+        int slot;
+        try {
+            slot = Integer.parseInt(field);
+        } catch (NumberFormatException e) {
+            refuse("slot '" + shorten(field) + "' is not a whole number");
+            return -1;
+        }
+        int n = streams.length();
+        if (slot < 0 || slot >= n) {
+            refuse("slot " + slot + " is out of range [0, " + n + ")");
+            return -1;
+        }
+        return slot;
+    }
+
+    private void refuse(String reason) {
+        if (ending) {
+            return;
+        }
+        ending = true;
+        String n = name;
+        server.log().warn("process " + peer.pid() + (n == null ? "" : " (" + n + ")") + " refused: " + reason + "; session closed");
+        send("ERR " + reason, false);
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    /** A reply the process waits for; a process that does not take it is cut off. */
+    private boolean reply(String line) {
+        if (send(line, false)) {
+            return true;
+        }
+        ending = true;
+        return false;
+    }
+
+    /** Never blocks; a process whose buffer is full loses the line and finds out within its 100 ms wait. */
+    void sendGate(int slot) {
+        if (send("GATE " + slot, true)) {
+            gatesSent.incrementAndGet();
+        }
+    }
+
+    private boolean send(String line, boolean droppable) {
+        byte[] b = (line + "\n").getBytes(StandardCharsets.US_ASCII);
+        int len = Math.min(b.length, MAX_LINE);
+        if (len < b.length) {
+            b[len - 1] = '\n'; // only an ERR reason can be this long; cut, not refused
+        }
+        String problem = null;
+        synchronized (sendLock) {
+            if (!fdOpen || shutDown) {
+                return false;
+            }
+            MemorySegment.copy(b, 0, sendBuf, ValueLayout.JAVA_BYTE, 0, len);
+            long n = Libc.sendNow(fd, sendBuf, len);
+            if (n == len) {
+                return true;
+            }
+            if (n == -Libc.EAGAIN && droppable) {
+                gatesDropped.incrementAndGet();
+                return false;
+            }
+            if (n == -Libc.EAGAIN || n >= 0) {
+                // a cut line would garble everything after it: end the session instead
+                problem = n == -Libc.EAGAIN ? "does not read what the node sends (its socket buffer is full)"
+                        : "took only " + n + " of " + len + " bytes of a line";
+                shutDown = true;
+                Libc.shutdown(fd);
+            }
+            // else the process is gone (EPIPE, ECONNRESET): the session thread sees the end
+        }
+        if (problem != null) {
+            server.log().warn(who() + " " + problem + "; session closed");
+        }
+        return false;
+    }
+
+    // ------------------------------------------------------------------ ending
+
+    /** Queues first (closing one opens its gate), then the mapping, the file and the socket. */
+    private void end() {
+        ending = true;
+        AtomicReferenceArray<Stream> all = streams;
+        for (int i = 0; i < all.length(); i++) {
+            Stream s = all.getAndSet(i, null);
+            if (s != null) {
+                closeStream(s);
+            }
+        }
+        for (ScheduledFuture<?> t : new ScheduledFuture<?>[] {unlinkTask, helloTimer}) {
+            if (t != null) {
+                t.cancel(false);
+            }
+        }
+        SharedMemory m = memory;
+        if (m != null) {
+            m.close();
+            m.unlink();
+        }
+        synchronized (sendLock) {
+            fdOpen = false;
+            Libc.close(fd);
+            sendArena.close();
+        }
+        if (name != null) {
+            server.log().info(who() + " left");
+        }
+        server.ended(this);
+    }
+
+    // ------------------------------------------------------------------ display
+
+    Info info() {
+        List<StreamInfo> l = new ArrayList<>();
+        AtomicReferenceArray<Stream> all = streams;
+        for (int i = 0; i < all.length(); i++) {
+            Stream s = all.get(i);
+            if (s != null) {
+                l.add(new StreamInfo(s.slot(), s.handle(), s.name(), s.device(), s.key(), gate(s.slot())));
+            }
+        }
+        String n = name;
+        return new Info(peer.pid(), seq, n == null ? "-" : n, streamCount.get(), since == null ? connected : since, cmdline,
+                n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l);
+    }
+
+    private int gate(int slot) {
+        SharedMemory m = memory;
+        return m == null ? -1 : m.gate(slot);
+    }
+
+    long gatesDropped() {
+        return gatesDropped.get();
+    }
+
+    /** The process's command line for display: NULs as spaces, at most 256 characters, nothing unprintable. */
+    static String cmdline(long pid) {
+        byte[] raw;
+        try (InputStream in = Files.newInputStream(Path.of("/proc", Long.toString(pid), "cmdline"))) {
+            raw = in.readNBytes(CMDLINE_MAX * 4);
+        } catch (IOException | RuntimeException e) {
+            return "?";
+        }
+        String s = new String(raw, StandardCharsets.UTF_8);
+        StringBuilder sb = new StringBuilder(Math.min(s.length(), CMDLINE_MAX));
+        for (int i = 0; i < s.length() && sb.length() < CMDLINE_MAX; i++) {
+            char c = s.charAt(i);
+            sb.append(c == 0 ? ' ' : Character.isISOControl(c) ? '?' : c);
+        }
+        return sb.toString().strip();
+    }
+}

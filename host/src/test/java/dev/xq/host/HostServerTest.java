@@ -1,0 +1,677 @@
+package dev.xq.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.Hint;
+import dev.xq.api.QueueConfig;
+import dev.xq.api.QueueState;
+import dev.xq.api.XQueue;
+import dev.xq.api.XQueueStatus;
+import dev.xq.policy.spi.Policy;
+import dev.xq.policy.spi.QueueView;
+import dev.xq.policy.spi.SchedulerActions;
+import dev.xq.policy.spi.SchedulerView;
+import dev.xq.runtime.engine.ExternalQueueImpl;
+import dev.xq.runtime.engine.XqCore;
+import dev.xq.runtime.log.RuntimeLog;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HostServerTest {
+
+    @TempDir
+    Path tmp;
+
+    XqCore core;
+    HostServer server;
+    Await.Log log;
+    Path sock;
+    final List<TestClient> clients = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() {
+        core = new XqCore(RuntimeLog.NONE);
+        core.start();
+        log = new Await.Log();
+        sock = tmp.resolve("x").resolve("node.sock");
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        for (TestClient c : clients) {
+            c.close();
+        }
+        if (server != null) {
+            server.stop();
+            assertEquals(0, server.liveSessions(), "sessions left after stop");
+            assertEquals(0, server.liveMappings(), "mappings left after stop");
+        }
+        core.stop();
+    }
+
+    HostServer start(HostSettings settings) {
+        server = new HostServer(settings, core, core::defaults, log);
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        return server;
+    }
+
+    HostServer start() {
+        return start(HostSettings.of(sock));
+    }
+
+    TestClient client() throws IOException {
+        TestClient c = TestClient.connect(sock);
+        clients.add(c);
+        return c;
+    }
+
+    ExternalQueueImpl queue(long handle) {
+        return core.externalQueues().stream().filter(q -> q.handle() == handle).findFirst()
+                .orElseThrow(() -> new AssertionError("no external queue " + handle + " in the core"));
+    }
+
+    Session session(TestClient c) {
+        String file = c.shmPath().getFileName().toString();
+        long seq = Long.parseLong(file.substring(file.indexOf('-') + 1));
+        return server.session(seq).orElseThrow();
+    }
+
+    static void refusedWith(TestClient c, String expected) throws IOException, TimeoutException {
+        String l = c.readLine();
+        assertNotNull(l, "the node closed without ERR");
+        assertTrue(l.startsWith("ERR "), () -> "expected ERR, got " + l);
+        assertTrue(l.contains(expected), () -> "ERR should say '" + expected + "': " + l);
+        c.awaitEof(Await.LIMIT);
+    }
+
+    // ------------------------------------------------------------------ handshake
+
+    @Test
+    void helloCreatesTheFileAndMappedUnlinksIt() throws Exception {
+        start();
+        TestClient c = client();
+        String[] ok = c.hello("test", "-");
+        assertEquals(4, ok.length);
+        assertEquals("64", ok[2]);
+        assertEquals("128", ok[3]);
+        Path file = c.shmPath();
+        assertEquals(server.shmDir(), file.getParent());
+        assertTrue(Files.exists(file), "file exists after OK");
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS)));
+        assertEquals(SharedMemory.size(64), Files.size(file));
+        c.map();
+        assertEquals(SharedMemory.MAGIC, c.readInt(0));
+        assertEquals(1, c.readInt(4));
+        assertEquals(64, c.readInt(8));
+        assertEquals(128, c.readInt(12));
+        assertNotEquals(0L, c.readLong(16));
+        QueueConfig d = core.defaults();
+        for (int slot : new int[] {0, 17, 63}) {
+            assertEquals(0, c.slotInt(slot, SharedMemory.S_GATE));
+            assertEquals(d.threshold(), c.slotInt(slot, SharedMemory.S_THRESHOLD));
+            assertEquals(d.batch(), c.slotInt(slot, SharedMemory.S_BATCH));
+            assertEquals((int) d.windowMicros(), c.slotInt(slot, SharedMemory.S_WINDOW_US));
+        }
+        c.send("MAPPED");
+        Await.until(() -> !Files.exists(file, LinkOption.NOFOLLOW_LINKS), () -> file + " still linked after MAPPED");
+        assertEquals(1, server.liveSessions());
+        assertEquals(1, server.liveMappings());
+    }
+
+    @Test
+    void fileIsUnlinkedAfterTheDelayWithoutMapped() throws Exception {
+        start(HostSettings.of(sock).withUnlinkAfter(Duration.ofMillis(100)));
+        TestClient c = client();
+        c.hello("lazy", "-");
+        Path file = c.shmPath();
+        Await.until(() -> !Files.exists(file, LinkOption.NOFOLLOW_LINKS), () -> file + " still linked without MAPPED");
+        assertEquals(1, server.liveSessions(), "the session goes on");
+    }
+
+    @Test
+    void pidThatIsNotThePeersIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        long other = TestClient.PID + 1;
+        c.send("HELLO 1 " + other + " liar -");
+        refusedWith(c, "pid " + other + " is not yours (peer pid " + TestClient.PID + ")");
+        assertTrue(log.has("WARN", Long.toString(TestClient.PID), "is not yours"), () -> "logged: " + log.lines);
+        Await.until(() -> server.liveSessions() == 0, () -> "session still alive");
+        try (var files = Files.list(server.shmDir())) {
+            assertEquals(0, files.count(), "no file for a refused process");
+        }
+    }
+
+    @Test
+    void aConnectionWithoutHelloIsClosed() throws Exception {
+        start(HostSettings.of(sock).withHelloWithin(Duration.ofMillis(100)));
+        TestClient c = client();
+        refusedWith(c, "no HELLO within 100 ms");
+        Await.until(() -> server.liveSessions() == 0, () -> "silent session still alive");
+        TestClient d = client();
+        d.hello("prompt", "-");
+        assertEquals(1, server.liveSessions(), "a session that said HELLO stays");
+    }
+
+    @Test
+    void wrongVersionIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.send("HELLO 2 " + TestClient.PID + " v -");
+        refusedWith(c, "version");
+    }
+
+    @Test
+    void garbageIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("g", "-");
+        c.send("FOO bar");
+        refusedWith(c, "unknown request 'FOO'");
+        assertTrue(log.has("WARN", Long.toString(TestClient.PID), "unknown request"), () -> "logged: " + log.lines);
+        Await.until(() -> server.liveSessions() == 0 && server.liveMappings() == 0, () -> "session still alive");
+    }
+
+    @Test
+    void binaryGarbageBeforeHelloIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.raw(new byte[] {(byte) 0xff, 0x00, 0x01, '\n'});
+        refusedWith(c, "not printable ASCII");
+    }
+
+    @Test
+    void requestBeforeHelloIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.send("STREAM 0 1 0 0 0 0 default");
+        refusedWith(c, "first line must be HELLO");
+    }
+
+    @Test
+    void secondHelloIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("twice", "-");
+        c.send("HELLO 1 " + TestClient.PID + " twice -");
+        refusedWith(c, "second HELLO");
+    }
+
+    @Test
+    void lineTooLongIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("long", "-");
+        c.raw("X".repeat(600).getBytes(StandardCharsets.US_ASCII));
+        refusedWith(c, "longer than 512 bytes");
+    }
+
+    @Test
+    void lineOfExactly512BytesIsAccepted() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("edge", "-");
+        // a valid request padded with a long label: 511 characters and the newline
+        String head = "STREAM 0 7f 0 0 0 0 ";
+        c.send(head + "a".repeat(511 - head.length()));
+        String q = c.readLine();
+        assertTrue(q.startsWith("Q 0 "), q);
+    }
+
+    @Test
+    void floodIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("flood", "-");
+        c.raw("MAPPED\n".repeat(Session.FLOOD_LINES + 2000).getBytes(StandardCharsets.US_ASCII));
+        refusedWith(c, "more than 10000 lines other than WAKE within one second");
+        assertTrue(log.has("WARN", Long.toString(TestClient.PID), "10000 lines"), () -> "logged: " + log.lines);
+    }
+
+    @Test
+    void wakeLinesHaveAHigherLimitOfTheirOwn() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("wakes", "-");
+        // An honest process that synchronises after each tiny kernel: 20,000 ready/idle changes.
+        c.raw("WAKE 0\n".repeat(20_000).getBytes(StandardCharsets.US_ASCII));
+        c.raw("STREAM 0 1 0 0 0 -5 default\n".getBytes(StandardCharsets.US_ASCII));
+        String q = c.readLine();
+        assertTrue(q.startsWith("Q 0 "), q);
+        c.raw("WAKE 0\n".repeat(Session.FLOOD_WAKES + 1000).getBytes(StandardCharsets.US_ASCII));
+        refusedWith(c, "more than " + Session.FLOOD_WAKES + " WAKE lines within one second");
+    }
+
+    @Test
+    void doubleSpaceIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("sp", "-");
+        c.send("WAKE  0");
+        refusedWith(c, "exactly one space");
+    }
+
+    // ------------------------------------------------------------------ streams
+
+    @Test
+    void streamOpensAQueueWithNameGroupDeviceAndPriority() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("serve", "2");
+        long h = c.stream(3, 1, -2, 0, -5, "ptds");
+        XQueue q = core.find(h).orElseThrow();
+        XQueueStatus st = q.status();
+        assertEquals("serve/ptds", st.name());
+        assertEquals("cuda1", st.device());
+        assertEquals(TestClient.PID + ":serve", st.group());
+        assertEquals(List.of(new Hint.Priority(4)), q.hints());
+        assertEquals(TestClient.PID, queue(h).pid());
+        assertTrue(core.queues().stream().anyMatch(x -> x.handle() == h));
+
+        long plain = c.stream(4, 0, 0, 0, -5, "default");
+        assertEquals(List.of(new Hint.Priority(2)), core.find(plain).orElseThrow().hints());
+    }
+
+    @Test
+    void streamWithoutAnyPriorityHasNoHint() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("nop", "-");
+        long h = c.stream(0, 0, 0, 0, -5, "default");
+        assertEquals(List.of(), core.find(h).orElseThrow().hints());
+        long s = c.stream(1, 0, -3, 0, -5, "s1");
+        assertEquals(List.of(new Hint.Priority(3)), core.find(s).orElseThrow().hints());
+    }
+
+    @Test
+    void priorityRule() {
+        assertNull(Session.priority(null, 0, 0));
+        assertEquals(0, Session.priority(0, 0, 0));
+        assertEquals(5, Session.priority(null, -5, 0));
+        assertEquals(7, Session.priority(2, -5, 0));
+        assertEquals(-3, Session.priority(-3, 0, 0));
+        assertEquals(Hint.MAX_PRIORITY, Session.priority(999, -5, 0));
+        assertEquals(Hint.MIN_PRIORITY, Session.priority(-5000, 0, 0));
+    }
+
+    @Test
+    void slotOutOfRangeIsRefused() throws Exception {
+        start(HostSettings.of(sock).withSlots(2));
+        TestClient c = client();
+        String[] ok = c.hello("few", "-");
+        assertEquals("2", ok[2]);
+        c.stream(0, 0, 0, 0, 0, "default");
+        c.stream(1, 0, 0, 0, 0, "s1");
+        c.send("STREAM 2 7f 0 0 0 0 s2");
+        refusedWith(c, "slot 2 is out of range [0, 2)");
+        Await.until(() -> core.externalQueues().isEmpty(), () -> "queues of a refused session left: " + core.externalQueues());
+    }
+
+    @Test
+    void negativeSlotIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("neg", "-");
+        c.send("WAKE -1");
+        refusedWith(c, "out of range");
+    }
+
+    @Test
+    void slotInUseIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("dup", "-");
+        c.stream(5, 0, 0, 0, 0, "default");
+        c.send("STREAM 5 7e 0 0 0 0 other");
+        refusedWith(c, "slot 5 is already in use");
+    }
+
+    @Test
+    void badStreamFieldsAreRefused() throws Exception {
+        start();
+        String[][] cases = {
+                {"STREAM 0 xyz 0 0 0 0 default", "hexadecimal"},
+                {"STREAM 0 7f zero 0 0 0 default", "device 'zero'"},
+                {"STREAM 0 7f 0 high 0 0 default", "prio 'high'"},
+                {"STREAM 0 7f -1 0 0 0 default", "device -1 is negative"},
+                {"STREAM 0 7f 0 0 0 0 bad|label", "label"},
+                {"STREAM 0 7f 0 0 0 default", "7 fields"},
+        };
+        for (String[] k : cases) {
+            TestClient c = client();
+            c.hello("bad", "-");
+            c.send(k[0]);
+            refusedWith(c, k[1]);
+        }
+        Await.until(() -> server.liveSessions() == 0, () -> "sessions left");
+    }
+
+    @Test
+    void badNameIsRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.send("HELLO 1 " + TestClient.PID + " a*b -");
+        refusedWith(c, "name 'a*b'");
+    }
+
+    @Test
+    void closeFreesTheSlotForALaterStream() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("reuse", "-");
+        c.map();
+        long first = c.stream(0, 0, 0, 0, 0, "default");
+        core.find(first).orElseThrow().suspend();
+        Await.until(() -> c.slotInt(0, SharedMemory.S_GATE) == 1, () -> "gate not held");
+        c.send("CLOSE 0");
+        Await.until(() -> core.find(first).isEmpty(), () -> "queue " + first + " still open after CLOSE");
+        assertEquals(0, c.slotInt(0, SharedMemory.S_GATE), "closing a queue opens its gate");
+        assertEquals("GATE 0", c.readLine(), "and says so");
+        long second = c.stream(0, 0, 0, 0, 0, "default");
+        assertNotEquals(first, second);
+        assertEquals(0, c.slotInt(0, SharedMemory.S_GATE));
+        // a WAKE or CLOSE of a free slot is a late message, not an offence
+        c.send("CLOSE 1");
+        c.send("WAKE 1");
+        long third = c.stream(2, 0, 0, 0, 0, "s2");
+        assertTrue(core.find(third).isPresent());
+        assertEquals(2, session(c).info().streams());
+    }
+
+    @Test
+    void countersWrittenByTheClientShowInTheQueue() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("count", "-");
+        c.map();
+        c.send("MAPPED");
+        long h = c.stream(7, 0, 0, 0, 0, "default");
+        long since = System.nanoTime() - 1_000_000;
+        c.writeSlotInt(7, SharedMemory.S_PENDING, 3);
+        c.writeSlotInt(7, SharedMemory.S_IN_FLIGHT, 2);
+        c.writeSlotLong(7, SharedMemory.S_LAUNCHED, 10);
+        c.writeSlotLong(7, SharedMemory.S_COMPLETED, 8);
+        c.writeSlotLong(7, SharedMemory.S_FAILED, 1);
+        c.writeSlotLong(7, SharedMemory.S_RUN_NS, 5_000_000);
+        c.writeSlotLong(7, SharedMemory.S_ESTIMATE_NS, 250_000);
+        c.writeSlotLong(7, SharedMemory.S_READY_SINCE_NS, since);
+        XQueueStatus st = core.find(h).orElseThrow().status();
+        assertEquals(QueueState.READY, st.state());
+        assertEquals(3, st.pending());
+        assertEquals(2, st.inFlight());
+        assertEquals(8, st.completed());
+        assertEquals(1, st.failed());
+        assertEquals(10 + 3 + 1, st.submitted());
+        assertEquals(5000, st.runMicros());
+        assertEquals(250, st.estimatedCommandMicros());
+        QueueView v = queue(h).view();
+        assertTrue(v.ready());
+        assertEquals(since, v.readySinceNanos());
+        assertEquals(5_000_000, v.runNanos());
+        assertEquals(250_000, v.estimatedCommandNanos());
+        // idle again
+        c.writeSlotInt(7, SharedMemory.S_PENDING, 0);
+        c.writeSlotInt(7, SharedMemory.S_IN_FLIGHT, 0);
+        assertEquals(QueueState.IDLE, core.find(h).orElseThrow().status().state());
+        assertEquals(0, queue(h).view().readySinceNanos());
+    }
+
+    /** Holds every ready queue while {@code hold}, else lets all run. */
+    static final class HoldPolicy implements Policy {
+        volatile boolean hold = true;
+
+        @Override
+        public String description() {
+            return "test: holds ready queues";
+        }
+
+        @Override
+        public void schedule(SchedulerView view, SchedulerActions actions) {
+            for (QueueView q : view.queues()) {
+                if (q.handle() < 0) {
+                    continue;
+                }
+                if (hold && q.ready()) {
+                    actions.suspend(q.handle());
+                } else {
+                    actions.resume(q.handle());
+                }
+            }
+        }
+    }
+
+    @Test
+    void wakeMakesTheSchedulerDecideAndTheGateFollows() throws Exception {
+        HoldPolicy policy = new HoldPolicy();
+        core.scheduler().register("test-hold", policy, "test", 4711, false);
+        core.selectPolicy("test-hold");
+        start();
+        TestClient c = client();
+        c.hello("gated", "-");
+        c.map();
+        long h = c.stream(2, 0, 0, 0, 0, "default");
+        assertEquals(0, c.slotInt(2, SharedMemory.S_GATE));
+        c.writeSlotInt(2, SharedMemory.S_PENDING, 1);
+        c.writeSlotLong(2, SharedMemory.S_READY_SINCE_NS, System.nanoTime());
+        c.send("WAKE 2");
+        Await.until(() -> c.slotInt(2, SharedMemory.S_GATE) == 1, () -> "gate of slot 2 not held after WAKE");
+        assertTrue(core.find(h).orElseThrow().status().suspendedByScheduler());
+
+        policy.hold = false;
+        c.send("WAKE 2");
+        Await.until(() -> c.slotInt(2, SharedMemory.S_GATE) == 0, () -> "gate of slot 2 not open after the policy let go");
+        assertEquals("GATE 2", c.readLine(), "a GATE line follows the opening");
+        assertTrue(session(c).info().gatesSent() >= 1);
+    }
+
+    @Test
+    void limitsGoToTheSlotAndGrowthSendsGate() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("limits", "-");
+        c.map();
+        long h = c.stream(1, 0, 0, 0, 0, "default");
+        XQueue q = core.find(h).orElseThrow();
+        int seq0 = c.slotInt(1, SharedMemory.S_CONFIG_SEQ);
+        q.configure(new QueueConfig(q.status().config().level(), 40, 10, 900));
+        assertEquals(40, c.slotInt(1, SharedMemory.S_THRESHOLD));
+        assertEquals(10, c.slotInt(1, SharedMemory.S_BATCH));
+        assertEquals(900, c.slotInt(1, SharedMemory.S_WINDOW_US));
+        assertEquals(seq0 + 1, c.slotInt(1, SharedMemory.S_CONFIG_SEQ));
+        assertEquals("GATE 1", c.readLine(), "threshold and window grew");
+        // tighter limits: written, no GATE
+        q.configure(new QueueConfig(q.status().config().level(), 4, 2, 100));
+        assertEquals(4, c.slotInt(1, SharedMemory.S_THRESHOLD));
+        assertEquals(seq0 + 2, c.slotInt(1, SharedMemory.S_CONFIG_SEQ));
+        // the window turned off counts as grown
+        q.configure(new QueueConfig(q.status().config().level(), 4, 2, 0));
+        assertEquals(0, c.slotInt(1, SharedMemory.S_WINDOW_US));
+        assertEquals("GATE 1", c.readLine(), "the window turned off");
+        // the same limits again: nothing changes
+        q.configure(new QueueConfig(q.status().config().level(), 4, 2, 0));
+        assertEquals(seq0 + 3, c.slotInt(1, SharedMemory.S_CONFIG_SEQ));
+    }
+
+    @Test
+    void aClientThatNeverReadsDoesNotBlockApply() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("deaf", "-");
+        long h = c.stream(0, 0, 0, 0, 0, "default");
+        XQueue q = core.find(h).orElseThrow();
+        Session s = session(c);
+        // every resume opens the gate and sends a GATE line, which this client never reads
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            for (int i = 0; i < 200_000 && s.gatesDropped() == 0; i++) {
+                q.suspend();
+                q.resume();
+            }
+        }, "apply blocked on a client that does not read");
+        assertTrue(s.gatesDropped() > 0, "the socket buffer never filled");
+        assertEquals(1, server.liveSessions(), "dropping a GATE does not end the session");
+        // a reply it waits for cannot go out either: the session ends
+        c.send("STREAM 1 7f 0 0 0 0 s1");
+        Await.until(() -> server.liveSessions() == 0, () -> "session of a client that does not read its replies still alive");
+        assertTrue(log.has("WARN", "does not read"), () -> "logged: " + log.lines);
+        assertTrue(core.externalQueues().isEmpty());
+    }
+
+    // ------------------------------------------------------------------ ending
+
+    @Test
+    void sessionEndClosesQueuesUnmapsAndRemovesTheFile() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("bye", "1");
+        c.map();
+        long a = c.stream(0, 0, 0, 0, 0, "default");
+        long b = c.stream(1, 0, 0, 0, 0, "s1");
+        core.find(a).orElseThrow().suspend();
+        Await.until(() -> c.slotInt(0, SharedMemory.S_GATE) == 1, () -> "gate not held");
+        Path file = c.shmPath();
+        assertEquals(1, server.liveMappings());
+        assertTrue(maps().contains(server.shmDir().toString()), "the node maps the file");
+        c.close();
+        clients.remove(c);
+        Await.until(() -> server.liveSessions() == 0, () -> "session still alive after the client left");
+        assertEquals(0, server.liveMappings());
+        assertTrue(core.find(a).isEmpty());
+        assertTrue(core.find(b).isEmpty());
+        assertFalse(Files.exists(file, LinkOption.NOFOLLOW_LINKS));
+        assertFalse(maps().contains(server.shmDir().toString()), "a mapping of the session is left");
+        assertTrue(log.has("INFO", "(bye) left"), () -> "logged: " + log.lines);
+    }
+
+    @Test
+    void stopEndsEverySessionAndRemovesTheFiles() throws Exception {
+        start();
+        TestClient c1 = client();
+        c1.hello("one", "-");
+        c1.stream(0, 0, 0, 0, 0, "default");
+        TestClient c2 = client();
+        c2.hello("two", "-");
+        c2.stream(0, 1, 0, 0, 0, "default");
+        Path shm = server.shmDir();
+        assertEquals(2, core.externalQueues().size());
+        server.stop();
+        assertEquals(0, server.liveSessions());
+        assertEquals(0, server.liveMappings());
+        assertTrue(core.externalQueues().isEmpty());
+        assertFalse(Files.exists(sock, LinkOption.NOFOLLOW_LINKS), "socket file left");
+        assertFalse(Files.exists(shm, LinkOption.NOFOLLOW_LINKS), "shared-memory directory left");
+        c1.awaitEof(Await.LIMIT);
+        c2.awaitEof(Await.LIMIT);
+        assertFalse(server.serving());
+        assertTrue(server.status().contains("stopped"));
+        Await.until(() -> hostThreads().isEmpty(), () -> "threads left: " + hostThreads());
+    }
+
+    @Test
+    void sessionsBeyondMaxAreRefused() throws Exception {
+        start(HostSettings.of(sock).withMaxSessions(2));
+        TestClient a = client();
+        a.hello("a", "-");
+        TestClient b = client();
+        b.hello("b", "-");
+        TestClient c = client();
+        refusedWith(c, "maxSessions");
+        a.close();
+        clients.remove(a);
+        Await.until(() -> server.liveSessions() == 1, () -> "a's session still alive");
+        TestClient d = client();
+        d.hello("d", "-");
+    }
+
+    @Test
+    void manySessionsLeaveNothingBehind() throws Exception {
+        start();
+        // warm up: classes, lazily opened files
+        try (TestClient w = TestClient.connect(sock)) {
+            w.hello("warm", "-");
+            w.stream(0, 0, 0, 0, 0, "default");
+        }
+        Await.until(() -> server.liveSessions() == 0, () -> "warm-up session left");
+        long fdsBefore = openFds();
+        int threadsBefore = Thread.activeCount();
+        int n = 200;
+        List<TestClient> many = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                TestClient c = TestClient.connect(sock);
+                many.add(c);
+                c.hello("p" + i, Integer.toString(i % 5));
+                c.map();
+                c.send("MAPPED");
+                c.stream(0, 0, 0, 0, 0, "default");
+                c.stream(1, 0, -1, 0, -5, "s1");
+            }
+            assertEquals(n, server.liveSessions());
+            assertEquals(n, server.liveMappings());
+            assertEquals(2 * n, core.externalQueues().size());
+            assertEquals(n, server.sessions().size());
+        } finally {
+            for (TestClient c : many) {
+                c.close();
+            }
+        }
+        Await.until(() -> server.liveSessions() == 0, () -> server.liveSessions() + " sessions left");
+        assertEquals(0, server.liveMappings());
+        assertTrue(core.externalQueues().isEmpty());
+        Await.until(() -> sessionThreads().isEmpty(), () -> "session threads left: " + sessionThreads());
+        Await.until(() -> openFds() <= fdsBefore, () -> "descriptors: " + openFds() + " now, " + fdsBefore + " before");
+        assertFalse(maps().contains(server.shmDir().toString()), "a mapping is left");
+        try (var files = Files.list(server.shmDir())) {
+            assertEquals(0, files.count(), "files left");
+        }
+        assertTrue(Thread.activeCount() <= threadsBefore + 2, "threads: " + Thread.activeCount() + " now, " + threadsBefore + " before");
+    }
+
+    @Test
+    void cmdlineIsReadForDisplay() {
+        String self = Session.cmdline(TestClient.PID);
+        assertTrue(self.contains("java"), self);
+        assertTrue(self.length() <= 256);
+        assertFalse(self.contains("\0"));
+        assertEquals("?", Session.cmdline(Integer.MAX_VALUE));
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    static long openFds() {
+        try (var s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static String maps() throws IOException {
+        return Files.readString(Path.of("/proc/self/maps"));
+    }
+
+    static List<String> sessionThreads() {
+        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName).filter(n -> n.matches("xq-host-[0-9]+")).toList();
+    }
+
+    static List<String> hostThreads() {
+        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName).filter(n -> n.startsWith("xq-host-")).toList();
+    }
+}

@@ -1,0 +1,89 @@
+package dev.xq.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.annotation.Annotation;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class HostSettingsTest {
+
+    static HostConfig config(String path, String group, int slots, int max, boolean enabled) {
+        return new HostConfig() {
+            @Override
+            public Class<? extends Annotation> annotationType() {
+                return HostConfig.class;
+            }
+
+            @Override
+            public String socketPath() {
+                return path;
+            }
+
+            @Override
+            public String socketGroup() {
+                return group;
+            }
+
+            @Override
+            public int slots() {
+                return slots;
+            }
+
+            @Override
+            public int maxSessions() {
+                return max;
+            }
+
+            @Override
+            public boolean enabled() {
+                return enabled;
+            }
+        };
+    }
+
+    @Test
+    void defaultPathFollowsTheInterposersRule() {
+        assertEquals(Path.of("/run/user/1000/xq/node.sock"), HostSettings.defaultSocketPath(null, "/run/user/1000", 1000));
+        assertEquals(Path.of("/run/xq/node.sock"), HostSettings.defaultSocketPath(null, null, 0));
+        assertEquals(Path.of("/run/user/0/xq/node.sock"), HostSettings.defaultSocketPath("", "/run/user/0", 0));
+        assertEquals(Path.of("/tmp/xq-1000/node.sock"), HostSettings.defaultSocketPath(null, "", 1000));
+        assertEquals(Path.of("/srv/x.sock"), HostSettings.defaultSocketPath("/srv/x.sock", "/run/user/1000", 1000));
+    }
+
+    @Test
+    void configuredPathWinsOverTheProperty() {
+        HostSettings s = HostSettings.from(config("/srv/a.sock", "", 64, 256, true), k -> "/srv/b.sock", Map.of(), 1000);
+        assertEquals(Path.of("/srv/a.sock"), s.socketPath());
+        assertNull(s.group());
+        HostSettings p = HostSettings.from(config("", "", 64, 256, true), k -> k.equals("xq.host.socket") ? "/srv/b.sock" : null,
+                Map.of("XDG_RUNTIME_DIR", "/run/user/7"), 7);
+        assertEquals(Path.of("/srv/b.sock"), p.socketPath());
+        HostSettings x = HostSettings.from(config("", "video", 8, 9, false), k -> null, Map.of("XDG_RUNTIME_DIR", "/run/user/7"), 7);
+        assertEquals(Path.of("/run/user/7/xq/node.sock"), x.socketPath());
+        assertEquals("video", x.group());
+        assertEquals(8, x.slots());
+        assertEquals(9, x.maxSessions());
+        assertEquals(false, x.enabled());
+    }
+
+    @Test
+    void badValuesAreNamed() {
+        var e = assertThrows(IllegalArgumentException.class, () -> HostSettings.from(config("", "", 0, 256, true), k -> null, Map.of(), 0));
+        assertTrue(e.getMessage().contains("slots 0 is out of range [1, 1024]"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HostSettings.from(config("", "", 1025, 256, true), k -> null, Map.of(), 0));
+        assertTrue(e.getMessage().contains("1025"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HostSettings.from(config("", "", 64, 0, true), k -> null, Map.of(), 0));
+        assertTrue(e.getMessage().contains("maxSessions 0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HostSettings.from(config("rel/node.sock", "", 64, 1, true), k -> null, Map.of(), 0));
+        assertTrue(e.getMessage().contains("not an absolute path"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HostSettings.of(Path.of("/tmp/" + "a".repeat(110))));
+        assertTrue(e.getMessage().contains("under 108 bytes"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HostSettings.of(Path.of("/tmp/a b/node.sock")));
+        assertTrue(e.getMessage().contains("space"), e.getMessage());
+    }
+}
