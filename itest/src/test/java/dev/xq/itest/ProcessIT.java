@@ -233,7 +233,7 @@ public class ProcessIT {
         assertTrue(refused("HELLO 1 " + me + " fine -\nSTREAM 99999 0 0 0 0 0 x\n"));
         assertTrue(refused("x".repeat(4000) + "\n"));
         StringBuilder flood = new StringBuilder("HELLO 1 " + me + " flood -\n");
-        flood.append("WAKE 0\n".repeat(30_000));
+        flood.append("MAPPED\n".repeat(30_000));
         assertTrue(refused(flood.toString()));
         assertFinishedCorrectly(good, 20);
     }
