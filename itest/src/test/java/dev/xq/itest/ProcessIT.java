@@ -69,7 +69,7 @@ public class ProcessIT {
     }
 
     @Before
-    public void nodeServes() throws IOException {
+    public void nodeServes() throws IOException, InterruptedException {
         work = Files.createTempDirectory(Path.of(System.getProperty("xq.itest.work", "/tmp")).toAbsolutePath(), "proc");
         gpu = work.resolve("gpu.lock");
         assertTrue("the interposer is built: " + FakeApps.interposer(), Files.isRegularFile(FakeApps.interposer()));
@@ -89,7 +89,7 @@ public class ProcessIT {
         return xq.queues().stream().map(XQueue::status).filter(s -> s.group().startsWith(pid + ":")).toList();
     }
 
-    private XQueueStatus awaitQueue(long pid, long millis) {
+    private XQueueStatus awaitQueue(long pid, long millis) throws InterruptedException {
         assertTrue("process " + pid + " has a queue in the node", XqNode.eventually(millis, () -> !queuesOf(pid).isEmpty()));
         return queuesOf(pid).getFirst();
     }
