@@ -1,0 +1,14 @@
+#!/bin/sh
+# Builds the interposer: OUT/libxq-cuda.so.   Usage: build.sh OUT   (CC overrides gcc)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: build.sh OUTPUT_DIR}
+cc=${CC:-gcc}
+if ! command -v "$cc" >/dev/null 2>&1; then
+  echo "build.sh: C compiler '$cc' not found on PATH; the interposer needs it (Debian: apt-get install -y gcc)" >&2
+  exit 1
+fi
+mkdir -p "$out"
+"$cc" -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -pthread -fvisibility=hidden \
+  -o "$out/libxq-cuda.so.tmp" "$here/xq_cuda.c" -ldl
+mv -f "$out/libxq-cuda.so.tmp" "$out/libxq-cuda.so"

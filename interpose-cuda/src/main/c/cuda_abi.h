@@ -1,0 +1,59 @@
+/*
+ * The few CUDA driver API types, constants and prototypes XQ uses, declared by hand with the
+ * ABI of CUDA 13's cuda.h (no CUDA toolkit is needed to build). Shared by the interposer, the
+ * fake driver and the test programs.
+ */
+#ifndef XQ_CUDA_ABI_H
+#define XQ_CUDA_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int CUresult;                       /* enum cudaError_enum: int-sized */
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef uint64_t cuuint64_t;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUevent_st *CUevent;
+typedef struct CUstream_st *CUstream;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphEdgeData_st CUgraphEdgeData;     /* only passed by pointer */
+typedef struct CUlaunchAttribute_st CUlaunchAttribute; /* only passed by pointer */
+typedef struct CUDA_MEMCPY2D_st CUDA_MEMCPY2D;         /* only passed by pointer */
+typedef struct CUDA_MEMCPY3D_st CUDA_MEMCPY3D;         /* only passed by pointer */
+typedef int CUstreamCaptureMode;
+typedef int CUdriverProcAddressQueryResult;
+typedef void (*CUhostFn)(void *userData);
+typedef struct CUuuid_st { char bytes[16]; } CUuuid;
+
+typedef struct CUlaunchConfig_st {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;
+    unsigned int numAttrs;
+} CUlaunchConfig;
+
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_NOT_INITIALIZED 3
+#define CUDA_ERROR_INVALID_CONTEXT 201
+#define CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND 302
+#define CUDA_ERROR_INVALID_HANDLE 400
+#define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_NOT_READY 600
+
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+#define CU_EVENT_DISABLE_TIMING 0x2
+#define CU_GET_PROC_ADDRESS_LEGACY_STREAM 1
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 2
+#define CU_GET_PROC_ADDRESS_SUCCESS 0
+#define CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND 1
+
+#endif

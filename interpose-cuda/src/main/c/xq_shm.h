@@ -1,0 +1,48 @@
+/*
+ * The shared-memory layout of one node session (docs/processes.md, "Shared memory"), shared by
+ * the interposer and the test node. Little-endian; the node writes the header and the first 64
+ * bytes of each slot, the interposer the rest.
+ */
+#ifndef XQ_SHM_H
+#define XQ_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XQ_SHM_MAGIC 0x31515158u /* "XQQ1" */
+#define XQ_SHM_VERSION 1u
+#define XQ_SHM_HEADER 64u
+#define XQ_SLOT_SIZE 128u
+#define XQ_MAX_LINE 512
+
+typedef struct xq_shm_header {
+    uint32_t magic, version, slots, slot_size;
+    uint64_t node_start_ns;
+    uint8_t reserved[40];
+} xq_shm_header;
+
+typedef struct xq_slot {
+    /* written by the node */
+    uint32_t gate;       /* 0 open, 1 held; a futex word */
+    uint32_t threshold;  /* most commands in flight, 0 = no limit */
+    uint32_t batch;      /* once throttled, launch again when in flight <= threshold - batch */
+    uint32_t window_us;  /* time budget of the work in flight, 0 = none */
+    uint32_t config_seq; /* bumped after any of the above changed */
+    uint32_t node_reserved[11];
+    /* written by the client */
+    uint32_t pending;   /* threads held in a launch call */
+    uint32_t in_flight; /* commands launched whose end is not yet seen */
+    uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since_ns;
+    uint32_t completion_seq; /* bumped at every completion; a futex word */
+    uint32_t client_reserved;
+} xq_slot;
+
+_Static_assert(sizeof(xq_shm_header) == XQ_SHM_HEADER, "header size");
+_Static_assert(sizeof(xq_slot) == XQ_SLOT_SIZE, "slot size");
+_Static_assert(offsetof(xq_slot, config_seq) == 16, "config_seq");
+_Static_assert(offsetof(xq_slot, pending) == 64, "pending");
+_Static_assert(offsetof(xq_slot, launched) == 72, "launched");
+_Static_assert(offsetof(xq_slot, ready_since_ns) == 112, "ready_since_ns");
+_Static_assert(offsetof(xq_slot, completion_seq) == 120, "completion_seq");
+
+#endif

@@ -1,0 +1,675 @@
+/*
+ * The interposer's own tests: xq-cuda-app (linked against the fake driver) runs under
+ * LD_PRELOAD=libxq-cuda.so against the test node (test_node.c) of this process.
+ * Usage: xq-cuda-tests LIBXQ FAKECUDA_DIR [TEST_NAME...]   (XQ_TEST_GDB=1: stacks of a hung app)
+ * Prints one line per test and finally "N passed, N failed"; exits 1 on any failure.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_node.h"
+
+extern char **environ;
+static const char *LIB, *DIR_;
+static char SOCK[108], TMP[64], APP[512], BENCH[512], LOCAL[512];
+static int failed_now, napps;
+
+#define CHECK(cond, ...)                                                                            \
+    do {                                                                                            \
+        if (!(cond)) {                                                                              \
+            printf("    line %d: %s: ", __LINE__, #cond);                                           \
+            printf(__VA_ARGS__);                                                                    \
+            printf("\n");                                                                           \
+            failed_now = 1;                                                                         \
+        }                                                                                           \
+    } while (0)
+
+typedef struct app {
+    pid_t pid;
+    int reaped;
+    char out[128], err[128];
+    int status; /* exit code once waited; -1 killed or timed out */
+} app;
+
+static void pause_s(double s)
+{
+    struct timespec t = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    nanosleep(&t, NULL);
+}
+
+/* Starts xq-cuda-app (or another program of DIR_) with the interposer; env entries come
+ * before the inherited ones, so they win. */
+static void start_prog(app *a, const char *prog, const char *const *env, const char *const *args, int preload)
+{
+    char *argv[64], *envp[256];
+    int n = 0, m = 0;
+    argv[n++] = (char *)prog;
+    for (; args && *args && n < 63; args++)
+        argv[n++] = (char *)*args;
+    argv[n] = NULL;
+    static char pre[600], sock[200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", LIB);
+    snprintf(sock, sizeof sock, "XQ_SOCKET=%s", SOCK);
+    for (; env && *env && m < 200; env++)
+        envp[m++] = (char *)*env;
+    if (preload)
+        envp[m++] = pre;
+    envp[m++] = sock;
+    for (char **e = environ; *e && m < 254; e++)
+        if (strncmp(*e, "XQ_", 3) && strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21))
+            envp[m++] = *e;
+    envp[m] = NULL;
+    snprintf(a->out, sizeof a->out, "%s/app%d.out", TMP, napps);
+    snprintf(a->err, sizeof a->err, "%s/app%d.err", TMP, napps++);
+    a->status = -1, a->reaped = 0;
+    a->pid = fork();
+    if (a->pid == 0) {
+        int o = open(a->out, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(a->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1), dup2(e, 2);
+        execve(prog, argv, envp);
+        _exit(127);
+    }
+}
+
+static void start(app *a, const char *const *env, const char *const *args) { start_prog(a, APP, env, args, 1); }
+
+static int exited(app *a)
+{
+    int st;
+    if (a->reaped)
+        return 1;
+    if (waitpid(a->pid, &st, WNOHANG) != a->pid)
+        return 0;
+    a->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    a->reaped = 1;
+    return 1;
+}
+
+/* Waits for the app; kills it after timeout_s. Returns whether it exited by itself. */
+static int finish(app *a, double timeout_s)
+{
+    double end = tn_now() + timeout_s;
+    int st;
+    for (;;) {
+        if (a->reaped || exited(a))
+            return 1;
+        if (tn_now() > end) {
+            if (getenv("XQ_TEST_GDB")) {
+                char cmd[200];
+                snprintf(cmd, sizeof cmd, "gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | grep -v '^\\[' >&2", (int)a->pid);
+                if (system(cmd)) {
+                }
+            }
+            kill(a->pid, SIGKILL);
+            waitpid(a->pid, &st, 0);
+            a->status = -1, a->reaped = 1;
+            return 0;
+        }
+        pause_s(0.001);
+    }
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[8][16384];
+    static int k;
+    char *b = buf[k++ % 8];
+    b[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(b, 1, sizeof buf[0] - 1, f);
+        b[n] = 0;
+        fclose(f);
+    }
+    return b;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static const char *line_text(int i) { static tn_line l; l = tn_get(i); return l.text; }
+
+/* The slot of the k-th STREAM line of session sess (waits up to 3 s); -1 if none. */
+static int stream_slot(int sess, int k, char *text, size_t cap)
+{
+    int at = -1;
+    if (text)
+        text[0] = 0;
+    for (int i = 0; i <= k; i++)
+        if ((at = tn_find(at + 1, sess, "STREAM ", 3.0)) < 0)
+            return -1;
+    const char *t = line_text(at);
+    if (text)
+        snprintf(text, cap, "%s", t);
+    int slot = -1;
+    sscanf(t, "STREAM %d", &slot);
+    return slot;
+}
+
+#define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+
+static int wait_until(xq_slot *s, int (*pred)(xq_slot *), double timeout_s)
+{
+    double end = tn_now() + timeout_s;
+    while (!pred(s)) {
+        if (tn_now() > end)
+            return 0;
+        pause_s(0.0002);
+    }
+    return 1;
+}
+static int one_pending(xq_slot *s) { return LD(&s->pending) == 1; }
+static int some_launched(xq_slot *s) { return LD(&s->launched) > 0; }
+
+/* ------------------------------------------------------------------ the tests */
+
+static void test_registration(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "2000", "--stream", "new", "--check",
+                                      "--linger-ms", "300", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d, stderr: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    char want[128], text[600];
+    snprintf(want, sizeof want, "HELLO 1 %d xq-cuda-app -", (int)a.pid);
+    CHECK(tn_sessions() == 1, "%d sessions", tn_sessions());
+    CHECK(tn_nlines() > 1 && !strcmp(line_text(0), want), "first line '%s', want '%s'", line_text(0), want);
+    CHECK(tn_peer_pid(0) == a.pid, "peer pid %d, app %d", tn_peer_pid(0), (int)a.pid);
+    CHECK(!strcmp(line_text(1), "MAPPED"), "second line '%s'", line_text(1));
+    int slot = stream_slot(0, 0, text, sizeof text);
+    char key[64];
+    int dev = -9, prio = -9, least = -9, greatest = -9;
+    char label[32] = "";
+    CHECK(slot >= 0 && sscanf(text, "STREAM %*d %63s %d %d %d %d %31s", key, &dev, &prio, &least, &greatest, label) == 6,
+          "'%s'", text);
+    CHECK(dev == 0 && prio == 0 && least == 0 && greatest == -5 && !strcmp(label, "s1") && strcmp(key, "0"),
+          "'%s'", text);
+    char wake[32], close_[32];
+    snprintf(wake, sizeof wake, "WAKE %d", slot);
+    snprintf(close_, sizeof close_, "CLOSE %d", slot);
+    CHECK(tn_count(0, wake) >= 2, "%d WAKE lines (ready, idle)", tn_count(0, wake));
+    CHECK(tn_count(0, close_) == 1, "no CLOSE after cuStreamDestroy");
+    xq_slot *s = tn_slot(0, (unsigned)slot);
+    /* per task: HtoD, inc, 2 spins, DtoH, host function */
+    CHECK(s && s->launched == 18 && s->completed == 18 && s->in_flight == 0 && s->pending == 0 && s->failed == 0,
+          "launched %lu completed %lu in_flight %u pending %u failed %lu", s ? (unsigned long)s->launched : 0,
+          s ? (unsigned long)s->completed : 0, s ? s->in_flight : 0, s ? s->pending : 0, s ? (unsigned long)s->failed : 0);
+    CHECK(s && s->run_ns >= 3 * 2 * 2000000ull * 9 / 10 && s->estimate_ns > 0 && s->ready_since_ns == 0 &&
+              s->completion_seq > 0,
+          "run_ns %lu estimate %lu ready_since %lu seq %u", s ? (unsigned long)s->run_ns : 0,
+          s ? (unsigned long)s->estimate_ns : 0, s ? (unsigned long)s->ready_since_ns : 0, s ? s->completion_seq : 0);
+    CHECK(!*slurp(a.err), "stderr: %s", slurp(a.err));
+}
+
+static void test_priorities_and_names(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_PRIORITY=7", "XQ_NAME=my app!", "CUDA_VISIBLE_DEVICES=3", NULL},
+          (const char *[]){"--tasks", "1", "--stream", "prio:-3", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    char want[128], text[600];
+    snprintf(want, sizeof want, "HELLO 1 %d my_app_ 7", (int)a.pid);
+    CHECK(!strcmp(line_text(0), want), "'%s', want '%s'", line_text(0), want);
+    int dev = -9, prio = -9, least = -9, greatest = -9;
+    CHECK(stream_slot(0, 0, text, sizeof text) >= 0 &&
+              sscanf(text, "STREAM %*d %*s %d %d %d %d", &dev, &prio, &least, &greatest) == 4 && dev == 3 &&
+              prio == -3 && least == 0 && greatest == -5,
+          "'%s' (want device 3, prio -3 in [0,-5])", text);
+}
+
+static void test_bad_priority(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_PRIORITY=abc", NULL}, (const char *[]){"--tasks", "1", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 1 && strstr(err, "XQ_PRIORITY='abc'") && strstr(err, "[-1000,1000]"), "stderr: %s", err);
+    char want[128];
+    snprintf(want, sizeof want, "HELLO 1 %d xq-cuda-app -", (int)a.pid);
+    CHECK(!strcmp(line_text(0), want), "'%s'", line_text(0));
+}
+
+static void test_default_stream_labels(void)
+{
+    const char *modes[][3] = {{"default", "direct", "default"}, {"ptds", "direct", "ptds"},
+                              {"ptds", "procaddress", "ptds"}, {"ptdsh", "direct", "ptds"},
+                              {"default", "procaddress", "default"}};
+    for (int i = 0; i < 5; i++) {
+        tn_start(SOCK, 16);
+        app a;
+        start(&a, NULL, (const char *[]){"--tasks", "1", "--stream", modes[i][0], "--via", modes[i][1], NULL});
+        CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+        char text[600], label[32] = "", key[32] = "";
+        CHECK(stream_slot(0, 0, text, sizeof text) >= 0 &&
+                  sscanf(text, "STREAM %*d %31s %*d %*d %*d %*d %31s", key, label) == 2 &&
+                  !strcmp(label, modes[i][2]) && !strcmp(key, "0"),
+              "--stream %s --via %s: '%s'", modes[i][0], modes[i][1], text);
+        CHECK(tn_count(0, "STREAM") == 1, "--stream %s: %d STREAM lines", modes[i][0], tn_count(0, "STREAM"));
+    }
+}
+
+/* gate closed: the launch blocks (pending counted, WAKE sent); gate opened + GATE: it goes on */
+static void gate_test(const char *const *args)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, NULL, args);
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    CHECK(wait_until(s, one_pending, 2.0), "pending %u, want 1", s->pending);
+    pause_s(0.33); /* not a multiple of the 100 ms wait: GATE must be what wakes it */
+    CHECK(LD(&s->pending) == 1 && LD(&s->launched) == 0 && LD(&s->in_flight) == 0 && !exited(&a),
+          "while held: pending %u launched %lu in_flight %u", s->pending, (unsigned long)s->launched, s->in_flight);
+    CHECK(LD(&s->ready_since_ns) > 0, "ready_since not set while held");
+    char wake[32];
+    snprintf(wake, sizeof wake, "WAKE %d", slot);
+    CHECK(tn_count(0, wake) >= 1, "no WAKE when the thread was held");
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    double t0 = tn_now();
+    tn_send(0, gate);
+    int went = wait_until(s, some_launched, 1.0);
+    double dt = tn_now() - t0;
+    CHECK(went && dt < 0.02, "released after %.1f ms", dt * 1000);
+    printf("    released %.2f ms after GATE\n", dt * 1000);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+}
+
+static void test_gate_direct(void)
+{
+    gate_test((const char *[]){"--tasks", "2", "--kernels", "2", "--us", "500", "--stream", "new", NULL});
+}
+
+static void test_gate_procaddress(void)
+{
+    gate_test((const char *[]){"--tasks", "2", "--kernels", "2", "--us", "500", "--stream", "ptds", "--via",
+                               "procaddress", "--ex", NULL});
+}
+
+static void test_gate_procaddress_legacy(void)
+{
+    gate_test((const char *[]){"--tasks", "2", "--kernels", "2", "--us", "500", "--stream", "default", "--via",
+                               "procaddress", NULL});
+}
+
+/* opened without a GATE line: the held thread finds out within its 100 ms wait */
+static void test_gate_silent(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "1", "--stream", "new", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, one_pending, 2.0), "not held");
+    if (s) {
+        pause_s(0.05);
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        double t0 = tn_now();
+        int went = wait_until(s, some_launched, 1.0);
+        double dt = tn_now() - t0;
+        CHECK(went && dt < 0.13, "released after %.1f ms", dt * 1000);
+        printf("    released %.1f ms after a silent open\n", dt * 1000);
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+}
+
+/* in_flight never exceeds the threshold; three threads launch on one (legacy) stream */
+static void test_threshold(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 2, 1, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--threads", "3", "--stream", "default", "--tasks", "3", "--kernels", "6",
+                                      "--us", "1000", "--check", "--linger-ms", "100", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0, samples = 0;
+    while (s && !exited(&a)) {
+        unsigned n = LD(&s->in_flight);
+        max = n > max ? n : max, samples++;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(max == 2, "max in flight %u over %u samples, threshold 2", max, samples);
+    CHECK(s && s->launched == 3 * 3 * 10 && s->completed == s->launched, "launched %lu completed %lu",
+          s ? (unsigned long)s->launched : 0, s ? (unsigned long)s->completed : 0);
+}
+
+/* threshold 4, batch 3: after reaching 4, launching resumes only at <= 1 in flight, so between
+ * two peaks of 4 at least 3 commands complete (robust to samples missing the short dip) */
+static void test_batch(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 4, 3, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "2", "--kernels", "12", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0, prev = 0, peaks = 0, bad = 0;
+    uint64_t last_peak = 0;
+    while (s && !exited(&a)) {
+        uint64_t c1 = LD(&s->completed);
+        unsigned n = LD(&s->in_flight);
+        if (LD(&s->completed) != c1)
+            continue;
+        if (n == 4 && prev != 4) {
+            if (peaks++ && c1 - last_peak < 3)
+                bad++;
+            last_peak = c1;
+        }
+        max = n > max ? n : max, prev = n;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    CHECK(max == 4 && peaks >= 3 && !bad, "max %u, %u peaks, %u peaks after fewer than 3 completions", max, peaks, bad);
+}
+
+/* window 5 ms, commands of 2 ms: one until the first estimate, then at most 2 in flight */
+static void test_window(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 5000);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "10", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0, first = 0;
+    while (s && !exited(&a)) {
+        unsigned n = LD(&s->in_flight);
+        if (!LD(&s->completed) && n > first)
+            first = n;
+        max = n > max ? n : max;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    CHECK(max == 2 && first == 1, "max %u in flight (want 2), %u before the first completion (want 1)", max, first);
+    CHECK(s && s->estimate_ns > 1500000 && s->estimate_ns < 4000000, "estimate %lu ns for 2 ms kernels",
+          s ? (unsigned long)s->estimate_ns : 0);
+}
+
+/* a queue of short commands: completions found in batches are accounted as batches, so the
+ * estimate is about one command's time, not the time between two looks of the tracker */
+static void test_estimate(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "2", "--kernels", "300", "--us", "5",
+                                      "--linger-ms", "100", NULL});
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d", a.status);
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    double per = s && s->completed ? (double)s->run_ns / (double)s->completed / 1000 : 0, est = s ? s->estimate_ns / 1000.0 : 0;
+    /* the fake runs a 5 us kernel in some 30 us: many end between two looks (100 us apart) */
+    CHECK(s && per > 0 && est > per / 2 && est < per * 2, "estimate %.1f us, run_ns per command %.1f us", est, per);
+    printf("    estimate %.1f us, run_ns per command %.1f us (300 short kernels a task)\n", est, per);
+}
+
+/* the node dies while two threads are held: both go at once, the work is right */
+static void test_node_killed(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--threads", "2", "--stream", "new", "--tasks", "3", "--kernels", "2", "--us",
+                                      "1000", "--check", NULL});
+    int s0 = stream_slot(0, 0, NULL, 0), s1 = stream_slot(0, 1, NULL, 0);
+    CHECK(s0 >= 0 && s1 >= 0, "two streams");
+    if (s0 < 0 || s1 < 0) {
+        finish(&a, 5);
+        return;
+    }
+    CHECK(wait_until(tn_slot(0, (unsigned)s0), one_pending, 2) && wait_until(tn_slot(0, (unsigned)s1), one_pending, 2),
+          "both held");
+    pause_s(0.13); /* not a multiple of the 100 ms wait: the node's end must be what wakes them */
+    double t0 = tn_now();
+    tn_kill();
+    int done = finish(&a, 5);
+    double dt = tn_now() - t0;
+    printf("    app finished %.1f ms after the node died (work: ~7 ms per thread)\n", dt * 1000);
+    CHECK(done && a.status == 0 && dt < 0.05, "exit %d after %.1f ms (held threads go at once)", a.status,
+          dt * 1000);
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 1 && strstr(err, "lost"), "stderr: %s", err);
+}
+
+/* the node restarts: the process registers again, its counts carry over */
+static void test_node_restart(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--seconds", "2.2", "--stream", "new", "--kernels", "1", "--us", "1000",
+                                      "--period-ms", "5", "--check", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    pause_s(0.4);
+    uint64_t before = slot >= 0 ? LD(&tn_slot(0, (unsigned)slot)->launched) : 0;
+    tn_kill();
+    pause_s(0.3);
+    tn_start(SOCK, 16);
+    int hello = tn_find(0, 0, "HELLO 1 ", 2.0);
+    char text[600];
+    int slot2 = stream_slot(0, 0, text, sizeof text);
+    CHECK(hello >= 0 && slot2 >= 0 && strstr(text, " s1"), "registered again: HELLO %d, '%s'", hello, text);
+    pause_s(0.3);
+    xq_slot *s = slot2 >= 0 ? tn_slot(0, (unsigned)slot2) : NULL;
+    CHECK(s && before > 0 && LD(&s->launched) > before, "launched %lu before, %lu in the new session",
+          (unsigned long)before, s ? (unsigned long)s->launched : 0);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 2 && strstr(err, "lost") && strstr(err, "back"), "stderr: %s", err);
+}
+
+static void test_no_node(void)
+{
+    tn_kill();
+    unlink(SOCK);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "3", "--check", "--stream", "new", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 1 && !strncmp(err, "xq: no node at ", 15) && strstr(err, "running unscheduled"),
+          "stderr: %s", err);
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    start(&a, (const char *[]){"XQ_LOG=0", NULL}, (const char *[]){"--tasks", "1", NULL});
+    CHECK(finish(&a, 10) && a.status == 0 && !*slurp(a.err), "XQ_LOG=0: exit %d, stderr: %s", a.status, slurp(a.err));
+}
+
+/* a capture on a held stream passes through; the launch after it is held */
+static void test_capture(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--capture", "5", "--tasks", "1", "--us", "500", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, one_pending, 2), "the task's launch is not held");
+    CHECK(strstr(slurp(a.out), "{\"captured\":5}"), "capture did not pass: %s", slurp(a.out));
+    if (s) {
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        char g[32];
+        snprintf(g, sizeof g, "GATE %d", slot);
+        tn_send(0, g);
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    CHECK(s && s->launched == 1, "launched %lu (captured launches must not count)", s ? (unsigned long)s->launched : 0);
+}
+
+static void test_fork(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "2", "--fork", "launch", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int child = 0;
+    const char *c = strstr(slurp(a.out), "\"child_pid\":");
+    if (c)
+        child = atoi(c + 12);
+    CHECK(tn_find(0, -1, "HELLO", 1) >= 0 && tn_sessions() == 2, "%d sessions, want 2", tn_sessions());
+    char want[64];
+    snprintf(want, sizeof want, "HELLO 1 %d ", child);
+    int h = tn_find(0, 1, want, 1);
+    CHECK(child > 0 && h >= 0 && tn_peer_pid(1) == child, "child %d: no HELLO of its own", child);
+    CHECK(tn_find(0, 1, "STREAM ", 1) >= 0, "child registered no stream");
+    tn_start(SOCK, 16);
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "2", "--fork", "idle", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    pause_s(0.2);
+    CHECK(tn_sessions() == 1, "a child that does not launch connected: %d sessions", tn_sessions());
+}
+
+/* a library linking libcuda, dlopened RTLD_LOCAL (libcuda not in the global scope): its direct
+ * calls reach our exports and must still find the driver, and be gated */
+static void test_local_library(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start_prog(&a, LOCAL, NULL, (const char *[]){"3", NULL}, 1);
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, one_pending, 2), "not held: %s", slurp(a.err));
+    if (s) {
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        char g[32];
+        snprintf(g, sizeof g, "GATE %d", slot);
+        tn_send(0, g);
+    }
+    CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "{\"tasks\":3}"), "exit %d: %s %s", a.status,
+          slurp(a.out), slurp(a.err));
+}
+
+static void test_failed_launches(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--fail", "3", "--tasks", "1", "--linger-ms", "200", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && s->failed == 3 && s->launched == 1 && s->completed == 1 && s->in_flight == 0,
+          "failed %lu launched %lu in_flight %u", s ? (unsigned long)s->failed : 0,
+          s ? (unsigned long)s->launched : 0, s ? s->in_flight : 0);
+}
+
+static double bench(int preload)
+{
+    app a;
+    start_prog(&a, BENCH, NULL, NULL, preload);
+    double ns = -1;
+    if (finish(&a, 30) && a.status == 0) {
+        const char *p = strstr(slurp(a.out), "\"ns_per_launch\":");
+        ns = p ? atof(p + 16) : -1;
+    }
+    return ns;
+}
+
+static void test_overhead(void)
+{
+    tn_start(SOCK, 16);
+    double bare = bench(0), with = bench(1);
+    CHECK(bare > 0 && with > 0, "bench failed: %.1f %.1f", bare, with);
+    CHECK(tn_count(-1, "STREAM") >= 1, "the bench did not register");
+    tn_kill();
+    double alone = bench(1);
+    printf("    cuLaunchKernel on the fake: %.1f ns bare, %.1f ns with the interposer and a node (open gate),"
+           " %.1f ns with no node: hot path %.0f ns per launch\n",
+           bare, with, alone, with - bare);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} TESTS[] = {
+    {"registration", test_registration},
+    {"priorities_and_names", test_priorities_and_names},
+    {"bad_priority", test_bad_priority},
+    {"default_stream_labels", test_default_stream_labels},
+    {"gate_direct", test_gate_direct},
+    {"gate_procaddress_ptds", test_gate_procaddress},
+    {"gate_procaddress_legacy", test_gate_procaddress_legacy},
+    {"gate_silent_open", test_gate_silent},
+    {"threshold", test_threshold},
+    {"batch", test_batch},
+    {"window", test_window},
+    {"estimate", test_estimate},
+    {"node_killed_while_held", test_node_killed},
+    {"node_restart", test_node_restart},
+    {"no_node", test_no_node},
+    {"capture_passthrough", test_capture},
+    {"fork", test_fork},
+    {"failed_launches", test_failed_launches},
+    {"local_library", test_local_library},
+    {"overhead", test_overhead},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: xq-cuda-tests LIBXQ FAKECUDA_DIR [TEST...]\n");
+        return 2;
+    }
+    LIB = realpath(argv[1], NULL);
+    DIR_ = realpath(argv[2], NULL);
+    if (!LIB || !DIR_) {
+        fprintf(stderr, "xq-cuda-tests: %s or %s not found\n", argv[1], argv[2]);
+        return 2;
+    }
+    snprintf(APP, sizeof APP, "%s/xq-cuda-app", DIR_);
+    snprintf(BENCH, sizeof BENCH, "%s/xq-launch-bench", DIR_);
+    snprintf(LOCAL, sizeof LOCAL, "%s/xq-local-app", DIR_);
+    strcpy(TMP, "/tmp/xq-cuda-tests-XXXXXX");
+    if (!mkdtemp(TMP))
+        return 2;
+    snprintf(SOCK, sizeof SOCK, "%s/node.sock", TMP);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    prctl(PR_SET_TIMERSLACK, 1000UL);
+    signal(SIGPIPE, SIG_IGN);
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < sizeof TESTS / sizeof TESTS[0]; i++) {
+        int wanted = argc == 3;
+        for (int k = 3; k < argc; k++)
+            wanted |= !strcmp(argv[k], TESTS[i].name);
+        if (!wanted)
+            continue;
+        tn_defaults(0, 0, 0, 0);
+        failed_now = 0;
+        double t0 = tn_now();
+        printf("%s\n", TESTS[i].name);
+        TESTS[i].fn();
+        tn_kill();
+        printf("  %s %s (%.2f s)\n", failed_now ? "FAIL" : "ok", TESTS[i].name, tn_now() - t0);
+        failed_now ? failed++ : passed++;
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", TMP);
+    if (system(cmd)) {
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

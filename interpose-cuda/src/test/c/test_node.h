@@ -1,0 +1,34 @@
+/*
+ * A minimal XQ node for the interposer's tests: the Unix socket server and the shared memory of
+ * docs/processes.md, run on a thread of the test process and scripted by the test. It records
+ * every line it receives (and "+EOF" when a session ends), answers HELLO/STREAM like the real
+ * node, and lets the test set a slot's gate and limits and send lines.
+ */
+#ifndef XQ_TEST_NODE_H
+#define XQ_TEST_NODE_H
+
+#include "xq_shm.h"
+
+typedef struct tn_line {
+    double t;  /* seconds, CLOCK_MONOTONIC */
+    int sess;  /* session index, in the order of connection */
+    char text[XQ_MAX_LINE + 8];
+} tn_line;
+
+int tn_start(const char *sock_path, unsigned slots); /* 0 on success */
+void tn_kill(void);                                  /* as if the node died: every session ends */
+/* the queue configuration the node writes into every slot (at HELLO and at STREAM) */
+void tn_defaults(unsigned gate, unsigned threshold, unsigned batch, unsigned window_us);
+int tn_nlines(void);
+tn_line tn_get(int i);
+/* first line index >= from whose text starts with prefix (session sess, or any if < 0),
+ * waiting up to timeout_s; -1 if none */
+int tn_find(int from, int sess, const char *prefix, double timeout_s);
+int tn_count(int sess, const char *prefix);
+int tn_sessions(void);
+int tn_peer_pid(int sess);
+xq_slot *tn_slot(int sess, unsigned slot);
+void tn_send(int sess, const char *line); /* '\n' is added */
+double tn_now(void);
+
+#endif

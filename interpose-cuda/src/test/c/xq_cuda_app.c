@@ -1,0 +1,351 @@
+/*
+ * xq-cuda-app: a small CUDA driver-API program for the interposer's tests and the Java
+ * integration tests (built against the fake driver, runs against any libcuda with the fake's
+ * kernels "spin" and "inc").
+ *
+ * A task = K "spin" kernels of T us, then cuStreamSynchronize; --tasks N tasks (default 10;
+ * 0, or --seconds without --tasks: until --seconds). At the end one JSON line:
+ *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P}
+ * Exit 0 on success, 3 when --check found a wrong result, 1 on a CUDA error, 2 on bad usage.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_abi.h"
+
+CUresult cuInit(unsigned int);
+CUresult cuDeviceGet(CUdevice *, int);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
+CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuModuleLoadData(CUmodule *, const void *);
+CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
+CUresult cuStreamCreate(CUstream *, unsigned int);
+CUresult cuStreamCreateWithPriority(CUstream *, unsigned int, int);
+CUresult cuStreamDestroy_v2(CUstream);
+CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
+CUresult cuMemFree_v2(CUdeviceptr);
+CUresult cuGetErrorString(CUresult, const char **);
+#define KPARAMS CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **
+CUresult cuLaunchKernel(KPARAMS);
+CUresult cuLaunchKernel_ptsz(KPARAMS);
+CUresult cuLaunchKernelEx(const CUlaunchConfig *, CUfunction, void **, void **);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction, void **, void **);
+CUresult cuStreamSynchronize(CUstream);
+CUresult cuStreamSynchronize_ptsz(CUstream);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void *, size_t, CUstream);
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr, const void *, size_t, CUstream);
+CUresult cuMemcpyDtoHAsync_v2(void *, CUdeviceptr, size_t, CUstream);
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void *, CUdeviceptr, size_t, CUstream);
+CUresult cuLaunchHostFunc(CUstream, CUhostFn, void *);
+CUresult cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void *);
+CUresult cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode);
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode);
+CUresult cuStreamEndCapture(CUstream, CUgraph *);
+CUresult cuStreamEndCapture_ptsz(CUstream, CUgraph *);
+
+typedef CUresult (*gpa2_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+
+/* The entry points a run uses: linked directly, or asked of cuGetProcAddress. */
+static struct api {
+    CUresult (*launch)(KPARAMS);
+    CUresult (*launch_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
+    CUresult (*sync)(CUstream);
+    CUresult (*htod)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*dtoh)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*hostfn)(CUstream, CUhostFn, void *);
+    CUresult (*cap_begin)(CUstream, CUstreamCaptureMode);
+    CUresult (*cap_end)(CUstream, CUgraph *);
+} A;
+
+static struct {
+    long tasks;
+    double seconds;
+    int kernels;
+    unsigned us;
+    double period_ms;
+    const char *stream; /* default | ptds | ptdsh | new | prio:<p> */
+    int procaddress, check, threads, capture, fail, ex, fork_mode; /* fork_mode 1 launch, 2 idle */
+    long linger_ms;
+} O = {10, 0, 1, 1000, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0};
+
+static CUfunction f_spin, f_inc, f_fail;
+static int g_bad;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static double *g_lat;
+static long g_nlat, g_caplat;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, CUresult r)
+{
+    const char *s = "?";
+    cuGetErrorString(r, &s);
+    fprintf(stderr, "xq-cuda-app: %s failed: %d (%s)\n", what, r, s);
+    exit(1);
+}
+#define CK(call)                                                                                    \
+    do {                                                                                            \
+        CUresult r_ = (call);                                                                       \
+        if (r_)                                                                                     \
+            die(#call, r_);                                                                         \
+    } while (0)
+
+static int ptsz_mode(void) { return !strcmp(O.stream, "ptds"); }
+
+static void get_api(void)
+{
+    int ptsz = ptsz_mode();
+    if (!O.procaddress) {
+        A.launch = ptsz ? cuLaunchKernel_ptsz : cuLaunchKernel;
+        A.launch_ex = ptsz ? cuLaunchKernelEx_ptsz : cuLaunchKernelEx;
+        A.sync = ptsz ? cuStreamSynchronize_ptsz : cuStreamSynchronize;
+        A.htod = ptsz ? cuMemcpyHtoDAsync_v2_ptsz : cuMemcpyHtoDAsync_v2;
+        A.dtoh = ptsz ? cuMemcpyDtoHAsync_v2_ptsz : cuMemcpyDtoHAsync_v2;
+        A.hostfn = ptsz ? cuLaunchHostFunc_ptsz : cuLaunchHostFunc;
+        A.cap_begin = ptsz ? cuStreamBeginCapture_v2_ptsz : cuStreamBeginCapture_v2;
+        A.cap_end = ptsz ? cuStreamEndCapture_ptsz : cuStreamEndCapture;
+        return;
+    }
+    /* exactly how the CUDA 12/13 runtime gets there */
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    gpa2_t entry = h ? (gpa2_t)dlsym(h, "cuGetProcAddress_v2") : NULL, gpa = NULL;
+    CUdriverProcAddressQueryResult q;
+    if (!entry || entry("cuGetProcAddress", (void **)&gpa, 12000, 0, &q) || !gpa) {
+        fprintf(stderr, "xq-cuda-app: no cuGetProcAddress\n");
+        exit(1);
+    }
+    cuuint64_t fl = ptsz ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0;
+#define GET(field, name, ver)                                                                       \
+    if (gpa(name, (void **)&A.field, ver, fl, &q) || !A.field)                                      \
+        die("cuGetProcAddress(" name ")", CUDA_ERROR_NOT_FOUND);
+    GET(launch, "cuLaunchKernel", 12000);
+    GET(launch_ex, "cuLaunchKernelEx", 12000);
+    GET(sync, "cuStreamSynchronize", 12000);
+    GET(htod, "cuMemcpyHtoDAsync", 12000);
+    GET(dtoh, "cuMemcpyDtoHAsync", 12000);
+    GET(hostfn, "cuLaunchHostFunc", 12000);
+    GET(cap_begin, "cuStreamBeginCapture", 12000);
+    GET(cap_end, "cuStreamEndCapture", 12000);
+#undef GET
+}
+
+static void setup(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CK(cuInit(0));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    CK(cuModuleLoadData(&mod, "xq-fake-module"));
+    CK(cuModuleGetFunction(&f_spin, mod, "spin"));
+    CK(cuModuleGetFunction(&f_inc, mod, "inc"));
+    if (O.fail)
+        CK(cuModuleGetFunction(&f_fail, mod, "fail"));
+    get_api();
+}
+
+static CUresult launch(CUfunction f, CUstream s, void **params)
+{
+    if (!O.ex)
+        return A.launch(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
+    CUlaunchConfig c = {1, 1, 1, 1, 1, 1, 0, s, NULL, 0};
+    return A.launch_ex(&c, f, params, NULL);
+}
+
+static void count_hostfn(void *p) { __atomic_add_fetch((long *)p, 1, __ATOMIC_SEQ_CST); }
+
+static void add_latency(double ms)
+{
+    pthread_mutex_lock(&g_mu);
+    if (g_nlat == g_caplat) {
+        g_caplat = g_caplat ? 2 * g_caplat : 1024;
+        g_lat = realloc(g_lat, g_caplat * sizeof *g_lat);
+    }
+    g_lat[g_nlat++] = ms;
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void *run_thread(void *arg)
+{
+    long tasks = (long)(intptr_t)arg;
+    CUstream s = NULL;
+    CUcontext ctx;
+    CUdevice dev;
+    /* every thread works in the primary context */
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    if (!strcmp(O.stream, "new"))
+        CK(cuStreamCreate(&s, 0));
+    else if (!strncmp(O.stream, "prio:", 5))
+        CK(cuStreamCreateWithPriority(&s, 0, atoi(O.stream + 5)));
+    else if (!strcmp(O.stream, "ptdsh"))
+        s = CU_STREAM_PER_THREAD;
+    for (int i = 0; i < O.fail; i++)
+        if (launch(f_fail, s, NULL) == CUDA_SUCCESS)
+            die("launch of \"fail\" (expected to fail)", CUDA_SUCCESS);
+    if (O.capture) {
+        CUgraph g;
+        void *p[] = {&O.us};
+        CK(A.cap_begin(s, 0));
+        for (int i = 0; i < O.capture; i++)
+            CK(launch(f_spin, s, p));
+        CK(A.cap_end(s, &g));
+        printf("{\"captured\":%d}\n", O.capture); /* tests: the capture did not wait */
+        fflush(stdout);
+    }
+    enum { N = 4096 };
+    unsigned *host = malloc(N * sizeof *host), *out = malloc(N * sizeof *out);
+    CUdeviceptr buf = 0;
+    long hostfn_calls = 0;
+    if (O.check)
+        CK(cuMemAlloc_v2(&buf, N * sizeof *host));
+    double start = now_s();
+    long t = 0;
+    for (; (O.tasks == 0 || t < tasks) && (O.seconds <= 0 || now_s() - start < O.seconds); t++) {
+        if (O.period_ms > 0) {
+            double due = start + t * O.period_ms / 1000, wait = due - now_s();
+            if (wait > 0) {
+                struct timespec ts = {(time_t)wait, (long)((wait - (time_t)wait) * 1e9)};
+                nanosleep(&ts, NULL);
+            }
+        }
+        double t0 = now_s();
+        if (O.check) {
+            for (unsigned i = 0; i < N; i++)
+                host[i] = i + (unsigned)t;
+            unsigned n = N;
+            void *p[] = {&buf, &n};
+            CK(A.htod(buf, host, N * sizeof *host, s));
+            CK(launch(f_inc, s, p));
+        }
+        void *p[] = {&O.us};
+        for (int k = 0; k < O.kernels; k++)
+            CK(launch(f_spin, s, p));
+        if (O.check) {
+            CK(A.dtoh(out, buf, N * sizeof *out, s));
+            CK(A.hostfn(s, count_hostfn, &hostfn_calls));
+        }
+        CK(A.sync(s));
+        add_latency((now_s() - t0) * 1000);
+        if (O.check)
+            for (unsigned i = 0; i < N; i++)
+                if (out[i] != i + (unsigned)t + 1)
+                    __atomic_store_n(&g_bad, 1, __ATOMIC_SEQ_CST);
+    }
+    if (O.check && hostfn_calls != t)
+        __atomic_store_n(&g_bad, 1, __ATOMIC_SEQ_CST);
+    if (buf)
+        CK(cuMemFree_v2(buf));
+    if (s && s != CU_STREAM_PER_THREAD)
+        CK(cuStreamDestroy_v2(s));
+    free(host), free(out);
+    return NULL;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P]\n"
+                    "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check]\n"
+                    "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    int tasks_set = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define OPT(name) (!strcmp(a, name) && (v || (usage(), 0)) && ++i)
+        if (OPT("--tasks"))
+            O.tasks = atol(v), tasks_set = 1;
+        else if (OPT("--seconds"))
+            O.seconds = atof(v);
+        else if (OPT("--kernels"))
+            O.kernels = atoi(v);
+        else if (OPT("--us"))
+            O.us = (unsigned)atol(v);
+        else if (OPT("--period-ms"))
+            O.period_ms = atof(v);
+        else if (OPT("--stream"))
+            O.stream = v;
+        else if (OPT("--via"))
+            O.procaddress = !strcmp(v, "procaddress") ? 1 : !strcmp(v, "direct") ? 0 : (usage(), 0);
+        else if (OPT("--threads"))
+            O.threads = atoi(v);
+        else if (OPT("--capture"))
+            O.capture = atoi(v);
+        else if (OPT("--fail"))
+            O.fail = atoi(v);
+        else if (OPT("--fork"))
+            O.fork_mode = !strcmp(v, "launch") ? 1 : !strcmp(v, "idle") ? 2 : (usage(), 0);
+        else if (OPT("--linger-ms"))
+            O.linger_ms = atol(v);
+        else if (!strcmp(a, "--check"))
+            O.check = 1;
+        else if (!strcmp(a, "--ex"))
+            O.ex = 1;
+        else
+            usage();
+    }
+    if (O.seconds > 0 && !tasks_set)
+        O.tasks = 0; /* --seconds alone: as many tasks as fit */
+    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0))
+        usage();
+    setup();
+    pthread_t th[64];
+    int n = O.threads > 64 ? 64 : O.threads;
+    for (int i = 0; i < n; i++)
+        pthread_create(&th[i], NULL, run_thread, (void *)(intptr_t)O.tasks);
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    int rc = 0;
+    if (O.fork_mode) {
+        pid_t c = fork();
+        if (c == 0) {
+            if (O.fork_mode == 2)
+                _exit(0);
+            setup(); /* a fresh driver in the child */
+            O.threads = 1, O.capture = 0, O.fail = 0, O.tasks = 2, O.seconds = 0;
+            run_thread((void *)(intptr_t)2);
+            fflush(stdout);
+            _exit(g_bad ? 3 : 0);
+        }
+        int st = 0;
+        if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st))
+            rc = 1, fprintf(stderr, "xq-cuda-app: forked child failed (status %d)\n", st);
+        else
+            printf("{\"child_pid\":%d}\n", (int)c);
+    }
+    qsort(g_lat, g_nlat, sizeof *g_lat, cmp);
+    double sum = 0;
+    for (long i = 0; i < g_nlat; i++)
+        sum += g_lat[i];
+    printf("{\"tasks\":%ld,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"check\":\"%s\",\"pid\":%d}\n", g_nlat,
+           g_nlat ? g_lat[g_nlat / 2] : 0, g_nlat ? g_lat[(long)((g_nlat - 1) * 0.99)] : 0,
+           g_nlat ? sum / g_nlat : 0, O.check ? (g_bad ? "bad" : "ok") : "off", (int)getpid());
+    fflush(stdout);
+    if (O.linger_ms > 0)
+        usleep((useconds_t)O.linger_ms * 1000);
+    return g_bad ? 3 : rc;
+}
