@@ -1,5 +1,7 @@
 package dev.xq.host;
 
+import dev.xq.runtime.log.OsgiLog;
+
 import dev.xq.api.XQueueService;
 import dev.xq.external.spi.ExternalQueues;
 import java.util.Hashtable;
@@ -13,7 +15,6 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
-import org.osgi.service.log.Logger;
 import org.osgi.service.log.LoggerFactory;
 import org.osgi.service.metatype.annotations.Designate;
 
@@ -35,36 +36,7 @@ public class HostComponent {
     @Reference
     XQueueService xq;
 
-    private volatile Logger logger;
-    private final HostLog log = new HostLog() {
-        @Override
-        public void info(String message) {
-            Logger l = logger;
-            if (l != null) {
-                l.info(message);
-            }
-        }
-
-        @Override
-        public void warn(String message) {
-            Logger l = logger;
-            if (l != null) {
-                l.warn(message);
-            }
-        }
-
-        @Override
-        public void error(String message, Throwable cause) {
-            Logger l = logger;
-            if (l != null) {
-                if (cause == null) {
-                    l.error(message);
-                } else {
-                    l.error(message, cause);
-                }
-            }
-        }
-    };
+    private final OsgiLog log = new OsgiLog(HostComponent.class);
     private volatile HostServer server;
     private volatile String notServing = "not serving: not started";
 
@@ -74,11 +46,11 @@ public class HostComponent {
     @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     void bindLoggerFactory(LoggerFactory factory) {
-        logger = factory.getLogger(HostComponent.class);
+        log.bind(factory);
     }
 
     void unbindLoggerFactory(LoggerFactory factory) {
-        logger = null;
+        log.unbind();
     }
 
     @Activate

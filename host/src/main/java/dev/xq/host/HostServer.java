@@ -1,5 +1,7 @@
 package dev.xq.host;
 
+import dev.xq.runtime.log.RuntimeLog;
+
 import dev.xq.api.QueueConfig;
 import dev.xq.external.spi.ExternalQueues;
 import java.io.IOException;
@@ -38,7 +40,7 @@ final class HostServer {
     private final HostSettings settings;
     private final ExternalQueues queues;
     private final Supplier<QueueConfig> defaults;
-    private final HostLog log;
+    private final RuntimeLog log;
     private final int euid;
     private final long startNanos = System.nanoTime();
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
@@ -56,7 +58,7 @@ final class HostServer {
     private volatile GroupPrincipal group;
     private volatile Path shmDir;
 
-    HostServer(HostSettings settings, ExternalQueues queues, Supplier<QueueConfig> defaults, HostLog log) {
+    HostServer(HostSettings settings, ExternalQueues queues, Supplier<QueueConfig> defaults, RuntimeLog log) {
         this.settings = settings;
         this.queues = queues;
         this.defaults = defaults;
@@ -72,7 +74,7 @@ final class HostServer {
         return queues;
     }
 
-    HostLog log() {
+    RuntimeLog log() {
         return log;
     }
 

@@ -1,5 +1,7 @@
 package dev.xq.host;
 
+import dev.xq.runtime.log.RuntimeLog;
+
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.time.Duration;
@@ -31,7 +33,7 @@ final class Await {
     }
 
     /** A log that keeps its lines, for tests that look at what was logged. */
-    static final class Log implements HostLog {
+    static final class Log implements RuntimeLog {
         final CopyOnWriteArrayList<String> lines = new CopyOnWriteArrayList<>();
 
         @Override

@@ -19,7 +19,7 @@ class ProcessesCommandTest {
         XqCore core = new XqCore(RuntimeLog.NONE);
         core.start();
         Path sock = tmp.resolve("p").resolve("node.sock");
-        HostServer server = new HostServer(HostSettings.of(sock), core, core::defaults, HostLog.NONE);
+        HostServer server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
         try {
             server.start();
             String empty = ProcessesCommand.run(server);

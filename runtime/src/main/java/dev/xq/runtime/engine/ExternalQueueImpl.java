@@ -18,9 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -36,8 +34,7 @@ public final class ExternalQueueImpl implements NodeQueue {
     private final ExternalQueueControl control;
     private final QueueEvents events;
     private final RuntimeLog log;
-    private final CopyOnWriteArrayList<Consumer<QueueState>> stateListeners = new CopyOnWriteArrayList<>();
-    private final AtomicReference<QueueState> lastState = new AtomicReference<>(QueueState.IDLE);
+    private final StateListeners stateListeners = new StateListeners();
 
     // guarded by this
     private final Map<Class<? extends Hint>, Hint> hints = new LinkedHashMap<>();
@@ -55,7 +52,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         this.control = Objects.requireNonNull(control, "control");
         this.events = events;
         this.log = log;
-        this.config = config.withLevel(PreemptionLevel.BLOCK);
+        this.config = config;
         for (Hint h : spec.hints()) {
             hints.put(h.getClass(), h);
         }
@@ -177,7 +174,7 @@ public final class ExternalQueueImpl implements NodeQueue {
     private void applyLocked() {
         boolean held = (suspendedByScheduler || suspendedByApp) && !closed;
         try {
-            control.apply(held, config);
+            control.apply(held, config.withLevel(PreemptionLevel.BLOCK));
         } catch (RuntimeException e) {
             log.error("external queue " + this + ": its owner failed to apply " + (held ? "hold" : "go"), e);
         }
@@ -252,7 +249,10 @@ public final class ExternalQueueImpl implements NodeQueue {
         return List.copyOf(hints.values());
     }
 
-    /** A process's queue stays at level 1 whatever level is asked for; threshold, batch and window apply. */
+    /**
+     * Threshold, batch and window apply; the level asked for is kept as the wish (as for any
+     * queue), and the level in use stays 1: holding launches back is all a process's owner can do.
+     */
     @Override
     public void configure(QueueConfig newConfig) {
         Objects.requireNonNull(newConfig, "config");
@@ -294,29 +294,16 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     @Override
     public AutoCloseable onStateChange(Consumer<QueueState> listener) {
-        Objects.requireNonNull(listener, "listener");
-        stateListeners.add(listener);
-        return () -> stateListeners.remove(listener);
+        return stateListeners.add(listener);
     }
 
     private void fireStateChange() {
-        if (stateListeners.isEmpty()) {
-            return;
-        }
-        ExternalCounters c = counters();
-        QueueState now;
-        synchronized (this) {
-            now = stateLocked(c);
-        }
-        if (lastState.getAndSet(now) != now) {
-            for (var l : stateListeners) {
-                try {
-                    l.accept(now);
-                } catch (RuntimeException e) {
-                    log.error("queue " + spec.name() + ": state listener failed", e);
-                }
+        stateListeners.announce(() -> {
+            ExternalCounters c = counters();
+            synchronized (this) {
+                return stateLocked(c);
             }
-        }
+        }, spec.name(), log);
     }
 
     public synchronized boolean isClosed() {

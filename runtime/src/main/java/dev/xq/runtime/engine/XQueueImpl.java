@@ -59,10 +59,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
     private final ReentrantLock state = new ReentrantLock();
     private final ReentrantLock control = new ReentrantLock();
     private volatile boolean pumpWanted;
-    private final java.util.concurrent.CopyOnWriteArrayList<java.util.function.Consumer<QueueState>> stateListeners =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final java.util.concurrent.atomic.AtomicReference<QueueState> lastState =
-            new java.util.concurrent.atomic.AtomicReference<>(QueueState.IDLE);
+    private final StateListeners stateListeners = new StateListeners();
 
     // --- guarded by state ---
     private final ArrayDeque<SubmissionImpl> pending = new ArrayDeque<>();
@@ -765,33 +762,19 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
 
     @Override
     public AutoCloseable onStateChange(java.util.function.Consumer<QueueState> listener) {
-        Objects.requireNonNull(listener, "listener");
-        stateListeners.add(listener);
-        return () -> stateListeners.remove(listener);
+        return stateListeners.add(listener);
     }
 
     /** Tells the state listeners if the state moved since the last time anyone looked. */
     private void fireStateChange() {
-        if (stateListeners.isEmpty()) {
-            return;
-        }
-        QueueState now;
-        state.lock();
-        try {
-            now = stateLocked();
-        } finally {
-            state.unlock();
-        }
-        QueueState before = lastState.getAndSet(now);
-        if (before != now) {
-            for (var l : stateListeners) {
-                try {
-                    l.accept(now);
-                } catch (RuntimeException e) {
-                    log.error("queue " + name + ": state listener failed", e);
-                }
+        stateListeners.announce(() -> {
+            state.lock();
+            try {
+                return stateLocked();
+            } finally {
+                state.unlock();
             }
-        }
+        }, name, log);
     }
 
     // ------------------------------------------------------------------ close

@@ -10,7 +10,7 @@ import dev.xq.api.XQueueService;
 import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.XpuDriver;
 import dev.xq.policy.spi.Policy;
-import dev.xq.runtime.log.RuntimeLog;
+import dev.xq.runtime.log.OsgiLog;
 import dev.xq.runtime.engine.XqCore;
 import java.util.List;
 import java.util.Optional;
@@ -26,7 +26,6 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
-import org.osgi.service.log.Logger;
 import org.osgi.service.log.LoggerFactory;
 import dev.xq.external.spi.ExternalQueue;
 import dev.xq.external.spi.ExternalQueueControl;
@@ -45,19 +44,18 @@ import org.osgi.service.metatype.annotations.Designate;
 @Designate(ocd = SchedulerConfig.class)
 public class RuntimeComponent implements XQueueService, SchedulerControl, ExternalQueues {
 
-    private volatile Logger logger;
-    private final RuntimeLog log = new LogAdapter();
+    private final OsgiLog log = new OsgiLog(RuntimeComponent.class);
     private final XqCore core = new XqCore(log);
     private String configuredPolicy;
 
     @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     void bindLoggerFactory(LoggerFactory factory) {
-        logger = factory.getLogger(RuntimeComponent.class);
+        log.bind(factory);
     }
 
     void unbindLoggerFactory(LoggerFactory factory) {
-        logger = null;
+        log.unbind();
     }
 
     @Activate
@@ -104,37 +102,6 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     void logError(String message) {
         log.error(message, null);
-    }
-
-    /** Forwards to the OSGi Log Service while one is bound; drops messages otherwise. */
-    private final class LogAdapter implements RuntimeLog {
-        @Override
-        public void info(String message) {
-            Logger l = logger;
-            if (l != null) {
-                l.info(message);
-            }
-        }
-
-        @Override
-        public void warn(String message) {
-            Logger l = logger;
-            if (l != null) {
-                l.warn(message);
-            }
-        }
-
-        @Override
-        public void error(String message, Throwable cause) {
-            Logger l = logger;
-            if (l != null) {
-                if (cause == null) {
-                    l.error(message);
-                } else {
-                    l.error(message, cause);
-                }
-            }
-        }
     }
 
     // ------------------------------------------------------------------ services found in the registry
