@@ -51,8 +51,9 @@ final class ProcessPairScenario implements Scenario {
                 ParamSpec.decimal("seconds", torch ? 20 : 5, 1, 3600, "measured length of each mode"),
                 ParamSpec.choice("policy", "hpf", List.of("hpf", "hpf-aging", "edf", "kedf", "lax", "drf", "bandwidth",
                         "bandwidth-group"), "policy deciding in the xq modes"),
-                ParamSpec.choice("modes", "all", List.of("all", "pair", "overhead"),
-                        "all: standalone, lp-alone, native, xq, hp-xq; pair: standalone, native, xq; overhead: standalone, hp-xq"),
+                ParamSpec.choice("modes", "all", List.of("all", "pair", "overhead", "lp"),
+                        "all: standalone, lp-alone, native, xq, hp-xq; pair: standalone, native, xq; overhead: standalone, hp-xq; "
+                                + "lp: lp-alone, lp-xq (lp alone under the interposer: what throttling alone costs it)"),
                 ParamSpec.integer("threshold", 0, 0, 1 << 20, "process queues' threshold (0: the node's default)"),
                 ParamSpec.integer("window", -1, -1, 60_000_000, "process queues' window in us (-1: the node's default)")));
         if (torch) {
@@ -85,6 +86,7 @@ final class ProcessPairScenario implements Scenario {
             case "pair" -> List.of(new Mode("standalone", true, false, false), new Mode("native", true, true, false),
                     new Mode("xq:" + policy, true, true, true));
             case "overhead" -> List.of(new Mode("standalone", true, false, false), new Mode("hp-xq", true, false, true));
+            case "lp" -> List.of(new Mode("lp-alone", false, true, false), new Mode("lp-xq", false, true, true));
             default -> List.of(new Mode("standalone", true, false, false), new Mode("lp-alone", false, true, false),
                     new Mode("native", true, true, false), new Mode("xq:" + policy, true, true, true),
                     new Mode("hp-xq", true, false, true));
@@ -201,6 +203,13 @@ final class ProcessPairScenario implements Scenario {
         ModeResult pair = find(report, xq);
         ModeResult nat = find(report, "native");
         ModeResult over = find(report, "hp-xq");
+        ModeResult lpAlone = find(report, "lp-alone");
+        ModeResult lpXq = find(report, "lp-xq");
+        if (lpAlone != null && lpXq != null) {
+            double r = lpXq.number("lp_it_per_s") / lpAlone.number("lp_it_per_s");
+            lpXq.put("lp_vs_alone", Measures.round(r));
+            report.summary().put("lp_xq_vs_alone", Measures.round(r));
+        }
         if (standalone != null && pair != null) {
             double r = pair.number("hp_p99_ms") / standalone.number("hp_p99_ms");
             pair.put("hp_p99_over_standalone", Measures.round(r));
