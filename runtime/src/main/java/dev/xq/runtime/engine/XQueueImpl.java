@@ -43,7 +43,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * completion can never block on a thread that is waiting for that driver. Whoever holds
  * {@code control} launches ("single pumper"), so launches reach the hardware in order.
  */
-public final class XQueueImpl implements NodeQueue, HwQueueListener {
+public final class XQueueImpl implements NodeQueue {
 
     /** How long {@link #close()} lets commands already on the device finish. */
     static final Duration DEFAULT_CLOSE_GRACE = Duration.ofSeconds(2);
@@ -158,8 +158,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
         }
         pump();
         if (becameReady) {
-            events.changed(this);
-            fireStateChange();
+            announce();
         }
         return s;
     }
@@ -244,24 +243,9 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
             try {
                 hw.launch(s.hw);
             } catch (RuntimeException e) {
-                boolean idle;
-                state.lock();
-                try {
-                    inFlight.remove(s);
-                    failed++;
-                    idle = pending.isEmpty() && inFlight.isEmpty();
-                    if (idle) {
-                        readySinceNanos = 0;
-                    }
-                } finally {
-                    state.unlock();
-                }
-                s.future.completeExceptionally(new CommandFailedException(
-                        "queue " + name + ": launch of " + s + " on " + device + " failed: " + e.getMessage(), e));
-                if (idle) {
-                    events.changed(this);
-                    fireStateChange();
-                }
+                // No pump: this thread is the pumper and goes on with the next one itself.
+                end(s, true, false, 0, null, new CommandFailedException(
+                        "queue " + name + ": launch of " + s + " on " + device + " failed: " + e.getMessage(), e), false);
             }
         }
     }
@@ -276,20 +260,66 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
 
     // ------------------------------------------------------------------ HAL callbacks
 
-    @Override
-    public void completed(HwCommand command, long startNanos, long endNanos) {
-        SubmissionImpl s;
+    /** What the driver tells; a private object so that host applications never see these calls. */
+    private final HwQueueListener hardware = new HwQueueListener() {
+        @Override
+        public void completed(HwCommand command, long startNanos, long endNanos) {
+            SubmissionImpl s = takeInFlightLocking(command);
+            if (s != null) {
+                long d = Math.max(0, endNanos - startNanos);
+                end(s, false, true, d, new CommandResult(s.sequence(), s.submitNanos, startNanos, endNanos), null, true);
+            }
+        }
+
+        @Override
+        public void failed(HwCommand command, Throwable cause) {
+            SubmissionImpl s = takeInFlightLocking(command);
+            if (s != null) {
+                end(s, false, false, 0, null, new CommandFailedException(
+                        "queue " + name + ": " + s + " failed on " + device + ": " + cause.getMessage(), cause), true);
+            }
+        }
+
+        @Override
+        public void lost(Throwable cause) {
+            breakQueue(new CommandFailedException("device " + device + " lost: " + cause.getMessage(), cause));
+        }
+    };
+
+    /** The listener to open this queue's hardware queue with. */
+    public HwQueueListener hardwareListener() {
+        return hardware;
+    }
+
+    private SubmissionImpl takeInFlightLocking(HwCommand command) {
+        state.lock();
+        try {
+            return takeInFlight(command);
+        } finally {
+            state.unlock();
+        }
+    }
+
+    /**
+     * The one place where a command that was launched ends: taken out of flight (unless the
+     * caller did), counted, its future told, what may go launched ({@code pump}), and the node
+     * told if the queue went idle.
+     */
+    private void end(SubmissionImpl s, boolean takeOut, boolean ok, long deviceNanos, CommandResult result,
+                     CommandFailedException failure, boolean pump) {
         boolean idle;
         state.lock();
         try {
-            s = takeInFlight(command);
-            if (s == null) {
-                return;
+            if (takeOut) {
+                inFlight.removeLastOccurrence(s); // the one just launched: at the tail
             }
-            long d = Math.max(0, endNanos - startNanos);
-            runNanos += d;
-            gate.completed(d);
-            completed++;
+            if (ok) {
+                runNanos += deviceNanos;
+                gate.completed(deviceNanos);
+                completed++;
+            } else {
+                failed++;
+            }
             idle = pending.isEmpty() && inFlight.isEmpty();
             if (idle) {
                 readySinceNanos = 0;
@@ -297,44 +327,23 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
         } finally {
             state.unlock();
         }
-        s.future.complete(new CommandResult(s.sequence(), s.submitNanos, startNanos, endNanos));
-        pump();
+        if (ok) {
+            s.future.complete(result);
+        } else {
+            s.future.completeExceptionally(failure);
+        }
+        if (pump) {
+            pump();
+        }
         if (idle) {
-            events.changed(this);
-            fireStateChange();
+            announce();
         }
     }
 
-    @Override
-    public void failed(HwCommand command, Throwable cause) {
-        SubmissionImpl s;
-        boolean idle;
-        state.lock();
-        try {
-            s = takeInFlight(command);
-            if (s == null) {
-                return;
-            }
-            failed++;
-            idle = pending.isEmpty() && inFlight.isEmpty();
-            if (idle) {
-                readySinceNanos = 0;
-            }
-        } finally {
-            state.unlock();
-        }
-        s.future.completeExceptionally(new CommandFailedException(
-                "queue " + name + ": " + s + " failed on " + device + ": " + cause.getMessage(), cause));
-        pump();
-        if (idle) {
-            events.changed(this);
-            fireStateChange();
-        }
-    }
-
-    @Override
-    public void lost(Throwable cause) {
-        breakQueue(new CommandFailedException("device " + device + " lost: " + cause.getMessage(), cause));
+    /** Tells the node (the scheduler decides again) and the state listeners that something changed. */
+    private void announce() {
+        events.changed(this);
+        fireStateChange();
     }
 
     /** Fails every outstanding command with {@code cause} and refuses new ones: device or driver gone. */
@@ -360,8 +369,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
             s.future.completeExceptionally(new CommandFailedException(
                     "queue " + name + ": " + s + " not run: " + cause.getMessage(), cause));
         }
-        events.changed(this);
-        fireStateChange();
+        announce();
     }
 
     private SubmissionImpl takeInFlight(HwCommand command) {
@@ -425,8 +433,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
             state.unlock();
         }
         reconcile();
-        events.changed(this);
-        fireStateChange();
+        announce();
     }
 
     /**
@@ -576,8 +583,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
             control.unlock();
         }
         pump();
-        events.changed(this);
-        fireStateChange();
+        announce();
     }
 
     /** Undoes everything done through {@code provider} and lets go of it; the queue falls back to its own level. */
@@ -606,8 +612,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
             control.unlock();
         }
         pump();
-        events.changed(this);
-        fireStateChange();
+        announce();
     }
 
     // ------------------------------------------------------------------ hints / config
@@ -624,8 +629,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
         } finally {
             state.unlock();
         }
-        events.changed(this);
-        fireStateChange();
+        announce();
     }
 
     @Override
@@ -652,8 +656,7 @@ public final class XQueueImpl implements NodeQueue, HwQueueListener {
             state.unlock();
         }
         reconcile();
-        events.changed(this);
-        fireStateChange();
+        announce();
     }
 
     public QueueConfig config() {

@@ -166,7 +166,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         QueueConfig cfg = options.config() == null ? defaults : options.config();
         long handle = handles.incrementAndGet();
         XQueueImpl q = new XQueueImpl(handle, options.name(), options.device(), options.group(), cfg, options.hints(), this, log);
-        HwQueue hw = f.driver().open(options.device(), new HwQueueOptions(q.name(), options.nativePriority()), q);
+        HwQueue hw = f.driver().open(options.device(), new HwQueueOptions(q.name(), options.nativePriority()), q.hardwareListener());
         q.attach(hw);
         owners.put(q, f.driver());
         queues.put(handle, q);
@@ -174,7 +174,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             q.offer(p);
         }
         scheduler.signal();
-        return new QueueHandle(q);
+        return q;
     }
 
     @Override
@@ -208,11 +208,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     @Override
     public List<XQueue> queues() {
-        List<XQueue> l = new ArrayList<>();
-        for (NodeQueue q : queues.values()) {
-            l.add(new QueueHandle(q));
-        }
-        return l;
+        return List.copyOf(queues.values());
     }
 
     /** @return the node's own queues (commands submitted through the API), for tests and providers */
@@ -239,8 +235,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     @Override
     public Optional<XQueue> find(long handle) {
-        NodeQueue q = queues.get(handle);
-        return q == null ? Optional.empty() : Optional.of(new QueueHandle(q));
+        return Optional.ofNullable(queues.get(handle));
     }
 
     @Override
@@ -369,100 +364,4 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     private volatile List<DeviceView> deviceViews;
-
-    /**
-     * What host applications hold. A thin wrapper so that the HAL listener methods of the engine
-     * class are not part of what a host application can call.
-     */
-    static final class QueueHandle implements XQueue {
-        private final NodeQueue q;
-
-        QueueHandle(NodeQueue q) {
-            this.q = q;
-        }
-
-        NodeQueue impl() {
-            return q;
-        }
-
-        @Override
-        public long handle() {
-            return q.handle();
-        }
-
-        @Override
-        public String device() {
-            return q.device();
-        }
-
-        @Override
-        public dev.xq.api.Submission submit(dev.xq.api.Command command) {
-            return q.submit(command);
-        }
-
-        @Override
-        public void waitAll() throws InterruptedException {
-            q.waitAll();
-        }
-
-        @Override
-        public void waitAll(java.time.Duration timeout) throws InterruptedException, java.util.concurrent.TimeoutException {
-            q.waitAll(timeout);
-        }
-
-        @Override
-        public void suspend() {
-            q.suspend();
-        }
-
-        @Override
-        public void resume() {
-            q.resume();
-        }
-
-        @Override
-        public void hint(Hint hint) {
-            q.hint(hint);
-        }
-
-        @Override
-        public List<Hint> hints() {
-            return q.hints();
-        }
-
-        @Override
-        public void configure(QueueConfig config) {
-            q.configure(config);
-        }
-
-        @Override
-        public dev.xq.api.XQueueStatus status() {
-            return q.status();
-        }
-
-        @Override
-        public AutoCloseable onStateChange(java.util.function.Consumer<dev.xq.api.QueueState> listener) {
-            return q.onStateChange(listener);
-        }
-
-        @Override
-        public void close() {
-            q.close();
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof QueueHandle h && h.q == q;
-        }
-
-        @Override
-        public int hashCode() {
-            return Long.hashCode(q.handle());
-        }
-
-        @Override
-        public String toString() {
-            return q.toString();
-        }
-    }
 }
