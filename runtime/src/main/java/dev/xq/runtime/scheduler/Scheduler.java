@@ -1,19 +1,15 @@
 package dev.xq.runtime.scheduler;
 
-import dev.xq.api.Hint;
-import dev.xq.api.PreemptionLevel;
 import dev.xq.api.SchedulerControl;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.QueueView;
-import dev.xq.policy.spi.SchedulerActions;
 import dev.xq.policy.spi.SchedulerView;
 import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.jfr.Tracing;
+import dev.xq.runtime.scheduler.PolicyRegistry.Registered;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -66,17 +62,9 @@ public final class Scheduler {
         }
     }
 
-    /**
-     * A registered policy. {@code id} tells re-registrations apart; {@code bounded}: whether it
-     * may decide on the thread that posts an event.
-     */
-    record Registered(String name, Policy policy, String bundle, long id, boolean bounded) {
-    }
-
     private final Source source;
     private final RuntimeLog log;
-    private final Map<String, List<Registered>> registry = new LinkedHashMap<>();
-    private final Map<Long, String> setAside = new HashMap<>();
+    private final PolicyRegistry registry = new PolicyRegistry(); // guarded by monitor
     private final Object monitor = new Object();
     private final AtomicBoolean dirty = new AtomicBoolean();
     private final AtomicLong firstEventNanos = new AtomicLong();
@@ -104,15 +92,7 @@ public final class Scheduler {
     private record InProgress(Registered policy, long startNanos, long startCpuNanos, long threadId) {
     }
 
-    // statistics
-    private final AtomicLong decisions = new AtomicLong();
-    private final AtomicLong swaps = new AtomicLong();
-    private final AtomicLong trips = new AtomicLong();
-    private final long[] recent = new long[1024];
-    private int recentCount;
-    private int recentNext;
-    private volatile long maxGapNanos;
-    private final AtomicLong inlineDecisions = new AtomicLong();
+    private final DecisionStats stats = new DecisionStats();
     /**
      * A posting thread decides only while the scheduler's idle time between decisions averages at
      * least this much (a moving average over about eight decisions). In a storm of events (a
@@ -202,7 +182,7 @@ public final class Scheduler {
         if (dirty.compareAndSet(false, true)) {
             if (inlineNow && running && idleGapAvgNanos >= STORM_IDLE_GAP_NANOS) {
                 if (drain(-1)) {
-                    inlineDecisions.incrementAndGet();
+                    stats.decidedInline();
                 }
                 return;
             }
@@ -267,7 +247,7 @@ public final class Scheduler {
 
     /** How many decisions ran on a posting thread rather than the loop thread (tests and tools). */
     public long inlineDecisionCount() {
-        return inlineDecisions.get();
+        return stats.inlineCount();
     }
 
     /** Recomputes {@link #inlineNow} after a change of selection, registry or set-aside. Caller holds the monitor. */
@@ -293,79 +273,19 @@ public final class Scheduler {
                     + "'; a policy needs a name other than '" + SchedulerControl.NATIVE + "': ignored");
             return;
         }
-        warmUp(name, policy);
+        TrialDecisions.run(name, policy, source, deadlineNanos, log);
         synchronized (monitor) {
-            registry.computeIfAbsent(name, k -> new ArrayList<>()).add(new Registered(name, policy, bundle, id, bounded));
+            registry.add(new Registered(name, policy, bundle, id, bounded));
             refreshInline();
         }
         log.info("policy '" + name + "' registered by " + bundle + (bounded ? " (bounded: decides on the posting thread)" : ""));
         signal();
     }
 
-    /**
-     * Runs throwaway decisions on the calling thread's behalf (registration or selection), before
-     * the loop decides with the policy: a freshly installed or updated bundle loads and
-     * initialises its classes there instead of in the first real decision (which took 6 ms in
-     * the hot-swap scenario, against a decision p50 of a few us). The view is the live one plus
-     * a few made-up ready queues on every device, with the usual hints, so that the policy's
-     * paths for ready queues run even on an idle node. The actions are discarded; a policy that
-     * fails here is left to the watchdog's normal path.
-     */
-    private void warmUp(String name, Policy policy) {
-        List<QueueView> views = new ArrayList<>();
-        for (ScheduledQueue q : source.schedulerQueues()) {
-            QueueView v = q.view();
-            if (v != null) {
-                views.add(v);
-            }
-        }
-        List<DeviceView> devices = source.deviceViews();
-        long now = System.nanoTime();
-        long handle = -1;
-        for (DeviceView d : devices) {
-            for (int i = 0; i < 3; i++) {
-                List<Hint> hints = List.of(new Hint.Priority(i), new Hint.Deadline(10_000L * (i + 1)), new Hint.Utilization(25 * (i + 1)));
-                views.add(new QueueView(handle--, "warm-up", d.id(), "warm-up-" + i, true, i == 0, false, now - 1_000_000L * i,
-                        100_000L * i, i == 1 ? 0 : now - 500_000L, 4, 1, 10, 100_000L, hints, PreemptionLevel.BLOCK));
-            }
-        }
-        SchedulerView view = new SchedulerView(now, views, devices);
-        // On a thread of its own, bounded: a policy that never returns must not hang registration.
-        Thread t = new Thread(() -> {
-            try {
-                for (int i = 0; i < 3 && !Thread.currentThread().isInterrupted(); i++) {
-                    policy.schedule(view, new Recorder(java.util.Set.of()));
-                }
-            } catch (RuntimeException | LinkageError e) {
-                log.warn("policy '" + name + "' failed a trial decision: " + e);
-            }
-        }, "xq-policy-warmup");
-        t.setDaemon(true);
-        t.start();
-        try {
-            t.join(Math.max(1, 10 * deadlineNanos / 1_000_000L));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (t.isAlive()) {
-            t.interrupt();
-            log.warn("policy '" + name + "' did not finish a trial decision within ten deadlines");
-        }
-    }
-
     public void unregister(long id) {
-        String gone = null;
+        String gone;
         synchronized (monitor) {
-            for (var it = registry.entrySet().iterator(); it.hasNext(); ) {
-                var e = it.next();
-                if (e.getValue().removeIf(r -> r.id() == id)) {
-                    gone = e.getKey();
-                    if (e.getValue().isEmpty()) {
-                        it.remove();
-                    }
-                }
-            }
-            setAside.remove(id);
+            gone = registry.remove(id);
             refreshInline();
         }
         if (gone != null) {
@@ -380,16 +300,7 @@ public final class Scheduler {
     /** The registration that decides for {@code name}: the first registered that is not set aside. */
     private Registered lookup(String name) {
         synchronized (monitor) {
-            List<Registered> l = registry.get(name);
-            if (l == null) {
-                return null;
-            }
-            for (Registered r : l) {
-                if (!setAside.containsKey(r.id())) {
-                    return r;
-                }
-            }
-            return null;
+            return registry.lookup(name);
         }
     }
 
@@ -404,23 +315,16 @@ public final class Scheduler {
         String n = name.trim();
         List<Registered> candidates;
         synchronized (monitor) {
-            List<Registered> l = registry.get(n);
-            candidates = n.equals(selected) || l == null ? List.of() : List.copyOf(l);
+            candidates = n.equals(selected) ? List.of() : registry.all(n);
         }
         for (Registered r : candidates) {
-            warmUp(n, r.policy());
+            TrialDecisions.run(n, r.policy(), source, deadlineNanos, log);
         }
         synchronized (monitor) {
-            if (strict && !SchedulerControl.NATIVE.equals(n) && !registry.containsKey(n)) {
+            if (strict && !SchedulerControl.NATIVE.equals(n) && !registry.contains(n)) {
                 throw new IllegalArgumentException("policy '" + n + "' is not registered; allowed: " + names());
             }
-            // selecting again is how an operator gives a set-aside policy another chance
-            List<Registered> l = registry.get(n);
-            if (l != null) {
-                for (Registered r : l) {
-                    setAside.remove(r.id());
-                }
-            }
+            registry.clearSetAside(n);
             selected = n;
             refreshInline();
         }
@@ -437,10 +341,7 @@ public final class Scheduler {
 
     public List<String> names() {
         synchronized (monitor) {
-            List<String> n = new ArrayList<>();
-            n.add(SchedulerControl.NATIVE);
-            n.addAll(registry.keySet());
-            return n;
+            return registry.names();
         }
     }
 
@@ -450,17 +351,7 @@ public final class Scheduler {
         out.add(new SchedulerControl.PolicyInfo(SchedulerControl.NATIVE, NativePolicy.DESCRIPTION, "dev.xq.runtime",
                 act.equals(SchedulerControl.NATIVE), ""));
         synchronized (monitor) {
-            for (var e : registry.entrySet()) {
-                Registered r = e.getValue().getFirst();
-                String description;
-                try {
-                    description = r.policy().description();
-                } catch (RuntimeException ex) {
-                    description = "(description failed: " + ex + ")";
-                }
-                out.add(new SchedulerControl.PolicyInfo(e.getKey(), description, r.bundle(), act.equals(e.getKey()),
-                        setAside.getOrDefault(r.id(), "")));
-            }
+            out.addAll(registry.infos(act));
         }
         return out;
     }
@@ -477,30 +368,12 @@ public final class Scheduler {
     }
 
     public SchedulerControl.SchedulerStats stats() {
-        long[] copy;
-        synchronized (recent) {
-            copy = Arrays.copyOf(recent, recentCount);
-        }
-        Arrays.sort(copy);
-        return new SchedulerControl.SchedulerStats(decisions.get(), swaps.get(), trips.get(),
-                percentile(copy, 0.50) / 1000.0, percentile(copy, 0.99) / 1000.0, maxGapNanos / 1000.0);
+        return stats.snapshot();
     }
 
     /** Forgets the decision-time history and the longest gap (a scenario's measuring window). */
     public void resetStats() {
-        synchronized (recent) {
-            recentCount = 0;
-            recentNext = 0;
-        }
-        maxGapNanos = 0;
-    }
-
-    private static double percentile(long[] sorted, double p) {
-        if (sorted.length == 0) {
-            return 0;
-        }
-        int i = (int) Math.ceil(p * sorted.length) - 1;
-        return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
+        stats.reset();
     }
 
     // ------------------------------------------------------------------ the loop
@@ -584,13 +457,13 @@ public final class Scheduler {
         String name = policy == null ? SchedulerControl.NATIVE : policy.name();
         String was = active;
         if (!name.equals(was)) {
-            swaps.incrementAndGet();
+            stats.swapped();
             active = name;
         }
-        Recorder actions = new Recorder(byHandle.keySet());
+        ActionRecorder actions = new ActionRecorder(byHandle.keySet());
         // No lock from here to the end: the watchdog and this thread race for the record, and
         // whichever swaps it out owns the decision's end.
-        InProgress mine = new InProgress(policy, now, currentCpuTime(), Thread.currentThread().threadId());
+        InProgress mine = new InProgress(policy, now, ThreadClock.current(), Thread.currentThread().threadId());
         inProgress.set(mine);
         if (gen != generation) {
             // an old loop thread, replaced: the event is the new deciders' to handle
@@ -619,10 +492,10 @@ public final class Scheduler {
             }
             setAsideNow(policy, "threw " + t);
             log.error("policy '" + policy.name() + "' threw; set aside, '" + SchedulerControl.NATIVE + "' decides", t);
-            actions = new Recorder(byHandle.keySet());
+            actions = new ActionRecorder(byHandle.keySet());
             NativePolicy.INSTANCE.schedule(view, actions);
             active = SchedulerControl.NATIVE;
-            swaps.incrementAndGet();
+            stats.swapped();
         }
         long took = System.nanoTime() - t0;
         if (recorded && !inProgress.compareAndSet(mine, null)) {
@@ -631,12 +504,7 @@ public final class Scheduler {
         if (gen != generation) {
             return true; // the watchdog took this decision away: it was too late
         }
-        decisions.incrementAndGet();
-        synchronized (recent) {
-            recent[recentNext] = took;
-            recentNext = (recentNext + 1) % recent.length;
-            recentCount = Math.min(recentCount + 1, recent.length);
-        }
+        stats.decided(took);
         int suspends = 0;
         int resumes = 0;
         // Resumes first: a queue handed the device gets its work back on the hardware (restore,
@@ -670,10 +538,7 @@ public final class Scheduler {
         idleGapAvgNanos += (idle - idleGapAvgNanos) / 8;
         lastDecisionEndNanos = end;
         if (eventNanos != 0) {
-            long gap = end - eventNanos;
-            if (gap > maxGapNanos) {
-                maxGapNanos = gap;
-            }
+            stats.gap(end - eventNanos);
         }
         if (!name.equals(was)) {
             // logged after the decision is applied: a log call is not free (1 ms seen at a swap)
@@ -694,16 +559,16 @@ public final class Scheduler {
 
     private String setAsideReason(Registered r) {
         synchronized (monitor) {
-            return setAside.getOrDefault(r.id(), "");
+            return registry.reason(r);
         }
     }
 
     private void setAsideNow(Registered r, String reason) {
         synchronized (monitor) {
-            setAside.put(r.id(), reason);
+            registry.setAside(r, reason);
             refreshInline();
         }
-        trips.incrementAndGet();
+        stats.tripped();
         Tracing.watchdog(r.name(), reason);
     }
 
@@ -715,7 +580,7 @@ public final class Scheduler {
      */
     private static String overrun(InProgress d, long deadline) {
         long wall = System.nanoTime() - d.startNanos();
-        long cpu = cpuTime(d.threadId());
+        long cpu = ThreadClock.of(d.threadId());
         if (cpu >= 0 && d.startCpuNanos() >= 0) {
             if (cpu - d.startCpuNanos() > deadline) {
                 return "decision used more than its deadline of " + deadline / 1000 + " us of CPU";
@@ -726,34 +591,6 @@ public final class Scheduler {
             return null;
         }
         return wall > deadline ? "decision ran past its deadline of " + deadline / 1000 + " us" : null;
-    }
-
-    private static String threadName(long id) {
-        try {
-            java.lang.management.ThreadInfo i = THREADS.getThreadInfo(id);
-            return i == null ? "thread " + id : "'" + i.getThreadName() + "'";
-        } catch (RuntimeException e) {
-            return "thread " + id;
-        }
-    }
-
-    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
-
-    private static long currentCpuTime() {
-        try {
-            return THREADS.isCurrentThreadCpuTimeSupported() ? THREADS.getCurrentThreadCpuTime() : -1;
-        } catch (UnsupportedOperationException e) {
-            return -1;
-        }
-    }
-
-    /** @return CPU time of a thread in nanoseconds, or -1 where the JVM cannot tell */
-    private static long cpuTime(long threadId) {
-        try {
-            return THREADS.isThreadCpuTimeSupported() ? THREADS.getThreadCpuTime(threadId) : -1;
-        } catch (UnsupportedOperationException e) {
-            return -1;
-        }
     }
 
     private void watch() {
@@ -785,19 +622,19 @@ public final class Scheduler {
                     if (oldLoop != null && oldLoop.threadId() == d.threadId()) {
                         stuck = oldLoop;
                     } else {
-                        poster = threadName(d.threadId());
+                        poster = ThreadClock.name(d.threadId());
                     }
                     generation++;
                     busy = new java.util.concurrent.atomic.AtomicBoolean();
-                    setAside.put(culprit.id(), overrun);
+                    registry.setAside(culprit, overrun);
                     refreshInline();
                     startLoop(generation);
                 }
             }
             if (culprit != null) {
-                trips.incrementAndGet();
+                stats.tripped();
                 active = SchedulerControl.NATIVE;
-                swaps.incrementAndGet();
+                stats.swapped();
                 Tracing.watchdog(culprit.name(), "deadline");
                 log.error("policy '" + culprit.name() + "' set aside: " + setAsideReason(culprit) + "; '"
                         + SchedulerControl.NATIVE + "' decides"
@@ -811,36 +648,6 @@ public final class Scheduler {
                 firstEventNanos.compareAndSet(0, System.nanoTime());
                 handOff(); // the fresh loop decides: the watchdog never runs a policy itself
             }
-        }
-    }
-
-    /** Collects one decision's actions; the last word on a queue wins. */
-    private static final class Recorder implements SchedulerActions {
-        final Map<Long, Boolean> decided = new LinkedHashMap<>();
-        final java.util.Set<Long> known;
-        long wake = Long.MAX_VALUE;
-
-        Recorder(java.util.Set<Long> known) {
-            this.known = known;
-        }
-
-        @Override
-        public void suspend(long handle) {
-            if (known.contains(handle)) {
-                decided.put(handle, Boolean.TRUE);
-            }
-        }
-
-        @Override
-        public void resume(long handle) {
-            if (known.contains(handle)) {
-                decided.put(handle, Boolean.FALSE);
-            }
-        }
-
-        @Override
-        public void wakeAt(long nanos) {
-            wake = Math.min(wake, nanos);
         }
     }
 }

@@ -1,0 +1,105 @@
+package dev.xq.runtime.scheduler;
+
+import dev.xq.api.SchedulerControl;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The policies the node knows, by name, and the ones set aside. Several registrations may share a
+ * name (a bundle being updated registers the new one before the old one leaves); the first that
+ * is not set aside decides. Not thread-safe: the scheduler guards it with its monitor.
+ */
+final class PolicyRegistry {
+
+    /** A registered policy; {@code id} tells re-registrations apart; {@code bounded}: may decide on the posting thread. */
+    record Registered(String name, dev.xq.policy.spi.Policy policy, String bundle, long id, boolean bounded) {
+    }
+
+    private final Map<String, List<Registered>> byName = new LinkedHashMap<>();
+    private final Map<Long, String> setAside = new HashMap<>();
+
+    void add(Registered r) {
+        byName.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(r);
+    }
+
+    /** @return the name the registration had, or null if it was not registered */
+    String remove(long id) {
+        String gone = null;
+        for (var it = byName.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (e.getValue().removeIf(r -> r.id() == id)) {
+                gone = e.getKey();
+                if (e.getValue().isEmpty()) {
+                    it.remove();
+                }
+            }
+        }
+        setAside.remove(id);
+        return gone;
+    }
+
+    /** @return the registration that decides for {@code name}: the first one not set aside, or null */
+    Registered lookup(String name) {
+        List<Registered> l = byName.get(name);
+        if (l != null) {
+            for (Registered r : l) {
+                if (!setAside.containsKey(r.id())) {
+                    return r;
+                }
+            }
+        }
+        return null;
+    }
+
+    boolean contains(String name) {
+        return byName.containsKey(name);
+    }
+
+    /** @return every registration under {@code name} */
+    List<Registered> all(String name) {
+        List<Registered> l = byName.get(name);
+        return l == null ? List.of() : List.copyOf(l);
+    }
+
+    void setAside(Registered r, String reason) {
+        setAside.put(r.id(), reason);
+    }
+
+    /** Selecting a name again is how an operator gives its set-aside registrations another chance. */
+    void clearSetAside(String name) {
+        for (Registered r : all(name)) {
+            setAside.remove(r.id());
+        }
+    }
+
+    String reason(Registered r) {
+        return setAside.getOrDefault(r.id(), "");
+    }
+
+    /** @return native first, then the registered names in registration order */
+    List<String> names() {
+        List<String> n = new ArrayList<>();
+        n.add(SchedulerControl.NATIVE);
+        n.addAll(byName.keySet());
+        return n;
+    }
+
+    /** One line per name (its first registration), for {@code xq:policies}. */
+    List<SchedulerControl.PolicyInfo> infos(String active) {
+        List<SchedulerControl.PolicyInfo> out = new ArrayList<>();
+        for (var e : byName.entrySet()) {
+            Registered r = e.getValue().getFirst();
+            String description;
+            try {
+                description = r.policy().description();
+            } catch (RuntimeException ex) {
+                description = "(description failed: " + ex + ")";
+            }
+            out.add(new SchedulerControl.PolicyInfo(e.getKey(), description, r.bundle(), active.equals(e.getKey()), reason(r)));
+        }
+        return out;
+    }
+}
