@@ -248,6 +248,32 @@ public class ProcessIT {
         assertTrue(lines.getFirst(), lines.getFirst().contains("unscheduled"));
     }
 
+    @Test
+    public void xqRunPreloadsTheInterposerAndPassesTheExitCodeThrough() throws Exception {
+        Path xq = Path.of(System.getProperty("xq.home", "..")).toAbsolutePath().normalize().resolve("xq");
+        Path out = work.resolve("xqrun.out");
+        ProcessBuilder pb = new ProcessBuilder(xq.toString(), "run", "--priority", "2", "--name", "viaxq", "--socket", socket().toString(),
+                "--", FakeApps.app().toString(), "--tasks", "3", "--kernels", "2", "--us", "100", "--period-ms", "0", "--check",
+                "--linger-ms", "1500");
+        pb.environment().put("LD_LIBRARY_PATH", FakeApps.dir().resolve("fakecuda").toString());
+        pb.environment().put("FAKECUDA_GPU", gpu.toString());
+        pb.redirectErrorStream(true).redirectOutput(out.toFile());
+        Process p = pb.start();
+        // ./xq run execs the program: the node sees the same pid, with the name and priority given.
+        XQueueStatus q = awaitQueue(p.pid(), 10_000);
+        assertEquals("viaxq/default", q.name());
+        assertTrue(q.hints().contains(new Hint.Priority(2)));
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(Files.readString(out), 0, p.exitValue());
+        // the program's own exit code comes back, and bad options are refused before anything runs
+        Process fails = new ProcessBuilder(xq.toString(), "run", "--", "sh", "-c", "exit 7").start();
+        assertEquals(7, fails.waitFor());
+        Process bad = new ProcessBuilder(xq.toString(), "run", "--priority", "high", "--", "true").redirectErrorStream(true).start();
+        String said = new String(bad.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(said, 1, bad.waitFor());
+        assertTrue(said, said.contains("--priority 'high' is not an integer in [-1000, 1000]"));
+    }
+
     /** Sends {@code text} and reports whether the node answered ERR and closed the connection. */
     private boolean refused(String text) throws IOException {
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
