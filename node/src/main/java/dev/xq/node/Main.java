@@ -125,6 +125,11 @@ public final class Main {
             return 2;
         }
         Files.createDirectories(hotDeploy);
+        String unsafe = HotDeployFolder.problem(hotDeploy);
+        if (unsafe != null) {
+            System.err.println("xq-node: " + unsafe);
+            return 2;
+        }
         Path storage = Files.createTempDirectory("xq-felix");
         Map<String, String> cfg = new HashMap<>();
         cfg.put(Constants.FRAMEWORK_STORAGE, storage.toString());
@@ -141,7 +146,10 @@ public final class Main {
         cfg.put("felix.fileinstall.log.level", verbose ? "4" : "1");
         cfg.put("felix.log.level", "1");
         cfg.put("gosh.args", interactive ? "" : "--nointeractive");
-        cfg.put("gosh.home", hotDeploy.getParent() == null ? "." : hotDeploy.getParent().toString());
+        // Gogo runs ${gosh.home}/etc/gosh_profile at start: never from a folder others may write
+        // (it was the hot-deploy folder's parent: code execution for whoever could put a file
+        // there). An empty folder in the node's private storage: Gogo's built-in profile.
+        cfg.put("gosh.home", Files.createDirectories(storage.resolve("gosh")).toString());
 
         FrameworkFactory factory = ServiceLoader.load(FrameworkFactory.class).findFirst()
                 .orElseThrow(() -> new IllegalStateException("no OSGi framework on the class path"));

@@ -9,8 +9,9 @@ import java.util.Map;
 
 /**
  * The policies the node knows, by name, and the ones set aside. Several registrations may share a
- * name (a bundle being updated registers the new one before the old one leaves); the first that
- * is not set aside decides. Not thread-safe: the scheduler guards it with its monitor.
+ * name only when they come from one bundle (two versions overlapping during an update; the
+ * scheduler refuses another bundle's); the first that is not set aside decides. Not thread-safe:
+ * the scheduler guards it with its monitor.
  */
 final class PolicyRegistry {
 

@@ -273,13 +273,50 @@ public final class Scheduler {
                     + "'; a policy needs a name other than '" + SchedulerControl.NATIVE + "': ignored");
             return;
         }
+        String taken = ownerOfOtherBundle(name, bundle);
+        if (taken != null) {
+            refuseImpostor(name, bundle, taken);
+            return;
+        }
         TrialDecisions.run(name, policy, source, deadlineNanos, log);
         synchronized (monitor) {
-            registry.add(new Registered(name, policy, bundle, id, bounded));
-            refreshInline();
+            taken = ownerOfOtherBundle(name, bundle);
+            if (taken == null) {
+                registry.add(new Registered(name, policy, bundle, id, bounded));
+                refreshInline();
+            }
+        }
+        if (taken != null) {
+            refuseImpostor(name, bundle, taken);
+            return;
         }
         log.info("policy '" + name + "' registered by " + bundle + (bounded ? " (bounded: decides on the posting thread)" : ""));
         signal();
+    }
+
+    /**
+     * @return the bundle that holds {@code name} when it is not {@code bundle} (its symbolic name
+     *         differs: two versions of one bundle may overlap during an update), else null
+     */
+    private String ownerOfOtherBundle(String name, String bundle) {
+        synchronized (monitor) {
+            List<Registered> l = registry.all(name);
+            if (l.isEmpty() || symbolicName(l.getFirst().bundle()).equals(symbolicName(bundle))) {
+                return null;
+            }
+            return l.getFirst().bundle();
+        }
+    }
+
+    private static String symbolicName(String bundle) {
+        int sp = bundle.indexOf(' ');
+        return sp < 0 ? bundle : bundle.substring(0, sp);
+    }
+
+    private void refuseImpostor(String name, String bundle, String owner) {
+        log.error("policy '" + name + "' from " + bundle + " refused: the name belongs to " + owner
+                + " (the first registration keeps a name; another bundle's never takes it over, not even after the first "
+                + "leaves); give the policy a name of its own", null);
     }
 
     public void unregister(long id) {
