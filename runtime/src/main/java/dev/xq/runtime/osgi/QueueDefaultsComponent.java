@@ -28,8 +28,11 @@ public class QueueDefaultsComponent {
         RuntimeComponent rc = (RuntimeComponent) runtime;
         try {
             rc.core().defaults(new QueueConfig(PreemptionLevel.of(q.level()), q.threshold(), q.batch(), q.windowMicros()));
-        } catch (IllegalArgumentException e) {
-            rc.logError("dev.xq.queue.defaults: " + e.getMessage() + "; keeping " + rc.core().defaults());
+        } catch (RuntimeException e) {
+            // IllegalArgumentException: a value out of range; DS's ComponentException: a value that
+            // is not a number at all (thrown when the key is read). Either way nothing changes.
+            rc.logError("dev.xq.queue.defaults: " + e.getMessage() + " (allowed: level 1..3, threshold 1.." + QueueConfig.MAX_THRESHOLD
+                    + ", batch 1..threshold, windowMicros 0.." + QueueConfig.MAX_WINDOW_MICROS + "); keeping " + rc.core().defaults());
         }
     }
 }

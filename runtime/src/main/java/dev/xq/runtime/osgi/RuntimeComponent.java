@@ -1,5 +1,6 @@
 package dev.xq.runtime.osgi;
 
+import java.util.Map;
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.DriverInfo;
 import dev.xq.api.QueueConfig;
@@ -59,39 +60,76 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
     }
 
     @Activate
-    void activate(SchedulerConfig scheduler) {
-        apply(scheduler);
+    void activate(SchedulerConfig scheduler, Map<String, Object> raw) {
+        apply(scheduler, raw);
         core.start();
     }
 
     @Modified
-    void modified(SchedulerConfig scheduler) {
-        apply(scheduler);
+    void modified(SchedulerConfig scheduler, Map<String, Object> raw) {
+        apply(scheduler, raw);
     }
+
+    /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
+    private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions");
 
     @Deactivate
     void deactivate() {
         core.stop();
     }
 
-    private void apply(SchedulerConfig s) {
-        try {
-            core.scheduler().deadline(s.decisionDeadlineMicros() * 1000L);
-        } catch (IllegalArgumentException e) {
-            log.error("dev.xq.scheduler: " + e.getMessage() + "; keeping " + core.scheduler().deadlineNanos() / 1000 + " us", null);
+    /**
+     * Applies each key on its own: a bad value (out of range, or not a value of its type at all,
+     * which DS reports only when the key is read) is logged naming the key, the value and what is
+     * allowed, and changes nothing, while the other keys of the same configuration still apply.
+     */
+    private void apply(SchedulerConfig s, Map<String, Object> raw) {
+        for (String k : raw.keySet()) {
+            if (!KEYS.contains(k) && !k.startsWith("component.") && !k.startsWith("service.") && !k.startsWith("felix.")
+                    && !k.startsWith("osgi.") && !k.startsWith(".")) {
+                log.warn("dev.xq.scheduler: unknown key '" + k + "' ignored; known keys: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
+            }
         }
-        if (s.inlineDecisions() != core.scheduler().inlineDecisions()) {
-            core.scheduler().inlineDecisions(s.inlineDecisions());
+        Long micros = read("decisionDeadlineMicros", "a whole number of microseconds in [100, 10000000]", s::decisionDeadlineMicros);
+        if (micros != null) {
+            // checked before it is multiplied: a huge value must not wrap around into a tiny deadline
+            if (micros < 100 || micros > 10_000_000L) {
+                log.error("dev.xq.scheduler: decisionDeadlineMicros " + micros + " is out of range [100, 10000000] us; keeping "
+                        + core.scheduler().deadlineNanos() / 1000 + " us", null);
+            } else {
+                core.scheduler().deadline(micros * 1000L);
+            }
         }
+        Boolean inline = read("inlineDecisions", "true or false", s::inlineDecisions);
+        // DS reads any text but "true" as false: "maybe" must not silently switch inline decisions off
+        if (raw.get("inlineDecisions") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: inlineDecisions '" + text + "' is not true or false; ignored", null);
+            inline = null;
+        }
+        if (inline != null && inline != core.scheduler().inlineDecisions()) {
+            core.scheduler().inlineDecisions(inline);
+        }
+        String policy = read("policy", "a policy name (xq:policies lists them)", s::policy);
         // Only a change of the configured value moves the selection, so that a selection made in
         // the shell survives unrelated configuration updates.
-        if (!s.policy().equals(configuredPolicy)) {
-            configuredPolicy = s.policy();
+        if (policy != null && !policy.equals(configuredPolicy)) {
+            configuredPolicy = policy;
             try {
-                core.scheduler().select(s.policy(), false);
+                core.scheduler().select(policy, false);
             } catch (IllegalArgumentException e) {
                 log.error("dev.xq.scheduler: " + e.getMessage(), null);
             }
+        }
+    }
+
+    /** Reads one key of a configuration; null (and logged) when its value cannot be read as its type. */
+    private <T> T read(String key, String allowed, java.util.function.Supplier<T> value) {
+        try {
+            return value.get();
+        } catch (RuntimeException e) {
+            log.error("dev.xq.scheduler: " + key + " has a value that is not " + allowed + " (" + e.getMessage() + "); ignored", null);
+            return null;
         }
     }
 

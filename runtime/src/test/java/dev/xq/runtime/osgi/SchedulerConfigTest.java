@@ -1,0 +1,59 @@
+package dev.xq.runtime.osgi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.Proxy;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Configuration of dev.xq.scheduler: a bad key changes nothing and does not stop the good ones. */
+class SchedulerConfigTest {
+
+    private final RuntimeComponent rc = new RuntimeComponent();
+
+    @AfterEach
+    void stop() {
+        rc.deactivate();
+    }
+
+    /** A configuration as DS hands it over: values that cannot be converted throw when read. */
+    private static SchedulerConfig config(Object policy, Object micros, Object inline) {
+        return (SchedulerConfig) Proxy.newProxyInstance(SchedulerConfig.class.getClassLoader(), new Class<?>[] {SchedulerConfig.class},
+                (proxy, m, args) -> {
+                    Object v = switch (m.getName()) {
+                        case "policy" -> policy;
+                        case "decisionDeadlineMicros" -> micros;
+                        case "inlineDecisions" -> inline;
+                        default -> throw new UnsupportedOperationException(m.getName());
+                    };
+                    if (v instanceof RuntimeException e) {
+                        throw e;
+                    }
+                    return v;
+                });
+    }
+
+    @Test
+    void aHugeDeadlineDoesNotWrapIntoATinyOne() {
+        rc.activate(config("native", 18446744073710552L, true), Map.of());
+        assertEquals(10_000_000L, rc.core().scheduler().deadlineNanos(), "the default deadline is kept");
+    }
+
+    @Test
+    void anUnreadableValueLeavesTheOtherKeysApplied() {
+        rc.activate(config("edf", new IllegalArgumentException("cannot convert 'soon' to long"), true),
+                Map.of("policy", "edf", "decisionDeadlineMicros", "soon"));
+        assertEquals("edf", rc.core().scheduler().selected(), "the valid policy key still applies");
+        assertEquals(10_000_000L, rc.core().scheduler().deadlineNanos());
+    }
+
+    @Test
+    void inlineDecisionsMaybeIsNotReadAsFalse() {
+        rc.activate(config("native", 10_000L, false), Map.of("inlineDecisions", "maybe"));
+        assertTrue(rc.core().scheduler().inlineDecisions(), "'maybe' is refused, the default (on) stays");
+        rc.modified(config("native", 10_000L, false), Map.of("inlineDecisions", "false"));
+        assertEquals(false, rc.core().scheduler().inlineDecisions());
+    }
+}
