@@ -267,7 +267,7 @@ public final class XQueueImpl implements NodeQueue {
             SubmissionImpl s = takeInFlightLocking(command);
             if (s != null) {
                 long d = Math.max(0, endNanos - startNanos);
-                end(s, false, true, d, new CommandResult(s.sequence(), s.submitNanos, startNanos, endNanos), null, true);
+                delivering(() -> end(s, false, true, d, new CommandResult(s.sequence(), s.submitNanos, startNanos, endNanos), null, true));
             }
         }
 
@@ -275,8 +275,8 @@ public final class XQueueImpl implements NodeQueue {
         public void failed(HwCommand command, Throwable cause) {
             SubmissionImpl s = takeInFlightLocking(command);
             if (s != null) {
-                end(s, false, false, 0, null, new CommandFailedException(
-                        "queue " + name + ": " + s + " failed on " + device + ": " + cause.getMessage(), cause), true);
+                delivering(() -> end(s, false, false, 0, null, new CommandFailedException(
+                        "queue " + name + ": " + s + " failed on " + device + ": " + cause.getMessage(), cause), true));
             }
         }
 
@@ -285,6 +285,23 @@ public final class XQueueImpl implements NodeQueue {
             breakQueue(new CommandFailedException("device " + device + " lost: " + cause.getMessage(), cause));
         }
     };
+
+    /**
+     * Set while a driver's thread delivers a completion (and runs the application's callbacks on
+     * its future): a {@link #close()} made there must not wait for completions that only this
+     * very thread can deliver.
+     */
+    private static final ThreadLocal<Boolean> DELIVERING = ThreadLocal.withInitial(() -> Boolean.FALSE);
+
+    private static void delivering(Runnable r) {
+        boolean outer = DELIVERING.get();
+        DELIVERING.set(Boolean.TRUE);
+        try {
+            r.run();
+        } finally {
+            DELIVERING.set(outer);
+        }
+    }
 
     /** The listener to open this queue's hardware queue with. */
     public HwQueueListener hardwareListener() {
@@ -823,6 +840,18 @@ public final class XQueueImpl implements NodeQueue {
             control.unlock();
         }
         long deadline = System.nanoTime() + grace.toNanos();
+        if (DELIVERING.get()) {
+            // Called from a completion callback, on the driver's thread: waiting here would hold
+            // back every completion that thread delivers (another tenant's included) and cancel
+            // commands that could have run. The rest of the close waits on a thread of its own.
+            Thread.ofVirtual().name("xq-close-" + handle).start(() -> finishClose(deadline, grace));
+            return;
+        }
+        finishClose(deadline, grace);
+    }
+
+    /** Lets what is on the device finish until {@code deadline}, cancels what is still there, lets go of the hardware. */
+    private void finishClose(long deadline, Duration grace) {
         for (CompletableFuture<CommandResult> f : outstanding()) {
             try {
                 f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);

@@ -347,4 +347,27 @@ class XQueueEngineTest {
         assertEquals(List.of(QueueState.READY, QueueState.SUSPENDED, QueueState.READY, QueueState.IDLE, QueueState.CLOSED), seen);
         sub.close();
     }
+
+    @Test
+    void closeFromACompletionCallbackDoesNotHoldTheDriversThread() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
+        List<Submission> subs = submit(q, 3);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        // The application closes its queue when its first command completes, on the completing thread.
+        subs.getFirst().stage().whenComplete((r, e) -> q.close());
+        // This thread plays the driver: were close() to wait its 2 s grace here, the next two
+        // completions could not be delivered and would be cancelled at the end of the grace.
+        hw.completeNext(100);
+        assertFalse(subs.get(1).isDone(), "still on the device, not cancelled");
+        hw.completeNext(100);
+        hw.completeNext(100);
+        assertEquals(3, subs.get(2).await(Duration.ofSeconds(1)).sequence(), "the commands on the device ran to the end");
+        long until = System.nanoTime() + 5_000_000_000L;
+        while (core.find(q.handle()).isPresent() && System.nanoTime() < until) {
+            Thread.sleep(1);
+        }
+        assertTrue(core.find(q.handle()).isEmpty(), "the close finished");
+        assertTrue(hw.closed, "and let go of the hardware queue");
+    }
 }
