@@ -21,6 +21,8 @@ final class PolicyRegistry {
 
     private final Map<String, List<Registered>> byName = new LinkedHashMap<>();
     private final Map<Long, String> setAside = new HashMap<>();
+    /** Registrations whose trial decision never returned: never tried again, never selectable. */
+    private final java.util.Set<Long> stuck = new java.util.HashSet<>();
 
     void add(Registered r) {
         byName.computeIfAbsent(r.name(), k -> new ArrayList<>()).add(r);
@@ -39,6 +41,7 @@ final class PolicyRegistry {
             }
         }
         setAside.remove(id);
+        stuck.remove(id);
         return gone;
     }
 
@@ -69,11 +72,32 @@ final class PolicyRegistry {
         setAside.put(r.id(), reason);
     }
 
-    /** Selecting a name again is how an operator gives its set-aside registrations another chance. */
+    /**
+     * Selecting a name again is how an operator gives its set-aside registrations another chance;
+     * not those stuck in a trial (another try would only leave another thread behind).
+     */
     void clearSetAside(String name) {
         for (Registered r : all(name)) {
-            setAside.remove(r.id());
+            if (!stuck.contains(r.id())) {
+                setAside.remove(r.id());
+            }
         }
+    }
+
+    /** The registration's trial decision never returned. */
+    void stuck(Registered r) {
+        stuck.add(r.id());
+        setAside.put(r.id(), TrialDecisions.STUCK);
+    }
+
+    boolean isStuck(Registered r) {
+        return stuck.contains(r.id());
+    }
+
+    /** @return whether every registration under {@code name} is stuck in a trial (none can ever decide) */
+    boolean allStuck(String name) {
+        List<Registered> l = all(name);
+        return !l.isEmpty() && l.stream().allMatch(this::isStuck);
     }
 
     String reason(Registered r) {

@@ -278,11 +278,15 @@ public final class Scheduler {
             refuseImpostor(name, bundle, taken);
             return;
         }
-        TrialDecisions.run(name, policy, source, deadlineNanos, log);
+        boolean finished = TrialDecisions.run(name, policy, source, deadlineNanos, log);
         synchronized (monitor) {
             taken = ownerOfOtherBundle(name, bundle);
             if (taken == null) {
-                registry.add(new Registered(name, policy, bundle, id, bounded));
+                Registered r = new Registered(name, policy, bundle, id, bounded);
+                registry.add(r);
+                if (!finished) {
+                    registry.stuck(r);
+                }
                 refreshInline();
             }
         }
@@ -352,14 +356,23 @@ public final class Scheduler {
         String n = name.trim();
         List<Registered> candidates;
         synchronized (monitor) {
-            candidates = n.equals(selected) ? List.of() : registry.all(n);
+            candidates = n.equals(selected) ? List.of() : registry.all(n).stream().filter(r -> !registry.isStuck(r)).toList();
         }
         for (Registered r : candidates) {
-            TrialDecisions.run(n, r.policy(), source, deadlineNanos, log);
+            if (!TrialDecisions.run(n, r.policy(), source, deadlineNanos, log)) {
+                synchronized (monitor) {
+                    registry.stuck(r);
+                    refreshInline();
+                }
+            }
         }
         synchronized (monitor) {
             if (strict && !SchedulerControl.NATIVE.equals(n) && !registry.contains(n)) {
                 throw new IllegalArgumentException("policy '" + n + "' is not registered; allowed: " + names());
+            }
+            if (strict && registry.allStuck(n)) {
+                throw new IllegalArgumentException("policy '" + n + "' " + TrialDecisions.STUCK
+                        + "; it is not selectable until its bundle registers it again");
             }
             registry.clearSetAside(n);
             selected = n;

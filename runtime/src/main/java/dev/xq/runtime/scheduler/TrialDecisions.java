@@ -25,7 +25,11 @@ final class TrialDecisions {
     private TrialDecisions() {
     }
 
-    static void run(String name, Policy policy, Scheduler.Source source, long deadlineNanos, RuntimeLog log) {
+    /** What a trial leaves behind when the policy did not return: its thread (Java cannot stop it). */
+    static final String STUCK = "did not finish a trial decision within ten deadlines; its thread is stuck in the policy";
+
+    /** @return whether the trial ended (returned or threw); false: the policy is stuck in it */
+    static boolean run(String name, Policy policy, Scheduler.Source source, long deadlineNanos, RuntimeLog log) {
         List<QueueView> views = new ArrayList<>();
         for (ScheduledQueue q : source.schedulerQueues()) {
             QueueView v = q.view();
@@ -63,7 +67,19 @@ final class TrialDecisions {
         }
         if (t.isAlive()) {
             t.interrupt();
-            log.warn("policy '" + name + "' did not finish a trial decision within ten deadlines");
+            try {
+                t.join(100); // a policy that blocks interruptibly (a sleep, a lock) ends here: no thread is left behind
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (!t.isAlive()) {
+                log.warn("policy '" + name + "' did not finish a trial decision within ten deadlines; it ended when interrupted");
+            }
         }
+        if (t.isAlive()) {
+            log.error("policy '" + name + "' " + STUCK + " (" + t.getName() + "); it is set aside and not selectable until registered again", null);
+            return false;
+        }
+        return true;
     }
 }

@@ -131,14 +131,18 @@ class SchedulerTest {
     void loopingPolicyIsSetAsideAtItsDeadlineAndSchedulingGoesOn() throws Exception {
         core.scheduler().deadline(20_000_000L);
         AtomicInteger entered = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
         core.scheduler().register("spin", new Policy() {
             @Override
             public String description() {
-                return "never returns";
+                return "passes its trials, then never returns";
             }
 
             @Override
             public void schedule(SchedulerView view, SchedulerActions actions) {
+                if (!armed.get()) {
+                    return;
+                }
                 entered.incrementAndGet();
                 while (!Thread.currentThread().isInterrupted()) {
                     Thread.onSpinWait();
@@ -146,17 +150,47 @@ class SchedulerTest {
                 actions.suspend(view.queues().getFirst().handle()); // must never be applied
             }
         }, "test", 3);
+        core.selectPolicy("spin");
+        armed.set(true);
         XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(1, 1)));
         q.submit(Command.spin(10));
-        core.selectPolicy("spin");
         eventually(() -> core.stats().watchdogTrips() == 1, "watchdog trip for the looping policy");
-        assertEquals(3, entered.get(), "one trial decision at registration and one at selection (both cut off), one real one");
+        assertEquals(1, entered.get(), "one real decision, cut off");
         Highest hi = new Highest();
         core.scheduler().register("hi", hi, "test", 4);
         core.selectPolicy("hi");
         // hi's trial calls (registration, selection) count too: wait for the loop's own decision.
         eventually(() -> "hi".equals(core.activePolicy()), "a fresh loop keeps deciding");
         assertFalse(q.status().suspendedByScheduler(), "the stuck decision was thrown away");
+    }
+
+    @Test
+    void aPolicyStuckInItsTrialIsNotSelectableAndLeavesOneThreadOnly() throws Exception {
+        core.scheduler().deadline(1_000_000L);
+        AtomicInteger trials = new AtomicInteger();
+        core.scheduler().register("stuck", new Policy() {
+            @Override
+            public String description() {
+                return "never returns, not even from a trial";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                trials.incrementAndGet();
+                while (true) {
+                    Thread.onSpinWait(); // ignores interrupts: the worst case
+                }
+            }
+        }, "test", 11);
+        SchedulerControl.PolicyInfo p = core.policies().stream().filter(i -> i.name().equals("stuck")).findFirst().orElseThrow();
+        assertTrue(p.setAside().contains("trial decision"), p.setAside());
+        for (int i = 0; i < 3; i++) {
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> core.selectPolicy("stuck"));
+            assertTrue(e.getMessage().contains("not selectable"), e.getMessage());
+        }
+        assertEquals(1, trials.get(), "tried once, at registration; never again");
+        assertEquals(SchedulerControl.NATIVE, core.selectedPolicy(), "the selection did not move");
     }
 
     @Test
