@@ -56,4 +56,16 @@ typedef struct CUlaunchConfig_st {
 #define CU_GET_PROC_ADDRESS_SUCCESS 0
 #define CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND 1
 
+/* XQ_COMPLETION=memop: cuStreamWriteValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned int),
+ * cuMemHostRegister_v2(void *, size_t, unsigned int), cuMemHostUnregister(void *),
+ * cuMemHostGetDevicePointer_v2(CUdeviceptr *,
+ * void *, unsigned int), cuDeviceGetAttribute(int *, CUdevice_attribute, CUdevice). Attribute 122 is
+ * the v2 memop query of CUDA 12/13 (92 and 93 are the deprecated v1 ones); the v2 write has no
+ * NO_MEMORY_BARRIER flag, so flags are 0. */
+#define CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS 122
+#define CU_MEMHOSTREGISTER_PORTABLE 0x1
+#define CU_MEMHOSTREGISTER_DEVICEMAP 0x2
+#define CU_MEMHOSTALLOC_PORTABLE 0x1
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x2
+
 #endif

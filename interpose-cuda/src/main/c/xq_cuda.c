@@ -4,8 +4,9 @@
  *
  * The launching thread itself is held inside the launch call while its stream may not launch,
  * then makes the very call the application made (nothing is deferred or copied). After each
- * launch an event is recorded on the stream; one tracker thread per process watches those
- * events to count completions. One reader thread talks to the node. Counts live in a
+ * launch an event is recorded on the stream (or, with XQ_COMPLETION=memop, the stream writes a
+ * sequence number into our memory); one tracker thread per process watches those to count
+ * completions. One reader thread talks to the node. Counts live in a
  * process-local struct per stream (the truth) and are mirrored into the session's shared memory
  * while a node is attached, so a node restart loses nothing.
  *
@@ -45,6 +46,8 @@
 #define RETRY_S 1                    /* reconnect period */
 #define POLL_LIMIT_NS 20000ull       /* tracker: looks at a stream this often while launchers wait on a limit */
 #define POLL_NS 100000ull            /* and this often otherwise */
+#define MEMOP_LIMIT_NS 5000ull       /* the same for XQ_COMPLETION=memop streams (a look is a load) */
+#define MEMOP_NS 50000ull
 #define PARK_AFTER_NS 5000000ull     /* tracker: parks after this long with nothing in flight */
 #define BUCKETS 256
 
@@ -146,7 +149,14 @@ static struct {
     CUresult (*CtxGetStreamPriorityRange)(int *, int *);
     CUresult (*StreamGetPriority)(CUstream, int *);
     CUresult (*StreamGetCtx)(CUstream, CUcontext *);
+    /* XQ_COMPLETION=memop only (optional: missing ones mean events) */
+    CUresult (*WriteValue64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+    CUresult (*HostRegister)(void *, size_t, unsigned int);
+    CUresult (*HostUnregister)(void *);
+    CUresult (*HostGetDevPtr)(CUdeviceptr *, void *, unsigned int);
+    CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
 } cu;
+static int g_memop; /* XQ_COMPLETION=memop */
 static int g_cu_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
 static pthread_mutex_t cu_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -171,7 +181,16 @@ static int cu_ready(void *hint)
                  CU(CtxPop, "cuCtxPopCurrent_v2") &&
                  CU(CtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange") &&
                  CU(StreamGetPriority, "cuStreamGetPriority") && CU(StreamGetCtx, "cuStreamGetCtx");
+        if (ok) { /* the v2 write: the v1 one needs NVreg_EnableStreamMemOPs=1 */
+            CU(WriteValue64, "cuStreamWriteValue64_v2"), CU(HostRegister, "cuMemHostRegister_v2");
+            CU(HostUnregister, "cuMemHostUnregister");
+            CU(HostGetDevPtr, "cuMemHostGetDevicePointer_v2"), CU(DeviceGetAttribute, "cuDeviceGetAttribute");
+        }
 #undef CU
+        const char *m = getenv("XQ_COMPLETION");
+        g_memop = m && !strcmp(m, "memop");
+        if (m && *m && !g_memop && strcmp(m, "event"))
+            xlog(1, "xq: ignoring XQ_COMPLETION='%s': not event or memop", m);
         if (!ok) xlog(1, "xq: driver entry points missing; running unscheduled");
         ST(&g_cu_state, ok ? 1 : -1); /* the handle stays open: libcuda is never unloaded anyway */
     }
@@ -185,6 +204,7 @@ enum { K_EXPLICIT, K_LEGACY, K_PTDS };
 
 typedef struct ring_entry {
     CUevent ev;        /* created on first use, kept: the per-stream event pool */
+    uint64_t seq;      /* memop: done once the stream's word reached it; 0: watch ev */
     uint64_t t_launch; /* launch of the first command it covers */
     uint32_t count;    /* commands it covers */
 } ring_entry;
@@ -211,6 +231,10 @@ typedef struct xstream {
     uint32_t wake_owed; /* a WAKE delayed by the pacing */
     uint32_t head, n;   /* ring: oldest entry, entries */
     uint64_t poll_at;   /* tracker only: when to look next */
+    uint64_t polled;    /* tracker only: when it looked last */
+    int cmode;          /* 1: memop (word; mseq: the last value enqueued), -1: memop failed, 0: events */
+    struct cword *word;
+    uint64_t mseq;
     ring_entry ring[RING];
 } xstream;
 
@@ -269,6 +293,80 @@ static int physical_device(int dev)
 static void ptds_thread_exit(void *);
 static void tracker_kick(void);
 
+/* XQ_COMPLETION=memop: behind each launch the stream writes the next sequence number into a word
+ * of page-locked host memory (cuStreamWriteValue64_v2), so the tracker sees completions with a
+ * plain load: no driver call, hence no cost to the launching threads (an event query makes the
+ * driver submit queued work, which is why events are only looked at every 20-100 us). A word is
+ * a page of our own, registered for the stream's life in its context and never freed (a late
+ * read still hits mapped memory) nor inherited by fork() (no copy-on-write under DMA). When the
+ * stream is closed (every write landed) the page is unregistered and kept for the next stream,
+ * which continues from the value in it. */
+typedef struct cword {
+    struct cword *next;
+    uint64_t *host;
+    CUdeviceptr dev;
+} cword;
+static cword *g_words; /* unregistered pages */
+static pthread_mutex_t words_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t g_memop_logged;
+
+/* Unregisters w (in ctx, when given) and keeps it for later. */
+static void word_put(cword *w, CUcontext ctx)
+{
+    if (ctx) {
+        CUcontext cur = NULL, tmp;
+        cu.CtxGetCurrent(&cur);
+        int pushed = cur != ctx && cu.CtxPush(ctx) == CUDA_SUCCESS;
+        cu.HostUnregister(w->host); /* an error (a context already gone) leaves nothing to undo */
+        if (pushed) cu.CtxPop(&tmp);
+    }
+    pthread_mutex_lock(&words_mu);
+    w->next = g_words;
+    g_words = w;
+    pthread_mutex_unlock(&words_mu);
+}
+
+/* A word registered in the current context (dev's), or NULL and why not. */
+static cword *word_get(CUdevice dev, const char **why)
+{
+    int can = 0;
+    if (!cu.WriteValue64 || !cu.HostRegister || !cu.HostUnregister || !cu.HostGetDevPtr || !cu.DeviceGetAttribute) {
+        *why = "the driver lacks cuStreamWriteValue64_v2 or cuMemHostRegister_v2";
+        return NULL;
+    }
+    if (cu.DeviceGetAttribute(&can, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, dev) || !can) {
+        *why = "the device has no 64-bit stream memory operations";
+        return NULL;
+    }
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    pthread_mutex_lock(&words_mu);
+    cword *w = g_words;
+    if (w) g_words = w->next;
+    pthread_mutex_unlock(&words_mu);
+    if (!w && (w = calloc(1, sizeof *w))) {
+        void *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) free(w), w = NULL;
+        else madvise(p, pg, MADV_DONTFORK), w->host = p;
+    }
+    if (!w) *why = "out of memory";
+    else if (cu.HostRegister(w->host, pg, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP))
+        *why = "cuMemHostRegister_v2 failed", word_put(w, NULL);
+    else if (cu.HostGetDevPtr(&w->dev, w->host, 0)) {
+        *why = "cuMemHostGetDevicePointer_v2 failed";
+        cu.HostUnregister(w->host);
+        word_put(w, NULL);
+    } else
+        return w;
+    return NULL;
+}
+
+static void memop_unavailable(xstream *st, const char *why)
+{
+    xlog(__atomic_exchange_n(&g_memop_logged, 1, __ATOMIC_SEQ_CST) ? 2 : 1,
+         "xq: XQ_COMPLETION=memop unavailable for stream %s (%s); its completions are watched with events",
+         st->label, why);
+}
+
 static xstream *stream_find_locked(int kind, CUstream h, CUcontext ctx, pid_t tid)
 {
     for (xstream *s = g_hash[bucket(kind, h, ctx, tid)]; s; s = s->next_hash)
@@ -286,23 +384,20 @@ static xstream *stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
     cu.CtxGetDevice(&dev);
     cu.CtxGetStreamPriorityRange(&least, &greatest);
     cu.StreamGetPriority(kind == K_EXPLICIT ? h : kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL, &prio);
+    const char *why = NULL;
+    cword *w = g_memop ? word_get(dev, &why) : NULL; /* before the renumbering */
     if (pushed) cu.CtxPop(&tmp);
     dev = physical_device(dev);
 
     pthread_mutex_lock(&tab_mu);
     xstream *st = stream_find_locked(kind, h, ctx, tid);
-    if (st) {
+    int fresh = !g_free;
+    if (st || (fresh && !(st = calloc(1, sizeof *st)))) { /* made by another thread meanwhile, or no memory */
         pthread_mutex_unlock(&tab_mu);
+        if (w) word_put(w, ctx ? ctx : cur);
         return st;
     }
-    int fresh = !g_free;
-    if (fresh) {
-        st = calloc(1, sizeof *st);
-        if (!st) {
-            pthread_mutex_unlock(&tab_mu);
-            return NULL;
-        }
-    } else {
+    if (!fresh) {
         st = g_free;
         g_free = st->next_hash;
         xstream *keep = st->next_all;
@@ -312,6 +407,8 @@ static xstream *stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
     pthread_mutex_init(&st->mu, NULL);
     st->kind = kind, st->h = h, st->ctx = ctx, st->tid = tid, st->slot = -1;
     st->device = dev, st->prio = prio, st->least = least, st->greatest = greatest;
+    st->cmode = w ? 1 : g_memop ? -1 : 0, st->word = w;
+    st->mseq = w ? LD(w->host) : 0;
     if (kind == K_EXPLICIT) snprintf(st->label, sizeof st->label, "s%u", ++g_explicit_n);
     else strcpy(st->label, kind == K_LEGACY ? "default" : "ptds");
     unsigned b = bucket(kind, h, ctx, tid);
@@ -323,6 +420,7 @@ static xstream *stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
         ST(&g_all, st); /* published after it is complete: the tracker walks without the lock */
     }
     pthread_mutex_unlock(&tab_mu);
+    if (why) memop_unavailable(st, why);
     if (kind == K_PTDS) { /* forgotten when its thread exits */
         st->next_ptds = t_ptds;
         t_ptds = st;
@@ -859,21 +957,18 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint)
     return 1;
 }
 
-/* After a successful launch: an event behind it, for the tracker. Caller holds st->mu;
- * returns whether the tracker must be kicked. */
-static int push_event(xstream *st, uint64_t t, int *idle)
+/* Marks on the stream the end of what was launched so far, as entry e: the next sequence number
+ * written to the stream's word (memop), else an event. Caller holds st->mu; 0: neither worked. */
+static int mark(xstream *st, ring_entry *e, CUstream rec)
 {
-    CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
-    if (st->n == RING) { /* full: the newest event covers one more command */
-        ring_entry *e = &st->ring[(st->head + RING - 1) % RING];
-        if (cu.EventRecord(e->ev, rec) == CUDA_SUCCESS) {
-            e->count++;
-            return 0;
+    if (st->cmode > 0) {
+        if (cu.WriteValue64(rec, st->word->dev, st->mseq + 1, 0) == CUDA_SUCCESS) {
+            e->seq = ++st->mseq;
+            return 1;
         }
-        *idle = account_done(st, 1, 0);
-        return 0;
+        ST(&st->cmode, -1); /* entries already written stay valid: the word stays until the close */
+        memop_unavailable(st, "cuStreamWriteValue64_v2 failed");
     }
-    ring_entry *e = &st->ring[(st->head + st->n) % RING];
     if (!e->ev) { /* events belong to the stream's context */
         CUcontext cur = NULL, tmp;
         cu.CtxGetCurrent(&cur);
@@ -881,7 +976,27 @@ static int push_event(xstream *st, uint64_t t, int *idle)
         if (cu.EventCreate(&e->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) e->ev = NULL;
         if (pushed) cu.CtxPop(&tmp);
     }
-    if (!e->ev || cu.EventRecord(e->ev, rec) != CUDA_SUCCESS) {
+    if (!e->ev || cu.EventRecord(e->ev, rec) != CUDA_SUCCESS) return 0;
+    e->seq = 0;
+    return 1;
+}
+
+/* After a successful launch: a mark behind it, for the tracker. Caller holds st->mu;
+ * returns whether the tracker must be kicked. */
+static int push_event(xstream *st, uint64_t t, int *idle)
+{
+    CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
+    if (st->n == RING) { /* full: the newest mark covers one more command */
+        ring_entry *e = &st->ring[(st->head + RING - 1) % RING];
+        if (mark(st, e, rec)) {
+            e->count++;
+            return 0;
+        }
+        *idle = account_done(st, 1, 0);
+        return 0;
+    }
+    ring_entry *e = &st->ring[(st->head + st->n) % RING];
+    if (!mark(st, e, rec)) {
         *idle = account_done(st, 1, 0); /* cannot watch it: take it as done */
         return 0;
     }
@@ -925,21 +1040,33 @@ static void tracker_kick(void)
     }
 }
 
+/* Whether the commands up to entry e are done: its sequence number reached the stream's word, or
+ * its event is done (an error counts as ended). */
+static int entry_done(const xstream *st, const ring_entry *e, CUcontext c, CUcontext *cur)
+{
+    if (e->seq) return LD(st->word->host) >= e->seq;
+    if (c != *cur && cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
+    return cu.EventQuery(e->ev) != CUDA_ERROR_NOT_READY;
+}
+
 /* Counts the finished commands of st; returns whether work is still in flight. The done ones
- * are found at once (events end in stream order: a binary search over the ring) and accounted
+ * are found at once (marks end in stream order: a binary search over the ring) and accounted
  * as one batch, so the estimate is the batch's time per command, not one command carrying the
  * whole time since the last look. A stream is looked at every 20 us while launchers wait on a
  * limit, else every 100 us (an event query makes the driver submit queued work, which costs
- * launching threads). *next: the earliest time a stream is due. */
-static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next)
+ * launching threads); a memop stream every 5 us and 50 us (a look is a load). *next: the
+ * earliest time a stream is due; *gap: the tracker's shortest nap. */
+static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
 {
-    int urgent = LD(&g_limit_waiters) > 0;
-    uint64_t now = now_ns();
-    if (!urgent && now < st->poll_at) {
+    int urgent = LD(&g_limit_waiters) > 0, memop = LD(&st->cmode) > 0;
+    uint64_t now = now_ns(), lim = memop ? MEMOP_LIMIT_NS : POLL_LIMIT_NS;
+    if (memop && LD(&st->n)) *gap = MEMOP_LIMIT_NS;
+    if (now < st->poll_at && !(urgent && now - st->polled >= lim)) {
         *next = st->poll_at < *next ? st->poll_at : *next;
         return LD(&st->n) != 0;
     }
-    st->poll_at = now + (urgent ? POLL_LIMIT_NS : POLL_NS);
+    st->polled = now;
+    st->poll_at = now + (urgent ? lim : memop ? MEMOP_NS : POLL_NS);
     *next = st->poll_at < *next ? st->poll_at : *next;
     pthread_mutex_lock(&st->mu);
     /* entries stay put while in the ring, except the newest of a full ring (re-recorded) */
@@ -947,8 +1074,7 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next)
     CUcontext c = st->ctx;
     pthread_mutex_unlock(&st->mu);
     if (!n) return 0;
-    if (c != *cur && cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
-#define DONE(i) (cu.EventQuery(st->ring[(head + (i)) % RING].ev) != CUDA_ERROR_NOT_READY) /* error: ended */
+#define DONE(i) entry_done(st, &st->ring[(head + (i)) % RING], c, cur)
     if (!DONE(0)) return 1;
     uint32_t d = 0, u = m; /* entry d is done; entry u is not (or u == m) */
     if (m > 1 && !DONE(m - 1))
@@ -1000,6 +1126,7 @@ static void close_stream(xstream *st)
     pthread_mutex_unlock(&S.mu);
     for (int i = 0; i < RING; i++)
         if (st->ring[i].ev) cu.EventDestroy(st->ring[i].ev);
+    if (st->word) word_put(st->word, st->ctx); /* every write to it landed: nothing is in flight */
     if (__atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) ADD(&g_owed, -1);
     pthread_mutex_lock(&tab_mu);
     ST(&st->in_use, 0);
@@ -1014,12 +1141,12 @@ static void *tracker_main(void *arg)
 {
     (void)arg;
     prctl(PR_SET_NAME, "xq-tracker");
-    prctl(PR_SET_TIMERSLACK, 1000UL); /* its 20 us naps must stay near 20 us */
+    prctl(PR_SET_TIMERSLACK, 1000UL); /* its 20 us (memop: 5 us) naps must stay near that */
     CUcontext cur = NULL;
     uint64_t idle_since = 0;
     for (;;) {
         int busy = 0;
-        uint64_t next = now_ns() + POLL_NS;
+        uint64_t next = now_ns() + POLL_NS, gap = POLL_LIMIT_NS;
         pthread_mutex_lock(&query_mu);
         if (LD(&g_exiting)) { /* the driver goes away: query nothing more */
             pthread_mutex_unlock(&query_mu);
@@ -1029,7 +1156,7 @@ static void *tracker_main(void *arg)
             busy = 1;
         else
             for (xstream *st = LD(&g_all); st; st = st->next_all)
-                if (LD(&st->in_use)) busy |= poll_stream(st, &cur, &next);
+                if (LD(&st->in_use)) busy |= poll_stream(st, &cur, &next, &gap);
         pthread_mutex_unlock(&query_mu);
         for (xstream *st = LD(&g_all); st && (LD(&g_owed) || LD(&g_closing)); st = st->next_all) {
             if (!LD(&st->in_use)) continue;
@@ -1048,8 +1175,8 @@ static void *tracker_main(void *arg)
         uint64_t now = now_ns();
         if (busy || LD(&g_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
             idle_since = busy || LD(&g_owed) ? 0 : idle_since ? idle_since : now;
-            uint64_t until = LD(&g_limit_waiters) || LD(&g_owed) ? now + POLL_LIMIT_NS : next;
-            sleep_ns(until > now + POLL_LIMIT_NS ? (long)(until - now) : (long)POLL_LIMIT_NS);
+            uint64_t until = LD(&g_limit_waiters) || LD(&g_owed) ? now + gap : next;
+            sleep_ns(until > now + gap ? (long)(until - now) : (long)gap);
             continue;
         }
         idle_since = 0;
@@ -1443,6 +1570,8 @@ static void atfork_child(void)
     g_state = (g_state | 1) + 1; /* detached, and no stream's gen matches */
     memset(g_hash, 0, sizeof g_hash); /* the parent's streams are not the child's: leak them */
     g_free = NULL, g_all = NULL, t_ptds = NULL;
+    g_words = NULL; /* the parent's registrations (its pages are not even mapped here: MADV_DONTFORK) */
+    pthread_mutex_init(&words_mu, NULL);
     g_tabgen++;
     g_busy = g_owed = g_closing = g_limit_waiters = g_captures = 0;
     g_capn = 0;

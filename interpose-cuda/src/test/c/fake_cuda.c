@@ -12,6 +12,11 @@
  * all processes share one: a kernel holds an exclusive flock on that file while it runs.
  * Copies, memsets and host functions do not take the GPU. Device memory is host memory.
  * FAKECUDA_DEVICES sets the device count (default 1). Capture records nothing.
+ * Stream memory operations: cuStreamWriteValue32_v2/64_v2 run in stream order on the worker (at
+ * once when the stream is idle) and store to the host memory behind the "device pointer"
+ * (cuMemHostRegister_v2/cuMemHostAlloc memory: the device pointer is the host address).
+ * cuDeviceGetAttribute answers the memop attributes (92, 93, 122) with FAKECUDA_MEMOPS (default
+ * 1; 0: unsupported). FAKECUDA_EVENTS=0 makes cuEventRecord fail (CUDA_ERROR_NOT_SUPPORTED).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,7 +35,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define MAXDEV 16
 
-enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST };
+enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST, OP_WRITE32, OP_WRITE64 };
 typedef struct op {
     struct op *next;
     int kind;
@@ -39,6 +44,7 @@ typedef struct op {
     const void *src;
     size_t n;
     unsigned v;
+    unsigned long long v64;
     CUhostFn fn;
     void *data;
 } op;
@@ -76,6 +82,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;     /* contexts */
 static pthread_mutex_t g_gpu_mu = PTHREAD_MUTEX_INITIALIZER; /* the process's GPU */
 static CUcontext g_primary[MAXDEV];
 static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
+static int g_memops = 1, g_events = 1; /* FAKECUDA_MEMOPS, FAKECUDA_EVENTS */
 
 static __thread CUcontext t_stack[16]; /* t_stack[t_depth] is current */
 static __thread int t_depth;
@@ -145,6 +152,12 @@ static void run(op *o)
     case OP_HOST:
         o->fn(o->data);
         break;
+    case OP_WRITE32:
+        __atomic_store_n((unsigned *)o->dst, o->v, __ATOMIC_RELEASE);
+        break;
+    case OP_WRITE64:
+        __atomic_store_n((unsigned long long *)o->dst, o->v64, __ATOMIC_RELEASE);
+        break;
     }
 }
 
@@ -163,7 +176,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&s->mu);
         run(o);
         pthread_mutex_lock(&s->mu);
-        s->head = o->next;
+        __atomic_store_n(&s->head, o->next, __ATOMIC_RELEASE); /* read without the lock by write_of */
         if (!s->head)
             s->tail = NULL;
         free(o);
@@ -236,7 +249,7 @@ static CUresult enqueue(CUstream h, int ptsz, op o)
     if (s->tail)
         s->tail->next = p;
     else
-        s->head = p;
+        __atomic_store_n(&s->head, p, __ATOMIC_RELEASE);
     s->tail = p;
     __atomic_add_fetch(&s->submitted, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&s->cv);
@@ -454,8 +467,8 @@ static CUresult record_of(CUevent e, CUstream h, int ptsz)
     __atomic_store_n(&e->s, s, __ATOMIC_RELEASE);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuEventRecord(CUevent e, CUstream h) { return record_of(e, h, 0); }
-EXPORT CUresult cuEventRecord_ptsz(CUevent e, CUstream h) { return record_of(e, h, 1); }
+EXPORT CUresult cuEventRecord(CUevent e, CUstream h) { return g_events ? record_of(e, h, 0) : 801; }
+EXPORT CUresult cuEventRecord_ptsz(CUevent e, CUstream h) { return g_events ? record_of(e, h, 1) : 801; }
 
 EXPORT CUresult cuEventQuery(CUevent e)
 {
@@ -606,6 +619,61 @@ EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream h, CUhostFn fn, void *data)
     return fn ? enqueue(h, 1, (op){.kind = OP_HOST, .fn = fn, .data = data}) : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* ------------------------------------------------------------------ stream memory operations */
+
+/* On an idle stream (head NULL: the worker finished everything before) the write happens at
+ * once, without the worker or a lock: about the cost of the fake's cuEventRecord, so the
+ * overhead test compares the interposer's two modes, not the fake's. */
+static CUresult write_of(CUstream h, int ptsz, op o)
+{
+    struct CUstream_st *s = resolve(h, ptsz);
+    if (!s)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!o.dst || !g_memops)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s->capturing)
+        return CUDA_SUCCESS;
+    if (!__atomic_load_n(&s->head, __ATOMIC_ACQUIRE)) {
+        run(&o);
+        return CUDA_SUCCESS;
+    }
+    return enqueue(h, ptsz, o);
+}
+#define WV_OP(bits, a, val) (op){.kind = OP_WRITE##bits, .dst = (void *)(uintptr_t)(a), .v = (unsigned)(val), .v64 = (val)}
+EXPORT CUresult cuStreamWriteValue32_v2(CUstream h, CUdeviceptr a, unsigned v, unsigned f) { (void)f; return write_of(h, 0, WV_OP(32, a, v)); }
+EXPORT CUresult cuStreamWriteValue32_v2_ptsz(CUstream h, CUdeviceptr a, unsigned v, unsigned f) { (void)f; return write_of(h, 1, WV_OP(32, a, v)); }
+EXPORT CUresult cuStreamWriteValue64_v2(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned f) { (void)f; return write_of(h, 0, WV_OP(64, a, v)); }
+EXPORT CUresult cuStreamWriteValue64_v2_ptsz(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned f) { (void)f; return write_of(h, 1, WV_OP(64, a, v)); }
+
+EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
+{
+    if (!v || d < 0 || d >= ndev())
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attr != 92 && attr != 93 && attr != 122) /* CAN_USE_STREAM_MEM_OPS_V1, ..._64_BIT_..._V1, ..._64_BIT_... */
+        return CUDA_ERROR_INVALID_VALUE;
+    *v = g_memops;
+    return CUDA_SUCCESS;
+}
+
+/* Host memory is device memory here: the device pointer is the address itself. */
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) { (void)flags; return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+EXPORT CUresult cuMemHostUnregister(void *p) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
+{
+    if (!d || !p || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
+{
+    (void)flags;
+    if (!pp || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    return (*pp = calloc(1, n)) ? CUDA_SUCCESS : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+EXPORT CUresult cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
+
 /* ------------------------------------------------------------------ capture */
 
 static CUresult begin_of(CUstream h, int ptsz)
@@ -697,6 +765,12 @@ static const struct {
     P("cuStreamBeginCapture", cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz, 10010),
     P("cuStreamEndCapture", cuStreamEndCapture, cuStreamEndCapture_ptsz, 10000),
     P("cuGetErrorString", cuGetErrorString, 0, 6000),
+    P("cuStreamWriteValue32", cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz, 11070),
+    P("cuStreamWriteValue64", cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz, 11070),
+    P("cuDeviceGetAttribute", cuDeviceGetAttribute, 0, 2000),
+    P("cuMemHostRegister", cuMemHostRegister_v2, 0, 6050), P("cuMemHostUnregister", cuMemHostUnregister, 0, 4000),
+    P("cuMemHostGetDevicePointer", cuMemHostGetDevicePointer_v2, 0, 3020),
+    P("cuMemHostAlloc", cuMemHostAlloc, 0, 2020), P("cuMemFreeHost", cuMemFreeHost, 0, 2000),
 };
 
 EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
@@ -746,4 +820,10 @@ static void fake_atfork_child(void)
     g_gpu_fd = -2;
 }
 
-__attribute__((constructor)) static void fake_init(void) { pthread_atfork(NULL, NULL, fake_atfork_child); }
+__attribute__((constructor)) static void fake_init(void)
+{
+    const char *m = getenv("FAKECUDA_MEMOPS"), *e = getenv("FAKECUDA_EVENTS");
+    g_memops = !(m && !strcmp(m, "0"));
+    g_events = !(e && !strcmp(e, "0"));
+    pthread_atfork(NULL, NULL, fake_atfork_child);
+}

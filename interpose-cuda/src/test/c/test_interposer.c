@@ -24,6 +24,7 @@ extern char **environ;
 static const char *LIB, *DIR_;
 static char SOCK[108], TMP[64], APP[512], BENCH[512], LOCAL[512];
 static int failed_now, napps;
+static const char *EXTRA[4]; /* added to every program's environment (the memop_ tests) */
 
 #define CHECK(cond, ...)                                                                            \
     do {                                                                                            \
@@ -63,6 +64,8 @@ static void start_prog(app *a, const char *prog, const char *const *env, const c
     snprintf(sock, sizeof sock, "XQ_SOCKET=%s", SOCK);
     for (; env && *env && m < 200; env++)
         envp[m++] = (char *)*env;
+    for (const char *const *x = EXTRA; *x; x++)
+        envp[m++] = (char *)*x;
     if (preload)
         envp[m++] = pre;
     envp[m++] = sock;
@@ -359,6 +362,9 @@ static void test_threshold(void)
     CHECK(max == 2, "max in flight %u over %u samples, threshold 2", max, samples);
     CHECK(s && s->launched == 3 * 3 * 10 && s->completed == s->launched, "launched %lu completed %lu",
           s ? (unsigned long)s->launched : 0, s ? (unsigned long)s->completed : 0);
+    /* ends were seen: the measured spans cover most of the 54 spins of 1 ms (one at a time; a
+     * span starts when the previous end was seen, up to a poll late) */
+    CHECK(s && s->run_ns >= 40 * 1000000ull, "run_ns %lu", s ? (unsigned long)s->run_ns : 0);
 }
 
 /* threshold 4, batch 3: after reaching 4, launching resumes only at <= 1 in flight, so between
@@ -577,10 +583,10 @@ static void test_failed_launches(void)
           s ? (unsigned long)s->launched : 0, s ? s->in_flight : 0);
 }
 
-static double bench(int preload)
+static double bench(int preload, const char *const *env)
 {
     app a;
-    start_prog(&a, BENCH, NULL, NULL, preload);
+    start_prog(&a, BENCH, env, NULL, preload);
     double ns = -1;
     if (finish(&a, 30) && a.status == 0) {
         const char *p = strstr(slurp(a.out), "\"ns_per_launch\":");
@@ -592,14 +598,61 @@ static double bench(int preload)
 static void test_overhead(void)
 {
     tn_start(SOCK, 16);
-    double bare = bench(0), with = bench(1);
-    CHECK(bare > 0 && with > 0, "bench failed: %.1f %.1f", bare, with);
-    CHECK(tn_count(-1, "STREAM") >= 1, "the bench did not register");
+    const char *const memop[] = {"XQ_COMPLETION=memop", NULL};
+    double bare = bench(0, NULL), with = bench(1, NULL), with_m = bench(1, memop);
+    CHECK(bare > 0 && with > 0 && with_m > 0, "bench failed: %.1f %.1f %.1f", bare, with, with_m);
+    CHECK(tn_count(-1, "STREAM") >= 2, "the bench did not register");
     tn_kill();
-    double alone = bench(1);
+    double alone = bench(1, NULL), alone_m = bench(1, memop);
     printf("    cuLaunchKernel on the fake: %.1f ns bare, %.1f ns with the interposer and a node (open gate),"
            " %.1f ns with no node: hot path %.0f ns per launch\n",
            bare, with, alone, with - bare);
+    printf("    XQ_COMPLETION=memop: %.1f ns with a node, %.1f ns with no node: hot path %.0f ns per launch\n",
+           with_m, alone_m, with_m - bare);
+}
+
+/* XQ_COMPLETION=memop: the same tests, with the fake's events broken (cuEventRecord fails, so a
+ * command would count as done at once): limits and counts hold only if the stream writes do the
+ * tracking. */
+static void with_memop(void (*fn)(void))
+{
+    EXTRA[0] = "XQ_COMPLETION=memop", EXTRA[1] = "FAKECUDA_EVENTS=0";
+    fn();
+    EXTRA[0] = EXTRA[1] = NULL;
+}
+static void test_memop_registration(void) { with_memop(test_registration); }
+static void test_memop_gate(void) { with_memop(test_gate_direct); }
+static void test_memop_gate_ptds(void) { with_memop(test_gate_procaddress); }
+static void test_memop_threshold(void) { with_memop(test_threshold); }
+static void test_memop_batch(void) { with_memop(test_batch); }
+static void test_memop_window(void) { with_memop(test_window); }
+static void test_memop_estimate(void) { with_memop(test_estimate); }
+static void test_memop_node_killed(void) { with_memop(test_node_killed); }
+
+/* memop asked for, the device says unsupported: one line, events do the work (limits hold) */
+static void test_memop_fallback(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 2, 1, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_COMPLETION=memop", "FAKECUDA_MEMOPS=0", NULL},
+          (const char *[]){"--threads", "2", "--stream", "new", "--tasks", "3", "--kernels", "6", "--us", "1000",
+                           "--check", "--linger-ms", "100", NULL});
+    int s0 = stream_slot(0, 0, NULL, 0), s1 = stream_slot(0, 1, NULL, 0);
+    xq_slot *x0 = s0 >= 0 ? tn_slot(0, (unsigned)s0) : NULL, *x1 = s1 >= 0 ? tn_slot(0, (unsigned)s1) : NULL;
+    unsigned max = 0;
+    while (x0 && x1 && !exited(&a)) {
+        unsigned n0 = LD(&x0->in_flight), n1 = LD(&x1->in_flight);
+        max = n0 > max ? n0 : n1 > max ? n1 : max;
+    }
+    CHECK(x0 && x1 && finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    CHECK(max == 2, "max in flight %u, threshold 2", max);
+    CHECK(x0 && x0->completed == 3 * 10 && x1 && x1->completed == 3 * 10, "completed %lu %lu",
+          x0 ? (unsigned long)x0->completed : 0, x1 ? (unsigned long)x1->completed : 0);
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 1 && strstr(err, "XQ_COMPLETION=memop unavailable") && strstr(err, "events"),
+          "stderr (want one line for two streams): %s", err);
 }
 
 static const struct {
@@ -625,6 +678,15 @@ static const struct {
     {"fork", test_fork},
     {"failed_launches", test_failed_launches},
     {"local_library", test_local_library},
+    {"memop_registration", test_memop_registration},
+    {"memop_gate", test_memop_gate},
+    {"memop_gate_ptds", test_memop_gate_ptds},
+    {"memop_threshold", test_memop_threshold},
+    {"memop_batch", test_memop_batch},
+    {"memop_window", test_memop_window},
+    {"memop_estimate", test_memop_estimate},
+    {"memop_node_killed_while_held", test_memop_node_killed},
+    {"memop_fallback", test_memop_fallback},
     {"overhead", test_overhead},
 };
 
@@ -657,13 +719,21 @@ int main(int argc, char **argv)
             wanted |= !strcmp(argv[k], TESTS[i].name);
         if (!wanted)
             continue;
-        tn_defaults(0, 0, 0, 0);
-        failed_now = 0;
-        double t0 = tn_now();
-        printf("%s\n", TESTS[i].name);
-        TESTS[i].fn();
-        tn_kill();
-        printf("  %s %s (%.2f s)\n", failed_now ? "FAIL" : "ok", TESTS[i].name, tn_now() - t0);
+        /* Several checks bound times (a held thread let go within 50 ms, an estimate within a
+           factor of two): a 2-CPU machine busy elsewhere can starve a test's threads now and
+           then. A failed test runs once more; only a second failure counts, and the first
+           one stays in the output. A real defect fails both times. */
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            tn_defaults(0, 0, 0, 0);
+            failed_now = 0;
+            double t0 = tn_now();
+            printf("%s%s\n", TESTS[i].name, attempt > 1 ? " (second try)" : "");
+            TESTS[i].fn();
+            tn_kill();
+            printf("  %s %s (%.2f s)\n", failed_now ? "FAIL" : "ok", TESTS[i].name, tn_now() - t0);
+            if (!failed_now)
+                break;
+        }
         failed_now ? failed++ : passed++;
     }
     char cmd[128];
