@@ -1,5 +1,6 @@
 package dev.xq.hal.cuda;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -64,7 +65,7 @@ final class CompletionWatcher {
     private final long earlyNanos;
     private final long maxSleepNanos;
     private final int timerSlackNanos;
-    private final CudaLog log;
+    private final RuntimeLog log;
     private final CopyOnWriteArrayList<CudaQueue> queues = new CopyOnWriteArrayList<>();
     private final ConcurrentLinkedQueue<CudaQueue> retired = new ConcurrentLinkedQueue<>();
     private final MemorySegment token;
@@ -76,7 +77,7 @@ final class CompletionWatcher {
     private volatile boolean signalled;
     private volatile String timerSlack = "not set";
 
-    CompletionWatcher(CudaDevice device, CudaApi api, DeviceClock clock, CudaSettings settings, CudaLog log) {
+    CompletionWatcher(CudaDevice device, CudaApi api, DeviceClock clock, CudaSettings settings, RuntimeLog log) {
         this.device = device;
         this.api = api;
         this.clock = clock;

@@ -1,5 +1,6 @@
 package dev.xq.hal.cuda;
 
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.api.Command;
 import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.DeviceDescriptor;
@@ -46,7 +47,7 @@ final class CudaDevice {
     private final int handle;
     private final CudaApi api;
     private final CudaSettings settings;
-    private final CudaLog log;
+    private final RuntimeLog log;
     private final MemorySegment context;
     private final String name;
     private final int sms;
@@ -70,7 +71,7 @@ final class CudaDevice {
     private volatile HalException fault;
     private volatile boolean closed;
 
-    private CudaDevice(CudaApi api, int ordinal, CudaSettings settings, CudaLog log, int driverVersion) {
+    private CudaDevice(CudaApi api, int ordinal, CudaSettings settings, RuntimeLog log, int driverVersion) {
         this.api = api;
         this.ordinal = ordinal;
         this.settings = settings;
@@ -106,7 +107,7 @@ final class CudaDevice {
      *
      * @throws HalException if any of that fails (the context is released again)
      */
-    static CudaDevice open(CudaApi api, int ordinal, CudaSettings settings, CudaLog log, int driverVersion) {
+    static CudaDevice open(CudaApi api, int ordinal, CudaSettings settings, RuntimeLog log, int driverVersion) {
         CudaDevice d = new CudaDevice(api, ordinal, settings, log, driverVersion);
         try {
             d.calibrationStream = api.streamCreate(CudaApi.CU_STREAM_NON_BLOCKING, d.greatestPriority);
@@ -138,7 +139,7 @@ final class CudaDevice {
         return context;
     }
 
-    CudaLog log() {
+    RuntimeLog log() {
         return log;
     }
 

@@ -1,5 +1,6 @@
 package dev.xq.hal.cuda;
 
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueue;
@@ -37,7 +38,7 @@ final class CudaPlatform implements AutoCloseable {
     }
 
     /** Loads the library named in {@code settings} and opens its devices. Never throws for a missing GPU. */
-    static CudaPlatform start(CudaSettings settings, CudaLog log) {
+    static CudaPlatform start(CudaSettings settings, RuntimeLog log) {
         CudaApi api;
         try {
             api = CudaApi.load(settings.library());
@@ -50,7 +51,7 @@ final class CudaPlatform implements AutoCloseable {
     }
 
     /** Opens the devices of an already bound library (tests bind a double). */
-    static CudaPlatform start(CudaApi api, CudaSettings settings, CudaLog log) {
+    static CudaPlatform start(CudaApi api, CudaSettings settings, RuntimeLog log) {
         int rc = api.init(0);
         if (rc != CudaApi.CUDA_SUCCESS) {
             return unavailable("cuInit returned " + api.name(rc));

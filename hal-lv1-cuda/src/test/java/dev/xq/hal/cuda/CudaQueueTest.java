@@ -1,5 +1,6 @@
 package dev.xq.hal.cuda;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
@@ -44,7 +45,7 @@ class CudaQueueTest {
     private CudaPlatform platform;
 
     private CudaPlatform start(CudaSettings settings) {
-        platform = CudaPlatform.start(cuda.api(), settings, CudaLog.NONE);
+        platform = CudaPlatform.start(cuda.api(), settings, RuntimeLog.NONE);
         assertTrue(platform.status().startsWith("1 device: cuda0"), platform.status());
         return platform;
     }

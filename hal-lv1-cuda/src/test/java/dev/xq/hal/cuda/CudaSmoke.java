@@ -1,5 +1,6 @@
 package dev.xq.hal.cuda;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
@@ -767,15 +768,20 @@ public final class CudaSmoke {
         }
     }
 
-    private static final class StdLog implements CudaLog {
+    private static final class StdLog implements RuntimeLog {
         @Override
         public void info(String message) {
             System.out.println("[info] " + message);
         }
 
         @Override
-        public void warn(String message, Throwable cause) {
-            System.out.println("[warn] " + message + (cause == null ? "" : ": " + cause));
+        public void warn(String message) {
+            System.out.println("[warn] " + message);
+        }
+
+        @Override
+        public void error(String message, Throwable cause) {
+            System.out.println("[error] " + message + (cause == null ? "" : ": " + cause));
         }
     }
 }

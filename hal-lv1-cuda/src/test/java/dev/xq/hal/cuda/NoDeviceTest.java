@@ -1,5 +1,6 @@
 package dev.xq.hal.cuda;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -52,7 +53,7 @@ class NoDeviceTest {
 
     @Test
     void defaultLibraryAbsentOnAMachineWithoutTheDriver() {
-        CudaPlatform p = CudaPlatform.start(CudaSettings.defaults(), CudaLog.NONE);
+        CudaPlatform p = CudaPlatform.start(CudaSettings.defaults(), RuntimeLog.NONE);
         try {
             Assumptions.assumeTrue(p.api() == null, "libcuda.so.1 is installed here; this test is for machines without it");
             assertEquals("no device: libcuda.so.1 not found", p.status());
@@ -66,7 +67,7 @@ class NoDeviceTest {
     void cuInitWithoutAGpuIsReportedWithTheErrorName() {
         try (CudaDouble cuda = new CudaDouble()) {
             cuda.initResult = CudaApi.CUDA_ERROR_NO_DEVICE;
-            CudaPlatform p = CudaPlatform.start(cuda.api(), CudaSettings.defaults(), CudaLog.NONE);
+            CudaPlatform p = CudaPlatform.start(cuda.api(), CudaSettings.defaults(), RuntimeLog.NONE);
             assertEquals("no device: cuInit returned CUDA_ERROR_NO_DEVICE (100)", p.status());
             assertTrue(p.devices().isEmpty());
             assertEquals(0, cuda.retainedContexts.get());
@@ -78,7 +79,7 @@ class NoDeviceTest {
     void zeroDevicesIsNoDevice() {
         try (CudaDouble cuda = new CudaDouble()) {
             cuda.deviceCount = 0;
-            CudaPlatform p = CudaPlatform.start(cuda.api(), CudaSettings.defaults(), CudaLog.NONE);
+            CudaPlatform p = CudaPlatform.start(cuda.api(), CudaSettings.defaults(), RuntimeLog.NONE);
             assertEquals("no device: cuDeviceGetCount found no device", p.status());
             p.close();
         }

@@ -1,5 +1,6 @@
 package dev.xq.hal.hip;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
 import java.lang.foreign.Arena;
@@ -29,7 +30,7 @@ import java.util.concurrent.locks.LockSupport;
 final class CompletionPoller {
 
     private final String deviceId;
-    private final HipLog log;
+    private final RuntimeLog log;
     private final long minWaitNanos;
     private final long maxWaitNanos;
     private final CopyOnWriteArrayList<HipQueue> queues = new CopyOnWriteArrayList<>();
@@ -37,7 +38,7 @@ final class CompletionPoller {
     private volatile boolean running = true;
     private volatile boolean sleeping;
 
-    CompletionPoller(String deviceId, long minWaitMicros, long maxWaitMicros, HipLog log) {
+    CompletionPoller(String deviceId, long minWaitMicros, long maxWaitMicros, RuntimeLog log) {
         this.deviceId = deviceId;
         this.log = log;
         this.minWaitNanos = TimeUnit.MICROSECONDS.toNanos(minWaitMicros);

@@ -1,5 +1,6 @@
 package dev.xq.hal.hip;
 
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.api.Command;
 import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.DeviceDescriptor;
@@ -37,7 +38,7 @@ final class HipDevice {
     private final int ordinal;
     private final String id;
     private final HipSettings settings;
-    private final HipLog log;
+    private final RuntimeLog log;
     private final int computeUnits;
     private final int maxThreadsPerBlock;
     private final int[] maxBlockDim;
@@ -55,7 +56,7 @@ final class HipDevice {
     private final Launch spin;
     private final String spinUnavailable;
 
-    private HipDevice(HipApi api, int ordinal, HipSettings settings, HipLog log) {
+    private HipDevice(HipApi api, int ordinal, HipSettings settings, RuntimeLog log) {
         this.api = api;
         this.ordinal = ordinal;
         this.id = HipPlatform.PLATFORM + ordinal;
@@ -125,7 +126,7 @@ final class HipDevice {
      * Queries the device and loads the spin module if one is configured.
      * @throws HalException if HIP refuses a query
      */
-    static HipDevice probe(HipApi api, int ordinal, HipSettings settings, HipLog log) {
+    static HipDevice probe(HipApi api, int ordinal, HipSettings settings, RuntimeLog log) {
         return new HipDevice(api, ordinal, settings, log);
     }
 
@@ -141,7 +142,7 @@ final class HipDevice {
         return poller;
     }
 
-    HipLog log() {
+    RuntimeLog log() {
         return log;
     }
 

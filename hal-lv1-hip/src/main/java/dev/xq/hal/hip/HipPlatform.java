@@ -1,5 +1,6 @@
 package dev.xq.hal.hip;
 
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueue;
@@ -21,10 +22,10 @@ final class HipPlatform implements XpuDriver, AutoCloseable {
     private final HipApi api;
     private final List<HipDevice> devices;
     private final String status;
-    private final HipLog log;
+    private final RuntimeLog log;
     private volatile boolean closed;
 
-    private HipPlatform(HipApi api, List<HipDevice> devices, String status, HipLog log) {
+    private HipPlatform(HipApi api, List<HipDevice> devices, String status, RuntimeLog log) {
         this.api = api;
         this.devices = List.copyOf(devices);
         this.status = status;
@@ -32,12 +33,12 @@ final class HipPlatform implements XpuDriver, AutoCloseable {
     }
 
     /** A driver with no device, for a reason found before any library was touched (bad configuration). */
-    static HipPlatform unavailable(String reason, HipLog log) {
+    static HipPlatform unavailable(String reason, RuntimeLog log) {
         return new HipPlatform(null, List.of(), "no device: " + reason, log);
     }
 
     /** Finds the library, then the devices. Never throws for a missing library or device. */
-    static HipPlatform start(HipSettings settings, HipLog log) {
+    static HipPlatform start(HipSettings settings, RuntimeLog log) {
         LibraryLocator.Found found = LibraryLocator.load(settings.library());
         if (found.api() == null) {
             return new HipPlatform(null, List.of(), found.reason(), log);

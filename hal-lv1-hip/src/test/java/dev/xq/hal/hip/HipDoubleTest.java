@@ -1,5 +1,6 @@
 package dev.xq.hal.hip;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
@@ -58,7 +59,7 @@ class HipDoubleTest {
     }
 
     private HipPlatform start(HipSettings settings) {
-        HipPlatform p = HipPlatform.start(settings, HipLog.NONE);
+        HipPlatform p = HipPlatform.start(settings, RuntimeLog.NONE);
         platforms.add(p);
         return p;
     }

@@ -1,5 +1,6 @@
 package dev.xq.hal.hip;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -34,7 +35,7 @@ class LibraryLocatorTest {
         assertEquals(1, f.attempts().size());
         assertTrue(f.reason().startsWith("no library: tried " + missing + " ("), f.reason());
 
-        HipPlatform p = HipPlatform.start(HipSettings.defaults(Map.of()).withLibrary(missing), HipLog.NONE);
+        HipPlatform p = HipPlatform.start(HipSettings.defaults(Map.of()).withLibrary(missing), RuntimeLog.NONE);
         assertEquals(f.reason(), p.status());
         assertEquals(List.of(), p.devices());
         p.close();

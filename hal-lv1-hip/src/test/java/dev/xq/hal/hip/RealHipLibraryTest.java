@@ -1,5 +1,6 @@
 package dev.xq.hal.hip;
 
+import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -74,7 +75,7 @@ class RealHipLibraryTest {
     void theDriverReportsNoDeviceCleanly() {
         assumeLibrary();
         assumeFalse(Files.exists(Path.of("/dev/kfd")), "this machine has /dev/kfd: a real AMD GPU may be present");
-        HipPlatform p = HipPlatform.start(HipSettings.defaults(Map.of()), HipLog.NONE);
+        HipPlatform p = HipPlatform.start(HipSettings.defaults(Map.of()), RuntimeLog.NONE);
         try {
             assertTrue(p.status().startsWith("no device: hipGetDeviceCount returned hipErrorNoDevice (100)"), p.status());
             assertTrue(p.status().contains(library), p.status());

@@ -1,5 +1,6 @@
 package dev.xq.hal.kfd;
 
+import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.Preemptor;
 import java.util.HashSet;
@@ -26,7 +27,7 @@ import java.util.Set;
 final class KfdPreemption implements AutoCloseable {
 
     private final KfdSettings settings;
-    private final KfdLog log;
+    private final RuntimeLog log;
     private final KfdDevice device;
     private final String unavailable;
     private final RateLimiter limiter;
@@ -37,7 +38,7 @@ final class KfdPreemption implements AutoCloseable {
     private int unmapped;
     private boolean closed;
 
-    private KfdPreemption(KfdSettings settings, KfdLog log, KfdDevice device, String unavailable) {
+    private KfdPreemption(KfdSettings settings, RuntimeLog log, KfdDevice device, String unavailable) {
         this.settings = settings;
         this.log = log;
         this.device = device;
@@ -46,7 +47,7 @@ final class KfdPreemption implements AutoCloseable {
     }
 
     /** Opens the device; never throws: without one, the provider stays and says why. */
-    static KfdPreemption start(KfdSettings settings, KfdLog log) {
+    static KfdPreemption start(KfdSettings settings, RuntimeLog log) {
         KfdDevice dev;
         try {
             dev = KfdDevice.open(settings.device());
@@ -59,7 +60,7 @@ final class KfdPreemption implements AutoCloseable {
 
     /** A provider that attaches nothing, e.g. after a bad configuration. */
     static KfdPreemption unavailable(String why) {
-        return new KfdPreemption(null, KfdLog.NONE, null, why);
+        return new KfdPreemption(null, RuntimeLog.NONE, null, why);
     }
 
     synchronized String status() {

@@ -1,5 +1,6 @@
 package dev.xq.hal.kfd;
 
+import dev.xq.runtime.log.OsgiLog;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.Preemptor;
@@ -12,7 +13,6 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
-import org.osgi.service.log.Logger;
 import org.osgi.service.log.LoggerFactory;
 import org.osgi.service.metatype.annotations.Designate;
 
@@ -27,38 +27,17 @@ import org.osgi.service.metatype.annotations.Designate;
 @Designate(ocd = KfdConfig.class)
 public class KfdProvider implements PreemptionProvider {
 
-    private volatile Logger logger;
-    private final KfdLog log = new KfdLog() {
-        @Override
-        public void info(String message) {
-            Logger l = logger;
-            if (l != null) {
-                l.info(message);
-            }
-        }
-
-        @Override
-        public void warn(String message, Throwable cause) {
-            Logger l = logger;
-            if (l != null) {
-                if (cause == null) {
-                    l.warn(message);
-                } else {
-                    l.warn(message, cause);
-                }
-            }
-        }
-    };
+    private final OsgiLog log = new OsgiLog(KfdProvider.class);
     private volatile KfdPreemption core = KfdPreemption.unavailable("not started");
 
     @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
     void bindLoggerFactory(LoggerFactory factory) {
-        logger = factory.getLogger(KfdProvider.class);
+        log.bind(factory);
     }
 
     void unbindLoggerFactory(LoggerFactory factory) {
-        logger = null;
+        log.unbind();
     }
 
     @Activate

@@ -43,6 +43,18 @@ public final class OsgiLog implements RuntimeLog {
     }
 
     @Override
+    public void warn(String message, Throwable cause) {
+        Logger l = logger;
+        if (l != null) {
+            if (cause == null) {
+                l.warn(message);
+            } else {
+                l.warn(message, cause);
+            }
+        }
+    }
+
+    @Override
     public void error(String message, Throwable cause) {
         Logger l = logger;
         if (l != null) {

@@ -6,6 +6,11 @@ public interface RuntimeLog {
 
     void warn(String message);
 
+    /** A warning with the exception behind it; {@code cause} may be null. */
+    default void warn(String message, Throwable cause) {
+        warn(cause == null ? message : message + ": " + cause);
+    }
+
     void error(String message, Throwable cause);
 
     /** Logs nothing; for tests that do not look at logs. */
