@@ -39,6 +39,15 @@ typedef struct CUlaunchConfig_st {
     unsigned int numAttrs;
 } CUlaunchConfig;
 
+/* CUlaunchAttribute: an int id, padding to 8, a 64-byte value union (copied as bytes). */
+#define XQ_LAUNCH_ATTR_SIZE 72
+/* CU_LAUNCH_PARAM_END, the end of a launch's "extra" list */
+#define XQ_LAUNCH_PARAM_END ((void *)0x00)
+
+/* Kernel parameter layout (CUDA 12.4+): cuFuncGetParamInfo(CUfunction, size_t index, size_t *offset,
+ * size_t *size) and cuKernelGetParamInfo(CUkernel, ...) with the same shape; an index past the
+ * last parameter gives CUDA_ERROR_INVALID_VALUE. */
+
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_NOT_INITIALIZED 3

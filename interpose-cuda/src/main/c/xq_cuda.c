@@ -2,8 +2,13 @@
  * libxq-cuda.so: makes every CUDA stream of an unmodified process a queue of the XQ node.
  * Specification: docs/processes.md. Loaded with LD_PRELOAD.
  *
- * The launching thread itself is held inside the launch call while its stream may not launch,
- * then makes the very call the application made (nothing is deferred or copied). After each
+ * With XQ_DEFER=1, a launch its stream may not make now is deferred: kernel launches (of a function that launched
+ * before), graph launches and memsets reaching us through cuGetProcAddress are copied into the
+ * stream's host queue and the call returns at once; the tracker (or the next caller) makes them,
+ * in order, when the stream may launch. Every other driver entry point handed out is a small
+ * trampoline that first waits until nothing is deferred, so whatever can see or order a stream's
+ * work (synchronize, events, copies, frees) sees it as if it had been launched. Launches that
+ * cannot be deferred, and all launches without XQ_DEFER=1, hold the launching thread instead. After each
  * launch an event is recorded on the stream (or, with XQ_COMPLETION=memop, the stream writes a
  * sequence number into our memory); one tracker thread per process watches those to count
  * completions. One reader thread talks to the node. Counts live in a
@@ -155,6 +160,9 @@ static struct {
     CUresult (*HostUnregister)(void *);
     CUresult (*HostGetDevPtr)(CUdeviceptr *, void *, unsigned int);
     CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+    /* deferral (optional: missing ones mean kernels are never deferred) */
+    CUresult (*FuncGetParamInfo)(void *, size_t, size_t *, size_t *);
+    CUresult (*KernelGetParamInfo)(void *, size_t, size_t *, size_t *);
 } cu;
 static int g_memop; /* XQ_COMPLETION=memop */
 static int g_cu_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
@@ -185,6 +193,7 @@ static int cu_ready(void *hint)
             CU(WriteValue64, "cuStreamWriteValue64_v2"), CU(HostRegister, "cuMemHostRegister_v2");
             CU(HostUnregister, "cuMemHostUnregister");
             CU(HostGetDevPtr, "cuMemHostGetDevicePointer_v2"), CU(DeviceGetAttribute, "cuDeviceGetAttribute");
+            CU(FuncGetParamInfo, "cuFuncGetParamInfo"), CU(KernelGetParamInfo, "cuKernelGetParamInfo");
         }
 #undef CU
         const char *m = getenv("XQ_COMPLETION");
@@ -235,6 +244,11 @@ typedef struct xstream {
     int cmode;          /* 1: memop (word; mseq: the last value enqueued), -1: memop failed, 0: events */
     struct cword *word;
     uint64_t mseq;
+    /* deferred launches, under mu; sub_mu: held by the one thread making them (in order) */
+    pthread_mutex_t sub_mu;
+    struct dop *dq_head, *dq_tail;
+    uint32_t dq_n;
+    int dq_lw; /* counted in g_limit_waiters: its head waits on the limits */
     ring_entry ring[RING];
 } xstream;
 
@@ -250,6 +264,12 @@ static uint32_t g_captures;     /* captures begun through the wrapped calls, not
 static uint32_t g_exiting;      /* exit() began: the driver is being torn down */
 static uint32_t g_state;        /* odd: attached; bumped at every attach and detach */
 static uint32_t g_tracker_word, g_tracker_parked, g_tracker_on;
+static uint32_t g_deferred;        /* launches deferred, all streams (the trampolines read it) */
+static uint32_t g_legacy_deferred; /* of which on a legacy default stream */
+static uint64_t g_deferred_total, g_flush_waits; /* for XQ_LOG=2 */
+static uint32_t g_dq_word, g_dq_waiters; /* futex: bumped when deferred launches were made */
+static int g_defer;                /* XQ_DEFER=1: defer (until measured on a GPU, launches are held by default) */
+static int g_stubs_ok;             /* 1: trampolines handed out and none bare: deferral may happen */
 static pthread_mutex_t query_mu = PTHREAD_MUTEX_INITIALIZER; /* tracker queries vs capture begin */
 static pthread_key_t g_ptds_key;
 static __thread xstream *t_ptds; /* this thread's per-thread default streams */
@@ -292,6 +312,10 @@ static int physical_device(int dev)
 
 static void ptds_thread_exit(void *);
 static void tracker_kick(void);
+static void drain_all(int force);
+static void defer_summary(void);
+struct dop;
+static void drain(xstream *st, int force);
 
 /* XQ_COMPLETION=memop: behind each launch the stream writes the next sequence number into a word
  * of page-locked host memory (cuStreamWriteValue64_v2), so the tracker sees completions with a
@@ -405,6 +429,7 @@ static xstream *stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
         st->next_all = keep;
     }
     pthread_mutex_init(&st->mu, NULL);
+    pthread_mutex_init(&st->sub_mu, NULL);
     st->kind = kind, st->h = h, st->ctx = ctx, st->tid = tid, st->slot = -1;
     st->device = dev, st->prio = prio, st->least = least, st->greatest = greatest;
     st->cmode = w ? 1 : g_memop ? -1 : 0, st->word = w;
@@ -758,6 +783,7 @@ static void detach(const char *why)
     S.used = NULL, S.owner = NULL, S.nslots = 0; /* the old mapping stays mapped: never munmap */
     pthread_mutex_unlock(&S.mu);
     for (xstream *st = LD(&g_all); st; st = st->next_all) wake_held(st);
+    drain_all(1);
     xlog(1, "xq: node at %s lost (%s); running unscheduled", S.path, why);
 }
 
@@ -766,16 +792,19 @@ static void handle_line(char *line)
     unsigned slot;
     xlog(3, "xq: < %s", line);
     if (sscanf(line, "GATE %u", &slot) == 1) {
+        int deferred = 0;
         pthread_mutex_lock(&S.mu);
         xstream *st = slot < S.nslots ? S.owner[slot] : NULL;
         if (st) {
             wake_held(st);
+            deferred = LD(&st->dq_n) != 0;
             if (LD(&st->waiters) && st->shm) { /* the documented futex words, for completeness */
                 futex_wake(&st->shm->gate);
                 futex_wake(&st->shm->completion_seq);
             }
         }
         pthread_mutex_unlock(&S.mu);
+        if (deferred) drain(st, 0); /* the gate opened: what was deferred goes now (a stream is never freed) */
     } else if (!strncmp(line, "ERR", 3)) {
         xlog(1, "xq: node at %s: %s", S.path, line);
     }
@@ -826,6 +855,8 @@ static void *tracker_main(void *);
  * this runs before it: the tracker stops querying events of contexts about to be destroyed. */
 static void at_exit(void)
 {
+    drain_all(1); /* what the process launched is made, as it would have been without us */
+    defer_summary();
     pthread_mutex_lock(&query_mu);
     ST(&g_exiting, 1);
     pthread_mutex_unlock(&query_mu);
@@ -894,11 +925,147 @@ static int account_done(xstream *st, uint32_t count, uint64_t run)
 typedef struct gate {
     xstream *st;
     uint64_t t;
+    void *key; /* the kernel or graph launched: known to launch, once it did */
+    int waited;
 } gate;
 
-/* Holds the calling thread while its stream may not launch; returns 0 for "pass through
- * untracked" (capture, no context, driver helpers missing). */
-static int gate_enter(gate *g, CUstream h, int ptsz, void *hint)
+/* ------------------------------------------------------------------ deferred launches */
+
+#define DQ_MAX 4096  /* deferred launches per stream; past it the launching thread waits */
+#define FCACHE 4096  /* functions and graphs known (open addressing) */
+
+enum { D_KERNEL, D_KERNEL_EX, D_GRAPH, D_SET8, D_SET16, D_SET32 };
+typedef struct dop {
+    struct dop *next;
+    int kind;
+    void *real; /* the driver entry point the application's call was for */
+    union {
+        struct { CUfunction f; unsigned g[3], b[3], shmem; CUstream h; } k;
+        struct { CUlaunchConfig cfg; CUfunction f; } kx;
+        struct { CUgraphExec g; CUstream h; } gr;
+        struct { CUdeviceptr d; unsigned v; size_t n; CUstream h; } set;
+    } a;
+    void **params;
+    unsigned char blob[]; /* parameter pointers, then their values; launch attributes */
+} dop;
+
+/* What is known of a kernel or graph: launched once without an error (only those are deferred:
+ * a launch the driver would refuse is refused to the caller, at once), and a kernel's parameter
+ * layout (np < 0: unknown, never deferred). */
+typedef struct finfo {
+    void *key;
+    int ok, np;
+    uint32_t total;
+    uint32_t *off, *sz;
+} finfo;
+static finfo g_fcache[FCACHE];
+static pthread_mutex_t fc_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static finfo *finfo_get(void *key, int create)
+{
+    uintptr_t x = (uintptr_t)key;
+    unsigned i = (unsigned)((x >> 4) ^ (x >> 17)) % FCACHE;
+    for (unsigned n = 0; n < FCACHE; n++, i = (i + 1) % FCACHE) {
+        finfo *e = &g_fcache[i];
+        if (e->key == key) return e;
+        if (!e->key) {
+            if (!create) return NULL;
+            e->key = key, e->np = -2; /* -2: layout not asked yet */
+            return e;
+        }
+    }
+    return NULL; /* full: what is not known is not deferred */
+}
+
+static void known_ok(void *key)
+{
+    if (!key) return;
+    pthread_mutex_lock(&fc_mu);
+    finfo *e = finfo_get(key, 1);
+    if (e) e->ok = 1;
+    pthread_mutex_unlock(&fc_mu);
+}
+
+/* The parameter layout of f, asked of the driver once (in the caller's context, as it launches). */
+static int layout(finfo *e, void *f)
+{
+    if (e->np != -2) return e->np >= 0;
+    CUresult (*q)(void *, size_t, size_t *, size_t *) = NULL;
+    size_t o, z;
+    CUresult r;
+    if (cu.FuncGetParamInfo && ((r = cu.FuncGetParamInfo(f, 0, &o, &z)) == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE))
+        q = cu.FuncGetParamInfo;
+    else if (cu.KernelGetParamInfo &&
+             ((r = cu.KernelGetParamInfo(f, 0, &o, &z)) == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE))
+        q = cu.KernelGetParamInfo;
+    e->np = -1;
+    if (!q) return 0;
+    uint32_t off[512], sz[512], total = 0;
+    int n = 0;
+    for (; n < 512; n++) {
+        r = q(f, (size_t)n, &o, &z);
+        if (r == CUDA_ERROR_INVALID_VALUE) break;
+        if (r != CUDA_SUCCESS || o + z > 32768) return 0;
+        off[n] = (uint32_t)o, sz[n] = (uint32_t)z;
+        if (o + z > total) total = (uint32_t)(o + z);
+    }
+    if (n == 512) return 0;
+    e->off = n ? malloc(n * sizeof *off) : NULL;
+    e->sz = n ? malloc(n * sizeof *sz) : NULL;
+    if (n && (!e->off || !e->sz)) return free(e->off), free(e->sz), e->off = e->sz = NULL, 0;
+    if (n) memcpy(e->off, off, n * sizeof *off), memcpy(e->sz, sz, n * sizeof *sz);
+    e->total = total;
+    e->np = n;
+    return 1;
+}
+
+/* A deferred kernel launch with its parameters copied (the driver copies them at the call too,
+ * so the caller may reuse them when we return), or NULL: not deferred. */
+static dop *dop_kernel(void *f, void **params, void **extra, size_t attrs)
+{
+    if (!f || (extra && extra[0] != XQ_LAUNCH_PARAM_END)) return NULL;
+    pthread_mutex_lock(&fc_mu);
+    finfo *e = finfo_get(f, 0);
+    int np = -1;
+    uint32_t total = 0, *off = NULL, *sz = NULL;
+    if (e && e->ok && layout(e, f)) np = e->np, total = e->total, off = e->off, sz = e->sz;
+    pthread_mutex_unlock(&fc_mu);
+    if (np < 0 || (np && !params)) return NULL;
+    size_t ptrs = (size_t)np * sizeof(void *), vals = (total + 15) & ~(size_t)15;
+    dop *op = malloc(sizeof *op + attrs + ptrs + vals);
+    if (!op) return NULL;
+    op->params = np ? (void **)(op->blob + attrs) : NULL;
+    unsigned char *v = op->blob + attrs + ptrs;
+    for (int i = 0; i < np; i++) {
+        memcpy(v + off[i], params[i], sz[i]);
+        op->params[i] = v + off[i];
+    }
+    return op;
+}
+
+static dop *dop_plain(void)
+{
+    dop *op = malloc(sizeof *op);
+    if (op) op->params = NULL;
+    return op;
+}
+
+/* Whether a launch on st must wait for other streams' deferred launches to be made: the legacy
+ * default stream and the blocking streams order each other (taken as blocking: we do not ask).
+ * Caller holds st->mu. */
+static int cross_order(const xstream *st)
+{
+    uint32_t all = LD(&g_deferred), legacy = LD(&g_legacy_deferred);
+    return st->kind == K_LEGACY ? all > st->dq_n : legacy > (st->kind == K_LEGACY ? st->dq_n : 0);
+}
+
+static void drain(xstream *st, int force);
+static void flush_all(void);
+
+/* Holds the calling thread while its stream may not launch. Returns 0 for "pass through
+ * untracked" (capture, no context, driver helpers missing), 1 for "launch now" (then gate_exit),
+ * and, when the caller can defer (deferrable), 2 for "defer this launch" (then gate_defer). */
+static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable)
 {
     if (LD(&g_captures) || LD(&g_exiting) || !cu_ready(hint)) return 0;
     int saved_errno = errno; /* the application sees the driver's errno, not ours */
@@ -909,6 +1076,8 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint)
     }
     if (!LD(&S.started)) session_start();
     if (!LD(&g_tracker_on) && !__atomic_exchange_n(&g_tracker_on, 1, __ATOMIC_SEQ_CST)) spawn(tracker_main);
+    deferrable = deferrable && g_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
+    if (!deferrable && LD(&g_deferred)) flush_all(); /* made after everything deferred before it */
     int waited = 0, wake = 0;
     pthread_mutex_lock(&st->mu);
     for (;;) {
@@ -928,7 +1097,27 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint)
             return 0;
         }
         int why = (gs & 1) && st->shm ? may_launch(st, st->shm) : 0;
-        if (!why) break;
+        if (st->dq_n) why = 3; /* behind what is deferred on this stream */
+        if (!why && !(deferrable ? cross_order(st) : LD(&g_deferred) != 0)) break;
+        if (deferrable && st->dq_n < DQ_MAX) {
+            if (cross_order(st)) { /* rare: the legacy stream and another both deferring */
+                pthread_mutex_unlock(&st->mu);
+                flush_all();
+                pthread_mutex_lock(&st->mu);
+                continue;
+            }
+            g->st = st, g->waited = waited;
+            pthread_mutex_unlock(&st->mu);
+            if (wake) wake_node(st);
+            errno = saved_errno;
+            return 2;
+        }
+        if (!why) { /* not deferrable, and other streams still have deferred launches */
+            pthread_mutex_unlock(&st->mu);
+            flush_all();
+            pthread_mutex_lock(&st->mu);
+            continue;
+        }
         if (!waited) {
             waited = 1;
             st->pending++;
@@ -955,6 +1144,205 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint)
     g->st = st;
     errno = saved_errno;
     return 1;
+}
+
+/* Queues op (after gate_enter said 2) and returns 1; 0 when it may not after all (a capture
+ * began: the launch must be captured now), then op is freed and the caller enters again. */
+static int gate_defer(gate *g, dop *op)
+{
+    xstream *st = g->st;
+    int wake = 0, saved_errno = errno;
+    pthread_mutex_lock(&st->mu);
+    if (LD(&g_captures) || LD(&g_exiting)) {
+        if (g->waited && (st->pending--, --st->active == 0)) st->ready_since = 0, wake = 1;
+        mirror(st);
+        pthread_mutex_unlock(&st->mu);
+        if (wake) wake_node(st);
+        free(op);
+        errno = saved_errno;
+        return 0;
+    }
+    op->next = NULL;
+    if (st->dq_tail) st->dq_tail->next = op;
+    else st->dq_head = op;
+    st->dq_tail = op;
+    st->dq_n++;
+    ADD(&g_deferred, 1);
+    ADD(&g_deferred_total, 1);
+    if (st->kind == K_LEGACY) ADD(&g_legacy_deferred, 1);
+    if (!g->waited) {
+        st->pending++;
+        if (st->active++ == 0) st->ready_since = now_ns(), wake = 1;
+    }
+    mirror(st);
+    pthread_mutex_unlock(&st->mu);
+    if (wake) wake_node(st);
+    drain(st, 0); /* when the stream may launch after all, this thread makes it */
+    tracker_kick();
+    errno = saved_errno;
+    return 1;
+}
+
+/* gate_enter said 2 but the launch cannot be deferred: forget that it was counted as held. */
+static void gate_undefer(gate *g)
+{
+    if (!g->waited) return;
+    xstream *st = g->st;
+    int wake = 0;
+    pthread_mutex_lock(&st->mu);
+    st->pending--;
+    if (--st->active == 0) st->ready_since = 0, wake = 1;
+    mirror(st);
+    pthread_mutex_unlock(&st->mu);
+    if (wake) wake_node(st);
+}
+
+static dop *build_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                         unsigned shmem, CUstream h, void **params, void **extra)
+{
+    dop *op = dop_kernel(f, params, extra, 0);
+    if (op) op->kind = D_KERNEL, op->a.k = (typeof(op->a.k)){f, {gx, gy, gz}, {bx, by, bz}, shmem, h};
+    return op;
+}
+
+static dop *build_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    if (!c || (c->numAttrs && !c->attrs) || c->numAttrs > 64) return NULL;
+    size_t attrs = (size_t)c->numAttrs * XQ_LAUNCH_ATTR_SIZE;
+    dop *op = dop_kernel(f, params, extra, attrs);
+    if (!op) return NULL;
+    op->kind = D_KERNEL_EX, op->a.kx.cfg = *c, op->a.kx.f = f;
+    if (attrs) memcpy(op->blob, c->attrs, attrs), op->a.kx.cfg.attrs = (CUlaunchAttribute *)op->blob;
+    return op;
+}
+
+static dop *build_graph(CUgraphExec g, CUstream h)
+{
+    pthread_mutex_lock(&fc_mu);
+    finfo *e = finfo_get(g, 0);
+    int ok = e && e->ok;
+    pthread_mutex_unlock(&fc_mu);
+    dop *op = ok ? dop_plain() : NULL;
+    if (op) op->kind = D_GRAPH, op->a.gr.g = g, op->a.gr.h = h;
+    return op;
+}
+
+static dop *build_set(int kind, CUdeviceptr d, unsigned v, size_t n, CUstream h)
+{
+    dop *op = dop_plain();
+    if (op) op->kind = kind, op->a.set.d = d, op->a.set.v = v, op->a.set.n = n, op->a.set.h = h;
+    return op;
+}
+
+static CUresult dop_call(dop *op)
+{
+    switch (op->kind) {
+    case D_KERNEL:
+        return ((CUresult(*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void **, void **))op->real)(op->a.k.f, op->a.k.g[0], op->a.k.g[1], op->a.k.g[2],
+                                                                   op->a.k.b[0], op->a.k.b[1], op->a.k.b[2],
+                                                                   op->a.k.shmem, op->a.k.h, op->params, NULL);
+    case D_KERNEL_EX:
+        return ((CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))op->real)(&op->a.kx.cfg, op->a.kx.f,
+                                                                                           op->params, NULL);
+    case D_GRAPH:
+        return ((CUresult(*)(CUgraphExec, CUstream))op->real)(op->a.gr.g, op->a.gr.h);
+    case D_SET8:
+        return ((CUresult(*)(CUdeviceptr, unsigned char, size_t, CUstream))op->real)(op->a.set.d, (unsigned char)op->a.set.v,
+                                                                                   op->a.set.n, op->a.set.h);
+    case D_SET16:
+        return ((CUresult(*)(CUdeviceptr, unsigned short, size_t, CUstream))op->real)(
+            op->a.set.d, (unsigned short)op->a.set.v, op->a.set.n, op->a.set.h);
+    default:
+        return ((CUresult(*)(CUdeviceptr, unsigned, size_t, CUstream))op->real)(op->a.set.d, op->a.set.v, op->a.set.n,
+                                                                              op->a.set.h);
+    }
+}
+
+static int push_event(xstream *st, uint64_t t, int *idle);
+static uint32_t g_defer_failed_logged;
+
+/* Makes st's deferred launches, in order, while the stream may launch (force: whatever the
+ * limits and the gate: the node is gone or the process exits). One thread at a time per stream;
+ * a thread finding another at it leaves the work to it. */
+static void drain(xstream *st, int force)
+{
+    if (!LD(&st->dq_n) || pthread_mutex_trylock(&st->sub_mu)) return;
+    int kick = 0, made = 0;
+    CUcontext cur = NULL, tmp;
+    int pushed = 0;
+    for (;;) {
+        int idle = 0;
+        pthread_mutex_lock(&st->mu);
+        dop *op = st->dq_head;
+        uint32_t gs = LD(&g_state);
+        int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? may_launch(st, st->shm) : 0;
+        if (!op || why) {
+            int lw = why == 2;
+            if (lw != st->dq_lw) ADD(&g_limit_waiters, lw ? 1 : -1), st->dq_lw = lw;
+            pthread_mutex_unlock(&st->mu);
+            break;
+        }
+        st->pending--, st->in_flight++;
+        uint64_t t = now_ns();
+        mirror(st);
+        pthread_mutex_unlock(&st->mu);
+        if (!pushed && !made) {
+            cu.CtxGetCurrent(&cur);
+            pushed = cur != st->ctx && cu.CtxPush(st->ctx) == CUDA_SUCCESS;
+        }
+        CUresult r = dop_call(op);
+        pthread_mutex_lock(&st->mu);
+        st->dq_head = op->next;
+        if (!st->dq_head) st->dq_tail = NULL;
+        st->dq_n--;
+        ADD(&g_deferred, -1);
+        if (st->kind == K_LEGACY) ADD(&g_legacy_deferred, -1);
+        if (r != CUDA_SUCCESS) {
+            st->in_flight--, st->failed++;
+            if (--st->active == 0) st->ready_since = 0, idle = 1;
+        } else {
+            st->launched++;
+            kick |= push_event(st, t, &idle);
+        }
+        mirror(st);
+        pthread_mutex_unlock(&st->mu);
+        if (r != CUDA_SUCCESS)
+            xlog(__atomic_fetch_add(&g_defer_failed_logged, 1, __ATOMIC_SEQ_CST) < 10 ? 1 : 3,
+                 "xq: a deferred launch on stream %s failed when made: CUDA error %d (counted as failed)", st->label, r);
+        if (idle) wake_node(st);
+        free(op);
+        made++;
+    }
+    if (pushed) cu.CtxPop(&tmp);
+    pthread_mutex_unlock(&st->sub_mu);
+    if (made) {
+        wake_held(st); /* threads waiting on the order or on a full queue */
+        ADD(&g_dq_word, 1);
+        if (LD(&g_dq_waiters)) futex_wake(&g_dq_word);
+    }
+    if (kick) tracker_kick();
+}
+
+static void drain_all(int force)
+{
+    for (xstream *st = LD(&g_all); st; st = st->next_all)
+        if (LD(&st->in_use) && LD(&st->dq_n)) drain(st, force);
+}
+
+/* Waits until every deferred launch of the process was made (helping where it may). Called
+ * before any driver entry point that could see or order the deferred work. */
+static void flush_all(void)
+{
+    while (LD(&g_deferred)) {
+        uint32_t seq = LD(&g_dq_word);
+        drain_all(0);
+        if (!LD(&g_deferred)) break;
+        ADD(&g_dq_waiters, 1);
+        tracker_kick();
+        futex_wait(&g_dq_word, seq, 1000000L);
+        ADD(&g_dq_waiters, -1);
+    }
 }
 
 /* Marks on the stream the end of what was launched so far, as entry e: the next sequence number
@@ -1022,6 +1410,8 @@ static void gate_exit(gate *g, CUresult r)
     }
     mirror(st);
     int waiters = st->waiters;
+    static __thread void *t_last_ok;
+    if (r == CUDA_SUCCESS && g->key && g->key != t_last_ok) known_ok(t_last_ok = g->key);
     pthread_mutex_unlock(&st->mu);
     if (r != CUDA_SUCCESS && waiters)
         wake_held(st); /* the limits may allow one more now */
@@ -1158,6 +1548,10 @@ static void *tracker_main(void *arg)
             for (xstream *st = LD(&g_all); st; st = st->next_all)
                 if (LD(&st->in_use)) busy |= poll_stream(st, &cur, &next, &gap);
         pthread_mutex_unlock(&query_mu);
+        if (LD(&g_deferred)) { /* completions seen, or the gate opened: make what may go now */
+            drain_all(0);
+            busy |= LD(&g_deferred) != 0;
+        }
         for (xstream *st = LD(&g_all); st && (LD(&g_owed) || LD(&g_closing)); st = st->next_all) {
             if (!LD(&st->in_use)) continue;
             if (LD(&st->wake_owed)) {
@@ -1184,7 +1578,8 @@ static void *tracker_main(void *arg)
         uint32_t w = LD(&g_tracker_word);
         ST(&g_tracker_parked, 1);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (!LD(&g_busy) && !LD(&g_owed) && !LD(&g_closing)) futex_wait(&g_tracker_word, w, 1000000000L);
+        if (!LD(&g_busy) && !LD(&g_owed) && !LD(&g_closing) && !LD(&g_deferred))
+            futex_wait(&g_tracker_word, w, 1000000000L);
         ST(&g_tracker_parked, 0);
     }
     return NULL;
@@ -1211,8 +1606,9 @@ static void capture_key(CUstream *h, pid_t *tid, int ptsz)
 static void capture_pre(void)
 {
     pthread_mutex_lock(&query_mu);
-    ADD(&g_captures, 1);
+    ADD(&g_captures, 1); /* from here on nothing more is deferred */
     pthread_mutex_unlock(&query_mu);
+    flush_all(); /* and what was is made before the capture begins, not into it */
     for (xstream *st = LD(&g_all); st; st = st->next_all) /* held threads go, untouched */
         wake_held(st);
 }
@@ -1303,13 +1699,47 @@ static void *real_of(wdef *d, int k)
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
-        gate g_;                                                                                     \
-        if (!gate_enter(&g_, (STREAM), (K) & 1, (void *)real_))                                       \
+        gate g_ = {0};                                                                              \
+        if (!gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0))                                    \
             return real_ ARGS;                                                                       \
         CUresult r_ = real_ ARGS;                                                                     \
         gate_exit(&g_, r_);                                                                           \
         return r_;                                                                                   \
     }
+/* Deferrable: through cuGetProcAddress (K 2, 3: every other entry point handed out there is a
+ * trampoline that waits for deferred work), a launch the stream may not make now is copied by
+ * BUILD (NULL: it cannot be) and queued; KEY: what becomes known to launch when it did. */
+#define DBODY(ID, K, PT, ARGS, STREAM, KEY, BUILD)                                                  \
+    {                                                                                               \
+        typedef CUresult(*fn_t) PT;                                                                 \
+        fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
+        if (!real_)                                                                                  \
+            return CUDA_ERROR_NOT_INITIALIZED;                                                      \
+        gate g_ = {0};                                                                              \
+        int k_ = gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&g_stubs_ok) > 0);\
+        if (k_ == 2) {                                                                              \
+            dop *op_ = BUILD;                                                                       \
+            if (op_) {                                                                              \
+                op_->real = (void *)real_;                                                          \
+                if (gate_defer(&g_, op_))                                                           \
+                    return CUDA_SUCCESS;                                                            \
+            } else                                                                                  \
+                gate_undefer(&g_);                                                                  \
+            k_ = gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0);                              \
+        }                                                                                           \
+        if (!k_)                                                                                    \
+            return real_ ARGS;                                                                      \
+        g_.key = (void *)(KEY);                                                                     \
+        CUresult r_ = real_ ARGS;                                                                   \
+        gate_exit(&g_, r_);                                                                         \
+        return r_;                                                                                  \
+    }
+#define DGATED(ID, NAME, PT, ARGS, STREAM, KEY, BUILD)                                              \
+    XQ_EXPORT CUresult NAME PT DBODY(ID, 0, PT, ARGS, STREAM, KEY, BUILD)                           \
+    XQ_EXPORT CUresult NAME##_ptsz PT DBODY(ID, 1, PT, ARGS, STREAM, KEY, BUILD)                    \
+    static CUresult NAME##_gpa PT DBODY(ID, 2, PT, ARGS, STREAM, KEY, BUILD)                        \
+    static CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, KEY, BUILD)
+
 #define GATED(ID, NAME, PT, ARGS, STREAM)                                                           \
     XQ_EXPORT CUresult NAME PT BODY(ID, 0, PT, ARGS, STREAM)                                        \
     XQ_EXPORT CUresult NAME##_ptsz PT BODY(ID, 1, PT, ARGS, STREAM)                                 \
@@ -1336,18 +1766,19 @@ static void *real_of(wdef *d, int k)
     static CUresult NAME##_gpa PT HBODY(ID, 2, PT, ARGS, PRE, POST)                                 \
     static CUresult NAME##_gpa_ptsz PT HBODY(ID, 3, PT, ARGS, PRE, POST)
 
-GATED(W_LAUNCH, cuLaunchKernel,
-      (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-       unsigned shmem, CUstream hStream, void **params, void **extra),
-      (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), hStream)
-GATED(W_LAUNCH_EX, cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f, void **params, void **extra),
-      (config, f, params, extra), config ? config->hStream : NULL)
+DGATED(W_LAUNCH, cuLaunchKernel,
+       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+        unsigned shmem, CUstream hStream, void **params, void **extra),
+       (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), hStream, f,
+       build_launch(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra))
+DGATED(W_LAUNCH_EX, cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f, void **params, void **extra),
+       (config, f, params, extra), config ? config->hStream : NULL, f, build_launch_ex(config, f, params, extra))
 GATED(W_COOP, cuLaunchCooperativeKernel,
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
        unsigned shmem, CUstream hStream, void **params),
       (f, gx, gy, gz, bx, by, bz, shmem, hStream, params), hStream)
 GATED(W_HOSTFN, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *data), (hStream, fn, data), hStream)
-GATED(W_GRAPH, cuGraphLaunch, (CUgraphExec g, CUstream hStream), (g, hStream), hStream)
+DGATED(W_GRAPH, cuGraphLaunch, (CUgraphExec g, CUstream hStream), (g, hStream), hStream, g, build_graph(g, hStream))
 GATED(W_MEMCPY, cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
       (dst, src, n, hStream), hStream)
 GATED(W_HTOD, cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
@@ -1361,12 +1792,12 @@ GATED(W_3D, cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *p, CUstream hStream), (p, 
 GATED(W_PEER, cuMemcpyPeerAsync,
       (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream hStream),
       (dst, dctx, src, sctx, n, hStream), hStream)
-GATED(W_SET8, cuMemsetD8Async, (CUdeviceptr d, unsigned char v, size_t n, CUstream hStream), (d, v, n, hStream),
-      hStream)
-GATED(W_SET16, cuMemsetD16Async, (CUdeviceptr d, unsigned short v, size_t n, CUstream hStream),
-      (d, v, n, hStream), hStream)
-GATED(W_SET32, cuMemsetD32Async, (CUdeviceptr d, unsigned int v, size_t n, CUstream hStream), (d, v, n, hStream),
-      hStream)
+DGATED(W_SET8, cuMemsetD8Async, (CUdeviceptr d, unsigned char v, size_t n, CUstream hStream), (d, v, n, hStream),
+       hStream, NULL, build_set(D_SET8, d, v, n, hStream))
+DGATED(W_SET16, cuMemsetD16Async, (CUdeviceptr d, unsigned short v, size_t n, CUstream hStream),
+       (d, v, n, hStream), hStream, NULL, build_set(D_SET16, d, v, n, hStream))
+DGATED(W_SET32, cuMemsetD32Async, (CUdeviceptr d, unsigned int v, size_t n, CUstream hStream), (d, v, n, hStream),
+       hStream, NULL, build_set(D_SET32, d, v, n, hStream))
 GATED(W_2DSET8, cuMemsetD2D8Async,
       (CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h, CUstream hStream),
       (d, pitch, v, w, h, hStream), hStream)
@@ -1386,6 +1817,7 @@ HOOKED(W_CAP_END, cuStreamEndCapture, (CUstream hStream, CUgraph *g), (hStream, 
        capture_ended(hStream, ptsz))
 /* Forgotten before the real call: a handle freed by it may be reused at once by another thread. */
 HOOKED(W_DESTROY, cuStreamDestroy_v2, (CUstream hStream), (hStream),
+       flush_all();
        if (hStream && hStream != CU_STREAM_LEGACY && hStream != CU_STREAM_PER_THREAD &&
            LD(&g_cu_state) > 0) stream_forget(hStream),
        (void)0)
@@ -1419,6 +1851,182 @@ static wdef W[W_COUNT] = {
     DEF(W_DESTROY, "cuStreamDestroy", cuStreamDestroy_v2, 4000, 0),
 };
 
+/* ------------------------------------------------------------------ trampolines */
+
+/* Every other driver entry point handed out (cuGetProcAddress, dlsym) is a trampoline: when
+ * launches are deferred it first waits until they are made (flush_all), then jumps to the
+ * driver's function with the caller's registers and stack untouched, whatever its signature.
+ * Entry points that can neither see nor order a stream's work (queries of devices, contexts,
+ * functions, capture state; creating things) are handed out as they are: the trampoline would
+ * only cost a load. x86-64 only; elsewhere, or when no trampoline can be made, nothing is
+ * deferred. The code pages are written once, then made executable; a slot's target is data. */
+#define NSTUBS 2048
+#define STUB_SIZE 192 /* 191 bytes of code each */
+static unsigned char *g_stub_code;
+static void *g_stub_target[NSTUBS];
+static uint32_t g_nstubs;
+static pthread_mutex_t stub_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const g_noflush[] = {
+    "cuInit", "cuDriverGetVersion", "cuGetErrorString", "cuGetErrorName", "cuGetExportTable",
+    "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName", "cuDeviceGetUuid", "cuDeviceGetUuid_v2",
+    "cuDeviceGetLuid", "cuDeviceTotalMem", "cuDeviceTotalMem_v2", "cuDeviceGetAttribute",
+    "cuDeviceComputeCapability", "cuDeviceGetProperties", "cuDeviceGetPCIBusId", "cuDeviceGetByPCIBusId",
+    "cuDeviceCanAccessPeer", "cuDeviceGetP2PAttribute", "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxGetState", "cuDeviceGetDefaultMemPool", "cuDeviceGetMemPool",
+    "cuDeviceGetTexture1DLinearMaxWidth", "cuDeviceGetExecAffinitySupport",
+    "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxPushCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent",
+    "cuCtxPopCurrent_v2", "cuCtxGetDevice", "cuCtxGetFlags", "cuCtxGetId", "cuCtxGetApiVersion", "cuCtxGetLimit",
+    "cuCtxGetCacheConfig", "cuCtxGetSharedMemConfig", "cuCtxGetStreamPriorityRange", "cuCtxGetExecAffinity",
+    "cuModuleGetFunction", "cuModuleGetGlobal", "cuModuleGetGlobal_v2", "cuModuleLoad", "cuModuleLoadData",
+    "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuModuleGetLoadingMode", "cuModuleGetFunctionCount",
+    "cuLibraryLoadData", "cuLibraryLoadFromFile", "cuLibraryGetKernel", "cuLibraryGetModule",
+    "cuLibraryGetGlobal", "cuLibraryGetManaged", "cuLibraryGetKernelCount", "cuLibraryEnumerateKernels",
+    "cuKernelGetFunction", "cuKernelGetAttribute", "cuKernelGetName", "cuKernelGetParamInfo", "cuKernelGetLibrary",
+    "cuFuncGetAttribute", "cuFuncGetName", "cuFuncGetParamInfo", "cuFuncGetModule", "cuFuncIsLoaded", "cuFuncLoad",
+    "cuFuncGetParamCount", "cuKernelGetParamCount",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSizeWithFlags",
+    "cuOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyMaxPotentialClusterSize", "cuOccupancyMaxActiveClusters",
+    "cuEventCreate", "cuEventQuery", "cuEventSynchronize", "cuEventElapsedTime", "cuEventElapsedTime_v2",
+    "cuStreamCreate", "cuStreamCreateWithPriority", "cuStreamGetPriority", "cuStreamGetFlags", "cuStreamGetCtx",
+    "cuStreamGetCtx_v2", "cuStreamGetId", "cuStreamGetDevice", "cuStreamIsCapturing", "cuStreamGetCaptureInfo",
+    "cuStreamGetCaptureInfo_v2", "cuStreamGetCaptureInfo_v3", "cuThreadExchangeStreamCaptureMode",
+    "cuPointerGetAttribute", "cuPointerGetAttributes", "cuMemGetAddressRange", "cuMemGetAddressRange_v2",
+    "cuMemGetInfo", "cuMemGetInfo_v2", "cuMemAlloc", "cuMemAlloc_v2", "cuMemAllocPitch", "cuMemAllocPitch_v2",
+    "cuMemAllocHost", "cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemHostGetDevicePointer",
+    "cuMemHostGetDevicePointer_v2", "cuMemHostGetFlags", "cuMemAllocManaged", "cuMemGetAllocationGranularity",
+    "cuMemAddressReserve", "cuMemCreate", "cuMemMap", "cuMemSetAccess", "cuMemGetAccess",
+    "cuMemRetainAllocationHandle", "cuMemGetAllocationPropertiesFromHandle", "cuMemPoolGetAttribute",
+    "cuMemHostRegister", "cuMemHostRegister_v2", "cuGetProcAddress", "cuGetProcAddress_v2",
+    "cuGraphCreate", "cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
+    "cuGraphInstantiateWithParams", "cuGraphGetNodes", "cuGraphGetRootNodes", "cuGraphGetEdges",
+    "cuGraphGetEdges_v2", "cuGraphClone", "cuGraphDebugDotPrint", "cuGraphNodeGetType",
+    "cuGraphNodeGetDependencies", "cuGraphNodeGetDependentNodes", "cuGraphKernelNodeGetParams",
+    "cuGraphExecGetFlags", "cuGraphAddKernelNode", "cuGraphAddMemcpyNode", "cuGraphAddMemsetNode",
+    "cuGraphAddHostNode", "cuGraphAddEmptyNode", "cuGraphAddEventRecordNode", "cuGraphAddEventWaitNode",
+    "cuGraphAddChildGraphNode", "cuGraphAddNode", "cuGraphAddNode_v2", "cuGraphAddDependencies",
+    "cuGraphAddDependencies_v2", "cuGraphAddMemAllocNode", "cuGraphAddMemFreeNode",
+    "cuGraphAddBatchMemOpNode", "cuGraphAddExternalSemaphoresSignalNode",
+    "cuGraphAddExternalSemaphoresWaitNode", "cuGraphNodeSetParams", "cuGraphKernelNodeSetParams",
+    "cuGraphKernelNodeSetAttribute", "cuGraphKernelNodeGetAttribute", "cuGraphDestroyNode", "cuGraphDestroy",
+    "cuUserObjectCreate", "cuGraphRetainUserObject", "cuLinkCreate", "cuLinkAddData", "cuLinkAddFile",
+    "cuLinkComplete", "cuLinkDestroy", "cuDeviceGetGraphMemAttribute", "cuCoredumpGetAttribute",
+    "cuCoredumpGetAttributeGlobal", "cuDeviceGetNvSciSyncAttributes", "cuCtxGetDevice_v2",
+};
+
+static int noflush(const char *name)
+{
+    for (size_t i = 0; i < sizeof g_noflush / sizeof g_noflush[0]; i++)
+        if (!strcmp(name, g_noflush[i])) return 1;
+    return 0;
+}
+
+static int is_stub(void *p)
+{
+    unsigned char *c = LD(&g_stub_code);
+    return c && (unsigned char *)p >= c && (unsigned char *)p < c + (size_t)NSTUBS * STUB_SIZE;
+}
+
+static const char *g_stub_name[NSTUBS];
+static uint32_t g_stub_waits[NSTUBS]; /* XQ_LOG=2 prints which entry points waited for deferred work */
+
+static void defer_summary(void)
+{
+    if (g_log < 2 || LD(&g_stubs_ok) <= 0) return;
+    xlog(2, "xq: %llu launches deferred; %llu driver calls waited for deferred work", (unsigned long long)g_deferred_total,
+         (unsigned long long)g_flush_waits);
+    for (uint32_t i = 0; i < g_nstubs; i++)
+        if (g_stub_waits[i]) xlog(2, "xq:   %s waited %u times", g_stub_name[i] ? g_stub_name[i] : "?", g_stub_waits[i]);
+}
+
+static void stub_flush(int i)
+{
+    if (!LD(&g_deferred)) return;
+    if (i >= 0 && i < NSTUBS) ADD(&g_stub_waits[i], 1);
+    ADD(&g_flush_waits, 1);
+    flush_all();
+}
+
+#if defined(__x86_64__)
+static unsigned char *emit(unsigned char *p, const void *bytes, size_t n) { return (unsigned char *)memcpy(p, bytes, n) + n; }
+static unsigned char *emit64(unsigned char *p, const void *v)
+{
+    uint64_t x = (uint64_t)(uintptr_t)v;
+    memcpy(p, &x, 8);
+    return p + 8;
+}
+
+/* Writes every stub once: endbr64; if (g_deferred) { save the argument registers, stub_flush(),
+ * restore }; jmp *target[i]. */
+static int stubs_make(void)
+{
+    size_t size = (size_t)NSTUBS * STUB_SIZE;
+    unsigned char *code = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (code == MAP_FAILED) return 0;
+    for (int i = 0; i < NSTUBS; i++) {
+        unsigned char *p = code + (size_t)i * STUB_SIZE;
+        p = emit(p, "\xF3\x0F\x1E\xFA", 4);                                  /* endbr64 */
+        p = emit(p, "\x49\xBB", 2), p = emit64(p, &g_deferred);              /* movabs r11, &g_deferred */
+        p = emit(p, "\x41\x83\x3B\x00", 4);                                  /* cmp dword [r11], 0 */
+        p = emit(p, "\x75\x0D", 2);                                          /* jne slow */
+        p = emit(p, "\x49\xBB", 2), p = emit64(p, &g_stub_target[i]);        /* movabs r11, &target[i] */
+        p = emit(p, "\x41\xFF\x23", 3);                                      /* jmp [r11] */
+        p = emit(p, "\x57\x56\x52\x51\x41\x50\x41\x51\x50", 9);              /* push rdi rsi rdx rcx r8 r9 rax */
+        p = emit(p, "\x48\x81\xEC\x80\x00\x00\x00", 7);                      /* sub rsp, 128 */
+        for (int x = 0; x < 8; x++) {                                        /* movdqu [rsp+16x], xmmx */
+            unsigned char m[6] = {0xF3, 0x0F, 0x7F, (unsigned char)(0x44 | x << 3), 0x24, (unsigned char)(16 * x)};
+            p = emit(p, m, 6);
+        }
+        p = emit(p, "\xBF", 1), p = emit(p, &i, 4);                            /* mov edi, i */
+        p = emit(p, "\x48\xB8", 2), p = emit64(p, (void *)stub_flush);       /* movabs rax, stub_flush */
+        p = emit(p, "\xFF\xD0", 2);                                          /* call rax */
+        for (int x = 0; x < 8; x++) {                                        /* movdqu xmmx, [rsp+16x] */
+            unsigned char m[6] = {0xF3, 0x0F, 0x6F, (unsigned char)(0x44 | x << 3), 0x24, (unsigned char)(16 * x)};
+            p = emit(p, m, 6);
+        }
+        p = emit(p, "\x48\x81\xC4\x80\x00\x00\x00", 7);                      /* add rsp, 128 */
+        p = emit(p, "\x58\x41\x59\x41\x58\x59\x5A\x5E\x5F", 9);              /* pop rax r9 r8 rcx rdx rsi rdi */
+        p = emit(p, "\x49\xBB", 2), p = emit64(p, &g_stub_target[i]);        /* movabs r11, &target[i] */
+        p = emit(p, "\x41\xFF\x23", 3);                                      /* jmp [r11] */
+        if (p > code + (size_t)(i + 1) * STUB_SIZE) abort(); /* STUB_SIZE too small: a bug of ours */
+    }
+    if (mprotect(code, size, PROT_READ | PROT_EXEC)) {
+        munmap(code, size);
+        return 0;
+    }
+    ST(&g_stub_code, code);
+    return 1;
+}
+#else
+static int stubs_make(void) { return 0; }
+#endif
+
+/* The pointer to hand out for the driver's entry point real named name. */
+static void *stub_for(void *real, const char *name)
+{
+    if (!real || !g_defer || noflush(name) || is_stub(real)) return real;
+    pthread_mutex_lock(&stub_mu);
+    void *r = real;
+    if (!g_stub_code && !stubs_make()) {
+        if (g_stubs_ok >= 0) xlog(2, "xq: no trampolines (not x86-64, or no executable memory); launches are never deferred");
+        ST(&g_stubs_ok, -1);
+    } else if (LD(&g_stubs_ok) >= 0) {
+        uint32_t i = 0;
+        while (i < g_nstubs && g_stub_target[i] != real) i++;
+        if (i == g_nstubs && g_nstubs < NSTUBS) g_stub_name[g_nstubs] = strdup(name), g_stub_target[g_nstubs++] = real;
+        if (i < g_nstubs) {
+            r = g_stub_code + (size_t)i * STUB_SIZE;
+            if (!g_stubs_ok) ST(&g_stubs_ok, 1);
+        } else { /* an entry point handed out bare could see deferred work: defer no more */
+            xlog(1, "xq: more than %d driver entry points; launches are no longer deferred", NSTUBS);
+            ST(&g_stubs_ok, -1);
+        }
+    }
+    pthread_mutex_unlock(&stub_mu);
+    return r;
+}
+
 /* ------------------------------------------------------------------ cuGetProcAddress, dlsym */
 
 typedef CUresult (*gpa1_t)(const char *, void **, int, cuuint64_t);
@@ -1431,8 +2039,10 @@ XQ_EXPORT CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, C
 static wslot G1x = {(void *)cuGetProcAddress, 0}, G1a = {(void *)gpa1_asked, 0};
 static wslot G2x = {(void *)cuGetProcAddress_v2, 0}, G2a = {(void *)gpa2_asked, 0};
 
+static int is_stub(void *p);
 static int is_ours(void *p)
 {
+    if (is_stub(p)) return 1;
     if (p == G1x.fn || p == G1a.fn || p == G2x.fn || p == G2a.fn || p == (void *)dlsym) return 1;
     for (int i = 0; i < W_COUNT; i++)
         for (int k = 0; k < 4; k++)
@@ -1486,6 +2096,7 @@ static CUresult gpa_after(CUresult r, const char *sym, void **pfn, int ver, cuui
         *pfn = adopt(&d->s[2 + ptsz], *pfn, sym);
         return r;
     }
+    if (sym[0] == 'c' && sym[1] == 'u') *pfn = stub_for(*pfn, sym);
     return r;
 }
 
@@ -1549,7 +2160,7 @@ XQ_EXPORT void *dlsym(void *handle, const char *name)
         if (!name[n]) return adopt(&d->s[0], r, name);
         if (d->has_ptsz && !strcmp(name + n, "_ptsz")) return adopt(&d->s[1], r, name);
     }
-    return r;
+    return stub_for(r, name);
 }
 
 /* ------------------------------------------------------------------ process life */
@@ -1574,6 +2185,9 @@ static void atfork_child(void)
     pthread_mutex_init(&words_mu, NULL);
     g_tabgen++;
     g_busy = g_owed = g_closing = g_limit_waiters = g_captures = 0;
+    g_deferred = g_legacy_deferred = g_dq_waiters = 0; /* the parent's deferred launches are its own */
+    pthread_mutex_init(&fc_mu, NULL);
+    pthread_mutex_init(&stub_mu, NULL);
     g_capn = 0;
     g_tracker_on = g_tracker_parked = 0;
     t_tid = 0;
@@ -1583,6 +2197,11 @@ __attribute__((constructor)) static void xq_init(void)
 {
     const char *v = getenv("XQ_LOG");
     if (v && *v >= '0' && *v <= '9') g_log = atoi(v);
+    v = getenv("XQ_DEFER");
+    if (v && *v) {
+        if (!strcmp(v, "1")) g_defer = 1;
+        else if (strcmp(v, "0")) xlog(1, "xq: ignoring XQ_DEFER='%s': not 0 or 1; launches are not deferred", v);
+    }
     pthread_key_create(&g_ptds_key, ptds_thread_exit);
     pthread_atfork(NULL, NULL, atfork_child);
 }

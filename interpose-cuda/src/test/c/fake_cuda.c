@@ -568,6 +568,20 @@ static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz)
     }
 }
 
+/* The layout of the fake's kernels: spin(unsigned us), inc(CUdeviceptr, unsigned n); nop, fail: none. */
+EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    if (!f || !off || !size || f < g_funcs || f >= g_funcs + sizeof g_funcs / sizeof g_funcs[0])
+        return CUDA_ERROR_INVALID_HANDLE;
+    static const size_t spin[][2] = {{0, 4}}, inc[][2] = {{0, 8}, {8, 4}};
+    size_t n = f->kind == F_SPIN ? 1 : f->kind == F_INC ? 2 : 0;
+    if (i >= n)
+        return CUDA_ERROR_INVALID_VALUE;
+    const size_t *e = f->kind == F_SPIN ? spin[i] : inc[i];
+    *off = e[0], *size = e[1];
+    return CUDA_SUCCESS;
+}
+
 #define LK_PARAMS                                                                                   \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,     \
      unsigned shmem, CUstream h, void **params, void **extra)
@@ -757,6 +771,7 @@ static const struct {
     P("cuModuleLoadData", cuModuleLoadData, 0, 2000), P("cuModuleGetFunction", cuModuleGetFunction, 0, 2000),
     P("cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz, 4000),
     P("cuLaunchKernelEx", cuLaunchKernelEx, cuLaunchKernelEx_ptsz, 11060),
+    P("cuFuncGetParamInfo", cuFuncGetParamInfo, 0, 12040),
     P("cuMemAlloc", cuMemAlloc_v2, 0, 3020), P("cuMemFree", cuMemFree_v2, 0, 3020),
     P("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz, 3020),
     P("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, 3020),

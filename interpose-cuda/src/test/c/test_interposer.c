@@ -655,6 +655,114 @@ static void test_memop_fallback(void)
           "stderr (want one line for two streams): %s", err);
 }
 
+/* ------------------------------------------------------------------ deferred launches */
+
+static int launched_20(xq_slot *s) { return LD(&s->launched) >= 20; }
+
+/* Through cuGetProcAddress (as the CUDA runtime calls), a closed gate defers launches instead of
+ * holding the thread: one thread has its four kernels of a task pending at once and waits in
+ * cuStreamSynchronize (a trampoline), nothing reaches the device while the gate is closed, and
+ * GATE makes them all (a task is only kernels here: a copy is never deferred, it would wait).
+ * Without XQ_DEFER=1 (defer 0; XQ_DEFER=0 as well): the thread is held in the first launch
+ * instead, one pending. */
+static void defer_gate(int defer)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, defer ? (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", NULL} : (const char *[]){"XQ_LOG=2", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "40", "--kernels", "4", "--us",
+                           "300", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, launched_20, 3.0), "the app did not get going");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST); /* suspended, as the node does it */
+    pause_s(0.05);
+    uint64_t l0 = LD(&s->launched);
+    unsigned maxp = 0;
+    for (double end = tn_now() + 0.25; tn_now() < end;) {
+        unsigned p = LD(&s->pending);
+        maxp = p > maxp ? p : maxp;
+    }
+    CHECK(LD(&s->launched) == l0, "launched %lu -> %lu while the gate was closed", (unsigned long)l0,
+          (unsigned long)LD(&s->launched));
+    CHECK(!exited(&a), "the app finished with its gate closed");
+    CHECK(LD(&s->in_flight) == 0, "in flight %u with the gate closed for 250 ms", LD(&s->in_flight));
+    if (defer)
+        CHECK(maxp >= 2 && maxp <= 4, "pending at most %u with one thread (want 2..4: deferred)", maxp);
+    else
+        CHECK(maxp == 1, "pending at most %u with one thread (want 1: held)", maxp);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(LD(&s->launched) == 40 * 4 && LD(&s->completed) == 40 * 4 && LD(&s->pending) == 0,
+          "launched %lu completed %lu pending %u (want 160, 160, 0)", (unsigned long)LD(&s->launched),
+          (unsigned long)LD(&s->completed), LD(&s->pending));
+    const char *err = slurp(a.err);
+    if (defer) {
+        const char *d = strstr(err, "launches deferred");
+        CHECK(d && strstr(err, "cuStreamSynchronize waited"), "stderr: %s", err);
+        const char *e = d ? memchr(d, '\n', strlen(d)) : NULL;
+        printf("    %u pending at once with one thread; %.*s\n", maxp, d && e ? (int)(e - d) : 0, d ? d : "");
+    } else
+        CHECK(!strstr(err, "launches deferred"), "XQ_DEFER=0 deferred: %s", err);
+}
+static void test_defer_gate(void) { defer_gate(1); }
+static void test_defer_off(void) { defer_gate(0); }
+
+/* threshold 2, batch 1: the thread defers past the threshold, in flight never exceeds it, every
+ * command is made once, in order (the check), on the legacy stream and on the per-thread one
+ * (never deferred: the tracker cannot launch on another thread's stream) alike. */
+static void defer_threshold(const char *stream, int ex)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 2, 1, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_DEFER=1", NULL}, (const char *[]){"--via", "procaddress", "--stream", stream, "--tasks", "30", "--kernels", "6",
+                                      "--us", "200", "--check", ex ? "--ex" : NULL, NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0, maxp = 0;
+    while (s && !exited(&a)) {
+        unsigned n = LD(&s->in_flight), p = LD(&s->pending);
+        max = n > max ? n : max, maxp = p > maxp ? p : maxp;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    CHECK(max <= 2, "max in flight %u, threshold 2", max);
+    CHECK(!strcmp(stream, "ptds") ? maxp == 1 : maxp >= 2, "stream %s: pending at most %u", stream, maxp);
+    CHECK(s && s->launched == 30 * 10 && s->completed == 30 * 10, "launched %lu completed %lu (want 300)",
+          s ? (unsigned long)s->launched : 0, s ? (unsigned long)s->completed : 0);
+}
+static void test_defer_threshold(void) { defer_threshold("new", 0); }
+static void test_defer_threshold_legacy_ex(void) { defer_threshold("default", 1); }
+static void test_defer_ptds_held(void) { defer_threshold("ptds", 0); }
+
+/* the node dies while launches are deferred behind a closed gate: they are made at once */
+static void test_defer_node_killed(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_DEFER=1", NULL}, (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks",
+                                                                     "40", "--kernels", "4", "--us", "300", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, launched_20, 3.0), "the app did not get going");
+    if (s) {
+        __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+        pause_s(0.1);
+        CHECK(LD(&s->pending) >= 2, "pending %u (want deferred launches)", LD(&s->pending));
+    }
+    tn_kill();
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"tasks\":40"), "output: %s", slurp(a.out));
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -687,6 +795,12 @@ static const struct {
     {"memop_estimate", test_memop_estimate},
     {"memop_node_killed_while_held", test_memop_node_killed},
     {"memop_fallback", test_memop_fallback},
+    {"defer_gate", test_defer_gate},
+    {"defer_off", test_defer_off},
+    {"defer_threshold", test_defer_threshold},
+    {"defer_threshold_legacy_ex", test_defer_threshold_legacy_ex},
+    {"defer_ptds_held", test_defer_ptds_held},
+    {"defer_node_killed", test_defer_node_killed},
     {"overhead", test_overhead},
 };
 

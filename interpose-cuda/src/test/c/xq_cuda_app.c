@@ -228,15 +228,19 @@ static void *run_thread(void *arg)
         if (O.check) {
             for (unsigned i = 0; i < N; i++)
                 host[i] = i + (unsigned)t;
-            unsigned n = N;
-            void *p[] = {&buf, &n};
             CK(A.htod(buf, host, N * sizeof *host, s));
-            CK(launch(f_inc, s, p));
         }
-        void *p[] = {&O.us};
+        unsigned us = O.us;
+        void *p[] = {&us};
         for (int k = 0; k < O.kernels; k++)
             CK(launch(f_spin, s, p));
+        us = 0; /* the launch took its parameters' values: a deferred one must have copied them */
         if (O.check) {
+            CUdeviceptr b = buf;
+            unsigned n = N;
+            void *q[] = {&b, &n};
+            CK(launch(f_inc, s, q));
+            b = 0, n = 0;
             CK(A.dtoh(out, buf, N * sizeof *out, s));
             CK(A.hostfn(s, count_hostfn, &hostfn_calls));
         }
