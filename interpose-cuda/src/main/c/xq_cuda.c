@@ -2002,10 +2002,39 @@ static int stubs_make(void)
 static int stubs_make(void) { return 0; }
 #endif
 
+/* Unloading code: what is known of functions and graphs is forgotten (a new function may get
+ * the address of an old one), after the deferred launches were made. */
+static void *g_unload_mod, *g_unload_lib;
+static void forget_functions(void)
+{
+    flush_all();
+    pthread_mutex_lock(&fc_mu);
+    for (int i = 0; i < FCACHE; i++) free(g_fcache[i].off), free(g_fcache[i].sz);
+    memset(g_fcache, 0, sizeof g_fcache);
+    pthread_mutex_unlock(&fc_mu);
+}
+static CUresult unload_module(void *m)
+{
+    forget_functions();
+    return ((CUresult(*)(void *))g_unload_mod)(m);
+}
+static CUresult unload_library(void *l)
+{
+    forget_functions();
+    return ((CUresult(*)(void *))g_unload_lib)(l);
+}
+
 /* The pointer to hand out for the driver's entry point real named name. */
 static void *stub_for(void *real, const char *name)
 {
-    if (!real || !g_defer || noflush(name) || is_stub(real)) return real;
+    if (!real || !g_defer || noflush(name) || is_stub(real) || real == (void *)unload_module ||
+        real == (void *)unload_library)
+        return real;
+    if (!strcmp(name, "cuModuleUnload") || !strcmp(name, "cuLibraryUnload")) {
+        void **slot = name[2] == 'M' ? &g_unload_mod : &g_unload_lib, *none = NULL;
+        if (__atomic_compare_exchange_n(slot, &none, real, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) || none == real)
+            return name[2] == 'M' ? (void *)unload_module : (void *)unload_library;
+    }
     pthread_mutex_lock(&stub_mu);
     void *r = real;
     if (!g_stub_code && !stubs_make()) {
