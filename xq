@@ -6,7 +6,6 @@ NODE_JAR="$ROOT/node/target/xq-node.jar"
 BUNDLES="$ROOT/node/target/bundles"
 STAMP="$ROOT/node/target/.xq-built"
 # The XQ bundles the node starts (node/pom.xml copies them into $BUNDLES).
-XQ_BUNDLES="dev.xq.runtime dev.xq.hal.sim dev.xq.hal.hip dev.xq.hal.kfd dev.xq.hal.cuda dev.xq.policy.fixedpriority dev.xq.policy.edf dev.xq.policy.drf dev.xq.host dev.xq.bench"
 
 die() { echo "xq: $*" >&2; exit 1; }
 
@@ -54,8 +53,9 @@ NO_JAVA="no Java 25 found. Install a JDK 25 (Temurin 25: https://adoptium.net; o
 # changed since the last build that ./xq ran.
 stale() {
   local b
-  [ -f "$NODE_JAR" ] && [ -f "$STAMP" ] || return 0
-  for b in $XQ_BUNDLES; do
+  [ -f "$NODE_JAR" ] && [ -f "$STAMP" ] && [ -f "$BUNDLES/xq-bundles.txt" ] || return 0
+  # the XQ bundles: the list the node's build wrote (node/pom.xml's dev.xq dependencies)
+  for b in $(sed -n 's/^ *dev\.xq:\([^:]*\):.*/\1/p' "$BUNDLES/xq-bundles.txt"); do
     compgen -G "$BUNDLES/$b-*.jar" >/dev/null || return 0
   done
   [ -n "$(cd "$ROOT" && find pom.xml bnd.bnd */pom.xml */bnd.bnd */src/main -newer "$STAMP" -type f -print -quit 2>/dev/null)" ]

@@ -48,6 +48,15 @@ public class BundlesIT {
         return XqNode.options();
     }
 
+    /** node/pom.xml holds the one list of XQ bundles; the itest pom must name the same, in the same order. */
+    @Test
+    public void theTestsRunTheNodesBundles() {
+        java.nio.file.Path nodeList = java.nio.file.Path.of(System.getProperty("xq.home"), "node/target/bundles/xq-bundles.txt");
+        assertEquals("itest/pom.xml's dev.xq dependencies against node/pom.xml's (" + nodeList + ")",
+                XqNode.bundleList(nodeList), XqNode.XQ);
+        assertTrue("at least the runtime and the sim: " + XqNode.XQ, XqNode.XQ.size() >= 2);
+    }
+
     @Test
     public void everyBundleIsActive() {
         List<String> expected = new ArrayList<>(XqNode.PLATFORM);

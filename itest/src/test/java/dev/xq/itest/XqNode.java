@@ -34,10 +34,8 @@ final class XqNode {
             "org.apache.felix.log", "org.apache.felix.gogo.runtime", "org.apache.felix.gogo.command",
             "org.apache.felix.fileinstall");
 
-    /** The XQ bundles, in the node's start order. */
-    static final List<String> XQ = List.of(
-            "dev.xq.runtime", "dev.xq.hal.sim", "dev.xq.hal.hip", "dev.xq.hal.kfd", "dev.xq.hal.cuda",
-            "dev.xq.policy.fixedpriority", "dev.xq.policy.edf", "dev.xq.policy.drf", "dev.xq.host", "dev.xq.bench");
+    /** The XQ bundles, in the node's start order: the itest pom's dev.xq dependencies, as its build listed them. */
+    static final List<String> XQ = bundleList(bundleDir().resolve("xq-bundles.txt"));
 
     /** Framework property naming the folder with the bundle jars, for tests that copy one. */
     static final String BUNDLES_PROPERTY = "xq.itest.bundles";
@@ -77,6 +75,16 @@ final class XqNode {
             }
         }
         return all.toArray(Option[]::new);
+    }
+
+    /** The bundle names of a list that {@code dependency:list} wrote (the node's format too). */
+    static List<String> bundleList(Path file) {
+        try {
+            return Files.readAllLines(file).stream().map(String::trim).map(l -> l.split(":"))
+                    .filter(f -> f.length >= 4 && f[0].equals("dev.xq")).map(f -> f[1]).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(file + " cannot be read; the itest build writes it (mvn -pl itest install)", e);
+        }
     }
 
     static Path jar(Path dir, String symbolicName) {

@@ -67,10 +67,29 @@ public final class Main {
     /** How long Gogo's command table must stay unchanged before an unknown command is given up on. */
     private static final long SETTLED_NANOS = 5_000_000_000L;
 
-    /** The XQ bundles the node is built with; one that is absent gets a warning, not a failure. */
-    static final List<String> XQ_BUNDLES = List.of(
-            "dev.xq.runtime", "dev.xq.hal.sim", "dev.xq.hal.hip", "dev.xq.hal.kfd", "dev.xq.hal.cuda",
-            "dev.xq.policy.fixedpriority", "dev.xq.policy.edf", "dev.xq.policy.drf", "dev.xq.host", "dev.xq.bench");
+    /**
+     * The file in the bundle folder that names the XQ bundles the node is built with, in start
+     * order: written by the build from node/pom.xml's provided-scope dev.xq dependencies (the one
+     * list of them), as {@code dependency:list} prints them.
+     */
+    static final String XQ_BUNDLE_LIST = "xq-bundles.txt";
+
+    /** @return the XQ bundles named in {@code dir}'s list, in order; empty (and a warning) without one */
+    static List<String> xqBundles(Path dir) throws IOException {
+        Path list = dir.resolve(XQ_BUNDLE_LIST);
+        if (!Files.isRegularFile(list)) {
+            System.err.println("xq-node: warning: " + list + " is missing (module node not built?); XQ bundles start in file-name order");
+            return List.of();
+        }
+        List<String> names = new ArrayList<>();
+        for (String line : Files.readAllLines(list)) {
+            String[] f = line.trim().split(":");
+            if (f.length >= 4 && f[0].equals("dev.xq")) {
+                names.add(f[1]);
+            }
+        }
+        return List.copyOf(names);
+    }
 
     private Main() {
     }
@@ -162,7 +181,8 @@ public final class Main {
             jars = s.filter(p -> p.toString().endsWith(".jar")).sorted(Comparator.comparing(Path::toString)).toList();
         }
         // installed in start order, so that bundle ids (lb) read in that order too
-        jars = jars.stream().sorted(Comparator.comparingInt(j -> startRank(symbolicName(j)))).toList();
+        List<String> xqBundles = xqBundles(bundleDir);
+        jars = jars.stream().sorted(Comparator.comparingInt(j -> startRank(symbolicName(j), xqBundles))).toList();
         for (Path jar : jars) {
             try {
                 installed.add(ctx.installBundle(jar.toUri().toString()));
@@ -170,7 +190,7 @@ public final class Main {
                 System.err.println("xq-node: cannot install " + jar.getFileName() + ": " + e.getMessage());
             }
         }
-        for (String name : XQ_BUNDLES) {
+        for (String name : xqBundles) {
             if (installed.stream().noneMatch(b -> name.equals(b.getSymbolicName()))) {
                 System.err.println("xq-node: warning: " + name + " is not in " + bundleDir + " (module not built?); the node runs without it");
             }
@@ -319,13 +339,13 @@ public final class Main {
         }
     }
 
-    private static int startRank(String name) {
+    private static int startRank(String name, List<String> xqBundles) {
         int i = PLATFORM_BUNDLES.indexOf(name);
         if (i >= 0) {
             return i;
         }
-        int x = XQ_BUNDLES.indexOf(name);
-        return x >= 0 ? PLATFORM_BUNDLES.size() + x : PLATFORM_BUNDLES.size() + XQ_BUNDLES.size();
+        int x = xqBundles.indexOf(name);
+        return x >= 0 ? PLATFORM_BUNDLES.size() + x : PLATFORM_BUNDLES.size() + xqBundles.size();
     }
 
     /**
