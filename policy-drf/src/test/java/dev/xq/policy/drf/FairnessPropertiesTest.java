@@ -42,6 +42,12 @@ class FairnessPropertiesTest {
                 Arbitraries.integers().between(1, 100).map(u -> BandwidthSettings.of(t, u)));
     }
 
+    @Provide
+    Arbitrary<CfsSettings> cfsSettings() {
+        return Arbitraries.longs().between(100, 100_000).flatMap(l ->
+                Arbitraries.longs().between(100, l).map(g -> CfsSettings.of(l, g)));
+    }
+
     private static RecordingActions decide(Policy p, SchedulerView view) {
         RecordingActions a = new RecordingActions();
         p.schedule(view, a);
@@ -69,6 +75,28 @@ class FairnessPropertiesTest {
     @Property(tries = 300)
     void groupBandwidthIsSafeAndDependsOnTheViewOnly(@ForAll("views") SchedulerView view, @ForAll("bandwidthSettings") BandwidthSettings s) {
         safeAndSwapSafe(() -> new GroupBandwidthPartition(s, new RecordingLogger().logger), view);
+    }
+
+    /**
+     * cfs keeps virtual runtimes, so a fresh instance may decide differently from one with a
+     * history; but a decision is safe, deciding again on the same view changes nothing, and one
+     * ready queue per device runs.
+     */
+    @Property(tries = 300)
+    void cfsIsSafeRepeatableAndRunsOneReadyQueuePerDevice(@ForAll("views") SchedulerView view, @ForAll("views") SchedulerView earlier,
+                                                          @ForAll("cfsSettings") CfsSettings s) {
+        CompletelyFair p = new CompletelyFair(s, new RecordingLogger().logger);
+        decide(p, new SchedulerView(view.nowNanos() - 2_000_000, earlier.queues(), earlier.devices()));
+        RecordingActions first = decide(p, view);
+        PolicyChecks.assertSafe(view, first);
+        assertEquals(first.log, decide(p, view).log, "same view, same actions");
+        Map<String, Integer> running = new HashMap<>();
+        for (QueueView q : view.queues()) {
+            if (q.ready() && !q.suspendedByApp() && first.runs(q.handle())) {
+                running.merge(q.device(), 1, Integer::sum);
+            }
+        }
+        running.forEach((d, n) -> assertEquals(1, n, "device " + d));
     }
 
     /** Progressive filling stops only when no waiting task fits: no capacity is left idle that a ready task could use. */
