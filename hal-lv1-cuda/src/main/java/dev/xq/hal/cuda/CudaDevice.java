@@ -7,6 +7,7 @@ import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.hal.spi.StreamPriorities;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -340,7 +341,7 @@ final class CudaDevice {
         if (f != null) {
             throw new HalException(id + " failed earlier and takes no new queue: " + f.getMessage(), f);
         }
-        int priority = StreamPriorities.toCuda(options.nativePriority(), leastPriority, greatestPriority);
+        int priority = StreamPriorities.toDevice(options.nativePriority(), leastPriority, greatestPriority);
         makeCurrent();
         MemorySegment stream = api.streamCreate(CudaApi.CU_STREAM_NON_BLOCKING, priority);
         int eventFlags = settings.completion() == CompletionMode.SYNC_BLOCK ? CudaApi.CU_EVENT_BLOCKING_SYNC

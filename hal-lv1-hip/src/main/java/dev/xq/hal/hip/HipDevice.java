@@ -7,6 +7,7 @@ import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.hal.spi.StreamPriorities;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -154,10 +155,9 @@ final class HipDevice {
         return greatestPriority;
     }
 
-    /** Opens a stream with the mapped priority; the default stream priority (0) when none is asked for. */
+    /** Opens a stream with the mapped priority; the default stream priority (0, clamped into the range) when none is asked for. */
     HipQueue open(HwQueueOptions options, HwQueueListener listener) {
-        int priority = options.nativePriority() == null ? 0
-                : StreamPriorities.toHip(options.nativePriority(), leastPriority, greatestPriority);
+        int priority = StreamPriorities.toDevice(options.nativePriority(), leastPriority, greatestPriority);
         // hipSetDevice is per thread: set it on this thread right before the call that depends on it
         api.setDevice(ordinal);
         MemorySegment stream = api.streamCreateWithPriority(HipApi.STREAM_NON_BLOCKING, priority);

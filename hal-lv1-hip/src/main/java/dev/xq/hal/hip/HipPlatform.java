@@ -6,6 +6,7 @@ import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.hal.spi.StreamPriorities;
 import dev.xq.hal.spi.XpuDriver;
 import java.util.ArrayList;
 import java.util.List;
@@ -121,9 +122,9 @@ final class HipPlatform implements XpuDriver, AutoCloseable {
         }
         if (options.nativePriority() != null) {
             int p = options.nativePriority();
-            if (p < StreamPriorities.XQ_MIN || p > StreamPriorities.XQ_MAX) {
+            if (p < StreamPriorities.MIN || p > StreamPriorities.MAX) {
                 throw new IllegalArgumentException("native priority " + p + " for queue '" + options.name() + "' is out of range ["
-                        + StreamPriorities.XQ_MIN + ", " + StreamPriorities.XQ_MAX + "] (higher = more urgent)");
+                        + StreamPriorities.MIN + ", " + StreamPriorities.MAX + "] (higher = more urgent)");
             }
         }
         try {

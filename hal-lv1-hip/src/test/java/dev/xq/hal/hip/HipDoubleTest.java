@@ -229,7 +229,7 @@ class HipDoubleTest {
             for (Integer prio : asked) {
                 HipQueue q = (HipQueue) p.open("hip0", new HwQueueOptions("p", prio), new RecordingListener());
                 try {
-                    int expected = prio == null ? 0 : StreamPriorities.toHip(prio, range[0], range[1]);
+                    int expected = prio == null ? 0 : dev.xq.hal.spi.StreamPriorities.toDevice(prio, range[0], range[1]);
                     assertEquals(expected, q.hipPriority(), "priority " + prio + " in " + range[0] + ".." + range[1]);
                     // and the stream really got it, as the library tells
                     assertEquals(expected, apiOf(p).streamPriority(q.stream()));

@@ -2,7 +2,8 @@
  * The hardware adapter SPI. A HAL bundle registers one {@link dev.xq.hal.spi.XpuDriver}
  * service per platform; the runtime opens one {@link dev.xq.hal.spi.HwQueue} per XQueue.
  * A bundle that can preempt queues another driver opened registers a
- * {@link dev.xq.hal.spi.PreemptionProvider}.
+ * {@link dev.xq.hal.spi.PreemptionProvider}. Since 1.1: {@link dev.xq.hal.spi.StreamPriorities}, the one
+ * mapping of XQ priorities onto a device's stream priorities.
  *
  * <p>Threading: the runtime calls {@code launch} from any thread, but never concurrently on
  * one HwQueue; it calls the preemption methods under its own per-queue control lock.
@@ -13,5 +14,5 @@
  * callbacks with no lock held.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.0.0")
+@org.osgi.annotation.versioning.Version("1.1.0")
 package dev.xq.hal.spi;
