@@ -724,7 +724,8 @@ static void defer_threshold(const char *stream, int ex)
     tn_defaults(0, 2, 1, 0);
     app a;
     start(&a, (const char *[]){"XQ_DEFER=1", NULL}, (const char *[]){"--via", "procaddress", "--stream", stream, "--tasks", "30", "--kernels", "6",
-                                      "--us", "200", "--check", ex ? "--ex" : NULL, NULL});
+                                      "--us", "200", "--check", "--linger-ms", "100",
+                                                                     ex ? "--ex" : NULL, NULL});
     int slot = stream_slot(0, 0, NULL, 0);
     xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
     unsigned max = 0, maxp = 0;
