@@ -378,7 +378,22 @@ public final class Scheduler {
             selected = n;
             refreshInline();
         }
-        signal();
+        signalLoop();
+    }
+
+    /**
+     * Marks the scheduler dirty and leaves the decision to the loop thread, never deciding on this
+     * one: {@link #select} is called from the shell's and Config Admin's threads, which must not
+     * be taken hostage by a policy that blocks in a real decision after passing its trials (the
+     * watchdog sets it aside, but cannot pull a thread out of it; issue 18 #2).
+     */
+    private void signalLoop() {
+        firstEventNanos.compareAndSet(0, System.nanoTime());
+        dirty.set(true);
+        Thread t = loop;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
     }
 
     public String selected() {

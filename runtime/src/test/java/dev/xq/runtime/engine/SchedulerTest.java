@@ -289,6 +289,43 @@ class SchedulerTest {
         assertTrue(bounded.lastThread.startsWith("xq-scheduler-"), bounded.lastThread);
     }
 
+    /** Issue 18 #2: selecting (shell, Config Admin) never runs the policy on the selecting thread. */
+    @Test
+    void selectingABoundedPolicyDoesNotDecideOnTheSelectingThread() throws Exception {
+        XQueue q = core.create(QueueOptions.on("m0").with(new Hint.Priority(3)).with(QueueConfig.xsched(1, 1)));
+        q.submit(Command.spin(10));
+        Thread.sleep(30); // no storm: an event now would be decided inline
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.Set<String> deciders = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        core.scheduler().register("holds-selector", new Policy() {
+            @Override
+            public String description() {
+                return "blocks when run on the selecting thread";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                deciders.add(Thread.currentThread().getName());
+                if (Thread.currentThread().getName().equals("selector")) {
+                    try {
+                        release.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        }, "test", 24, true);
+        Thread selector = new Thread(() -> core.selectPolicy("holds-selector"), "selector");
+        selector.start();
+        selector.join(3000);
+        boolean returned = !selector.isAlive();
+        release.countDown();
+        selector.join(5000);
+        assertTrue(returned, "select returned while the policy would hold its thread; deciders " + deciders);
+        eventually(() -> "holds-selector".equals(core.activePolicy()), "the loop thread decides with it");
+        assertFalse(deciders.contains("selector"), "decided on the selecting thread: " + deciders);
+    }
+
     @Test
     void boundedPolicyStuckOnAPostingThreadIsSetAsideAndThatThreadIsLeftAlone() throws Exception {
         core.scheduler().deadline(20_000_000L);
