@@ -31,6 +31,13 @@ class FixedPriorityPropertiesTest {
                 Arbitraries.longs().between(1, 3_000_000)).as(AgingSettings::of);
     }
 
+    @Provide
+    Arbitrary<MlfqSettings> mlfqSettings() {
+        return Combinators.combine(Arbitraries.integers().between(1, 6), Arbitraries.longs().between(100, 50_000),
+                Arbitraries.integers().between(1, 4), Arbitraries.longs().between(1, 2_000_000))
+                .as((levels, slice, growth, extra) -> MlfqSettings.of(levels, slice, growth, slice + extra));
+    }
+
     private static RecordingActions decide(Policy p, SchedulerView view) {
         RecordingActions a = new RecordingActions();
         p.schedule(view, a);
@@ -63,6 +70,30 @@ class FixedPriorityPropertiesTest {
             if (hpf.runs(q.handle())) {
                 assertTrue(aging.runs(q.handle()), "hpf-aging suspended queue " + q.handle() + " that hpf runs");
             }
+        }
+    }
+
+    /**
+     * mlfq keeps levels, so a fresh instance may decide differently from one with a history;
+     * but a decision is safe, deciding again on the same view changes nothing, and exactly the
+     * ready queues on the device's highest occupied level run.
+     */
+    @Property(tries = 300)
+    void mlfqIsSafeRepeatableAndRunsTheHighestOccupiedLevel(@ForAll("views") SchedulerView view, @ForAll("views") SchedulerView earlier,
+                                                            @ForAll("mlfqSettings") MlfqSettings s) {
+        MultiLevelFeedback p = new MultiLevelFeedback(s, new RecordingLogger().logger);
+        // An earlier view (same handles, other states and run times) gives the queues levels.
+        decide(p, new SchedulerView(view.nowNanos() - 1_000_000, earlier.queues(), earlier.devices()));
+        RecordingActions first = decide(p, view);
+        PolicyChecks.assertSafe(view, first);
+        assertEquals(first.log, decide(p, view).log, "same view, same actions");
+        for (QueueView q : view.queues()) {
+            if (!q.runnable()) {
+                continue;
+            }
+            int best = view.queuesOn(q.device()).stream().filter(QueueView::runnable).mapToInt(o -> p.level(o.handle())).min().orElseThrow();
+            assertEquals(p.level(q.handle()) == best, first.runs(q.handle()), "queue " + q.handle() + " on level " + p.level(q.handle()) + ", best " + best);
+            assertTrue(p.level(q.handle()) >= 0 && p.level(q.handle()) < s.levels());
         }
     }
 }

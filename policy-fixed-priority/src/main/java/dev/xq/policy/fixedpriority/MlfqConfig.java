@@ -1,0 +1,34 @@
+package dev.xq.policy.fixedpriority;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/** Knobs of policy {@code mlfq} (PID {@value MultiLevelFeedback#PID}). */
+@ObjectClassDefinition(id = MultiLevelFeedback.PID, name = "XQ policy mlfq",
+        description = "Multi-level feedback queue: queues start on the top level; a queue that uses its level's slice of device "
+                + "time sinks one level; per device the ready queues on the highest occupied level run; every "
+                + "mlfq.boost.period all queues return to the top. Priority hints are ignored.")
+public @interface MlfqConfig {
+
+    /** @return the number of levels */
+    @AttributeDefinition(name = "Levels", min = "1", max = "16",
+            description = "Number of levels, the top one included; 1 to 16 (1: all queues always run together).")
+    int mlfq_levels() default MlfqSettings.DEFAULT_LEVELS;
+
+    /** @return the top level's slice in microseconds */
+    @AttributeDefinition(name = "Top slice (us)", min = "100", max = "10000000",
+            description = "Device time in microseconds a queue may use on the top level before it sinks one level; 100 to 10000000.")
+    long mlfq_slice() default MlfqSettings.DEFAULT_SLICE_MICROS;
+
+    /** @return how much longer each level's slice is than the one above */
+    @AttributeDefinition(name = "Slice growth per level", min = "1", max = "16",
+            description = "Each level's slice is this many times the slice of the level above (level n: mlfq.slice * growth^n); "
+                    + "1 to 16, and the lowest level's slice at most 3600000000 us.")
+    int mlfq_slice_growth() default MlfqSettings.DEFAULT_GROWTH;
+
+    /** @return the boost period in microseconds */
+    @AttributeDefinition(name = "Boost period (us)", min = "101", max = "3600000000",
+            description = "Every this many microseconds all queues return to the top level and their used time is cleared "
+                    + "(anti-starvation: no ready queue waits much longer than this); longer than mlfq.slice, at most 3600000000.")
+    long mlfq_boost_period() default MlfqSettings.DEFAULT_BOOST_PERIOD_MICROS;
+}

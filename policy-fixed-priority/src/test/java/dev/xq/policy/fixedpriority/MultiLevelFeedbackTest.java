@@ -1,0 +1,220 @@
+package dev.xq.policy.fixedpriority;
+
+import static dev.xq.policy.testkit.Views.queue;
+import static dev.xq.policy.testkit.Views.view;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.policy.spi.DeviceView;
+import dev.xq.policy.spi.SchedulerView;
+import dev.xq.policy.testkit.PolicyChecks;
+import dev.xq.policy.testkit.RecordingActions;
+import dev.xq.policy.testkit.RecordingLogger;
+import dev.xq.policy.testkit.Simulation;
+import java.lang.annotation.Annotation;
+import org.junit.jupiter.api.Test;
+
+class MultiLevelFeedbackTest {
+
+    static final long MS = 1_000_000;
+    static final long GB = 1L << 30;
+
+    record Config(int mlfq_levels, long mlfq_slice, int mlfq_slice_growth, long mlfq_boost_period) implements MlfqConfig {
+        @Override
+        public Class<? extends Annotation> annotationType() {
+            return MlfqConfig.class;
+        }
+    }
+
+    private final RecordingLogger log = new RecordingLogger();
+    // levels 0..3, 10 / 20 / 40 / 80 ms, boost every 1 s
+    private final MultiLevelFeedback mlfq = new MultiLevelFeedback(MlfqSettings.of(4, 10_000, 2, 1_000_000), log.logger);
+
+    private RecordingActions decide(SchedulerView view) {
+        RecordingActions a = new RecordingActions();
+        mlfq.schedule(view, a);
+        PolicyChecks.assertSafe(view, a);
+        return a;
+    }
+
+    @Test
+    void aShortBurstQueueStaysOnTopWhileALongRunningOneSinksAndTheBoostLiftsIt() {
+        // The defaults: levels 0..3, 10 / 20 / 40 / 80 ms, boost every 100 ms.
+        MultiLevelFeedback mlfq = new MultiLevelFeedback(MlfqSettings.DEFAULTS, log.logger);
+        Simulation sim = new Simulation(0, new DeviceView("d0", "sim", 1, GB));
+        sim.add(1, "d0", "interactive");
+        sim.add(2, "d0", "batch");
+        sim.ready(2);
+        sim.decide(mlfq);
+        int batchLowest = 0;
+        boolean batchBackOnTop = false;
+        boolean batchSankAgain = false;
+        // Interactive: 1 ms of work every 20 ms (5% of the device); batch: always ready.
+        for (long t = 0; t < 2_500 * MS; t += 100_000) {
+            long phase = t % (20 * MS);
+            if (phase == 3 * MS) {
+                sim.ready(1);
+            } else if (phase == 4 * MS) {
+                sim.idle(1);
+            }
+            sim.run(mlfq, t + 100_000, 100_000);
+            assertEquals(0, mlfq.level(1), "interactive sank at " + sim.now());
+            batchLowest = Math.max(batchLowest, mlfq.level(2));
+            if (sim.now() > 1_000 * MS && sim.now() < 1_001 * MS) {
+                batchBackOnTop |= mlfq.level(2) == 0;
+            }
+            if (batchBackOnTop && sim.now() < 1_100 * MS) {
+                batchSankAgain |= mlfq.level(2) == 3;
+            }
+        }
+        assertEquals(3, batchLowest, "batch sank to the bottom");
+        assertTrue(batchBackOnTop, "the boost at 1 s lifted batch to the top");
+        assertEquals(2_500 * MS / 20, sim.queue(1).runNanos, 25 * MS, "interactive had its 1 ms per 20 ms, less what it shared");
+        assertEquals(0, sim.maxWait(1), "interactive work never waits: it is resumed while idle and runs at once");
+        double batchShare = (double) sim.queue(2).runNanos / sim.now();
+        assertTrue(batchShare > 0.9, "batch is not starved: " + batchShare);
+        assertTrue(batchSankAgain, "and sank to the bottom again before the next boost");
+    }
+
+    @Test
+    void nothingWaitsLongerThanTheBoostPeriod() {
+        // levels 0..2, 10 / 20 / 40 ms, boost every 100 ms
+        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(3, 10_000, 2, 100_000), log.logger);
+        Simulation sim = new Simulation(0, new DeviceView("d0", "sim", 1, GB));
+        // Twenty interactive queues take turns, 5 ms each per 100 ms: each stays on top, together they never leave the device.
+        for (long h = 1; h <= 20; h++) {
+            sim.add(h, "d0", "i" + h);
+        }
+        sim.add(99, "d0", "batch");
+        sim.ready(99);
+        sim.decide(p);
+        long batchRanBefore = 0;
+        for (long t = 0; t < 1_000 * MS; t += 100_000) {
+            long phase = (t + 3 * MS) % (100 * MS);
+            long turn = phase / (5 * MS) + 1;
+            if (phase % (5 * MS) == 0) {
+                sim.idle(turn == 1 ? 20 : turn - 1);
+                sim.ready(turn);
+            }
+            sim.run(p, t + 100_000, 100_000);
+            if (sim.now() % (100 * MS) == 0 && sim.now() > 0) {
+                assertTrue(sim.queue(99).runNanos > batchRanBefore, "batch ran in the period before " + sim.now());
+                batchRanBefore = sim.queue(99).runNanos;
+            }
+        }
+        assertTrue(sim.maxWait(99) > 50 * MS, "batch did wait (else this test shows nothing): " + sim.maxWait(99));
+        assertTrue(sim.maxWait(99) <= 100 * MS, "batch waited " + sim.maxWait(99) + " ns, more than the boost period");
+        for (long h = 1; h <= 20; h++) {
+            assertEquals(0, sim.maxWait(h), "interactive " + h);
+        }
+    }
+
+    @Test
+    void newQueuesStartOnTopAndRunTogetherWhateverTheirPriority() {
+        RecordingActions a = decide(view(10 * MS, queue(1).priority(10).readySince(0).ran(500 * MS).build(),
+                queue(2).priority(-5).readySince(0).suspended().build()));
+        assertTrue(a.runs(1) && a.runs(2), "both on the top level; priority hints are ignored");
+        assertEquals(0, mlfq.level(1), "device time used before the policy saw the queue does not count");
+        assertEquals(20 * MS, a.wake, "the slice timer: 10 ms");
+    }
+
+    @Test
+    void aQueueSinksOneLevelPerUsedSliceAndSlicesGrow() {
+        decide(view(10 * MS, queue(1).readySince(0).build(), queue(2).readySince(0).build()));
+        RecordingActions sunk = decide(view(21 * MS, queue(1).readySince(0).ran(10 * MS).build(), queue(2).readySince(0).ran(9 * MS).build()));
+        assertEquals(1, mlfq.level(1));
+        assertEquals(0, mlfq.level(2));
+        assertFalse(sunk.runs(1), "below a ready top queue it waits");
+        assertTrue(sunk.runs(2));
+        assertEquals(21 * MS + 1 * MS, sunk.wake, "queue 2 has 1 ms of its slice left");
+        // Level 1's slice is 20 ms: 19 ms more is not enough.
+        decide(view(22 * MS, queue(1).readySince(0).ran(29 * MS).build(), queue(2).readySince(0).ran(10 * MS).build()));
+        assertEquals(1, mlfq.level(1));
+        assertEquals(1, mlfq.level(2));
+        RecordingActions both = decide(view(23 * MS, queue(1).readySince(0).ran(30 * MS).build(), queue(2).readySince(0).ran(10 * MS).build()));
+        assertEquals(2, mlfq.level(1));
+        assertTrue(both.runs(2));
+        assertFalse(both.runs(1));
+        assertEquals(23 * MS + 20 * MS, both.wake, "when queue 2 has used level 1's 20 ms, it sinks beside queue 1");
+    }
+
+    @Test
+    void anIdleQueueOnTopIsResumedSoItsWorkStartsAtOnce() {
+        decide(view(10 * MS, queue(1).readySince(0).build(), queue(2).build()));
+        RecordingActions a = decide(view(30 * MS, queue(1).readySince(0).ran(20 * MS).build(), queue(2).build()));
+        assertEquals(1, mlfq.level(1));
+        assertTrue(a.runs(1), "alone, the sunk queue runs");
+        assertTrue(a.runs(2), "the idle top queue stays resumed");
+        assertNull(a.wake, "one ready queue: no timer");
+        RecordingActions arrival = decide(view(31 * MS, queue(1).readySince(0).ran(21 * MS).build(), queue(2).readySince(31 * MS).build()));
+        assertTrue(arrival.runs(2));
+        assertFalse(arrival.runs(1), "suspended below the arrival");
+        assertEquals(41 * MS, arrival.wake, "the arrival's top slice ends first (then both run on level 1)");
+        RecordingActions later = decide(view(35 * MS, queue(1).readySince(0).ran(21 * MS).build(), queue(2).readySince(31 * MS).ran(2 * MS).build()));
+        assertEquals(35 * MS + 8 * MS, later.wake);
+        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(2, 10_000, 2, 1_000_000), log.logger);
+        p.schedule(view(10 * MS, queue(1).readySince(0).build(), queue(2).build()), new RecordingActions());
+        p.schedule(view(30 * MS, queue(1).readySince(0).ran(20 * MS).build(), queue(2).build()), new RecordingActions());
+        RecordingActions bottom = new RecordingActions();
+        p.schedule(view(31 * MS, queue(1).readySince(0).ran(21 * MS).build(), queue(2).readySince(31 * MS).build()), bottom);
+        assertFalse(bottom.runs(1));
+        assertEquals(41 * MS, bottom.wake, "two levels: the top slice timer still comes first");
+        RecordingActions topOnly = new RecordingActions();
+        p.schedule(view(45 * MS, queue(1).readySince(0).ran(21 * MS).build(), queue(2).readySince(31 * MS).ran(10 * MS).build()), topOnly);
+        assertTrue(topOnly.runs(1) && topOnly.runs(2), "both on the bottom level");
+        assertNull(topOnly.wake, "nobody waits, nobody can sink further: no timer");
+    }
+
+    @Test
+    void theBoostLiftsEveryQueueAndForgetsUsedTime() {
+        decide(view(10 * MS, queue(1).readySince(0).build(), queue(2).build()));
+        decide(view(990 * MS, queue(1).readySince(0).ran(970 * MS).build(), queue(2).build()));
+        decide(view(995 * MS, queue(1).readySince(0).ran(975 * MS).build(), queue(2).build()));
+        assertEquals(1, mlfq.level(1), "975 ms used, but one level per decision");
+        RecordingActions a = decide(view(1_000 * MS, queue(1).readySince(0).ran(980 * MS).build(), queue(2).readySince(999 * MS).build()));
+        assertEquals(0, mlfq.level(1));
+        assertTrue(a.runs(1) && a.runs(2));
+        decide(view(1_005 * MS, queue(1).readySince(0).ran(985 * MS).build(), queue(2).readySince(999 * MS).build()));
+        assertEquals(0, mlfq.level(1), "5 ms since the boost");
+    }
+
+    @Test
+    void goneQueuesAreForgotten() {
+        decide(view(10 * MS, queue(1).readySince(0).build(), queue(-1).readySince(0).build()));
+        assertEquals(0, mlfq.level(-1));
+        decide(view(11 * MS, queue(1).readySince(0).build()));
+        assertEquals(-1, mlfq.level(-1));
+    }
+
+    @Test
+    void badConfigIsRejectedAndChangesNothing() {
+        assertEquals("mlfq.levels 0 is out of range [1, 16]",
+                assertThrows(IllegalArgumentException.class, () -> MlfqSettings.of(0, 10_000, 2, 1_000_000)).getMessage());
+        assertEquals("mlfq.levels 17 is out of range [1, 16]",
+                assertThrows(IllegalArgumentException.class, () -> MlfqSettings.of(17, 10_000, 2, 1_000_000)).getMessage());
+        assertEquals("mlfq.slice 99 us is out of range [100, 10000000] us",
+                assertThrows(IllegalArgumentException.class, () -> MlfqSettings.of(4, 99, 2, 1_000_000)).getMessage());
+        assertEquals("mlfq.slice.growth 0 is out of range [1, 16] (1: every level has mlfq.slice)",
+                assertThrows(IllegalArgumentException.class, () -> MlfqSettings.of(4, 10_000, 0, 1_000_000)).getMessage());
+        assertEquals("mlfq.slice 10000 us times mlfq.slice.growth 16 per level gives level 5 a slice over 3600000000 us; "
+                        + "lower mlfq.levels (16), mlfq.slice.growth or mlfq.slice",
+                assertThrows(IllegalArgumentException.class, () -> MlfqSettings.of(16, 10_000, 16, 1_000_000)).getMessage());
+        assertEquals("mlfq.boost.period 10000 us is out of range [10001, 3600000000] us (longer than mlfq.slice 10000 us, or no queue would ever sink)",
+                assertThrows(IllegalArgumentException.class, () -> MlfqSettings.of(4, 10_000, 2, 10_000)).getMessage());
+        assertEquals("mlfq.boost.period 3600000001 us is out of range [10001, 3600000000] us (longer than mlfq.slice 10000 us, or no queue would ever sink)",
+                assertThrows(IllegalArgumentException.class, () -> MlfqSettings.of(4, 10_000, 2, 3_600_000_001L)).getMessage());
+        MlfqSettings before = mlfq.settings();
+        mlfq.modified(new Config(4, 10_000, 2, 5_000));
+        assertSame(before, mlfq.settings());
+        assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("mlfq.boost.period 5000"), log.all());
+        mlfq.modified(new Config(2, 1_000, 4, 50_000));
+        assertEquals(MlfqSettings.of(2, 1_000, 4, 50_000), mlfq.settings());
+        assertEquals(4 * MS, mlfq.settings().sliceNanos(1));
+        assertThrows(IllegalArgumentException.class, () -> new MultiLevelFeedback(MlfqSettings.DEFAULTS, log.logger).activate(new Config(0, 1, 1, 1)));
+        assertEquals(MlfqSettings.DEFAULTS, new MultiLevelFeedback().settings());
+    }
+}
