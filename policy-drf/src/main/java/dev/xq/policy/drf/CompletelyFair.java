@@ -211,7 +211,7 @@ public final class CompletelyFair implements Policy {
                 e.readySince = q.readySinceNanos();
             }
             minReady = Math.min(minReady, e.vruntime);
-            if (q.handle() == d.holder && !q.suspended()) {
+            if (q.handle() == d.holder) { // even if the view still shows it suspended: it may predate our resume
                 holder = q;
             }
         }
