@@ -249,6 +249,9 @@ typedef struct xstream {
     struct dop *dq_head, *dq_tail;
     uint32_t dq_n;
     int dq_lw; /* counted in g_limit_waiters: its head waits on the limits */
+    /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet;
+     * dry: nothing in flight while work waited on the host (held or deferred), gate open */
+    uint64_t why_thr, why_win, why_est, dry_at, dry_ns;
     ring_entry ring[RING];
 } xstream;
 
@@ -889,16 +892,19 @@ static int may_launch(xstream *st, const xq_slot *s)
     uint32_t thr = LD(&s->threshold), n = st->in_flight;
     if (thr && n >= thr) {
         st->throttled = 1;
+        st->why_thr++;
         return 2;
     }
     if (st->throttled) {
-        if (thr && (int64_t)n > (int64_t)thr - (int64_t)LD(&s->batch)) return 2;
+        if (thr && (int64_t)n > (int64_t)thr - (int64_t)LD(&s->batch)) return st->why_thr++, 2;
         st->throttled = 0;
     }
     uint64_t win = LD(&s->window_us);
     if (!win || !n) return 0;
-    if (!st->estimate_ns) return 2;
-    return n < 2 || (uint64_t)(n + 1) * st->estimate_ns <= win * 1000 ? 0 : 2;
+    if (!st->estimate_ns) return st->why_est++, 2;
+    if (n < 2 || (uint64_t)(n + 1) * st->estimate_ns <= win * 1000) return 0;
+    st->why_win++;
+    return 2;
 }
 
 /* Accounts commands whose end was seen (or that will never be seen). Caller holds st->mu;
@@ -1137,6 +1143,7 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable)
     if (waited) st->pending--, st->active--;
     st->in_flight++;
     g->t = now_ns();
+    if (st->dry_at) st->dry_ns += g->t - st->dry_at, st->dry_at = 0;
     if (st->active++ == 0) st->ready_since = g->t, wake = 1;
     mirror(st);
     pthread_mutex_unlock(&st->mu);
@@ -1285,6 +1292,7 @@ static void drain(xstream *st, int force)
         }
         st->pending--, st->in_flight++;
         uint64_t t = now_ns();
+        if (st->dry_at) st->dry_ns += t - st->dry_at, st->dry_at = 0;
         mirror(st);
         pthread_mutex_unlock(&st->mu);
         if (!pushed && !made) {
@@ -1484,6 +1492,7 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
     st->n -= take;
     st->last_done = t;
     int idle = account_done(st, count, t > from ? t - from : 0);
+    if (!st->in_flight && (st->pending || st->dq_n) && st->shm && !LD(&st->shm->gate)) st->dry_at = t;
     if (!st->n) ADD(&g_busy, -1);
     mirror(st);
     int waiters = st->waiters, left = st->n != 0;
@@ -1933,7 +1942,17 @@ static uint32_t g_stub_waits[NSTUBS]; /* XQ_LOG=2 prints which entry points wait
 
 static void defer_summary(void)
 {
-    if (g_log < 2 || LD(&g_stubs_ok) <= 0) return;
+    if (g_log < 2) return;
+    for (xstream *st = LD(&g_all); st; st = st->next_all) {
+        pthread_mutex_lock(&st->mu);
+        if (st->launched)
+            xlog(2, "xq: stream %s: %llu launched, estimate %.1f us, refused by threshold %llu, window %llu, "
+                    "no estimate %llu; dry %.1f ms (nothing in flight, work waiting, gate open)",
+                 st->label, (unsigned long long)st->launched, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
+                 (unsigned long long)st->why_win, (unsigned long long)st->why_est, st->dry_ns / 1e6);
+        pthread_mutex_unlock(&st->mu);
+    }
+    if (LD(&g_stubs_ok) <= 0) return;
     xlog(2, "xq: %llu launches deferred; %llu driver calls waited for deferred work", (unsigned long long)g_deferred_total,
          (unsigned long long)g_flush_waits);
     for (uint32_t i = 0; i < g_nstubs; i++)
