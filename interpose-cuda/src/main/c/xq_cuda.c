@@ -216,6 +216,8 @@ typedef struct ring_entry {
     uint64_t seq;      /* memop: done once the stream's word reached it; 0: watch ev */
     uint64_t t_launch; /* launch of the first command it covers */
     uint32_t count;    /* commands it covers */
+    uint64_t key;      /* cost key of its one command (0: several, or none) */
+    uint64_t est;      /* the estimates its commands were launched with, summed */
 } ring_entry;
 
 typedef struct xstream {
@@ -236,6 +238,7 @@ typedef struct xstream {
     /* the truth, under mu */
     uint32_t pending, in_flight, active, throttled, waiters, cseq;
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since, last_done;
+    uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
     uint32_t wseq;      /* futex word of the threads held on this stream */
     uint32_t wake_owed; /* a WAKE delayed by the pacing */
     uint32_t head, n;   /* ring: oldest entry, entries */
@@ -886,7 +889,64 @@ static void session_start(void)
 /* ------------------------------------------------------------------ the launch gate */
 
 /* docs/processes.md "The launch gate": 0 = launch, 1 = held, 2 = wait on the limits. */
-static int may_launch(xstream *st, const xq_slot *s)
+/* ------------------------------------------------------------------ command costs
+ * What one command of a kind takes on the device, learned from completions: a kernel by its
+ * function and launch shape, a graph by its executable, a copy or memset by its entry point and
+ * size class. The window is a budget of these estimates, so a burst of 5 us kernels fills it
+ * with dozens of them and one 2 ms kernel alone; the stream's average would admit the other
+ * way round (too few small ones, two long ones). */
+#define CTAB 8192
+static struct {
+    uint64_t key, est;
+} g_cost[CTAB];
+static pthread_mutex_t cost_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t cost_key(const void *what, uint64_t shape)
+{
+    uint64_t k = (uint64_t)(uintptr_t)what * 0x9E3779B97F4A7C15ull ^ (shape + 1) * 0xC2B2AE3D27D4EB4Full;
+    return k ? k : 1;
+}
+
+static uint64_t size_class(uint64_t n)
+{
+    return n ? 64 - (uint64_t)__builtin_clzll(n) : 0;
+}
+
+/* The estimate for key, 0 when none yet. */
+static uint64_t cost_get(uint64_t key)
+{
+    if (!key) return 0;
+    uint64_t r = 0;
+    pthread_mutex_lock(&cost_mu);
+    for (unsigned n = 0, i = (unsigned)(key % CTAB); n < 8; n++, i = (i + 1) % CTAB)
+        if (g_cost[i].key == key) {
+            r = g_cost[i].est;
+            break;
+        }
+    pthread_mutex_unlock(&cost_mu);
+    return r;
+}
+
+/* Learns one measured run of key (moving average, weight 1/4); a full probe run forgets its first. */
+static void cost_put(uint64_t key, uint64_t run)
+{
+    if (!key || !run) return;
+    pthread_mutex_lock(&cost_mu);
+    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0;
+    for (; n < 8; n++, i = (i + 1) % CTAB)
+        if (g_cost[i].key == key || !g_cost[i].key) break;
+    if (n == 8) i = i0, g_cost[i].key = 0;
+    if (g_cost[i].key != key) g_cost[i].key = key, g_cost[i].est = run;
+    else {
+        int64_t e = (int64_t)g_cost[i].est;
+        e += ((int64_t)run - e) / 4;
+        g_cost[i].est = e > 0 ? (uint64_t)e : 1;
+    }
+    pthread_mutex_unlock(&cost_mu);
+}
+
+/* Whether st may launch a command estimated at est (0: unknown) now: 0 yes, 1 held, 2 limits. */
+static int may_launch(xstream *st, const xq_slot *s, uint64_t est)
 {
     if (LD(&s->gate)) return 1;
     uint32_t thr = LD(&s->threshold), n = st->in_flight;
@@ -901,8 +961,12 @@ static int may_launch(xstream *st, const xq_slot *s)
     }
     uint64_t win = LD(&s->window_us);
     if (!win || !n) return 0;
-    if (!st->estimate_ns) return st->why_est++, 2;
-    if (n < 2 || (uint64_t)(n + 1) * st->estimate_ns <= win * 1000) return 0;
+    /* a kind not seen yet may be as long as any: it goes alone */
+    if (!est) return st->why_est++, 2;
+    if (st->fl_est + est <= win * 1000) {
+        xlog(4, "xq: %s: launch %u in flight, %.1f us of work, this one %.1f us", st->label, n, st->fl_est / 1e3, est / 1e3);
+        return 0;
+    }
     st->why_win++;
     return 2;
 }
@@ -931,6 +995,7 @@ static int account_done(xstream *st, uint32_t count, uint64_t run)
 typedef struct gate {
     xstream *st;
     uint64_t t;
+    uint64_t ck, est; /* the launch's cost key and the estimate it is launched with */
     void *key; /* the kernel or graph launched: known to launch, once it did */
     int waited;
 } gate;
@@ -944,6 +1009,7 @@ enum { D_KERNEL, D_KERNEL_EX, D_GRAPH, D_SET8, D_SET16, D_SET32 };
 typedef struct dop {
     struct dop *next;
     int kind;
+    uint64_t ck; /* its cost key */
     void *real; /* the driver entry point the application's call was for */
     union {
         struct { CUfunction f; unsigned g[3], b[3], shmem; CUstream h; } k;
@@ -1071,9 +1137,10 @@ static void flush_all(void);
 /* Holds the calling thread while its stream may not launch. Returns 0 for "pass through
  * untracked" (capture, no context, driver helpers missing), 1 for "launch now" (then gate_exit),
  * and, when the caller can defer (deferrable), 2 for "defer this launch" (then gate_defer). */
-static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable)
+static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck)
 {
     if (LD(&g_captures) || LD(&g_exiting) || !cu_ready(hint)) return 0;
+    g->ck = ck, g->est = cost_get(ck);
     int saved_errno = errno; /* the application sees the driver's errno, not ours */
     xstream *st = stream_get(h, ptsz);
     if (!st) {
@@ -1102,7 +1169,7 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable)
             errno = saved_errno;
             return 0;
         }
-        int why = (gs & 1) && st->shm ? may_launch(st, st->shm) : 0;
+        int why = (gs & 1) && st->shm ? may_launch(st, st->shm, g->est) : 0;
         if (st->dq_n) why = 3; /* behind what is deferred on this stream */
         if (!why && !(deferrable ? cross_order(st) : LD(&g_deferred) != 0)) break;
         if (deferrable && st->dq_n < DQ_MAX) {
@@ -1142,6 +1209,8 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable)
     }
     if (waited) st->pending--, st->active--;
     st->in_flight++;
+    if (!g->est) g->est = st->estimate_ns;
+    st->fl_est += g->est;
     g->t = now_ns();
     if (st->dry_at) st->dry_ns += g->t - st->dry_at, st->dry_at = 0;
     if (st->active++ == 0) st->ready_since = g->t, wake = 1;
@@ -1266,7 +1335,7 @@ static CUresult dop_call(dop *op)
     }
 }
 
-static int push_event(xstream *st, uint64_t t, int *idle);
+static int push_event(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int *idle);
 static uint32_t g_defer_failed_logged;
 
 /* Makes st's deferred launches, in order, while the stream may launch (force: whatever the
@@ -1282,8 +1351,12 @@ static void drain(xstream *st, int force)
         int idle = 0;
         pthread_mutex_lock(&st->mu);
         dop *op = st->dq_head;
+        uint64_t ck = op ? op->ck : 0; /* only this thread takes from the head */
+        pthread_mutex_unlock(&st->mu);
+        uint64_t est = cost_get(ck);
+        pthread_mutex_lock(&st->mu);
         uint32_t gs = LD(&g_state);
-        int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? may_launch(st, st->shm) : 0;
+        int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? may_launch(st, st->shm, est) : 0;
         if (!op || why) {
             int lw = why == 2;
             if (lw != st->dq_lw) ADD(&g_limit_waiters, lw ? 1 : -1), st->dq_lw = lw;
@@ -1291,6 +1364,8 @@ static void drain(xstream *st, int force)
             break;
         }
         st->pending--, st->in_flight++;
+        if (!est) est = st->estimate_ns;
+        st->fl_est += est;
         uint64_t t = now_ns();
         if (st->dry_at) st->dry_ns += t - st->dry_at, st->dry_at = 0;
         mirror(st);
@@ -1308,10 +1383,11 @@ static void drain(xstream *st, int force)
         if (st->kind == K_LEGACY) ADD(&g_legacy_deferred, -1);
         if (r != CUDA_SUCCESS) {
             st->in_flight--, st->failed++;
+            st->fl_est -= est <= st->fl_est ? est : st->fl_est;
             if (--st->active == 0) st->ready_since = 0, idle = 1;
         } else {
             st->launched++;
-            kick |= push_event(st, t, &idle);
+            kick |= push_event(st, t, ck, est, &idle);
         }
         mirror(st);
         pthread_mutex_unlock(&st->mu);
@@ -1379,24 +1455,26 @@ static int mark(xstream *st, ring_entry *e, CUstream rec)
 
 /* After a successful launch: a mark behind it, for the tracker. Caller holds st->mu;
  * returns whether the tracker must be kicked. */
-static int push_event(xstream *st, uint64_t t, int *idle)
+static int push_event(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int *idle)
 {
     CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
     if (st->n == RING) { /* full: the newest mark covers one more command */
         ring_entry *e = &st->ring[(st->head + RING - 1) % RING];
         if (mark(st, e, rec)) {
-            e->count++;
+            e->count++, e->key = 0, e->est += est;
             return 0;
         }
+        st->fl_est -= est <= st->fl_est ? est : st->fl_est;
         *idle = account_done(st, 1, 0);
         return 0;
     }
     ring_entry *e = &st->ring[(st->head + st->n) % RING];
     if (!mark(st, e, rec)) {
+        st->fl_est -= est <= st->fl_est ? est : st->fl_est;
         *idle = account_done(st, 1, 0); /* cannot watch it: take it as done */
         return 0;
     }
-    e->t_launch = t, e->count = 1;
+    e->t_launch = t, e->count = 1, e->key = ck, e->est = est;
     if (st->n++ == 0) {
         ADD(&g_busy, 1);
         return 1;
@@ -1411,10 +1489,11 @@ static void gate_exit(gate *g, CUresult r)
     pthread_mutex_lock(&st->mu);
     if (r != CUDA_SUCCESS) { /* nothing was launched */
         st->in_flight--, st->failed++;
+        st->fl_est -= g->est <= st->fl_est ? g->est : st->fl_est;
         if (--st->active == 0) st->ready_since = 0, idle = 1;
     } else {
         st->launched++;
-        kick = push_event(st, g->t, &idle);
+        kick = push_event(st, g->t, g->ck, g->est, &idle);
     }
     mirror(st);
     int waiters = st->waiters;
@@ -1463,6 +1542,7 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
         *next = st->poll_at < *next ? st->poll_at : *next;
         return LD(&st->n) != 0;
     }
+    uint64_t prev = st->polled; /* the last look: what is found done now ended after it */
     st->polled = now;
     st->poll_at = now + (urgent ? lim : memop ? MEMOP_NS : POLL_NS);
     *next = st->poll_at < *next ? st->poll_at : *next;
@@ -1487,11 +1567,24 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
     pthread_mutex_lock(&st->mu);
     uint32_t count = 0, take = d + 1;
     uint64_t from = st->ring[head].t_launch > st->last_done ? st->ring[head].t_launch : st->last_done;
-    for (uint32_t i = 0; i < take; i++) count += st->ring[(head + i) % RING].count;
+    /* the batch ended between the last look and now: take the middle, when that look came after
+     * the batch began and not long ago (else all that is known is that it ended by now: a long
+     * gap, the tracker kept off the CPU, must not halve a command) */
+    uint64_t end = prev > from && t > prev && t - prev <= 2 * POLL_NS ? prev + (t - prev) / 2 : t;
+    uint64_t span = end > from ? end - from : 0, est = 0;
+    struct { uint64_t key, w, n; } part[RING];
+    uint32_t parts = 0;
+    for (uint32_t i = 0; i < take; i++) {
+        ring_entry *e = &st->ring[(head + i) % RING];
+        count += e->count, est += e->est;
+        part[parts].key = e->count == 1 ? e->key : 0, part[parts].n = e->count, part[parts++].w = e->est;
+    }
     st->head = (head + take) % RING;
     st->n -= take;
-    st->last_done = t;
-    int idle = account_done(st, count, t > from ? t - from : 0);
+    st->last_done = end;
+    st->fl_est -= est <= st->fl_est ? est : st->fl_est;
+    if (!st->in_flight) st->fl_est = 0;
+    int idle = account_done(st, count, span);
     if (!st->in_flight && (st->pending || st->dq_n) && st->shm && !LD(&st->shm->gate)) st->dry_at = t;
     if (!st->n) ADD(&g_busy, -1);
     mirror(st);
@@ -1503,6 +1596,15 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
         if (s) futex_wake(&s->completion_seq);
     }
     if (idle) wake_node(st);
+    /* each command of the batch learns its share of the span, by the estimates it was launched
+     * with (unknown ones: an equal share) */
+    if (span) {
+        uint64_t even = span / (count ? count : 1), sum = 0;
+        for (uint32_t i = 0; i < parts; i++) sum += part[i].w ? part[i].w : even * part[i].n;
+        for (uint32_t i = 0; i < parts && sum; i++)
+            if (part[i].key)
+                cost_put(part[i].key, (uint64_t)((double)span * (double)(part[i].w ? part[i].w : even) / (double)sum));
+    }
     return left;
 }
 
@@ -1702,14 +1804,18 @@ static void *real_of(wdef *d, int k)
     return LD(&d->s[k].real);
 }
 
-#define BODY(ID, K, PT, ARGS, STREAM)                                                               \
+/* Cost keys: a kernel by its function and shape, anything else by its entry point and size class. */
+#define KSHAPE(F, GX, GY, GZ, BX, BY, BZ) \
+    cost_key((F), size_class((uint64_t)(GX) * (GY) * (GZ)) | size_class((uint64_t)(BX) * (BY) * (BZ)) << 8)
+#define SIZED(ID, N) cost_key(&W[ID], size_class(N))
+#define BODY(ID, K, PT, ARGS, STREAM, CK)                                                               \
     {                                                                                               \
         typedef CUresult(*fn_t) PT;                                                                 \
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         gate g_ = {0};                                                                              \
-        if (!gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0))                                    \
+        if (!gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK)))                                    \
             return real_ ARGS;                                                                       \
         CUresult r_ = real_ ARGS;                                                                     \
         gate_exit(&g_, r_);                                                                           \
@@ -1718,23 +1824,23 @@ static void *real_of(wdef *d, int k)
 /* Deferrable: through cuGetProcAddress (K 2, 3: every other entry point handed out there is a
  * trampoline that waits for deferred work), a launch the stream may not make now is copied by
  * BUILD (NULL: it cannot be) and queued; KEY: what becomes known to launch when it did. */
-#define DBODY(ID, K, PT, ARGS, STREAM, KEY, BUILD)                                                  \
+#define DBODY(ID, K, PT, ARGS, STREAM, CK, KEY, BUILD)                                                  \
     {                                                                                               \
         typedef CUresult(*fn_t) PT;                                                                 \
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         gate g_ = {0};                                                                              \
-        int k_ = gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&g_stubs_ok) > 0);\
+        int k_ = gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&g_stubs_ok) > 0, (CK));\
         if (k_ == 2) {                                                                              \
             dop *op_ = BUILD;                                                                       \
             if (op_) {                                                                              \
-                op_->real = (void *)real_;                                                          \
+                op_->real = (void *)real_, op_->ck = g_.ck;                                                          \
                 if (gate_defer(&g_, op_))                                                           \
                     return CUDA_SUCCESS;                                                            \
             } else                                                                                  \
                 gate_undefer(&g_);                                                                  \
-            k_ = gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0);                              \
+            k_ = gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK));                             \
         }                                                                                           \
         if (!k_)                                                                                    \
             return real_ ARGS;                                                                      \
@@ -1743,17 +1849,17 @@ static void *real_of(wdef *d, int k)
         gate_exit(&g_, r_);                                                                         \
         return r_;                                                                                  \
     }
-#define DGATED(ID, NAME, PT, ARGS, STREAM, KEY, BUILD)                                              \
-    XQ_EXPORT CUresult NAME PT DBODY(ID, 0, PT, ARGS, STREAM, KEY, BUILD)                           \
-    XQ_EXPORT CUresult NAME##_ptsz PT DBODY(ID, 1, PT, ARGS, STREAM, KEY, BUILD)                    \
-    static CUresult NAME##_gpa PT DBODY(ID, 2, PT, ARGS, STREAM, KEY, BUILD)                        \
-    static CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, KEY, BUILD)
+#define DGATED(ID, NAME, PT, ARGS, STREAM, CK, KEY, BUILD)                                              \
+    XQ_EXPORT CUresult NAME PT DBODY(ID, 0, PT, ARGS, STREAM, CK, KEY, BUILD)                           \
+    XQ_EXPORT CUresult NAME##_ptsz PT DBODY(ID, 1, PT, ARGS, STREAM, CK, KEY, BUILD)                    \
+    static CUresult NAME##_gpa PT DBODY(ID, 2, PT, ARGS, STREAM, CK, KEY, BUILD)                        \
+    static CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, CK, KEY, BUILD)
 
-#define GATED(ID, NAME, PT, ARGS, STREAM)                                                           \
-    XQ_EXPORT CUresult NAME PT BODY(ID, 0, PT, ARGS, STREAM)                                        \
-    XQ_EXPORT CUresult NAME##_ptsz PT BODY(ID, 1, PT, ARGS, STREAM)                                 \
-    static CUresult NAME##_gpa PT BODY(ID, 2, PT, ARGS, STREAM)                                     \
-    static CUresult NAME##_gpa_ptsz PT BODY(ID, 3, PT, ARGS, STREAM)
+#define GATED(ID, NAME, PT, ARGS, STREAM, CK)                                                           \
+    XQ_EXPORT CUresult NAME PT BODY(ID, 0, PT, ARGS, STREAM, CK)                                        \
+    XQ_EXPORT CUresult NAME##_ptsz PT BODY(ID, 1, PT, ARGS, STREAM, CK)                                 \
+    static CUresult NAME##_gpa PT BODY(ID, 2, PT, ARGS, STREAM, CK)                                     \
+    static CUresult NAME##_gpa_ptsz PT BODY(ID, 3, PT, ARGS, STREAM, CK)
 
 /* Not gated: PRE and POST run around the real call (r: its result, ptsz: the variant). */
 #define HBODY(ID, K, PT, ARGS, PRE, POST)                                                           \
@@ -1778,44 +1884,50 @@ static void *real_of(wdef *d, int k)
 DGATED(W_LAUNCH, cuLaunchKernel,
        (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
         unsigned shmem, CUstream hStream, void **params, void **extra),
-       (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), hStream, f,
+       (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), hStream, KSHAPE(f, gx, gy, gz, bx, by, bz), f,
        build_launch(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra))
 DGATED(W_LAUNCH_EX, cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f, void **params, void **extra),
-       (config, f, params, extra), config ? config->hStream : NULL, f, build_launch_ex(config, f, params, extra))
+       (config, f, params, extra), config ? config->hStream : NULL,
+       config ? KSHAPE(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
+                       config->blockDimZ)
+              : 0,
+       f, build_launch_ex(config, f, params, extra))
 GATED(W_COOP, cuLaunchCooperativeKernel,
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
        unsigned shmem, CUstream hStream, void **params),
-      (f, gx, gy, gz, bx, by, bz, shmem, hStream, params), hStream)
-GATED(W_HOSTFN, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *data), (hStream, fn, data), hStream)
-DGATED(W_GRAPH, cuGraphLaunch, (CUgraphExec g, CUstream hStream), (g, hStream), hStream, g, build_graph(g, hStream))
+      (f, gx, gy, gz, bx, by, bz, shmem, hStream, params), hStream, KSHAPE(f, gx, gy, gz, bx, by, bz))
+GATED(W_HOSTFN, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *data), (hStream, fn, data), hStream, cost_key((void *)fn, 0))
+DGATED(W_GRAPH, cuGraphLaunch, (CUgraphExec g, CUstream hStream), (g, hStream), hStream, cost_key(g, 0), g, build_graph(g, hStream))
 GATED(W_MEMCPY, cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
-      (dst, src, n, hStream), hStream)
+      (dst, src, n, hStream), hStream, SIZED(W_MEMCPY, n))
 GATED(W_HTOD, cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
-      (dst, src, n, hStream), hStream)
+      (dst, src, n, hStream), hStream, SIZED(W_HTOD, n))
 GATED(W_DTOH, cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t n, CUstream hStream),
-      (dst, src, n, hStream), hStream)
+      (dst, src, n, hStream), hStream, SIZED(W_DTOH, n))
 GATED(W_DTOD, cuMemcpyDtoDAsync_v2, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
-      (dst, src, n, hStream), hStream)
-GATED(W_2D, cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *p, CUstream hStream), (p, hStream), hStream)
-GATED(W_3D, cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *p, CUstream hStream), (p, hStream), hStream)
+      (dst, src, n, hStream), hStream, SIZED(W_DTOD, n))
+GATED(W_2D, cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *p, CUstream hStream), (p, hStream), hStream,
+      SIZED(W_2D, 0))
+GATED(W_3D, cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *p, CUstream hStream), (p, hStream), hStream,
+      SIZED(W_3D, 0))
 GATED(W_PEER, cuMemcpyPeerAsync,
       (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream hStream),
-      (dst, dctx, src, sctx, n, hStream), hStream)
+      (dst, dctx, src, sctx, n, hStream), hStream, SIZED(W_PEER, n))
 DGATED(W_SET8, cuMemsetD8Async, (CUdeviceptr d, unsigned char v, size_t n, CUstream hStream), (d, v, n, hStream),
-       hStream, NULL, build_set(D_SET8, d, v, n, hStream))
+       hStream, SIZED(W_SET8, n), NULL, build_set(D_SET8, d, v, n, hStream))
 DGATED(W_SET16, cuMemsetD16Async, (CUdeviceptr d, unsigned short v, size_t n, CUstream hStream),
-       (d, v, n, hStream), hStream, NULL, build_set(D_SET16, d, v, n, hStream))
+       (d, v, n, hStream), hStream, SIZED(W_SET16, 2 * (uint64_t)n), NULL, build_set(D_SET16, d, v, n, hStream))
 DGATED(W_SET32, cuMemsetD32Async, (CUdeviceptr d, unsigned int v, size_t n, CUstream hStream), (d, v, n, hStream),
-       hStream, NULL, build_set(D_SET32, d, v, n, hStream))
+       hStream, SIZED(W_SET32, 4 * (uint64_t)n), NULL, build_set(D_SET32, d, v, n, hStream))
 GATED(W_2DSET8, cuMemsetD2D8Async,
       (CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h, CUstream hStream),
-      (d, pitch, v, w, h, hStream), hStream)
+      (d, pitch, v, w, h, hStream), hStream, SIZED(W_2DSET8, (uint64_t)w * h))
 GATED(W_2DSET16, cuMemsetD2D16Async,
       (CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h, CUstream hStream),
-      (d, pitch, v, w, h, hStream), hStream)
+      (d, pitch, v, w, h, hStream), hStream, SIZED(W_2DSET16, (uint64_t)w * h))
 GATED(W_2DSET32, cuMemsetD2D32Async,
       (CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t h, CUstream hStream),
-      (d, pitch, v, w, h, hStream), hStream)
+      (d, pitch, v, w, h, hStream), hStream, SIZED(W_2DSET32, (uint64_t)w * h))
 HOOKED(W_CAP, cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode),
        capture_pre(), capture_begun(r, hStream, ptsz))
 HOOKED(W_CAP_GRAPH, cuStreamBeginCaptureToGraph,

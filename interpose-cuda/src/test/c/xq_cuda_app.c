@@ -69,11 +69,13 @@ static struct {
     double seconds;
     int kernels;
     unsigned us;
+    int long_every;   /* every Nth kernel of a task is a long one, of another shape (grid 2) */
+    unsigned long_us;
     double period_ms;
     const char *stream; /* default | ptds | ptdsh | new | prio:<p> */
     int procaddress, check, threads, capture, fail, ex, fork_mode; /* fork_mode 1 launch, 2 idle */
     long linger_ms;
-} O = {10, 0, 1, 1000, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0};
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0};
 
 static CUfunction f_spin, f_inc, f_fail;
 static int g_bad;
@@ -158,13 +160,15 @@ static void setup(void)
     get_api();
 }
 
-static CUresult launch(CUfunction f, CUstream s, void **params)
+static CUresult launch_grid(CUfunction f, CUstream s, void **params, unsigned gx)
 {
     if (!O.ex)
-        return A.launch(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
-    CUlaunchConfig c = {1, 1, 1, 1, 1, 1, 0, s, NULL, 0};
+        return A.launch(f, gx, 1, 1, 1, 1, 1, 0, s, params, NULL);
+    CUlaunchConfig c = {gx, 1, 1, 1, 1, 1, 0, s, NULL, 0};
     return A.launch_ex(&c, f, params, NULL);
 }
+
+static CUresult launch(CUfunction f, CUstream s, void **params) { return launch_grid(f, s, params, 1); }
 
 static void count_hostfn(void *p) { __atomic_add_fetch((long *)p, 1, __ATOMIC_SEQ_CST); }
 
@@ -232,8 +236,11 @@ static void *run_thread(void *arg)
         }
         unsigned us = O.us;
         void *p[] = {&us};
+        unsigned lus = O.long_us;
+        void *lp[] = {&lus};
         for (int k = 0; k < O.kernels; k++)
-            CK(launch(f_spin, s, p));
+            CK(O.long_every && k % O.long_every == O.long_every - 1 ? launch_grid(f_spin, s, lp, 2)
+                                                                      : launch(f_spin, s, p));
         us = 0; /* the launch took its parameters' values: a deferred one must have copied them */
         if (O.check) {
             CUdeviceptr b = buf;
@@ -270,6 +277,7 @@ static int cmp(const void *a, const void *b)
 static void usage(void)
 {
     fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P]\n"
+                    "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n");
     exit(2);
@@ -289,6 +297,10 @@ int main(int argc, char **argv)
             O.kernels = atoi(v);
         else if (OPT("--us"))
             O.us = (unsigned)atol(v);
+        else if (OPT("--long-every"))
+            O.long_every = atoi(v);
+        else if (OPT("--long-us"))
+            O.long_us = (unsigned)atol(v);
         else if (OPT("--period-ms"))
             O.period_ms = atof(v);
         else if (OPT("--stream"))
