@@ -2306,12 +2306,30 @@ static void *next_after(void *caller, const char *name)
     return NULL;
 }
 
+/* Whether p lies in the driver library (the object that holds its cuInit), or, when that is not
+ * known, anywhere. Libraries such as cuDNN, cuBLAS and the runtime name their functions cu* too
+ * (cudnnSetStream, cublasCreate, cudaMalloc): they are not the driver's and reach it through
+ * entry points that are wrapped themselves, so they are handed out bare. */
+static int in_driver(void *p)
+{
+    static void *base;
+    void *b = LD(&base);
+    if (!b) {
+        Dl_info di;
+        void *init = driver_sym("cuInit");
+        if (!init || !dladdr(init, &di) || !di.dli_fbase) return 1;
+        ST(&base, b = di.dli_fbase);
+    }
+    Dl_info di;
+    return dladdr(p, &di) && di.dli_fbase == b;
+}
+
 /* The runtime dlopens libcuda and asks that handle for cuGetProcAddress_v2: a handle lookup
  * never finds a preloaded export, so dlsym itself answers wrapped names with their wrappers. */
 XQ_EXPORT void *dlsym(void *handle, const char *name)
 {
     void *r = handle == RTLD_NEXT ? next_after(__builtin_return_address(0), name) : real_dlsym(handle, name);
-    if (!r || name[0] != 'c' || name[1] != 'u') return r;
+    if (!r || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z') return r;
     if (!strcmp(name, "cuGetProcAddress")) return adopt(&G1x, r, name);
     if (!strcmp(name, "cuGetProcAddress_v2")) return adopt(&G2x, r, name);
     for (wdef *d = W; d < W + W_COUNT; d++) {
@@ -2320,7 +2338,7 @@ XQ_EXPORT void *dlsym(void *handle, const char *name)
         if (!name[n]) return adopt(&d->s[0], r, name);
         if (d->has_ptsz && !strcmp(name + n, "_ptsz")) return adopt(&d->s[1], r, name);
     }
-    return stub_for(r, name);
+    return in_driver(r) ? stub_for(r, name) : r;
 }
 
 /* ------------------------------------------------------------------ process life */

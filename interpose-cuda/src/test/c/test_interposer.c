@@ -595,6 +595,19 @@ static void test_local_library(void)
           slurp(a.out), slurp(a.err));
 }
 
+/* cu-named functions of other libraries (cuDNN's cudnn*, or any cuX* outside the driver) are handed
+ * out bare by dlsym even with deferral on: they are not the driver's, and a trampoline would make
+ * every such call wait for deferred launches (cuDNN's descriptor calls did, thousands of times a
+ * second, in PyTorch training) */
+static void test_dlsym_not_driver(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start_prog(&a, LOCAL, (const char *[]){"XQ_DEFER=1", NULL}, (const char *[]){"probe", NULL}, 1);
+    CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "{\"bare\":2}"), "exit %d: %s %s", a.status,
+          slurp(a.out), slurp(a.err));
+}
+
 static void test_failed_launches(void)
 {
     tn_start(SOCK, 16);
@@ -805,6 +818,7 @@ static const struct {
     {"threshold", test_threshold},
     {"batch", test_batch},
     {"window", test_window},
+    {"dlsym_not_driver", test_dlsym_not_driver},
     {"window_kinds", test_window_kinds},
     {"estimate", test_estimate},
     {"node_killed_while_held", test_node_killed},
