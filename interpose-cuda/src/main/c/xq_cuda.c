@@ -196,8 +196,8 @@ static int cu_ready(void *hint)
             CU(FuncGetParamInfo, "cuFuncGetParamInfo"), CU(KernelGetParamInfo, "cuKernelGetParamInfo");
         }
 #undef CU
-        const char *m = getenv("XQ_COMPLETION");
-        g_memop = m && !strcmp(m, "memop");
+        const char *m = getenv("XQ_COMPLETION"); /* memop unless XQ_COMPLETION=event */
+        g_memop = !m || !*m || !strcmp(m, "memop");
         if (m && *m && !g_memop && strcmp(m, "event"))
             xlog(1, "xq: ignoring XQ_COMPLETION='%s': not event or memop", m);
         if (!ok) xlog(1, "xq: driver entry points missing; running unscheduled");
@@ -856,16 +856,29 @@ static void *reader_main(void *arg)
 }
 
 static void *tracker_main(void *);
+static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap);
 
 /* Registered at the first gated call, after the CUDA runtime registered its own teardown, so
- * this runs before it: the tracker stops querying events of contexts about to be destroyed. */
+ * this runs before it: the tracker stops querying events of contexts about to be destroyed. A
+ * last look at every stream first, so that work done by now (a process usually synchronises
+ * before it exits) is counted done, not left in flight. */
 static void at_exit(void)
 {
     drain_all(1); /* what the process launched is made, as it would have been without us */
-    defer_summary();
     pthread_mutex_lock(&query_mu);
+    CUcontext was = NULL, cur = NULL;
+    if (cu.CtxGetCurrent) cu.CtxGetCurrent(&was);
+    cur = was;
+    for (xstream *st = LD(&g_all); st; st = st->next_all)
+        if (LD(&st->in_use) && LD(&st->n) && !LD(&g_captures)) {
+            uint64_t next = UINT64_MAX, gap = POLL_NS;
+            st->poll_at = 0;
+            poll_stream(st, &cur, &next, &gap);
+        }
+    if (cur != was && cu.CtxSetCurrent) cu.CtxSetCurrent(was);
     ST(&g_exiting, 1);
     pthread_mutex_unlock(&query_mu);
+    defer_summary();
 }
 
 /* First gated call of the process: connect (lazily: processes that never launch never
@@ -2375,10 +2388,11 @@ __attribute__((constructor)) static void xq_init(void)
 {
     const char *v = getenv("XQ_LOG");
     if (v && *v >= '0' && *v <= '9') g_log = atoi(v);
-    v = getenv("XQ_DEFER");
+    v = getenv("XQ_DEFER"); /* on unless XQ_DEFER=0 */
+    g_defer = 1;
     if (v && *v) {
-        if (!strcmp(v, "1")) g_defer = 1;
-        else if (strcmp(v, "0")) xlog(1, "xq: ignoring XQ_DEFER='%s': not 0 or 1; launches are not deferred", v);
+        if (!strcmp(v, "0")) g_defer = 0;
+        else if (strcmp(v, "1")) xlog(1, "xq: ignoring XQ_DEFER='%s': not 0 or 1; launches are deferred", v);
     }
     pthread_key_create(&g_ptds_key, ptds_thread_exit);
     pthread_atfork(NULL, NULL, atfork_child);

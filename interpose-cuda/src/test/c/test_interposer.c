@@ -62,10 +62,19 @@ static void start_prog(app *a, const char *prog, const char *const *env, const c
     static char pre[600], sock[200];
     snprintf(pre, sizeof pre, "LD_PRELOAD=%s", LIB);
     snprintf(sock, sizeof sock, "XQ_SOCKET=%s", SOCK);
-    for (; env && *env && m < 200; env++)
+    int has_completion = 0, has_defer = 0, bare = 0;
+    for (; env && *env && m < 200; env++) {
+        has_completion |= !strncmp(*env, "XQ_COMPLETION=", 14), has_defer |= !strncmp(*env, "XQ_DEFER=", 9);
+        bare |= !strcmp(*env, "XQ_TEST_DEFAULTS=1");
         envp[m++] = (char *)*env;
-    for (const char *const *x = EXTRA; *x; x++)
+    }
+    for (const char *const *x = EXTRA; *x; x++) {
+        has_completion |= !strncmp(*x, "XQ_COMPLETION=", 14), has_defer |= !strncmp(*x, "XQ_DEFER=", 9);
         envp[m++] = (char *)*x;
+    }
+    /* the tests name the mode they test; the defaults (memop, deferral) have tests of their own */
+    if (!has_completion && !bare) envp[m++] = "XQ_COMPLETION=event";
+    if (!has_defer && !bare) envp[m++] = "XQ_DEFER=0";
     if (preload)
         envp[m++] = pre;
     envp[m++] = sock;
@@ -694,6 +703,17 @@ static void test_memop_fallback(void)
           "stderr (want one line for two streams): %s", err);
 }
 
+/* no XQ_COMPLETION: memop is the default (seen by its fallback line when the device has none) */
+static void test_memop_by_default(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_TEST_DEFAULTS=1", "FAKECUDA_MEMOPS=0", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "3", "--kernels", "2", "--us", "100", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.err), "XQ_COMPLETION=memop unavailable"), "stderr: %s", slurp(a.err));
+}
+
 /* ------------------------------------------------------------------ deferred launches */
 
 static int launched_20(xq_slot *s) { return LD(&s->launched) >= 20; }
@@ -708,7 +728,10 @@ static void defer_gate(int defer)
 {
     tn_start(SOCK, 16);
     app a;
-    start(&a, defer ? (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", NULL} : (const char *[]){"XQ_LOG=2", NULL},
+    start(&a,
+          defer == 2 ? (const char *[]){"XQ_LOG=2", "XQ_TEST_DEFAULTS=1", NULL}
+          : defer    ? (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", NULL}
+                     : (const char *[]){"XQ_LOG=2", NULL},
           (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "40", "--kernels", "4", "--us",
                            "300", NULL});
     int slot = stream_slot(0, 0, NULL, 0);
@@ -753,6 +776,7 @@ static void defer_gate(int defer)
 }
 static void test_defer_gate(void) { defer_gate(1); }
 static void test_defer_off(void) { defer_gate(0); }
+static void test_defer_by_default(void) { defer_gate(2); } /* no XQ_DEFER: deferral is the default */
 
 /* threshold 2, batch 1: the thread defers past the threshold, in flight never exceeds it, every
  * command is made once, in order (the check), on the legacy stream and on the per-thread one
@@ -840,6 +864,8 @@ static const struct {
     {"memop_fallback", test_memop_fallback},
     {"defer_gate", test_defer_gate},
     {"defer_off", test_defer_off},
+    {"defer_by_default", test_defer_by_default},
+    {"memop_by_default", test_memop_by_default},
     {"defer_threshold", test_defer_threshold},
     {"defer_threshold_legacy_ex", test_defer_threshold_legacy_ex},
     {"defer_ptds_held", test_defer_ptds_held},

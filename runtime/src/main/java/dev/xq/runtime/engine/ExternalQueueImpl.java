@@ -44,6 +44,7 @@ public final class ExternalQueueImpl implements NodeQueue {
     private boolean closed;
     private long lastResumedNanos;
     private boolean countersFailed;
+    private boolean contended = true;
 
     ExternalQueueImpl(long handle, ExternalQueueSpec spec, QueueConfig config, ExternalQueueControl control, QueueEvents events,
                       RuntimeLog log) {
@@ -170,11 +171,34 @@ public final class ExternalQueueImpl implements NodeQueue {
         fireStateChange();
     }
 
+    /**
+     * Whether another queue shares the device with this one in a way that it may have to wait for
+     * this one's work: a queue of another group, or of this group at another priority. Without such
+     * a queue the limits (threshold, window) bound nothing worth bounding, only this queue's speed,
+     * so they are lifted until one appears; the node's core decides (at every open, close and hint).
+     */
+    void contended(boolean c) {
+        synchronized (this) {
+            if (contended == c || closed) {
+                return;
+            }
+            contended = c;
+            applyLocked();
+        }
+        fireStateChange();
+    }
+
+    /** @return whether the limits apply now (see {@link #contended(boolean)}) */
+    public synchronized boolean contended() {
+        return contended;
+    }
+
     /** Caller holds this (or is the constructor's caller before publication). */
     private void applyLocked() {
         boolean held = (suspendedByScheduler || suspendedByApp) && !closed;
+        QueueConfig limits = contended ? config : config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0);
         try {
-            control.apply(held, config.withLevel(PreemptionLevel.BLOCK));
+            control.apply(held, limits.withLevel(PreemptionLevel.BLOCK));
         } catch (RuntimeException e) {
             log.error("external queue " + this + ": its owner failed to apply " + (held ? "hold" : "go"), e);
         }
@@ -241,6 +265,7 @@ public final class ExternalQueueImpl implements NodeQueue {
             hints.put(hint.getClass(), hint);
         }
         events.changed(this);
+        events.hinted(this);
         fireStateChange();
     }
 

@@ -8,6 +8,10 @@ public interface QueueEvents {
     /** The queue was closed and must be forgotten. */
     void closed(NodeQueue queue);
 
+    /** The queue's hints changed (after {@link #changed}): who shares the device with whom may have. */
+    default void hinted(NodeQueue queue) {
+    }
+
     QueueEvents NONE = new QueueEvents() {
         @Override
         public void changed(NodeQueue queue) {

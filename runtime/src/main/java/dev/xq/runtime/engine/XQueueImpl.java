@@ -647,6 +647,7 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         announce();
+        events.hinted(this);
     }
 
     @Override

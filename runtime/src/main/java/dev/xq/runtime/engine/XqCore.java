@@ -8,9 +8,11 @@ import dev.xq.api.Hint;
 import dev.xq.api.PreemptionLevel;
 import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueOptions;
+import dev.xq.api.QueueState;
 import dev.xq.api.SchedulerControl;
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueService;
+import dev.xq.api.XQueueStatus;
 import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueOptions;
@@ -188,7 +190,50 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (queue instanceof XQueueImpl q) {
             owners.remove(q);
         }
+        recomputeContention();
         scheduler.signal();
+    }
+
+    @Override
+    public void hinted(NodeQueue queue) {
+        recomputeContention();
+    }
+
+    /**
+     * Tells each process queue whether its limits matter now: whether the device has another open
+     * queue of another group, or of its group at another priority (see
+     * {@link ExternalQueueImpl#contended(boolean)}).
+     */
+    private synchronized void recomputeContention() {
+        record Who(NodeQueue q, String device, String group, int priority) {
+        }
+        List<Who> all = new ArrayList<>();
+        for (NodeQueue q : queues.values()) {
+            XQueueStatus st = q.status();
+            if (st.state() == QueueState.CLOSED) {
+                continue;
+            }
+            int prio = 0;
+            for (Hint h : st.hints()) {
+                if (h instanceof Hint.Priority p) {
+                    prio = p.value();
+                }
+            }
+            all.add(new Who(q, st.device(), st.group(), prio));
+        }
+        for (Who w : all) {
+            if (w.q() instanceof ExternalQueueImpl x) {
+                boolean c = false;
+                for (Who o : all) {
+                    if (o != w && o.device().equals(w.device())
+                            && (!o.group().equals(w.group()) || o.priority() != w.priority())) {
+                        c = true;
+                        break;
+                    }
+                }
+                x.contended(c);
+            }
+        }
     }
 
     // ------------------------------------------------------------------ ExternalQueues
@@ -202,6 +247,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         ExternalQueueImpl q = new ExternalQueueImpl(handle, spec, cfg, control, this, log);
         q.start();
         queues.put(handle, q);
+        recomputeContention();
         scheduler.signal();
         return q.ownerHandle();
     }

@@ -83,7 +83,7 @@ class ExternalQueueTest {
         Owner hi = new Owner();
         ExternalQueue qlo = core.open(new ExternalQueueSpec("train/default", "cuda0", "11:train", 11, List.of(new Hint.Priority(1)), null), lo);
         ExternalQueue qhi = core.open(new ExternalQueueSpec("serve/default", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), null), hi);
-        assertEquals(List.of(false), lo.held, "opened with its gate open");
+        assertTrue(!lo.held.isEmpty() && lo.held.stream().noneMatch(h -> h), "opened with its gate open: " + lo.held);
         assertEquals(PreemptionLevel.BLOCK, lo.config.level(), "a process's queue works at level 1");
         lo.counters = busy(1, 4);
         qlo.changed();
@@ -100,6 +100,46 @@ class ExternalQueueTest {
         assertTrue(eventually(() -> !lo.holding()), "lp let go when hp is idle: " + lo.held);
     }
 
+    /**
+     * The limits bound how long another tenant waits for this one's work; alone on the device they
+     * would only slow it. Lifted while no queue of another process, or of this process at another
+     * priority, shares the device; back the moment one opens or a hint makes one differ.
+     */
+    @Test
+    void limitsApplyOnlyWhileAnotherTenantSharesTheDevice() throws Exception {
+        QueueConfig cfg = QueueConfig.defaults().withThreshold(8).withBatch(4).withWindowMicros(200);
+        Owner a = new Owner();
+        ExternalQueue qa = core.open(new ExternalQueueSpec("serve/default", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), cfg), a);
+        assertEquals(QueueConfig.MAX_THRESHOLD, a.config.threshold(), "alone: no threshold");
+        assertEquals(0, a.config.windowMicros(), "alone: no window");
+        assertTrue(core.externalQueues().getFirst().status().config().equals(cfg), "the configured limits are kept");
+
+        Owner same = new Owner();
+        ExternalQueue qs = core.open(new ExternalQueueSpec("serve/s1", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), cfg), same);
+        assertEquals(0, a.config.windowMicros(), "a second stream of the same process at the same priority contends with nobody");
+        core.find(qs.handle()).orElseThrow().hint(new Hint.Priority(1));
+        assertEquals(200, a.config.windowMicros(), "the same process at another priority: limits apply");
+        assertEquals(8, same.config.threshold());
+        core.find(qs.handle()).orElseThrow().close();
+        assertEquals(0, a.config.windowMicros(), "lifted again when it closes");
+
+        Owner other = new Owner();
+        ExternalQueue qo = core.open(new ExternalQueueSpec("train/default", "cuda1", "11:train", 11, List.of(), cfg), other);
+        assertEquals(0, a.config.windowMicros(), "another device's tenant does not count");
+        assertEquals(0, other.config.windowMicros());
+        core.find(qo.handle()).orElseThrow().close();
+
+        Owner lp = new Owner();
+        ExternalQueue ql = core.open(new ExternalQueueSpec("train/default", "cuda0", "11:train", 11, List.of(new Hint.Priority(1)), cfg), lp);
+        assertEquals(200, a.config.windowMicros(), "another process on the device: limits apply");
+        assertEquals(8, a.config.threshold());
+        assertEquals(200, lp.config.windowMicros());
+        assertTrue(core.externalQueues().stream().allMatch(ExternalQueueImpl::contended));
+        core.find(ql.handle()).orElseThrow().close();
+        assertEquals(0, a.config.windowMicros());
+        assertFalse(core.find(qa.handle()).map(q -> ((ExternalQueueImpl) q).contended()).orElseThrow());
+    }
+
     @Test
     void operatorsWorkOnItAsOnAnyQueueButCannotSubmit() throws Exception {
         Owner o = new Owner();
@@ -108,7 +148,8 @@ class ExternalQueueTest {
         seen.suspend();
         assertTrue(o.holding());
         seen.configure(QueueConfig.defaults().withThreshold(4).withBatch(2));
-        assertEquals(4, o.config.threshold());
+        assertEquals(4, seen.status().config().threshold());
+        assertEquals(QueueConfig.MAX_THRESHOLD, o.config.threshold(), "alone on the device: the limits are lifted");
         assertEquals(PreemptionLevel.BLOCK, o.config.level());
         seen.hint(new Hint.Priority(9));
         assertTrue(seen.hints().contains(new Hint.Priority(9)));
