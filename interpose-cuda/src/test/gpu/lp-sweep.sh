@@ -1,12 +1,29 @@
 #!/bin/sh
-# H100: where does the best-effort tenant's speed go? ResNet-50 training alone under the
-# interposer (XQ_DEFER=1, memop completions, XQ_LOG=2 per-stream diagnostics) at several queue
-# limits and the torch pair (the plan: lines "name modes params..." on stdin). One device call:
+# H100: torch-pair runs under the interposer's defaults with XQ_LOG=2 (per-stream diagnostics:
+# launches, estimates, refusals, dry time, deferred launches and which calls waited for them);
+# the plan: lines "name modes params..." on stdin (or SWEEP=default). SMOKE=1 first compares
+# torch_smoke.py (training, a captured graph, a priority stream, Triton) bare and under the
+# interposer with a node holding the gates. One device call:
 #   sh interpose-cuda/src/test/gpu/lp-sweep.sh "$OUT"      (carry node/target .jre.tar.xz interpose-cuda/target)
 set -u
 out=${1:?usage: lp-sweep.sh OUTDIR}
-export XQ_LOG=2 XQ_DEFER=1 XQ_COMPLETION=memop
+export XQ_LOG=2 PYTHONUNBUFFERED=1
 mkdir -p "$out/logs"
+if [ "${SMOKE:-}" = 1 ]; then
+  g=interpose-cuda/src/test/gpu
+  timeout 120 python3 $g/torch_smoke.py 50 2000 > "$out/logs/smoke-bare.json" 2>&1
+  python3 $g/mini_node.py /tmp/nd.sock "$out/logs/smoke-node.json" --hold 1 --threshold 16 --batch 8 --window 300 --exit-when-idle 1 &
+  sleep 0.5
+  LD_PRELOAD=$(pwd)/interpose-cuda/target/libxq-cuda.so XQ_SOCKET=/tmp/nd.sock timeout 120 python3 $g/torch_smoke.py 50 2000 \
+    > "$out/logs/smoke-xq.json" 2> "$out/logs/smoke-xq.err"; echo "smoke rc=$?"; wait
+  head -5 "$out/logs/smoke-xq.err"
+  python3 - "$out/logs/smoke-bare.json" "$out/logs/smoke-xq.json" <<'PY'
+import json, sys
+a, b = (json.loads(open(f).read().strip().splitlines()[-1]) for f in sys.argv[1:3])
+for k in ("first_loss", "last_loss", "graph_ok", "tiny_ok", "hi_ok", "triton_ok"):
+    print("smoke %-10s bare %-12s xq %-12s %s" % (k, a.get(k), b.get(k), "same" if a.get(k) == b.get(k) else "DIFFERENT"))
+PY
+fi
 run() { # name modes params...
   n=$1; m=$2; shift 2
   s=$(date +%s)
