@@ -376,6 +376,7 @@ final class Session {
         streams.set(slot, new Stream(slot, f[2], qname, device, q.handle(), control, q));
         streamCount.incrementAndGet();
         reply("Q " + slot + " " + q.handle());
+        control.answered();
     }
 
     /**

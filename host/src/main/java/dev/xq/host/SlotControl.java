@@ -16,6 +16,8 @@ final class SlotControl implements ExternalQueueControl {
     private final SharedMemory memory;
     private final int slot;
     private volatile boolean retired;
+    /** The process heard {@code Q} for this stream: before that no thread of it waits on the slot, and a GATE would come before the answer it waits for */
+    private volatile boolean answered;
 
     SlotControl(Session session, SharedMemory memory, int slot) {
         this.session = session;
@@ -33,9 +35,18 @@ final class SlotControl implements ExternalQueueControl {
         if (retired) {
             return;
         }
-        if (memory.apply(slot, held, config)) {
+        if (memory.apply(slot, held, config) && answered) {
             session.sendGate(slot);
         }
+    }
+
+    /**
+     * The {@code Q} line went out: wake-ups may follow. One due before is not sent: the stream's
+     * first launches are still being registered, and a thread that does wait reads the slot again
+     * at each completion and every 100 ms.
+     */
+    void answered() {
+        answered = true;
     }
 
     void retire() {

@@ -488,6 +488,18 @@ class HostServerTest {
         TestClient c = client();
         c.hello("limits", "-");
         c.map();
+        // another tenant on the device: the limits apply (alone they would be lifted)
+        core.open(new dev.xq.external.spi.ExternalQueueSpec("other/default", "cuda0", "1:other", 1, List.of(), null),
+                new dev.xq.external.spi.ExternalQueueControl() {
+                    @Override
+                    public dev.xq.external.spi.ExternalCounters counters() {
+                        return dev.xq.external.spi.ExternalCounters.IDLE;
+                    }
+
+                    @Override
+                    public void apply(boolean held, QueueConfig config) {
+                    }
+                });
         long h = c.stream(1, 0, 0, 0, 0, "default");
         XQueue q = core.find(h).orElseThrow();
         int seq0 = c.slotInt(1, SharedMemory.S_CONFIG_SEQ);
@@ -508,6 +520,28 @@ class HostServerTest {
         // the same limits again: nothing changes
         q.configure(new QueueConfig(q.status().config().level(), 4, 2, 0));
         assertEquals(seq0 + 3, c.slotInt(1, SharedMemory.S_CONFIG_SEQ));
+    }
+
+    @Test
+    void aStreamAloneOnItsDeviceHasItsLimitsLiftedUntilAnotherTenantComes() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("alone", "-");
+        c.map();
+        long h = c.stream(1, 0, 0, 0, 0, "default");
+        XQueue q = core.find(h).orElseThrow();
+        assertEquals(QueueConfig.MAX_THRESHOLD, c.slotInt(1, SharedMemory.S_THRESHOLD), "alone: no threshold");
+        assertEquals(0, c.slotInt(1, SharedMemory.S_WINDOW_US), "alone: no window");
+        assertEquals(QueueConfig.defaults().threshold(), q.status().config().threshold(), "the configured limits are kept");
+        TestClient d = client();
+        d.hello("other", "-");
+        d.map();
+        long h2 = d.stream(0, 0, 0, 0, 0, "default");
+        assertEquals(QueueConfig.defaults().threshold(), c.slotInt(1, SharedMemory.S_THRESHOLD), "another process came");
+        assertEquals(QueueConfig.defaults().windowMicros(), c.slotInt(1, SharedMemory.S_WINDOW_US));
+        core.find(h2).orElseThrow().close();
+        assertEquals(0, c.slotInt(1, SharedMemory.S_WINDOW_US), "it left: lifted again");
+        assertEquals("GATE 1", c.readLine(), "lifting grows the limits: held threads look again");
     }
 
     @Test
