@@ -205,6 +205,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * {@link ExternalQueueImpl#contended(boolean)}).
      */
     private synchronized void recomputeContention() {
+        if (queues.values().stream().noneMatch(q -> q instanceof ExternalQueueImpl)) {
+            return; // only process queues have limits that depend on company
+        }
         record Who(NodeQueue q, String device, String group, int priority) {
         }
         List<Who> all = new ArrayList<>();
