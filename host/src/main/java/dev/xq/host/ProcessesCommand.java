@@ -48,9 +48,11 @@ final class ProcessesCommand {
             sb.append("process ").append(i.pid()).append(" (").append(i.name()).append("), ").append(i.state()).append(" since ")
                     .append(TIME.format(i.since())).append(", GATE lines sent ").append(i.gatesSent()).append(", dropped ")
                     .append(i.gatesDropped()).append('\n').append(i.cmdline()).append('\n');
-            Table t = new Table("SLOT", "HANDLE", "QUEUE", "DEVICE", "GATE", "KEY");
+            // LIMITS: threshold/batch/window in force; "none" while no other tenant shares the device
+            Table t = new Table("SLOT", "HANDLE", "QUEUE", "DEVICE", "GATE", "LIMITS", "KEY");
             for (Session.StreamInfo s : i.streamList()) {
-                t.row(s.slot(), s.handle(), s.name(), s.device(), s.gate() == 1 ? "held" : s.gate() == 0 ? "open" : "-", s.key());
+                t.row(s.slot(), s.handle(), s.name(), s.device(), s.gate() == 1 ? "held" : s.gate() == 0 ? "open" : "-", s.limits(),
+                        s.key());
             }
             sb.append(t);
         }

@@ -49,7 +49,7 @@ final class Session {
     }
 
     /** One stream as the operator sees it; {@code gate} is the slot's gate word (1 held, 0 open, -1 unmapped). */
-    record StreamInfo(int slot, long handle, String name, String device, String key, int gate) {
+    record StreamInfo(int slot, long handle, String name, String device, String key, int gate, String limits) {
     }
 
     /** A snapshot for the operator. */
@@ -555,7 +555,9 @@ final class Session {
         for (int i = 0; i < all.length(); i++) {
             Stream s = all.get(i);
             if (s != null) {
-                l.add(new StreamInfo(s.slot(), s.handle(), s.name(), s.device(), s.key(), gate(s.slot())));
+                SharedMemory m = memory;
+                l.add(new StreamInfo(s.slot(), s.handle(), s.name(), s.device(), s.key(), gate(s.slot()),
+                        m == null ? "-" : m.limits(s.slot())));
             }
         }
         String n = name;

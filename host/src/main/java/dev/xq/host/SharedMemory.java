@@ -212,6 +212,19 @@ final class SharedMemory implements AutoCloseable {
         return closed ? -1 : (int) INT.getAcquire(mem, base(slot) + S_GATE);
     }
 
+    /** @return the limits in force for the slot, as an operator reads them: "16/8/300us", or "none" when lifted */
+    synchronized String limits(int slot) {
+        if (closed) {
+            return "-";
+        }
+        int t = threshold[slot];
+        int w = windowMicros[slot];
+        if (t >= QueueConfig.MAX_THRESHOLD && w == 0) {
+            return "none";
+        }
+        return t + "/" + batch[slot] + "/" + (w == 0 ? "-" : w + "us");
+    }
+
     /** Removes the file's name; the mappings stay. Idempotent. */
     synchronized void unlink() {
         if (!linked) {

@@ -36,10 +36,14 @@ class ProcessesCommandTest {
                 assertTrue(row.matches(TestClient.PID + " +lister +2 +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +.*java.*"), row);
                 String one = ProcessesCommand.run(server, Long.toString(TestClient.PID));
                 assertTrue(one.contains("lister/default") && one.contains("cuda2") && one.contains(Long.toString(h)), one);
-                assertTrue(one.lines().anyMatch(l -> l.matches("0 +" + h + " +lister/default +cuda2 +open +7f00deadbeef")), one);
+                assertTrue(one.lines().anyMatch(l -> l.matches("0 +" + h + " +lister/default +cuda2 +open +none +7f00deadbeef")), one);
                 core.find(h).orElseThrow().suspend();
                 String held = ProcessesCommand.run(server, Long.toString(TestClient.PID));
-                assertTrue(held.lines().anyMatch(l -> l.matches("0 +" + h + " +lister/default +cuda2 +held +7f00deadbeef")), held);
+                assertTrue(held.lines().anyMatch(l -> l.matches("0 +" + h + " +lister/default +cuda2 +held +none +7f00deadbeef")), held);
+                core.find(h).orElseThrow().hint(new dev.xq.api.Hint.Priority(5)); // now s1 differs: both contend
+                String limited = ProcessesCommand.run(server, Long.toString(TestClient.PID));
+                assertTrue(limited.lines().anyMatch(l -> l.matches("0 +" + h + " +lister/default +cuda2 +held +16/8/300us +7f00deadbeef")),
+                        limited);
                 var e = assertThrows(IllegalArgumentException.class, () -> ProcessesCommand.run(server, "1"));
                 assertTrue(e.getMessage().contains("process 1 has no session") && e.getMessage().contains(Long.toString(TestClient.PID)),
                         e.getMessage());
