@@ -160,11 +160,13 @@ static struct {
     CUresult (*HostUnregister)(void *);
     CUresult (*HostGetDevPtr)(CUdeviceptr *, void *, unsigned int);
     CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+    CUresult (*StreamQuery)(CUstream); /* sparse marks: a quiet stream's unmarked launches */
     /* deferral (optional: missing ones mean kernels are never deferred) */
     CUresult (*FuncGetParamInfo)(void *, size_t, size_t *, size_t *);
     CUresult (*KernelGetParamInfo)(void *, size_t, size_t *, size_t *);
 } cu;
 static int g_memop; /* XQ_COMPLETION=memop */
+static int g_marks_all; /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
 static int g_cu_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
 static pthread_mutex_t cu_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -193,6 +195,7 @@ static int cu_ready(void *hint)
             CU(WriteValue64, "cuStreamWriteValue64_v2"), CU(HostRegister, "cuMemHostRegister_v2");
             CU(HostUnregister, "cuMemHostUnregister");
             CU(HostGetDevPtr, "cuMemHostGetDevicePointer_v2"), CU(DeviceGetAttribute, "cuDeviceGetAttribute");
+            CU(StreamQuery, "cuStreamQuery");
             CU(FuncGetParamInfo, "cuFuncGetParamInfo"), CU(KernelGetParamInfo, "cuKernelGetParamInfo");
         }
 #undef CU
@@ -200,6 +203,10 @@ static int cu_ready(void *hint)
         g_memop = !m || !*m || !strcmp(m, "memop");
         if (m && *m && !g_memop && strcmp(m, "event"))
             xlog(1, "xq: ignoring XQ_COMPLETION='%s': not event or memop", m);
+        const char *k = getenv("XQ_MARKS"); /* sparse unless XQ_MARKS=all */
+        g_marks_all = k && !strcmp(k, "all");
+        if (k && *k && !g_marks_all && strcmp(k, "sparse"))
+            xlog(1, "xq: ignoring XQ_MARKS='%s': not sparse or all", k);
         if (!ok) xlog(1, "xq: driver entry points missing; running unscheduled");
         ST(&g_cu_state, ok ? 1 : -1); /* the handle stays open: libcuda is never unloaded anyway */
     }
@@ -239,6 +246,15 @@ typedef struct xstream {
     uint32_t pending, in_flight, active, throttled, waiters, cseq;
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since, last_done;
     uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
+    /* memop marks are sparse (each costs the GPU about 2 us): the launches made since the last
+     * mark, which none covers yet: how many, their estimates summed, the first one's launch
+     * time and cost key; bumped tail_gen at every mark */
+    uint32_t tail_n, tail_gen;
+    uint64_t tail_est, tail_t, tail_key;
+    uint64_t last_launch; /* when the stream last launched */
+    uint64_t query_at;    /* tracker only: when it may query a quiet stream's tail again */
+    int tracked;          /* counted in g_busy: entries in the ring or a tail */
+    uint64_t marks, queries; /* XQ_LOG=2 */
     uint32_t wseq;      /* futex word of the threads held on this stream */
     uint32_t wake_owed; /* a WAKE delayed by the pacing */
     uint32_t head, n;   /* ring: oldest entry, entries */
@@ -262,12 +278,13 @@ static pthread_mutex_t tab_mu = PTHREAD_MUTEX_INITIALIZER;
 static xstream *g_hash[BUCKETS], *g_free, *g_all;
 static uint32_t g_tabgen = 1;   /* bumped when a stream is forgotten: thread caches go stale */
 static uint32_t g_explicit_n;   /* label counter s<N> */
-static uint32_t g_busy;         /* streams with events in their ring */
+static uint32_t g_busy;         /* streams with marks in their ring or unmarked launches */
 static uint32_t g_owed;         /* streams owing a WAKE */
 static uint32_t g_closing;      /* destroyed streams not yet closed */
 static uint32_t g_limit_waiters;
 static uint32_t g_captures;     /* captures begun through the wrapped calls, not yet ended */
 static uint32_t g_exiting;      /* exit() began: the driver is being torn down */
+static int g_final;             /* at exit: quiet streams are queried at once */
 static uint32_t g_state;        /* odd: attached; bumped at every attach and detach */
 static uint32_t g_tracker_word, g_tracker_parked, g_tracker_on;
 static uint32_t g_deferred;        /* launches deferred, all streams (the trampolines read it) */
@@ -473,13 +490,27 @@ static void stream_forget_locked(xstream *st)
     ADD(&g_closing, 1);
 }
 
+static int close_tail(xstream *st, int *idle);
+static void wake_node(xstream *st);
+
+/* Before the stream is destroyed: its unmarked launches get their mark (the handle cannot be
+ * queried afterwards), and its queue leaves the node once that mark is seen. */
 static void stream_forget(CUstream h)
 {
     pthread_mutex_lock(&tab_mu);
     xstream *st = stream_find_locked(K_EXPLICIT, h, NULL, 0);
     if (st) stream_forget_locked(st);
     pthread_mutex_unlock(&tab_mu);
-    if (st) tracker_kick();
+    if (!st) return;
+    CUcontext cur = NULL, tmp;
+    cu.CtxGetCurrent(&cur);
+    int pushed = cur != st->ctx && cu.CtxPush(st->ctx) == CUDA_SUCCESS, idle = 0;
+    pthread_mutex_lock(&st->mu);
+    close_tail(st, &idle);
+    pthread_mutex_unlock(&st->mu);
+    if (pushed) cu.CtxPop(&tmp);
+    if (idle) wake_node(st);
+    tracker_kick();
 }
 
 static void ptds_thread_exit(void *unused)
@@ -869,8 +900,9 @@ static void at_exit(void)
     CUcontext was = NULL, cur = NULL;
     if (cu.CtxGetCurrent) cu.CtxGetCurrent(&was);
     cur = was;
+    ST(&g_final, 1);
     for (xstream *st = LD(&g_all); st; st = st->next_all)
-        if (LD(&st->in_use) && LD(&st->n) && !LD(&g_captures)) {
+        if (LD(&st->in_use) && (LD(&st->n) || LD(&st->tail_n)) && !LD(&g_captures)) {
             uint64_t next = UINT64_MAX, gap = POLL_NS;
             st->poll_at = 0;
             poll_stream(st, &cur, &next, &gap);
@@ -909,8 +941,10 @@ static void session_start(void)
  * with dozens of them and one 2 ms kernel alone; the stream's average would admit the other
  * way round (too few small ones, two long ones). */
 #define CTAB 8192
+#define SAMPLE_EVERY 32 /* memop: every 32nd command of a known kind is marked alone, to keep learning it */
 static struct {
     uint64_t key, est;
+    uint32_t seen; /* commands of the kind since it was last sampled */
 } g_cost[CTAB];
 static pthread_mutex_t cost_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -925,17 +959,27 @@ static uint64_t size_class(uint64_t n)
     return n ? 64 - (uint64_t)__builtin_clzll(n) : 0;
 }
 
-/* The estimate for key, 0 when none yet. */
-static uint64_t cost_get(uint64_t key)
+/* The estimate for key, 0 when none yet; with due, also whether this command of the kind is the
+ * one to sample (measure alone): the first of a kind (which enters the table unmeasured, so the
+ * ones launched before its measurement arrives are not all sampled too), then every 32nd. */
+static uint64_t cost_get(uint64_t key, int *due)
 {
+    if (due) *due = 0;
     if (!key) return 0;
     uint64_t r = 0;
     pthread_mutex_lock(&cost_mu);
-    for (unsigned n = 0, i = (unsigned)(key % CTAB); n < 8; n++, i = (i + 1) % CTAB)
-        if (g_cost[i].key == key) {
-            r = g_cost[i].est;
-            break;
-        }
+    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0, hole = CTAB;
+    for (; n < 8; n++, i = (i + 1) % CTAB) {
+        if (g_cost[i].key == key) break;
+        if (!g_cost[i].key && hole == CTAB) hole = i;
+    }
+    if (n < 8) {
+        r = g_cost[i].est;
+        if (due && ++g_cost[i].seen >= SAMPLE_EVERY) g_cost[i].seen = 0, *due = 1;
+    } else if (due) {
+        i = hole < CTAB ? hole : i0;
+        g_cost[i].key = key, g_cost[i].est = 0, g_cost[i].seen = 0, *due = 1;
+    }
     pthread_mutex_unlock(&cost_mu);
     return r;
 }
@@ -949,7 +993,8 @@ static void cost_put(uint64_t key, uint64_t run)
     for (; n < 8; n++, i = (i + 1) % CTAB)
         if (g_cost[i].key == key || !g_cost[i].key) break;
     if (n == 8) i = i0, g_cost[i].key = 0;
-    if (g_cost[i].key != key) g_cost[i].key = key, g_cost[i].est = run;
+    if (g_cost[i].key != key) g_cost[i].key = key, g_cost[i].est = run, g_cost[i].seen = 0;
+    else if (!g_cost[i].est) g_cost[i].est = run; /* its first measurement */
     else {
         int64_t e = (int64_t)g_cost[i].est;
         e += ((int64_t)run - e) / 4;
@@ -958,9 +1003,18 @@ static void cost_put(uint64_t key, uint64_t run)
     pthread_mutex_unlock(&cost_mu);
 }
 
-/* Whether st may launch a command estimated at est (0: unknown) now: 0 yes, 1 held, 2 limits. */
-static int may_launch(xstream *st, const xq_slot *s, uint64_t est)
+/* Whether st may launch a command estimated at est (0: unknown) now: 0 yes, 1 held, 2 limits;
+ * *retry (when not NULL and the limits refuse): how long until the window may admit it by time
+ * alone, 0 when only a completion can. Caller holds st->mu.
+ * The window bounds the work still to run on the device (what a command of another tenant
+ * arriving now waits for), not the work launched: the oldest unfinished command (or marked run of
+ * commands) is credited the time it has run, up to its estimate, since the later of its launch
+ * and the last end seen. A command is admitted while what remains leaves room for it, and a long
+ * one (or one of a kind not seen yet, taken as a window long) once at most a quarter window
+ * remains, so the device is never left to drain before it. */
+static int may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
 {
+    if (retry) *retry = 0;
     if (LD(&s->gate)) return 1;
     uint32_t thr = LD(&s->threshold), n = st->in_flight;
     if (thr && n >= thr) {
@@ -974,14 +1028,47 @@ static int may_launch(xstream *st, const xq_slot *s, uint64_t est)
     }
     uint64_t win = LD(&s->window_us);
     if (!win || !n) return 0;
-    /* a kind not seen yet may be as long as any: it goes alone */
-    if (!est) return st->why_est++, 2;
-    if (st->fl_est + est <= win * 1000) {
-        xlog(4, "xq: %s: launch %u in flight, %.1f us of work, this one %.1f us", st->label, n, st->fl_est / 1e3, est / 1e3);
+    uint64_t w = win * 1000, start, first;
+    if (st->n) start = st->ring[st->head].t_launch, first = st->ring[st->head].est;
+    else start = st->tail_t, first = st->tail_n ? st->tail_est : 0;
+    if (st->last_done > start) start = st->last_done;
+    uint64_t now = now_ns(), ran = now > start ? now - start : 0, credit = ran < first ? ran : first;
+    uint64_t rem = st->fl_est > credit ? st->fl_est - credit : 0;
+    uint64_t e = est ? est : w, room = w > e + w / 4 ? w - e : w / 4;
+    if (rem <= room) {
+        xlog(4, "xq: %s: launch %u in flight, %.1f us of work left, this one %.1f us", st->label, n, rem / 1e3, est / 1e3);
         return 0;
     }
-    st->why_win++;
+    if (est) st->why_win++;
+    else st->why_est++;
+    if (retry && rem - room <= first - credit) *retry = rem - room;
     return 2;
+}
+
+/* What a command of a kind not seen yet is charged while in flight: a whole window (it is
+ * measured alone, and until then may be as long as any), the stream's average with none.
+ * Caller holds st->mu. */
+static uint64_t unknown_charge(const xstream *st)
+{
+    const xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
+    uint64_t win = s ? LD(&s->window_us) : 0;
+    return win ? win * 1000 : st->estimate_ns;
+}
+
+/* How much estimated work st may launch unmarked (0: a mark behind every launch). Events cost
+ * the device nothing and a per-thread stream cannot be queried from the tracker: those mark
+ * every launch; memop streams a quarter of the window under a window, every launch under a
+ * threshold alone, every 2 ms of work with no limits in force. Caller holds st->mu. */
+#define FREE_MARK_NS 2000000ull
+static uint64_t mark_every(const xstream *st)
+{
+    if (st->cmode <= 0 || st->kind == K_PTDS || g_marks_all || !cu.StreamQuery) return 0;
+    const xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
+    if (!s) return FREE_MARK_NS;
+    uint64_t win = LD(&s->window_us);
+    uint32_t thr = LD(&s->threshold);
+    if (win) return win * 1000 / 4;
+    return thr && thr < (1u << 20) ? 0 : FREE_MARK_NS;
 }
 
 /* Accounts commands whose end was seen (or that will never be seen). Caller holds st->mu;
@@ -1011,6 +1098,7 @@ typedef struct gate {
     uint64_t ck, est; /* the launch's cost key and the estimate it is launched with */
     void *key; /* the kernel or graph launched: known to launch, once it did */
     int waited;
+    int isolate; /* marked alone (a kind not measured yet, or its sample is due) */
 } gate;
 
 /* ------------------------------------------------------------------ deferred launches */
@@ -1023,6 +1111,7 @@ typedef struct dop {
     struct dop *next;
     int kind;
     uint64_t ck; /* its cost key */
+    int isolate; /* as the gate's */
     void *real; /* the driver entry point the application's call was for */
     union {
         struct { CUfunction f; unsigned g[3], b[3], shmem; CUstream h; } k;
@@ -1153,7 +1242,9 @@ static void flush_all(void);
 static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck)
 {
     if (LD(&g_captures) || LD(&g_exiting) || !cu_ready(hint)) return 0;
-    g->ck = ck, g->est = cost_get(ck);
+    int due;
+    g->ck = ck, g->est = cost_get(ck, &due);
+    g->isolate = due;
     int saved_errno = errno; /* the application sees the driver's errno, not ours */
     xstream *st = stream_get(h, ptsz);
     if (!st) {
@@ -1182,7 +1273,8 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
             errno = saved_errno;
             return 0;
         }
-        int why = (gs & 1) && st->shm ? may_launch(st, st->shm, g->est) : 0;
+        uint64_t retry = 0;
+        int why = (gs & 1) && st->shm ? may_launch(st, st->shm, g->est, &retry) : 0;
         if (st->dq_n) why = 3; /* behind what is deferred on this stream */
         if (!why && !(deferrable ? cross_order(st) : LD(&g_deferred) != 0)) break;
         if (deferrable && st->dq_n < DQ_MAX) {
@@ -1215,21 +1307,23 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
         if (why == 2) ADD(&g_limit_waiters, 1);
         pthread_mutex_unlock(&st->mu);
         if (wake) wake_node(st), wake = 0;
-        futex_wait(&st->wseq, seq, WAIT_NS);
+        futex_wait(&st->wseq, seq, retry && retry < WAIT_NS ? (long)retry : WAIT_NS);
         pthread_mutex_lock(&st->mu);
         st->waiters--;
         if (why == 2) ADD(&g_limit_waiters, -1);
     }
     if (waited) st->pending--, st->active--;
     st->in_flight++;
-    if (!g->est) g->est = st->estimate_ns;
+    if (!g->est) g->est = unknown_charge(st);
     st->fl_est += g->est;
     g->t = now_ns();
     if (st->dry_at) st->dry_ns += g->t - st->dry_at, st->dry_at = 0;
     if (st->active++ == 0) st->ready_since = g->t, wake = 1;
+    int kick = g->isolate && st->tail_n ? close_tail(st, &wake) : 0; /* what came before is measured apart */
     mirror(st);
     pthread_mutex_unlock(&st->mu);
     if (wake) wake_node(st);
+    if (kick) tracker_kick();
     g->st = st;
     errno = saved_errno;
     return 1;
@@ -1252,6 +1346,7 @@ static int gate_defer(gate *g, dop *op)
         return 0;
     }
     op->next = NULL;
+    op->isolate = g->isolate;
     if (st->dq_tail) st->dq_tail->next = op;
     else st->dq_head = op;
     st->dq_tail = op;
@@ -1348,7 +1443,8 @@ static CUresult dop_call(dop *op)
     }
 }
 
-static int push_event(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int *idle);
+static int close_tail(xstream *st, int *idle);
+static int after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int isolate, int *idle);
 static uint32_t g_defer_failed_logged;
 
 /* Makes st's deferred launches, in order, while the stream may launch (force: whatever the
@@ -1365,11 +1461,12 @@ static void drain(xstream *st, int force)
         pthread_mutex_lock(&st->mu);
         dop *op = st->dq_head;
         uint64_t ck = op ? op->ck : 0; /* only this thread takes from the head */
+        int isolate = op ? op->isolate : 0;
         pthread_mutex_unlock(&st->mu);
-        uint64_t est = cost_get(ck);
+        uint64_t est = cost_get(ck, NULL);
         pthread_mutex_lock(&st->mu);
         uint32_t gs = LD(&g_state);
-        int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? may_launch(st, st->shm, est) : 0;
+        int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? may_launch(st, st->shm, est, NULL) : 0;
         if (!op || why) {
             int lw = why == 2;
             if (lw != st->dq_lw) ADD(&g_limit_waiters, lw ? 1 : -1), st->dq_lw = lw;
@@ -1377,7 +1474,7 @@ static void drain(xstream *st, int force)
             break;
         }
         st->pending--, st->in_flight++;
-        if (!est) est = st->estimate_ns;
+        if (!est) est = unknown_charge(st);
         st->fl_est += est;
         uint64_t t = now_ns();
         if (st->dry_at) st->dry_ns += t - st->dry_at, st->dry_at = 0;
@@ -1386,6 +1483,11 @@ static void drain(xstream *st, int force)
         if (!pushed && !made) {
             cu.CtxGetCurrent(&cur);
             pushed = cur != st->ctx && cu.CtxPush(st->ctx) == CUDA_SUCCESS;
+        }
+        if (isolate) { /* what came before is measured apart */
+            pthread_mutex_lock(&st->mu);
+            kick |= st->tail_n ? close_tail(st, &idle) : 0;
+            pthread_mutex_unlock(&st->mu);
         }
         CUresult r = dop_call(op);
         pthread_mutex_lock(&st->mu);
@@ -1400,7 +1502,7 @@ static void drain(xstream *st, int force)
             if (--st->active == 0) st->ready_since = 0, idle = 1;
         } else {
             st->launched++;
-            kick |= push_event(st, t, ck, est, &idle);
+            kick |= after_launch(st, t, ck, est, isolate, &idle);
         }
         mirror(st);
         pthread_mutex_unlock(&st->mu);
@@ -1466,33 +1568,54 @@ static int mark(xstream *st, ring_entry *e, CUstream rec)
     return 1;
 }
 
-/* After a successful launch: a mark behind it, for the tracker. Caller holds st->mu;
- * returns whether the tracker must be kicked. */
-static int push_event(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int *idle)
+/* Keeps g_busy (streams the tracker must watch) true to st. Caller holds st->mu; returns whether
+ * st just became watched (then the tracker must be kicked). */
+static int busy_update(xstream *st)
 {
+    int t = st->n || st->tail_n;
+    if (t == st->tracked) return 0;
+    st->tracked = t;
+    ADD(&g_busy, t ? 1 : -1);
+    return t;
+}
+
+/* Covers st's unmarked launches with one mark: a new ring entry, or the newest one marked again
+ * when the ring is full. Caller holds st->mu and runs in st's context (a default stream's mark
+ * goes to the current context's). Returns whether the tracker must be kicked; *idle: the stream
+ * went idle (no mark could be made: the launches are taken as done). */
+static int close_tail(xstream *st, int *idle)
+{
+    uint32_t c = st->tail_n;
+    if (!c) return 0;
+    uint64_t est = st->tail_est;
     CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
-    if (st->n == RING) { /* full: the newest mark covers one more command */
-        ring_entry *e = &st->ring[(st->head + RING - 1) % RING];
-        if (mark(st, e, rec)) {
-            e->count++, e->key = 0, e->est += est;
-            return 0;
-        }
+    st->tail_n = 0, st->tail_est = 0, st->tail_gen++;
+    ring_entry *e = &st->ring[(st->head + st->n - (st->n == RING)) % RING];
+    if (mark(st, e, rec)) {
+        st->marks++;
+        xlog(5, "xq: %s: mark covers %u launches, %.1f us of work", st->label, c, est / 1e3);
+        if (st->n == RING) /* full: the newest mark covers these too */
+            e->count += c, e->key = 0, e->est += est;
+        else
+            e->t_launch = st->tail_t, e->count = c, e->key = c == 1 ? st->tail_key : 0, e->est = est, st->n++;
+    } else {
         st->fl_est -= est <= st->fl_est ? est : st->fl_est;
-        *idle = account_done(st, 1, 0);
-        return 0;
+        *idle |= account_done(st, c, 0); /* cannot watch them: take them as done */
     }
-    ring_entry *e = &st->ring[(st->head + st->n) % RING];
-    if (!mark(st, e, rec)) {
-        st->fl_est -= est <= st->fl_est ? est : st->fl_est;
-        *idle = account_done(st, 1, 0); /* cannot watch it: take it as done */
-        return 0;
-    }
-    e->t_launch = t, e->count = 1, e->key = ck, e->est = est;
-    if (st->n++ == 0) {
-        ADD(&g_busy, 1);
-        return 1;
-    }
-    return 0;
+    return busy_update(st);
+}
+
+/* After a successful launch: it joins the unmarked tail, which a mark covers once it holds
+ * mark_every(st) of estimated work, or at once for a command measured alone (isolate; the
+ * caller marked what came before it). Caller holds st->mu; returns whether the tracker must be
+ * kicked. */
+static int after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int isolate, int *idle)
+{
+    if (!st->tail_n) st->tail_t = t, st->tail_key = ck;
+    st->tail_n++, st->tail_est += est, st->last_launch = t;
+    int kick = busy_update(st);
+    if (isolate || st->tail_est >= mark_every(st)) kick |= close_tail(st, idle);
+    return kick;
 }
 
 static void gate_exit(gate *g, CUresult r)
@@ -1506,7 +1629,7 @@ static void gate_exit(gate *g, CUresult r)
         if (--st->active == 0) st->ready_since = 0, idle = 1;
     } else {
         st->launched++;
-        kick = push_event(st, g->t, g->ck, g->est, &idle);
+        kick = after_launch(st, g->t, g->ck, g->est, g->isolate, &idle);
     }
     mirror(st);
     int waiters = st->waiters;
@@ -1539,6 +1662,50 @@ static int entry_done(const xstream *st, const ring_entry *e, CUcontext c, CUcon
     return cu.EventQuery(e->ev) != CUDA_ERROR_NOT_READY;
 }
 
+/* A stream with unmarked launches and no mark left to wait for: once it has launched nothing for
+ * a while (50 us under a window, else 500 us), asks the driver whether it is idle (cuStreamQuery:
+ * a driver call, so not while it launches) and, if so, counts those launches done, unmeasured.
+ * Returns whether work may still be in flight. Tracker only, with query_mu held. */
+#define QUIET_LIMIT_NS 50000ull
+#define QUIET_NS 500000ull
+static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
+{
+    pthread_mutex_lock(&st->mu);
+    uint32_t c0 = st->tail_n, gen = st->tail_gen;
+    uint64_t quiet = mark_every(st) < FREE_MARK_NS ? QUIET_LIMIT_NS : QUIET_NS;
+    int due = c0 && !st->n && (LD(&g_final) || (now - st->last_launch >= quiet && now >= st->query_at));
+    if (due) st->query_at = now + quiet;
+    pthread_mutex_unlock(&st->mu);
+    if (!c0) return 0;
+    if (!due || st->kind == K_PTDS) return 1;
+    if (c != *cur && cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
+    CUresult r = cu.StreamQuery(st->kind == K_EXPLICIT ? st->h : NULL);
+    if (r == CUDA_ERROR_NOT_READY) return 1;
+    int idle = 0; /* done, or an error: either way nothing more will be seen of them */
+    pthread_mutex_lock(&st->mu);
+    st->queries++;
+    if (st->tail_gen == gen && !st->n && st->tail_n >= c0) { /* the c0 oldest of the tail were launched before the query */
+        uint64_t est = st->tail_n == c0 ? st->tail_est : st->tail_est / st->tail_n * c0;
+        st->tail_n -= c0, st->tail_est -= est;
+        st->fl_est -= est <= st->fl_est ? est : st->fl_est;
+        if (!st->in_flight) st->fl_est = 0;
+        idle = account_done(st, c0, 0);
+        st->last_done = now_ns();
+        if (st->tail_n) st->tail_t = st->last_done, st->tail_key = 0; /* the rest came after the query */
+        busy_update(st);
+    }
+    mirror(st);
+    int waiters = st->waiters, left = st->tracked;
+    xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
+    pthread_mutex_unlock(&st->mu);
+    if (waiters) {
+        wake_held(st);
+        if (s) futex_wake(&s->completion_seq);
+    }
+    if (idle) wake_node(st);
+    return left;
+}
+
 /* Counts the finished commands of st; returns whether work is still in flight. The done ones
  * are found at once (marks end in stream order: a binary search over the ring) and accounted
  * as one batch, so the estimate is the batch's time per command, not one command carrying the
@@ -1564,7 +1731,7 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
     uint32_t n = st->n, head = st->head, m = n == RING ? n - 1 : n;
     CUcontext c = st->ctx;
     pthread_mutex_unlock(&st->mu);
-    if (!n) return 0;
+    if (!n) return poll_tail(st, c, cur, now);
 #define DONE(i) entry_done(st, &st->ring[(head + (i)) % RING], c, cur)
     if (!DONE(0)) return 1;
     uint32_t d = 0, u = m; /* entry d is done; entry u is not (or u == m) */
@@ -1599,9 +1766,9 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
     if (!st->in_flight) st->fl_est = 0;
     int idle = account_done(st, count, span);
     if (!st->in_flight && (st->pending || st->dq_n) && st->shm && !LD(&st->shm->gate)) st->dry_at = t;
-    if (!st->n) ADD(&g_busy, -1);
+    busy_update(st);
     mirror(st);
-    int waiters = st->waiters, left = st->n != 0;
+    int waiters = st->waiters, left = st->tracked;
     xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
     pthread_mutex_unlock(&st->mu);
     if (waiters) {
@@ -2071,9 +2238,10 @@ static void defer_summary(void)
     for (xstream *st = LD(&g_all); st; st = st->next_all) {
         pthread_mutex_lock(&st->mu);
         if (st->launched)
-            xlog(2, "xq: stream %s: %llu launched, estimate %.1f us, refused by threshold %llu, window %llu, "
-                    "no estimate %llu; dry %.1f ms (nothing in flight, work waiting, gate open)",
-                 st->label, (unsigned long long)st->launched, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
+            xlog(2, "xq: stream %s: %llu launched, %llu marks, %llu idle queries, estimate %.1f us, refused by threshold %llu, "
+                    "window %llu, no estimate %llu; dry %.1f ms (nothing in flight, work waiting, gate open)",
+                 st->label, (unsigned long long)st->launched, (unsigned long long)st->marks,
+                 (unsigned long long)st->queries, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
                  (unsigned long long)st->why_win, (unsigned long long)st->why_est, st->dry_ns / 1e6);
         pthread_mutex_unlock(&st->mu);
     }

@@ -24,11 +24,13 @@ for k in ("first_loss", "last_loss", "graph_ok", "tiny_ok", "hi_ok", "triton_ok"
     print("smoke %-10s bare %-12s xq %-12s %s" % (k, a.get(k), b.get(k), "same" if a.get(k) == b.get(k) else "DIFFERENT"))
 PY
 fi
-run() { # name modes params...
+run() { # name modes [VAR=value ...] params...: XQ_* variables are set for that run (the tenants inherit them)
   n=$1; m=$2; shift 2
   s=$(date +%s)
-  timeout 150 ./xq bench torch-pair --device cuda seconds=10 modes=$m "$@" --json "$out/$n.json" > "$out/$n.txt" 2>&1
-  echo "== $n ($*) rc=$? $(( $(date +%s) - s )) s"
+  vars=
+  while [ $# -gt 0 ] && case $1 in XQ_*=*) true;; *) false;; esac; do vars="$vars $1"; shift; done
+  env $vars timeout 150 ./xq bench torch-pair --device cuda seconds=10 modes=$m "$@" --json "$out/$n.json" > "$out/$n.txt" 2>&1
+  echo "== $n ($vars $*) rc=$? $(( $(date +%s) - s )) s"
   grep -E "^(lp-|standalone|native|xq:|summary|goal)" "$out/$n.txt" | cut -c1-200
   d=$(ls -dt /tmp/xq-torch-pair-* 2>/dev/null | head -1)
   [ -n "$d" ] && mkdir -p "$out/logs/$n" && cp -r "$d"/. "$out/logs/$n/" 2>/dev/null
@@ -40,6 +42,8 @@ if [ -t 0 ] || [ "${SWEEP:-}" = default ]; then
 else
   cat
 fi > "$out/plan"
-while read -r line; do [ -n "$line" ] && run $line < /dev/null; done < "$out/plan"
+# results.tgz after every run: a call cut short by its time limit still brings back what ran
+pack() { tar -C "$out" -czf "$out/results.tgz" plan logs $(cd "$out" && ls *.json *.txt 2>/dev/null); }
+while read -r line; do [ -n "$line" ] && { run $line < /dev/null; pack; }; done < "$out/plan"
 for f in "$out"/*.json; do [ -f "$f" ] && cat "$f" >> "$out/all.jsonl" && echo >> "$out/all.jsonl"; done
-tar -C "$out" -czf "$out/results.tgz" logs $(cd "$out" && ls *.json *.txt 2>/dev/null) && rm -rf "$out/logs" "$out"/*.json "$out"/*.txt
+pack && rm -rf "$out/logs" "$out"/*.json "$out"/*.txt
