@@ -4,7 +4,8 @@
 # Both are git-ignored. Usage: hal-lv1-cuda/jre/make-jre.sh [--force]
 #
 # Modules: what the XQ node and its bundles use (JFR events, JMX for CPU time, XML for
-# Metatype/SCR descriptors, naming/sql for third-party bundles that import them, java.desktop
+# Metatype/SCR descriptors, naming/rmi/sql for third-party bundles that import them (Jetty, for
+# the HTTP API, imports javax.naming and javax.rmi.ssl), java.desktop
 # for headless plots, jdk.unsupported for libraries that still use sun.misc.Unsafe).
 # Override with XQ_JRE_MODULES=comma,separated,list.
 #
@@ -16,7 +17,7 @@ set -eu
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 java_home=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
-modules=${XQ_JRE_MODULES:-java.base,java.logging,java.management,jdk.management,java.naming,java.xml,java.sql,jdk.jfr,java.desktop,jdk.unsupported}
+modules=${XQ_JRE_MODULES:-java.base,java.logging,java.management,jdk.management,java.naming,java.rmi,java.xml,java.sql,jdk.jfr,java.desktop,jdk.unsupported}
 out="$root/.jre"
 tarball="$root/.jre.tar.xz"
 

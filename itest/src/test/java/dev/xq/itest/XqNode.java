@@ -32,13 +32,19 @@ final class XqNode {
             "org.osgi.util.function", "org.osgi.util.promise", "org.osgi.service.component",
             "org.apache.felix.scr", "org.apache.felix.configadmin", "org.apache.felix.metatype",
             "org.apache.felix.log", "org.apache.felix.gogo.runtime", "org.apache.felix.gogo.command",
-            "org.apache.felix.fileinstall");
+            "org.apache.felix.fileinstall",
+            // the HTTP API's server
+            "org.apache.felix.http.servlet-api", "org.apache.commons.commons-io", "org.apache.commons.commons-fileupload",
+            "org.ops4j.pax.logging.pax-logging-api", "org.apache.felix.http.jetty12");
 
     /** The XQ bundles, in the node's start order: the itest pom's dev.xq dependencies, as its build listed them. */
     static final List<String> XQ = bundleList(bundleDir().resolve("xq-bundles.txt"));
 
     /** Framework property naming the folder with the bundle jars, for tests that copy one. */
     static final String BUNDLES_PROPERTY = "xq.itest.bundles";
+
+    /** Framework property: the HTTP API's port when its configuration does not set one. */
+    static final String HTTP_PORT_PROPERTY = "xq.http.port";
 
     /** Framework property naming the socket the process host serves on. */
     static final String HOST_SOCKET_PROPERTY = "xq.host.socket";
@@ -54,6 +60,8 @@ final class XqNode {
         // Pax Exam adds its own packages to org.osgi.framework.system.packages.extra; setting that
         // property directly would drop them and the driver could no longer see the probe.
         all.add(systemPackage("jdk.jfr"));
+        // Felix 7.0.5 leaves it out of the system bundle on Java 25; Jetty 12 (the HTTP API) imports it
+        all.add(systemPackage("javax.rmi.ssl"));
         all.add(bootDelegationPackage("jdk.jfr.internal.event"));
         all.add(frameworkProperty("felix.log.level").value(System.getProperty("xq.itest.felix.log", "1")));
         all.add(frameworkProperty(BUNDLES_PROPERTY).value(dir.toString()));
@@ -65,6 +73,11 @@ final class XqNode {
         all.add(frameworkProperty("felix.fileinstall.bundles.new.start").value("true"));
         all.add(frameworkProperty("felix.fileinstall.log.level").value("1"));
         all.add(frameworkProperty("gosh.args").value("--nointeractive"));
+        // As on the node: Felix HTTP's default Jetty stays off (the HTTP API runs its own), and
+        // each framework's API listens on a free port of its own, never the node's 50000.
+        all.add(frameworkProperty("org.apache.felix.http.enable").value("false"));
+        all.add(frameworkProperty(HTTP_PORT_PROPERTY).value("0"));
+        all.add(frameworkProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("ERROR"));
         all.add(junitBundles());
         for (String name : PLATFORM) {
             all.add(bundle(jar(dir, name).toUri().toString()));

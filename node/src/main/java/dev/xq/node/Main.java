@@ -59,7 +59,9 @@ public final class Main {
             "org.osgi.util.function", "org.osgi.util.promise", "org.osgi.service.component",
             "org.apache.felix.log", "org.apache.felix.configadmin", "org.apache.felix.metatype", "org.apache.felix.scr",
             "org.apache.felix.gogo.runtime", "org.apache.felix.gogo.command", "org.jline", "org.apache.felix.gogo.jline",
-            "org.apache.felix.fileinstall");
+            "org.apache.felix.fileinstall",
+            "org.apache.felix.http.servlet-api", "org.apache.commons.commons-io", "org.apache.commons.commons-fileupload",
+            "org.ops4j.pax.logging.pax-logging-api", "org.apache.felix.http.jetty12");
 
     /** How long {@code run} waits for its command to appear (bundles start and DS activates). */
     private static final long COMMAND_WAIT_NANOS = 30_000_000_000L;
@@ -154,7 +156,8 @@ public final class Main {
         cfg.put(Constants.FRAMEWORK_STORAGE, storage.toString());
         cfg.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
         // JFR's API for the runtime's flight-recorder events
-        cfg.put(Constants.FRAMEWORK_SYSTEMPACKAGES_EXTRA, "jdk.jfr");
+        // and javax.rmi.ssl, which Felix 7.0.5 leaves out of the system bundle on Java 25 while Jetty 12 imports it
+        cfg.put(Constants.FRAMEWORK_SYSTEMPACKAGES_EXTRA, "jdk.jfr,javax.rmi.ssl");
         // While a recording runs, the JDK rewrites event classes to call jdk.jfr.internal.event
         // (EventWriter); bundle class loaders must find it at the boot loader.
         cfg.put(Constants.FRAMEWORK_BOOTDELEGATION, "jdk.jfr.internal.event");
@@ -165,6 +168,20 @@ public final class Main {
         cfg.put("felix.fileinstall.log.level", verbose ? "4" : "1");
         cfg.put("felix.log.level", "1");
         cfg.put("gosh.args", interactive ? "" : "--nointeractive");
+        // The HTTP API (dev.xq.http) runs a Jetty of its own, where its configuration says; Felix
+        // HTTP's default one would listen on 8080 on every interface: it stays off. Jetty logs
+        // through Pax Logging's API: errors only. A one-command run (./xq demo, ./xq bench) serves
+        // no API, so that it never competes for the port with a node that is running.
+        cfg.put("org.apache.felix.http.enable", "false");
+        cfg.put("org.ops4j.pax.logging.DefaultServiceLog.level", System.getProperty("xq.jetty.log", "ERROR"));
+        if (!interactive && command != null) {
+            cfg.put("xq.http.enabled", "false");
+        }
+        for (String p : List.of("xq.http.port", "xq.http.enabled")) {
+            if (System.getProperty(p) != null) {
+                cfg.put(p, System.getProperty(p));
+            }
+        }
         // Gogo runs ${gosh.home}/etc/gosh_profile at start: never from a folder others may write
         // (it was the hot-deploy folder's parent: code execution for whoever could put a file
         // there). An empty folder in the node's private storage: Gogo's built-in profile.

@@ -5,6 +5,8 @@ import java.util.List;
 /**
  * A snapshot of one XQueue.
  *
+ * @param pid the process whose commands the queue holds: a process served by the node ({@code ./xq run}),
+ *            or 0 for a queue of an application inside the node
  * @param level the level in use now: the lower of the wish in {@code config} and what the hardware queue offers
  * @param availableLevel the highest level the hardware queue offers now
  * @param suspendedByScheduler whether the policy holds the queue back
@@ -12,9 +14,23 @@ import java.util.List;
  * @param estimatedCommandMicros the measured device time per command that the time budget uses (0 before the first completion)
  * @param runMicros device time used so far
  */
-public record XQueueStatus(long handle, String name, String device, String group, QueueState state,
+public record XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
                            QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
                            boolean suspendedByScheduler, boolean suspendedByApp,
                            int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
                            long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
+
+    /**
+     * The snapshot as API 1.0 made it, without {@code pid} (0: a queue of an application inside
+     * the node); kept so that code built against 1.0 still links (the package moved to 1.1, a
+     * minor version, so this constructor must stay).
+     */
+    public XQueueStatus(long handle, String name, String device, String group, QueueState state,
+                        QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
+                        boolean suspendedByScheduler, boolean suspendedByApp,
+                        int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
+                        long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
+        this(handle, name, device, group, 0, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
+                pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error);
+    }
 }

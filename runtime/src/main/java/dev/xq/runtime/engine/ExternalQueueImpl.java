@@ -300,7 +300,7 @@ public final class ExternalQueueImpl implements NodeQueue {
     public XQueueStatus status() {
         ExternalCounters c = counters();
         synchronized (this) {
-            return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), stateLocked(c), config,
+            return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), spec.pid(), stateLocked(c), config,
                     PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler, suspendedByApp, c.pending(),
                     c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
                     c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "");

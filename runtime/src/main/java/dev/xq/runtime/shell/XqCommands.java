@@ -8,10 +8,10 @@ import dev.xq.api.SchedulerControl;
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueService;
 import dev.xq.api.XQueueStatus;
+import dev.xq.operator.Operator;
 import java.io.PrintStream;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -19,6 +19,7 @@ import org.osgi.service.component.annotations.Reference;
 /**
  * The operator's commands in the Gogo shell, scope {@code xq}. Every command checks its
  * arguments first and, when they are wrong, answers with what is allowed and changes nothing.
+ * What a command does to the node goes through {@link Operator}, which the HTTP API calls too.
  */
 @Component(service = XqCommands.class, property = {
         "osgi.command.scope=xq",
@@ -127,7 +128,7 @@ public class XqCommands {
         if (args.length > 1) {
             throw new IllegalArgumentException("xq:policy takes at most one name; allowed: " + policyNames());
         }
-        scheduler.selectPolicy(args[0]);
+        ops().selectPolicy(args[0]);
         return "selected: " + args[0] + " (decides from the next scheduling event)";
     }
 
@@ -148,8 +149,7 @@ public class XqCommands {
                     + "laxity US PRIO CRITICAL_PRIO, utilization PERCENT, timeslice US, demand ENGINES BYTES");
         }
         XQueue q = queue(args[0]);
-        Hint h = Hint.parse(args[1], Arrays.copyOfRange(args, 2, args.length));
-        q.hint(h);
+        Hint h = ops().hint(q, args[1], Arrays.copyOfRange(args, 2, args.length));
         return "queue " + q.handle() + ": " + hintText(h);
     }
 
@@ -162,22 +162,21 @@ public class XqCommands {
             throw new IllegalArgumentException("usage: xq:config QUEUE [level 1..3 | threshold N | batch N | window US]");
         }
         XQueue q = queue(args[0]);
-        QueueConfig next = q.status().config().with(args[1], args[2]);
-        q.configure(next);
+        QueueConfig next = ops().configure(q, Map.of(args[1], args[2]));
         return "queue " + q.handle() + ": " + next;
     }
 
     /** xq:suspend QUEUE: holds a queue back (as its application would). */
     public String suspend(String... args) {
         XQueue q = queue(one(args, "xq:suspend QUEUE"));
-        q.suspend();
+        ops().suspend(q);
         return "queue " + q.handle() + " suspended";
     }
 
     /** xq:resume QUEUE: undoes xq:suspend. */
     public String resume(String... args) {
         XQueue q = queue(one(args, "xq:resume QUEUE"));
-        q.resume();
+        ops().resume(q);
         return "queue " + q.handle() + " resumed";
     }
 
@@ -190,37 +189,16 @@ public class XqCommands {
         return args[0];
     }
 
+    private Operator ops() {
+        return new Operator(xq, scheduler);
+    }
+
     private XQueue queue(String key) {
-        List<XQueue> all = xq.queues();
-        try {
-            long h = Long.parseLong(key);
-            for (XQueue q : all) {
-                if (q.handle() == h) {
-                    return q;
-                }
-            }
-        } catch (NumberFormatException notAHandle) {
-            List<XQueue> named = new ArrayList<>();
-            for (XQueue q : all) {
-                if (q.status().name().equals(key)) {
-                    named.add(q);
-                }
-            }
-            if (named.size() == 1) {
-                return named.getFirst();
-            }
-            if (named.size() > 1) {
-                throw new IllegalArgumentException("queue name '" + key + "' is ambiguous; use a handle: "
-                        + named.stream().map(q -> Long.toString(q.handle())).collect(Collectors.joining(", ")));
-            }
-        }
-        throw new IllegalArgumentException("no open queue '" + key + "'; open queues: "
-                + (all.isEmpty() ? "none" : all.stream().map(q -> q.handle() + " (" + q.status().name() + ")")
-                .collect(Collectors.joining(", "))));
+        return ops().queue(key);
     }
 
     private String policyNames() {
-        return scheduler.policies().stream().map(SchedulerControl.PolicyInfo::name).collect(Collectors.joining(", "));
+        return ops().policyNames();
     }
 
     private static long number(String[] args, int i, String option, long min, long max) {

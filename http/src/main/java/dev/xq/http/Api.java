@@ -1,0 +1,193 @@
+package dev.xq.http;
+
+import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueueService;
+import dev.xq.operator.NoSuchQueueException;
+import dev.xq.runtime.log.RuntimeLog;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.List;
+
+/**
+ * The HTTP API without the servlet container: checks who asks, routes, reads the body within
+ * its limit and turns every refusal into {@code {"error": ...}} with its status. Nothing is
+ * changed by a request that is refused.
+ */
+final class Api {
+
+    /** Routes by path: the methods each takes (for 405s and the route list of a 404). */
+    private static final List<String> ROUTES = List.of(
+            "GET /xqueues", "GET /xqueue/<hex handle>", "POST /config/<hex handle>?level=&threshold=&batch_size=",
+            "GET /policy", "POST /policy?policy=N", "POST /hint", "GET /metrics",
+            "GET /api/v1/queues", "GET /api/v1/queues/<handle or name>", "GET /api/v1/devices", "GET /api/v1/policies",
+            "GET /api/v1/policy", "POST /api/v1/policy", "GET /api/v1/scheduler", "POST /api/v1/hint", "POST /api/v1/config",
+            "POST /api/v1/suspend", "POST /api/v1/resume");
+
+    private final HttpSettings settings;
+    private final XschedApi xsched;
+    private final XqApi v1;
+    private final Metrics metrics;
+    private final RuntimeLog log;
+    private final byte[] token;
+
+    Api(XQueueService xq, SchedulerControl scheduler, HttpSettings settings, RuntimeLog log) {
+        this.settings = settings;
+        this.xsched = new XschedApi(xq, scheduler);
+        this.v1 = new XqApi(xq, scheduler);
+        this.metrics = new Metrics(xq, scheduler);
+        this.log = log;
+        this.token = settings.token().getBytes(StandardCharsets.UTF_8);
+    }
+
+    ApiResponse handle(ApiRequest r) {
+        try {
+            ApiResponse refused = guard(r);
+            if (refused != null) {
+                return refused;
+            }
+            return route(r);
+        } catch (ApiException e) {
+            return ApiResponse.error(e.status(), e.getMessage());
+        } catch (NoSuchQueueException e) {
+            return ApiResponse.error(404, e.getMessage());
+        } catch (IllegalArgumentException e) {
+            return ApiResponse.error(400, e.getMessage());
+        } catch (RuntimeException e) {
+            log.error("HTTP API: " + r.method() + " " + r.path() + " failed", e);
+            return ApiResponse.error(500, "internal error: " + e);
+        }
+    }
+
+    // ------------------------------------------------------------------ who may ask
+
+    /** @return the refusal, or null when the request may go on */
+    private ApiResponse guard(ApiRequest r) {
+        boolean needToken = !r.loopbackPeer() || settings.tokenOnLoopback();
+        if (!needToken) {
+            return null;
+        }
+        if (token.length == 0) {
+            // only reachable when the server listens beyond loopback without a token: never serve that
+            return ApiResponse.error(403, "requests from other hosts are refused: the node has no token configured (PID "
+                    + HttpConfig.PID + ", token)");
+        }
+        String h = r.authorization();
+        String prefix = "Bearer ";
+        if (h == null || !h.regionMatches(true, 0, prefix, 0, prefix.length())) {
+            return ApiResponse.error(401, "this node requires 'Authorization: Bearer <token>'"
+                    + (r.loopbackPeer() ? " from loopback too (tokenOnLoopback)" : " from other hosts"))
+                    .withHeader("WWW-Authenticate", "Bearer realm=\"xq\"");
+        }
+        byte[] given = h.substring(prefix.length()).trim().getBytes(StandardCharsets.UTF_8);
+        if (!MessageDigest.isEqual(given, token)) {
+            return ApiResponse.error(401, "the bearer token is wrong").withHeader("WWW-Authenticate", "Bearer realm=\"xq\", error=\"invalid_token\"");
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ routes
+
+    private ApiResponse route(ApiRequest r) {
+        String p = r.path();
+        String m = r.method();
+        if (p.startsWith(XqApi.PREFIX + "/")) {
+            return routeV1(r, p.substring(XqApi.PREFIX.length()));
+        }
+        if (p.startsWith("/xqueue/")) {
+            return method(r, "GET", () -> xsched.xqueue(segment(p, "/xqueue/")));
+        }
+        if (p.startsWith("/config/")) {
+            String hex = segment(p, "/config/");
+            return method(r, "POST", () -> xsched.config(hex, r.query()));
+        }
+        return switch (p) {
+            case "/xqueues" -> method(r, "GET", xsched::xqueues);
+            case "/policy" -> m.equals("POST") ? xsched.selectPolicy(r.query()) : method(r, "GET, POST", xsched::policy);
+            case "/hint" -> method(r, "POST", () -> xsched.hint(body(r)));
+            case "/metrics" -> method(r, "GET", metrics::scrape);
+            default -> notFound(r);
+        };
+    }
+
+    private ApiResponse routeV1(ApiRequest r, String p) {
+        if (p.startsWith("/queues/")) {
+            String key = decodePath(segment(p, "/queues/"));
+            return method(r, "GET", () -> v1.queue(key));
+        }
+        return switch (p) {
+            case "/queues" -> method(r, "GET", v1::queues);
+            case "/devices" -> method(r, "GET", v1::devices);
+            case "/policies" -> method(r, "GET", v1::policies);
+            case "/scheduler" -> method(r, "GET", v1::scheduler);
+            case "/policy" -> r.method().equals("POST") ? v1.selectPolicy(body(r)) : method(r, "GET, POST", v1::policy);
+            case "/hint" -> method(r, "POST", () -> v1.hint(body(r)));
+            case "/config" -> method(r, "POST", () -> v1.config(body(r)));
+            case "/suspend" -> method(r, "POST", () -> v1.suspend(body(r)));
+            case "/resume" -> method(r, "POST", () -> v1.resume(body(r)));
+            default -> notFound(r);
+        };
+    }
+
+    private static ApiResponse method(ApiRequest r, String allowed, java.util.function.Supplier<ApiResponse> action) {
+        if (!List.of(allowed.split(", ")).contains(r.method())) {
+            return ApiResponse.error(405, "method " + r.method() + " is not allowed on " + r.path() + "; allowed: " + allowed)
+                    .withHeader("Allow", allowed);
+        }
+        return action.get();
+    }
+
+    private static ApiResponse notFound(ApiRequest r) {
+        return ApiResponse.error(404, "no route " + r.method() + " " + r.path() + "; routes: " + String.join(", ", ROUTES));
+    }
+
+    /** @return the one path segment after {@code prefix}; a further '/' is refused */
+    private static String segment(String path, String prefix) {
+        String s = path.substring(prefix.length());
+        if (s.isEmpty() || s.indexOf('/') >= 0) {
+            throw ApiException.badRequest("path " + path + " is malformed: one segment is expected after " + prefix);
+        }
+        return s;
+    }
+
+    private static String decodePath(String s) {
+        try {
+            return java.net.URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("path segment '" + s + "' is not URL-encoded correctly");
+        }
+    }
+
+    // ------------------------------------------------------------------ the body
+
+    /**
+     * Reads the body as UTF-8, at most {@code maxBodyBytes}.
+     * @throws ApiException 413 when it is longer (declared or sent), 400 when it is not UTF-8
+     */
+    private String body(ApiRequest r) {
+        int max = settings.maxBodyBytes();
+        if (r.contentLength() > max) {
+            throw new ApiException(413, "request body of " + r.contentLength() + " bytes is over the limit of " + max
+                    + " bytes (PID " + HttpConfig.PID + ", maxBodyBytes)");
+        }
+        byte[] bytes;
+        try (InputStream in = r.body().open()) {
+            bytes = in.readNBytes(max + 1);
+        } catch (IOException e) {
+            throw ApiException.badRequest("the request body could not be read: " + e.getMessage());
+        }
+        if (bytes.length > max) {
+            throw new ApiException(413, "request body is over the limit of " + max + " bytes (PID " + HttpConfig.PID + ", maxBodyBytes)");
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            throw ApiException.badRequest("the request body is not UTF-8 text");
+        }
+    }
+}

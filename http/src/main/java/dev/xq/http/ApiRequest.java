@@ -1,0 +1,45 @@
+package dev.xq.http;
+
+import java.io.IOException;
+import java.io.InputStream;
+
+/**
+ * One HTTP request as the API sees it, free of the servlet API so that tests can make one.
+ *
+ * @param method GET, POST, ...
+ * @param path the path, not decoded, without the query ({@code /xqueue/0x1f})
+ * @param query the raw query string, or null
+ * @param authorization the Authorization header, or null
+ * @param loopbackPeer whether the peer's address is a loopback address
+ * @param contentLength the declared body length, or -1 when unknown (chunked)
+ * @param body opens the body; read at most once
+ */
+record ApiRequest(String method, String path, String query, String authorization, boolean loopbackPeer,
+                  long contentLength, Body body) {
+
+    /** The request body, opened on demand (after the request was authorised). */
+    interface Body {
+        InputStream open() throws IOException;
+    }
+
+    /** A request with no body, from a loopback peer and no Authorization header (for tests). */
+    static ApiRequest of(String method, String pathAndQuery) {
+        return of(method, pathAndQuery, null);
+    }
+
+    /** A request with a body, from a loopback peer and no Authorization header (for tests). */
+    static ApiRequest of(String method, String pathAndQuery, String body) {
+        int q = pathAndQuery.indexOf('?');
+        byte[] bytes = body == null ? new byte[0] : body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return new ApiRequest(method, q < 0 ? pathAndQuery : pathAndQuery.substring(0, q), q < 0 ? null : pathAndQuery.substring(q + 1),
+                null, true, bytes.length, () -> new java.io.ByteArrayInputStream(bytes));
+    }
+
+    ApiRequest withAuthorization(String header) {
+        return new ApiRequest(method, path, query, header, loopbackPeer, contentLength, body);
+    }
+
+    ApiRequest fromPeer(boolean loopback) {
+        return new ApiRequest(method, path, query, authorization, loopback, contentLength, body);
+    }
+}

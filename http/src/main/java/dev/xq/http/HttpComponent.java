@@ -1,0 +1,161 @@
+package dev.xq.http;
+
+import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueueService;
+import dev.xq.runtime.log.OsgiLog;
+import jakarta.servlet.Servlet;
+import java.io.IOException;
+import java.util.Hashtable;
+import java.util.List;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.Filter;
+import org.osgi.framework.FrameworkUtil;
+import org.osgi.framework.InvalidSyntaxException;
+import org.osgi.framework.ServiceReference;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.cm.Configuration;
+import org.osgi.service.cm.ConfigurationAdmin;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.log.LoggerFactory;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.servlet.runtime.HttpServiceRuntime;
+import org.osgi.service.servlet.runtime.HttpServiceRuntimeConstants;
+import org.osgi.service.servlet.whiteboard.HttpWhiteboardConstants;
+import org.osgi.util.tracker.ServiceTracker;
+
+/**
+ * The HTTP API in a node. It runs its own Jetty instance of Apache Felix HTTP (a factory
+ * configuration of {@code org.apache.felix.http}, named {@value #INSTANCE}) on the configured
+ * address and port, and serves the API there through the Servlet Whiteboard. A configuration
+ * that would expose the node without a token is refused: nothing listens, and the log says why.
+ * There is no modified method: a configuration change stops the server and starts a new one.
+ */
+@Component(service = HttpComponent.class, immediate = true, configurationPid = HttpConfig.PID,
+        configurationPolicy = ConfigurationPolicy.OPTIONAL)
+@Designate(ocd = HttpConfig.class)
+public class HttpComponent {
+
+    /** Felix HTTP's factory PID: one Jetty per configuration. */
+    static final String FELIX_HTTP_FACTORY = "org.apache.felix.http";
+    /** The name of XQ's configuration of it. */
+    static final String INSTANCE = "xq";
+    /** Service property our Jetty instance's HttpServiceRuntime carries, that the servlets target. */
+    static final String RUNTIME_PROPERTY = "xq.http";
+
+    @Reference
+    XQueueService xq;
+
+    @Reference
+    SchedulerControl scheduler;
+
+    @Reference
+    ConfigurationAdmin cm;
+
+    private final OsgiLog log = new OsgiLog(HttpComponent.class);
+    private final List<ServiceRegistration<?>> registrations = new java.util.ArrayList<>();
+    private volatile Configuration jetty;
+    private volatile ServiceTracker<HttpServiceRuntime, HttpServiceRuntime> endpoints;
+
+    @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    void bindLoggerFactory(LoggerFactory factory) {
+        log.bind(factory);
+    }
+
+    void unbindLoggerFactory(LoggerFactory factory) {
+        log.unbind();
+    }
+
+    @Activate
+    void activate(HttpConfig config, BundleContext context) throws IOException, InvalidSyntaxException {
+        HttpSettings settings;
+        try {
+            settings = HttpSettings.from(config, context::getProperty);
+        } catch (IllegalArgumentException e) {
+            log.error("HTTP API not started: bad configuration (PID " + HttpConfig.PID + "): " + e.getMessage(), null);
+            return;
+        }
+        if (!settings.enabled()) {
+            log.info("HTTP API off (" + HttpConfig.PID + " enabled, framework property " + HttpSettings.ENABLED_PROPERTY + ")");
+            return;
+        }
+        Api api = new Api(xq, scheduler, settings, log);
+        String target = "(" + RUNTIME_PROPERTY + "=" + INSTANCE + ")";
+
+        Hashtable<String, Object> servlet = new Hashtable<>();
+        servlet.put(HttpWhiteboardConstants.HTTP_WHITEBOARD_SERVLET_NAME, "xq-api");
+        servlet.put(HttpWhiteboardConstants.HTTP_WHITEBOARD_SERVLET_PATTERN, "/*");
+        servlet.put(HttpWhiteboardConstants.HTTP_WHITEBOARD_TARGET, target);
+        registrations.add(context.registerService(Servlet.class, new ApiServlet(api), servlet));
+
+        Filter f = FrameworkUtil.createFilter("(&(objectClass=" + HttpServiceRuntime.class.getName() + ")" + target + ")");
+        ServiceTracker<HttpServiceRuntime, HttpServiceRuntime> t = new ServiceTracker<>(context, f, null) {
+            @Override
+            public HttpServiceRuntime addingService(ServiceReference<HttpServiceRuntime> ref) {
+                log.info("HTTP API serving on " + endpoint(ref) + " (" + settings + ")");
+                return super.addingService(ref);
+            }
+        };
+        t.open();
+        endpoints = t;
+
+        // Our own Jetty: host, port and nothing else of Felix's defaults that matter here.
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put("org.apache.felix.http.enable", "true");
+        props.put("org.apache.felix.https.enable", "false");
+        props.put("org.apache.felix.http.host", settings.bindAddress());
+        props.put("org.osgi.service.http.port", Integer.toString(settings.port()));
+        props.put("org.apache.felix.http.name", INSTANCE);
+        props.put("org.apache.felix.http.runtime.init." + RUNTIME_PROPERTY, INSTANCE);
+        props.put("org.apache.felix.http.jetty.sendServerHeader", "false");
+        props.put("org.apache.felix.http.jetty.requestSizeLimit", Long.toString(settings.maxBodyBytes() + 16384L));
+        Configuration c = cm.getFactoryConfiguration(FELIX_HTTP_FACTORY, INSTANCE, "?");
+        c.update(props);
+        jetty = c;
+    }
+
+    @Deactivate
+    void deactivate() {
+        for (ServiceRegistration<?> r : registrations) {
+            try {
+                r.unregister();
+            } catch (IllegalStateException alreadyGone) {
+                // the bundle is stopping: the framework unregistered it
+            }
+        }
+        registrations.clear();
+        ServiceTracker<?, ?> t = endpoints;
+        endpoints = null;
+        if (t != null) {
+            t.close();
+        }
+        Configuration c = jetty;
+        jetty = null;
+        if (c != null) {
+            try {
+                c.delete();
+            } catch (IOException | IllegalStateException e) {
+                log.warn("HTTP API: removing the Jetty configuration failed", e);
+            }
+        }
+    }
+
+    /** @return the runtime's endpoints, e.g. {@code http://127.0.0.1:50000/} */
+    static String endpoint(ServiceReference<?> ref) {
+        Object e = ref.getProperty(HttpServiceRuntimeConstants.HTTP_SERVICE_ENDPOINT);
+        if (e instanceof String[] a) {
+            return String.join(", ", a);
+        }
+        if (e instanceof java.util.Collection<?> c) {
+            return c.toString();
+        }
+        return String.valueOf(e);
+    }
+}

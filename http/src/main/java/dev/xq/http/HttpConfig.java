@@ -1,0 +1,38 @@
+package dev.xq.http;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.AttributeType;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/** Configuration of the HTTP API (PID {@code dev.xq.http}). A change restarts the server. */
+@ObjectClassDefinition(id = HttpConfig.PID, name = "XQ HTTP API",
+        description = "The node's HTTP API: XSched's xcli routes, XQ's own API under /api/v1, Prometheus metrics at /metrics")
+@interface HttpConfig {
+
+    String PID = "dev.xq.http";
+
+    @AttributeDefinition(name = "Enabled", description = "Whether the node serves the HTTP API at all. Empty: on, unless the "
+            + "framework property xq.http.enabled is false (the launcher sets it so for one-command runs such as ./xq demo)")
+    String enabled() default "";
+
+    @AttributeDefinition(name = "Port", min = "-1", max = "65535",
+            description = "TCP port. -1: the framework property xq.http.port if set, else 50000 (XSched's xserver's); 0: any free port")
+    int port() default -1;
+
+    @AttributeDefinition(name = "Bind address", description = "Address to listen on. Loopback (127.0.0.1, ::1, localhost) by "
+            + "default; any other address (0.0.0.0 for all) is refused unless a token is set")
+    String bindAddress() default HttpSettings.DEFAULT_BIND;
+
+    @AttributeDefinition(name = "Token", type = AttributeType.PASSWORD, required = false,
+            description = "Bearer token: requests must carry 'Authorization: Bearer TOKEN' (from loopback peers only when "
+                    + "'Token on loopback' is set). At least 16 characters. Empty: no token, and only loopback is served")
+    String token() default "";
+
+    @AttributeDefinition(name = "Token on loopback",
+            description = "Require the token from loopback peers too (xcli sends no token: its requests are then refused)")
+    boolean tokenOnLoopback() default false;
+
+    @AttributeDefinition(name = "Largest request body", min = "1024", max = "16777216",
+            description = "Bytes a request body may have; larger requests get 413")
+    int maxBodyBytes() default HttpSettings.DEFAULT_MAX_BODY;
+}

@@ -1,0 +1,95 @@
+package dev.xq.http;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.function.Function;
+
+/**
+ * The HTTP API's settings, checked: where to listen and who may ask.
+ *
+ * @param port the TCP port; 0 for any free one
+ * @param bindAddress the address to listen on, as configured
+ * @param loopback whether that address is a loopback address
+ * @param token the bearer token, or empty for none
+ * @param tokenOnLoopback whether loopback peers must send the token too
+ * @param maxBodyBytes the largest request body
+ */
+record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopback, String token, boolean tokenOnLoopback,
+                    int maxBodyBytes) {
+
+    static final int DEFAULT_PORT = 50000;
+    static final String DEFAULT_BIND = "127.0.0.1";
+    static final int DEFAULT_MAX_BODY = 65536;
+    static final int MIN_TOKEN = 16;
+    /** Framework property: the port when the configuration leaves it at -1. */
+    static final String PORT_PROPERTY = "xq.http.port";
+    /** Framework property: false turns the API off unless the configuration turns it on. */
+    static final String ENABLED_PROPERTY = "xq.http.enabled";
+
+    /**
+     * Checks a configuration.
+     * @param framework the framework's properties ({@code BundleContext::getProperty})
+     * @throws IllegalArgumentException naming the bad value and what is allowed; the API then does not start
+     */
+    static HttpSettings from(HttpConfig c, Function<String, String> framework) {
+        boolean enabled = switch (c.enabled().trim()) {
+            case "" -> !"false".equalsIgnoreCase(String.valueOf(framework.apply(ENABLED_PROPERTY)).trim());
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("enabled '" + c.enabled() + "' is not one of: true, false, empty");
+        };
+        int port = c.port();
+        if (port == -1) {
+            String p = framework.apply(PORT_PROPERTY);
+            if (p == null || p.isBlank()) {
+                port = DEFAULT_PORT;
+            } else {
+                try {
+                    port = Integer.parseInt(p.trim());
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("framework property " + PORT_PROPERTY + " '" + p + "' is not a port in [0, 65535]");
+                }
+            }
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port " + port + " is out of range [0, 65535] (-1: the default, 50000)");
+        }
+        String bind = c.bindAddress() == null ? "" : c.bindAddress().trim();
+        if (bind.isEmpty()) {
+            throw new IllegalArgumentException("bindAddress is empty; give an address such as 127.0.0.1 (loopback) or 0.0.0.0 (all, needs a token)");
+        }
+        boolean loopback;
+        try {
+            loopback = InetAddress.getByName(bind).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("bindAddress '" + bind + "' is not an address of this host: " + e.getMessage());
+        }
+        String token = c.token() == null ? "" : c.token().trim();
+        if (!token.isEmpty() && token.length() < MIN_TOKEN) {
+            throw new IllegalArgumentException("token has " + token.length() + " characters; at least " + MIN_TOKEN + " are needed");
+        }
+        if (!token.isEmpty() && !token.chars().allMatch(ch -> ch > 0x20 && ch < 0x7f)) {
+            throw new IllegalArgumentException("token may only hold printable ASCII characters without spaces");
+        }
+        if (!loopback && token.isEmpty()) {
+            throw new IllegalArgumentException("bindAddress " + bind + " is not a loopback address and no token is set: "
+                    + "refusing to serve the node's control API to the network without one; set token (PID "
+                    + HttpConfig.PID + ", at least " + MIN_TOKEN + " characters) or bind to 127.0.0.1");
+        }
+        if (c.tokenOnLoopback() && token.isEmpty()) {
+            throw new IllegalArgumentException("tokenOnLoopback is set but no token is; set token (PID " + HttpConfig.PID + ")");
+        }
+        int max = c.maxBodyBytes();
+        if (max < 1024 || max > 16 * 1024 * 1024) {
+            throw new IllegalArgumentException("maxBodyBytes " + max + " is out of range [1024, 16777216]");
+        }
+        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max);
+    }
+
+    @Override
+    public String toString() {
+        // never the token itself
+        return "HttpSettings[enabled=" + enabled + ", port=" + port + ", bindAddress=" + bindAddress + ", token="
+                + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes + "]";
+    }
+}

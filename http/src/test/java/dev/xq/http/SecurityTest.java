@@ -1,0 +1,163 @@
+package dev.xq.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.Hint;
+import dev.xq.runtime.log.RuntimeLog;
+import java.io.ByteArrayInputStream;
+import java.lang.annotation.Annotation;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Who may ask, and how much: bind rules, bearer tokens, body limits. */
+class SecurityTest {
+
+    static HttpConfig config(String bind, String token, boolean onLoopback, int port) {
+        return new HttpConfig() {
+            @Override
+            public Class<? extends Annotation> annotationType() {
+                return HttpConfig.class;
+            }
+
+            @Override
+            public String enabled() {
+                return "";
+            }
+
+            @Override
+            public int port() {
+                return port;
+            }
+
+            @Override
+            public String bindAddress() {
+                return bind;
+            }
+
+            @Override
+            public String token() {
+                return token;
+            }
+
+            @Override
+            public boolean tokenOnLoopback() {
+                return onLoopback;
+            }
+
+            @Override
+            public int maxBodyBytes() {
+                return HttpSettings.DEFAULT_MAX_BODY;
+            }
+        };
+    }
+
+    static final Map<String, String> NO_PROPS = Map.of();
+
+    @Test
+    void loopbackOnPort50000ByDefault() {
+        HttpSettings s = HttpSettings.from(config(HttpSettings.DEFAULT_BIND, "", false, -1), NO_PROPS::get);
+        assertEquals(50000, s.port());
+        assertTrue(s.loopback() && s.enabled());
+        assertEquals(0, HttpSettings.from(config("127.0.0.1", "", false, -1), Map.of("xq.http.port", "0")::get).port());
+        assertEquals(8080, HttpSettings.from(config("::1", "", false, 8080), Map.of("xq.http.port", "0")::get).port());
+        assertTrue(!HttpSettings.from(config("127.0.0.1", "", false, -1), Map.of("xq.http.enabled", "false")::get).enabled());
+    }
+
+    @Test
+    void anyOtherAddressNeedsAToken() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HttpSettings.from(config("0.0.0.0", "", false, -1), NO_PROPS::get));
+        assertEquals("bindAddress 0.0.0.0 is not a loopback address and no token is set: refusing to serve the node's control API to "
+                + "the network without one; set token (PID dev.xq.http, at least 16 characters) or bind to 127.0.0.1", e.getMessage());
+        HttpSettings s = HttpSettings.from(config("0.0.0.0", Securities.TOKEN, false, -1), NO_PROPS::get);
+        assertTrue(!s.loopback());
+        assertTrue(!s.toString().contains(Securities.TOKEN), "the token is never printed: " + s);
+        assertEquals("token has 5 characters; at least 16 are needed",
+                assertThrows(IllegalArgumentException.class, () -> HttpSettings.from(config("0.0.0.0", "short", false, -1), NO_PROPS::get)).getMessage());
+        assertEquals("tokenOnLoopback is set but no token is; set token (PID dev.xq.http)",
+                assertThrows(IllegalArgumentException.class, () -> HttpSettings.from(config("127.0.0.1", "", true, -1), NO_PROPS::get)).getMessage());
+        assertEquals("port 70000 is out of range [0, 65535] (-1: the default, 50000)",
+                assertThrows(IllegalArgumentException.class, () -> HttpSettings.from(config("127.0.0.1", "", false, 70000), NO_PROPS::get)).getMessage());
+    }
+
+    Fakes.Service xq = new Fakes.Service();
+    Fakes.Scheduler scheduler = new Fakes.Scheduler("hpf", "kedf");
+
+    @Test
+    void withATokenOtherHostsMustSendIt() {
+        Fakes.Queue q = xq.add(5, "q", "sim0", "", 0);
+        Api api = new Api(xq, scheduler, Securities.withToken(false), RuntimeLog.NONE);
+        ApiRequest change = ApiRequest.of("POST", "/hint", "{\"hint_type\":1,\"handle\":5,\"priority\":9}").fromPeer(false);
+        ApiResponse none = api.handle(change);
+        assertEquals(401, none.status());
+        assertEquals("{\"error\":\"this node requires 'Authorization: Bearer <token>' from other hosts\"}", none.body());
+        assertEquals("Bearer realm=\"xq\"", none.headers().get("WWW-Authenticate"));
+        ApiResponse wrong = api.handle(change.withAuthorization("Bearer not-the-token-at-all"));
+        assertEquals(401, wrong.status());
+        assertEquals("{\"error\":\"the bearer token is wrong\"}", wrong.body());
+        assertEquals(401, api.handle(change.withAuthorization("Basic " + Securities.TOKEN)).status());
+        assertTrue(q.hints().isEmpty(), "refused requests change nothing");
+        assertEquals(200, api.handle(change.withAuthorization("Bearer " + Securities.TOKEN)).status());
+        assertEquals(List.of(new Hint.Priority(9)), q.hints());
+        // loopback peers (xcli on the node's host) need no token unless the operator says so
+        assertEquals(200, api.handle(ApiRequest.of("GET", "/xqueues")).status());
+        assertEquals(401, api.handle(ApiRequest.of("GET", "/metrics").fromPeer(false)).status(), "metrics too");
+    }
+
+    @Test
+    void tokenOnLoopbackRefusesXcli() {
+        Api api = new Api(xq, scheduler, Securities.withToken(true), RuntimeLog.NONE);
+        ApiResponse r = api.handle(ApiRequest.of("POST", "/policy?policy=7"));
+        assertEquals(401, r.status());
+        assertEquals("{\"error\":\"this node requires 'Authorization: Bearer <token>' from loopback too (tokenOnLoopback)\"}", r.body());
+        assertEquals("hpf", scheduler.selected);
+        assertEquals(200, api.handle(ApiRequest.of("POST", "/policy?policy=7").withAuthorization("Bearer " + Securities.TOKEN)).status());
+        assertEquals("kedf", scheduler.selected);
+    }
+
+    @Test
+    void withoutATokenOtherHostsAreRefused() {
+        // only reachable if the server were bound beyond loopback by other means: never served
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        ApiResponse r = api.handle(ApiRequest.of("GET", "/xqueues").fromPeer(false));
+        assertEquals(403, r.status());
+        assertEquals("{\"error\":\"requests from other hosts are refused: the node has no token configured (PID dev.xq.http, token)\"}", r.body());
+    }
+
+    @Test
+    void bodiesOverTheLimitAre413AndChangeNothing() {
+        Fakes.Queue q = xq.add(5, "q", "sim0", "", 0);
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        String padded = "{\"hint_type\":1,\"handle\":5,\"priority\":9" + " ".repeat(5000) + "}";
+        ApiResponse declared = api.handle(ApiRequest.of("POST", "/hint", padded));
+        assertEquals(413, declared.status());
+        assertEquals("{\"error\":\"request body of " + padded.length() + " bytes is over the limit of 4096 bytes (PID dev.xq.http, maxBodyBytes)\"}",
+                declared.body());
+        byte[] bytes = padded.getBytes(StandardCharsets.UTF_8);
+        ApiRequest chunked = new ApiRequest("POST", "/api/v1/hint", null, null, true, -1, () -> new ByteArrayInputStream(bytes));
+        ApiResponse sent = api.handle(chunked);
+        assertEquals(413, sent.status());
+        assertEquals("{\"error\":\"request body is over the limit of 4096 bytes (PID dev.xq.http, maxBodyBytes)\"}", sent.body());
+        assertTrue(q.hints().isEmpty());
+        byte[] latin1 = "{\"name\":\"caf\u00e9\"}".getBytes(StandardCharsets.ISO_8859_1);
+        ApiResponse notUtf8 = api.handle(new ApiRequest("POST", "/api/v1/policy", null, null, true, latin1.length,
+                () -> new ByteArrayInputStream(latin1)));
+        assertEquals("{\"error\":\"the request body is not UTF-8 text\"}", notUtf8.body());
+        assertEquals(400, notUtf8.status());
+    }
+
+    @Test
+    void peersAreJudgedByTheirLiteralAddress() {
+        assertTrue(ApiServlet.loopback("127.0.0.1"));
+        assertTrue(ApiServlet.loopback("127.5.6.7"));
+        assertTrue(ApiServlet.loopback("[::1]"));
+        assertTrue(ApiServlet.loopback("0:0:0:0:0:0:0:1"));
+        assertTrue(!ApiServlet.loopback("10.0.0.1"));
+        assertTrue(!ApiServlet.loopback("localhost"), "a name is not an address: no lookup");
+        assertTrue(!ApiServlet.loopback(null));
+    }
+}

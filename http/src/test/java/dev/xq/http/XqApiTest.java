@@ -1,0 +1,135 @@
+package dev.xq.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.Hint;
+import dev.xq.api.QueueConfig;
+import dev.xq.runtime.log.RuntimeLog;
+import dev.xq.runtime.shell.XqCommands;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** XQ's own API under /api/v1: the shell's views and actions as JSON, through the shell's code path. */
+class XqApiTest {
+
+    Fakes.Service xq;
+    Fakes.Scheduler scheduler;
+    Fakes.Queue fg;
+    Fakes.Queue bg;
+    Api api;
+    XqCommands shell;
+
+    @BeforeEach
+    void node() {
+        xq = new Fakes.Service();
+        scheduler = new Fakes.Scheduler("hpf", "edf", "native");
+        fg = xq.add(1, "fg", "sim0", "tenant-a", 0);
+        bg = xq.add(2, "bg", "sim0", "tenant-b", 0);
+        fg.hint(new Hint.Priority(2));
+        fg.submitted = 10;
+        fg.completed = 7;
+        fg.pending = 2;
+        fg.inFlight = 1;
+        fg.runMicros = 1500;
+        api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        shell = new XqCommands(xq, scheduler);
+    }
+
+    ApiResponse post(String path, String body) {
+        return api.handle(ApiRequest.of("POST", path, body));
+    }
+
+    @Test
+    void queueShowsNamesGroupsStatesHintsCountsAndTimings() {
+        ApiResponse r = api.handle(ApiRequest.of("GET", "/api/v1/queues/fg"));
+        assertEquals(200, r.status(), r.body());
+        assertEquals("{\"queue\":{\"handle\":1,\"name\":\"fg\",\"device\":\"sim0\",\"group\":\"tenant-a\",\"pid\":" + Processes.NODE_PID
+                + ",\"state\":\"IDLE\",\"suspended_by_scheduler\":false,\"suspended_by_app\":false,\"level\":3,\"available_level\":3,"
+                + "\"config\":{\"level\":3,\"threshold\":16,\"batch\":8,\"window\":300},\"pending\":2,\"in_flight\":1,\"submitted\":10,"
+                + "\"completed\":7,\"failed\":0,\"cancelled\":0,\"estimated_command_us\":250,\"run_us\":1500,"
+                + "\"hints\":[{\"kind\":\"priority\",\"values\":[2]}],\"error\":\"\"}}", r.body());
+        String all = api.handle(ApiRequest.of("GET", "/api/v1/queues")).body();
+        assertTrue(all.startsWith("{\"queues\":[{\"handle\":1,") && all.contains("{\"handle\":2,\"name\":\"bg\""), all);
+        assertEquals(api.handle(ApiRequest.of("GET", "/api/v1/queues/1")).body(), r.body(), "by handle as by name");
+    }
+
+    @Test
+    void hintGoesThroughTheShellsCodePath() {
+        ApiResponse ok = post("/api/v1/hint", "{\"queue\":\"bg\",\"kind\":\"laxity\",\"values\":[1000,1,5]}");
+        assertEquals(200, ok.status(), ok.body());
+        assertEquals(List.of(new Hint.Laxity(1000, 1, 5)), bg.hints());
+        assertTrue(ok.body().contains("\"hints\":[{\"kind\":\"laxity\",\"values\":[1000,1,5]}]"), ok.body());
+
+        // the same bad value, refused with the shell's own words, and nothing changes
+        String shellSays = assertThrows(IllegalArgumentException.class, () -> shell.hint("fg", "priority", "5000")).getMessage();
+        ApiResponse bad = post("/api/v1/hint", "{\"queue\":\"fg\",\"kind\":\"priority\",\"values\":[5000]}");
+        assertEquals(400, bad.status());
+        assertEquals(Json.write(Json.object("error", shellSays)), bad.body());
+        String kindSays = assertThrows(IllegalArgumentException.class, () -> shell.hint("fg", "speed", "1")).getMessage();
+        assertEquals(Json.write(Json.object("error", kindSays)), post("/api/v1/hint", "{\"queue\":\"fg\",\"kind\":\"speed\",\"values\":[1]}").body());
+        assertEquals(List.of(new Hint.Priority(2)), fg.hints());
+    }
+
+    @Test
+    void unknownQueuesAre404WithTheShellsMessage() {
+        String shellSays = assertThrows(IllegalArgumentException.class, () -> shell.suspend("nope")).getMessage();
+        ApiResponse r = post("/api/v1/suspend", "{\"queue\":\"nope\"}");
+        assertEquals(404, r.status());
+        assertEquals(Json.write(Json.object("error", shellSays)), r.body());
+        assertEquals(404, api.handle(ApiRequest.of("GET", "/api/v1/queues/nope")).status());
+    }
+
+    @Test
+    void configAppliesEverySettingAtOnceOrNone() {
+        ApiResponse ok = post("/api/v1/config", "{\"queue\":1,\"level\":2,\"threshold\":4,\"batch\":2,\"window\":0}");
+        assertEquals(200, ok.status(), ok.body());
+        assertEquals(new QueueConfig(dev.xq.api.PreemptionLevel.DEACTIVATE, 4, 2, 0), fg.config);
+        QueueConfig before = bg.config;
+        ApiResponse bad = post("/api/v1/config", "{\"queue\":\"bg\",\"threshold\":4,\"batch\":9}");
+        assertEquals("{\"error\":\"batch 9 is out of range [1, threshold=4]\"}", bad.body());
+        assertEquals(before, bg.config, "the good threshold was not applied either");
+        assertEquals("{\"error\":\"field 'speed' is unknown; allowed: queue, level, threshold, batch, window\"}",
+                post("/api/v1/config", "{\"queue\":\"bg\",\"speed\":1}").body());
+        assertEquals(before, bg.config);
+    }
+
+    @Test
+    void suspendResumeAndPolicies() {
+        assertEquals(200, post("/api/v1/suspend", "{\"queue\":\"bg\"}").status());
+        assertTrue(bg.suspendedByApp);
+        assertEquals(200, post("/api/v1/resume", "{\"queue\":2}").status());
+        assertTrue(!bg.suspendedByApp);
+        assertEquals("{\"selected\":\"edf\",\"active\":\"edf\"}", post("/api/v1/policy", "{\"name\":\"edf\"}").body());
+        ApiResponse bad = post("/api/v1/policy", "{\"name\":\"fifo\"}");
+        assertEquals("{\"error\":\"no policy 'fifo'; known: hpf, edf, native\"}", bad.body());
+        assertEquals("edf", scheduler.selected);
+        String list = api.handle(ApiRequest.of("GET", "/api/v1/policies")).body();
+        assertTrue(list.startsWith("{\"selected\":\"edf\",\"active\":\"edf\",\"policies\":[{\"name\":\"hpf\",\"description\":\"policy hpf\","), list);
+        assertEquals("{\"selected\":\"edf\",\"active\":\"edf\",\"decisions\":42,\"swaps\":3,\"watchdog_trips\":1,\"decision_p50_us\":5.5,"
+                + "\"decision_p99_us\":120,\"max_decision_gap_us\":900}", api.handle(ApiRequest.of("GET", "/api/v1/scheduler")).body());
+    }
+
+    @Test
+    void devicesAndDrivers() {
+        String body = api.handle(ApiRequest.of("GET", "/api/v1/devices")).body();
+        assertTrue(body.startsWith("{\"devices\":[{\"id\":\"sim0\",\"platform\":\"sim\",\"name\":\"simulated XPU\",\"max_level\":3,"
+                + "\"engines\":1,\"memory_bytes\":17179869184,\"queues\":0}"), body);
+        assertTrue(body.contains("\"drivers\":[{\"platform\":\"sim\",\"kind\":\"driver\",\"status\":\"1 device\",\"devices\":[\"sim0\"]}"), body);
+    }
+
+    @Test
+    void unknownRoutesAndMethods() {
+        ApiResponse r = api.handle(ApiRequest.of("GET", "/api/v1/nothing"));
+        assertEquals(404, r.status());
+        assertTrue(r.body().startsWith("{\"error\":\"no route GET /api/v1/nothing; routes: GET /xqueues,"), r.body());
+        ApiResponse m = api.handle(ApiRequest.of("DELETE", "/api/v1/queues"));
+        assertEquals(405, m.status());
+        assertEquals("{\"error\":\"method DELETE is not allowed on /api/v1/queues; allowed: GET\"}", m.body());
+        assertEquals("{\"error\":\"field 'queue' is missing; a queue's handle or name (GET /api/v1/queues lists them) is expected\"}",
+                post("/api/v1/suspend", "{}").body());
+        assertEquals("{\"error\":\"the request body is empty; a JSON object is expected\"}", post("/api/v1/resume", "").body());
+    }
+}

@@ -1,0 +1,200 @@
+package dev.xq.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.Hint;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.api.QueueConfig;
+import dev.xq.api.QueueState;
+import dev.xq.runtime.log.RuntimeLog;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** XSched 1.2's xserver routes, as xcli calls them, with their exact JSON. */
+class XschedRoutesTest {
+
+    /** 2^53 + 1: a double cannot hold it. */
+    static final long BIG = (1L << 53) + 1;
+    /** Above 2^63: negative as a Java long, unsigned in JSON. */
+    static final long HUGE = 0xfedcba9876543210L;
+    static final long NODE = Processes.NODE_PID;
+
+    Fakes.Service xq;
+    Fakes.Scheduler scheduler;
+    Fakes.Queue big;
+    Fakes.Queue huge;
+    Api api;
+
+    @BeforeEach
+    void node() {
+        xq = new Fakes.Service();
+        scheduler = new Fakes.Scheduler("hpf", "hhpf", "chpf", "kedf", "lax", "cfs", "bandwidth", "bandwidth-group", "edf", "native");
+        big = xq.add(BIG, "serve/default", "cuda0", "4242:serve", 4242);
+        huge = xq.add(HUGE, "fg", "sim0", "", 0);
+        huge.state = QueueState.READY;
+        huge.suspendedByScheduler = true;
+        api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+    }
+
+    ApiResponse call(String method, String url) {
+        return api.handle(ApiRequest.of(method, url));
+    }
+
+    ApiResponse call(String method, String url, String body) {
+        return api.handle(ApiRequest.of(method, url, body));
+    }
+
+    static void assertAnswer(int status, String body, ApiResponse r) {
+        assertEquals(body, r.body());
+        assertEquals(status, r.status());
+        assertEquals("application/json", r.contentType());
+    }
+
+    @Test
+    void xqueuesHasXschedsShapeWithUnsignedHandles() {
+        ApiResponse r = call("GET", "/xqueues");
+        assertEquals(200, r.status());
+        String cmdline = Processes.cmdline(4242).replace("\\", "\\\\").replace("\"", "\\\"");
+        String node = Processes.cmdline(NODE).replace("\\", "\\\\").replace("\"", "\\\"");
+        assertEquals("{\"processes\":[{\"cmdline\":\"" + cmdline + "\",\"pid\":4242},{\"cmdline\":\"" + node + "\",\"pid\":" + NODE + "}],"
+                + "\"xqueues\":["
+                + "{\"batch_size\":8,\"device\":8589934592,\"handle\":9007199254740993,\"level\":3,\"pid\":4242,\"ready\":false,"
+                + "\"suspended\":false,\"threshold\":16},"
+                + "{\"batch_size\":8,\"device\":0,\"handle\":18364758544493064720,\"level\":3,\"pid\":" + NODE + ",\"ready\":true,"
+                + "\"suspended\":true,\"threshold\":16}]}", r.body());
+    }
+
+    @Test
+    void xqueueTakesHexWithOrWithout0x() {
+        ApiResponse r = call("GET", "/xqueue/0xFEDCBA9876543210");
+        assertEquals(200, r.status(), r.body());
+        assertTrue(r.body().startsWith("{\"process\":{\"cmdline\":"), r.body());
+        assertTrue(r.body().contains("\"xqueue\":{\"batch_size\":8,\"device\":0,\"handle\":18364758544493064720,"), r.body());
+        assertEquals(200, call("GET", "/xqueue/20000000000001").status());
+    }
+
+    @Test
+    void badAndUnknownHandlesAreRefusedWithTheirValue() {
+        assertAnswer(400, "{\"error\":\"handle 'xyz' is not a hexadecimal XQueue handle; allowed: 1 to 16 hex digits, optionally after 0x, "
+                + "not 0 (GET /xqueues lists the handles)\"}", call("GET", "/xqueue/xyz"));
+        assertEquals(400, call("GET", "/xqueue/0x").status());
+        assertEquals(400, call("GET", "/xqueue/11112222333344445").status(), "17 digits");
+        assertAnswer(400, "{\"error\":\"handle '0' is 0, which is no XQueue's handle (GET /xqueues lists the handles)\"}",
+                call("GET", "/xqueue/0"));
+        assertAnswer(404, "{\"error\":\"no XQueue with handle 0x7; open: 0x20000000000001, 0xfedcba9876543210\"}", call("GET", "/xqueue/7"));
+        assertEquals(400, call("GET", "/xqueue/1/2").status());
+    }
+
+    @Test
+    void xcliConfigSendsAllThreeParameters() {
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/config/0xfedcba9876543210?level=2&threshold=8&batch_size=4"));
+        assertEquals(new QueueConfig(PreemptionLevel.DEACTIVATE, 8, 4, QueueConfig.DEFAULT_WINDOW_MICROS), huge.config);
+    }
+
+    @Test
+    void xcliNoChangeValuesLeaveTheSettingAlone() {
+        // xcli's defaults: level 0, threshold -1, batch size -1 mean "no change"
+        assertAnswer(200, "{\"warning\":\"no change\"}", call("POST", "/config/fedcba9876543210?level=0&threshold=-1&batch_size=-1"));
+        assertEquals(QueueConfig.defaults(), huge.config);
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/config/fedcba9876543210?level=0&threshold=32&batch_size=-1"));
+        assertEquals(QueueConfig.defaults().withThreshold(32), huge.config);
+    }
+
+    @Test
+    void badConfigValuesChangeNothing() {
+        QueueConfig before = huge.config;
+        assertAnswer(400, "{\"error\":\"preemption level 7 is not one of 1 (block), 2 (deactivate), 3 (interrupt)\"}",
+                call("POST", "/config/fedcba9876543210?level=7&threshold=8&batch_size=4"));
+        assertAnswer(400, "{\"error\":\"batch_size 9 is out of range [1, threshold=8]\"}",
+                call("POST", "/config/fedcba9876543210?level=2&threshold=8&batch_size=9"));
+        assertAnswer(400, "{\"error\":\"threshold value 'many' is not a whole number\"}",
+                call("POST", "/config/fedcba9876543210?level=1&threshold=many&batch_size=4"));
+        assertAnswer(400, "{\"error\":\"query parameter 'window' is unknown; allowed: level, threshold, batch_size\"}",
+                call("POST", "/config/fedcba9876543210?window=5"));
+        assertAnswer(400, "{\"error\":\"query parameter 'level' is given twice; give it once\"}",
+                call("POST", "/config/fedcba9876543210?level=1&level=2"));
+        assertEquals(before, huge.config);
+        assertAnswer(404, "{\"error\":\"no XQueue with handle 0x99; open: 0x20000000000001, 0xfedcba9876543210\"}",
+                call("POST", "/config/99?level=1&threshold=-1&batch_size=-1"));
+        assertEquals(405, call("GET", "/config/99").status());
+        assertEquals("POST", call("GET", "/config/99").headers().get("Allow"));
+    }
+
+    @Test
+    void policyUsesXschedsNumbers() {
+        assertAnswer(200, "{\"policy\":1}", call("GET", "/policy"));
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/policy?policy=7"));
+        assertEquals("kedf", scheduler.selected);
+        assertAnswer(200, "{\"policy\":7}", call("GET", "/policy"));
+        scheduler.selected = "edf";
+        assertAnswer(200, "{\"policy\":0}", call("GET", "/policy"));
+    }
+
+    @Test
+    void policiesWithoutAnXqEquivalentAreRefused() {
+        String allowed = "allowed: 1 (HPF: XQ's hpf), 2 (HHPF: XQ's hhpf), 3 (CHPF: XQ's chpf), 4 (UP: XQ's bandwidth), "
+                + "5 (PUP: XQ's bandwidth-group), 7 (KEDF: XQ's kedf), 8 (LAX: XQ's lax), 10 (CFS: XQ's cfs), 11 (MLFQ: XQ's mlfq)";
+        assertAnswer(400, "{\"error\":\"policy 6 (SPUP) has no XQ equivalent; " + allowed + "\"}", call("POST", "/policy?policy=6"));
+        assertAnswer(400, "{\"error\":\"policy 9 (AWF) has no XQ equivalent; " + allowed + "\"}", call("POST", "/policy?policy=9"));
+        assertAnswer(400, "{\"error\":\"policy 12 is not an XSched policy number; " + allowed + "\"}", call("POST", "/policy?policy=12"));
+        assertAnswer(400, "{\"error\":\"policy 'x' is not a whole number; " + allowed + "\"}", call("POST", "/policy?policy=x"));
+        assertAnswer(400, "{\"error\":\"query parameter 'policy' is missing; " + allowed + "\"}", call("POST", "/policy"));
+        // mlfq is XSched's 11, but its bundle is not in this node: the scheduler's own refusal
+        assertAnswer(400, "{\"error\":\"no policy 'mlfq'; known: hpf, hhpf, chpf, kedf, lax, cfs, bandwidth, bandwidth-group, edf, native\"}",
+                call("POST", "/policy?policy=11"));
+        assertEquals("hpf", scheduler.selected);
+    }
+
+    @Test
+    void priorityHintOnAHandleAbove2To53() {
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":3}"));
+        assertEquals(List.of(new Hint.Priority(3)), big.hints());
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":1,\"handle\":18364758544493064720,\"priority\":-2}"));
+        assertEquals(List.of(new Hint.Priority(-2)), huge.hints());
+        assertTrue(big.hints().equals(List.of(new Hint.Priority(3))), "the other queue is untouched");
+    }
+
+    @Test
+    void badHintsChangeNothing() {
+        assertAnswer(400, "{\"error\":\"priority 5000 is out of range [-1000, 1000]\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":5000}"));
+        assertAnswer(400, "{\"error\":\"field 'handle' is missing or 0; the XQueue's handle is expected (GET /xqueues lists them)\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"priority\":1}"));
+        assertAnswer(400, "{\"error\":\"field 'handle' is the string \\\"0x20000000000001\\\"; an unsigned 64-bit integer is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":\"0x20000000000001\",\"priority\":1}"));
+        assertAnswer(400, "{\"error\":\"field 'handle' 18446744073709551616 is out of range [0, 18446744073709551615]\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":18446744073709551616,\"priority\":1}"));
+        assertAnswer(400, "{\"error\":\"field 'priority' 1.5 is not a whole number; an integer in [-2147483648, 2147483647] is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":1.5}"));
+        assertAnswer(400, "{\"error\":\"field 'hint_type' is missing; allowed: 1 (priority: handle, priority), 2 (utilization: handle or pid, "
+                + "utilization), 3 (timeslice: timeslice in us, optional handle)\"}", call("POST", "/hint", "{}"));
+        assertAnswer(400, "{\"error\":\"hint_type 7 (window active) has no equivalent on this route; allowed: 1 (priority: handle, priority), "
+                + "2 (utilization: handle or pid, utilization), 3 (timeslice: timeslice in us, optional handle)\"}",
+                call("POST", "/hint", "{\"hint_type\":7,\"pid\":1,\"display\":0}"));
+        assertAnswer(400, "{\"error\":\"malformed JSON at offset 13: the text ends where a value was expected\"}",
+                call("POST", "/hint", "{\"hint_type\":"));
+        assertAnswer(400, "{\"error\":\"the request body is JSON but not an object; a JSON object is expected\"}", call("POST", "/hint", "[1]"));
+        assertAnswer(400, "{\"error\":\"utilization 0% is out of range [1, 100]%\"}",
+                call("POST", "/hint", "{\"hint_type\":2,\"pid\":4242,\"utilization\":0}"));
+        assertAnswer(404, "{\"error\":\"no XQueue with handle 0x5; open: 0x20000000000001, 0xfedcba9876543210\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":5,\"priority\":1}"));
+        assertTrue(big.hints().isEmpty() && huge.hints().isEmpty());
+    }
+
+    @Test
+    void utilizationByProcessAndTimesliceForAll() {
+        Fakes.Queue second = xq.add(77, "serve/s1", "cuda0", "4242:serve", 4242);
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":2,\"pid\":4242,\"handle\":0,\"utilization\":40}"));
+        assertEquals(List.of(new Hint.Utilization(40)), big.hints());
+        assertEquals(List.of(new Hint.Utilization(40)), second.hints());
+        assertTrue(huge.hints().isEmpty());
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":3,\"timeslice\":2000}"));
+        assertTrue(huge.hints().contains(new Hint.Timeslice(2000)) && second.hints().contains(new Hint.Timeslice(2000)));
+        assertAnswer(404, "{\"error\":\"no XQueue of process 999 is open\"}",
+                call("POST", "/hint", "{\"hint_type\":2,\"pid\":999,\"utilization\":40}"));
+        assertFalse(xq.queues().isEmpty());
+    }
+}

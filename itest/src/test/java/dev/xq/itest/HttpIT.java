@@ -1,0 +1,225 @@
+package dev.xq.itest;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+
+import dev.xq.api.Hint;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.api.QueueOptions;
+import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueue;
+import dev.xq.api.XQueueService;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.inject.Inject;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
+import org.osgi.service.cm.ConfigurationAdmin;
+
+/**
+ * The HTTP API in a real node: Felix HTTP's Jetty serving dev.xq.http, real requests over
+ * loopback, as xcli and curl send them, changing real queues and the real scheduler.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class HttpIT {
+
+    @Inject
+    BundleContext ctx;
+
+    @Inject
+    XQueueService xq;
+
+    @Inject
+    SchedulerControl scheduler;
+
+    @Inject
+    ConfigurationAdmin cm;
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private XQueue queue;
+
+    @Configuration
+    public Option[] config() {
+        return XqNode.options();
+    }
+
+    @Before
+    public void openQueue() {
+        queue = xq.create(QueueOptions.on("sim0").named("http-q").inGroup("tenant-h").with(new Hint.Priority(1)));
+    }
+
+    @After
+    public void closeQueue() throws Exception {
+        if (queue != null) {
+            queue.close();
+        }
+        org.osgi.service.cm.Configuration c = cm.getConfiguration("dev.xq.http", "?");
+        if (c.getProperties() != null) {
+            c.delete();
+        }
+        scheduler.selectPolicy("hpf");
+    }
+
+    /** @return the API's base URL once its Jetty listens: the endpoint its HttpServiceRuntime announces */
+    private String base() throws Exception {
+        AtomicReference<String> url = new AtomicReference<>();
+        assertTrue("the HTTP API's runtime appears", XqNode.eventually(20_000, () -> {
+            url.set(endpoint());
+            return url.get() != null;
+        }));
+        return url.get().endsWith("/") ? url.get().substring(0, url.get().length() - 1) : url.get();
+    }
+
+    private String endpoint() {
+        try {
+            for (ServiceReference<?> r : ctx.getServiceReferences("org.osgi.service.servlet.runtime.HttpServiceRuntime", "(xq.http=xq)")) {
+                Object e = r.getProperty("osgi.http.endpoint");
+                String first = e instanceof String[] a && a.length > 0 ? a[0] : e instanceof String s ? s : null;
+                if (first != null && !first.endsWith(":0/")) {
+                    return first;
+                }
+            }
+        } catch (Exception | Error e) {
+            return null;
+        }
+        return null;
+    }
+
+    private HttpResponse<String> send(String method, String url, String body, String token) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    public void xcliRoutesDriveTheNode() throws Exception {
+        String base = base();
+        assertTrue("bound to loopback: " + base, base.startsWith("http://127.0.0.1:"));
+        String hex = "0x" + Long.toHexString(queue.handle());
+
+        HttpResponse<String> list = send("GET", base + "/xqueues", null, null);
+        assertEquals(200, list.statusCode());
+        assertTrue(list.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+        assertTrue(list.body(), list.body().contains("\"handle\":" + queue.handle() + ",\"level\":3,\"pid\":" + ProcessHandle.current().pid()));
+        assertTrue(list.body(), list.body().startsWith("{\"processes\":[{\"cmdline\":"));
+
+        // xcli config -x HANDLE -l 1 -t 4 -b 2: all three parameters in one POST
+        HttpResponse<String> cfg = send("POST", base + "/config/" + hex + "?level=1&threshold=4&batch_size=2", null, null);
+        assertEquals(cfg.body(), 200, cfg.statusCode());
+        assertEquals("{\"info\":\"success\"}", cfg.body());
+        assertEquals(PreemptionLevel.BLOCK, queue.status().config().level());
+        assertEquals(4, queue.status().config().threshold());
+        assertEquals(2, queue.status().config().batch());
+
+        HttpResponse<String> bad = send("POST", base + "/config/" + hex + "?level=1&threshold=4&batch_size=9", null, null);
+        assertEquals(400, bad.statusCode());
+        assertEquals("{\"error\":\"batch_size 9 is out of range [1, threshold=4]\"}", bad.body());
+        assertEquals(2, queue.status().config().batch());
+
+        HttpResponse<String> hint = send("POST", base + "/hint", "{\"hint_type\":1,\"handle\":" + queue.handle() + ",\"priority\":7}", null);
+        assertEquals(hint.body(), 200, hint.statusCode());
+        assertEquals(List.of(new Hint.Priority(7)), queue.hints());
+
+        assertEquals(200, send("POST", base + "/policy?policy=7", null, null).statusCode());
+        assertEquals("kedf", scheduler.selectedPolicy());
+        assertEquals("{\"policy\":7}", send("GET", base + "/policy", null, null).body());
+        HttpResponse<String> awf = send("POST", base + "/policy?policy=9", null, null);
+        assertEquals(400, awf.statusCode());
+        assertTrue(awf.body(), awf.body().startsWith("{\"error\":\"policy 9 (AWF) has no XQ equivalent; allowed: 1 (HPF: XQ's hpf)"));
+        assertEquals("kedf", scheduler.selectedPolicy());
+
+        HttpResponse<String> missing = send("GET", base + "/xqueue/0xffffffffffffffff", null, null);
+        assertEquals(404, missing.statusCode());
+        assertTrue(missing.body(), missing.body().startsWith("{\"error\":\"no XQueue with handle 0xffffffffffffffff; open: "));
+    }
+
+    @Test
+    public void xqsOwnApiAndMetrics() throws Exception {
+        String base = base();
+        HttpResponse<String> q = send("GET", base + "/api/v1/queues/http-q", null, null);
+        assertEquals(q.body(), 200, q.statusCode());
+        assertTrue(q.body(), q.body().contains("\"name\":\"http-q\",\"device\":\"sim0\",\"group\":\"tenant-h\""));
+        HttpResponse<String> h = send("POST", base + "/api/v1/hint", "{\"queue\":\"http-q\",\"kind\":\"deadline\",\"values\":[5000]}", null);
+        assertEquals(h.body(), 200, h.statusCode());
+        assertTrue(queue.hints().contains(new Hint.Deadline(5000)));
+        assertEquals(200, send("POST", base + "/api/v1/suspend", "{\"queue\":" + queue.handle() + "}", null).statusCode());
+        assertTrue(queue.status().suspendedByApp());
+        assertEquals(200, send("POST", base + "/api/v1/resume", "{\"queue\":\"http-q\"}", null).statusCode());
+        assertTrue(!queue.status().suspendedByApp());
+        HttpResponse<String> dev = send("GET", base + "/api/v1/devices", null, null);
+        assertTrue(dev.body(), dev.body().startsWith("{\"devices\":[{\"id\":\"sim0\""));
+        HttpResponse<String> big = send("POST", base + "/api/v1/hint", "{\"queue\":\"http-q\",\"kind\":\"priority\",\"values\":[1]," 
+                + "\"pad\":\"" + "x".repeat(70_000) + "\"}", null);
+        assertEquals(big.body(), 413, big.statusCode());
+        assertTrue(big.body().startsWith("{\"error\":\"request body of "));
+
+        HttpResponse<String> m = send("GET", base + "/metrics", null, null);
+        assertEquals(200, m.statusCode());
+        assertTrue(m.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+        assertTrue(m.body(), m.body().contains("xq_queue_commands_submitted_total{device=\"sim0\",group=\"tenant-h\",handle=\""
+                + queue.handle() + "\",name=\"http-q\",pid=\"" + ProcessHandle.current().pid() + "\"} 0.0"));
+        assertTrue(m.body(), m.body().contains("xq_scheduler_decisions_total "));
+    }
+
+    @Test
+    public void aTokenGuardsTheApiAndNoTokenMeansNoNetwork() throws Exception {
+        String token = "it-token-0123456789";
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put("port", 0);
+        props.put("token", token);
+        props.put("tokenOnLoopback", true);
+        org.osgi.service.cm.Configuration c = cm.getConfiguration("dev.xq.http", "?");
+        c.update(props);
+        // the component restarts with the token; wait until requests without it are refused
+        AtomicReference<HttpResponse<String>> last = new AtomicReference<>();
+        assertTrue("requests without the token are refused", XqNode.eventually(20_000, () -> {
+            try {
+                String e = endpoint();
+                if (e == null) {
+                    return false;
+                }
+                last.set(send("GET", e + "xqueues", null, null));
+                return last.get().statusCode() == 401;
+            } catch (Exception notYet) {
+                return false;
+            }
+        }));
+        assertEquals("{\"error\":\"this node requires 'Authorization: Bearer <token>' from loopback too (tokenOnLoopback)\"}", last.get().body());
+        String base = base();
+        assertEquals(401, send("POST", base + "/policy?policy=7", null, "wrong-token-000000000").statusCode());
+        assertEquals("hpf", scheduler.selectedPolicy());
+        assertEquals(200, send("POST", base + "/policy?policy=7", null, token).statusCode());
+        assertEquals("kedf", scheduler.selectedPolicy());
+
+        // every interface and no token: refused, nothing listens
+        Hashtable<String, Object> open = new Hashtable<>();
+        open.put("port", 0);
+        open.put("bindAddress", "0.0.0.0");
+        c.update(open);
+        assertTrue("the API's Jetty goes away", XqNode.eventually(20_000, () -> endpoint() == null));
+        Thread.sleep(1000);
+        assertNull("and does not come back", endpoint());
+        assertNotNull(xq.find(queue.handle()).orElse(null));
+    }
+}
