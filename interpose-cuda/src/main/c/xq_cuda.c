@@ -255,6 +255,10 @@ typedef struct xstream {
     uint64_t query_at;    /* tracker only: when it may query a quiet stream's tail again */
     int tracked;          /* counted in g_busy: entries in the ring or a tail */
     uint64_t marks, queries; /* XQ_LOG=2 */
+    uint64_t by_est[4];      /* XQ_LOG=2: launches by estimate: < 100 us, < 300 us, < 1 ms, longer */
+    int gate_seen;           /* tracker only: the gate as it last saw it */
+    uint32_t nleft;          /* XQ_LOG=2: work left in flight each time the tracker saw the gate close */
+    uint32_t left_us[1024];
     uint32_t wseq;      /* futex word of the threads held on this stream */
     uint32_t wake_owed; /* a WAKE delayed by the pacing */
     uint32_t head, n;   /* ring: oldest entry, entries */
@@ -1003,6 +1007,20 @@ static void cost_put(uint64_t key, uint64_t run)
     pthread_mutex_unlock(&cost_mu);
 }
 
+/* The estimated work of st still to run at now: the estimates in flight less what the oldest
+ * unfinished command (or marked run of commands; first: its estimate) has run since the later of
+ * its launch and the last end seen, up to its estimate (credit). Caller holds st->mu. */
+static uint64_t work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_t *credit)
+{
+    uint64_t start;
+    if (st->n) start = st->ring[st->head].t_launch, *first = st->ring[st->head].est;
+    else start = st->tail_t, *first = st->tail_n ? st->tail_est : 0;
+    if (st->last_done > start) start = st->last_done;
+    uint64_t ran = now > start ? now - start : 0;
+    *credit = ran < *first ? ran : *first;
+    return st->fl_est > *credit ? st->fl_est - *credit : 0;
+}
+
 /* Whether st may launch a command estimated at est (0: unknown) now: 0 yes, 1 held, 2 limits;
  * *retry (when not NULL and the limits refuse): how long until the window may admit it by time
  * alone, 0 when only a completion can. Caller holds st->mu.
@@ -1028,12 +1046,7 @@ static int may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *ret
     }
     uint64_t win = LD(&s->window_us);
     if (!win || !n) return 0;
-    uint64_t w = win * 1000, start, first;
-    if (st->n) start = st->ring[st->head].t_launch, first = st->ring[st->head].est;
-    else start = st->tail_t, first = st->tail_n ? st->tail_est : 0;
-    if (st->last_done > start) start = st->last_done;
-    uint64_t now = now_ns(), ran = now > start ? now - start : 0, credit = ran < first ? ran : first;
-    uint64_t rem = st->fl_est > credit ? st->fl_est - credit : 0;
+    uint64_t w = win * 1000, first, credit, rem = work_left(st, now_ns(), &first, &credit);
     uint64_t e = est ? est : w, room = w > e + w / 4 ? w - e : w / 4;
     if (rem <= room) {
         xlog(4, "xq: %s: launch %u in flight, %.1f us of work left, this one %.1f us", st->label, n, rem / 1e3, est / 1e3);
@@ -1613,6 +1626,7 @@ static int after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int 
 {
     if (!st->tail_n) st->tail_t = t, st->tail_key = ck;
     st->tail_n++, st->tail_est += est, st->last_launch = t;
+    st->by_est[est < 100000 ? 0 : est < 300000 ? 1 : est < 1000000 ? 2 : 3]++;
     int kick = busy_update(st);
     if (isolate || st->tail_est >= mark_every(st)) kick |= close_tail(st, idle);
     return kick;
@@ -1818,6 +1832,28 @@ static void close_stream(xstream *st)
     ADD(&g_closing, -1);
 }
 
+/* XQ_LOG=2: each time the tracker sees st's gate close with work in flight, how much estimated
+ * work was left: what a tenant the node preferred waited behind, once the node had decided. */
+static void gate_watch(xstream *st)
+{
+    xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
+    int g = s && LD(&s->gate);
+    if (g == st->gate_seen) return;
+    st->gate_seen = g;
+    if (!g) return;
+    pthread_mutex_lock(&st->mu);
+    uint64_t first, credit, left = st->in_flight ? work_left(st, now_ns(), &first, &credit) : 0;
+    if (st->in_flight && st->nleft < sizeof st->left_us / sizeof st->left_us[0])
+        st->left_us[st->nleft++] = (uint32_t)(left / 1000);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void *tracker_main(void *arg)
 {
     (void)arg;
@@ -1837,7 +1873,10 @@ static void *tracker_main(void *arg)
             busy = 1;
         else
             for (xstream *st = LD(&g_all); st; st = st->next_all)
-                if (LD(&st->in_use)) busy |= poll_stream(st, &cur, &next, &gap);
+                if (LD(&st->in_use)) {
+                    if (g_log >= 2) gate_watch(st);
+                    busy |= poll_stream(st, &cur, &next, &gap);
+                }
         pthread_mutex_unlock(&query_mu);
         if (LD(&g_deferred)) { /* completions seen, or the gate opened: make what may go now */
             drain_all(0);
@@ -2243,6 +2282,16 @@ static void defer_summary(void)
                  st->label, (unsigned long long)st->launched, (unsigned long long)st->marks,
                  (unsigned long long)st->queries, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
                  (unsigned long long)st->why_win, (unsigned long long)st->why_est, st->dry_ns / 1e6);
+        if (st->launched)
+            xlog(2, "xq: stream %s: launches by estimate: %llu under 100 us, %llu under 300 us, %llu under 1 ms, %llu longer",
+                 st->label, (unsigned long long)st->by_est[0], (unsigned long long)st->by_est[1],
+                 (unsigned long long)st->by_est[2], (unsigned long long)st->by_est[3]);
+        if (st->nleft) {
+            qsort(st->left_us, st->nleft, sizeof st->left_us[0], cmp_u32);
+            uint32_t n = st->nleft;
+            xlog(2, "xq: stream %s: gate closed %u times with work in flight; work left then P50 %u us, P90 %u us, P99 %u us, max %u us",
+                 st->label, n, st->left_us[n / 2], st->left_us[n * 9 / 10], st->left_us[n * 99 / 100], st->left_us[n - 1]);
+        }
         pthread_mutex_unlock(&st->mu);
     }
     if (LD(&g_stubs_ok) <= 0) return;
