@@ -1687,6 +1687,7 @@ static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
     pthread_mutex_lock(&st->mu);
     uint32_t c0 = st->tail_n, gen = st->tail_gen;
     uint64_t quiet = mark_every(st) < FREE_MARK_NS ? QUIET_LIMIT_NS : QUIET_NS;
+    if (quiet < st->tail_est) quiet = st->tail_est; /* not before the work could be done: a query too early only costs */
     int due = c0 && !st->n && (LD(&g_final) || (now - st->last_launch >= quiet && now >= st->query_at));
     if (due) st->query_at = now + quiet;
     pthread_mutex_unlock(&st->mu);

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -93,6 +94,8 @@ final class TenantProcess implements AutoCloseable {
                         + (process.isAlive() ? "" : ", exited with " + process.exitValue()) + "; see " + log);
             }
             if (l.startsWith("{")) {
+                // kept beside the log: the raw result (hp's every latency) for later analysis
+                Files.writeString(log.resolveSibling(role + ".json"), l + "\n");
                 if (!process.waitFor(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                     throw new IOException(role + " printed its result but did not exit; see " + log);
                 }
