@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# XQ command line: ./xq demo | node | test | bench SCENARIO ... | help
+# XQ command line: ./xq demo | node | test | bench SCENARIO ... | queues | top | policy | hint | help
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 NODE_JAR="$ROOT/node/target/xq-node.jar"
@@ -105,6 +105,10 @@ usage: ./xq COMMAND
   run [--priority N] [--name NAME] [--socket PATH] -- CMD [ARG...]
                                 runs an unmodified CUDA program with its streams scheduled by the
                                 node (LD_PRELOAD of the interposer); exit code is the program's
+  queues | top [--once] | policy [NAME] | hint QUEUE KIND VALUE...   [--node HOST:PORT] [--token T]
+                                xq:queues, xq:top, xq:policy, xq:hint asked of a running node over its
+                                HTTP API; the node: --node or XQ_NODE (default 127.0.0.1:50000), its
+                                token: --token or XQ_TOKEN
   help                          this text
 USAGE
 }
@@ -143,6 +147,20 @@ run_program() {
   exec "$@"
 }
 
+# ./xq queues | top | policy | hint: the Gogo commands asked of a running node over its HTTP API
+# (dev.xq.node.remote.Remote in the node's jar). Builds nothing, as run does: it may run where there is
+# no Maven, and an operator asking a node must get the answer at once, not a build first.
+REMOTE_MAIN="dev.xq.node.remote.Remote"
+remote() {
+  local java_home; java_home="$(find_java)" || die "$NO_JAVA"
+  [ -f "$NODE_JAR" ] || die "$1: $NODE_JAR is missing; build first (./xq demo builds it, or mvn install -DskipTests)"
+  # a jar built before these commands existed (the name is stored uncompressed in the jar's directory)
+  grep -qa "${REMOTE_MAIN//.//}.class" "$NODE_JAR" \
+    || die "$1: $NODE_JAR predates this command; rebuild it (mvn install -DskipTests -pl node, or ./xq demo)"
+  # a short-lived client: C1 only and the serial collector start fastest
+  exec "$java_home/bin/java" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -cp "$NODE_JAR" "$REMOTE_MAIN" "$@"
+}
+
 cmd="${1:-help}"; shift || true
 case "$cmd" in
   demo)  build; node run xq:demo "$@" ;;
@@ -150,6 +168,7 @@ case "$cmd" in
   node)  build; node node "$@" ;;
   serve) build; node "$@" serve ;;
   run)   run_program "$@" ;;
+  queues|top|policy|hint) remote "$cmd" "$@" ;;
   test)
     jdk="$(find_jdk)" || die "tests need a JDK 25 with javac. $NO_JAVA"
     command -v mvn >/dev/null || die "Maven is needed (apt-get install -y maven)"
