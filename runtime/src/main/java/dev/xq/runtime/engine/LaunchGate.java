@@ -4,8 +4,10 @@ import dev.xq.api.QueueConfig;
 
 /**
  * Progressive launching (level 1): whether one more command may go to the hardware queue, from
- * the work in flight and the queue's limits. The interposer applies the same rule inside
- * processes (docs/processes.md, "The launch gate"); keep the two alike.
+ * the work in flight and the queue's limits. The interposer applies the same threshold and
+ * batch inside processes, and a sharper window there (per-kind estimates, the work still to
+ * run rather than the work launched: docs/processes.md, "The launch gate"); bringing that rule
+ * here needs the start time of the running command from the queue, and is still to do.
  *
  * <ol>
  * <li>at {@code threshold} commands in flight, stop, and stay stopped until in flight has come
