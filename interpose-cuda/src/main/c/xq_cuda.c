@@ -1676,6 +1676,23 @@ static int entry_done(const xstream *st, const ring_entry *e, CUcontext c, CUcon
     return cu.EventQuery(e->ev) != CUDA_ERROR_NOT_READY;
 }
 
+/* After the tracker counted completions of st (caller holds st->mu, released here): publishes
+ * the counts, wakes the threads held on the limits and, when the stream went idle, the node.
+ * Returns whether work is still tracked on st. */
+static int completions_seen(xstream *st, int idle)
+{
+    mirror(st);
+    int waiters = st->waiters, left = st->tracked;
+    xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
+    pthread_mutex_unlock(&st->mu);
+    if (waiters) {
+        wake_held(st);
+        if (s) futex_wake(&s->completion_seq);
+    }
+    if (idle) wake_node(st);
+    return left;
+}
+
 /* A stream with unmarked launches and no mark left to wait for: once it has launched nothing for
  * a while (50 us under a window, else 500 us), asks the driver whether it is idle (cuStreamQuery:
  * a driver call, so not while it launches) and, if so, counts those launches done, unmeasured.
@@ -1709,16 +1726,7 @@ static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
         if (st->tail_n) st->tail_t = st->last_done, st->tail_key = 0; /* the rest came after the query */
         busy_update(st);
     }
-    mirror(st);
-    int waiters = st->waiters, left = st->tracked;
-    xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
-    pthread_mutex_unlock(&st->mu);
-    if (waiters) {
-        wake_held(st);
-        if (s) futex_wake(&s->completion_seq);
-    }
-    if (idle) wake_node(st);
-    return left;
+    return completions_seen(st, idle);
 }
 
 /* Counts the finished commands of st; returns whether work is still in flight. The done ones
@@ -1782,15 +1790,7 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
     int idle = account_done(st, count, span);
     if (!st->in_flight && (st->pending || st->dq_n) && st->shm && !LD(&st->shm->gate)) st->dry_at = t;
     busy_update(st);
-    mirror(st);
-    int waiters = st->waiters, left = st->tracked;
-    xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
-    pthread_mutex_unlock(&st->mu);
-    if (waiters) {
-        wake_held(st);
-        if (s) futex_wake(&s->completion_seq);
-    }
-    if (idle) wake_node(st);
+    int left = completions_seen(st, idle);
     /* each command of the batch learns its share of the span, by the estimates it was launched
      * with (unknown ones: an equal share) */
     if (span) {
