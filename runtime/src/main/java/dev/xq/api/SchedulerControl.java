@@ -36,6 +36,38 @@ public interface SchedulerControl {
     void resetStats();
 
     /**
+     * How long the policies took to decide, every decision since the node started (the
+     * histogram a metrics scraper wants; {@link #stats()} has the recent percentiles).
+     */
+    default DecisionHistogram decisionHistogram() {
+        return DecisionHistogram.EMPTY;
+    }
+
+    /**
+     * Decision times in fixed buckets.
+     * @param upperBoundsMicros each bucket's upper bound, ascending (the last bucket, beyond them, is unbounded)
+     * @param counts decisions per bucket, not cumulative; one more entry than the bounds (the unbounded one)
+     * @param sumMicros all decisions' time together
+     */
+    record DecisionHistogram(List<Double> upperBoundsMicros, List<Long> counts, double sumMicros) {
+        public static final DecisionHistogram EMPTY = new DecisionHistogram(List.of(), List.of(0L), 0);
+
+        public DecisionHistogram {
+            upperBoundsMicros = List.copyOf(upperBoundsMicros);
+            counts = List.copyOf(counts);
+            if (counts.size() != upperBoundsMicros.size() + 1) {
+                throw new IllegalArgumentException(counts.size() + " counts for " + upperBoundsMicros.size()
+                        + " bounds; allowed: one more count than bounds");
+            }
+        }
+
+        /** @return the decisions counted */
+        public long count() {
+            return counts.stream().mapToLong(Long::longValue).sum();
+        }
+    }
+
+    /**
      * A selectable policy.
      * @param setAside why the watchdog set it aside, or empty
      */

@@ -371,6 +371,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     @Override
+    public DecisionHistogram decisionHistogram() {
+        return scheduler.decisionHistogram();
+    }
+
+    @Override
     public void resetStats() {
         scheduler.resetStats();
     }

@@ -239,6 +239,11 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
     }
 
     @Override
+    public DecisionHistogram decisionHistogram() {
+        return core.decisionHistogram();
+    }
+
+    @Override
     public void resetStats() {
         core.resetStats();
     }

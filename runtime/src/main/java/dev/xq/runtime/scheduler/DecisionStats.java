@@ -16,10 +16,21 @@ final class DecisionStats {
     private int recentCount;
     private int recentNext;
     private volatile long maxGapNanos;
+    /** Upper bounds of the histogram's buckets, in nanoseconds. */
+    private static final long[] BOUNDS = {1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
+            1_000_000, 2_000_000, 5_000_000, 10_000_000, 100_000_000};
+    private final java.util.concurrent.atomic.AtomicLongArray buckets = new java.util.concurrent.atomic.AtomicLongArray(BOUNDS.length + 1);
+    private final AtomicLong sumNanos = new AtomicLong();
 
     /** A decision that took {@code policyNanos} in the policy was applied. */
     void decided(long policyNanos) {
         decisions.incrementAndGet();
+        int b = 0;
+        while (b < BOUNDS.length && policyNanos > BOUNDS[b]) {
+            b++;
+        }
+        buckets.incrementAndGet(b);
+        sumNanos.addAndGet(policyNanos);
         synchronized (recent) {
             recent[recentNext] = policyNanos;
             recentNext = (recentNext + 1) % recent.length;
@@ -58,6 +69,18 @@ final class DecisionStats {
         Arrays.sort(copy);
         return new SchedulerControl.SchedulerStats(decisions.get(), swaps.get(), trips.get(),
                 percentile(copy, 0.50) / 1000.0, percentile(copy, 0.99) / 1000.0, maxGapNanos / 1000.0);
+    }
+
+    SchedulerControl.DecisionHistogram histogram() {
+        java.util.List<Double> bounds = new java.util.ArrayList<>(BOUNDS.length);
+        for (long b : BOUNDS) {
+            bounds.add(b / 1000.0);
+        }
+        java.util.List<Long> counts = new java.util.ArrayList<>(BOUNDS.length + 1);
+        for (int i = 0; i <= BOUNDS.length; i++) {
+            counts.add(buckets.get(i));
+        }
+        return new SchedulerControl.DecisionHistogram(bounds, counts, sumNanos.get() / 1000.0);
     }
 
     /** Forgets the decision-time history and the longest gap (a scenario's measuring window). */

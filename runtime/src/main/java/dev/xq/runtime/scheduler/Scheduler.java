@@ -436,6 +436,10 @@ public final class Scheduler {
         return stats.snapshot();
     }
 
+    public SchedulerControl.DecisionHistogram decisionHistogram() {
+        return stats.histogram();
+    }
+
     /** Forgets the decision-time history and the longest gap (a scenario's measuring window). */
     public void resetStats() {
         stats.reset();

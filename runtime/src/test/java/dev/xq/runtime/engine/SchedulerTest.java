@@ -128,6 +128,36 @@ class SchedulerTest {
     }
 
     @Test
+    void theDecisionHistogramCountsEveryDecisionInTheBucketOfItsTime() throws Exception {
+        SchedulerControl.DecisionHistogram before = core.decisionHistogram();
+        core.scheduler().register("slow", new Policy() {
+            @Override
+            public String description() {
+                return "test: takes 3 ms per decision";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                long until = System.nanoTime() + 3_000_000L;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            }
+        }, "test", 3);
+        core.selectPolicy("slow");
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(1, 1)));
+        q.submit(Command.spin(10)).await();
+        SchedulerControl.DecisionHistogram h = core.decisionHistogram();
+        assertTrue(h.count() > before.count(), "decisions counted: " + h);
+        assertEquals(h.upperBoundsMicros().size() + 1, h.counts().size());
+        int i2ms = h.upperBoundsMicros().indexOf(2000.0);
+        int i5ms = h.upperBoundsMicros().indexOf(5000.0);
+        long inBucket = h.counts().get(i5ms) - (before.counts().isEmpty() || before.counts().size() <= i5ms ? 0 : before.counts().get(i5ms));
+        assertTrue(i2ms >= 0 && i5ms == i2ms + 1 && inBucket >= 1, "3 ms decisions land in (2, 5] ms: " + h);
+        assertTrue(h.sumMicros() >= before.sumMicros() + 3000 * inBucket, "sum grows by each decision's time: " + h);
+    }
+
+    @Test
     void loopingPolicyIsSetAsideAtItsDeadlineAndSchedulingGoesOn() throws Exception {
         core.scheduler().deadline(20_000_000L);
         AtomicInteger entered = new AtomicInteger();
