@@ -274,7 +274,7 @@ typedef struct xstream {
     int dq_lw; /* counted in g_limit_waiters: its head waits on the limits */
     /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet;
      * dry: nothing in flight while work waited on the host (held or deferred), gate open */
-    uint64_t why_thr, why_win, why_est, dry_at, dry_ns;
+    uint64_t why_thr, why_win, why_est, why_guard, dry_at, dry_ns;
     ring_entry ring[RING];
 } xstream;
 
@@ -1021,7 +1021,8 @@ static uint64_t work_left(const xstream *st, uint64_t now, uint64_t *first, uint
     return st->fl_est > *credit ? st->fl_est - *credit : 0;
 }
 
-/* Whether st may launch a command estimated at est (0: unknown) now: 0 yes, 1 held, 2 limits;
+/* Whether st may launch a command estimated at est (0: unknown) now: 0 yes, 1 held, 2 limits,
+ * 4 guarded (see guarded());
  * *retry (when not NULL and the limits refuse): how long until the window may admit it by time
  * alone, 0 when only a completion can. Caller holds st->mu.
  * The window bounds the work still to run on the device (what a command of another tenant
@@ -1030,6 +1031,25 @@ static uint64_t work_left(const xstream *st, uint64_t now, uint64_t *first, uint
  * and the last end seen. A command is admitted while what remains leaves room for it, and a long
  * one (or one of a kind not seen yet, taken as a window long) once at most a quarter window
  * remains, so the device is never left to drain before it. */
+/* The arrival guard: a queue the node prefers over st is due at about horizon_ns; until
+ * guard_until_ns (then it is late, and the guard lapses) a command is admitted only if the work
+ * still to run and its own estimate (an unknown kind: a window, or the stream's average) end by
+ * then. Refused: *retry is the time left to the lapse (the node holds st anyway when the other
+ * queue arrives, and lets it go, with a new guard, when that one is done). Caller holds st->mu. */
+static int guarded(xstream *st, const xq_slot *s, uint64_t est, uint64_t win_ns, uint64_t *retry)
+{
+    uint64_t until = LD(&s->guard_until_ns), hz = LD(&s->horizon_ns), now = now_ns();
+    if (!hz || now >= until) return 0;
+    uint64_t first, credit, left = st->in_flight ? work_left(st, now, &first, &credit) : 0;
+    uint64_t e = est ? est : win_ns ? win_ns : st->estimate_ns;
+    if (now + left + e <= hz) return 0;
+    st->why_guard++;
+    if (retry) *retry = until - now;
+    xlog(4, "xq: %s: guarded: %.1f us left, this one %.1f us, due in %.1f us", st->label, left / 1e3, e / 1e3,
+         hz > now ? (hz - now) / 1e3 : 0.0);
+    return 1;
+}
+
 static int may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
 {
     if (retry) *retry = 0;
@@ -1045,6 +1065,7 @@ static int may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *ret
         st->throttled = 0;
     }
     uint64_t win = LD(&s->window_us);
+    if (LD(&s->horizon_ns) && guarded(st, s, est, win * 1000, retry)) return 4;
     if (!win || !n) return 0;
     uint64_t w = win * 1000, first, credit, rem = work_left(st, now_ns(), &first, &credit);
     uint64_t e = est ? est : w, room = w > e + w / 4 ? w - e : w / 4;
@@ -2279,10 +2300,11 @@ static void defer_summary(void)
         pthread_mutex_lock(&st->mu);
         if (st->launched)
             xlog(2, "xq: stream %s: %llu launched, %llu marks, %llu idle queries, estimate %.1f us, refused by threshold %llu, "
-                    "window %llu, no estimate %llu; dry %.1f ms (nothing in flight, work waiting, gate open)",
+                    "window %llu, no estimate %llu, arrival guard %llu; dry %.1f ms (nothing in flight, work waiting, gate open)",
                  st->label, (unsigned long long)st->launched, (unsigned long long)st->marks,
                  (unsigned long long)st->queries, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
-                 (unsigned long long)st->why_win, (unsigned long long)st->why_est, st->dry_ns / 1e6);
+                 (unsigned long long)st->why_win, (unsigned long long)st->why_est, (unsigned long long)st->why_guard,
+                 st->dry_ns / 1e6);
         if (st->launched)
             xlog(2, "xq: stream %s: launches by estimate: %llu under 100 us, %llu under 300 us, %llu under 1 ms, %llu longer",
                  st->label, (unsigned long long)st->by_est[0], (unsigned long long)st->by_est[1],

@@ -28,7 +28,12 @@ typedef struct xq_slot {
     uint32_t batch;      /* once throttled, launch again when in flight <= threshold - batch */
     uint32_t window_us;  /* time budget of the work in flight, 0 = none */
     uint32_t config_seq; /* bumped after any of the above changed */
-    uint32_t node_reserved[11];
+    uint32_t node_pad;
+    /* arrival guard (0 0: none): a queue preferred over this one is due at about horizon_ns
+     * (CLOCK_MONOTONIC); launch only what the estimates say is done by then, until guard_until_ns.
+     * The node writes horizon_ns first, so a torn read pairs a new horizon with an old, lapsed end. */
+    uint64_t horizon_ns, guard_until_ns;
+    uint32_t node_reserved[6];
     /* written by the client */
     uint32_t pending;   /* threads held in a launch call */
     uint32_t in_flight; /* commands launched whose end is not yet seen */
@@ -40,6 +45,8 @@ typedef struct xq_slot {
 _Static_assert(sizeof(xq_shm_header) == XQ_SHM_HEADER, "header size");
 _Static_assert(sizeof(xq_slot) == XQ_SLOT_SIZE, "slot size");
 _Static_assert(offsetof(xq_slot, config_seq) == 16, "config_seq");
+_Static_assert(offsetof(xq_slot, horizon_ns) == 24, "horizon_ns");
+_Static_assert(offsetof(xq_slot, guard_until_ns) == 32, "guard_until_ns");
 _Static_assert(offsetof(xq_slot, pending) == 64, "pending");
 _Static_assert(offsetof(xq_slot, launched) == 72, "launched");
 _Static_assert(offsetof(xq_slot, ready_since_ns) == 112, "ready_since_ns");

@@ -430,6 +430,61 @@ static void test_window(void)
           s ? (unsigned long)s->estimate_ns : 0);
 }
 
+/* The arrival guard: 2 ms kernels back to back, two in flight at most; the node says another queue is due in 10 ms and
+ * the guard lasts 30 ms. Launches go on while they end before the horizon, none is running at
+ * it, none is made until the guard lapses, then they go on. Held in the call (defer 0) or
+ * deferred and made by the tracker (defer 1). */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int completed_5(xq_slot *s) { return LD(&s->completed) >= 5; }
+
+static void guard_test(int defer)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 2, 1, 0);
+    app a;
+    start(&a, defer ? (const char *[]){"XQ_DEFER=1", "XQ_LOG=2", NULL} : (const char *[]){"XQ_DEFER=0", "XQ_LOG=2", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "1", "--kernels", "60", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, completed_5, 5.0), "no 5 completions");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    uint64_t t0 = mono_ns(), hz = t0 + 10000000ull, until = t0 + 30000000ull;
+    __atomic_store_n(&s->horizon_ns, hz, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->guard_until_ns, until, __ATOMIC_SEQ_CST);
+    unsigned long at_hz = 0, at_end = 0, running_at_hz = 1;
+    while (mono_ns() < hz + 500000ull) /* past the horizon: what was launched has ended */
+        ;
+    at_hz = (unsigned long)LD(&s->launched);
+    running_at_hz = LD(&s->in_flight);
+    while (mono_ns() < until - 2000000ull)
+        ;
+    at_end = (unsigned long)LD(&s->launched);
+    CHECK(at_hz >= 7, "%lu launched by the horizon (want >= 7: launches went on while they ended in time)", at_hz);
+    CHECK(running_at_hz == 0 && at_end == at_hz, "at the horizon %lu in flight (want 0); %lu launched then, %lu 2 ms before the end (want equal)",
+          running_at_hz, at_hz, at_end);
+    int went = 0;
+    while (!went && mono_ns() < until + 200000000ull)
+        went = LD(&s->launched) > at_end;
+    uint64_t dt = mono_ns() - until;
+    CHECK(went, "nothing launched after the guard lapsed");
+    printf("    %lu launched by the horizon, none while guarded, next %.2f ms after the lapse\n", at_hz, (double)dt / 1e6);
+    __atomic_store_n(&s->horizon_ns, 0, __ATOMIC_SEQ_CST);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.err), "arrival guard 0") == NULL, "no guard refusal counted: %s", slurp(a.err));
+}
+
+static void test_guard(void) { guard_test(0); }
+static void test_guard_deferred(void) { guard_test(1); }
+
 /* The window is a budget of each kind's own estimate: 300 us kernels with an 8 ms one every 30th
  * (another launch shape), window 6 ms. The stream's average (about 560 us) would allow 10 in
  * flight at most; by kind, a run of short ones fills the window (20 behind the running one, a
@@ -890,6 +945,8 @@ static const struct {
     {"window", test_window},
     {"dlsym_not_driver", test_dlsym_not_driver},
     {"window_kinds", test_window_kinds},
+    {"guard", test_guard},
+    {"guard_deferred", test_guard_deferred},
     {"estimate", test_estimate},
     {"node_killed_while_held", test_node_killed},
     {"node_restart", test_node_restart},

@@ -431,6 +431,7 @@ final class Session {
             server.log().error(who() + ": closing queue " + s.handle() + " failed", e);
         }
         s.control().retire();
+        memory.guard(s.slot(), 0, 0); // a later stream in this slot starts unguarded
         streamCount.decrementAndGet();
     }
 

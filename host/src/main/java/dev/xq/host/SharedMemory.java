@@ -43,6 +43,8 @@ final class SharedMemory implements AutoCloseable {
     static final long S_BATCH = 8;
     static final long S_WINDOW_US = 12;
     static final long S_CONFIG_SEQ = 16;
+    static final long S_HORIZON_NS = 24;
+    static final long S_GUARD_UNTIL_NS = 32;
     // slot, client half
     static final long S_PENDING = 64;
     static final long S_IN_FLIGHT = 68;
@@ -182,6 +184,28 @@ final class SharedMemory implements AutoCloseable {
         INT.setRelease(mem, base + S_GATE, hold ? 1 : 0);
         held[slot] = hold;
         return opened || grew;
+    }
+
+    /**
+     * Writes the arrival guard (both 0: none). The horizon first: a process that reads between the
+     * two writes pairs the new horizon with the old end, which has lapsed or is about to.
+     */
+    synchronized void guard(int slot, long horizonNanos, long untilNanos) {
+        if (closed) {
+            return;
+        }
+        long base = base(slot);
+        LONG.setRelease(mem, base + S_HORIZON_NS, horizonNanos);
+        LONG.setRelease(mem, base + S_GUARD_UNTIL_NS, untilNanos);
+    }
+
+    /** @return the arrival guard in the slot: {horizon, until}, or null once unmapped (display and tests) */
+    synchronized long[] guard(int slot) {
+        if (closed) {
+            return null;
+        }
+        long base = base(slot);
+        return new long[] {(long) LONG.getAcquire(mem, base + S_HORIZON_NS), (long) LONG.getAcquire(mem, base + S_GUARD_UNTIL_NS)};
     }
 
     /** What the process wrote into the slot, sanitised: a process can only lie about itself, not break the node. */

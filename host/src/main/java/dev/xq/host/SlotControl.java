@@ -3,6 +3,7 @@ package dev.xq.host;
 import dev.xq.api.QueueConfig;
 import dev.xq.external.spi.ExternalCounters;
 import dev.xq.external.spi.ExternalQueueControl;
+import dev.xq.external.spi.ExternalQueueGuard;
 
 /**
  * One stream's queue as the node reaches it: counters from the process's half of the slot,
@@ -10,7 +11,7 @@ import dev.xq.external.spi.ExternalQueueControl;
  * Retired when its stream closes, so that a slot reused by a later stream is not driven by the
  * queue that had it before.
  */
-final class SlotControl implements ExternalQueueControl {
+final class SlotControl implements ExternalQueueControl, ExternalQueueGuard {
 
     private final Session session;
     private final SharedMemory memory;
@@ -37,6 +38,17 @@ final class SlotControl implements ExternalQueueControl {
         }
         if (memory.apply(slot, held, config) && answered) {
             session.sendGate(slot);
+        }
+    }
+
+    /**
+     * Into the slot; no wake-up: a thread the guard holds waits no longer than the guard lasts, and
+     * the node holds the queue itself when the other queue arrives.
+     */
+    @Override
+    public void guard(long horizonNanos, long untilNanos) {
+        if (!retired) {
+            memory.guard(slot, horizonNanos, untilNanos);
         }
     }
 

@@ -397,6 +397,25 @@ class HostServerTest {
     }
 
     @Test
+    void anArrivalGuardGoesIntoTheSlotAndAClosedStreamLeavesNoneForTheNext() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("guard", "-");
+        c.map();
+        long first = c.stream(0, 0, 0, 0, 0, "default");
+        queue(first).guard(123_456_789L, 223_456_789L);
+        assertEquals(123_456_789L, c.slotLong(0, SharedMemory.S_HORIZON_NS));
+        assertEquals(223_456_789L, c.slotLong(0, SharedMemory.S_GUARD_UNTIL_NS));
+        queue(first).guard(0, 0);
+        assertEquals(0, c.slotLong(0, SharedMemory.S_HORIZON_NS), "lifted");
+        queue(first).guard(5, 6);
+        c.send("CLOSE 0");
+        Await.until(() -> core.find(first).isEmpty(), () -> "queue " + first + " still open after CLOSE");
+        assertEquals(0, c.slotLong(0, SharedMemory.S_HORIZON_NS), "a closed stream's guard is cleared");
+        assertEquals(0, c.slotLong(0, SharedMemory.S_GUARD_UNTIL_NS));
+    }
+
+    @Test
     void countersWrittenByTheClientShowInTheQueue() throws Exception {
         start();
         TestClient c = client();

@@ -171,6 +171,10 @@ final class TestClient implements AutoCloseable {
         return readInt(slotBase(slot) + field);
     }
 
+    long slotLong(int slot, long field) {
+        return readLong(slotBase(slot) + field);
+    }
+
     void writeSlotInt(int slot, long field, int v) {
         INT.setRelease(shm, slotBase(slot) + field, v);
     }

@@ -55,7 +55,9 @@ final class ProcessPairScenario implements Scenario {
                         "all: standalone, lp-alone, native, xq, hp-xq; pair: standalone, native, xq; overhead: standalone, hp-xq; "
                                 + "lp: lp-alone, lp-xq (lp alone under the interposer: what throttling alone costs it)"),
                 ParamSpec.integer("threshold", 0, 0, 1 << 20, "process queues' threshold (0: the node's default)"),
-                ParamSpec.integer("window", -1, -1, 60_000_000, "process queues' window in us (-1: the node's default)")));
+                ParamSpec.integer("window", -1, -1, 60_000_000, "process queues' window in us (-1: the node's default)"),
+                ParamSpec.choice("guards", "on", List.of("on", "off"),
+                        "arrival guards in the xq modes (dev.xq.scheduler arrivalGuards): keep the device clear for hp's next foreseen request")));
         if (torch) {
             l.add(ParamSpec.choice("hp", "graph", List.of("graph", "eager"), "hp: batch 8 as a CUDA graph, or batch 1 eager"));
             l.add(ParamSpec.decimal("period_ms", 25, 0, 10_000, "hp request period"));
@@ -96,6 +98,15 @@ final class ProcessPairScenario implements Scenario {
         ScenarioReport report = new ScenarioReport(name(), ctx.device(), p.asMap());
         Map<String, String> hpResult = new LinkedHashMap<>();
         Map<String, String> lpResult = new LinkedHashMap<>();
+        try (PolicySettings guards = PolicySettings.apply(ctx, "dev.xq.scheduler", Map.of("arrivalGuards", p.string("guards").equals("on")))) {
+            runModes(ctx, p, modes, home, interposer, socket, policy, seconds, runDir, report, hpResult, lpResult);
+        }
+        return finish(report);
+    }
+
+    private void runModes(ScenarioContext ctx, Params p, List<Mode> modes, Path home, Path interposer, String socket, String policy,
+                          double seconds, Path runDir, ScenarioReport report, Map<String, String> hpResult,
+                          Map<String, String> lpResult) throws Exception {
         for (Mode mode : modes) {
             if (mode.xq) {
                 ctx.selectPolicy(policy, 10_000);
@@ -165,6 +176,9 @@ final class ProcessPairScenario implements Scenario {
             }
         }
         summarise(report, hpResult, lpResult, policy);
+    }
+
+    private static ScenarioReport finish(ScenarioReport report) {
         report.barFigure("hp_p99_ms");
         report.barFigure("lp_it_per_s");
         return report;

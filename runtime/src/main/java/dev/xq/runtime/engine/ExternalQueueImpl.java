@@ -10,6 +10,7 @@ import dev.xq.api.XQueueStatus;
 import dev.xq.external.spi.ExternalCounters;
 import dev.xq.external.spi.ExternalQueue;
 import dev.xq.external.spi.ExternalQueueControl;
+import dev.xq.external.spi.ExternalQueueGuard;
 import dev.xq.external.spi.ExternalQueueSpec;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.runtime.log.RuntimeLog;
@@ -45,6 +46,8 @@ public final class ExternalQueueImpl implements NodeQueue {
     private long lastResumedNanos;
     private boolean countersFailed;
     private boolean contended = true;
+    private long guardHorizon;
+    private long guardUntil;
 
     ExternalQueueImpl(long handle, ExternalQueueSpec spec, QueueConfig config, ExternalQueueControl control, QueueEvents events,
                       RuntimeLog log) {
@@ -169,6 +172,30 @@ public final class ExternalQueueImpl implements NodeQueue {
             applyLocked();
         }
         fireStateChange();
+    }
+
+    @Override
+    public void guard(long horizonNanos, long untilNanos) {
+        if (!(control instanceof ExternalQueueGuard g)) {
+            return;
+        }
+        synchronized (this) {
+            if (closed || (horizonNanos == guardHorizon && untilNanos == guardUntil)) {
+                return;
+            }
+            guardHorizon = horizonNanos;
+            guardUntil = untilNanos;
+        }
+        try {
+            g.guard(horizonNanos, untilNanos);
+        } catch (RuntimeException e) {
+            log.error("external queue " + this + ": its owner failed to apply a guard", e);
+        }
+    }
+
+    /** @return the guard in force: {horizon, until} nanos, both 0 when none */
+    public synchronized long[] guard() {
+        return new long[] {guardHorizon, guardUntil};
     }
 
     /**

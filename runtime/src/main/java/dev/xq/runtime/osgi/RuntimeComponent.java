@@ -71,7 +71,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
     }
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
-    private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions");
+    private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "arrivalGuards");
 
     @Deactivate
     void deactivate() {
@@ -109,6 +109,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (inline != null && inline != core.scheduler().inlineDecisions()) {
             core.scheduler().inlineDecisions(inline);
+        }
+        Boolean guards = read("arrivalGuards", "true or false", s::arrivalGuards);
+        if (raw.get("arrivalGuards") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: arrivalGuards '" + text + "' is not true or false; ignored", null);
+            guards = null;
+        }
+        if (guards != null && guards != core.scheduler().arrivalGuards()) {
+            core.scheduler().arrivalGuards(guards);
         }
         String policy = read("policy", "a policy name (xq:policies lists them)", s::policy);
         // Only a change of the configured value moves the selection, so that a selection made in

@@ -20,4 +20,10 @@ public @interface SchedulerConfig {
             + "waking the scheduler thread: saves an OS wake-up per event, whose tail is milliseconds on a loaded or "
             + "virtual host; the posting thread pays the decision (tens of us). Off: every decision on the scheduler thread.")
     boolean inlineDecisions() default true;
+
+    @AttributeDefinition(name = "Arrival guards", description = "Keep the device clear for queues that arrive on a beat "
+            + "(a frame or request every N ms): a queue that such a queue is preferred over (as the policy decided) stops "
+            + "launching, shortly before the next foreseen arrival, commands that its owner estimates would still run "
+            + "then. Applies to process queues (the interposer enforces it). Off: queues launch up to their limits.")
+    boolean arrivalGuards() default true;
 }

@@ -21,4 +21,13 @@ public interface ScheduledQueue {
      * queue's last resume, so policy timers computed from the view line up with it.
      */
     void schedule(boolean suspend, long decisionNanos);
+
+    /**
+     * Keeps the queue clear of a foreseen arrival of a queue preferred over it (see
+     * {@code ArrivalGuards}): what it launches from now on should be done by {@code horizonNanos};
+     * after {@code untilNanos} the guard lapses. Both 0: no guard. A queue that cannot bound what
+     * it launches ignores it.
+     */
+    default void guard(long horizonNanos, long untilNanos) {
+    }
 }

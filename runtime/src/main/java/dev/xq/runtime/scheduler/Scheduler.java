@@ -93,6 +93,8 @@ public final class Scheduler {
     }
 
     private final DecisionStats stats = new DecisionStats();
+    private final ArrivalGuards guards = new ArrivalGuards();
+    private volatile boolean guardsOn = true;
     /**
      * A posting thread decides only while the scheduler's idle time between decisions averages at
      * least this much (a moving average over about eight decisions). In a storm of events (a
@@ -574,6 +576,7 @@ public final class Scheduler {
             return true; // the watchdog took this decision away: it was too late
         }
         stats.decided(took);
+        guard(name, now, views, actions.decided, byHandle);
         int suspends = 0;
         int resumes = 0;
         // Resumes first: a queue handed the device gets its work back on the hardware (restore,
@@ -615,6 +618,54 @@ public final class Scheduler {
         }
         Tracing.decision(name, views.size(), suspends, resumes, took);
         return true;
+    }
+
+    /**
+     * Turns arrival guards on or off (see {@link ArrivalGuards}); off lifts the guards given at
+     * the next decision.
+     */
+    public void arrivalGuards(boolean on) {
+        guardsOn = on;
+        signal();
+    }
+
+    public boolean arrivalGuards() {
+        return guardsOn;
+    }
+
+    /** @return the guards in force: handle to {horizon, until} nanos (status and tests) */
+    public Map<Long, long[]> guardsGiven() {
+        synchronized (guards) {
+            Map<Long, long[]> m = new HashMap<>();
+            guards.given().forEach((h, g) -> m.put(h, new long[] {g.horizonNanos(), g.untilNanos()}));
+            return m;
+        }
+    }
+
+    private void guard(String policyName, long now, List<QueueView> views, Map<Long, Boolean> decided,
+                       Map<Long, ScheduledQueue> byHandle) {
+        Map<Long, ArrivalGuards.Guard> changes;
+        synchronized (guards) {
+            if (guardsOn) {
+                changes = guards.update(policyName, now, views, decided);
+            } else {
+                Map<Long, ArrivalGuards.Guard> given = guards.given();
+                if (given.isEmpty()) {
+                    return;
+                }
+                changes = new HashMap<>();
+                for (Long h : given.keySet()) {
+                    changes.put(h, ArrivalGuards.Guard.NONE);
+                }
+                guards.clear();
+            }
+        }
+        for (var e : changes.entrySet()) {
+            ScheduledQueue q = byHandle.get(e.getKey());
+            if (q != null) {
+                q.guard(e.getValue().horizonNanos(), e.getValue().untilNanos());
+            }
+        }
     }
 
     /** Leaves the pending event to the loop thread. */

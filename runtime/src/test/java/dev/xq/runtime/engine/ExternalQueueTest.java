@@ -29,7 +29,7 @@ class ExternalQueueTest {
     private final XqCore core = new XqCore(RuntimeLog.NONE);
 
     /** Stands in for the process host: counters set by the test, decisions recorded. */
-    static final class Owner implements ExternalQueueControl {
+    static class Owner implements ExternalQueueControl {
         volatile ExternalCounters counters = ExternalCounters.IDLE;
         final List<Boolean> held = new CopyOnWriteArrayList<>();
         volatile QueueConfig config;
@@ -98,6 +98,72 @@ class ExternalQueueTest {
         hi.counters = ExternalCounters.IDLE;
         qhi.changed();
         assertTrue(eventually(() -> !lo.holding()), "lp let go when hp is idle: " + lo.held);
+    }
+
+    /** An owner that can keep its queue clear of a foreseen arrival. */
+    static final class GuardedOwner extends Owner implements dev.xq.external.spi.ExternalQueueGuard {
+        final List<long[]> guards = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void guard(long horizonNanos, long untilNanos) {
+            guards.add(new long[] {horizonNanos, untilNanos});
+        }
+
+        long[] last() {
+            return guards.isEmpty() ? null : guards.getLast();
+        }
+    }
+
+    /**
+     * A process that arrives every 200 ms (its arrivals as its owner stamps them): after a few
+     * arrivals, whenever it is idle, the process it takes the device from is told when the next
+     * arrival is due; when it arrives the guard is lifted (the policy holds the other one anyway).
+     * Turned off in the configuration, no guard is given.
+     */
+    @Test
+    void aProcessArrivingOnABeatGetsTheDeviceKeptClearForItsNextArrival() throws Exception {
+        GuardedOwner lo = new GuardedOwner();
+        Owner hi = new Owner();
+        ExternalQueue qlo = core.open(new ExternalQueueSpec("train/default", "cuda0", "11:train", 11, List.of(new Hint.Priority(1)), null), lo);
+        ExternalQueue qhi = core.open(new ExternalQueueSpec("serve/default", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), null), hi);
+        lo.counters = new ExternalCounters(0, 4, 10, 6, 0, 6_000_000, 1_000_000, 5);
+        qlo.changed();
+        // the stamps: 200 ms apart, the last one half a period ago (the loop itself takes a few ms)
+        long period = 200_000_000L;
+        long first = System.nanoTime() - 11 * period - period / 2;
+        long arrival = 0;
+        for (int i = 0; i < 12; i++) {
+            arrival = first + i * period;
+            hi.counters = new ExternalCounters(0, 1, i + 1, i, 0, 0, 1_000_000, arrival);
+            qhi.changed();
+            assertTrue(eventually(lo::holding), "lp held at hp's arrival " + i);
+            hi.counters = ExternalCounters.IDLE;
+            qhi.changed();
+            assertTrue(eventually(() -> !lo.holding()), "lp let go when hp is idle " + i);
+        }
+        long next = arrival + period;
+        assertTrue(eventually(() -> lo.last() != null && lo.last()[0] != 0), "lp guarded: " + lo.guards.size());
+        long[] g = lo.last();
+        assertTrue(g[0] <= next && g[0] >= next - 200_000, "horizon " + (g[0] - next) + " ns from the next arrival");
+        assertTrue(g[1] > next && g[1] <= next + 1_000_000, "until " + (g[1] - next) + " ns after it");
+        assertTrue(core.scheduler().guardsGiven().containsKey(qlo.handle()));
+        // hp arrives: the guard goes, lp is held
+        hi.counters = new ExternalCounters(0, 1, 13, 12, 0, 0, 1_000_000, next);
+        qhi.changed();
+        assertTrue(eventually(() -> lo.holding() && lo.last()[0] == 0), "guard lifted at the arrival");
+        hi.counters = ExternalCounters.IDLE;
+        qhi.changed();
+        assertTrue(eventually(() -> !lo.holding() && lo.last()[0] != 0), "guarded again for the one after");
+        // off: lifted at the next decision and not given again
+        core.scheduler().arrivalGuards(false);
+        assertTrue(eventually(() -> lo.last()[0] == 0), "off lifts the guard");
+        hi.counters = new ExternalCounters(0, 1, 14, 13, 0, 0, 1_000_000, next + period);
+        qhi.changed();
+        hi.counters = ExternalCounters.IDLE;
+        qhi.changed();
+        assertTrue(eventually(() -> !lo.holding()));
+        assertEquals(0, lo.last()[0], "no guard while off");
+        assertTrue(core.scheduler().guardsGiven().isEmpty());
     }
 
     /**

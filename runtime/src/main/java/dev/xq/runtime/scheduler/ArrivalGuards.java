@@ -1,0 +1,276 @@
+package dev.xq.runtime.scheduler;
+
+import dev.xq.policy.spi.QueueView;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Keeps the device clear for queues that arrive on a beat (docs/processes.md, "Arrival guards").
+ *
+ * <p>A queue that can only hold launches back (level 1) cannot take the device from a command
+ * already running: a latency-critical tenant that arrives while a best-effort one runs a 1 ms
+ * kernel waits for that kernel. Where the latency-critical tenant arrives periodically (a frame
+ * every 25 ms, a control loop) its next arrival can be foreseen, and the queues it would take
+ * the device from can stop launching what would still run at that moment. This class learns
+ * both halves from what it sees, for any policy:
+ * <ul>
+ * <li><b>the beat</b>: each queue's arrivals (the times it went from idle to having work, as its
+ *     owner stamps them); with at least {@value #MIN_INTERVALS} intervals whose spread is small
+ *     next to their median, the next arrival is foreseen at the last one plus the median, give or
+ *     take the spread;</li>
+ * <li><b>who yields to whom</b>: a queue A is preferred over B when, in the latest decision in
+ *     which both had work, A ran and B was held. Only that relation is used, so a policy's own
+ *     rule (priorities, deadlines, shares) decides who is guarded, and a swap of policy forgets
+ *     what the last one did.</li>
+ * </ul>
+ * A running queue B gets a guard from each idle, periodic queue A preferred over it:
+ * {@code horizon} (the work B launches must be done by then) and {@code until} (after it the
+ * guard lapses: A is late or gone, and B runs on as before). The nearest such A wins.
+ *
+ * <p>Not thread-safe: only the deciding thread calls it (decisions are serialised).
+ */
+final class ArrivalGuards {
+
+    /** Arrivals kept per queue. */
+    static final int HISTORY = 17;
+    /** Intervals needed before a beat is trusted. */
+    static final int MIN_INTERVALS = 8;
+    /** Margin for the node's own reaction (decision, gate) before the foreseen arrival. */
+    static final long EARLY_MARGIN_NANOS = 50_000;
+    /** How long after the latest foreseen arrival a guard still holds. */
+    static final long LATE_GRACE_NANOS = 200_000;
+    static final long MIN_PERIOD_NANOS = 1_000_000;
+    static final long MAX_PERIOD_NANOS = 10_000_000_000L;
+
+    /** A guard for one queue; {@link #NONE} when it has none. */
+    record Guard(long horizonNanos, long untilNanos) {
+        static final Guard NONE = new Guard(0, 0);
+    }
+
+    /** A queue's beat: next arrival expected at {@code next}, give or take {@code jitter}. */
+    record Beat(long periodNanos, long jitterNanos, long nextNanos) {
+    }
+
+    private static final class Track {
+        final long[] arrivals = new long[HISTORY];
+        int count;
+        int next;
+        long lastReadySince;
+        /** Queues this one was preferred over: handle to decision time. */
+        final Map<Long, Long> over = new HashMap<>(4);
+
+        void arrived(long t) {
+            arrivals[next] = t;
+            next = (next + 1) % HISTORY;
+            count = Math.min(count + 1, HISTORY);
+        }
+
+        long last() {
+            return arrivals[(next + HISTORY - 1) % HISTORY];
+        }
+
+        Beat beat(long now) {
+            int n = count - 1;
+            if (n < MIN_INTERVALS) {
+                return null;
+            }
+            long[] d = new long[n];
+            int start = (next + HISTORY - count) % HISTORY;
+            for (int i = 0; i < n; i++) {
+                d[i] = arrivals[(start + i + 1) % HISTORY] - arrivals[(start + i) % HISTORY];
+            }
+            long[] sorted = d.clone();
+            Arrays.sort(sorted);
+            long period = sorted[n / 2];
+            if (period < MIN_PERIOD_NANOS || period > MAX_PERIOD_NANOS) {
+                return null;
+            }
+            long[] dev = new long[n];
+            for (int i = 0; i < n; i++) {
+                dev[i] = Math.abs(d[i] - period);
+            }
+            Arrays.sort(dev);
+            // one interval in eight may be off the beat (a late request, a pause)
+            long jitter = dev[Math.max(0, (int) Math.ceil(n * 7 / 8.0) - 1)];
+            if (jitter > period / 8) {
+                return null;
+            }
+            long nextAt = last() + period;
+            if (nextAt + jitter + LATE_GRACE_NANOS < now) {
+                nextAt += period; // one arrival missed: the beat may go on
+                if (nextAt + jitter + LATE_GRACE_NANOS < now) {
+                    return null;
+                }
+            }
+            return new Beat(period, jitter, nextAt);
+        }
+    }
+
+    private final Map<Long, Track> tracks = new HashMap<>();
+    private final Map<Long, Guard> given = new HashMap<>();
+    private String policy = "";
+    private long decisions;
+
+    /**
+     * Learns from one applied decision and says which queues' guards change.
+     *
+     * @param policyName the policy that decided (relations are forgotten when it changes)
+     * @param now the decision's time
+     * @param views what the policy decided on
+     * @param decided the policy's actions: handle to suspend (true) or resume (false)
+     * @return the queues whose guard changes, with the new guard ({@link Guard#NONE} to lift one)
+     */
+    Map<Long, Guard> update(String policyName, long now, List<QueueView> views, Map<Long, Boolean> decided) {
+        if (!policyName.equals(policy)) {
+            policy = policyName;
+            for (Track t : tracks.values()) {
+                t.over.clear();
+            }
+        }
+        List<QueueView> arrived = null;
+        for (QueueView v : views) {
+            if (!v.ready() || v.readySinceNanos() == 0) {
+                continue;
+            }
+            Track t = tracks.get(v.handle());
+            if (t == null) {
+                t = new Track();
+                tracks.put(v.handle(), t);
+            }
+            if (v.readySinceNanos() != t.lastReadySince) {
+                t.lastReadySince = v.readySinceNanos();
+                t.arrived(v.readySinceNanos());
+                if (arrived == null) {
+                    arrived = new java.util.ArrayList<>(2);
+                }
+                arrived.add(v);
+            }
+        }
+        if (arrived != null) {
+            // who yields to a queue that just arrived: those with work that it left held
+            for (QueueView a : arrived) {
+                if (held(a, decided)) {
+                    continue;
+                }
+                Track ta = tracks.get(a.handle());
+                for (QueueView b : views) {
+                    if (b.handle() != a.handle() && b.ready() && !b.suspendedByApp() && held(b, decided)) {
+                        ta.over.put(b.handle(), now);
+                        Track tb = tracks.get(b.handle());
+                        if (tb != null) {
+                            tb.over.remove(a.handle()); // the latest decision between them wins
+                        }
+                    }
+                }
+            }
+        }
+        if (++decisions % 1024 == 0) {
+            forgetClosed(views);
+        }
+        return guards(now, views, decided);
+    }
+
+    private static boolean held(QueueView v, Map<Long, Boolean> decided) {
+        Boolean d = decided.get(v.handle());
+        return d != null ? d : v.suspended();
+    }
+
+    private Map<Long, Guard> guards(long now, List<QueueView> views, Map<Long, Boolean> decided) {
+        Map<Long, Guard> want = null;
+        for (Map.Entry<Long, Track> e : tracks.entrySet()) {
+            Track a = e.getValue();
+            if (a.over.isEmpty()) {
+                continue;
+            }
+            QueueView av = find(views, e.getKey());
+            if (av == null || av.ready()) {
+                continue; // gone, or here already: the policy holds the others itself
+            }
+            Beat beat = a.beat(now);
+            if (beat == null) {
+                continue;
+            }
+            long horizon = beat.nextNanos() - beat.jitterNanos() - EARLY_MARGIN_NANOS;
+            long until = beat.nextNanos() + beat.jitterNanos() + LATE_GRACE_NANOS;
+            for (long b : a.over.keySet()) {
+                QueueView bv = find(views, b);
+                if (bv == null || held(bv, decided)) {
+                    continue;
+                }
+                if (want == null) {
+                    want = new HashMap<>(4);
+                }
+                Guard g = want.get(b);
+                if (g == null || horizon < g.horizonNanos()) {
+                    want.put(b, new Guard(horizon, until));
+                }
+            }
+        }
+        Map<Long, Guard> changes = null;
+        for (Iterator<Map.Entry<Long, Guard>> it = given.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<Long, Guard> e = it.next();
+            if (want == null || !want.containsKey(e.getKey())) {
+                it.remove();
+                changes = put(changes, e.getKey(), Guard.NONE);
+            }
+        }
+        if (want != null) {
+            for (Map.Entry<Long, Guard> e : want.entrySet()) {
+                if (!e.getValue().equals(given.get(e.getKey()))) {
+                    given.put(e.getKey(), e.getValue());
+                    changes = put(changes, e.getKey(), e.getValue());
+                }
+            }
+        }
+        return changes == null ? Map.of() : changes;
+    }
+
+    private static Map<Long, Guard> put(Map<Long, Guard> m, long k, Guard g) {
+        Map<Long, Guard> r = m == null ? new HashMap<>(4) : m;
+        r.put(k, g);
+        return r;
+    }
+
+    private static QueueView find(List<QueueView> views, long handle) {
+        for (QueueView v : views) {
+            if (v.handle() == handle) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    private void forgetClosed(List<QueueView> views) {
+        Set<Long> open = new HashSet<>(views.size() * 2);
+        for (QueueView v : views) {
+            open.add(v.handle());
+        }
+        tracks.keySet().retainAll(open);
+        given.keySet().retainAll(open);
+        for (Track t : tracks.values()) {
+            t.over.keySet().retainAll(open);
+        }
+    }
+
+    /** Forgets everything (guards were lifted by the caller, or the feature was turned off). */
+    void clear() {
+        tracks.clear();
+        given.clear();
+    }
+
+    /** @return the beat learnt for a queue now, or null (for status and tests) */
+    Beat beat(long handle, long now) {
+        Track t = tracks.get(handle);
+        return t == null ? null : t.beat(now);
+    }
+
+    /** @return the guards in force, by handle (a copy) */
+    Map<Long, Guard> given() {
+        return Map.copyOf(given);
+    }
+}

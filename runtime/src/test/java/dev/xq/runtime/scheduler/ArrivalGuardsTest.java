@@ -1,0 +1,151 @@
+package dev.xq.runtime.scheduler;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.PreemptionLevel;
+import dev.xq.policy.spi.QueueView;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The arrival guards as the scheduler drives them: decisions in which a periodic queue A
+ * arrives and takes the device from B (as a priority policy would decide), and what B is told.
+ */
+class ArrivalGuardsTest {
+
+    static final long MS = 1_000_000L;
+    static final long A = 1;
+    static final long B = 2;
+    final ArrivalGuards g = new ArrivalGuards();
+    boolean bHeld;
+
+    static QueueView view(long handle, boolean ready, boolean suspended, long readySince) {
+        return new QueueView(handle, "q" + handle, "d0", "g" + handle, ready, suspended, false, ready ? readySince : 0, 0, 0,
+                ready ? 1 : 0, 0, 0, 0, List.of(), PreemptionLevel.BLOCK);
+    }
+
+    /** A arrives at t (B busy, held by the decision), then goes idle at t + busy (B resumed). */
+    Map<Long, ArrivalGuards.Guard> cycle(long t, long busy, boolean aWins) {
+        g.update("hpf", t, List.of(view(A, true, false, t), view(B, true, bHeld, 5)),
+                aWins ? Map.of(B, true) : Map.of(A, true));
+        bHeld = aWins;
+        Map<Long, ArrivalGuards.Guard> atIdle = g.update("hpf", t + busy, List.of(view(A, false, false, 0), view(B, true, bHeld, 5)),
+                Map.of(B, false));
+        bHeld = false;
+        return atIdle;
+    }
+
+    @Test
+    void aQueueOnABeatGuardsTheQueueItTakesTheDeviceFrom() {
+        long t = 1000 * MS;
+        Map<Long, ArrivalGuards.Guard> last = Map.of();
+        for (int i = 0; i < 8; i++) {
+            last = cycle(t + i * 25 * MS, 2 * MS, true);
+            assertTrue(last.isEmpty(), "no guard before " + ArrivalGuards.MIN_INTERVALS + " intervals: " + last + " at " + i);
+        }
+        last = cycle(t + 8 * 25 * MS, 2 * MS, true);
+        ArrivalGuards.Guard guard = last.get(B);
+        assertNotNull(guard, "after 8 intervals B is guarded: " + last);
+        long next = t + 9 * 25 * MS;
+        assertEquals(next - ArrivalGuards.EARLY_MARGIN_NANOS, guard.horizonNanos(), "exact beat: no jitter");
+        assertEquals(next + ArrivalGuards.LATE_GRACE_NANOS, guard.untilNanos());
+        assertFalse(last.containsKey(A), "A itself is not guarded");
+        // A arrives: B is held by the policy, the guard is lifted
+        Map<Long, ArrivalGuards.Guard> atArrival = g.update("hpf", next, List.of(view(A, true, false, next), view(B, true, false, 5)),
+                Map.of(B, true));
+        assertEquals(ArrivalGuards.Guard.NONE, atArrival.get(B));
+        assertTrue(g.given().isEmpty());
+    }
+
+    @Test
+    void jitterWidensTheGuardAndTooMuchOfItMeansNoBeat() {
+        long t = 1000 * MS;
+        Random r = new Random(7);
+        Map<Long, ArrivalGuards.Guard> last = Map.of();
+        long at = t;
+        for (int i = 0; i < 12; i++) {
+            last = cycle(at, MS, true);
+            at += 20 * MS + r.nextInt(200_000); // up to 0.2 ms late
+        }
+        ArrivalGuards.Beat beat = g.beat(A, at - 19 * MS);
+        assertNotNull(beat);
+        assertTrue(beat.jitterNanos() > 0 && beat.jitterNanos() <= 200_000, "jitter " + beat);
+        ArrivalGuards.Guard guard = last.get(B);
+        assertNotNull(guard);
+        assertEquals(beat.nextNanos() - beat.jitterNanos() - ArrivalGuards.EARLY_MARGIN_NANOS, guard.horizonNanos());
+
+        ArrivalGuards irregular = new ArrivalGuards();
+        long u = t;
+        for (int i = 0; i < 30; i++) {
+            irregular.update("hpf", u, List.of(view(A, true, false, u), view(B, true, false, 5)), Map.of(B, true));
+            Map<Long, ArrivalGuards.Guard> m = irregular.update("hpf", u + MS, List.of(view(A, false, false, 0), view(B, true, true, 5)),
+                    Map.of(B, false));
+            assertFalse(m.containsKey(B) && m.get(B) != ArrivalGuards.Guard.NONE, "Poisson-like arrivals give no guard: " + m);
+            u += 2 * MS + (long) (-Math.log(1 - r.nextDouble()) * 20 * MS);
+        }
+        assertNull(irregular.beat(A, u));
+    }
+
+    @Test
+    void withoutAPreferenceThereIsNoGuard() {
+        long t = 1000 * MS;
+        for (int i = 0; i < 12; i++) {
+            long a = t + i * 25 * MS;
+            // a policy that lets both run (native): nothing is held, nobody yields to A
+            g.update("native", a, List.of(view(A, true, false, a), view(B, true, false, 5)), Map.of());
+            Map<Long, ArrivalGuards.Guard> m = g.update("native", a + MS, List.of(view(A, false, false, 0), view(B, true, false, 5)),
+                    Map.of());
+            assertTrue(m.isEmpty(), "no guard: " + m);
+        }
+        assertNotNull(g.beat(A, t + 11 * 25 * MS + MS), "the beat is learnt all the same");
+    }
+
+    @Test
+    void theLatestDecisionBetweenTwoQueuesWinsAndAPolicySwapForgets() {
+        long t = 1000 * MS;
+        for (int i = 0; i < 10; i++) {
+            cycle(t + i * 25 * MS, MS, true);
+        }
+        assertTrue(g.given().containsKey(B));
+        // B now preferred over A (say an operator raised B): at A's next arrival A is held
+        long a = t + 10 * 25 * MS;
+        g.update("hpf", a, List.of(view(A, true, false, a), view(B, true, false, 5)), Map.of(A, true));
+        // B arrives again later while A waits: B runs, A held: B is preferred over A
+        g.update("hpf", a + 100_000, List.of(view(A, true, true, a), view(B, true, false, a + 100_000)), Map.of(A, true));
+        Map<Long, ArrivalGuards.Guard> m = g.update("hpf", a + MS, List.of(view(A, true, true, a), view(B, false, false, 0)),
+                Map.of(A, false));
+        assertFalse(g.given().containsKey(B), "B is not guarded against a queue it is preferred over: " + m);
+
+        ArrivalGuards h = new ArrivalGuards();
+        for (int i = 0; i < 10; i++) {
+            long x = t + i * 25 * MS;
+            h.update("hpf", x, List.of(view(A, true, false, x), view(B, true, false, 5)), Map.of(B, true));
+            h.update("hpf", x + MS, List.of(view(A, false, false, 0), view(B, true, true, 5)), Map.of(B, false));
+        }
+        assertTrue(h.given().containsKey(B));
+        long x = t + 10 * 25 * MS;
+        Map<Long, ArrivalGuards.Guard> swapped = h.update("edf", x - 5 * MS, List.of(view(A, false, false, 0), view(B, true, false, 5)),
+                Map.of());
+        assertEquals(ArrivalGuards.Guard.NONE, swapped.get(B), "another policy: what hpf decided no longer counts");
+    }
+
+    @Test
+    void aBeatThatStopsLapses() {
+        long t = 1000 * MS;
+        for (int i = 0; i < 10; i++) {
+            cycle(t + i * 25 * MS, MS, true);
+        }
+        long lastArrival = t + 9 * 25 * MS;
+        assertNotNull(g.beat(A, lastArrival + 30 * MS), "one arrival missed: the beat may go on");
+        assertNull(g.beat(A, lastArrival + 60 * MS), "two missed: no beat");
+        Map<Long, ArrivalGuards.Guard> m = g.update("hpf", lastArrival + 60 * MS,
+                List.of(view(A, false, false, 0), view(B, true, false, 5)), Map.of());
+        assertEquals(ArrivalGuards.Guard.NONE, m.get(B));
+    }
+}
