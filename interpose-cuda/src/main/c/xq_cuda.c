@@ -274,7 +274,7 @@ typedef struct xstream {
     int dq_lw; /* counted in g_limit_waiters: its head waits on the limits */
     /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet;
      * dry: nothing in flight while work waited on the host (held or deferred), gate open */
-    uint64_t why_thr, why_win, why_est, why_guard, dry_at, dry_ns;
+    uint64_t why_thr, why_win, why_est, why_guard, guard_seen, dry_at, dry_ns;
     ring_entry ring[RING];
 } xstream;
 
@@ -1040,6 +1040,7 @@ static int guarded(xstream *st, const xq_slot *s, uint64_t est, uint64_t win_ns,
 {
     uint64_t until = LD(&s->guard_until_ns), hz = LD(&s->horizon_ns), now = now_ns();
     if (!hz || now >= until) return 0;
+    st->guard_seen++;
     uint64_t first, credit, left = st->in_flight ? work_left(st, now, &first, &credit) : 0;
     uint64_t e = est ? est : win_ns ? win_ns : st->estimate_ns;
     if (now + left + e <= hz) return 0;
@@ -1346,13 +1347,15 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
         st->waiters--;
         if (why == 2) ADD(&g_limit_waiters, -1);
     }
-    if (waited) st->pending--, st->active--;
+    if (waited) st->pending--; /* still active: counted when it began to wait */
     st->in_flight++;
     if (!g->est) g->est = unknown_charge(st);
     st->fl_est += g->est;
     g->t = now_ns();
     if (st->dry_at) st->dry_ns += g->t - st->dry_at, st->dry_at = 0;
-    if (st->active++ == 0) st->ready_since = g->t, wake = 1;
+    /* ready since the first launch after idle: a thread that waited kept the stream ready (its
+     * arrival is when it began to wait, not when it was let go) */
+    if (!waited && st->active++ == 0) st->ready_since = g->t, wake = 1;
     int kick = g->isolate && st->tail_n ? close_tail(st, &wake) : 0; /* what came before is measured apart */
     mirror(st);
     pthread_mutex_unlock(&st->mu);
@@ -2300,11 +2303,11 @@ static void defer_summary(void)
         pthread_mutex_lock(&st->mu);
         if (st->launched)
             xlog(2, "xq: stream %s: %llu launched, %llu marks, %llu idle queries, estimate %.1f us, refused by threshold %llu, "
-                    "window %llu, no estimate %llu, arrival guard %llu; dry %.1f ms (nothing in flight, work waiting, gate open)",
+                    "window %llu, no estimate %llu, arrival guard %llu of %llu; dry %.1f ms (nothing in flight, work waiting, gate open)",
                  st->label, (unsigned long long)st->launched, (unsigned long long)st->marks,
                  (unsigned long long)st->queries, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
                  (unsigned long long)st->why_win, (unsigned long long)st->why_est, (unsigned long long)st->why_guard,
-                 st->dry_ns / 1e6);
+                 (unsigned long long)st->guard_seen, st->dry_ns / 1e6);
         if (st->launched)
             xlog(2, "xq: stream %s: launches by estimate: %llu under 100 us, %llu under 300 us, %llu under 1 ms, %llu longer",
                  st->label, (unsigned long long)st->by_est[0], (unsigned long long)st->by_est[1],

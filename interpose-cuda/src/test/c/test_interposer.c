@@ -461,7 +461,7 @@ static void guard_test(int defer)
     __atomic_store_n(&s->horizon_ns, hz, __ATOMIC_SEQ_CST);
     __atomic_store_n(&s->guard_until_ns, until, __ATOMIC_SEQ_CST);
     unsigned long at_hz = 0, at_end = 0, running_at_hz = 1;
-    while (mono_ns() < hz + 500000ull) /* past the horizon: what was launched has ended */
+    while (mono_ns() < hz + 1000000ull) /* past the horizon: what was launched has ended (and been seen to) */
         ;
     at_hz = (unsigned long)LD(&s->launched);
     running_at_hz = LD(&s->in_flight);

@@ -22,7 +22,7 @@ import java.util.Set;
  * <li><b>the beat</b>: each queue's arrivals (the times it went from idle to having work, as its
  *     owner stamps them); with at least {@value #MIN_INTERVALS} intervals whose spread is small
  *     next to their median, the next arrival is foreseen at the last one plus the median, give or
- *     take the spread;</li>
+ *     take the spread (at most an eighth of the period and {@value #MAX_JITTER_NANOS} ns);</li>
  * <li><b>who yields to whom</b>: a queue A is preferred over B when, in the latest decision in
  *     which both had work, A ran and B was held. Only that relation is used, so a policy's own
  *     rule (priorities, deadlines, shares) decides who is guarded, and a swap of policy forgets
@@ -45,6 +45,12 @@ final class ArrivalGuards {
     /** How long after the latest foreseen arrival a guard still holds. */
     static final long LATE_GRACE_NANOS = 200_000;
     static final long MIN_PERIOD_NANOS = 1_000_000;
+    /**
+     * Beyond this spread a guard costs the guarded queue more (it idles for twice the spread
+     * around each arrival) than it can save the arriving one (one command of the other queue,
+     * about a millisecond at most where guards matter): no beat.
+     */
+    static final long MAX_JITTER_NANOS = 1_000_000;
     static final long MAX_PERIOD_NANOS = 10_000_000_000L;
 
     /** A guard for one queue; {@link #NONE} when it has none. */
@@ -97,7 +103,7 @@ final class ArrivalGuards {
             Arrays.sort(dev);
             // one interval in eight may be off the beat (a late request, a pause)
             long jitter = dev[Math.max(0, (int) Math.ceil(n * 7 / 8.0) - 1)];
-            if (jitter > period / 8) {
+            if (jitter > period / 8 || jitter > MAX_JITTER_NANOS) {
                 return null;
             }
             long nextAt = last() + period;

@@ -90,6 +90,15 @@ class ArrivalGuardsTest {
             u += 2 * MS + (long) (-Math.log(1 - r.nextDouble()) * 20 * MS);
         }
         assertNull(irregular.beat(A, u));
+
+        ArrivalGuards loose = new ArrivalGuards();
+        long v = t;
+        for (int i = 0; i < 20; i++) {
+            loose.update("hpf", v, List.of(view(A, true, false, v), view(B, true, false, 5)), Map.of(B, true));
+            loose.update("hpf", v + MS, List.of(view(A, false, false, 0), view(B, true, true, 5)), Map.of(B, false));
+            v += 40 * MS + (i % 2 == 0 ? 0 : 3 * MS); // 3 ms of spread in a 40 ms beat: under an eighth, over the cap
+        }
+        assertNull(loose.beat(A, v - 39 * MS), "a spread over " + ArrivalGuards.MAX_JITTER_NANOS + " ns is no beat");
     }
 
     @Test
