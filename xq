@@ -161,6 +161,24 @@ remote() {
   exec "$java_home/bin/java" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -cp "$NODE_JAR" "$REMOTE_MAIN" "$@"
 }
 
+# ./xq test: DashboardIT drives Debian's headless Chromium through chromedriver. Installed once
+# where this runs as root with apt-get; elsewhere the test says what is missing (and fails under CI=true).
+browser_for_tests() {
+  [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "xq test: installing chromium chromium-driver (DashboardIT's headless browser) ..." >&2
+    local log; log="$(mktemp)"
+    if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) >"$log" 2>&1; then
+      rm -f "$log"
+    else
+      tail -5 "$log" >&2; rm -f "$log"
+      echo "xq test: WARNING: could not install chromium chromium-driver; DashboardIT will say so" >&2
+    fi
+  else
+    echo "xq test: WARNING: /usr/bin/chromium or /usr/bin/chromedriver is missing and cannot be installed here (needs root and apt-get: apt-get install -y chromium chromium-driver); DashboardIT will say so" >&2
+  fi
+}
+
 cmd="${1:-help}"; shift || true
 case "$cmd" in
   demo)  build; node run xq:demo "$@" ;;
@@ -172,6 +190,7 @@ case "$cmd" in
   test)
     jdk="$(find_jdk)" || die "tests need a JDK 25 with javac. $NO_JAVA"
     command -v mvn >/dev/null || die "Maven is needed (apt-get install -y maven)"
+    browser_for_tests
     start=$(date +%s)
     rc=0
     (cd "$ROOT" && JAVA_HOME="$jdk" mvn -B install "$@") || rc=$?

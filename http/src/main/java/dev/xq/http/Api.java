@@ -26,12 +26,13 @@ final class Api {
             "GET /policy", "POST /policy?policy=N", "POST /hint", "GET /metrics",
             "GET /api/v1/queues", "GET /api/v1/queues/<handle or name>", "GET /api/v1/devices", "GET /api/v1/policies",
             "GET /api/v1/policy", "POST /api/v1/policy", "GET /api/v1/scheduler", "POST /api/v1/hint", "POST /api/v1/config",
-            "POST /api/v1/suspend", "POST /api/v1/resume");
+            "POST /api/v1/suspend", "POST /api/v1/resume", "GET / (the dashboard)");
 
     private final HttpSettings settings;
     private final XschedApi xsched;
     private final XqApi v1;
     private final Metrics metrics;
+    private final Dashboard dashboard = new Dashboard();
     private final RuntimeLog log;
     private final byte[] token;
 
@@ -46,6 +47,9 @@ final class Api {
 
     ApiResponse handle(ApiRequest r) {
         try {
+            if (Dashboard.serves(r.path())) {
+                return dashboard.file(r);   // static files without data: no token needed (see Dashboard)
+            }
             ApiResponse refused = guard(r);
             if (refused != null) {
                 return refused;
@@ -67,6 +71,11 @@ final class Api {
 
     /** @return the refusal, or null when the request may go on */
     private ApiResponse guard(ApiRequest r) {
+        if (r.origin() != null && !sameOrigin(r.origin(), r.host())) {
+            // a page of another site in the operator's browser: it must not change (or read) the node
+            return ApiResponse.error(403, "cross-origin requests are refused: Origin " + r.origin() + " is not this node (Host "
+                    + r.host() + "); use the node's own dashboard (GET /) or a client that sends no Origin");
+        }
         boolean needToken = !r.loopbackPeer() || settings.tokenOnLoopback();
         if (!needToken) {
             return null;
@@ -88,6 +97,12 @@ final class Api {
             return ApiResponse.error(401, "the bearer token is wrong").withHeader("WWW-Authenticate", "Bearer realm=\"xq\", error=\"invalid_token\"");
         }
         return null;
+    }
+
+    /** @return whether a browser's Origin is the node's own address, as the request's Host names it */
+    static boolean sameOrigin(String origin, String host) {
+        return host != null && !host.isEmpty()
+                && (origin.equalsIgnoreCase("http://" + host) || origin.equalsIgnoreCase("https://" + host));
     }
 
     // ------------------------------------------------------------------ routes

@@ -13,9 +13,16 @@ import java.io.InputStream;
  * @param loopbackPeer whether the peer's address is a loopback address
  * @param contentLength the declared body length, or -1 when unknown (chunked)
  * @param body opens the body; read at most once
+ * @param origin the Origin header (browsers send it), or null
+ * @param host the Host header, or null
  */
 record ApiRequest(String method, String path, String query, String authorization, boolean loopbackPeer,
-                  long contentLength, Body body) {
+                  long contentLength, Body body, String origin, String host) {
+
+    /** A request without Origin and Host headers (as curl and xcli send none of the first). */
+    ApiRequest(String method, String path, String query, String authorization, boolean loopbackPeer, long contentLength, Body body) {
+        this(method, path, query, authorization, loopbackPeer, contentLength, body, null, null);
+    }
 
     /** The request body, opened on demand (after the request was authorised). */
     interface Body {
@@ -36,10 +43,14 @@ record ApiRequest(String method, String path, String query, String authorization
     }
 
     ApiRequest withAuthorization(String header) {
-        return new ApiRequest(method, path, query, header, loopbackPeer, contentLength, body);
+        return new ApiRequest(method, path, query, header, loopbackPeer, contentLength, body, origin, host);
     }
 
     ApiRequest fromPeer(boolean loopback) {
-        return new ApiRequest(method, path, query, authorization, loopback, contentLength, body);
+        return new ApiRequest(method, path, query, authorization, loopback, contentLength, body, origin, host);
+    }
+
+    ApiRequest withOrigin(String origin, String host) {
+        return new ApiRequest(method, path, query, authorization, loopbackPeer, contentLength, body, origin, host);
     }
 }

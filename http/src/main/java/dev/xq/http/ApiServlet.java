@@ -24,7 +24,8 @@ final class ApiServlet extends HttpServlet {
         String context = req.getContextPath();
         String path = context != null && !context.isEmpty() && uri.startsWith(context) ? uri.substring(context.length()) : uri;
         ApiRequest r = new ApiRequest(req.getMethod(), path.isEmpty() ? "/" : path, req.getQueryString(),
-                req.getHeader("Authorization"), loopback(req.getRemoteAddr()), req.getContentLengthLong(), req::getInputStream);
+                req.getHeader("Authorization"), loopback(req.getRemoteAddr()), req.getContentLengthLong(), req::getInputStream,
+                req.getHeader("Origin"), req.getHeader("Host"));
         ApiResponse answer = api.handle(r);
         resp.setStatus(answer.status());
         resp.setContentType(answer.contentType().contains("charset") ? answer.contentType() : answer.contentType() + ";charset=utf-8");

@@ -12,6 +12,8 @@ import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.InfoSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
@@ -22,7 +24,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -30,7 +35,15 @@ import java.util.function.ToDoubleFunction;
  * from the queues' and the scheduler's snapshots with Prometheus's own data model and writer.
  * Per queue (labels {@code handle, name, device, group, pid}): commands by outcome, pending,
  * in flight, suspended, device time; per node: decisions, policy swaps, watchdog trips,
- * decision times, the policy in force; per device: open queues.
+ * decision times (recent percentiles, and a histogram of every decision since the node started),
+ * the policy in force; per device: open queues, engines and busy time.
+ *
+ * <p>A device's busy time ({@code xq_device_busy_seconds_total}) is the device time of every
+ * queue that ran on it, the closed ones included: this object remembers each queue's last
+ * device time and keeps it for the device when the queue goes, so that the counter never falls
+ * while the node runs and {@code rate()} of it is the device's utilisation (queues running side
+ * by side on several engines add up: divide by {@code xq_device_engines} for a fraction of the
+ * whole device). Time a queue used between the last scrape and its close is not seen.
  */
 final class Metrics {
 
@@ -40,6 +53,17 @@ final class Metrics {
     private final XQueueService xq;
     private final SchedulerControl scheduler;
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.builder().build();
+    /** Busy time bookkeeping (under this object's lock): each open queue's device and device time at the last scrape. */
+    private final Map<Long, Seen> seen = new HashMap<>();
+    /** Device time, in µs, of the queues that closed, per device. */
+    private final Map<String, Long> retiredMicros = new HashMap<>();
+    /** Busy time last reported per device, in µs: what is reported never falls below it. */
+    private final Map<String, Long> reportedMicros = new HashMap<>();
+    /** Platform of each device seen, so that a device that went keeps its series' labels. */
+    private final Map<String, String> platforms = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private record Seen(String device, long runMicros) {
+    }
 
     Metrics(XQueueService xq, SchedulerControl scheduler) {
         this.xq = xq;
@@ -61,8 +85,10 @@ final class Metrics {
 
     MetricSnapshots snapshots() {
         List<XQueueStatus> queues = new ArrayList<>();
+        List<XQueueStatus> listed = new ArrayList<>();
         for (XQueue q : xq.queues()) {
             XQueueStatus s = q.status();
+            listed.add(s);
             if (s.state() != QueueState.CLOSED) {
                 queues.add(s);
             }
@@ -93,6 +119,7 @@ final class Metrics {
         all.add(single(CounterSnapshot.builder().name("xq_scheduler_policy_swaps").help("Times the deciding policy changed"), st.swaps()));
         all.add(single(CounterSnapshot.builder().name("xq_scheduler_watchdog_trips")
                 .help("Times a policy was set aside for throwing or overrunning its deadline"), st.watchdogTrips()));
+        all.add(decisionHistogram(scheduler.decisionHistogram()));
         all.add(gauge1("xq_scheduler_decision_p50_seconds", "Median decision time (recent decisions)", st.decisionP50Micros() / 1e6));
         all.add(gauge1("xq_scheduler_decision_p99_seconds", "99th percentile decision time (recent decisions)", st.decisionP99Micros() / 1e6));
         all.add(gauge1("xq_scheduler_max_decision_gap_seconds", "Longest time from an event to the decision that handled it",
@@ -107,7 +134,73 @@ final class Metrics {
                     .value(d.queues()).build());
         }
         all.add(devices.build());
+        GaugeSnapshot.Builder engines = GaugeSnapshot.builder().name("xq_device_engines")
+                .help("Engines of the device that can run commands side by side");
+        for (DeviceInfo d : xq.devices()) {
+            engines.dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("device", d.id(), "platform", d.platform()))
+                    .value(d.engines()).build());
+        }
+        all.add(engines.build());
+        CounterSnapshot.Builder busy = CounterSnapshot.builder().name("xq_device_busy_seconds").unit(Unit.SECONDS)
+                .help("Device time used by the device's queues, closed ones included; rate() is the utilisation "
+                        + "(up to xq_device_engines when queues run side by side)");
+        for (Map.Entry<String, Long> e : busyMicros(xq.devices(), listed).entrySet()) {
+            busy.dataPoint(CounterDataPointSnapshot.builder().labels(Labels.of("device", e.getKey(), "platform",
+                    platforms.getOrDefault(e.getKey(), ""))).value(e.getValue() / 1e6).build());
+        }
+        all.add(busy.build());
         return new MetricSnapshots(all);
+    }
+
+    /**
+     * {@code xq_scheduler_decision_seconds}: the scheduler's decision times as a Prometheus
+     * histogram (bounds in seconds, {@code _bucket} cumulative with {@code le="+Inf"} last,
+     * {@code _sum}, {@code _count}).
+     */
+    static HistogramSnapshot decisionHistogram(SchedulerControl.DecisionHistogram h) {
+        List<Double> bounds = new ArrayList<>(h.upperBoundsMicros().size() + 1);
+        for (double us : h.upperBoundsMicros()) {
+            bounds.add(us / 1e6);
+        }
+        bounds.add(Double.POSITIVE_INFINITY);
+        HistogramSnapshot.HistogramDataPointSnapshot point = HistogramSnapshot.HistogramDataPointSnapshot.builder()
+                .classicHistogramBuckets(ClassicHistogramBuckets.of(bounds, h.counts()))   // per bucket: the writer accumulates
+                .sum(h.sumMicros() / 1e6).build();
+        return HistogramSnapshot.builder().name("xq_scheduler_decision_seconds").unit(Unit.SECONDS)
+                .help("Time the policies took to decide, every decision since the node started").dataPoint(point).build();
+    }
+
+    /**
+     * Busy time per device, in µs, from the queues listed now (a closed one that is still listed
+     * with its final figure) and the ones that went since this object was made; never lower than
+     * what it reported before.
+     */
+    synchronized Map<String, Long> busyMicros(List<DeviceInfo> devices, List<XQueueStatus> listed) {
+        for (DeviceInfo d : devices) {
+            platforms.put(d.id(), d.platform());
+            retiredMicros.putIfAbsent(d.id(), 0L);
+        }
+        Map<Long, Seen> now = new HashMap<>();
+        for (XQueueStatus s : listed) {
+            now.put(s.handle(), new Seen(s.device(), s.runMicros()));
+        }
+        for (Map.Entry<Long, Seen> e : seen.entrySet()) {
+            if (!now.containsKey(e.getKey())) {   // closed since the last scrape: its time stays with its device
+                retiredMicros.merge(e.getValue().device(), e.getValue().runMicros(), Long::sum);
+            }
+        }
+        seen.clear();
+        seen.putAll(now);
+        Map<String, Long> total = new TreeMap<>(retiredMicros);
+        for (Seen s : now.values()) {
+            total.merge(s.device(), s.runMicros(), Long::sum);
+        }
+        for (Map.Entry<String, Long> e : total.entrySet()) {
+            long reported = Math.max(e.getValue(), reportedMicros.getOrDefault(e.getKey(), 0L));
+            reportedMicros.put(e.getKey(), reported);
+            e.setValue(reported);
+        }
+        return total;
     }
 
     private static Labels labels(XQueueStatus s) {

@@ -170,6 +170,7 @@ final class Fakes {
     static final class Scheduler implements SchedulerControl {
         final List<String> names;
         volatile String selected = "hpf";
+        volatile DecisionHistogram histogram = new DecisionHistogram(List.of(1.0, 2.0, 5.0, 10.0), List.of(3L, 4L, 0L, 2L, 1L), 50.5);
 
         Scheduler(String... names) {
             this.names = List.of(names);
@@ -205,6 +206,11 @@ final class Fakes {
 
         @Override
         public void resetStats() {
+        }
+
+        @Override
+        public DecisionHistogram decisionHistogram() {
+            return histogram;
         }
     }
 }

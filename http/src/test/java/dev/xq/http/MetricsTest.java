@@ -1,9 +1,11 @@
 package dev.xq.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.QueueState;
+import dev.xq.api.SchedulerControl;
 import dev.xq.runtime.log.RuntimeLog;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -49,5 +51,78 @@ class MetricsTest {
             assertTrue(r.body().lines().anyMatch(line::equals), "missing line: " + line + "\n" + r.body());
         }
         assertTrue(!r.body().contains("gone"), "closed queues are not reported");
+    }
+
+    @Test
+    void decisionTimesAreAPrometheusHistogramInSeconds() {
+        Fakes.Scheduler scheduler = new Fakes.Scheduler("hpf");
+        Api api = new Api(new Fakes.Service(), scheduler, Securities.loopback(), RuntimeLog.NONE);
+        String body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        // bounds 1, 2, 5, 10 us and beyond; 3, 4, 0, 2, 1 decisions per bucket: cumulative in the text
+        assertLines(body,
+                "# TYPE xq_scheduler_decision_seconds histogram",
+                "xq_scheduler_decision_seconds_bucket{le=\"1.0E-6\"} 3",
+                "xq_scheduler_decision_seconds_bucket{le=\"2.0E-6\"} 7",
+                "xq_scheduler_decision_seconds_bucket{le=\"5.0E-6\"} 7",
+                "xq_scheduler_decision_seconds_bucket{le=\"1.0E-5\"} 9",
+                "xq_scheduler_decision_seconds_bucket{le=\"+Inf\"} 10",
+                "xq_scheduler_decision_seconds_count 10",
+                "xq_scheduler_decision_seconds_sum 5.05E-5");
+
+        scheduler.histogram = SchedulerControl.DecisionHistogram.EMPTY;   // a runtime before API 1.2: no decisions counted
+        body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        assertLines(body, "xq_scheduler_decision_seconds_bucket{le=\"+Inf\"} 0", "xq_scheduler_decision_seconds_count 0",
+                "xq_scheduler_decision_seconds_sum 0.0");
+        assertFalse(body.contains("le=\"1.0E-6\""), body);
+    }
+
+    @Test
+    void deviceBusySecondsAddUpTheQueuesAndNeverFallWhenOneCloses() {
+        Fakes.Service xq = new Fakes.Service();
+        Fakes.Queue a = xq.add(1, "a", "sim0", "", 0);
+        Fakes.Queue b = xq.add(2, "b", "sim0", "", 0);
+        Fakes.Queue c = xq.add(3, "c", "cuda0", "", 0);
+        a.runMicros = 1_500_000;
+        b.runMicros = 250_000;
+        c.runMicros = 4_000_000;
+        Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), RuntimeLog.NONE);
+        String body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        assertLines(body,
+                "# TYPE xq_device_busy_seconds_total counter",
+                "xq_device_busy_seconds_total{device=\"sim0\",platform=\"sim\"} 1.75",
+                "xq_device_busy_seconds_total{device=\"cuda0\",platform=\"cuda\"} 4.0",
+                "xq_device_engines{device=\"sim0\",platform=\"sim\"} 1.0",
+                "xq_device_engines{device=\"cuda0\",platform=\"cuda\"} 132.0");
+
+        // b runs on, then closes and is gone from the list: its time stays with sim0
+        b.runMicros = 750_000;
+        body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        assertLines(body, "xq_device_busy_seconds_total{device=\"sim0\",platform=\"sim\"} 2.25");
+        xq.queues.remove(b);
+        a.runMicros = 2_000_000;
+        body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        assertLines(body, "xq_device_busy_seconds_total{device=\"sim0\",platform=\"sim\"} 2.75");
+
+        // a closed queue still listed counts with its final figure, once
+        a.runMicros = 2_100_000;
+        a.state = QueueState.CLOSED;
+        body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        assertLines(body, "xq_device_busy_seconds_total{device=\"sim0\",platform=\"sim\"} 2.85");
+        xq.queues.remove(a);
+        body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        assertLines(body, "xq_device_busy_seconds_total{device=\"sim0\",platform=\"sim\"} 2.85");
+
+        // a device that went keeps its series (and labels) with what its queues used
+        xq.devices.removeIf(d -> d.id().equals("cuda0"));
+        xq.queues.remove(c);
+        body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        assertLines(body, "xq_device_busy_seconds_total{device=\"cuda0\",platform=\"cuda\"} 4.0");
+        assertFalse(body.contains("xq_device_engines{device=\"cuda0\""), body);
+    }
+
+    private static void assertLines(String body, String... lines) {
+        for (String line : lines) {
+            assertTrue(body.lines().anyMatch(line::equals), "missing line: " + line + "\n" + body);
+        }
     }
 }

@@ -180,6 +180,11 @@ public class HttpIT {
         assertTrue(m.body(), m.body().contains("xq_queue_commands_submitted_total{device=\"sim0\",group=\"tenant-h\",handle=\""
                 + queue.handle() + "\",name=\"http-q\",pid=\"" + ProcessHandle.current().pid() + "\"} 0.0"));
         assertTrue(m.body(), m.body().contains("xq_scheduler_decisions_total "));
+        // the scheduler's decision histogram and the device's busy time, from the real runtime
+        assertTrue(m.body(), m.body().contains("# TYPE xq_scheduler_decision_seconds histogram\n"));
+        assertTrue(m.body(), m.body().contains("\nxq_scheduler_decision_seconds_bucket{le=\"+Inf\"} "));
+        assertTrue(m.body(), m.body().contains("\nxq_scheduler_decision_seconds_count "));
+        assertTrue(m.body(), m.body().contains("\nxq_device_busy_seconds_total{device=\"sim0\",platform=\"sim\"} "));
     }
 
     @Test

@@ -90,6 +90,39 @@ final class XqNode {
         return all.toArray(Option[]::new);
     }
 
+    /**
+     * The node's bundles, and Selenium for a test that drives a browser: Selenium is no bundle,
+     * so the framework takes {@code org.openqa.selenium} (and what it uses) from the test class
+     * path, through boot delegation to the application class loader.
+     */
+    static Option[] withSelenium() {
+        List<Option> all = new ArrayList<>(List.of(options()));
+        all.add(frameworkProperty("org.osgi.framework.bundle.parent").value("app"));
+        all.add(bootDelegationPackage("org.openqa.selenium"));
+        all.add(bootDelegationPackage("org.openqa.selenium.*"));
+        return all.toArray(Option[]::new);
+    }
+
+    /**
+     * @return the base URL ({@code http://127.0.0.1:PORT}, no slash at the end) the HTTP API's
+     *     Jetty announces once it listens, or null while it does not
+     */
+    static String httpEndpoint(org.osgi.framework.BundleContext ctx) {
+        try {
+            for (org.osgi.framework.ServiceReference<?> r
+                    : ctx.getServiceReferences("org.osgi.service.servlet.runtime.HttpServiceRuntime", "(xq.http=xq)")) {
+                Object e = r.getProperty("osgi.http.endpoint");
+                String first = e instanceof String[] a && a.length > 0 ? a[0] : e instanceof String s ? s : null;
+                if (first != null && !first.endsWith(":0/")) {
+                    return first.endsWith("/") ? first.substring(0, first.length() - 1) : first;
+                }
+            }
+        } catch (Exception | Error e) {
+            return null;
+        }
+        return null;
+    }
+
     /** The bundle names of a list that {@code dependency:list} wrote (the node's format too). */
     static List<String> bundleList(Path file) {
         try {

@@ -1,0 +1,300 @@
+// The XQ node's dashboard: xq:top's view refreshed every second from /api/v1, a chart of each
+// queue's device time per command, and the policy and hint of the shell. No libraries: the
+// node serves this file and nothing else is fetched.
+'use strict';
+(() => {
+  const TOKEN_KEY = 'xq.token';
+  const REFRESH_MS = 1000;
+  const HISTORY_MS = 120_000;
+  const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
+  const PLACEHOLDERS = {
+    priority: 'e.g. 2', deadline: 'us, e.g. 5000', laxity: 'us prio crit, e.g. 1000 1 5',
+    utilization: '%, e.g. 50', timeslice: 'us, e.g. 2000', demand: 'engines bytes',
+  };
+  const $ = id => document.getElementById(id);
+  const series = new Map();   // handle -> {name, color, last: {run_us, completed}, points: [{t, us}]}
+  let colorsUsed = 0;
+  let policiesShown = false;
+
+  // ------------------------------------------------------------ talking to the node
+
+  const token = () => sessionStorage.getItem(TOKEN_KEY) || '';
+
+  class Refusal extends Error {
+    constructor(status, message) { super(message); this.status = status; }
+  }
+
+  // Handles are unsigned 64-bit integers: keep them as the node wrote them (JSON.parse rounds above 2^53).
+  const parse = text => JSON.parse(text.replace(/"handle":(\d+)/g, '"handle":"$1"'));
+
+  async function api(method, path, body) {
+    const headers = {};
+    if (token()) headers.Authorization = 'Bearer ' + token();
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let res;
+    try {
+      res = await fetch('api/v1/' + path, {method, headers, cache: 'no-store',
+        body: body === undefined ? undefined : JSON.stringify(body)});
+    } catch (e) {
+      throw new Refusal(0, 'the node does not answer: ' + e.message);
+    }
+    const text = await res.text();
+    let json;
+    try {
+      json = parse(text);
+    } catch (e) {
+      throw new Refusal(res.status, 'the node answered ' + res.status + ' with something that is not its API\'s JSON');
+    }
+    if (!res.ok) throw new Refusal(res.status, typeof json.error === 'string' ? json.error : 'HTTP ' + res.status);
+    return json;
+  }
+
+  function problem(e) {
+    const p = $('problem');
+    p.hidden = !e;
+    p.textContent = !e ? '' : e.status === 401 ? e.message + ' (type the node\'s token at the top)' : e.message;
+  }
+
+  function say(output, ok, text) {
+    output.className = ok ? 'ok' : 'err';
+    output.textContent = text;
+  }
+
+  // ------------------------------------------------------------ xq:top's words
+
+  const fixed1 = v => (typeof v === 'number' ? v : NaN).toFixed(1);
+
+  function headLine(s) {
+    return `policy ${s.active} (selected ${s.selected})  decisions ${s.decisions}  swaps ${s.swaps}  watchdog ${s.watchdog_trips}`
+      + `  decision p50 ${fixed1(s.decision_p50_us)} us  p99 ${fixed1(s.decision_p99_us)} us`;
+  }
+
+  function gib(bytes) {
+    return bytes >= 2 ** 30 ? (bytes / 2 ** 30).toFixed(1) + 'GiB' : (bytes / 2 ** 20).toFixed(1) + 'MiB';
+  }
+
+  function hintText(h) {
+    const v = h.values.map(String);
+    const at = i => (i < v.length ? v[i] : '?');
+    switch (h.kind) {
+      case 'priority': return 'priority=' + at(0);
+      case 'deadline': return 'deadline=' + at(0) + 'us';
+      case 'laxity': return 'laxity=' + at(0) + 'us/' + at(1) + '/' + at(2);
+      case 'utilization': return 'utilization=' + at(0) + '%';
+      case 'timeslice': return 'timeslice=' + at(0) + 'us';
+      case 'demand': return 'demand=' + at(0) + 'e/' + (typeof h.values[1] === 'number' ? gib(h.values[1]) : at(1));
+      default: return h.kind + '=' + v.join('/');
+    }
+  }
+
+  function showQueues(queues) {
+    const rows = queues.map(q => {
+      const tr = document.createElement('tr');
+      tr.dataset.handle = q.handle;
+      tr.dataset.name = q.name;
+      const cells = [q.handle, q.name, q.device, q.group, q.state + (q.suspended_by_app ? '(app)' : ''), q.level, q.pending,
+        q.in_flight, q.completed, q.failed, q.cancelled, q.estimated_command_us, Math.floor(q.run_us / 1000),
+        q.hints.map(hintText).join(' ')];
+      for (const c of cells) {
+        const td = document.createElement('td');
+        td.textContent = String(c);
+        tr.appendChild(td);
+      }
+      return tr;
+    });
+    $('queues').tBodies[0].replaceChildren(...rows);
+    $('no-queues').hidden = queues.length > 0;
+
+    // the queue picker changes only when the queues do (rebuilding it would close it under the mouse)
+    const pick = $('hint-queue');
+    const labels = queues.map(q => `${q.name} (${q.handle})`);
+    if (pick.dataset.labels !== labels.join('\n')) {
+      const chosen = pick.value;
+      pick.replaceChildren(...queues.map((q, i) => new Option(labels[i], q.handle)));
+      pick.dataset.labels = labels.join('\n');
+      if (queues.some(q => q.handle === chosen)) pick.value = chosen;
+    }
+  }
+
+  // ------------------------------------------------------------ the chart
+
+  function record(queues, now) {
+    const open = new Set();
+    for (const q of queues) {
+      open.add(q.handle);
+      let s = series.get(q.handle);
+      if (!s) {
+        s = {name: q.name, color: COLORS[colorsUsed++ % COLORS.length], last: null, points: []};
+        series.set(q.handle, s);
+      }
+      if (s.last && q.completed > s.last.completed) {
+        s.points.push({t: now, us: (q.run_us - s.last.run_us) / (q.completed - s.last.completed)});
+      } else if (s.last) {
+        s.points.push({t: now, us: null});   // nothing completed: a gap
+      }
+      s.last = {run_us: q.run_us, completed: q.completed};
+      while (s.points.length && s.points[0].t < now - HISTORY_MS) s.points.shift();
+    }
+    for (const h of [...series.keys()]) if (!open.has(h)) series.delete(h);
+  }
+
+  function niceMax(v) {
+    if (!(v > 0)) return 1;
+    const p = 10 ** Math.floor(Math.log10(v));
+    return [1, 2, 5, 10].map(m => m * p).find(m => m >= v);
+  }
+
+  const micros = us => (us >= 1000 ? (us / 1000).toFixed(us >= 10_000 ? 0 : 1) + ' ms' : Math.round(us) + ' us');
+
+  function draw(now) {
+    const c = $('chart');
+    const ratio = window.devicePixelRatio || 1;
+    // the CSS gives the size on screen; the canvas gets that many device pixels
+    const w = c.clientWidth || 960;
+    const h = c.clientHeight || 260;
+    if (c.width !== Math.round(w * ratio) || c.height !== Math.round(h * ratio)) {
+      c.width = Math.round(w * ratio);
+      c.height = Math.round(h * ratio);
+    }
+    const g = c.getContext('2d');
+    g.setTransform(ratio, 0, 0, ratio, 0, 0);
+    g.clearRect(0, 0, w, h);
+    const left = 64, right = 150, top = 12, bottom = 24;
+    const pw = w - left - right, ph = h - top - bottom;
+    let max = 0;
+    for (const s of series.values()) for (const p of s.points) if (p.us !== null) max = Math.max(max, p.us);
+    max = niceMax(max);
+    const x = t => left + pw * (1 - (now - t) / HISTORY_MS);
+    const y = us => top + ph * (1 - us / max);
+
+    g.font = '11px sans-serif';
+    g.strokeStyle = '#ddd';
+    g.fillStyle = '#555';
+    g.textAlign = 'right';
+    g.textBaseline = 'middle';
+    for (let i = 0; i <= 4; i++) {
+      const v = max * i / 4;
+      g.beginPath(); g.moveTo(left, y(v)); g.lineTo(left + pw, y(v)); g.stroke();
+      g.fillText(micros(v), left - 6, y(v));
+    }
+    g.textAlign = 'center';
+    g.textBaseline = 'top';
+    for (let s = 0; s <= 120; s += 30) g.fillText(s === 0 ? 'now' : `-${s} s`, x(now - s * 1000), top + ph + 6);
+
+    let row = 0, drawn = 0;
+    g.textAlign = 'left';
+    g.textBaseline = 'middle';
+    for (const s of series.values()) {
+      g.strokeStyle = s.color;
+      g.fillStyle = s.color;
+      g.lineWidth = 1.5;
+      g.beginPath();
+      let pen = false;
+      for (const p of s.points) {
+        if (p.us === null) { pen = false; continue; }
+        if (pen) g.lineTo(x(p.t), y(p.us)); else g.moveTo(x(p.t), y(p.us));
+        pen = true;
+        drawn++;
+        g.fillRect(x(p.t) - 1.5, y(p.us) - 1.5, 3, 3);
+      }
+      g.stroke();
+      if (row * 16 < ph) {
+        g.fillRect(left + pw + 12, top + row * 16 + 2, 10, 10);
+        g.fillStyle = '#333';
+        g.fillText(s.name, left + pw + 28, top + row * 16 + 7, right - 32);
+      }
+      row++;
+    }
+    c.dataset.points = String(drawn);   // what is on the chart, for a test or a curious operator
+  }
+
+  // ------------------------------------------------------------ refreshing
+
+  async function showPolicies() {
+    const p = await api('GET', 'policies');
+    const pick = $('policy');
+    pick.replaceChildren(...p.policies.map(x => {
+      const label = x.name + (x.set_aside ? ' (set aside: ' + x.set_aside + ')' : '') + ' - ' + x.description;
+      const o = new Option(label.length > 64 ? label.slice(0, 63) + '\u2026' : label, x.name);
+      o.title = label;
+      return o;
+    }));
+    pick.value = p.selected;
+    policiesShown = true;
+  }
+
+  async function refresh() {
+    try {
+      const [s, q] = await Promise.all([api('GET', 'scheduler'), api('GET', 'queues')]);
+      const now = Date.now();
+      $('head').textContent = headLine(s);
+      showQueues(q.queues);
+      record(q.queues, now);
+      draw(now);
+      if (!policiesShown) await showPolicies();
+      problem(null);
+    } catch (e) {
+      problem(e);
+    }
+  }
+
+  function loop() {
+    refresh().finally(() => setTimeout(loop, REFRESH_MS));
+  }
+
+  // ------------------------------------------------------------ the forms
+
+  $('policy-form').addEventListener('submit', async ev => {
+    ev.preventDefault();
+    const name = $('policy').value;
+    try {
+      await api('POST', 'policy', {name});
+      say($('policy-result'), true, `selected: ${name} (decides from the next scheduling event)`);
+      refresh();
+    } catch (e) {
+      say($('policy-result'), false, e.message);
+    }
+  });
+
+  $('hint-kind').addEventListener('change', () => { $('hint-values').placeholder = PLACEHOLDERS[$('hint-kind').value] || ''; });
+  $('hint-values').placeholder = PLACEHOLDERS.priority;
+
+  $('hint-form').addEventListener('submit', async ev => {
+    ev.preventDefault();
+    const queue = $('hint-queue').value;
+    const kind = $('hint-kind').value;
+    if (!queue) { say($('hint-result'), false, 'no queue to hint: none is open'); return; }
+    // the values as typed: the node parses and checks them as xq:hint does
+    const values = $('hint-values').value.trim().split(/[\s,]+/).filter(v => v !== '');
+    try {
+      const a = await api('POST', 'hint', {queue, kind, values});
+      const set = a.queue.hints.find(h => h.kind === kind);
+      say($('hint-result'), true, `queue ${a.queue.handle}: ` + (set ? hintText(set) : kind + ' set'));
+      refresh();
+    } catch (e) {
+      say($('hint-result'), false, e.message);
+    }
+  });
+
+  function tokenState() {
+    $('token-state').textContent = token() ? 'a token is in use (this tab only)' : '';
+  }
+
+  $('token-form').addEventListener('submit', ev => {
+    ev.preventDefault();
+    const t = $('token').value.trim();
+    if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY);
+    $('token').value = '';
+    tokenState();
+    policiesShown = false;
+    refresh();
+  });
+  $('token-forget').addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    tokenState();
+    refresh();
+  });
+
+  tokenState();
+  loop();
+})();
