@@ -303,15 +303,16 @@ final class ProcessPairScenario implements Scenario {
 
     /** The socket the node's process host serves on, from its service registration. */
     private static String hostSocket(ScenarioContext ctx) throws Exception {
-        long deadline = System.nanoTime() + 10_000_000_000L;
+        // a node starting on a loaded machine took more than 10 s to get its host serving (seen twice on the VM)
+        long deadline = System.nanoTime() + 60_000_000_000L;
         while (true) {
             ServiceReference<?>[] refs = ctx.bundles().getAllServiceReferences(null, "(xq.host.socket=*)");
             if (refs != null && refs.length > 0) {
                 return String.valueOf(refs[0].getProperty("xq.host.socket"));
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("no process host is serving in this node (bundle dev.xq.host missing or "
-                        + "not serving: see xq:processes)");
+                throw new IllegalStateException("no process host is serving in this node after 60 s (bundle dev.xq.host "
+                        + "missing or not serving: see xq:processes)");
             }
             Thread.sleep(50);
         }
