@@ -186,7 +186,8 @@ final class XschedApi {
     // ------------------------------------------------------------------ GET|POST /policy
 
     ApiResponse policy() {
-        String selected = scheduler.selectedPolicy();
+        // pup is XSched's name for bandwidth-group, selectable under both names
+        String selected = "pup".equals(scheduler.selectedPolicy()) ? "bandwidth-group" : scheduler.selectedPolicy();
         int n = POLICIES.stream().filter(p -> selected.equals(p.xq())).mapToInt(XschedPolicy::number).findFirst().orElse(0);
         return ApiResponse.ok(Json.object("policy", n));
     }

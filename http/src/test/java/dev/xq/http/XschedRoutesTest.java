@@ -131,6 +131,10 @@ class XschedRoutesTest {
         assertAnswer(200, "{\"policy\":7}", call("GET", "/policy"));
         scheduler.selected = "edf";
         assertAnswer(200, "{\"policy\":0}", call("GET", "/policy"));
+        scheduler.selected = "pup"; // XSched's name for bandwidth-group, selectable as such
+        assertAnswer(200, "{\"policy\":5}", call("GET", "/policy"));
+        scheduler.selected = "bandwidth-group";
+        assertAnswer(200, "{\"policy\":5}", call("GET", "/policy"));
     }
 
     @Test

@@ -118,7 +118,7 @@ final class BandwidthScenario implements Scenario {
      * the nominal command time. An interrupted command's result spans from its first start to its
      * last end, so summing result spans would count other tenants' time in between.
      */
-    private static long workNanos(TaskStream stream, long commandNanos, long from, long to) {
+    static long workNanos(TaskStream stream, long commandNanos, long from, long to) {
         if (stream == null) {
             return 0;
         }

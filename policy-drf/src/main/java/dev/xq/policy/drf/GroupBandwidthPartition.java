@@ -26,7 +26,9 @@ import org.osgi.service.metatype.annotations.Designate;
  * slice all its queues on the device run, idle ones included, so its new work starts at once;
  * every other group's queues are suspended. Turn taking is described in {@link Rotation}; a
  * group's turn began at the earliest resume among its running queues. Unlike XSched, a group does
- * not bank the unused rest of a slice. Stateless apart from its configuration.
+ * not bank the unused rest of a slice. The same policy is also registered under XSched's name
+ * {@code pup} ({@link ProcessUtilizationPartition}, which says why it is not a second policy).
+ * Stateless apart from its configuration.
  */
 @Component(configurationPid = GroupBandwidthPartition.PID, immediate = true,
         property = {Policy.NAME_PROPERTY + "=" + GroupBandwidthPartition.NAME, Policy.BOUNDED_PROPERTY + ":Boolean=true"})
@@ -83,7 +85,7 @@ public final class GroupBandwidthPartition implements Policy {
 
     @Override
     public String description() {
-        return "group bandwidth partition: per device, groups take turns with slices proportional to their utilization hints";
+        return "group bandwidth partition (XSched's PUP; also selectable as pup): per device, groups take turns with slices proportional to their utilization hints";
     }
 
     /** A group's queues on one device. */

@@ -2,12 +2,13 @@ package dev.xq.policy.fixedpriority;
 
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.osgi.service.metatype.annotations.Option;
 
 /** Knobs of policy {@code mlfq} (PID {@value MultiLevelFeedback#PID}). */
 @ObjectClassDefinition(id = MultiLevelFeedback.PID, name = "XQ policy mlfq",
         description = "Multi-level feedback queue: queues start on the top level; a queue that uses its level's slice of device "
                 + "time sinks one level; per device the ready queues on the highest occupied level run; every "
-                + "mlfq.boost.period all queues return to the top. Priority hints are ignored.")
+                + "mlfq.boost.period queues return to the top (all, or those not running: mlfq.boost.scope). Priority hints are ignored.")
 public @interface MlfqConfig {
 
     /** @return the number of levels */
@@ -28,7 +29,18 @@ public @interface MlfqConfig {
 
     /** @return the boost period in microseconds */
     @AttributeDefinition(name = "Boost period (us)", min = "101", max = "3600000000",
-            description = "Every this many microseconds all queues return to the top level and their used time is cleared "
+            description = "Every this many microseconds queues return to the top level (which ones: mlfq.boost.scope) and all "
+                    + "queues' used time is cleared "
                     + "(anti-starvation: no ready queue waits much longer than this); longer than mlfq.slice, at most 3600000000.")
     long mlfq_boost_period() default MlfqSettings.DEFAULT_BOOST_PERIOD_MICROS;
+
+    /** @return which queues a boost lifts */
+    @AttributeDefinition(name = "Boost scope",
+            description = "Which queues a boost lifts to the top: all (textbook MLFQ), or waiting: every queue except those running "
+                    + "at that moment (with work, and let run by the previous decision), so that long-running work that is not "
+                    + "kept waiting stays below short work. Used time is cleared for all either way; no ready queue waits longer "
+                    + "than mlfq.boost.period under both.",
+            options = {@Option(label = "all: every queue (textbook MLFQ)", value = "all"),
+                       @Option(label = "waiting: every queue not running at that moment", value = "waiting")})
+    String mlfq_boost_scope() default MlfqSettings.DEFAULT_BOOST_SCOPE;
 }

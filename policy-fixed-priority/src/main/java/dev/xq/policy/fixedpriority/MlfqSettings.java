@@ -6,15 +6,43 @@ package dev.xq.policy.fixedpriority;
  * @param levels how many levels there are (level 0 is the top)
  * @param sliceNanos device time a queue may use on the top level before it sinks
  * @param growth how many times longer each level's slice is than the one above
- * @param boostPeriodNanos how often every queue is lifted back to the top
+ * @param boostPeriodNanos how often queues are lifted back to the top
+ * @param boostScope which queues a boost lifts
  */
-record MlfqSettings(int levels, long sliceNanos, int growth, long boostPeriodNanos) {
+record MlfqSettings(int levels, long sliceNanos, int growth, long boostPeriodNanos, BoostScope boostScope) {
+
+    /** Which queues a boost lifts to the top (every queue's used time is cleared either way). */
+    enum BoostScope {
+        /** Every queue: textbook MLFQ. */
+        ALL("all"),
+        /** Every queue except those running at that moment (let run with work by the previous decision, still with work). */
+        WAITING("waiting");
+
+        final String word;
+
+        BoostScope(String word) {
+            this.word = word;
+        }
+
+        /**
+         * @throws IllegalArgumentException naming the value and the allowed ones
+         */
+        static BoostScope of(String word) {
+            for (BoostScope b : values()) {
+                if (b.word.equals(word)) {
+                    return b;
+                }
+            }
+            throw new IllegalArgumentException("mlfq.boost.scope '" + word + "' is not allowed; allowed: all, waiting");
+        }
+    }
 
     /** XSched's mlfq: levels 0 to 3, 10 ms on the top, doubling; its priority recovery is 100 ms too. */
     static final int DEFAULT_LEVELS = 4;
     static final long DEFAULT_SLICE_MICROS = 10_000;
     static final int DEFAULT_GROWTH = 2;
     static final long DEFAULT_BOOST_PERIOD_MICROS = 100_000;
+    static final String DEFAULT_BOOST_SCOPE = "all";
     static final int MAX_LEVELS = 16;
     static final long MIN_SLICE_MICROS = 100;
     static final long MAX_SLICE_MICROS = 10_000_000;
@@ -23,10 +51,15 @@ record MlfqSettings(int levels, long sliceNanos, int growth, long boostPeriodNan
 
     static final MlfqSettings DEFAULTS = of(DEFAULT_LEVELS, DEFAULT_SLICE_MICROS, DEFAULT_GROWTH, DEFAULT_BOOST_PERIOD_MICROS);
 
+    /** The settings with boosts that lift every queue. */
+    static MlfqSettings of(int levels, long sliceMicros, int growth, long boostPeriodMicros) {
+        return of(levels, sliceMicros, growth, boostPeriodMicros, BoostScope.ALL);
+    }
+
     /**
      * @throws IllegalArgumentException naming the first bad value and what is allowed
      */
-    static MlfqSettings of(int levels, long sliceMicros, int growth, long boostPeriodMicros) {
+    static MlfqSettings of(int levels, long sliceMicros, int growth, long boostPeriodMicros, BoostScope boostScope) {
         if (levels < 1 || levels > MAX_LEVELS) {
             throw new IllegalArgumentException("mlfq.levels " + levels + " is out of range [1, " + MAX_LEVELS + "]");
         }
@@ -48,11 +81,15 @@ record MlfqSettings(int levels, long sliceNanos, int growth, long boostPeriodNan
             throw new IllegalArgumentException("mlfq.boost.period " + boostPeriodMicros + " us is out of range [" + (sliceMicros + 1) + ", " + MAX_MICROS
                     + "] us (longer than mlfq.slice " + sliceMicros + " us, or no queue would ever sink)");
         }
-        return new MlfqSettings(levels, sliceMicros * 1000, growth, boostPeriodMicros * 1000);
+        if (boostScope == null) {
+            throw new IllegalArgumentException("mlfq.boost.scope is missing; allowed: all, waiting");
+        }
+        return new MlfqSettings(levels, sliceMicros * 1000, growth, boostPeriodMicros * 1000, boostScope);
     }
 
     static MlfqSettings from(MlfqConfig config) {
-        return of(config.mlfq_levels(), config.mlfq_slice(), config.mlfq_slice_growth(), config.mlfq_boost_period());
+        return of(config.mlfq_levels(), config.mlfq_slice(), config.mlfq_slice_growth(), config.mlfq_boost_period(),
+                BoostScope.of(config.mlfq_boost_scope()));
     }
 
     /** @return the slice of a level: {@code sliceNanos * growth^level} */
@@ -72,6 +109,6 @@ record MlfqSettings(int levels, long sliceNanos, int growth, long boostPeriodNan
     @Override
     public String toString() {
         return "mlfq.levels=" + levels + " mlfq.slice=" + sliceNanos / 1000 + "us mlfq.slice.growth=" + growth
-                + " mlfq.boost.period=" + boostPeriodNanos / 1000 + "us";
+                + " mlfq.boost.period=" + boostPeriodNanos / 1000 + "us mlfq.boost.scope=" + boostScope.word;
     }
 }

@@ -37,9 +37,15 @@ import org.osgi.service.metatype.annotations.Designate;
  * the device): short interactive work stays there, long-running work sinks. A queue sinks at
  * most one level per decision, however much it used since the previous one.</li>
  * <li>Every {@code mlfq.boost.period} (at the multiples of it on the {@code System.nanoTime}
- * clock) every queue returns to the top and its used time is cleared. A timer is set for the
- * boost whenever a ready queue waits, so <b>no ready queue waits longer than
- * {@code mlfq.boost.period}</b>, plus the in-flight work of the running queues at preemption
+ * clock) every queue's used time is cleared and queues return to the top: every queue
+ * ({@code mlfq.boost.scope=all}, the default: textbook MLFQ), or every queue except those that
+ * are running at that moment ({@code waiting}: those the previous decision let run with work,
+ * still with work). Under {@code all}, a long-running queue is lifted beside the short ones at every boost
+ * and shares the top with them until it has used a top slice again, which at the defaults is a
+ * tenth of the time (the {@code mlfq} scenario measures what that does to the short tasks'
+ * tail); under {@code waiting} it is lifted only when it was kept waiting. A timer is set for the
+ * boost whenever a ready queue waits, so, under either scope (a queue kept waiting is lifted),
+ * <b>no ready queue waits longer than {@code mlfq.boost.period}</b>, plus the in-flight work of the running queues at preemption
  * level 1 (it can only have been suspended after it sank, i.e. after the last boost, and the
  * boost resumes it).</li>
  * </ul>
@@ -51,7 +57,8 @@ import org.osgi.service.metatype.annotations.Designate;
  * are set for the moment the running queues' slices would end when another queue of the device
  * is ready.
  *
- * <p>Keeps state between decisions: each queue's level and used time. State of queues that are
+ * <p>Keeps state between decisions: each queue's level and used time, and which queues the
+ * previous decision let run with work. State of queues that are
  * gone (and of the node's trial queues) is dropped at the next decision. Device time used while
  * another policy was selected counts like any other until the next boost. Decisions are
  * serialised on the instance, so a trial decision off the scheduler's thread cannot interleave
@@ -87,6 +94,8 @@ public final class MultiLevelFeedback implements Policy {
 
     // Guarded by this.
     private final Map<Long, Entry> entries = new HashMap<>();
+    /** Queues that the previous decision let run while they had work (for {@code mlfq.boost.scope=waiting}). */
+    private final Set<Long> ranWithWork = new HashSet<>();
     private long epoch = Long.MIN_VALUE;
     private long epochPeriod;
 
@@ -135,7 +144,8 @@ public final class MultiLevelFeedback implements Policy {
 
     @Override
     public String description() {
-        return "multi-level feedback queue: queues start on top, sink when they use their level's slice, all return to the top every boost period";
+        return "multi-level feedback queue: queues start on top, sink when they use their level's slice, return to the top every boost period "
+                + "(mlfq.boost.scope " + settings.boostScope().word + ")";
     }
 
     @Override
@@ -148,10 +158,7 @@ public final class MultiLevelFeedback implements Policy {
         if (boost) {
             epoch = e;
             epochPeriod = s.boostPeriodNanos();
-            for (Entry entry : entries.values()) {
-                entry.level = 0;
-                entry.used = 0;
-            }
+            boost(view, s);
         }
         long nextBoost = (e + 1) * s.boostPeriodNanos();
         Set<Long> seen = new HashSet<>();
@@ -160,7 +167,32 @@ public final class MultiLevelFeedback implements Policy {
             decide(queues, now, nextBoost, boost, s, decision, seen);
         }
         entries.keySet().retainAll(seen);
+        ranWithWork.retainAll(seen);
         decision.applyTo(view, actions);
+    }
+
+    /**
+     * Lifts queues to the top and clears every queue's used time: all of them, or under
+     * {@code mlfq.boost.scope=waiting} all but those that the previous decision let run with
+     * work and that still have work. The previous decision, not this view: a boost is applied
+     * at the first decision after its moment, and that decision may be the arrival of the very
+     * work that would make a queue that ran alone until then look as if it waited.
+     */
+    private void boost(SchedulerView view, MlfqSettings s) {
+        Set<Long> keep = new HashSet<>();
+        if (s.boostScope() == MlfqSettings.BoostScope.WAITING) {
+            for (QueueView q : view.queues()) {
+                if (q.runnable() && ranWithWork.contains(q.handle())) {
+                    keep.add(q.handle());
+                }
+            }
+        }
+        for (Map.Entry<Long, Entry> en : entries.entrySet()) {
+            if (!keep.contains(en.getKey())) {
+                en.getValue().level = 0;
+            }
+            en.getValue().used = 0;
+        }
     }
 
     private void decide(List<QueueView> queues, long now, long nextBoost, boolean boost, MlfqSettings s, Decision decision, Set<Long> seen) {
@@ -194,6 +226,11 @@ public final class MultiLevelFeedback implements Policy {
             Entry e = entries.get(q.handle());
             boolean runs = e.level <= best;
             decision.set(q, runs);
+            if (runs && q.runnable()) {
+                ranWithWork.add(q.handle());
+            } else {
+                ranWithWork.remove(q.handle());
+            }
             if (!q.runnable()) {
                 continue;
             }

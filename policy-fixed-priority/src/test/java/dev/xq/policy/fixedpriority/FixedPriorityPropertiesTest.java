@@ -40,8 +40,9 @@ class FixedPriorityPropertiesTest {
     @Provide
     Arbitrary<MlfqSettings> mlfqSettings() {
         return Combinators.combine(Arbitraries.integers().between(1, 6), Arbitraries.longs().between(100, 50_000),
-                Arbitraries.integers().between(1, 4), Arbitraries.longs().between(1, 2_000_000))
-                .as((levels, slice, growth, extra) -> MlfqSettings.of(levels, slice, growth, slice + extra));
+                Arbitraries.integers().between(1, 4), Arbitraries.longs().between(1, 2_000_000),
+                Arbitraries.of(MlfqSettings.BoostScope.class))
+                .as((levels, slice, growth, extra, scope) -> MlfqSettings.of(levels, slice, growth, slice + extra, scope));
     }
 
     /** A process's CPU priority, or null for one whose /proc entry cannot be read. */

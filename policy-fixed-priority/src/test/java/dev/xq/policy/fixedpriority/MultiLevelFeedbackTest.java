@@ -23,7 +23,12 @@ class MultiLevelFeedbackTest {
     static final long MS = 1_000_000;
     static final long GB = 1L << 30;
 
-    record Config(int mlfq_levels, long mlfq_slice, int mlfq_slice_growth, long mlfq_boost_period) implements MlfqConfig {
+    record Config(int mlfq_levels, long mlfq_slice, int mlfq_slice_growth, long mlfq_boost_period, String mlfq_boost_scope)
+            implements MlfqConfig {
+        Config(int levels, long slice, int growth, long boostPeriod) {
+            this(levels, slice, growth, boostPeriod, "all");
+        }
+
         @Override
         public Class<? extends Annotation> annotationType() {
             return MlfqConfig.class;
@@ -82,8 +87,17 @@ class MultiLevelFeedbackTest {
 
     @Test
     void nothingWaitsLongerThanTheBoostPeriod() {
+        nothingWaitsLongerThanTheBoostPeriod(MlfqSettings.BoostScope.ALL);
+    }
+
+    @Test
+    void nothingWaitsLongerThanTheBoostPeriodWhenOnlyWaitingQueuesAreLifted() {
+        nothingWaitsLongerThanTheBoostPeriod(MlfqSettings.BoostScope.WAITING);
+    }
+
+    private void nothingWaitsLongerThanTheBoostPeriod(MlfqSettings.BoostScope scope) {
         // levels 0..2, 10 / 20 / 40 ms, boost every 100 ms
-        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(3, 10_000, 2, 100_000), log.logger);
+        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(3, 10_000, 2, 100_000, scope), log.logger);
         Simulation sim = new Simulation(0, new DeviceView("d0", "sim", 1, GB));
         // Twenty interactive queues take turns, 5 ms each per 100 ms: each stays on top, together they never leave the device.
         for (long h = 1; h <= 20; h++) {
@@ -183,6 +197,89 @@ class MultiLevelFeedbackTest {
     }
 
     @Test
+    void underScopeWaitingABoostLeavesARunningQueueWhereItIsAndLiftsTheOthers() {
+        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(4, 10_000, 2, 1_000_000, MlfqSettings.BoostScope.WAITING), log.logger);
+        // Queue 1 runs alone and sinks to level 2 (10 ms on level 0, 20 ms on level 1); queue 2 also sinks to level 1, then goes idle.
+        p.schedule(view(1 * MS, queue(1).readySince(0).build(), queue(2).readySince(0).build()), new RecordingActions());
+        p.schedule(view(12 * MS, queue(1).readySince(0).ran(11 * MS).build(), queue(2).readySince(0).ran(11 * MS).build()), new RecordingActions());
+        p.schedule(view(40 * MS, queue(1).readySince(0).ran(32 * MS).build(), queue(2).ran(11 * MS).build()), new RecordingActions());
+        assertEquals(2, p.level(1));
+        assertEquals(1, p.level(2));
+        // The boost at 1 s: queue 1 is running (ready, on the highest ready level), queue 2 is idle.
+        RecordingActions a = new RecordingActions();
+        p.schedule(view(1_000 * MS, queue(1).readySince(0).ran(500 * MS).build(), queue(2).ran(11 * MS).build()), a);
+        assertEquals(2, p.level(1), "a running queue keeps its level");
+        assertEquals(0, p.level(2), "an idle queue is lifted");
+        assertTrue(a.runs(1) && a.runs(2), "queue 2 is idle on a higher level: resumed so its work starts at once");
+        // Queue 2 gets work and runs; queue 1 waits on level 2 until the boost at 2 s lifts it beside queue 2.
+        RecordingActions b = new RecordingActions();
+        p.schedule(view(1_500 * MS, queue(1).readySince(0).ran(500 * MS).build(), queue(2).readySince(1_400 * MS).ran(12 * MS).build()), b);
+        assertFalse(b.runs(1));
+        assertTrue(b.runs(2));
+        assertTrue(b.wake != null && b.wake <= 2_000 * MS, "a timer no later than the boost: queue 1 waits: " + b.log);
+        RecordingActions c = new RecordingActions();
+        p.schedule(view(2_000 * MS, queue(1).readySince(0).ran(500 * MS).build(), queue(2).readySince(1_400 * MS).ran(13 * MS).build()), c);
+        assertEquals(0, p.level(1), "a waiting queue is lifted");
+        assertTrue(c.runs(1) && c.runs(2));
+    }
+
+    @Test
+    void underScopeWaitingABoostAppliedAtTheArrivalOfWorkLeavesTheQueueThatRanAloneWhereItIs() {
+        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(4, 10_000, 2, 1_000_000, MlfqSettings.BoostScope.WAITING), log.logger);
+        p.schedule(view(1 * MS, queue(1).readySince(0).build(), queue(2).build()), new RecordingActions());
+        p.schedule(view(12 * MS, queue(1).readySince(0).ran(11 * MS).build(), queue(2).build()), new RecordingActions());
+        p.schedule(view(40 * MS, queue(1).readySince(0).ran(32 * MS).build(), queue(2).build()), new RecordingActions());
+        assertEquals(2, p.level(1));
+        // No decision at the boost moment (1 s: nobody waited, so no timer); the next one is queue 2's arrival at 1.003 s.
+        RecordingActions a = new RecordingActions();
+        p.schedule(view(1_003 * MS, queue(1).readySince(0).ran(990 * MS).build(), queue(2).readySince(1_002 * MS).build()), a);
+        assertEquals(2, p.level(1), "queue 1 ran alone until the boost: it was not kept waiting, so it is not lifted");
+        assertTrue(a.runs(2));
+        assertFalse(a.runs(1), "queue 2's work goes first");
+    }
+
+    @Test
+    void underScopeAllTheSameBoostLiftsTheRunningQueueToo() {
+        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(4, 10_000, 2, 1_000_000, MlfqSettings.BoostScope.ALL), log.logger);
+        p.schedule(view(1 * MS, queue(1).readySince(0).build()), new RecordingActions());
+        p.schedule(view(12 * MS, queue(1).readySince(0).ran(11 * MS).build()), new RecordingActions());
+        p.schedule(view(40 * MS, queue(1).readySince(0).ran(32 * MS).build()), new RecordingActions());
+        assertEquals(2, p.level(1));
+        p.schedule(view(1_000 * MS, queue(1).readySince(0).ran(500 * MS).build(), queue(2).build()), new RecordingActions());
+        assertEquals(0, p.level(1));
+    }
+
+    @Test
+    void underScopeWaitingALongRunningQueueStaysBelowTheShortOneAcrossBoosts() {
+        // As in the first test (interactive 1 ms per 20 ms, batch always ready), but boosts come while batch runs alone.
+        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(4, 10_000, 2, 100_000, MlfqSettings.BoostScope.WAITING), log.logger);
+        Simulation sim = new Simulation(0, new DeviceView("d0", "sim", 1, GB));
+        sim.add(1, "d0", "interactive");
+        sim.add(2, "d0", "batch");
+        sim.ready(2);
+        sim.decide(p);
+        boolean sank = false;
+        for (long t = 0; t < 2_500 * MS; t += 100_000) {
+            long phase = t % (20 * MS);
+            if (phase == 3 * MS) {
+                sim.ready(1);
+            } else if (phase == 4 * MS) {
+                sim.idle(1);
+            }
+            sim.run(p, t + 100_000, 100_000);
+            assertEquals(0, p.level(1), "interactive sank at " + sim.now());
+            sank |= p.level(2) == 3;
+            if (sank) {
+                assertEquals(3, p.level(2), "batch was lifted at " + sim.now() + " although it was never kept waiting at a boost");
+            }
+        }
+        assertTrue(sank, "batch sank to the bottom");
+        assertEquals(0, sim.maxWait(1), "interactive work never waits");
+        double batchShare = (double) sim.queue(2).runNanos / sim.now();
+        assertTrue(batchShare > 0.9, "batch is not starved: " + batchShare);
+    }
+
+    @Test
     void goneQueuesAreForgotten() {
         decide(view(10 * MS, queue(1).readySince(0).build(), queue(-1).readySince(0).build()));
         assertEquals(0, mlfq.level(-1));
@@ -215,6 +312,14 @@ class MultiLevelFeedbackTest {
         assertEquals(MlfqSettings.of(2, 1_000, 4, 50_000), mlfq.settings());
         assertEquals(4 * MS, mlfq.settings().sliceNanos(1));
         assertThrows(IllegalArgumentException.class, () -> new MultiLevelFeedback(MlfqSettings.DEFAULTS, log.logger).activate(new Config(0, 1, 1, 1)));
+        assertEquals("mlfq.boost.scope 'some' is not allowed; allowed: all, waiting",
+                assertThrows(IllegalArgumentException.class, () -> MlfqSettings.from(new Config(4, 10_000, 2, 100_000, "some"))).getMessage());
+        MlfqSettings kept = mlfq.settings();
+        mlfq.modified(new Config(4, 10_000, 2, 100_000, "Waiting"));
+        assertSame(kept, mlfq.settings());
+        assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("mlfq.boost.scope 'Waiting' is not allowed"), log.all());
+        mlfq.modified(new Config(4, 10_000, 2, 100_000, "waiting"));
+        assertEquals(MlfqSettings.BoostScope.WAITING, mlfq.settings().boostScope());
         assertEquals(MlfqSettings.DEFAULTS, new MultiLevelFeedback().settings());
     }
 }
