@@ -142,11 +142,15 @@ class SchedulerTest {
                 while (System.nanoTime() < until) {
                     Thread.onSpinWait();
                 }
+                for (QueueView v : view.queues()) {
+                    actions.resume(v.handle()); // every queue runs
+                }
             }
         }, "test", 3);
         core.selectPolicy("slow");
         XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(1, 1)));
-        q.submit(Command.spin(10)).await();
+        q.submit(Command.spin(10)); // the manual device never completes it: the submit's decision is what counts
+        eventually(() -> core.decisionHistogram().count() > before.count() + 1, "decisions after the submit");
         SchedulerControl.DecisionHistogram h = core.decisionHistogram();
         assertTrue(h.count() > before.count(), "decisions counted: " + h);
         assertEquals(h.upperBoundsMicros().size() + 1, h.counts().size());
