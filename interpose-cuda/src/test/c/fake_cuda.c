@@ -83,6 +83,7 @@ static pthread_mutex_t g_gpu_mu = PTHREAD_MUTEX_INITIALIZER; /* the process's GP
 static CUcontext g_primary[MAXDEV];
 static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
 static int g_memops = 1, g_events = 1; /* FAKECUDA_MEMOPS, FAKECUDA_EVENTS */
+static long g_call_us;                 /* FAKECUDA_CALL_US: how long each enqueueing call takes its caller */
 
 static __thread CUcontext t_stack[16]; /* t_stack[t_depth] is current */
 static __thread int t_depth;
@@ -242,6 +243,11 @@ static CUresult enqueue(CUstream h, int ptsz, op o)
         return CUDA_ERROR_INVALID_HANDLE;
     if (s->capturing) /* captured, not run */
         return CUDA_SUCCESS;
+    if (g_call_us > 0) { /* a slow driver: the call itself takes the caller's time */
+        struct timespec d = {g_call_us / 1000000, g_call_us % 1000000 * 1000};
+        while (nanosleep(&d, &d) == -1 && errno == EINTR) {
+        }
+    }
     op *p = malloc(sizeof *p);
     *p = o;
     p->next = NULL;
@@ -840,5 +846,7 @@ __attribute__((constructor)) static void fake_init(void)
     const char *m = getenv("FAKECUDA_MEMOPS"), *e = getenv("FAKECUDA_EVENTS");
     g_memops = !(m && !strcmp(m, "0"));
     g_events = !(e && !strcmp(e, "0"));
+    const char *c = getenv("FAKECUDA_CALL_US");
+    g_call_us = c ? strtol(c, NULL, 10) : 0;
     pthread_atfork(NULL, NULL, fake_atfork_child);
 }

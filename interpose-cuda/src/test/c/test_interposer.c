@@ -352,6 +352,32 @@ static void test_gate_silent(void)
     CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
 }
 
+/* The node hears of an arrival once its launch is made, not before: the WAKE line is a socket
+ * write, and written first it delayed the work itself (FAKECUDA_CALL_US: a driver whose every
+ * enqueueing call takes 30 ms of its caller's time, so that the order shows) */
+static void test_wake_after_launch(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 0);
+    app a;
+    start(&a, (const char *[]){"FAKECUDA_CALL_US=30000", NULL},
+          (const char *[]){"--tasks", "1", "--kernels", "1", "--us", "100", "--stream", "new", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, some_launched, 5.0), "nothing launched");
+    double launched = tn_now(); /* within 0.2 ms after the first launch call returned */
+    char wake[32];
+    snprintf(wake, sizeof wake, "WAKE %d", slot);
+    int i = slot >= 0 ? tn_find(0, 0, wake, 2.0) : -1;
+    CHECK(i >= 0, "no WAKE line for slot %d", slot);
+    if (i >= 0) {
+        double early = launched - tn_get(i).t;
+        CHECK(early < 0.010, "the WAKE came %.1f ms before the launch was made", early * 1000);
+        printf("    the WAKE came %.1f ms after the launch was seen made\n", -early * 1000);
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d, stderr: %s", a.status, slurp(a.err));
+}
+
 /* in_flight never exceeds the threshold; three threads launch on one (legacy) stream */
 static void test_threshold(void)
 {
@@ -940,6 +966,7 @@ static const struct {
     {"gate_procaddress_ptds", test_gate_procaddress},
     {"gate_procaddress_legacy", test_gate_procaddress_legacy},
     {"gate_silent_open", test_gate_silent},
+    {"wake_after_launch", test_wake_after_launch},
     {"threshold", test_threshold},
     {"batch", test_batch},
     {"window", test_window},
