@@ -6,6 +6,7 @@ import dev.xq.operator.NoSuchQueueException;
 import dev.xq.runtime.log.RuntimeLog;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -50,6 +51,7 @@ final class Api {
             if (Dashboard.serves(r.path())) {
                 return dashboard.file(r);   // static files without data: no token needed (see Dashboard)
             }
+            checkPath(r.path());
             ApiResponse refused = guard(r);
             if (refused != null) {
                 return refused;
@@ -78,6 +80,13 @@ final class Api {
         }
         boolean needToken = !r.loopbackPeer() || settings.tokenOnLoopback();
         if (!needToken) {
+            if (!hostAllowed(r.host())) {
+                // DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 is "same origin" with
+                // itself, and its requests reach a node that trusts loopback; their Host names the page's site
+                return ApiResponse.error(403, "Host " + r.host() + " is not a name of this node: a request served without "
+                        + "a token must name it by localhost, an IP address or a name in allowedHosts (PID " + HttpConfig.PID
+                        + "; now " + (settings.allowedHosts().isEmpty() ? "none" : String.join(", ", settings.allowedHosts())) + ")");
+            }
             return null;
         }
         if (token.length == 0) {
@@ -97,6 +106,82 @@ final class Api {
             return ApiResponse.error(401, "the bearer token is wrong").withHeader("WWW-Authenticate", "Bearer realm=\"xq\", error=\"invalid_token\"");
         }
         return null;
+    }
+
+    /**
+     * @return whether a Host header names this node as a request without a token may: localhost (or a name under
+     *         .localhost), an IP literal, or a configured name; no header at all (HTTP/1.0; browsers always send one)
+     */
+    boolean hostAllowed(String host) {
+        if (host == null || host.isEmpty()) {
+            return true;
+        }
+        String name;
+        if (host.startsWith("[")) {
+            int end = host.indexOf(']');
+            if (end < 0 || !(end == host.length() - 1 || host.charAt(end + 1) == ':')) {
+                return false;
+            }
+            name = host.substring(1, end);
+        } else {
+            int colon = host.indexOf(':');
+            if (colon >= 0 && host.indexOf(':', colon + 1) >= 0) {
+                return false;   // an IPv6 literal must be bracketed in a Host header
+            }
+            name = colon >= 0 ? host.substring(0, colon) : host;
+        }
+        name = name.toLowerCase(java.util.Locale.ROOT);
+        if (name.endsWith(".")) {
+            name = name.substring(0, name.length() - 1);
+        }
+        if (name.equals("localhost") || name.endsWith(".localhost") || settings.allowedHosts().contains(name)) {
+            return true;
+        }
+        if (!name.isEmpty() && (Character.digit(name.charAt(0), 16) >= 0 || name.indexOf(':') >= 0)) {
+            try {
+                InetAddress.ofLiteral(name);   // an address, never looked up
+                return true;
+            } catch (IllegalArgumentException notAnAddress) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Refuses what no route can be and a client may mean otherwise: '.' and '..' segments (plain or
+     * percent-encoded), malformed percent escapes and characters outside printable ASCII. Routes are
+     * matched on the raw path, so nothing else needs normalising.
+     */
+    static void checkPath(String path) {
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c < 0x21 || c > 0x7e) {
+                throw ApiException.badRequest("path " + printable(path) + " has a character outside printable ASCII at "
+                        + i + "; percent-encode it");
+            }
+            if (c == '%' && (i + 2 >= path.length() || Character.digit(path.charAt(i + 1), 16) < 0
+                    || Character.digit(path.charAt(i + 2), 16) < 0)) {
+                throw ApiException.badRequest("path " + printable(path) + " is not URL-encoded correctly: '%' at " + i
+                        + " must be followed by two hex digits");
+            }
+        }
+        for (String seg : path.split("/", -1)) {
+            String plain = seg.replace("%2e", ".").replace("%2E", ".");
+            if (plain.equals(".") || plain.equals("..")) {
+                throw ApiException.badRequest("path " + printable(path) + " has a '" + plain + "' segment; give a route "
+                        + "as it is (routes: " + String.join(", ", ROUTES) + ")");
+            }
+        }
+    }
+
+    private static String printable(String s) {
+        StringBuilder b = new StringBuilder(Math.min(s.length(), 200) + 2).append('\'');
+        for (int i = 0; i < s.length() && i < 200; i++) {
+            char c = s.charAt(i);
+            b.append(c < 0x20 || c == 0x7f ? String.format("\\x%02x", (int) c) : c);
+        }
+        return b.append(s.length() > 200 ? "...'" : "'").toString();
     }
 
     /** @return whether a browser's Origin is the node's own address, as the request's Host names it */

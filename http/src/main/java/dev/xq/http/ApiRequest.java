@@ -50,6 +50,10 @@ record ApiRequest(String method, String path, String query, String authorization
         return new ApiRequest(method, path, query, authorization, loopback, contentLength, body, origin, host);
     }
 
+    ApiRequest withHost(String hostHeader) {
+        return new ApiRequest(method, path, query, authorization, loopbackPeer, contentLength, body, origin, hostHeader);
+    }
+
     ApiRequest withOrigin(String origin, String host) {
         return new ApiRequest(method, path, query, authorization, loopbackPeer, contentLength, body, origin, host);
     }

@@ -32,6 +32,13 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
             description = "Require the token from loopback peers too (xcli sends no token: its requests are then refused)")
     boolean tokenOnLoopback() default false;
 
+    @AttributeDefinition(name = "Allowed host names", required = false,
+            description = "Host names, besides localhost and IP addresses, that a request served without a token may give "
+                    + "in its Host header: names by which operators reach this node on loopback (an SSH tunnel, a local "
+                    + "proxy). Any other name is refused, so that a web page whose own name is made to resolve to 127.0.0.1 "
+                    + "(DNS rebinding) cannot use the node from the operator's browser")
+    String[] allowedHosts() default {};
+
     @AttributeDefinition(name = "Largest request body", min = "1024", max = "16777216",
             description = "Bytes a request body may have; larger requests get 413")
     int maxBodyBytes() default HttpSettings.DEFAULT_MAX_BODY;

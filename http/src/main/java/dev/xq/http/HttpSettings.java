@@ -2,7 +2,11 @@ package dev.xq.http;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * The HTTP API's settings, checked: where to listen and who may ask.
@@ -13,9 +17,16 @@ import java.util.function.Function;
  * @param token the bearer token, or empty for none
  * @param tokenOnLoopback whether loopback peers must send the token too
  * @param maxBodyBytes the largest request body
+ * @param allowedHosts host names (lower case) besides localhost and IP literals that a request served without a token may name
  */
 record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopback, String token, boolean tokenOnLoopback,
-                    int maxBodyBytes) {
+                    int maxBodyBytes, List<String> allowedHosts) {
+
+    private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
+
+    HttpSettings {
+        allowedHosts = List.copyOf(allowedHosts);
+    }
 
     static final int DEFAULT_PORT = 50000;
     static final String DEFAULT_BIND = "127.0.0.1";
@@ -83,13 +94,23 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
         if (max < 1024 || max > 16 * 1024 * 1024) {
             throw new IllegalArgumentException("maxBodyBytes " + max + " is out of range [1024, 16777216]");
         }
-        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max);
+        List<String> hosts = new ArrayList<>();
+        for (String h : c.allowedHosts() == null ? new String[0] : c.allowedHosts()) {
+            String name = h == null ? "" : h.trim().toLowerCase(Locale.ROOT);
+            if (name.length() > 253 || !HOST_NAME.matcher(name).matches()) {
+                throw new IllegalArgumentException("allowedHosts entry '" + h + "' is not a host name: letters, digits, '-' and "
+                        + "'.', at most 253 characters, no port, no wildcard (localhost and IP addresses are always allowed)");
+            }
+            hosts.add(name);
+        }
+        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts);
     }
 
     @Override
     public String toString() {
         // never the token itself
         return "HttpSettings[enabled=" + enabled + ", port=" + port + ", bindAddress=" + bindAddress + ", token="
-                + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes + "]";
+                + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes
+                + (allowedHosts.isEmpty() ? "" : ", allowedHosts=" + allowedHosts) + "]";
     }
 }

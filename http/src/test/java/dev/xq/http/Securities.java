@@ -8,10 +8,10 @@ final class Securities {
     }
 
     static HttpSettings loopback() {
-        return new HttpSettings(true, 0, "127.0.0.1", true, "", false, 4096);
+        return new HttpSettings(true, 0, "127.0.0.1", true, "", false, 4096, java.util.List.of("xq-node.example"));
     }
 
     static HttpSettings withToken(boolean onLoopback) {
-        return new HttpSettings(true, 0, "0.0.0.0", false, TOKEN, onLoopback, 4096);
+        return new HttpSettings(true, 0, "0.0.0.0", false, TOKEN, onLoopback, 4096, java.util.List.of());
     }
 }

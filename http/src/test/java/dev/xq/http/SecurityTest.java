@@ -52,6 +52,11 @@ class SecurityTest {
             public int maxBodyBytes() {
                 return HttpSettings.DEFAULT_MAX_BODY;
             }
+
+            @Override
+            public String[] allowedHosts() {
+                return new String[0];
+            }
         };
     }
 
@@ -148,6 +153,110 @@ class SecurityTest {
                 () -> new ByteArrayInputStream(latin1)));
         assertEquals("{\"error\":\"the request body is not UTF-8 text\"}", notUtf8.body());
         assertEquals(400, notUtf8.status());
+    }
+
+    @Test
+    void withoutATokenTheHostMustNameThisNode() {
+        // DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends its requests to the node
+        // with Origin and Host evil.example: same origin to the browser, loopback to the node. Its Host gives it away.
+        Fakes.Queue q = xq.add(5, "q", "sim0", "", 0);
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        for (String ok : List.of("127.0.0.1:50000", "127.0.0.1", "localhost:50000", "LOCALHOST", "localhost.", "dash.localhost:8080",
+                "[::1]:50000", "[::1]", "10.1.2.3:50000", "xq-node.example:50000", "XQ-Node.Example")) {
+            assertEquals(200, api.handle(ApiRequest.of("GET", "/xqueues").withHost(ok)).status(), ok);
+        }
+        ApiResponse r = api.handle(ApiRequest.of("POST", "/policy?policy=7").withOrigin("http://evil.example:50000", "evil.example:50000"));
+        assertEquals(403, r.status());
+        assertEquals("{\"error\":\"Host evil.example:50000 is not a name of this node: a request served without a token must name it "
+                + "by localhost, an IP address or a name in allowedHosts (PID dev.xq.http; now xq-node.example)\"}", r.body());
+        assertEquals("hpf", scheduler.selected, "refused: nothing changed");
+        for (String bad : List.of("evil.example", "127.0.0.1.evil.example", "localhost.evil.example:50000", "1.2.3.4.example",
+                "xq-node.example.evil", "::1", "[::1", "[::1]x", "", "\u00e9vil")) {
+            if (bad.isEmpty()) {
+                continue;   // no Host at all: HTTP/1.0, never a browser
+            }
+            assertEquals(403, api.handle(ApiRequest.of("GET", "/xqueues").withHost(bad)).status(), bad);
+            assertEquals(403, api.handle(ApiRequest.of("POST", "/hint", "{\"hint_type\":1,\"handle\":5,\"priority\":9}")
+                    .withHost(bad)).status(), bad);
+        }
+        assertTrue(q.hints().isEmpty());
+        assertEquals(200, api.handle(ApiRequest.of("GET", "/xqueues")).status(), "no Host: allowed");
+        // with a token a name is no threat (a page cannot know the token): any name will do
+        Api tokened = new Api(xq, scheduler, Securities.withToken(true), RuntimeLog.NONE);
+        assertEquals(200, tokened.handle(ApiRequest.of("GET", "/xqueues").withHost("gpu-7.corp.example")
+                .withAuthorization("Bearer " + Securities.TOKEN)).status());
+        // the dashboard's files hold no data: served whatever the name
+        assertEquals(200, api.handle(ApiRequest.of("GET", "/").withHost("evil.example")).status());
+    }
+
+    @Test
+    void allowedHostsMustBeHostNames() {
+        HttpConfig named = new Named(config("127.0.0.1", "", false, -1), new String[] {" Gpu-7.Example ", "tunnel"});
+        assertEquals(List.of("gpu-7.example", "tunnel"), HttpSettings.from(named, NO_PROPS::get).allowedHosts());
+        for (String bad : new String[] {"*.example", "host:8080", "a..b", "-a.example", "", "h\u00f6st", "x".repeat(64)}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> HttpSettings.from(new Named(config("127.0.0.1", "", false, -1), new String[] {bad}), NO_PROPS::get), bad);
+            assertEquals("allowedHosts entry '" + bad + "' is not a host name: letters, digits, '-' and '.', at most 253 characters, "
+                    + "no port, no wildcard (localhost and IP addresses are always allowed)", e.getMessage());
+        }
+    }
+
+    /** A configuration with allowedHosts set. */
+    private record Named(HttpConfig base, String[] allowedHosts) implements HttpConfig {
+        @Override
+        public Class<? extends Annotation> annotationType() {
+            return HttpConfig.class;
+        }
+
+        @Override
+        public String enabled() {
+            return base.enabled();
+        }
+
+        @Override
+        public int port() {
+            return base.port();
+        }
+
+        @Override
+        public String bindAddress() {
+            return base.bindAddress();
+        }
+
+        @Override
+        public String token() {
+            return base.token();
+        }
+
+        @Override
+        public boolean tokenOnLoopback() {
+            return base.tokenOnLoopback();
+        }
+
+        @Override
+        public int maxBodyBytes() {
+            return base.maxBodyBytes();
+        }
+    }
+
+    @Test
+    void pathsThatCouldMeanTwoThingsAreRefusedAsJson() {
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        for (String p : List.of("/%2e%2e/xqueues", "/./xqueues", "/api/v1/../xqueues", "/api/v1/%2E/queues", "/xqueues/.",
+                "/xqueue/%zz", "/xqueue/%4", "/xqueue/%", "/a\u0001b", "/caf\u00e9")) {
+            ApiResponse r = api.handle(ApiRequest.of("GET", p));
+            assertEquals(400, r.status(), p);
+            assertTrue(r.body().startsWith("{\"error\":\"path '"), p + ": " + r.body());
+        }
+        assertEquals("{\"error\":\"path '/xqueue/%zz' is not URL-encoded correctly: '%' at 8 must be followed by two hex digits\"}",
+                api.handle(ApiRequest.of("GET", "/xqueue/%zz")).body());
+        assertEquals("{\"error\":\"path '/a\\\\x01b' has a character outside printable ASCII at 2; percent-encode it\"}",
+                api.handle(ApiRequest.of("GET", "/a\u0001b")).body());
+        assertTrue(api.handle(ApiRequest.of("GET", "/%2e%2e/xqueues")).body().startsWith(
+                "{\"error\":\"path '/%2e%2e/xqueues' has a '..' segment; give a route as it is (routes: GET /xqueues,"));
+        // what is only unusual still gets its answer: a name with an encoded '/' and dots inside a segment
+        assertEquals(404, api.handle(ApiRequest.of("GET", "/api/v1/queues/a%2Fb")).status());
+        assertEquals(404, api.handle(ApiRequest.of("GET", "/api/v1/queues/a..b")).status());
     }
 
     @Test
