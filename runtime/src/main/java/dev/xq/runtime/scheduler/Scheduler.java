@@ -8,12 +8,14 @@ import dev.xq.policy.spi.SchedulerView;
 import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.jfr.Tracing;
 import dev.xq.runtime.scheduler.PolicyRegistry.Registered;
+import dev.xq.runtime.scheduler.Watchdog.InProgress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -40,6 +42,14 @@ import java.util.concurrent.locks.LockSupport;
  * thread is interrupted and replaced; a posting thread is left alone, never interrupted, since
  * it belongs to an application or a driver) and the next decisions go on without it; the stuck
  * thread's decision, should it ever return, is thrown away.
+ *
+ * <p>Why this class is over 400 lines: posting an event, the single-decider drain, the loop
+ * thread, one decision and the watchdog's taking a decision away share four pieces of state
+ * (the dirty flag, the busy token, the loop generation and the record of the decision under
+ * way), and who owns a decision's end is decided by races between them; that is easier to check
+ * in one file. What does not share that state lives apart: {@link PolicySelection} (which policy
+ * decides), {@link Watchdog} (when a decision has overrun), {@link TrialDecisions},
+ * {@link DecisionStats}, {@link GuardKeeper} and {@link ActionRecorder} (applying a decision).
  */
 public final class Scheduler {
 
@@ -64,37 +74,25 @@ public final class Scheduler {
 
     private final Source source;
     private final RuntimeLog log;
-    private final PolicyRegistry registry = new PolicyRegistry(); // guarded by monitor
+    private final PolicySelection selection;
     private final Object monitor = new Object();
     private final AtomicBoolean dirty = new AtomicBoolean();
     private final AtomicLong firstEventNanos = new AtomicLong();
 
-    private volatile String selected = SchedulerControl.NATIVE;
     private volatile String active = SchedulerControl.NATIVE;
     private volatile long deadlineNanos = DEFAULT_DEADLINE_NANOS;
     private volatile boolean running;
-    private volatile boolean inlineEnabled = true;
-    /** Whether events are decided on the posting thread now: the deciding policy is bounded and inline decisions are on. */
-    private volatile boolean inlineNow = true;
     /** Held by the one thread deciding; replaced (not released) when the watchdog abandons a stuck decider. */
-    private volatile java.util.concurrent.atomic.AtomicBoolean busy = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile AtomicBoolean busy = new AtomicBoolean();
     private volatile Thread loop;
     private volatile Thread watchdog;
     // written under monitor; read freely
     private volatile int generation;
-    // guarded by monitor
-    /** The registration deciding for the selected name (null: native); kept by refreshInline. */
-    private volatile Registered current;
     /** The decision under way, for the watchdog; whoever swaps it out (decider or watchdog) owns its end. */
-    private final java.util.concurrent.atomic.AtomicReference<InProgress> inProgress = new java.util.concurrent.atomic.AtomicReference<>();
-
-    /** A decision under way: its policy (null for native), when it started, and on which thread. */
-    private record InProgress(Registered policy, long startNanos, long startCpuNanos, long threadId) {
-    }
+    private final AtomicReference<InProgress> inProgress = new AtomicReference<>();
 
     private final DecisionStats stats = new DecisionStats();
-    private final ArrivalGuards guards = new ArrivalGuards();
-    private volatile boolean guardsOn = true;
+    private final GuardKeeper guards = new GuardKeeper();
     /**
      * A posting thread decides only while the scheduler's idle time between decisions averages at
      * least this much (a moving average over about eight decisions). In a storm of events (a
@@ -116,6 +114,7 @@ public final class Scheduler {
     public Scheduler(Source source, RuntimeLog log) {
         this.source = source;
         this.log = log;
+        this.selection = new PolicySelection(source, log, () -> deadlineNanos);
     }
 
     // ------------------------------------------------------------------ lifecycle
@@ -128,10 +127,7 @@ public final class Scheduler {
             running = true;
             Thread.ofPlatform().daemon().name("xq-tracing-warmup").start(Tracing::warmUp);
             startLoop(generation);
-            Thread w = new Thread(this::watch, "xq-watchdog");
-            w.setDaemon(true);
-            watchdog = w;
-            w.start();
+            watchdog = new Watchdog(inProgress, () -> deadlineNanos, () -> running, this::takeAway).start();
         }
         signal();
     }
@@ -182,7 +178,7 @@ public final class Scheduler {
     public void signal() {
         firstEventNanos.compareAndSet(0, System.nanoTime());
         if (dirty.compareAndSet(false, true)) {
-            if (inlineNow && running && idleGapAvgNanos >= STORM_IDLE_GAP_NANOS) {
+            if (selection.inlineNow() && running && idleGapAvgNanos >= STORM_IDLE_GAP_NANOS) {
                 if (drain(-1)) {
                     stats.decidedInline();
                 }
@@ -205,7 +201,7 @@ public final class Scheduler {
     private boolean drain(int loopGen) {
         boolean decided = false;
         while (dirty.get() && running) {
-            java.util.concurrent.atomic.AtomicBoolean b = busy;
+            AtomicBoolean b = busy;
             if (!b.compareAndSet(false, true)) {
                 return decided;
             }
@@ -236,15 +232,12 @@ public final class Scheduler {
 
     /** Whether a bounded policy decides on the thread that posts an event (default on). */
     public void inlineDecisions(boolean on) {
-        synchronized (monitor) {
-            inlineEnabled = on;
-            refreshInline();
-        }
+        selection.inlineEnabled(on);
         signal();
     }
 
     public boolean inlineDecisions() {
-        return inlineEnabled;
+        return selection.inlineEnabled();
     }
 
     /** How many decisions ran on a posting thread rather than the loop thread (tests and tools). */
@@ -252,98 +245,26 @@ public final class Scheduler {
         return stats.inlineCount();
     }
 
-    /** Recomputes {@link #inlineNow} after a change of selection, registry or set-aside. Caller holds the monitor. */
-    private void refreshInline() {
-        Registered r = SchedulerControl.NATIVE.equals(selected) ? null : lookup(selected);
-        current = r;
-        inlineNow = inlineEnabled && (r == null || r.bounded());
-    }
-
-    // ------------------------------------------------------------------ policies
+    // ------------------------------------------------------------------ policies (PolicySelection)
 
     public void register(String name, Policy policy, String bundle, long id) {
         register(name, policy, bundle, id, false);
     }
 
     /**
+     * Registers a policy after a trial decision; another bundle's policy of a taken name is refused.
      * @param bounded whether the policy declared {@link Policy#BOUNDED_PROPERTY}: its decisions may
      *        run on the thread that posts an event
      */
     public void register(String name, Policy policy, String bundle, long id, boolean bounded) {
-        if (name == null || name.isBlank() || SchedulerControl.NATIVE.equals(name)) {
-            log.warn("policy service " + policy.getClass().getName() + " from " + bundle + " has xq.policy='" + name
-                    + "'; a policy needs a name other than '" + SchedulerControl.NATIVE + "': ignored");
-            return;
-        }
-        String taken = ownerOfOtherBundle(name, bundle);
-        if (taken != null) {
-            refuseImpostor(name, bundle, taken);
-            return;
-        }
-        boolean finished = TrialDecisions.run(name, policy, source, deadlineNanos, log);
-        synchronized (monitor) {
-            taken = ownerOfOtherBundle(name, bundle);
-            if (taken == null) {
-                Registered r = new Registered(name, policy, bundle, id, bounded);
-                registry.add(r);
-                if (!finished) {
-                    registry.stuck(r);
-                }
-                refreshInline();
-            }
-        }
-        if (taken != null) {
-            refuseImpostor(name, bundle, taken);
-            return;
-        }
-        log.info("policy '" + name + "' registered by " + bundle + (bounded ? " (bounded: decides on the posting thread)" : ""));
-        signal();
-    }
-
-    /**
-     * @return the bundle that holds {@code name} when it is not {@code bundle} (its symbolic name
-     *         differs: two versions of one bundle may overlap during an update), else null
-     */
-    private String ownerOfOtherBundle(String name, String bundle) {
-        synchronized (monitor) {
-            List<Registered> l = registry.all(name);
-            if (l.isEmpty() || symbolicName(l.getFirst().bundle()).equals(symbolicName(bundle))) {
-                return null;
-            }
-            return l.getFirst().bundle();
-        }
-    }
-
-    private static String symbolicName(String bundle) {
-        int sp = bundle.indexOf(' ');
-        return sp < 0 ? bundle : bundle.substring(0, sp);
-    }
-
-    private void refuseImpostor(String name, String bundle, String owner) {
-        log.error("policy '" + name + "' from " + bundle + " refused: the name belongs to " + owner
-                + " (the first registration keeps a name; another bundle's never takes it over, not even after the first "
-                + "leaves); give the policy a name of its own", null);
-    }
-
-    public void unregister(long id) {
-        String gone;
-        synchronized (monitor) {
-            gone = registry.remove(id);
-            refreshInline();
-        }
-        if (gone != null) {
-            if (gone.equals(selected) && lookup(gone) == null) {
-                log.warn("policy '" + gone + "' was selected and is gone; the built-in '" + SchedulerControl.NATIVE
-                        + "' policy decides until it is back");
-            }
+        if (selection.register(name, policy, bundle, id, bounded)) {
             signal();
         }
     }
 
-    /** The registration that decides for {@code name}: the first registered that is not set aside. */
-    private Registered lookup(String name) {
-        synchronized (monitor) {
-            return registry.lookup(name);
+    public void unregister(long id) {
+        if (selection.unregister(id)) {
+            signal();
         }
     }
 
@@ -352,34 +273,7 @@ public final class Scheduler {
      * @param strict whether an unregistered name is refused (shell, API) or accepted and waited for (configuration)
      */
     public void select(String name, boolean strict) {
-        if (name == null || name.isBlank()) {
-            throw new IllegalArgumentException("policy name is empty; allowed: " + names());
-        }
-        String n = name.trim();
-        List<Registered> candidates;
-        synchronized (monitor) {
-            candidates = n.equals(selected) ? List.of() : registry.all(n).stream().filter(r -> !registry.isStuck(r)).toList();
-        }
-        for (Registered r : candidates) {
-            if (!TrialDecisions.run(n, r.policy(), source, deadlineNanos, log)) {
-                synchronized (monitor) {
-                    registry.stuck(r);
-                    refreshInline();
-                }
-            }
-        }
-        synchronized (monitor) {
-            if (strict && !SchedulerControl.NATIVE.equals(n) && !registry.contains(n)) {
-                throw new IllegalArgumentException("policy '" + n + "' is not registered; allowed: " + names());
-            }
-            if (strict && registry.allStuck(n)) {
-                throw new IllegalArgumentException("policy '" + n + "' " + TrialDecisions.STUCK
-                        + "; it is not selectable until its bundle registers it again");
-            }
-            registry.clearSetAside(n);
-            selected = n;
-            refreshInline();
-        }
+        selection.select(name, strict);
         signalLoop();
     }
 
@@ -399,7 +293,7 @@ public final class Scheduler {
     }
 
     public String selected() {
-        return selected;
+        return selection.selected();
     }
 
     public String active() {
@@ -407,20 +301,11 @@ public final class Scheduler {
     }
 
     public List<String> names() {
-        synchronized (monitor) {
-            return registry.names();
-        }
+        return selection.names();
     }
 
     public List<SchedulerControl.PolicyInfo> policies() {
-        List<SchedulerControl.PolicyInfo> out = new ArrayList<>();
-        String act = active;
-        out.add(new SchedulerControl.PolicyInfo(SchedulerControl.NATIVE, NativePolicy.DESCRIPTION, "dev.xq.runtime",
-                act.equals(SchedulerControl.NATIVE), ""));
-        synchronized (monitor) {
-            out.addAll(registry.infos(act));
-        }
-        return out;
+        return selection.infos(active);
     }
 
     public void deadline(long nanos) {
@@ -507,8 +392,8 @@ public final class Scheduler {
      */
     private boolean decide(int gen, boolean posting) {
         long enter = System.nanoTime();
-        Registered policy = current;
-        if (posting && !(inlineEnabled && (policy == null || policy.bounded()))) {
+        Registered policy = selection.current();
+        if (posting && !(selection.inlineEnabled() && (policy == null || policy.bounded()))) {
             handOff(); // the selection changed since the event was posted: not a policy for this thread
             return false;
         }
@@ -576,30 +461,9 @@ public final class Scheduler {
             return true; // the watchdog took this decision away: it was too late
         }
         stats.decided(took);
-        guard(name, now, views, actions.decided, byHandle);
-        int suspends = 0;
-        int resumes = 0;
-        // Resumes first: a queue handed the device gets its work back on the hardware (restore,
-        // reactivate, launch) while the other one is still being interrupted, so the device
-        // switches with no gap but the save itself.
-        for (var e : actions.decided.entrySet()) {
-            if (!e.getValue()) {
-                ScheduledQueue q = byHandle.get(e.getKey());
-                if (q.isSuspendedByScheduler()) {
-                    q.schedule(false, now);
-                    resumes++;
-                }
-            }
-        }
-        for (var e : actions.decided.entrySet()) {
-            if (e.getValue()) {
-                ScheduledQueue q = byHandle.get(e.getKey());
-                if (!q.isSuspendedByScheduler()) {
-                    q.schedule(true, now);
-                    suspends++;
-                }
-            }
-        }
+        guards.apply(name, now, views, actions.decided, byHandle);
+        int resumes = actions.applyResumes(byHandle, now);
+        int suspends = actions.applySuspends(byHandle, now);
         wakeAtNanos = actions.wake;
         Thread l = loop;
         if (actions.wake < loopParkedUntil && l != null && l != Thread.currentThread()) {
@@ -625,47 +489,17 @@ public final class Scheduler {
      * the next decision.
      */
     public void arrivalGuards(boolean on) {
-        guardsOn = on;
+        guards.on(on);
         signal();
     }
 
     public boolean arrivalGuards() {
-        return guardsOn;
+        return guards.on();
     }
 
     /** @return the guards in force: handle to {horizon, until} nanos (status and tests) */
     public Map<Long, long[]> guardsGiven() {
-        synchronized (guards) {
-            Map<Long, long[]> m = new HashMap<>();
-            guards.given().forEach((h, g) -> m.put(h, new long[] {g.horizonNanos(), g.untilNanos()}));
-            return m;
-        }
-    }
-
-    private void guard(String policyName, long now, List<QueueView> views, Map<Long, Boolean> decided,
-                       Map<Long, ScheduledQueue> byHandle) {
-        Map<Long, ArrivalGuards.Guard> changes;
-        synchronized (guards) {
-            if (guardsOn) {
-                changes = guards.update(policyName, now, views, decided);
-            } else {
-                Map<Long, ArrivalGuards.Guard> given = guards.given();
-                if (given.isEmpty()) {
-                    return;
-                }
-                changes = new HashMap<>();
-                for (Long h : given.keySet()) {
-                    changes.put(h, ArrivalGuards.Guard.NONE);
-                }
-                guards.clear();
-            }
-        }
-        for (var e : changes.entrySet()) {
-            ScheduledQueue q = byHandle.get(e.getKey());
-            if (q != null) {
-                q.guard(e.getValue().horizonNanos(), e.getValue().untilNanos());
-            }
-        }
+        return guards.given();
     }
 
     /** Leaves the pending event to the loop thread. */
@@ -677,97 +511,58 @@ public final class Scheduler {
         }
     }
 
-    private String setAsideReason(Registered r) {
-        synchronized (monitor) {
-            return registry.reason(r);
-        }
-    }
-
     private void setAsideNow(Registered r, String reason) {
-        synchronized (monitor) {
-            registry.setAside(r, reason);
-            refreshInline();
-        }
+        selection.setAside(r, reason);
         stats.tripped();
         Tracing.watchdog(r.name(), reason);
     }
 
     /**
-     * Whether the decision under way ran past its deadline: the deadline counts the CPU time
-     * the deciding thread used, so that a thread the OS did not run (a loaded host) or a JVM
-     * pause is not blamed on the policy; a decision that waits without using CPU (a lock, a
-     * sleep) is caught by a wall-clock limit of ten deadlines.
+     * Takes an overrunning decision away (the {@link Watchdog}'s call), unless it ended meanwhile:
+     * sets its policy aside, abandons its thread (a loop thread is interrupted and replaced; a
+     * posting thread is left alone) and hands the event to a fresh loop thread.
      */
-    private static String overrun(InProgress d, long deadline) {
-        long wall = System.nanoTime() - d.startNanos();
-        long cpu = ThreadClock.of(d.threadId());
-        if (cpu >= 0 && d.startCpuNanos() >= 0) {
-            if (cpu - d.startCpuNanos() > deadline) {
-                return "decision used more than its deadline of " + deadline / 1000 + " us of CPU";
-            }
-            if (wall > 10 * deadline) {
-                return "decision did not return within " + 10 * deadline / 1000 + " us (ten deadlines)";
-            }
-            return null;
-        }
-        return wall > deadline ? "decision ran past its deadline of " + deadline / 1000 + " us" : null;
-    }
-
-    private void watch() {
-        while (running) {
-            long deadline = deadlineNanos;
-            // Half a deadline: an overrun is caught within 1.5 deadlines, at 200 wake-ups a second (default).
-            LockSupport.parkNanos(this, Math.max(500_000L, deadline / 2));
-            Thread stuck = null;
-            Thread oldLoop = null;
-            String poster = null;
-            Registered culprit = null;
+    private void takeAway(InProgress d, String overrun) {
+        Thread stuck = null;
+        Thread oldLoop = null;
+        String poster = null;
+        Registered culprit = null;
+        synchronized (monitor) {
             if (!running) {
                 return;
             }
-            InProgress d = inProgress.get();
-            // the native policy is the node's own and is not watched
-            String overrun = d == null || d.policy() == null ? null : overrun(d, deadline);
-            if (overrun == null) {
-                continue;
-            }
-            synchronized (monitor) {
-                if (!running) {
-                    return;
+            // whoever swaps the record out owns the decision's end
+            if (inProgress.compareAndSet(d, null)) {
+                culprit = d.policy();
+                oldLoop = loop;
+                if (oldLoop != null && oldLoop.threadId() == d.threadId()) {
+                    stuck = oldLoop;
+                } else {
+                    poster = ThreadClock.name(d.threadId());
                 }
-                // Take the decision away, unless it ended meanwhile: whoever swaps the record out owns its end.
-                if (inProgress.compareAndSet(d, null)) {
-                    culprit = d.policy();
-                    oldLoop = loop;
-                    if (oldLoop != null && oldLoop.threadId() == d.threadId()) {
-                        stuck = oldLoop;
-                    } else {
-                        poster = ThreadClock.name(d.threadId());
-                    }
-                    generation++;
-                    busy = new java.util.concurrent.atomic.AtomicBoolean();
-                    registry.setAside(culprit, overrun);
-                    refreshInline();
-                    startLoop(generation);
-                }
-            }
-            if (culprit != null) {
-                stats.tripped();
-                active = SchedulerControl.NATIVE;
-                stats.swapped();
-                Tracing.watchdog(culprit.name(), "deadline");
-                log.error("policy '" + culprit.name() + "' set aside: " + setAsideReason(culprit) + "; '"
-                        + SchedulerControl.NATIVE + "' decides"
-                        + (poster == null ? "" : "; the thread that posted the event (" + poster
-                                + ") is still inside the policy, which was registered as bounded"), null);
-                if (stuck != null) {
-                    stuck.interrupt();
-                } else if (oldLoop != null) {
-                    LockSupport.unpark(oldLoop); // an idle loop of the old generation: let it end
-                }
-                firstEventNanos.compareAndSet(0, System.nanoTime());
-                handOff(); // the fresh loop decides: the watchdog never runs a policy itself
+                generation++;
+                busy = new AtomicBoolean();
+                selection.setAside(culprit, overrun);
+                startLoop(generation);
             }
         }
+        if (culprit == null) {
+            return;
+        }
+        stats.tripped();
+        active = SchedulerControl.NATIVE;
+        stats.swapped();
+        Tracing.watchdog(culprit.name(), "deadline");
+        log.error("policy '" + culprit.name() + "' set aside: " + selection.reason(culprit) + "; '"
+                + SchedulerControl.NATIVE + "' decides"
+                + (poster == null ? "" : "; the thread that posted the event (" + poster
+                        + ") is still inside the policy, which was registered as bounded"), null);
+        if (stuck != null) {
+            stuck.interrupt();
+        } else if (oldLoop != null) {
+            LockSupport.unpark(oldLoop); // an idle loop of the old generation: let it end
+        }
+        firstEventNanos.compareAndSet(0, System.nanoTime());
+        handOff(); // the fresh loop decides: the watchdog never runs a policy itself
     }
 }

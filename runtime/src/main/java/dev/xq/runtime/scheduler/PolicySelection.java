@@ -1,0 +1,225 @@
+package dev.xq.runtime.scheduler;
+
+import dev.xq.api.SchedulerControl;
+import dev.xq.policy.spi.Policy;
+import dev.xq.runtime.log.RuntimeLog;
+import dev.xq.runtime.scheduler.PolicyRegistry.Registered;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/**
+ * Which policy decides: the registrations (with the rule that a name belongs to the first bundle
+ * that registers it), the operator's selection, the policies set aside by the watchdog, and
+ * whether decisions may run on the thread that posts an event. The {@link Scheduler} asks it for
+ * {@link #current()} at every decision and tells it when a policy must be set aside.
+ *
+ * <p>Thread-safe: one monitor guards the registry; the fields the decision path reads are
+ * volatile and recomputed under it. It never calls back into the scheduler while holding its
+ * monitor, so the scheduler may call it under its own lock (lock order: scheduler, then this).
+ * Trial decisions run outside the monitor (they may take ten deadlines).
+ */
+final class PolicySelection {
+
+    private final Object monitor = new Object();
+    private final PolicyRegistry registry = new PolicyRegistry(); // guarded by monitor
+    private final Scheduler.Source source;
+    private final RuntimeLog log;
+    private final LongSupplier deadlineNanos;
+
+    private volatile String selected = SchedulerControl.NATIVE;
+    /** The registration deciding for the selected name (null: native); kept by refresh. */
+    private volatile Registered current;
+    private volatile boolean inlineEnabled = true;
+    /** Whether events are decided on the posting thread now: the deciding policy is bounded and inline decisions are on. */
+    private volatile boolean inlineNow = true;
+
+    PolicySelection(Scheduler.Source source, RuntimeLog log, LongSupplier deadlineNanos) {
+        this.source = source;
+        this.log = log;
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    /** The registration that decides now; null: the built-in policy. */
+    Registered current() {
+        return current;
+    }
+
+    String selected() {
+        return selected;
+    }
+
+    boolean inlineNow() {
+        return inlineNow;
+    }
+
+    boolean inlineEnabled() {
+        return inlineEnabled;
+    }
+
+    void inlineEnabled(boolean on) {
+        synchronized (monitor) {
+            inlineEnabled = on;
+            refresh();
+        }
+    }
+
+    /** Recomputes what the decision path reads after a change of selection, registry or set-aside. Caller holds the monitor. */
+    private void refresh() {
+        Registered r = SchedulerControl.NATIVE.equals(selected) ? null : registry.lookup(selected);
+        current = r;
+        inlineNow = inlineEnabled && (r == null || r.bounded());
+    }
+
+    /**
+     * Registers a policy after a trial decision.
+     * @return whether it was registered (the caller then decides again); refusals are logged
+     */
+    boolean register(String name, Policy policy, String bundle, long id, boolean bounded) {
+        if (name == null || name.isBlank() || SchedulerControl.NATIVE.equals(name)) {
+            log.warn("policy service " + policy.getClass().getName() + " from " + bundle + " has xq.policy='" + name
+                    + "'; a policy needs a name other than '" + SchedulerControl.NATIVE + "': ignored");
+            return false;
+        }
+        String taken = ownerOfOtherBundle(name, bundle);
+        if (taken != null) {
+            refuseImpostor(name, bundle, taken);
+            return false;
+        }
+        boolean finished = TrialDecisions.run(name, policy, source, deadlineNanos.getAsLong(), log);
+        synchronized (monitor) {
+            taken = ownerOfOtherBundle(name, bundle);
+            if (taken == null) {
+                Registered r = new Registered(name, policy, bundle, id, bounded);
+                registry.add(r);
+                if (!finished) {
+                    registry.stuck(r);
+                }
+                refresh();
+            }
+        }
+        if (taken != null) {
+            refuseImpostor(name, bundle, taken);
+            return false;
+        }
+        log.info("policy '" + name + "' registered by " + bundle + (bounded ? " (bounded: decides on the posting thread)" : ""));
+        return true;
+    }
+
+    /**
+     * @return the bundle that holds {@code name} when it is not {@code bundle} (its symbolic name
+     *         differs: two versions of one bundle may overlap during an update), else null
+     */
+    private String ownerOfOtherBundle(String name, String bundle) {
+        synchronized (monitor) {
+            List<Registered> l = registry.all(name);
+            if (l.isEmpty() || symbolicName(l.getFirst().bundle()).equals(symbolicName(bundle))) {
+                return null;
+            }
+            return l.getFirst().bundle();
+        }
+    }
+
+    private static String symbolicName(String bundle) {
+        int sp = bundle.indexOf(' ');
+        return sp < 0 ? bundle : bundle.substring(0, sp);
+    }
+
+    private void refuseImpostor(String name, String bundle, String owner) {
+        log.error("policy '" + name + "' from " + bundle + " refused: the name belongs to " + owner
+                + " (the first registration keeps a name; another bundle's never takes it over, not even after the first "
+                + "leaves); give the policy a name of its own", null);
+    }
+
+    /** @return whether a registration went away (the caller then decides again) */
+    boolean unregister(long id) {
+        String gone;
+        synchronized (monitor) {
+            gone = registry.remove(id);
+            refresh();
+        }
+        if (gone == null) {
+            return false;
+        }
+        if (gone.equals(selected) && lookup(gone) == null) {
+            log.warn("policy '" + gone + "' was selected and is gone; the built-in '" + SchedulerControl.NATIVE
+                    + "' policy decides until it is back");
+        }
+        return true;
+    }
+
+    /** The registration that decides for {@code name}: the first registered that is not set aside. */
+    private Registered lookup(String name) {
+        synchronized (monitor) {
+            return registry.lookup(name);
+        }
+    }
+
+    /**
+     * Selects a policy by name, after trial decisions of its registrations that were not tried
+     * under this selection yet.
+     * @param strict whether an unregistered name is refused (shell, API) or accepted and waited for (configuration)
+     */
+    void select(String name, boolean strict) {
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("policy name is empty; allowed: " + names());
+        }
+        String n = name.trim();
+        List<Registered> candidates;
+        synchronized (monitor) {
+            candidates = n.equals(selected) ? List.of() : registry.all(n).stream().filter(r -> !registry.isStuck(r)).toList();
+        }
+        for (Registered r : candidates) {
+            if (!TrialDecisions.run(n, r.policy(), source, deadlineNanos.getAsLong(), log)) {
+                synchronized (monitor) {
+                    registry.stuck(r);
+                    refresh();
+                }
+            }
+        }
+        synchronized (monitor) {
+            if (strict && !SchedulerControl.NATIVE.equals(n) && !registry.contains(n)) {
+                throw new IllegalArgumentException("policy '" + n + "' is not registered; allowed: " + names());
+            }
+            if (strict && registry.allStuck(n)) {
+                throw new IllegalArgumentException("policy '" + n + "' " + TrialDecisions.STUCK
+                        + "; it is not selectable until its bundle registers it again");
+            }
+            registry.clearSetAside(n);
+            selected = n;
+            refresh();
+        }
+    }
+
+    /** Sets a registration aside (it threw or overran): the next one of its name, or the built-in policy, decides. */
+    void setAside(Registered r, String reason) {
+        synchronized (monitor) {
+            registry.setAside(r, reason);
+            refresh();
+        }
+    }
+
+    /** Why {@code r} was set aside, or null. */
+    String reason(Registered r) {
+        synchronized (monitor) {
+            return registry.reason(r);
+        }
+    }
+
+    List<String> names() {
+        synchronized (monitor) {
+            return registry.names();
+        }
+    }
+
+    /** Every policy the node knows, the built-in one first, marked active where its name is {@code active}. */
+    List<SchedulerControl.PolicyInfo> infos(String active) {
+        List<SchedulerControl.PolicyInfo> out = new ArrayList<>();
+        out.add(new SchedulerControl.PolicyInfo(SchedulerControl.NATIVE, NativePolicy.DESCRIPTION, "dev.xq.runtime",
+                active.equals(SchedulerControl.NATIVE), ""));
+        synchronized (monitor) {
+            out.addAll(registry.infos(active));
+        }
+        return out;
+    }
+}
