@@ -45,10 +45,6 @@ final class InstantDevice implements XpuDriver {
                 return "i0";
             }
 
-            @Override
-            public PreemptionLevel maxLevel() {
-                return PreemptionLevel.BLOCK;
-            }
 
             @Override
             public void check(Command command) {

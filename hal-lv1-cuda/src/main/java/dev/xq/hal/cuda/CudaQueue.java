@@ -1,15 +1,16 @@
 package dev.xq.hal.cuda;
 
 import dev.xq.api.Command;
-import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
+import dev.xq.hal.spi.StreamHandle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
@@ -98,10 +99,6 @@ final class CudaQueue implements HwQueue {
         return device.id();
     }
 
-    @Override
-    public PreemptionLevel maxLevel() {
-        return PreemptionLevel.BLOCK;
-    }
 
     String name() {
         return name;
@@ -112,10 +109,10 @@ final class CudaQueue implements HwQueue {
         return cudaPriority;
     }
 
-    /** @return the CUstream address, for tools that work below the driver API */
+    /** @return the stream, for providers that work below the driver (none for CUDA yet) */
     @Override
-    public Object nativeHandle() {
-        return stream.address();
+    public <T> Optional<T> nativeHandle(Class<T> type) {
+        return type == StreamHandle.Cuda.class ? Optional.of(type.cast(new StreamHandle.Cuda(stream.address()))) : Optional.empty();
     }
 
     MemorySegment stream() {

@@ -1,15 +1,16 @@
 package dev.xq.hal.hip;
 
 import dev.xq.api.Command;
-import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
+import dev.xq.hal.spi.StreamHandle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
@@ -66,10 +67,6 @@ final class HipQueue implements HwQueue {
         return device.id();
     }
 
-    @Override
-    public PreemptionLevel maxLevel() {
-        return PreemptionLevel.BLOCK;
-    }
 
     String name() {
         return name;
@@ -80,10 +77,10 @@ final class HipQueue implements HwQueue {
         return hipPriority;
     }
 
-    /** @return the stream's address, for providers that work below HIP (hal-lv3-kfd) */
+    /** @return the stream, for providers that work below the driver (hal-lv3-kfd for HIP) */
     @Override
-    public Object nativeHandle() {
-        return stream.address();
+    public <T> Optional<T> nativeHandle(Class<T> type) {
+        return type == StreamHandle.Hip.class ? Optional.of(type.cast(new StreamHandle.Hip(stream.address()))) : Optional.empty();
     }
 
     MemorySegment stream() {

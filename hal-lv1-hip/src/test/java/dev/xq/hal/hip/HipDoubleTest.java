@@ -8,6 +8,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -494,11 +495,13 @@ class HipDoubleTest {
     void nativeHandleIsTheStreamAddress() {
         HipPlatform p = start();
         try (var q = (HipQueue) p.open("hip0", new HwQueueOptions("h", null), new RecordingListener())) {
-            assertNotNull(q.nativeHandle());
-            assertEquals(q.stream().address(), q.nativeHandle());
+            assertNotEquals(0L, q.stream().address());
+            assertEquals(java.util.Optional.of(new dev.xq.hal.spi.StreamHandle.Hip(q.stream().address())),
+                    q.nativeHandle(dev.xq.hal.spi.StreamHandle.Hip.class));
+            assertTrue(q.nativeHandle(dev.xq.hal.spi.StreamHandle.Cuda.class).isEmpty(), "a HIP stream is no CUDA stream");
             assertEquals("hip", q.platform());
             assertEquals("hip0", q.deviceId());
-            assertEquals(PreemptionLevel.BLOCK, q.maxLevel());
+            assertTrue(q.preemption().isEmpty(), "the HIP adapter offers level 1 only by itself");
         }
     }
 

@@ -2,7 +2,8 @@ package dev.xq.hal.kfd;
 
 import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.hal.spi.HwQueue;
-import dev.xq.hal.spi.Preemptor;
+import dev.xq.hal.spi.Preemption;
+import dev.xq.hal.spi.StreamHandle;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -88,13 +89,15 @@ final class KfdPreemption implements AutoCloseable {
         return s.toString();
     }
 
-    synchronized Optional<Preemptor> attach(HwQueue queue) {
+    synchronized Optional<Preemption> attach(HwQueue queue) {
         if (unavailable != null || closed || settings.mode() == KfdSettings.Mode.LOGICAL) {
             return Optional.empty();
         }
-        if (!"hip".equals(queue.platform()) || !(queue.nativeHandle() instanceof Long stream)) {
+        Optional<StreamHandle.Hip> hip = queue.nativeHandle(StreamHandle.Hip.class);
+        if (hip.isEmpty()) {
             return Optional.empty();
         }
+        long stream = hip.get().address();
         if (!ensurePath()) {
             return Optional.empty();
         }

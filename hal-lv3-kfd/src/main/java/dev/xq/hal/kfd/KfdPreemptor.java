@@ -3,7 +3,7 @@ package dev.xq.hal.kfd;
 import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
-import dev.xq.hal.spi.Preemptor;
+import dev.xq.hal.spi.Preemption;
 import java.util.List;
 
 /**
@@ -13,7 +13,7 @@ import java.util.List;
  * and interrupt after deactivate has nothing left to do. A failing suspend throws and leaves
  * the queue running.
  */
-final class KfdPreemptor implements Preemptor {
+final class KfdPreemptor implements Preemption {
 
     private final KfdPreemption owner;
     private final KfdDevice device;

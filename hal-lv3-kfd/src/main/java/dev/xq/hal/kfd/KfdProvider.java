@@ -3,7 +3,7 @@ package dev.xq.hal.kfd;
 import dev.xq.runtime.log.OsgiLog;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.PreemptionProvider;
-import dev.xq.hal.spi.Preemptor;
+import dev.xq.hal.spi.Preemption;
 import java.util.Optional;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -70,7 +70,7 @@ public class KfdProvider implements PreemptionProvider {
     }
 
     @Override
-    public Optional<Preemptor> attach(HwQueue queue) {
+    public Optional<Preemption> attach(HwQueue queue) {
         return core.attach(queue);
     }
 

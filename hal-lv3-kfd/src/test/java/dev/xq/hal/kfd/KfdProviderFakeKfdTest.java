@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.PreemptionLevel;
-import dev.xq.hal.spi.Preemptor;
+import dev.xq.hal.spi.Preemption;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,7 +37,7 @@ class KfdProviderFakeKfdTest {
         fake.close();
     }
 
-    private Preemptor attachNewStream(long stream) {
+    private Preemption attachNewStream(long stream) {
         fake.createQueue(3);
         return provider.attach(TestQueues.queue("hip", stream)).orElseThrow();
     }
@@ -52,7 +52,7 @@ class KfdProviderFakeKfdTest {
     @Test
     void interruptSuspendsAndRestoreResumes() {
         int id = fake.createQueue(3);
-        Preemptor p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
+        Preemption p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         assertEquals(PreemptionLevel.INTERRUPT, p.level());
         assertFalse(fake.suspended(id));
         p.interrupt();
@@ -66,7 +66,7 @@ class KfdProviderFakeKfdTest {
     @Test
     void deactivateAndInterruptShareOneSuspension() {
         int id = fake.createQueue(3);
-        Preemptor p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
+        Preemption p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         assertTrue(p.deactivate().isEmpty(), "stalled in place");
         p.interrupt();
         assertTrue(fake.suspended(id));
@@ -80,7 +80,7 @@ class KfdProviderFakeKfdTest {
     @Test
     void detachResumesWhatIsStillSuspended() {
         int id = fake.createQueue(3);
-        Preemptor p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
+        Preemption p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         p.interrupt();
         p.detach();
         assertFalse(fake.suspended(id));
@@ -90,9 +90,9 @@ class KfdProviderFakeKfdTest {
     @Test
     void providerShutdownResumesEverything() {
         int a = fake.createQueue(3);
-        Preemptor pa = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
+        Preemption pa = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         int b = fake.createQueue(3);
-        Preemptor pb = provider.attach(TestQueues.queue("hip", 0x7100L)).orElseThrow();
+        Preemption pb = provider.attach(TestQueues.queue("hip", 0x7100L)).orElseThrow();
         pa.interrupt();
         pb.deactivate();
         assertTrue(fake.suspended(a) && fake.suspended(b));
@@ -105,7 +105,7 @@ class KfdProviderFakeKfdTest {
     @Test
     void failingSuspendThrowsNamingErrnoAndLeavesQueueRunning() {
         int id = fake.createQueue(3);
-        Preemptor p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
+        Preemption p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         fake.inject(FakeKfd.SUSPEND, "EBUSY");
         KfdException e = assertThrows(KfdException.class, p::interrupt);
         assertEquals("EBUSY", e.errnoName());
@@ -121,7 +121,7 @@ class KfdProviderFakeKfdTest {
     @Test
     void hardwareErrorBitThrowsAndLeavesQueueRunning() {
         int id = fake.createQueue(3);
-        Preemptor p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
+        Preemption p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         fake.hwError(id, true);
         KfdException e = assertThrows(KfdException.class, p::interrupt);
         assertTrue(e.getMessage().contains("keeps running") && e.getMessage().contains("0x40000000"), e.getMessage());
@@ -143,7 +143,7 @@ class KfdProviderFakeKfdTest {
         assertTrue(provider.attach(TestQueues.queue("hip", 0x7000L)).isEmpty(), "two new queues: which one?");
         assertTrue(provider.attach(TestQueues.queue("hip", 0x7100L)).isEmpty(), "no new queue: shared");
         assertTrue(provider.status().contains("2 HIP queue(s) left at their own level"), provider.status());
-        Optional<Preemptor> third = Optional.of(attachNewStream(0x7200L));
+        Optional<Preemption> third = Optional.of(attachNewStream(0x7200L));
         assertTrue(third.isPresent());
     }
 
@@ -156,7 +156,7 @@ class KfdProviderFakeKfdTest {
         provider.deactivate();
         provider.activate(TestQueues.config("/dev/kfd", 100, 0, "cwsr"));
         int id = fake.createQueue(3);
-        Preemptor p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
+        Preemption p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         KfdException e = assertThrows(KfdException.class, p::interrupt);
         assertEquals("EPERM", e.errnoName());
         assertFalse(fake.suspended(id));
@@ -190,7 +190,7 @@ class KfdProviderFakeKfdTest {
     @Test
     void suspendedQueueTakesNoPacketsUntilResumed() {
         int id = fake.createQueue(3);
-        Preemptor p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
+        Preemption p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         fake.submit(id, 4);
         p.interrupt();
         assertThrows(IllegalStateException.class, () -> fake.consume(id, 1));

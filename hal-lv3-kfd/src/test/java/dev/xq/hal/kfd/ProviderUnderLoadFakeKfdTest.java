@@ -85,10 +85,6 @@ class ProviderUnderLoadFakeKfdTest {
                     return "hip0";
                 }
 
-                @Override
-                public PreemptionLevel maxLevel() {
-                    return PreemptionLevel.BLOCK;
-                }
 
                 @Override
                 public void check(Command command) {
@@ -103,8 +99,9 @@ class ProviderUnderLoadFakeKfdTest {
                 }
 
                 @Override
-                public Object nativeHandle() {
-                    return stream;
+                public <T> java.util.Optional<T> nativeHandle(Class<T> type) {
+                    Object h = new dev.xq.hal.spi.StreamHandle.Hip(stream);
+                    return type.isInstance(h) ? java.util.Optional.of(type.cast(h)) : java.util.Optional.empty();
                 }
 
                 @Override

@@ -4,6 +4,8 @@ import dev.xq.api.Command;
 import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
+import dev.xq.hal.spi.StreamHandle;
+import java.util.Optional;
 import java.lang.annotation.Annotation;
 
 /** Test doubles for what the runtime hands a provider: a queue and a configuration. */
@@ -12,7 +14,10 @@ final class TestQueues {
     private TestQueues() {
     }
 
-    /** A queue that only reports platform and handle, as a HIP adapter queue would. */
+    /**
+     * A queue that only reports platform and handle, as a HIP adapter queue would: a {@code Long}
+     * handle is the stream address ({@link StreamHandle.Hip} on platform hip, else {@link StreamHandle.Cuda}).
+     */
     static HwQueue queue(String platform, Object handle) {
         return new HwQueue() {
             @Override
@@ -25,10 +30,6 @@ final class TestQueues {
                 return platform + ":0";
             }
 
-            @Override
-            public PreemptionLevel maxLevel() {
-                return PreemptionLevel.BLOCK;
-            }
 
             @Override
             public void check(Command command) {
@@ -40,8 +41,11 @@ final class TestQueues {
             }
 
             @Override
-            public Object nativeHandle() {
-                return handle;
+            public <T> Optional<T> nativeHandle(Class<T> type) {
+                Object h = handle instanceof Long a
+                        ? ("hip".equals(platform) ? new StreamHandle.Hip(a) : new StreamHandle.Cuda(a))
+                        : handle;
+                return type.isInstance(h) ? Optional.of(type.cast(h)) : Optional.empty();
             }
 
             @Override

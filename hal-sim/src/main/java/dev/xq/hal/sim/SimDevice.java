@@ -7,6 +7,7 @@ import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
+import dev.xq.hal.spi.Preemption;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,6 +15,7 @@ import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -413,7 +415,7 @@ final class SimDevice {
 
     // ------------------------------------------------------------------ a hardware queue
 
-    private final class SimQueue implements HwQueue {
+    private final class SimQueue implements HwQueue, Preemption {
         final int slot;
         final String name;
         final HwQueueListener listener;
@@ -449,8 +451,14 @@ final class SimDevice {
             return settings.id();
         }
 
+        /** Levels 2 and 3 as the device's settings allow ({@code maxLevel}). */
         @Override
-        public PreemptionLevel maxLevel() {
+        public Optional<Preemption> preemption() {
+            return settings.maxLevel().number() >= 2 ? Optional.of(this) : Optional.empty();
+        }
+
+        @Override
+        public PreemptionLevel level() {
             return settings.maxLevel();
         }
 

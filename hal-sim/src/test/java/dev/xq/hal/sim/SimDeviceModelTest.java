@@ -171,7 +171,8 @@ class SimDeviceModelTest extends SimTestSupport {
         assertThrows(HalException.class, () -> q.launch(new HwCommand(8, new Command.Memset(0, (byte) 0, 8))));
         assertEquals("sim", q.platform());
         assertEquals(d.settings().id(), q.deviceId());
-        assertEquals(null, q.nativeHandle());
+        assertTrue(q.nativeHandle(dev.xq.hal.spi.StreamHandle.Hip.class).isEmpty());
+        assertTrue(q.nativeHandle(dev.xq.hal.spi.StreamHandle.Cuda.class).isEmpty());
     }
 
     @Test

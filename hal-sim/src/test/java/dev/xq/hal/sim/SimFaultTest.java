@@ -90,12 +90,12 @@ class SimFaultTest extends SimTestSupport {
         qb.launch(spin(1, 100)); // the third: waits for the engine
         Thread.sleep(20);
         assertEquals(0, b.reports(), "the hung command holds the only engine");
-        qa.deactivate();
-        qa.interrupt();
+        pre(qa).deactivate();
+        pre(qa).interrupt();
         b.awaitReported(1);
         assertEquals(List.of(1L), b.doneSequences());
-        qa.restore();
-        qa.reactivate();
+        pre(qa).restore();
+        pre(qa).reactivate();
         Thread.sleep(20);
         assertEquals(List.of(1L), a.doneSequences(), "restored, it hangs on");
         assertEquals(0, a.failed.size() + a.lost.size());

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.Command;
 import dev.xq.hal.spi.HwCommand;
+import dev.xq.hal.spi.HwQueue;
+import dev.xq.hal.spi.Preemption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -46,4 +48,9 @@ abstract class SimTestSupport {
     }
 
     static final long US = 1000L;
+
+    /** The queue's own preemption (levels 2 and 3); fails the test when the queue offers none. */
+    static Preemption pre(HwQueue q) {
+        return q.preemption().orElseThrow(() -> new AssertionError(q + " offers no preemption"));
+    }
 }

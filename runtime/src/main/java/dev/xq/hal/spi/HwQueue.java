@@ -1,13 +1,12 @@
 package dev.xq.hal.spi;
 
 import dev.xq.api.Command;
-import dev.xq.api.PreemptionLevel;
-import java.util.List;
+import java.util.Optional;
 
 /**
  * A vendor queue (stream, user-mode queue, simulated queue) that runs commands in launch
- * order. Lv1 needs only {@link #launch}; a queue whose {@link #maxLevel()} is 2 or 3
- * implements the matching preemption methods.
+ * order. Level 1 needs only {@link #launch}; a queue that can do more by itself returns a
+ * {@link Preemption} from {@link #preemption()}.
  */
 public interface HwQueue extends AutoCloseable {
 
@@ -16,9 +15,6 @@ public interface HwQueue extends AutoCloseable {
 
     /** @return the device this queue runs on */
     String deviceId();
-
-    /** @return the highest level this queue offers by itself */
-    PreemptionLevel maxLevel();
 
     /**
      * Checks that the device can run this command, before it is accepted into an XQueue.
@@ -33,39 +29,20 @@ public interface HwQueue extends AutoCloseable {
     void launch(HwCommand command);
 
     /**
-     * Lv2: keep launched commands that have not started from starting. A driver either stalls
-     * them in place (returns an empty list) or takes them off the hardware and hands them back
-     * in launch order; the runtime relaunches the handed-back commands exactly once, in order,
-     * after {@link #reactivate()}. The running command, if any, goes on.
+     * @return what this queue offers beyond launching by itself (levels 2 and 3), or empty: level 1
+     *         only (a {@link PreemptionProvider} may still raise it)
      */
-    default List<HwCommand> deactivate() {
-        throw new UnsupportedOperationException(platform() + " queue on " + deviceId() + " does not offer level 2");
-    }
-
-    /** Lv2: undoes {@link #deactivate()}. */
-    default void reactivate() {
-        throw new UnsupportedOperationException(platform() + " queue on " + deviceId() + " does not offer level 2");
+    default Optional<Preemption> preemption() {
+        return Optional.empty();
     }
 
     /**
-     * Lv3: stops the running command mid-way, saving its progress, and returns once the device
-     * no longer runs anything of this queue. Called after {@link #deactivate()}.
+     * The vendor object under this queue, looked up by its type (e.g. {@link StreamHandle.Hip}),
+     * for {@link PreemptionProvider}s that work below the driver.
+     * @return the handle if this queue has one of that type, else empty
      */
-    default void interrupt() {
-        throw new UnsupportedOperationException(platform() + " queue on " + deviceId() + " does not offer level 3");
-    }
-
-    /** Lv3: resumes the interrupted command where it stopped. Called before {@link #reactivate()}. */
-    default void restore() {
-        throw new UnsupportedOperationException(platform() + " queue on " + deviceId() + " does not offer level 3");
-    }
-
-    /**
-     * @return the vendor handle for {@link PreemptionProvider}s that work below the driver (a
-     *         HIP stream address, for example), or {@code null}
-     */
-    default Object nativeHandle() {
-        return null;
+    default <T> Optional<T> nativeHandle(Class<T> type) {
+        return Optional.empty();
     }
 
     /**

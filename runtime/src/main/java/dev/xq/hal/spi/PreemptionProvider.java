@@ -17,8 +17,8 @@ public interface PreemptionProvider {
     String status();
 
     /**
-     * @return a preemptor for this queue, or empty if this provider cannot handle it (other
-     *         platform, other device, no rights)
+     * @return preemption for this queue (its {@link Preemption#detach()} lets go of it), or empty
+     *         if this provider cannot handle it (other platform, other device, no rights)
      */
-    Optional<Preemptor> attach(HwQueue queue);
+    Optional<Preemption> attach(HwQueue queue);
 }

@@ -3,7 +3,11 @@
  * service per platform; the runtime opens one {@link dev.xq.hal.spi.HwQueue} per XQueue.
  * A bundle that can preempt queues another driver opened registers a
  * {@link dev.xq.hal.spi.PreemptionProvider}. Since 1.1: {@link dev.xq.hal.spi.StreamPriorities}, the one
- * mapping of XQ priorities onto a device's stream priorities.
+ * mapping of XQ priorities onto a device's stream priorities. 2.0: one capability for levels 2
+ * and 3, {@link dev.xq.hal.spi.Preemption}, offered by a queue itself ({@code HwQueue.preemption()})
+ * or by a provider (replaces {@code HwQueue}'s throwing level-2/3 methods, {@code maxLevel()} and
+ * {@code Preemptor}); {@code nativeHandle(Class)} with {@link dev.xq.hal.spi.StreamHandle} replaces
+ * the untyped {@code Object nativeHandle()}.
  *
  * <p>Threading: the runtime calls {@code launch} from any thread, but never concurrently on
  * one HwQueue; it calls the preemption methods under its own per-queue control lock.
@@ -14,5 +18,5 @@
  * callbacks with no lock held.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.1.0")
+@org.osgi.annotation.versioning.Version("2.0.0")
 package dev.xq.hal.spi;

@@ -16,7 +16,6 @@ import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.PreemptionProvider;
-import dev.xq.hal.spi.Preemptor;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.runtime.jfr.Tracing;
 import java.time.Duration;
@@ -42,6 +41,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * only ever tried, never awaited, from completion callbacks, so a driver thread that reports a
  * completion can never block on a thread that is waiting for that driver. Whoever holds
  * {@code control} launches ("single pumper"), so launches reach the hardware in order.
+ *
+ * <p>Apart: when the next command may go ({@link LaunchGate}), how a suspend reaches the
+ * hardware at levels 2 and 3 ({@link PreemptionControl}), the state listeners. Why the rest is
+ * over 400 lines: it is one command life cycle (submitted, pending, in flight, ended exactly
+ * once: completed, failed, or cancelled by close) driven by five kinds of caller (application,
+ * scheduler, driver callbacks, providers, close) under the two locks above; each path that moves
+ * a command holds the same invariants, which are easier to check side by side than across
+ * classes.
  */
 public final class XQueueImpl implements NodeQueue {
 
@@ -80,11 +87,8 @@ public final class XQueueImpl implements NodeQueue {
     private long readySinceNanos;
     private long lastResumedNanos;
 
-    // --- guarded by control ---
-    private Preemptor preemptor;
-    private PreemptionProvider preemptorSource;
-    private PreemptionOps deactivatedBy;
-    private PreemptionOps interruptedBy;
+    // --- guarded by control (set once by attach) ---
+    private volatile PreemptionControl preemption;
 
     public XQueueImpl(long handle, String name, String device, String group, QueueConfig config, List<Hint> initialHints,
                       QueueEvents events, RuntimeLog log) {
@@ -103,6 +107,17 @@ public final class XQueueImpl implements NodeQueue {
     /** Connects the hardware queue; called once, right after the driver opened it with this listener. */
     public void attach(HwQueue hwQueue) {
         this.hw = Objects.requireNonNull(hwQueue, "hwQueue");
+        this.preemption = new PreemptionControl(hwQueue, new PreemptionControl.Owner() {
+            @Override
+            public void requeue(List<HwCommand> flushed) {
+                requeueFlushed(flushed);
+            }
+
+            @Override
+            public void broken(String what, RuntimeException cause) {
+                breakQueue(new CommandFailedException(what + " on " + device + " failed: " + cause.getMessage(), cause));
+            }
+        }, log, this.name);
     }
 
     @Override
@@ -477,57 +492,11 @@ public final class XQueueImpl implements NodeQueue {
         } finally {
             state.unlock();
         }
-        PreemptionOps want2 = suspend && level.number() >= 2 ? opsFor(PreemptionLevel.DEACTIVATE) : null;
-        PreemptionOps want3 = suspend && level.number() >= 3 ? opsFor(PreemptionLevel.INTERRUPT) : null;
-        if (interruptedBy != null && !interruptedBy.equals(want3)) {
-            undoInterrupt();
-        }
-        if (deactivatedBy != null && !deactivatedBy.equals(want2)) {
-            undoDeactivate();
-        }
-        if (want2 != null && deactivatedBy == null) {
-            try {
-                List<HwCommand> flushed = want2.deactivate();
-                deactivatedBy = want2;
-                requeueFlushed(flushed);
-            } catch (RuntimeException e) {
-                // A refused deactivate leaves the queue running at Lv1: nothing is lost, it is only slower to preempt.
-                log.error("queue " + name + ": deactivate on " + device + " failed; staying at level 1", e);
-                want3 = null;
-            }
-        }
-        if (want3 != null && interruptedBy == null) {
-            try {
-                want3.interrupt();
-                interruptedBy = want3;
-            } catch (RuntimeException e) {
-                log.error("queue " + name + ": interrupt on " + device + " failed; the running command goes on", e);
-            }
-        }
+        preemption.reconcile(suspend, level);
         if (suspend) {
             Tracing.suspended(handle, name, level.number());
         } else {
             Tracing.resumed(handle, name);
-        }
-    }
-
-    private void undoInterrupt() {
-        try {
-            interruptedBy.restore();
-        } catch (RuntimeException e) {
-            breakQueue(new CommandFailedException("restore on " + device + " failed: " + e.getMessage(), e));
-        } finally {
-            interruptedBy = null;
-        }
-    }
-
-    private void undoDeactivate() {
-        try {
-            deactivatedBy.reactivate();
-        } catch (RuntimeException e) {
-            breakQueue(new CommandFailedException("reactivate on " + device + " failed: " + e.getMessage(), e));
-        } finally {
-            deactivatedBy = null;
         }
     }
 
@@ -536,9 +505,6 @@ public final class XQueueImpl implements NodeQueue {
      * launch order, to be launched again exactly once.
      */
     private void requeueFlushed(List<HwCommand> flushed) {
-        if (flushed == null || flushed.isEmpty()) {
-            return;
-        }
         state.lock();
         try {
             List<SubmissionImpl> back = new ArrayList<>(flushed.size());
@@ -556,21 +522,8 @@ public final class XQueueImpl implements NodeQueue {
         }
     }
 
-    private PreemptionOps opsFor(PreemptionLevel needed) {
-        Preemptor p = preemptor;
-        if (p != null && p.level().number() >= needed.number()) {
-            return new PreemptorOps(p);
-        }
-        if (hw.maxLevel().number() >= needed.number()) {
-            return new HwOps(hw);
-        }
-        return null;
-    }
-
     private PreemptionLevel availableLevel() {
-        Preemptor p = preemptor;
-        PreemptionLevel own = hw.maxLevel();
-        return p == null ? own : own.max(p.level());
+        return preemption.available();
     }
 
     private PreemptionLevel effectiveLevelLocked() {
@@ -583,16 +536,9 @@ public final class XQueueImpl implements NodeQueue {
     public void offer(PreemptionProvider provider) {
         control.lock();
         try {
-            if (preemptor != null || closed || hw == null) {
+            if (closed || hw == null || !preemption.offer(provider)) {
                 return;
             }
-            Preemptor p = provider.attach(hw).orElse(null);
-            if (p == null) {
-                return;
-            }
-            preemptor = p;
-            preemptorSource = provider;
-            log.info("queue " + name + " on " + device + ": " + provider.name() + " raises it to level " + p.level().number());
             reconcileLocked();
         } catch (RuntimeException e) {
             log.error("queue " + name + ": provider " + provider.name() + " failed to attach", e);
@@ -607,22 +553,8 @@ public final class XQueueImpl implements NodeQueue {
     public void withdraw(PreemptionProvider provider) {
         control.lock();
         try {
-            if (preemptorSource != provider) {
+            if (hw == null || !preemption.withdraw(provider)) {
                 return;
-            }
-            Preemptor p = preemptor;
-            if (interruptedBy instanceof PreemptorOps) {
-                undoInterrupt();
-            }
-            if (deactivatedBy instanceof PreemptorOps) {
-                undoDeactivate();
-            }
-            preemptor = null;
-            preemptorSource = null;
-            try {
-                p.detach();
-            } catch (RuntimeException e) {
-                log.error("queue " + name + ": detach from " + provider.name() + " failed", e);
             }
             reconcileLocked();
         } finally {
@@ -831,12 +763,7 @@ public final class XQueueImpl implements NodeQueue {
         control.lock();
         try {
             // Let what is on the device run out: undo any deactivate/interrupt first.
-            if (interruptedBy != null) {
-                undoInterrupt();
-            }
-            if (deactivatedBy != null) {
-                undoDeactivate();
-            }
+            preemption.release();
         } finally {
             control.unlock();
         }
@@ -879,15 +806,7 @@ public final class XQueueImpl implements NodeQueue {
         }
         control.lock();
         try {
-            if (preemptor != null) {
-                try {
-                    preemptor.detach();
-                } catch (RuntimeException e) {
-                    log.error("queue " + name + ": detach on close failed", e);
-                }
-                preemptor = null;
-                preemptorSource = null;
-            }
+            preemption.detachProvider();
             try {
                 hw.close();
             } catch (RuntimeException e) {
@@ -912,62 +831,5 @@ public final class XQueueImpl implements NodeQueue {
     @Override
     public String toString() {
         return "XQueue " + name + " (" + handle + ") on " + device;
-    }
-
-    // ------------------------------------------------------------------ preemption adapters
-
-    /** The preemption calls, served either by the hardware queue itself or by a provider. */
-    private interface PreemptionOps {
-        List<HwCommand> deactivate();
-
-        void reactivate();
-
-        void interrupt();
-
-        void restore();
-    }
-
-    private record HwOps(HwQueue q) implements PreemptionOps {
-        @Override
-        public List<HwCommand> deactivate() {
-            return q.deactivate();
-        }
-
-        @Override
-        public void reactivate() {
-            q.reactivate();
-        }
-
-        @Override
-        public void interrupt() {
-            q.interrupt();
-        }
-
-        @Override
-        public void restore() {
-            q.restore();
-        }
-    }
-
-    private record PreemptorOps(Preemptor p) implements PreemptionOps {
-        @Override
-        public List<HwCommand> deactivate() {
-            return p.deactivate();
-        }
-
-        @Override
-        public void reactivate() {
-            p.reactivate();
-        }
-
-        @Override
-        public void interrupt() {
-            p.interrupt();
-        }
-
-        @Override
-        public void restore() {
-            p.restore();
-        }
     }
 }

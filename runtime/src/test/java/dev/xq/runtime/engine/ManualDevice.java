@@ -8,10 +8,12 @@ import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.hal.spi.Preemption;
 import dev.xq.hal.spi.XpuDriver;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -52,7 +54,7 @@ final class ManualDevice implements XpuDriver {
         return q;
     }
 
-    final class ManualQueue implements HwQueue {
+    final class ManualQueue implements HwQueue, Preemption {
         final HwQueueListener listener;
         /** Launched and not yet reported, in launch order. */
         final List<HwCommand> onDevice = new ArrayList<>();
@@ -79,7 +81,12 @@ final class ManualDevice implements XpuDriver {
         }
 
         @Override
-        public PreemptionLevel maxLevel() {
+        public Optional<Preemption> preemption() {
+            return level.number() >= 2 ? Optional.of(this) : Optional.empty();
+        }
+
+        @Override
+        public PreemptionLevel level() {
             return level;
         }
 

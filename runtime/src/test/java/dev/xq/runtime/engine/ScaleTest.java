@@ -54,10 +54,6 @@ class ScaleTest {
                     return "i0";
                 }
 
-                @Override
-                public PreemptionLevel maxLevel() {
-                    return PreemptionLevel.BLOCK;
-                }
 
                 @Override
                 public void check(Command command) {

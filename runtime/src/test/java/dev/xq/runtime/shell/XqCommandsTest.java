@@ -62,8 +62,32 @@ class XqCommandsTest {
                     }
 
                     @Override
-                    public PreemptionLevel maxLevel() {
-                        return PreemptionLevel.DEACTIVATE;
+                    public java.util.Optional<dev.xq.hal.spi.Preemption> preemption() {
+                        return java.util.Optional.of(new dev.xq.hal.spi.Preemption() {
+                            @Override
+                            public PreemptionLevel level() {
+                                return PreemptionLevel.DEACTIVATE;
+                            }
+
+                            @Override
+                            public List<dev.xq.hal.spi.HwCommand> deactivate() {
+                                return List.of();
+                            }
+
+                            @Override
+                            public void reactivate() {
+                            }
+
+                            @Override
+                            public void interrupt() {
+                                throw new UnsupportedOperationException("level 2 only");
+                            }
+
+                            @Override
+                            public void restore() {
+                                throw new UnsupportedOperationException("level 2 only");
+                            }
+                        });
                     }
 
                     @Override
