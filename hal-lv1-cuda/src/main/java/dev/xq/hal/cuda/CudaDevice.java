@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class CudaDevice {
 
-    /** Spin commands launch this many blocks per SM (XSched's benchmark shape, SCENARIOS.md). */
+    /** Spin commands launch this many blocks per SM (the shape of XSched's benchmark). */
     static final int SPIN_BLOCKS_PER_SM = 8;
     static final int SPIN_BLOCK_THREADS = 256;
     static final String SPIN_FUNCTION = "xq_spin";
