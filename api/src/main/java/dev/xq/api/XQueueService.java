@@ -2,10 +2,12 @@ package dev.xq.api;
 
 import java.util.List;
 import java.util.Optional;
+import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * Entry point for host applications: find it in the OSGi service registry.
  */
+@ProviderType
 public interface XQueueService {
 
     /**

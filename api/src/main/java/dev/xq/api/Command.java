@@ -2,11 +2,13 @@ package dev.xq.api;
 
 import java.util.List;
 import java.util.Objects;
+import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * One unit of XPU work. Commands of one queue run in submission order. A device accepts the
  * kinds its driver supports; submitting another kind fails at once with a message naming it.
  */
+@ProviderType
 public sealed interface Command {
 
     /** @return short name of the command kind, e.g. {@code spin} or {@code kernel} */
@@ -45,6 +47,7 @@ public sealed interface Command {
     }
 
     /** A kernel argument, passed by value. */
+    @ProviderType
     sealed interface Arg {
         /** A 32-bit integer. */
         record I32(int value) implements Arg { }

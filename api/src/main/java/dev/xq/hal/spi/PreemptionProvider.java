@@ -1,6 +1,7 @@
 package dev.xq.hal.spi;
 
 import java.util.Optional;
+import org.osgi.annotation.versioning.ConsumerType;
 
 /**
  * Adds preemption levels to hardware queues that another driver opened (hal-lv3-kfd raises HIP
@@ -8,6 +9,7 @@ import java.util.Optional;
  * it every live queue, and when it goes away the runtime undoes what it did through it, with
  * no command lost.
  */
+@ConsumerType
 public interface PreemptionProvider {
 
     /** @return a short name, e.g. {@code kfd} */

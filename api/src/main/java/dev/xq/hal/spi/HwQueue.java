@@ -3,12 +3,14 @@ package dev.xq.hal.spi;
 import dev.xq.api.Command;
 import dev.xq.api.PreemptionLevel;
 import java.util.List;
+import org.osgi.annotation.versioning.ConsumerType;
 
 /**
  * A vendor queue (stream, user-mode queue, simulated queue) that runs commands in launch
  * order. Lv1 needs only {@link #launch}; a queue whose {@link #maxLevel()} is 2 or 3
  * implements the matching preemption methods.
  */
+@ConsumerType
 public interface HwQueue extends AutoCloseable {
 
     /** @return the platform of the driver that opened this queue, e.g. {@code hip} */

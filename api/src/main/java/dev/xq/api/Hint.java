@@ -1,12 +1,14 @@
 package dev.xq.api;
 
 import java.util.Objects;
+import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * A scheduling parameter of one queue. Which hints matter depends on the active policy;
  * a policy ignores the hints it does not use. Every hint checks its range when it is made
  * and names the offending value and the allowed range.
  */
+@ProviderType
 public sealed interface Hint {
 
     /** The lowest priority a {@link Priority} hint may carry. */

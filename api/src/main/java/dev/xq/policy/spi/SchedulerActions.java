@@ -1,9 +1,12 @@
 package dev.xq.policy.spi;
 
+import org.osgi.annotation.versioning.ProviderType;
+
 /**
  * What a policy may do. Actions are recorded during {@link Policy#schedule} and applied when
  * it returns; a handle that is not in the view is ignored.
  */
+@ProviderType
 public interface SchedulerActions {
 
     /** Holds the queue back at its preemption level. */

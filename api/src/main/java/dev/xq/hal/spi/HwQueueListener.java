@@ -1,10 +1,13 @@
 package dev.xq.hal.spi;
 
+import org.osgi.annotation.versioning.ProviderType;
+
 /**
  * Receives what happens to launched commands. A hardware queue reports the commands it was
  * given in launch order, each exactly once: completed or failed (or handed back by
  * {@link HwQueue#deactivate()}).
  */
+@ProviderType
 public interface HwQueueListener {
 
     /**

@@ -1,10 +1,12 @@
 package dev.xq.api;
 
 import java.util.List;
+import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * Operator view of the node's scheduler: which policy decides, which can, and how it went.
  */
+@ProviderType
 public interface SchedulerControl {
 
     /** Name of the built-in policy: every ready queue runs. It is also the fallback. */

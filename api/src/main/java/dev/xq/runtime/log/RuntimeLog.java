@@ -1,6 +1,9 @@
 package dev.xq.runtime.log;
 
+import org.osgi.annotation.versioning.ConsumerType;
+
 /** The runtime's logging port: the OSGi Log Service in a node, a plain sink in unit tests. */
+@ConsumerType
 public interface RuntimeLog {
     void info(String message);
 

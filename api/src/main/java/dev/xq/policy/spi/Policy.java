@@ -1,11 +1,14 @@
 package dev.xq.policy.spi;
 
+import org.osgi.annotation.versioning.ConsumerType;
+
 /**
  * A scheduling policy: decides which queues run. Register as an OSGi service with
  * {@code xq.policy=<name>}; the name must be unique on the node and must not be
  * {@code native}. Add {@code xq.policy.bounded=true} ({@link #BOUNDED_PROPERTY}) where every
  * decision is short and never blocks.
  */
+@ConsumerType
 public interface Policy {
 
     /** The service property that names the policy. */

@@ -3,11 +3,13 @@ package dev.xq.api;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
+import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * The completion handle of one submitted command. It always ends: completed, failed with
  * a {@link CommandFailedException}, or cancelled with a {@link CommandCancelledException}.
  */
+@ProviderType
 public interface Submission {
 
     /** @return the command's number within its queue, from 1 */

@@ -3,10 +3,12 @@ package dev.xq.api;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
+import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * A preemptible command queue in front of one hardware queue. Thread-safe.
  */
+@ProviderType
 public interface XQueue extends AutoCloseable {
 
     /** @return this queue's handle, unique on the node */

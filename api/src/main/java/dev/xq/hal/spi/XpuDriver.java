@@ -1,11 +1,13 @@
 package dev.xq.hal.spi;
 
 import java.util.List;
+import org.osgi.annotation.versioning.ConsumerType;
 
 /**
  * A hardware adapter for one platform, registered as an OSGi service. A driver with no
  * usable device stays registered, lists no device, and says why in {@link #status()}.
  */
+@ConsumerType
 public interface XpuDriver {
 
     /** @return the platform name, e.g. {@code sim}, {@code cuda}, {@code hip}; also the device id prefix */
