@@ -110,7 +110,7 @@ public class XqCommands {
     }
 
     /** What the typed {@link #top(boolean, String, String)} cannot take, refused naming what is allowed. */
-    @Descriptor("with arguments the options above do not take: refused, naming what is allowed")
+    @Descriptor("with arguments that the form with options does not take: refused, naming the options allowed")
     public String top(@Descriptor("the arguments as typed") String... args) throws InterruptedException {
         if (args.length == 0) {
             return top(false, "1000", "");   // Gogo binds a bare xq:top to this overload
@@ -185,7 +185,7 @@ public class XqCommands {
     }
 
     /** xq:hint QUEUE KIND VALUE...: sets a hint, e.g. {@code xq:hint fg priority 2}. */
-    @Descriptor("sets a hint of a queue, e.g. xq:hint fg priority 2 (xq:hint alone lists the kinds and their values)")
+    @Descriptor("sets a hint of a queue, e.g. xq:hint fg priority 2 (xq:hint alone answers with the kinds and their values)")
     public String hint(
             @Descriptor("the queue: its handle or its name (xq:queues lists them)") String queue,
             @Descriptor("the kind of hint, e.g. priority or deadline") String kind,
