@@ -1,12 +1,23 @@
 package dev.xq.api;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.RecordComponent;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * A scheduling parameter of one queue. Which hints matter depends on the active policy;
  * a policy ignores the hints it does not use. Every hint checks its range when it is made
  * and names the offending value and the allowed range.
+ *
+ * <p>Every kind of hint is a record here with one entry in {@link Kind}, the one list of kinds:
+ * the shell ({@code xq:hint}), the HTTP API and the dashboard parse, list and show hints from it.
+ * A new kind is its record (with {@link #text()}) and its {@link Kind} entry, nothing else.
  */
 @ProviderType
 public sealed interface Hint {
@@ -16,8 +27,37 @@ public sealed interface Hint {
     /** The highest priority a {@link Priority} hint may carry. */
     int MAX_PRIORITY = 1000;
 
-    /** @return the short name used in the shell ({@code priority}, {@code deadline}, ...) */
-    String kind();
+    /** @return the short name used in the shell ({@code priority}, {@code deadline}, ...): its {@link Kind}'s */
+    default String kind() {
+        // The six kinds of API 1.2 (priority to demand) override this to return the same thing:
+        // their class files had kind(), and the API's baseline (docs/api-versioning.md) counts a
+        // method leaving a class as a major change. A new kind needs no override.
+        return Kind.of(getClass()).kind();
+    }
+
+    /**
+     * @return the hint as {@code xq:queues}, {@code xq:top} and the dashboard show it, such as
+     *         {@code priority=2}, {@code deadline=5000us}, {@code laxity=1000us/1/5}
+     * @since 1.3
+     */
+    String text();
+
+    /**
+     * @return the record's components in order, the numbers that {@link #parse} takes after the
+     *         kind ({@code [1000, 1, 5]} for {@code laxity 1000 1 5}); the HTTP API's {@code values}
+     * @since 1.3
+     */
+    default List<Object> values() {
+        List<Object> out = new ArrayList<>();
+        for (RecordComponent c : getClass().getRecordComponents()) {
+            try {
+                out.add(c.getAccessor().invoke(this));
+            } catch (IllegalAccessException | InvocationTargetException e) {
+                throw new IllegalStateException("hint " + getClass().getSimpleName() + " does not give its " + c.getName(), e);
+            }
+        }
+        return List.copyOf(out);
+    }
 
     /**
      * Higher runs first (policies {@code hpf}, {@code hpf-aging}).
@@ -30,9 +70,15 @@ public sealed interface Hint {
             }
         }
 
+        /** Declared by the kinds of API 1.2 only (see {@link Hint#kind()}). */
         @Override
         public String kind() {
-            return "priority";
+            return Hint.super.kind();
+        }
+
+        @Override
+        public String text() {
+            return "priority=" + value;
         }
     }
 
@@ -48,9 +94,15 @@ public sealed interface Hint {
             }
         }
 
+        /** Declared by the kinds of API 1.2 only (see {@link Hint#kind()}). */
         @Override
         public String kind() {
-            return "deadline";
+            return Hint.super.kind();
+        }
+
+        @Override
+        public String text() {
+            return "deadline=" + micros + "us";
         }
     }
 
@@ -70,9 +122,15 @@ public sealed interface Hint {
             }
         }
 
+        /** Declared by the kinds of API 1.2 only (see {@link Hint#kind()}). */
         @Override
         public String kind() {
-            return "laxity";
+            return Hint.super.kind();
+        }
+
+        @Override
+        public String text() {
+            return "laxity=" + micros + "us/" + priority + "/" + criticalPriority;
         }
     }
 
@@ -87,9 +145,15 @@ public sealed interface Hint {
             }
         }
 
+        /** Declared by the kinds of API 1.2 only (see {@link Hint#kind()}). */
         @Override
         public String kind() {
-            return "utilization";
+            return Hint.super.kind();
+        }
+
+        @Override
+        public String text() {
+            return "utilization=" + percent + "%";
         }
     }
 
@@ -104,9 +168,15 @@ public sealed interface Hint {
             }
         }
 
+        /** Declared by the kinds of API 1.2 only (see {@link Hint#kind()}). */
         @Override
         public String kind() {
-            return "timeslice";
+            return Hint.super.kind();
+        }
+
+        @Override
+        public String text() {
+            return "timeslice=" + micros + "us";
         }
     }
 
@@ -128,48 +198,141 @@ public sealed interface Hint {
             }
         }
 
+        /** Declared by the kinds of API 1.2 only (see {@link Hint#kind()}). */
         @Override
         public String kind() {
-            return "demand";
+            return Hint.super.kind();
+        }
+
+        @Override
+        public String text() {
+            return "demand=" + engines + "e/" + mebiOrGibi(memoryBytes);
+        }
+    }
+
+    /**
+     * The kinds of hint: the one list that parsing, the shell's usage, the HTTP API and the
+     * dashboard read. Each entry names its record, the shell's word for it, its values as
+     * {@code xq:hint} shows them in its usage, an example of them, and how they become the
+     * record (a {@link NumberFormatException} there is reported as "not a whole number").
+     * @since 1.3
+     */
+    enum Kind {
+        PRIORITY(Priority.class, "priority", "N", "2",
+                v -> new Priority(Integer.parseInt(v[0]))),
+        DEADLINE(Deadline.class, "deadline", "US", "5000",
+                v -> new Deadline(Long.parseLong(v[0]))),
+        LAXITY(Laxity.class, "laxity", "US PRIO CRITICAL_PRIO", "1000 1 5",
+                v -> new Laxity(Long.parseLong(v[0]), Integer.parseInt(v[1]), Integer.parseInt(v[2]))),
+        UTILIZATION(Utilization.class, "utilization", "PERCENT", "50",
+                v -> new Utilization(Integer.parseInt(v[0]))),
+        TIMESLICE(Timeslice.class, "timeslice", "US", "2000",
+                v -> new Timeslice(Long.parseLong(v[0]))),
+        DEMAND(Demand.class, "demand", "ENGINES BYTES", "2 1073741824",
+                v -> new Demand(Integer.parseInt(v[0]), Long.parseLong(v[1])));
+
+        private final Class<? extends Hint> type;
+        private final String kind;
+        private final List<String> valueNames;
+        private final List<String> example;
+        private final Function<String[], Hint> parser;
+
+        Kind(Class<? extends Hint> type, String kind, String valueNames, String example, Function<String[], Hint> parser) {
+            this.type = type;
+            this.kind = kind;
+            this.valueNames = List.of(valueNames.split(" "));
+            this.example = List.of(example.split(" "));
+            this.parser = parser;
+        }
+
+        /** @return the record of this kind */
+        public Class<? extends Hint> type() {
+            return type;
+        }
+
+        /** @return the shell's word for it, {@link Hint#kind()} */
+        public String kind() {
+            return kind;
+        }
+
+        /** @return the names of its values, as the usage shows them ({@code [US, PRIO, CRITICAL_PRIO]}) */
+        public List<String> valueNames() {
+            return valueNames;
+        }
+
+        /** @return example values ({@code [1000, 1, 5]}) */
+        public List<String> example() {
+            return example;
+        }
+
+        /** @return the shell form, such as {@code laxity US PRIO CRITICAL_PRIO} */
+        public String usage() {
+            return kind + " " + String.join(" ", valueNames);
+        }
+
+        /**
+         * Makes the hint from its values as typed, such as {@code ["1000", "1", "5"]} for laxity.
+         * @throws IllegalArgumentException naming the value and what is allowed
+         */
+        public Hint parse(String... values) {
+            if (values.length != valueNames.size()) {
+                throw new IllegalArgumentException(kind + " takes " + valueNames.size() + (valueNames.size() == 1 ? " value" : " values")
+                        + " (" + String.join(" ", valueNames) + "), got " + values.length);
+            }
+            try {
+                return parser.apply(values.clone());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("hint " + kind + " value " + String.join(" ", values) + " is not a whole number", e);
+            }
+        }
+
+        /**
+         * @return the kind the shell calls {@code kind}
+         * @throws IllegalArgumentException for a word no kind has (the message lists them)
+         */
+        public static Kind of(String kind) {
+            Objects.requireNonNull(kind, "kind");
+            for (Kind k : values()) {
+                if (k.kind.equals(kind)) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("hint kind '" + kind + "' is unknown; allowed: " + names());
+        }
+
+        /** @return the kind whose record {@code type} is */
+        public static Kind of(Class<? extends Hint> type) {
+            for (Kind k : values()) {
+                if (k.type == type) {
+                    return k;
+                }
+            }
+            throw new IllegalStateException("hint record " + type.getName() + " has no entry in Hint.Kind");
+        }
+
+        /** @return the kinds' words, comma-separated: {@code priority, deadline, ...} */
+        public static String names() {
+            return Arrays.stream(values()).map(Kind::kind).collect(Collectors.joining(", "));
+        }
+
+        /** @return every kind's {@link #usage()}, comma-separated: {@code priority N, deadline US, ...} */
+        public static String usages() {
+            return Arrays.stream(values()).map(Kind::usage).collect(Collectors.joining(", "));
         }
     }
 
     /**
      * Parses the shell form of a hint, such as {@code priority 2}, {@code deadline 5000},
-     * {@code laxity 1000 1 5}, {@code demand 3 1073741824}.
+     * {@code laxity 1000 1 5}, {@code demand 3 1073741824}: {@link Kind#of(String)}, then
+     * {@link Kind#parse}.
      * @throws IllegalArgumentException naming the value and what is allowed
      */
     static Hint parse(String kind, String... values) {
-        Objects.requireNonNull(kind, "kind");
-        try {
-            return switch (kind) {
-                case "priority" -> new Priority(Integer.parseInt(one(kind, values)));
-                case "deadline" -> new Deadline(Long.parseLong(one(kind, values)));
-                case "utilization" -> new Utilization(Integer.parseInt(one(kind, values)));
-                case "timeslice" -> new Timeslice(Long.parseLong(one(kind, values)));
-                case "laxity" -> {
-                    if (values.length != 3) {
-                        throw new IllegalArgumentException("laxity takes 3 values (micros priority criticalPriority), got " + values.length);
-                    }
-                    yield new Laxity(Long.parseLong(values[0]), Integer.parseInt(values[1]), Integer.parseInt(values[2]));
-                }
-                case "demand" -> {
-                    if (values.length != 2) {
-                        throw new IllegalArgumentException("demand takes 2 values (engines memoryBytes), got " + values.length);
-                    }
-                    yield new Demand(Integer.parseInt(values[0]), Long.parseLong(values[1]));
-                }
-                default -> throw new IllegalArgumentException("hint kind '" + kind + "' is unknown; allowed: priority, deadline, laxity, utilization, timeslice, demand");
-            };
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("hint " + kind + " value " + String.join(" ", values) + " is not a whole number", e);
-        }
+        return Kind.of(kind).parse(values);
     }
 
-    private static String one(String kind, String[] values) {
-        if (values.length != 1) {
-            throw new IllegalArgumentException(kind + " takes 1 value, got " + values.length);
-        }
-        return values[0];
+    private static String mebiOrGibi(long bytes) {
+        return bytes >= (1L << 30) ? String.format("%.1fGiB", bytes / (double) (1L << 30))
+                : String.format("%.1fMiB", bytes / (double) (1L << 20));
     }
 }

@@ -17,6 +17,7 @@ import org.osgi.service.log.LoggerFactory;
 import dev.xq.api.SchedulerControl;
 import dev.xq.api.XQueueService;
 import dev.xq.bench.args.BenchArguments;
+import org.apache.felix.service.command.Descriptor;
 import dev.xq.bench.args.UsageException;
 import dev.xq.bench.report.Json;
 import dev.xq.bench.report.Plots;
@@ -59,10 +60,14 @@ public class BenchCommands {
     }
 
     /**
-     * xq:bench SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]
+     * xq:bench SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]. The
+     * words stay one variadic list: a scenario's key=value parameters are open-ended, and
+     * {@link BenchArguments} parses them for {@code ./xq bench} too, with the same refusals.
      * @return the table of figures
      */
-    public String bench(String... args) throws Exception {
+    @Descriptor("runs a scenario on every mode and prints its figures (xq:bench --help lists the scenarios)")
+    public String bench(@Descriptor("SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...], or --help [SCENARIO]")
+            String... args) throws Exception {
         BenchArguments a = BenchArguments.parseBench(List.of(args), Scenarios.params());
         if (a.help()) {
             return a.scenario().isEmpty() ? usage() : usageOf(Scenarios.byName(a.scenario()));
@@ -74,7 +79,8 @@ public class BenchCommands {
      * xq:demo [--json FILE] [--plot DIR] [seconds=N ...]
      * @return the table of figures with a line of explanation per mode
      */
-    public String demo(String... args) throws Exception {
+    @Descriptor("runs the demo on the sim device: the same work under each mode, with a line of explanation per mode")
+    public String demo(@Descriptor("[--json FILE] [--plot DIR] [key=value ...], or --help") String... args) throws Exception {
         DemoScenario demo = new DemoScenario();
         BenchArguments a = BenchArguments.parseDemo(List.of(args), demo.params());
         if (a.help()) {

@@ -5,6 +5,8 @@ import dev.xq.runtime.log.OsgiLog;
 import dev.xq.api.XQueueService;
 import dev.xq.external.spi.ExternalQueues;
 import java.util.Hashtable;
+import org.apache.felix.service.command.Descriptor;
+import org.apache.felix.service.command.Parameter;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -96,15 +98,35 @@ public class HostComponent {
         }
     }
 
-    /**
-     * xq:processes [PID] | --wait N [--timeout MS]: the processes served (with the server's
-     * status), one process's streams, or the list once at least N processes are served.
-     */
-    public String processes(String... args) throws InterruptedException {
+    /** xq:processes: the processes served, with the server's status. */
+    @Descriptor("lists the processes served, with the process host's status")
+    public String processes() {
         HostServer s = server;
-        if (s == null && (args == null || args.length == 0)) {
-            return "process host: " + notServing + "\n";
+        return s == null ? "process host: " + notServing + "\n" : ProcessesCommand.all(s);
+    }
+
+    /** xq:processes PID: one process's streams. */
+    @Descriptor("shows one process's streams: slot, handle, queue, device, gate, limits")
+    public String processes(@Descriptor("the process id (xq:processes lists them)") String pid) {
+        return ProcessesCommand.streams(server, pid);
+    }
+
+    /** xq:processes --wait N [--timeout MS]: the list once at least N processes are served. */
+    @Descriptor("waits until at least N processes are served, then lists them")
+    public String processes(
+            @Descriptor("N, the processes to wait for, 1..100000")
+            @Parameter(names = "--wait", absentValue = "") String wait,
+            @Descriptor("how long to wait in ms, 1..3600000 (default 10000)")
+            @Parameter(names = "--timeout", absentValue = "10000") String timeout) throws InterruptedException {
+        if (wait.isEmpty()) {
+            return processes();   // Gogo may bind a bare xq:processes here
         }
-        return ProcessesCommand.run(s, args);
+        return ProcessesCommand.await(server, wait, timeout);
+    }
+
+    /** What the typed forms cannot take (two process ids, --wait without N), refused with the usage. */
+    @Descriptor("with other arguments: refused with the usage")
+    public String processes(@Descriptor("the arguments as typed") String... args) throws InterruptedException {
+        return ProcessesCommand.run(server, args);
     }
 }

@@ -26,11 +26,19 @@ final class ProcessesCommand {
         if (args.length > 1) {
             throw new IllegalArgumentException("xq:processes takes at most one argument, got " + args.length + "; " + USAGE);
         }
+        return streams(server, args[0]);
+    }
+
+    /** {@code xq:processes PID}: that process's streams. */
+    static String streams(HostServer server, String pidText) {
+        if (pidText.equals("--wait")) {
+            throw new IllegalArgumentException("xq:processes: wrong arguments --wait; " + USAGE);
+        }
         long pid;
         try {
-            pid = Long.parseLong(args[0]);
+            pid = Long.parseLong(pidText);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("xq:processes: '" + args[0] + "' is not a process id; " + USAGE);
+            throw new IllegalArgumentException("xq:processes: '" + pidText + "' is not a process id; " + USAGE);
         }
         List<Session.Info> of = new ArrayList<>();
         List<Session.Info> all = server == null ? List.of() : server.sessions();
@@ -63,8 +71,13 @@ final class ProcessesCommand {
         if (args.length != 2 && !(args.length == 4 && args[2].equals("--timeout"))) {
             throw new IllegalArgumentException("xq:processes: wrong arguments " + String.join(" ", args) + "; " + USAGE);
         }
-        long n = number(args[1], "--wait", 1, 100_000);
-        long timeout = args.length == 4 ? number(args[3], "--timeout", 1, 3_600_000) : 10_000;
+        return await(server, args[1], args.length == 4 ? args[3] : "10000");
+    }
+
+    /** {@code xq:processes --wait N [--timeout MS]}: the list once at least N processes are served. */
+    static String await(HostServer server, String count, String timeoutMillis) throws InterruptedException {
+        long n = number(count, "--wait", 1, 100_000);
+        long timeout = number(timeoutMillis, "--timeout", 1, 3_600_000);
         long deadline = System.nanoTime() + timeout * 1_000_000L;
         int have;
         while ((have = server == null ? 0 : server.sessions().size()) < n) {
@@ -90,7 +103,7 @@ final class ProcessesCommand {
         return v;
     }
 
-    private static String all(HostServer server) {
+    static String all(HostServer server) {
         String head = "process host: " + (server == null ? "not serving: not started" : server.status()) + "\n";
         Table t = new Table("PID", "NAME", "STREAMS", "SINCE", "CMDLINE");
         if (server != null) {

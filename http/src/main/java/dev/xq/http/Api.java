@@ -26,7 +26,8 @@ final class Api {
             "GET /xqueues", "GET /xqueue/<hex handle>", "POST /config/<hex handle>?level=&threshold=&batch_size=",
             "GET /policy", "POST /policy?policy=N", "POST /hint", "GET /metrics",
             "GET /api/v1/queues", "GET /api/v1/queues/<handle or name>", "GET /api/v1/devices", "GET /api/v1/policies",
-            "GET /api/v1/policy", "POST /api/v1/policy", "GET /api/v1/scheduler", "POST /api/v1/hint", "POST /api/v1/config",
+            "GET /api/v1/policy", "POST /api/v1/policy", "GET /api/v1/scheduler", "GET /api/v1/hints", "POST /api/v1/hint",
+            "POST /api/v1/config",
             "POST /api/v1/suspend", "POST /api/v1/resume", "GET / (the dashboard)");
 
     private final HttpSettings settings;
@@ -223,6 +224,7 @@ final class Api {
             case "/queues" -> method(r, "GET", v1::queues);
             case "/devices" -> method(r, "GET", v1::devices);
             case "/policies" -> method(r, "GET", v1::policies);
+            case "/hints" -> method(r, "GET", v1::hints);
             case "/scheduler" -> method(r, "GET", v1::scheduler);
             case "/policy" -> r.method().equals("POST") ? v1.selectPolicy(body(r)) : method(r, "GET, POST", v1::policy);
             case "/hint" -> method(r, "POST", () -> v1.hint(body(r)));

@@ -83,20 +83,32 @@ final class XqApi {
         return m;
     }
 
-    /** A hint as {@code {"kind": ..., "values": [...]}}: the shell's words, and what POST /api/v1/hint takes. */
+    /**
+     * A hint as {@code {"kind": ..., "values": [...], "text": ...}}: kind and values are what
+     * POST /api/v1/hint takes, text is how xq:queues shows it ({@link Hint#text()}).
+     */
     static Map<String, Object> hint(Hint h) {
-        List<Object> v = switch (h) {
-            case Hint.Priority p -> List.of(p.value());
-            case Hint.Deadline d -> List.of(d.micros());
-            case Hint.Laxity l -> List.of(l.micros(), l.priority(), l.criticalPriority());
-            case Hint.Utilization u -> List.of(u.percent());
-            case Hint.Timeslice t -> List.of(t.micros());
-            case Hint.Demand d -> List.of(d.engines(), d.memoryBytes());
-        };
         Map<String, Object> m = Json.object();
         m.put("kind", h.kind());
-        m.put("values", v);
+        m.put("values", h.values());
+        m.put("text", h.text());
         return m;
+    }
+
+    /** The kinds of hint POST /api/v1/hint takes ({@link Hint.Kind}), with their values' names and an example. */
+    ApiResponse hints() {
+        List<Object> kinds = new ArrayList<>();
+        for (Hint.Kind k : Hint.Kind.values()) {
+            Map<String, Object> m = Json.object();
+            m.put("kind", k.kind());
+            m.put("values", k.valueNames());
+            m.put("example", k.example());
+            m.put("usage", k.usage());
+            kinds.add(m);
+        }
+        Map<String, Object> out = Json.object();
+        out.put("hints", kinds);
+        return ApiResponse.ok(out);
     }
 
     ApiResponse devices() {
@@ -181,7 +193,7 @@ final class XqApi {
         Map<String, Object> req = Params.object(body);
         Params.onlyFields(req, List.of("queue", "kind", "values"));
         String key = queueKey(req);
-        String kind = Params.text(req, "kind", "a hint kind: priority, deadline, laxity, utilization, timeslice, demand");
+        String kind = Params.text(req, "kind", "a hint kind: " + Hint.Kind.names());
         Object raw = req.get("values");
         List<?> values = raw instanceof List<?> l ? l : raw == null && !req.containsKey("values") ? null : List.of(raw);
         if (values == null) {

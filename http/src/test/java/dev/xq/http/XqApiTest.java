@@ -50,7 +50,7 @@ class XqApiTest {
                 + ",\"state\":\"IDLE\",\"suspended_by_scheduler\":false,\"suspended_by_app\":false,\"level\":3,\"available_level\":3,"
                 + "\"config\":{\"level\":3,\"threshold\":16,\"batch\":8,\"window\":300},\"pending\":2,\"in_flight\":1,\"submitted\":10,"
                 + "\"completed\":7,\"failed\":0,\"cancelled\":0,\"estimated_command_us\":250,\"run_us\":1500,"
-                + "\"hints\":[{\"kind\":\"priority\",\"values\":[2]}],\"error\":\"\"}}", r.body());
+                + "\"hints\":[{\"kind\":\"priority\",\"values\":[2],\"text\":\"priority=2\"}],\"error\":\"\"}}", r.body());
         String all = api.handle(ApiRequest.of("GET", "/api/v1/queues")).body();
         assertTrue(all.startsWith("{\"queues\":[{\"handle\":1,") && all.contains("{\"handle\":2,\"name\":\"bg\""), all);
         assertEquals(api.handle(ApiRequest.of("GET", "/api/v1/queues/1")).body(), r.body(), "by handle as by name");
@@ -61,7 +61,7 @@ class XqApiTest {
         ApiResponse ok = post("/api/v1/hint", "{\"queue\":\"bg\",\"kind\":\"laxity\",\"values\":[1000,1,5]}");
         assertEquals(200, ok.status(), ok.body());
         assertEquals(List.of(new Hint.Laxity(1000, 1, 5)), bg.hints());
-        assertTrue(ok.body().contains("\"hints\":[{\"kind\":\"laxity\",\"values\":[1000,1,5]}]"), ok.body());
+        assertTrue(ok.body().contains("\"hints\":[{\"kind\":\"laxity\",\"values\":[1000,1,5],\"text\":\"laxity=1000us/1/5\"}]"), ok.body());
 
         // the same bad value, refused with the shell's own words, and nothing changes
         String shellSays = assertThrows(IllegalArgumentException.class, () -> shell.hint("fg", "priority", "5000")).getMessage();
@@ -71,6 +71,17 @@ class XqApiTest {
         String kindSays = assertThrows(IllegalArgumentException.class, () -> shell.hint("fg", "speed", "1")).getMessage();
         assertEquals(Json.write(Json.object("error", kindSays)), post("/api/v1/hint", "{\"queue\":\"fg\",\"kind\":\"speed\",\"values\":[1]}").body());
         assertEquals(List.of(new Hint.Priority(2)), fg.hints());
+    }
+
+    @Test
+    void hintsListsEveryKindFromHintsOwnTable() {
+        ApiResponse r = api.handle(ApiRequest.of("GET", "/api/v1/hints"));
+        assertEquals(200, r.status(), r.body());
+        assertTrue(r.body().startsWith("{\"hints\":[{\"kind\":\"priority\",\"values\":[\"N\"],\"example\":[\"2\"],\"usage\":\"priority N\"},"), r.body());
+        for (Hint.Kind k : Hint.Kind.values()) {
+            assertTrue(r.body().contains("\"usage\":\"" + k.usage() + "\""), k + " in " + r.body());
+        }
+        assertEquals(405, api.handle(ApiRequest.of("POST", "/api/v1/hints", "{}")).status());
     }
 
     @Test

@@ -178,6 +178,29 @@ public class ShellIT {
         assertTrue(m, m.contains("no-such-queue") && m.contains("shell-q"));
     }
 
+    @Test
+    public void helpDescribesEveryXqCommandFromItsDescriptors() throws Exception {
+        for (String c : List.of("devices", "queues", "top", "policy", "policies", "hint", "config", "suspend", "resume", "processes")) {
+            String out = help("xq:" + c);
+            assertTrue(c + ": " + out, out.contains(c + " - "));
+            assertTrue(c + ": " + out, out.contains("scope: xq"));
+        }
+        String hint = help("xq:hint");
+        assertTrue(hint, hint.contains("sets a hint of a queue") && hint.contains("the queue: its handle or its name")
+                && hint.contains("the kind's values"));
+        String top = help("xq:top");
+        assertTrue(top, top.contains("--once, -1") && top.contains("--interval") && top.contains("milliseconds between screens"));
+        assertTrue(help("sim:lose"), help("sim:lose").contains("the device's id"));
+    }
+
+    /** @return what {@code help NAME} answers (Gogo's help reads the commands' @Descriptor and @Parameter) */
+    private String help(String name) throws Exception {
+        printed.reset();
+        Object r = session.execute("help " + name);
+        String out = r + printed.toString(StandardCharsets.UTF_8);
+        return out;
+    }
+
     private String run(String line) throws Exception {
         Object result = session.execute(line);
         assertNotNull(line + " returned nothing", result);

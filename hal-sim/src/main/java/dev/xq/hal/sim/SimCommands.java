@@ -2,11 +2,13 @@ package dev.xq.hal.sim;
 
 import java.util.Map;
 import java.util.TreeMap;
+import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Component;
 
 /**
  * Gogo commands in scope {@code sim}: list the simulated devices, lose one on purpose. Gogo
- * finds public methods by the {@code osgi.command.function} names, so no Gogo API is needed.
+ * finds public methods by the {@code osgi.command.function} names; the {@link Descriptor}s are
+ * what {@code help sim:lose} prints, and need no Gogo at run time (the import is optional).
  */
 @Component(service = SimCommands.class, property = {
         "osgi.command.scope=sim",
@@ -15,6 +17,7 @@ import org.osgi.service.component.annotations.Component;
 public class SimCommands {
 
     /** @return {@code sim:devices}: every simulated device of this bundle and its state, one a line */
+    @Descriptor("lists the simulated devices with their state and costs")
     public String devices() {
         StringBuilder sb = new StringBuilder();
         for (Map.Entry<String, SimDevice> e : new TreeMap<>(SimDeviceComponent.DEVICES).entrySet()) {
@@ -32,7 +35,8 @@ public class SimCommands {
      * refused, until its configuration is changed or the bundle restarts.
      * @throws IllegalArgumentException naming the id and the devices there are, if there is no such device
      */
-    public String lose(String id) {
+    @Descriptor("loses a simulated device on purpose: its queues hear so once, launches are refused until it is reconfigured")
+    public String lose(@Descriptor("the device's id (sim:devices lists them)") String id) {
         SimDevice d = SimDeviceComponent.DEVICES.get(id);
         if (d == null) {
             Map<String, SimDevice> all = new TreeMap<>(SimDeviceComponent.DEVICES);

@@ -7,10 +7,7 @@
   const REFRESH_MS = 1000;
   const HISTORY_MS = 120_000;
   const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
-  const PLACEHOLDERS = {
-    priority: 'e.g. 2', deadline: 'us, e.g. 5000', laxity: 'us prio crit, e.g. 1000 1 5',
-    utilization: '%, e.g. 50', timeslice: 'us, e.g. 2000', demand: 'engines bytes',
-  };
+  const PLACEHOLDERS = {};   // kind -> its values' names and an example, from GET /api/v1/hints
   const $ = id => document.getElementById(id);
   const series = new Map();   // handle -> {name, color, last: {run_us, completed}, points: [{t, us}]}
   let colorsUsed = 0;
@@ -69,22 +66,9 @@
       + `  decision p50 ${fixed1(s.decision_p50_us)} us  p99 ${fixed1(s.decision_p99_us)} us`;
   }
 
-  function gib(bytes) {
-    return bytes >= 2 ** 30 ? (bytes / 2 ** 30).toFixed(1) + 'GiB' : (bytes / 2 ** 20).toFixed(1) + 'MiB';
-  }
-
+  // the node writes each hint as xq:queues shows it (Hint.text())
   function hintText(h) {
-    const v = h.values.map(String);
-    const at = i => (i < v.length ? v[i] : '?');
-    switch (h.kind) {
-      case 'priority': return 'priority=' + at(0);
-      case 'deadline': return 'deadline=' + at(0) + 'us';
-      case 'laxity': return 'laxity=' + at(0) + 'us/' + at(1) + '/' + at(2);
-      case 'utilization': return 'utilization=' + at(0) + '%';
-      case 'timeslice': return 'timeslice=' + at(0) + 'us';
-      case 'demand': return 'demand=' + at(0) + 'e/' + (typeof h.values[1] === 'number' ? gib(h.values[1]) : at(1));
-      default: return h.kind + '=' + v.join('/');
-    }
+    return typeof h.text === 'string' ? h.text : h.kind + '=' + h.values.map(String).join('/');
   }
 
   function showQueues(queues) {
@@ -210,6 +194,17 @@
 
   // ------------------------------------------------------------ refreshing
 
+  // the kinds of hint and their values, from the node's one list (Hint.Kind)
+  async function showHintKinds() {
+    const h = await api('GET', 'hints');
+    const pick = $('hint-kind');
+    const chosen = pick.value;
+    for (const k of h.hints) PLACEHOLDERS[k.kind] = k.values.join(' ') + ', e.g. ' + k.example.join(' ');
+    pick.replaceChildren(...h.hints.map(k => new Option(k.kind, k.kind)));
+    if (chosen in PLACEHOLDERS) pick.value = chosen;
+    $('hint-values').placeholder = PLACEHOLDERS[pick.value] || '';
+  }
+
   async function showPolicies() {
     const p = await api('GET', 'policies');
     const pick = $('policy');
@@ -231,7 +226,10 @@
       showQueues(q.queues);
       record(q.queues, now);
       draw(now);
-      if (!policiesShown) await showPolicies();
+      if (!policiesShown) {
+        await showHintKinds();
+        await showPolicies();
+      }
       problem(null);
     } catch (e) {
       problem(e);
@@ -257,7 +255,6 @@
   });
 
   $('hint-kind').addEventListener('change', () => { $('hint-values').placeholder = PLACEHOLDERS[$('hint-kind').value] || ''; });
-  $('hint-values').placeholder = PLACEHOLDERS.priority;
 
   $('hint-form').addEventListener('submit', async ev => {
     ev.preventDefault();

@@ -140,8 +140,9 @@ public final class Remote {
             case "top" -> TopOptions.parse(a);
             case "hint" -> {
                 if (a.size() < 3) {
-                    throw new Usage("usage: ./xq hint QUEUE KIND VALUE...; kinds: priority N, deadline US, "
-                            + "laxity US PRIO CRITICAL_PRIO, utilization PERCENT, timeslice US, demand ENGINES BYTES");
+                    // the kinds are the node's (GET /api/v1/hints); this client, on java.base only, keeps no copy
+                    throw new Usage("usage: ./xq hint QUEUE KIND VALUE..., e.g. ./xq hint fg priority 2; "
+                            + "the node names the kinds and their values when it refuses one (xq:hint alone, GET /api/v1/hints)");
                 }
             }
             default -> {

@@ -72,33 +72,21 @@ final class Views {
         throw new NodeApi.Failure("the node took the hint but queue " + number(q, "handle") + " does not list a " + kind + " hint", 1);
     }
 
-    /** A hint {@code {"kind", "values"}} in the shell's words ({@code priority=2}, {@code deadline=5000us}). */
+    /**
+     * A hint {@code {"kind", "values", "text"}} in the shell's words ({@code priority=2},
+     * {@code deadline=5000us}): its {@code text}, which the node writes with the shell's own code
+     * ({@code Hint.text()}); from a node that sends none, {@code kind=value/value}.
+     */
     static String hintText(Map<String, Object> h) {
-        String kind = String.valueOf(h.get("kind"));
-        List<Object> v = list(h, "values");
-        List<String> w = v.stream().map(x -> x instanceof BigDecimal d ? d.toPlainString() : String.valueOf(x)).toList();
-        return switch (kind) {
-            case "priority" -> "priority=" + at(w, 0);
-            case "deadline" -> "deadline=" + at(w, 0) + "us";
-            case "laxity" -> "laxity=" + at(w, 0) + "us/" + at(w, 1) + "/" + at(w, 2);
-            case "utilization" -> "utilization=" + at(w, 0) + "%";
-            case "timeslice" -> "timeslice=" + at(w, 0) + "us";
-            case "demand" -> "demand=" + at(w, 0) + "e/" + (v.size() > 1 && v.get(1) instanceof BigDecimal b ? gib(b.longValue()) : at(w, 1));
-            default -> kind + "=" + String.join("/", w);   // a kind this client does not know yet
-        };
+        if (h.get("text") instanceof String text) {
+            return text;
+        }
+        List<String> w = list(h, "values").stream().map(x -> x instanceof BigDecimal d ? d.toPlainString() : String.valueOf(x)).toList();
+        return h.get("kind") + "=" + String.join("/", w);
     }
 
     private static String hints(Map<String, Object> q) {
         return list(q, "hints").stream().map(o -> hintText(object(o, "a hint"))).collect(Collectors.joining(" "));
-    }
-
-    private static String gib(long bytes) {
-        return bytes >= (1L << 30) ? String.format("%.1fGiB", bytes / (double) (1L << 30))
-                : String.format("%.1fMiB", bytes / (double) (1L << 20));
-    }
-
-    private static String at(List<String> w, int i) {
-        return i < w.size() ? w.get(i) : "?";
     }
 
     // ------------------------------------------------------------------ reading the JSON

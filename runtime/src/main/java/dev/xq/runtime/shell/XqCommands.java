@@ -10,9 +10,11 @@ import dev.xq.api.XQueueService;
 import dev.xq.api.XQueueStatus;
 import dev.xq.operator.Operator;
 import java.io.PrintStream;
-import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.apache.felix.service.command.Descriptor;
+import org.apache.felix.service.command.Parameter;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 
@@ -20,6 +22,13 @@ import org.osgi.service.component.annotations.Reference;
  * The operator's commands in the Gogo shell, scope {@code xq}. Every command checks its
  * arguments first and, when they are wrong, answers with what is allowed and changes nothing.
  * What a command does to the node goes through {@link Operator}, which the HTTP API calls too.
+ *
+ * <p>Gogo binds the arguments to the typed methods; their {@link Descriptor}s are what
+ * {@code help xq:hint} and the like print. Where a command also has a {@code String...}
+ * overload, that one only receives what the typed form cannot take (a missing or extra
+ * argument, an unknown option) and refuses it with the usage, as Gogo's own "Cannot coerce"
+ * would not say what is allowed. The annotations need no Gogo at run time (the import is
+ * optional).
  */
 @Component(service = XqCommands.class, property = {
         "osgi.command.scope=xq",
@@ -50,6 +59,7 @@ public class XqCommands {
     }
 
     /** xq:devices: devices, then drivers and providers with their status. */
+    @Descriptor("lists the XPU devices, then the drivers and preemption providers with their status")
     public String devices() {
         Table t = new Table("DEVICE", "PLATFORM", "NAME", "LEVEL", "ENGINES", "MEMORY", "QUEUES");
         for (DeviceInfo d : xq.devices()) {
@@ -63,6 +73,7 @@ public class XqCommands {
     }
 
     /** xq:queues: one line per open queue. */
+    @Descriptor("lists the open XQueues: handle, name, device, group, state, level, counts, timings, hints")
     public String queues() {
         return queueTable().toString();
     }
@@ -70,27 +81,26 @@ public class XqCommands {
     /**
      * xq:top [--once] [--interval MS] [--count N]: the queue table with the scheduler's figures,
      * refreshed until interrupted (Ctrl-C), or once.
+     * @param interval milliseconds, checked here so that a bad one is named with the range
+     * @param count screens, empty for no limit
      */
-    public String top(String... args) throws InterruptedException {
-        boolean once = false;
-        long interval = 1000;
-        long count = Long.MAX_VALUE;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--once", "-1" -> once = true;
-                case "--interval" -> interval = number(args, ++i, "--interval", 100, 60_000);
-                case "--count" -> count = number(args, ++i, "--count", 1, Integer.MAX_VALUE);
-                default -> throw new IllegalArgumentException("xq:top: unknown option '" + args[i]
-                        + "'; allowed: --once, --interval MS (100..60000), --count N");
-            }
-        }
+    @Descriptor("shows the queue table with the scheduler's figures, refreshed until interrupted (Ctrl-C), or once")
+    public String top(
+            @Descriptor("show one screen and return it")
+            @Parameter(names = {"--once", "-1"}, absentValue = "false", presentValue = "true") boolean once,
+            @Descriptor("milliseconds between screens, 100..60000")
+            @Parameter(names = "--interval", absentValue = "1000") String interval,
+            @Descriptor("screens to show, at least 1; without: until interrupted")
+            @Parameter(names = "--count", absentValue = "") String count) throws InterruptedException {
+        long ms = number(interval, "--interval", 100, 60_000);
+        long screens = count.isEmpty() ? Long.MAX_VALUE : number(count, "--count", 1, Integer.MAX_VALUE);
         if (once) {
             return topScreen();
         }
         PrintStream out = System.out;
-        for (long n = 0; n < count; n++) {
+        for (long n = 0; n < screens; n++) {
             if (n > 0) {
-                Thread.sleep(interval);
+                Thread.sleep(ms);
             }
             out.print("\u001b[H\u001b[2J");
             out.println(topScreen());
@@ -98,6 +108,24 @@ public class XqCommands {
         }
         return null;
     }
+
+    /** What the typed {@link #top(boolean, String, String)} cannot take, refused naming what is allowed. */
+    @Descriptor("with arguments that the form with options does not take: refused, naming the options allowed")
+    public String top(@Descriptor("the arguments as typed") String... args) throws InterruptedException {
+        if (args.length == 0) {
+            return top(false, "1000", "");   // Gogo binds a bare xq:top to this overload
+        }
+        for (String a : args) {
+            if (!TOP_OPTIONS.contains(a)) {
+                throw new IllegalArgumentException("xq:top: unknown option '" + a + "'; allowed: " + TOP_ALLOWED);
+            }
+        }
+        throw new IllegalArgumentException("xq:top: '" + String.join(" ", args) + "': --interval and --count need a value; allowed: "
+                + TOP_ALLOWED);
+    }
+
+    private static final List<String> TOP_OPTIONS = List.of("--once", "-1", "--interval", "--count");
+    private static final String TOP_ALLOWED = "--once, --interval MS (100..60000), --count N";
 
     private String topScreen() {
         SchedulerControl.SchedulerStats s = scheduler.stats();
@@ -115,24 +143,38 @@ public class XqCommands {
             t.row(st.handle(), st.name(), st.device(), st.group(), st.state() + (st.suspendedByApp() ? "(app)" : ""),
                     st.level().number(), st.pending(), st.inFlight(), st.completed(), st.failed(), st.cancelled(),
                     st.estimatedCommandMicros(), st.runMicros() / 1000,
-                    st.hints().stream().map(XqCommands::hintText).collect(Collectors.joining(" ")));
+                    st.hints().stream().map(Hint::text).collect(Collectors.joining(" ")));
         }
         return t;
     }
 
-    /** xq:policy: the selected and the active policy; xq:policy NAME selects one. */
-    public String policy(String... args) {
-        if (args.length == 0) {
-            return "selected: " + scheduler.selectedPolicy() + "\nactive:   " + scheduler.activePolicy();
+    /** xq:policy: the selected and the active policy. */
+    @Descriptor("shows the selected and the active scheduling policy")
+    public String policy() {
+        return "selected: " + scheduler.selectedPolicy() + "\nactive:   " + scheduler.activePolicy();
+    }
+
+    /** xq:policy NAME selects one. */
+    @Descriptor("selects the policy that decides from the next scheduling event")
+    public String policy(@Descriptor("the policy's name (xq:policies lists them)") String name) {
+        ops().selectPolicy(name);
+        return "selected: " + name + " (decides from the next scheduling event)";
+    }
+
+    /** More than one name, refused with the names there are. */
+    @Descriptor("with more than one name: refused, naming the policies")
+    public String policy(@Descriptor("the names as typed") String... names) {
+        if (names.length == 0) {
+            return policy();
         }
-        if (args.length > 1) {
-            throw new IllegalArgumentException("xq:policy takes at most one name; allowed: " + policyNames());
+        if (names.length == 1) {
+            return policy(names[0]);
         }
-        ops().selectPolicy(args[0]);
-        return "selected: " + args[0] + " (decides from the next scheduling event)";
+        throw new IllegalArgumentException("xq:policy takes at most one name; allowed: " + policyNames());
     }
 
     /** xq:policies: every selectable policy with its one-line description. */
+    @Descriptor("lists every selectable policy with its bundle and description; * marks the active one")
     public String policies() {
         Table t = new Table("", "POLICY", "BUNDLE", "DESCRIPTION");
         for (SchedulerControl.PolicyInfo p : scheduler.policies()) {
@@ -143,50 +185,90 @@ public class XqCommands {
     }
 
     /** xq:hint QUEUE KIND VALUE...: sets a hint, e.g. {@code xq:hint fg priority 2}. */
-    public String hint(String... args) {
-        if (args.length < 3) {
-            throw new IllegalArgumentException("usage: xq:hint QUEUE KIND VALUE...; kinds: priority N, deadline US, "
-                    + "laxity US PRIO CRITICAL_PRIO, utilization PERCENT, timeslice US, demand ENGINES BYTES");
+    @Descriptor("sets a hint of a queue, e.g. xq:hint fg priority 2 (xq:hint alone answers with the kinds and their values)")
+    public String hint(
+            @Descriptor("the queue: its handle or its name (xq:queues lists them)") String queue,
+            @Descriptor("the kind of hint, e.g. priority or deadline") String kind,
+            @Descriptor("the kind's values, as many as it takes") String... values) {
+        if (values.length == 0) {
+            throw hintUsage();
         }
-        XQueue q = queue(args[0]);
-        Hint h = ops().hint(q, args[1], Arrays.copyOfRange(args, 2, args.length));
-        return "queue " + q.handle() + ": " + hintText(h);
+        XQueue q = queue(queue);
+        Hint h = ops().hint(q, kind, values);
+        return "queue " + q.handle() + ": " + h.text();
+    }
+
+    /** Without arguments: refused with the usage and every kind's values. */
+    @Descriptor("without arguments: refused with the usage and every kind's values")
+    public String hint() {
+        throw hintUsage();
+    }
+
+    /** A queue alone: refused with the usage (fixed arity, so that Java calls of the typed form stay unambiguous). */
+    @Descriptor("with a queue only: refused with the usage and every kind's values")
+    public String hint(@Descriptor("the queue") String queue) {
+        throw hintUsage();
+    }
+
+    private static IllegalArgumentException hintUsage() {
+        return new IllegalArgumentException("usage: xq:hint QUEUE KIND VALUE...; kinds: " + Hint.Kind.usages());
+    }
+
+    /** xq:config QUEUE: the queue's configuration. */
+    @Descriptor("shows how a queue launches: level, threshold, batch, window")
+    public String config(@Descriptor("the queue: its handle or its name") String queue) {
+        return queue(queue).status().config().toString();
     }
 
     /** xq:config QUEUE level|threshold|batch|window VALUE: changes how a queue launches. */
-    public String config(String... args) {
-        if (args.length == 1) {
-            return queue(args[0]).status().config().toString();
-        }
-        if (args.length != 3) {
-            throw new IllegalArgumentException("usage: xq:config QUEUE [level 1..3 | threshold N | batch N | window US]");
-        }
-        XQueue q = queue(args[0]);
-        QueueConfig next = ops().configure(q, Map.of(args[1], args[2]));
+    @Descriptor("changes how a queue launches; nothing changes when the value is refused")
+    public String config(
+            @Descriptor("the queue: its handle or its name") String queue,
+            @Descriptor("the setting: level, threshold, batch or window") String setting,
+            @Descriptor("its value: level 1..3, threshold N, batch N, window US") String value) {
+        XQueue q = queue(queue);
+        QueueConfig next = ops().configure(q, Map.of(setting, value));
         return "queue " + q.handle() + ": " + next;
     }
 
+    /** Any other number of arguments, refused with the usage. */
+    @Descriptor("with other arguments: refused with the usage")
+    public String config(@Descriptor("the arguments as typed") String... args) {
+        throw new IllegalArgumentException("usage: xq:config QUEUE [level 1..3 | threshold N | batch N | window US]");
+    }
+
     /** xq:suspend QUEUE: holds a queue back (as its application would). */
-    public String suspend(String... args) {
-        XQueue q = queue(one(args, "xq:suspend QUEUE"));
+    @Descriptor("holds a queue back, as its application would")
+    public String suspend(@Descriptor("the queue: its handle or its name") String queue) {
+        XQueue q = queue(queue);
         ops().suspend(q);
         return "queue " + q.handle() + " suspended";
     }
 
+    /** No queue or several, refused with the usage. */
+    @Descriptor("without one queue: refused with the usage")
+    public String suspend(@Descriptor("the arguments as typed") String... args) {
+        throw oneQueue("xq:suspend QUEUE");
+    }
+
     /** xq:resume QUEUE: undoes xq:suspend. */
-    public String resume(String... args) {
-        XQueue q = queue(one(args, "xq:resume QUEUE"));
+    @Descriptor("undoes xq:suspend; the scheduler's own decision still applies")
+    public String resume(@Descriptor("the queue: its handle or its name") String queue) {
+        XQueue q = queue(queue);
         ops().resume(q);
         return "queue " + q.handle() + " resumed";
     }
 
+    /** No queue or several, refused with the usage. */
+    @Descriptor("without one queue: refused with the usage")
+    public String resume(@Descriptor("the arguments as typed") String... args) {
+        throw oneQueue("xq:resume QUEUE");
+    }
+
     // ------------------------------------------------------------------ helpers
 
-    private static String one(String[] args, String usage) {
-        if (args.length != 1) {
-            throw new IllegalArgumentException("usage: " + usage + " (QUEUE is a handle or a name; xq:queues lists them)");
-        }
-        return args[0];
+    private static IllegalArgumentException oneQueue(String usage) {
+        return new IllegalArgumentException("usage: " + usage + " (QUEUE is a handle or a name; xq:queues lists them)");
     }
 
     private Operator ops() {
@@ -201,31 +283,17 @@ public class XqCommands {
         return ops().policyNames();
     }
 
-    private static long number(String[] args, int i, String option, long min, long max) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(option + " needs a value in [" + min + ", " + max + "]");
-        }
+    private static long number(String text, String option, long min, long max) {
         long v;
         try {
-            v = Long.parseLong(args[i]);
+            v = Long.parseLong(text);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + " value '" + args[i] + "' is not a whole number; allowed: [" + min + ", " + max + "]");
+            throw new IllegalArgumentException(option + " value '" + text + "' is not a whole number; allowed: [" + min + ", " + max + "]");
         }
         if (v < min || v > max) {
             throw new IllegalArgumentException(option + " " + v + " is out of range [" + min + ", " + max + "]");
         }
         return v;
-    }
-
-    static String hintText(Hint h) {
-        return switch (h) {
-            case Hint.Priority p -> "priority=" + p.value();
-            case Hint.Deadline d -> "deadline=" + d.micros() + "us";
-            case Hint.Laxity l -> "laxity=" + l.micros() + "us/" + l.priority() + "/" + l.criticalPriority();
-            case Hint.Utilization u -> "utilization=" + u.percent() + "%";
-            case Hint.Timeslice t -> "timeslice=" + t.micros() + "us";
-            case Hint.Demand d -> "demand=" + d.engines() + "e/" + gib(d.memoryBytes());
-        };
     }
 
     private static String gib(long bytes) {
