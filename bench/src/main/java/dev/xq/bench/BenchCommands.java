@@ -1,23 +1,8 @@
 package dev.xq.bench;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
-
-import org.osgi.framework.BundleContext;
-import org.osgi.service.component.annotations.Activate;
-import org.osgi.service.component.annotations.Component;
-import org.osgi.service.component.annotations.Reference;
-import org.osgi.service.log.Logger;
-import org.osgi.service.log.LoggerFactory;
-
 import dev.xq.api.SchedulerControl;
 import dev.xq.api.XQueueService;
 import dev.xq.bench.args.BenchArguments;
-import org.apache.felix.service.command.Descriptor;
 import dev.xq.bench.args.UsageException;
 import dev.xq.bench.report.Json;
 import dev.xq.bench.report.Plots;
@@ -27,6 +12,19 @@ import dev.xq.bench.scenario.DemoScenario;
 import dev.xq.bench.scenario.Scenario;
 import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.scenario.Scenarios;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.felix.service.command.Descriptor;
+import org.osgi.framework.BundleContext;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.log.Logger;
+import org.osgi.service.log.LoggerFactory;
 
 /**
  * The shell commands {@code xq:demo} and {@code xq:bench}. Progress goes to the session's

@@ -1,9 +1,8 @@
 package dev.xq.host;
 
-import dev.xq.runtime.log.OsgiLog;
-
 import dev.xq.api.XQueueService;
 import dev.xq.external.spi.ExternalQueues;
+import dev.xq.runtime.log.OsgiLog;
 import java.util.Hashtable;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;

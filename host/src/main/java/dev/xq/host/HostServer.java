@@ -1,9 +1,8 @@
 package dev.xq.host;
 
-import dev.xq.runtime.log.RuntimeLog;
-
 import dev.xq.api.QueueConfig;
 import dev.xq.external.spi.ExternalQueues;
+import dev.xq.runtime.log.RuntimeLog;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

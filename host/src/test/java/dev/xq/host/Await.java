@@ -1,9 +1,8 @@
 package dev.xq.host;
 
-import dev.xq.runtime.log.RuntimeLog;
-
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.xq.runtime.log.RuntimeLog;
 import java.time.Duration;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;

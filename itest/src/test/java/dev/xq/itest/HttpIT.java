@@ -169,7 +169,7 @@ public class HttpIT {
         assertTrue(!queue.status().suspendedByApp());
         HttpResponse<String> dev = send("GET", base + "/api/v1/devices", null, null);
         assertTrue(dev.body(), dev.body().startsWith("{\"devices\":[{\"id\":\"sim0\""));
-        HttpResponse<String> big = send("POST", base + "/api/v1/hint", "{\"queue\":\"http-q\",\"kind\":\"priority\",\"values\":[1]," 
+        HttpResponse<String> big = send("POST", base + "/api/v1/hint", "{\"queue\":\"http-q\",\"kind\":\"priority\",\"values\":[1],"
                 + "\"pad\":\"" + "x".repeat(70_000) + "\"}", null);
         assertEquals(big.body(), 413, big.statusCode());
         assertTrue(big.body().startsWith("{\"error\":\"request body of "));

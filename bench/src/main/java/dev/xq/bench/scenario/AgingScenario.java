@@ -1,8 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.List;
-
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
 import dev.xq.bench.args.ParamSpec;
@@ -13,6 +10,8 @@ import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskRecord;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.List;
 
 /** A high-priority tenant that never pauses and a low-priority one waiting: hpf starves lp, hpf-aging must not. */
 final class AgingScenario implements Scenario {

@@ -1,9 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
 import dev.xq.api.CommandResult;
 import dev.xq.api.Hint;
 import dev.xq.api.Submission;
@@ -15,6 +11,9 @@ import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.workload.TaskRecord;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Fig. 9 bottom: two tenants back to back under a weighted time partition (policy bandwidth). */
 final class BandwidthScenario implements Scenario {

@@ -1,10 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
 import dev.xq.bench.args.ParamSpec;
@@ -12,6 +7,10 @@ import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.workload.TaskShape;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 /**
  * {@code bandwidth}'s shape with three tenants back to back, weighted 1:2:4 through their

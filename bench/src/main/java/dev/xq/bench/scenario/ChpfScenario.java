@@ -1,14 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
 import dev.xq.bench.args.ParamSpec;
@@ -17,6 +8,14 @@ import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code chpf}: the GPU order follows the processes' CPU priority. The scenario starts two idle

@@ -1,9 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.List;
-import java.util.Locale;
-
 import dev.xq.api.SchedulerControl;
 import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
@@ -11,6 +7,9 @@ import dev.xq.bench.report.Counts;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.workload.TaskShape;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 
 /**
  * {@code xq:demo}: the fixed-priority workload, shortened, first without a scheduler, then with

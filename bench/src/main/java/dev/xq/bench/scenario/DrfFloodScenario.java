@@ -1,11 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import java.util.TreeMap;
-
 import dev.xq.api.Command;
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.Hint;
@@ -18,6 +12,11 @@ import dev.xq.bench.stats.Interval;
 import dev.xq.bench.stats.Intervals;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.TreeMap;
 
 /**
  * A workload where the hardware on its own is unfair and DRF is not: on a sim device of 12

@@ -1,10 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.TreeMap;
-
 import dev.xq.api.Command;
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.Hint;
@@ -17,6 +12,10 @@ import dev.xq.bench.stats.Interval;
 import dev.xq.bench.stats.Intervals;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
 
 /**
  * The DRF paper's §4.1 example on a sim device of 9 engines and 18 GB: tenant A's tasks need

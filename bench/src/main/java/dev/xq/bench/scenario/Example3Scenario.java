@@ -1,9 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
 import dev.xq.api.Hint;
 import dev.xq.api.QueueConfig;
 import dev.xq.api.XQueue;
@@ -14,6 +10,9 @@ import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /** XSched's intra-process example: two tenants of long tasks with random pauses, priorities 2 and 1. */
 final class Example3Scenario implements Scenario {

@@ -1,10 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-
 import dev.xq.api.CommandResult;
 import dev.xq.api.Hint;
 import dev.xq.api.Submission;
@@ -14,6 +9,10 @@ import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 /**
  * The two-tenant workload of XSched's fixed-priority experiment: a foreground tenant whose

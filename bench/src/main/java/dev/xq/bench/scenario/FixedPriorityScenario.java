@@ -1,15 +1,14 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
 import dev.xq.api.QueueConfig;
 import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.workload.TaskShape;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /** XSched §7.2 / Fig. 9: a periodic foreground tenant over a back-to-back background tenant, policy hpf. */
 final class FixedPriorityScenario implements Scenario {

@@ -1,9 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
@@ -14,6 +10,8 @@ import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.List;
 
 /**
  * {@code hhpf}: one priority across two devices. Tenant A (one group, like one process) has a

@@ -1,12 +1,11 @@
 package dev.xq.bench.scenario;
 
-import java.util.ArrayList;
-import java.util.List;
-
 import dev.xq.api.CommandResult;
 import dev.xq.api.Submission;
 import dev.xq.bench.stats.Interval;
 import dev.xq.bench.workload.TaskRecord;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Figures computed from task records within a measurement window [from, to). */
 final class Measures {

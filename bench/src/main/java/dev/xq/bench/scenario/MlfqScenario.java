@@ -1,12 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-
 import dev.xq.api.XQueue;
 import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
@@ -15,6 +8,12 @@ import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * MLFQ's case: a stream of short interactive tasks beside long batch tasks, and nobody declares

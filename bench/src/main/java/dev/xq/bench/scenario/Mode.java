@@ -1,11 +1,10 @@
 package dev.xq.bench.scenario;
 
-import java.util.List;
-
 import dev.xq.api.Hint;
 import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueOptions;
 import dev.xq.api.SchedulerControl;
+import java.util.List;
 
 /**
  * How one mode of a scenario runs its queues: which policy decides and how queues launch.

@@ -1,15 +1,14 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
 import dev.xq.bench.report.Counts;
 import dev.xq.bench.workload.Ledger;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 /**
  * One mode's run: selects its policy, opens its queues, runs its task streams for a while

@@ -1,9 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
 import dev.xq.api.Hint;
 import dev.xq.api.PreemptionLevel;
 import dev.xq.api.QueueConfig;
@@ -15,6 +11,9 @@ import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /** The cost of XQ for one tenant alone: its task time through XQ against the closest thing to the HAL used directly. */
 final class OverheadScenario implements Scenario {

@@ -1,11 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeoutException;
-
 import dev.xq.api.Command;
 import dev.xq.api.CommandResult;
 import dev.xq.api.Hint;
@@ -21,6 +15,11 @@ import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Fig. 11a: how long a short high-priority command waits for a background tenant that keeps

@@ -1,12 +1,11 @@
 package dev.xq.bench.scenario;
 
-import java.util.ArrayList;
-import java.util.List;
-
 import dev.xq.api.PreemptionLevel;
 import dev.xq.api.QueueConfig;
 import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The {@code level}, {@code threshold}, {@code batch} and {@code window} overrides of the XQ

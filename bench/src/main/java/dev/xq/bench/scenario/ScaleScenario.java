@@ -1,10 +1,5 @@
 package dev.xq.bench.scenario;
 
-import java.lang.management.ManagementFactory;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
 import dev.xq.api.Command;
 import dev.xq.api.CommandResult;
 import dev.xq.api.Hint;
@@ -16,6 +11,10 @@ import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskRecord;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Many queues at once: 1,000 XQueues with 100 zero-length commands each. */
 final class ScaleScenario implements Scenario {

@@ -1,10 +1,9 @@
 package dev.xq.bench.scenario;
 
-import java.util.List;
-
 import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ScenarioReport;
+import java.util.List;
 
 /** One scenario of the suite (described in {@code bench/README.md}). */
 public interface Scenario {

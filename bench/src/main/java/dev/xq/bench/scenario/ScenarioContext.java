@@ -1,5 +1,12 @@
 package dev.xq.bench.scenario;
 
+import dev.xq.api.DeviceInfo;
+import dev.xq.api.DriverInfo;
+import dev.xq.api.Hint;
+import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueue;
+import dev.xq.api.XQueueService;
+import dev.xq.bench.args.UsageException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -7,16 +14,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
-
 import org.osgi.framework.BundleContext;
-
-import dev.xq.api.DeviceInfo;
-import dev.xq.api.DriverInfo;
-import dev.xq.api.Hint;
-import dev.xq.api.XQueue;
-import dev.xq.api.XQueueService;
-import dev.xq.api.SchedulerControl;
-import dev.xq.bench.args.UsageException;
 
 /**
  * What a scenario runs against: the node's services, the chosen device and the progress

@@ -1,10 +1,9 @@
 package dev.xq.bench.scenario;
 
+import dev.xq.bench.args.ParamSpec;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
-import dev.xq.bench.args.ParamSpec;
 
 /** The scenarios of the suite, in the order the usage lists them. */
 public final class Scenarios {

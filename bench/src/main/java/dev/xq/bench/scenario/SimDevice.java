@@ -1,12 +1,10 @@
 package dev.xq.bench.scenario;
 
+import dev.xq.api.DeviceInfo;
 import java.util.Hashtable;
-
 import org.osgi.framework.ServiceReference;
 import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
-
-import dev.xq.api.DeviceInfo;
 
 /**
  * A sim device created for one scenario through Config Admin (factory PID

@@ -1,15 +1,14 @@
 package dev.xq.bench.workload;
 
-import java.time.Duration;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-
 import dev.xq.api.Command;
 import dev.xq.api.CommandCancelledException;
 import dev.xq.api.Submission;
 import dev.xq.api.XQueue;
 import dev.xq.bench.report.Counts;
+import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Counts what becomes of every command a mode submits, from the client's side: the suite

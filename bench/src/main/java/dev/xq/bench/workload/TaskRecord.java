@@ -1,10 +1,9 @@
 package dev.xq.bench.workload;
 
-import java.util.List;
-
 import dev.xq.api.CommandResult;
 import dev.xq.api.Submission;
 import dev.xq.api.XQueueException;
+import java.util.List;
 
 /**
  * One task: the commands submitted for it and when it was meant to be released. Results are

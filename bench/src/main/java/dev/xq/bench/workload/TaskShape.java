@@ -1,8 +1,7 @@
 package dev.xq.bench.workload;
 
-import java.util.Objects;
-
 import dev.xq.api.Command;
+import java.util.Objects;
 
 /**
  * What one task submits: {@code count} copies of {@code command}.

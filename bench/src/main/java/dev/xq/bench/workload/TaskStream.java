@@ -1,5 +1,8 @@
 package dev.xq.bench.workload;
 
+import dev.xq.api.Submission;
+import dev.xq.api.XQueue;
+import dev.xq.api.XQueueException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -9,10 +12,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
-
-import dev.xq.api.Submission;
-import dev.xq.api.XQueue;
-import dev.xq.api.XQueueException;
 
 /**
  * One tenant's workload on one queue, issued by its own thread: tasks released periodically

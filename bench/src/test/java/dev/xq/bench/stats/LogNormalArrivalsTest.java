@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
-
 import org.junit.jupiter.api.Test;
 
 class LogNormalArrivalsTest {

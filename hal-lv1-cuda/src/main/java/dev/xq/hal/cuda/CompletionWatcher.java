@@ -1,10 +1,10 @@
 package dev.xq.hal.cuda;
 
-import dev.xq.runtime.log.RuntimeLog;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.xq.hal.spi.HalException;
+import dev.xq.runtime.log.RuntimeLog;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;

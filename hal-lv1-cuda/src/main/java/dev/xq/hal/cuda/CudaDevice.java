@@ -1,6 +1,5 @@
 package dev.xq.hal.cuda;
 
-import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.api.Command;
 import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.DeviceDescriptor;
@@ -8,6 +7,7 @@ import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.StreamPriorities;
+import dev.xq.runtime.log.RuntimeLog;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -1,11 +1,11 @@
 package dev.xq.hal.cuda;
 
-import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.runtime.log.RuntimeLog;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

@@ -1,11 +1,11 @@
 package dev.xq.hal.cuda;
 
-import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.hal.spi.HwQueueOptions;
+import dev.xq.runtime.log.RuntimeLog;
 import java.lang.reflect.Proxy;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;

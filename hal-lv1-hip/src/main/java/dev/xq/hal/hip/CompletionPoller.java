@@ -1,8 +1,8 @@
 package dev.xq.hal.hip;
 
-import dev.xq.runtime.log.RuntimeLog;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
+import dev.xq.runtime.log.RuntimeLog;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

@@ -1,6 +1,5 @@
 package dev.xq.hal.hip;
 
-import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.api.Command;
 import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.DeviceDescriptor;
@@ -8,6 +7,7 @@ import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.StreamPriorities;
+import dev.xq.runtime.log.RuntimeLog;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;

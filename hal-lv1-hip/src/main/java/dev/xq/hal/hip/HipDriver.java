@@ -1,12 +1,12 @@
 package dev.xq.hal.hip;
 
-import dev.xq.runtime.log.RuntimeLog;
-import dev.xq.runtime.log.OsgiLog;
 import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.XpuDriver;
+import dev.xq.runtime.log.OsgiLog;
+import dev.xq.runtime.log.RuntimeLog;
 import java.util.List;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;

@@ -1,6 +1,5 @@
 package dev.xq.hal.hip;
 
-import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwQueue;
@@ -8,6 +7,7 @@ import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.StreamPriorities;
 import dev.xq.hal.spi.XpuDriver;
+import dev.xq.runtime.log.RuntimeLog;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

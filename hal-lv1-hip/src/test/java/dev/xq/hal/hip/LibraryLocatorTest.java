@@ -1,11 +1,11 @@
 package dev.xq.hal.hip;
 
-import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.xq.runtime.log.RuntimeLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,9 +1,9 @@
 package dev.xq.hal.kfd;
 
-import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.Preemption;
 import dev.xq.hal.spi.StreamHandle;
+import dev.xq.runtime.log.RuntimeLog;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,9 +1,9 @@
 package dev.xq.hal.kfd;
 
-import dev.xq.runtime.log.OsgiLog;
 import dev.xq.hal.spi.HwQueue;
-import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.Preemption;
+import dev.xq.hal.spi.PreemptionProvider;
+import dev.xq.runtime.log.OsgiLog;
 import java.util.Optional;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;

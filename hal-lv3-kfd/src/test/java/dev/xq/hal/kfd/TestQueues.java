@@ -1,12 +1,11 @@
 package dev.xq.hal.kfd;
 
 import dev.xq.api.Command;
-import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.StreamHandle;
-import java.util.Optional;
 import java.lang.annotation.Annotation;
+import java.util.Optional;
 
 /** Test doubles for what the runtime hands a provider: a queue and a configuration. */
 final class TestQueues {

@@ -1,6 +1,5 @@
 package dev.xq.runtime.engine;
 
-import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.api.Command;
 import dev.xq.api.CommandCancelledException;
 import dev.xq.api.CommandFailedException;
@@ -10,7 +9,6 @@ import dev.xq.api.PreemptionLevel;
 import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueState;
 import dev.xq.api.Submission;
-import dev.xq.api.XQueue;
 import dev.xq.api.XQueueStatus;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
@@ -18,6 +16,7 @@ import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.runtime.jfr.Tracing;
+import dev.xq.runtime.log.RuntimeLog;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -1,6 +1,5 @@
 package dev.xq.runtime.osgi;
 
-import java.util.Map;
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.DriverInfo;
 import dev.xq.api.QueueConfig;
@@ -8,12 +7,17 @@ import dev.xq.api.QueueOptions;
 import dev.xq.api.SchedulerControl;
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueService;
+import dev.xq.external.spi.ExternalQueue;
+import dev.xq.external.spi.ExternalQueueControl;
+import dev.xq.external.spi.ExternalQueueSpec;
+import dev.xq.external.spi.ExternalQueues;
 import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.XpuDriver;
 import dev.xq.policy.spi.Policy;
-import dev.xq.runtime.log.OsgiLog;
 import dev.xq.runtime.engine.XqCore;
+import dev.xq.runtime.log.OsgiLog;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.Constants;
@@ -28,10 +32,6 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.log.LoggerFactory;
-import dev.xq.external.spi.ExternalQueue;
-import dev.xq.external.spi.ExternalQueueControl;
-import dev.xq.external.spi.ExternalQueueSpec;
-import dev.xq.external.spi.ExternalQueues;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**

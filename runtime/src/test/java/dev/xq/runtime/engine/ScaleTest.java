@@ -1,6 +1,5 @@
 package dev.xq.runtime.engine;
 
-import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,6 +13,7 @@ import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.XpuDriver;
+import dev.xq.runtime.log.RuntimeLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

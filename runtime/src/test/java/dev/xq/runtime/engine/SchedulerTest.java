@@ -1,6 +1,5 @@
 package dev.xq.runtime.engine;
 
-import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,6 +16,7 @@ import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.policy.spi.SchedulerActions;
 import dev.xq.policy.spi.SchedulerView;
+import dev.xq.runtime.log.RuntimeLog;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;

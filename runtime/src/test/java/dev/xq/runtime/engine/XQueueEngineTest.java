@@ -1,6 +1,5 @@
 package dev.xq.runtime.engine;
 
-import dev.xq.runtime.log.RuntimeLog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -18,6 +17,7 @@ import dev.xq.api.QueueState;
 import dev.xq.api.Submission;
 import dev.xq.api.XQueue;
 import dev.xq.hal.spi.HalException;
+import dev.xq.runtime.log.RuntimeLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
