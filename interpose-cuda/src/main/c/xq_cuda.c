@@ -164,6 +164,7 @@ static struct {
     /* deferral (optional: missing ones mean kernels are never deferred) */
     CUresult (*FuncGetParamInfo)(void *, size_t, size_t *, size_t *);
     CUresult (*KernelGetParamInfo)(void *, size_t, size_t *, size_t *);
+    CUresult (*KernelGetFunction)(CUfunction *, void *); /* cuKernelSetAttribute: whose launches it can see */
 } cu;
 static int g_memop; /* XQ_COMPLETION=memop */
 static int g_marks_all; /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
@@ -197,6 +198,7 @@ static int cu_ready(void *hint)
             CU(HostGetDevPtr, "cuMemHostGetDevicePointer_v2"), CU(DeviceGetAttribute, "cuDeviceGetAttribute");
             CU(StreamQuery, "cuStreamQuery");
             CU(FuncGetParamInfo, "cuFuncGetParamInfo"), CU(KernelGetParamInfo, "cuKernelGetParamInfo");
+            CU(KernelGetFunction, "cuKernelGetFunction");
         }
 #undef CU
         const char *m = getenv("XQ_COMPLETION"); /* memop unless XQ_COMPLETION=event */
@@ -2231,7 +2233,6 @@ static wdef W[W_COUNT] = {
 #define NSTUBS 2048
 #define STUB_SIZE 192 /* 191 bytes of code each */
 static unsigned char *g_stub_code;
-static void *g_stub_target[NSTUBS];
 static uint32_t g_nstubs;
 static pthread_mutex_t stub_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -2296,8 +2297,119 @@ static int is_stub(void *p)
     return c && (unsigned char *)p >= c && (unsigned char *)p < c + (size_t)NSTUBS * STUB_SIZE;
 }
 
+/* ------------------------------------------------------------------ function attributes */
+
+/* The runtime sets a kernel's attribute (mostly its dynamic shared memory limit) before it
+ * launches it, usually to the value it already has: PyTorch's ResNet-50 training did ~240 times a
+ * second on the H100. Waiting there for every deferred launch of the process emptied the host
+ * backlog that deferral keeps, 12 times per training step. Only a deferred launch of that kernel
+ * can see the change, and setting the value last set changes nothing: cuKernelSetAttribute waits
+ * only when the value differs from the one last set through it and a deferred launch that could
+ * be the kernel is queued (its handle, its function in the current context, any graph, any
+ * launch of another context). cuFuncSetAttribute always waits and forgets every value.
+ * XQ_ATTR_WAIT=all: both always wait (the behaviour before, for comparisons). */
+#define KSET 512
+static struct kset {
+    void *k;
+    int attr, dev, val;
+} g_kset[KSET];
+static pthread_mutex_t kset_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_kset_i = -1, g_fset_i = -1; /* their trampolines' indices: the real entry point, the counts */
+static uint64_t g_kset_calls, g_kset_same, g_kset_apart; /* XQ_LOG=2 */
+static int g_attr_all;                                   /* XQ_ATTR_WAIT=all */
+
+/* The entry for (k, attr, dev), or a free one to fill (create), or NULL. Caller holds kset_mu. */
+static struct kset *kset_find(void *k, int attr, int dev, int create)
+{
+    uintptr_t x = (uintptr_t)k ^ ((uintptr_t)attr << 3) ^ ((uintptr_t)dev << 9);
+    unsigned i = (unsigned)((x >> 4) ^ (x >> 15)) % KSET;
+    for (unsigned n = 0; n < KSET; n++, i = (i + 1) % KSET) {
+        struct kset *e = &g_kset[i];
+        if (e->k == k && e->attr == attr && e->dev == dev) return e;
+        if (!e->k) return create ? (e->k = k, e->attr = attr, e->dev = dev, e) : NULL;
+    }
+    return NULL; /* full: not remembered, so it waits */
+}
+
+static void kset_forget(void)
+{
+    pthread_mutex_lock(&kset_mu);
+    memset(g_kset, 0, sizeof g_kset);
+    pthread_mutex_unlock(&kset_mu);
+}
+
+/* Whether a deferred launch could be kernel k's (or see its attributes). */
+static int deferred_sees(void *k)
+{
+    CUcontext cur = NULL;
+    CUfunction f = NULL;
+    if (cu.CtxGetCurrent(&cur) != CUDA_SUCCESS || !cur || !cu.KernelGetFunction ||
+        cu.KernelGetFunction(&f, k) != CUDA_SUCCESS)
+        return 1;
+    int seen = 0;
+    for (xstream *st = LD(&g_all); st && !seen; st = st->next_all) {
+        if (!LD(&st->in_use) || !LD(&st->dq_n)) continue;
+        pthread_mutex_lock(&st->mu); /* taken off the queue under mu, freed after: all valid here */
+        if (st->dq_head && st->ctx != cur) seen = 1;
+        for (dop *op = st->dq_head; op && !seen; op = op->next) {
+            void *g = op->kind == D_KERNEL ? (void *)op->a.k.f : op->kind == D_KERNEL_EX ? (void *)op->a.kx.f : NULL;
+            seen = op->kind == D_GRAPH || (g && (g == k || g == (void *)f));
+        }
+        pthread_mutex_unlock(&st->mu);
+    }
+    return seen;
+}
+
+static void flush_counted(int i);
+static void *g_stub_target[NSTUBS];
+
+static CUresult kernel_set_attr(int attr, int val, void *k, CUdevice dev)
+{
+    CUresult (*real)(int, int, void *, CUdevice) = (CUresult(*)(int, int, void *, CUdevice))LD(&g_stub_target[g_kset_i]);
+    ADD(&g_kset_calls, 1);
+    if (LD(&g_deferred)) {
+        pthread_mutex_lock(&kset_mu);
+        struct kset *e = g_attr_all ? NULL : kset_find(k, attr, dev, 0);
+        int same = e && e->val == val;
+        pthread_mutex_unlock(&kset_mu);
+        if (same) ADD(&g_kset_same, 1);
+        else if (!g_attr_all && !deferred_sees(k)) ADD(&g_kset_apart, 1);
+        else flush_counted(g_kset_i);
+    }
+    CUresult r = real(attr, val, k, dev);
+    if (r == CUDA_SUCCESS) {
+        pthread_mutex_lock(&kset_mu);
+        struct kset *e = kset_find(k, attr, dev, 1);
+        if (e) e->val = val;
+        pthread_mutex_unlock(&kset_mu);
+    }
+    return r;
+}
+
+/* A function's attribute may be a kernel's: every remembered value becomes unknown. */
+static CUresult func_set_attr(CUfunction f, int attr, int val)
+{
+    CUresult (*real)(CUfunction, int, int) = (CUresult(*)(CUfunction, int, int))LD(&g_stub_target[g_fset_i]);
+    kset_forget();
+    if (LD(&g_deferred)) flush_counted(g_fset_i);
+    CUresult r = real(f, attr, val);
+    kset_forget(); /* a kernel's value set meanwhile by another thread may be stale now */
+    return r;
+}
+
+static void kset_summary(void)
+{
+    uint64_t n = LD(&g_kset_calls);
+    if (n)
+        xlog(2, "xq: cuKernelSetAttribute called %llu times; with launches deferred, %llu set the value it had and %llu "
+                "concerned no deferred launch (neither waited)",
+             (unsigned long long)n, (unsigned long long)LD(&g_kset_same), (unsigned long long)LD(&g_kset_apart));
+}
+
 static const char *g_stub_name[NSTUBS];
-static uint32_t g_stub_waits[NSTUBS]; /* XQ_LOG=2 prints which entry points waited for deferred work */
+/* XQ_LOG=2 prints which entry points waited for deferred work: how often, how long in all, longest */
+static uint32_t g_stub_waits[NSTUBS];
+static uint64_t g_stub_wait_ns[NSTUBS], g_stub_wait_max[NSTUBS];
 
 static void defer_summary(void)
 {
@@ -2327,15 +2439,29 @@ static void defer_summary(void)
     xlog(2, "xq: %llu launches deferred; %llu driver calls waited for deferred work", (unsigned long long)g_deferred_total,
          (unsigned long long)g_flush_waits);
     for (uint32_t i = 0; i < g_nstubs; i++)
-        if (g_stub_waits[i]) xlog(2, "xq:   %s waited %u times", g_stub_name[i] ? g_stub_name[i] : "?", g_stub_waits[i]);
+        if (g_stub_waits[i])
+            xlog(2, "xq:   %s waited %u times, %.1f ms in all, longest %.2f ms", g_stub_name[i] ? g_stub_name[i] : "?",
+                 g_stub_waits[i], g_stub_wait_ns[i] / 1e6, g_stub_wait_max[i] / 1e6);
+    kset_summary();
+}
+
+/* Waits for every deferred launch, counted for entry point i (stats only; -1: none). */
+static void flush_counted(int i)
+{
+    uint64_t t0 = now_ns();
+    flush_all();
+    uint64_t d = now_ns() - t0;
+    ADD(&g_flush_waits, 1);
+    if (i < 0 || i >= NSTUBS) return;
+    ADD(&g_stub_waits[i], 1);
+    ADD(&g_stub_wait_ns[i], d);
+    for (uint64_t m = LD(&g_stub_wait_max[i]); d > m;)
+        if (__atomic_compare_exchange_n(&g_stub_wait_max[i], &m, d, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) break;
 }
 
 static void stub_flush(int i)
 {
-    if (!LD(&g_deferred)) return;
-    if (i >= 0 && i < NSTUBS) ADD(&g_stub_waits[i], 1);
-    ADD(&g_flush_waits, 1);
-    flush_all();
+    if (LD(&g_deferred)) flush_counted(i);
 }
 
 #if defined(__x86_64__)
@@ -2402,7 +2528,9 @@ static void forget_functions(void)
     for (int i = 0; i < FCACHE; i++) free(g_fcache[i].off), free(g_fcache[i].sz);
     memset(g_fcache, 0, sizeof g_fcache);
     pthread_mutex_unlock(&fc_mu);
+    kset_forget();
 }
+
 static CUresult unload_module(void *m)
 {
     forget_functions();
@@ -2418,7 +2546,7 @@ static CUresult unload_library(void *l)
 static void *stub_for(void *real, const char *name)
 {
     if (!real || !g_defer || noflush(name) || is_stub(real) || real == (void *)unload_module ||
-        real == (void *)unload_library)
+        real == (void *)unload_library || real == (void *)kernel_set_attr || real == (void *)func_set_attr)
         return real;
     if (!strcmp(name, "cuModuleUnload") || !strcmp(name, "cuLibraryUnload")) {
         void **slot = name[2] == 'M' ? &g_unload_mod : &g_unload_lib, *none = NULL;
@@ -2437,6 +2565,12 @@ static void *stub_for(void *real, const char *name)
         if (i < g_nstubs) {
             r = g_stub_code + (size_t)i * STUB_SIZE;
             if (!g_stubs_ok) ST(&g_stubs_ok, 1);
+            /* the attribute setters: our wrappers, with the trampoline's index for the real one */
+            int *wi = !strcmp(name, "cuKernelSetAttribute") ? &g_kset_i : !strcmp(name, "cuFuncSetAttribute") ? &g_fset_i : NULL;
+            if (wi && (*wi < 0 || *wi == (int)i)) {
+                ST(wi, (int)i);
+                r = wi == &g_kset_i ? (void *)kernel_set_attr : (void *)func_set_attr;
+            }
         } else { /* an entry point handed out bare could see deferred work: defer no more */
             xlog(1, "xq: more than %d driver entry points; launches are no longer deferred", NSTUBS);
             ST(&g_stubs_ok, -1);
@@ -2463,6 +2597,7 @@ static int is_ours(void *p)
 {
     if (is_stub(p)) return 1;
     if (p == G1x.fn || p == G1a.fn || p == G2x.fn || p == G2a.fn || p == (void *)dlsym) return 1;
+    if (p == (void *)kernel_set_attr || p == (void *)func_set_attr) return 1;
     for (int i = 0; i < W_COUNT; i++)
         for (int k = 0; k < 4; k++)
             if (W[i].s[k].fn == p) return 1;
@@ -2625,6 +2760,7 @@ static void atfork_child(void)
     g_deferred = g_legacy_deferred = g_dq_waiters = 0; /* the parent's deferred launches are its own */
     pthread_mutex_init(&fc_mu, NULL);
     pthread_mutex_init(&stub_mu, NULL);
+    pthread_mutex_init(&kset_mu, NULL);
     g_capn = 0;
     g_tracker_on = g_tracker_parked = 0;
     t_tid = 0;
@@ -2639,6 +2775,11 @@ __attribute__((constructor)) static void xq_init(void)
     if (v && *v) {
         if (!strcmp(v, "0")) g_defer = 0;
         else if (strcmp(v, "1")) xlog(1, "xq: ignoring XQ_DEFER='%s': not 0 or 1; launches are deferred", v);
+    }
+    v = getenv("XQ_ATTR_WAIT"); /* kernel (the default) or all */
+    if (v && *v) {
+        if (!strcmp(v, "all")) g_attr_all = 1;
+        else if (strcmp(v, "kernel")) xlog(1, "xq: ignoring XQ_ATTR_WAIT='%s': not kernel or all", v);
     }
     pthread_key_create(&g_ptds_key, ptds_thread_exit);
     pthread_atfork(NULL, NULL, atfork_child);

@@ -70,12 +70,18 @@ struct CUevent_st {
 };
 struct CUfunc_st {
     int kind;
+    int max_smem; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8); 0: the default, 48 KiB */
+};
+/* A CUkernel (context-independent handle); its function in any context is the one of g_funcs. */
+struct xq_fake_kernel {
+    struct CUfunc_st *f;
 };
 struct CUmod_st {
     int unused;
 };
 enum { F_SPIN, F_INC, F_NOP, F_FAIL };
-static struct CUfunc_st g_funcs[] = {{F_SPIN}, {F_INC}, {F_NOP}, {F_FAIL}};
+static struct CUfunc_st g_funcs[] = {{F_SPIN, 0}, {F_INC, 0}, {F_NOP, 0}, {F_FAIL, 0}};
+static struct xq_fake_kernel g_kernels[] = {{&g_funcs[0]}, {&g_funcs[1]}, {&g_funcs[2]}, {&g_funcs[3]}};
 static struct CUmod_st g_module;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;     /* contexts */
@@ -543,9 +549,62 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
     return CUDA_SUCCESS;
 }
 
-static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz)
+/* Kernel attributes: a launch asking for more dynamic shared memory than its function's limit
+ * fails, as on a GPU (the reason a changed limit must not reach an earlier launch). */
+#define ATTR_MAX_DYN_SMEM 8
+static struct CUfunc_st *kernel_func(void *k)
+{
+    for (size_t i = 0; i < sizeof g_kernels / sizeof g_kernels[0]; i++)
+        if (k == &g_kernels[i])
+            return g_kernels[i].f;
+    return NULL;
+}
+static CUresult set_attr(struct CUfunc_st *f, int attr, int val)
+{
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (attr != ATTR_MAX_DYN_SMEM || val < 0 || val > 227 * 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    __atomic_store_n(&f->max_smem, val, __ATOMIC_SEQ_CST);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLibraryGetKernel(void **k, void *lib, const char *name)
+{
+    (void)lib; /* the fake has one library: the module's kernels */
+    static const char *names[] = {"spin", "inc", "nop", "fail"};
+    if (!k || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, names[i])) {
+            *k = &g_kernels[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+EXPORT CUresult cuKernelGetFunction(CUfunction *f, void *k)
+{
+    if (!f)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cur())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return (*f = kernel_func(k)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuKernelSetAttribute(int attr, int val, void *k, CUdevice dev)
+{
+    (void)dev;
+    return set_attr(kernel_func(k), attr, val);
+}
+EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int val)
+{
+    return set_attr(f >= g_funcs && f < g_funcs + 4 ? f : NULL, attr, val);
+}
+
+static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsigned shmem)
 {
     if (!f || (f->kind != F_NOP && f->kind != F_FAIL && !params))
+        return CUDA_ERROR_INVALID_VALUE;
+    int max = __atomic_load_n(&f->max_smem, __ATOMIC_SEQ_CST);
+    if (shmem > (unsigned)(max ? max : 48 * 1024))
         return CUDA_ERROR_INVALID_VALUE;
     switch (f->kind) {
     case F_SPIN:
@@ -591,19 +650,19 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *
 #define LK_PARAMS                                                                                   \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,     \
      unsigned shmem, CUstream h, void **params, void **extra)
-#define LK_UNUSED (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)extra
-EXPORT CUresult cuLaunchKernel LK_PARAMS { LK_UNUSED; return launch(f, h, params, 0); }
-EXPORT CUresult cuLaunchKernel_ptsz LK_PARAMS { LK_UNUSED; return launch(f, h, params, 1); }
+#define LK_UNUSED (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)extra
+EXPORT CUresult cuLaunchKernel LK_PARAMS { LK_UNUSED; return launch(f, h, params, 0, shmem); }
+EXPORT CUresult cuLaunchKernel_ptsz LK_PARAMS { LK_UNUSED; return launch(f, h, params, 1, shmem); }
 
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     (void)extra;
-    return c ? launch(f, c->hStream, params, 0) : CUDA_ERROR_INVALID_VALUE;
+    return c ? launch(f, c->hStream, params, 0, c->sharedMemBytes) : CUDA_ERROR_INVALID_VALUE;
 }
 EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     (void)extra;
-    return c ? launch(f, c->hStream, params, 1) : CUDA_ERROR_INVALID_VALUE;
+    return c ? launch(f, c->hStream, params, 1, c->sharedMemBytes) : CUDA_ERROR_INVALID_VALUE;
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream h)
@@ -778,6 +837,8 @@ static const struct {
     P("cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz, 4000),
     P("cuLaunchKernelEx", cuLaunchKernelEx, cuLaunchKernelEx_ptsz, 11060),
     P("cuFuncGetParamInfo", cuFuncGetParamInfo, 0, 12040),
+    P("cuLibraryGetKernel", cuLibraryGetKernel, 0, 12000), P("cuKernelGetFunction", cuKernelGetFunction, 0, 12000),
+    P("cuKernelSetAttribute", cuKernelSetAttribute, 0, 12000), P("cuFuncSetAttribute", cuFuncSetAttribute, 0, 9000),
     P("cuMemAlloc", cuMemAlloc_v2, 0, 3020), P("cuMemFree", cuMemFree_v2, 0, 3020),
     P("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz, 3020),
     P("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, 3020),

@@ -957,6 +957,68 @@ static void test_defer_node_killed(void)
     CHECK(strstr(slurp(a.out), "\"tasks\":40"), "output: %s", slurp(a.out));
 }
 
+/* cuKernelSetAttribute before each launch, as the CUDA runtime does for kernels with a dynamic
+ * shared memory limit: with the same value every time ("same"), or on another kernel than the
+ * deferred ones ("other"), it does not wait for deferred launches (four pending at once behind a
+ * closed gate); a changed value of a kernel with a deferred launch ("alternate": 96 and 64 KiB in
+ * turn, each launch asking for its limit) waits until that launch was made, or the fake driver
+ * refuses the 96 KiB launch made after the limit fell to 64 KiB (a failed launch). all: with
+ * XQ_ATTR_WAIT=all every call waits, as before. */
+static void defer_attr(const char *mode, int all)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a,
+          all ? (const char *[]){"XQ_LOG=2", "XQ_TEST_DEFAULTS=1", "XQ_ATTR_WAIT=all", NULL}
+              : (const char *[]){"XQ_LOG=2", "XQ_TEST_DEFAULTS=1", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "40", "--kernels", "4", "--us", "300",
+                           "--attr", mode, NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, launched_20, 3.0), "the app did not get going: %s", slurp(a.err));
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+    pause_s(0.05);
+    uint64_t l0 = LD(&s->launched);
+    unsigned maxp = 0;
+    for (double end = tn_now() + 0.25; tn_now() < end;) {
+        unsigned p = LD(&s->pending);
+        maxp = p > maxp ? p : maxp;
+    }
+    CHECK(LD(&s->launched) == l0, "launched %lu -> %lu while the gate was closed", (unsigned long)l0,
+          (unsigned long)LD(&s->launched));
+    int waits = all || !strcmp(mode, "alternate");
+    if (waits)
+        CHECK(maxp == 1, "%s%s: pending at most %u behind a closed gate (want 1: the attribute call waited)", mode,
+              all ? " XQ_ATTR_WAIT=all" : "", maxp);
+    else
+        CHECK(maxp >= 2 && maxp <= 4, "%s: pending at most %u behind a closed gate (want 2..4: deferred, no wait)", mode,
+              maxp);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(LD(&s->launched) == 160 && LD(&s->completed) == 160 && LD(&s->failed) == 0,
+          "launched %lu completed %lu failed %lu (want 160, 160, 0)", (unsigned long)LD(&s->launched),
+          (unsigned long)LD(&s->completed), (unsigned long)LD(&s->failed));
+    const char *err = slurp(a.err);
+    CHECK(strstr(err, "cuKernelSetAttribute called 160 times"), "stderr: %s", err);
+    CHECK(!waits == !strstr(err, "cuKernelSetAttribute waited"), "%s: stderr: %s", mode, err);
+    CHECK(!strstr(err, "failed when made"), "stderr: %s", err);
+    const char *d = strstr(err, "cuKernelSetAttribute called");
+    const char *e = d ? strchr(d, '\n') : NULL;
+    printf("    %s%s: %u pending at once; %.*s\n", mode, all ? " (XQ_ATTR_WAIT=all)" : "", maxp,
+           d && e ? (int)(e - d) : 0, d ? d : "");
+}
+static void test_defer_attr_same(void) { defer_attr("same", 0); }
+static void test_defer_attr_other(void) { defer_attr("other", 0); }
+static void test_defer_attr_alternate(void) { defer_attr("alternate", 0); }
+static void test_defer_attr_all(void) { defer_attr("same", 1); }
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -998,6 +1060,10 @@ static const struct {
     {"defer_gate", test_defer_gate},
     {"defer_off", test_defer_off},
     {"defer_by_default", test_defer_by_default},
+    {"defer_attr_same", test_defer_attr_same},
+    {"defer_attr_other", test_defer_attr_other},
+    {"defer_attr_alternate", test_defer_attr_alternate},
+    {"defer_attr_wait_all", test_defer_attr_all},
     {"memop_by_default", test_memop_by_default},
     {"sparse_marks", test_sparse_marks},
     {"sparse_marks_window", test_sparse_marks_window},

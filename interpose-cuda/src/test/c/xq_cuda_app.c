@@ -3,7 +3,9 @@
  * integration tests (built against the fake driver, runs against any libcuda with the fake's
  * kernels "spin" and "inc").
  *
- * A task = K "spin" kernels of T us, then cuStreamSynchronize; --tasks N tasks (default 10;
+ * A task = K "spin" kernels of T us, then cuStreamSynchronize (--attr: each kernel's launch
+ * preceded by cuKernelSetAttribute of a dynamic shared memory limit it launches with: "same"
+ * 64 KiB every time, "alternate" 96 and 64 KiB in turn, "other" on the kernel "inc" instead); --tasks N tasks (default 10;
  * 0, or --seconds without --tasks: until --seconds). At the end one JSON line:
  *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P}
  * Exit 0 on success, 3 when --check found a wrong result, 1 on a CUDA error, 2 on bad usage.
@@ -62,6 +64,8 @@ static struct api {
     CUresult (*hostfn)(CUstream, CUhostFn, void *);
     CUresult (*cap_begin)(CUstream, CUstreamCaptureMode);
     CUresult (*cap_end)(CUstream, CUgraph *);
+    CUresult (*kset)(int, int, void *, CUdevice);
+    CUresult (*libkernel)(void **, void *, const char *);
 } A;
 
 static struct {
@@ -75,7 +79,9 @@ static struct {
     const char *stream; /* default | ptds | ptdsh | new | prio:<p> */
     int procaddress, check, threads, capture, fail, ex, fork_mode; /* fork_mode 1 launch, 2 idle */
     long linger_ms;
-} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0};
+    const char *attr; /* NULL | same | alternate | other */
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL};
+static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 
 static CUfunction f_spin, f_inc, f_fail;
 static int g_bad;
@@ -140,6 +146,10 @@ static void get_api(void)
     GET(hostfn, "cuLaunchHostFunc", 12000);
     GET(cap_begin, "cuStreamBeginCapture", 12000);
     GET(cap_end, "cuStreamEndCapture", 12000);
+    if (O.attr) {
+        GET(kset, "cuKernelSetAttribute", 12000);
+        GET(libkernel, "cuLibraryGetKernel", 12000);
+    }
 #undef GET
 }
 
@@ -158,17 +168,33 @@ static void setup(void)
     if (O.fail)
         CK(cuModuleGetFunction(&f_fail, mod, "fail"));
     get_api();
+    if (O.attr) {
+        CK(A.libkernel(&k_spin, NULL, "spin"));
+        CK(A.libkernel(&k_inc, NULL, "inc"));
+    }
 }
 
-static CUresult launch_grid(CUfunction f, CUstream s, void **params, unsigned gx)
+static CUresult launch_smem(CUfunction f, CUstream s, void **params, unsigned gx, unsigned smem)
 {
     if (!O.ex)
-        return A.launch(f, gx, 1, 1, 1, 1, 1, 0, s, params, NULL);
-    CUlaunchConfig c = {gx, 1, 1, 1, 1, 1, 0, s, NULL, 0};
+        return A.launch(f, gx, 1, 1, 1, 1, 1, smem, s, params, NULL);
+    CUlaunchConfig c = {gx, 1, 1, 1, 1, 1, smem, s, NULL, 0};
     return A.launch_ex(&c, f, params, NULL);
+}
+static CUresult launch_grid(CUfunction f, CUstream s, void **params, unsigned gx)
+{
+    return launch_smem(f, s, params, gx, 0);
 }
 
 static CUresult launch(CUfunction f, CUstream s, void **params) { return launch_grid(f, s, params, 1); }
+
+/* --attr: the k-th spin kernel of a task, its attribute set first as the mode says */
+static CUresult launch_attr(CUstream s, void **params, int k)
+{
+    unsigned v = !strcmp(O.attr, "same") ? 64 * 1024 : k % 2 ? 64 * 1024 : 96 * 1024; /* ends low */
+    CUresult r = A.kset(8 /* MAX_DYNAMIC_SHARED_SIZE_BYTES */, (int)v, !strcmp(O.attr, "other") ? k_inc : k_spin, 0);
+    return r ? r : launch_smem(f_spin, s, params, 1, !strcmp(O.attr, "other") ? 0 : v);
+}
 
 static void count_hostfn(void *p) { __atomic_add_fetch((long *)p, 1, __ATOMIC_SEQ_CST); }
 
@@ -239,7 +265,8 @@ static void *run_thread(void *arg)
         unsigned lus = O.long_us;
         void *lp[] = {&lus};
         for (int k = 0; k < O.kernels; k++)
-            CK(O.long_every && k % O.long_every == O.long_every - 1 ? launch_grid(f_spin, s, lp, 2)
+            CK(O.attr                                                 ? launch_attr(s, p, k)
+               : O.long_every && k % O.long_every == O.long_every - 1 ? launch_grid(f_spin, s, lp, 2)
                                                                       : launch(f_spin, s, p));
         us = 0; /* the launch took its parameters' values: a deferred one must have copied them */
         if (O.check) {
@@ -279,7 +306,8 @@ static void usage(void)
     fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P]\n"
                     "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check]\n"
-                    "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n");
+                    "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
+                    "  [--attr same|alternate|other (with --via procaddress)]\n");
     exit(2);
 }
 
@@ -317,6 +345,8 @@ int main(int argc, char **argv)
             O.fork_mode = !strcmp(v, "launch") ? 1 : !strcmp(v, "idle") ? 2 : (usage(), 0);
         else if (OPT("--linger-ms"))
             O.linger_ms = atol(v);
+        else if (OPT("--attr"))
+            O.attr = !strcmp(v, "same") || !strcmp(v, "alternate") || !strcmp(v, "other") ? v : (usage(), NULL);
         else if (!strcmp(a, "--check"))
             O.check = 1;
         else if (!strcmp(a, "--ex"))
@@ -326,7 +356,7 @@ int main(int argc, char **argv)
     }
     if (O.seconds > 0 && !tasks_set)
         O.tasks = 0; /* --seconds alone: as many tasks as fit */
-    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0))
+    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0) || (O.attr && !O.procaddress))
         usage();
     setup();
     pthread_t th[64];
