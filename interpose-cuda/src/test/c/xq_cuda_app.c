@@ -7,7 +7,7 @@
  * preceded by cuKernelSetAttribute of a dynamic shared memory limit it launches with: "same"
  * 64 KiB every time, "alternate" 96 and 64 KiB in turn, "other" on the kernel "inc" instead); --tasks N tasks (default 10;
  * 0, or --seconds without --tasks: until --seconds). At the end one JSON line:
- *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P}
+ *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P[,"lat_ms":[..]]}
  * Exit 0 on success, 3 when --check found a wrong result, 1 on a CUDA error, 2 on bad usage.
  */
 #define _GNU_SOURCE
@@ -80,7 +80,8 @@ static struct {
     int procaddress, check, threads, capture, fail, ex, fork_mode; /* fork_mode 1 launch, 2 idle */
     long linger_ms;
     const char *attr; /* NULL | same | alternate | other */
-} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL};
+    int latencies;    /* --latencies: every task's latency in the JSON line too */
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 
 static CUfunction f_spin, f_inc, f_fail;
@@ -307,7 +308,7 @@ static void usage(void)
                     "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
-                    "  [--attr same|alternate|other (with --via procaddress)]\n");
+                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies]\n");
     exit(2);
 }
 
@@ -351,6 +352,8 @@ int main(int argc, char **argv)
             O.check = 1;
         else if (!strcmp(a, "--ex"))
             O.ex = 1;
+        else if (!strcmp(a, "--latencies"))
+            O.latencies = 1;
         else
             usage();
     }
@@ -387,9 +390,16 @@ int main(int argc, char **argv)
     double sum = 0;
     for (long i = 0; i < g_nlat; i++)
         sum += g_lat[i];
-    printf("{\"tasks\":%ld,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"check\":\"%s\",\"pid\":%d}\n", g_nlat,
+    printf("{\"tasks\":%ld,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"check\":\"%s\",\"pid\":%d", g_nlat,
            g_nlat ? g_lat[g_nlat / 2] : 0, g_nlat ? g_lat[(long)((g_nlat - 1) * 0.99)] : 0,
            g_nlat ? sum / g_nlat : 0, O.check ? (g_bad ? "bad" : "ok") : "off", (int)getpid());
+    if (O.latencies) { /* every task's latency (sorted) */
+        printf(",\"lat_ms\":[");
+        for (long i = 0; i < g_nlat; i++)
+            printf("%s%.3f", i ? "," : "", g_lat[i]);
+        printf("]");
+    }
+    printf("}\n");
     fflush(stdout);
     if (O.linger_ms > 0)
         usleep((useconds_t)O.linger_ms * 1000);

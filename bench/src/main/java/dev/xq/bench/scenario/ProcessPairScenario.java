@@ -54,6 +54,8 @@ final class ProcessPairScenario implements Scenario {
                 ParamSpec.choice("modes", "all", List.of("all", "pair", "overhead", "lp"),
                         "all: standalone, lp-alone, native, xq, hp-xq; pair: standalone, native, xq; overhead: standalone, hp-xq; "
                                 + "lp: lp-alone, lp-xq (lp alone under the interposer: what throttling alone costs it)"),
+                ParamSpec.integer("rounds", 1, 1, 20, "overhead mode: standalone and hp-xq alternated this many times (each "
+                        + "for seconds), hp's latencies pooled per mode: the machine's drift falls on both alike"),
                 ParamSpec.integer("threshold", 0, 0, 1 << 20, "process queues' threshold (0: the node's default)"),
                 ParamSpec.integer("window", -1, -1, 60_000_000, "process queues' window in us (-1: the node's default)"),
                 ParamSpec.choice("guards", "on", List.of("on", "off"),
@@ -70,7 +72,24 @@ final class ProcessPairScenario implements Scenario {
         return l;
     }
 
-    private record Mode(String label, boolean hp, boolean lp, boolean xq) {
+    /** pool: the mode whose figures this round's latencies join (null: a mode of its own) */
+    record Mode(String label, boolean hp, boolean lp, boolean xq, String pool) {
+        Mode(String label, boolean hp, boolean lp, boolean xq) {
+            this(label, hp, lp, xq, null);
+        }
+    }
+
+    /** The overhead modes, alternated round after round. */
+    static List<Mode> overheadRounds(int rounds) {
+        if (rounds == 1) {
+            return List.of(new Mode("standalone", true, false, false), new Mode("hp-xq", true, false, true));
+        }
+        List<Mode> l = new ArrayList<>();
+        for (int r = 1; r <= rounds; r++) {
+            l.add(new Mode("standalone r" + r, true, false, false, "standalone"));
+            l.add(new Mode("hp-xq r" + r, true, false, true, "hp-xq"));
+        }
+        return l;
     }
 
     @Override
@@ -87,7 +106,7 @@ final class ProcessPairScenario implements Scenario {
         List<Mode> modes = switch (p.string("modes")) {
             case "pair" -> List.of(new Mode("standalone", true, false, false), new Mode("native", true, true, false),
                     new Mode("xq:" + policy, true, true, true));
-            case "overhead" -> List.of(new Mode("standalone", true, false, false), new Mode("hp-xq", true, false, true));
+            case "overhead" -> overheadRounds(p.intValue("rounds"));
             case "lp" -> List.of(new Mode("lp-alone", false, true, false), new Mode("lp-xq", false, true, true));
             default -> List.of(new Mode("standalone", true, false, false), new Mode("lp-alone", false, true, false),
                     new Mode("native", true, true, false), new Mode("xq:" + policy, true, true, true),
@@ -107,6 +126,7 @@ final class ProcessPairScenario implements Scenario {
     private void runModes(ScenarioContext ctx, Params p, List<Mode> modes, Path home, Path interposer, String socket, String policy,
                           double seconds, Path runDir, ScenarioReport report, Map<String, String> hpResult,
                           Map<String, String> lpResult) throws Exception {
+        Map<String, List<double[]>> pooled = new LinkedHashMap<>();
         for (Mode mode : modes) {
             if (mode.xq) {
                 ctx.selectPolicy(policy, 10_000);
@@ -157,6 +177,9 @@ final class ProcessPairScenario implements Scenario {
                     m.put("hp_requests", pc != null ? lat.length : TenantProcess.number(r, "tasks"));
                     if (lat.length > 0) {
                         m.samples("hp latency ms", lat);
+                        if (mode.pool != null) {
+                            pooled.computeIfAbsent(mode.pool, k -> new ArrayList<>()).add(lat);
+                        }
                     }
                 }
                 if (lp != null) {
@@ -175,7 +198,32 @@ final class ProcessPairScenario implements Scenario {
                 }
             }
         }
+        for (var e : pooled.entrySet()) {
+            report.add(pooledResult(e.getKey(), e.getValue()));
+        }
         summarise(report, hpResult, lpResult, policy);
+    }
+
+    /** One mode's figures from the latencies of all its rounds together. */
+    static ModeResult pooledResult(String label, List<double[]> rounds) {
+        int n = 0;
+        for (double[] r : rounds) {
+            n += r.length;
+        }
+        double[] all = new double[n];
+        int i = 0;
+        for (double[] r : rounds) {
+            System.arraycopy(r, 0, all, i, r.length);
+            i += r.length;
+        }
+        Percentiles pc = Percentiles.of(all);
+        ModeResult m = new ModeResult(label);
+        m.put("hp_p50_ms", Measures.round(pc.at(50)));
+        m.put("hp_p99_ms", Measures.round(pc.at(99)));
+        m.put("hp_requests", n);
+        m.put("rounds", rounds.size());
+        m.samples("hp latency ms", all);
+        return m;
     }
 
     private static ScenarioReport finish(ScenarioReport report) {
@@ -208,7 +256,7 @@ final class ProcessPairScenario implements Scenario {
         }
         return List.of(home.resolve("interpose-cuda/target/fakecuda/xq-cuda-app").toString(), "--seconds", Double.toString(seconds),
                 "--kernels", Integer.toString(p.intValue("n")), "--us", Integer.toString(p.intValue("T")),
-                "--period-ms", hp ? Double.toString(p.doubleValue("period_ms")) : "0", "--check");
+                "--period-ms", hp ? Double.toString(p.doubleValue("period_ms")) : "0", "--check", "--latencies");
     }
 
     private static void summarise(ScenarioReport report, Map<String, String> hp, Map<String, String> lp, String policy) {
@@ -250,7 +298,7 @@ final class ProcessPairScenario implements Scenario {
                     Measures.round(p50) + " % / " + Measures.round(p99) + " %");
         }
         // Results must not depend on the interposer: the same input gives the same output.
-        String ref = hp.get("standalone");
+        String ref = hp.get("standalone") != null ? hp.get("standalone") : hp.get("standalone r1");
         if (ref != null) {
             double c0 = TenantProcess.number(ref, "checksum");
             boolean same = true;
