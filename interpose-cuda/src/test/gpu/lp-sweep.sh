@@ -2,7 +2,7 @@
 # H100: torch-pair runs under the interposer's defaults with XQ_LOG=2 (per-stream diagnostics:
 # launches, estimates, refusals, dry time, deferred launches and which calls waited for them);
 # the plan: lines "name modes [XQ_VAR=value ...] params..." on stdin (or SWEEP=default); SECS: seconds
-# measured per mode (10); TMO: seconds a run may take (150: enough for modes=pair at SECS=20,
+# measured per mode (10; a plan line's own seconds=S wins); TMO: seconds a run may take (150: enough for modes=pair at SECS=20,
 # not for modes=all). SMOKE=1 first compares
 # torch_smoke.py (training, a captured graph, a priority stream, Triton) bare and under the
 # interposer with a node holding the gates. One device call:
@@ -31,7 +31,8 @@ run() { # name modes [VAR=value ...] params...: XQ_* variables are set for that 
   s=$(date +%s)
   vars=
   while [ $# -gt 0 ] && case $1 in XQ_*=*) true;; *) false;; esac; do vars="$vars $1"; shift; done
-  env $vars timeout ${TMO:-150} ./xq bench torch-pair --device cuda seconds=${SECS:-10} modes=$m "$@" --json "$out/$n.json" > "$out/$n.txt" 2>&1
+  secs="seconds=${SECS:-10}"; case " $* " in *" seconds="*) secs=;; esac # a plan line's own seconds= wins
+  env $vars timeout ${TMO:-150} ./xq bench torch-pair --device cuda $secs modes=$m "$@" --json "$out/$n.json" > "$out/$n.txt" 2>&1
   echo "== $n ($vars $*) rc=$? $(( $(date +%s) - s )) s"
   grep -E "^(lp-|standalone|native|xq:|summary|goal)" "$out/$n.txt" | cut -c1-200
   d=$(ls -dt /tmp/xq-torch-pair-* 2>/dev/null | head -1)
