@@ -375,8 +375,13 @@ final class Session {
         }
         streams.set(slot, new Stream(slot, f[2], qname, device, q.handle(), control, q));
         streamCount.incrementAndGet();
-        reply("Q " + slot + " " + q.handle());
-        control.answered();
+        // Answered before the Q goes out, under the send lock: a limit that grows from now on
+        // sends its GATE, and that GATE queues behind the Q (flipped after the send, a change made
+        // by a thread that had already seen the Q lost its GATE).
+        synchronized (sendLock) {
+            control.answered();
+            reply("Q " + slot + " " + q.handle());
+        }
     }
 
     /**

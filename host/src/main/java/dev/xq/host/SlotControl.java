@@ -53,9 +53,10 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard {
     }
 
     /**
-     * The {@code Q} line went out: wake-ups may follow. One due before is not sent: the stream's
-     * first launches are still being registered, and a thread that does wait reads the slot again
-     * at each completion and every 100 ms.
+     * The {@code Q} line is going out (the session holds its send lock, so a wake-up sent from
+     * now on follows it). One due before is not sent: the stream's first launches are still being
+     * registered, and a thread that does wait reads the slot again at each completion and every
+     * 100 ms.
      */
     void answered() {
         answered = true;
