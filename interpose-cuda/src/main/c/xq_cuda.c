@@ -277,6 +277,8 @@ typedef struct xstream {
     /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet;
      * dry: nothing in flight while work waited on the host (held or deferred), gate open */
     uint64_t why_thr, why_win, why_est, why_guard, guard_seen, dry_at, dry_ns;
+    uint64_t est_sum;        /* XQ_LOG=2: estimated work launched (what the window was charged) */
+    uint64_t left_at[6];     /* XQ_LOG=2: launches by the estimated work left in flight when made */
     ring_entry ring[RING];
 } xstream;
 
@@ -1023,6 +1025,17 @@ static uint64_t work_left(const xstream *st, uint64_t now, uint64_t *first, uint
     return st->fl_est > *credit ? st->fl_est - *credit : 0;
 }
 
+/* XQ_LOG=2: a launch is made with left ns of estimated work still to run before it (0: none,
+ * under 10 us, 50 us, 100 us, 200 us, more): launches made with little left are where the device
+ * may have run dry between commands without the tracker seeing it. Caller holds st->mu. */
+static void note_launch(xstream *st, uint64_t est)
+{
+    st->est_sum += est;
+    if (g_log < 2) return;
+    uint64_t first, credit, left = st->in_flight > 1 ? work_left(st, now_ns(), &first, &credit) : 0;
+    st->left_at[!left ? 0 : left < 10000 ? 1 : left < 50000 ? 2 : left < 100000 ? 3 : left < 200000 ? 4 : 5]++;
+}
+
 /* Whether st may launch a command estimated at est (0: unknown) now: 0 yes, 1 held, 2 limits,
  * 4 guarded (see guarded());
  * *retry (when not NULL and the limits refuse): how long until the window may admit it by time
@@ -1353,6 +1366,7 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
     if (waited) st->pending--; /* still active: counted when it began to wait */
     st->in_flight++;
     if (!g->est) g->est = unknown_charge(st);
+    note_launch(st, g->est);
     st->fl_est += g->est;
     g->t = now_ns();
     if (st->dry_at) st->dry_ns += g->t - st->dry_at, st->dry_at = 0;
@@ -1517,6 +1531,7 @@ static void drain(xstream *st, int force)
         }
         st->pending--, st->in_flight++;
         if (!est) est = unknown_charge(st);
+        note_launch(st, est);
         st->fl_est += est;
         uint64_t t = now_ns();
         if (st->dry_at) st->dry_ns += t - st->dry_at, st->dry_at = 0;
@@ -1884,6 +1899,8 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static uint64_t g_nap[5], g_nap_late; /* XQ_LOG=2, tracker only: its naps by how late they ended */
+
 static void *tracker_main(void *arg)
 {
     (void)arg;
@@ -1930,7 +1947,13 @@ static void *tracker_main(void *arg)
         if (busy || LD(&g_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
             idle_since = busy || LD(&g_owed) ? 0 : idle_since ? idle_since : now;
             uint64_t until = LD(&g_limit_waiters) || LD(&g_owed) ? now + gap : next;
-            sleep_ns(until > now + gap ? (long)(until - now) : (long)gap);
+            long want = until > now + gap ? (long)(until - now) : (long)gap;
+            sleep_ns(want);
+            if (g_log >= 2) { /* how late its naps end: a late tracker refills a throttled stream late */
+                uint64_t late = now_ns() - now - (uint64_t)want;
+                g_nap[late < 10000 ? 0 : late < 50000 ? 1 : late < 100000 ? 2 : late < 500000 ? 3 : 4]++;
+                g_nap_late += late;
+            }
             continue;
         }
         idle_since = 0;
@@ -2427,6 +2450,13 @@ static void defer_summary(void)
             xlog(2, "xq: stream %s: launches by estimate: %llu under 100 us, %llu under 300 us, %llu under 1 ms, %llu longer",
                  st->label, (unsigned long long)st->by_est[0], (unsigned long long)st->by_est[1],
                  (unsigned long long)st->by_est[2], (unsigned long long)st->by_est[3]);
+        if (st->launched)
+            xlog(2, "xq: stream %s: estimated work launched %.1f ms, measured %.1f ms; launches made with work left "
+                    "0: %llu, <10 us: %llu, <50 us: %llu, <100 us: %llu, <200 us: %llu, more: %llu",
+                 st->label, st->est_sum / 1e6, st->run_ns / 1e6, (unsigned long long)st->left_at[0],
+                 (unsigned long long)st->left_at[1], (unsigned long long)st->left_at[2],
+                 (unsigned long long)st->left_at[3], (unsigned long long)st->left_at[4],
+                 (unsigned long long)st->left_at[5]);
         if (st->nleft) {
             qsort(st->left_us, st->nleft, sizeof st->left_us[0], cmp_u32);
             uint32_t n = st->nleft;
@@ -2435,6 +2465,13 @@ static void defer_summary(void)
         }
         pthread_mutex_unlock(&st->mu);
     }
+    uint64_t naps = g_nap[0] + g_nap[1] + g_nap[2] + g_nap[3] + g_nap[4];
+    if (naps)
+        xlog(2, "xq: tracker naps %llu, ended late by <10 us: %llu, <50 us: %llu, <100 us: %llu, <500 us: %llu, more: %llu; "
+                "mean %.1f us late",
+             (unsigned long long)naps, (unsigned long long)g_nap[0], (unsigned long long)g_nap[1],
+             (unsigned long long)g_nap[2], (unsigned long long)g_nap[3], (unsigned long long)g_nap[4],
+             g_nap_late / 1e3 / naps);
     if (LD(&g_stubs_ok) <= 0) return;
     xlog(2, "xq: %llu launches deferred; %llu driver calls waited for deferred work", (unsigned long long)g_deferred_total,
          (unsigned long long)g_flush_waits);
