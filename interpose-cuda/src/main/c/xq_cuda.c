@@ -165,7 +165,9 @@ static struct {
     CUresult (*FuncGetParamInfo)(void *, size_t, size_t *, size_t *);
     CUresult (*KernelGetParamInfo)(void *, size_t, size_t *, size_t *);
     CUresult (*KernelGetFunction)(CUfunction *, void *); /* cuKernelSetAttribute: whose launches it can see */
+    CUresult (*EventElapsed)(float *, CUevent, CUevent); /* timed samples (optional: missing means batch estimates) */
 } cu;
+static int g_timed; /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
 static int g_memop; /* XQ_COMPLETION=memop */
 static int g_marks_all; /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
 static int g_cu_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
@@ -199,6 +201,7 @@ static int cu_ready(void *hint)
             CU(StreamQuery, "cuStreamQuery");
             CU(FuncGetParamInfo, "cuFuncGetParamInfo"), CU(KernelGetParamInfo, "cuKernelGetParamInfo");
             CU(KernelGetFunction, "cuKernelGetFunction");
+            if (!CU(EventElapsed, "cuEventElapsedTime_v2")) CU(EventElapsed, "cuEventElapsedTime");
         }
 #undef CU
         const char *m = getenv("XQ_COMPLETION"); /* memop unless XQ_COMPLETION=event */
@@ -209,6 +212,10 @@ static int cu_ready(void *hint)
         g_marks_all = k && !strcmp(k, "all");
         if (k && *k && !g_marks_all && strcmp(k, "sparse"))
             xlog(1, "xq: ignoring XQ_MARKS='%s': not sparse or all", k);
+        const char *q = getenv("XQ_ESTIMATES"); /* timed unless XQ_ESTIMATES=batch */
+        g_timed = !(q && !strcmp(q, "batch")) && cu.EventElapsed;
+        if (q && *q && strcmp(q, "batch") && strcmp(q, "timed"))
+            xlog(1, "xq: ignoring XQ_ESTIMATES='%s': not timed or batch", q);
         if (!ok) xlog(1, "xq: driver entry points missing; running unscheduled");
         ST(&g_cu_state, ok ? 1 : -1); /* the handle stays open: libcuda is never unloaded anyway */
     }
@@ -229,6 +236,8 @@ typedef struct ring_entry {
     uint64_t est;      /* the estimates its commands were launched with, summed */
 } ring_entry;
 
+#define SMP 32
+#define SMP_DEAD UINT64_MAX
 typedef struct xstream {
     struct xstream *next_all;  /* every struct ever made; the list only grows (tracker walks it) */
     struct xstream *next_hash; /* bucket chain, or the free list */
@@ -279,6 +288,14 @@ typedef struct xstream {
     uint64_t why_thr, why_win, why_est, why_guard, guard_seen, dry_at, dry_ns;
     uint64_t est_sum;        /* XQ_LOG=2: estimated work launched (what the window was charged) */
     uint64_t left_at[6];     /* XQ_LOG=2: launches by the estimated work left in flight when made */
+    /* timed samples (XQ_ESTIMATES=timed): a command of a kind due to be measured goes between two
+     * timing events; the tracker reads their elapsed time once the stream completed it (ord: its
+     * launch's number in launched; 0 while it is being launched, SMP_DEAD when it failed).
+     * Events are created on first use and kept, per slot. Under mu. */
+    struct { CUevent a, b; uint64_t key, ord; } smp[SMP];
+    uint32_t smp_head, smp_n;
+    int smp_off;             /* timing failed on this stream: batch estimates, as XQ_ESTIMATES=batch */
+    uint64_t timed, smp_skip; /* XQ_LOG=2: samples read; due ones not taken (stream idle, slots full) */
     ring_entry ring[RING];
 } xstream;
 
@@ -952,8 +969,12 @@ static void session_start(void)
 #define SAMPLE_EVERY 32 /* memop: every 32nd command of a known kind is marked alone, to keep learning it */
 static struct {
     uint64_t key, est;
-    uint32_t seen; /* commands of the kind since it was last sampled */
+    uint32_t seen;  /* commands of the kind since it was last sampled */
+    uint32_t timed; /* timed samples est was learned from (then batches no longer move it) */
+    uint32_t first; /* its first commands (all of them sampled, timed estimates) */
+    uint32_t last[3]; /* timed: its last three samples (ns); est is their median */
 } g_cost[CTAB];
+#define SAMPLE_FIRST 4 /* timed: a kind's first commands are all sampled */
 static pthread_mutex_t cost_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t cost_key(const void *what, uint64_t shape)
@@ -983,17 +1004,22 @@ static uint64_t cost_get(uint64_t key, int *due)
     }
     if (n < 8) {
         r = g_cost[i].est;
-        if (due && ++g_cost[i].seen >= SAMPLE_EVERY) g_cost[i].seen = 0, *due = 1;
+        if (due && g_timed && g_cost[i].first < SAMPLE_FIRST) g_cost[i].first++, *due = 1;
+        else if (due && ++g_cost[i].seen >= SAMPLE_EVERY) g_cost[i].seen = 0, *due = 1;
     } else if (due) {
         i = hole < CTAB ? hole : i0;
-        g_cost[i].key = key, g_cost[i].est = 0, g_cost[i].seen = 0, *due = 1;
+        g_cost[i].key = key, g_cost[i].est = 0, g_cost[i].seen = 0, g_cost[i].timed = 0, g_cost[i].first = 1, *due = 1;
     }
     pthread_mutex_unlock(&cost_mu);
     return r;
 }
 
-/* Learns one measured run of key (moving average, weight 1/4); a full probe run forgets its first. */
-static void cost_put(uint64_t key, uint64_t run)
+/* Learns one measured run of key (moving average, weight 1/4); a full probe run forgets its first.
+ * timed: from a timed sample, which replaces what batches taught and from then on is the only
+ * teacher (a batch's share is proportional to the estimates it was launched with, so it keeps
+ * whatever ratio between kinds it started from: a 5 us kernel first charged a stream's 90 us
+ * average kept ~90 us; ResNet-50 training's estimates summed to 1.9 x its device time). */
+static void cost_put(uint64_t key, uint64_t run, int timed)
 {
     if (!key || !run) return;
     pthread_mutex_lock(&cost_mu);
@@ -1001,7 +1027,17 @@ static void cost_put(uint64_t key, uint64_t run)
     for (; n < 8; n++, i = (i + 1) % CTAB)
         if (g_cost[i].key == key || !g_cost[i].key) break;
     if (n == 8) i = i0, g_cost[i].key = 0;
-    if (g_cost[i].key != key) g_cost[i].key = key, g_cost[i].est = run, g_cost[i].seen = 0;
+    if (g_cost[i].key != key) g_cost[i].key = key, g_cost[i].est = 0, g_cost[i].seen = 0, g_cost[i].timed = 0, g_cost[i].first = 0;
+    if (timed) { /* the median of its last three samples (two: their mean): a sample slowed by
+                  * another tenant's kernels running beside it, or one the host delayed, does not
+                  * stand for the kind */
+        uint32_t *l = g_cost[i].last, k = g_cost[i].timed < 3 ? g_cost[i].timed : 2;
+        if (g_cost[i].timed >= 3) l[0] = l[1], l[1] = l[2];
+        l[k] = run < UINT32_MAX ? (uint32_t)run : UINT32_MAX;
+        uint32_t m = ++g_cost[i].timed;
+        uint64_t a = l[0], b = l[1], c = l[2];
+        g_cost[i].est = m == 1 ? a : m == 2 ? (a + b) / 2 : a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+    } else if (g_cost[i].timed); /* a batch's share: the timed samples know better */
     else if (!g_cost[i].est) g_cost[i].est = run; /* its first measurement */
     else {
         int64_t e = (int64_t)g_cost[i].est;
@@ -1148,9 +1184,14 @@ typedef struct gate {
     uint64_t ck, est; /* the launch's cost key and the estimate it is launched with */
     void *key; /* the kernel or graph launched: known to launch, once it did */
     int waited;
-    int isolate; /* marked alone (a kind not measured yet, or its sample is due) */
+    int isolate; /* its kind is due to be measured (a kind not measured yet, or its sample is due);
+                  * once launched: marked alone (batch estimates) */
+    int smp;     /* a timed sample: its slot + 1 (0: none) */
     int wake, kick; /* owed once the launch is made: a WAKE to the node, a kick to the tracker */
 } gate;
+static int smp_take(xstream *st, uint64_t known);
+static int smp_record(xstream *st, int i, int end);
+static void smp_launched(xstream *st, int i, uint64_t key, int ok);
 
 /* ------------------------------------------------------------------ deferred launches */
 
@@ -1295,7 +1336,7 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
     if (LD(&g_captures) || LD(&g_exiting) || !cu_ready(hint)) return 0;
     int due;
     g->ck = ck, g->est = cost_get(ck, &due);
-    g->isolate = due;
+    g->isolate = due, g->smp = 0;
     int saved_errno = errno; /* the application sees the driver's errno, not ours */
     xstream *st = stream_get(h, ptsz);
     if (!st) {
@@ -1365,6 +1406,7 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
     }
     if (waited) st->pending--; /* still active: counted when it began to wait */
     st->in_flight++;
+    if (g->isolate && g_timed && !st->smp_off) g->smp = smp_take(st, g->est) + 1, g->isolate = 0;
     if (!g->est) g->est = unknown_charge(st);
     note_launch(st, g->est);
     st->fl_est += g->est;
@@ -1376,6 +1418,12 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
     int kick = g->isolate && st->tail_n ? close_tail(st, &wake) : 0; /* what came before is measured apart */
     mirror(st);
     pthread_mutex_unlock(&st->mu);
+    if (g->smp && smp_record(st, g->smp - 1, 0)) { /* no sample after all */
+        pthread_mutex_lock(&st->mu);
+        smp_launched(st, g->smp - 1, 0, 0);
+        pthread_mutex_unlock(&st->mu);
+        g->smp = 0;
+    }
     /* The node hears of the arrival, and the tracker of the mark, in gate_exit, once the launch
      * is made: the WAKE line is a socket write, and made here it delayed the work itself (a
      * tenant alone: ~20 us per request on the H100). The arrival's time is in the slot already. */
@@ -1530,6 +1578,8 @@ static void drain(xstream *st, int force)
             break;
         }
         st->pending--, st->in_flight++;
+        int smp = -1;
+        if (isolate && g_timed && !st->smp_off) smp = smp_take(st, est), isolate = 0;
         if (!est) est = unknown_charge(st);
         note_launch(st, est);
         st->fl_est += est;
@@ -1546,7 +1596,9 @@ static void drain(xstream *st, int force)
             kick |= st->tail_n ? close_tail(st, &idle) : 0;
             pthread_mutex_unlock(&st->mu);
         }
+        int timed = smp >= 0 && !smp_record(st, smp, 0);
         CUresult r = dop_call(op);
+        timed = timed && r == CUDA_SUCCESS && !smp_record(st, smp, 1);
         pthread_mutex_lock(&st->mu);
         st->dq_head = op->next;
         if (!st->dq_head) st->dq_tail = NULL;
@@ -1559,8 +1611,9 @@ static void drain(xstream *st, int force)
             if (--st->active == 0) st->ready_since = 0, idle = 1;
         } else {
             st->launched++;
-            kick |= after_launch(st, t, ck, est, isolate, &idle);
+            kick |= after_launch(st, t, ck, est, isolate || timed, &idle); /* a sample is read once marked */
         }
+        smp_launched(st, smp, ck, timed);
         mirror(st);
         pthread_mutex_unlock(&st->mu);
         if (r != CUDA_SUCCESS)
@@ -1625,6 +1678,98 @@ static int mark(xstream *st, ring_entry *e, CUstream rec)
     return 1;
 }
 
+/* ------------------------------------------------------------------ timed samples
+ * A kind due to be measured (its first command, then every 32nd) is measured on the device:
+ * timing events recorded just before and just after the launch, their elapsed time read by the
+ * tracker once the stream completed the command. Exact where batches of completions are not
+ * (see cost_put), and an event record costs the device nothing where a memop mark costs ~2 us. */
+#define SMP_LEAD_NS 20000ull /* a sample of a kind measured before needs this much work ahead of it */
+
+/* Whether the launch being made on st (counted in in_flight already) is a timed sample: reserves
+ * slot i (ord 0) and returns it, or -1. A kind measured before is sampled only behind at least
+ * SMP_LEAD_NS of estimated work, so that the first event is passed when that work ends, with the
+ * command already queued behind it: on an idle stream the time between the record and the
+ * launch reaching the device would be counted too. Caller holds st->mu. */
+static int smp_take(xstream *st, uint64_t known)
+{
+    if (!g_timed || st->smp_off) return -1;
+    uint64_t first, credit;
+    if (st->smp_n == SMP || (known && (st->in_flight <= 1 || work_left(st, now_ns(), &first, &credit) < SMP_LEAD_NS)))
+        return st->smp_skip++, -1;
+    uint32_t i = (st->smp_head + st->smp_n++) % SMP;
+    st->smp[i].ord = 0, st->smp[i].key = 0;
+    return (int)i;
+}
+
+static void smp_failed(xstream *st, const char *what, CUresult r)
+{
+    if (!st->smp_off) xlog(2, "xq: timing on stream %s: %s failed (CUDA error %d); estimates from batches of completions", st->label, what, r);
+    st->smp_off = 1;
+}
+
+/* Records slot i's first (end = 0) or second event on st's stream, in st's context (the caller's
+ * thread for a launch it makes itself, the draining thread, its context pushed, for a deferred one).
+ * The slot is the caller's until ord is set. Returns 0 on success. */
+static int smp_record(xstream *st, int i, int end)
+{
+    CUevent *ev = end ? &st->smp[i].b : &st->smp[i].a;
+    CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
+    CUresult r = CUDA_SUCCESS;
+    if (!*ev) {
+        CUcontext cur = NULL, tmp;
+        cu.CtxGetCurrent(&cur);
+        int pushed = cur != st->ctx && cu.CtxPush(st->ctx) == CUDA_SUCCESS;
+        r = cu.EventCreate(ev, 0); /* timing on */
+        if (r != CUDA_SUCCESS) *ev = NULL;
+        if (pushed) cu.CtxPop(&tmp);
+    }
+    if (r == CUDA_SUCCESS) r = cu.EventRecord(*ev, rec);
+    if (r != CUDA_SUCCESS) {
+        pthread_mutex_lock(&st->mu);
+        smp_failed(st, end ? "cuEventRecord (timed sample)" : "cuEventCreate/Record (timed sample)", r);
+        pthread_mutex_unlock(&st->mu);
+        return 1;
+    }
+    return 0;
+}
+
+/* The launch of slot i ended: launched (its number in st->launched, key its kind) or not (0).
+ * Caller holds st->mu. */
+static void smp_launched(xstream *st, int i, uint64_t key, int ok)
+{
+    if (i < 0) return;
+    st->smp[i].key = key;
+    st->smp[i].ord = ok ? st->launched : SMP_DEAD;
+}
+
+/* Reads the samples st completed, oldest first: each one's elapsed time teaches its kind. Tracker
+ * only (query_mu held); c: st's context. */
+static void smp_read(xstream *st, CUcontext c, CUcontext *cur)
+{
+    while (LD(&st->smp_n)) {
+        pthread_mutex_lock(&st->mu);
+        uint32_t i = st->smp_head;
+        uint64_t ord = st->smp[i].ord, key = st->smp[i].key;
+        CUevent a = st->smp[i].a, b = st->smp[i].b;
+        int ready = st->smp_n && ord && (ord == SMP_DEAD || ord <= st->completed);
+        pthread_mutex_unlock(&st->mu);
+        if (!ready) return;
+        float ms = 0;
+        CUresult r = CUDA_SUCCESS;
+        if (ord != SMP_DEAD) {
+            if (c != *cur && cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
+            r = cu.EventElapsed(&ms, a, b);
+            if (r == CUDA_ERROR_NOT_READY) return; /* counted done without being seen done (no mark could be made) */
+        }
+        pthread_mutex_lock(&st->mu);
+        st->smp_head = (st->smp_head + 1) % SMP, st->smp_n--;
+        if (ord != SMP_DEAD && r == CUDA_SUCCESS) st->timed++;
+        else if (ord != SMP_DEAD) smp_failed(st, "cuEventElapsedTime", r);
+        pthread_mutex_unlock(&st->mu);
+        if (ord != SMP_DEAD && r == CUDA_SUCCESS && ms > 0) cost_put(key, (uint64_t)((double)ms * 1e6), 1);
+    }
+}
+
 /* Keeps g_busy (streams the tracker must watch) true to st. Caller holds st->mu; returns whether
  * st just became watched (then the tracker must be kicked). */
 static int busy_update(xstream *st)
@@ -1680,6 +1825,7 @@ static void gate_exit(gate *g, CUresult r)
 {
     xstream *st = g->st;
     int idle = 0, kick = 0, saved_errno = errno;
+    int timed = g->smp && r == CUDA_SUCCESS && !smp_record(st, g->smp - 1, 1);
     pthread_mutex_lock(&st->mu);
     if (r != CUDA_SUCCESS) { /* nothing was launched */
         st->in_flight--, st->failed++;
@@ -1687,8 +1833,9 @@ static void gate_exit(gate *g, CUresult r)
         if (--st->active == 0) st->ready_since = 0, idle = 1;
     } else {
         st->launched++;
-        kick = after_launch(st, g->t, g->ck, g->est, g->isolate, &idle);
+        kick = after_launch(st, g->t, g->ck, g->est, g->isolate || timed, &idle); /* a sample is read once marked */
     }
+    smp_launched(st, g->smp - 1, g->ck, timed);
     mirror(st);
     int waiters = st->waiters;
     static __thread void *t_last_ok;
@@ -1789,6 +1936,7 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
         *next = st->poll_at < *next ? st->poll_at : *next;
         return LD(&st->n) != 0;
     }
+    if (LD(&st->smp_n)) smp_read(st, st->ctx, cur);
     uint64_t prev = st->polled; /* the last look: what is found done now ended after it */
     st->polled = now;
     st->poll_at = now + (urgent ? lim : memop ? MEMOP_NS : POLL_NS);
@@ -1842,7 +1990,7 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
         for (uint32_t i = 0; i < parts; i++) sum += part[i].w ? part[i].w : even * part[i].n;
         for (uint32_t i = 0; i < parts && sum; i++)
             if (part[i].key)
-                cost_put(part[i].key, (uint64_t)((double)span * (double)(part[i].w ? part[i].w : even) / (double)sum));
+                cost_put(part[i].key, (uint64_t)((double)span * (double)(part[i].w ? part[i].w : even) / (double)sum), 0);
     }
     return left;
 }
@@ -1866,6 +2014,10 @@ static void close_stream(xstream *st)
     pthread_mutex_unlock(&S.mu);
     for (int i = 0; i < RING; i++)
         if (st->ring[i].ev) cu.EventDestroy(st->ring[i].ev);
+    for (int i = 0; i < SMP; i++) { /* samples not read yet are dropped: nothing is in flight */
+        if (st->smp[i].a) cu.EventDestroy(st->smp[i].a);
+        if (st->smp[i].b) cu.EventDestroy(st->smp[i].b);
+    }
     if (st->word) word_put(st->word, st->ctx); /* every write to it landed: nothing is in flight */
     if (__atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) ADD(&g_owed, -1);
     pthread_mutex_lock(&tab_mu);
@@ -2450,6 +2602,9 @@ static void defer_summary(void)
             xlog(2, "xq: stream %s: launches by estimate: %llu under 100 us, %llu under 300 us, %llu under 1 ms, %llu longer",
                  st->label, (unsigned long long)st->by_est[0], (unsigned long long)st->by_est[1],
                  (unsigned long long)st->by_est[2], (unsigned long long)st->by_est[3]);
+        if (st->launched)
+            xlog(2, "xq: stream %s: timed samples %llu (due but not taken %llu)%s", st->label, (unsigned long long)st->timed,
+                 (unsigned long long)st->smp_skip, !g_timed ? "; XQ_ESTIMATES=batch" : st->smp_off ? "; timing failed: batch estimates" : "");
         if (st->launched)
             xlog(2, "xq: stream %s: estimated work launched %.1f ms, measured %.1f ms; launches made with work left "
                     "0: %llu, <10 us: %llu, <50 us: %llu, <100 us: %llu, <200 us: %llu, more: %llu",

@@ -17,6 +17,8 @@
  * (cuMemHostRegister_v2/cuMemHostAlloc memory: the device pointer is the host address).
  * cuDeviceGetAttribute answers the memop attributes (92, 93, 122) with FAKECUDA_MEMOPS (default
  * 1; 0: unsupported). FAKECUDA_EVENTS=0 makes cuEventRecord fail (CUDA_ERROR_NOT_SUPPORTED).
+ * cuEventElapsedTime: an event's time is when its stream completed the work recorded before it
+ * (or the record, if later); FAKECUDA_TIMING=0 makes it fail (CUDA_ERROR_NOT_SUPPORTED).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,10 +65,13 @@ struct CUstream_st {
     pthread_cond_t cv;
     op *head, *tail;
     unsigned long long submitted, completed;
+    unsigned long long done_ns[1024]; /* when command k (1-based) completed: done_ns[k % 1024] */
 };
 struct CUevent_st {
     struct CUstream_st *s;
     unsigned long long target;
+    unsigned long long rec_ns; /* when it was recorded */
+    unsigned flags;            /* CU_EVENT_DISABLE_TIMING (2): no time */
 };
 struct CUfunc_st {
     int kind;
@@ -89,6 +94,7 @@ static pthread_mutex_t g_gpu_mu = PTHREAD_MUTEX_INITIALIZER; /* the process's GP
 static CUcontext g_primary[MAXDEV];
 static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
 static int g_memops = 1, g_events = 1; /* FAKECUDA_MEMOPS, FAKECUDA_EVENTS */
+static int g_timing = 1;               /* FAKECUDA_TIMING=0: cuEventElapsedTime fails (not supported) */
 static long g_call_us;                 /* FAKECUDA_CALL_US: how long each enqueueing call takes its caller */
 
 static __thread CUcontext t_stack[16]; /* t_stack[t_depth] is current */
@@ -187,6 +193,9 @@ static void *worker(void *arg)
         if (!s->head)
             s->tail = NULL;
         free(o);
+        struct timespec dn;
+        clock_gettime(CLOCK_MONOTONIC, &dn);
+        s->done_ns[(s->completed + 1) % 1024] = (unsigned long long)dn.tv_sec * 1000000000ull + (unsigned long long)dn.tv_nsec;
         __atomic_add_fetch(&s->completed, 1, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&s->cv);
     }
@@ -457,10 +466,10 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream h)
 
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
 {
-    (void)flags;
     if (!e)
         return CUDA_ERROR_INVALID_VALUE;
     *e = calloc(1, sizeof(struct CUevent_st));
+    (*e)->flags = flags;
     return CUDA_SUCCESS;
 }
 
@@ -475,6 +484,9 @@ static CUresult record_of(CUevent e, CUstream h, int ptsz)
     if (s->capturing)
         return CUDA_SUCCESS;
     unsigned long long t = submitted(s);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    e->rec_ns = (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
     __atomic_store_n(&e->target, t, __ATOMIC_RELAXED);
     __atomic_store_n(&e->s, s, __ATOMIC_RELEASE);
     return CUDA_SUCCESS;
@@ -497,6 +509,38 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
     struct CUstream_st *s = __atomic_load_n(&e->s, __ATOMIC_ACQUIRE);
     if (s)
         wait_for(s, __atomic_load_n(&e->target, __ATOMIC_RELAXED));
+    return CUDA_SUCCESS;
+}
+
+/* The "device" time of an event: when its stream completed the last command before the record
+ * (or the record itself, when that was later: the stream was idle). As the driver: NOT_READY until
+ * both are done, INVALID_HANDLE for an event never recorded or made with CU_EVENT_DISABLE_TIMING. */
+static CUresult event_time(CUevent e, unsigned long long *t)
+{
+    struct CUstream_st *s = e ? __atomic_load_n(&e->s, __ATOMIC_ACQUIRE) : NULL;
+    if (!s || (e->flags & 2))
+        return CUDA_ERROR_INVALID_HANDLE;
+    unsigned long long k = __atomic_load_n(&e->target, __ATOMIC_RELAXED);
+    if (!done(s, k))
+        return CUDA_ERROR_NOT_READY;
+    unsigned long long d = k ? s->done_ns[k % 1024] : 0;
+    *t = d > e->rec_ns ? d : e->rec_ns;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+    unsigned long long ta, tb;
+    if (!g_timing)
+        return 801;
+    if (!ms)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = event_time(a, &ta);
+    if (r == CUDA_SUCCESS)
+        r = event_time(b, &tb);
+    if (r != CUDA_SUCCESS)
+        return r;
+    *ms = (float)(((double)tb - (double)ta) / 1e6);
     return CUDA_SUCCESS;
 }
 
@@ -832,7 +876,8 @@ static const struct {
     P("cuStreamQuery", cuStreamQuery, cuStreamQuery_ptsz, 2000),
     P("cuStreamDestroy", cuStreamDestroy_v2, 0, 4000), P("cuEventCreate", cuEventCreate, 0, 2000),
     P("cuEventRecord", cuEventRecord, cuEventRecord_ptsz, 2000), P("cuEventQuery", cuEventQuery, 0, 2000),
-    P("cuEventSynchronize", cuEventSynchronize, 0, 2000), P("cuEventDestroy", cuEventDestroy_v2, 0, 4000),
+    P("cuEventSynchronize", cuEventSynchronize, 0, 2000),
+    P("cuEventElapsedTime", cuEventElapsedTime, 0, 2000), P("cuEventDestroy", cuEventDestroy_v2, 0, 4000),
     P("cuModuleLoadData", cuModuleLoadData, 0, 2000), P("cuModuleGetFunction", cuModuleGetFunction, 0, 2000),
     P("cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz, 4000),
     P("cuLaunchKernelEx", cuLaunchKernelEx, cuLaunchKernelEx_ptsz, 11060),
@@ -907,6 +952,8 @@ __attribute__((constructor)) static void fake_init(void)
     const char *m = getenv("FAKECUDA_MEMOPS"), *e = getenv("FAKECUDA_EVENTS");
     g_memops = !(m && !strcmp(m, "0"));
     g_events = !(e && !strcmp(e, "0"));
+    const char *tm = getenv("FAKECUDA_TIMING");
+    g_timing = !(tm && !strcmp(tm, "0"));
     const char *c = getenv("FAKECUDA_CALL_US");
     g_call_us = c ? strtol(c, NULL, 10) : 0;
     pthread_atfork(NULL, NULL, fake_atfork_child);

@@ -840,6 +840,41 @@ static void sparse_marks(int all, unsigned window_us)
               window_us ? 500 : 250);
     CHECK(idle_seen, "the stream was not seen idle before the process exited");
 }
+/* Timed samples (XQ_ESTIMATES=timed, the default): a kind's first four commands and every 32nd
+ * after go between two timing events, and their elapsed time is the kind's estimate. Two kinds
+ * (100 us and 1 ms kernels) under a 2 ms window: samples are read, and the estimates the launches
+ * were charged add up to about the device time measured from completions. With the driver's
+ * cuEventElapsedTime failing, the stream says so and falls back to estimates from batches of
+ * completions: every command still completes. */
+static void timed_estimates(int timing)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 2000);
+    app a;
+    start(&a, timing ? (const char *[]){"XQ_LOG=2", NULL} : (const char *[]){"XQ_LOG=2", "FAKECUDA_TIMING=0", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "6", "--kernels", "40", "--us", "100", "--long-every", "4",
+                           "--long-us", "1000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(s && s->launched == 240 && s->completed == 240 && !s->in_flight, "launched %lu, completed %lu, in flight %u",
+          s ? (unsigned long)s->launched : 0, s ? (unsigned long)s->completed : 0, s ? s->in_flight : 0);
+    const char *err = slurp(a.err), *p = strstr(err, "xq: stream s1: timed samples "), *q = strstr(err, "estimated work launched ");
+    unsigned long n = 0;
+    double est = 0, measured = 0;
+    CHECK(p && sscanf(p, "xq: stream s1: timed samples %lu", &n) == 1, "stderr: %s", err);
+    CHECK(q && sscanf(q, "estimated work launched %lf ms, measured %lf ms", &est, &measured) == 2, "stderr: %s", err);
+    if (timing) {
+        CHECK(n >= 8 && !strstr(err, "timing failed"), "%lu timed samples (want 8 or more: 4 of each kind): %s", n, err);
+        CHECK(measured > 0 && est / measured > 0.6 && est / measured < 1.5,
+              "estimates charged %.1f ms for %.1f ms of device time (want 0.6..1.5 x)", est, measured);
+    } else
+        CHECK(n == 0 && strstr(err, "timing failed: batch estimates") && strstr(err, "cuEventElapsedTime failed (CUDA error 801)"),
+              "%lu samples; stderr: %s", n, err);
+}
+static void test_timed_estimates(void) { timed_estimates(1); }
+static void test_timed_estimates_fallback(void) { timed_estimates(0); }
+
 static void test_sparse_marks(void) { sparse_marks(0, 0); }
 static void test_sparse_marks_window(void) { sparse_marks(0, 1000); }
 static void test_marks_all(void) { sparse_marks(1, 0); }
@@ -1065,6 +1100,8 @@ static const struct {
     {"defer_attr_alternate", test_defer_attr_alternate},
     {"defer_attr_wait_all", test_defer_attr_all},
     {"memop_by_default", test_memop_by_default},
+    {"timed_estimates", test_timed_estimates},
+    {"timed_estimates_fallback", test_timed_estimates_fallback},
     {"sparse_marks", test_sparse_marks},
     {"sparse_marks_window", test_sparse_marks_window},
     {"marks_all", test_marks_all},

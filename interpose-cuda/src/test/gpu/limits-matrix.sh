@@ -22,7 +22,7 @@ mkdir -p "$out/runs"
 r=1
 while [ "$r" -le "$rounds" ]; do
   for v in $variants; do
-    f="$out/runs/$v-$r"
+    f="$out/runs/$(echo "$v" | tr '/,=+' '.__-')-$r"
     base=${v%%+*}
     vars=
     case $v in *+*) vars=$(echo "${v#*+}" | tr '+' ' ');; esac
