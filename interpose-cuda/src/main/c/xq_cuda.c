@@ -1157,6 +1157,21 @@ static uint64_t mark_every(const xstream *st)
     return thr && thr < (1u << 20) ? 0 : FREE_MARK_NS;
 }
 
+/* Under a threshold (with a window: without one every launch is marked), how many launches a mark
+ * may cover at most (0: no such bound): a stream throttled at the threshold goes on once it is
+ * seen at threshold - batch, so the tracker must be able to see a batch end. Short kernels fill
+ * a quarter window only by the dozen: unmarked, 16 of them in flight could only be seen done by
+ * asking the driver once the stream had been quiet 50 us (on the H100, ResNet-50 training alone
+ * under 16 / 8 / 300 us idled in 50-100 us gaps ~60 times a step). Caller holds st->mu. */
+static uint32_t mark_count(const xstream *st)
+{
+    const xq_slot *s = st->gen == LD(&g_state) ? st->shm : NULL;
+    uint32_t thr = s ? LD(&s->threshold) : 0, b = s ? LD(&s->batch) : 0;
+    if (!thr || thr >= (1u << 20)) return 0;
+    b = b && b < thr ? b : thr / 2;
+    return b ? b : 1;
+}
+
 /* Accounts commands whose end was seen (or that will never be seen). Caller holds st->mu;
  * returns whether the node must hear (the stream went idle). */
 static int account_done(xstream *st, uint32_t count, uint64_t run)
@@ -1817,7 +1832,8 @@ static int after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int 
     st->tail_n++, st->tail_est += est, st->last_launch = t;
     st->by_est[est < 100000 ? 0 : est < 300000 ? 1 : est < 1000000 ? 2 : 3]++;
     int kick = busy_update(st);
-    if (isolate || st->tail_est >= mark_every(st)) kick |= close_tail(st, idle);
+    uint32_t mc = mark_count(st);
+    if (isolate || st->tail_est >= mark_every(st) || (mc && st->tail_n >= mc)) kick |= close_tail(st, idle);
     return kick;
 }
 

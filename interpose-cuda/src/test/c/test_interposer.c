@@ -875,6 +875,26 @@ static void timed_estimates(int timing)
 static void test_timed_estimates(void) { timed_estimates(1); }
 static void test_timed_estimates_fallback(void) { timed_estimates(0); }
 
+/* Under a threshold with a window, a mark covers at most a batch of launches: a stream throttled
+ * at the threshold goes on once the tracker sees it at threshold - batch, and short kernels that
+ * fill no quarter window would otherwise be seen done only by asking the driver once the stream
+ * has been quiet a while. Threshold 4, batch 2, a 100 ms window (a quarter of it is never
+ * reached), 200 kernels of 100 us: at least one mark per two launches. */
+static void test_marks_under_threshold(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 4, 2, 100000);
+    app a;
+    start(&a, (const char *[]){"XQ_COMPLETION=memop", "XQ_LOG=2", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "5", "--kernels", "40", "--us", "100", NULL});
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    unsigned long launched = 0, marks = 0;
+    const char *p = strstr(slurp(a.err), "xq: stream s1: ");
+    CHECK(p && sscanf(p, "xq: stream s1: %lu launched, %lu marks", &launched, &marks) == 2, "stderr: %s", slurp(a.err));
+    CHECK(launched == 200 && marks >= launched / 2, "%lu marks for %lu launches (want one per batch of 2 at least)", marks,
+          launched);
+}
+
 static void test_sparse_marks(void) { sparse_marks(0, 0); }
 static void test_sparse_marks_window(void) { sparse_marks(0, 1000); }
 static void test_marks_all(void) { sparse_marks(1, 0); }
@@ -1102,6 +1122,7 @@ static const struct {
     {"memop_by_default", test_memop_by_default},
     {"timed_estimates", test_timed_estimates},
     {"timed_estimates_fallback", test_timed_estimates_fallback},
+    {"marks_under_threshold", test_marks_under_threshold},
     {"sparse_marks", test_sparse_marks},
     {"sparse_marks_window", test_sparse_marks_window},
     {"marks_all", test_marks_all},

@@ -8,12 +8,12 @@
 #   lifted           limits lifted (threshold 2^20, no window: what the node writes for a tenant alone)
 #   thr=N/B,win=W    threshold N, batch B, window W us (thr=1048576 for none), e.g. thr=16/8,win=300 (the defaults)
 #   any of those followed by +XQ_VAR=value (several allowed), e.g. thr=16/8,win=300+XQ_MARKS=all
-# One device call (carry interpose-cuda/target; no Java):
+# XQ_LIB: another build of the library. One device call (carry interpose-cuda/target; no Java):
 #   VARIANTS="bare lifted thr=16/8,win=300" ROUNDS=2 sh interpose-cuda/src/test/gpu/limits-matrix.sh "$OUT"
 set -u
 out=${1:?usage: limits-matrix.sh OUTDIR}
 g=$(dirname "$0")
-lib=$(pwd)/interpose-cuda/target/libxq-cuda.so
+lib=${XQ_LIB:-$(pwd)/interpose-cuda/target/libxq-cuda.so}
 [ -f "$lib" ] || { echo "no $lib: build interpose-cuda first"; exit 2; }
 secs=${SECS:-8}
 rounds=${ROUNDS:-1}
@@ -21,8 +21,10 @@ variants=${VARIANTS:-bare lifted thr=16/8,win=300}
 mkdir -p "$out/runs"
 r=1
 while [ "$r" -le "$rounds" ]; do
+  i=0
   for v in $variants; do
-    f="$out/runs/$(echo "$v" | tr '/,=+' '.__-')-$r"
+    i=$((i + 1))
+    f="$out/runs/$r-$i-$(echo "$v" | tr '/,=+' '.__-')"
     base=${v%%+*}
     vars=
     case $v in *+*) vars=$(echo "${v#*+}" | tr '+' ' ');; esac

@@ -37,16 +37,21 @@ def timeline(path, iters):
     ops.sort(key=lambda e: e["ts"])
     if not ops:
         return {"error": "no device activity in the trace"}
-    gaps, busy, by_name = [], 0.0, {}
-    end = ops[0]["ts"]
+    gaps, busy, by_name, where = [], 0.0, {}, {}
+    end, prev = ops[0]["ts"], ""
     for e in ops:
         s, d = float(e["ts"]), float(e.get("dur", 0))
         if s > end:
             gaps.append(s - end)
             busy += d
+            if s - end >= 10:  # which commands the longer gaps fall between
+                w = where.setdefault((prev[:60], e.get("name", "?")[:60]), [0, 0.0])
+                w[0] += 1
+                w[1] += s - end
         else:
             busy += max(0.0, s + d - end)
         end = max(end, s + d)
+        prev = e.get("name", "?")
         n = e.get("name", "?")[:80]
         c = by_name.setdefault(n, [0, 0.0])
         c[0] += 1
@@ -73,6 +78,8 @@ def timeline(path, iters):
         "per_iteration_ms": round(span / 1e3 / iters, 3),
         "device_ms_per_iteration": round(busy / 1e3 / iters, 3),
         "top_kernels": [[n, c, round(t / iters, 1)] for n, (c, t) in top],  # name, count, us per iteration
+        # gaps of 10 us or more by the commands before and after: before, after, count, us per iteration
+        "gaps_between": [[a, b, c, round(t / iters, 1)] for (a, b), (c, t) in sorted(where.items(), key=lambda kv: -kv[1][1])[:15]],
     }
 
 
