@@ -71,7 +71,8 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
     }
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
-    private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "arrivalGuards");
+    private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
+            "arrivalGuards");
 
     @Deactivate
     void deactivate() {
@@ -109,6 +110,17 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (inline != null && inline != core.scheduler().inlineDecisions()) {
             core.scheduler().inlineDecisions(inline);
+        }
+        String trusted = read("inlinePolicyBundles", "a comma-separated list of bundle symbolic names or '*'",
+                s::inlinePolicyBundles);
+        if (trusted != null) {
+            try {
+                core.scheduler().inlinePolicyBundles(java.util.Arrays.stream(trusted.split(",")).map(String::trim)
+                        .filter(t -> !t.isEmpty()).toList());
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: inlinePolicyBundles: " + e.getMessage() + "; keeping "
+                        + String.join(",", core.scheduler().inlinePolicyBundles()), null);
+            }
         }
         Boolean guards = read("arrivalGuards", "true or false", s::arrivalGuards);
         if (raw.get("arrivalGuards") instanceof String text && !text.trim().equalsIgnoreCase("true")

@@ -21,6 +21,14 @@ public @interface SchedulerConfig {
             + "virtual host; the posting thread pays the decision (tens of us). Off: every decision on the scheduler thread.")
     boolean inlineDecisions() default true;
 
+    @AttributeDefinition(name = "Bundles whose policies may decide inline", description = "Symbolic names of the "
+            + "bundles whose policies registered with xq.policy.bounded=true may decide on a posting thread (comma "
+            + "separated; '*': every bundle). A policy that blocks there holds an application's, a driver's or a "
+            + "device's thread for good, so by default only XQ's own policy bundles, whose decisions are tested to be "
+            + "short and never to wait; any other bundle's policy decides on the scheduler's thread, where the "
+            + "watchdog can replace a stuck thread.")
+    String inlinePolicyBundles() default "dev.xq.policy.fixedpriority,dev.xq.policy.drf,dev.xq.policy.edf";
+
     @AttributeDefinition(name = "Arrival guards", description = "Keep the device clear for queues that arrive on a beat "
             + "(a frame or request every N ms): a queue that such a queue is preferred over (as the policy decided) stops "
             + "launching, shortly before the next foreseen arrival, commands that its owner estimates would still run "

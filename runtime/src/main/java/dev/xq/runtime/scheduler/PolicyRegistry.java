@@ -15,8 +15,55 @@ import java.util.Map;
  */
 final class PolicyRegistry {
 
-    /** A registered policy; {@code id} tells re-registrations apart; {@code bounded}: may decide on the posting thread. */
-    record Registered(String name, dev.xq.policy.spi.Policy policy, String bundle, long id, boolean bounded) {
+    /**
+     * A registered policy; {@code id} tells re-registrations apart; {@code bounded}: registered as
+     * {@link dev.xq.policy.spi.Policy#BOUNDED_PROPERTY}; {@link #inline()}: may decide on a posting
+     * thread now (bounded, its bundle trusted with such threads, never overran on one), kept by
+     * the selection.
+     */
+    static final class Registered {
+        private final String name;
+        private final dev.xq.policy.spi.Policy policy;
+        private final String bundle;
+        private final long id;
+        private final boolean bounded;
+        private volatile boolean inline;
+
+        Registered(String name, dev.xq.policy.spi.Policy policy, String bundle, long id, boolean bounded) {
+            this.name = name;
+            this.policy = policy;
+            this.bundle = bundle;
+            this.id = id;
+            this.bounded = bounded;
+        }
+
+        String name() {
+            return name;
+        }
+
+        dev.xq.policy.spi.Policy policy() {
+            return policy;
+        }
+
+        String bundle() {
+            return bundle;
+        }
+
+        long id() {
+            return id;
+        }
+
+        boolean bounded() {
+            return bounded;
+        }
+
+        boolean inline() {
+            return inline;
+        }
+
+        void inline(boolean on) {
+            inline = on;
+        }
     }
 
     private final Map<String, List<Registered>> byName = new LinkedHashMap<>();

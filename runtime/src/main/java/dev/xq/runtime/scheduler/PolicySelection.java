@@ -31,6 +31,20 @@ final class PolicySelection {
     /** The registration deciding for the selected name (null: native); kept by refresh. */
     private volatile Registered current;
     private volatile boolean inlineEnabled = true;
+    /**
+     * The bundles (symbolic names) whose bounded policies may decide on a posting thread; guarded
+     * by monitor. A posting thread belongs to an application, a driver or a device, and a policy
+     * that blocks there holds it for good (Java cannot pull a thread out of a loop): so only the
+     * policies shipped with XQ, whose decisions are tested to be short and never to wait, run
+     * there unless the operator names another bundle ({@code inlinePolicyBundles}).
+     */
+    private java.util.Set<String> inlineBundles = DEFAULT_INLINE_BUNDLES;
+    /** Registrations that overran on a posting thread: they never decide inline again (until registered again). */
+    private final java.util.Set<Long> inlineRevoked = new java.util.HashSet<>(); // guarded by monitor
+
+    /** XQ's own policy bundles: the default of {@link #inlineBundles(java.util.Set)}. */
+    static final java.util.Set<String> DEFAULT_INLINE_BUNDLES =
+            java.util.Set.of("dev.xq.policy.fixedpriority", "dev.xq.policy.drf", "dev.xq.policy.edf");
     /** Whether events are decided on the posting thread now: the deciding policy is bounded and inline decisions are on. */
     private volatile boolean inlineNow = true;
 
@@ -64,11 +78,61 @@ final class PolicySelection {
         }
     }
 
+    /**
+     * Sets which bundles' bounded policies may decide on a posting thread ({@code *} alone: every
+     * bundle's). Takes effect at the next event.
+     */
+    void inlineBundles(java.util.Set<String> symbolicNames) {
+        synchronized (monitor) {
+            inlineBundles = java.util.Set.copyOf(symbolicNames);
+            refresh();
+        }
+    }
+
+    java.util.Set<String> inlineBundles() {
+        synchronized (monitor) {
+            return inlineBundles;
+        }
+    }
+
+    /**
+     * Whether {@code r}'s decisions may run on a posting thread: inline decisions on, the policy
+     * registered as bounded, its bundle trusted with posting threads, and it never overran on one.
+     * The built-in policy (null) always may.
+     */
+    boolean mayInline(Registered r) {
+        return inlineEnabled && (r == null || r.inline());
+    }
+
+    /** Why {@code r}, registered as bounded, does not decide inline; null when it may (or was not bounded). */
+    private String notInlineBecause(String bundle) {
+        if (inlineBundles.contains("*") || inlineBundles.contains(symbolicName(bundle))) {
+            return null;
+        }
+        return "its bundle is not one whose policies may decide on an application's, driver's or device's thread"
+                + " (dev.xq.scheduler inlinePolicyBundles: " + String.join(",", new java.util.TreeSet<>(inlineBundles))
+                + "): it decides on the scheduler's thread";
+    }
+
+    /**
+     * The policy overran while deciding on a posting thread: it decides on the scheduler's thread
+     * from now on, even if selected again, until its bundle registers it again.
+     */
+    void revokeInline(Registered r) {
+        synchronized (monitor) {
+            inlineRevoked.add(r.id());
+            refresh();
+        }
+    }
+
     /** Recomputes what the decision path reads after a change of selection, registry or set-aside. Caller holds the monitor. */
     private void refresh() {
         Registered r = SchedulerControl.NATIVE.equals(selected) ? null : registry.lookup(selected);
+        if (r != null) {
+            r.inline(r.bounded() && !inlineRevoked.contains(r.id()) && notInlineBecause(r.bundle()) == null);
+        }
         current = r;
-        inlineNow = inlineEnabled && (r == null || r.bounded());
+        inlineNow = mayInline(r);
     }
 
     /**
@@ -102,7 +166,12 @@ final class PolicySelection {
             refuseImpostor(name, bundle, taken);
             return false;
         }
-        log.info("policy '" + name + "' registered by " + bundle + (bounded ? " (bounded: decides on the posting thread)" : ""));
+        String why = bounded ? notInlineBecause(bundle) : null;
+        if (why != null) {
+            log.warn("policy '" + name + "' from " + bundle + " is registered as bounded, but " + why);
+        } else {
+            log.info("policy '" + name + "' registered by " + bundle + (bounded ? " (bounded: decides on the posting thread)" : ""));
+        }
         return true;
     }
 
@@ -136,6 +205,7 @@ final class PolicySelection {
         String gone;
         synchronized (monitor) {
             gone = registry.remove(id);
+            inlineRevoked.remove(id);
             refresh();
         }
         if (gone == null) {

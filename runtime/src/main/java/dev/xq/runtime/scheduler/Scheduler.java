@@ -240,6 +240,30 @@ public final class Scheduler {
         return selection.inlineEnabled();
     }
 
+    /**
+     * Sets the bundles (symbolic names; {@code *}: all) whose policies registered as bounded may
+     * decide on a posting thread; the others decide on the scheduler's thread whatever they declare.
+     * @throws IllegalArgumentException for a name that is not a bundle symbolic name, naming it
+     */
+    public void inlinePolicyBundles(java.util.Collection<String> symbolicNames) {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (String n : symbolicNames) {
+            String t = n == null ? "" : n.trim();
+            if (!t.equals("*") && !t.matches("[A-Za-z0-9_\\-]+(\\.[A-Za-z0-9_\\-]+)*")) {
+                throw new IllegalArgumentException("inline policy bundle '" + n + "' is not a bundle symbolic name"
+                        + " (letters, digits, '_', '-', separated by '.') nor '*' (every bundle)");
+            }
+            names.add(t);
+        }
+        selection.inlineBundles(names);
+        signal();
+    }
+
+    /** @return the bundles whose bounded policies may decide on a posting thread */
+    public java.util.Set<String> inlinePolicyBundles() {
+        return selection.inlineBundles();
+    }
+
     /** How many decisions ran on a posting thread rather than the loop thread (tests and tools). */
     public long inlineDecisionCount() {
         return stats.inlineCount();
@@ -393,7 +417,7 @@ public final class Scheduler {
     private boolean decide(int gen, boolean posting) {
         long enter = System.nanoTime();
         Registered policy = selection.current();
-        if (posting && !(selection.inlineEnabled() && (policy == null || policy.bounded()))) {
+        if (posting && !selection.mayInline(policy)) {
             handOff(); // the selection changed since the event was posted: not a policy for this thread
             return false;
         }
@@ -543,6 +567,9 @@ public final class Scheduler {
                 generation++;
                 busy = new AtomicBoolean();
                 selection.setAside(culprit, overrun);
+                if (poster != null) {
+                    selection.revokeInline(culprit);
+                }
                 startLoop(generation);
             }
         }
@@ -556,7 +583,8 @@ public final class Scheduler {
         log.error("policy '" + culprit.name() + "' set aside: " + selection.reason(culprit) + "; '"
                 + SchedulerControl.NATIVE + "' decides"
                 + (poster == null ? "" : "; the thread that posted the event (" + poster
-                        + ") is still inside the policy, which was registered as bounded"), null);
+                        + ") is still inside the policy, which was registered as bounded: it decides only on the"
+                        + " scheduler's thread from now on"), null);
         if (stuck != null) {
             stuck.interrupt();
         } else if (oldLoop != null) {

@@ -55,6 +55,8 @@ class SchedulerTest {
     void start() {
         device = new ManualDevice("m0", PreemptionLevel.BLOCK, false);
         core.addDriver(device);
+        // the test policies here are registered by "test": trusted with posting threads like XQ's own
+        core.scheduler().inlinePolicyBundles(java.util.List.of("test"));
         core.start();
     }
 
@@ -296,6 +298,102 @@ class SchedulerTest {
                 lastThread = Thread.currentThread().getName();
             }
             inner.schedule(view, actions);
+        }
+    }
+
+    @Test
+    void aBoundedPolicyOfABundleNotTrustedWithPostingThreadsDecidesOnTheLoop() throws Exception {
+        // issue 18 #2: a policy that declares itself bounded but comes from a bundle the operator
+        // did not trust must never run on an application's, driver's or device's thread
+        Where claimed = new Where();
+        core.scheduler().register("claims", claimed, "someone.else 1.0.0", 40, true);
+        core.selectPolicy("claims");
+        XQueue lo = core.create(QueueOptions.on("m0").with(new Hint.Priority(1)).with(QueueConfig.xsched(1, 1)));
+        XQueue hi = core.create(QueueOptions.on("m0").with(new Hint.Priority(5)).with(QueueConfig.xsched(1, 1)));
+        lo.submit(Command.spin(10));
+        Thread.sleep(20);
+        long inlineBefore = core.scheduler().inlineDecisionCount();
+        hi.submit(Command.spin(10));
+        eventually(() -> lo.status().suspendedByScheduler(), "low suspended by the loop's decision");
+        assertTrue(claimed.lastThread.startsWith("xq-scheduler-"), claimed.lastThread);
+        assertEquals(inlineBefore, core.scheduler().inlineDecisionCount(), "no decision on a posting thread");
+
+        // trusting the bundle lets it decide inline; a wrong name is refused and changes nothing
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> core.scheduler().inlinePolicyBundles(java.util.List.of("test", "bad name")));
+        assertTrue(e.getMessage().contains("'bad name'"), e.getMessage());
+        assertEquals(java.util.Set.of("test"), core.scheduler().inlinePolicyBundles());
+        core.scheduler().inlinePolicyBundles(java.util.List.of("test", "someone.else"));
+        Thread.sleep(20);
+        device.opened.get(1).completeNext(10);
+        eventually(() -> !lo.status().suspendedByScheduler(), "low resumed");
+        Thread.sleep(20);
+        hi.submit(Command.spin(10));
+        assertTrue(lo.status().suspendedByScheduler(), "decided inline once its bundle is trusted");
+        assertEquals(Thread.currentThread().getName(), claimed.lastThread);
+    }
+
+    @Test
+    void aBoundedPolicyThatOverranOnAPostingThreadDecidesOnlyOnTheLoopFromThenOn() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger heldPosters = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<String> lastThread = new java.util.concurrent.atomic.AtomicReference<>("");
+        Policy oncePoster = new Policy() {
+            @Override
+            public String description() {
+                return "blocks the first posting thread it meets";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                String t = Thread.currentThread().getName();
+                if (t.equals("xq-policy-warmup")) {
+                    return;
+                }
+                lastThread.set(t);
+                if (t.startsWith("poster") && heldPosters.getAndIncrement() == 0) {
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                new Highest().schedule(view, actions);
+            }
+        };
+        core.scheduler().register("once", oncePoster, "test", 41, true);
+        core.selectPolicy("once");
+        XQueue a = core.create(QueueOptions.on("m0").with(new Hint.Priority(9)).with(QueueConfig.xsched(1, 1)));
+        Thread poster = Thread.ofPlatform().name("poster").start(() -> {
+            try {
+                while (heldPosters.get() == 0) {
+                    a.submit(Command.spin(10));
+                    Thread.sleep(25);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            eventually(() -> core.stats().watchdogTrips() == 1, "watchdog trip for the blocked poster");
+            assertTrue(poster.isAlive(), "the poster is held");
+            core.selectPolicy("native");
+            core.selectPolicy("once"); // selected again: it decides, but never again on a posting thread
+            XQueue lo = core.create(QueueOptions.on("m0").with(new Hint.Priority(1)).with(QueueConfig.xsched(1, 1)));
+            lo.submit(Command.spin(10));
+            Thread.sleep(20);
+            long inlineBefore = core.scheduler().inlineDecisionCount();
+            XQueue hi = core.create(QueueOptions.on("m0").with(new Hint.Priority(5)).with(QueueConfig.xsched(1, 1)));
+            Thread second = Thread.ofPlatform().name("poster-2").start(() -> hi.submit(Command.spin(10)));
+            second.join(5000);
+            assertFalse(second.isAlive(), "a second posting thread is not held: the policy no longer decides on it");
+            eventually(() -> lo.status().suspendedByScheduler(), "low suspended by the loop's decision");
+            assertEquals(inlineBefore, core.scheduler().inlineDecisionCount());
+            assertTrue(lastThread.get().startsWith("xq-scheduler-"), lastThread.get());
+            assertEquals(1, heldPosters.get());
+        } finally {
+            release.countDown();
+            poster.join(5000);
         }
     }
 
