@@ -40,4 +40,60 @@ final class HotDeployFolder {
         }
         return null;
     }
+
+    /**
+     * @return why {@code jar} (a {@code .jar} file in the hot-deploy folder) is not an OSGi bundle
+     *         FileInstall can install, or null when it looks like one; FileInstall skips such files
+     *         without a word
+     */
+    static String notABundle(Path jar) {
+        try (java.util.jar.JarFile f = new java.util.jar.JarFile(jar.toFile())) {
+            java.util.jar.Manifest m = f.getManifest();
+            if (m == null) {
+                return "it has no META-INF/MANIFEST.MF";
+            }
+            if (m.getMainAttributes().getValue("Bundle-SymbolicName") == null) {
+                return "its manifest has no Bundle-SymbolicName (a plain jar, not an OSGi bundle)";
+            }
+            return null;
+        } catch (IOException e) {
+            return "it cannot be read as a jar (" + e.getMessage() + ")";
+        }
+    }
+
+    /**
+     * Reports, once per version of a file, each {@code .jar} in {@code dir} that is not a bundle
+     * (checked every 2 s on a daemon thread). Jars that are bundles but cannot be resolved or
+     * started are reported by FileInstall itself (a warning naming the missing requirement).
+     */
+    static void watchForNonBundles(Path dir) {
+        java.util.Map<Path, String> seen = new java.util.HashMap<>();
+        Thread t = new Thread(() -> {
+            while (true) {
+                try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+                    for (Path jar : s.filter(p -> p.toString().endsWith(".jar") && Files.isRegularFile(p)).toList()) {
+                        String version = Files.getLastModifiedTime(jar) + "/" + Files.size(jar);
+                        if (!version.equals(seen.put(jar, version))) {
+                            String why = notABundle(jar);
+                            if (why != null) {
+                                System.err.println("xq-node: hot-deploy folder: " + jar.getFileName() + " is not installed: " + why);
+                            }
+                        }
+                    }
+                    seen.keySet().removeIf(p -> !Files.exists(p));
+                    Thread.sleep(2000);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (IOException | RuntimeException e) {
+                    try {
+                        Thread.sleep(2000); // the folder went away for a moment, or a file while it was read
+                    } catch (InterruptedException ie) {
+                        return;
+                    }
+                }
+            }
+        }, "xq-hot-deploy-check");
+        t.setDaemon(true);
+        t.start();
+    }
 }

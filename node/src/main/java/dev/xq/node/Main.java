@@ -50,6 +50,9 @@ public final class Main {
 
     private static final String PROCESSOR = "org.apache.felix.service.command.CommandProcessor";
 
+    /** The command "line" that stands for: the lines of standard input, one after the other. */
+    private static final String STDIN = "\0stdin";
+
     /**
      * Start order: what others need first (DS, Config Admin, Log before the bundles that use
      * them, so components activate once, with their configuration), FileInstall last of the
@@ -130,8 +133,20 @@ public final class Main {
         if (mode.equals("run") && rest.size() < 2) {
             usage("run needs a command line, e.g. run xq:devices");
         }
+        if (!mode.equals("run") && rest.size() > 1) {
+            // "./xq node run xq:devices" used to open the shell and drop the words silently
+            usage("'" + mode + "' takes no command (got '" + String.join(" ", rest.subList(1, rest.size()))
+                    + "'); one command without a shell: xq-node run COMMAND... (./xq demo and ./xq bench do that)");
+        }
+        // A shell on a pipe or a file (printf 'xq:devices\n' | ./xq node): no line editor, which
+        // ignored its input and never saw its end; the lines are run one by one, and the node stops at the end.
+        boolean fromStdin = mode.equals("node") && !(System.console() != null && System.console().isTerminal());
+        if (fromStdin) {
+            interactive = false;
+        }
         System.setProperty("java.awt.headless", "true");
-        int rc = new Main().start(bundleDir, hotDeploy, interactive, serve ? null : commandLine(rest.subList(1, rest.size())), verbose);
+        int rc = new Main().start(bundleDir, hotDeploy, interactive,
+                serve ? null : fromStdin ? STDIN : commandLine(rest.subList(1, rest.size())), verbose);
         System.exit(rc);
     }
 
@@ -151,7 +166,12 @@ public final class Main {
             System.err.println("xq-node: " + unsafe);
             return 2;
         }
-        Path storage = Files.createTempDirectory("xq-felix");
+        // The framework's storage holds Config Admin's store and every bundle's data: inside a folder
+        // of this node's only (0700 on POSIX systems; Felix re-creates the storage folder itself
+        // with the default 0755 when it cleans it). Folders of nodes that died are removed first.
+        NodeStorage.removeStale();
+        Path privateDir = NodeStorage.create();
+        Path storage = privateDir.resolve("felix");
         Map<String, String> cfg = new HashMap<>();
         cfg.put(Constants.FRAMEWORK_STORAGE, storage.toString());
         cfg.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
@@ -165,7 +185,8 @@ public final class Main {
         cfg.put("felix.fileinstall.poll", "500");
         cfg.put("felix.fileinstall.noInitialDelay", "true");
         cfg.put("felix.fileinstall.bundles.new.start", "true");
-        cfg.put("felix.fileinstall.log.level", verbose ? "4" : "1");
+        // warnings too: a jar in the hot-deploy folder that cannot be resolved is reported at WARN
+        cfg.put("felix.fileinstall.log.level", verbose ? "4" : "2");
         cfg.put("felix.log.level", "1");
         cfg.put("gosh.args", interactive ? "" : "--nointeractive");
         // The HTTP API (dev.xq.http) runs a Jetty of its own, where its configuration says; Felix
@@ -185,7 +206,7 @@ public final class Main {
         // Gogo runs ${gosh.home}/etc/gosh_profile at start: never from a folder others may write
         // (it was the hot-deploy folder's parent: code execution for whoever could put a file
         // there). An empty folder in the node's private storage: Gogo's built-in profile.
-        cfg.put("gosh.home", Files.createDirectories(storage.resolve("gosh")).toString());
+        cfg.put("gosh.home", Files.createDirectories(privateDir.resolve("gosh")).toString());
 
         FrameworkFactory factory = ServiceLoader.load(FrameworkFactory.class).findFirst()
                 .orElseThrow(() -> new IllegalStateException("no OSGi framework on the class path"));
@@ -250,7 +271,8 @@ public final class Main {
                 logs.attach(ctx);
             }
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(storage)));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(privateDir)));
+        HotDeployFolder.watchForNonBundles(hotDeploy);
         if (interactive) {
             fw.waitForStop(0);
             return exit.code;
@@ -269,15 +291,73 @@ public final class Main {
             fw.waitForStop(0);
             return 0;
         }
-        int rc = runCommand(ctx, command);
+        int rc = command.equals(STDIN) ? runLines(ctx) : runCommand(ctx, command);
         logs.quiet(); // bundles going away at shutdown is no news
         fw.stop();
         fw.waitForStop(15_000);
         return rc;
     }
 
-    /** Runs one command line once the command processor and the command's own service are there. */
-    private static int runCommand(BundleContext ctx, String command) throws Exception {
+    /**
+     * Runs the lines of standard input as Gogo command lines in one session (variables carry from
+     * line to line), printing each result or error; ends at the end of input or at a line {@code exit}.
+     * @return 0, or 1 when a line failed
+     */
+    private static int runLines(BundleContext ctx) throws Exception {
+        System.err.println("xq-node: standard input is not a terminal: running its lines as commands; the node stops at its end");
+        Object cp = waitForCommand(ctx, "xq:devices"); // the runtime's commands are there once xq:devices is
+        if (cp == null) {
+            return 1;
+        }
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
+        PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true);
+        Object session = cp.getClass().getMethod("createSession", InputStream.class, OutputStream.class, OutputStream.class)
+                .invoke(cp, InputStream.nullInputStream(), out, err);
+        int rc = 0;
+        try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in))) {
+            Method execute = session.getClass().getMethod("execute", CharSequence.class);
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                String l = line.strip();
+                if (l.isEmpty() || l.startsWith("#")) {
+                    continue;
+                }
+                if (l.equals("exit")) {
+                    break;
+                }
+                if (execute(session, execute, l, out, err) != 0) {
+                    rc = 1;
+                }
+            }
+        } finally {
+            session.getClass().getMethod("close").invoke(session);
+        }
+        return rc;
+    }
+
+    /** Executes one line in {@code session}, printing its result or its error. @return 0, or 1 when it failed */
+    private static int execute(Object session, Method execute, String line, PrintStream out, PrintStream err)
+            throws ReflectiveOperationException {
+        try {
+            Object result = execute.invoke(session, line);
+            if (result != null) {
+                out.println(result);
+            }
+            return 0;
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            err.println("xq: " + (cause.getMessage() == null ? cause.toString() : cause.getMessage()));
+            if (!(cause instanceof IllegalArgumentException)) {
+                cause.printStackTrace(err);
+            }
+            return 1;
+        }
+    }
+
+    /**
+     * Waits until Gogo's command processor is there and knows {@code command}'s first word.
+     * @return the processor, or null after saying on stderr why the command is not available
+     */
+    private static Object waitForCommand(BundleContext ctx, String command) throws Exception {
         String first = command.trim().split("\\s+")[0].toLowerCase(java.util.Locale.ROOT);
         // Only a plain command name can be waited for; a closure or variable runs as it is.
         boolean named = first.matches("[a-z0-9_.-]+(:[a-z0-9_.-]+)?");
@@ -296,7 +376,7 @@ public final class Main {
                 // (echo, each, ...) and a command is there only once Gogo can call it.
                 known = commands(cp);
                 if (!named || known.contains(first) || (first.indexOf(':') < 0 && known.stream().anyMatch(c -> c.endsWith(":" + first)))) {
-                    break;
+                    return cp;
                 }
             }
             long now = System.nanoTime();
@@ -313,28 +393,24 @@ public final class Main {
                         + (settled ? "" : " after " + COMMAND_WAIT_NANOS / 1_000_000_000L + " s")
                         + (cp == null ? " (no Gogo command processor: is org.apache.felix.gogo.runtime in the bundle folder?)"
                         : "; " + scope + " commands now: " + known.stream().filter(c -> c.startsWith(scope)).sorted().toList()));
-                return 1;
+                return null;
             }
             Thread.sleep(20);
+        }
+    }
+
+    /** Runs one command line once the command processor and the command's own service are there. */
+    private static int runCommand(BundleContext ctx, String command) throws Exception {
+        Object cp = waitForCommand(ctx, command);
+        if (cp == null) {
+            return 1;
         }
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
         PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true);
         Object session = cp.getClass().getMethod("createSession", InputStream.class, OutputStream.class, OutputStream.class)
                 .invoke(cp, InputStream.nullInputStream(), out, err);
         try {
-            Method execute = session.getClass().getMethod("execute", CharSequence.class);
-            Object result = execute.invoke(session, command);
-            if (result != null) {
-                out.println(result);
-            }
-            return 0;
-        } catch (InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            err.println("xq: " + (cause.getMessage() == null ? cause.toString() : cause.getMessage()));
-            if (!(cause instanceof IllegalArgumentException)) {
-                cause.printStackTrace(err);
-            }
-            return 1;
+            return execute(session, session.getClass().getMethod("execute", CharSequence.class), command, out, err);
         } finally {
             session.getClass().getMethod("close").invoke(session);
         }
