@@ -66,12 +66,18 @@ public sealed interface Command {
      */
     record Kernel(String module, String function, Dim3 grid, Dim3 block, int sharedMemBytes, List<Arg> args) implements Command {
         public Kernel {
-            Objects.requireNonNull(module, "module");
-            Objects.requireNonNull(function, "function");
-            Objects.requireNonNull(grid, "grid");
-            Objects.requireNonNull(block, "block");
+            Objects.requireNonNull(module, "kernel module is null; give the module's name");
+            Objects.requireNonNull(function, "kernel function is null; give the function's name");
+            Objects.requireNonNull(grid, "kernel grid is null; give a Dim3 such as new Dim3(1, 1, 1)");
+            Objects.requireNonNull(block, "kernel block is null; give a Dim3 such as new Dim3(1, 1, 1)");
             if (sharedMemBytes < 0) {
                 throw new IllegalArgumentException("shared memory " + sharedMemBytes + " bytes is negative; allowed: >= 0");
+            }
+            Objects.requireNonNull(args, "kernel args is null; use List.of() for a kernel without arguments");
+            for (int i = 0; i < args.size(); i++) {
+                if (args.get(i) == null) {
+                    throw new NullPointerException("kernel argument " + i + " is null; every argument is an Arg");
+                }
             }
             args = List.copyOf(args);
         }

@@ -280,6 +280,12 @@ public sealed interface Hint {
                         + " (" + String.join(" ", valueNames) + "), got " + values.length);
             }
             try {
+                for (String v : values) {
+                    // Java's parsing also takes other scripts' digits (Arabic-Indic, Devanagari, ...)
+                    if (v == null || !v.matches("[+-]?[0-9]+")) {
+                        throw new NumberFormatException(v);
+                    }
+                }
                 return parser.apply(values.clone());
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("hint " + kind + " value " + String.join(" ", values) + " is not a whole number", e);

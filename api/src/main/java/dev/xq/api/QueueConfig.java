@@ -81,12 +81,13 @@ public record QueueConfig(PreemptionLevel level, int threshold, int batch, long 
     public QueueConfig with(String key, String value) {
         long v;
         try {
-            v = Long.parseLong(value);
+            v = Long.parseLong(asciiDigits(value));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(key + " value '" + value + "' is not a whole number", e);
         }
         return switch (key) {
-            case "level" -> withLevel(PreemptionLevel.of((int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, v))));
+            // a value beyond int is named as typed (4294967299 was reported as level 2147483647)
+            case "level" -> withLevel(PreemptionLevel.of(v < Integer.MIN_VALUE || v > Integer.MAX_VALUE ? Math.toIntExact(levelOutOfRange(v)) : (int) v));
             case "threshold" -> withThreshold(toInt(key, v));
             case "batch" -> withBatch(toInt(key, v));
             case "window" -> withWindowMicros(v);
@@ -94,10 +95,26 @@ public record QueueConfig(PreemptionLevel level, int threshold, int batch, long 
         };
     }
 
+    private static long levelOutOfRange(long v) {
+        throw new IllegalArgumentException("preemption level " + v + " is not one of 1 (block), 2 (deactivate), 3 (interrupt)");
+    }
+
     private static int toInt(String key, long v) {
         if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(key + " " + v + " is out of range [1, " + MAX_THRESHOLD + "]");
         }
         return (int) v;
+    }
+
+    /**
+     * @return {@code text} when it is a whole number written in ASCII digits (an optional sign, then
+     *         0-9 only); Java's own parsing also takes other scripts' digits (Arabic-Indic, Devanagari...)
+     * @throws NumberFormatException otherwise
+     */
+    private static String asciiDigits(String text) {
+        if (text == null || !text.matches("[+-]?[0-9]+")) {
+            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        return text;
     }
 }

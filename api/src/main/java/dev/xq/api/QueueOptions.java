@@ -50,8 +50,14 @@ public record QueueOptions(String device, String name, String group, QueueConfig
     }
 
     public QueueOptions with(Hint... more) {
+        java.util.Objects.requireNonNull(more, "hints is null; give one or more Hint, such as new Hint.Priority(2)");
         var all = new java.util.ArrayList<>(hints);
-        all.addAll(List.of(more));
+        for (int i = 0; i < more.length; i++) {
+            if (more[i] == null) {
+                throw new NullPointerException("hint " + i + " is null; give a Hint, such as new Hint.Priority(2)");
+            }
+            all.add(more[i]);
+        }
         return new QueueOptions(device, name, group, config, all, nativePriority);
     }
 

@@ -37,10 +37,14 @@ public interface XQueue extends AutoCloseable {
     /**
      * Holds the queue back, whatever the scheduler decides, at the queue's level: stop
      * launching (Lv1), deactivate (Lv2), interrupt the running command (Lv3).
+     * @throws IllegalStateException after {@link #close()}, as {@code hint} and {@code configure}
      */
     void suspend();
 
-    /** Undoes {@link #suspend()}; the scheduler's own decision still applies. */
+    /**
+     * Undoes {@link #suspend()}; the scheduler's own decision still applies.
+     * @throws IllegalStateException after {@link #close()}
+     */
     void resume();
 
     /**

@@ -39,7 +39,7 @@ public final class Operator {
         Objects.requireNonNull(key, "key");
         List<XQueue> all = xq.queues();
         try {
-            long h = Long.parseLong(key);
+            long h = Long.parseLong(asciiDigits(key));
             for (XQueue q : all) {
                 if (q.handle() == h) {
                     return q;
@@ -136,5 +136,17 @@ public final class Operator {
     /** @return the names of the policies that can be selected, comma-separated */
     public String policyNames() {
         return scheduler.policies().stream().map(SchedulerControl.PolicyInfo::name).collect(Collectors.joining(", "));
+    }
+
+    /**
+     * @return {@code text} when it is a whole number written in ASCII digits (an optional sign, then
+     *         0-9 only); Java's own parsing also takes other scripts' digits (Arabic-Indic, Devanagari...)
+     * @throws NumberFormatException otherwise
+     */
+    private static String asciiDigits(String text) {
+        if (text == null || !text.matches("[+-]?[0-9]+")) {
+            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        return text;
     }
 }

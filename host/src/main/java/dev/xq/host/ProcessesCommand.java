@@ -36,7 +36,7 @@ final class ProcessesCommand {
         }
         long pid;
         try {
-            pid = Long.parseLong(pidText);
+            pid = Long.parseLong(asciiDigits(pidText));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("xq:processes: '" + pidText + "' is not a process id; " + USAGE);
         }
@@ -93,7 +93,7 @@ final class ProcessesCommand {
     private static long number(String text, String option, long min, long max) {
         long v;
         try {
-            v = Long.parseLong(text);
+            v = Long.parseLong(asciiDigits(text));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("xq:processes: " + option + " '" + text + "' is not a number; " + USAGE);
         }
@@ -148,5 +148,17 @@ final class ProcessesCommand {
             }
             return sb.toString();
         }
+    }
+
+    /**
+     * @return {@code text} when it is a whole number written in ASCII digits (an optional sign, then
+     *         0-9 only); Java's own parsing also takes other scripts' digits (Arabic-Indic, Devanagari...)
+     * @throws NumberFormatException otherwise
+     */
+    private static String asciiDigits(String text) {
+        if (text == null || !text.matches("[+-]?[0-9]+")) {
+            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        return text;
     }
 }

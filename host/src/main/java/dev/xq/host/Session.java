@@ -264,7 +264,7 @@ final class Session {
         }
         long claimed;
         try {
-            claimed = Long.parseLong(f[2]);
+            claimed = Long.parseLong(asciiDigits(f[2]));
         } catch (NumberFormatException e) {
             refuse("pid '" + shorten(f[2]) + "' is not a number");
             return;
@@ -280,7 +280,7 @@ final class Session {
         Integer prio = null;
         if (!f[4].equals("-")) {
             try {
-                prio = Integer.parseInt(f[4]);
+                prio = Integer.parseInt(asciiDigits(f[4]));
             } catch (NumberFormatException e) {
                 refuse("priority '" + shorten(f[4]) + "' is neither '-' nor a whole number in [" + Hint.MIN_PRIORITY + ", "
                         + Hint.MAX_PRIORITY + "]");
@@ -342,7 +342,7 @@ final class Session {
         String[] what = {"device", "prio", "least", "greatest"};
         for (int i = 0; i < 4; i++) {
             try {
-                v[i] = Integer.parseInt(f[3 + i]);
+                v[i] = Integer.parseInt(asciiDigits(f[3 + i]));
             } catch (NumberFormatException e) {
                 refuse(what[i] + " '" + shorten(f[3 + i]) + "' is not a whole number");
                 return;
@@ -444,7 +444,7 @@ final class Session {
     private int slot(String field) {
         int slot;
         try {
-            slot = Integer.parseInt(field);
+            slot = Integer.parseInt(asciiDigits(field));
         } catch (NumberFormatException e) {
             refuse("slot '" + shorten(field) + "' is not a whole number");
             return -1;
@@ -595,5 +595,17 @@ final class Session {
             sb.append(c == 0 ? ' ' : Character.isISOControl(c) ? '?' : c);
         }
         return sb.toString().strip();
+    }
+
+    /**
+     * @return {@code text} when it is a whole number written in ASCII digits (an optional sign, then
+     *         0-9 only); Java's own parsing also takes other scripts' digits (Arabic-Indic, Devanagari...)
+     * @throws NumberFormatException otherwise
+     */
+    private static String asciiDigits(String text) {
+        if (text == null || !text.matches("[+-]?[0-9]+")) {
+            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        return text;
     }
 }

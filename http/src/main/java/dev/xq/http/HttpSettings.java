@@ -56,7 +56,7 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
                 port = DEFAULT_PORT;
             } else {
                 try {
-                    port = Integer.parseInt(p.trim());
+                    port = Integer.parseInt(asciiDigits(p.trim()));
                 } catch (NumberFormatException e) {
                     throw new IllegalArgumentException("framework property " + PORT_PROPERTY + " '" + p + "' is not a port in [0, 65535]");
                 }
@@ -112,5 +112,17 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
         return "HttpSettings[enabled=" + enabled + ", port=" + port + ", bindAddress=" + bindAddress + ", token="
                 + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes
                 + (allowedHosts.isEmpty() ? "" : ", allowedHosts=" + allowedHosts) + "]";
+    }
+
+    /**
+     * @return {@code text} when it is a whole number written in ASCII digits (an optional sign, then
+     *         0-9 only); Java's own parsing also takes other scripts' digits (Arabic-Indic, Devanagari...)
+     * @throws NumberFormatException otherwise
+     */
+    private static String asciiDigits(String text) {
+        if (text == null || !text.matches("[+-]?[0-9]+")) {
+            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        return text;
     }
 }

@@ -123,7 +123,7 @@ final class XschedApi {
         int type = DEVICE_TYPES.getOrDefault(platform.toLowerCase(Locale.ROOT), 0);
         int end = id.length();
         int start = end;
-        while (start > 0 && Character.isDigit(id.charAt(start - 1)) && end - start < 9) {
+        while (start > 0 && id.charAt(start - 1) >= '0' && id.charAt(start - 1) <= '9' && end - start < 9) {
             start--;
         }
         long index = start == end ? 0 : Long.parseLong(id.substring(start, end));
@@ -201,7 +201,7 @@ final class XschedApi {
         }
         int n;
         try {
-            n = Integer.parseInt(text.trim());
+            n = Integer.parseInt(asciiDigits(text.trim()));
         } catch (NumberFormatException e) {
             throw ApiException.badRequest("policy '" + text + "' is not a whole number; allowed: " + policyList());
         }
@@ -288,5 +288,17 @@ final class XschedApi {
 
     private static ApiResponse success() {
         return ApiResponse.ok(Json.object("info", "success"));
+    }
+
+    /**
+     * @return {@code text} when it is a whole number written in ASCII digits (an optional sign, then
+     *         0-9 only); Java's own parsing also takes other scripts' digits (Arabic-Indic, Devanagari...)
+     * @throws NumberFormatException otherwise
+     */
+    private static String asciiDigits(String text) {
+        if (text == null || !text.matches("[+-]?[0-9]+")) {
+            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        return text;
     }
 }

@@ -175,7 +175,7 @@ public final class Remote {
             }
             long v;
             try {
-                v = Long.parseLong(args.get(i));
+                v = Long.parseLong(Remote.asciiDigits(args.get(i)));
             } catch (NumberFormatException e) {
                 throw new Usage(option + " value '" + args.get(i) + "' is not a whole number; allowed: [" + min + ", " + max + "]");
             }
@@ -258,5 +258,13 @@ public final class Remote {
             }
         }
         return sb.append('"').toString();
+    }
+
+    /** @return {@code text} when it is a whole number in ASCII digits (Java's parsing also takes other scripts' digits) */
+    static String asciiDigits(String text) {
+        if (text == null || !text.matches("[+-]?[0-9]+")) {
+            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        return text;
     }
 }

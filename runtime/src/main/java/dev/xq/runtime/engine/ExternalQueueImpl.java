@@ -249,6 +249,7 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     @Override
     public void waitAll(Duration timeout) throws InterruptedException, TimeoutException {
+        Objects.requireNonNull(timeout, "timeout is null; give a Duration such as Duration.ofSeconds(5), or call waitAll()");
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!isClosed() && counters().ready()) {
             if (System.nanoTime() >= deadline) {
@@ -272,7 +273,10 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     private void setAppSuspended(boolean suspend) {
         synchronized (this) {
-            if (suspendedByApp == suspend || closed) {
+            if (closed) {
+                throw new IllegalStateException("queue " + spec.name() + " (" + handle + ") is closed; cannot " + (suspend ? "suspend" : "resume") + " it");
+            }
+            if (suspendedByApp == suspend) {
                 return;
             }
             suspendedByApp = suspend;
@@ -284,7 +288,7 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     @Override
     public void hint(Hint hint) {
-        Objects.requireNonNull(hint, "hint");
+        Objects.requireNonNull(hint, "hint is null; give a Hint such as new Hint.Priority(2)");
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("queue " + spec.name() + " (" + handle + ") is closed");
@@ -307,7 +311,7 @@ public final class ExternalQueueImpl implements NodeQueue {
      */
     @Override
     public void configure(QueueConfig newConfig) {
-        Objects.requireNonNull(newConfig, "config");
+        Objects.requireNonNull(newConfig, "config is null; give a QueueConfig such as QueueConfig.defaults().withThreshold(4)");
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("queue " + spec.name() + " (" + handle + ") is closed");

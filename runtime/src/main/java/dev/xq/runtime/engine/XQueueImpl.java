@@ -193,6 +193,7 @@ public final class XQueueImpl implements NodeQueue {
 
     @Override
     public void waitAll(Duration timeout) throws InterruptedException, TimeoutException {
+        Objects.requireNonNull(timeout, "timeout is null; give a Duration such as Duration.ofSeconds(5), or call waitAll()");
         long deadline = System.nanoTime() + timeout.toNanos();
         for (CompletableFuture<CommandResult> f : outstanding()) {
             try {
@@ -456,7 +457,11 @@ public final class XQueueImpl implements NodeQueue {
     private void setAppSuspended(boolean suspend) {
         state.lock();
         try {
-            if (suspendedByApp == suspend || closed) {
+            if (closed) {
+                // as hint() and configure(): using a closed queue is an error, not a silent no-op
+                throw new IllegalStateException("queue " + name + " (" + handle + ") is closed; cannot " + (suspend ? "suspend" : "resume") + " it");
+            }
+            if (suspendedByApp == suspend) {
                 return;
             }
             suspendedByApp = suspend;
@@ -567,7 +572,7 @@ public final class XQueueImpl implements NodeQueue {
 
     @Override
     public void hint(Hint hint) {
-        Objects.requireNonNull(hint, "hint");
+        Objects.requireNonNull(hint, "hint is null; give a Hint such as new Hint.Priority(2)");
         state.lock();
         try {
             if (closed) {
@@ -593,7 +598,7 @@ public final class XQueueImpl implements NodeQueue {
 
     @Override
     public void configure(QueueConfig newConfig) {
-        Objects.requireNonNull(newConfig, "config");
+        Objects.requireNonNull(newConfig, "config is null; give a QueueConfig such as QueueConfig.defaults().withThreshold(4)");
         state.lock();
         try {
             if (closed) {

@@ -145,6 +145,12 @@ final class PolicySelection {
                     + "'; a policy needs a name other than '" + SchedulerControl.NATIVE + "': ignored");
             return false;
         }
+        if (!name.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,63}")) {
+            // typed in the shell (xq:policy NAME) and the HTTP API: a name with a space could never be selected
+            log.error("policy service " + policy.getClass().getName() + " from " + bundle + " has xq.policy='" + name
+                    + "'; a policy name is 1 to 64 of letters, digits, '.', '_', '-' (starting with a letter or digit): ignored", null);
+            return false;
+        }
         String taken = ownerOfOtherBundle(name, bundle);
         if (taken != null) {
             refuseImpostor(name, bundle, taken);
@@ -239,13 +245,25 @@ final class PolicySelection {
         synchronized (monitor) {
             candidates = n.equals(selected) ? List.of() : registry.all(n).stream().filter(r -> !registry.isStuck(r)).toList();
         }
+        String threw = null;
+        int fine = 0;
         for (Registered r : candidates) {
-            if (!TrialDecisions.run(n, r.policy(), source, deadlineNanos.getAsLong(), log)) {
+            TrialDecisions.Outcome o = TrialDecisions.trial(n, r.policy(), source, deadlineNanos.getAsLong(), log);
+            if (!o.ended()) {
                 synchronized (monitor) {
                     registry.stuck(r);
                     refresh();
                 }
+            } else if (o.failure() != null) {
+                threw = o.failure();
+            } else {
+                fine++;
             }
+        }
+        if (strict && threw != null && fine == 0) {
+            // it would be set aside at its first real decision: say so now instead of "selected"
+            throw new IllegalArgumentException("policy '" + n + "' " + threw + " in a trial decision; not selected ('" + selected
+                    + "' still decides); fix or update its bundle");
         }
         synchronized (monitor) {
             if (strict && !SchedulerControl.NATIVE.equals(n) && !registry.contains(n)) {

@@ -28,8 +28,20 @@ final class TrialDecisions {
     /** What a trial leaves behind when the policy did not return: its thread (Java cannot stop it). */
     static final String STUCK = "did not finish a trial decision within ten deadlines; its thread is stuck in the policy";
 
+    /** How a trial ended: {@code failure} is null when the policy returned, else what it threw, or {@link #STUCK}. */
+    record Outcome(boolean ended, String failure) {
+        boolean finished() {
+            return ended && failure == null;
+        }
+    }
+
     /** @return whether the trial ended (returned or threw); false: the policy is stuck in it */
     static boolean run(String name, Policy policy, Scheduler.Source source, long deadlineNanos, RuntimeLog log) {
+        return trial(name, policy, source, deadlineNanos, log).ended();
+    }
+
+    /** Runs the trial decisions. @return how they ended */
+    static Outcome trial(String name, Policy policy, Scheduler.Source source, long deadlineNanos, RuntimeLog log) {
         List<QueueView> views = new ArrayList<>();
         for (ScheduledQueue q : source.schedulerQueues()) {
             QueueView v = q.view();
@@ -49,12 +61,15 @@ final class TrialDecisions {
         }
         SchedulerView view = new SchedulerView(now, views, devices);
         // On a thread of its own, bounded: a policy that never returns must not hang registration.
+        java.util.concurrent.atomic.AtomicReference<String> threw = new java.util.concurrent.atomic.AtomicReference<>();
         Thread t = new Thread(() -> {
             try {
                 for (int i = 0; i < 3 && !Thread.currentThread().isInterrupted(); i++) {
                     policy.schedule(view, new ActionRecorder(Set.of()));
                 }
-            } catch (RuntimeException | LinkageError e) {
+            } catch (Throwable e) {
+                // any Throwable, Errors too: one line naming the policy, not a raw stack trace from the thread's end
+                threw.set("threw " + e);
                 log.warn("policy '" + name + "' failed a trial decision: " + e);
             }
         }, "xq-policy-warmup");
@@ -78,8 +93,8 @@ final class TrialDecisions {
         }
         if (t.isAlive()) {
             log.error("policy '" + name + "' " + STUCK + " (" + t.getName() + "); it is set aside and not selectable until registered again", null);
-            return false;
+            return new Outcome(false, STUCK);
         }
-        return true;
+        return new Outcome(true, threw.get());
     }
 }

@@ -286,7 +286,7 @@ public class XqCommands {
     private static long number(String text, String option, long min, long max) {
         long v;
         try {
-            v = Long.parseLong(text);
+            v = Long.parseLong(asciiDigits(text));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(option + " value '" + text + "' is not a whole number; allowed: [" + min + ", " + max + "]");
         }
@@ -299,5 +299,17 @@ public class XqCommands {
     private static String gib(long bytes) {
         return bytes >= (1L << 30) ? String.format("%.1fGiB", bytes / (double) (1L << 30))
                 : String.format("%.1fMiB", bytes / (double) (1L << 20));
+    }
+
+    /**
+     * @return {@code text} when it is a whole number written in ASCII digits (an optional sign, then
+     *         0-9 only); Java's own parsing also takes other scripts' digits (Arabic-Indic, Devanagari...)
+     * @throws NumberFormatException otherwise
+     */
+    private static String asciiDigits(String text) {
+        if (text == null || !text.matches("[+-]?[0-9]+")) {
+            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        return text;
     }
 }

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 class PolicyNamesTest {
 
     private final List<String> errors = new CopyOnWriteArrayList<>();
+    private final List<String> warnings = new CopyOnWriteArrayList<>();
     private final XqCore core = new XqCore(new RuntimeLog() {
         @Override
         public void info(String message) {
@@ -26,6 +27,7 @@ class PolicyNamesTest {
 
         @Override
         public void warn(String message) {
+            warnings.add(message);
         }
 
         @Override
@@ -77,5 +79,45 @@ class PolicyNamesTest {
         assertTrue(errors.isEmpty(), errors.toString());
         core.scheduler().unregister(1);
         assertTrue(core.scheduler().names().contains("edf"));
+    }
+
+    @Test
+    void aNameThatCouldNeverBeTypedIsRefusedWithTheReason() {
+        core.start();
+        core.scheduler().register("my policy", new Counting(), "some.bundle 1.0.0", 7, false);
+        assertFalse(core.policies().stream().anyMatch(p -> p.name().equals("my policy")));
+        assertTrue(errors.stream().anyMatch(e -> e.contains("'my policy'") && e.contains("letters, digits")), errors.toString());
+    }
+
+    @Test
+    void aPolicyWhoseTrialThrowsIsNotReportedSelectedAndAnErrorInATrialIsOneLine() throws Exception {
+        core.start();
+        Policy throwing = new Policy() {
+            @Override
+            public String description() {
+                return "throws an Error in every decision";
+            }
+
+            @Override
+            public void schedule(SchedulerView view, SchedulerActions actions) {
+                throw new AssertionError("broken on purpose");
+            }
+        };
+        java.io.ByteArrayOutputStream stderr = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream was = System.err;
+        System.setErr(new java.io.PrintStream(stderr, true));
+        try {
+            core.scheduler().register("broken", throwing, "some.bundle 1.0.0", 8, false);
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> core.selectPolicy("broken"));
+            assertTrue(e.getMessage().contains("'broken'") && e.getMessage().contains("broken on purpose")
+                    && e.getMessage().contains("not selected"), e.getMessage());
+        } finally {
+            System.setErr(was);
+        }
+        assertEquals(SchedulerControl.NATIVE, core.scheduler().selected(), "the selection did not move");
+        assertFalse(stderr.toString().contains("\tat "), "no raw stack trace: " + stderr);
+        assertTrue(warnings.stream().anyMatch(w -> w.contains("'broken' failed a trial decision") && w.contains("AssertionError")),
+                warnings.toString());
     }
 }

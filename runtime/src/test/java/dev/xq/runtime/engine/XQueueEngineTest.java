@@ -370,4 +370,28 @@ class XQueueEngineTest {
         assertTrue(core.find(q.handle()).isEmpty(), "the close finished");
         assertTrue(hw.closed, "and let go of the hardware queue");
     }
+
+    @Test
+    void aClosedQueueRefusesSuspendAndResumeAsItRefusesHintsAndNullsAreNamed() throws Exception {
+        device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 2)));
+        NullPointerException npe = assertThrows(NullPointerException.class, () -> q.hint(null));
+        assertTrue(npe.getMessage().contains("hint is null"), npe.getMessage());
+        npe = assertThrows(NullPointerException.class, () -> q.waitAll(null));
+        assertTrue(npe.getMessage().contains("timeout is null"), npe.getMessage());
+        npe = assertThrows(NullPointerException.class, () -> q.configure(null));
+        assertTrue(npe.getMessage().contains("config is null"), npe.getMessage());
+        npe = assertThrows(NullPointerException.class,
+                () -> new Command.Kernel("m", "f", new Command.Dim3(1, 1, 1), new Command.Dim3(1, 1, 1), 0, null));
+        assertTrue(npe.getMessage().contains("List.of()"), npe.getMessage());
+        npe = assertThrows(NullPointerException.class, () -> QueueOptions.on("m0").with((dev.xq.api.Hint) null));
+        assertTrue(npe.getMessage().contains("hint 0 is null"), npe.getMessage());
+        q.suspend();
+        q.resume(); // fine while open
+        q.close();
+        for (Runnable r : List.<Runnable>of(q::suspend, q::resume, () -> q.hint(new dev.xq.api.Hint.Priority(1)))) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, r::run);
+            assertTrue(e.getMessage().contains("is closed"), e.getMessage());
+        }
+    }
 }
