@@ -24,8 +24,22 @@ public class QueueDefaultsComponent {
 
     @Activate
     @Modified
-    void apply(QueueDefaultsConfig q) {
+    void apply(QueueDefaultsConfig q, java.util.Map<String, Object> raw) {
         RuntimeComponent rc = (RuntimeComponent) runtime;
+        // DS reports a value that is not a number only when its key is read, in words naming
+        // neither: read each key on its own and name the one that fails, with what it holds
+        for (var key : java.util.List.<java.util.Map.Entry<String, Runnable>>of(java.util.Map.entry("level", q::level),
+                java.util.Map.entry("threshold", q::threshold), java.util.Map.entry("batch", q::batch),
+                java.util.Map.entry("windowMicros", q::windowMicros))) {
+            try {
+                key.getValue().run();
+            } catch (RuntimeException e) {
+                rc.logError("dev.xq.queue.defaults: " + key.getKey() + " '" + raw.get(key.getKey()) + "' is not a whole number"
+                        + " (allowed: level 1..3, threshold 1.." + QueueConfig.MAX_THRESHOLD + ", batch 1..threshold, windowMicros 0.."
+                        + QueueConfig.MAX_WINDOW_MICROS + "); nothing changed, keeping " + rc.core().defaults());
+                return;
+            }
+        }
         try {
             rc.core().defaults(new QueueConfig(PreemptionLevel.of(q.level()), q.threshold(), q.batch(), q.windowMicros()));
         } catch (RuntimeException e) {
