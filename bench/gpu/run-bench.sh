@@ -16,7 +16,14 @@ echo "${SCENARIOS:?set SCENARIOS to xq:bench command lines, one per line}" | whi
   i=$((i+1))
   name=$(echo "$line" | cut -d' ' -f1)
   echo "=== $line"
+  # The node's JVM options as ./xq starts a node (the parallel collector with a 1 GiB young
+  # generation); XQ_JAVA_OPTS replaces them, as for ./xq. XQ_GCLOG=1 logs GC pauses and
+  # safepoints next to the scenario's table.
+  gclog=""
+  [ "${XQ_GCLOG:-0}" = 1 ] && gclog="-Xlog:gc*,safepoint:file=$res/$i-$name-gc.log:uptime"
+  # shellcheck disable=SC2086
   timeout 280 /tmp/jre/bin/java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
+    ${XQ_JAVA_OPTS--XX:+UseParallelGC -Xmn1g} $gclog \
     -Dxq.home="$kit" -Dxq.bundles="$kit/bundles" -jar "$kit/xq-node.jar" --bundles /tmp/xqhot \
     run xq:bench $line --json "$res/$i-$name.json" > "$res/$i-$name.txt" 2>&1
   echo "rc=$?" >> "$res/$i-$name.txt"
