@@ -38,7 +38,7 @@ final class PolicySelection {
      * policies shipped with XQ, whose decisions are tested to be short and never to wait, run
      * there unless the operator names another bundle ({@code inlinePolicyBundles}).
      */
-    private java.util.Set<String> inlineBundles = DEFAULT_INLINE_BUNDLES;
+    private volatile java.util.Set<String> inlineBundles = DEFAULT_INLINE_BUNDLES;
     /** Registrations that overran on a posting thread: they never decide inline again (until registered again). */
     private final java.util.Set<Long> inlineRevoked = new java.util.HashSet<>(); // guarded by monitor
 
