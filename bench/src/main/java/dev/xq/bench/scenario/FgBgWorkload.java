@@ -114,6 +114,13 @@ final class FgBgWorkload {
         m.put("fg_p99_over_standalone", Measures.round(Measures.ratio(p.at(99), standaloneNanos / 1e6)));
         m.put("bg_tasks_per_s", bg == null ? Double.NaN : Measures.round(Measures.tasksPerSecond(bg.records(), from, to)));
         m.put("fg_tasks", fgMs.length);
+        // where the slowest fg tasks' time goes (issue 13): launch = first submit to device start,
+        // gaps = device idle between the task's commands; slowest 1 % against the median band
+        double[] bd = Measures.breakdownMicros(fg.records(), from, to);
+        m.put("fg_slow_launch_us", bd[0]);
+        m.put("fg_slow_gaps_us", bd[1]);
+        m.put("fg_med_launch_us", bd[3]);
+        m.put("fg_med_gaps_us", bd[4]);
         m.samples("fg task latency ms", fgMs);
         return m;
     }

@@ -27,6 +27,61 @@ final class Measures {
         return out.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
+    /**
+     * Where the time of the slowest tasks goes, against the median ones: for each completed task
+     * released in [from, to), from its commands' results, {@code launch} = the first command's
+     * submit to its device start, {@code gaps} = the device's idle time between the task's
+     * commands (a command started after the previous one ended), {@code device} = the commands'
+     * device time. @return {slow launch, slow gaps, slow device, median launch, median gaps,
+     * median device} in µs: means over the tasks at or above the 99th latency percentile and
+     * over those between the 45th and 55th; NaN without tasks
+     */
+    static double[] breakdownMicros(List<TaskRecord> tasks, long from, long to) {
+        List<long[]> rows = new ArrayList<>(); // {latency, launch, gaps, device}
+        for (TaskRecord t : tasks) {
+            if (t.releaseNanos() < from || t.releaseNanos() >= to || !t.ok()) {
+                continue;
+            }
+            long launch = -1;
+            long gaps = 0;
+            long device = 0;
+            long prevEnd = -1;
+            for (Submission s : t.commands()) {
+                CommandResult r = TaskRecord.resultOf(s);
+                if (launch < 0) {
+                    launch = r.startNanos() - r.submitNanos();
+                }
+                if (prevEnd >= 0 && r.startNanos() > prevEnd) {
+                    gaps += r.startNanos() - prevEnd;
+                }
+                device += r.endNanos() - r.startNanos();
+                prevEnd = Math.max(prevEnd, r.endNanos());
+            }
+            rows.add(new long[] {t.latencyNanos(), launch, gaps, device});
+        }
+        double[] out = new double[6];
+        java.util.Arrays.fill(out, Double.NaN);
+        if (rows.isEmpty()) {
+            return out;
+        }
+        rows.sort(java.util.Comparator.comparingLong(r -> r[0]));
+        int n = rows.size();
+        int slowFrom = Math.min(n - 1, (int) Math.floor(n * 0.99));
+        mean(rows.subList(slowFrom, n), out, 0);
+        mean(rows.subList((int) (n * 0.45), Math.max((int) (n * 0.45) + 1, (int) (n * 0.55))), out, 3);
+        return out;
+    }
+
+    private static void mean(List<long[]> rows, double[] out, int at) {
+        for (int k = 0; k < 3; k++) {
+            double sum = 0;
+            for (long[] r : rows) {
+                sum += r[k + 1];
+            }
+            out[at + k] = round(sum / rows.size() / 1e3);
+        }
+    }
+
     /** @return tasks per second that completed within [from, to) */
     static double tasksPerSecond(List<TaskRecord> tasks, long from, long to) {
         long n = 0;

@@ -1,0 +1,83 @@
+package dev.xq.bench.scenario;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.Command;
+import dev.xq.api.CommandResult;
+import dev.xq.api.Submission;
+import dev.xq.bench.workload.TaskRecord;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.junit.jupiter.api.Test;
+
+/** Where the slowest tasks' time goes: launch delay, device gaps between commands, device time. */
+class BreakdownTest {
+
+    /** A completed submission with a given result. */
+    private record Done(CommandResult result) implements Submission {
+        @Override
+        public long sequence() {
+            return result.sequence();
+        }
+
+        @Override
+        public Command command() {
+            return Command.spin(100);
+        }
+
+        @Override
+        public CompletionStage<CommandResult> stage() {
+            return CompletableFuture.completedFuture(result);
+        }
+
+        @Override
+        public boolean isDone() {
+            return true;
+        }
+
+        @Override
+        public CommandResult await() {
+            return result;
+        }
+
+        @Override
+        public CommandResult await(Duration timeout) {
+            return result;
+        }
+    }
+
+    /** A task of 4 commands of 100 us submitted at t0, launched after {@code launchUs}, with {@code gapUs} idle before the third. */
+    private static TaskRecord task(long t0, long launchUs, long gapUs) {
+        List<Submission> subs = new ArrayList<>();
+        long start = t0 + launchUs * 1000;
+        for (int i = 0; i < 4; i++) {
+            if (i == 2) {
+                start += gapUs * 1000;
+            }
+            subs.add(new Done(new CommandResult(i + 1, t0, start, start + 100_000)));
+            start += 100_000;
+        }
+        return new TaskRecord("fg", t0, subs);
+    }
+
+    @Test
+    void theSlowestTasksShowTheGapThatGrew() {
+        List<TaskRecord> tasks = new ArrayList<>();
+        for (int i = 0; i < 198; i++) {
+            tasks.add(task(i * 1_000_000L, 20, 0));
+        }
+        tasks.add(task(300_000_000L, 20, 500)); // two slow tasks: a 500 us hole between commands
+        tasks.add(task(301_000_000L, 20, 500));
+        double[] b = Measures.breakdownMicros(tasks, 0, Long.MAX_VALUE);
+        assertEquals(20.0, b[0], 1e-9, "slow launch");
+        assertEquals(500.0, b[1], 1e-9, "slow gaps");
+        assertEquals(400.0, b[2], 1e-9, "slow device");
+        assertEquals(20.0, b[3], 1e-9, "median launch");
+        assertEquals(0.0, b[4], 1e-9, "median gaps");
+        assertTrue(Double.isNaN(Measures.breakdownMicros(List.of(), 0, 1)[0]));
+    }
+}
