@@ -32,12 +32,14 @@ final class Measures {
      * released in [from, to), from its commands' results, {@code launch} = the first command's
      * submit to its device start, {@code gaps} = the device's idle time between the task's
      * commands (a command started after the previous one ended), {@code device} = the commands'
-     * device time. @return {slow launch, slow gaps, slow device, median launch, median gaps,
-     * median device} in µs: means over the tasks at or above the 99th latency percentile and
-     * over those between the 45th and 55th; NaN without tasks
+     * device time, {@code submit} = the first command's submit to the last one's (how long the
+     * submitting thread took to hand the task over). @return {slow launch, slow gaps, slow
+     * device, slow submit, median launch, median gaps, median device, median submit} in µs: means
+     * over the tasks at or above the 99th latency percentile and over those between the 45th and
+     * 55th; NaN without tasks
      */
     static double[] breakdownMicros(List<TaskRecord> tasks, long from, long to) {
-        List<long[]> rows = new ArrayList<>(); // {latency, launch, gaps, device}
+        List<long[]> rows = new ArrayList<>(); // {latency, launch, gaps, device, submit}
         for (TaskRecord t : tasks) {
             if (t.releaseNanos() < from || t.releaseNanos() >= to || !t.ok()) {
                 continue;
@@ -46,8 +48,12 @@ final class Measures {
             long gaps = 0;
             long device = 0;
             long prevEnd = -1;
+            long firstSubmit = -1;
+            long lastSubmit = -1;
             for (Submission s : t.commands()) {
                 CommandResult r = TaskRecord.resultOf(s);
+                firstSubmit = firstSubmit < 0 ? r.submitNanos() : firstSubmit;
+                lastSubmit = r.submitNanos();
                 if (launch < 0) {
                     launch = r.startNanos() - r.submitNanos();
                 }
@@ -57,9 +63,9 @@ final class Measures {
                 device += r.endNanos() - r.startNanos();
                 prevEnd = Math.max(prevEnd, r.endNanos());
             }
-            rows.add(new long[] {t.latencyNanos(), launch, gaps, device});
+            rows.add(new long[] {t.latencyNanos(), launch, gaps, device, lastSubmit - firstSubmit});
         }
-        double[] out = new double[6];
+        double[] out = new double[8];
         java.util.Arrays.fill(out, Double.NaN);
         if (rows.isEmpty()) {
             return out;
@@ -68,12 +74,12 @@ final class Measures {
         int n = rows.size();
         int slowFrom = Math.min(n - 1, (int) Math.floor(n * 0.99));
         mean(rows.subList(slowFrom, n), out, 0);
-        mean(rows.subList((int) (n * 0.45), Math.max((int) (n * 0.45) + 1, (int) (n * 0.55))), out, 3);
+        mean(rows.subList((int) (n * 0.45), Math.max((int) (n * 0.45) + 1, (int) (n * 0.55))), out, 4);
         return out;
     }
 
     private static void mean(List<long[]> rows, double[] out, int at) {
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             double sum = 0;
             for (long[] r : rows) {
                 sum += r[k + 1];

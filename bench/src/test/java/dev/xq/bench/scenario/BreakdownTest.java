@@ -76,8 +76,9 @@ class BreakdownTest {
         assertEquals(20.0, b[0], 1e-9, "slow launch");
         assertEquals(500.0, b[1], 1e-9, "slow gaps");
         assertEquals(400.0, b[2], 1e-9, "slow device");
-        assertEquals(20.0, b[3], 1e-9, "median launch");
-        assertEquals(0.0, b[4], 1e-9, "median gaps");
+        assertEquals(0.0, b[3], 1e-9, "slow submit (all four at t0)");
+        assertEquals(20.0, b[4], 1e-9, "median launch");
+        assertEquals(0.0, b[5], 1e-9, "median gaps");
         assertTrue(Double.isNaN(Measures.breakdownMicros(List.of(), 0, 1)[0]));
     }
 }
