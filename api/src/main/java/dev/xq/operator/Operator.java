@@ -144,8 +144,17 @@ public final class Operator {
      * @throws NumberFormatException otherwise
      */
     private static String asciiDigits(String text) {
-        if (text == null || !text.matches("[+-]?[0-9]+")) {
+        // a loop, not a regular expression: the process protocol parses every WAKE line with it
+        int n = text == null ? 0 : text.length();
+        int i = n > 0 && (text.charAt(0) == '+' || text.charAt(0) == '-') ? 1 : 0;
+        if (i == n) {
             throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+        }
+        for (; i < n; i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
+            }
         }
         return text;
     }
