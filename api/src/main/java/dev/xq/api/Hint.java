@@ -211,6 +211,73 @@ public sealed interface Hint {
     }
 
     /**
+     * The queue's group (its process, for the node's process queues; its tenant, for a host
+     * application's) owns the active window of a desktop display (policy {@code awf}). XQ cannot
+     * see a desktop: whoever watches the focus says so (a desktop monitor through the HTTP API,
+     * XSched's window-active hint on {@code POST /hint}, an operator with {@code xq:hint}).
+     *
+     * <p>Marks order the focus changes: per display, the group whose queues carry the highest
+     * mark owns that display's active window, so the most recently marked group wins and the one
+     * marked before it needs no clearing. Mark 0 means "not active" and clears an earlier mark of
+     * the queue. In the shell's form the mark may be the word {@code now}: {@link #nextMark()}, the
+     * node's clock in milliseconds, never the same twice. Marks typed by hand work too (1, 2, 3,
+     * ...), but do not mix them with {@code now} on one display: any clock reading is higher.
+     *
+     * @param display the display, numbered as X11 numbers them ({@code :0} is 0), in [0, {@value #MAX_DISPLAY}]
+     * @param mark in [0, {@value Long#MAX_VALUE}]; 0 = not active
+     * @since 1.4
+     */
+    record WindowActive(int display, long mark) implements Hint {
+
+        /** The highest display number a {@link WindowActive} hint may carry. */
+        public static final int MAX_DISPLAY = 1_000_000;
+
+        private static final java.util.concurrent.atomic.AtomicLong LAST_MARK = new java.util.concurrent.atomic.AtomicLong();
+
+        public WindowActive {
+            if (display < 0 || display > MAX_DISPLAY) {
+                throw new IllegalArgumentException("window-active display " + display + " is out of range [0, " + MAX_DISPLAY + "]");
+            }
+            if (mark < 0) {
+                throw new IllegalArgumentException("window-active mark " + mark + " is out of range [0, " + Long.MAX_VALUE
+                        + "] (0: not active; now: the node's clock)");
+            }
+        }
+
+        /**
+         * @return a mark for a focus change now: the wall clock in milliseconds, but always above
+         *         every mark this method returned before in this JVM, so two changes in the same
+         *         millisecond are still ordered
+         */
+        public static long nextMark() {
+            long now = System.currentTimeMillis();
+            return LAST_MARK.updateAndGet(last -> Math.max(last + 1, now));
+        }
+
+        /** @return whether this hint marks the window active (its mark is positive) */
+        public boolean active() {
+            return mark > 0;
+        }
+
+        @Override
+        public String text() {
+            return "window-active=:" + display + "@" + (mark == 0 ? "off" : Long.toString(mark));
+        }
+
+        /** The shell's mark: a whole number, or {@code now} for {@link #nextMark()}. */
+        static long parseMark(String word) {
+            if ("now".equals(word)) {
+                return nextMark();
+            }
+            try {
+                return Long.parseLong(word);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("window-active mark " + word + " is neither a whole number nor now", e);
+            }
+        }
+    }
+
+    /**
      * The kinds of hint: the one list that parsing, the shell's usage, the HTTP API and the
      * dashboard read. Each entry names its record, the shell's word for it, its values as
      * {@code xq:hint} shows them in its usage, an example of them, and how they become the
@@ -229,7 +296,10 @@ public sealed interface Hint {
         TIMESLICE(Timeslice.class, "timeslice", "US", "2000",
                 v -> new Timeslice(Long.parseLong(v[0]))),
         DEMAND(Demand.class, "demand", "ENGINES BYTES", "2 1073741824",
-                v -> new Demand(Integer.parseInt(v[0]), Long.parseLong(v[1])));
+                v -> new Demand(Integer.parseInt(v[0]), Long.parseLong(v[1]))),
+        /** @since 1.4 */
+        WINDOW_ACTIVE(WindowActive.class, "window-active", "DISPLAY MARK", "0 1",
+                v -> new WindowActive(Integer.parseInt(v[0]), WindowActive.parseMark(v[1])));
 
         private final Class<? extends Hint> type;
         private final String kind;
