@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.osgi.annotation.versioning.ProviderType;
 
@@ -264,16 +265,25 @@ public sealed interface Hint {
             return "window-active=:" + display + "@" + (mark == 0 ? "off" : Long.toString(mark));
         }
 
-        /** The shell's mark: a whole number, or {@code now} for {@link #nextMark()}. */
-        static long parseMark(String word) {
-            if ("now".equals(word)) {
-                return nextMark();
+        /**
+         * Turns the shell's mark {@code now} into {@link #nextMark()}, before the values are parsed
+         * as numbers, and refuses a mark that is neither a whole number (ASCII digits) nor {@code now}.
+         */
+        static String[] resolveMark(String[] values) {
+            String mark = values[1];
+            if ("now".equals(mark)) {
+                values[1] = Long.toString(nextMark());
+                return values;
             }
-            try {
-                return Long.parseLong(word);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("window-active mark " + word + " is neither a whole number nor now", e);
+            int i = mark != null && !mark.isEmpty() && (mark.charAt(0) == '-' || mark.charAt(0) == '+') ? 1 : 0;
+            boolean digits = mark != null && i < mark.length();
+            for (; digits && i < mark.length(); i++) {
+                digits = mark.charAt(i) >= '0' && mark.charAt(i) <= '9';
             }
+            if (!digits) {
+                throw new IllegalArgumentException("window-active mark " + mark + " is neither a whole number nor now");
+            }
+            return values;
         }
     }
 
@@ -298,20 +308,28 @@ public sealed interface Hint {
         DEMAND(Demand.class, "demand", "ENGINES BYTES", "2 1073741824",
                 v -> new Demand(Integer.parseInt(v[0]), Long.parseLong(v[1]))),
         /** @since 1.4 */
-        WINDOW_ACTIVE(WindowActive.class, "window-active", "DISPLAY MARK", "0 1",
-                v -> new WindowActive(Integer.parseInt(v[0]), WindowActive.parseMark(v[1])));
+        WINDOW_ACTIVE(WindowActive.class, "window-active", "DISPLAY MARK", "0 1", WindowActive::resolveMark,
+                v -> new WindowActive(Integer.parseInt(v[0]), Long.parseLong(v[1])));
 
         private final Class<? extends Hint> type;
         private final String kind;
         private final List<String> valueNames;
         private final List<String> example;
         private final Function<String[], Hint> parser;
+        /** Turns the words a kind takes for numbers (window-active's {@code now}) into them; the identity for most. */
+        private final UnaryOperator<String[]> words;
 
         Kind(Class<? extends Hint> type, String kind, String valueNames, String example, Function<String[], Hint> parser) {
+            this(type, kind, valueNames, example, UnaryOperator.identity(), parser);
+        }
+
+        Kind(Class<? extends Hint> type, String kind, String valueNames, String example, UnaryOperator<String[]> words,
+             Function<String[], Hint> parser) {
             this.type = type;
             this.kind = kind;
             this.valueNames = List.of(valueNames.split(" "));
             this.example = List.of(example.split(" "));
+            this.words = words;
             this.parser = parser;
         }
 
@@ -349,6 +367,8 @@ public sealed interface Hint {
                 throw new IllegalArgumentException(kind + " takes " + valueNames.size() + (valueNames.size() == 1 ? " value" : " values")
                         + " (" + String.join(" ", valueNames) + "), got " + values.length);
             }
+            // words that stand for numbers become those numbers before anything reads the values as numbers
+            values = words.apply(values.clone());
             try {
                 return parser.apply(values.clone());
             } catch (NumberFormatException e) {

@@ -98,6 +98,11 @@ class HintTest {
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("laxity", "1000")).getMessage());
         assertEquals("window-active mark soon is neither a whole number nor now",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "soon")).getMessage());
+        assertEquals("window-active mark \u0661\u0662 is neither a whole number nor now",
+                assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "\u0661\u0662")).getMessage(),
+                "other scripts' digits are not taken for a mark");
+        assertEquals("window-active mark  is neither a whole number nor now",
+                assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "")).getMessage());
         assertEquals("window-active mark -1 is out of range [0, 9223372036854775807] (0: not active; now: the node's clock)",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "-1")).getMessage());
         assertEquals("window-active display 1000001 is out of range [0, 1000000]",
