@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.osgi.annotation.versioning.ProviderType;
 
@@ -211,6 +212,82 @@ public sealed interface Hint {
     }
 
     /**
+     * The queue's group (its process, for the node's process queues; its tenant, for a host
+     * application's) owns the active window of a desktop display (policy {@code awf}). XQ cannot
+     * see a desktop: whoever watches the focus says so (a desktop monitor through the HTTP API,
+     * XSched's window-active hint on {@code POST /hint}, an operator with {@code xq:hint}).
+     *
+     * <p>Marks order the focus changes: per display, the group whose queues carry the highest
+     * mark owns that display's active window, so the most recently marked group wins and the one
+     * marked before it needs no clearing. Mark 0 means "not active" and clears an earlier mark of
+     * the queue. In the shell's form the mark may be the word {@code now}: {@link #nextMark()}, the
+     * node's clock in milliseconds, never the same twice. Marks typed by hand work too (1, 2, 3,
+     * ...), but do not mix them with {@code now} on one display: any clock reading is higher.
+     *
+     * @param display the display, numbered as X11 numbers them ({@code :0} is 0), in [0, {@value #MAX_DISPLAY}]
+     * @param mark in [0, {@value Long#MAX_VALUE}]; 0 = not active
+     * @since 1.4
+     */
+    record WindowActive(int display, long mark) implements Hint {
+
+        /** The highest display number a {@link WindowActive} hint may carry. */
+        public static final int MAX_DISPLAY = 1_000_000;
+
+        private static final java.util.concurrent.atomic.AtomicLong LAST_MARK = new java.util.concurrent.atomic.AtomicLong();
+
+        public WindowActive {
+            if (display < 0 || display > MAX_DISPLAY) {
+                throw new IllegalArgumentException("window-active display " + display + " is out of range [0, " + MAX_DISPLAY + "]");
+            }
+            if (mark < 0) {
+                throw new IllegalArgumentException("window-active mark " + mark + " is out of range [0, " + Long.MAX_VALUE
+                        + "] (0: not active; now: the node's clock)");
+            }
+        }
+
+        /**
+         * @return a mark for a focus change now: the wall clock in milliseconds, but always above
+         *         every mark this method returned before in this JVM, so two changes in the same
+         *         millisecond are still ordered
+         */
+        public static long nextMark() {
+            long now = System.currentTimeMillis();
+            return LAST_MARK.updateAndGet(last -> Math.max(last + 1, now));
+        }
+
+        /** @return whether this hint marks the window active (its mark is positive) */
+        public boolean active() {
+            return mark > 0;
+        }
+
+        @Override
+        public String text() {
+            return "window-active=:" + display + "@" + (mark == 0 ? "off" : Long.toString(mark));
+        }
+
+        /**
+         * Turns the shell's mark {@code now} into {@link #nextMark()}, before the values are parsed
+         * as numbers, and refuses a mark that is neither a whole number (ASCII digits) nor {@code now}.
+         */
+        static String[] resolveMark(String[] values) {
+            String mark = values[1];
+            if ("now".equals(mark)) {
+                values[1] = Long.toString(nextMark());
+                return values;
+            }
+            int i = mark != null && !mark.isEmpty() && (mark.charAt(0) == '-' || mark.charAt(0) == '+') ? 1 : 0;
+            boolean digits = mark != null && i < mark.length();
+            for (; digits && i < mark.length(); i++) {
+                digits = mark.charAt(i) >= '0' && mark.charAt(i) <= '9';
+            }
+            if (!digits) {
+                throw new IllegalArgumentException("window-active mark " + mark + " is neither a whole number nor now");
+            }
+            return values;
+        }
+    }
+
+    /**
      * The kinds of hint: the one list that parsing, the shell's usage, the HTTP API and the
      * dashboard read. Each entry names its record, the shell's word for it, its values as
      * {@code xq:hint} shows them in its usage, an example of them, and how they become the
@@ -229,19 +306,30 @@ public sealed interface Hint {
         TIMESLICE(Timeslice.class, "timeslice", "US", "2000",
                 v -> new Timeslice(Long.parseLong(v[0]))),
         DEMAND(Demand.class, "demand", "ENGINES BYTES", "2 1073741824",
-                v -> new Demand(Integer.parseInt(v[0]), Long.parseLong(v[1])));
+                v -> new Demand(Integer.parseInt(v[0]), Long.parseLong(v[1]))),
+        /** @since 1.4 */
+        WINDOW_ACTIVE(WindowActive.class, "window-active", "DISPLAY MARK", "0 1", WindowActive::resolveMark,
+                v -> new WindowActive(Integer.parseInt(v[0]), Long.parseLong(v[1])));
 
         private final Class<? extends Hint> type;
         private final String kind;
         private final List<String> valueNames;
         private final List<String> example;
         private final Function<String[], Hint> parser;
+        /** Turns the words a kind takes for numbers (window-active's {@code now}) into them; the identity for most. */
+        private final UnaryOperator<String[]> words;
 
         Kind(Class<? extends Hint> type, String kind, String valueNames, String example, Function<String[], Hint> parser) {
+            this(type, kind, valueNames, example, UnaryOperator.identity(), parser);
+        }
+
+        Kind(Class<? extends Hint> type, String kind, String valueNames, String example, UnaryOperator<String[]> words,
+             Function<String[], Hint> parser) {
             this.type = type;
             this.kind = kind;
             this.valueNames = List.of(valueNames.split(" "));
             this.example = List.of(example.split(" "));
+            this.words = words;
             this.parser = parser;
         }
 
@@ -279,6 +367,8 @@ public sealed interface Hint {
                 throw new IllegalArgumentException(kind + " takes " + valueNames.size() + (valueNames.size() == 1 ? " value" : " values")
                         + " (" + String.join(" ", valueNames) + "), got " + values.length);
             }
+            // words that stand for numbers become those numbers before anything reads the values as numbers
+            values = words.apply(values.clone());
             try {
                 for (String v : values) {
                     // Java's parsing also takes other scripts' digits (Arabic-Indic, Devanagari, ...)

@@ -59,11 +59,36 @@ class HintTest {
         assertEquals(String.format("demand=2e/%.1fGiB", 3_000_000_000.0 / (1L << 30)), new Hint.Demand(2, 3_000_000_000L).text());
         assertEquals(String.format("demand=1e/%.1fMiB", 512.0), new Hint.Demand(1, 512L << 20).text());
         assertEquals(List.of(1000L, 1, 5), new Hint.Laxity(1000, 1, 5).values());
+        assertEquals("window-active=:0@1764000000000", new Hint.WindowActive(0, 1_764_000_000_000L).text());
+        assertEquals("window-active=:2@off", new Hint.WindowActive(2, 0).text());
+        assertEquals(List.of(2, 0L), new Hint.WindowActive(2, 0).values());
+    }
+
+    @Test
+    void windowActiveMarksAreNumbersOrNowAndNowNeverRepeats() {
+        assertEquals(new Hint.WindowActive(1, 7), Hint.parse("window-active", "1", "7"));
+        assertTrue(new Hint.WindowActive(0, 7).active());
+        assertTrue(!new Hint.WindowActive(0, 0).active(), "mark 0 is not active");
+        long before = System.currentTimeMillis();
+        Hint.WindowActive a = (Hint.WindowActive) Hint.parse("window-active", "0", "now");
+        Hint.WindowActive b = (Hint.WindowActive) Hint.parse("window-active", "0", "now");
+        long after = System.currentTimeMillis();
+        assertTrue(a.mark() >= before, a + " is the node's clock, at least " + before);
+        assertTrue(b.mark() > a.mark(), "a later now is higher, even in the same millisecond: " + a + ", " + b);
+        // nextMark may run ahead of the clock only by the marks taken in one millisecond
+        assertTrue(b.mark() <= after + 2, b + " not far ahead of " + after);
+        long[] marks = new long[1000];
+        for (int i = 0; i < marks.length; i++) {
+            marks[i] = Hint.WindowActive.nextMark();
+        }
+        for (int i = 1; i < marks.length; i++) {
+            assertTrue(marks[i] > marks[i - 1], "mark " + i + ": " + marks[i] + " after " + marks[i - 1]);
+        }
     }
 
     @Test
     void refusalsNameTheValueAndWhatIsAllowed() {
-        assertEquals("hint kind 'colour' is unknown; allowed: priority, deadline, laxity, utilization, timeslice, demand",
+        assertEquals("hint kind 'colour' is unknown; allowed: priority, deadline, laxity, utilization, timeslice, demand, window-active",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("colour", "red")).getMessage());
         assertEquals("hint deadline value soon is not a whole number",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("deadline", "soon")).getMessage());
@@ -71,9 +96,22 @@ class HintTest {
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("priority", "5000")).getMessage());
         assertEquals("laxity takes 3 values (US PRIO CRITICAL_PRIO), got 1",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("laxity", "1000")).getMessage());
+        assertEquals("window-active mark soon is neither a whole number nor now",
+                assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "soon")).getMessage());
+        assertEquals("window-active mark \u0661\u0662 is neither a whole number nor now",
+                assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "\u0661\u0662")).getMessage(),
+                "other scripts' digits are not taken for a mark");
+        assertEquals("window-active mark  is neither a whole number nor now",
+                assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "")).getMessage());
+        assertEquals("window-active mark -1 is out of range [0, 9223372036854775807] (0: not active; now: the node's clock)",
+                assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "-1")).getMessage());
+        assertEquals("window-active display 1000001 is out of range [0, 1000000]",
+                assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "1000001", "1")).getMessage());
+        assertEquals("hint window-active value :0 1 is not a whole number",
+                assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", ":0", "1")).getMessage());
         assertEquals("priority takes 1 value (N), got 2",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("priority", "1", "2")).getMessage());
-        assertEquals("priority N, deadline US, laxity US PRIO CRITICAL_PRIO, utilization PERCENT, timeslice US, demand ENGINES BYTES",
+        assertEquals("priority N, deadline US, laxity US PRIO CRITICAL_PRIO, utilization PERCENT, timeslice US, demand ENGINES BYTES, window-active DISPLAY MARK",
                 Hint.Kind.usages());
     }
 }

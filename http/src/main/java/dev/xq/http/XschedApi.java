@@ -37,7 +37,7 @@ final class XschedApi {
             new XschedPolicy(6, "SPUP", null),
             new XschedPolicy(7, "KEDF", "kedf"),
             new XschedPolicy(8, "LAX", "lax"),
-            new XschedPolicy(9, "AWF", null),
+            new XschedPolicy(9, "AWF", "awf"),
             new XschedPolicy(10, "CFS", "cfs"),
             new XschedPolicy(11, "MLFQ", "mlfq"));
 
@@ -45,7 +45,7 @@ final class XschedApi {
     private static final Map<Integer, String> HINT_TYPES = Map.of(1, "priority", 2, "utilization", 3, "timeslice",
             4, "deadline", 5, "k-deadline", 6, "laxity", 7, "window active");
     private static final String HINTS_ALLOWED = "1 (priority: handle, priority), 2 (utilization: handle or pid, utilization), "
-            + "3 (timeslice: timeslice in us, optional handle)";
+            + "3 (timeslice: timeslice in us, optional handle), 7 (window active: pid, display)";
 
     /** XSched's device types (XDeviceType) by XQ platform; others are 0 (unknown). */
     private static final Map<String, Integer> DEVICE_TYPES = Map.of("cuda", 2, "hip", 2, "kfd", 2, "npu", 3, "ascend", 3);
@@ -254,14 +254,64 @@ final class XschedApi {
                 long handle = Params.unsigned64(req, "handle");
                 ops.hint(handle != 0 ? List.of(byHandle(handle)) : xq.queues(), h);
             }
+            case 7 -> {
+                return windowActive(req);
+            }
             default -> {
                 String name = HINT_TYPES.get(type);
                 throw ApiException.badRequest(name == null
                         ? "hint_type " + type + " is unknown; allowed: " + HINTS_ALLOWED
                         : "hint_type " + type + " (" + name + ") has no equivalent on this route; allowed: " + HINTS_ALLOWED
-                        + (type == 7 ? "" : "; XQ's own hints (deadline, laxity, ...): POST /api/v1/hint"));
+                        + "; XQ's own hints (deadline, laxity, ...): POST /api/v1/hint");
             }
         }
+        return success();
+    }
+
+    /**
+     * XSched's window-active hint ({@code pid}, {@code display}), as its X11 monitor sends it when
+     * the focus moves: every open queue of the process gets a {@link Hint.WindowActive} on that
+     * display with a mark above every mark on the node, so it owns the display's active window
+     * (policy {@code awf}) and the process that had it needs no clearing. A process with no open
+     * queue owns the window now (a program that XQ does not schedule): the marks on that display
+     * are cleared (set to 0), so no scheduled process keeps the advantage, as under XSched, whose
+     * AWF then lets every queue run.
+     */
+    private ApiResponse windowActive(Map<String, Object> req) {
+        Params.onlyFields(req, List.of("hint_type", "pid", "display"));
+        long pid = Params.integer(req, "pid", 1, Integer.MAX_VALUE);
+        long display = Params.integer(req, "display", 0, Long.MAX_VALUE);
+        if (display > Hint.WindowActive.MAX_DISPLAY) {
+            throw ApiException.badRequest("field 'display' " + display + " is out of range [0, " + Hint.WindowActive.MAX_DISPLAY + "]");
+        }
+        int d = (int) display;
+        List<XQueue> mine = new ArrayList<>();
+        List<XQueue> markedHere = new ArrayList<>();
+        long highest = 0;
+        for (XQueue q : xq.queues()) {
+            XQueueStatus st = q.status();
+            if (st.state() == QueueState.CLOSED) {
+                continue;
+            }
+            if (Processes.owner(st.pid()) == pid) {
+                mine.add(q);
+            }
+            for (Hint h : st.hints()) {
+                if (h instanceof Hint.WindowActive w && w.display() == d && w.active()) {
+                    markedHere.add(q);
+                    highest = Math.max(highest, w.mark());
+                }
+            }
+        }
+        if (mine.isEmpty()) {
+            ops.hint(markedHere, new Hint.WindowActive(d, 0));
+            Map<String, Object> out = Json.object("info", "success");
+            out.put("warning", "process " + pid + " has no open XQueue: no XQueue owns display " + d + "'s active window now ("
+                    + markedHere.size() + (markedHere.size() == 1 ? " queue's mark" : " queues' marks") + " cleared)");
+            return ApiResponse.ok(out);
+        }
+        long mark = Math.max(Hint.WindowActive.nextMark(), highest == Long.MAX_VALUE ? highest : highest + 1);
+        ops.hint(mine, new Hint.WindowActive(d, mark));
         return success();
     }
 

@@ -31,7 +31,7 @@ class XschedRoutesTest {
     @BeforeEach
     void node() {
         xq = new Fakes.Service();
-        scheduler = new Fakes.Scheduler("hpf", "hhpf", "chpf", "kedf", "lax", "cfs", "bandwidth", "bandwidth-group", "edf", "native");
+        scheduler = new Fakes.Scheduler("hpf", "hhpf", "chpf", "kedf", "lax", "cfs", "bandwidth", "bandwidth-group", "awf", "edf", "native");
         big = xq.add(BIG, "serve/default", "cuda0", "4242:serve", 4242);
         huge = xq.add(HUGE, "fg", "sim0", "", 0);
         huge.state = QueueState.READY;
@@ -140,16 +140,72 @@ class XschedRoutesTest {
     @Test
     void policiesWithoutAnXqEquivalentAreRefused() {
         String allowed = "allowed: 1 (HPF: XQ's hpf), 2 (HHPF: XQ's hhpf), 3 (CHPF: XQ's chpf), 4 (UP: XQ's bandwidth), "
-                + "5 (PUP: XQ's bandwidth-group), 7 (KEDF: XQ's kedf), 8 (LAX: XQ's lax), 10 (CFS: XQ's cfs), 11 (MLFQ: XQ's mlfq)";
+                + "5 (PUP: XQ's bandwidth-group), 7 (KEDF: XQ's kedf), 8 (LAX: XQ's lax), 9 (AWF: XQ's awf), 10 (CFS: XQ's cfs), "
+                + "11 (MLFQ: XQ's mlfq)";
         assertAnswer(400, "{\"error\":\"policy 6 (SPUP) has no XQ equivalent; " + allowed + "\"}", call("POST", "/policy?policy=6"));
-        assertAnswer(400, "{\"error\":\"policy 9 (AWF) has no XQ equivalent; " + allowed + "\"}", call("POST", "/policy?policy=9"));
         assertAnswer(400, "{\"error\":\"policy 12 is not an XSched policy number; " + allowed + "\"}", call("POST", "/policy?policy=12"));
         assertAnswer(400, "{\"error\":\"policy 'x' is not a whole number; " + allowed + "\"}", call("POST", "/policy?policy=x"));
         assertAnswer(400, "{\"error\":\"query parameter 'policy' is missing; " + allowed + "\"}", call("POST", "/policy"));
         // mlfq is XSched's 11, but its bundle is not in this node: the scheduler's own refusal
-        assertAnswer(400, "{\"error\":\"no policy 'mlfq'; known: hpf, hhpf, chpf, kedf, lax, cfs, bandwidth, bandwidth-group, edf, native\"}",
+        assertAnswer(400, "{\"error\":\"no policy 'mlfq'; known: hpf, hhpf, chpf, kedf, lax, cfs, bandwidth, bandwidth-group, awf, edf, native\"}",
                 call("POST", "/policy?policy=11"));
         assertEquals("hpf", scheduler.selected);
+    }
+
+    @Test
+    void awfIsXschedsNine() {
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/policy?policy=9"));
+        assertEquals("awf", scheduler.selected);
+        assertAnswer(200, "{\"policy\":9}", call("GET", "/policy"));
+    }
+
+    private static Hint.WindowActive window(Fakes.Queue q) {
+        return q.hints().stream().filter(h -> h instanceof Hint.WindowActive).map(h -> (Hint.WindowActive) h).findFirst().orElse(null);
+    }
+
+    @Test
+    void windowActiveMarksEveryQueueOfTheProcessAboveEveryMarkBefore() {
+        Fakes.Queue second = xq.add(77, "serve/s1", "cuda0", "4242:serve", 4242);
+        Fakes.Queue other = xq.add(78, "game/default", "cuda0", "5151:game", 5151);
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242,\"display\":0}"));
+        Hint.WindowActive first = window(big);
+        assertTrue(first != null && first.display() == 0 && first.active(), big.hints().toString());
+        assertEquals(first, window(second), "every queue of process 4242, the same mark");
+        assertEquals(null, window(other));
+        assertEquals(null, window(huge));
+        // the focus moves to process 5151: a higher mark; 4242's stays as it was (awf takes the highest)
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":7,\"pid\":5151,\"display\":0}"));
+        assertTrue(window(other).mark() > first.mark(), window(other) + " after " + first);
+        assertEquals(first, window(big));
+        // a mark typed by hand far above the clock: the route still goes above it
+        other.hint(new Hint.WindowActive(0, Long.MAX_VALUE - 3));
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242,\"display\":0}"));
+        assertEquals(Long.MAX_VALUE - 2, window(big).mark());
+        // another display is another window
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":7,\"pid\":" + NODE + ",\"display\":1}"));
+        assertEquals(1, window(huge).display());
+        // the focus goes to a program without XQueues: display 0's marks are cleared, display 1's stay
+        assertAnswer(200, "{\"info\":\"success\",\"warning\":\"process 999 has no open XQueue: no XQueue owns display 0's "
+                + "active window now (3 queues' marks cleared)\"}", call("POST", "/hint", "{\"hint_type\":7,\"pid\":999,\"display\":0}"));
+        assertEquals(new Hint.WindowActive(0, 0), window(big));
+        assertEquals(new Hint.WindowActive(0, 0), window(second));
+        assertEquals(new Hint.WindowActive(0, 0), window(other));
+        assertTrue(window(huge).active() && window(huge).display() == 1);
+    }
+
+    @Test
+    void badWindowActiveHintsChangeNothing() {
+        assertAnswer(400, "{\"error\":\"field 'pid' is missing; an integer in [1, 2147483647] is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":7,\"display\":0}"));
+        assertAnswer(400, "{\"error\":\"field 'pid' 0 is out of range [1, 2147483647]\"}",
+                call("POST", "/hint", "{\"hint_type\":7,\"pid\":0,\"display\":0}"));
+        assertAnswer(400, "{\"error\":\"field 'display' is missing; an integer in [0, 9223372036854775807] is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242}"));
+        assertAnswer(400, "{\"error\":\"field 'display' 1000001 is out of range [0, 1000000]\"}",
+                call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242,\"display\":1000001}"));
+        assertAnswer(400, "{\"error\":\"field 'handle' is unknown; allowed: hint_type, pid, display\"}",
+                call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242,\"display\":0,\"handle\":1}"));
+        assertTrue(big.hints().isEmpty() && huge.hints().isEmpty());
     }
 
     @Test
@@ -174,10 +230,11 @@ class XschedRoutesTest {
         assertAnswer(400, "{\"error\":\"field 'priority' 1.5 is not a whole number; an integer in [-2147483648, 2147483647] is expected\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":1.5}"));
         assertAnswer(400, "{\"error\":\"field 'hint_type' is missing; allowed: 1 (priority: handle, priority), 2 (utilization: handle or pid, "
-                + "utilization), 3 (timeslice: timeslice in us, optional handle)\"}", call("POST", "/hint", "{}"));
-        assertAnswer(400, "{\"error\":\"hint_type 7 (window active) has no equivalent on this route; allowed: 1 (priority: handle, priority), "
-                + "2 (utilization: handle or pid, utilization), 3 (timeslice: timeslice in us, optional handle)\"}",
-                call("POST", "/hint", "{\"hint_type\":7,\"pid\":1,\"display\":0}"));
+                + "utilization), 3 (timeslice: timeslice in us, optional handle), 7 (window active: pid, display)\"}", call("POST", "/hint", "{}"));
+        assertAnswer(400, "{\"error\":\"hint_type 4 (deadline) has no equivalent on this route; allowed: 1 (priority: handle, priority), "
+                + "2 (utilization: handle or pid, utilization), 3 (timeslice: timeslice in us, optional handle), 7 (window active: pid, display); "
+                + "XQ's own hints (deadline, laxity, ...): POST /api/v1/hint\"}",
+                call("POST", "/hint", "{\"hint_type\":4,\"handle\":1}"));
         assertAnswer(400, "{\"error\":\"malformed JSON at offset 13: the text ends where a value was expected\"}",
                 call("POST", "/hint", "{\"hint_type\":"));
         assertAnswer(400, "{\"error\":\"the request body is JSON but not an object; a JSON object is expected\"}", call("POST", "/hint", "[1]"));

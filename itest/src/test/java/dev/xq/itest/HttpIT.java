@@ -144,10 +144,13 @@ public class HttpIT {
         assertEquals(200, send("POST", base + "/policy?policy=7", null, null).statusCode());
         assertEquals("kedf", scheduler.selectedPolicy());
         assertEquals("{\"policy\":7}", send("GET", base + "/policy", null, null).body());
-        HttpResponse<String> awf = send("POST", base + "/policy?policy=9", null, null);
-        assertEquals(400, awf.statusCode());
-        assertTrue(awf.body(), awf.body().startsWith("{\"error\":\"policy 9 (AWF) has no XQ equivalent; allowed: 1 (HPF: XQ's hpf)"));
+        HttpResponse<String> spup = send("POST", base + "/policy?policy=6", null, null);
+        assertEquals(400, spup.statusCode());
+        assertTrue(spup.body(), spup.body().startsWith("{\"error\":\"policy 6 (SPUP) has no XQ equivalent; allowed: 1 (HPF: XQ's hpf)"));
         assertEquals("kedf", scheduler.selectedPolicy());
+        assertEquals(200, send("POST", base + "/policy?policy=9", null, null).statusCode());
+        assertEquals("awf", scheduler.selectedPolicy());
+        assertEquals("{\"policy\":9}", send("GET", base + "/policy", null, null).body());
 
         HttpResponse<String> missing = send("GET", base + "/xqueue/0xffffffffffffffff", null, null);
         assertEquals(404, missing.statusCode());

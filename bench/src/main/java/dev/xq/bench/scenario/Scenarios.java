@@ -20,6 +20,7 @@ public final class Scenarios {
             new MlfqScenario(),
             new ChpfScenario(),
             new HhpfScenario(),
+            new AwfScenario(),
             new AgingScenario(),
             new HotSwapScenario(),
             new OverheadScenario(),

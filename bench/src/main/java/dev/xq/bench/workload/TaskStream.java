@@ -35,6 +35,8 @@ public final class TaskStream {
     private final List<TaskRecord> records = new ArrayList<>();
     private final AtomicInteger completedTasks = new AtomicInteger();
     private volatile Consumer<XQueue> beforeTask = q -> { };
+    private long firstRelease;
+    private boolean fixedFirst;
     private volatile boolean stopping;
     // Held while a task is submitted, so that stop() never returns in the middle of one.
     private final Object submitLock = new Object();
@@ -62,6 +64,17 @@ public final class TaskStream {
             throw new IllegalArgumentException("period " + periodNanos + " ns must be >= 1");
         }
         return new TaskStream(tenant, q, l, shape, Pacing.PERIODIC, periodNanos, Integer.MAX_VALUE, 0, 0, 0);
+    }
+
+    /**
+     * Tasks released every {@code periodNanos} from {@code firstNanos} on ({@link System#nanoTime()}; a moment
+     * already past when the stream starts is its start), whether or not earlier ones have finished.
+     */
+    public static TaskStream periodicFrom(String tenant, XQueue q, Ledger l, TaskShape shape, long periodNanos, long firstNanos) {
+        TaskStream s = periodic(tenant, q, l, shape, periodNanos);
+        s.firstRelease = firstNanos;
+        s.fixedFirst = true;
+        return s;
     }
 
     /** Tasks back to back, with up to {@code depth} tasks submitted and not yet ended. */
@@ -154,6 +167,9 @@ public final class TaskStream {
     private void loop() {
         ArrayDeque<TaskRecord> outstanding = new ArrayDeque<>();
         long next = System.nanoTime();
+        if (fixedFirst && firstRelease - next > 0) {
+            next = firstRelease;
+        }
         try {
             while (!stopping) {
                 long release = System.nanoTime();

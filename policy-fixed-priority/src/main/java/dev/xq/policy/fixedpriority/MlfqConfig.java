@@ -8,7 +8,8 @@ import org.osgi.service.metatype.annotations.Option;
 @ObjectClassDefinition(id = MultiLevelFeedback.PID, name = "XQ policy mlfq",
         description = "Multi-level feedback queue: queues start on the top level; a queue that uses its level's slice of device "
                 + "time sinks one level; per device the ready queues on the highest occupied level run; every "
-                + "mlfq.boost.period queues return to the top (all, or those not running: mlfq.boost.scope). Priority hints are ignored.")
+                + "mlfq.boost.period queues return to the top (mlfq.boost.scope: those without work and those kept waiting a whole period, "
+                + "or all). Priority hints are ignored.")
 public @interface MlfqConfig {
 
     /** @return the number of levels */
@@ -36,11 +37,13 @@ public @interface MlfqConfig {
 
     /** @return which queues a boost lifts */
     @AttributeDefinition(name = "Boost scope",
-            description = "Which queues a boost lifts to the top: all (textbook MLFQ), or waiting: every queue except those running "
-                    + "at that moment (with work, and let run by the previous decision), so that long-running work that is not "
-                    + "kept waiting stays below short work. Used time is cleared for all either way; no ready queue waits longer "
-                    + "than mlfq.boost.period under both.",
-            options = {@Option(label = "all: every queue (textbook MLFQ)", value = "all"),
-                       @Option(label = "waiting: every queue not running at that moment", value = "waiting")})
+            description = "Which queues return to the top: waiting (the default): a boost lifts the queues without work (idle, or "
+                    + "held by their application) and leaves a queue with work where it is, and a queue kept waiting is lifted by "
+                    + "its own timer once it has waited a whole mlfq.boost.period at a stretch, so that long-running work is not "
+                    + "lifted beside short work just because a boost fell within a short burst; all: a boost lifts every queue "
+                    + "(textbook MLFQ). Used time is cleared for all either way; no ready queue waits longer than "
+                    + "mlfq.boost.period under both.",
+            options = {@Option(label = "waiting: queues without work now, queues kept waiting a whole period", value = "waiting"),
+                       @Option(label = "all: every queue (textbook MLFQ)", value = "all")})
     String mlfq_boost_scope() default MlfqSettings.DEFAULT_BOOST_SCOPE;
 }

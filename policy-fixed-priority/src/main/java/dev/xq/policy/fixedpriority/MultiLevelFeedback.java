@@ -37,17 +37,22 @@ import org.osgi.service.metatype.annotations.Designate;
  * the device): short interactive work stays there, long-running work sinks. A queue sinks at
  * most one level per decision, however much it used since the previous one.</li>
  * <li>Every {@code mlfq.boost.period} (at the multiples of it on the {@code System.nanoTime}
- * clock) every queue's used time is cleared and queues return to the top: every queue
- * ({@code mlfq.boost.scope=all}, the default: textbook MLFQ), or every queue except those that
- * are running at that moment ({@code waiting}: those the previous decision let run with work,
- * still with work). Under {@code all}, a long-running queue is lifted beside the short ones at every boost
- * and shares the top with them until it has used a top slice again, which at the defaults is a
- * tenth of the time (the {@code mlfq} scenario measures what that does to the short tasks'
- * tail); under {@code waiting} it is lifted only when it was kept waiting. A timer is set for the
- * boost whenever a ready queue waits, so, under either scope (a queue kept waiting is lifted),
- * <b>no ready queue waits longer than {@code mlfq.boost.period}</b>, plus the in-flight work of the running queues at preemption
- * level 1 (it can only have been suspended after it sank, i.e. after the last boost, and the
- * boost resumes it).</li>
+ * clock) every queue's used time is cleared and queues return to the top. Which ones is
+ * {@code mlfq.boost.scope}. Under {@code waiting} (the default) a boost lifts the queues without
+ * work (idle, or held by their application: they return with fresh work on top), and a queue
+ * with work keeps its level, whether it runs or waits; a queue the policy holds back is lifted
+ * by its own timer instead, the moment it has waited a whole {@code mlfq.boost.period} at a
+ * stretch. Under {@code all} (textbook MLFQ) a boost lifts every queue, so a long-running queue
+ * shares the top with the short ones at every boost until it has used a top slice again, a
+ * tenth of the time at the defaults (the {@code mlfq} scenario measures what that does to the
+ * short tasks' tail: its goal is missed in every run under {@code all}). Why a held queue is not
+ * lifted at the boost under {@code waiting}: short work arriving at a fixed period holds batch
+ * back for a moment at the same phase of every boost period, so a boost that lifted held queues
+ * would, in a run whose phase puts a short burst on the boost moments, lift batch beside that
+ * burst at every boost. Either way, <b>no ready queue waits longer than
+ * {@code mlfq.boost.period}</b> at a stretch, plus the in-flight work of the running queues at
+ * preemption level 1 (under {@code all} a timer is set for the next boost whenever a ready queue
+ * waits, under {@code waiting} one for the moment each held queue has waited a period).</li>
  * </ul>
  *
  * <p>The {@code Priority} hint is ignored (not even a tie-breaker: queues on the same level run
@@ -57,8 +62,8 @@ import org.osgi.service.metatype.annotations.Designate;
  * are set for the moment the running queues' slices would end when another queue of the device
  * is ready.
  *
- * <p>Keeps state between decisions: each queue's level and used time, and which queues the
- * previous decision let run with work. State of queues that are
+ * <p>Keeps state between decisions: each queue's level and used time, which queues the previous
+ * decision let run with work, and which it held back with work, since when. State of queues that are
  * gone (and of the node's trial queues) is dropped at the next decision. Device time used while
  * another policy was selected counts like any other until the next boost. Decisions are
  * serialised on the instance, so a trial decision off the scheduler's thread cannot interleave
@@ -90,6 +95,10 @@ public final class MultiLevelFeedback implements Policy {
         long used;
         /** runNanos when last charged. */
         long charged;
+        /** Whether the previous decision held it back while it had work ({@code mlfq.boost.scope=waiting}). */
+        boolean held;
+        /** When it was first held in the stretch of holds that is still going on. */
+        long heldSince;
     }
 
     // Guarded by this.
@@ -173,16 +182,19 @@ public final class MultiLevelFeedback implements Policy {
 
     /**
      * Lifts queues to the top and clears every queue's used time: all of them, or under
-     * {@code mlfq.boost.scope=waiting} all but those that the previous decision let run with
-     * work and that still have work. The previous decision, not this view: a boost is applied
-     * at the first decision after its moment, and that decision may be the arrival of the very
-     * work that would make a queue that ran alone until then look as if it waited.
+     * {@code mlfq.boost.scope=waiting} all but those that still have work and that the previous
+     * decision either let run with work or held back (a held queue is lifted by its own timer
+     * once it has waited a whole boost period, see {@link #decide}). The previous decision, not
+     * this view: a boost is applied at the first decision after its moment, and that decision
+     * may be the arrival of the very work that would make a queue that ran alone until then
+     * look as if it waited.
      */
     private void boost(SchedulerView view, MlfqSettings s) {
         Set<Long> keep = new HashSet<>();
         if (s.boostScope() == MlfqSettings.BoostScope.WAITING) {
             for (QueueView q : view.queues()) {
-                if (q.runnable() && ranWithWork.contains(q.handle())) {
+                Entry e = entries.get(q.handle());
+                if (q.runnable() && (ranWithWork.contains(q.handle()) || e != null && e.held)) {
                     keep.add(q.handle());
                 }
             }
@@ -196,6 +208,7 @@ public final class MultiLevelFeedback implements Policy {
     }
 
     private void decide(List<QueueView> queues, long now, long nextBoost, boolean boost, MlfqSettings s, Decision decision, Set<Long> seen) {
+        boolean waitingScope = s.boostScope() == MlfqSettings.BoostScope.WAITING;
         int best = Integer.MAX_VALUE;
         int ready = 0;
         for (QueueView q : queues) {
@@ -216,6 +229,11 @@ public final class MultiLevelFeedback implements Policy {
                 e.level = Math.min(e.level + 1, s.bottom());
                 e.used = 0;
             }
+            if (waitingScope && e.held && q.runnable() && now - e.heldSince >= s.boostPeriodNanos()) {
+                // Kept waiting a whole boost period at a stretch: lifted now, not at the next boost.
+                e.level = 0;
+                e.used = 0;
+            }
             if (q.runnable()) {
                 best = Math.min(best, e.level);
                 ready++;
@@ -232,13 +250,25 @@ public final class MultiLevelFeedback implements Policy {
                 ranWithWork.remove(q.handle());
             }
             if (!q.runnable()) {
+                e.held = false;
                 continue;
             }
             if (!runs) {
-                waiting = true;
+                if (!e.held) {
+                    e.held = true;
+                    e.heldSince = now;
+                }
+                if (waitingScope) {
+                    decision.wakeAt(e.heldSince + s.boostPeriodNanos());
+                } else {
+                    waiting = true;
+                }
             } else if (ready > 1 && e.level < s.bottom()) {
                 // When it sinks, the queues it ran beside or above may run without it.
                 decision.wakeAt(now + Math.max(MIN_TIMER_NANOS, s.sliceNanos(e.level) - e.used));
+            }
+            if (runs) {
+                e.held = false;
             }
         }
         if (waiting) {

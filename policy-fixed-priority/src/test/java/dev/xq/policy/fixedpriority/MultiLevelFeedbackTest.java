@@ -48,8 +48,8 @@ class MultiLevelFeedbackTest {
 
     @Test
     void aShortBurstQueueStaysOnTopWhileALongRunningOneSinksAndTheBoostLiftsIt() {
-        // The defaults: levels 0..3, 10 / 20 / 40 / 80 ms, boost every 100 ms.
-        MultiLevelFeedback mlfq = new MultiLevelFeedback(MlfqSettings.DEFAULTS, log.logger);
+        // The defaults (levels 0..3, 10 / 20 / 40 / 80 ms, boost every 100 ms) but textbook boosts (scope all).
+        MultiLevelFeedback mlfq = new MultiLevelFeedback(MlfqSettings.of(4, 10_000, 2, 100_000, MlfqSettings.BoostScope.ALL), log.logger);
         Simulation sim = new Simulation(0, new DeviceView("d0", "sim", 1, GB));
         sim.add(1, "d0", "interactive");
         sim.add(2, "d0", "batch");
@@ -211,16 +211,57 @@ class MultiLevelFeedbackTest {
         assertEquals(2, p.level(1), "a running queue keeps its level");
         assertEquals(0, p.level(2), "an idle queue is lifted");
         assertTrue(a.runs(1) && a.runs(2), "queue 2 is idle on a higher level: resumed so its work starts at once");
-        // Queue 2 gets work and runs; queue 1 waits on level 2 until the boost at 2 s lifts it beside queue 2.
+        // Queue 2 gets work and runs; queue 1 waits on level 2 from 1.5 s. The boost at 2 s leaves it where it is (it has
+        // waited half a boost period); its own timer lifts it beside queue 2 once it has waited a whole one, at 2.5 s.
         RecordingActions b = new RecordingActions();
         p.schedule(view(1_500 * MS, queue(1).readySince(0).ran(500 * MS).build(), queue(2).readySince(1_400 * MS).ran(12 * MS).build()), b);
         assertFalse(b.runs(1));
         assertTrue(b.runs(2));
-        assertTrue(b.wake != null && b.wake <= 2_000 * MS, "a timer no later than the boost: queue 1 waits: " + b.log);
+        assertTrue(b.wake != null && b.wake <= 2_500 * MS, "a timer no later than the moment queue 1 has waited a whole boost period: " + b.log);
         RecordingActions c = new RecordingActions();
         p.schedule(view(2_000 * MS, queue(1).readySince(0).ran(500 * MS).build(), queue(2).readySince(1_400 * MS).ran(13 * MS).build()), c);
-        assertEquals(0, p.level(1), "a waiting queue is lifted");
-        assertTrue(c.runs(1) && c.runs(2));
+        assertEquals(2, p.level(1), "a queue kept waiting for less than a boost period is not lifted by the boost");
+        assertFalse(c.runs(1));
+        assertEquals(0, p.level(2));
+        assertTrue(c.wake != null && c.wake <= 2_500 * MS, "its hold still counts from 1.5 s: " + c.log);
+        RecordingActions d = new RecordingActions();
+        p.schedule(view(2_499 * MS, queue(1).readySince(0).ran(500 * MS).build(), queue(2).readySince(1_400 * MS).ran(14 * MS).build()), d);
+        assertFalse(d.runs(1), "999 ms of waiting");
+        RecordingActions e = new RecordingActions();
+        p.schedule(view(2_500 * MS, queue(1).readySince(0).ran(500 * MS).build(), queue(2).readySince(1_400 * MS).ran(15 * MS).build()), e);
+        assertEquals(0, p.level(1), "a queue kept waiting a whole boost period is lifted");
+        assertTrue(e.runs(1) && e.runs(2));
+    }
+
+    @Test
+    void underScopeWaitingABoostDuringAShortBurstDoesNotLiftTheBatchItHeldBack() {
+        // The mlfq scenario's tail: batch runs alone on the bottom level; short work arrives and holds it back; a boost
+        // falls within the burst. Lifting batch then would put it beside the short work for the rest of the burst.
+        MultiLevelFeedback p = new MultiLevelFeedback(MlfqSettings.of(4, 10_000, 2, 100_000, MlfqSettings.BoostScope.WAITING), log.logger);
+        MultiLevelFeedback all = new MultiLevelFeedback(MlfqSettings.of(4, 10_000, 2, 100_000, MlfqSettings.BoostScope.ALL), log.logger);
+        for (MultiLevelFeedback m : new MultiLevelFeedback[] {p, all}) {
+            long ran = 0;
+            for (long t = 1; t < 95; t++) {
+                ran += MS;
+                m.schedule(view(t * MS, queue(1).build(), queue(2).readySince(0).ran(ran).build()), new RecordingActions());
+            }
+            assertEquals(3, m.level(2), "batch sank to the bottom");
+            // short arrives at 99.5 ms: batch is held back
+            RecordingActions arrive = new RecordingActions();
+            m.schedule(view(99_500_000, queue(1).readySince(99_500_000).build(), queue(2).readySince(0).ran(ran).build()), arrive);
+            assertTrue(arrive.runs(1) && !arrive.runs(2));
+            // the boost at 100 ms, during the burst
+            RecordingActions atBoost = new RecordingActions();
+            m.schedule(view(100 * MS, queue(1).readySince(99_500_000).ran(500_000).build(), queue(2).readySince(0).ran(ran).build()), atBoost);
+            assertEquals(0, m.level(1));
+            if (m == p) {
+                assertEquals(3, m.level(2), "waiting: batch was held back for 0.5 ms, not a boost period: it stays down");
+                assertTrue(atBoost.runs(1) && !atBoost.runs(2), "so the short work keeps the device");
+            } else {
+                assertEquals(0, m.level(2), "all: batch is lifted beside the short work");
+                assertTrue(atBoost.runs(1) && atBoost.runs(2));
+            }
+        }
     }
 
     @Test
@@ -321,5 +362,7 @@ class MultiLevelFeedbackTest {
         mlfq.modified(new Config(4, 10_000, 2, 100_000, "waiting"));
         assertEquals(MlfqSettings.BoostScope.WAITING, mlfq.settings().boostScope());
         assertEquals(MlfqSettings.DEFAULTS, new MultiLevelFeedback().settings());
+        assertEquals(MlfqSettings.BoostScope.WAITING, MlfqSettings.DEFAULTS.boostScope(), "the default meets the mlfq scenario's goal");
+        assertEquals(MlfqSettings.of(4, 10_000, 2, 100_000, MlfqSettings.BoostScope.WAITING), MlfqSettings.DEFAULTS);
     }
 }

@@ -73,6 +73,9 @@ public final class RandomViews {
         Arbitrary<Hint> timeslice = Arbitraries.longs().between(100, 50_000).map(Hint.Timeslice::new);
         Arbitrary<Hint> demand = Combinators.combine(Arbitraries.integers().between(0, 20), Arbitraries.longs().between(0, 40).map(g -> g * Views.GB / 2))
                 .filter((e, m) -> e > 0 || m > 0).as(Hint.Demand::new);
-        return Arbitraries.oneOf(priority, deadline, laxity, utilization, timeslice, demand);
+        // Few displays and small marks, so that equal marks and several displays come up often.
+        Arbitrary<Hint> window = Combinators.combine(Arbitraries.integers().between(0, 2),
+                Arbitraries.oneOf(Arbitraries.just(0L), Arbitraries.longs().between(1, 6))).as(Hint.WindowActive::new);
+        return Arbitraries.oneOf(priority, deadline, laxity, utilization, timeslice, demand, window);
     }
 }

@@ -112,6 +112,11 @@ public final class Views {
             return hint(new Hint.Priority(p));
         }
 
+        /** A window-active hint: the queue's group owns display {@code display}'s active window from {@code mark} on. */
+        public Q window(int display, long mark) {
+            return hint(new Hint.WindowActive(display, mark));
+        }
+
         public QueueView build() {
             return new QueueView(handle, "q" + handle, device, group, ready, suspended, byApp,
                     ready ? readySince : 0, runNanos, lastResumed, pending >= 0 ? pending : ready ? 1 : 0, inFlight, 0, commandNanos,
