@@ -1,7 +1,7 @@
 #!/bin/sh
 # Puts what a GPU run of the scenario suite needs into bench/target/gpu-kit (git-ignored): the
 # node launcher, every bundle the node runs (from node/target/bundles, with this module's and
-# the CUDA adapter's freshest jars), and run-bench.sh. The Java runtime travels as .jre.tar.xz
+# the CUDA adapter's and the runtime's freshest jars), and run-bench.sh. The Java runtime travels as .jre.tar.xz
 # (hal-lv1-cuda/jre/make-jre.sh). Build first: mvn -q install -DskipTests (or ./xq help).
 # Then, with the device tool:
 #   run  command: SCENARIOS="fixed-priority --device cuda seconds=8" sh bench/target/gpu-kit/run-bench.sh
@@ -16,8 +16,9 @@ mkdir -p "$kit/lib" "$kit/bundles"
 cp "$root/node/target/xq-node.jar" "$kit/"
 cp "$root"/node/target/lib/*.jar "$kit/lib/"
 cp "$root"/node/target/bundles/*.jar "$kit/bundles/"
-for j in "$root"/bench/target/dev.xq.bench-*.jar "$root"/hal-lv1-cuda/target/dev.xq.hal.cuda-*.jar; do
+for j in "$root"/bench/target/dev.xq.bench-*.jar "$root"/hal-lv1-cuda/target/dev.xq.hal.cuda-*.jar \
+         "$root"/runtime/target/dev.xq.runtime-*.jar; do
   [ -f "$j" ] && cp "$j" "$kit/bundles/"
 done
-cp "$root/bench/gpu/run-bench.sh" "$kit/"
+cp "$root/bench/gpu/run-bench.sh" "$root/bench/gpu/tail.jfc" "$kit/"
 echo "make-kit: $(du -sh "$kit" | cut -f1) in $kit"

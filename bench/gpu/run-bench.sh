@@ -7,7 +7,7 @@ set -u
 kit=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/xq-bench}
 res=/tmp/xq-results
-mkdir -p "$out" "$res" /tmp/jre /tmp/xqhot
+mkdir -p "$out" "$res" /tmp/jre /tmp/xqhot /tmp/xq-jfr
 [ -x /tmp/jre/bin/java ] || tar -C /tmp/jre -xJf .jre.tar.xz
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$res/gpu.txt" 2>&1 || true
 i=0
@@ -21,12 +21,24 @@ echo "${SCENARIOS:?set SCENARIOS to xq:bench command lines, one per line}" | whi
   # safepoints next to the scenario's table.
   gclog=""
   [ "${XQ_GCLOG:-0}" = 1 ] && gclog="-Xlog:gc*,safepoint:file=$res/$i-$name-gc.log:uptime"
+  # XQ_JFR=1 records the run (every command's host times: the dev.xq.Command event; safepoints,
+  # parks over 200 us, monitor waits over 100 us, deoptimisations: tail.jfc) and writes TailAnalysis's
+  # report of where fg's slow tasks lost their time next to the table; the recording itself
+  # comes back when it is small enough.
+  jfr=""
+  [ "${XQ_JFR:-0}" = 1 ] && jfr="-XX:StartFlightRecording:filename=/tmp/xq-jfr/$i-$name.jfr,settings=$kit/tail.jfc"
   # shellcheck disable=SC2086
   timeout 280 /tmp/jre/bin/java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
-    ${XQ_JAVA_OPTS--XX:+UseParallelGC -Xmn1g} $gclog \
+    ${XQ_JAVA_OPTS--XX:+UseParallelGC -Xmn1g} $gclog $jfr \
     -Dxq.home="$kit" -Dxq.bundles="$kit/bundles" -jar "$kit/xq-node.jar" --bundles /tmp/xqhot \
     run xq:bench $line --json "$res/$i-$name.json" > "$res/$i-$name.txt" 2>&1
   echo "rc=$?" >> "$res/$i-$name.txt"
   grep -v '^  \[' "$res/$i-$name.txt" | tail -30
+  if [ -n "$jfr" ] && [ -f "/tmp/xq-jfr/$i-$name.jfr" ]; then
+    /tmp/jre/bin/java -cp "$(ls "$kit"/bundles/dev.xq.bench-*.jar | head -1)" dev.xq.bench.tail.TailAnalysis \
+      "/tmp/xq-jfr/$i-$name.jfr" "${XQ_JFR_QUEUE:-fg}" "${XQ_JFR_TASK:-20}" 12 > "$res/$i-$name-tail.txt" 2>&1
+    cat "$res/$i-$name-tail.txt"
+    [ "$(wc -c < "/tmp/xq-jfr/$i-$name.jfr")" -lt 15000000 ] && cp "/tmp/xq-jfr/$i-$name.jfr" "$out/" 2>/dev/null
+  fi
 done
 tar -C "$res" -czf "$out/results.tar.gz" .

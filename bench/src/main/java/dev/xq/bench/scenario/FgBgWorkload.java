@@ -120,9 +120,11 @@ final class FgBgWorkload {
         m.put("fg_slow_launch_us", bd[0]);
         m.put("fg_slow_gaps_us", bd[1]);
         m.put("fg_slow_submit_us", bd[3]);
-        m.put("fg_med_launch_us", bd[4]);
-        m.put("fg_med_gaps_us", bd[5]);
-        m.put("fg_med_submit_us", bd[7]);
+        m.put("fg_slow_submit_cpu_us", bd[4]);
+        m.put("fg_med_launch_us", bd[5]);
+        m.put("fg_med_gaps_us", bd[6]);
+        m.put("fg_med_submit_us", bd[8]);
+        m.put("fg_med_submit_cpu_us", bd[9]);
         m.samples("fg task latency ms", fgMs);
         return m;
     }

@@ -33,13 +33,15 @@ final class Measures {
      * submit to its device start, {@code gaps} = the device's idle time between the task's
      * commands (a command started after the previous one ended), {@code device} = the commands'
      * device time, {@code submit} = the first command's submit to the last one's (how long the
-     * submitting thread took to hand the task over). @return {slow launch, slow gaps, slow
-     * device, slow submit, median launch, median gaps, median device, median submit} in µs: means
-     * over the tasks at or above the 99th latency percentile and over those between the 45th and
-     * 55th; NaN without tasks
+     * submitting thread took to hand the task over), {@code cpu} = the CPU time the submitting
+     * thread spent on it (NaN when not measured; submit much above cpu: the thread was off the
+     * CPU). @return {slow launch, slow gaps, slow device, slow submit, slow cpu, median launch,
+     * median gaps, median device, median submit, median cpu} in µs: means over the tasks at or
+     * above the 99th latency percentile and over those between the 45th and 55th; NaN without
+     * tasks
      */
     static double[] breakdownMicros(List<TaskRecord> tasks, long from, long to) {
-        List<long[]> rows = new ArrayList<>(); // {latency, launch, gaps, device, submit}
+        List<long[]> rows = new ArrayList<>(); // {latency, launch, gaps, device, submit, cpu}
         for (TaskRecord t : tasks) {
             if (t.releaseNanos() < from || t.releaseNanos() >= to || !t.ok()) {
                 continue;
@@ -63,9 +65,9 @@ final class Measures {
                 device += r.endNanos() - r.startNanos();
                 prevEnd = Math.max(prevEnd, r.endNanos());
             }
-            rows.add(new long[] {t.latencyNanos(), launch, gaps, device, lastSubmit - firstSubmit});
+            rows.add(new long[] {t.latencyNanos(), launch, gaps, device, lastSubmit - firstSubmit, t.submitCpuNanos()});
         }
-        double[] out = new double[8];
+        double[] out = new double[10];
         java.util.Arrays.fill(out, Double.NaN);
         if (rows.isEmpty()) {
             return out;
@@ -74,17 +76,19 @@ final class Measures {
         int n = rows.size();
         int slowFrom = Math.min(n - 1, (int) Math.floor(n * 0.99));
         mean(rows.subList(slowFrom, n), out, 0);
-        mean(rows.subList((int) (n * 0.45), Math.max((int) (n * 0.45) + 1, (int) (n * 0.55))), out, 4);
+        mean(rows.subList((int) (n * 0.45), Math.max((int) (n * 0.45) + 1, (int) (n * 0.55))), out, 5);
         return out;
     }
 
     private static void mean(List<long[]> rows, double[] out, int at) {
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             double sum = 0;
+            boolean measured = true;
             for (long[] r : rows) {
+                measured &= r[k + 1] >= 0;
                 sum += r[k + 1];
             }
-            out[at + k] = round(sum / rows.size() / 1e3);
+            out[at + k] = measured ? round(sum / rows.size() / 1e3) : Double.NaN;
         }
     }
 

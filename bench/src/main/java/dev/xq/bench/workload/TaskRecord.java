@@ -10,8 +10,14 @@ import java.util.List;
  * read once the task has ended.
  *
  * @param releaseNanos when the workload meant to issue the task ({@link System#nanoTime()})
+ * @param submitCpuNanos CPU time the submitting thread spent submitting the task's commands; -1 when not measured
  */
-public record TaskRecord(String tenant, long releaseNanos, List<Submission> commands) {
+public record TaskRecord(String tenant, long releaseNanos, List<Submission> commands, long submitCpuNanos) {
+
+    /** A task whose submitting thread's CPU time was not measured. */
+    public TaskRecord(String tenant, long releaseNanos, List<Submission> commands) {
+        this(tenant, releaseNanos, commands, -1);
+    }
 
     public TaskRecord {
         commands = List.copyOf(commands);

@@ -3,6 +3,8 @@ package dev.xq.bench.workload;
 import dev.xq.api.Submission;
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -19,6 +21,8 @@ import java.util.function.Consumer;
  * with a random pause after each. The thread never prints; it only records.
  */
 public final class TaskStream {
+
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private enum Pacing { PERIODIC, BACK_TO_BACK, PAUSED }
 
@@ -213,16 +217,19 @@ public final class TaskStream {
     /** @return the task submitted, or null when the stream was stopped first */
     private TaskRecord issue(long release) {
         List<Submission> subs = new ArrayList<>(shape.count());
+        long cpu;
         synchronized (submitLock) {
             if (stopping) {
                 return null;
             }
             beforeTask.accept(queue);
+            cpu = THREADS.getCurrentThreadCpuTime();
             for (int i = 0; i < shape.count(); i++) {
                 subs.add(ledger.submit(queue, shape.command()));
             }
+            cpu = THREADS.getCurrentThreadCpuTime() - cpu;
         }
-        TaskRecord task = new TaskRecord(tenant, release, subs);
+        TaskRecord task = new TaskRecord(tenant, release, subs, cpu);
         subs.getLast().stage().whenComplete((r, e) -> completedTasks.incrementAndGet());
         synchronized (this) {
             records.add(task);

@@ -52,6 +52,10 @@ class BreakdownTest {
 
     /** A task of 4 commands of 100 us submitted at t0, launched after {@code launchUs}, with {@code gapUs} idle before the third. */
     private static TaskRecord task(long t0, long launchUs, long gapUs) {
+        return task(t0, launchUs, gapUs, -1);
+    }
+
+    private static TaskRecord task(long t0, long launchUs, long gapUs, long cpuUs) {
         List<Submission> subs = new ArrayList<>();
         long start = t0 + launchUs * 1000;
         for (int i = 0; i < 4; i++) {
@@ -61,7 +65,7 @@ class BreakdownTest {
             subs.add(new Done(new CommandResult(i + 1, t0, start, start + 100_000)));
             start += 100_000;
         }
-        return new TaskRecord("fg", t0, subs);
+        return new TaskRecord("fg", t0, subs, cpuUs < 0 ? -1 : cpuUs * 1000);
     }
 
     @Test
@@ -77,8 +81,26 @@ class BreakdownTest {
         assertEquals(500.0, b[1], 1e-9, "slow gaps");
         assertEquals(400.0, b[2], 1e-9, "slow device");
         assertEquals(0.0, b[3], 1e-9, "slow submit (all four at t0)");
-        assertEquals(20.0, b[4], 1e-9, "median launch");
-        assertEquals(0.0, b[5], 1e-9, "median gaps");
+        assertEquals(20.0, b[5], 1e-9, "median launch");
+        assertEquals(0.0, b[6], 1e-9, "median gaps");
+        assertTrue(Double.isNaN(b[4]), "slow cpu: not measured");
         assertTrue(Double.isNaN(Measures.breakdownMicros(List.of(), 0, 1)[0]));
+    }
+
+    @Test
+    void theSubmittingThreadsCpuTimeIsAveragedLikeTheRest() {
+        List<TaskRecord> tasks = new ArrayList<>();
+        for (int i = 0; i < 198; i++) {
+            tasks.add(task(i * 1_000_000L, 20, 0, 40));
+        }
+        tasks.add(task(300_000_000L, 20, 500, 30));
+        tasks.add(task(301_000_000L, 20, 700, 50));
+        double[] b = Measures.breakdownMicros(tasks, 0, Long.MAX_VALUE);
+        assertEquals(600.0, b[1], 1e-9, "slow gaps");
+        assertEquals(40.0, b[4], 1e-9, "slow cpu: mean of 30 and 50");
+        assertEquals(40.0, b[9], 1e-9, "median cpu");
+        tasks.add(task(302_000_000L, 20, 900));
+        assertTrue(Double.isNaN(Measures.breakdownMicros(tasks, 0, Long.MAX_VALUE)[4]),
+                "a slow task without a measurement makes the mean unknown, not smaller");
     }
 }

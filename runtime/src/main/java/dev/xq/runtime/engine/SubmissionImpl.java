@@ -16,6 +16,13 @@ final class SubmissionImpl implements Submission {
     final HwCommand hw;
     final long submitNanos;
     final CompletableFuture<CommandResult> future = new CompletableFuture<>();
+    /** The thread that submitted it, for the flight recorder's command event. */
+    final long submitThread = Thread.currentThread().threadId();
+    // Written by the thread that launches it (the submitter, or another that pumped the queue);
+    // read by the completion thread for the flight recorder's command event (0: not yet known).
+    volatile long launchBeginNanos;
+    volatile long launchEndNanos;
+    volatile long launchThread;
 
     SubmissionImpl(long sequence, Command command, long submitNanos) {
         this.hw = new HwCommand(sequence, command);

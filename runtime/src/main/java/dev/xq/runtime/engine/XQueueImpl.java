@@ -256,7 +256,10 @@ public final class XQueueImpl implements NodeQueue {
                 state.unlock();
             }
             try {
+                s.launchThread = Thread.currentThread().threadId();
+                s.launchBeginNanos = System.nanoTime();
                 hw.launch(s.hw);
+                s.launchEndNanos = System.nanoTime();
             } catch (RuntimeException e) {
                 // No pump: this thread is the pumper and goes on with the next one itself.
                 end(s, true, false, 0, null, new CommandFailedException(
@@ -281,6 +284,8 @@ public final class XQueueImpl implements NodeQueue {
         public void completed(HwCommand command, long startNanos, long endNanos) {
             SubmissionImpl s = takeInFlightLocking(command);
             if (s != null) {
+                Tracing.command(handle, name, s.sequence(), s.submitNanos, s.submitThread, s.launchBeginNanos,
+                        s.launchEndNanos, s.launchThread, startNanos, endNanos);
                 long d = Math.max(0, endNanos - startNanos);
                 delivering(() -> end(s, false, true, d, new CommandResult(s.sequence(), s.submitNanos, startNanos, endNanos), null, true));
             }

@@ -39,6 +39,7 @@ final class Events {
         new SuspendEvent().isEnabled();
         new ResumeEvent().isEnabled();
         new WatchdogEvent().isEnabled();
+        new CommandEvent().isEnabled();
     }
 
     static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos) {
@@ -49,6 +50,24 @@ final class Events {
             e.suspends = suspends;
             e.resumes = resumes;
             e.decisionTime = decisionNanos;
+            e.commit();
+        }
+    }
+
+    static void command(long handle, String queue, long sequence, long submitNanos, long submitThread,
+                        long launchBeginNanos, long launchEndNanos, long launchThread, long startNanos, long endNanos) {
+        CommandEvent e = new CommandEvent();
+        if (e.shouldCommit()) {
+            e.handle = handle;
+            e.queue = queue;
+            e.sequence = sequence;
+            e.submitNanos = submitNanos;
+            e.submitThread = submitThread;
+            e.launchBeginNanos = launchBeginNanos;
+            e.launchEndNanos = launchEndNanos;
+            e.launchThread = launchThread;
+            e.startNanos = startNanos;
+            e.endNanos = endNanos;
             e.commit();
         }
     }
@@ -114,5 +133,35 @@ final class Events {
         String policy;
         @Label("Reason")
         String reason;
+    }
+
+    @Name("dev.xq.Command")
+    @Label("Command completed")
+    @Description("A command's host times (System.nanoTime): submitted, launch call begin and end, device start and end;"
+            + " off by default (one event per command)")
+    @Category("XQ")
+    @StackTrace(false)
+    @jdk.jfr.Enabled(false)
+    static final class CommandEvent extends Event {
+        @Label("Handle")
+        long handle;
+        @Label("Queue")
+        String queue;
+        @Label("Sequence")
+        long sequence;
+        @Label("Submitted")
+        long submitNanos;
+        @Label("Submitting thread id")
+        long submitThread;
+        @Label("Launch call begin")
+        long launchBeginNanos;
+        @Label("Launch call end")
+        long launchEndNanos;
+        @Label("Launching thread id")
+        long launchThread;
+        @Label("Device start")
+        long startNanos;
+        @Label("Device end")
+        long endNanos;
     }
 }

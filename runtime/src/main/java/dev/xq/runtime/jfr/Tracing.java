@@ -83,6 +83,24 @@ public final class Tracing {
         }
     }
 
+    /**
+     * A command that completed, with its host times ({@link System#nanoTime()}): submitted,
+     * handed to the driver (begin and end of the launch call; 0 where not known) and run on the
+     * device; and the threads that submitted and launched it. For finding where a slow task's time
+     * went (docs/performance.md).
+     */
+    public static void command(long handle, String queue, long sequence, long submitNanos, long submitThread,
+                               long launchBeginNanos, long launchEndNanos, long launchThread, long startNanos, long endNanos) {
+        if (AVAILABLE && ready && !off) {
+            try {
+                Events.command(handle, queue, sequence, submitNanos, submitThread, launchBeginNanos, launchEndNanos,
+                        launchThread, startNanos, endNanos);
+            } catch (LinkageError | RuntimeException e) {
+                switchOff(e);
+            }
+        }
+    }
+
     public static void watchdog(String policy, String reason) {
         if (AVAILABLE && ready && !off) {
             try {
