@@ -47,6 +47,37 @@ final class FgBgWorkload {
     }
 
     /**
+     * Runs the two tenants through the paths the modes will take, unmeasured, so that the JIT has
+     * compiled them before anything is timed: for half of {@code seconds} fg (periodic at
+     * {@code load} of the task's ideal time) and bg back to back under {@code policy}, then fg
+     * alone for the other half. Without it the first mode (standalone) and the calibration ran
+     * partly in interpreted and C1 code: on the H100 the first second's tasks spent 140-150 us
+     * after their first launch inside the engine (decision and bookkeeping), 40-50 us once
+     * compiled (issue 13). @return what the warm-up submitted (every command ended)
+     */
+    static Counts warmUp(ScenarioContext ctx, TaskShape shape, double load, double seconds, Mode xq) throws Exception {
+        Counts total = new Counts(0, 0, 0, 0);
+        if (seconds <= 0) {
+            return total;
+        }
+        long micros = shape.command() instanceof dev.xq.api.Command.Spin spin ? spin.micros() : 100;
+        long ideal = Math.max(1000, shape.count() * micros * 1000L);
+        FgBgWorkload w = new FgBgWorkload(shape, load, ideal, total);
+        for (Mode mode : List.of(xq.labelled("warm-up " + xq.label()), Mode.standalone().labelled("warm-up standalone"))) {
+            ModeRun run = new ModeRun(ctx, mode);
+            w.addTenants(run, mode.label().endsWith("standalone"), List.of(), List.of());
+            run.run(Duration.ofNanos((long) (seconds / 2 * 1e9)), List.of());
+            Counts c = run.finish(Duration.ofSeconds(60));
+            if (c.lost() != 0 || c.failed() != 0) {
+                throw new IllegalStateException("warm-up " + mode.label() + ": " + c + "; every command must complete");
+            }
+            total = total.plus(c);
+        }
+        ctx.out().line(String.format(Locale.ROOT, "  warm-up: %.1f s (%d commands), not measured", seconds, total.submitted()));
+        return total;
+    }
+
+    /**
      * Measures fg's standalone task time (fg alone, no scheduler, unthrottled), task after task,
      * and derives the release period for {@code load}.
      */

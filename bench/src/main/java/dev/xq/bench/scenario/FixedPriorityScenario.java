@@ -30,7 +30,9 @@ final class FixedPriorityScenario implements Scenario {
                 ParamSpec.integer("n", 20, 1, 100_000, "commands per task"),
                 ParamSpec.decimal("load", 0.2, 0.01, 1.0, "fg load as a share of its standalone throughput"),
                 ParamSpec.decimal("seconds", 10, 0.5, 3600, "length of each mode"),
-                ParamSpec.integer("calibrate", 5, 1, 1000, "standalone tasks timed to derive fg's period")));
+                ParamSpec.integer("calibrate", 5, 1, 1000, "standalone tasks timed to derive fg's period"),
+                ParamSpec.decimal("warmup", 2, 0, 600, "seconds of both tenants (half under hpf, half fg alone) run before "
+                        + "calibration and not measured, so that the JIT has compiled the paths; 0: none")));
         p.addAll(QueueSettings.params(0, 0, 0, -1));
         return p;
     }
@@ -41,13 +43,16 @@ final class FixedPriorityScenario implements Scenario {
         QueueConfig xqConfig = QueueSettings.config(ctx.service().defaults(), p);
         ScenarioReport report = new ScenarioReport(name(), ctx.device(), p.asMap());
         double seconds = p.doubleValue("seconds");
+        Mode xqMode = xqConfig == null ? Mode.xq("hpf") : Mode.xq("hpf", xqConfig);
+        var warm = FgBgWorkload.warmUp(ctx, TaskShape.spins(p.intValue("n"), p.longValue("T")), p.doubleValue("load"),
+                p.doubleValue("warmup"), xqMode);
         FgBgWorkload w = FgBgWorkload.calibrate(ctx, TaskShape.spins(p.intValue("n"), p.longValue("T")),
                 p.doubleValue("load"), p.intValue("calibrate"));
         List<Mode> modes = new ArrayList<>(List.of(Mode.standalone(), Mode.nativeMode()));
         if (ctx.gpu()) {
             modes.add(Mode.prio());
         }
-        modes.add(xqConfig == null ? Mode.xq("hpf") : Mode.xq("hpf", xqConfig));
+        modes.add(xqMode);
         for (Mode mode : modes) {
             ctx.out().line("mode " + mode.label() + (mode.policy().equals("hpf") ? " (" + QueueSettings.describe(xqConfig) + ")" : "")
                     + " for " + seconds + " s");
@@ -57,7 +62,7 @@ final class FixedPriorityScenario implements Scenario {
             var counts = run.finish(Duration.ofSeconds(60));
             ModeResult m = w.figures(run, run.startNanos() + FgBgWorkload.warmupNanos(seconds), run.endNanos());
             if (mode.label().equals("standalone")) {
-                counts = counts.plus(w.calibrationCounts);
+                counts = counts.plus(w.calibrationCounts).plus(warm);
             }
             m.counts(counts);
             if (!run.drainNote().isEmpty()) {

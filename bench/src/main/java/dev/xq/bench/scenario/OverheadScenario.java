@@ -36,7 +36,9 @@ final class OverheadScenario implements Scenario {
                 ParamSpec.decimal("seconds", 5, 0.5, 3600, "length of each mode"),
                 ParamSpec.choice("policy", "hpf", List.of("hpf", "hpf-aging", "edf", "kedf", "lax", "drf", "bandwidth", "bandwidth-group"),
                         "policy deciding in the XQ mode"),
-                ParamSpec.integer("level", 1, 1, 3, "XQ mode: preemption level wish"));
+                ParamSpec.integer("level", 1, 1, 3, "XQ mode: preemption level wish"),
+                ParamSpec.decimal("warmup", 2, 0, 600, "seconds of the XQ mode run first and not measured, so that the JIT "
+                        + "has compiled the paths before either mode is timed; 0: none"));
     }
 
     @Override
@@ -49,6 +51,18 @@ final class OverheadScenario implements Scenario {
         QueueConfig xqConfig = ctx.service().defaults().withLevel(PreemptionLevel.of(p.intValue("level")));
         List<Mode> modes = List.of(Mode.nativeMode().labelled("direct"), Mode.xq(policy, xqConfig));
         List<Double> means = new ArrayList<>();
+        double warmup = p.doubleValue("warmup");
+        if (warmup > 0) {
+            ModeRun run = new ModeRun(ctx, modes.get(1).labelled("warm-up"));
+            XQueue q = run.queue("warm-up", "tenant", 0, new Hint.Priority(1));
+            run.add(TaskStream.backToBack("warm-up", q, run.ledger(), shape, 1));
+            run.run(Duration.ofNanos((long) (warmup * 1e9)), List.of());
+            var c = run.finish(Duration.ofSeconds(60));
+            if (c.lost() != 0 || c.failed() != 0) {
+                throw new IllegalStateException("warm-up: " + c + "; every command must complete");
+            }
+            ctx.out().line("  warm-up: " + warmup + " s (" + c.submitted() + " commands), not measured");
+        }
         for (Mode mode : modes) {
             ctx.out().line("mode " + mode.label() + " for " + seconds + " s");
             ModeRun run = new ModeRun(ctx, mode);
