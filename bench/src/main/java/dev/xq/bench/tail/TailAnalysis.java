@@ -33,17 +33,21 @@ import jdk.jfr.consumer.RecordingFile;
 public final class TailAnalysis {
 
     /** One completed command, as the flight recorder saw it; times in {@link System#nanoTime()}. */
-    record Cmd(long handle, String queue, long seq, long submit, long submitThread, long launchBegin, long launchEnd,
-               long launchThread, long start, long end, long seenEpochNanos) { }
+    record Cmd(long handle, String queue, long seq, long enter, long submit, long submitThread, long launchBegin,
+               long launchEnd, long launchThread, long pumpEnd, long returned, long start, long end, long seenEpochNanos) { }
 
     /** A JVM event with a duration, in epoch nanoseconds, and the thread it happened on. */
     record JvmEvent(String what, long beginEpoch, long endEpoch, String thread) { }
 
     /** The parts of a task's time, µs: first launch (held, call, device late), idle inside it (4 parts), total. */
     static final String[] PARTS = {
-        "first:held", "first:call", "first:after", "idle:not-submitted", "idle:held", "idle:in-call", "idle:after-launch",
-        "idle:total", "launched-by-other", "submit-spread"
+        "first:held", "first:call", "first:after", "idle:prev-pump", "idle:prev-announce", "idle:between-calls",
+        "idle:check+lock", "idle:held", "idle:in-call", "idle:after-launch", "idle:total", "launched-by-other", "submit-spread"
     };
+    private static final int IDLE = 3;
+    private static final int TOTAL = 10;
+    private static final int OTHER = 11;
+    private static final int SPREAD = 12;
 
     /** Java thread ids seen in the recording, by name (for "launched by"). */
     static final Map<Long, String> THREAD_NAMES = new java.util.HashMap<>();
@@ -71,9 +75,10 @@ public final class TailAnalysis {
                 RecordedEvent e = f.readEvent();
                 String type = e.getEventType().getName();
                 if (type.equals("dev.xq.Command")) {
-                    cmds.add(new Cmd(e.getLong("handle"), e.getString("queue"), e.getLong("sequence"), e.getLong("submitNanos"),
-                            e.getLong("submitThread"), e.getLong("launchBeginNanos"), e.getLong("launchEndNanos"),
-                            e.getLong("launchThread"), e.getLong("startNanos"), e.getLong("endNanos"), epoch(e.getStartTime())));
+                    cmds.add(new Cmd(e.getLong("handle"), e.getString("queue"), e.getLong("sequence"), e.getLong("enterNanos"),
+                            e.getLong("submitNanos"), e.getLong("submitThread"), e.getLong("launchBeginNanos"),
+                            e.getLong("launchEndNanos"), e.getLong("launchThread"), e.getLong("pumpEndNanos"),
+                            e.getLong("returnNanos"), e.getLong("startNanos"), e.getLong("endNanos"), epoch(e.getStartTime())));
                 } else if (!type.startsWith("dev.xq.")) {
                     RecordedThread t = e.getThread();
                     if (t != null) {
@@ -164,36 +169,38 @@ public final class TailAnalysis {
         for (int k = 0; k < cs.size(); k++) {
             Cmd c = cs.get(k);
             if (c.launchThread != c.submitThread) {
-                p[8]++;
+                p[OTHER]++;
             }
             if (k == 0) {
                 continue;
             }
-            long prevEnd = cs.get(k - 1).end;
-            long idle = c.start - prevEnd;
+            Cmd prev = cs.get(k - 1);
+            long idle = c.start - prev.end;
             if (idle <= 0) {
                 continue;
             }
-            p[7] += idle;
+            p[TOTAL] += idle;
             if (idle > worstIdle) {
                 worstIdle = idle;
                 worstAt = k;
             }
-            if (c.launchBegin <= 0 || c.launchEnd <= 0) {
+            if (c.launchBegin <= 0 || c.launchEnd <= 0 || prev.returned <= 0) {
                 continue;
             }
-            // walk the idle span [prevEnd, start] through the command's own moments
-            long t = prevEnd;
-            long[] marks = {c.submit, c.launchBegin, c.launchEnd, c.start};
-            for (int m = 0; m < 4; m++) {
+            // walk the idle span [prev.end, start] through the submitter's and the command's own moments:
+            // the previous submit's pump returned, it returned (after announcing), this submit entered,
+            // the command was submitted, its launch call began and ended, the device started it
+            long t = prev.end;
+            long[] marks = {prev.pumpEnd, prev.returned, c.enter, c.submit, c.launchBegin, c.launchEnd, c.start};
+            for (int m = 0; m < marks.length; m++) {
                 long until = Math.min(Math.max(marks[m], t), c.start);
-                p[3 + m] += until - t;
+                p[IDLE + m] += until - t;
                 t = until;
             }
         }
-        p[9] = cs.getLast().submit - first.submit;
+        p[SPREAD] = cs.getLast().submit - first.submit;
         for (int k = 0; k < PARTS.length; k++) {
-            if (k != 8) {
+            if (k != OTHER) {
                 p[k] /= 1e3;
             }
         }
@@ -222,9 +229,12 @@ public final class TailAnalysis {
             if (t.worstAt > 0) {
                 Cmd c = t.cmds.get(t.worstAt);
                 long from = t.cmds.get(t.worstAt - 1).end;
-                line.append(String.format(Locale.ROOT, "  idle %.0f us at k=%d: submit %+.0f, launch %+.0f..%+.0f, start %+.0f us"
-                        + " after the previous end; launched by %s", t.worstIdle / 1e3, t.worstAt, (c.submit - from) / 1e3,
-                        (c.launchBegin - from) / 1e3, (c.launchEnd - from) / 1e3, (c.start - from) / 1e3,
+                Cmd prev = t.cmds.get(t.worstAt - 1);
+                line.append(String.format(Locale.ROOT, "  idle %.0f us at k=%d: previous pump returned %+.0f, previous submit"
+                        + " returned %+.0f, entered %+.0f, submit %+.0f, launch %+.0f..%+.0f, start %+.0f us after the previous end;"
+                        + " launched by %s", t.worstIdle / 1e3, t.worstAt, (prev.pumpEnd - from) / 1e3, (prev.returned - from) / 1e3,
+                        (c.enter - from) / 1e3, (c.submit - from) / 1e3, (c.launchBegin - from) / 1e3, (c.launchEnd - from) / 1e3,
+                        (c.start - from) / 1e3,
                         c.launchThread == c.submitThread ? "the submitter"
                                 : THREAD_NAMES.getOrDefault(c.launchThread, "thread " + c.launchThread)));
                 // JVM events that begin or end near the idle time (threads parked all along are left out)

@@ -20,6 +20,10 @@ final class SubmissionImpl implements Submission {
     final long submitThread = Thread.currentThread().threadId();
     // Written by the thread that launches it (the submitter, or another that pumped the queue);
     // read by the completion thread for the flight recorder's command event (0: not yet known).
+    /** When submit() was entered, when its pump returned and when it returned (the submitter's own times). */
+    long enterNanos;
+    volatile long pumpEndNanos;
+    volatile long returnNanos;
     volatile long launchBeginNanos;
     volatile long launchEndNanos;
     volatile long launchThread;

@@ -147,6 +147,7 @@ public final class XQueueImpl implements NodeQueue {
 
     @Override
     public Submission submit(Command command) {
+        long enter = System.nanoTime();
         Objects.requireNonNull(command, "command");
         hw.check(command);
         SubmissionImpl s;
@@ -161,6 +162,7 @@ public final class XQueueImpl implements NodeQueue {
             }
             long now = System.nanoTime();
             s = new SubmissionImpl(nextSequence++, command, now);
+            s.enterNanos = enter;
             becameReady = pending.isEmpty() && inFlight.isEmpty();
             if (becameReady) {
                 readySinceNanos = now;
@@ -171,9 +173,11 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         pump();
+        s.pumpEndNanos = System.nanoTime();
         if (becameReady) {
             announce();
         }
+        s.returnNanos = System.nanoTime();
         return s;
     }
 
@@ -284,8 +288,10 @@ public final class XQueueImpl implements NodeQueue {
         public void completed(HwCommand command, long startNanos, long endNanos) {
             SubmissionImpl s = takeInFlightLocking(command);
             if (s != null) {
-                Tracing.command(handle, name, s.sequence(), s.submitNanos, s.submitThread, s.launchBeginNanos,
-                        s.launchEndNanos, s.launchThread, startNanos, endNanos);
+                if (Tracing.commandEnabled()) {
+                    Tracing.command(handle, name, s.sequence(), new long[] {s.enterNanos, s.submitNanos, s.launchBeginNanos,
+                        s.launchEndNanos, s.pumpEndNanos, s.returnNanos, startNanos, endNanos}, s.submitThread, s.launchThread);
+                }
                 long d = Math.max(0, endNanos - startNanos);
                 delivering(() -> end(s, false, true, d, new CommandResult(s.sequence(), s.submitNanos, startNanos, endNanos), null, true));
             }

@@ -42,7 +42,7 @@ final class Events {
         new CommandEvent().isEnabled();
     }
 
-    static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos) {
+    static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos, long totalNanos) {
         DecisionEvent e = new DecisionEvent();
         if (e.shouldCommit()) {
             e.policy = policy;
@@ -50,24 +50,39 @@ final class Events {
             e.suspends = suspends;
             e.resumes = resumes;
             e.decisionTime = decisionNanos;
+            e.totalTime = totalNanos;
             e.commit();
         }
     }
 
-    static void command(long handle, String queue, long sequence, long submitNanos, long submitThread,
-                        long launchBeginNanos, long launchEndNanos, long launchThread, long startNanos, long endNanos) {
+    /** The command event's type, read by {@link #commandEnabled()} (a field read when no recording wants it). */
+    private static volatile jdk.jfr.EventType commandType;
+
+    static boolean commandEnabled() {
+        jdk.jfr.EventType t = commandType;
+        if (t == null) {
+            t = jdk.jfr.EventType.getEventType(CommandEvent.class);
+            commandType = t;
+        }
+        return t.isEnabled();
+    }
+
+    static void command(long handle, String queue, long sequence, long[] t, long submitThread, long launchThread) {
         CommandEvent e = new CommandEvent();
         if (e.shouldCommit()) {
             e.handle = handle;
             e.queue = queue;
             e.sequence = sequence;
-            e.submitNanos = submitNanos;
+            e.enterNanos = t[0];
+            e.submitNanos = t[1];
+            e.launchBeginNanos = t[2];
+            e.launchEndNanos = t[3];
+            e.pumpEndNanos = t[4];
+            e.returnNanos = t[5];
+            e.startNanos = t[6];
+            e.endNanos = t[7];
             e.submitThread = submitThread;
-            e.launchBeginNanos = launchBeginNanos;
-            e.launchEndNanos = launchEndNanos;
             e.launchThread = launchThread;
-            e.startNanos = startNanos;
-            e.endNanos = endNanos;
             e.commit();
         }
     }
@@ -122,6 +137,10 @@ final class Events {
         @Label("Decision time")
         @Timespan(Timespan.NANOSECONDS)
         long decisionTime;
+        @Label("Total time")
+        @Description("Views, the policy and applying its actions")
+        @Timespan(Timespan.NANOSECONDS)
+        long totalTime;
     }
 
     @Name("dev.xq.Watchdog")
@@ -149,6 +168,8 @@ final class Events {
         String queue;
         @Label("Sequence")
         long sequence;
+        @Label("submit() entered")
+        long enterNanos;
         @Label("Submitted")
         long submitNanos;
         @Label("Submitting thread id")
@@ -159,6 +180,10 @@ final class Events {
         long launchEndNanos;
         @Label("Launching thread id")
         long launchThread;
+        @Label("Submitter's pump returned")
+        long pumpEndNanos;
+        @Label("submit() returned")
+        long returnNanos;
         @Label("Device start")
         long startNanos;
         @Label("Device end")

@@ -72,11 +72,14 @@ public final class Tracing {
         }
     }
 
-    /** @param decisionNanos how long the policy took */
-    public static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos) {
+    /**
+     * @param decisionNanos how long the policy took
+     * @param totalNanos how long the whole decision took: views, the policy, applying its actions
+     */
+    public static void decision(String policy, int queues, int suspends, int resumes, long decisionNanos, long totalNanos) {
         if (AVAILABLE && ready && !off) {
             try {
-                Events.decision(policy, queues, suspends, resumes, decisionNanos);
+                Events.decision(policy, queues, suspends, resumes, decisionNanos, totalNanos);
             } catch (LinkageError | RuntimeException e) {
                 switchOff(e);
             }
@@ -84,17 +87,28 @@ public final class Tracing {
     }
 
     /**
-     * A command that completed, with its host times ({@link System#nanoTime()}): submitted,
-     * handed to the driver (begin and end of the launch call; 0 where not known) and run on the
-     * device; and the threads that submitted and launched it. For finding where a slow task's time
-     * went (docs/performance.md).
+     * A command that completed, with its host times ({@link System#nanoTime()}) in {@code times}:
+     * submit() entered, submitted (the command's submit time), launch call begin and end, the
+     * submitter's pump returned, submit() returned, device start and end (0 where not known); and
+     * the threads that submitted and launched it. For finding where a slow task's time went
+     * (docs/performance.md).
      */
-    public static void command(long handle, String queue, long sequence, long submitNanos, long submitThread,
-                               long launchBeginNanos, long launchEndNanos, long launchThread, long startNanos, long endNanos) {
+    /** @return whether a recording wants {@link #command} events (callers skip gathering the times otherwise) */
+    public static boolean commandEnabled() {
         if (AVAILABLE && ready && !off) {
             try {
-                Events.command(handle, queue, sequence, submitNanos, submitThread, launchBeginNanos, launchEndNanos,
-                        launchThread, startNanos, endNanos);
+                return Events.commandEnabled();
+            } catch (LinkageError | RuntimeException e) {
+                switchOff(e);
+            }
+        }
+        return false;
+    }
+
+    public static void command(long handle, String queue, long sequence, long[] times, long submitThread, long launchThread) {
+        if (AVAILABLE && ready && !off) {
+            try {
+                Events.command(handle, queue, sequence, times, submitThread, launchThread);
             } catch (LinkageError | RuntimeException e) {
                 switchOff(e);
             }

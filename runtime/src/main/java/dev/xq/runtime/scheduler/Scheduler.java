@@ -504,7 +504,7 @@ public final class Scheduler {
             // logged after the decision is applied: a log call is not free (1 ms seen at a swap)
             log.info("scheduling policy now deciding: '" + name + "' (was '" + was + "')");
         }
-        Tracing.decision(name, views.size(), suspends, resumes, took);
+        Tracing.decision(name, views.size(), suspends, resumes, took, end - enter);
         return true;
     }
 
