@@ -72,6 +72,12 @@ public final class XQueueImpl implements NodeQueue {
     private final ArrayDeque<SubmissionImpl> inFlight = new ArrayDeque<>();
     private final Map<Class<? extends Hint>, Hint> hints = new LinkedHashMap<>();
     private QueueConfig config;
+    /** What the gate applies: {@code config}, or its limits widened while the queue is alone (see {@link #alone}). */
+    private QueueConfig launchLimits;
+    /** Whether another open queue shares the device (another group or priority); the core tells (at open, close, hint). */
+    private boolean contended = true;
+    /** The work in flight a queue alone on its device may have, us; 0: the rule is off (the core sets it). */
+    private long aloneWindowMicros;
     private boolean suspendedByScheduler;
     private boolean suspendedByApp;
     private boolean closed;
@@ -96,6 +102,7 @@ public final class XQueueImpl implements NodeQueue {
         this.device = device;
         this.group = group;
         this.config = Objects.requireNonNull(config, "config");
+        this.launchLimits = config;
         this.events = events;
         this.log = log;
         for (Hint h : initialHints) {
@@ -277,7 +284,56 @@ public final class XQueueImpl implements NodeQueue {
         if (pending.isEmpty() || closed || error != null || suspendedByScheduler || suspendedByApp) {
             return false;
         }
-        return gate.mayLaunch(inFlight.size(), config);
+        return gate.mayLaunch(inFlight.size(), launchLimits);
+    }
+
+    /**
+     * The tenant-alone rule (issue 13): while no other open queue of another group or priority
+     * shares the device, the limits bound nothing but this queue's own speed, so a queue limited
+     * by a time window has it widened to {@code aloneWindowMicros} of estimated work and its
+     * threshold lifted (a queue limited by a threshold alone keeps it): a host stall
+     * shorter than that no longer idles the device. What it costs: a queue that opens on the device
+     * then finds up to that much of this queue's work already launched (its first commands wait
+     * for it, once); from that moment the usual limits apply again. Process queues follow the same
+     * rule without a bound (ExternalQueueImpl). Tells whether the queue is contended and the bound.
+     */
+    public void alone(boolean isContended, long windowMicros) {
+        boolean wider;
+        state.lock();
+        try {
+            if (closed || (contended == isContended && aloneWindowMicros == windowMicros)) {
+                return;
+            }
+            contended = isContended;
+            aloneWindowMicros = windowMicros;
+            QueueConfig before = launchLimits;
+            launchLimits = limitsLocked();
+            wider = !launchLimits.equals(before);
+            gate.reconfigured();
+        } finally {
+            state.unlock();
+        }
+        if (wider) {
+            pump();
+        }
+    }
+
+    /** @return whether the queue's limits apply in full now (another queue shares its device); see {@link #alone} */
+    public boolean contended() {
+        state.lock();
+        try {
+            return contended || aloneWindowMicros == 0;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    /** Caller holds {@code state}. */
+    private QueueConfig limitsLocked() {
+        if (contended || aloneWindowMicros == 0 || config.windowMicros() == 0 || config.windowMicros() >= aloneWindowMicros) {
+            return config; // company, the rule off, no time window to widen (threshold alone), or wide enough already
+        }
+        return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(Math.max(config.windowMicros(), aloneWindowMicros));
     }
 
     // ------------------------------------------------------------------ HAL callbacks
@@ -616,6 +672,7 @@ public final class XQueueImpl implements NodeQueue {
                 throw new IllegalStateException("queue " + name + " (" + handle + ") is closed");
             }
             config = newConfig;
+            launchLimits = limitsLocked();
             gate.reconfigured();
         } finally {
             state.unlock();

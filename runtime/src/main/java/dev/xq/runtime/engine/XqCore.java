@@ -175,6 +175,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         for (PreemptionProvider p : providers) {
             q.offer(p);
         }
+        recomputeContention();
         scheduler.signal();
         return q;
     }
@@ -199,15 +200,49 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         recomputeContention();
     }
 
+    /** Default of {@link #aloneWindowMicros(long)}: 2 ms, four commands of 500 us, twenty of 100 us. */
+    public static final long DEFAULT_ALONE_WINDOW_MICROS = 2_000;
+
+    private volatile long aloneWindowMicros = DEFAULT_ALONE_WINDOW_MICROS;
+
+    /**
+     * How much estimated work an application queue alone on its device may keep in flight
+     * ({@link XQueueImpl#alone}); 0 switches the rule off (limits always apply).
+     * @throws IllegalArgumentException outside [0, 1000000] us
+     */
+    public void aloneWindowMicros(long micros) {
+        if (micros < 0 || micros > 1_000_000) {
+            throw new IllegalArgumentException("alone window " + micros + " us is out of range [0, 1000000] us (0: off)");
+        }
+        aloneWindowMicros = micros;
+        recomputeContention();
+    }
+
+    /** @return the alone window in us (0: the rule is off) */
+    public long aloneWindowMicros() {
+        return aloneWindowMicros;
+    }
+
     /**
      * Tells each process queue whether its limits matter now: whether the device has another open
      * queue of another group, or of its group at another priority (see
      * {@link ExternalQueueImpl#contended(boolean)}).
      */
-    private synchronized void recomputeContention() {
-        if (queues.values().stream().noneMatch(q -> q instanceof ExternalQueueImpl)) {
-            return; // only process queues have limits that depend on company
+    private void recomputeContention() {
+        // Applied outside the core's lock (widening a queue's limits launches its pending
+        // commands), under a lock of their own that also orders the computations: a stale answer
+        // never overwrites a newer one.
+        synchronized (contentionApply) {
+            for (Runnable r : contentionActions()) {
+                r.run();
+            }
         }
+    }
+
+    private final Object contentionApply = new Object();
+
+    private synchronized List<Runnable> contentionActions() {
+        List<Runnable> actions = new ArrayList<>();
         record Who(NodeQueue q, String device, String group, int priority) {
         }
         List<Who> all = new ArrayList<>();
@@ -225,18 +260,23 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             all.add(new Who(q, st.device(), st.group(), prio));
         }
         for (Who w : all) {
-            if (w.q() instanceof ExternalQueueImpl x) {
-                boolean c = false;
-                for (Who o : all) {
-                    if (o != w && o.device().equals(w.device())
-                            && (!o.group().equals(w.group()) || o.priority() != w.priority())) {
-                        c = true;
-                        break;
-                    }
+            boolean c = false;
+            for (Who o : all) {
+                if (o != w && o.device().equals(w.device())
+                        && (!o.group().equals(w.group()) || o.priority() != w.priority())) {
+                    c = true;
+                    break;
                 }
-                x.contended(c);
+            }
+            boolean contended = c;
+            if (w.q() instanceof ExternalQueueImpl x) {
+                actions.add(() -> x.contended(contended));
+            } else if (w.q() instanceof XQueueImpl x) {
+                long window = aloneWindowMicros;
+                actions.add(() -> x.alone(contended, window));
             }
         }
+        return actions;
     }
 
     // ------------------------------------------------------------------ ExternalQueues

@@ -72,7 +72,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards");
+            "arrivalGuards", "aloneWindowMicros");
 
     @Deactivate
     void deactivate() {
@@ -130,6 +130,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (guards != null && guards != core.scheduler().arrivalGuards()) {
             core.scheduler().arrivalGuards(guards);
+        }
+        Long alone = read("aloneWindowMicros", "a whole number of microseconds in [0, 1000000] (0: off)", s::aloneWindowMicros);
+        if (alone != null && alone != core.aloneWindowMicros()) {
+            try {
+                core.aloneWindowMicros(alone);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: aloneWindowMicros: " + e.getMessage() + "; keeping " + core.aloneWindowMicros() + " us",
+                        null);
+            }
         }
         String policy = read("policy", "a policy name (xq:policies lists them)", s::policy);
         // Only a change of the configured value moves the selection, so that a selection made in

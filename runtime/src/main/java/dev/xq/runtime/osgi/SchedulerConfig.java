@@ -34,4 +34,11 @@ public @interface SchedulerConfig {
             + "launching, shortly before the next foreseen arrival, commands that its owner estimates would still run "
             + "then. Applies to process queues (the interposer enforces it). Off: queues launch up to their limits.")
     boolean arrivalGuards() default true;
+
+    @AttributeDefinition(name = "Alone window (us)", min = "0", max = "1000000", description = "How much estimated work "
+            + "an application queue may keep on the hardware while no other open queue (of another group or priority) "
+            + "shares its device: the threshold is lifted and the window widened to this, so that host stalls shorter "
+            + "than it do not idle the device. A queue that opens on the device then waits for at most this much of the "
+            + "other's work, once. 0: limits always apply. Process queues are unthrottled while alone.")
+    long aloneWindowMicros() default 2_000;
 }

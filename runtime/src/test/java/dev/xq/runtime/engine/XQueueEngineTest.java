@@ -78,6 +78,53 @@ class XQueueEngineTest {
     }
 
     @Test
+    void aQueueAloneOnItsDeviceHasItsWindowWidenedUntilAnotherGroupOpensThere() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        QueueConfig windowed = new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 300);
+        XQueue bg = core.create(QueueOptions.on("m0").inGroup("bg").with(windowed));
+        submit(bg, 40);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        hw.completeNext(200); // the estimate: 200 us a command
+        assertEquals(10, hw.onDeviceCount(), "alone: 2000 us of work in flight (10 x 200 us), not 300 us (2)");
+        assertFalse(impl(bg).contended());
+        XQueue fg = core.create(QueueOptions.on("m0").inGroup("fg").with(windowed));
+        assertTrue(impl(bg).contended(), "another group on the device: the limits apply again");
+        for (int i = 0; i < 8; i++) {
+            hw.completeNext(200);
+        }
+        assertEquals(2, hw.onDeviceCount(), "with company: launched work drains down to the 300 us window, nothing more goes");
+        hw.completeNext(200);
+        assertEquals(2, hw.onDeviceCount());
+        fg.close();
+        assertEquals(10, hw.onDeviceCount(), "alone again: widened at once");
+    }
+
+    @Test
+    void theSameGroupAtTheSamePriorityIsNoCompanyAndTheRuleCanBeSwitchedOff() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        QueueConfig windowed = new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 300);
+        XQueue a = core.create(QueueOptions.on("m0").inGroup("g").with(windowed));
+        core.create(QueueOptions.on("m0").inGroup("g").with(windowed));
+        submit(a, 40);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        hw.completeNext(200);
+        assertEquals(10, hw.onDeviceCount(), "a peer of the same group and priority: still alone");
+        core.aloneWindowMicros(0);
+        assertTrue(impl(a).contended(), "rule off: the limits apply");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> core.aloneWindowMicros(1_000_001));
+        assertTrue(e.getMessage().contains("1000001") && e.getMessage().contains("[0, 1000000]"), e.getMessage());
+        assertEquals(0, core.aloneWindowMicros(), "a refused value changes nothing");
+    }
+
+    @Test
+    void aQueueLimitedByAThresholdAloneKeepsItWhenAlone() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 2)));
+        submit(q, 10);
+        assertEquals(4, d.opened.getFirst().launches.size(), "no window to widen: the threshold still holds");
+    }
+
+    @Test
     void thresholdAndBatchLimitWhatIsInFlight() {
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
         XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 2)));
@@ -93,6 +140,7 @@ class XQueueEngineTest {
 
     @Test
     void timeBudgetWindowLimitsEstimatedWorkInFlight() {
+        core.aloneWindowMicros(0); // the window itself, without the tenant-alone rule (tested below)
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
         XQueue q = core.create(QueueOptions.on("m0").with(new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 1000)));
         submit(q, 12);
