@@ -369,8 +369,12 @@ class SchedulerTest {
         XQueue a = core.create(QueueOptions.on("m0").with(new Hint.Priority(9)).with(QueueConfig.xsched(1, 1)));
         Thread poster = Thread.ofPlatform().name("poster").start(() -> {
             try {
+                // The manual device never completes, so only the first submit readies the queue; a
+                // hint posts an event from this thread every round, whether or not the scheduler's
+                // thread happened to be deciding at the first (then that decision was the loop's)
+                a.submit(Command.spin(10));
                 while (heldPosters.get() == 0) {
-                    a.submit(Command.spin(10));
+                    a.hint(new Hint.Priority(9));
                     Thread.sleep(25);
                 }
             } catch (InterruptedException e) {
