@@ -1,6 +1,7 @@
 package dev.xq.bench.scenario;
 
 import dev.xq.api.QueueConfig;
+import dev.xq.api.XQueue;
 import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
@@ -31,6 +32,8 @@ final class FixedPriorityScenario implements Scenario {
                 ParamSpec.decimal("load", 0.2, 0.01, 1.0, "fg load as a share of its standalone throughput"),
                 ParamSpec.decimal("seconds", 10, 0.5, 3600, "length of each mode"),
                 ParamSpec.integer("calibrate", 5, 1, 1000, "standalone tasks timed to derive fg's period"),
+                ParamSpec.integer("fg_window", -1, -1, 1_000_000, "xq mode: fg's own window in us (0: none), bg keeps the "
+                        + "mode's; -1: the same as bg's"),
                 ParamSpec.decimal("warmup", 2, 0, 600, "seconds of both tenants (half under hpf, half fg alone) run before "
                         + "calibration and not measured, so that the JIT has compiled the paths; 0: none")));
         p.addAll(QueueSettings.params(0, 0, 0, -1));
@@ -58,6 +61,11 @@ final class FixedPriorityScenario implements Scenario {
                     + " for " + seconds + " s");
             ModeRun run = new ModeRun(ctx, mode);
             w.addTenants(run, mode.label().equals("standalone"), List.of(), List.of());
+            long fgWindow = p.longValue("fg_window");
+            if (mode == xqMode && fgWindow >= 0) {
+                XQueue fg = FgBgWorkload.stream(run, FgBgWorkload.FG).queue();
+                fg.configure(fg.status().config().withWindowMicros(fgWindow));
+            }
             run.run(Duration.ofNanos((long) (seconds * 1e9)), List.of());
             var counts = run.finish(Duration.ofSeconds(60));
             ModeResult m = w.figures(run, run.startNanos() + FgBgWorkload.warmupNanos(seconds), run.endNanos());
