@@ -20,15 +20,4 @@ public interface SchedulerActions {
      * happens; the earliest request of one decision wins.
      */
     void wakeAt(long nanos);
-
-    /**
-     * Says that the queue's work in flight delays only queues this decision ranks below it (a
-     * priority policy's top queue among all open ones on its device), so its launch limits protect
-     * nobody: the node lets it keep up to its alone window in flight ({@code dev.xq.scheduler}
-     * {@code aloneWindowMicros}), as if it were alone on the device. Holds for this decision only:
-     * a queue not named in the next one gets its limits back. A node that does not know it ignores it.
-     * @since 1.3
-     */
-    default void widen(long handle) {
-    }
 }

@@ -46,29 +46,7 @@ public final class HighestPriorityFirst implements Policy {
             for (QueueView q : queues) {
                 decision.set(q, q.priority() >= top);
             }
-            widenTheTop(queues, actions);
         }
         decision.applyTo(view, actions);
-    }
-
-    /**
-     * The queue whose priority is above every other open queue's on the device (idle ones
-     * included, since they may become ready at any moment) delays nobody this policy cares for
-     * with its work in flight: it may keep as much as a queue alone there. A tie widens nobody.
-     */
-    static void widenTheTop(List<QueueView> queues, SchedulerActions actions) {
-        QueueView best = null;
-        boolean tie = false;
-        for (QueueView q : queues) {
-            if (best == null || q.priority() > best.priority()) {
-                best = q;
-                tie = false;
-            } else if (q.priority() == best.priority()) {
-                tie = true;
-            }
-        }
-        if (best != null && !tie && queues.size() > 1) {
-            actions.widen(best.handle());
-        }
     }
 }

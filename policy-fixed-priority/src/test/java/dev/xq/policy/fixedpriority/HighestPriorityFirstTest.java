@@ -37,29 +37,6 @@ class HighestPriorityFirstTest {
     }
 
     @Test
-    void theQueueAboveEveryOtherOpenOneOnItsDeviceIsWidenedAndNoOtherIs() {
-        RecordingActions a = decide(view(100,
-                queue(1).priority(5).readySince(10).build(),
-                queue(2).priority(1).readySince(5).build()));
-        assertEquals(java.util.Set.of(1L), a.widened, "fg above bg: its work in flight delays only bg");
-        RecordingActions idleHigher = decide(view(100,
-                queue(1).priority(5).readySince(10).build(),
-                queue(2).priority(1).readySince(5).build(),
-                queue(3).priority(9).build()));
-        assertEquals(java.util.Set.of(3L), idleHigher.widened,
-                "an idle queue above it may arrive at any moment: the ready top is not widened, the idle one is");
-        RecordingActions tie = decide(view(100,
-                queue(1).priority(5).readySince(10).build(),
-                queue(2).priority(5).readySince(5).build()));
-        assertTrue(tie.widened.isEmpty(), "a tie widens nobody");
-        RecordingActions perDevice = decide(view(100,
-                queue(1).priority(5).readySince(10).build(),
-                queue(2).priority(1).device("d1").readySince(10).build(),
-                queue(3).priority(0).device("d1").readySince(10).build()));
-        assertEquals(java.util.Set.of(2L), perDevice.widened, "alone on d0: the alone rule's business, not the policy's");
-    }
-
-    @Test
     void missingPriorityCountsAsZero() {
         RecordingActions a = decide(view(100,
                 queue(1).readySince(10).build(),

@@ -13,13 +13,6 @@ public final class RecordingActions implements SchedulerActions {
     public final Map<Long, Boolean> resumed = new HashMap<>();
     public final Map<Long, Integer> decisions = new HashMap<>();
     public Long wake;
-    /** The queues the policy widened ({@link SchedulerActions#widen}); kept out of {@link #log}. */
-    public final java.util.Set<Long> widened = new java.util.HashSet<>();
-
-    @Override
-    public void widen(long handle) {
-        widened.add(handle);
-    }
 
     @Override
     public void suspend(long handle) {

@@ -78,8 +78,6 @@ public final class XQueueImpl implements NodeQueue {
     private boolean contended = true;
     /** The work in flight a queue alone on its device may have, us; 0: the rule is off (the core sets it). */
     private long aloneWindowMicros;
-    /** Whether the last decision said this queue's work delays only queues ranked below it. */
-    private boolean widened;
     private boolean suspendedByScheduler;
     private boolean suspendedByApp;
     private boolean closed;
@@ -320,44 +318,6 @@ public final class XQueueImpl implements NodeQueue {
         }
     }
 
-    /**
-     * The policy's word ({@code SchedulerActions.widen}): while it holds, the queue has the
-     * limits of a queue alone on its device ({@link #alone}), since its work in flight delays only
-     * queues the policy ranks below it.
-     */
-    @Override
-    public void widened(boolean w) {
-        boolean wider;
-        state.lock();
-        try {
-            if (closed || widened == w) {
-                return;
-            }
-            widened = w;
-            QueueConfig before = launchLimits;
-            launchLimits = limitsLocked();
-            wider = !launchLimits.equals(before);
-            if (wider) {
-                gate.reconfigured();
-            }
-        } finally {
-            state.unlock();
-        }
-        if (wider && w) {
-            pump();
-        }
-    }
-
-    /** @return whether the last decision widened this queue */
-    public boolean widened() {
-        state.lock();
-        try {
-            return widened;
-        } finally {
-            state.unlock();
-        }
-    }
-
     /** @return whether the queue's limits apply in full now (another queue shares its device); see {@link #alone} */
     public boolean contended() {
         state.lock();
@@ -370,8 +330,7 @@ public final class XQueueImpl implements NodeQueue {
 
     /** Caller holds {@code state}. */
     private QueueConfig limitsLocked() {
-        if ((contended && !widened) || aloneWindowMicros == 0 || config.windowMicros() == 0
-                || config.windowMicros() >= aloneWindowMicros) {
+        if (contended || aloneWindowMicros == 0 || config.windowMicros() == 0 || config.windowMicros() >= aloneWindowMicros) {
             return config; // company, the rule off, no time window to widen (threshold alone), or wide enough already
         }
         return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(Math.max(config.windowMicros(), aloneWindowMicros));

@@ -10,7 +10,6 @@ final class ActionRecorder implements SchedulerActions {
     final Map<Long, Boolean> decided = new LinkedHashMap<>();
     private final Set<Long> known;
     long wake = Long.MAX_VALUE;
-    final Set<Long> widened = new java.util.HashSet<>();
 
     ActionRecorder(Set<Long> known) {
         this.known = known;
@@ -27,20 +26,6 @@ final class ActionRecorder implements SchedulerActions {
     public void resume(long handle) {
         if (known.contains(handle)) {
             decided.put(handle, Boolean.FALSE);
-        }
-    }
-
-    @Override
-    public void widen(long handle) {
-        if (known.contains(handle)) {
-            widened.add(handle);
-        }
-    }
-
-    /** Tells every queue of the view whether this decision widened it. */
-    void applyWidening(Map<Long, ScheduledQueue> byHandle) {
-        for (var e : byHandle.entrySet()) {
-            e.getValue().widened(widened.contains(e.getKey()));
         }
     }
 

@@ -30,11 +30,4 @@ public interface ScheduledQueue {
      */
     default void guard(long horizonNanos, long untilNanos) {
     }
-
-    /**
-     * Whether the last decision widened the queue ({@code SchedulerActions.widen}): its work in
-     * flight delays only queues ranked below it. A queue without limits to widen ignores it.
-     */
-    default void widened(boolean widened) {
-    }
 }

@@ -488,7 +488,6 @@ public final class Scheduler {
         guards.apply(name, now, views, actions.decided, byHandle);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
-        actions.applyWidening(byHandle);
         wakeAtNanos = actions.wake;
         Thread l = loop;
         if (actions.wake < loopParkedUntil && l != null && l != Thread.currentThread()) {

@@ -117,25 +117,6 @@ class XQueueEngineTest {
     }
 
     @Test
-    void aQueueThePolicyWidenedHasTheAloneWindowDespiteCompanyUntilTheNextDecisionSaysNot() {
-        ManualDevice d = device(PreemptionLevel.BLOCK, false);
-        QueueConfig windowed = new QueueConfig(PreemptionLevel.BLOCK, 16, 8, 300);
-        XQueue fg = core.create(QueueOptions.on("m0").inGroup("fg").with(windowed));
-        core.create(QueueOptions.on("m0").inGroup("bg").with(windowed));
-        submit(fg, 40);
-        ManualDevice.ManualQueue hw = d.opened.getFirst();
-        hw.completeNext(200);
-        assertEquals(2, hw.onDeviceCount(), "with company: the 300 us window");
-        impl(fg).widened(true);
-        assertEquals(10, hw.onDeviceCount(), "widened: 2000 us of work in flight");
-        impl(fg).widened(false);
-        for (int i = 0; i < 8; i++) {
-            hw.completeNext(200);
-        }
-        assertEquals(2, hw.onDeviceCount(), "no longer widened: drains back to the window");
-    }
-
-    @Test
     void aQueueLimitedByAThresholdAloneKeepsItWhenAlone() {
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
         XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 2)));
