@@ -50,7 +50,7 @@ public class FlightRecorderIT {
         Path file = Files.createTempFile("xq-it", ".jfr");
         Map<String, Integer> seen = new HashMap<>();
         try (Recording rec = new Recording()) {
-            for (String e : new String[] {"dev.xq.Decision", "dev.xq.Suspend", "dev.xq.Resume"}) {
+            for (String e : new String[] {"dev.xq.Decision", "dev.xq.Suspend", "dev.xq.Resume", "dev.xq.Command"}) {
                 rec.enable(e);
             }
             rec.start();
@@ -76,10 +76,21 @@ public class FlightRecorderIT {
         }
         for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
             seen.merge(e.getEventType().getName(), 1, Integer::sum);
+            if (e.getEventType().getName().equals("dev.xq.Command")) {
+                // a command's host times are in order: entered, submitted, launched, run
+                long enter = e.getLong("enterNanos");
+                long submit = e.getLong("submitNanos");
+                long begin = e.getLong("launchBeginNanos");
+                long end = e.getLong("launchEndNanos");
+                assertTrue("times of " + e, 0 < enter && enter <= submit && submit <= begin && begin <= end
+                        && e.getLong("startNanos") <= e.getLong("endNanos") && e.getLong("launchThread") != 0);
+                assertTrue("queue of " + e, e.getString("queue").startsWith("it-jfr-"));
+            }
         }
         Files.deleteIfExists(file);
         assertTrue("decisions recorded: " + seen, seen.getOrDefault("dev.xq.Decision", 0) > 0);
         assertTrue("the low queue was suspended for the high one: " + seen, seen.getOrDefault("dev.xq.Suspend", 0) > 0);
         assertTrue("and resumed: " + seen, seen.getOrDefault("dev.xq.Resume", 0) > 0);
+        assertEquals("one command event per command: " + seen, 60, (int) seen.getOrDefault("dev.xq.Command", 0));
     }
 }

@@ -16,21 +16,29 @@ final class SubmissionImpl implements Submission {
     final HwCommand hw;
     final long submitNanos;
     final CompletableFuture<CommandResult> future = new CompletableFuture<>();
-    /** The thread that submitted it, for the flight recorder's command event. */
-    final long submitThread = Thread.currentThread().threadId();
-    // Written by the thread that launches it (the submitter, or another that pumped the queue);
-    // read by the completion thread for the flight recorder's command event (0: not yet known).
-    /** When submit() was entered, when its pump returned and when it returned (the submitter's own times). */
+    /**
+     * Whether a flight recording wanted command events when it was submitted: only then are the
+     * host times below taken (they cost a clock read each on the launch path).
+     */
+    final boolean traced;
+    /** The thread that submitted it (0 unless traced). */
+    final long submitThread;
+    /** When submit() was entered (submitter only, before publication). */
     long enterNanos;
+    // Written by the submitter (pump and submit() returned) and by the thread that launches it (the
+    // submitter, or another that pumped the queue); read by the completion thread for the command
+    // event (0: not yet known).
     volatile long pumpEndNanos;
     volatile long returnNanos;
     volatile long launchBeginNanos;
     volatile long launchEndNanos;
     volatile long launchThread;
 
-    SubmissionImpl(long sequence, Command command, long submitNanos) {
+    SubmissionImpl(long sequence, Command command, long submitNanos, boolean traced) {
         this.hw = new HwCommand(sequence, command);
         this.submitNanos = submitNanos;
+        this.traced = traced;
+        this.submitThread = traced ? Thread.currentThread().threadId() : 0;
     }
 
     @Override

@@ -154,7 +154,8 @@ public final class XQueueImpl implements NodeQueue {
 
     @Override
     public Submission submit(Command command) {
-        long enter = System.nanoTime();
+        boolean traced = Tracing.commandEnabled();
+        long enter = traced ? System.nanoTime() : 0;
         Objects.requireNonNull(command, "command");
         hw.check(command);
         SubmissionImpl s;
@@ -168,7 +169,7 @@ public final class XQueueImpl implements NodeQueue {
                 throw new IllegalStateException("queue " + name + " (" + handle + ") is broken: " + error.getMessage());
             }
             long now = System.nanoTime();
-            s = new SubmissionImpl(nextSequence++, command, now);
+            s = new SubmissionImpl(nextSequence++, command, now, traced);
             s.enterNanos = enter;
             becameReady = pending.isEmpty() && inFlight.isEmpty();
             if (becameReady) {
@@ -180,11 +181,15 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         pump();
-        s.pumpEndNanos = System.nanoTime();
+        if (traced) {
+            s.pumpEndNanos = System.nanoTime();
+        }
         if (becameReady) {
             announce();
         }
-        s.returnNanos = System.nanoTime();
+        if (traced) {
+            s.returnNanos = System.nanoTime();
+        }
         return s;
     }
 
@@ -267,10 +272,14 @@ public final class XQueueImpl implements NodeQueue {
                 state.unlock();
             }
             try {
-                s.launchThread = Thread.currentThread().threadId();
-                s.launchBeginNanos = System.nanoTime();
+                if (s.traced) {
+                    s.launchThread = Thread.currentThread().threadId();
+                    s.launchBeginNanos = System.nanoTime();
+                }
                 hw.launch(s.hw);
-                s.launchEndNanos = System.nanoTime();
+                if (s.traced) {
+                    s.launchEndNanos = System.nanoTime();
+                }
             } catch (RuntimeException e) {
                 // No pump: this thread is the pumper and goes on with the next one itself.
                 end(s, true, false, 0, null, new CommandFailedException(
@@ -344,7 +353,7 @@ public final class XQueueImpl implements NodeQueue {
         public void completed(HwCommand command, long startNanos, long endNanos) {
             SubmissionImpl s = takeInFlightLocking(command);
             if (s != null) {
-                if (Tracing.commandEnabled()) {
+                if (s.traced && Tracing.commandEnabled()) {
                     Tracing.command(handle, name, s.sequence(), new long[] {s.enterNanos, s.submitNanos, s.launchBeginNanos,
                         s.launchEndNanos, s.pumpEndNanos, s.returnNanos, startNanos, endNanos}, s.submitThread, s.launchThread);
                 }
