@@ -66,6 +66,9 @@ final class CudaApi {
     static final int CU_EVENT_BLOCKING_SYNC = 0x1;
     static final int CU_EVENT_DISABLE_TIMING = 0x2;
 
+    // ---- CUstreamWaitValue_flags (cuda.h): wait until *addr == value
+    static final int CU_STREAM_WAIT_VALUE_EQ = 0x1;
+
     // ---- CUjit_option (cuda.h, enum CUjit_option_enum)
     static final int CU_JIT_ERROR_LOG_BUFFER = 5;
     static final int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
@@ -118,6 +121,9 @@ final class CudaApi {
         OPTIONAL.put("cuEventElapsedTime_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         // CUDA 12.4+: lets check() compare a kernel's parameters with the arguments given
         OPTIONAL.put("cuFuncGetParamInfo", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS));
+        // stream memory operations (cuda.h maps the plain names to _v2 since CUDA 11.7): level 2's stall
+        OPTIONAL.put("cuStreamWaitValue32_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT));
+        OPTIONAL.put("cuStreamWriteValue32_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT));
     }
 
     private final String library;
@@ -156,6 +162,8 @@ final class CudaApi {
     private final MethodHandle eventSynchronize;
     private final MethodHandle eventElapsedTime;
     private final MethodHandle funcGetParamInfo;
+    private final MethodHandle streamWaitValue32;
+    private final MethodHandle streamWriteValue32;
 
     private CudaApi(String library, Map<String, MethodHandle> h) {
         this.library = library;
@@ -194,6 +202,8 @@ final class CudaApi {
         eventSynchronize = h.get("cuEventSynchronize");
         eventElapsedTime = h.containsKey("cuEventElapsedTime_v2") ? h.get("cuEventElapsedTime_v2") : h.get("cuEventElapsedTime");
         funcGetParamInfo = h.get("cuFuncGetParamInfo");
+        streamWaitValue32 = h.get("cuStreamWaitValue32_v2");
+        streamWriteValue32 = h.get("cuStreamWriteValue32_v2");
     }
 
     /**
@@ -245,6 +255,11 @@ final class CudaApi {
     /** @return whether the driver can report a kernel's parameter sizes (cuFuncGetParamInfo, CUDA 12.4+) */
     boolean hasParamInfo() {
         return funcGetParamInfo != null;
+    }
+
+    /** @return whether the driver has the stream memory operations level 2 stalls with (CUDA 11.7+) */
+    boolean hasStreamMemOps() {
+        return streamWaitValue32 != null && streamWriteValue32 != null;
     }
 
     // ------------------------------------------------------------------ errors
@@ -576,6 +591,24 @@ final class CudaApi {
     }
 
     // ------------------------------------------------------------------ streams and events
+
+    /** Work after this on {@code stream} waits until the 32-bit word at {@code address} equals {@code value}. */
+    int streamWaitValue32(MemorySegment stream, long address, int value, int flags) {
+        try {
+            return (int) streamWaitValue32.invokeExact(stream, address, value, flags);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Writes {@code value} to the 32-bit word at {@code address} in {@code stream}'s order. */
+    int streamWriteValue32(MemorySegment stream, long address, int value, int flags) {
+        try {
+            return (int) streamWriteValue32.invokeExact(stream, address, value, flags);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
 
     MemorySegment streamCreate(int flags, int priority) {
         try (Arena a = Arena.ofConfined()) {

@@ -38,4 +38,16 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     @AttributeDefinition(name = "Timer slack (ns)", min = "0", max = "50000",
             description = "Linux timer slack of the completion thread (prctl PR_SET_TIMERSLACK); 0 keeps the OS default (50 us)")
     int timerSlackNanos() default CudaSettings.DEFAULT_TIMER_SLACK_NANOS;
+
+    @AttributeDefinition(name = "Level 2 (stall launched commands)", options = {
+            @org.osgi.service.metatype.annotations.Option(value = "adaptive", label = "guard the queues the scheduler holds"),
+            @org.osgi.service.metatype.annotations.Option(value = "always", label = "guard every command"),
+            @org.osgi.service.metatype.annotations.Option(value = "off", label = "level 1 only")},
+            description = "Level 2: a launched command waits on its stream behind a flag a deactivate raises "
+                    + "(cuStreamWaitValue32, ~1.5 us of device time per guarded command); poll and hostfunc completion only")
+    String stall() default CudaSettings.DEFAULT_STALL;
+
+    @AttributeDefinition(name = "Level 2: guard hold (ms)", min = "1", max = "3600000",
+            description = "adaptive stall: a queue's launches stay guarded this long after the scheduler last let it go")
+    int stallHoldMillis() default CudaSettings.DEFAULT_STALL_HOLD_MILLIS;
 }

@@ -66,6 +66,14 @@ final class CudaDevice {
     private final Set<CudaQueue> queues = ConcurrentHashMap.newKeySet();
     private final AtomicLong launchOrder = new AtomicLong();
     private MemorySegment calibrationStream;
+    /** Level 2: the stream that writes the queues' flags (highest priority); null when level 2 is off or unsupported. */
+    private MemorySegment sideStream;
+    /** Why level 2 is off, for the descriptor; null when it is on. */
+    private String stallOff;
+    /** Level 2 flag words: chunks of device memory, handed out one word per queue, never reused, freed at close. */
+    private final List<Long> flagChunks = new ArrayList<>();
+    private long flagNext;
+    private long flagEnd;
     private DeviceClock clock;
     private CompletionWatcher watcher;
     private KernelFunction spin;
@@ -119,6 +127,7 @@ final class CudaDevice {
             } catch (IllegalArgumentException e) {
                 throw new HalException(e.getMessage(), e);
             }
+            d.openStall();
             d.watcher = new CompletionWatcher(d, api, d.clock, settings, log);
             d.watcher.start();
             return d;
@@ -192,6 +201,7 @@ final class CudaDevice {
         p.put("pci", pci);
         p.put("streamPriorities", leastPriority + " (least) .. " + greatestPriority + " (greatest)");
         p.put("completion", settings.completion().label());
+        p.put("level2", stallOff != null ? stallOff : settings.stall().label() + " (launches wait on a flag a deactivate raises: cuStreamWaitValue32)");
         p.put("spin", SPIN_BLOCKS_PER_SM + " x " + SPIN_BLOCK_THREADS + "-thread blocks per SM, %globaltimer; memory not reserved");
         Set<String> names = new TreeSet<>(settings.modules().keySet());
         names.add(CudaSettings.SPIN_MODULE);
@@ -200,7 +210,7 @@ final class CudaDevice {
         if (f != null) {
             p.put("fault", f.getMessage());
         }
-        return new DeviceDescriptor(id, name, PreemptionLevel.BLOCK, sms, memory, KINDS, p);
+        return new DeviceDescriptor(id, name, stallable() ? PreemptionLevel.DEACTIVATE : PreemptionLevel.BLOCK, sms, memory, KINDS, p);
     }
 
     String summary() {
@@ -331,6 +341,67 @@ final class CudaDevice {
         }
     }
 
+    // ------------------------------------------------------------------ level 2
+
+    private static final long FLAG_CHUNK_BYTES = 4096;
+
+    /** Decides whether this device's queues offer level 2, and makes the side stream if so. */
+    private void openStall() {
+        if (settings.stall() == StallMode.OFF) {
+            stallOff = "off (setting stall=off)";
+        } else if (!api.hasStreamMemOps()) {
+            stallOff = "off (the driver lacks cuStreamWaitValue32_v2/cuStreamWriteValue32_v2)";
+        } else if (settings.completion() != CompletionMode.POLL && settings.completion() != CompletionMode.HOST_FUNC) {
+            // cuEventSynchronize on a held command would block the completion thread of every queue
+            stallOff = "off (completion " + settings.completion().label() + " waits inside the driver; poll or hostfunc allow it)";
+        } else {
+            sideStream = api.streamCreate(CudaApi.CU_STREAM_NON_BLOCKING, greatestPriority);
+        }
+    }
+
+    /** @return whether this device's queues offer level 2 */
+    boolean stallable() {
+        return sideStream != null;
+    }
+
+    StallMode stallMode() {
+        return settings.stall();
+    }
+
+    long stallHoldNanos() {
+        return settings.stallHoldMillis() * 1_000_000L;
+    }
+
+    /** @return a fresh flag word in device memory, set to 0 (a queue's own for its life) */
+    synchronized long flagWord() {
+        if (flagNext == flagEnd) {
+            makeCurrent();
+            long chunk = api.memAlloc(FLAG_CHUNK_BYTES);
+            flagChunks.add(chunk);
+            int rc = api.memsetD8Async(chunk, (byte) 0, FLAG_CHUNK_BYTES, sideStream);
+            if (rc == CudaApi.CUDA_SUCCESS) {
+                rc = api.streamSynchronize(sideStream);
+            }
+            if (rc != CudaApi.CUDA_SUCCESS) {
+                throw api.failure(rc, "cuMemsetD8Async", "level 2 flags of " + id);
+            }
+            flagNext = chunk;
+            flagEnd = chunk + FLAG_CHUNK_BYTES;
+        }
+        long w = flagNext;
+        flagNext += 4;
+        return w;
+    }
+
+    /** Writes a queue's flag on the side stream: 1 holds its guarded commands, 0 lets them go. */
+    void writeFlag(long word, int value) {
+        makeCurrent();
+        int rc = api.streamWriteValue32(sideStream, word, value, 0);
+        if (rc != CudaApi.CUDA_SUCCESS) {
+            throw api.failure(rc, "cuStreamWriteValue32", "level 2 flag of " + id + " := " + value);
+        }
+    }
+
     // ------------------------------------------------------------------ queues
 
     CudaQueue open(HwQueueOptions options, HwQueueListener listener) {
@@ -428,6 +499,18 @@ final class CudaDevice {
         }
         if (calibrationStream != null) {
             api.streamDestroy(calibrationStream);
+        }
+        if (sideStream != null) {
+            api.streamSynchronize(sideStream);
+            api.streamDestroy(sideStream);
+            sideStream = null;
+        }
+        synchronized (this) {
+            for (long chunk : flagChunks) {
+                api.memFree(chunk);
+            }
+            flagChunks.clear();
+            flagNext = flagEnd = 0;
         }
         if (watcher == null) {
             api.primaryContextRelease(handle);

@@ -1,10 +1,12 @@
 package dev.xq.hal.cuda;
 
 import dev.xq.api.Command;
+import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
+import dev.xq.hal.spi.Preemption;
 import dev.xq.hal.spi.StreamHandle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -27,6 +29,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * 1.2 us of host time per launch (H100; cuLaunchKernel itself: 3.8 us). A start event marks when
  * the stream reached the command, not when its blocks got SMs: a kernel that waits behind
  * another stream's kernel counts the wait.
+ *
+ * <p>Level 2 ({@link Stall}, where the device offers it): a guarded launch puts a
+ * {@code cuStreamWaitValue32} on the queue's flag word before the start event, so a deactivate
+ * (flag := 1, written on the device's side stream) keeps every guarded command that has not
+ * started from starting, and the running one goes on; a reactivate (flag := 0) lets them go
+ * (H200, measured: one kernel ends after the flag rises, the running one, in 50 of 50 tries;
+ * the stream goes on 10 us after the flag falls). The command's start event then marks its
+ * start after the stall, so its device time does not count the hold.
  *
  * <p>Threads: {@link #launch} and {@link #close} take {@code launchLock}; the completion thread
  * alone queries events, recycles them and finally destroys the stream, so it needs no lock that
@@ -72,6 +82,8 @@ final class CudaQueue implements HwQueue {
     private volatile HalException lostBy;
     private volatile boolean released;
     private boolean hostFuncWarned;
+    /** Level 2, or null where the device does not offer it. */
+    private final Stall stall;
 
     // Completion thread only: estimate of a command's device time, for waking up in time.
     private long estimateNanos;
@@ -87,6 +99,109 @@ final class CudaQueue implements HwQueue {
         this.cudaPriority = cudaPriority;
         this.eventFlags = eventFlags;
         this.hostFunc = hostFunc;
+        this.stall = device.stallable() ? new Stall() : null;
+    }
+
+    /**
+     * Level 2 by stalling in place: commands stay on the stream, held by the guard in front of
+     * each; nothing is handed back to the runtime. The runtime calls deactivate and reactivate
+     * under the queue's control lock, never concurrently; launches may run beside them (a command
+     * launched unguarded just then runs, as at level 1).
+     */
+    final class Stall implements Preemption {
+        /** The flag word in device memory, 0 until the first deactivate (or the first launch, with stall=always). */
+        private volatile long word;
+        private volatile boolean held;
+        /** Adaptive: guard launches until then (System.nanoTime). */
+        private volatile long guardUntil;
+
+        @Override
+        public PreemptionLevel level() {
+            return PreemptionLevel.DEACTIVATE;
+        }
+
+        @Override
+        public List<HwCommand> deactivate() {
+            if (closed) {
+                return List.of();
+            }
+            long w = word();
+            held = true;
+            device.writeFlag(w, 1);
+            return List.of();
+        }
+
+        @Override
+        public void reactivate() {
+            long w = word;
+            if (w == 0) {
+                return;
+            }
+            guardUntil = System.nanoTime() + device.stallHoldNanos();
+            device.writeFlag(w, 0);
+            held = false;
+        }
+
+        @Override
+        public void interrupt() {
+            throw new IllegalStateException("cuda queue '" + name + "' offers level 2 (deactivate), not level 3 (interrupt)");
+        }
+
+        @Override
+        public void restore() {
+            throw new IllegalStateException("cuda queue '" + name + "' offers level 2 (deactivate), not level 3 (restore)");
+        }
+
+        private long word() {
+            long w = word;
+            if (w == 0) {
+                synchronized (this) {
+                    w = word;
+                    if (w == 0) {
+                        w = device.flagWord();
+                        word = w;
+                    }
+                }
+            }
+            return w;
+        }
+
+        /** Caller holds launchLock: @return the flag word to guard the next launch with, or 0 for none. */
+        long guardFor(long now) {
+            return switch (device.stallMode()) {
+                case ALWAYS -> word();
+                case ADAPTIVE -> word != 0 && (held || now - guardUntil < 0) ? word : 0;
+                case OFF -> 0;
+            };
+        }
+
+        /** @return whether a deactivate holds the queue now */
+        boolean held() {
+            return held;
+        }
+
+        /** The queue goes away: let whatever it holds run out. */
+        void release() {
+            long w = word;
+            if (w != 0 && held) {
+                try {
+                    device.writeFlag(w, 0);
+                } catch (RuntimeException e) {
+                    device.log().warn("cuda queue '" + name + "': its level 2 flag could not be lowered at release", e);
+                }
+                held = false;
+            }
+        }
+    }
+
+    @Override
+    public Optional<Preemption> preemption() {
+        return Optional.ofNullable(stall);
+    }
+
+    /** @return level 2's state, for tests; null where the device does not offer it */
+    Stall stall() {
+        return stall;
     }
 
     @Override
@@ -138,9 +253,19 @@ final class CudaQueue implements HwQueue {
                         + "); command #" + command.sequence() + " was not launched", lost);
             }
             device.makeCurrent();
+            int rc;
+            if (stall != null) {
+                long w = stall.guardFor(System.nanoTime());
+                if (w != 0) {
+                    rc = api.streamWaitValue32(stream, w, 0, CudaApi.CU_STREAM_WAIT_VALUE_EQ);
+                    if (rc != CudaApi.CUDA_SUCCESS) {
+                        throw api.failure(rc, "cuStreamWaitValue32", "guard of " + about(command));
+                    }
+                }
+            }
             MemorySegment start = takeEvent();
             MemorySegment end = takeEvent();
-            int rc = api.eventRecord(start, stream);
+            rc = api.eventRecord(start, stream);
             if (rc != CudaApi.CUDA_SUCCESS) {
                 recycle(start);
                 recycle(end);
@@ -399,6 +524,9 @@ final class CudaQueue implements HwQueue {
             return;
         }
         released = true;
+        if (stall != null) {
+            stall.release();
+        }
         api.streamDestroy(stream);
         launchLock.lock();
         try {

@@ -14,15 +14,19 @@ import java.util.Map;
  * @param pollEarlyMicros poll mode: how long before a predicted end the thread starts spinning
  * @param pollMaxSleepMicros poll mode: the longest sleep without a prediction
  * @param timerSlackNanos the completion thread's Linux timer slack; 0 keeps the OS default
+ * @param stall level 2: whether and when launches carry a guard that a deactivate closes
+ * @param stallHoldMillis adaptive stall: how long after its last reactivate a queue's launches stay guarded
  */
 record CudaSettings(String library, Map<String, Path> modules, CompletionMode completion, int pollEarlyMicros,
-                    int pollMaxSleepMicros, int timerSlackNanos) {
+                    int pollMaxSleepMicros, int timerSlackNanos, StallMode stall, int stallHoldMillis) {
 
     static final String DEFAULT_LIBRARY = "libcuda.so.1";
     static final String DEFAULT_COMPLETION = "poll";
     static final int DEFAULT_POLL_EARLY_MICROS = 20;
     static final int DEFAULT_POLL_MAX_SLEEP_MICROS = 200;
     static final int DEFAULT_TIMER_SLACK_NANOS = 1000;
+    static final String DEFAULT_STALL = "adaptive";
+    static final int DEFAULT_STALL_HOLD_MILLIS = 1000;
     /** The built-in module's name. */
     static final String SPIN_MODULE = "spin";
 
@@ -41,6 +45,10 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
         range("pollEarlyMicros", pollEarlyMicros, 0, 100_000);
         range("pollMaxSleepMicros", pollMaxSleepMicros, 1, 100_000);
         range("timerSlackNanos", timerSlackNanos, 0, 50_000);
+        if (stall == null) {
+            throw new IllegalArgumentException("stall mode is missing");
+        }
+        range("stallHoldMillis", stallHoldMillis, 1, 3_600_000);
     }
 
     private static void range(String name, int value, int min, int max) {
@@ -51,13 +59,15 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
 
     static CudaSettings defaults() {
         return new CudaSettings(DEFAULT_LIBRARY, Map.of(), CompletionMode.parse(DEFAULT_COMPLETION),
-                DEFAULT_POLL_EARLY_MICROS, DEFAULT_POLL_MAX_SLEEP_MICROS, DEFAULT_TIMER_SLACK_NANOS);
+                DEFAULT_POLL_EARLY_MICROS, DEFAULT_POLL_MAX_SLEEP_MICROS, DEFAULT_TIMER_SLACK_NANOS,
+                StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS);
     }
 
     /** @throws IllegalArgumentException naming the bad value and what is allowed */
     static CudaSettings from(CudaConfig c) {
         return new CudaSettings(c.library() == null ? DEFAULT_LIBRARY : c.library().strip(), parseModules(c.modules()),
-                CompletionMode.parse(c.completion()), c.pollEarlyMicros(), c.pollMaxSleepMicros(), c.timerSlackNanos());
+                CompletionMode.parse(c.completion()), c.pollEarlyMicros(), c.pollMaxSleepMicros(), c.timerSlackNanos(),
+                StallMode.parse(c.stall()), c.stallHoldMillis());
     }
 
     /**
@@ -91,18 +101,22 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     }
 
     CudaSettings withLibrary(String l) {
-        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos);
+        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis);
     }
 
     CudaSettings withModules(Map<String, Path> m) {
-        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos);
+        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis);
     }
 
     CudaSettings withCompletion(CompletionMode c) {
-        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos);
+        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis);
     }
 
     CudaSettings withPolling(int earlyMicros, int maxSleepMicros, int slackNanos) {
-        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos);
+        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis);
+    }
+
+    CudaSettings withStall(StallMode mode, int holdMillis) {
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis);
     }
 }

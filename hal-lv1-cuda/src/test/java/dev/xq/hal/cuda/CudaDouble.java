@@ -528,6 +528,47 @@ final class CudaDouble implements AutoCloseable {
         });
     }
 
+    /** Stream memory operations seen: waits queued, writes queued. */
+    final AtomicInteger waitsQueued = new AtomicInteger();
+    final AtomicInteger writesQueued = new AtomicInteger();
+
+    int cuStreamWaitValue32_v2(MemorySegment stream, long address, int value, int flags) {
+        return guard(() -> {
+            Stream s = streams.get(stream.address());
+            if (s == null) {
+                return INVALID_HANDLE;
+            }
+            if (flags != CudaApi.CU_STREAM_WAIT_VALUE_EQ || (address & 3) != 0) {
+                return 1;
+            }
+            waitsQueued.incrementAndGet();
+            MemorySegment word = MemorySegment.ofAddress(address).reinterpret(4);
+            // the stream's thread waits as the device's front end does: nothing after it runs until the word matches
+            s.submit(() -> {
+                while (word.get(JAVA_INT, 0) != value) {
+                    Thread.onSpinWait();
+                }
+            });
+            return 0;
+        });
+    }
+
+    int cuStreamWriteValue32_v2(MemorySegment stream, long address, int value, int flags) {
+        return guard(() -> {
+            Stream s = streams.get(stream.address());
+            if (s == null) {
+                return INVALID_HANDLE;
+            }
+            if ((address & 3) != 0) {
+                return 1;
+            }
+            writesQueued.incrementAndGet();
+            MemorySegment word = MemorySegment.ofAddress(address).reinterpret(4);
+            s.submit(() -> word.set(JAVA_INT, 0, value));
+            return 0;
+        });
+    }
+
     int cuStreamCreateWithPriority(MemorySegment p, int flags, int priority) {
         return guard(() -> {
             if (noContext()) {

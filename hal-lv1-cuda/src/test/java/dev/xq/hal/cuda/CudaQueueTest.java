@@ -78,7 +78,7 @@ class CudaQueueTest {
         DeviceDescriptor d = ds.get(0);
         assertEquals("cuda0", d.id());
         assertEquals("XQ CUDA double 0", d.name());
-        assertEquals(PreemptionLevel.BLOCK, d.maxLevel());
+        assertEquals(PreemptionLevel.DEACTIVATE, d.maxLevel());
         assertEquals(4, d.engines());
         assertEquals(80L << 30, d.memoryBytes());
         assertEquals(Set.of("spin", "kernel", "copy", "memset"), d.commandKinds());
