@@ -96,4 +96,66 @@ final class HotDeployFolder {
         t.setDaemon(true);
         t.start();
     }
+
+    /**
+     * Waits until Config Admin holds a configuration for every {@code .cfg}/{@code .config} file in
+     * the hot-deploy folder (FileInstall marks each with {@code felix.fileinstall.filename}), then a
+     * little longer for Declarative Services to act on them, so that a command run at start-up
+     * ({@code xq-node run ...}) sees the node as configured. FileInstall's first scan races with the
+     * command otherwise: a benchmark started under settings it never got (seen on the GPU machine:
+     * 2 of 3 runs). Config Admin is reached by reflection: the launcher does not import its package.
+     *
+     * @return the files still not applied when {@code timeoutNanos} ran out (empty when all were)
+     */
+    static java.util.List<String> awaitConfigs(org.osgi.framework.BundleContext ctx, Path dir, long timeoutNanos,
+                                               long settleNanos) throws Exception {
+        java.util.List<Path> files = new java.util.ArrayList<>();
+        try (var list = Files.list(dir)) {
+            list.filter(f -> f.getFileName().toString().endsWith(".cfg") || f.getFileName().toString().endsWith(".config"))
+                    .forEach(files::add);
+        }
+        if (files.isEmpty()) {
+            return java.util.List.of();
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        java.util.List<String> missing = new java.util.ArrayList<>();
+        while (true) {
+            missing.clear();
+            org.osgi.framework.ServiceReference<?> ref = ctx.getServiceReference("org.osgi.service.cm.ConfigurationAdmin");
+            Object admin = ref == null ? null : ctx.getService(ref);
+            java.util.Set<String> applied = new java.util.HashSet<>();
+            if (admin != null) {
+                try {
+                    Object[] configs = (Object[]) admin.getClass().getMethod("listConfigurations", String.class)
+                            .invoke(admin, "(felix.fileinstall.filename=*)");
+                    for (Object c : configs == null ? new Object[0] : configs) {
+                        java.lang.reflect.Method props = c.getClass().getMethod("getProperties");
+                        props.setAccessible(true);
+                        java.util.Dictionary<?, ?> d = (java.util.Dictionary<?, ?>) props.invoke(c);
+                        Object name = d == null ? null : d.get("felix.fileinstall.filename");
+                        if (name != null) {
+                            applied.add(name.toString());
+                        }
+                    }
+                } finally {
+                    ctx.ungetService(ref);
+                }
+            }
+            for (Path f : files) {
+                String uri = f.toUri().toString();
+                // FileInstall writes file:/a/b (URL form); Path.toUri gives file:///a/b
+                if (!applied.contains(uri) && !applied.contains("file:" + f.toAbsolutePath()) && !applied.contains(f.toString())) {
+                    missing.add(f.getFileName().toString());
+                }
+            }
+            if (missing.isEmpty()) {
+                Thread.sleep(settleNanos / 1_000_000L);
+                return java.util.List.of();
+            }
+            if (System.nanoTime() > deadline) {
+                return java.util.List.copyOf(missing);
+            }
+            Thread.sleep(20);
+        }
+    }
 }

@@ -71,6 +71,10 @@ public final class Main {
 
     /** How long Gogo's command table must stay unchanged before an unknown command is given up on. */
     private static final long SETTLED_NANOS = 5_000_000_000L;
+    /** How long a command waits for the hot-deploy folder's configuration files to reach Config Admin. */
+    private static final long CONFIG_WAIT_NANOS = 10_000_000_000L;
+    /** And then for the components they configure to restart with them. */
+    private static final long CONFIG_SETTLE_NANOS = 500_000_000L;
 
     /**
      * The file in the bundle folder that names the XQ bundles the node is built with, in start
@@ -290,6 +294,11 @@ public final class Main {
             System.err.println("xq-node: serving (hot-deploy folder " + hotDeploy + "); stop with SIGTERM");
             fw.waitForStop(0);
             return 0;
+        }
+        List<String> unapplied = HotDeployFolder.awaitConfigs(ctx, hotDeploy, CONFIG_WAIT_NANOS, CONFIG_SETTLE_NANOS);
+        if (!unapplied.isEmpty()) {
+            System.err.println("xq-node: warning: " + unapplied + " in " + hotDeploy + " not applied after "
+                    + CONFIG_WAIT_NANOS / 1_000_000_000L + " s; running the command anyway");
         }
         int rc = command.equals(STDIN) ? runLines(ctx) : runCommand(ctx, command);
         logs.quiet(); // bundles going away at shutdown is no news

@@ -67,8 +67,13 @@ final class FixedPriorityScenario implements Scenario {
                 fg.configure(fg.status().config().withWindowMicros(fgWindow));
             }
             run.run(Duration.ofNanos((long) (seconds * 1e9)), List.of());
+            // the preemption level bg's queue had (what a suspend of it could do): 1 block, 2 deactivate, 3 interrupt
+            int bgLevel = mode == xqMode ? FgBgWorkload.stream(run, FgBgWorkload.BG).queue().status().level().number() : 0;
             var counts = run.finish(Duration.ofSeconds(60));
             ModeResult m = w.figures(run, run.startNanos() + FgBgWorkload.warmupNanos(seconds), run.endNanos());
+            if (bgLevel > 0) {
+                report.summary().put("xq_bg_level", bgLevel);
+            }
             if (mode.label().equals("standalone")) {
                 counts = counts.plus(w.calibrationCounts).plus(warm);
             }
