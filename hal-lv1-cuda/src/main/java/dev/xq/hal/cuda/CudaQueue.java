@@ -1,6 +1,7 @@
 package dev.xq.hal.cuda;
 
 import dev.xq.api.Command;
+import dev.xq.hal.spi.DeviceOp;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
@@ -43,6 +44,8 @@ final class CudaQueue implements HwQueue {
         final long order;
         /** Completion thread only: host time of the start event once it happened. */
         long startNanos = DeviceClock.UNKNOWN;
+        /** A read's host side: copied from staging into the application's memory before the completion is reported. */
+        Staged staged;
 
         InFlight(HwCommand command, MemorySegment start, MemorySegment end, HalException untracked, long order) {
             this.command = command;
@@ -146,8 +149,13 @@ final class CudaQueue implements HwQueue {
                 recycle(end);
                 throw api.failure(rc, "cuEventRecord", "start of " + about(command));
             }
+            Staged staged = null;
             try {
-                issue(command.command());
+                if (command.op() != null) {
+                    staged = issue(command.op(), command);
+                } else {
+                    issue(command.command());
+                }
             } catch (RuntimeException e) {
                 // the start event stays recorded on the stream; re-recording it later is allowed
                 recycle(start);
@@ -173,7 +181,9 @@ final class CudaQueue implements HwQueue {
                             + api.describe(rc) + "; completions are seen by the watcher's safety wake-up", null);
                 }
             }
-            inFlight.addLast(new InFlight(command, start, end, null, order));
+            InFlight launched = new InFlight(command, start, end, null, order);
+            launched.staged = staged;
+            inFlight.addLast(launched);
             device.watcher().launched(command.command() instanceof Command.Spin s ? s.micros() * 1000L : 0);
         } finally {
             launchLock.unlock();
@@ -183,6 +193,62 @@ final class CudaQueue implements HwQueue {
     private String about(HwCommand command) {
         return "command #" + command.sequence() + " (" + command.command().kind() + ") on queue '" + name + "' of "
                 + device.id();
+    }
+
+    /**
+     * The host side of a read: the device copies into {@code staging} (native memory, which the
+     * driver may write while the stream runs), and the completion thread copies that into the
+     * application's segment, which may be on the Java heap, before it reports the command done.
+     */
+    record Staged(MemorySegment staging, MemorySegment target) {
+        void finish() {
+            MemorySegment.copy(staging, 0, target, 0, target.byteSize());
+        }
+    }
+
+    /** Issues a data or launch command with its buffers resolved; caller holds launchLock with the context current. */
+    private Staged issue(DeviceOp op, HwCommand command) {
+        int rc;
+        String call;
+        Staged staged = null;
+        switch (op) {
+            case DeviceOp.Write w -> {
+                // staged in native memory that lives until the command is collected (or the GC finds it unused):
+                // the application's segment may be on the heap, which the driver must not see
+                MemorySegment staging = Arena.ofAuto().allocate(Math.max(1, w.source().byteSize()), 16);
+                MemorySegment.copy(w.source(), 0, staging, 0, w.source().byteSize());
+                call = "cuMemcpyHtoDAsync_v2";
+                rc = api.memcpyHtoDAsync(w.target().address() + w.offset(), staging, w.source().byteSize(), stream);
+                staged = new Staged(staging, MemorySegment.NULL);
+            }
+            case DeviceOp.Read r -> {
+                MemorySegment staging = Arena.ofAuto().allocate(Math.max(1, r.target().byteSize()), 16);
+                call = "cuMemcpyDtoHAsync_v2";
+                rc = api.memcpyDtoHAsync(staging, r.source().address() + r.offset(), r.target().byteSize(), stream);
+                staged = new Staged(staging, r.target());
+            }
+            case DeviceOp.Fill f -> {
+                call = "cuMemsetD8Async";
+                rc = api.memsetD8Async(f.target().address() + f.offset(), f.value(), f.bytes(), stream);
+            }
+            case DeviceOp.Launch l -> {
+                if (!(l.function() instanceof CudaMemory.CudaFunction f)) {
+                    throw new HalException("function " + l.function().name() + " of " + about(command) + " is not a CUDA module's");
+                }
+                try {
+                    KernelArgs.checkAgainst(f.name(), f.sizes(), l.args());
+                } catch (IllegalArgumentException e) {
+                    throw new HalException(e.getMessage(), e);
+                }
+                call = "cuLaunchKernel";
+                rc = api.launchKernel(f.handle(), l.grid().x(), l.grid().y(), l.grid().z(), l.block().x(), l.block().y(),
+                        l.block().z(), l.sharedMemBytes(), stream, kernelArgs.marshal(l.args()));
+            }
+        }
+        if (rc != CudaApi.CUDA_SUCCESS) {
+            throw api.failure(rc, call, about(command));
+        }
+        return staged;
     }
 
     private void issue(Command command) {
@@ -215,6 +281,8 @@ final class CudaQueue implements HwQueue {
                 call = "cuMemsetD8Async";
                 rc = api.memsetD8Async(m.target(), m.value(), m.bytes(), stream);
             }
+            default -> throw new HalException(command.kind() + " on queue '" + name + "' of " + device.id()
+                    + " comes without its resolved buffers (HwCommand.op)");
         }
         if (rc != CudaApi.CUDA_SUCCESS) {
             throw api.failure(rc, call, command.kind() + " on queue '" + name + "' of " + device.id());
@@ -322,7 +390,20 @@ final class CudaQueue implements HwQueue {
                 estimated = true;
             }
             long s = start;
-            deliveries.add(() -> listener.completed(c, s, end));
+            Staged staged = f.staged;
+            if (staged == null || staged.target().byteSize() == 0) {
+                deliveries.add(() -> listener.completed(c, s, end));
+            } else {
+                deliveries.add(() -> {
+                    try {
+                        staged.finish();
+                    } catch (RuntimeException e) {
+                        listener.failed(c, new HalException("read of " + about(c) + " could not copy into its target: " + e, e));
+                        return;
+                    }
+                    listener.completed(c, s, end);
+                });
+            }
             n++;
         }
         return n;

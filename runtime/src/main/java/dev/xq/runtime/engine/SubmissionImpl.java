@@ -35,7 +35,11 @@ final class SubmissionImpl implements Submission {
     volatile long launchThread;
 
     SubmissionImpl(long sequence, Command command, long submitNanos, boolean traced) {
-        this.hw = new HwCommand(sequence, command);
+        this(sequence, command, null, submitNanos, traced);
+    }
+
+    SubmissionImpl(long sequence, Command command, dev.xq.hal.spi.DeviceOp op, long submitNanos, boolean traced) {
+        this.hw = new HwCommand(sequence, command, op);
         this.submitNanos = submitNanos;
         this.traced = traced;
         this.submitThread = traced ? Thread.currentThread().threadId() : 0;

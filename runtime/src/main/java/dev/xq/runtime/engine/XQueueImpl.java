@@ -150,6 +150,13 @@ public final class XQueueImpl implements NodeQueue {
         return hw;
     }
 
+    private volatile DataCommands data;
+
+    /** Lets this queue take data and launch commands (the core's device objects). */
+    void dataCommands(DataCommands data) {
+        this.data = data;
+    }
+
     // ------------------------------------------------------------------ submit / wait
 
     @Override
@@ -158,18 +165,34 @@ public final class XQueueImpl implements NodeQueue {
         long enter = traced ? System.nanoTime() : 0;
         Objects.requireNonNull(command, "command");
         hw.check(command);
+        DataCommands.Resolved resolved = null;
+        if (DataCommands.isData(command)) {
+            DataCommands d = data;
+            if (d == null) {
+                throw new IllegalArgumentException("command kind '" + command.kind() + "' needs the node's device objects;"
+                        + " queue " + name + " was not created by an XQueueService");
+            }
+            resolved = d.resolve(command, device, name);
+        }
         SubmissionImpl s;
         boolean becameReady;
         state.lock();
         try {
-            if (closed) {
-                throw new IllegalStateException("queue " + name + " (" + handle + ") is closed; create a new queue");
-            }
-            if (error != null) {
+            if (closed || error != null) {
+                if (resolved != null) {
+                    resolved.release();
+                }
+                if (closed) {
+                    throw new IllegalStateException("queue " + name + " (" + handle + ") is closed; create a new queue");
+                }
                 throw new IllegalStateException("queue " + name + " (" + handle + ") is broken: " + error.getMessage());
             }
             long now = System.nanoTime();
-            s = new SubmissionImpl(nextSequence++, command, now, traced);
+            s = new SubmissionImpl(nextSequence++, command, resolved == null ? null : resolved.op(), now, traced);
+            if (resolved != null) {
+                DataCommands.Resolved r = resolved;
+                s.future.whenComplete((ok, failure) -> r.release());
+            }
             s.enterNanos = enter;
             becameReady = pending.isEmpty() && inFlight.isEmpty();
             if (becameReady) {
