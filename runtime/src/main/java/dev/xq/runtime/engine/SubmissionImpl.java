@@ -45,6 +45,29 @@ final class SubmissionImpl implements Submission {
         this.submitThread = traced ? Thread.currentThread().threadId() : 0;
     }
 
+    /** Runs once when the command ends, before its future completes: gives back the buffers it used. */
+    Runnable onEnd;
+
+    private void ended() {
+        Runnable r = onEnd;
+        if (r != null) {
+            onEnd = null;
+            r.run();
+        }
+    }
+
+    /** Ends the command with its result. */
+    void complete(CommandResult result) {
+        ended();
+        future.complete(result);
+    }
+
+    /** Ends the command with a failure or cancellation. */
+    void fail(Throwable cause) {
+        ended();
+        future.completeExceptionally(cause);
+    }
+
     @Override
     public long sequence() {
         return hw.sequence();

@@ -190,8 +190,7 @@ public final class XQueueImpl implements NodeQueue {
             long now = System.nanoTime();
             s = new SubmissionImpl(nextSequence++, command, resolved == null ? null : resolved.op(), now, traced);
             if (resolved != null) {
-                DataCommands.Resolved r = resolved;
-                s.future.whenComplete((ok, failure) -> r.release());
+                s.onEnd = resolved::release;
             }
             s.enterNanos = enter;
             becameReady = pending.isEmpty() && inFlight.isEmpty();
@@ -459,9 +458,9 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         if (ok) {
-            s.future.complete(result);
+            s.complete(result);
         } else {
-            s.future.completeExceptionally(failure);
+            s.fail(failure);
         }
         if (pump) {
             pump();
@@ -497,7 +496,7 @@ public final class XQueueImpl implements NodeQueue {
         }
         log.error("queue " + name + " (" + handle + ") on " + device + " is broken; failing " + doomed.size() + " commands", cause);
         for (SubmissionImpl s : doomed) {
-            s.future.completeExceptionally(new CommandFailedException(
+            s.fail(new CommandFailedException(
                     "queue " + name + ": " + s + " not run: " + cause.getMessage(), cause));
         }
         announce();
@@ -861,7 +860,7 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         for (SubmissionImpl s : dropped) {
-            s.future.completeExceptionally(new CommandCancelledException(
+            s.fail(new CommandCancelledException(
                     "queue " + name + " (" + handle + ") was closed before " + s + " was launched"));
         }
         control.lock();
@@ -905,7 +904,7 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         for (SubmissionImpl s : stuck) {
-            s.future.completeExceptionally(new CommandCancelledException("queue " + name + " (" + handle + ") was closed while "
+            s.fail(new CommandCancelledException("queue " + name + " (" + handle + ") was closed while "
                     + s + " was still on the device after a grace of " + grace.toMillis() + " ms"));
         }
         control.lock();
