@@ -118,6 +118,9 @@ final class CudaApi {
         OPTIONAL.put("cuEventElapsedTime_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         // CUDA 12.4+: lets check() compare a kernel's parameters with the arguments given
         OPTIONAL.put("cuFuncGetParamInfo", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS));
+        // page-locked staging for the data commands' copies (truly asynchronous; pageable memory is the fallback)
+        OPTIONAL.put("cuMemAllocHost_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        OPTIONAL.put("cuMemFreeHost", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     }
 
     private final String library;
@@ -156,6 +159,8 @@ final class CudaApi {
     private final MethodHandle eventSynchronize;
     private final MethodHandle eventElapsedTime;
     private final MethodHandle funcGetParamInfo;
+    private final MethodHandle memAllocHost;
+    private final MethodHandle memFreeHost;
 
     private CudaApi(String library, Map<String, MethodHandle> h) {
         this.library = library;
@@ -194,6 +199,8 @@ final class CudaApi {
         eventSynchronize = h.get("cuEventSynchronize");
         eventElapsedTime = h.containsKey("cuEventElapsedTime_v2") ? h.get("cuEventElapsedTime_v2") : h.get("cuEventElapsedTime");
         funcGetParamInfo = h.get("cuFuncGetParamInfo");
+        memAllocHost = h.get("cuMemAllocHost_v2");
+        memFreeHost = h.get("cuMemFreeHost");
     }
 
     /**
@@ -529,6 +536,37 @@ final class CudaApi {
             MemorySegment out = a.allocate(JAVA_LONG);
             check((int) memAlloc.invokeExact(out, bytes), "cuMemAlloc_v2", bytes + " bytes");
             return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * Page-locked host memory (cuMemAllocHost_v2), which copies on a stream read and write
+     * without the calling thread waiting for the stream. Needs the context current.
+     *
+     * @return the memory, or null where the library lacks the call or refuses (then the caller
+     *         stages in pageable memory, whose device-to-host copies wait for the stream)
+     */
+    MemorySegment memAllocHost(long bytes) {
+        if (memAllocHost == null || memFreeHost == null) {
+            return null;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            if ((int) memAllocHost.invokeExact(out, bytes) != CUDA_SUCCESS) {
+                return null;
+            }
+            return out.get(ADDRESS, 0).reinterpret(bytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Frees memory of {@link #memAllocHost}; needs the context current. */
+    int memFreeHost(MemorySegment p) {
+        try {
+            return (int) memFreeHost.invokeExact(p);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -9,6 +9,7 @@ import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.StreamHandle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -168,8 +169,10 @@ final class CudaQueue implements HwQueue {
                 // the command is on the stream and will run, but its end cannot be seen: report it
                 // failed, in its turn, rather than pretend it was never launched
                 recycle(end);
-                inFlight.addLast(new InFlight(command, start, null,
-                        api.failure(rc, "cuEventRecord", "end of " + about(command)), order));
+                InFlight untracked = new InFlight(command, start, null,
+                        api.failure(rc, "cuEventRecord", "end of " + about(command)), order);
+                untracked.staged = staged;
+                inFlight.addLast(untracked);
                 device.watcher().launched(0);
                 return;
             }
@@ -200,9 +203,54 @@ final class CudaQueue implements HwQueue {
      * driver may write while the stream runs), and the completion thread copies that into the
      * application's segment, which may be on the Java heap, before it reports the command done.
      */
-    record Staged(MemorySegment staging, MemorySegment target) {
+    record Staged(MemorySegment staging, MemorySegment target, boolean pinned) {
         void finish() {
             MemorySegment.copy(staging, 0, target, 0, target.byteSize());
+        }
+    }
+
+    /** Page-locked staging areas that ended commands gave back, for the next copies; guarded by itself. */
+    private final ArrayDeque<MemorySegment> pinnedPool = new ArrayDeque<>();
+    private static final int POOL = 8;
+    /** Smallest staging area: small copies share a size, so the pool serves them all. */
+    private static final long MIN_STAGING = 64 * 1024;
+
+    /** Caller holds launchLock with the context current. */
+    private Staged stage(long bytes, MemorySegment target) {
+        long want = Math.max(MIN_STAGING, bytes);
+        synchronized (pinnedPool) {
+            for (var it = pinnedPool.iterator(); it.hasNext(); ) {
+                MemorySegment m = it.next();
+                if (m.byteSize() >= want && m.byteSize() <= 4 * want) {
+                    it.remove();
+                    return new Staged(m, target, true);
+                }
+            }
+        }
+        MemorySegment m = api.memAllocHost(want);
+        if (m != null) {
+            return new Staged(m, target, true);
+        }
+        // pageable: lives until the command is collected (or the GC finds it unused)
+        return new Staged(Arena.ofAuto().allocate(Math.max(1, bytes), 16), target, false);
+    }
+
+    /** A command's staging area is free again: back to the pool, or freed if the pool is full or the queue released. */
+    private void unstage(Staged s) {
+        if (s == null || !s.pinned()) {
+            return;
+        }
+        synchronized (pinnedPool) {
+            if (!released && pinnedPool.size() < POOL) {
+                pinnedPool.add(s.staging());
+                return;
+            }
+        }
+        try {
+            device.makeCurrent();
+            api.memFreeHost(s.staging());
+        } catch (RuntimeException e) {
+            device.log().warn("cuMemFreeHost of a staging area of queue '" + name + "' failed: " + e, null);
         }
     }
 
@@ -213,19 +261,17 @@ final class CudaQueue implements HwQueue {
         Staged staged = null;
         switch (op) {
             case DeviceOp.Write w -> {
-                // staged in native memory that lives until the command is collected (or the GC finds it unused):
-                // the application's segment may be on the heap, which the driver must not see
-                MemorySegment staging = Arena.ofAuto().allocate(Math.max(1, w.source().byteSize()), 16);
-                MemorySegment.copy(w.source(), 0, staging, 0, w.source().byteSize());
+                // staged in native memory (page-locked where the library gives it) until the command is
+                // collected: the application's segment may be on the heap, which the driver must not see
+                staged = stage(w.source().byteSize(), MemorySegment.NULL);
+                MemorySegment.copy(w.source(), 0, staged.staging(), 0, w.source().byteSize());
                 call = "cuMemcpyHtoDAsync_v2";
-                rc = api.memcpyHtoDAsync(w.target().address() + w.offset(), staging, w.source().byteSize(), stream);
-                staged = new Staged(staging, MemorySegment.NULL);
+                rc = api.memcpyHtoDAsync(w.target().address() + w.offset(), staged.staging(), w.source().byteSize(), stream);
             }
             case DeviceOp.Read r -> {
-                MemorySegment staging = Arena.ofAuto().allocate(Math.max(1, r.target().byteSize()), 16);
+                staged = stage(r.target().byteSize(), r.target());
                 call = "cuMemcpyDtoHAsync_v2";
-                rc = api.memcpyDtoHAsync(staging, r.source().address() + r.offset(), r.target().byteSize(), stream);
-                staged = new Staged(staging, r.target());
+                rc = api.memcpyDtoHAsync(staged.staging(), r.source().address() + r.offset(), r.target().byteSize(), stream);
             }
             case DeviceOp.Fill f -> {
                 call = "cuMemsetD8Async";
@@ -246,6 +292,7 @@ final class CudaQueue implements HwQueue {
             }
         }
         if (rc != CudaApi.CUDA_SUCCESS) {
+            unstage(staged);
             throw api.failure(rc, call, about(command));
         }
         return staged;
@@ -355,6 +402,7 @@ final class CudaQueue implements HwQueue {
             if (f.untracked != null) {
                 inFlight.pollFirst();
                 recycle(f.start);
+                unstage(f.staged);
                 HwCommand c = f.command;
                 HalException cause = f.untracked;
                 deliveries.add(() -> listener.failed(c, cause));
@@ -368,6 +416,7 @@ final class CudaQueue implements HwQueue {
             inFlight.pollFirst();
             HwCommand c = f.command;
             if (rc != CudaApi.CUDA_SUCCESS) {
+                unstage(f.staged);
                 HalException cause = api.failure(rc, "cuEventQuery", about(c));
                 deliveries.add(() -> listener.failed(c, cause));
                 throw new DeviceFault(cause, n + 1);
@@ -392,6 +441,7 @@ final class CudaQueue implements HwQueue {
             long s = start;
             Staged staged = f.staged;
             if (staged == null || staged.target().byteSize() == 0) {
+                unstage(staged); // a write's staging: the copy is done
                 deliveries.add(() -> listener.completed(c, s, end));
             } else {
                 deliveries.add(() -> {
@@ -400,6 +450,8 @@ final class CudaQueue implements HwQueue {
                     } catch (RuntimeException e) {
                         listener.failed(c, new HalException("read of " + about(c) + " could not copy into its target: " + e, e));
                         return;
+                    } finally {
+                        unstage(staged);
                     }
                     listener.completed(c, s, end);
                 });
@@ -491,6 +543,19 @@ final class CudaQueue implements HwQueue {
             launchLock.unlock();
         }
         eventPool.clear();
+        List<MemorySegment> pinned = new ArrayList<>();
+        synchronized (pinnedPool) {
+            pinned.addAll(pinnedPool);
+            pinnedPool.clear();
+        }
+        for (InFlight f : inFlight) {
+            if (f.staged != null && f.staged.pinned()) {
+                pinned.add(f.staged.staging());
+            }
+        }
+        for (MemorySegment m : pinned) {
+            api.memFreeHost(m);
+        }
         inFlight.clear();
         arena.close();
     }

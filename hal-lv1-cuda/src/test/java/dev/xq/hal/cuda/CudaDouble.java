@@ -539,6 +539,33 @@ final class CudaDouble implements AutoCloseable {
         return 0;
     }
 
+    /** Page-locked host memory handed out and not freed: address to size. */
+    final Map<Long, Long> hostAllocations = new ConcurrentHashMap<>();
+    /** cuMemAllocHost_v2 calls, to see that staging areas are reused. */
+    final AtomicInteger hostAllocs = new AtomicInteger();
+
+    int cuMemAllocHost_v2(MemorySegment p, long bytes) {
+        if (noContext()) {
+            return INVALID_CONTEXT;
+        }
+        MemorySegment m = arena.allocate(Math.max(1, bytes), 4096);
+        hostAllocations.put(m.address(), bytes);
+        hostAllocs.incrementAndGet();
+        out(p, ADDRESS).set(ADDRESS, 0, m);
+        return 0;
+    }
+
+    int cuMemFreeHost(MemorySegment p) {
+        if (noContext()) {
+            return INVALID_CONTEXT;
+        }
+        if (hostAllocations.remove(p.address()) == null) {
+            badFrees.incrementAndGet();
+            return 1;
+        }
+        return 0;
+    }
+
     int cuMemFree_v2(long address) {
         if (noContext()) {
             return INVALID_CONTEXT;

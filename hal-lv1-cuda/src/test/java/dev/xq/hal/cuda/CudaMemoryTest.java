@@ -52,6 +52,7 @@ class CudaMemoryTest {
     @AfterEach
     void stop() {
         platform.close();
+        assertEquals(0, cuda.hostAllocations.size(), "page-locked staging left allocated after the queues were released");
         assertEquals(List.of(), cuda.errors(), "the double saw bad calls");
         assertEquals(0, cuda.badFrees.get(), "memory freed that was not allocated, or freed twice");
         cuda.close();
@@ -111,6 +112,14 @@ class CudaMemoryTest {
             assertEquals(i + 1, l.reports.get(i).command().sequence());
         }
         assertArrayEquals(expect, c, "the read's target holds the product when the completion is reported");
+        assertTrue(cuda.hostAllocs.get() >= 1 && cuda.hostAllocs.get() <= 3, "staging is page-locked: "
+                + cuda.hostAllocs.get() + " cuMemAllocHost_v2 calls for 3 copies");
+        int staged = cuda.hostAllocs.get();
+        float[] again = new float[m * n];
+        q.launch(op(6, kindless, new DeviceOp.Read(dc, 0, MemorySegment.ofArray(again))));
+        assertTrue(l.await(6));
+        assertArrayEquals(expect, again);
+        assertEquals(staged, cuda.hostAllocs.get(), "a later copy reuses a staging area that an ended command gave back");
         q.close();
         da.free();
         db.free();
