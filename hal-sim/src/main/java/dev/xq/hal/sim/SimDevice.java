@@ -213,6 +213,8 @@ final class SimDevice {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        // the device is gone and nothing runs on it any more: its memory goes back to the host
+        memory.freeAll();
     }
 
     /**

@@ -115,6 +115,17 @@ final class SimMemory implements XpuMemory {
         }
     }
 
+    /** The device is gone: frees every buffer (their owners see them closed: the runtime forgets the driver's objects). */
+    void freeAll() {
+        List<SimBuffer> all;
+        synchronized (this) {
+            all = List.copyOf(buffers.values());
+        }
+        for (SimBuffer b : all) {
+            b.free();
+        }
+    }
+
     /** @return bytes allocated now */
     synchronized long allocated() {
         return allocated;

@@ -44,13 +44,16 @@ class HostApiOnSimTest {
     private final XqCore core = new XqCore(RuntimeLog.NONE);
     private SimDevice a;
     private SimDevice b;
+    private final Map<String, SimDriver> drivers = new java.util.HashMap<>();
 
     @BeforeEach
     void start() {
         a = new SimDevice(SimSettings.from(Map.of("memoryBytes", 1L << 20), "sima"));
         b = new SimDevice(SimSettings.from(Map.of(), "simb"));
-        core.addDriver(new SimDriver(a));
-        core.addDriver(new SimDriver(b));
+        drivers.put("sima", new SimDriver(a));
+        drivers.put("simb", new SimDriver(b));
+        core.addDriver(drivers.get("sima"));
+        core.addDriver(drivers.get("simb"));
         core.start();
     }
 
@@ -217,6 +220,25 @@ class HostApiOnSimTest {
             assertEquals(5, out[1023]);
             assertEquals(0, a.memory().bufferCount(), "freed after the last command that used it");
         }
+    }
+
+    @Test
+    void aDeviceThatGoesAwayTakesItsBuffersWithIt() {
+        ClientService one = core.client("bundle one");
+        DeviceBuffer buf = one.allocate("simb", 4096);
+        assertEquals(4096, b.memory().allocated());
+        core.removeDriver(driverOf("simb"));
+        assertFalse(buf.isOpen(), "a buffer of a removed driver reads as closed");
+        String e = assertThrows(IllegalArgumentException.class, () -> core.allocate("simb", 16)).getMessage();
+        assertTrue(e.contains("device 'simb' is unknown"), e);
+        b.shutdown("test: device gone");
+        assertEquals(0, b.memory().allocated(), "its host memory is given back");
+        one.close(); // nothing left to free, and no second free
+        assertEquals(0, b.memory().bufferCount());
+    }
+
+    private SimDriver driverOf(String id) {
+        return drivers.get(id);
     }
 
     @Test
