@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# XQ command line: ./xq demo | node | test | bench SCENARIO ... | queues | top | policy | hint | help
+# XQ command line: ./xq demo | node | test | bench SCENARIO ... | example | queues | top | policy | hint | help
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 NODE_JAR="$ROOT/node/target/xq-node.jar"
@@ -102,6 +102,10 @@ usage: ./xq COMMAND
   test                          the whole test suite (JUnit + Pax Exam), as CI runs it
   bench SCENARIO [--device sim|cuda] [--json FILE] [--plot DIR] [key=value ...]
                                 one scenario of the suite (xq:bench lists them)
+  example [--device sim|cuda] [--json FILE] [tasks=N size=N bgsize=N policies=native,hpf ...]
+                                the example host bundle (example-host/): a tiled matmul from Java on
+                                two queues at two priorities, alone, shared (native) and under hpf;
+                                every result checked against the CPU (exit code 1 if one differs)
   run [--priority N] [--name NAME] [--socket PATH] -- CMD [ARG...]
                                 runs an unmodified CUDA program with its streams scheduled by the
                                 node (LD_PRELOAD of the interposer); exit code is the program's
@@ -183,6 +187,7 @@ cmd="${1:-help}"; shift || true
 case "$cmd" in
   demo)  build; node run xq:demo "$@" ;;
   bench) build; node run xq:bench "$@" ;;
+  example) build; node run xq:example "$@" ;;
   node)  build; node node "$@" ;;
   serve) build; node "$@" serve ;;
   run)   run_program "$@" ;;

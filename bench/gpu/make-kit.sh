@@ -6,6 +6,9 @@
 # Then, with the device tool:
 #   run  command: SCENARIOS="fixed-priority --device cuda seconds=8" sh bench/target/gpu-kit/run-bench.sh
 #        carry:   ["bench/target/gpu-kit", ".jre.tar.xz"]
+# The kit also carries the example host bundle (dev.xq.example.host, with its PTX) and its check:
+#   run  command: sh bench/target/gpu-kit/example-check.sh "$OUT"      (example-host/src/test/gpu/)
+#        carry:   ["bench/target/gpu-kit", ".jre.tar.xz"]
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kit="$root/bench/target/gpu-kit"
@@ -16,9 +19,13 @@ mkdir -p "$kit/lib" "$kit/bundles"
 cp "$root/node/target/xq-node.jar" "$kit/"
 cp "$root"/node/target/lib/*.jar "$kit/lib/"
 cp "$root"/node/target/bundles/*.jar "$kit/bundles/"
+# the node's start order (node/pom.xml's list); without it the launcher starts XQ bundles in file-name order
+cp "$root/node/target/bundles/xq-bundles.txt" "$kit/bundles/" 2>/dev/null || true
 for j in "$root"/bench/target/dev.xq.bench-*.jar "$root"/hal-lv1-cuda/target/dev.xq.hal.cuda-*.jar \
-         "$root"/runtime/target/dev.xq.runtime-*.jar; do
+         "$root"/runtime/target/dev.xq.runtime-*.jar "$root"/example-host/target/dev.xq.example.host-*.jar; do
   [ -f "$j" ] && cp "$j" "$kit/bundles/"
 done
-cp "$root/bench/gpu/run-bench.sh" "$root/bench/gpu/tail.jfc" "$kit/"
+cp "$root/bench/gpu/run-bench.sh" "$root/bench/gpu/tail.jfc" "$root/example-host/src/test/gpu/example-check.sh" "$kit/"
+ls "$kit"/bundles/dev.xq.example.host-*.jar >/dev/null 2>&1 \
+  || echo "make-kit: WARNING: no example host bundle in the kit (mvn install -pl example-host,node -DskipTests); example-check.sh will refuse" >&2
 echo "make-kit: $(du -sh "$kit" | cut -f1) in $kit"

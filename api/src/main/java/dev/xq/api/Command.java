@@ -1,5 +1,6 @@
 package dev.xq.api;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
 import org.osgi.annotation.versioning.ProviderType;
@@ -59,6 +60,30 @@ public sealed interface Command {
         record F64(double value) implements Arg { }
         /** A device address. */
         record Ptr(long address) implements Arg { }
+
+        /**
+         * A {@link DeviceBuffer}, passed as its device address (8 bytes); the buffer must be on the
+         * queue's device and open when the launch is submitted.
+         *
+         * @since 1.5
+         */
+        record Buf(DeviceBuffer buffer) implements Arg {
+            public Buf {
+                Objects.requireNonNull(buffer, "buffer argument is null; give a DeviceBuffer from XQueueService.allocate");
+            }
+        }
+
+        /** @return the size in bytes of the value the kernel receives: 4 for I32 and F32, 8 for the others */
+        static long size(Arg arg) {
+            return switch (arg) {
+                case I32 ignored -> 4;
+                case F32 ignored -> 4;
+                case I64 ignored -> 8;
+                case F64 ignored -> 8;
+                case Ptr ignored -> 8;
+                case Buf ignored -> 8;
+            };
+        }
     }
 
     /**
@@ -114,6 +139,131 @@ public sealed interface Command {
         public String kind() {
             return "memset";
         }
+    }
+
+    /**
+     * Copies {@code source} (heap or native memory, not confined to one thread) into {@code target} at {@code offset}, in its
+     * turn on the queue. The source is read between submit and the command's completion: leave it
+     * unchanged until the {@link Submission} completes.
+     *
+     * @since 1.5
+     */
+    record Write(DeviceBuffer target, long offset, MemorySegment source) implements Command {
+        public Write {
+            Objects.requireNonNull(target, "write target is null; give a DeviceBuffer from XQueueService.allocate");
+            Objects.requireNonNull(source, "write source is null; give a MemorySegment (MemorySegment.ofArray(...) for an array)");
+            if (offset < 0) {
+                throw new IllegalArgumentException("write offset " + offset + " is negative; allowed: 0.." + target.size());
+            }
+            Segments.shareable("write source", source);
+        }
+
+        /** @return the number of bytes copied: the source's size */
+        public long bytes() {
+            return source.byteSize();
+        }
+
+        @Override
+        public String kind() {
+            return "write";
+        }
+    }
+
+    /**
+     * Copies {@code target.byteSize()} bytes of {@code source} from {@code offset} into
+     * {@code target} (heap or native memory, not confined to one thread), in its turn on the queue; the data is in {@code target} when the
+     * {@link Submission} completes (not before: do not read it earlier).
+     *
+     * @since 1.5
+     */
+    record Read(DeviceBuffer source, long offset, MemorySegment target) implements Command {
+        public Read {
+            Objects.requireNonNull(source, "read source is null; give a DeviceBuffer from XQueueService.allocate");
+            Objects.requireNonNull(target, "read target is null; give a writable MemorySegment");
+            if (offset < 0) {
+                throw new IllegalArgumentException("read offset " + offset + " is negative; allowed: 0.." + source.size());
+            }
+            if (target.isReadOnly()) {
+                throw new IllegalArgumentException("read target " + target + " is read-only; give a writable MemorySegment");
+            }
+            Segments.shareable("read target", target);
+        }
+
+        /** @return the number of bytes copied: the target's size */
+        public long bytes() {
+            return target.byteSize();
+        }
+
+        @Override
+        public String kind() {
+            return "read";
+        }
+    }
+
+    /**
+     * Sets {@code bytes} bytes of {@code target} from {@code offset} to {@code value}, in its turn.
+     *
+     * @since 1.5
+     */
+    record Fill(DeviceBuffer target, long offset, long bytes, byte value) implements Command {
+        public Fill {
+            Objects.requireNonNull(target, "fill target is null; give a DeviceBuffer from XQueueService.allocate");
+            if (offset < 0) {
+                throw new IllegalArgumentException("fill offset " + offset + " is negative; allowed: 0.." + target.size());
+            }
+            if (bytes < 0) {
+                throw new IllegalArgumentException("fill of " + bytes + " bytes is negative; allowed: >= 0");
+            }
+        }
+
+        @Override
+        public String kind() {
+            return "fill";
+        }
+    }
+
+    /**
+     * Launches {@code function} (of a module loaded at run time) with {@code args}; buffers go as
+     * {@link Arg.Buf}. The arguments are checked against the function's parameters at submit.
+     *
+     * @since 1.5
+     */
+    record Launch(KernelFunction function, Dim3 grid, Dim3 block, int sharedMemBytes, List<Arg> args) implements Command {
+        public Launch {
+            Objects.requireNonNull(function, "launch function is null; give a KernelFunction from CodeModule.function");
+            Objects.requireNonNull(grid, "launch grid is null; give a Dim3 such as new Dim3(1, 1, 1)");
+            Objects.requireNonNull(block, "launch block is null; give a Dim3 such as new Dim3(1, 1, 1)");
+            if (sharedMemBytes < 0) {
+                throw new IllegalArgumentException("shared memory " + sharedMemBytes + " bytes is negative; allowed: >= 0");
+            }
+            Objects.requireNonNull(args, "launch args is null; use List.of() for a kernel without arguments");
+            for (int i = 0; i < args.size(); i++) {
+                if (args.get(i) == null) {
+                    throw new NullPointerException("launch argument " + i + " is null; every argument is an Arg");
+                }
+            }
+            args = List.copyOf(args);
+        }
+
+        @Override
+        public String kind() {
+            return "launch";
+        }
+    }
+
+    /** @return a command that copies all of {@code source} to the start of {@code target} */
+    static Write write(DeviceBuffer target, MemorySegment source) {
+        return new Write(target, 0, source);
+    }
+
+    /** @return a command that copies the start of {@code source} into all of {@code target} */
+    static Read read(DeviceBuffer source, MemorySegment target) {
+        return new Read(source, 0, target);
+    }
+
+    /** @return a command that sets every byte of {@code target} to {@code value} */
+    static Fill fill(DeviceBuffer target, byte value) {
+        return new Fill(target, 0, target.size(), value);
     }
 
     /** @return a spin command that occupies one engine for {@code micros} */

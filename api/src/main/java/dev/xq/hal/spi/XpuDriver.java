@@ -1,6 +1,7 @@
 package dev.xq.hal.spi;
 
 import java.util.List;
+import java.util.Optional;
 import org.osgi.annotation.versioning.ConsumerType;
 
 /**
@@ -29,4 +30,13 @@ public interface XpuDriver {
      * @throws HalException if the hardware refuses
      */
     HwQueue open(String deviceId, HwQueueOptions options, HwQueueListener listener);
+
+    /**
+     * @return device memory and run-time code loading for this driver's devices, or empty if it
+     *         offers none (then host applications cannot allocate or load on them)
+     * @since 2.1
+     */
+    default Optional<XpuMemory> memory() {
+        return Optional.empty();
+    }
 }

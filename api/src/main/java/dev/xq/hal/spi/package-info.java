@@ -7,7 +7,10 @@
  * and 3, {@link dev.xq.hal.spi.Preemption}, offered by a queue itself ({@code HwQueue.preemption()})
  * or by a provider (replaces {@code HwQueue}'s throwing level-2/3 methods, {@code maxLevel()} and
  * {@code Preemptor}); {@code nativeHandle(Class)} with {@link dev.xq.hal.spi.StreamHandle} replaces
- * the untyped {@code Object nativeHandle()}.
+ * the untyped {@code Object nativeHandle()}. 2.1: device memory and code loaded at run time,
+ * {@link dev.xq.hal.spi.XpuMemory} ({@code XpuDriver.memory()}) with {@link dev.xq.hal.spi.HwBuffer},
+ * {@link dev.xq.hal.spi.HwModule}, {@link dev.xq.hal.spi.HwFunction}, and {@link dev.xq.hal.spi.DeviceOp}
+ * on {@link dev.xq.hal.spi.HwCommand}.
  *
  * <p>Threading: the runtime calls {@code launch} from any thread, but never concurrently on
  * one HwQueue; it calls the preemption methods under its own per-queue control lock.
@@ -18,5 +21,5 @@
  * callbacks with no lock held.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("2.0.0")
+@org.osgi.annotation.versioning.Version("2.1.0")
 package dev.xq.hal.spi;

@@ -124,6 +124,9 @@ final class CudaApi {
         // stream memory operations (cuda.h maps the plain names to _v2 since CUDA 11.7): level 2's stall
         OPTIONAL.put("cuStreamWaitValue32_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT));
         OPTIONAL.put("cuStreamWriteValue32_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT));
+        // page-locked staging for the data commands' copies (truly asynchronous; pageable memory is the fallback)
+        OPTIONAL.put("cuMemAllocHost_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        OPTIONAL.put("cuMemFreeHost", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     }
 
     private final String library;
@@ -164,6 +167,8 @@ final class CudaApi {
     private final MethodHandle funcGetParamInfo;
     private final MethodHandle streamWaitValue32;
     private final MethodHandle streamWriteValue32;
+    private final MethodHandle memAllocHost;
+    private final MethodHandle memFreeHost;
 
     private CudaApi(String library, Map<String, MethodHandle> h) {
         this.library = library;
@@ -204,6 +209,8 @@ final class CudaApi {
         funcGetParamInfo = h.get("cuFuncGetParamInfo");
         streamWaitValue32 = h.get("cuStreamWaitValue32_v2");
         streamWriteValue32 = h.get("cuStreamWriteValue32_v2");
+        memAllocHost = h.get("cuMemAllocHost_v2");
+        memFreeHost = h.get("cuMemFreeHost");
     }
 
     /**
@@ -544,6 +551,37 @@ final class CudaApi {
             MemorySegment out = a.allocate(JAVA_LONG);
             check((int) memAlloc.invokeExact(out, bytes), "cuMemAlloc_v2", bytes + " bytes");
             return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * Page-locked host memory (cuMemAllocHost_v2), which copies on a stream read and write
+     * without the calling thread waiting for the stream. Needs the context current.
+     *
+     * @return the memory, or null where the library lacks the call or refuses (then the caller
+     *         stages in pageable memory, whose device-to-host copies wait for the stream)
+     */
+    MemorySegment memAllocHost(long bytes) {
+        if (memAllocHost == null || memFreeHost == null) {
+            return null;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            if ((int) memAllocHost.invokeExact(out, bytes) != CUDA_SUCCESS) {
+                return null;
+            }
+            return out.get(ADDRESS, 0).reinterpret(bytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Frees memory of {@link #memAllocHost}; needs the context current. */
+    int memFreeHost(MemorySegment p) {
+        try {
+            return (int) memFreeHost.invokeExact(p);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -38,7 +38,7 @@ final class CudaDevice {
     static final String PROBE_FUNCTION = "xq_probe";
     /** The built-in module, a resource of this bundle. */
     static final String SPIN_RESOURCE = "spin.ptx";
-    static final Set<String> KINDS = Set.of("spin", "kernel", "copy", "memset");
+    static final Set<String> KINDS = Set.of("spin", "kernel", "copy", "memset", "write", "read", "fill", "launch");
 
     /** A kernel ready to launch; {@code parameterSizes} is null where the driver cannot tell them. */
     record KernelFunction(String label, MemorySegment handle, long[] parameterSizes) { }
@@ -185,6 +185,10 @@ final class CudaDevice {
         return launchOrder.incrementAndGet();
     }
 
+    CudaApi api() {
+        return api;
+    }
+
     /** Makes this device's context current on the calling thread; every thread that calls the driver must. */
     void makeCurrent() {
         int rc = api.setCurrent(context);
@@ -254,6 +258,22 @@ final class CudaDevice {
                     throw new IllegalArgumentException("memset of " + m.bytes() + " bytes names the null address");
                 }
             }
+            case Command.Launch l -> {
+                long threads = (long) l.block().x() * l.block().y() * l.block().z();
+                if (threads > maxThreadsPerBlock) {
+                    throw new IllegalArgumentException("launch of " + l.function().name() + ": block " + l.block().x() + "x"
+                            + l.block().y() + "x" + l.block().z() + " has " + threads + " threads; " + id + " allows at most "
+                            + maxThreadsPerBlock);
+                }
+                if (l.grid().y() > 65535 || l.grid().z() > 65535) {
+                    throw new IllegalArgumentException("launch of " + l.function().name() + ": grid y/z (" + l.grid().y() + ", "
+                            + l.grid().z() + ") exceeds CUDA's 65535");
+                }
+            }
+            // buffers, ranges and arguments of these are checked by the runtime against the objects it resolves them to
+            case Command.Write w -> { }
+            case Command.Read r -> { }
+            case Command.Fill f -> { }
         }
     }
 

@@ -5,8 +5,10 @@ import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.XpuDriver;
+import dev.xq.hal.spi.XpuMemory;
 import dev.xq.runtime.log.OsgiLog;
 import java.util.List;
+import java.util.Optional;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -31,6 +33,7 @@ public class CudaDriver implements XpuDriver {
 
     private final OsgiLog log = new OsgiLog(CudaDriver.class);
     private volatile CudaPlatform platform = CudaPlatform.unavailable("not started");
+    private final CudaMemory memory = new CudaMemory(() -> platform);
 
     @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
@@ -80,5 +83,10 @@ public class CudaDriver implements XpuDriver {
     @Override
     public HwQueue open(String deviceId, HwQueueOptions options, HwQueueListener listener) {
         return platform.open(deviceId, options, listener);
+    }
+
+    @Override
+    public Optional<XpuMemory> memory() {
+        return Optional.of(memory);
     }
 }

@@ -2,6 +2,7 @@ package dev.xq.hal.cuda;
 
 import dev.xq.api.Command;
 import dev.xq.api.PreemptionLevel;
+import dev.xq.hal.spi.DeviceOp;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
@@ -10,6 +11,7 @@ import dev.xq.hal.spi.Preemption;
 import dev.xq.hal.spi.StreamHandle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -53,6 +55,8 @@ final class CudaQueue implements HwQueue {
         final long order;
         /** Completion thread only: host time of the start event once it happened. */
         long startNanos = DeviceClock.UNKNOWN;
+        /** A read's host side: copied from staging into the application's memory before the completion is reported. */
+        Staged staged;
 
         InFlight(HwCommand command, MemorySegment start, MemorySegment end, HalException untracked, long order) {
             this.command = command;
@@ -271,8 +275,13 @@ final class CudaQueue implements HwQueue {
                 recycle(end);
                 throw api.failure(rc, "cuEventRecord", "start of " + about(command));
             }
+            Staged staged = null;
             try {
-                issue(command.command());
+                if (command.op() != null) {
+                    staged = issue(command.op(), command);
+                } else {
+                    issue(command.command());
+                }
             } catch (RuntimeException e) {
                 // the start event stays recorded on the stream; re-recording it later is allowed
                 recycle(start);
@@ -285,8 +294,10 @@ final class CudaQueue implements HwQueue {
                 // the command is on the stream and will run, but its end cannot be seen: report it
                 // failed, in its turn, rather than pretend it was never launched
                 recycle(end);
-                inFlight.addLast(new InFlight(command, start, null,
-                        api.failure(rc, "cuEventRecord", "end of " + about(command)), order));
+                InFlight untracked = new InFlight(command, start, null,
+                        api.failure(rc, "cuEventRecord", "end of " + about(command)), order);
+                untracked.staged = staged;
+                inFlight.addLast(untracked);
                 device.watcher().launched(0);
                 return;
             }
@@ -298,7 +309,9 @@ final class CudaQueue implements HwQueue {
                             + api.describe(rc) + "; completions are seen by the watcher's safety wake-up", null);
                 }
             }
-            inFlight.addLast(new InFlight(command, start, end, null, order));
+            InFlight launched = new InFlight(command, start, end, null, order);
+            launched.staged = staged;
+            inFlight.addLast(launched);
             device.watcher().launched(command.command() instanceof Command.Spin s ? s.micros() * 1000L : 0);
         } finally {
             launchLock.unlock();
@@ -308,6 +321,106 @@ final class CudaQueue implements HwQueue {
     private String about(HwCommand command) {
         return "command #" + command.sequence() + " (" + command.command().kind() + ") on queue '" + name + "' of "
                 + device.id();
+    }
+
+    /**
+     * The host side of a read: the device copies into {@code staging} (native memory, which the
+     * driver may write while the stream runs), and the completion thread copies that into the
+     * application's segment, which may be on the Java heap, before it reports the command done.
+     */
+    record Staged(MemorySegment staging, MemorySegment target, boolean pinned) {
+        void finish() {
+            MemorySegment.copy(staging, 0, target, 0, target.byteSize());
+        }
+    }
+
+    /** Page-locked staging areas that ended commands gave back, for the next copies; guarded by itself. */
+    private final ArrayDeque<MemorySegment> pinnedPool = new ArrayDeque<>();
+    private static final int POOL = 8;
+    /** Smallest staging area: small copies share a size, so the pool serves them all. */
+    private static final long MIN_STAGING = 64 * 1024;
+
+    /** Caller holds launchLock with the context current. */
+    private Staged stage(long bytes, MemorySegment target) {
+        long want = Math.max(MIN_STAGING, bytes);
+        synchronized (pinnedPool) {
+            for (var it = pinnedPool.iterator(); it.hasNext(); ) {
+                MemorySegment m = it.next();
+                if (m.byteSize() >= want && m.byteSize() <= 4 * want) {
+                    it.remove();
+                    return new Staged(m, target, true);
+                }
+            }
+        }
+        MemorySegment m = api.memAllocHost(want);
+        if (m != null) {
+            return new Staged(m, target, true);
+        }
+        // pageable: lives until the command is collected (or the GC finds it unused)
+        return new Staged(Arena.ofAuto().allocate(Math.max(1, bytes), 16), target, false);
+    }
+
+    /** A command's staging area is free again: back to the pool, or freed if the pool is full or the queue released. */
+    private void unstage(Staged s) {
+        if (s == null || !s.pinned()) {
+            return;
+        }
+        synchronized (pinnedPool) {
+            if (!released && pinnedPool.size() < POOL) {
+                pinnedPool.add(s.staging());
+                return;
+            }
+        }
+        try {
+            device.makeCurrent();
+            api.memFreeHost(s.staging());
+        } catch (RuntimeException e) {
+            device.log().warn("cuMemFreeHost of a staging area of queue '" + name + "' failed: " + e, null);
+        }
+    }
+
+    /** Issues a data or launch command with its buffers resolved; caller holds launchLock with the context current. */
+    private Staged issue(DeviceOp op, HwCommand command) {
+        int rc;
+        String call;
+        Staged staged = null;
+        switch (op) {
+            case DeviceOp.Write w -> {
+                // staged in native memory (page-locked where the library gives it) until the command is
+                // collected: the application's segment may be on the heap, which the driver must not see
+                staged = stage(w.source().byteSize(), MemorySegment.NULL);
+                MemorySegment.copy(w.source(), 0, staged.staging(), 0, w.source().byteSize());
+                call = "cuMemcpyHtoDAsync_v2";
+                rc = api.memcpyHtoDAsync(w.target().address() + w.offset(), staged.staging(), w.source().byteSize(), stream);
+            }
+            case DeviceOp.Read r -> {
+                staged = stage(r.target().byteSize(), r.target());
+                call = "cuMemcpyDtoHAsync_v2";
+                rc = api.memcpyDtoHAsync(staged.staging(), r.source().address() + r.offset(), r.target().byteSize(), stream);
+            }
+            case DeviceOp.Fill f -> {
+                call = "cuMemsetD8Async";
+                rc = api.memsetD8Async(f.target().address() + f.offset(), f.value(), f.bytes(), stream);
+            }
+            case DeviceOp.Launch l -> {
+                if (!(l.function() instanceof CudaMemory.CudaFunction f)) {
+                    throw new HalException("function " + l.function().name() + " of " + about(command) + " is not a CUDA module's");
+                }
+                try {
+                    KernelArgs.checkAgainst(f.name(), f.sizes(), l.args());
+                } catch (IllegalArgumentException e) {
+                    throw new HalException(e.getMessage(), e);
+                }
+                call = "cuLaunchKernel";
+                rc = api.launchKernel(f.handle(), l.grid().x(), l.grid().y(), l.grid().z(), l.block().x(), l.block().y(),
+                        l.block().z(), l.sharedMemBytes(), stream, kernelArgs.marshal(l.args()));
+            }
+        }
+        if (rc != CudaApi.CUDA_SUCCESS) {
+            unstage(staged);
+            throw api.failure(rc, call, about(command));
+        }
+        return staged;
     }
 
     private void issue(Command command) {
@@ -340,6 +453,8 @@ final class CudaQueue implements HwQueue {
                 call = "cuMemsetD8Async";
                 rc = api.memsetD8Async(m.target(), m.value(), m.bytes(), stream);
             }
+            default -> throw new HalException(command.kind() + " on queue '" + name + "' of " + device.id()
+                    + " comes without its resolved buffers (HwCommand.op)");
         }
         if (rc != CudaApi.CUDA_SUCCESS) {
             throw api.failure(rc, call, command.kind() + " on queue '" + name + "' of " + device.id());
@@ -412,6 +527,7 @@ final class CudaQueue implements HwQueue {
             if (f.untracked != null) {
                 inFlight.pollFirst();
                 recycle(f.start);
+                unstage(f.staged);
                 HwCommand c = f.command;
                 HalException cause = f.untracked;
                 deliveries.add(() -> listener.failed(c, cause));
@@ -425,6 +541,7 @@ final class CudaQueue implements HwQueue {
             inFlight.pollFirst();
             HwCommand c = f.command;
             if (rc != CudaApi.CUDA_SUCCESS) {
+                unstage(f.staged);
                 HalException cause = api.failure(rc, "cuEventQuery", about(c));
                 deliveries.add(() -> listener.failed(c, cause));
                 throw new DeviceFault(cause, n + 1);
@@ -447,7 +564,23 @@ final class CudaQueue implements HwQueue {
                 estimated = true;
             }
             long s = start;
-            deliveries.add(() -> listener.completed(c, s, end));
+            Staged staged = f.staged;
+            if (staged == null || staged.target().byteSize() == 0) {
+                unstage(staged); // a write's staging: the copy is done
+                deliveries.add(() -> listener.completed(c, s, end));
+            } else {
+                deliveries.add(() -> {
+                    try {
+                        staged.finish();
+                    } catch (RuntimeException e) {
+                        listener.failed(c, new HalException("read of " + about(c) + " could not copy into its target: " + e, e));
+                        return;
+                    } finally {
+                        unstage(staged);
+                    }
+                    listener.completed(c, s, end);
+                });
+            }
             n++;
         }
         return n;
@@ -538,6 +671,19 @@ final class CudaQueue implements HwQueue {
             launchLock.unlock();
         }
         eventPool.clear();
+        List<MemorySegment> pinned = new ArrayList<>();
+        synchronized (pinnedPool) {
+            pinned.addAll(pinnedPool);
+            pinnedPool.clear();
+        }
+        for (InFlight f : inFlight) {
+            if (f.staged != null && f.staged.pinned()) {
+                pinned.add(f.staged.staging());
+            }
+        }
+        for (MemorySegment m : pinned) {
+            api.memFreeHost(m);
+        }
         inFlight.clear();
         arena.close();
     }

@@ -39,6 +39,7 @@ final class KernelArgs {
             case Arg.I64 ignored -> 8;
             case Arg.F64 ignored -> 8;
             case Arg.Ptr ignored -> 8;
+            case Arg.Buf ignored -> 8;
         };
     }
 
@@ -65,6 +66,8 @@ final class KernelArgs {
                 case Arg.I64 a -> slot.set(JAVA_LONG, 0, a.value());
                 case Arg.F64 a -> slot.set(JAVA_DOUBLE, 0, a.value());
                 case Arg.Ptr a -> slot.set(JAVA_LONG, 0, a.address());
+                case Arg.Buf b -> throw new IllegalArgumentException("argument #" + i + " is " + b.buffer()
+                        + ": buffers reach the driver as Ptr, resolved by the runtime (use Command.Launch, not Command.Kernel)");
             }
             scratch.setAtIndex(ADDRESS, i, slot);
         }

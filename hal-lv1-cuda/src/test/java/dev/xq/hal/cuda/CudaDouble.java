@@ -42,7 +42,10 @@ import java.util.regex.Pattern;
  *
  * <p>Kernels: a module is PTX text; its {@code .entry} names and parameter sizes are read from
  * it. {@code xq_spin} waits its argument's nanoseconds; {@code xq_probe} stores its arguments at
- * its first argument as the real PTX does; other kernels do nothing.
+ * its first argument as the real PTX does; {@code xq_matmul_tiled} and {@code xq_saxpy} (the
+ * example host bundle's kernels) compute what the CUDA source does; other kernels do nothing.
+ * Memory: {@code cuMemAlloc_v2} hands out host memory and remembers it until {@code cuMemFree_v2},
+ * which counts frees of memory it did not hand out ({@link #badFrees}).
  */
 // FFM is this class's job: the restricted methods are the point
 @SuppressWarnings("restricted")
@@ -372,6 +375,11 @@ final class CudaDouble implements AutoCloseable {
         });
     }
 
+    /** @return modules loaded and not unloaded */
+    int liveModules() {
+        return modules.size();
+    }
+
     int cuModuleUnload(MemorySegment module) {
         return modules.remove(module.address()) == null ? INVALID_HANDLE : 0;
     }
@@ -450,6 +458,33 @@ final class CudaDouble implements AutoCloseable {
                     }
                 }
             }
+            // example-host's kernels (src/main/cuda/matmul.cu), computed on the host
+            case "xq_matmul_tiled" -> {
+                int m = (int) v[3];
+                int n = (int) v[4];
+                int k = (int) v[5];
+                MemorySegment a = MemorySegment.ofAddress(v[0]).reinterpret(4L * m * k);
+                MemorySegment b = MemorySegment.ofAddress(v[1]).reinterpret(4L * k * n);
+                MemorySegment c = MemorySegment.ofAddress(v[2]).reinterpret(4L * m * n);
+                for (int i = 0; i < m; i++) {
+                    for (int j = 0; j < n; j++) {
+                        float sum = 0;
+                        for (int p = 0; p < k; p++) {
+                            sum += a.getAtIndex(JAVA_FLOAT, (long) i * k + p) * b.getAtIndex(JAVA_FLOAT, (long) p * n + j);
+                        }
+                        c.setAtIndex(JAVA_FLOAT, (long) i * n + j, sum);
+                    }
+                }
+            }
+            case "xq_saxpy" -> {
+                int n = (int) v[0];
+                float alpha = Float.intBitsToFloat((int) v[1]);
+                MemorySegment x = MemorySegment.ofAddress(v[2]).reinterpret(4L * n);
+                MemorySegment y = MemorySegment.ofAddress(v[3]).reinterpret(4L * n);
+                for (int i = 0; i < n; i++) {
+                    y.setAtIndex(JAVA_FLOAT, i, alpha * x.getAtIndex(JAVA_FLOAT, i) + y.getAtIndex(JAVA_FLOAT, i));
+                }
+            }
             case "xq_probe" -> {
                 MemorySegment o = MemorySegment.ofAddress(v[0]).reinterpret(24);
                 o.set(JAVA_INT, 0, (int) v[1]);
@@ -482,16 +517,63 @@ final class CudaDouble implements AutoCloseable {
         });
     }
 
+    /** Device memory handed out and not freed: address to size. */
+    final Map<Long, Long> allocations = new ConcurrentHashMap<>();
+    /** Frees of an address that was not allocated (or freed twice). */
+    final AtomicInteger badFrees = new AtomicInteger();
+    /** Returned by the next cuMemAlloc_v2 instead of memory, once (e.g. 2: CUDA_ERROR_OUT_OF_MEMORY). */
+    volatile int failNextAlloc;
+
     int cuMemAlloc_v2(MemorySegment p, long bytes) {
         if (noContext()) {
             return INVALID_CONTEXT;
         }
+        int fail = failNextAlloc;
+        if (fail != 0) {
+            failNextAlloc = 0;
+            return fail;
+        }
         MemorySegment m = arena.allocate(Math.max(1, bytes), 256);
+        allocations.put(m.address(), bytes);
         out(p, JAVA_LONG).set(JAVA_LONG, 0, m.address());
         return 0;
     }
 
+    /** Page-locked host memory handed out and not freed: address to size. */
+    final Map<Long, Long> hostAllocations = new ConcurrentHashMap<>();
+    /** cuMemAllocHost_v2 calls, to see that staging areas are reused. */
+    final AtomicInteger hostAllocs = new AtomicInteger();
+
+    int cuMemAllocHost_v2(MemorySegment p, long bytes) {
+        if (noContext()) {
+            return INVALID_CONTEXT;
+        }
+        MemorySegment m = arena.allocate(Math.max(1, bytes), 4096);
+        hostAllocations.put(m.address(), bytes);
+        hostAllocs.incrementAndGet();
+        out(p, ADDRESS).set(ADDRESS, 0, m);
+        return 0;
+    }
+
+    int cuMemFreeHost(MemorySegment p) {
+        if (noContext()) {
+            return INVALID_CONTEXT;
+        }
+        if (hostAllocations.remove(p.address()) == null) {
+            badFrees.incrementAndGet();
+            return 1;
+        }
+        return 0;
+    }
+
     int cuMemFree_v2(long address) {
+        if (noContext()) {
+            return INVALID_CONTEXT;
+        }
+        if (allocations.remove(address) == null) {
+            badFrees.incrementAndGet();
+            return 1; // CUDA_ERROR_INVALID_VALUE
+        }
         return 0;
     }
 

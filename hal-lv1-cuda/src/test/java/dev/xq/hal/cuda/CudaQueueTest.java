@@ -81,7 +81,7 @@ class CudaQueueTest {
         assertEquals(PreemptionLevel.DEACTIVATE, d.maxLevel());
         assertEquals(4, d.engines());
         assertEquals(80L << 30, d.memoryBytes());
-        assertEquals(Set.of("spin", "kernel", "copy", "memset"), d.commandKinds());
+        assertEquals(Set.of("spin", "kernel", "copy", "memset", "write", "read", "fill", "launch"), d.commandKinds());
         assertEquals("9.0", d.properties().get("computeCapability"));
         assertEquals("13.0", d.properties().get("driver"));
         assertEquals("0 (least) .. -5 (greatest)", d.properties().get("streamPriorities"));

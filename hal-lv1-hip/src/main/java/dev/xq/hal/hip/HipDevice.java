@@ -199,6 +199,9 @@ final class HipDevice {
                     throw new IllegalArgumentException("memset of " + m.bytes() + " bytes on " + id + ": target address must not be 0");
                 }
             }
+            default -> throw new IllegalArgumentException("command kind '" + command.kind() + "' is not accepted on " + id
+                    + ": the HIP adapter runs spin, kernel, copy and memset (buffers and modules of XQueueService.allocate/load"
+                    + " are offered on sim and cuda devices)");
         }
     }
 

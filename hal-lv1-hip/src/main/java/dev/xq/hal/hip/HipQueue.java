@@ -151,6 +151,7 @@ final class HipQueue implements HwQueue {
                             + Long.toHexString(cp.target()) + ", " + about);
             case Command.Memset m -> api.check(api.memsetAsync(m.target(), m.value() & 0xff, m.bytes(), stream),
                     "hipMemsetAsync", m.bytes() + " bytes at 0x" + Long.toHexString(m.target()) + ", " + about);
+            default -> throw new dev.xq.hal.spi.HalException(c.kind() + " is not run by the HIP adapter, " + about);
         }
     }
 

@@ -51,6 +51,8 @@ final class KernelArgs {
                 case Arg.F32 a -> values.set(JAVA_FLOAT, off, a.value());
                 case Arg.F64 a -> values.set(JAVA_DOUBLE, off, a.value());
                 case Arg.Ptr a -> values.set(JAVA_LONG, off, a.address());
+                case Arg.Buf b -> throw new IllegalArgumentException("argument #" + i + " is " + b.buffer()
+                        + ": the HIP adapter takes device addresses (Ptr)");
             }
             pointers.setAtIndex(ADDRESS, i, values.asSlice(off, SLOT));
         }

@@ -25,7 +25,10 @@ public class SimCommands {
             sb.append(e.getKey()).append("  ").append(e.getValue().status())
                     .append("  lv2Mode=").append(s.lv2Flush() ? "flush" : "stall")
                     .append(" save=").append(s.saveCostMicros()).append("us restore=").append(s.restoreCostMicros())
-                    .append("us launch=").append(s.launchCostMicros()).append("us\n");
+                    .append("us launch=").append(s.launchCostMicros()).append("us")
+                    .append(" buffers=").append(e.getValue().memory().bufferCount())
+                    .append(" allocated=").append(e.getValue().memory().allocated())
+                    .append(" modules=").append(e.getValue().memory().moduleCount()).append('\n');
         }
         return sb.isEmpty() ? "no simulated devices" : sb.toString();
     }

@@ -74,7 +74,10 @@ final class SimDevice {
     /** A launched command on its way through the device. */
     private static final class Pending {
         final HwCommand hw;
-        final Command.Spin spin;
+        final int engines;
+        final long memory;
+        /** What a data command does when it ends (null for a spin). */
+        final Runnable effect;
         final long readyAt;
         /** Device time still to run: the whole duration until it first starts. */
         long remaining;
@@ -89,12 +92,25 @@ final class SimDevice {
         boolean hang;
         boolean fail;
 
-        Pending(HwCommand hw, Command.Spin spin, long readyAt) {
+        Pending(HwCommand hw, long micros, int engines, long memory, Runnable effect, long readyAt) {
             this.hw = hw;
-            this.spin = spin;
+            this.engines = engines;
+            this.memory = memory;
+            this.effect = effect;
             this.readyAt = readyAt;
-            this.remaining = spin.micros() * 1000L;
+            this.remaining = micros * 1000L;
         }
+    }
+
+    private static Pending pendingSpin(HwCommand hw, Command.Spin s, long readyAt) {
+        return new Pending(hw, s.micros(), s.engines(), s.memoryBytes(), null, readyAt);
+    }
+
+    private final SimMemory memory;
+
+    /** @return its memory and programs */
+    SimMemory memory() {
+        return memory;
     }
 
     /** A device whose unattributable failures go to the JDK's platform logger (for use outside OSGi). */
@@ -111,6 +127,7 @@ final class SimDevice {
         this.errors = errors;
         this.freeEngines = settings.engines();
         this.freeMemory = settings.memoryBytes();
+        this.memory = new SimMemory(settings);
         this.thread = new Thread(this::loop, threadName(settings.id()));
         this.thread.setDaemon(true);
         this.thread.start();
@@ -136,7 +153,7 @@ final class SimDevice {
         p.put("fault.hangEvery", Long.toString(settings.hangEvery()));
         p.put("fault.loseAfter", Long.toString(settings.loseAfter()));
         return new DeviceDescriptor(settings.id(), settings.name(), settings.maxLevel(), settings.engines(), settings.memoryBytes(),
-                Set.of("spin"), p);
+                Set.of("spin", "write", "read", "fill", "launch"), p);
     }
 
     String status() {
@@ -196,6 +213,8 @@ final class SimDevice {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        // the device is gone and nothing runs on it any more: its memory goes back to the host
+        memory.freeAll();
     }
 
     /**
@@ -343,7 +362,7 @@ final class SimDevice {
     }
 
     private boolean fits(Pending p) {
-        return p.spin.engines() <= freeEngines && p.spin.memoryBytes() <= freeMemory;
+        return p.engines <= freeEngines && p.memory <= freeMemory;
     }
 
     private void finish(Occupant o) {
@@ -361,7 +380,22 @@ final class SimDevice {
             outbox.add(() -> l.failed(c, cause));
             return;
         }
-        outbox.add(() -> l.completed(c, start, end));
+        Runnable effect = p.effect;
+        if (effect == null) {
+            outbox.add(() -> l.completed(c, start, end));
+        } else {
+            // the data moves at the command's end, before its completion is reported
+            outbox.add(() -> {
+                try {
+                    effect.run();
+                } catch (RuntimeException e) {
+                    l.failed(c, new HalException("sim device " + settings.id() + ": " + c.command().kind() + " #" + c.sequence()
+                            + " failed: " + e.getMessage(), e));
+                    return;
+                }
+                l.completed(c, start, end);
+            });
+        }
         completions++;
         if (settings.loseAfter() > 0 && completions >= settings.loseAfter()) {
             loseLocked("injected device loss after " + completions + " completed commands (fault.loseAfter="
@@ -405,7 +439,7 @@ final class SimDevice {
         }
         long end = p.hang ? Long.MAX_VALUE : t + p.restore + p.remaining;
         p.restore = 0;
-        Occupant o = new Occupant(q, p, t, end, p.spin.engines(), p.spin.memoryBytes());
+        Occupant o = new Occupant(q, p, t, end, p.engines, p.memory);
         q.running = o;
         q.refresh();
         active.add(o);
@@ -464,9 +498,14 @@ final class SimDevice {
 
         @Override
         public void check(Command command) {
+            if (command instanceof Command.Write || command instanceof Command.Read || command instanceof Command.Fill
+                    || command instanceof Command.Launch) {
+                return; // the runtime checks these against their buffers and functions
+            }
             if (!(command instanceof Command.Spin s)) {
                 throw new IllegalArgumentException("command kind '" + (command == null ? null : command.kind())
-                        + "' is not accepted on sim device " + settings.id() + ": only 'spin' is accepted on sim");
+                        + "' is not accepted on sim device " + settings.id() + ": accepted on sim: spin, write, read, fill, launch"
+                        + " (kernel, copy and memset name device addresses; use launch, write/read and fill with buffers)");
             }
             if (s.engines() > settings.engines()) {
                 throw new IllegalArgumentException("spin needs " + s.engines() + " engines; sim device " + settings.id()
@@ -480,9 +519,16 @@ final class SimDevice {
 
         @Override
         public void launch(HwCommand command) {
+            SimMemory.Work work = null;
             try {
                 check(command.command());
-            } catch (IllegalArgumentException e) {
+                if (command.op() != null) {
+                    work = memory.plan(command.op());
+                } else if (!(command.command() instanceof Command.Spin)) {
+                    throw new IllegalArgumentException(command.command().kind() + " #" + command.sequence()
+                            + " comes without its resolved buffers (HwCommand.op)");
+                }
+            } catch (IllegalArgumentException | HalException e) {
                 // a command that can never run must not sit in the stream forever
                 throw new HalException("sim queue " + name + " on " + settings.id() + " refused #" + command.sequence() + ": "
                         + e.getMessage(), e);
@@ -505,7 +551,9 @@ final class SimDevice {
                 }
                 long now = catchUp();
                 floor = now;
-                Pending p = new Pending(command, (Command.Spin) command.command(), now + settings.launchCostMicros() * 1000L);
+                long readyAt = now + settings.launchCostMicros() * 1000L;
+                Pending p = work != null ? new Pending(command, work.micros(), 1, 0, work.effect(), readyAt)
+                        : pendingSpin(command, (Command.Spin) command.command(), readyAt);
                 fifo.addLast(p);
                 refresh();
                 // wake the device thread only when this launch makes an event earlier than its planned wake

@@ -5,7 +5,9 @@ import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.XpuDriver;
+import dev.xq.hal.spi.XpuMemory;
 import java.util.List;
+import java.util.Optional;
 
 /** The {@link XpuDriver} of one simulated device. */
 final class SimDriver implements XpuDriver {
@@ -40,5 +42,10 @@ final class SimDriver implements XpuDriver {
             throw new IllegalArgumentException("device '" + deviceId + "' is not this sim driver's; known: " + device.settings().id());
         }
         return device.open(options == null ? "" : options.name(), listener);
+    }
+
+    @Override
+    public Optional<XpuMemory> memory() {
+        return Optional.of(device.memory());
     }
 }

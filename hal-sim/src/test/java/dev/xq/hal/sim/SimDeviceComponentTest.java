@@ -91,7 +91,7 @@ class SimDeviceComponentTest {
         assertEquals(1, driver.devices().size());
         assertEquals("sim0", dd.id());
         assertEquals(PreemptionLevel.INTERRUPT, dd.maxLevel());
-        assertEquals(Set.of("spin"), dd.commandKinds());
+        assertEquals(Set.of("spin", "write", "read", "fill", "launch"), dd.commandKinds());
         assertEquals("stall", dd.properties().get("lv2Mode"));
         assertEquals("20", dd.properties().get("saveCostMicros"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

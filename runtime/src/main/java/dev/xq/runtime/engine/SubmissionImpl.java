@@ -35,10 +35,37 @@ final class SubmissionImpl implements Submission {
     volatile long launchThread;
 
     SubmissionImpl(long sequence, Command command, long submitNanos, boolean traced) {
-        this.hw = new HwCommand(sequence, command);
+        this(sequence, command, null, submitNanos, traced);
+    }
+
+    SubmissionImpl(long sequence, Command command, dev.xq.hal.spi.DeviceOp op, long submitNanos, boolean traced) {
+        this.hw = new HwCommand(sequence, command, op);
         this.submitNanos = submitNanos;
         this.traced = traced;
         this.submitThread = traced ? Thread.currentThread().threadId() : 0;
+    }
+
+    /** Runs once when the command ends, before its future completes: gives back the buffers it used. */
+    Runnable onEnd;
+
+    private void ended() {
+        Runnable r = onEnd;
+        if (r != null) {
+            onEnd = null;
+            r.run();
+        }
+    }
+
+    /** Ends the command with its result. */
+    void complete(CommandResult result) {
+        ended();
+        future.complete(result);
+    }
+
+    /** Ends the command with a failure or cancellation. */
+    void fail(Throwable cause) {
+        ended();
+        future.completeExceptionally(cause);
     }
 
     @Override

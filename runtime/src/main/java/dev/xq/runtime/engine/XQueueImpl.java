@@ -150,6 +150,13 @@ public final class XQueueImpl implements NodeQueue {
         return hw;
     }
 
+    private volatile DataCommands data;
+
+    /** Lets this queue take data and launch commands (the core's device objects). */
+    void dataCommands(DataCommands data) {
+        this.data = data;
+    }
+
     // ------------------------------------------------------------------ submit / wait
 
     @Override
@@ -158,18 +165,33 @@ public final class XQueueImpl implements NodeQueue {
         long enter = traced ? System.nanoTime() : 0;
         Objects.requireNonNull(command, "command");
         hw.check(command);
+        DataCommands.Resolved resolved = null;
+        if (DataCommands.isData(command)) {
+            DataCommands d = data;
+            if (d == null) {
+                throw new IllegalArgumentException("command kind '" + command.kind() + "' needs the node's device objects;"
+                        + " queue " + name + " was not created by an XQueueService");
+            }
+            resolved = d.resolve(command, device, name);
+        }
         SubmissionImpl s;
         boolean becameReady;
         state.lock();
         try {
-            if (closed) {
-                throw new IllegalStateException("queue " + name + " (" + handle + ") is closed; create a new queue");
-            }
-            if (error != null) {
+            if (closed || error != null) {
+                if (resolved != null) {
+                    resolved.release();
+                }
+                if (closed) {
+                    throw new IllegalStateException("queue " + name + " (" + handle + ") is closed; create a new queue");
+                }
                 throw new IllegalStateException("queue " + name + " (" + handle + ") is broken: " + error.getMessage());
             }
             long now = System.nanoTime();
-            s = new SubmissionImpl(nextSequence++, command, now, traced);
+            s = new SubmissionImpl(nextSequence++, command, resolved == null ? null : resolved.op(), now, traced);
+            if (resolved != null) {
+                s.onEnd = resolved::release;
+            }
             s.enterNanos = enter;
             becameReady = pending.isEmpty() && inFlight.isEmpty();
             if (becameReady) {
@@ -436,9 +458,9 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         if (ok) {
-            s.future.complete(result);
+            s.complete(result);
         } else {
-            s.future.completeExceptionally(failure);
+            s.fail(failure);
         }
         if (pump) {
             pump();
@@ -474,7 +496,7 @@ public final class XQueueImpl implements NodeQueue {
         }
         log.error("queue " + name + " (" + handle + ") on " + device + " is broken; failing " + doomed.size() + " commands", cause);
         for (SubmissionImpl s : doomed) {
-            s.future.completeExceptionally(new CommandFailedException(
+            s.fail(new CommandFailedException(
                     "queue " + name + ": " + s + " not run: " + cause.getMessage(), cause));
         }
         announce();
@@ -838,7 +860,7 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         for (SubmissionImpl s : dropped) {
-            s.future.completeExceptionally(new CommandCancelledException(
+            s.fail(new CommandCancelledException(
                     "queue " + name + " (" + handle + ") was closed before " + s + " was launched"));
         }
         control.lock();
@@ -882,7 +904,7 @@ public final class XQueueImpl implements NodeQueue {
             state.unlock();
         }
         for (SubmissionImpl s : stuck) {
-            s.future.completeExceptionally(new CommandCancelledException("queue " + name + " (" + handle + ") was closed while "
+            s.fail(new CommandCancelledException("queue " + name + " (" + handle + ") was closed while "
                     + s + " was still on the device after a grace of " + grace.toMillis() + " ms"));
         }
         control.lock();

@@ -1,6 +1,8 @@
 package dev.xq.runtime.engine;
 
+import dev.xq.api.CodeModule;
 import dev.xq.api.CommandFailedException;
+import dev.xq.api.DeviceBuffer;
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.DriverInfo;
 import dev.xq.api.Hint;
@@ -49,6 +51,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     private final AtomicLong handles = new AtomicLong();
     private volatile QueueConfig defaults = QueueConfig.defaults();
     private volatile PolicySelectionSink selectionSink = name -> { };
+    private final DeviceObjects objects;
+    private final DataCommands data;
+    /** What is allocated through the core itself (tests, code in the runtime's bundle). */
+    private final DeviceObjects.Owner own;
 
     /** Lets the OSGi layer persist a selection in Config Admin. */
     public interface PolicySelectionSink {
@@ -58,6 +64,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     public XqCore(RuntimeLog log) {
         this.log = log;
         this.scheduler = new Scheduler(this, log);
+        this.objects = new DeviceObjects(this::memoryOf, log);
+        this.data = new DataCommands(objects);
+        this.own = objects.owner("the node");
     }
 
     public void start() {
@@ -70,6 +79,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             q.close(java.time.Duration.ofMillis(500));
         }
         scheduler.stop();
+        objects.closeAll();
     }
 
     public Scheduler scheduler() {
@@ -92,6 +102,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     /** The driver is going away: queues on it fail their outstanding commands with a clear cause. */
     public void removeDriver(XpuDriver driver) {
         drivers.remove(driver);
+        try {
+            driver.memory().ifPresent(objects::forget);
+        } catch (RuntimeException e) {
+            log.error("driver " + driver.platform() + " failed to say whether it has memory", e);
+        }
         deviceViews = null;
         for (var e : List.copyOf(owners.entrySet())) {
             if (e.getValue() == driver) {
@@ -170,6 +185,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         XQueueImpl q = new XQueueImpl(handle, options.name(), options.device(), options.group(), cfg, options.hints(), this, log);
         HwQueue hw = f.driver().open(options.device(), new HwQueueOptions(q.name(), options.nativePriority()), q.hardwareListener());
         q.attach(hw);
+        q.dataCommands(data);
         owners.put(q, f.driver());
         queues.put(handle, q);
         for (PreemptionProvider p : providers) {
@@ -178,6 +194,54 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         recomputeContention();
         scheduler.signal();
         return q;
+    }
+
+    // ------------------------------------------------------------------ device memory and code
+
+    /** The memory of a device, for {@link DeviceObjects}. */
+    private DeviceObjects.Target memoryOf(String device) {
+        Map<String, Found> all = deviceMap();
+        Found f = all.get(device);
+        if (f == null) {
+            throw new IllegalArgumentException("device '" + device + "' is unknown; known devices: " + String.join(", ", all.keySet()));
+        }
+        var memory = f.driver().memory();
+        if (memory.isEmpty()) {
+            List<String> with = new ArrayList<>();
+            for (Found o : all.values()) {
+                if (o.driver().memory().isPresent()) {
+                    with.add(o.device().id());
+                }
+            }
+            throw new IllegalArgumentException("device '" + device + "' (" + f.driver().platform() + ") offers no device memory or code"
+                    + " loading; devices that do: " + (with.isEmpty() ? "none" : String.join(", ", with)));
+        }
+        return new DeviceObjects.Target(memory.get(), f.device().memoryBytes());
+    }
+
+    /** @return a view of the node whose buffers and modules belong to {@code name}, freed when it is closed */
+    public ClientService client(String name) {
+        return new ClientService(this, objects.owner(name));
+    }
+
+    /** @return the table of buffers and modules, for tests */
+    public DeviceObjects objects() {
+        return objects;
+    }
+
+    @Override
+    public DeviceBuffer allocate(String device, long bytes) {
+        return own.allocate(device, bytes);
+    }
+
+    @Override
+    public List<DeviceBuffer> buffers() {
+        return own.buffers();
+    }
+
+    @Override
+    public CodeModule load(String device, String name, byte[] image) {
+        return own.load(device, name, image);
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.xq.runtime.osgi;
 
 import dev.xq.api.PreemptionLevel;
 import dev.xq.api.QueueConfig;
-import dev.xq.api.XQueueService;
+import dev.xq.api.SchedulerControl;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -20,7 +20,7 @@ import org.osgi.service.metatype.annotations.Designate;
 public class QueueDefaultsComponent {
 
     @Reference(target = "(component.name=dev.xq.runtime.osgi.RuntimeComponent)")
-    XQueueService runtime;
+    SchedulerControl runtime;
 
     @Activate
     @Modified

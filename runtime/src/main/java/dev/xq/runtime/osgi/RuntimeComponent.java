@@ -35,12 +35,13 @@ import org.osgi.service.log.LoggerFactory;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * Publishes the node's XQ core as {@link XQueueService}, {@link SchedulerControl} and
- * {@link ExternalQueues} (for the bundle that serves processes), feeds it
+ * Publishes the node's XQ core as {@link SchedulerControl} and {@link ExternalQueues} (for the
+ * bundle that serves processes; {@link XQueueService} is published per bundle by
+ * {@link HostServiceComponent}), feeds it
  * the drivers, preemption providers and policies found in the service registry, and applies
  * the configuration of PIDs {@code dev.xq.scheduler} and {@code dev.xq.queue.defaults}.
  */
-@Component(service = {XQueueService.class, SchedulerControl.class, ExternalQueues.class}, immediate = true,
+@Component(service = {SchedulerControl.class, ExternalQueues.class}, immediate = true,
         configurationPid = "dev.xq.scheduler", configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = SchedulerConfig.class)
 public class RuntimeComponent implements XQueueService, SchedulerControl, ExternalQueues {
@@ -278,7 +279,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         core.resetStats();
     }
 
-    /** @return the core, for the shell commands of this bundle */
+    /** @return the core, for the components of this bundle */
     XqCore core() {
         return core;
     }
