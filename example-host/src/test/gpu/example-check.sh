@@ -50,6 +50,9 @@ fi
 [ -n "$java" ] || { echo "example-check: no Java 25: set XQ_JAVA_HOME or carry .jre.tar.xz (hal-lv1-cuda/jre/make-jre.sh makes it)" >&2; exit 2; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$out/gpu.txt" 2>&1 || true
 hot=$(mktemp -d /tmp/xq-example-hot.XXXXXX)
+# EXAMPLE_CFG="pid:key=value ..." writes node configuration into the run's hot-deploy folder
+# (e.g. EXAMPLE_CFG="dev.xq.hal.cuda:stall=off"); the node applies it before the example starts
+for c in ${EXAMPLE_CFG:-}; do echo "${c#*:}" >> "$hot/${c%%:*}.cfg"; done
 echo "example-check: $(head -2 "$out/gpu.txt" | tail -1); node from $kit"
 # shellcheck disable=SC2086
 timeout "${EXAMPLE_TIMEOUT:-500}" "$java" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
