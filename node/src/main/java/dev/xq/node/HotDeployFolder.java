@@ -149,13 +149,32 @@ final class HotDeployFolder {
                 }
             }
             if (missing.isEmpty()) {
-                Thread.sleep(settleNanos / 1_000_000L);
+                awaitQuiet(ctx, settleNanos, deadline);
                 return java.util.List.of();
             }
             if (System.nanoTime() > deadline) {
                 return java.util.List.copyOf(missing);
             }
             Thread.sleep(20);
+        }
+    }
+
+    /**
+     * Waits until no service has been registered, modified or unregistered for {@code quietNanos}
+     * (a component restarting under a new configuration unregisters and registers its services;
+     * the CUDA driver's restart opens the GPU, which takes longer than any fixed pause on a cold
+     * machine), or until {@code deadline}.
+     */
+    static void awaitQuiet(org.osgi.framework.BundleContext ctx, long quietNanos, long deadline) throws InterruptedException {
+        java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+        org.osgi.framework.ServiceListener l = e -> last.set(System.nanoTime());
+        ctx.addServiceListener(l);
+        try {
+            while (System.nanoTime() - last.get() < quietNanos && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+        } finally {
+            ctx.removeServiceListener(l);
         }
     }
 }
