@@ -55,7 +55,8 @@ final class ProcessesCommand {
         for (Session.Info i : of) {
             sb.append("process ").append(i.pid()).append(" (").append(i.name()).append("), ").append(i.state()).append(" since ")
                     .append(TIME.format(i.since())).append(", GATE lines sent ").append(i.gatesSent()).append(", dropped ")
-                    .append(i.gatesDropped()).append('\n').append(i.cmdline()).append('\n');
+                    .append(i.gatesDropped()).append(", runtime ").append(i.runtime()).append(", Lv3 ").append(i.lv3()).append('\n')
+                    .append(i.cmdline()).append('\n');
             // LIMITS: threshold/batch/window in force; "none" while no other tenant shares the device
             Table t = new Table("SLOT", "HANDLE", "QUEUE", "DEVICE", "GATE", "LIMITS", "KEY");
             for (Session.StreamInfo s : i.streamList()) {
@@ -105,10 +106,12 @@ final class ProcessesCommand {
 
     static String all(HostServer server) {
         String head = "process host: " + (server == null ? "not serving: not started" : server.status()) + "\n";
-        Table t = new Table("PID", "NAME", "STREAMS", "SINCE", "CMDLINE");
+        // RUNTIME: the interposer's (cuda, hip); LV3: "-" not offered, "off" not asked (host setting
+        // interruptProcesses), else the interrupts done and failed
+        Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV3", "SINCE", "CMDLINE");
         if (server != null) {
             for (Session.Info i : server.sessions()) {
-                t.row(i.pid(), i.name(), i.streams(), TIME.format(i.since()), i.cmdline());
+                t.row(i.pid(), i.name(), i.runtime(), i.streams(), i.lv3(), TIME.format(i.since()), i.cmdline());
             }
         }
         return head + t;
