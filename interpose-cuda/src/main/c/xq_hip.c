@@ -522,7 +522,7 @@ static void mirror(xstream *st)
 static void register_locked(xstream *st)
 {
     uint32_t gs = LD(&g_state);
-    if (!(gs & 1) || st->gen == gs) return;
+    if (!(gs & 1) || st->gen == gs || LD(&st->in_use) == 2) return; /* 2: being closed */
     uint32_t i = 0;
     while (i < S.nslots && S.used[i]) i++;
     pthread_mutex_lock(&st->mu);
@@ -753,6 +753,7 @@ static void *tracker_main(void *);
  * before it exits) is counted done, not left in flight; then the tracker stops querying a runtime
  * about to be torn down, and no queue is left stopped. */
 static int poll_stream(xstream *st, uint64_t *next);
+static void close_stream(xstream *st);
 static void at_exit(void)
 {
     for (xstream *st = LD(&g_all); st; st = st->next_all)
@@ -761,6 +762,8 @@ static void at_exit(void)
             st->poll_at = 0;
             poll_stream(st, &next);
         }
+    for (xstream *st = LD(&g_all); st; st = st->next_all) /* destroyed streams whose work is done leave the node */
+        if (LD(&st->in_use) && LD(&st->closing)) close_stream(st);
     ST(&g_exiting, 1);
     resume_all("at exit");
 }
@@ -993,11 +996,12 @@ static void close_stream(xstream *st)
 {
     pthread_mutex_lock(&S.mu);
     pthread_mutex_lock(&st->mu);
-    if (st->n || st->pending || st->in_flight) {
-        pthread_mutex_unlock(&st->mu);
+    if (!LD(&st->closing) || LD(&st->in_use) != 1 || st->n || st->pending || st->in_flight) {
+        pthread_mutex_unlock(&st->mu); /* closed by another thread (the tracker, at_exit), or not done */
         pthread_mutex_unlock(&S.mu);
         return;
     }
+    ST(&st->in_use, 2); /* being closed: by this thread only */
     if (st->gen == LD(&g_state) && (st->gen & 1) && st->slot >= 0 && (uint32_t)st->slot < S.nslots) {
         send_line("CLOSE %d", st->slot);
         S.used[st->slot] = 0, S.owner[st->slot] = NULL;

@@ -220,8 +220,8 @@ int main(int argc, char **argv)
         if (nlat < 100000) lat[nlat++] = (now_s() - t0) * 1e3;
     }
     bad |= fn_runs != nlat;
+    if (O.linger_ms) usleep((useconds_t)O.linger_ms * 1000); /* the stream stays a queue meanwhile */
     if (own) H(hipStreamDestroy(g_s));
-    if (O.linger_ms) usleep((useconds_t)O.linger_ms * 1000);
     qsort(lat, (size_t)nlat, sizeof lat[0], cmp);
     double sum = 0;
     for (long i = 0; i < nlat; i++) sum += lat[i];
