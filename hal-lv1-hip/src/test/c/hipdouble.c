@@ -1228,9 +1228,12 @@ EXPORT int hipMemcpyDtoDAsync(void *dst, void *src, size_t bytes, void *stream) 
     return copy_async(dst, src, bytes, 3, stream);
 }
 
-/* Asynchronous in name only in HIP too: returns once the copy is done. */
+/* Asynchronous in name only in HIP too: returns once the copy is done. With XQ_HIPDOUBLE_PLT=1
+ * it calls the exported hipMemcpyAsync (through the PLT, so an interposer sees that call too), as
+ * a runtime whose entry points call each other would. */
 EXPORT int hipMemcpyWithStream(void *dst, const void *src, size_t bytes, int kind, void *stream) {
-    int e = copy_async(dst, src, bytes, kind, stream);
+    int e = env_int("XQ_HIPDOUBLE_PLT", 0) == 1 ? hipMemcpyAsync(dst, src, bytes, kind, stream)
+                                                 : copy_async(dst, src, bytes, kind, stream);
     return e == hipSuccess ? sync_stream(stream) : e;
 }
 

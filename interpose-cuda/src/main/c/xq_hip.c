@@ -1140,13 +1140,20 @@ static void kfd_after_create(int held, hipError_t r, hipStream_t *out)
         ST(&real_, r_);                                                                             \
     }
 
+/* t_inside: this thread is inside a wrapped call. A runtime whose entry points call each other
+ * through the PLT (hipMemcpyWithStream calling hipMemcpyAsync, a create calling a launch) reaches
+ * a wrapper again: that inner call is part of the outer one, already counted (gated again, it
+ * could wait for the outer launch's own slot under a threshold of 1 forever), so it passes. */
+static __thread int t_inside;
 #define GATED_(NAME, PT, ARGS, STREAM, PTSZ)                                                        \
     XQ_EXPORT hipError_t NAME PT                                                                    \
     {                                                                                               \
         REAL(NAME, PT)                                                                              \
         gate g_ = {0};                                                                              \
-        if (!gate_enter(&g_, (STREAM), (PTSZ))) return r_ ARGS;                                     \
+        if (t_inside || !gate_enter(&g_, (STREAM), (PTSZ))) return r_ ARGS;                         \
+        t_inside++;                                                                                 \
         hipError_t e_ = r_ ARGS;                                                                    \
+        t_inside--;                                                                                 \
         gate_exit(&g_, e_);                                                                         \
         return e_;                                                                                  \
     }
@@ -1203,7 +1210,9 @@ XQ_EXPORT hipError_t hipStreamCreate(hipStream_t *s)
 {
     REAL(hipStreamCreate, (hipStream_t *))
     int held = kfd_before_create();
+    t_inside++;
     hipError_t r = r_(s);
+    t_inside--;
     kfd_after_create(held, r, s);
     return r;
 }
@@ -1211,7 +1220,9 @@ XQ_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned flags)
 {
     REAL(hipStreamCreateWithFlags, (hipStream_t *, unsigned))
     int held = kfd_before_create();
+    t_inside++;
     hipError_t r = r_(s, flags);
+    t_inside--;
     kfd_after_create(held, r, s);
     return r;
 }
@@ -1219,7 +1230,9 @@ XQ_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *s, unsigned flags,
 {
     REAL(hipStreamCreateWithPriority, (hipStream_t *, unsigned, int))
     int held = kfd_before_create();
+    t_inside++;
     hipError_t r = r_(s, flags, prio);
+    t_inside--;
     kfd_after_create(held, r, s);
     return r;
 }

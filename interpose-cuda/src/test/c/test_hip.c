@@ -349,6 +349,24 @@ static void test_threshold(void)
           s ? (unsigned long)s->launched : 0);
 }
 
+/* A runtime whose entry points call each other through the PLT: hipMemcpyWithStream reaches the
+ * hipMemcpyAsync wrapper from inside the hipMemcpyWithStream one. Counted once; under a threshold
+ * of 1 the inner call must not wait for the outer call's own slot (it did: forever). */
+static void test_nested_entry_points(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 1, 1, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_HIPDOUBLE_PLT=1", NULL},
+          (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "500", "--copy-with-stream", "--check", NULL});
+    CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "exit %d: %s %s", a.status,
+          slurp(a.out), slurp(a.err));
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && s->launched == 18 && s->completed == 18, "launched %lu completed %lu (want 18: the inner call not counted)",
+          s ? (unsigned long)s->launched : 0, s ? (unsigned long)s->completed : 0);
+}
+
 static void test_failed_launches(void)
 {
     tn_start(SOCK, 16);
@@ -642,6 +660,7 @@ static const struct {
     {"hip_gate_explicit", test_gate_explicit},
     {"hip_gate_null_stream", test_gate_null_stream},
     {"hip_threshold", test_threshold},
+    {"hip_nested_entry_points", test_nested_entry_points},
     {"hip_failed_launches", test_failed_launches},
     {"hip_node_killed_while_held", test_node_killed_while_held},
     {"hip_node_restart", test_node_restart},

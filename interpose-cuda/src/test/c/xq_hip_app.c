@@ -12,7 +12,8 @@
  * or hipStreamCreateWithPriority. --tasks N (0 or --seconds alone: until --seconds). --fail N:
  * N launches the runtime refuses first. --vendor N: per task, N more kernels launched by
  * libxq-hipvendor.so (next to the program, dlopened RTLD_LOCAL like a Python extension's
- * vendor library). --check: results checked (0 unless wrong).
+ * vendor library). --copy-with-stream: the copy back with hipMemcpyWithStream. --check:
+ * results checked (0 unless wrong).
  * At the end one JSON line:
  *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P}
  * Exit 0 on success, 3 when --check found a wrong result, 1 on a HIP error, 2 on bad usage.
@@ -44,6 +45,7 @@ hipError_t hipExtModuleLaunchKernel(hipFunction_t, uint32_t, uint32_t, uint32_t,
 hipError_t hipLaunchCooperativeKernel(const void *, dim3, dim3, void **, unsigned, hipStream_t);
 hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void *, size_t, hipStream_t);
 hipError_t hipMemcpyAsync(void *, const void *, size_t, hipMemcpyKind, hipStream_t);
+hipError_t hipMemcpyWithStream(void *, const void *, size_t, hipMemcpyKind, hipStream_t);
 hipError_t hipMemcpyAsync_spt(void *, const void *, size_t, hipMemcpyKind, hipStream_t);
 hipError_t hipMemsetD32Async(hipDeviceptr_t, int, size_t, hipStream_t);
 hipError_t hipMemsetAsync_spt(void *, int, size_t, hipStream_t);
@@ -62,8 +64,8 @@ static struct {
     int kernels;
     unsigned us;
     const char *stream, *via, *module;
-    int check, fail, linger_ms, spt, vendor;
-} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0};
+    int check, fail, linger_ms, spt, vendor, with_stream;
+} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0, 0};
 
 static double now_s(void)
 {
@@ -115,7 +117,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: xq-hip-app --module FILE [--tasks N] [--seconds S] [--kernels K] [--us T]\n"
                     "  [--stream new|default|ptds|spt|prio:<p>] [--via module|kernel|ext|extmodule|coop|graph]\n"
-                    "  [--check] [--fail N] [--vendor N] [--linger-ms M]\n");
+                    "  [--check] [--fail N] [--vendor N] [--copy-with-stream] [--linger-ms M]\n");
     exit(2);
 }
 
@@ -136,6 +138,7 @@ int main(int argc, char **argv)
         else if (OPT("--linger-ms")) O.linger_ms = atoi(v);
         else if (OPT("--vendor")) O.vendor = atoi(v);
         else if (!strcmp(a, "--check")) O.check = 1;
+        else if (!strcmp(a, "--copy-with-stream")) O.with_stream = 1;
         else usage();
     }
     if (O.seconds > 0 && !tasks_set) O.tasks = 0;
@@ -212,7 +215,8 @@ int main(int argc, char **argv)
         else
             for (int k = 0; k < O.kernels; k++) spin(O.us);
         if (vendor_run && vendor_run(g_s, g_spin, O.vendor, O.us)) die("the vendor library", -1);
-        H(O.spt ? hipMemcpyAsync_spt(host_out, dev, sizeof dev, 2, NULL) : hipMemcpyAsync(host_out, dev, sizeof dev, 2, g_s));
+        if (O.with_stream) H(hipMemcpyWithStream(host_out, dev, sizeof dev, 2, g_s));
+        else H(O.spt ? hipMemcpyAsync_spt(host_out, dev, sizeof dev, 2, NULL) : hipMemcpyAsync(host_out, dev, sizeof dev, 2, g_s));
         H(O.spt ? hipLaunchHostFunc_spt(NULL, host_fn, &fn_runs) : hipLaunchHostFunc(g_s, host_fn, &fn_runs));
         H(O.spt && hipStreamSynchronize_spt ? hipStreamSynchronize_spt(NULL)
                                            : hipStreamSynchronize(O.spt ? hipStreamPerThread : g_s));

@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
 final class ProcessesCommand {
 
     static final String USAGE = "usage: xq:processes [PID | --wait N [--timeout MS]] (no argument: every process; PID: that "
-            + "process's streams; --wait: the list once at least N processes are served, MS 1..3600000, default 10000)";
+            + "process's streams; --wait: the list once at least N processes are registered, MS 1..3600000, default 10000)";
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneId.systemDefault());
 
     private ProcessesCommand() {
@@ -81,7 +81,8 @@ final class ProcessesCommand {
         long timeout = number(timeoutMillis, "--timeout", 1, 3_600_000);
         long deadline = System.nanoTime() + timeout * 1_000_000L;
         int have;
-        while ((have = server == null ? 0 : server.sessions().size()) < n) {
+        // served: registered (HELLO answered); a connection still on its way in does not count
+        while ((have = server == null ? 0 : (int) server.sessions().stream().filter(i -> i.state().equals("registered")).count()) < n) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("xq:processes --wait " + n + ": " + have + " processes served after " + timeout
                         + " ms\n" + all(server));

@@ -660,7 +660,8 @@ final class Session {
         }
         String n = name;
         return new Info(peer.pid(), seq, n == null ? "-" : n, streamCount.get(), since == null ? connected : since, cmdline,
-                n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l, hip ? "hip" : "cuda", lv3());
+                n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l, n == null ? "-" : hip ? "hip" : "cuda",
+                n == null ? "-" : lv3());
     }
 
     /** The LV3 column: "-" not offered, "off" not asked by this node, else suspends done and failed (the last reason). */
