@@ -213,7 +213,7 @@ static int kfd_probe(void)
         }
         K.fd = fd;
         /* the same defaults as hal-lv3-kfd: 100 us grace, suspends 2 ms apart at least */
-        K.grace_units = env_uint("XQ_KFD_GRACE_US", 100, 1000000) * 21 / 10;
+        K.grace_units = (env_uint("XQ_KFD_GRACE_US", 100, 1000000) * 21 + 9) / 10; /* at 2.1 GHz, rounded up */
         if (!K.grace_units) K.grace_units = 1;
         K.min_gap_ns = (uint64_t)env_uint("XQ_KFD_MIN_INTERVAL_US", 2000, 10000000) * 1000;
     }
