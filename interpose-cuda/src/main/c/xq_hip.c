@@ -643,9 +643,11 @@ static void detach(const char *why)
 
 /* The node's SUSPEND <slot>: stop the stream's KFD queue, within the rate limit; a failure
  * leaves the queue running (the gate still holds new launches) and is reported. */
+static void kfd_map_default(xstream *st);
 static void lv3_suspend(unsigned slot, xstream *st)
 {
     const char *why = NULL;
+    if (!LD(&st->kq) && !LD(&st->kq_tried)) kfd_map_default(st); /* a default stream not launched on since the node came */
     pthread_mutex_lock(&K.mu);
     if (!K.wanted || K.fd < 0) why = "not-offered";
     else if (!st->kq) why = "unmapped";
@@ -893,7 +895,7 @@ static void gate_exit(gate *g, hipError_t r)
 {
     xstream *st = g->st;
     int idle = 0, kick = 0, saved_errno = errno;
-    if (r == hipSuccess && !st->kq_tried) kfd_map_default(st);
+    if (r == hipSuccess && !LD(&st->kq_tried)) kfd_map_default(st);
     pthread_mutex_lock(&st->mu);
     if (r != hipSuccess) {
         st->in_flight--, st->failed++;
@@ -1076,18 +1078,14 @@ static void *tracker_main(void *arg)
 
 /* ------------------------------------------------------------------ Lv3 mapping */
 
-static int lv3_wanted(void)
-{
-    pthread_mutex_lock(&K.mu);
-    int w = K.wanted && K.fd >= 0;
-    pthread_mutex_unlock(&K.mu);
-    return w;
-}
+/* Read without K.mu (it is asked at launches): written under K.mu at attach and fork only. */
+static int lv3_wanted(void) { return LD(&K.wanted) && LD(&K.fd) >= 0; }
 
 /* A default stream: its queue is the one new compute queue seen after its first launch. */
 static void kfd_map_default(xstream *st)
 {
-    if (__atomic_exchange_n(&st->kq_tried, 1, __ATOMIC_SEQ_CST) || !lv3_wanted()) return;
+    /* tried once a node wants Lv3: a launch before that (no node yet) leaves the stream to a later one */
+    if (!lv3_wanted() || __atomic_exchange_n(&st->kq_tried, 1, __ATOMIC_SEQ_CST)) return;
     uint32_t fresh[4];
     pthread_mutex_lock(&K.mu);
     int k = kfd_look_locked(fresh, 4);
@@ -1306,7 +1304,10 @@ static void atfork_child(void)
     pthread_mutex_init(&cap_mu, NULL);
     pthread_mutex_init(&hip_mu, NULL);
     pthread_mutex_init(&K.mu, NULL);
-    K.wanted = 0, K.nmade = 0; /* the parent's queues are not the child's to stop */
+    /* the parent's queues and KFD descriptor are not the child's: it probes its own */
+    if (K.fd >= 0) close(K.fd);
+    if (K.efd >= 0) close(K.efd);
+    K.fd = K.efd = -1, K.wanted = K.trap = 0, K.nmade = K.nseen = 0, K.last_suspend = 0;
     g_state = (g_state | 1) + 1;
     memset(g_hash, 0, sizeof g_hash);
     g_free = NULL, g_all = NULL;

@@ -642,6 +642,34 @@ static void test_lv3_rate_limit(void)
     CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
 }
 
+/* The null stream launched before any node was there: mapped to its KFD queue at its first
+ * launch under a node that wants Lv3, and then suspendable. */
+static void test_lv3_default_stream_late_node(void)
+{
+    tn_ok_options("lv3");
+    app a;
+    start_kfd(&a, NULL, (const char *[]){"--stream", "default", "--tasks", "12", "--kernels", "12", "--us", "20000", NULL});
+    pause_s(0.3); /* launching, unscheduled */
+    tn_start(SOCK, 16);
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, deep, 3.0), "no deep in-flight work under the node");
+    if (!s) return (void)finish(&a, 1);
+    char line[64], want[64];
+    __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+    snprintf(line, sizeof line, "SUSPEND %d", slot);
+    tn_send(0, line);
+    snprintf(want, sizeof want, "LV3 %d suspended", slot);
+    const char *got = lv3_line(0, "LV3 ", 3.0);
+    CHECK(got && !strcmp(got, want), "'%s', want '%s'", got ? got : "(none)", want);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    snprintf(line, sizeof line, "RESUME %d", slot);
+    tn_send(0, line);
+    snprintf(line, sizeof line, "GATE %d", slot);
+    tn_send(0, line);
+    CHECK(finish(&a, 15) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -674,6 +702,7 @@ static const struct {
     {"lv3_node_killed_while_suspended", test_lv3_node_killed_while_suspended},
     {"lv3_open_gate_resumes", test_lv3_open_gate_resumes},
     {"lv3_rate_limit", test_lv3_rate_limit},
+    {"lv3_default_stream_late_node", test_lv3_default_stream_late_node},
 };
 
 int main(int argc, char **argv)
