@@ -118,6 +118,7 @@ USAGE
 }
 
 INTERPOSER="$ROOT/interpose-cuda/target/libxq-cuda.so"
+INTERPOSER_HIP="$ROOT/interpose-cuda/target/libxq-hip.so"
 
 # ./xq run: the preload and the variables of docs/processes.md, then the program itself (exec:
 # its exit code and signals are its own). Builds nothing: a machine that only runs programs may
@@ -146,8 +147,10 @@ run_program() {
   fi
   [ -z "$socket" ] || export XQ_SOCKET="$socket"
   [ -f "$INTERPOSER" ] || die "run: the interposer $INTERPOSER is missing; build it first (./xq demo or mvn install -DskipTests builds it; it needs gcc)"
+  [ -f "$INTERPOSER_HIP" ] || die "run: the interposer $INTERPOSER_HIP is missing; build it first (./xq demo or mvn install -DskipTests builds it; it needs gcc)"
   command -v "$1" >/dev/null 2>&1 || [ -x "$1" ] || die "run: program '$1' not found"
-  export LD_PRELOAD="$INTERPOSER${LD_PRELOAD:+:$LD_PRELOAD}"
+  # both interposers: a process uses the one of its runtime (CUDA or HIP); the other stays idle
+  export LD_PRELOAD="$INTERPOSER:$INTERPOSER_HIP${LD_PRELOAD:+:$LD_PRELOAD}"
   exec "$@"
 }
 

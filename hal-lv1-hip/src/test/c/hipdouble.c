@@ -25,10 +25,28 @@
  * Handles live in fixed tables, so a stale or made-up handle is detected and answered with
  * hipErrorInvalidHandle instead of crashing.
  *
+ *   - more of the launch surface, for the HIP interposer's tests (interpose-cuda): hipLaunchKernel,
+ *     hipExtLaunchKernel and hipLaunchCooperativeKernel (the "function address" is a function
+ *     handle of hipModuleGetFunction: the double has no host stubs), hipExtModuleLaunchKernel
+ *     (global work size / local size), the per-thread default stream (hipStreamPerThread and
+ *     the _spt entry points), hipLaunchHostFunc, typed copies and memsets, hipMemcpyWithStream,
+ *     and graphs made by stream capture (hipStreamBeginCapture .. hipStreamEndCapture,
+ *     hipGraphInstantiate, hipGraphLaunch: the captured operations run again, in order),
+ *   - with XQ_HIPDOUBLE_GPU=FILE, processes share one engine: an operation runs holding an
+ *     exclusive flock on FILE (several processes on one GPU, for multi-process tests),
+ *   - with XQ_HIPDOUBLE_KFD=1 and the fake KFD (hal-lv3-kfd, libfakekfd.so) preloaded: like
+ *     HIP, the double enables the KFD runtime at its first stream and gives every stream a KFD
+ *     queue of its own (the fake's control ioctl); a stream whose queue is suspended runs nothing
+ *     until it is resumed, as a queue stopped by the debugger API.
+ *
  * Test-only symbols (prefix xqdouble_) let tests reconfigure the double and count live handles.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,7 +118,7 @@ static const struct builtin BUILTINS[] = {
 };
 #define N_BUILTINS (sizeof(BUILTINS) / sizeof(BUILTINS[0]))
 
-enum op_type { OP_KERNEL = 1, OP_COPY, OP_MEMSET, OP_EVENT };
+enum op_type { OP_KERNEL = 1, OP_COPY, OP_MEMSET, OP_EVENT, OP_HOSTFN };
 
 struct event;
 
@@ -116,6 +134,10 @@ struct op {
     const void *src;
     size_t bytes;
     int value;
+    int width; /* memset element size: 1, 2 or 4 */
+    /* host function */
+    void (*hostfn)(void *);
+    void *data;
     /* event */
     struct event *ev;
     uint64_t gen;
@@ -135,6 +157,14 @@ struct stream {
     int wants_engine;
     int engine_ops; /* queued or running kernels, copies and memsets */
     uint64_t ticket;
+    int capturing;
+    struct op *cap_head, *cap_tail; /* operations captured since hipStreamBeginCapture */
+    uint32_t kfd_queue;             /* XQ_HIPDOUBLE_KFD=1: its queue in the fake KFD */
+};
+
+/* A graph: the operations captured on a stream, run again in order at every launch. */
+struct graph {
+    struct op *ops;
 };
 
 enum { EV_NEVER = 0, EV_PENDING, EV_DONE };
@@ -170,6 +200,13 @@ static struct module g_modules[MAX_MODULES];
 static struct function g_functions[MAX_FUNCTIONS];
 /* Per device: the lazily created stream that a NULL stream handle means. */
 static struct stream *g_null_stream[64];
+/* Per thread and device: the stream that hipStreamPerThread (and a null stream given to an _spt
+ * entry point) means. */
+static __thread struct stream *t_ptds[64];
+/* XQ_HIPDOUBLE_GPU: the file whose lock is the engine shared by processes (-1: none). */
+static int g_gpu_lock = -1;
+/* XQ_HIPDOUBLE_KFD=1: the fake KFD's descriptor (-1: none yet). */
+static int g_kfd = -1, g_kfd_on;
 /* Per device: whether its engine runs an operation now. */
 static int g_engine_busy[64];
 static pthread_cond_t g_engine_free = PTHREAD_COND_INITIALIZER;
@@ -197,6 +234,44 @@ __attribute__((constructor)) static void init_from_env(void) {
         g_devices = 1;
     }
     g_compute_units = env_int("XQ_HIPDOUBLE_CUS", 4);
+    g_kfd_on = env_int("XQ_HIPDOUBLE_KFD", 0) == 1;
+    const char *gpu = getenv("XQ_HIPDOUBLE_GPU");
+    if (gpu != NULL && *gpu != '\0') {
+        g_gpu_lock = open(gpu, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    }
+}
+
+/* The fake KFD (hal-lv3-kfd/src/test/c/fakekfd.c): its control ioctl and the runtime enable. */
+#define KFD_RUNTIME_ENABLE 0xc0104b25UL
+#define KFD_FAKE_CONTROL 0xc0184bf0UL
+struct kfd_control { uint32_t cmd, queue_id, value, out1, out2, out3; };
+
+/* A KFD queue for a new stream, as HIP gets one from the driver; 0 when there is no fake KFD.
+ * Caller holds g_mu. */
+static uint32_t kfd_queue_new(int device) {
+    if (!g_kfd_on) {
+        return 0;
+    }
+    if (g_kfd < 0) {
+        g_kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+        if (g_kfd < 0) {
+            g_kfd_on = 0;
+            return 0;
+        }
+        unsigned char args[16] = {0};
+        ioctl(g_kfd, KFD_RUNTIME_ENABLE, args); /* what ROCr does once per process */
+    }
+    struct kfd_control c = {1, 0, (uint32_t) device + 1, 0, 0, 0};
+    return ioctl(g_kfd, KFD_FAKE_CONTROL, &c) == 0 ? c.out1 : 0;
+}
+
+/* Whether the stream's KFD queue is suspended now. */
+static int kfd_suspended(uint32_t q) {
+    if (q == 0 || g_kfd < 0) {
+        return 0;
+    }
+    struct kfd_control c = {2, q, 0, 0, 0, 0};
+    return ioctl(g_kfd, KFD_FAKE_CONTROL, &c) == 0 && c.out1;
 }
 
 static int64_t now_ns(void) {
@@ -318,11 +393,23 @@ static void *worker(void *arg) {
             s->tail = NULL;
         }
         s->busy = 1;
-        int engine = o->type != OP_EVENT;
+        int engine = o->type != OP_EVENT && o->type != OP_HOSTFN;
+        if (s->kfd_queue != 0) {
+            /* a suspended queue runs nothing, not even its event packets */
+            pthread_mutex_unlock(&g_mu);
+            while (kfd_suspended(s->kfd_queue)) {
+                struct timespec ts = {0, 200000};
+                nanosleep(&ts, NULL);
+            }
+            pthread_mutex_lock(&g_mu);
+        }
         if (engine) {
             acquire_engine(s);
         }
         pthread_mutex_unlock(&g_mu);
+        if (engine && g_gpu_lock >= 0) {
+            flock(g_gpu_lock, LOCK_EX);
+        }
         switch (o->type) {
         case OP_KERNEL:
             run_kernel(s, o);
@@ -331,10 +418,26 @@ static void *worker(void *arg) {
             memmove(o->dst, o->src, o->bytes);
             break;
         case OP_MEMSET:
-            memset(o->dst, o->value, o->bytes);
+            if (o->width == 2) {
+                for (size_t i = 0; i < o->bytes; i++) {
+                    ((uint16_t *) o->dst)[i] = (uint16_t) o->value;
+                }
+            } else if (o->width == 4) {
+                for (size_t i = 0; i < o->bytes; i++) {
+                    ((uint32_t *) o->dst)[i] = (uint32_t) o->value;
+                }
+            } else {
+                memset(o->dst, o->value, o->bytes);
+            }
+            break;
+        case OP_HOSTFN:
+            o->hostfn(o->data);
             break;
         default:
             break;
+        }
+        if (engine && g_gpu_lock >= 0) {
+            flock(g_gpu_lock, LOCK_UN);
         }
         pthread_mutex_lock(&g_mu);
         if (engine) {
@@ -358,6 +461,15 @@ static void *worker(void *arg) {
 /* Caller holds g_mu. */
 static void enqueue(struct stream *s, struct op *o) {
     o->next = NULL;
+    if (s->capturing && o->type != OP_EVENT) { /* captured, not run */
+        if (s->cap_tail == NULL) {
+            s->cap_head = s->cap_tail = o;
+        } else {
+            s->cap_tail->next = o;
+            s->cap_tail = o;
+        }
+        return;
+    }
     if (o->type != OP_EVENT) {
         s->engine_ops++;
     }
@@ -392,6 +504,7 @@ static int new_stream(int device, unsigned flags, int priority, struct stream **
             s->flags = flags;
             s->priority = clamp_priority(priority);
             pthread_cond_init(&s->wake, NULL);
+            s->kfd_queue = kfd_queue_new(device);
             if (pthread_create(&s->thread, NULL, worker, s) != 0) {
                 s->in_use = 0;
                 return hipErrorOutOfMemory;
@@ -405,6 +518,20 @@ static int new_stream(int device, unsigned flags, int priority, struct stream **
 
 /* Resolves a stream argument (NULL = the device's default stream). Caller holds g_mu. */
 static int resolve_stream(void *handle, struct stream **out) {
+    if (handle == (void *) 2) { /* hipStreamPerThread */
+        int d = t_current_device;
+        if (d < 0 || d >= g_devices) {
+            return hipErrorInvalidDevice;
+        }
+        if (t_ptds[d] == NULL) {
+            int e = new_stream(d, 0, 0, &t_ptds[d]);
+            if (e != hipSuccess) {
+                return e;
+            }
+        }
+        *out = t_ptds[d];
+        return hipSuccess;
+    }
     if (handle == NULL) {
         int d = t_current_device;
         if (d < 0 || d >= g_devices) {
@@ -563,7 +690,14 @@ EXPORT int hipDeviceGetStreamPriorityRange(int *least, int *greatest) {
 
 /* ------------------------------------------------------------------ streams */
 
+static int create_stream(void **stream, unsigned flags, int priority);
+
 EXPORT int hipStreamCreateWithPriority(void **stream, unsigned flags, int priority) {
+    return create_stream(stream, flags, priority);
+}
+
+/* Static: one entry point never calls another through the PLT (an interposer would see it). */
+static int create_stream(void **stream, unsigned flags, int priority) {
     if (stream == NULL || flags > 1) {
         return hipErrorInvalidValue;
     }
@@ -578,6 +712,36 @@ EXPORT int hipStreamCreateWithPriority(void **stream, unsigned flags, int priori
     if (e == hipSuccess) {
         *stream = s;
     }
+    return e;
+}
+
+EXPORT int hipStreamCreate(void **stream) {
+    return create_stream(stream, 0, 0);
+}
+
+EXPORT int hipStreamCreateWithFlags(void **stream, unsigned flags) {
+    return create_stream(stream, flags, 0);
+}
+
+EXPORT int hipGetDevice(int *device) {
+    if (device == NULL) {
+        return hipErrorInvalidValue;
+    }
+    *device = t_current_device;
+    return hipSuccess;
+}
+
+EXPORT int hipStreamGetDevice(void *stream, int *device) {
+    if (device == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess) {
+        *device = s->device;
+    }
+    pthread_mutex_unlock(&g_mu);
     return e;
 }
 
@@ -615,7 +779,25 @@ EXPORT int hipStreamDestroy(void *stream) {
     return hipSuccess;
 }
 
+static int sync_stream(void *stream);
+
 EXPORT int hipStreamSynchronize(void *stream) {
+    return sync_stream(stream);
+}
+
+EXPORT int hipDeviceSynchronize(void) {
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        struct stream *s = &g_streams[i];
+        while (s->in_use && s->device == t_current_device && (s->head != NULL || s->busy)) {
+            pthread_cond_wait(&g_done, &g_mu);
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return hipSuccess;
+}
+
+static int sync_stream(void *stream) {
     pthread_mutex_lock(&g_mu);
     struct stream *s;
     int e = resolve_stream(stream, &s);
@@ -686,6 +868,11 @@ EXPORT int hipEventRecord(void *event, void *stream) {
     }
     pthread_mutex_unlock(&g_mu);
     return e;
+}
+
+/* hipExtLaunchKernel's optional start and stop events. */
+static int record_if(void *event, void *stream) {
+    return event == NULL ? hipSuccess : hipEventRecord(event, stream); /* not wrapped by interposers */
 }
 
 EXPORT int hipEventQuery(void *event) {
@@ -871,9 +1058,10 @@ EXPORT int hipModuleUnload(void *module) {
     return e;
 }
 
-EXPORT int hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                 unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
-                                 void **extra) {
+/* Every kernel launch: static, so that one entry point of the double never calls another
+ * through the PLT (an interposer would see one launch twice). */
+static int launch(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                  unsigned shared, void *stream, void **params, void **extra) {
     if (extra != NULL) {
         return hipErrorNotSupported;
     }
@@ -919,9 +1107,58 @@ EXPORT int hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsig
     return e;
 }
 
+EXPORT int hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
+                                 void **extra) {
+    return launch(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+}
+
+/* dim3, passed by value as in hip_runtime_api.h */
+typedef struct { uint32_t x, y, z; } dim3;
+
+/* The double has no host stubs: a "function address" is a handle of hipModuleGetFunction. */
+EXPORT int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shared, void *stream) {
+    return launch((void *) f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned) shared, stream, args, NULL);
+}
+
+EXPORT int hipLaunchKernel_spt(const void *f, dim3 g, dim3 b, void **args, size_t shared, void *stream) {
+    return launch((void *) f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned) shared, stream ? stream : (void *) 2, args, NULL);
+}
+
+static int record_if(void *event, void *stream);
+
+EXPORT int hipExtLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shared, void *stream, void *start,
+                              void *stop, int flags) {
+    (void) flags;
+    int e = record_if(start, stream);
+    if (e == hipSuccess) {
+        e = launch((void *) f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned) shared, stream, args, NULL);
+    }
+    return e == hipSuccess ? record_if(stop, stream) : e;
+}
+
+EXPORT int hipLaunchCooperativeKernel(const void *f, dim3 g, dim3 b, void **args, unsigned shared, void *stream) {
+    return launch((void *) f, g.x, g.y, g.z, b.x, b.y, b.z, shared, stream, args, NULL);
+}
+
+/* Global work size (in threads) and local size, as HIP's extension takes them. */
+EXPORT int hipExtModuleLaunchKernel(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,
+                                    uint32_t lz, size_t shared, void *stream, void **params, void **extra,
+                                    void *start, void *stop, uint32_t flags) {
+    (void) flags;
+    if (lx == 0 || ly == 0 || lz == 0 || gx % lx || gy % ly || gz % lz) {
+        return hipErrorInvalidConfiguration;
+    }
+    int e = record_if(start, stream);
+    if (e == hipSuccess) {
+        e = launch(f, gx / lx, gy / ly, gz / lz, lx, ly, lz, (unsigned) shared, stream, params, extra);
+    }
+    return e == hipSuccess ? record_if(stop, stream) : e;
+}
+
 /* ------------------------------------------------------------------ memory */
 
-EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream) {
+static int copy_async(void *dst, const void *src, size_t bytes, int kind, void *stream) {
     if (kind < 0 || kind > 4) {
         return hipErrorInvalidMemcpyDirection;
     }
@@ -947,7 +1184,7 @@ EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, vo
     return e;
 }
 
-EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *stream) {
+static int set_async(void *dst, int value, size_t bytes, int width, void *stream) {
     if (bytes > 0 && dst == NULL) {
         return hipErrorInvalidValue;
     }
@@ -963,12 +1200,200 @@ EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *stream) {
             o->dst = dst;
             o->value = value;
             o->bytes = bytes;
+            o->width = width;
             enqueue(s, o);
         }
     }
     pthread_mutex_unlock(&g_mu);
     return e;
 }
+
+EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream) {
+    return copy_async(dst, src, bytes, kind, stream);
+}
+
+EXPORT int hipMemcpyAsync_spt(void *dst, const void *src, size_t bytes, int kind, void *stream) {
+    return copy_async(dst, src, bytes, kind, stream ? stream : (void *) 2);
+}
+
+EXPORT int hipMemcpyHtoDAsync(void *dst, void *src, size_t bytes, void *stream) {
+    return copy_async(dst, src, bytes, 1, stream);
+}
+
+EXPORT int hipMemcpyDtoHAsync(void *dst, void *src, size_t bytes, void *stream) {
+    return copy_async(dst, src, bytes, 2, stream);
+}
+
+EXPORT int hipMemcpyDtoDAsync(void *dst, void *src, size_t bytes, void *stream) {
+    return copy_async(dst, src, bytes, 3, stream);
+}
+
+/* Asynchronous in name only in HIP too: returns once the copy is done. With XQ_HIPDOUBLE_PLT=1
+ * it calls the exported hipMemcpyAsync (through the PLT, so an interposer sees that call too), as
+ * a runtime whose entry points call each other would. */
+EXPORT int hipMemcpyWithStream(void *dst, const void *src, size_t bytes, int kind, void *stream) {
+    int e = env_int("XQ_HIPDOUBLE_PLT", 0) == 1 ? hipMemcpyAsync(dst, src, bytes, kind, stream)
+                                                 : copy_async(dst, src, bytes, kind, stream);
+    return e == hipSuccess ? sync_stream(stream) : e;
+}
+
+EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *stream) {
+    return set_async(dst, value, bytes, 1, stream);
+}
+
+EXPORT int hipMemsetAsync_spt(void *dst, int value, size_t bytes, void *stream) {
+    return set_async(dst, value, bytes, 1, stream ? stream : (void *) 2);
+}
+
+EXPORT int hipMemsetD8Async(void *dst, unsigned char value, size_t count, void *stream) {
+    return set_async(dst, value, count, 1, stream);
+}
+
+EXPORT int hipMemsetD16Async(void *dst, unsigned short value, size_t count, void *stream) {
+    return set_async(dst, value, count, 2, stream);
+}
+
+EXPORT int hipMemsetD32Async(void *dst, int value, size_t count, void *stream) {
+    return set_async(dst, value, count, 4, stream);
+}
+
+/* ------------------------------------------------------------------ host functions, graphs */
+
+static int hostfn(void *stream, void (*fn)(void *), void *data) {
+    if (fn == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess) {
+        struct op *o = calloc(1, sizeof(*o));
+        if (o == NULL) {
+            e = hipErrorOutOfMemory;
+        } else {
+            o->type = OP_HOSTFN;
+            o->hostfn = fn;
+            o->data = data;
+            enqueue(s, o);
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipLaunchHostFunc(void *stream, void (*fn)(void *), void *data) { return hostfn(stream, fn, data); }
+
+EXPORT int hipLaunchHostFunc_spt(void *stream, void (*fn)(void *), void *data) {
+    return hostfn(stream ? stream : (void *) 2, fn, data);
+}
+
+EXPORT int hipStreamBeginCapture(void *stream, int mode) {
+    (void) mode;
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess && s->capturing) {
+        e = hipErrorInvalidValue;
+    } else if (e == hipSuccess) {
+        s->capturing = 1;
+        s->cap_head = s->cap_tail = NULL;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipStreamEndCapture(void *stream, void **graph) {
+    if (graph == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    if (e == hipSuccess && !s->capturing) {
+        e = hipErrorInvalidValue;
+    } else if (e == hipSuccess) {
+        struct graph *g = calloc(1, sizeof(*g));
+        if (g == NULL) {
+            e = hipErrorOutOfMemory;
+        } else {
+            g->ops = s->cap_head;
+            *graph = g;
+        }
+        s->capturing = 0;
+        s->cap_head = s->cap_tail = NULL;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+/* An executable graph is a graph of its own: the double has nothing to compile. */
+EXPORT int hipGraphInstantiate(void **exec, void *graph, void *error_node, char *log, size_t log_size) {
+    (void) error_node;
+    (void) log;
+    (void) log_size;
+    if (exec == NULL || graph == NULL) {
+        return hipErrorInvalidValue;
+    }
+    struct graph *g = graph, *x = calloc(1, sizeof(*x));
+    if (x == NULL) {
+        return hipErrorOutOfMemory;
+    }
+    struct op **tail = &x->ops;
+    for (struct op *o = g->ops; o != NULL; o = o->next) {
+        struct op *c = malloc(sizeof(*c));
+        if (c == NULL) {
+            return hipErrorOutOfMemory;
+        }
+        *c = *o;
+        c->next = NULL;
+        *tail = c;
+        tail = &c->next;
+    }
+    *exec = x;
+    return hipSuccess;
+}
+
+static int graph_launch(void *exec, void *stream) {
+    if (exec == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    struct stream *s;
+    int e = resolve_stream(stream, &s);
+    for (struct op *o = ((struct graph *) exec)->ops; e == hipSuccess && o != NULL; o = o->next) {
+        struct op *c = malloc(sizeof(*c));
+        if (c == NULL) {
+            e = hipErrorOutOfMemory;
+            break;
+        }
+        *c = *o;
+        enqueue(s, c);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return e;
+}
+
+EXPORT int hipGraphLaunch(void *exec, void *stream) { return graph_launch(exec, stream); }
+
+EXPORT int hipGraphLaunch_spt(void *exec, void *stream) { return graph_launch(exec, stream ? stream : (void *) 2); }
+
+static int graph_free(void *graph) {
+    if (graph == NULL) {
+        return hipErrorInvalidValue;
+    }
+    struct op *o = ((struct graph *) graph)->ops;
+    while (o != NULL) {
+        struct op *n = o->next;
+        free(o);
+        o = n;
+    }
+    free(graph);
+    return hipSuccess;
+}
+
+EXPORT int hipGraphDestroy(void *graph) { return graph_free(graph); }
+
+EXPORT int hipGraphExecDestroy(void *exec) { return graph_free(exec); }
 
 /* ------------------------------------------------------------------ test-only controls */
 

@@ -43,6 +43,7 @@
 
 #include "cuda_abi.h"
 #include "xq_shm.h"
+#include "xq_wire.h"
 
 #define XQ_EXPORT __attribute__((visibility("default")))
 #define RING 64                      /* events per stream; when full the newest covers more */
@@ -62,29 +63,7 @@
 
 /* ------------------------------------------------------------------ small helpers */
 
-static int g_log = 1; /* XQ_LOG */
-
-__attribute__((format(printf, 2, 3))) static void xlog(int level, const char *fmt, ...)
-{
-    if (g_log < level) return;
-    char buf[600];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if (n > (int)sizeof buf - 2) n = sizeof buf - 2;
-    buf[n++] = '\n';
-    ssize_t w = write(2, buf, n); /* one write: lines of several threads do not interleave */
-    (void)w;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* xlog, now_ns: xq_wire.h */
 
 static void futex_wait(uint32_t *w, uint32_t val, long ns)
 {
@@ -698,116 +677,17 @@ static void wake_held(xstream *st)
     if (LD(&st->waiters)) futex_wake(&st->wseq);
 }
 
-static void env_read(void)
-{
-    const char *v = getenv("XQ_SOCKET");
-    if (v && *v) snprintf(S.path, sizeof S.path, "%s", v);
-    else if ((v = getenv("XDG_RUNTIME_DIR")) && *v) snprintf(S.path, sizeof S.path, "%s/xq/node.sock", v);
-    else if (geteuid() == 0) snprintf(S.path, sizeof S.path, "/run/xq/node.sock");
-    else snprintf(S.path, sizeof S.path, "/tmp/xq-%u/node.sock", (unsigned)geteuid());
-
-    char raw[PATH_MAX] = "";
-    if ((v = getenv("XQ_NAME")) && *v) snprintf(raw, sizeof raw, "%s", v);
-    else {
-        ssize_t n = readlink("/proc/self/exe", raw, sizeof raw - 1);
-        raw[n > 0 ? n : 0] = 0;
-        const char *b = strrchr(raw, '/');
-        memmove(raw, b ? b + 1 : raw, strlen(b ? b + 1 : raw) + 1);
-        if (!*raw) snprintf(raw, sizeof raw, "%s", program_invocation_short_name);
-    }
-    size_t i = 0;
-    for (; raw[i] && i < sizeof S.name - 1; i++) {
-        char c = raw[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("._:/+-", c);
-        S.name[i] = ok ? c : '_';
-    }
-    S.name[i] = 0;
-    if (!i) strcpy(S.name, "unknown");
-
-    strcpy(S.prio, "-");
-    if ((v = getenv("XQ_PRIORITY")) && *v) {
-        char *end;
-        errno = 0;
-        long p = strtol(v, &end, 10);
-        if (errno || *end || end == v || p < -1000 || p > 1000)
-            xlog(1, "xq: ignoring XQ_PRIORITY='%s': not an integer in [-1000,1000]", v);
-        else snprintf(S.prio, sizeof S.prio, "%ld", p);
-    }
-}
-
-/* Reads one line (without '\n') within ms milliseconds. */
-static int read_line(int fd, char *buf, size_t cap, int ms)
-{
-    size_t n = 0;
-    uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
-    while (n < cap - 1) {
-        uint64_t t = now_ns();
-        struct pollfd p = {fd, POLLIN, 0};
-        if (t >= end || poll(&p, 1, (int)((end - t) / 1000000ull) + 1) <= 0) return -1;
-        char c;
-        ssize_t r = read(fd, &c, 1);
-        if (r <= 0) return -1;
-        if (c == '\n') {
-            buf[n] = 0;
-            return 0;
-        }
-        buf[n++] = c;
-    }
-    return -1;
-}
+static void env_read(void) { xw_env(S.path, sizeof S.path, S.name, sizeof S.name, S.prio, sizeof S.prio); }
 
 /* Connects, registers, maps the session's memory and registers every live stream. */
 static int try_attach(char *why, size_t whylen)
 {
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(S.path) >= sizeof a.sun_path) {
-        snprintf(why, whylen, "socket path too long");
-        return 0;
-    }
-    strcpy(a.sun_path, S.path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        snprintf(why, whylen, "%s", strerror(errno));
-        if (fd >= 0) close(fd);
-        return 0;
-    }
-    char line[XQ_MAX_LINE + 1], shm_path[XQ_MAX_LINE];
-    unsigned slots = 0, slot_size = 0;
-    int n = snprintf(line, sizeof line, "HELLO 1 %d %s %s\n", (int)getpid(), S.name, S.prio);
-    if (send(fd, line, n, MSG_NOSIGNAL) != n || read_line(fd, line, sizeof line, 2000)) {
-        snprintf(why, whylen, "no answer to HELLO");
-        goto fail;
-    }
-    if (strncmp(line, "OK ", 3) || sscanf(line + 3, "%511s %u %u", shm_path, &slots, &slot_size) != 3 ||
-        slot_size != XQ_SLOT_SIZE || !slots || slots > 1000000) {
-        snprintf(why, whylen, "refused: %.200s", line);
-        goto fail;
-    }
-    size_t size = XQ_SHM_HEADER + (size_t)slots * XQ_SLOT_SIZE;
-    int mfd = open(shm_path, O_RDWR | O_CLOEXEC);
-    struct stat sb;
-    void *base = MAP_FAILED;
-    if (mfd >= 0 && !fstat(mfd, &sb) && (size_t)sb.st_size >= size)
-        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-    if (mfd >= 0) close(mfd);
-    if (base == MAP_FAILED) {
-        snprintf(why, whylen, "cannot map %.200s", shm_path);
-        goto fail;
-    }
-    const xq_shm_header *hd = base;
-    if (hd->magic != XQ_SHM_MAGIC || hd->version != XQ_SHM_VERSION || hd->slots != slots) {
-        snprintf(why, whylen, "bad shared memory header");
-        munmap(base, size); /* nobody has seen it yet */
-        goto fail;
-    }
-    if (send(fd, "MAPPED\n", 7, MSG_NOSIGNAL) != 7) {
-        snprintf(why, whylen, "lost after HELLO");
-        munmap(base, size);
-        goto fail;
-    }
-    struct timeval tv = {1, 0}; /* a node that stops reading is taken for gone */
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-
+    xw_session x;
+    if (!xw_attach(S.path, S.name, S.prio, "", &x, why, whylen)) return 0;
+    int fd = x.fd;
+    uint32_t slots = x.slots;
+    void *base = x.base;
+    const char *shm_path = x.shm_path;
     pthread_mutex_lock(&S.mu);
     S.used = calloc(slots, 1);
     S.owner = calloc(slots, sizeof *S.owner);
@@ -2894,15 +2774,23 @@ static CUresult gpa2_asked(const char *s, void **p, int v, cuuint64_t f, CUdrive
     return real ? gpa_after(real(s, p, v, f, q), s, p, v, f) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-/* RTLD_NEXT means "after the caller", and glibc finds the caller by return address, which
- * would be us: search the objects after the caller's ourselves. */
+/* RTLD_NEXT means "after the caller", and glibc finds the caller by its return address, which
+ * would be us. On x86-64 the exported dlsym below jumps straight into glibc's for RTLD_NEXT, so
+ * glibc sees the caller's own return address and answers exactly as without us. Elsewhere we
+ * search the objects after the caller's ourselves, each through a real handle (dlopen NOLOAD):
+ * a link-map entry is no handle (the objects loaded at start have no search list of their own,
+ * and glibc crashed looking one up). */
 static void *next_after(void *caller, const char *name)
 {
     Dl_info di;
     struct link_map *lm = NULL;
     if (!dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) || !lm) return real_dlsym(RTLD_NEXT, name);
     for (struct link_map *l = lm->l_next; l; l = l->l_next) {
-        void *r = real_dlsym(l, name);
+        if (!l->l_name || !*l->l_name) continue; /* the vDSO */
+        void *h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) continue;
+        void *r = real_dlsym(h, name);
+        dlclose(h);
         if (r) return r;
     }
     return NULL;
@@ -2927,8 +2815,43 @@ static int in_driver(void *p)
 }
 
 /* The runtime dlopens libcuda and asks that handle for cuGetProcAddress_v2: a handle lookup
- * never finds a preloaded export, so dlsym itself answers wrapped names with their wrappers. */
-XQ_EXPORT void *dlsym(void *handle, const char *name)
+ * never finds a preloaded export, so dlsym itself answers wrapped names with their wrappers.
+ * RTLD_NEXT (another preloaded library looking up what it wraps) is glibc's business: on x86-64
+ * the exported dlsym jumps to glibc's with the caller's registers and return address untouched
+ * (xq_dlsym_next); only other handles come here. */
+#if defined(__x86_64__)
+#define DLSYM_C xq_dlsym_c
+#define DLSYM_VIS __attribute__((used, visibility("hidden")))
+__attribute__((used, visibility("hidden"))) void *xq_dlsym_next(void)
+{
+    if (!LD(&g_real_dlsym)) real_dlsym(RTLD_DEFAULT, "dlsym"); /* resolves glibc's */
+    return (void *)LD(&g_real_dlsym);
+}
+__attribute__((used, visibility("hidden"))) void *xq_dlsym_c(void *handle, const char *name);
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    endbr64\n"
+        "    cmpq $-1, %rdi\n" /* RTLD_NEXT */
+        "    jne xq_dlsym_c\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n" /* 16-byte aligned at the call */
+        "    call xq_dlsym_next\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    jz xq_dlsym_c\n"
+        "    jmp *%rax\n"
+        ".size dlsym, .-dlsym\n");
+XQ_EXPORT void *dlsym(void *handle, const char *name);
+#else
+#define DLSYM_C dlsym
+#define DLSYM_VIS XQ_EXPORT
+#endif
+DLSYM_VIS void *DLSYM_C(void *handle, const char *name)
 {
     void *r = handle == RTLD_NEXT ? next_after(__builtin_return_address(0), name) : real_dlsym(handle, name);
     if (!r || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z') return r;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the fake CUDA driver and the test programs into OUT:
-#   libcuda.so.1 (+ libcuda.so), xq-cuda-app, xq-launch-bench, xq-local-app + libxq-local.so,
+#   libcuda.so.1 (+ libcuda.so), xq-cuda-app, libxq-next.so (another preloaded library), xq-launch-bench, xq-local-app + libxq-local.so,
 #   xq-cuda-tests
 # Usage: build-fakecuda.sh OUT   (CC overrides gcc). The programs find OUT/libcuda.so.1 by an
 # RPATH (not RUNPATH: --disable-new-dtags), so the fake wins over a real driver on LD_LIBRARY_PATH.
@@ -27,6 +27,8 @@ done
 "$cc" $flags -fPIC -shared -DXQ_LOCAL_LIB -o "$out/libxq-local.so.tmp" "$here/xq_local.c" -L"$out" -l:libcuda.so.1 \
   -Wl,--disable-new-dtags,-rpath,'$ORIGIN'
 mv -f "$out/libxq-local.so.tmp" "$out/libxq-local.so"
+"$cc" $flags -fPIC -shared -o "$out/libxq-next.so.tmp" "$here/xq_next.c" -ldl
+mv -f "$out/libxq-next.so.tmp" "$out/libxq-next.so"
 "$cc" $flags -o "$out/xq-local-app.tmp" "$here/xq_local.c" -ldl
 mv -f "$out/xq-local-app.tmp" "$out/xq-local-app"
 "$cc" $flags -o "$out/xq-cuda-tests.tmp" "$here/test_interposer.c" "$here/test_node.c"

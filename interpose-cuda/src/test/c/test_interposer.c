@@ -75,7 +75,10 @@ static void start_prog(app *a, const char *prog, const char *const *env, const c
     /* the tests name the mode they test; the defaults (memop, deferral) have tests of their own */
     if (!has_completion && !bare) envp[m++] = "XQ_COMPLETION=event";
     if (!has_defer && !bare) envp[m++] = "XQ_DEFER=0";
-    if (preload)
+    int own_preload = 0;
+    for (int i = 0; i < m; i++)
+        own_preload |= !strncmp(envp[i], "LD_PRELOAD=", 11);
+    if (preload && !own_preload)
         envp[m++] = pre;
     envp[m++] = sock;
     for (char **e = environ; *e && m < 254; e++)
@@ -705,6 +708,24 @@ static void test_dlsym_not_driver(void)
           slurp(a.out), slurp(a.err));
 }
 
+/* Another preloaded library's dlsym(RTLD_NEXT, ...) reaches our dlsym: it must get what glibc
+ * gives it (the next definition after that library), in either preload order. It crashed in the
+ * library's constructor: the lookup went through link-map entries that are no dlopen handles. */
+static void test_dlsym_next_other_library(void)
+{
+    for (int order = 0; order < 2; order++) {
+        tn_start(SOCK, 16);
+        char pre[1200];
+        if (order) snprintf(pre, sizeof pre, "LD_PRELOAD=%s/libxq-next.so:%s", DIR_, LIB);
+        else snprintf(pre, sizeof pre, "LD_PRELOAD=%s:%s/libxq-next.so", LIB, DIR_);
+        app a;
+        start(&a, (const char *[]){pre, NULL}, (const char *[]){"--tasks", "1", "--stream", "new", NULL});
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.err), "xq-next: getpid ok"), "order %d: exit %d: %s",
+              order, a.status, slurp(a.err));
+        CHECK(tn_count(0, "STREAM") == 1, "order %d: %d STREAM lines (still scheduled)", order, tn_count(0, "STREAM"));
+    }
+}
+
 static void test_failed_launches(void)
 {
     tn_start(SOCK, 16);
@@ -1091,6 +1112,7 @@ static const struct {
     {"batch", test_batch},
     {"window", test_window},
     {"dlsym_not_driver", test_dlsym_not_driver},
+    {"dlsym_next_other_library", test_dlsym_next_other_library},
     {"window_kinds", test_window_kinds},
     {"guard", test_guard},
     {"guard_deferred", test_guard_deferred},

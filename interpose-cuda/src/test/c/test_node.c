@@ -33,6 +33,7 @@ static int nsess, listen_fd = -1, stop_pipe[2] = {-1, -1}, running;
 static tn_line *lines;
 static int nlines;
 static unsigned g_slots, d_gate, d_thr, d_batch, d_win;
+static char g_ok_options[64];
 static char g_path[108], g_dir[64];
 static pthread_t th;
 static uint64_t start_ns;
@@ -101,7 +102,7 @@ static void hello(int i, const char *line)
     for (unsigned k = 0; k < g_slots; k++)
         config_slot((xq_slot *)(s->shm + XQ_SHM_HEADER + k * XQ_SLOT_SIZE));
     char ok[256];
-    snprintf(ok, sizeof ok, "OK %s %u %u", path, g_slots, XQ_SLOT_SIZE);
+    snprintf(ok, sizeof ok, "OK %s %u %u%s%s", path, g_slots, XQ_SLOT_SIZE, *g_ok_options ? " " : "", g_ok_options);
     put(s->fd, ok);
 }
 
@@ -221,6 +222,11 @@ void tn_kill(void)
     close(stop_pipe[0]), close(stop_pipe[1]);
     rmdir(g_dir); /* files of sessions that never sent MAPPED stay; rmdir then fails, harmlessly */
     running = 0;
+}
+
+void tn_ok_options(const char *options)
+{
+    snprintf(g_ok_options, sizeof g_ok_options, "%s", options ? options : "");
 }
 
 void tn_defaults(unsigned gate, unsigned threshold, unsigned batch, unsigned window_us)

@@ -19,6 +19,8 @@ int tn_start(const char *sock_path, unsigned slots); /* 0 on success */
 void tn_kill(void);                                  /* as if the node died: every session ends */
 /* the queue configuration the node writes into every slot (at HELLO and at STREAM) */
 void tn_defaults(unsigned gate, unsigned threshold, unsigned batch, unsigned window_us);
+/* words the node's OK line carries after the slot size ("lv3": it will ask for interrupts); "" none */
+void tn_ok_options(const char *options);
 int tn_nlines(void);
 tn_line tn_get(int i);
 /* first line index >= from whose text starts with prefix (session sess, or any if < 0),

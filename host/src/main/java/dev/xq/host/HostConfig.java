@@ -30,4 +30,10 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
     @AttributeDefinition(name = "Enabled", description = "Whether the node serves local processes at all")
     boolean enabled() default true;
+
+    @AttributeDefinition(name = "Interrupt processes (Lv3)",
+            description = "Whether a process that offers Lv3 (the HIP interposer, libxq-hip.so, with a KFD debugger API: "
+                    + "KFD 1.13+) is asked to stop its stream's GPU queue (SUSPEND) whenever the node holds the stream, and to "
+                    + "let it go on (RESUME) when the node lets it go. Off: processes are held at Lv1 only")
+    boolean interruptProcesses() default false;
 }

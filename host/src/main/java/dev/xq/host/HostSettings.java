@@ -16,9 +16,11 @@ import java.util.function.Function;
  * @param enabled whether to serve at all
  * @param unlinkAfter how long a session's file stays linked if the client never says MAPPED
  * @param helloWithin how long a connection may stay without HELLO before it is closed
+ * @param interruptProcesses whether a process that offers {@code lv3} (the HIP interposer with a
+ *        KFD debugger API) is asked to stop its stream's GPU queue when the node holds the stream
  */
 record HostSettings(Path socketPath, String group, int slots, int maxSessions, boolean enabled, Duration unlinkAfter,
-                    Duration helloWithin) {
+                    Duration helloWithin, boolean interruptProcesses) {
 
     static final int DEFAULT_SLOTS = 64;
     static final int MAX_SLOTS = 1024;
@@ -72,27 +74,32 @@ record HostSettings(Path socketPath, String group, int slots, int maxSessions, b
 
     /** Settings for {@code socketPath} and the defaults otherwise (tests, embedding). */
     static HostSettings of(Path socketPath) {
-        return new HostSettings(socketPath, null, DEFAULT_SLOTS, DEFAULT_MAX_SESSIONS, true, DEFAULT_UNLINK_AFTER, DEFAULT_HELLO_WITHIN);
+        return new HostSettings(socketPath, null, DEFAULT_SLOTS, DEFAULT_MAX_SESSIONS, true, DEFAULT_UNLINK_AFTER, DEFAULT_HELLO_WITHIN,
+                false);
     }
 
     HostSettings withGroup(String g) {
-        return new HostSettings(socketPath, g, slots, maxSessions, enabled, unlinkAfter, helloWithin);
+        return new HostSettings(socketPath, g, slots, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses);
     }
 
     HostSettings withSlots(int s) {
-        return new HostSettings(socketPath, group, s, maxSessions, enabled, unlinkAfter, helloWithin);
+        return new HostSettings(socketPath, group, s, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses);
     }
 
     HostSettings withMaxSessions(int m) {
-        return new HostSettings(socketPath, group, slots, m, enabled, unlinkAfter, helloWithin);
+        return new HostSettings(socketPath, group, slots, m, enabled, unlinkAfter, helloWithin, interruptProcesses);
     }
 
     HostSettings withHelloWithin(Duration d) {
-        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, d);
+        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, d, interruptProcesses);
     }
 
     HostSettings withUnlinkAfter(Duration d) {
-        return new HostSettings(socketPath, group, slots, maxSessions, enabled, d, helloWithin);
+        return new HostSettings(socketPath, group, slots, maxSessions, enabled, d, helloWithin, interruptProcesses);
+    }
+
+    HostSettings withInterruptProcesses(boolean on) {
+        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, helloWithin, on);
     }
 
     /**
@@ -107,7 +114,7 @@ record HostSettings(Path socketPath, String group, int slots, int maxSessions, b
                 ? defaultSocketPath(property.apply(SOCKET_PROPERTY), env.get("XDG_RUNTIME_DIR"), euid)
                 : Path.of(configured);
         return new HostSettings(path, c.socketGroup(), c.slots(), c.maxSessions(), c.enabled(), DEFAULT_UNLINK_AFTER,
-                DEFAULT_HELLO_WITHIN);
+                DEFAULT_HELLO_WITHIN, c.interruptProcesses());
     }
 
     /** The interposer's default (docs/processes.md, XQ_SOCKET), unless {@code override} names one. */

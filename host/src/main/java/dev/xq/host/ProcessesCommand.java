@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
 final class ProcessesCommand {
 
     static final String USAGE = "usage: xq:processes [PID | --wait N [--timeout MS]] (no argument: every process; PID: that "
-            + "process's streams; --wait: the list once at least N processes are served, MS 1..3600000, default 10000)";
+            + "process's streams; --wait: the list once at least N processes are registered, MS 1..3600000, default 10000)";
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneId.systemDefault());
 
     private ProcessesCommand() {
@@ -55,7 +55,8 @@ final class ProcessesCommand {
         for (Session.Info i : of) {
             sb.append("process ").append(i.pid()).append(" (").append(i.name()).append("), ").append(i.state()).append(" since ")
                     .append(TIME.format(i.since())).append(", GATE lines sent ").append(i.gatesSent()).append(", dropped ")
-                    .append(i.gatesDropped()).append('\n').append(i.cmdline()).append('\n');
+                    .append(i.gatesDropped()).append(", runtime ").append(i.runtime()).append(", Lv3 ").append(i.lv3()).append('\n')
+                    .append(i.cmdline()).append('\n');
             // LIMITS: threshold/batch/window in force; "none" while no other tenant shares the device
             Table t = new Table("SLOT", "HANDLE", "QUEUE", "DEVICE", "GATE", "LIMITS", "KEY");
             for (Session.StreamInfo s : i.streamList()) {
@@ -80,7 +81,8 @@ final class ProcessesCommand {
         long timeout = number(timeoutMillis, "--timeout", 1, 3_600_000);
         long deadline = System.nanoTime() + timeout * 1_000_000L;
         int have;
-        while ((have = server == null ? 0 : server.sessions().size()) < n) {
+        // served: registered (HELLO answered); a connection still on its way in does not count
+        while ((have = server == null ? 0 : (int) server.sessions().stream().filter(i -> i.state().equals("registered")).count()) < n) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("xq:processes --wait " + n + ": " + have + " processes served after " + timeout
                         + " ms\n" + all(server));
@@ -105,10 +107,12 @@ final class ProcessesCommand {
 
     static String all(HostServer server) {
         String head = "process host: " + (server == null ? "not serving: not started" : server.status()) + "\n";
-        Table t = new Table("PID", "NAME", "STREAMS", "SINCE", "CMDLINE");
+        // RUNTIME: the interposer's (cuda, hip); LV3: "-" not offered, "off" not asked (host setting
+        // interruptProcesses), else the interrupts done and failed
+        Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV3", "SINCE", "CMDLINE");
         if (server != null) {
             for (Session.Info i : server.sessions()) {
-                t.row(i.pid(), i.name(), i.streams(), TIME.format(i.since()), i.cmdline());
+                t.row(i.pid(), i.name(), i.runtime(), i.streams(), i.lv3(), TIME.format(i.since()), i.cmdline());
             }
         }
         return head + t;

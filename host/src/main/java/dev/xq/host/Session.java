@@ -52,10 +52,16 @@ final class Session {
     record StreamInfo(int slot, long handle, String name, String device, String key, int gate, String limits) {
     }
 
-    /** A snapshot for the operator. */
+    /**
+     * A snapshot for the operator; {@code runtime} is {@code cuda} or {@code hip}, {@code lv3} what
+     * became of the process's interrupts ({@code -}: not offered, {@code off}: the node does not ask).
+     */
     record Info(long pid, long seq, String name, int streams, Instant since, String cmdline, String state, long gatesSent,
-                long gatesDropped, List<StreamInfo> streamList) {
+                long gatesDropped, List<StreamInfo> streamList, String runtime, String lv3) {
     }
+
+    /** Capabilities a HELLO may name (docs/processes.md). */
+    static final List<String> CAPABILITIES = List.of("cuda", "hip", "lv3");
 
     private final HostServer server;
     private final int fd;
@@ -73,6 +79,14 @@ final class Session {
     private final AtomicInteger streamCount = new AtomicInteger();
     private final AtomicLong gatesSent = new AtomicLong();
     private final AtomicLong gatesDropped = new AtomicLong();
+    private volatile boolean hip;
+    private volatile boolean lv3Offered;
+    private volatile boolean interrupts;
+    private final AtomicLong lv3Suspended = new AtomicLong();
+    private final AtomicLong lv3Resumed = new AtomicLong();
+    private final AtomicLong lv3Failed = new AtomicLong();
+    private final AtomicLong lv3Asked = new AtomicLong();
+    private volatile String lv3LastFailure;
 
     // session thread only
     private Integer processPriority;
@@ -239,7 +253,8 @@ final class Session {
             case "STREAM" -> stream(f);
             case "WAKE" -> wake(f);
             case "CLOSE" -> close(f);
-            default -> refuse("unknown request '" + shorten(f[0]) + "'; allowed: HELLO, MAPPED, STREAM, WAKE, CLOSE");
+            case "LV3" -> lv3(f);
+            default -> refuse("unknown request '" + shorten(f[0]) + "'; allowed: HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3");
         }
     }
 
@@ -254,8 +269,8 @@ final class Session {
             refuse("a second HELLO");
             return;
         }
-        if (f.length != 5) {
-            refuse("HELLO takes 4 fields (HELLO 1 <pid> <name> <priority or ->), got " + (f.length - 1));
+        if (f.length != 5 && f.length != 6) {
+            refuse("HELLO takes 4 or 5 fields (HELLO 1 <pid> <name> <priority or -> [<capability>,...]), got " + (f.length - 1));
             return;
         }
         if (!f[1].equals("1")) {
@@ -287,6 +302,31 @@ final class Session {
                 return;
             }
         }
+        List<String> caps = List.of();
+        if (f.length == 6) {
+            caps = List.of(f[5].split(",", -1));
+            for (int i = 0; i < caps.size(); i++) {
+                String c = caps.get(i);
+                if (!CAPABILITIES.contains(c)) {
+                    refuse("capability '" + shorten(c) + "' is not known; allowed: " + String.join(", ", CAPABILITIES)
+                            + ", comma-separated, each once");
+                    return;
+                }
+                if (caps.indexOf(c) != i) {
+                    refuse("capability '" + c + "' is named twice; allowed: " + String.join(", ", CAPABILITIES)
+                            + ", comma-separated, each once");
+                    return;
+                }
+            }
+            if (caps.contains("cuda") && caps.contains("hip")) {
+                refuse("capabilities 'cuda' and 'hip' together; a process speaks for one runtime (one interposer each)");
+                return;
+            }
+            if (caps.contains("lv3") && !caps.contains("hip")) {
+                refuse("capability 'lv3' without 'hip'; Lv3 for processes is the HIP interposer's (KFD debugger API)");
+                return;
+            }
+        }
         SharedMemory m;
         try {
             m = server.createMemory(peer.pid() + "-" + seq);
@@ -300,8 +340,11 @@ final class Session {
         processPriority = prio;
         cmdline = cmdline(peer.pid());
         since = Instant.now();
+        hip = caps.contains("hip");
+        lv3Offered = caps.contains("lv3");
+        interrupts = lv3Offered && server.settings().interruptProcesses();
         name = f[3];
-        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE)) {
+        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : ""))) {
             return;
         }
         ScheduledFuture<?> h = helloTimer;
@@ -310,7 +353,7 @@ final class Session {
         }
         unlinkTask = server.schedule(m::unlink, server.settings().unlinkAfter().toMillis(), TimeUnit.MILLISECONDS);
         server.log().info(who() + " registered (uid " + Integer.toUnsignedString(peer.uid()) + ", priority "
-                + (prio == null ? "-" : prio) + "): " + cmdline);
+                + (prio == null ? "-" : prio) + ", " + (hip ? "HIP" : "CUDA") + (interrupts ? ", Lv3" : "") + "): " + cmdline);
     }
 
     private void mapped(String[] f) {
@@ -349,7 +392,7 @@ final class Session {
             }
         }
         if (v[0] < 0) {
-            refuse("device " + v[0] + " is negative; allowed: a CUDA ordinal (0, 1, ...)");
+            refuse("device " + v[0] + " is negative; allowed: a " + (hip ? "HIP" : "CUDA") + " ordinal (0, 1, ...)");
             return;
         }
         if (!NAME.matcher(f[7]).matches()) {
@@ -358,7 +401,7 @@ final class Session {
         }
         Integer hint = priority(processPriority, v[1], v[2]);
         String qname = name + "/" + f[7];
-        String device = "cuda" + v[0];
+        String device = (hip ? "hip" : "cuda") + v[0]; // the ids the node's own adapters use
         ExternalQueueSpec spec = new ExternalQueueSpec(qname, device, peer.pid() + ":" + name, peer.pid(),
                 hint == null ? List.of() : List.of(new Hint.Priority(hint)), null);
         SlotControl control = new SlotControl(this, memory, slot);
@@ -411,6 +454,55 @@ final class Session {
         Stream s = streams.get(slot);
         if (s != null) { // a free slot: a late wake of a stream already closed, harmless
             s.queue().changed();
+        }
+    }
+
+    /** {@code LV3 <slot> suspended|resumed|failed <reason>}: what became of a SUSPEND or RESUME. */
+    private void lv3(String[] f) {
+        if (!lv3Offered) {
+            refuse("LV3 from a process that did not offer the capability lv3 in its HELLO");
+            return;
+        }
+        if (f.length < 3) {
+            refuse("LV3 takes 2 or 3 fields (LV3 <slot> suspended|resumed|failed <reason>), got " + (f.length - 1));
+            return;
+        }
+        int slot = slot(f[1]);
+        if (slot < 0) {
+            return;
+        }
+        switch (f[2]) {
+            case "suspended", "resumed" -> {
+                if (f.length != 3) {
+                    refuse("LV3 " + f[2] + " takes no reason, got " + (f.length - 3) + " more field(s)");
+                    return;
+                }
+                (f[2].equals("suspended") ? lv3Suspended : lv3Resumed).incrementAndGet();
+            }
+            case "failed" -> {
+                if (f.length != 4 || !NAME.matcher(f[3]).matches()) {
+                    refuse("LV3 failed takes one reason of [A-Za-z0-9._:/+-] (LV3 <slot> failed <reason>)");
+                    return;
+                }
+                lv3Failed.incrementAndGet();
+                lv3LastFailure = f[3];
+                Stream s = streams.get(slot);
+                server.log().info(who() + ": stream " + (s == null ? "in slot " + slot : s.name())
+                        + " was not interrupted (" + f[3] + "); it is held at Lv1");
+            }
+            default -> refuse("LV3 state '" + shorten(f[2]) + "' is not known; allowed: suspended, resumed, failed");
+        }
+    }
+
+    /** Whether this process is asked to stop its streams' GPU queues (Lv3). */
+    boolean interrupts() {
+        return interrupts;
+    }
+
+    /** Never blocks: a lost SUSPEND leaves the stream at Lv1; a lost RESUME is made good by the process (open gate). */
+    void sendInterrupt(boolean held, int slot) {
+        if (interrupts && send((held ? "SUSPEND " : "RESUME ") + slot, true)) {
+            lv3Asked.incrementAndGet();
         }
     }
 
@@ -568,7 +660,20 @@ final class Session {
         }
         String n = name;
         return new Info(peer.pid(), seq, n == null ? "-" : n, streamCount.get(), since == null ? connected : since, cmdline,
-                n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l);
+                n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l, n == null ? "-" : hip ? "hip" : "cuda",
+                n == null ? "-" : lv3());
+    }
+
+    /** The LV3 column: "-" not offered, "off" not asked by this node, else suspends done and failed (the last reason). */
+    private String lv3() {
+        if (!lv3Offered) {
+            return "-";
+        }
+        if (!interrupts) {
+            return "off";
+        }
+        long failed = lv3Failed.get();
+        return lv3Suspended.get() + " suspended" + (failed == 0 ? "" : ", " + failed + " failed (" + lv3LastFailure + ")");
     }
 
     private int gate(int slot) {

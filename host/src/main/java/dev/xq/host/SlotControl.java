@@ -19,6 +19,8 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard {
     private volatile boolean retired;
     /** The process heard {@code Q} for this stream: before that no thread of it waits on the slot, and a GATE would come before the answer it waits for */
     private volatile boolean answered;
+    /** The node holds the queue, as last applied (for SUSPEND and RESUME on a change; deciding thread) */
+    private boolean held;
 
     SlotControl(Session session, SharedMemory memory, int slot) {
         this.session = session;
@@ -38,6 +40,14 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard {
         }
         if (memory.apply(slot, held, config) && answered) {
             session.sendGate(slot);
+        }
+        // Lv3: the process stops the stream's GPU queue while the node holds it (the gate already
+        // holds new launches; this also stops what is in flight), and lets it go with the gate
+        if (held != this.held) {
+            this.held = held;
+            if (answered) {
+                session.sendInterrupt(held, slot);
+            }
         }
     }
 

@@ -501,6 +501,110 @@ class HostServerTest {
         assertTrue(session(c).info().gatesSent() >= 1);
     }
 
+    // ------------------------------------------------------------------ HIP processes, Lv3
+
+    @Test
+    void aHipProcessGetsHipDevicesAndNoLv3UnlessTheNodeAsks() throws Exception {
+        start();
+        TestClient c = client();
+        String[] ok = c.hello("rocm", "1", "hip,lv3");
+        assertEquals(4, ok.length, "no lv3 in OK while interruptProcesses is off: " + String.join(" ", ok));
+        long h = c.stream(0, 1, 0, 1, -1, "s1");
+        assertEquals("hip1", core.find(h).orElseThrow().status().device());
+        Session.Info i = session(c).info();
+        assertEquals("hip", i.runtime());
+        assertEquals("off", i.lv3());
+        TestClient cuda = client();
+        cuda.hello("plain", "-");
+        assertEquals("cuda0", core.find(cuda.stream(0, 0, 0, 0, 0, "default")).orElseThrow().status().device());
+        assertEquals("-", session(cuda).info().lv3());
+        assertEquals("cuda", session(cuda).info().runtime());
+        assertTrue(ProcessesCommand.all(server).contains("RUNTIME"), ProcessesCommand.all(server));
+    }
+
+    @Test
+    void badCapabilitiesAreRefused() throws Exception {
+        start();
+        String[][] cases = {
+            {"hip,gpu", "capability 'gpu' is not known; allowed: cuda, hip, lv3"},
+            {"hip,hip", "capability 'hip' is named twice"},
+            {"cuda,hip", "'cuda' and 'hip' together"},
+            {"lv3", "'lv3' without 'hip'"},
+            {"hip,", "capability '' is not known"},
+        };
+        for (String[] k : cases) {
+            TestClient c = client();
+            c.send("HELLO 1 " + TestClient.PID + " app - " + k[0]);
+            refusedWith(c, k[1]);
+        }
+        assertEquals(0, core.externalQueues().size());
+    }
+
+    @Test
+    void heldStreamOfAnLv3ProcessIsSuspendedAndResumed() throws Exception {
+        HoldPolicy policy = new HoldPolicy();
+        core.scheduler().register("test-hold", policy, "test", 4711, false);
+        core.selectPolicy("test-hold");
+        start(HostSettings.of(sock).withInterruptProcesses(true));
+        TestClient c = client();
+        String[] ok = c.hello("rocm", "-", "hip,lv3");
+        assertEquals("lv3", ok[4], "OK says the node will ask for interrupts");
+        c.map();
+        c.stream(2, 0, 0, 0, 0, "default");
+        c.writeSlotInt(2, SharedMemory.S_PENDING, 1);
+        c.writeSlotLong(2, SharedMemory.S_READY_SINCE_NS, System.nanoTime());
+        c.send("WAKE 2");
+        assertEquals("SUSPEND 2", c.readLine(), "the node holds the stream: its queue is to stop");
+        c.send("LV3 2 suspended");
+        policy.hold = false;
+        c.send("WAKE 2");
+        List<String> lines = List.of(c.readLine(), c.readLine());
+        assertTrue(lines.contains("GATE 2") && lines.contains("RESUME 2"), "gate and queue go on: " + lines);
+        c.send("LV3 2 resumed");
+        c.send("LV3 2 failed EBUSY");
+        Await.until(() -> session(c).info().lv3().equals("1 suspended, 1 failed (EBUSY)"), () -> session(c).info().lv3());
+        assertTrue(ProcessesCommand.all(server).contains("1 suspended, 1 failed (EBUSY)"), ProcessesCommand.all(server));
+    }
+
+    @Test
+    void aProcessWithoutLv3IsNeverAskedToSuspend() throws Exception {
+        HoldPolicy policy = new HoldPolicy();
+        core.scheduler().register("test-hold", policy, "test", 4711, false);
+        core.selectPolicy("test-hold");
+        start(HostSettings.of(sock).withInterruptProcesses(true));
+        TestClient c = client();
+        assertEquals(4, c.hello("rocm", "-", "hip").length);
+        c.map();
+        c.stream(2, 0, 0, 0, 0, "default");
+        c.writeSlotInt(2, SharedMemory.S_PENDING, 1);
+        c.writeSlotLong(2, SharedMemory.S_READY_SINCE_NS, System.nanoTime());
+        c.send("WAKE 2");
+        Await.until(() -> c.slotInt(2, SharedMemory.S_GATE) == 1, () -> "gate of slot 2 not held");
+        policy.hold = false;
+        c.send("WAKE 2");
+        assertEquals("GATE 2", c.readLine(), "only the gate line, no SUSPEND before it");
+    }
+
+    @Test
+    void badLv3LinesAreRefused() throws Exception {
+        start(HostSettings.of(sock).withInterruptProcesses(true));
+        String[][] cases = {
+            {"hip", "LV3 0 suspended", "did not offer the capability lv3"},
+            {"hip,lv3", "LV3 0 stopped", "LV3 state 'stopped' is not known; allowed: suspended, resumed, failed"},
+            {"hip,lv3", "LV3 0 failed", "LV3 failed takes one reason"},
+            {"hip,lv3", "LV3 0 failed bad!reason", "LV3 failed takes one reason"},
+            {"hip,lv3", "LV3 0 suspended now", "LV3 suspended takes no reason"},
+            {"hip,lv3", "LV3 99 suspended", "slot 99 is out of range"},
+            {"hip,lv3", "LV3 0", "LV3 takes 2 or 3 fields"},
+        };
+        for (String[] k : cases) {
+            TestClient c = client();
+            c.hello("bad", "-", k[0]);
+            c.send(k[1]);
+            refusedWith(c, k[2]);
+        }
+    }
+
     @Test
     void limitsGoToTheSlotAndGrowthSendsGate() throws Exception {
         start();

@@ -13,6 +13,10 @@ import org.junit.jupiter.api.Test;
 class HostSettingsTest {
 
     static HostConfig config(String path, String group, int slots, int max, boolean enabled) {
+        return config(path, group, slots, max, enabled, false);
+    }
+
+    static HostConfig config(String path, String group, int slots, int max, boolean enabled, boolean interrupt) {
         return new HostConfig() {
             @Override
             public Class<? extends Annotation> annotationType() {
@@ -43,6 +47,11 @@ class HostSettingsTest {
             public boolean enabled() {
                 return enabled;
             }
+
+            @Override
+            public boolean interruptProcesses() {
+                return interrupt;
+            }
         };
     }
 
@@ -69,6 +78,8 @@ class HostSettingsTest {
         assertEquals(8, x.slots());
         assertEquals(9, x.maxSessions());
         assertEquals(false, x.enabled());
+        assertEquals(false, x.interruptProcesses());
+        assertEquals(true, HostSettings.from(config("", "", 8, 9, true, true), k -> null, Map.of(), 7).interruptProcesses());
     }
 
     @Test

@@ -222,7 +222,7 @@ class HostStartTest {
     @Test
     void disabledDoesNotServe() {
         HostSettings s = new HostSettings(sock, null, 64, 256, false, HostSettings.DEFAULT_UNLINK_AFTER,
-                HostSettings.DEFAULT_HELLO_WITHIN);
+                HostSettings.DEFAULT_HELLO_WITHIN, false);
         assertFalse(server(s).start());
         assertTrue(server.status().contains("enabled=false"), server.status());
         assertFalse(Files.exists(dir));

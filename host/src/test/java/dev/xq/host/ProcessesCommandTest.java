@@ -33,7 +33,7 @@ class ProcessesCommandTest {
                 String out = ProcessesCommand.run(server);
                 String row = out.lines().filter(l -> l.startsWith(Long.toString(TestClient.PID))).findFirst().orElseThrow(() ->
                         new AssertionError("no row for this process: " + out));
-                assertTrue(row.matches(TestClient.PID + " +lister +2 +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +.*java.*"), row);
+                assertTrue(row.matches(TestClient.PID + " +lister +cuda +2 +- +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +.*java.*"), row);
                 String one = ProcessesCommand.run(server, Long.toString(TestClient.PID));
                 assertTrue(one.contains("lister/default") && one.contains("cuda2") && one.contains(Long.toString(h)), one);
                 assertTrue(one.lines().anyMatch(l -> l.matches("0 +" + h + " +lister/default +cuda2 +open +none +7f00deadbeef")), one);
@@ -75,5 +75,29 @@ class ProcessesCommandTest {
     void waitGivesUpWithWhatItSaw() {
         var e = assertThrows(IllegalStateException.class, () -> ProcessesCommand.run(null, "--wait", "1", "--timeout", "50"));
         assertTrue(e.getMessage().contains("--wait 1: 0 processes served after 50 ms"), e.getMessage());
+    }
+
+    @Test
+    void waitCountsRegisteredProcessesOnly() throws Exception {
+        XqCore core = new XqCore(RuntimeLog.NONE);
+        core.start();
+        Path sock = tmp.resolve("w").resolve("node.sock");
+        HostServer server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
+        try {
+            server.start();
+            try (TestClient c = TestClient.connect(sock)) {
+                Await.until(() -> server.sessions().size() == 1, () -> "the connection has no session");
+                // connected, no HELLO yet: not served, and shown without a runtime
+                var e = assertThrows(IllegalStateException.class, () -> ProcessesCommand.run(server, "--wait", "1", "--timeout", "100"));
+                assertTrue(e.getMessage().contains("0 processes served after 100 ms")
+                        && e.getMessage().lines().anyMatch(l -> l.matches("\\d+ +- +- +0 +- .*")), e.getMessage());
+                c.hello("late", "-", "hip");
+                String out = ProcessesCommand.run(server, "--wait", "1", "--timeout", "5000");
+                assertTrue(out.lines().anyMatch(l -> l.matches(TestClient.PID + " +late +hip +0 +- .*")), out);
+            }
+        } finally {
+            server.stop();
+            core.stop();
+        }
     }
 }

@@ -129,7 +129,12 @@ final class TestClient implements AutoCloseable {
 
     /** Sends HELLO and checks the OK. @return the fields of the OK line */
     String[] hello(String name, String priority) throws IOException, TimeoutException {
-        send("HELLO 1 " + PID + " " + name + " " + priority);
+        return hello(name, priority, null);
+    }
+
+    /** HELLO with capabilities ({@code hip,lv3}; null: none, the CUDA interposer's line). */
+    String[] hello(String name, String priority, String capabilities) throws IOException, TimeoutException {
+        send("HELLO 1 " + PID + " " + name + " " + priority + (capabilities == null ? "" : " " + capabilities));
         String ok = readLine();
         if (ok == null || !ok.startsWith("OK ")) {
             throw new IOException("expected OK, got " + ok);

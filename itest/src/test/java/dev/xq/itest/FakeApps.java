@@ -12,8 +12,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Unmodified CUDA programs for the tests: interpose-cuda's test program on the fake libcuda,
- * started as separate processes with the interposer preloaded (as {@code ./xq run} does).
+ * Unmodified CUDA and HIP programs for the tests: interpose-cuda's test programs on the fake
+ * libcuda and on the HIP test double, started as separate processes with the interposer preloaded
+ * (as {@code ./xq run} does).
  * Processes started with one lock file share one simulated GPU.
  */
 final class FakeApps {
@@ -31,6 +32,45 @@ final class FakeApps {
 
     static Path app() {
         return dir().resolve("fakecuda/xq-cuda-app");
+    }
+
+    static Path hipInterposer() {
+        return dir().resolve("libxq-hip.so");
+    }
+
+    /** The HIP test program on the HIP test double (interpose-cuda/target/fakehip). */
+    static Path hipApp() {
+        return dir().resolve("fakehip/xq-hip-app");
+    }
+
+    /**
+     * Starts the HIP test program (its module is added); processes started with one lock file
+     * share one simulated GPU.
+     *
+     * @param socket the node's socket, or null for no interposer at all
+     * @param kfd whether the fake KFD is preloaded too and the double gives each stream a KFD queue (Lv3)
+     */
+    static App startHip(Path work, Path socket, Path gpuLock, boolean kfd, Map<String, String> env, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(hipApp().toString());
+        cmd.addAll(List.of("--module", dir().resolve("fakehip/xq-spin.hipdouble").toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().put("XQ_HIPDOUBLE_GPU", gpuLock.toString());
+        if (socket != null) {
+            pb.environment().put("LD_PRELOAD", (kfd ? dir().resolve("fakehip/libfakekfd.so") + ":" : "") + hipInterposer());
+            pb.environment().put("XQ_SOCKET", socket.toString());
+        }
+        if (kfd) {
+            pb.environment().put("XQ_HIPDOUBLE_KFD", "1");
+        }
+        pb.environment().putAll(env);
+        Files.createDirectories(work);
+        Path out = Files.createTempFile(work, "hip", ".out");
+        Path err = Files.createTempFile(work, "hip", ".err");
+        pb.redirectOutput(out.toFile());
+        pb.redirectError(err.toFile());
+        return new App(pb.start(), out, err);
     }
 
     /** A started program; its stdout and stderr go to files. */

@@ -15,7 +15,7 @@ import org.junit.After;
 import org.junit.Test;
 
 /**
- * A node killed with SIGKILL while processes run under it: they finish unscheduled with correct
+ * A node killed with SIGKILL while processes (CUDA and HIP) run under it: they finish unscheduled with correct
  * results, and register with the next node that comes up on the same socket. The node runs as a
  * process of its own here (the built launcher in serve mode), so that it can be killed.
  */
@@ -55,17 +55,22 @@ public class NodeKillIT {
                 "--seconds", "8", "--kernels", "10", "--us", "1000", "--period-ms", "0", "--check");
         FakeApps.App hp = FakeApps.start(work, socket, gpu, Map.of("XQ_NAME", "serve", "XQ_PRIORITY", "2"),
                 "--seconds", "8", "--kernels", "5", "--us", "1000", "--period-ms", "30", "--check");
+        // a HIP program under libxq-hip.so beside them (its own simulated GPU: the double's)
+        FakeApps.App rocm = FakeApps.startHip(work, socket, dir.resolve("hipgpu.lock"), false, Map.of("XQ_NAME", "rocm",
+                "XQ_PRIORITY", "3"), "--seconds", "8", "--kernels", "4", "--us", "1000", "--check");
         Thread.sleep(1500);
         first.destroyForcibly();   // SIGKILL: no goodbye to anyone
         assertTrue(first.waitFor(10, TimeUnit.SECONDS));
         Thread.sleep(500);
         // The next node on the same socket: the apps find it (they retry every second).
-        Process second = node(socket, log, "run", "xq:processes --wait 2 --timeout 20000");
+        Process second = node(socket, log, "run", "xq:processes --wait 3 --timeout 20000");
         assertTrue("the second node ran its command; log: " + log, second.waitFor(90, TimeUnit.SECONDS));
         String out = Files.readString(log, StandardCharsets.UTF_8);
-        assertEquals("xq:processes --wait saw both apps back; log:\n" + out, 0, second.exitValue());
-        assertTrue(out, out.contains(Long.toString(lp.pid())) && out.contains(Long.toString(hp.pid())));
-        for (FakeApps.App a : List.of(lp, hp)) {
+        assertEquals("xq:processes --wait saw the three apps back; log:\n" + out, 0, second.exitValue());
+        assertTrue(out, out.contains(Long.toString(lp.pid())) && out.contains(Long.toString(hp.pid()))
+                && out.contains(Long.toString(rocm.pid())));
+        assertTrue("the HIP app is listed as one: " + out, out.lines().anyMatch(l -> l.contains(rocm.pid() + " ") && l.contains(" rocm ") && l.contains(" hip ")));
+        for (FakeApps.App a : List.of(lp, hp, rocm)) {
             assertEquals("exit code; stderr: " + a.stderr(), 0, a.waitFor(60));
             assertTrue("correct results: " + a.stdout(), a.stdout().contains("\"check\":\"ok\""));
             assertTrue("the app said once that it lost the node: " + a.stderr(), a.stderr().contains("xq"));

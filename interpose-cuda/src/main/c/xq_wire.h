@@ -1,0 +1,201 @@
+/*
+ * What both interposers (libxq-cuda.so, libxq-hip.so) say to the node and how they find it:
+ * the log line, the clock, the socket path, the process's name and priority, one protocol line
+ * read with a time limit, and registration (HELLO, the shared memory, MAPPED). Specification:
+ * docs/processes.md. Static functions, included once by each library.
+ */
+#ifndef XQ_WIRE_H
+#define XQ_WIRE_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xq_shm.h"
+
+static int g_log = 1; /* XQ_LOG */
+
+__attribute__((format(printf, 2, 3), unused)) static void xlog(int level, const char *fmt, ...)
+{
+    if (g_log < level) return;
+    char buf[600];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (n > (int)sizeof buf - 2) n = sizeof buf - 2;
+    buf[n++] = '\n';
+    ssize_t w = write(2, buf, n); /* one write: lines of several threads do not interleave */
+    (void)w;
+}
+
+__attribute__((unused)) static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Protocol names: [A-Za-z0-9._:/+-], anything else becomes '_'. */
+static void xw_clean(char *out, size_t cap, const char *raw)
+{
+    size_t i = 0;
+    for (; raw[i] && i < cap - 1; i++) {
+        char c = raw[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("._:/+-", c);
+        out[i] = ok ? c : '_';
+    }
+    out[i] = 0;
+}
+
+/* XQ_SOCKET, XQ_NAME, XQ_PRIORITY (docs/processes.md): the socket path, the name (cleaned) and
+ * the priority field of HELLO ("-" when none or when XQ_PRIORITY is not allowed, said once). */
+static void xw_env(char *path, size_t path_cap, char *name, size_t name_cap, char *prio, size_t prio_cap)
+{
+    const char *v = getenv("XQ_SOCKET");
+    if (v && *v) snprintf(path, path_cap, "%s", v);
+    else if ((v = getenv("XDG_RUNTIME_DIR")) && *v) snprintf(path, path_cap, "%s/xq/node.sock", v);
+    else if (geteuid() == 0) snprintf(path, path_cap, "/run/xq/node.sock");
+    else snprintf(path, path_cap, "/tmp/xq-%u/node.sock", (unsigned)geteuid());
+
+    char raw[PATH_MAX] = "";
+    if ((v = getenv("XQ_NAME")) && *v) snprintf(raw, sizeof raw, "%s", v);
+    else {
+        ssize_t n = readlink("/proc/self/exe", raw, sizeof raw - 1);
+        raw[n > 0 ? n : 0] = 0;
+        const char *b = strrchr(raw, '/');
+        memmove(raw, b ? b + 1 : raw, strlen(b ? b + 1 : raw) + 1);
+        if (!*raw) snprintf(raw, sizeof raw, "%s", program_invocation_short_name);
+    }
+    xw_clean(name, name_cap, raw);
+    if (!*name) snprintf(name, name_cap, "unknown");
+
+    snprintf(prio, prio_cap, "-");
+    if ((v = getenv("XQ_PRIORITY")) && *v) {
+        char *end;
+        errno = 0;
+        long p = strtol(v, &end, 10);
+        if (errno || *end || end == v || p < -1000 || p > 1000)
+            xlog(1, "xq: ignoring XQ_PRIORITY='%s': not an integer in [-1000,1000]", v);
+        else snprintf(prio, prio_cap, "%ld", p);
+    }
+}
+
+/* Reads one line (without '\n') within ms milliseconds. */
+static int xw_read_line(int fd, char *buf, size_t cap, int ms)
+{
+    size_t n = 0;
+    uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+    while (n < cap - 1) {
+        uint64_t t = now_ns();
+        struct pollfd p = {fd, POLLIN, 0};
+        if (t >= end || poll(&p, 1, (int)((end - t) / 1000000ull) + 1) <= 0) return -1;
+        char c;
+        ssize_t r = read(fd, &c, 1);
+        if (r <= 0) return -1;
+        if (c == '\n') {
+            buf[n] = 0;
+            return 0;
+        }
+        buf[n++] = c;
+    }
+    return -1;
+}
+
+/* A registration: the socket, the session's mapping, its slots, and what the node's OK line
+ * said after the slot size (options, space-separated words; "" when none). */
+typedef struct xw_session {
+    int fd;
+    uint8_t *base;
+    uint32_t slots;
+    char options[128];
+    char shm_path[XQ_MAX_LINE];
+} xw_session;
+
+/* Connects to path, says HELLO (caps: "" or " <capability,...>", appended to the line), maps
+ * the shared memory and says MAPPED. 1 on success, else 0 and why. */
+static int xw_attach(const char *path, const char *name, const char *prio, const char *caps, xw_session *out,
+                     char *why, size_t whylen)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path) {
+        snprintf(why, whylen, "socket path too long");
+        return 0;
+    }
+    strcpy(a.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return 0;
+    }
+    char line[XQ_MAX_LINE + 1];
+    unsigned slots = 0, slot_size = 0;
+    int used = 0;
+    int n = snprintf(line, sizeof line, "HELLO 1 %d %s %s%s\n", (int)getpid(), name, prio, caps);
+    if (send(fd, line, n, MSG_NOSIGNAL) != n || xw_read_line(fd, line, sizeof line, 2000)) {
+        snprintf(why, whylen, "no answer to HELLO");
+        goto fail;
+    }
+    if (strncmp(line, "OK ", 3) || sscanf(line + 3, "%511s %u %u%n", out->shm_path, &slots, &slot_size, &used) != 3 ||
+        slot_size != XQ_SLOT_SIZE || !slots || slots > 1000000) {
+        snprintf(why, whylen, "refused: %.200s", line);
+        goto fail;
+    }
+    const char *opt = line + 3 + used;
+    while (*opt == ' ') opt++;
+    snprintf(out->options, sizeof out->options, "%s", opt);
+    size_t size = XQ_SHM_HEADER + (size_t)slots * XQ_SLOT_SIZE;
+    int mfd = open(out->shm_path, O_RDWR | O_CLOEXEC);
+    struct stat sb;
+    void *base = MAP_FAILED;
+    if (mfd >= 0 && !fstat(mfd, &sb) && (size_t)sb.st_size >= size)
+        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (mfd >= 0) close(mfd);
+    if (base == MAP_FAILED) {
+        snprintf(why, whylen, "cannot map %.200s", out->shm_path);
+        goto fail;
+    }
+    const xq_shm_header *hd = base;
+    if (hd->magic != XQ_SHM_MAGIC || hd->version != XQ_SHM_VERSION || hd->slots != slots) {
+        snprintf(why, whylen, "bad shared memory header");
+        munmap(base, size); /* nobody has seen it yet */
+        goto fail;
+    }
+    if (send(fd, "MAPPED\n", 7, MSG_NOSIGNAL) != 7) {
+        snprintf(why, whylen, "lost after HELLO");
+        munmap(base, size);
+        goto fail;
+    }
+    struct timeval tv = {1, 0}; /* a node that stops reading is taken for gone */
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    out->fd = fd, out->base = base, out->slots = slots;
+    return 1;
+fail:
+    close(fd);
+    return 0;
+}
+
+/* Whether the space-separated list has word w. */
+__attribute__((unused)) static int xw_has_word(const char *list, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = list; (p = strstr(p, w)); p += n)
+        if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' ')) return 1;
+    return 0;
+}
+
+#endif

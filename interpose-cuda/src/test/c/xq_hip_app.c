@@ -1,0 +1,236 @@
+/*
+ * xq-hip-app: a small HIP program for the HIP interposer's tests and the Java integration tests,
+ * built against the HIP test double (hal-lv1-hip/src/test/c/hipdouble.c: kernels "spin" and
+ * "append" of its module blob, passed with --module).
+ *
+ * A task = a copy host-to-device, a 32-bit memset, K "spin" kernels of T us, a copy back, a host
+ * function, then hipStreamSynchronize. Kernels go through --via module (hipModuleLaunchKernel,
+ * default), kernel (hipLaunchKernel), ext (hipExtLaunchKernel), extmodule
+ * (hipExtModuleLaunchKernel), coop (hipLaunchCooperativeKernel) or graph (the K kernels captured
+ * once into a graph, hipGraphLaunch per task). --stream new|default|ptds|spt|prio:<p>: a stream
+ * of its own, the null stream, hipStreamPerThread, the _spt entry points with the null stream,
+ * or hipStreamCreateWithPriority. --tasks N (0 or --seconds alone: until --seconds). --fail N:
+ * N launches the runtime refuses first. --vendor N: per task, N more kernels launched by
+ * libxq-hipvendor.so (next to the program, dlopened RTLD_LOCAL like a Python extension's
+ * vendor library). --copy-with-stream: the copy back with hipMemcpyWithStream. --check:
+ * results checked (0 unless wrong).
+ * At the end one JSON line:
+ *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P}
+ * Exit 0 on success, 3 when --check found a wrong result, 1 on a HIP error, 2 on bad usage.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hip_abi.h"
+
+hipError_t hipSetDevice(int);
+hipError_t hipModuleLoadData(hipModule_t *, const void *);
+hipError_t hipModuleGetFunction(hipFunction_t *, hipModule_t, const char *);
+hipError_t hipStreamCreate(hipStream_t *);
+hipError_t hipStreamCreateWithPriority(hipStream_t *, unsigned, int);
+hipError_t hipStreamDestroy(hipStream_t);
+hipError_t hipStreamSynchronize(hipStream_t);
+hipError_t hipModuleLaunchKernel(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 hipStream_t, void **, void **);
+hipError_t hipLaunchKernel(const void *, dim3, dim3, void **, size_t, hipStream_t);
+hipError_t hipLaunchKernel_spt(const void *, dim3, dim3, void **, size_t, hipStream_t);
+hipError_t hipExtLaunchKernel(const void *, dim3, dim3, void **, size_t, hipStream_t, hipEvent_t, hipEvent_t, int);
+hipError_t hipExtModuleLaunchKernel(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, size_t,
+                                    hipStream_t, void **, void **, hipEvent_t, hipEvent_t, uint32_t);
+hipError_t hipLaunchCooperativeKernel(const void *, dim3, dim3, void **, unsigned, hipStream_t);
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void *, size_t, hipStream_t);
+hipError_t hipMemcpyAsync(void *, const void *, size_t, hipMemcpyKind, hipStream_t);
+hipError_t hipMemcpyWithStream(void *, const void *, size_t, hipMemcpyKind, hipStream_t);
+hipError_t hipMemcpyAsync_spt(void *, const void *, size_t, hipMemcpyKind, hipStream_t);
+hipError_t hipMemsetD32Async(hipDeviceptr_t, int, size_t, hipStream_t);
+hipError_t hipMemsetAsync_spt(void *, int, size_t, hipStream_t);
+hipError_t hipLaunchHostFunc(hipStream_t, hipHostFn_t, void *);
+hipError_t hipLaunchHostFunc_spt(hipStream_t, hipHostFn_t, void *);
+hipError_t hipStreamBeginCapture(hipStream_t, hipStreamCaptureMode);
+hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *);
+hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, void *, char *, size_t);
+hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
+hipError_t hipGraphLaunch_spt(hipGraphExec_t, hipStream_t);
+hipError_t hipStreamSynchronize_spt(hipStream_t) __attribute__((weak));
+
+static struct {
+    long tasks;
+    double seconds;
+    int kernels;
+    unsigned us;
+    const char *stream, *via, *module;
+    int check, fail, linger_ms, spt, vendor, with_stream;
+} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0, 0};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, hipError_t e)
+{
+    fprintf(stderr, "xq-hip-app: %s failed: %d\n", what, e);
+    exit(1);
+}
+#define H(call)                                                                                     \
+    do {                                                                                            \
+        hipError_t e_ = (call);                                                                     \
+        if (e_ != hipSuccess) die(#call, e_);                                                       \
+    } while (0)
+
+static void host_fn(void *p) { ++*(int *)p; }
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static hipFunction_t g_spin;
+static hipStream_t g_s;
+
+static void spin(uint64_t us)
+{
+    void *args[] = {&us};
+    dim3 one = {1, 1, 1};
+    if (!strcmp(O.via, "module")) H(hipModuleLaunchKernel(g_spin, 1, 1, 1, 1, 1, 1, 0, g_s, args, NULL));
+    else if (!strcmp(O.via, "kernel") && O.spt) H(hipLaunchKernel_spt(g_spin, one, one, args, 0, g_s));
+    else if (!strcmp(O.via, "kernel") || !strcmp(O.via, "graph")) H(hipLaunchKernel(g_spin, one, one, args, 0, g_s));
+    else if (!strcmp(O.via, "ext")) H(hipExtLaunchKernel(g_spin, one, one, args, 0, g_s, NULL, NULL, 0));
+    else if (!strcmp(O.via, "extmodule"))
+        H(hipExtModuleLaunchKernel(g_spin, 1, 1, 1, 1, 1, 1, 0, g_s, args, NULL, NULL, NULL, 0));
+    else if (!strcmp(O.via, "coop")) H(hipLaunchCooperativeKernel(g_spin, one, one, args, 0, g_s));
+    else {
+        fprintf(stderr, "xq-hip-app: --via %s: allowed module, kernel, ext, extmodule, coop, graph\n", O.via);
+        exit(2);
+    }
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: xq-hip-app --module FILE [--tasks N] [--seconds S] [--kernels K] [--us T]\n"
+                    "  [--stream new|default|ptds|spt|prio:<p>] [--via module|kernel|ext|extmodule|coop|graph]\n"
+                    "  [--check] [--fail N] [--vendor N] [--copy-with-stream] [--linger-ms M]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    int tasks_set = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define OPT(name) (!strcmp(a, name) && (v || (usage(), 0)) && ++i)
+        if (OPT("--tasks")) O.tasks = atol(v), tasks_set = 1;
+        else if (OPT("--seconds")) O.seconds = atof(v);
+        else if (OPT("--kernels")) O.kernels = atoi(v);
+        else if (OPT("--us")) O.us = (unsigned)atol(v);
+        else if (OPT("--stream")) O.stream = v;
+        else if (OPT("--via")) O.via = v;
+        else if (OPT("--module")) O.module = v;
+        else if (OPT("--fail")) O.fail = atoi(v);
+        else if (OPT("--linger-ms")) O.linger_ms = atoi(v);
+        else if (OPT("--vendor")) O.vendor = atoi(v);
+        else if (!strcmp(a, "--check")) O.check = 1;
+        else if (!strcmp(a, "--copy-with-stream")) O.with_stream = 1;
+        else usage();
+    }
+    if (O.seconds > 0 && !tasks_set) O.tasks = 0;
+    if (!O.module) usage();
+    char blob[4096] = "";
+    FILE *f = fopen(O.module, "r");
+    if (!f || !fread(blob, 1, sizeof blob - 1, f)) {
+        fprintf(stderr, "xq-hip-app: cannot read %s\n", O.module);
+        return 2;
+    }
+    fclose(f);
+    H(hipSetDevice(0));
+    hipModule_t m;
+    H(hipModuleLoadData(&m, blob));
+    H(hipModuleGetFunction(&g_spin, m, "spin"));
+    int own = 0;
+    if (!strcmp(O.stream, "new")) {
+        H(hipStreamCreate(&g_s));
+        own = 1;
+    } else if (!strncmp(O.stream, "prio:", 5)) {
+        H(hipStreamCreateWithPriority(&g_s, 0, atoi(O.stream + 5)));
+        own = 1;
+    }
+    else if (!strcmp(O.stream, "default")) g_s = NULL;
+    else if (!strcmp(O.stream, "ptds")) g_s = hipStreamPerThread;
+    else if (!strcmp(O.stream, "spt")) g_s = NULL, O.spt = 1, O.via = strcmp(O.via, "module") ? O.via : "kernel";
+    else usage();
+    for (int i = 0; i < O.fail; i++) { /* a launch shape the runtime refuses */
+        uint64_t us = 1;
+        void *args[] = {&us};
+        if (hipModuleLaunchKernel(g_spin, 0, 1, 1, 1, 1, 1, 0, g_s, args, NULL) == hipSuccess) {
+            fprintf(stderr, "xq-hip-app: a zero grid was accepted\n");
+            return 1;
+        }
+    }
+    int (*vendor_run)(hipStream_t, hipFunction_t, int, unsigned) = NULL;
+    if (O.vendor) {
+        char path[4096];
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 40);
+        path[n > 0 ? n : 0] = 0;
+        char *slash = strrchr(path, '/');
+        strcpy(slash ? slash + 1 : path, "libxq-hipvendor.so");
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h || !(*(void **)&vendor_run = dlsym(h, "xq_vendor_run"))) {
+            fprintf(stderr, "xq-hip-app: %s: %s\n", path, dlerror());
+            return 1;
+        }
+    }
+    hipGraphExec_t exec = NULL;
+    if (!strcmp(O.via, "graph")) {
+        hipGraph_t g;
+        H(hipStreamBeginCapture(g_s, 0));
+        for (int k = 0; k < O.kernels; k++) spin(O.us);
+        H(hipStreamEndCapture(g_s, &g));
+        H(hipGraphInstantiate(&exec, g, NULL, NULL, 0));
+    }
+    enum { N = 64 };
+    static uint32_t host_in[N], dev[N], host_out[N];
+    static double lat[100000];
+    long nlat = 0;
+    int bad = 0, fn_runs = 0;
+    double t_end = O.seconds > 0 ? now_s() + O.seconds : 0;
+    for (long t = 0; (O.tasks && t < O.tasks) || (!O.tasks && now_s() < t_end); t++) {
+        double t0 = now_s();
+        for (int i = 0; i < N; i++) host_in[i] = (uint32_t)(t * 1000 + i);
+        if (O.spt) {
+            H(hipMemsetAsync_spt(dev, 0, sizeof dev, NULL));
+            H(hipMemcpyAsync_spt(dev, host_in, sizeof dev, 1, NULL));
+        } else {
+            H(hipMemsetD32Async(dev, 7, N, g_s));
+            H(hipMemcpyHtoDAsync(dev, host_in, sizeof dev, g_s));
+        }
+        if (exec) H(O.spt ? hipGraphLaunch_spt(exec, g_s) : hipGraphLaunch(exec, g_s));
+        else
+            for (int k = 0; k < O.kernels; k++) spin(O.us);
+        if (vendor_run && vendor_run(g_s, g_spin, O.vendor, O.us)) die("the vendor library", -1);
+        if (O.with_stream) H(hipMemcpyWithStream(host_out, dev, sizeof dev, 2, g_s));
+        else H(O.spt ? hipMemcpyAsync_spt(host_out, dev, sizeof dev, 2, NULL) : hipMemcpyAsync(host_out, dev, sizeof dev, 2, g_s));
+        H(O.spt ? hipLaunchHostFunc_spt(NULL, host_fn, &fn_runs) : hipLaunchHostFunc(g_s, host_fn, &fn_runs));
+        H(O.spt && hipStreamSynchronize_spt ? hipStreamSynchronize_spt(NULL)
+                                           : hipStreamSynchronize(O.spt ? hipStreamPerThread : g_s));
+        for (int i = 0; i < N; i++) bad |= host_out[i] != host_in[i];
+        if (nlat < 100000) lat[nlat++] = (now_s() - t0) * 1e3;
+    }
+    bad |= fn_runs != nlat;
+    if (O.linger_ms) usleep((useconds_t)O.linger_ms * 1000); /* the stream stays a queue meanwhile */
+    if (own) H(hipStreamDestroy(g_s));
+    qsort(lat, (size_t)nlat, sizeof lat[0], cmp);
+    double sum = 0;
+    for (long i = 0; i < nlat; i++) sum += lat[i];
+    printf("{\"tasks\":%ld,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"check\":\"%s\",\"pid\":%d}\n", nlat,
+           nlat ? lat[nlat / 2] : 0, nlat ? lat[(nlat * 99) / 100 < nlat ? (nlat * 99) / 100 : nlat - 1] : 0,
+           nlat ? sum / nlat : 0, O.check ? (bad ? "bad" : "ok") : "off", (int)getpid());
+    return O.check && bad ? 3 : 0;
+}
