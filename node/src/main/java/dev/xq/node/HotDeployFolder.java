@@ -149,6 +149,7 @@ final class HotDeployFolder {
                 }
             }
             if (missing.isEmpty()) {
+                awaitComponents(ctx, files, deadline);
                 awaitQuiet(ctx, settleNanos, deadline);
                 return java.util.List.of();
             }
@@ -175,6 +176,80 @@ final class HotDeployFolder {
             }
         } finally {
             ctx.removeServiceListener(l);
+        }
+    }
+
+    /**
+     * For each configuration file whose PID names a component that publishes a service (Declarative
+     * Services puts the configuration's properties on it), waits until that service carries the
+     * file's values: the component has restarted under them. Files for components without a
+     * service, or with values DS renders differently, are left to {@link #awaitQuiet}.
+     */
+    static void awaitComponents(org.osgi.framework.BundleContext ctx, java.util.List<Path> files, long deadline)
+            throws Exception {
+        for (Path f : files) {
+            if (!f.getFileName().toString().endsWith(".cfg")) {
+                continue;
+            }
+            String pid = f.getFileName().toString().replaceFirst("\\.cfg$", "");
+            java.util.Properties want = new java.util.Properties();
+            try (var in = Files.newInputStream(f)) {
+                want.load(in);
+            }
+            java.util.List<String> names = componentsOf(ctx, pid);
+            if (names.isEmpty()) {
+                continue;
+            }
+            StringBuilder any = new StringBuilder("(|");
+            for (String n : names) {
+                any.append("(component.name=").append(n).append(')');
+            }
+            String filter = any.append(')').toString();
+            while (System.nanoTime() < deadline) {
+                org.osgi.framework.ServiceReference<?>[] refs = ctx.getAllServiceReferences(null, filter);
+                if (refs == null) {
+                    break; // no service of that name (yet, or ever): nothing to compare
+                }
+                boolean all = false;
+                for (org.osgi.framework.ServiceReference<?> r : refs) {
+                    boolean match = true;
+                    for (String k : want.stringPropertyNames()) {
+                        Object v = r.getProperty(k);
+                        if (v == null || !String.valueOf(v).equals(want.getProperty(k).strip())) {
+                            match = false;
+                        }
+                    }
+                    all |= match;
+                }
+                if (all) {
+                    break;
+                }
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    /** @return the names of the DS components configured by {@code pid} (read from ServiceComponentRuntime by reflection) */
+    private static java.util.List<String> componentsOf(org.osgi.framework.BundleContext ctx, String pid) throws Exception {
+        org.osgi.framework.ServiceReference<?> ref =
+                ctx.getServiceReference("org.osgi.service.component.runtime.ServiceComponentRuntime");
+        if (ref == null) {
+            return java.util.List.of();
+        }
+        Object scr = ctx.getService(ref);
+        try {
+            java.util.List<String> out = new java.util.ArrayList<>();
+            java.lang.reflect.Method m = scr.getClass().getMethod("getComponentDescriptionDTOs", org.osgi.framework.Bundle[].class);
+            m.setAccessible(true);
+            for (Object dto : (java.util.Collection<?>) m.invoke(scr, (Object) new org.osgi.framework.Bundle[0])) {
+                String[] pids = (String[]) dto.getClass().getField("configurationPid").get(dto);
+                if (pids != null && java.util.Arrays.asList(pids).contains(pid)) {
+                    out.add((String) dto.getClass().getField("name").get(dto));
+                }
+            }
+            return out;
+        } finally {
+            ctx.ungetService(ref);
         }
     }
 }
