@@ -149,9 +149,9 @@ final class HotDeployFolder {
                 }
             }
             if (missing.isEmpty()) {
-                awaitComponents(ctx, files, deadline);
+                java.util.List<String> late = awaitComponents(ctx, files, deadline);
                 awaitQuiet(ctx, settleNanos, deadline);
-                return java.util.List.of();
+                return late.stream().map(n -> n + " (its component does not show the values)").toList();
             }
             if (System.nanoTime() > deadline) {
                 return java.util.List.copyOf(missing);
@@ -185,8 +185,9 @@ final class HotDeployFolder {
      * file's values: the component has restarted under them. Files for components without a
      * service, or with values DS renders differently, are left to {@link #awaitQuiet}.
      */
-    static void awaitComponents(org.osgi.framework.BundleContext ctx, java.util.List<Path> files, long deadline)
-            throws Exception {
+    static java.util.List<String> awaitComponents(org.osgi.framework.BundleContext ctx, java.util.List<Path> files,
+                                                  long deadline) throws Exception {
+        java.util.List<String> late = new java.util.ArrayList<>();
         for (Path f : files) {
             if (!f.getFileName().toString().endsWith(".cfg")) {
                 continue;
@@ -205,12 +206,17 @@ final class HotDeployFolder {
                 any.append("(component.name=").append(n).append(')');
             }
             String filter = any.append(')').toString();
-            while (System.nanoTime() < deadline) {
-                org.osgi.framework.ServiceReference<?>[] refs = ctx.getAllServiceReferences(null, filter);
-                if (refs == null) {
-                    break; // no service of that name (yet, or ever): nothing to compare
+            while (true) {
+                if (System.nanoTime() > deadline) {
+                    late.add(f.getFileName().toString());
+                    break;
                 }
+                // (none while the component restarts: it unregisters its service first)
+                org.osgi.framework.ServiceReference<?>[] refs = ctx.getAllServiceReferences(null, filter);
                 boolean all = false;
+                if (refs == null) {
+                    refs = new org.osgi.framework.ServiceReference<?>[0];
+                }
                 for (org.osgi.framework.ServiceReference<?> r : refs) {
                     boolean match = true;
                     for (String k : want.stringPropertyNames()) {
@@ -227,6 +233,7 @@ final class HotDeployFolder {
                 Thread.sleep(20);
             }
         }
+        return late;
     }
 
     /** @return the names of the DS components configured by {@code pid} (read from ServiceComponentRuntime by reflection) */
@@ -243,7 +250,8 @@ final class HotDeployFolder {
             m.setAccessible(true);
             for (Object dto : (java.util.Collection<?>) m.invoke(scr, (Object) new org.osgi.framework.Bundle[0])) {
                 String[] pids = (String[]) dto.getClass().getField("configurationPid").get(dto);
-                if (pids != null && java.util.Arrays.asList(pids).contains(pid)) {
+                String[] services = (String[]) dto.getClass().getField("serviceInterfaces").get(dto);
+                if (pids != null && java.util.Arrays.asList(pids).contains(pid) && services != null && services.length > 0) {
                     out.add((String) dto.getClass().getField("name").get(dto));
                 }
             }

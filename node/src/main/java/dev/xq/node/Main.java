@@ -188,6 +188,11 @@ public final class Main {
         cfg.put("felix.fileinstall.dir", hotDeploy.toString());
         cfg.put("felix.fileinstall.poll", "500");
         cfg.put("felix.fileinstall.noInitialDelay", "true");
+        // The folder's files are the operator's: FileInstall must not write configurations back into
+        // them. Its write-back creates the file empty and then fills it, and its own scan can read
+        // it empty in between and apply that (FELIX-6515); on the GPU machine a .cfg written before
+        // start came out empty in 6 of 9 runs, and the node ran under the defaults.
+        cfg.put("felix.fileinstall.enableConfigSave", "false");
         cfg.put("felix.fileinstall.bundles.new.start", "true");
         // warnings too: a jar in the hot-deploy folder that cannot be resolved is reported at WARN
         cfg.put("felix.fileinstall.log.level", verbose ? "4" : "2");
