@@ -157,6 +157,7 @@ public class HostApiIT {
         List<DeviceBuffer> held = ((Supplier<List<DeviceBuffer>>) context.getService(refs[0])).get();
         context.ungetService(refs[0]);
         assertEquals(3, held.size());
+        assertTrue("the holder's queue is open", xq.queues().stream().anyMatch(q -> q.status().name().equals(BufferHolder.QUEUE)));
         String during = simDevices();
         assertTrue(during, allocated(during) == allocated(before) + 3L * (1 << 20));
         assertTrue(during, modules(during) == modules(before) + 1);
@@ -168,6 +169,7 @@ public class HostApiIT {
         for (DeviceBuffer b : held) {
             assertFalse(b + " still open after its bundle was uninstalled", b.isOpen());
         }
+        assertTrue("the holder's queue outlived its bundle", xq.queues().stream().noneMatch(q -> q.status().name().equals(BufferHolder.QUEUE)));
         String after = simDevices();
         assertEquals("sim0's memory is back: " + after, allocated(before), allocated(after));
         assertEquals("the module was unloaded: " + after, modules(before), modules(after));

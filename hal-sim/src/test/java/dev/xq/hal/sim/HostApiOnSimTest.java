@@ -262,4 +262,27 @@ class HostApiOnSimTest {
         two.close();
         assertEquals(0, a.memory().allocated());
     }
+
+    @Test
+    void closingAClientClosesItsQueuesAndCancelsWhatTheyHeldButNotOthersQueues() throws Exception {
+        ClientService one = core.client("bundle one");
+        ClientService two = core.client("bundle two");
+        XQueue held = one.create(QueueOptions.on("sima").named("held"));
+        XQueue closedByApp = one.create(QueueOptions.on("sima").named("closed by the app"));
+        XQueue other = two.create(QueueOptions.on("sima").named("other"));
+        closedByApp.close();
+        assertEquals(List.of(held), one.ownQueues(), "a queue the application closed is not its any more");
+        held.suspend(); // the application holds it: what it submits stays pending
+        Submission pending = held.submit(Command.spin(100));
+        one.close();
+        assertEquals(dev.xq.api.QueueState.CLOSED, held.status().state(), "the stopped bundle's queue is still open");
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> pending.stage().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof dev.xq.api.CommandCancelledException, "cancelled, not lost: " + e.getCause());
+        assertEquals(dev.xq.api.QueueState.IDLE, other.status().state(), "another bundle's queue was touched");
+        assertThrows(IllegalStateException.class, () -> one.create(QueueOptions.on("sima")));
+        other.submit(Command.spin(10)).await(LONG);
+        two.close();
+        assertEquals(dev.xq.api.QueueState.CLOSED, other.status().state());
+    }
 }
