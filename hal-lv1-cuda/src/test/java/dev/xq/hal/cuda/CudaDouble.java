@@ -70,6 +70,8 @@ final class CudaDouble implements AutoCloseable {
     private final List<Throwable> errors = new CopyOnWriteArrayList<>();
     final List<Integer> streamPriorities = new CopyOnWriteArrayList<>();
     final AtomicInteger kernelsLaunched = new AtomicInteger();
+    /** When each kernel that ran ended ({@link System#nanoTime()}, in the order they ended). */
+    final List<Long> kernelEnds = new CopyOnWriteArrayList<>();
     final AtomicInteger hostFuncsRun = new AtomicInteger();
     final AtomicInteger liveEvents = new AtomicInteger();
     final AtomicInteger liveStreams = new AtomicInteger();
@@ -440,6 +442,7 @@ final class CudaDouble implements AutoCloseable {
                     return;
                 }
                 run(f, values);
+                kernelEnds.add(System.nanoTime());
             });
             return 0;
         });

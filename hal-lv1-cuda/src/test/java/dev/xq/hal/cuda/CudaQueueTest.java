@@ -101,6 +101,7 @@ class CudaQueueTest {
             q.launch(cmd(i, Command.spin(500)));
         }
         assertTrue(l.await(n), "only " + l.reports.size() + " of " + n + " reported in mode " + mode);
+        assertEquals(n, cuda.kernelEnds.size(), "kernels the double ran");
         long prevEnd = 0;
         for (int i = 0; i < n; i++) {
             RecordingListener.Report r = l.reports.get(i);
@@ -111,7 +112,9 @@ class CudaQueueTest {
             assertTrue(duration >= 450_000 && duration < 500_000_000L, "device time " + duration + " ns");
             assertTrue(r.startNanos() >= launchedAt - 200_000, "start before the launch");
             assertTrue(r.startNanos() >= prevEnd - 200_000, "command " + i + " started before its predecessor ended");
-            assertTrue(r.seenNanos() >= r.endNanos() - 200_000, "reported before it ended");
+            // against the double's own record of the kernel's end (the same clock, no mapping): the
+            // mapped endNanos is fitted through calibration points and may be off on a loaded machine
+            assertTrue(r.seenNanos() >= cuda.kernelEnds.get(i), "reported before it ended");
             prevEnd = r.endNanos();
         }
         if (mode == CompletionMode.HOST_FUNC) {
