@@ -145,7 +145,10 @@ static struct {
     CUresult (*KernelGetParamInfo)(void *, size_t, size_t *, size_t *);
     CUresult (*KernelGetFunction)(CUfunction *, void *); /* cuKernelSetAttribute: whose launches it can see */
     CUresult (*EventElapsed)(float *, CUevent, CUevent); /* timed samples (optional: missing means batch estimates) */
+    CUresult (*WaitValue32)(CUstream, CUdeviceptr, unsigned int, unsigned int); /* XQ_STALL=1 (optional) */
+    CUresult (*WaitValue32Ptsz)(CUstream, CUdeviceptr, unsigned int, unsigned int);
 } cu;
+static int g_stall; /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (below) */
 static int g_timed; /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
 static int g_memop; /* XQ_COMPLETION=memop */
 static int g_marks_all; /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
@@ -181,8 +184,15 @@ static int cu_ready(void *hint)
             CU(FuncGetParamInfo, "cuFuncGetParamInfo"), CU(KernelGetParamInfo, "cuKernelGetParamInfo");
             CU(KernelGetFunction, "cuKernelGetFunction");
             if (!CU(EventElapsed, "cuEventElapsedTime_v2")) CU(EventElapsed, "cuEventElapsedTime");
+            CU(WaitValue32, "cuStreamWaitValue32_v2"), CU(WaitValue32Ptsz, "cuStreamWaitValue32_v2_ptsz");
         }
 #undef CU
+        const char *sv = getenv("XQ_STALL"); /* off unless XQ_STALL=1 */
+        g_stall = sv && !strcmp(sv, "1") && cu.WaitValue32 && cu.WaitValue32Ptsz && cu.HostRegister && cu.HostGetDevPtr;
+        if (sv && *sv && strcmp(sv, "0") && strcmp(sv, "1"))
+            xlog(1, "xq: ignoring XQ_STALL='%s': not 0 or 1", sv);
+        else if (sv && !strcmp(sv, "1") && !g_stall)
+            xlog(1, "xq: XQ_STALL=1 unavailable: the driver lacks cuStreamWaitValue32_v2 or cuMemHostRegister_v2");
         const char *m = getenv("XQ_COMPLETION"); /* memop unless XQ_COMPLETION=event */
         g_memop = !m || !*m || !strcmp(m, "memop");
         if (m && *m && !g_memop && strcmp(m, "event"))
@@ -275,6 +285,13 @@ typedef struct xstream {
     uint32_t smp_head, smp_n;
     int smp_off;             /* timing failed on this stream: batch estimates, as XQ_ESTIMATES=batch */
     uint64_t timed, smp_skip; /* XQ_LOG=2: samples read; due ones not taken (stream idle, slots full) */
+    /* XQ_STALL=1: a word of page-locked host memory (0 go, 1 hold) that guarded launches wait on;
+     * written by the tracker from the node's gate; held_ns: when the gate was last seen closed */
+    uint32_t *stall;
+    CUdeviceptr stall_dev;
+    uint64_t held_ns;
+    int stall_off;
+    uint64_t stall_guards, stall_holds; /* XQ_LOG=2 */
     ring_entry ring[RING];
 } xstream;
 
@@ -416,6 +433,88 @@ static void memop_unavailable(xstream *st, const char *why)
     xlog(__atomic_exchange_n(&g_memop_logged, 1, __ATOMIC_SEQ_CST) ? 2 : 1,
          "xq: XQ_COMPLETION=memop unavailable for stream %s (%s); its completions are watched with events",
          st->label, why);
+}
+
+/* ------------------------------------------------------------------ level 2 (XQ_STALL=1)
+ *
+ * Level 1 cannot take back what a stream launched: a tenant the node prefers waits behind the
+ * held stream's launched work. With XQ_STALL=1 each launch of a stream the node held in the last
+ * second first puts cuStreamWaitValue32(word == 0) on the stream; the tracker mirrors the node's
+ * gate into the word (1 while the gate is closed), so a launched command that has not started
+ * stays where it is while the node holds the stream, and only the running one goes on. The word
+ * lies in page-locked host memory of our own (never freed, as the memop words), so the tracker
+ * writes it with a plain store. A stream the node never holds pays nothing; a guard costs the
+ * device about 2 us per launch. The word is cleared whenever the gate is seen open, when the
+ * node is lost and at exit, so a held stream never outlives the hold. */
+#define STALL_HOLD_NS 1000000000ull
+static uint32_t g_stall_logged;
+
+static void stall_set(xstream *st, uint32_t v)
+{
+    uint32_t *w = LD(&st->stall);
+    if (w && LD(w) != v) {
+        ST(w, v);
+        if (v) ADD(&st->stall_holds, 1);
+    }
+}
+
+/* Tracker: the word follows the node's gate. */
+static void stall_watch(xstream *st)
+{
+    xq_slot *s = LD(&st->gen) == LD(&g_state) && (LD(&g_state) & 1) ? st->shm : NULL;
+    if (s && LD(&s->gate)) {
+        ST(&st->held_ns, now_ns());
+        stall_set(st, 1);
+    } else {
+        stall_set(st, 0);
+    }
+}
+
+static void stall_clear_all(void)
+{
+    for (xstream *st = LD(&g_all); st; st = st->next_all) stall_set(st, 0);
+}
+
+/* Before a launch on st (handle h as the caller gives it; ptsz: per-thread default stream
+ * semantics), in the launch's context: the guard, if the node held st lately. */
+static void stall_guard(xstream *st, CUstream h, int ptsz)
+{
+    if (!g_stall || st->stall_off) return;
+    uint64_t held = LD(&st->held_ns);
+    if (!held || now_ns() - held > STALL_HOLD_NS) return;
+    if (!LD(&st->stall)) {
+        static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&mu);
+        if (!st->stall && !st->stall_off) {
+            size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+            void *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            CUdeviceptr d = 0;
+            if (p == MAP_FAILED) {
+                st->stall_off = 1;
+            } else {
+                madvise(p, pg, MADV_DONTFORK);
+                if (cu.HostRegister(p, pg, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP) ||
+                    cu.HostGetDevPtr(&d, p, 0))
+                    st->stall_off = 1; /* the page stays mapped: a late reader still hits memory */
+                else
+                    st->stall_dev = d, ST(&st->stall, (uint32_t *)p);
+            }
+            if (st->stall_off)
+                xlog(__atomic_exchange_n(&g_stall_logged, 1, __ATOMIC_SEQ_CST) ? 2 : 1,
+                     "xq: XQ_STALL=1 unavailable for stream %s (no page-locked word); it stays at level 1", st->label);
+        }
+        pthread_mutex_unlock(&mu);
+        if (!LD(&st->stall)) return;
+    }
+    xq_slot *s = LD(&st->gen) == LD(&g_state) && (LD(&g_state) & 1) ? st->shm : NULL;
+    if (!s || !LD(&s->gate)) stall_set(st, 0); /* we may launch: the gate is open */
+    CUresult r = (ptsz ? cu.WaitValue32Ptsz : cu.WaitValue32)(h, st->stall_dev, 0, 0x1 /* CU_STREAM_WAIT_VALUE_EQ */);
+    if (r == CUDA_SUCCESS) {
+        ADD(&st->stall_guards, 1);
+    } else {
+        st->stall_off = 1;
+        xlog(1, "xq: XQ_STALL=1: cuStreamWaitValue32 failed on stream %s (CUDA error %d); it stays at level 1", st->label, r);
+    }
 }
 
 static xstream *stream_find_locked(int kind, CUstream h, CUcontext ctx, pid_t tid)
@@ -724,6 +823,7 @@ static void detach(const char *why)
     free(S.used), free(S.owner);
     S.used = NULL, S.owner = NULL, S.nslots = 0; /* the old mapping stays mapped: never munmap */
     pthread_mutex_unlock(&S.mu);
+    stall_clear_all(); /* nothing launched stays held on the device */
     for (xstream *st = LD(&g_all); st; st = st->next_all) wake_held(st);
     drain_all(1);
     xlog(1, "xq: node at %s lost (%s); running unscheduled", S.path, why);
@@ -738,6 +838,7 @@ static void handle_line(char *line)
         pthread_mutex_lock(&S.mu);
         xstream *st = slot < S.nslots ? S.owner[slot] : NULL;
         if (st) {
+            stall_set(st, 0);
             wake_held(st);
             deferred = LD(&st->dq_n) != 0;
             if (LD(&st->waiters) && st->shm) { /* the documented futex words, for completeness */
@@ -800,6 +901,8 @@ static int poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *ga
  * before it exits) is counted done, not left in flight. */
 static void at_exit(void)
 {
+    g_stall = 0;       /* no more guards, */
+    stall_clear_all(); /* and nothing held on the device while the process winds down */
     drain_all(1); /* what the process launched is made, as it would have been without us */
     pthread_mutex_lock(&query_mu);
     CUcontext was = NULL, cur = NULL;
@@ -1324,6 +1427,7 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
      * tenant alone: ~20 us per request on the H100). The arrival's time is in the slot already. */
     g->wake = wake, g->kick = kick;
     g->st = st;
+    stall_guard(st, h, ptsz);
     errno = saved_errno;
     return 1;
 }
@@ -1491,6 +1595,8 @@ static void drain(xstream *st, int force)
             kick |= st->tail_n ? close_tail(st, &idle) : 0;
             pthread_mutex_unlock(&st->mu);
         }
+        stall_guard(st, op->kind == D_KERNEL ? op->a.k.h : op->kind == D_KERNEL_EX ? op->a.kx.cfg.hStream
+                        : op->kind == D_GRAPH ? op->a.gr.h : op->a.set.h, 0);
         int timed = smp >= 0 && !smp_record(st, smp, 0);
         CUresult r = dop_call(op);
         timed = timed && r == CUDA_SUCCESS && !smp_record(st, smp, 1);
@@ -1969,6 +2075,7 @@ static void *tracker_main(void *arg)
         else
             for (xstream *st = LD(&g_all); st; st = st->next_all)
                 if (LD(&st->in_use)) {
+                    if (g_stall) stall_watch(st);
                     if (g_log >= 2) gate_watch(st);
                     busy |= poll_stream(st, &cur, &next, &gap);
                 }
@@ -2494,6 +2601,10 @@ static void defer_summary(void)
                  (unsigned long long)st->queries, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
                  (unsigned long long)st->why_win, (unsigned long long)st->why_est, (unsigned long long)st->why_guard,
                  (unsigned long long)st->guard_seen, st->dry_ns / 1e6);
+        if (st->launched && (st->stall_guards || st->stall_holds || st->stall_off))
+            xlog(2, "xq: stream %s: level 2 (XQ_STALL=1): %llu launches guarded, %llu holds on the device%s", st->label,
+                 (unsigned long long)st->stall_guards, (unsigned long long)st->stall_holds,
+                 st->stall_off ? "; off: no word or a failed wait" : "");
         if (st->launched)
             xlog(2, "xq: stream %s: launches by estimate: %llu under 100 us, %llu under 300 us, %llu under 1 ms, %llu longer",
                  st->label, (unsigned long long)st->by_est[0], (unsigned long long)st->by_est[1],

@@ -37,7 +37,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define MAXDEV 16
 
-enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST, OP_WRITE32, OP_WRITE64 };
+enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST, OP_WRITE32, OP_WRITE64, OP_WAIT32 };
 typedef struct op {
     struct op *next;
     int kind;
@@ -94,6 +94,7 @@ static pthread_mutex_t g_gpu_mu = PTHREAD_MUTEX_INITIALIZER; /* the process's GP
 static CUcontext g_primary[MAXDEV];
 static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
 static int g_memops = 1, g_events = 1; /* FAKECUDA_MEMOPS, FAKECUDA_EVENTS */
+static unsigned long long g_waits; /* stream waits queued (xq_fake_waits) */
 static int g_timing = 1;               /* FAKECUDA_TIMING=0: cuEventElapsedTime fails (not supported) */
 static long g_call_us;                 /* FAKECUDA_CALL_US: how long each enqueueing call takes its caller */
 
@@ -170,6 +171,12 @@ static void run(op *o)
         break;
     case OP_WRITE64:
         __atomic_store_n((unsigned long long *)o->dst, o->v64, __ATOMIC_RELEASE);
+        break;
+    case OP_WAIT32: /* the front end waits: nothing behind it on this stream starts until the word matches */
+        while (__atomic_load_n((unsigned *)o->dst, __ATOMIC_ACQUIRE) != o->v) {
+            struct timespec t = {0, 20000};
+            nanosleep(&t, NULL);
+        }
         break;
     }
 }
@@ -768,6 +775,25 @@ EXPORT CUresult cuStreamWriteValue32_v2_ptsz(CUstream h, CUdeviceptr a, unsigned
 EXPORT CUresult cuStreamWriteValue64_v2(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned f) { (void)f; return write_of(h, 0, WV_OP(64, a, v)); }
 EXPORT CUresult cuStreamWriteValue64_v2_ptsz(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned f) { (void)f; return write_of(h, 1, WV_OP(64, a, v)); }
 
+/* Only "equal" (CU_STREAM_WAIT_VALUE_EQ, 1): what XQ's level-2 guard asks for. Always queued, so
+ * that it waits behind what came before it on the stream, as the device's does. */
+static CUresult wait_of(CUstream h, int ptsz, CUdeviceptr a, unsigned v, unsigned f)
+{
+    if (!a || f != 1 || !g_memops)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = resolve(h, ptsz);
+    if (!s)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (s->capturing)
+        return CUDA_SUCCESS;
+    __atomic_add_fetch(&g_waits, 1, __ATOMIC_RELAXED);
+    return enqueue(h, ptsz, (op){.kind = OP_WAIT32, .dst = (void *)(uintptr_t)a, .v = v});
+}
+EXPORT CUresult cuStreamWaitValue32_v2(CUstream h, CUdeviceptr a, unsigned v, unsigned f) { return wait_of(h, 0, a, v, f); }
+EXPORT CUresult cuStreamWaitValue32_v2_ptsz(CUstream h, CUdeviceptr a, unsigned v, unsigned f) { return wait_of(h, 1, a, v, f); }
+/* For tests: how many stream waits were queued in this process. */
+EXPORT unsigned long long xq_fake_waits(void) { return __atomic_load_n(&g_waits, __ATOMIC_RELAXED); }
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
 {
     if (!v || d < 0 || d >= ndev())
@@ -894,6 +920,7 @@ static const struct {
     P("cuGetErrorString", cuGetErrorString, 0, 6000),
     P("cuStreamWriteValue32", cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz, 11070),
     P("cuStreamWriteValue64", cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz, 11070),
+    P("cuStreamWaitValue32", cuStreamWaitValue32_v2, cuStreamWaitValue32_v2_ptsz, 11070),
     P("cuDeviceGetAttribute", cuDeviceGetAttribute, 0, 2000),
     P("cuMemHostRegister", cuMemHostRegister_v2, 0, 6050), P("cuMemHostUnregister", cuMemHostUnregister, 0, 4000),
     P("cuMemHostGetDevicePointer", cuMemHostGetDevicePointer_v2, 0, 3020),
