@@ -409,7 +409,6 @@ final class HipDevice {
             closed = true;
             // what host bundles still hold: freed here, as the library goes away after this
             for (HipMemory.HipBuffer b : buffers) {
-                b.markFreed();
                 int rc = api.free(b.address());
                 if (rc != HipApi.SUCCESS) {
                     log.warn(id + ": hipFree of a buffer of " + b.size() + " bytes failed: " + api.describe(rc), null);
@@ -417,7 +416,6 @@ final class HipDevice {
             }
             buffers.clear();
             for (HipMemory.HipModule m : loaded) {
-                m.markUnloaded();
                 int rc = api.moduleUnload(m.handle());
                 if (rc != HipApi.SUCCESS) {
                     log.warn(id + ": hipModuleUnload of module '" + m.name() + "' failed: " + api.describe(rc), null);

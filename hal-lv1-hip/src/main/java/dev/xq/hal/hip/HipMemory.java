@@ -43,12 +43,14 @@ final class HipMemory implements XpuMemory {
         return platform.get().memoryDevice(deviceId).load(name, image);
     }
 
-    /** Memory from hipMalloc; freed by {@link #free} or, still open when the driver stops, by its device. */
+    /**
+     * Memory from hipMalloc; freed by {@link #free} or, still open when the driver stops, by its
+     * device. The device's table of live buffers is what makes a free happen once.
+     */
     static final class HipBuffer implements HwBuffer {
         private final HipDevice device;
         private final long address;
         private final long size;
-        private boolean freed;
 
         HipBuffer(HipDevice device, long address, long size) {
             this.device = device;
@@ -73,29 +75,15 @@ final class HipMemory implements XpuMemory {
 
         @Override
         public void free() {
-            synchronized (this) {
-                if (freed) {
-                    return;
-                }
-                freed = true;
-            }
             device.free(this);
-        }
-
-        /** @return whether it was free already; marks it freed */
-        synchronized boolean markFreed() {
-            boolean was = freed;
-            freed = true;
-            return was;
         }
     }
 
-    /** A code object from hipModuleLoadData. */
+    /** A code object from hipModuleLoadData; the device's table of loaded modules makes an unload happen once. */
     static final class HipModule implements HwModule {
         private final HipDevice device;
         private final String name;
         private final MemorySegment module;
-        private boolean unloaded;
 
         HipModule(HipDevice device, String name, MemorySegment module) {
             this.device = device;
@@ -113,29 +101,13 @@ final class HipMemory implements XpuMemory {
         }
 
         @Override
-        public synchronized HwFunction function(String function) {
-            if (unloaded) {
-                throw new IllegalStateException("module '" + name + "' on " + device.id() + " was unloaded");
-            }
+        public HwFunction function(String function) {
             return new HipFunction(function, device.function(this, function));
         }
 
         @Override
         public void unload() {
-            synchronized (this) {
-                if (unloaded) {
-                    return;
-                }
-                unloaded = true;
-            }
             device.unload(this);
-        }
-
-        /** @return whether it was unloaded already; marks it unloaded */
-        synchronized boolean markUnloaded() {
-            boolean was = unloaded;
-            unloaded = true;
-            return was;
         }
     }
 
