@@ -102,7 +102,7 @@ usage: ./xq COMMAND
   test                          the whole test suite (JUnit + Pax Exam), as CI runs it
   bench SCENARIO [--device sim|cuda] [--json FILE] [--plot DIR] [key=value ...]
                                 one scenario of the suite (xq:bench lists them)
-  example [--device sim|cuda] [--json FILE] [tasks=N size=N bgsize=N policies=native,hpf ...]
+  example [--device sim|cuda|hip] [--json FILE] [tasks=N size=N bgsize=N policies=native,hpf ...]
                                 the example host bundle (example-host/): a tiled matmul from Java on
                                 two queues at two priorities, alone, shared (native) and under hpf;
                                 every result checked against the CPU (exit code 1 if one differs)

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds the HIP test double: OUT/libamdhip64.so and OUT/xq-spin.hipdouble (its module blob).
+# Builds the HIP test double: OUT/libamdhip64.so and its module blobs OUT/xq-spin.hipdouble and
+# OUT/matmul.hipdouble (example-host's kernels).
 # Usage: build-hipdouble.sh OUT   (CC overrides the compiler; default gcc)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,3 +15,4 @@ mkdir -p "$out"
   -o "$out/libamdhip64.so.tmp" "$here/hipdouble.c"
 mv -f "$out/libamdhip64.so.tmp" "$out/libamdhip64.so"
 cp -f "$here/xq-spin.hipdouble" "$out/xq-spin.hipdouble"
+cp -f "$here/matmul.hipdouble" "$out/matmul.hipdouble"

@@ -21,6 +21,14 @@
  *       append(int64* log, int64 value)              log[1 + log[0]++] = value
  *       trap()                                       the next event on the stream reports
  *                                                    hipErrorLaunchFailure (an async fault)
+ *       xq_matmul_tiled(f32* a, f32* b, f32* c, i32 m, i32 n, i32 k)   example-host's matmul,
+ *                                                    c = a * b row-major, computed on the CPU
+ *       xq_saxpy(i32 n, f32 alpha, f32* x, f32* y)   y = alpha * x + y
+ *     A line may give the parameter sizes after the name ("xq_saxpy 4 4 8 8"); they must be the
+ *     kernel's, or the image is refused (hipErrorInvalidImage), as a code object's metadata would be,
+ *   - device memory (hipMalloc/hipFree, 1 GiB a device, hipMemGetInfo) and page-locked memory
+ *     (hipHostMalloc/hipHostFree) in host memory, device pointers being host pointers; a free of
+ *     memory not allocated is hipErrorInvalidValue and counted (xqdouble_bad_frees),
  *   - hipMemcpyAsync / hipMemsetAsync on host memory, in stream order.
  * Handles live in fixed tables, so a stale or made-up handle is detected and answered with
  * hipErrorInvalidHandle instead of crashing.
@@ -101,7 +109,7 @@ enum {
 #define MAX_NAMES 32
 #define NAME_LEN 64
 
-enum kernel_kind { K_SPIN = 1, K_PROBE, K_APPEND, K_TRAP };
+enum kernel_kind { K_SPIN = 1, K_PROBE, K_APPEND, K_TRAP, K_MATMUL, K_SAXPY };
 
 struct builtin {
     const char *name;
@@ -115,6 +123,9 @@ static const struct builtin BUILTINS[] = {
     {"probe", K_PROBE, 5, {8, 4, 8, 4, 8}},
     {"append", K_APPEND, 2, {8, 8}},
     {"trap", K_TRAP, 0, {0}},
+    /* example-host's kernels (src/main/cuda/matmul.cu, src/main/hip/matmul.hip), computed on the CPU */
+    {"xq_matmul_tiled", K_MATMUL, 6, {8, 8, 8, 4, 4, 4}},
+    {"xq_saxpy", K_SAXPY, 4, {4, 4, 8, 8}},
 };
 #define N_BUILTINS (sizeof(BUILTINS) / sizeof(BUILTINS[0]))
 
@@ -334,6 +345,42 @@ static void run_kernel(struct stream *s, struct op *o) {
         if (log != NULL) {
             log[1 + log[0]] = value;
             log[0]++;
+        }
+        break;
+    }
+    case K_MATMUL: {
+        /* c[m x n] = a[m x k] * b[k x n], row-major floats, each sum in the order of k */
+        const float *a, *b;
+        float *c;
+        int32_t m, n, k;
+        memcpy(&a, o->args[0], 8);
+        memcpy(&b, o->args[1], 8);
+        memcpy(&c, o->args[2], 8);
+        memcpy(&m, o->args[3], 4);
+        memcpy(&n, o->args[4], 4);
+        memcpy(&k, o->args[5], 4);
+        for (int32_t i = 0; i < m; i++) {
+            for (int32_t j = 0; j < n; j++) {
+                float sum = 0.0f;
+                for (int32_t p = 0; p < k; p++) {
+                    sum += a[(long) i * k + p] * b[(long) p * n + j];
+                }
+                c[(long) i * n + j] = sum;
+            }
+        }
+        break;
+    }
+    case K_SAXPY: {
+        int32_t n;
+        float alpha;
+        const float *x;
+        float *y;
+        memcpy(&n, o->args[0], 4);
+        memcpy(&alpha, o->args[1], 4);
+        memcpy(&x, o->args[2], 8);
+        memcpy(&y, o->args[3], 8);
+        for (int32_t i = 0; i < n; i++) {
+            y[i] = alpha * x[i] + y[i];
         }
         break;
     }
@@ -966,17 +1013,48 @@ EXPORT int hipModuleLoadData(void **module, const void *image) {
             len--;
         }
         if (len > 0 && p[0] != '#') {
-            int known = 0;
+            /* "NAME" or "NAME SIZE..." (the parameter sizes in bytes, which must be the kernel's) */
+            size_t name_len = 0;
+            while (name_len < len && p[name_len] != ' ' && p[name_len] != '\t') {
+                name_len++;
+            }
+            const struct builtin *known = NULL;
             for (size_t i = 0; i < N_BUILTINS; i++) {
-                if (strlen(BUILTINS[i].name) == len && strncmp(BUILTINS[i].name, p, len) == 0) {
-                    known = 1;
+                if (strlen(BUILTINS[i].name) == name_len && strncmp(BUILTINS[i].name, p, name_len) == 0) {
+                    known = &BUILTINS[i];
                 }
             }
-            if (!known || parsed.count == MAX_NAMES || len >= NAME_LEN) {
+            if (known == NULL || parsed.count == MAX_NAMES || name_len >= NAME_LEN) {
                 return hipErrorInvalidImage;
             }
-            memcpy(parsed.names[parsed.count], p, len);
-            parsed.names[parsed.count][len] = '\0';
+            if (name_len < len) {
+                char sizes[256];
+                size_t sl = len - name_len < sizeof(sizes) - 1 ? len - name_len : sizeof(sizes) - 1;
+                memcpy(sizes, p + name_len, sl);
+                sizes[sl] = '\0';
+                int count = 0;
+                char *q = sizes;
+                for (;;) {
+                    char *next;
+                    long v = strtol(q, &next, 10);
+                    if (next == q) {
+                        break;
+                    }
+                    if (count >= known->nargs || v != known->sizes[count]) {
+                        return hipErrorInvalidImage;
+                    }
+                    count++;
+                    q = next;
+                }
+                while (*q == ' ' || *q == '\t') {
+                    q++;
+                }
+                if (*q != '\0' || count != known->nargs) {
+                    return hipErrorInvalidImage;
+                }
+            }
+            memcpy(parsed.names[parsed.count], p, name_len);
+            parsed.names[parsed.count][name_len] = '\0';
             parsed.count++;
         }
         p = end;
@@ -1257,6 +1335,105 @@ EXPORT int hipMemsetD32Async(void *dst, int value, size_t count, void *stream) {
     return set_async(dst, value, count, 4, stream);
 }
 
+/* Device and page-locked memory: host memory here, in a table so that frees can be checked. */
+#define MAX_ALLOCS 65536
+#define DEVICE_BYTES ((size_t) 1 << 30)
+struct alloc {
+    void *p;
+    size_t bytes;
+    int device; /* -1: page-locked host memory */
+};
+static struct alloc g_allocs[MAX_ALLOCS];
+static int g_bad_frees;
+
+static size_t allocated_on(int device) {
+    size_t n = 0;
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        if (g_allocs[i].p != NULL && g_allocs[i].device == device) {
+            n += g_allocs[i].bytes;
+        }
+    }
+    return n;
+}
+
+static int mem_alloc(void **ptr, size_t bytes, int device) {
+    if (ptr == NULL) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&g_mu);
+    if (device >= 0 && bytes > DEVICE_BYTES - allocated_on(device)) {
+        pthread_mutex_unlock(&g_mu);
+        return hipErrorOutOfMemory;
+    }
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        if (g_allocs[i].p == NULL) {
+            void *p = calloc(1, bytes == 0 ? 1 : bytes);
+            if (p == NULL) {
+                pthread_mutex_unlock(&g_mu);
+                return hipErrorOutOfMemory;
+            }
+            g_allocs[i].p = p;
+            g_allocs[i].bytes = bytes;
+            g_allocs[i].device = device;
+            *ptr = p;
+            pthread_mutex_unlock(&g_mu);
+            return hipSuccess;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return hipErrorOutOfMemory;
+}
+
+static int mem_free(void *p, int host) {
+    if (p == NULL) {
+        return hipSuccess;
+    }
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        if (g_allocs[i].p == p && (g_allocs[i].device < 0) == host) {
+            free(p);
+            g_allocs[i].p = NULL;
+            pthread_mutex_unlock(&g_mu);
+            return hipSuccess;
+        }
+    }
+    g_bad_frees++;
+    pthread_mutex_unlock(&g_mu);
+    return hipErrorInvalidValue;
+}
+
+EXPORT int hipMalloc(void **ptr, size_t bytes) {
+    int d = t_current_device;
+    if (d < 0 || d >= g_devices) {
+        return hipErrorInvalidDevice;
+    }
+    return mem_alloc(ptr, bytes, d);
+}
+
+EXPORT int hipFree(void *ptr) { return mem_free(ptr, 0); }
+
+EXPORT int hipHostMalloc(void **ptr, size_t bytes, unsigned flags) {
+    (void) flags;
+    return mem_alloc(ptr, bytes, -1);
+}
+
+EXPORT int hipHostFree(void *ptr) { return mem_free(ptr, 1); }
+
+EXPORT int hipMemGetInfo(size_t *free_bytes, size_t *total) {
+    if (free_bytes == NULL || total == NULL) {
+        return hipErrorInvalidValue;
+    }
+    int d = t_current_device;
+    if (d < 0 || d >= g_devices) {
+        return hipErrorInvalidDevice;
+    }
+    pthread_mutex_lock(&g_mu);
+    *total = DEVICE_BYTES;
+    *free_bytes = DEVICE_BYTES - allocated_on(d);
+    pthread_mutex_unlock(&g_mu);
+    return hipSuccess;
+}
+
 /* ------------------------------------------------------------------ host functions, graphs */
 
 static int hostfn(void *stream, void (*fn)(void *), void *data) {
@@ -1405,6 +1582,25 @@ EXPORT void xqdouble_configure(int devices, int compute_units, int least, int gr
     g_least_priority = least;
     g_greatest_priority = greatest;
     pthread_mutex_unlock(&g_mu);
+}
+
+/* Live allocations: device memory (host = 0) or page-locked host memory (host = 1). */
+EXPORT int xqdouble_live_allocations(int host) {
+    int n = 0;
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        n += g_allocs[i].p != NULL && (g_allocs[i].device < 0) == (host != 0);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
+/* Frees of memory that was not allocated (or was freed already). */
+EXPORT int xqdouble_bad_frees(void) {
+    pthread_mutex_lock(&g_mu);
+    int n = g_bad_frees;
+    pthread_mutex_unlock(&g_mu);
+    return n;
 }
 
 /* Live streams + events + modules (default streams excluded): lets tests find leaks. */

@@ -182,10 +182,10 @@ public class HostApiIT {
         assertTrue(out, out.contains("check: PASSED (15 of 15 results equal to the CPU's, bit for bit)"));
         assertTrue(out, out.contains("hpf      hpf"));
         try {
-            run("xq:example --device hip");
-            fail("--device hip was accepted");
+            run("xq:example --device rocm");
+            fail("--device rocm was accepted");
         } catch (IllegalArgumentException e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("--device hip is not allowed: sim or cuda"));
+            assertTrue(e.getMessage(), e.getMessage().contains("--device rocm is not allowed: sim, cuda or hip"));
         }
     }
 

@@ -23,7 +23,7 @@ import org.osgi.service.component.annotations.Reference;
 @Component(service = ExampleCommand.class, property = {"osgi.command.scope=xq", "osgi.command.function=example"})
 public class ExampleCommand {
 
-    static final String USAGE = "xq:example [--device sim|cuda] [--json FILE] [size=N] [bgsize=N] [tasks=N] [bgdepth=N] [pause_us=N]"
+    static final String USAGE = "xq:example [--device sim|cuda|hip] [--json FILE] [size=N] [bgsize=N] [tasks=N] [bgdepth=N] [pause_us=N] [code=FILE]"
             + " [policies=native,hpf]";
 
     @Reference
@@ -56,11 +56,11 @@ public class ExampleCommand {
             switch (a) {
                 case "--device" -> {
                     if (i + 1 >= args.size()) {
-                        throw new IllegalArgumentException("--device needs a value: sim or cuda; usage: " + USAGE);
+                        throw new IllegalArgumentException("--device needs a value: sim, cuda or hip; usage: " + USAGE);
                     }
                     kind = args.get(++i);
-                    if (!kind.equals("sim") && !kind.equals("cuda")) {
-                        throw new IllegalArgumentException("--device " + kind + " is not allowed: sim or cuda");
+                    if (!kind.equals("sim") && !kind.equals("cuda") && !kind.equals("hip")) {
+                        throw new IllegalArgumentException("--device " + kind + " is not allowed: sim, cuda or hip");
                     }
                 }
                 case "--json" -> {
@@ -78,9 +78,10 @@ public class ExampleCommand {
             }
         }
         String device = kind + "0";
-        boolean cuda = kind.equals("cuda");
-        int size = cuda ? 512 : 64;
-        int bgSize = cuda ? 2048 : 128;
+        boolean gpu = !kind.equals("sim");
+        int size = gpu ? 512 : 64;
+        int bgSize = gpu ? 2048 : 128;
+        Path code = null;
         int tasks = 50;
         int bgDepth = 4;
         long pause = 1000;
@@ -100,15 +101,22 @@ public class ExampleCommand {
                         throw new IllegalArgumentException("policies '" + v + "' names no policy; e.g. policies=native,hpf");
                     }
                 }
+                case "code" -> {
+                    code = Path.of(v).toAbsolutePath();
+                    if (!Files.isRegularFile(code)) {
+                        throw new IllegalArgumentException("code=" + v + " is not a file; give the device code to load instead of the"
+                                + " bundle's: a HIP code object (hipcc --genco), PTX or a sim program");
+                    }
+                }
                 default -> throw new IllegalArgumentException("key '" + k + "' is unknown; allowed: size, bgsize, tasks, bgdepth, pause_us,"
-                        + " policies");
+                        + " policies, code");
             }
         }
         if (devices.stream().noneMatch(d -> d.id().equals(device))) {
             throw new IllegalArgumentException("device " + device + " (--device " + kind + ") is not on this node; devices: "
                     + devices.stream().map(DeviceInfo::id).toList());
         }
-        return new Arguments(new MatmulExample.Settings(device, size, bgSize, tasks, bgDepth, pause, policies), json);
+        return new Arguments(new MatmulExample.Settings(device, size, bgSize, tasks, bgDepth, pause, policies, code), json);
     }
 
     private static long number(String key, String value, long min, long max) {
@@ -130,7 +138,7 @@ public class ExampleCommand {
      * @throws IllegalStateException with the table if the check failed
      */
     @Descriptor("runs the example host application: a tiled matmul on two queues at two priorities, checked against the CPU")
-    public String example(@Descriptor("[--device sim|cuda] [--json FILE] [size=N] [bgsize=N] [tasks=N] [bgdepth=N] [pause_us=N]"
+    public String example(@Descriptor("[--device sim|cuda|hip] [--json FILE] [size=N] [bgsize=N] [tasks=N] [bgdepth=N] [pause_us=N] [code=FILE]"
             + " [policies=native,hpf]") String... args) throws Exception {
         if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
             return USAGE;

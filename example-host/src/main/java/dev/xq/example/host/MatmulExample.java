@@ -15,6 +15,7 @@ import dev.xq.api.XQueue;
 import dev.xq.api.XQueueService;
 import java.lang.foreign.MemorySegment;
 import java.net.URL;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -48,8 +49,15 @@ public final class MatmulExample {
     static final int TILE = 16;
     private static final Duration LONG = Duration.ofSeconds(120);
 
-    /** What to run. */
-    public record Settings(String device, int size, int bgSize, int tasks, int bgDepth, long pauseMicros, List<String> policies) {
+    /** The bundle resource with the kernels for HIP devices; not shipped in this build (see {@link #run}). */
+    static final String HIP_CODE_OBJECT = "hip/matmul.co";
+
+    /**
+     * What to run. {@code code}: a file with the device code to load instead of the bundle's
+     * resource (a HIP code object, PTX, a sim program), or null.
+     */
+    public record Settings(String device, int size, int bgSize, int tasks, int bgDepth, long pauseMicros, List<String> policies,
+                           Path code) {
         public Settings {
             policies = List.copyOf(policies);
         }
@@ -155,8 +163,9 @@ public final class MatmulExample {
         return switch (platform) {
             case "cuda" -> "ptx/matmul.ptx";
             case "sim" -> "sim/matmul.xqsim";
-            default -> throw new IllegalArgumentException("the example has kernels for cuda (PTX) and sim devices; platform '" + platform
-                    + "' has none");
+            case "hip" -> HIP_CODE_OBJECT;
+            default -> throw new IllegalArgumentException("the example has kernels for cuda (PTX), hip (a code object) and sim devices;"
+                    + " platform '" + platform + "' has none");
         };
     }
 
@@ -199,10 +208,21 @@ public final class MatmulExample {
         DeviceInfo dev = xq.devices().stream().filter(d -> d.id().equals(s.device())).findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("device " + s.device() + " is not on this node; devices: "
                         + xq.devices().stream().map(DeviceInfo::id).toList()));
-        String resource = codeFor(dev.platform());
-        URL code = resources.apply(resource);
-        if (code == null) {
-            throw new IllegalStateException(resource + " is missing from the example bundle");
+        URL code;
+        if (s.code() != null) {
+            code = s.code().toUri().toURL();
+        } else {
+            String resource = codeFor(dev.platform());
+            code = resources.apply(resource);
+            if (code == null && dev.platform().equals("hip")) {
+                throw new IllegalStateException(resource + " is not in the example bundle: no HIP code object is shipped (it takes"
+                        + " ROCm's compiler and the GPU's architecture); build one from example-host/src/main/hip/matmul.hip with"
+                        + " hipcc --genco --offload-arch=<gfx target> -o matmul.co and give it as code=FILE, or put it at"
+                        + " example-host/src/main/resources/" + resource + " and rebuild the bundle");
+            }
+            if (code == null) {
+                throw new IllegalStateException(resource + " is missing from the example bundle");
+            }
         }
         int n = s.size();
         float[] a = smallIntegers(1, n * n);

@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.PreemptionLevel;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The example's arguments and its check, without a node. */
 class ExampleCommandTest {
@@ -30,9 +33,27 @@ class ExampleCommandTest {
     }
 
     @Test
+    void aHipDeviceTakesTheCodeObjectGivenOrTheBundles(@TempDir Path dir) throws Exception {
+        List<DeviceInfo> hip = List.of(SIM.get(0), new DeviceInfo("hip0", "hip", "AMD Instinct", PreemptionLevel.of(1), 304, 192L << 30, 0));
+        MatmulExample.Settings s = ExampleCommand.parse(List.of("--device", "hip"), hip).settings();
+        assertEquals("hip0", s.device());
+        assertEquals(512, s.size());
+        assertNull(s.code());
+        assertEquals("hip/matmul.co", MatmulExample.codeFor("hip"));
+        Path co = Files.writeString(dir.resolve("matmul.co"), "a code object");
+        assertEquals(co, ExampleCommand.parse(List.of("--device", "hip", "code=" + co), hip).settings().code());
+    }
+
+    @Test
     void badArgumentsNameTheValueAndWhatIsAllowed() {
-        assertEquals("--device hip is not allowed: sim or cuda",
+        String e0;
+        assertEquals("--device rocm is not allowed: sim, cuda or hip",
+                assertThrows(IllegalArgumentException.class, () -> ExampleCommand.parse(List.of("--device", "rocm"), SIM)).getMessage());
+        assertEquals("device hip0 (--device hip) is not on this node; devices: [sim0]",
                 assertThrows(IllegalArgumentException.class, () -> ExampleCommand.parse(List.of("--device", "hip"), SIM)).getMessage());
+        e0 = assertThrows(IllegalArgumentException.class, () -> ExampleCommand.parse(List.of("code=/nonexistent/matmul.co"), SIM))
+                .getMessage();
+        assertTrue(e0.startsWith("code=/nonexistent/matmul.co is not a file; give the device code to load"), e0);
         assertEquals("tasks 0 is out of range; allowed: 1..1000000",
                 assertThrows(IllegalArgumentException.class, () -> ExampleCommand.parse(List.of("tasks=0"), SIM)).getMessage());
         assertEquals("size 'big' is not a whole number; allowed: 1..8192",
@@ -71,9 +92,10 @@ class ExampleCommandTest {
     }
 
     @Test
-    void kernelsForCudaAndSimOnly() {
+    void kernelsForCudaHipAndSimOnly() {
         assertEquals("ptx/matmul.ptx", MatmulExample.codeFor("cuda"));
         assertEquals("sim/matmul.xqsim", MatmulExample.codeFor("sim"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> MatmulExample.codeFor("hip")).getMessage().contains("'hip' has none"));
+        assertEquals("hip/matmul.co", MatmulExample.codeFor("hip"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> MatmulExample.codeFor("tpu")).getMessage().contains("'tpu' has none"));
     }
 }

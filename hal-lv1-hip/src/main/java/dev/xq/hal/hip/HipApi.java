@@ -1,6 +1,7 @@
 package dev.xq.hal.hip;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -34,6 +35,7 @@ final class HipApi implements AutoCloseable {
 
     // hipError_t (hip_runtime_api.h, ROCm 5.2.3)
     static final int SUCCESS = 0;
+    static final int ERROR_OUT_OF_MEMORY = 2;
     static final int ERROR_NO_DEVICE = 100;
     static final int ERROR_INVALID_HANDLE = 400;
     static final int ERROR_NOT_READY = 600;
@@ -101,6 +103,20 @@ final class HipApi implements AutoCloseable {
         m.put("hipMemcpyAsync", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS));
         // hipMemsetAsync(void* dst, int value, size_t sizeBytes, hipStream_t)
         m.put("hipMemsetAsync", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG, ADDRESS));
+        // device memory of the host API (XQueueService.allocate): hipMalloc(void** ptr, size_t size),
+        // hipFree(void* ptr), hipMemGetInfo(size_t* free, size_t* total)
+        m.put("hipMalloc", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        m.put("hipFree", INT_OF_PTR);
+        m.put("hipMemGetInfo", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        // page-locked staging: hipHostMalloc(void** ptr, size_t size, unsigned int flags), hipHostFree(void* ptr)
+        m.put("hipHostMalloc", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+        m.put("hipHostFree", INT_OF_PTR);
+        // hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t, hipStream_t),
+        // hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t, hipStream_t)
+        m.put("hipMemcpyHtoDAsync", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+        m.put("hipMemcpyDtoHAsync", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+        // hipMemsetD8Async(hipDeviceptr_t dst, unsigned char value, size_t count, hipStream_t)
+        m.put("hipMemsetD8Async", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, JAVA_LONG, ADDRESS));
         return java.util.Collections.unmodifiableMap(m);
     }
 
@@ -133,6 +149,14 @@ final class HipApi implements AutoCloseable {
     private final MethodHandle moduleLaunchKernel;
     private final MethodHandle memcpyAsync;
     private final MethodHandle memsetAsync;
+    private final MethodHandle malloc;
+    private final MethodHandle free;
+    private final MethodHandle memGetInfo;
+    private final MethodHandle hostMalloc;
+    private final MethodHandle hostFree;
+    private final MethodHandle memcpyHtoDAsync;
+    private final MethodHandle memcpyDtoHAsync;
+    private final MethodHandle memsetD8Async;
 
     private HipApi(String library, Arena arena, Map<String, MethodHandle> h) {
         this.library = library;
@@ -164,6 +188,14 @@ final class HipApi implements AutoCloseable {
         moduleLaunchKernel = h.get("hipModuleLaunchKernel");
         memcpyAsync = h.get("hipMemcpyAsync");
         memsetAsync = h.get("hipMemsetAsync");
+        malloc = h.get("hipMalloc");
+        free = h.get("hipFree");
+        memGetInfo = h.get("hipMemGetInfo");
+        hostMalloc = h.get("hipHostMalloc");
+        hostFree = h.get("hipHostFree");
+        memcpyHtoDAsync = h.get("hipMemcpyHtoDAsync");
+        memcpyDtoHAsync = h.get("hipMemcpyDtoHAsync");
+        memsetD8Async = h.get("hipMemsetD8Async");
     }
 
     /**
@@ -422,6 +454,103 @@ final class HipApi implements AutoCloseable {
             return (int) memsetAsync.invokeExact(MemorySegment.ofAddress(target), value, bytes, stream);
         } catch (Throwable t) {
             throw rethrow("hipMemsetAsync", t);
+        }
+    }
+
+    // ------------------------------------------------------------------ device memory (host API)
+
+    /** What a call that hands back a pointer said: its error and, on success, the pointer. */
+    record Pointer(int error, MemorySegment pointer) {
+    }
+
+    /** hipMalloc on the calling thread's current device. */
+    Pointer malloc(long bytes) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            int rc = (int) malloc.invokeExact(out, bytes);
+            return new Pointer(rc, rc == SUCCESS ? out.get(ADDRESS, 0) : MemorySegment.NULL);
+        } catch (Throwable t) {
+            throw rethrow("hipMalloc", t);
+        }
+    }
+
+    int free(long address) {
+        return invokeInt(free, MemorySegment.ofAddress(address));
+    }
+
+    /** @return {free, total} bytes of the current device, or null if HIP refuses to tell */
+    long[] memInfo() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment free = a.allocate(JAVA_LONG);
+            MemorySegment total = a.allocate(JAVA_LONG);
+            if (invokeInt(memGetInfo, free, total) != SUCCESS) {
+                return null;
+            }
+            return new long[] {free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0)};
+        }
+    }
+
+    /** Page-locked host memory (hipHostMalloc, default flags), sized {@code bytes}; null if HIP refuses. */
+    @SuppressWarnings("restricted") // the segment HIP hands back is exactly as large as asked for
+    MemorySegment hostMalloc(long bytes) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            int rc = (int) hostMalloc.invokeExact(out, bytes, 0);
+            return rc == SUCCESS ? out.get(ADDRESS, 0).reinterpret(bytes) : null;
+        } catch (Throwable t) {
+            throw rethrow("hipHostMalloc", t);
+        }
+    }
+
+    int hostFree(MemorySegment m) {
+        return invokeInt(hostFree, m);
+    }
+
+    int memcpyHtoDAsync(long target, MemorySegment source, long bytes, MemorySegment stream) {
+        try {
+            return (int) memcpyHtoDAsync.invokeExact(MemorySegment.ofAddress(target), source, bytes, stream);
+        } catch (Throwable t) {
+            throw rethrow("hipMemcpyHtoDAsync", t);
+        }
+    }
+
+    int memcpyDtoHAsync(MemorySegment target, long source, long bytes, MemorySegment stream) {
+        try {
+            return (int) memcpyDtoHAsync.invokeExact(target, MemorySegment.ofAddress(source), bytes, stream);
+        } catch (Throwable t) {
+            throw rethrow("hipMemcpyDtoHAsync", t);
+        }
+    }
+
+    int memsetD8Async(long target, byte value, long bytes, MemorySegment stream) {
+        try {
+            return (int) memsetD8Async.invokeExact(MemorySegment.ofAddress(target), value, bytes, stream);
+        } catch (Throwable t) {
+            throw rethrow("hipMemsetD8Async", t);
+        }
+    }
+
+    /** What hipModuleLoadData said: its error and, on success, the module. */
+    record ModuleLoad(int error, MemorySegment module) {
+    }
+
+    /** Like {@link #moduleLoadData}, but hands the error back for the caller to explain. */
+    ModuleLoad moduleLoad(byte[] image) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment data = a.allocate(image.length + 1L, 16);
+            MemorySegment.copy(image, 0, data, JAVA_BYTE, 0, image.length);
+            MemorySegment out = a.allocate(ADDRESS);
+            int rc = invokeInt(moduleLoadData, out, data);
+            return new ModuleLoad(rc, rc == SUCCESS ? out.get(ADDRESS, 0) : MemorySegment.NULL);
+        }
+    }
+
+    /** Like {@link #moduleGetFunction}, but hands the error back. */
+    Pointer moduleFunction(MemorySegment module, String name) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            int rc = invokeInt(moduleGetFunction, out, module, a.allocateFrom(name));
+            return new Pointer(rc, rc == SUCCESS ? out.get(ADDRESS, 0) : MemorySegment.NULL);
         }
     }
 

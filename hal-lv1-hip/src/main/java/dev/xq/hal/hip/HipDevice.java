@@ -49,6 +49,10 @@ final class HipDevice {
     private final DeviceDescriptor descriptor;
     private final CompletionPoller poller;
     private final CopyOnWriteArrayList<HipQueue> queues = new CopyOnWriteArrayList<>();
+    /** The host API's buffers and modules still held on this device; freed by {@link #close} if still there. */
+    private final Set<HipMemory.HipBuffer> buffers = new LinkedHashSet<>();
+    private final Set<HipMemory.HipModule> loaded = new LinkedHashSet<>();
+    private boolean closed;
 
     private final Object modulesLock = new Object();
     private final Map<String, MemorySegment> modules = new HashMap<>();
@@ -101,7 +105,7 @@ final class HipDevice {
         spin = s;
         spinUnavailable = why;
 
-        Set<String> kinds = new LinkedHashSet<>(List.of("kernel", "copy", "memset"));
+        Set<String> kinds = new LinkedHashSet<>(List.of("kernel", "copy", "memset", "write", "read", "fill", "launch"));
         if (spin != null) {
             kinds.add("spin");
         }
@@ -199,9 +203,115 @@ final class HipDevice {
                     throw new IllegalArgumentException("memset of " + m.bytes() + " bytes on " + id + ": target address must not be 0");
                 }
             }
-            default -> throw new IllegalArgumentException("command kind '" + command.kind() + "' is not accepted on " + id
-                    + ": the HIP adapter runs spin, kernel, copy and memset (buffers and modules of XQueueService.allocate/load"
-                    + " are offered on sim and cuda devices)");
+            case Command.Launch l -> checkShape("launch of " + l.function().name(), l.block(), l.sharedMemBytes(), l.args().size());
+            // buffers, ranges and arguments of these are checked by the runtime against the objects it resolves them to
+            case Command.Write w -> { }
+            case Command.Read r -> { }
+            case Command.Fill f -> { }
+        }
+    }
+
+    private void checkShape(String what, Command.Dim3 b, int sharedMemBytes, int args) {
+        long threads = (long) b.x() * b.y() * b.z();
+        if (threads > maxThreadsPerBlock || b.x() > maxBlockDim[0] || b.y() > maxBlockDim[1] || b.z() > maxBlockDim[2]) {
+            throw new IllegalArgumentException(what + ": block (" + b.x() + ", " + b.y() + ", " + b.z() + ") = " + threads
+                    + " threads exceeds " + id + "'s limits: at most " + maxThreadsPerBlock
+                    + " threads per block, dimensions at most (" + maxBlockDim[0] + ", " + maxBlockDim[1] + ", "
+                    + maxBlockDim[2] + ")");
+        }
+        if (sharedMemBytes > maxSharedPerBlock) {
+            throw new IllegalArgumentException(what + ": " + sharedMemBytes + " bytes of shared memory exceeds " + id
+                    + "'s maximum of " + maxSharedPerBlock + " bytes per block");
+        }
+        if (args > MAX_KERNEL_ARGS) {
+            throw new IllegalArgumentException(what + ": " + args + " arguments; at most " + MAX_KERNEL_ARGS + " are allowed");
+        }
+    }
+
+    // ------------------------------------------------------------------ device memory and code of the host API
+
+    /** @throws IllegalArgumentException if HIP has not that much free, naming what is free */
+    HipMemory.HipBuffer allocate(long bytes) {
+        synchronized (modulesLock) {
+            if (closed) {
+                throw new IllegalStateException(id + " is closed (the hip driver stopped)");
+            }
+            api.setDevice(ordinal);
+            HipApi.Pointer p = api.malloc(bytes);
+            if (p.error() != HipApi.SUCCESS) {
+                long[] info = api.memInfo();
+                String free = info == null ? "" : "; " + info[0] + " of " + info[1] + " bytes are free (hipMemGetInfo)";
+                String why = "buffer of " + bytes + " bytes on " + id + ": hipMalloc failed: " + api.describe(p.error()) + free;
+                if (p.error() == HipApi.ERROR_OUT_OF_MEMORY) {
+                    throw new IllegalArgumentException(why);
+                }
+                throw new HalException(why);
+            }
+            HipMemory.HipBuffer b = new HipMemory.HipBuffer(this, p.pointer().address(), bytes);
+            buffers.add(b);
+            return b;
+        }
+    }
+
+    void free(HipMemory.HipBuffer b) {
+        synchronized (modulesLock) {
+            if (!buffers.remove(b)) {
+                return; // the device freed it when it closed
+            }
+            api.setDevice(ordinal);
+            int rc = api.free(b.address());
+            if (rc != HipApi.SUCCESS) {
+                log.warn("hipFree of " + b.size() + " bytes at 0x" + Long.toHexString(b.address()) + " on " + id + " failed: "
+                        + api.describe(rc), null);
+            }
+        }
+    }
+
+    /** @throws IllegalArgumentException if the image does not load, with HIP's words */
+    HipMemory.HipModule load(String name, byte[] image) {
+        synchronized (modulesLock) {
+            if (closed) {
+                throw new IllegalStateException(id + " is closed (the hip driver stopped)");
+            }
+            api.setDevice(ordinal);
+            HipApi.ModuleLoad l = api.moduleLoad(image);
+            if (l.error() != HipApi.SUCCESS) {
+                throw new IllegalArgumentException("module '" + name + "' (" + image.length + " bytes) does not load on " + id
+                        + ": hipModuleLoadData returned " + api.describe(l.error()) + "; a HIP device takes a code object"
+                        + " (hipcc --genco --offload-arch=<its gfx target>) built for its architecture");
+            }
+            HipMemory.HipModule m = new HipMemory.HipModule(this, name, l.module());
+            loaded.add(m);
+            return m;
+        }
+    }
+
+    /** @throws IllegalArgumentException if the module has no such kernel */
+    MemorySegment function(HipMemory.HipModule m, String function) {
+        synchronized (modulesLock) {
+            if (closed || !loaded.contains(m)) {
+                throw new IllegalStateException("module '" + m.name() + "' on " + id + " was unloaded");
+            }
+            api.setDevice(ordinal);
+            HipApi.Pointer f = api.moduleFunction(m.handle(), function);
+            if (f.error() != HipApi.SUCCESS) {
+                throw new IllegalArgumentException("module '" + m.name() + "' has no kernel '" + function + "' on " + id + " ("
+                        + api.describe(f.error()) + "); a kernel's name is its extern \"C\" name");
+            }
+            return f.pointer();
+        }
+    }
+
+    void unload(HipMemory.HipModule m) {
+        synchronized (modulesLock) {
+            if (!loaded.remove(m)) {
+                return;
+            }
+            api.setDevice(ordinal);
+            int rc = api.moduleUnload(m.handle());
+            if (rc != HipApi.SUCCESS) {
+                log.warn("hipModuleUnload of '" + m.name() + "' on " + id + " failed: " + api.describe(rc), null);
+            }
         }
     }
 
@@ -223,6 +333,15 @@ final class HipDevice {
                     + " arguments; at most " + MAX_KERNEL_ARGS + " are allowed");
         }
         function(k.module(), k.function());
+    }
+
+    /** @return the library's functions, for the queues' data commands */
+    HipApi api() {
+        return api;
+    }
+
+    int ordinal() {
+        return ordinal;
     }
 
     Launch spinLaunch() {
@@ -287,6 +406,22 @@ final class HipDevice {
         }
         poller.stop();
         synchronized (modulesLock) {
+            closed = true;
+            // what host bundles still hold: freed here, as the library goes away after this
+            for (HipMemory.HipBuffer b : buffers) {
+                int rc = api.free(b.address());
+                if (rc != HipApi.SUCCESS) {
+                    log.warn(id + ": hipFree of a buffer of " + b.size() + " bytes failed: " + api.describe(rc), null);
+                }
+            }
+            buffers.clear();
+            for (HipMemory.HipModule m : loaded) {
+                int rc = api.moduleUnload(m.handle());
+                if (rc != HipApi.SUCCESS) {
+                    log.warn(id + ": hipModuleUnload of module '" + m.name() + "' failed: " + api.describe(rc), null);
+                }
+            }
+            loaded.clear();
             for (Map.Entry<String, MemorySegment> e : modules.entrySet()) {
                 int rc = api.moduleUnload(e.getValue());
                 if (rc != HipApi.SUCCESS) {

@@ -5,9 +5,11 @@ import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.XpuDriver;
+import dev.xq.hal.spi.XpuMemory;
 import dev.xq.runtime.log.OsgiLog;
 import dev.xq.runtime.log.RuntimeLog;
 import java.util.List;
+import java.util.Optional;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -31,6 +33,7 @@ public class HipDriver implements XpuDriver {
 
     private final OsgiLog log = new OsgiLog(HipDriver.class);
     private volatile HipPlatform platform = HipPlatform.unavailable("not started", RuntimeLog.NONE);
+    private final HipMemory memory = new HipMemory(() -> platform);
 
     @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
@@ -79,5 +82,10 @@ public class HipDriver implements XpuDriver {
     @Override
     public HwQueue open(String deviceId, HwQueueOptions options, HwQueueListener listener) {
         return platform.open(deviceId, options, listener);
+    }
+
+    @Override
+    public Optional<XpuMemory> memory() {
+        return Optional.of(memory);
     }
 }

@@ -110,6 +110,20 @@ final class HipPlatform implements XpuDriver, AutoCloseable {
         return null;
     }
 
+    /**
+     * @return the device, for the host API's memory and code
+     * @throws IllegalArgumentException naming the device and the devices known, or why there are none
+     */
+    HipDevice memoryDevice(String id) {
+        HipDevice d = closed ? null : device(id);
+        if (d == null) {
+            List<String> known = devices().stream().map(DeviceDescriptor::id).toList();
+            throw new IllegalArgumentException("device '" + id + "' is unknown to the hip driver; known: "
+                    + (known.isEmpty() ? "none (" + status() + ")" : known));
+        }
+        return d;
+    }
+
     @Override
     public HwQueue open(String deviceId, HwQueueOptions options, HwQueueListener listener) {
         Objects.requireNonNull(options, "options");

@@ -1,6 +1,7 @@
 package dev.xq.hal.hip;
 
 import dev.xq.api.Command;
+import dev.xq.hal.spi.DeviceOp;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
@@ -8,6 +9,7 @@ import dev.xq.hal.spi.HwQueueListener;
 import dev.xq.hal.spi.StreamHandle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -21,10 +23,31 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class HipQueue implements HwQueue {
 
-    /** A launched command and its events. {@code untracked} is set when its end could not be recorded. */
+    /**
+     * A launched command and its events. {@code untracked} is set when its end could not be
+     * recorded; {@code staged} is the staging area of a write or read, or null.
+     */
     private record InFlight(HwCommand command, MemorySegment start, MemorySegment end, long launchNanos,
-                            HalException untracked) {
+                            HalException untracked, Staged staged) {
     }
+
+    /**
+     * The host side of a write or read: native memory (page-locked where HIP gives it) that HIP
+     * copies from or into while the stream runs, since the application's segment may be on the
+     * Java heap, which HIP must not see. A read's {@code target} is filled from it by the
+     * poller before the command is reported completed; a write's target is empty.
+     */
+    record Staged(MemorySegment staging, MemorySegment target, boolean pinned) {
+        void finish() {
+            MemorySegment.copy(staging, 0, target, 0, target.byteSize());
+        }
+    }
+
+    /** Page-locked staging areas that ended commands gave back, for the next copies; guarded by itself. */
+    private final ArrayDeque<MemorySegment> pinnedPool = new ArrayDeque<>();
+    private static final int POOL = 8;
+    /** Smallest staging area: small copies share a size, so the pool serves them all. */
+    static final long MIN_STAGING = 64 * 1024;
 
     private final HipDevice device;
     private final HipApi api;
@@ -110,8 +133,13 @@ final class HipQueue implements HwQueue {
                 api.check(rc, "hipEventRecord", "start of " + about);
             }
             long launchNanos = System.nanoTime();
+            Staged staged = null;
             try {
-                issue(command.command(), about);
+                if (command.op() != null) {
+                    staged = issue(command.op(), about);
+                } else {
+                    issue(command.command(), about);
+                }
             } catch (RuntimeException e) {
                 giveBack(start, end);
                 throw e;
@@ -126,7 +154,7 @@ final class HipQueue implements HwQueue {
                 eventPool.add(end);
                 end = null;
             }
-            inFlight.addLast(new InFlight(command, start, end, launchNanos, untracked));
+            inFlight.addLast(new InFlight(command, start, end, launchNanos, untracked, staged));
         } finally {
             launchLock.unlock();
         }
@@ -152,6 +180,83 @@ final class HipQueue implements HwQueue {
             case Command.Memset m -> api.check(api.memsetAsync(m.target(), m.value() & 0xff, m.bytes(), stream),
                     "hipMemsetAsync", m.bytes() + " bytes at 0x" + Long.toHexString(m.target()) + ", " + about);
             default -> throw new dev.xq.hal.spi.HalException(c.kind() + " is not run by the HIP adapter, " + about);
+        }
+    }
+
+    /** Issues a data or launch command with its buffers resolved; caller holds launchLock. */
+    private Staged issue(DeviceOp op, String about) {
+        api.setDevice(device.ordinal());
+        Staged staged = null;
+        int rc;
+        String call;
+        switch (op) {
+            case DeviceOp.Write w -> {
+                long bytes = w.source().byteSize();
+                staged = stage(bytes, MemorySegment.NULL);
+                MemorySegment.copy(w.source(), 0, staged.staging(), 0, bytes);
+                call = "hipMemcpyHtoDAsync";
+                rc = api.memcpyHtoDAsync(w.target().address() + w.offset(), staged.staging(), bytes, stream);
+            }
+            case DeviceOp.Read r -> {
+                long bytes = r.target().byteSize();
+                staged = stage(bytes, r.target());
+                call = "hipMemcpyDtoHAsync";
+                rc = api.memcpyDtoHAsync(staged.staging(), r.source().address() + r.offset(), bytes, stream);
+            }
+            case DeviceOp.Fill f -> {
+                call = "hipMemsetD8Async";
+                rc = api.memsetD8Async(f.target().address() + f.offset(), f.value(), f.bytes(), stream);
+            }
+            case DeviceOp.Launch l -> {
+                if (!(l.function() instanceof HipMemory.HipFunction f)) {
+                    throw new HalException("function " + l.function().name() + " of " + about + " is not a HIP module's");
+                }
+                call = "hipModuleLaunchKernel";
+                rc = api.moduleLaunchKernel(f.handle(), l.grid().x(), l.grid().y(), l.grid().z(), l.block().x(), l.block().y(),
+                        l.block().z(), l.sharedMemBytes(), stream, kernelArgs.marshal(l.args()));
+            }
+        }
+        if (rc != HipApi.SUCCESS) {
+            unstage(staged);
+            api.check(rc, call, about);
+        }
+        return staged;
+    }
+
+    /** A staging area of at least {@code bytes}: from the pool, page-locked, or pageable where HIP refuses. */
+    private Staged stage(long bytes, MemorySegment target) {
+        long want = Math.max(MIN_STAGING, bytes);
+        synchronized (pinnedPool) {
+            for (var it = pinnedPool.iterator(); it.hasNext(); ) {
+                MemorySegment m = it.next();
+                if (m.byteSize() >= want && m.byteSize() <= 4 * want) {
+                    it.remove();
+                    return new Staged(m, target, true);
+                }
+            }
+        }
+        MemorySegment m = api.hostMalloc(want);
+        if (m != null) {
+            return new Staged(m, target, true);
+        }
+        // pageable: HIP copies from and into it too (a device-to-host copy into it may make the launch wait)
+        return new Staged(Arena.ofAuto().allocate(Math.max(1, bytes), 16), target, false);
+    }
+
+    /** A command's staging area is free again: back to the pool, or freed if the pool is full or the queue closed. */
+    private void unstage(Staged s) {
+        if (s == null || !s.pinned()) {
+            return;
+        }
+        synchronized (pinnedPool) {
+            if (!closed && pinnedPool.size() < POOL) {
+                pinnedPool.add(s.staging());
+                return;
+            }
+        }
+        int rc = api.hostFree(s.staging());
+        if (rc != HipApi.SUCCESS) {
+            device.log().warn("hipHostFree of a staging area of queue '" + name + "' failed: " + api.describe(rc), null);
         }
     }
 
@@ -203,6 +308,7 @@ final class HipQueue implements HwQueue {
                 if (f.untracked() != null) {
                     inFlight.pollFirst();
                     eventPool.add(f.start());
+                    unstage(f.staged());
                     HalException cause = f.untracked();
                     deliveries.add(() -> listener.failed(f.command(), cause));
                     finished++;
@@ -220,6 +326,7 @@ final class HipQueue implements HwQueue {
                             + f.command().command().kind() + ") on queue '" + name + "' of " + device.id() + ") returned "
                             + api.describe(rc));
                     giveBack(f.start(), f.end());
+                    unstage(f.staged());
                     deliveries.add(() -> listener.failed(f.command(), cause));
                     continue;
                 }
@@ -242,7 +349,25 @@ final class HipQueue implements HwQueue {
                 eventPool.add(f.start());
                 long s = start;
                 long e = end;
-                deliveries.add(() -> listener.completed(f.command(), s, e));
+                Staged staged = f.staged();
+                if (staged == null || staged.target().byteSize() == 0) {
+                    unstage(staged); // a write's staging: the copy is done
+                    deliveries.add(() -> listener.completed(f.command(), s, e));
+                } else {
+                    // a read: its data goes into the application's memory before it is reported completed
+                    deliveries.add(() -> {
+                        try {
+                            staged.finish();
+                        } catch (RuntimeException x) {
+                            listener.failed(f.command(), new HalException("read of command #" + f.command().sequence()
+                                    + " on queue '" + name + "' of " + device.id() + " could not copy into its target: " + x, x));
+                            return;
+                        } finally {
+                            unstage(staged);
+                        }
+                        listener.completed(f.command(), s, e);
+                    });
+                }
             }
         } finally {
             pollLock.unlock();
@@ -286,6 +411,23 @@ final class HipQueue implements HwQueue {
                 }
             }
             eventPool.clear();
+            // the stream is gone, so no copy uses a staging area any more
+            List<MemorySegment> pinned = new ArrayList<>();
+            synchronized (pinnedPool) {
+                pinned.addAll(pinnedPool);
+                pinnedPool.clear();
+            }
+            for (InFlight f : inFlight) {
+                if (f.staged() != null && f.staged().pinned()) {
+                    pinned.add(f.staged().staging());
+                }
+            }
+            for (MemorySegment m : pinned) {
+                rc = api.hostFree(m);
+                if (rc != HipApi.SUCCESS) {
+                    device.log().warn("hip queue '" + name + "' on " + device.id() + ": hipHostFree failed: " + api.describe(rc), null);
+                }
+            }
             inFlight.clear();
             anchorEvent = null;
         } finally {

@@ -24,6 +24,8 @@ final class HipDouble {
     private static Path dir;
     private static MethodHandle configure;
     private static MethodHandle liveHandles;
+    private static MethodHandle liveAllocations;
+    private static MethodHandle badFrees;
 
     private HipDouble() {
     }
@@ -41,6 +43,9 @@ final class HipDouble {
             configure = linker.downcallHandle(lookup.findOrThrow("xqdouble_configure"),
                     FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
             liveHandles = linker.downcallHandle(lookup.findOrThrow("xqdouble_live_handles"), FunctionDescriptor.of(JAVA_INT));
+            liveAllocations = linker.downcallHandle(lookup.findOrThrow("xqdouble_live_allocations"),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            badFrees = linker.downcallHandle(lookup.findOrThrow("xqdouble_bad_frees"), FunctionDescriptor.of(JAVA_INT));
         }
         return dir;
     }
@@ -68,6 +73,31 @@ final class HipDouble {
     /** The module blob: a "code object" for the double listing spin, probe, append and trap. */
     static Path module() {
         return dir().resolve("xq-spin.hipdouble");
+    }
+
+    /** The double's stand-in for example-host's code object: xq_matmul_tiled and xq_saxpy, with their parameter sizes. */
+    static Path matmulModule() {
+        return dir().resolve("matmul.hipdouble");
+    }
+
+    /** @return live hipMalloc allocations ({@code host} false) or hipHostMalloc ones ({@code host} true) */
+    static int liveAllocations(boolean host) {
+        dir();
+        try {
+            return (int) liveAllocations.invokeExact(host ? 1 : 0);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** @return hipFree/hipHostFree calls for memory that was not allocated, or freed already */
+    static int badFrees() {
+        dir();
+        try {
+            return (int) badFrees.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
     }
 
     /** Settings that use the double, its module as the spin module and as kernel module "test". */

@@ -97,7 +97,7 @@ class HipDoubleTest {
         assertEquals(PreemptionLevel.BLOCK, d.maxLevel());
         assertEquals(4, d.engines());
         assertEquals(1L << 30, d.memoryBytes());
-        assertEquals(java.util.Set.of("spin", "kernel", "copy", "memset"), d.commandKinds());
+        assertEquals(java.util.Set.of("spin", "kernel", "copy", "memset", "write", "read", "fill", "launch"), d.commandKinds());
         assertEquals("least 1, greatest -1", d.properties().get("hip.streamPriorities"));
         assertEquals("1024", d.properties().get("hip.maxThreadsPerBlock"));
         assertEquals("available", d.properties().get("hip.spin"));

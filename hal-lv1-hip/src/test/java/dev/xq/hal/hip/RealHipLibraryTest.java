@@ -84,4 +84,36 @@ class RealHipLibraryTest {
             p.close();
         }
     }
+
+    @Test
+    void withoutAGpuAllocateAndLoadAreRefusedNamingTheDeviceAndTheCause() {
+        assumeLibrary();
+        assumeFalse(Files.exists(Path.of("/dev/kfd")), "this machine has /dev/kfd: a real AMD GPU may be present");
+        HipPlatform p = HipPlatform.start(HipSettings.defaults(Map.of()), RuntimeLog.NONE);
+        try {
+            HipMemory memory = new HipMemory(() -> p);
+            String e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> memory.allocate("hip0", 16))
+                    .getMessage();
+            assertTrue(e.startsWith("device 'hip0' is unknown to the hip driver; known: none (no device: hipGetDeviceCount returned"
+                    + " hipErrorNoDevice (100)"), e);
+            e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> memory.load("hip0", "m",
+                    new byte[] {1})).getMessage();
+            assertTrue(e.startsWith("device 'hip0' is unknown to the hip driver; known: none (no device:"), e);
+        } finally {
+            p.close();
+        }
+    }
+
+    @Test
+    void withoutAGpuTheMemoryCallsThemselvesAnswerWithAnErrorNotACrash() {
+        assumeLibrary();
+        assumeFalse(Files.exists(Path.of("/dev/kfd")), "this machine has /dev/kfd: a real AMD GPU may be present");
+        try (HipApi api = HipApi.load(library)) {
+            HipApi.Pointer m = api.malloc(16);
+            assertTrue(m.error() != HipApi.SUCCESS, "hipMalloc without a GPU: " + api.describe(m.error()));
+            assertEquals(null, api.hostMalloc(65536), "hipHostMalloc without a GPU");
+            HipApi.ModuleLoad l = api.moduleLoad(new byte[] {1, 2, 3});
+            assertTrue(l.error() != HipApi.SUCCESS, "hipModuleLoadData without a GPU: " + api.describe(l.error()));
+        }
+    }
 }
