@@ -62,7 +62,7 @@ static void start_prog(app *a, const char *prog, const char *preload, const char
     if (preload) envp[m++] = pre;
     envp[m++] = sock;
     for (char **e = environ; *e && m < 254; e++)
-        if (strncmp(*e, "XQ_", 3) && strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "HIP_VISIBLE_DEVICES=", 20) &&
+        if (strncmp(*e, "XQ_", 3) && strncmp(*e, "LD_PRELOAD=", 11) && !strstr(*e, "_VISIBLE_DEVICES=") &&
             strncmp(*e, "LD_LIBRARY_PATH=", 16))
             envp[m++] = *e;
     envp[m] = NULL;
@@ -78,14 +78,16 @@ static void start_prog(app *a, const char *prog, const char *preload, const char
     }
 }
 
-/* xq-hip-app under libxq-hip.so with the module blob; args after "--module FILE". */
+/* xq-hip-app under libxq-hip.so (or g_preload, when set) with the module blob; args after
+ * "--module FILE". */
+static const char *g_preload;
 static void start(app *a, const char *const *env, const char *const *args)
 {
     const char *all[64] = {"--module", MODULE};
     int n = 2;
     for (; args && *args && n < 63; args++) all[n++] = *args;
     all[n] = NULL;
-    start_prog(a, APP, LIB, env, all);
+    start_prog(a, APP, g_preload ? g_preload : LIB, env, all);
 }
 
 /* The same with the fake KFD preloaded and the double giving each stream a KFD queue. */
@@ -261,6 +263,38 @@ static void test_spt_entry_points(void)
 {
     /* memset_spt, copy_spt, 2 hipLaunchKernel_spt, copy_spt, host function _spt */
     run_counted(NULL, (const char *[]){"--tasks", "2", "--stream", "spt", "--check", NULL}, 2, 6, "ptds");
+}
+
+/* Triton's HIP launcher: dlopen("libamdhip64.so") + dlsym(handle, "hipModuleLaunchKernel"). The
+ * kernels taken that way are scheduled (6 per task counted, not 4) under libxq-hip.so alone and
+ * with libxq-cuda.so preloaded before or after it (whichever dlsym the program binds passes HIP
+ * names on to ours); the app checks that other lookups pass through. */
+static void test_via_dlsym(void)
+{
+    const char *pre[3] = {LIB, NULL, NULL};
+    static char both[2][1300];
+    snprintf(both[0], sizeof both[0], "%s/libxq-cuda.so:%s", LIBDIR, LIB);
+    snprintf(both[1], sizeof both[1], "%s:%s/libxq-cuda.so", LIB, LIBDIR);
+    pre[1] = both[0], pre[2] = both[1];
+    for (int i = 0; i < 3; i++) {
+        printf("    preload %s\n", pre[i]);
+        g_preload = pre[i];
+        run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "dlsym", "--check", NULL}, 2, 6, "s1");
+        g_preload = NULL;
+    }
+}
+
+/* hipGetProcAddress (HIP 6.2+): the kernels and memsets it hands out are scheduled; with the
+ * per-thread flag the runtime hands out the _spt twins, and ours stand in for those. */
+static void test_via_getproc(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "getproc", "--check", NULL}, 2, 6, "s1");
+}
+
+static void test_via_getproc_spt(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "getproc", "--stream", "spt", "--check", NULL}, 2, 6,
+                "ptds");
 }
 
 static void test_via_launch_kernel(void)
@@ -680,6 +714,9 @@ static const struct {
     {"hip_per_thread_stream", test_per_thread_stream},
     {"hip_spt_entry_points", test_spt_entry_points},
     {"hip_via_launch_kernel", test_via_launch_kernel},
+    {"hip_via_dlsym", test_via_dlsym},
+    {"hip_via_getproc", test_via_getproc},
+    {"hip_via_getproc_spt", test_via_getproc_spt},
     {"hip_via_ext_launch_kernel", test_via_ext_launch_kernel},
     {"hip_via_ext_module_launch", test_via_ext_module_launch},
     {"hip_via_cooperative", test_via_cooperative},
