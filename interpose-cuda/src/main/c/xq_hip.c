@@ -345,20 +345,45 @@ static unsigned bucket(hipStream_t h, int dev, pid_t tid)
     return (unsigned)((x >> 4) ^ (x >> 12)) % BUCKETS;
 }
 
-/* A numeric HIP_VISIBLE_DEVICES renumbers devices; the node wants physical ordinals. */
-static int physical_device(int dev)
+/* Entry idx of a list of ordinals such as "2,0,3": the ordinal, -1 when the list is not one
+ * (UUIDs), -2 when it has no entry idx. */
+static int nth_ordinal(const char *v, int idx)
 {
-    const char *v = getenv("HIP_VISIBLE_DEVICES");
-    if (!v || !*v) return dev;
     int i = 0;
     for (const char *p = v; *p;) {
         char *end;
         long x = strtol(p, &end, 10);
-        if (end == p || x < 0 || (*end && *end != ',')) return dev;
-        if (i++ == dev) return (int)x;
+        if (end == p || x < 0 || x > 4095 || (*end && *end != ',')) return -1;
+        if (i++ == idx) return (int)x;
         p = *end ? end + 1 : end;
     }
-    return dev;
+    return -2;
+}
+
+/* The node wants physical ordinals; the process sees them renumbered twice: ROCR_VISIBLE_DEVICES
+ * picks and orders the GPUs ROCr shows, and HIP_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES when it is
+ * unset, as HIP reads them) picks among those. Undone in that order, inner first. A list that is
+ * not one of ordinals (UUIDs) leaves the device as the process sees it, said once. */
+static int physical_device(int dev)
+{
+    static const char *const vars[] = {"HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"};
+    static int said;
+    int d = dev;
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !*v) continue;
+        int x = nth_ordinal(v, d);
+        if (x == -1) {
+            if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+                xlog(1, "xq: %s=%s is not a list of device ordinals (allowed: e.g. 2,0,3; UUIDs are not mapped); "
+                        "device %d reported as the process sees it",
+                     vars[i], v, dev);
+            return dev;
+        }
+        if (x >= 0) d = x;
+        if (i == 0) i++; /* HIP_VISIBLE_DEVICES set: CUDA_VISIBLE_DEVICES is not read */
+    }
+    return d;
 }
 
 static xstream *find_locked(int kind, hipStream_t h, int dev, pid_t tid)

@@ -249,6 +249,62 @@ static void test_priority_hint(void)
           "'%s' (want device 2, prio -1 in [1,-1])", text);
 }
 
+/* The process's device 0 under renumbering variables: STREAM carries the physical ordinal. */
+static void test_visible_devices(void)
+{
+    static const struct {
+        const char *env[3];
+        int want;
+    } cases[] = {
+        {{"ROCR_VISIBLE_DEVICES=5,3,4", "HIP_VISIBLE_DEVICES=2", NULL}, 4},
+        {{"ROCR_VISIBLE_DEVICES=3,1", NULL}, 3},
+        {{"CUDA_VISIBLE_DEVICES=1", NULL}, 1},
+        {{"HIP_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=3,2", NULL}, 1},
+        {{"ROCR_VISIBLE_DEVICES=6,7", "CUDA_VISIBLE_DEVICES=1", NULL}, 7},
+        {{"ROCR_VISIBLE_DEVICES=GPU-4a3b2c1d", "HIP_VISIBLE_DEVICES=0", NULL}, 0},
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tn_start(SOCK, 16);
+        app a;
+        start(&a, cases[i].env, (const char *[]){"--tasks", "1", NULL});
+        CHECK(finish(&a, 10) && a.status == 0, "case %u: exit %d", i, a.status);
+        char text[600];
+        int dev = -9;
+        CHECK(stream_slot(0, 0, text, sizeof text) >= 0 && sscanf(text, "STREAM %*d %*s %d", &dev) == 1 &&
+                  dev == cases[i].want,
+              "case %u (%s %s): '%s', want device %d", i, cases[i].env[0], cases[i].env[1] ? cases[i].env[1] : "",
+              text, cases[i].want);
+        const char *err = slurp(a.err);
+        int uuid = strstr(cases[i].env[0], "GPU-") != NULL;
+        CHECK(uuid ? strstr(err, "ROCR_VISIBLE_DEVICES=GPU-4a3b2c1d is not a list of device ordinals") != NULL : !*err,
+              "case %u: stderr: %s", i, err);
+    }
+}
+
+/* A preloaded library of someone else's that looks up what it wraps with dlsym(RTLD_NEXT) gets
+ * glibc's answer beside libxq-hip.so's dlsym, before or after it, and with both interposers. */
+static void test_rtld_next(void)
+{
+    char next[700], pre[3][2000];
+    snprintf(next, sizeof next, "%s/fakecuda/libxq-next.so", LIBDIR);
+    if (access(next, R_OK)) {
+        printf("    skipped: %s not built\n", next);
+        return;
+    }
+    snprintf(pre[0], sizeof pre[0], "%s:%s", next, LIB);
+    snprintf(pre[1], sizeof pre[1], "%s:%s", LIB, next);
+    snprintf(pre[2], sizeof pre[2], "%s:%s/libxq-cuda.so:%s", LIB, LIBDIR, next);
+    for (int i = 0; i < 3; i++) {
+        tn_start(SOCK, 16);
+        g_preload = pre[i];
+        app a;
+        start(&a, NULL, (const char *[]){"--tasks", "1", "--check", NULL});
+        g_preload = NULL;
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.err), "xq-next: getpid ok"), "preload %s: exit %d: %s",
+              pre[i], a.status, slurp(a.err));
+    }
+}
+
 static void test_null_stream(void)
 {
     run_counted(NULL, (const char *[]){"--tasks", "2", "--stream", "default", "--check", NULL}, 2, 6, "default");
@@ -715,6 +771,8 @@ static const struct {
     {"hip_spt_entry_points", test_spt_entry_points},
     {"hip_via_launch_kernel", test_via_launch_kernel},
     {"hip_via_dlsym", test_via_dlsym},
+    {"hip_rtld_next", test_rtld_next},
+    {"hip_visible_devices", test_visible_devices},
     {"hip_via_getproc", test_via_getproc},
     {"hip_via_getproc_spt", test_via_getproc_spt},
     {"hip_via_ext_launch_kernel", test_via_ext_launch_kernel},
