@@ -31,7 +31,8 @@
  *     (global work size / local size), the per-thread default stream (hipStreamPerThread and
  *     the _spt entry points), hipLaunchHostFunc, typed copies and memsets, hipMemcpyWithStream,
  *     and graphs made by stream capture (hipStreamBeginCapture .. hipStreamEndCapture,
- *     hipGraphInstantiate, hipGraphLaunch: the captured operations run again, in order),
+ *     hipGraphInstantiate, hipGraphLaunch: the captured operations run again, in order), and
+ *     hipGetProcAddress for a few launch-type entry points (the library's own pointers),
  *   - with XQ_HIPDOUBLE_GPU=FILE, processes share one engine: an operation runs holding an
  *     exclusive flock on FILE (several processes on one GPU, for multi-process tests),
  *   - with XQ_HIPDOUBLE_KFD=1 and the fake KFD (hal-lv3-kfd, libfakekfd.so) preloaded: like
