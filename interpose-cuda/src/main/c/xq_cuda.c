@@ -328,7 +328,11 @@ static int physical_device(int dev)
         char *end;
         long x = strtol(p, &end, 10);
         if (end == p || x < 0 || (*end && *end != ',')) {
-            xlog(2, "xq: CUDA_VISIBLE_DEVICES=%s is not numeric; device %d reported as is", v, dev);
+            static int said;
+            if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+                xlog(1, "xq: CUDA_VISIBLE_DEVICES=%s is not a list of device ordinals (allowed: e.g. 2,0,3; UUIDs are "
+                        "not mapped); device %d reported as the process sees it",
+                     v, dev);
             return dev;
         }
         if (i++ == dev) return (int)x;
