@@ -1356,12 +1356,16 @@ static void *own_sym(const char *name)
     return p && is_ours(p) ? p : NULL;
 }
 
-/* What to hand out for name when the runtime's lookup found r. */
+/* What to hand out for name when the runtime's lookup found r. Our own lookups may fail on the
+ * way (dlopen NOLOAD of a soname not loaded): their error is dropped, so that a program checking
+ * dlerror() after a dlsym that found something sees none. */
 static void *handout(const char *name, void *r)
 {
     if (!r || !name || strncmp(name, "hip", 3) || is_ours(r)) return r;
     void *w = own_sym(name);
-    return w && hip_sym(name) == r ? w : r;
+    w = w && hip_sym(name) == r ? w : r;
+    (void)dlerror();
+    return w;
 }
 
 /* hipGetProcAddress (HIP 6.2+): the symbol is asked by its base name; the flags may hand out the

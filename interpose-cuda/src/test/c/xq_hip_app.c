@@ -193,8 +193,14 @@ int main(int argc, char **argv)
     }
     if (!strcmp(O.via, "dlsym")) {
         void *h = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL), *libc = dlopen("libc.so.6", RTLD_NOW);
+        (void)dlerror();
         if (!h || !(*(void **)&g_module_launch = dlsym(h, "hipModuleLaunchKernel"))) {
             fprintf(stderr, "xq-hip-app: dlsym of hipModuleLaunchKernel: %s\n", dlerror());
+            return 1;
+        }
+        const char *err = dlerror(); /* the POSIX idiom: clear, look up, ask */
+        if (err) {
+            fprintf(stderr, "xq-hip-app: dlsym found hipModuleLaunchKernel but dlerror says %s\n", err);
             return 1;
         }
         if (dlsym(h, "hipNoSuchEntryPoint") || !libc || dlsym(libc, "getpid") != (void *)getpid) {
