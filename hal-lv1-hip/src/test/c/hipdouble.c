@@ -39,7 +39,8 @@
  *     (global work size / local size), the per-thread default stream (hipStreamPerThread and
  *     the _spt entry points), hipLaunchHostFunc, typed copies and memsets, hipMemcpyWithStream,
  *     and graphs made by stream capture (hipStreamBeginCapture .. hipStreamEndCapture,
- *     hipGraphInstantiate, hipGraphLaunch: the captured operations run again, in order),
+ *     hipGraphInstantiate, hipGraphLaunch: the captured operations run again, in order), and
+ *     hipGetProcAddress for a few launch-type entry points (the library's own pointers),
  *   - with XQ_HIPDOUBLE_GPU=FILE, processes share one engine: an operation runs holding an
  *     exclusive flock on FILE (several processes on one GPU, for multi-process tests),
  *   - with XQ_HIPDOUBLE_KFD=1 and the fake KFD (hal-lv3-kfd, libfakekfd.so) preloaded: like
@@ -1571,6 +1572,47 @@ static int graph_free(void *graph) {
 EXPORT int hipGraphDestroy(void *graph) { return graph_free(graph); }
 
 EXPORT int hipGraphExecDestroy(void *exec) { return graph_free(exec); }
+
+/* ------------------------------------------------------------------ hipGetProcAddress */
+
+/* hipGetProcAddress (ROCm 6.2+) for a few entry points: the pointers handed out are the library's
+ * own (hidden aliases, so a preloaded definition of the same name does not stand in for them, as
+ * with a runtime that looks up its own table); flag 2 (per-thread default stream) picks the _spt
+ * twin where there is one. Status: 0 found, 1 not found. */
+#define OWN(NAME) extern __typeof__(NAME) own_##NAME __attribute__((alias(#NAME)));
+OWN(hipModuleLaunchKernel)
+OWN(hipLaunchKernel)
+OWN(hipLaunchKernel_spt)
+OWN(hipMemcpyAsync)
+OWN(hipMemcpyAsync_spt)
+OWN(hipMemsetAsync)
+OWN(hipMemsetAsync_spt)
+OWN(hipStreamSynchronize)
+#undef OWN
+
+EXPORT int hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags, int *status) {
+    static const struct { const char *name; void *fn, *spt; } table[] = {
+        {"hipModuleLaunchKernel", (void *) own_hipModuleLaunchKernel, NULL},
+        {"hipLaunchKernel", (void *) own_hipLaunchKernel, (void *) own_hipLaunchKernel_spt},
+        {"hipMemcpyAsync", (void *) own_hipMemcpyAsync, (void *) own_hipMemcpyAsync_spt},
+        {"hipMemsetAsync", (void *) own_hipMemsetAsync, (void *) own_hipMemsetAsync_spt},
+        {"hipStreamSynchronize", (void *) own_hipStreamSynchronize, NULL},
+    };
+    (void) version;
+    if (!symbol || !pfn) {
+        return hipErrorInvalidValue;
+    }
+    *pfn = NULL;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (!strcmp(symbol, table[i].name)) {
+            *pfn = (flags & 2) && table[i].spt ? table[i].spt : table[i].fn;
+        }
+    }
+    if (status) {
+        *status = *pfn ? 0 : 1;
+    }
+    return *pfn ? hipSuccess : hipErrorInvalidValue;
+}
 
 /* ------------------------------------------------------------------ test-only controls */
 

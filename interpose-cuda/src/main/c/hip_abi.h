@@ -21,6 +21,9 @@ typedef int hipMemcpyKind;
 typedef int hipStreamCaptureMode;
 typedef void (*hipHostFn_t)(void *userData);
 typedef struct dim3 { uint32_t x, y, z; } dim3; /* passed by value, 12 bytes */
+/* hipGetProcAddress (ROCm 6.2+): hipError_t hipGetProcAddress(const char *symbol, void **pfn,
+ * int hipVersion, uint64_t flags, hipDriverProcAddressQueryResult *symbolStatus) */
+typedef int hipDriverProcAddressQueryResult; /* enum: int-sized */
 
 #define hipSuccess 0
 #define hipErrorInvalidValue 1

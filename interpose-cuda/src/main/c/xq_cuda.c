@@ -345,7 +345,11 @@ static int physical_device(int dev)
         char *end;
         long x = strtol(p, &end, 10);
         if (end == p || x < 0 || (*end && *end != ',')) {
-            xlog(2, "xq: CUDA_VISIBLE_DEVICES=%s is not numeric; device %d reported as is", v, dev);
+            static int said;
+            if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+                xlog(1, "xq: CUDA_VISIBLE_DEVICES=%s is not a list of device ordinals (allowed: e.g. 2,0,3; UUIDs are "
+                        "not mapped); device %d reported as the process sees it",
+                     v, dev);
             return dev;
         }
         if (i++ == dev) return (int)x;
@@ -2930,6 +2934,11 @@ static int in_driver(void *p)
  * RTLD_NEXT (another preloaded library looking up what it wraps) is glibc's business: on x86-64
  * the exported dlsym jumps to glibc's with the caller's registers and return address untouched
  * (xq_dlsym_next); only other handles come here. */
+static void *xq_glibc_dlsym(void)
+{
+    if (!LD(&g_real_dlsym)) real_dlsym(RTLD_DEFAULT, "dlsym"); /* resolves glibc's */
+    return (void *)LD(&g_real_dlsym);
+}
 #if defined(__x86_64__)
 #define DLSYM_C xq_dlsym_c
 #define DLSYM_VIS __attribute__((used, visibility("hidden")))
@@ -2962,8 +2971,24 @@ XQ_EXPORT void *dlsym(void *handle, const char *name);
 #define DLSYM_C dlsym
 #define DLSYM_VIS XQ_EXPORT
 #endif
+/* Names that are not the driver's go to the next dlsym after us (libxq-hip's when it is preloaded
+ * after us: it answers HIP names from a libamdhip64 handle with its wrappers; else glibc's). */
+static void *chain_dlsym(void *handle, const char *name)
+{
+    static dlsym_t next;
+    dlsym_t n = LD(&next);
+    if (!n) {
+        n = (dlsym_t)real_dlsym(RTLD_NEXT, "dlsym");
+        if (!n || n == (dlsym_t)dlsym) n = (dlsym_t)xq_glibc_dlsym();
+        if (!n) return NULL;
+        ST(&next, n);
+    }
+    return n(handle, name);
+}
+
 DLSYM_VIS void *DLSYM_C(void *handle, const char *name)
 {
+    if (handle != RTLD_NEXT && name && (name[0] != 'c' || name[1] != 'u')) return chain_dlsym(handle, name);
     void *r = handle == RTLD_NEXT ? next_after(__builtin_return_address(0), name) : real_dlsym(handle, name);
     if (!r || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z') return r;
     if (!strcmp(name, "cuGetProcAddress")) return adopt(&G1x, r, name);

@@ -82,18 +82,37 @@ static int is_ours(void *p)
     return p && dladdr(p, &b) && b.dli_fbase == self;
 }
 
+/* glibc's own dlsym: our lookups never go through an exported dlsym (ours answers a
+ * libamdhip64 handle with our wrappers; libxq-cuda's may pass names on to ours). */
+typedef void *(*dlsym_t)(void *, const char *);
+static dlsym_t g_real_dlsym;
+
+__attribute__((noinline)) static void *real_dlsym(void *h, const char *name)
+{
+    dlsym_t f = LD(&g_real_dlsym);
+    if (!f) {
+        f = (dlsym_t)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!f) f = (dlsym_t)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        if (!f) return NULL;
+        ST(&g_real_dlsym, f);
+    }
+    void *r = f(h, name); /* not a tail call: for RTLD_NEXT glibc takes the caller (us) from here */
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
 /* The runtime's definition of name: the next one after us, or, when libamdhip64 is not in the
  * global scope (a library linking it was dlopened RTLD_LOCAL, as Python loads extensions), the
  * loaded library's own. NULL when neither has it. */
 static void *hip_sym(const char *name)
 {
-    void *r = dlsym(RTLD_NEXT, name);
+    void *r = real_dlsym(RTLD_NEXT, name);
     if (r && !is_ours(r)) return r;
     static const char *const libs[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
     for (unsigned i = 0; i < sizeof libs / sizeof libs[0]; i++) {
         void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
         if (!h) continue;
-        r = dlsym(h, name);
+        r = real_dlsym(h, name);
         dlclose(h);
         if (r && !is_ours(r)) return r;
     }
@@ -326,20 +345,45 @@ static unsigned bucket(hipStream_t h, int dev, pid_t tid)
     return (unsigned)((x >> 4) ^ (x >> 12)) % BUCKETS;
 }
 
-/* A numeric HIP_VISIBLE_DEVICES renumbers devices; the node wants physical ordinals. */
-static int physical_device(int dev)
+/* Entry idx of a list of ordinals such as "2,0,3": the ordinal, -1 when the list is not one
+ * (UUIDs), -2 when it has no entry idx. */
+static int nth_ordinal(const char *v, int idx)
 {
-    const char *v = getenv("HIP_VISIBLE_DEVICES");
-    if (!v || !*v) return dev;
     int i = 0;
     for (const char *p = v; *p;) {
         char *end;
         long x = strtol(p, &end, 10);
-        if (end == p || x < 0 || (*end && *end != ',')) return dev;
-        if (i++ == dev) return (int)x;
+        if (end == p || x < 0 || x > 4095 || (*end && *end != ',')) return -1;
+        if (i++ == idx) return (int)x;
         p = *end ? end + 1 : end;
     }
-    return dev;
+    return -2;
+}
+
+/* The node wants physical ordinals; the process sees them renumbered twice: ROCR_VISIBLE_DEVICES
+ * picks and orders the GPUs ROCr shows, and HIP_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES when it is
+ * unset, as HIP reads them) picks among those. Undone in that order, inner first. A list that is
+ * not one of ordinals (UUIDs) leaves the device as the process sees it, said once. */
+static int physical_device(int dev)
+{
+    static const char *const vars[] = {"HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"};
+    static int said;
+    int d = dev;
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !*v) continue;
+        int x = nth_ordinal(v, d);
+        if (x == -1) {
+            if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+                xlog(1, "xq: %s=%s is not a list of device ordinals (allowed: e.g. 2,0,3; UUIDs are not mapped); "
+                        "device %d reported as the process sees it",
+                     vars[i], v, dev);
+            return dev;
+        }
+        if (x >= 0) d = x;
+        if (i == 0) i++; /* HIP_VISIBLE_DEVICES set: CUDA_VISIBLE_DEVICES is not read */
+    }
+    return d;
 }
 
 static xstream *find_locked(int kind, hipStream_t h, int dev, pid_t tid)
@@ -1290,6 +1334,111 @@ CAPTURE(hipStreamBeginCapture, 0)
 CAPTURE(hipStreamBeginCapture_spt, 1)
 CAPTURE_END(hipStreamEndCapture, 0)
 CAPTURE_END(hipStreamEndCapture_spt, 1)
+
+/* ------------------------------------------------------------------ dlsym, hipGetProcAddress
+ * A program that takes HIP entry points from a libamdhip64 handle (Triton's HIP launcher:
+ * dlopen("libamdhip64.so") + dlsym) or from hipGetProcAddress gets the runtime's own functions,
+ * which no preloaded definition shadows; both are answered with our wrapper instead, but only
+ * where the pointer found is the very definition the wrapper calls (another library's function of
+ * that name, or an internal one, passes untouched). */
+
+/* Our own export of name (a wrapper), or NULL. */
+static void *own_sym(const char *name)
+{
+    static void *self;
+    void *h = LD(&self);
+    if (!h) {
+        Dl_info di;
+        if (!dladdr((void *)own_sym, &di) || !(h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) return NULL;
+        ST(&self, h); /* kept open: we are loaded as long as the process lives */
+    }
+    void *p = real_dlsym(h, name);
+    return p && is_ours(p) ? p : NULL;
+}
+
+/* What to hand out for name when the runtime's lookup found r. Our own lookups may fail on the
+ * way (dlopen NOLOAD of a soname not loaded): their error is dropped, so that a program checking
+ * dlerror() after a dlsym that found something sees none. */
+static void *handout(const char *name, void *r)
+{
+    if (!r || !name || strncmp(name, "hip", 3) || is_ours(r)) return r;
+    void *w = own_sym(name);
+    w = w && hip_sym(name) == r ? w : r;
+    (void)dlerror();
+    return w;
+}
+
+/* hipGetProcAddress (HIP 6.2+): the symbol is asked by its base name; the flags may hand out the
+ * _spt twin, so the pointer is matched against both. */
+typedef hipError_t (*gpa_t)(const char *, void **, int, uint64_t, hipDriverProcAddressQueryResult *);
+XQ_EXPORT hipError_t hipGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags,
+                                       hipDriverProcAddressQueryResult *status)
+{
+    static gpa_t real;
+    gpa_t r_ = LD(&real);
+    if (!r_) {
+        if (!(r_ = (gpa_t)hip_sym("hipGetProcAddress"))) return hipErrorNotSupported;
+        ST(&real, r_);
+    }
+    hipError_t e = r_(sym, pfn, ver, flags, status);
+    if (e != hipSuccess || !sym || !pfn || !*pfn) return e;
+    void *w = handout(sym, *pfn);
+    if (w == *pfn && strlen(sym) < 96) {
+        char spt[104];
+        snprintf(spt, sizeof spt, "%s_spt", sym);
+        w = handout(spt, *pfn);
+    }
+    *pfn = w;
+    return e;
+}
+
+/* dlsym: HIP names are looked up with glibc's and handed out as above; every other name goes to
+ * the next dlsym after us (libxq-cuda's when it is preloaded after us, else glibc's), so that both
+ * interposers preloaded, in either order, each answer their own names. RTLD_NEXT is glibc's
+ * business: the entry jumps to glibc's with the caller's registers and return address untouched,
+ * as libxq-cuda's does (glibc finds "next after the caller" from the return address). x86-64
+ * only (ROCm's platform); elsewhere dlsym is not ours and handle lookups stay unscheduled. */
+#if defined(__x86_64__)
+static dlsym_t g_next_dlsym;
+
+__attribute__((used, visibility("hidden"))) void *xq_hip_glibc_dlsym(void)
+{
+    if (!LD(&g_real_dlsym)) real_dlsym(RTLD_DEFAULT, "dlsym"); /* resolves glibc's */
+    return (void *)LD(&g_real_dlsym);
+}
+
+__attribute__((used, visibility("hidden"))) void *xq_hip_dlsym_c(void *handle, const char *name)
+{
+    if (name && !strncmp(name, "hip", 3)) return handout(name, real_dlsym(handle, name));
+    dlsym_t n = LD(&g_next_dlsym);
+    if (!n) {
+        n = (dlsym_t)real_dlsym(RTLD_NEXT, "dlsym");
+        if (!n || is_ours((void *)n)) n = (dlsym_t)xq_hip_glibc_dlsym();
+        if (!n) return NULL;
+        ST(&g_next_dlsym, n);
+    }
+    return n(handle, name);
+}
+
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    endbr64\n"
+        "    cmpq $-1, %rdi\n" /* RTLD_NEXT */
+        "    jne xq_hip_dlsym_c\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n" /* 16-byte aligned at the call */
+        "    call xq_hip_glibc_dlsym\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    jz xq_hip_dlsym_c\n"
+        "    jmp *%rax\n"
+        ".size dlsym, .-dlsym\n");
+#endif
 
 /* ------------------------------------------------------------------ process life */
 

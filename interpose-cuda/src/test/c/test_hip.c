@@ -62,7 +62,7 @@ static void start_prog(app *a, const char *prog, const char *preload, const char
     if (preload) envp[m++] = pre;
     envp[m++] = sock;
     for (char **e = environ; *e && m < 254; e++)
-        if (strncmp(*e, "XQ_", 3) && strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "HIP_VISIBLE_DEVICES=", 20) &&
+        if (strncmp(*e, "XQ_", 3) && strncmp(*e, "LD_PRELOAD=", 11) && !strstr(*e, "_VISIBLE_DEVICES=") &&
             strncmp(*e, "LD_LIBRARY_PATH=", 16))
             envp[m++] = *e;
     envp[m] = NULL;
@@ -78,14 +78,16 @@ static void start_prog(app *a, const char *prog, const char *preload, const char
     }
 }
 
-/* xq-hip-app under libxq-hip.so with the module blob; args after "--module FILE". */
+/* xq-hip-app under libxq-hip.so (or g_preload, when set) with the module blob; args after
+ * "--module FILE". */
+static const char *g_preload;
 static void start(app *a, const char *const *env, const char *const *args)
 {
     const char *all[64] = {"--module", MODULE};
     int n = 2;
     for (; args && *args && n < 63; args++) all[n++] = *args;
     all[n] = NULL;
-    start_prog(a, APP, LIB, env, all);
+    start_prog(a, APP, g_preload ? g_preload : LIB, env, all);
 }
 
 /* The same with the fake KFD preloaded and the double giving each stream a KFD queue. */
@@ -247,6 +249,62 @@ static void test_priority_hint(void)
           "'%s' (want device 2, prio -1 in [1,-1])", text);
 }
 
+/* The process's device 0 under renumbering variables: STREAM carries the physical ordinal. */
+static void test_visible_devices(void)
+{
+    static const struct {
+        const char *env[3];
+        int want;
+    } cases[] = {
+        {{"ROCR_VISIBLE_DEVICES=5,3,4", "HIP_VISIBLE_DEVICES=2", NULL}, 4},
+        {{"ROCR_VISIBLE_DEVICES=3,1", NULL}, 3},
+        {{"CUDA_VISIBLE_DEVICES=1", NULL}, 1},
+        {{"HIP_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=3,2", NULL}, 1},
+        {{"ROCR_VISIBLE_DEVICES=6,7", "CUDA_VISIBLE_DEVICES=1", NULL}, 7},
+        {{"ROCR_VISIBLE_DEVICES=GPU-4a3b2c1d", "HIP_VISIBLE_DEVICES=0", NULL}, 0},
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tn_start(SOCK, 16);
+        app a;
+        start(&a, cases[i].env, (const char *[]){"--tasks", "1", NULL});
+        CHECK(finish(&a, 10) && a.status == 0, "case %u: exit %d", i, a.status);
+        char text[600];
+        int dev = -9;
+        CHECK(stream_slot(0, 0, text, sizeof text) >= 0 && sscanf(text, "STREAM %*d %*s %d", &dev) == 1 &&
+                  dev == cases[i].want,
+              "case %u (%s %s): '%s', want device %d", i, cases[i].env[0], cases[i].env[1] ? cases[i].env[1] : "",
+              text, cases[i].want);
+        const char *err = slurp(a.err);
+        int uuid = strstr(cases[i].env[0], "GPU-") != NULL;
+        CHECK(uuid ? strstr(err, "ROCR_VISIBLE_DEVICES=GPU-4a3b2c1d is not a list of device ordinals") != NULL : !*err,
+              "case %u: stderr: %s", i, err);
+    }
+}
+
+/* A preloaded library of someone else's that looks up what it wraps with dlsym(RTLD_NEXT) gets
+ * glibc's answer beside libxq-hip.so's dlsym, before or after it, and with both interposers. */
+static void test_rtld_next(void)
+{
+    char next[700], pre[3][2000];
+    snprintf(next, sizeof next, "%s/fakecuda/libxq-next.so", LIBDIR);
+    if (access(next, R_OK)) {
+        printf("    skipped: %s not built\n", next);
+        return;
+    }
+    snprintf(pre[0], sizeof pre[0], "%s:%s", next, LIB);
+    snprintf(pre[1], sizeof pre[1], "%s:%s", LIB, next);
+    snprintf(pre[2], sizeof pre[2], "%s:%s/libxq-cuda.so:%s", LIB, LIBDIR, next);
+    for (int i = 0; i < 3; i++) {
+        tn_start(SOCK, 16);
+        g_preload = pre[i];
+        app a;
+        start(&a, NULL, (const char *[]){"--tasks", "1", "--check", NULL});
+        g_preload = NULL;
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.err), "xq-next: getpid ok"), "preload %s: exit %d: %s",
+              pre[i], a.status, slurp(a.err));
+    }
+}
+
 static void test_null_stream(void)
 {
     run_counted(NULL, (const char *[]){"--tasks", "2", "--stream", "default", "--check", NULL}, 2, 6, "default");
@@ -261,6 +319,38 @@ static void test_spt_entry_points(void)
 {
     /* memset_spt, copy_spt, 2 hipLaunchKernel_spt, copy_spt, host function _spt */
     run_counted(NULL, (const char *[]){"--tasks", "2", "--stream", "spt", "--check", NULL}, 2, 6, "ptds");
+}
+
+/* Triton's HIP launcher: dlopen("libamdhip64.so") + dlsym(handle, "hipModuleLaunchKernel"). The
+ * kernels taken that way are scheduled (6 per task counted, not 4) under libxq-hip.so alone and
+ * with libxq-cuda.so preloaded before or after it (whichever dlsym the program binds passes HIP
+ * names on to ours); the app checks that other lookups pass through. */
+static void test_via_dlsym(void)
+{
+    const char *pre[3] = {LIB, NULL, NULL};
+    static char both[2][1300];
+    snprintf(both[0], sizeof both[0], "%s/libxq-cuda.so:%s", LIBDIR, LIB);
+    snprintf(both[1], sizeof both[1], "%s:%s/libxq-cuda.so", LIB, LIBDIR);
+    pre[1] = both[0], pre[2] = both[1];
+    for (int i = 0; i < 3; i++) {
+        printf("    preload %s\n", pre[i]);
+        g_preload = pre[i];
+        run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "dlsym", "--check", NULL}, 2, 6, "s1");
+        g_preload = NULL;
+    }
+}
+
+/* hipGetProcAddress (HIP 6.2+): the kernels and memsets it hands out are scheduled; with the
+ * per-thread flag the runtime hands out the _spt twins, and ours stand in for those. */
+static void test_via_getproc(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "getproc", "--check", NULL}, 2, 6, "s1");
+}
+
+static void test_via_getproc_spt(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "getproc", "--stream", "spt", "--check", NULL}, 2, 6,
+                "ptds");
 }
 
 static void test_via_launch_kernel(void)
@@ -680,6 +770,11 @@ static const struct {
     {"hip_per_thread_stream", test_per_thread_stream},
     {"hip_spt_entry_points", test_spt_entry_points},
     {"hip_via_launch_kernel", test_via_launch_kernel},
+    {"hip_via_dlsym", test_via_dlsym},
+    {"hip_rtld_next", test_rtld_next},
+    {"hip_visible_devices", test_visible_devices},
+    {"hip_via_getproc", test_via_getproc},
+    {"hip_via_getproc_spt", test_via_getproc_spt},
     {"hip_via_ext_launch_kernel", test_via_ext_launch_kernel},
     {"hip_via_ext_module_launch", test_via_ext_module_launch},
     {"hip_via_cooperative", test_via_cooperative},

@@ -250,6 +250,24 @@ static void test_priorities_and_names(void)
           "'%s' (want device 3, prio -3 in [0,-5])", text);
 }
 
+/* CUDA_VISIBLE_DEVICES as UUIDs: not mapped; the device as the process sees it, said once. */
+static void test_visible_devices_uuid(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"CUDA_VISIBLE_DEVICES=GPU-5f3e2d1c-aaaa-bbbb-cccc-0123456789ab", NULL},
+          (const char *[]){"--tasks", "2", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    char text[600];
+    int dev = -9;
+    CHECK(stream_slot(0, 0, text, sizeof text) >= 0 && sscanf(text, "STREAM %*d %*s %d", &dev) == 1 && dev == 0,
+          "'%s' (want device 0)", text);
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 1 &&
+              strstr(err, "CUDA_VISIBLE_DEVICES=GPU-5f3e2d1c-aaaa-bbbb-cccc-0123456789ab is not a list of device ordinals"),
+          "stderr: %s", err);
+}
+
 static void test_bad_priority(void)
 {
     tn_start(SOCK, 16);
@@ -1206,6 +1224,7 @@ static const struct {
     void (*fn)(void);
 } TESTS[] = {
     {"registration", test_registration},
+    {"visible_devices_uuid", test_visible_devices_uuid},
     {"priorities_and_names", test_priorities_and_names},
     {"bad_priority", test_bad_priority},
     {"default_stream_labels", test_default_stream_labels},

@@ -6,8 +6,13 @@
  * A task = a copy host-to-device, a 32-bit memset, K "spin" kernels of T us, a copy back, a host
  * function, then hipStreamSynchronize. Kernels go through --via module (hipModuleLaunchKernel,
  * default), kernel (hipLaunchKernel), ext (hipExtLaunchKernel), extmodule
- * (hipExtModuleLaunchKernel), coop (hipLaunchCooperativeKernel) or graph (the K kernels captured
- * once into a graph, hipGraphLaunch per task). --stream new|default|ptds|spt|prio:<p>: a stream
+ * (hipExtModuleLaunchKernel), coop (hipLaunchCooperativeKernel), graph (the K kernels captured
+ * once into a graph, hipGraphLaunch per task), dlsym (hipModuleLaunchKernel taken with dlsym from
+ * dlopen("libamdhip64.so"), as Triton's HIP launcher does; also checks that dlsym passes other
+ * lookups through: an unknown HIP name, libc's getpid, and the same name in a second copy of the
+ * runtime, so5/libamdhip64.so.5, which must not come back as the program's own binding) or
+ * getproc (hipModuleLaunchKernel, or with --stream spt hipLaunchKernel with the per-thread flag,
+ * and the memset as hipMemsetAsync, all from hipGetProcAddress). --stream new|default|ptds|spt|prio:<p>: a stream
  * of its own, the null stream, hipStreamPerThread, the _spt entry points with the null stream,
  * or hipStreamCreateWithPriority. --tasks N (0 or --seconds alone: until --seconds). --fail N:
  * N launches the runtime refuses first. --vendor N: per task, N more kernels launched by
@@ -57,6 +62,15 @@ hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, void *, char *, siz
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipGraphLaunch_spt(hipGraphExec_t, hipStream_t);
 hipError_t hipStreamSynchronize_spt(hipStream_t) __attribute__((weak));
+hipError_t hipGetProcAddress(const char *, void **, int, uint64_t, hipDriverProcAddressQueryResult *);
+
+typedef hipError_t (*module_launch_t)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                      unsigned, hipStream_t, void **, void **);
+typedef hipError_t (*launch_t)(const void *, dim3, dim3, void **, size_t, hipStream_t);
+typedef hipError_t (*memset_t)(void *, int, size_t, hipStream_t);
+static module_launch_t g_module_launch; /* --via dlsym, getproc */
+static launch_t g_launch;               /* --via getproc --stream spt */
+static memset_t g_memset;               /* --via getproc */
 
 static struct {
     long tasks;
@@ -107,8 +121,11 @@ static void spin(uint64_t us)
     else if (!strcmp(O.via, "extmodule"))
         H(hipExtModuleLaunchKernel(g_spin, 1, 1, 1, 1, 1, 1, 0, g_s, args, NULL, NULL, NULL, 0));
     else if (!strcmp(O.via, "coop")) H(hipLaunchCooperativeKernel(g_spin, one, one, args, 0, g_s));
+    else if (g_launch) H(g_launch(g_spin, one, one, args, 0, g_s));
+    else if (g_module_launch) H(g_module_launch(g_spin, 1, 1, 1, 1, 1, 1, 0, g_s, args, NULL));
     else {
-        fprintf(stderr, "xq-hip-app: --via %s: allowed module, kernel, ext, extmodule, coop, graph\n", O.via);
+        fprintf(stderr, "xq-hip-app: --via %s: allowed module, kernel, ext, extmodule, coop, graph, dlsym, getproc\n",
+                O.via);
         exit(2);
     }
 }
@@ -116,7 +133,7 @@ static void spin(uint64_t us)
 static void usage(void)
 {
     fprintf(stderr, "usage: xq-hip-app --module FILE [--tasks N] [--seconds S] [--kernels K] [--us T]\n"
-                    "  [--stream new|default|ptds|spt|prio:<p>] [--via module|kernel|ext|extmodule|coop|graph]\n"
+                    "  [--stream new|default|ptds|spt|prio:<p>] [--via module|kernel|ext|extmodule|coop|graph|dlsym|getproc]\n"
                     "  [--check] [--fail N] [--vendor N] [--copy-with-stream] [--linger-ms M]\n");
     exit(2);
 }
@@ -174,6 +191,38 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (!strcmp(O.via, "dlsym")) {
+        void *h = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL), *libc = dlopen("libc.so.6", RTLD_NOW);
+        (void)dlerror();
+        if (!h || !(*(void **)&g_module_launch = dlsym(h, "hipModuleLaunchKernel"))) {
+            fprintf(stderr, "xq-hip-app: dlsym of hipModuleLaunchKernel: %s\n", dlerror());
+            return 1;
+        }
+        const char *err = dlerror(); /* the POSIX idiom: clear, look up, ask */
+        if (err) {
+            fprintf(stderr, "xq-hip-app: dlsym found hipModuleLaunchKernel but dlerror says %s\n", err);
+            return 1;
+        }
+        if (dlsym(h, "hipNoSuchEntryPoint") || !libc || dlsym(libc, "getpid") != (void *)getpid) {
+            fprintf(stderr, "xq-hip-app: dlsym did not pass an unknown name or libc's getpid through\n");
+            return 1;
+        }
+        char path[4096];
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 40);
+        path[n > 0 ? n : 0] = 0;
+        char *slash = strrchr(path, '/');
+        strcpy(slash ? slash + 1 : path, "so5/libamdhip64.so.5");
+        void *other = dlopen(path, RTLD_NOW | RTLD_LOCAL), *f = other ? dlsym(other, "hipModuleLaunchKernel") : NULL;
+        if (!f || f == (void *)hipModuleLaunchKernel || f == (void *)g_module_launch) {
+            fprintf(stderr, "xq-hip-app: %s: its hipModuleLaunchKernel %p is not its own\n", path, f);
+            return 1;
+        }
+    } else if (!strcmp(O.via, "getproc")) {
+        hipDriverProcAddressQueryResult st = -1;
+        if (O.spt) H(hipGetProcAddress("hipLaunchKernel", (void **)&g_launch, 600, 2, &st));
+        else H(hipGetProcAddress("hipModuleLaunchKernel", (void **)&g_module_launch, 600, 0, &st));
+        H(hipGetProcAddress("hipMemsetAsync", (void **)&g_memset, 600, O.spt ? 2 : 0, &st));
+    }
     int (*vendor_run)(hipStream_t, hipFunction_t, int, unsigned) = NULL;
     if (O.vendor) {
         char path[4096];
@@ -204,11 +253,12 @@ int main(int argc, char **argv)
     for (long t = 0; (O.tasks && t < O.tasks) || (!O.tasks && now_s() < t_end); t++) {
         double t0 = now_s();
         for (int i = 0; i < N; i++) host_in[i] = (uint32_t)(t * 1000 + i);
+        if (g_memset) H(g_memset(dev, 0, sizeof dev, O.spt ? NULL : g_s));
         if (O.spt) {
-            H(hipMemsetAsync_spt(dev, 0, sizeof dev, NULL));
+            if (!g_memset) H(hipMemsetAsync_spt(dev, 0, sizeof dev, NULL));
             H(hipMemcpyAsync_spt(dev, host_in, sizeof dev, 1, NULL));
         } else {
-            H(hipMemsetD32Async(dev, 7, N, g_s));
+            if (!g_memset) H(hipMemsetD32Async(dev, 7, N, g_s));
             H(hipMemcpyHtoDAsync(dev, host_in, sizeof dev, g_s));
         }
         if (exec) H(O.spt ? hipGraphLaunch_spt(exec, g_s) : hipGraphLaunch(exec, g_s));

@@ -235,6 +235,31 @@ public class HipProcessIT {
         assertTrue(Files.readString(out), Files.readString(out).contains("\"check\":\"ok\""));
     }
 
+    /**
+     * Triton's HIP launcher takes hipModuleLaunchKernel with dlsym from dlopen("libamdhip64.so"):
+     * under ./xq run (both interposers, libxq-cuda.so's dlsym bound first) those kernels reach the
+     * node too: per task a memset, a copy in, 2 kernels, a copy back and a host function.
+     */
+    @Test
+    public void kernelsTakenWithDlsymUnderXqRunAreScheduled() throws Exception {
+        Path xqScript = Path.of(System.getProperty("xq.home", "..")).toAbsolutePath().normalize().resolve("xq");
+        Path out = work.resolve("xqrun-dlsym.out");
+        ProcessBuilder pb = new ProcessBuilder(xqScript.toString(), "run", "--name", "triton", "--socket", socket().toString(),
+                "--", FakeApps.hipApp().toString(), "--module", FakeApps.dir().resolve("fakehip/xq-spin.hipdouble").toString(),
+                "--via", "dlsym", "--tasks", "3", "--kernels", "2", "--us", "100", "--check", "--linger-ms", "3000");
+        pb.environment().put("XQ_HIPDOUBLE_GPU", gpu.toString());
+        pb.redirectErrorStream(true).redirectOutput(out.toFile());
+        Process p = pb.start();
+        XQueueStatus q = awaitQueue(p.pid(), 10_000);
+        assertEquals("triton/s1", q.name());
+        boolean all = XqNode.eventually(2_500, () -> queuesOf(p.pid()).stream().anyMatch(s -> s.completed() == 3 * 6));
+        long completed = queuesOf(p.pid()).stream().mapToLong(XQueueStatus::completed).sum();
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(Files.readString(out), 0, p.exitValue());
+        assertTrue(Files.readString(out), Files.readString(out).contains("\"check\":\"ok\""));
+        assertTrue("the node saw every command, the kernels taken with dlsym included: " + completed + " of 18", all);
+    }
+
     /** Sends {@code text} and reports whether the node answered ERR and closed the connection. */
     private boolean refused(String text) throws IOException {
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
