@@ -2,8 +2,13 @@ package dev.xq.host;
 
 import dev.xq.api.XQueueService;
 import dev.xq.external.spi.ExternalQueues;
+import dev.xq.hal.spi.DeviceDescriptor;
+import dev.xq.hal.spi.XpuDriver;
 import dev.xq.runtime.log.OsgiLog;
+import java.util.ArrayList;
 import java.util.Hashtable;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.felix.service.command.Descriptor;
 import org.apache.felix.service.command.Parameter;
 import org.osgi.framework.BundleContext;
@@ -38,6 +43,7 @@ public class HostComponent {
     XQueueService xq;
 
     private final OsgiLog log = new OsgiLog(HostComponent.class);
+    private final CopyOnWriteArrayList<XpuDriver> drivers = new CopyOnWriteArrayList<>();
     private volatile HostServer server;
     private volatile String notServing = "not serving: not started";
 
@@ -54,6 +60,30 @@ public class HostComponent {
         log.unbind();
     }
 
+    /** The node's drivers, the same services the runtime uses: a stream's PCI bus id is looked up in their devices. */
+    @Reference(service = XpuDriver.class, cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+    void addDriver(XpuDriver driver) {
+        drivers.add(driver);
+    }
+
+    void removeDriver(XpuDriver driver) {
+        drivers.remove(driver);
+    }
+
+    /** Every device of every driver; a driver that fails to list its devices is left out, and logged. */
+    List<DeviceDescriptor> devices() {
+        List<DeviceDescriptor> all = new ArrayList<>();
+        for (XpuDriver d : drivers) {
+            try {
+                all.addAll(d.devices());
+            } catch (RuntimeException e) {
+                log.error("driver " + d.platform() + " failed to list its devices", e);
+            }
+        }
+        return all;
+    }
+
     @Activate
     void activate(HostConfig config, BundleContext context) {
         HostSettings settings;
@@ -64,7 +94,7 @@ public class HostComponent {
             log.error("process host is " + notServing, null);
             return;
         }
-        HostServer s = new HostServer(settings, queues, xq::defaults, log);
+        HostServer s = new HostServer(settings, queues, xq::defaults, log, this::devices);
         if (s.start()) {
             // Tools in the node (the process scenarios) find the socket through this registration.
             Hashtable<String, Object> props = new Hashtable<>();

@@ -2,6 +2,7 @@ package dev.xq.host;
 
 import dev.xq.api.QueueConfig;
 import dev.xq.external.spi.ExternalQueues;
+import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.runtime.log.RuntimeLog;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -40,6 +41,8 @@ final class HostServer {
     private final ExternalQueues queues;
     private final Supplier<QueueConfig> defaults;
     private final RuntimeLog log;
+    private final Supplier<List<DeviceDescriptor>> devices;
+    private final Set<String> unmatchedPci = ConcurrentHashMap.newKeySet();
     private final int euid;
     private final long startNanos = System.nanoTime();
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
@@ -58,11 +61,52 @@ final class HostServer {
     private volatile Path shmDir;
 
     HostServer(HostSettings settings, ExternalQueues queues, Supplier<QueueConfig> defaults, RuntimeLog log) {
+        this(settings, queues, defaults, log, List::of);
+    }
+
+    /**
+     * @param devices the node's devices as their drivers describe them, asked at each stream that
+     *     names a PCI bus id
+     */
+    HostServer(HostSettings settings, ExternalQueues queues, Supplier<QueueConfig> defaults, RuntimeLog log,
+               Supplier<List<DeviceDescriptor>> devices) {
         this.settings = settings;
         this.queues = queues;
         this.defaults = defaults;
         this.log = log;
+        this.devices = devices;
         this.euid = Libc.geteuid();
+    }
+
+    /**
+     * The node's device for a stream: the one whose PCI bus id is {@code pci}, else (no PCI id
+     * sent, or none of the node's devices has it, said once per id in the log) the ordinal's
+     * {@code cuda<N>} / {@code hip<N>}.
+     *
+     * @param pci a normalised PCI bus id, or null
+     */
+    String deviceFor(boolean hip, int ordinal, String pci) {
+        String byOrdinal = (hip ? "hip" : "cuda") + ordinal; // the ids the node's own adapters use
+        if (pci == null) {
+            return byOrdinal;
+        }
+        List<DeviceDescriptor> known;
+        try {
+            known = devices.get();
+        } catch (RuntimeException e) {
+            log.error("listing the node's devices failed; stream on " + pci + " goes on " + byOrdinal, e);
+            return byOrdinal;
+        }
+        Optional<String> found = PciDevices.find(pci, hip, known);
+        if (found.isPresent()) {
+            return found.get();
+        }
+        if (unmatchedPci.add((hip ? "hip " : "cuda ") + pci)) {
+            log.warn("no " + (hip ? "HIP" : "CUDA") + " device of the node has PCI bus id " + pci + " (property "
+                    + PciDevices.property(hip) + "); its streams go on the ordinal they report (" + byOrdinal
+                    + " for the first)");
+        }
+        return byOrdinal;
     }
 
     HostSettings settings() {

@@ -365,8 +365,9 @@ final class Session {
     }
 
     private void stream(String[] f) {
-        if (f.length != 8) {
-            refuse("STREAM takes 7 fields (STREAM <slot> <key> <device> <prio> <least> <greatest> <label>), got " + (f.length - 1));
+        if (f.length != 8 && f.length != 9) {
+            refuse("STREAM takes 7 or 8 fields (STREAM <slot> <key> <device> <prio> <least> <greatest> <label> [<pci>]), got "
+                    + (f.length - 1));
             return;
         }
         int slot = slot(f[1]);
@@ -399,9 +400,17 @@ final class Session {
             refuse("label '" + shorten(f[7]) + "' has characters outside [A-Za-z0-9._:/+-]");
             return;
         }
+        String pci = null;
+        if (f.length == 9) {
+            pci = PciDevices.normalise(f[8]).orElse(null);
+            if (pci == null) {
+                refuse("pci '" + shorten(f[8]) + "' is not " + PciDevices.ALLOWED);
+                return;
+            }
+        }
         Integer hint = priority(processPriority, v[1], v[2]);
         String qname = name + "/" + f[7];
-        String device = (hip ? "hip" : "cuda") + v[0]; // the ids the node's own adapters use
+        String device = server.deviceFor(hip, v[0], pci);
         ExternalQueueSpec spec = new ExternalQueueSpec(qname, device, peer.pid() + ":" + name, peer.pid(),
                 hint == null ? List.of() : List.of(new Hint.Priority(hint)), null);
         SlotControl control = new SlotControl(this, memory, slot);

@@ -9,10 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.Hint;
+import dev.xq.api.PreemptionLevel;
 import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueState;
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueStatus;
+import dev.xq.hal.spi.DeviceDescriptor;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.policy.spi.SchedulerActions;
@@ -29,6 +31,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -353,7 +357,14 @@ class HostServerTest {
                 {"STREAM 0 7f 0 high 0 0 default", "prio 'high'"},
                 {"STREAM 0 7f -1 0 0 0 default", "device -1 is negative"},
                 {"STREAM 0 7f 0 0 0 0 bad|label", "label"},
-                {"STREAM 0 7f 0 0 0 default", "7 fields"},
+                {"STREAM 0 7f 0 0 0 default", "7 or 8 fields"},
+                {"STREAM 0 7f 0 0 0 0 default 0000:3b:00.0 x", "7 or 8 fields"},
+                {"STREAM 0 7f 0 0 0 0 default 3b:00.0", "pci '3b:00.0' is not a PCI bus id DOMAIN:BUS:DEVICE[.FUNCTION]"},
+                {"STREAM 0 7f 0 0 0 0 default 0000:3g:00.0", "pci '0000:3g:00.0'"},
+                {"STREAM 0 7f 0 0 0 0 default 0000:3b:00.8", "pci '0000:3b:00.8'"},
+                {"STREAM 0 7f 0 0 0 0 default 000000000:3b:00.0", "pci '000000000:3b:00.0'"},
+                {"STREAM 0 7f 0 0 0 0 default 0000:3b:000.0", "pci '0000:3b:000.0'"},
+                {"STREAM 0 7f 0 0 0 0 default -", "pci '-'"},
         };
         for (String[] k : cases) {
             TestClient c = client();
@@ -362,6 +373,110 @@ class HostServerTest {
             refusedWith(c, k[1]);
         }
         Await.until(() -> server.liveSessions() == 0, () -> "sessions left");
+    }
+
+    // ------------------------------------------------------------------ PCI bus ids
+
+    static DeviceDescriptor device(String id, String key, String pci) {
+        return new DeviceDescriptor(id, "test " + id, PreemptionLevel.of(1), 1, 1L << 30, Set.of(), Map.of(key, pci));
+    }
+
+    /** The node's devices as a two-GPU CUDA node with a HIP GPU beside would describe them. */
+    static final List<DeviceDescriptor> NODE = List.of(
+            new DeviceDescriptor("sim0", "simulated XPU", PreemptionLevel.of(3), 1, 1L << 30, Set.of(), Map.of()),
+            device("cuda0", "pci", "0000:17:00.0"),
+            device("cuda3", "pci", "0000:3b:00.0"),
+            device("hip2", "hip.pci", "0001:c1:00"));
+
+    HostServer startWith(List<DeviceDescriptor> devices) {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, log, () -> devices);
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        return server;
+    }
+
+    long streamWithPci(TestClient c, int slot, int device, String pci) throws Exception {
+        c.send("STREAM " + slot + " 7f " + device + " 0 0 0 s" + slot + " " + pci);
+        String q = c.readLine();
+        assertNotNull(q, "no answer to STREAM with pci " + pci);
+        assertTrue(q.startsWith("Q " + slot + " "), () -> "expected Q, got " + q);
+        return Long.parseLong(q.substring(("Q " + slot + " ").length()));
+    }
+
+    String deviceOf(long handle) {
+        return core.find(handle).orElseThrow().status().device();
+    }
+
+    @Test
+    void aPciBusIdPutsTheQueueOnTheNodesDeviceWithThatId() throws Exception {
+        startWith(NODE);
+        TestClient c = client();
+        c.hello("pod", "-");
+        // the process sees one GPU, its device 0: the node's cuda3
+        assertEquals("cuda3", deviceOf(streamWithPci(c, 0, 0, "0000:3b:00.0")));
+        // the formats drivers write: upper case, an 8-digit domain, no function
+        assertEquals("cuda3", deviceOf(streamWithPci(c, 1, 0, "0000:3B:00.0")));
+        assertEquals("cuda3", deviceOf(streamWithPci(c, 2, 0, "00000000:3b:00")));
+        assertEquals("cuda0", deviceOf(streamWithPci(c, 3, 3, "0:17:0.0")));
+        // without the field: the ordinal, as before
+        assertEquals("cuda1", deviceOf(c.stream(4, 1, 0, 0, 0, "old")));
+        assertEquals(List.of("cuda3", "cuda1"), session(c).info().streamList().stream()
+                .filter(x -> x.slot() == 0 || x.slot() == 4).map(Session.StreamInfo::device).toList());
+        assertFalse(log.has("WARN", "PCI bus id"), () -> "log: " + log.lines);
+    }
+
+    @Test
+    void aHipProcessIsMatchedAgainstHipPciOnly() throws Exception {
+        startWith(NODE);
+        TestClient c = client();
+        c.hello("rocm", "-", "hip");
+        assertEquals("hip2", deviceOf(streamWithPci(c, 0, 0, "0001:c1:00.0")));
+        // a CUDA device's id is no HIP device's: the ordinal, said once
+        assertEquals("hip1", deviceOf(streamWithPci(c, 1, 1, "0000:3b:00.0")));
+        assertTrue(log.has("WARN", "no HIP device of the node has PCI bus id 0000:3b:00.0", "hip.pci", "hip1"),
+                () -> "log: " + log.lines);
+        TestClient cuda = client();
+        cuda.hello("plain", "-");
+        assertEquals("cuda0", deviceOf(streamWithPci(cuda, 0, 0, "0001:c1:00.0")));
+        assertTrue(log.has("WARN", "no CUDA device of the node has PCI bus id 0001:c1:00.0", "property pci"),
+                () -> "log: " + log.lines);
+    }
+
+    @Test
+    void aPciBusIdNoDeviceHasFallsBackToTheOrdinalAndIsSaidOnce() throws Exception {
+        startWith(NODE);
+        TestClient c = client();
+        c.hello("elsewhere", "-");
+        assertEquals("cuda2", deviceOf(streamWithPci(c, 0, 2, "0000:af:00.0")));
+        assertEquals("cuda1", deviceOf(streamWithPci(c, 1, 1, "0000:AF:00.0")));
+        assertEquals("cuda0", deviceOf(streamWithPci(c, 2, 0, "0000:b0:00.0")));
+        assertEquals(1, log.lines.stream().filter(l -> l.contains("0000:af:00.0")).count(), () -> "log: " + log.lines);
+        assertTrue(log.has("WARN", "no CUDA device of the node has PCI bus id 0000:af:00.0", "cuda2"), () -> "log: " + log.lines);
+        assertTrue(log.has("WARN", "0000:b0:00.0"), () -> "log: " + log.lines);
+    }
+
+    @Test
+    void aDeviceListThatFailsFallsBackToTheOrdinal() throws Exception {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, log, () -> {
+            throw new IllegalStateException("driver gone");
+        });
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        TestClient c = client();
+        c.hello("p", "-");
+        assertEquals("cuda1", deviceOf(streamWithPci(c, 0, 1, "0000:3b:00.0")));
+        assertTrue(log.has("ERROR", "listing the node's devices failed", "driver gone"), () -> "log: " + log.lines);
+    }
+
+    @Test
+    void pciBusIdsAreNormalised() {
+        assertEquals("0000:3b:00.0", PciDevices.normalise("0000:3B:00.0").orElseThrow());
+        assertEquals("0000:3b:00.0", PciDevices.normalise("00000000:3b:00").orElseThrow());
+        assertEquals("0001:03:1f.7", PciDevices.normalise("1:3:1f.7").orElseThrow());
+        assertEquals("fffffff:ff:ff.0", PciDevices.normalise("fffffff:ff:ff").orElseThrow());
+        for (String bad : new String[] {"", "3b:00.0", "0000:3b:00.8", "0000:3b:100.0", "0000:3b:00.0.0", "x:3b:00.0",
+                "000000000:3b:00.0", "0000:3b:00.", "0000::00.0"}) {
+            assertTrue(PciDevices.normalise(bad).isEmpty(), bad);
+        }
+        assertTrue(PciDevices.normalise(null).isEmpty());
     }
 
     @Test
