@@ -72,6 +72,9 @@ typedef struct CUlaunchConfig_st {
  * the v2 memop query of CUDA 12/13 (92 and 93 are the deprecated v1 ones); the v2 write has no
  * NO_MEMORY_BARRIER flag, so flags are 0. */
 #define CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS 122
+#define CU_DEVICE_ATTRIBUTE_PCI_BUS_ID 33
+#define CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID 34
+#define CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID 50
 #define CU_MEMHOSTREGISTER_PORTABLE 0x1
 #define CU_MEMHOSTREGISTER_DEVICEMAP 0x2
 #define CU_MEMHOSTALLOC_PORTABLE 0x1

@@ -238,6 +238,7 @@ typedef struct xstream {
     pthread_mutex_t mu;
     int device, prio, least, greatest;
     char label[16];
+    char pci[24]; /* the device's PCI bus id, dddd:bb:dd.0; "" when the driver does not say */
     /* session: valid while gen == g_state */
     uint32_t gen;
     int slot;
@@ -348,7 +349,8 @@ static int physical_device(int dev)
             static int said;
             if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
                 xlog(1, "xq: CUDA_VISIBLE_DEVICES=%s is not a list of device ordinals (allowed: e.g. 2,0,3; UUIDs are "
-                        "not mapped); device %d reported as the process sees it",
+                        "not mapped here: the node finds the device by the PCI bus id sent with it); device %d reported as the "
+                        "process sees it",
                      v, dev);
             return dev;
         }
@@ -356,6 +358,19 @@ static int physical_device(int dev)
         p = *end ? end + 1 : end;
     }
     return dev;
+}
+
+/* The device's PCI bus id, for the node to find its own device by whatever ordinal the process
+ * sees (UUID lists, containers); "" when the driver does not answer. */
+static void pci_bus_id(CUdevice dev, char *out, size_t n)
+{
+    int dom = 0, bus = 0, d = 0;
+    out[0] = 0;
+    if (!cu.DeviceGetAttribute || cu.DeviceGetAttribute(&dom, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) ||
+        cu.DeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) ||
+        cu.DeviceGetAttribute(&d, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) || bus < 0 || bus > 255 || d < 0 || d > 255)
+        return;
+    snprintf(out, n, "%04x:%02x:%02x.0", (unsigned)dom, (unsigned)bus, (unsigned)d);
 }
 
 static void ptds_thread_exit(void *);
@@ -532,10 +547,12 @@ static xstream *stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
 {
     /* identity first, outside the locks: these are driver calls */
     int dev = 0, prio = 0, least = 0, greatest = 0, pushed = 0;
+    char pci[24];
     CUcontext cur = NULL, tmp;
     cu.CtxGetCurrent(&cur);
     if (ctx && ctx != cur) pushed = cu.CtxPush(ctx) == CUDA_SUCCESS;
     cu.CtxGetDevice(&dev);
+    pci_bus_id(dev, pci, sizeof pci);
     cu.CtxGetStreamPriorityRange(&least, &greatest);
     cu.StreamGetPriority(kind == K_EXPLICIT ? h : kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL, &prio);
     const char *why = NULL;
@@ -562,6 +579,7 @@ static xstream *stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
     pthread_mutex_init(&st->sub_mu, NULL);
     st->kind = kind, st->h = h, st->ctx = ctx, st->tid = tid, st->slot = -1;
     st->device = dev, st->prio = prio, st->least = least, st->greatest = greatest;
+    memcpy(st->pci, pci, sizeof st->pci);
     st->cmode = w ? 1 : g_memop ? -1 : 0, st->word = w;
     st->mseq = w ? LD(w->host) : 0;
     if (kind == K_EXPLICIT) snprintf(st->label, sizeof st->label, "s%u", ++g_explicit_n);
@@ -745,8 +763,8 @@ static void register_locked(xstream *st)
     mirror(st);
     uint32_t active = st->active;
     pthread_mutex_unlock(&st->mu);
-    send_line("STREAM %u %lx %d %d %d %d %s", i, (unsigned long)(uintptr_t)st->h, st->device, st->prio,
-              st->least, st->greatest, st->label);
+    send_line("STREAM %u %lx %d %d %d %d %s%s%s", i, (unsigned long)(uintptr_t)st->h, st->device, st->prio,
+              st->least, st->greatest, st->label, st->pci[0] ? " " : "", st->pci);
     if (active) send_line("WAKE %u", i);
 }
 

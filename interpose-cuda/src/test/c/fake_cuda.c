@@ -16,7 +16,9 @@
  * once when the stream is idle) and store to the host memory behind the "device pointer"
  * (cuMemHostRegister_v2/cuMemHostAlloc memory: the device pointer is the host address).
  * cuDeviceGetAttribute answers the memop attributes (92, 93, 122) with FAKECUDA_MEMOPS (default
- * 1; 0: unsupported). FAKECUDA_EVENTS=0 makes cuEventRecord fail (CUDA_ERROR_NOT_SUPPORTED).
+ * 1; 0: unsupported), and the PCI ones (domain 50, bus 33, device 34): device d is at
+ * 0000:(0x10 + d):00.0, or at the d-th entry of FAKECUDA_PCI (comma-separated DOMAIN:BUS:DEVICE in
+ * hex, e.g. 0000:3b:00; what a container showing only some GPUs would see). FAKECUDA_EVENTS=0 makes cuEventRecord fail (CUDA_ERROR_NOT_SUPPORTED).
  * cuEventElapsedTime: an event's time is when its stream completed the work recorded before it
  * (or the record, if later); FAKECUDA_TIMING=0 makes it fail (CUDA_ERROR_NOT_SUPPORTED).
  */
@@ -794,10 +796,30 @@ EXPORT CUresult cuStreamWaitValue32_v2_ptsz(CUstream h, CUdeviceptr a, unsigned 
 /* For tests: how many stream waits were queued in this process. */
 EXPORT unsigned long long xq_fake_waits(void) { return __atomic_load_n(&g_waits, __ATOMIC_RELAXED); }
 
+/* Device d's PCI location (above); 0 when FAKECUDA_PCI has no well-formed d-th entry. */
+static int pci_of(CUdevice d, unsigned loc[3])
+{
+    const char *v = getenv("FAKECUDA_PCI");
+    if (!v || !*v) {
+        loc[0] = 0, loc[1] = 0x10 + (unsigned)d, loc[2] = 0;
+        return 1;
+    }
+    for (int i = 0; i < d && v; i++)
+        if ((v = strchr(v, ','))) v++;
+    return v && sscanf(v, "%x:%x:%x", &loc[0], &loc[1], &loc[2]) == 3;
+}
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
 {
     if (!v || d < 0 || d >= ndev())
         return CUDA_ERROR_INVALID_VALUE;
+    if (attr == 50 || attr == 33 || attr == 34) { /* PCI_DOMAIN_ID, PCI_BUS_ID, PCI_DEVICE_ID */
+        unsigned loc[3];
+        if (!pci_of(d, loc))
+            return CUDA_ERROR_INVALID_VALUE;
+        *v = (int)loc[attr == 50 ? 0 : attr == 33 ? 1 : 2];
+        return CUDA_SUCCESS;
+    }
     if (attr != 92 && attr != 93 && attr != 122) /* CAN_USE_STREAM_MEM_OPS_V1, ..._64_BIT_..._V1, ..._64_BIT_... */
         return CUDA_ERROR_INVALID_VALUE;
     *v = g_memops;

@@ -211,11 +211,13 @@ static void test_registration(void)
     int slot = stream_slot(0, 0, text, sizeof text);
     char key[64];
     int dev = -9, prio = -9, least = -9, greatest = -9;
-    char label[32] = "";
-    CHECK(slot >= 0 && sscanf(text, "STREAM %*d %63s %d %d %d %d %31s", key, &dev, &prio, &least, &greatest, label) == 6,
+    char label[32] = "", pci[32] = "";
+    CHECK(slot >= 0 && sscanf(text, "STREAM %*d %63s %d %d %d %d %31s %31s", key, &dev, &prio, &least, &greatest, label,
+                              pci) == 7,
           "'%s'", text);
-    CHECK(dev == 0 && prio == 0 && least == 0 && greatest == -5 && !strcmp(label, "s1") && strcmp(key, "0"),
-          "'%s'", text);
+    CHECK(dev == 0 && prio == 0 && least == 0 && greatest == -5 && !strcmp(label, "s1") && strcmp(key, "0") &&
+              !strcmp(pci, "0000:10:00.0"),
+          "'%s' (want the fake's device 0 at PCI 0000:10:00.0)", text);
     char wake[32], close_[32];
     snprintf(wake, sizeof wake, "WAKE %d", slot);
     snprintf(close_, sizeof close_, "CLOSE %d", slot);
@@ -255,17 +257,34 @@ static void test_visible_devices_uuid(void)
 {
     tn_start(SOCK, 16);
     app a;
-    start(&a, (const char *[]){"CUDA_VISIBLE_DEVICES=GPU-5f3e2d1c-aaaa-bbbb-cccc-0123456789ab", NULL},
+    start(&a, (const char *[]){"CUDA_VISIBLE_DEVICES=GPU-5f3e2d1c-aaaa-bbbb-cccc-0123456789ab", "FAKECUDA_PCI=1:3B:0",
+                               NULL},
           (const char *[]){"--tasks", "2", NULL});
     CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
-    char text[600];
+    char text[600], pci[32] = "";
     int dev = -9;
-    CHECK(stream_slot(0, 0, text, sizeof text) >= 0 && sscanf(text, "STREAM %*d %*s %d", &dev) == 1 && dev == 0,
-          "'%s' (want device 0)", text);
+    CHECK(stream_slot(0, 0, text, sizeof text) >= 0 &&
+              sscanf(text, "STREAM %*d %*s %d %*d %*d %*d %*s %31s", &dev, pci) == 2 && dev == 0 &&
+              !strcmp(pci, "0001:3b:00.0"),
+          "'%s' (want device 0 at PCI 0001:3b:00.0, what the driver says)", text);
     const char *err = slurp(a.err);
     CHECK(count_lines(err) == 1 &&
               strstr(err, "CUDA_VISIBLE_DEVICES=GPU-5f3e2d1c-aaaa-bbbb-cccc-0123456789ab is not a list of device ordinals"),
           "stderr: %s", err);
+}
+
+/* A driver that does not say where the device is: STREAM without the PCI field, as before. */
+static void test_pci_unknown(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"FAKECUDA_PCI=none", NULL}, (const char *[]){"--tasks", "1", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    char text[600], label[32] = "", more[32] = "";
+    CHECK(stream_slot(0, 0, text, sizeof text) >= 0 &&
+              sscanf(text, "STREAM %*d %*s %*d %*d %*d %*d %31s %31s", label, more) == 1 && !strcmp(label, "default"),
+          "'%s' (want 7 fields, no PCI bus id)", text);
+    CHECK(!*slurp(a.err), "stderr: %s", slurp(a.err));
 }
 
 static void test_bad_priority(void)
@@ -1227,6 +1246,7 @@ static const struct {
 } TESTS[] = {
     {"registration", test_registration},
     {"visible_devices_uuid", test_visible_devices_uuid},
+    {"pci_unknown", test_pci_unknown},
     {"priorities_and_names", test_priorities_and_names},
     {"bad_priority", test_bad_priority},
     {"default_stream_labels", test_default_stream_labels},
