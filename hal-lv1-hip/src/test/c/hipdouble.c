@@ -689,6 +689,18 @@ EXPORT int hipDeviceGetAttribute(int *value, int attr, int device) {
     return hipSuccess;
 }
 
+/* The attributes' place (domain 0, bus 0x40 + device, device 0), as real HIP writes it. */
+EXPORT int hipDeviceGetPCIBusId(char *id, int len, int device) {
+    if (id == NULL || len < 13) {
+        return hipErrorInvalidValue;
+    }
+    if (device < 0 || device >= g_devices) {
+        return hipErrorInvalidDevice;
+    }
+    snprintf(id, (size_t) len, "%04x:%02x:%02x.0", 0, 0x40 + device, 0);
+    return hipSuccess;
+}
+
 EXPORT int hipDeviceGetName(char *name, int len, int device) {
     if (name == NULL || len <= 0) {
         return hipErrorInvalidValue;

@@ -129,6 +129,7 @@ static struct {
     hipError_t (*StreamGetPriority)(hipStream_t, int *);
     hipError_t (*PriorityRange)(int *, int *);
     hipError_t (*StreamGetDevice)(hipStream_t, int *); /* optional (ROCm 5.x+) */
+    hipError_t (*DeviceGetPCIBusId)(char *, int, int); /* optional */
 } hip;
 static int g_hip_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
 static pthread_mutex_t hip_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -145,6 +146,7 @@ static int hip_ready(void)
                  H(GetDevice, "hipGetDevice") && H(StreamGetPriority, "hipStreamGetPriority") &&
                  H(PriorityRange, "hipDeviceGetStreamPriorityRange");
         H(StreamGetDevice, "hipStreamGetDevice");
+        H(DeviceGetPCIBusId, "hipDeviceGetPCIBusId");
 #undef H
         if (!ok) xlog(1, "xq: HIP runtime entry points missing; running unscheduled");
         ST(&g_hip_state, ok ? 1 : -1);
@@ -318,6 +320,7 @@ typedef struct xstream {
     pthread_mutex_t mu;
     int prio, least, greatest;
     char label[16];
+    char pci[24]; /* the device's PCI bus id; "" when HIP does not say */
     uint32_t gen;
     int slot;
     xq_slot *shm;
@@ -375,8 +378,9 @@ static int physical_device(int dev)
         int x = nth_ordinal(v, d);
         if (x == -1) {
             if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-                xlog(1, "xq: %s=%s is not a list of device ordinals (allowed: e.g. 2,0,3; UUIDs are not mapped); "
-                        "device %d reported as the process sees it",
+                xlog(1, "xq: %s=%s is not a list of device ordinals (allowed: e.g. 2,0,3; UUIDs are not mapped "
+                        "here: the node finds the device by the PCI bus id sent with it); device %d reported as the "
+                        "process sees it",
                      vars[i], v, dev);
             return dev;
         }
@@ -406,9 +410,30 @@ static uint32_t made_queue(hipStream_t h)
     return q;
 }
 
-static xstream *stream_new(int kind, hipStream_t h, int dev, pid_t tid)
+/* The device's PCI bus id as HIP writes it (0000:c1:00.0), for the node to find its own device
+ * by whatever ordinal the process sees (UUID lists, containers); "" when HIP does not say or
+ * says something that is not one (only hex digits, ':' and '.' are passed on). */
+static void pci_bus_id(int dev, char *out, int n)
+{
+    out[0] = 0;
+    if (!hip.DeviceGetPCIBusId || hip.DeviceGetPCIBusId(out, n, dev) != hipSuccess) {
+        out[0] = 0;
+        return;
+    }
+    out[n - 1] = 0;
+    for (const char *p = out; *p; p++)
+        if (!strchr("0123456789abcdefABCDEF:.", *p)) {
+            out[0] = 0;
+            return;
+        }
+}
+
+/* dev: the device the stream is keyed by (0 for explicit streams), real: the one it runs on. */
+static xstream *stream_new(int kind, hipStream_t h, int dev, int real, pid_t tid)
 {
     int prio = 0, least = 0, greatest = 0;
+    char pci[24];
+    pci_bus_id(real, pci, sizeof pci);
     hip.StreamGetPriority(kind == K_EXPLICIT ? h : kind == K_PTDS ? hipStreamPerThread : NULL, &prio);
     hip.PriorityRange(&least, &greatest);
     uint32_t kq = kind == K_EXPLICIT ? made_queue(h) : 0;
@@ -428,7 +453,8 @@ static xstream *stream_new(int kind, hipStream_t h, int dev, pid_t tid)
     }
     pthread_mutex_init(&st->mu, NULL);
     st->kind = kind, st->h = h, st->tid = tid, st->slot = -1;
-    st->device = dev;
+    st->device = real;
+    memcpy(st->pci, pci, sizeof st->pci);
     st->prio = prio, st->least = least, st->greatest = greatest;
     st->kq = kq, st->kq_tried = kind == K_EXPLICIT;
     if (kind == K_EXPLICIT) snprintf(st->label, sizeof st->label, "s%u", ++g_explicit_n);
@@ -472,8 +498,7 @@ static xstream *stream_get(hipStream_t h, int ptsz)
     if (!st) {
         int d = kind == K_EXPLICIT ? stream_device(h, kind) : dev;
         if (d < 0) return NULL;
-        st = stream_new(kind, h, kind == K_EXPLICIT ? 0 : d, tid);
-        if (st && kind == K_EXPLICIT) st->device = d;
+        st = stream_new(kind, h, kind == K_EXPLICIT ? 0 : d, d, tid);
     }
     if (st && kind == K_PTDS && dev >= 0 && dev < 8) t_ptds[dev] = st;
     return st;
@@ -584,8 +609,8 @@ static void register_locked(xstream *st)
     mirror(st);
     uint32_t active = st->active;
     pthread_mutex_unlock(&st->mu);
-    send_line("STREAM %u %lx %d %d %d %d %s", i, (unsigned long)(uintptr_t)st->h, physical_device(st->device),
-              st->prio, st->least, st->greatest, st->label);
+    send_line("STREAM %u %lx %d %d %d %d %s%s%s", i, (unsigned long)(uintptr_t)st->h, physical_device(st->device),
+              st->prio, st->least, st->greatest, st->label, st->pci[0] ? " " : "", st->pci);
     if (active) send_line("WAKE %u", i);
 }
 

@@ -249,7 +249,8 @@ static void test_priority_hint(void)
           "'%s' (want device 2, prio -1 in [1,-1])", text);
 }
 
-/* The process's device 0 under renumbering variables: STREAM carries the physical ordinal. */
+/* The process's device 0 under renumbering variables: STREAM carries the physical ordinal and the
+ * device's PCI bus id. */
 static void test_visible_devices(void)
 {
     static const struct {
@@ -268,12 +269,14 @@ static void test_visible_devices(void)
         app a;
         start(&a, cases[i].env, (const char *[]){"--tasks", "1", NULL});
         CHECK(finish(&a, 10) && a.status == 0, "case %u: exit %d", i, a.status);
-        char text[600];
+        char text[600], pci[32] = "";
         int dev = -9;
-        CHECK(stream_slot(0, 0, text, sizeof text) >= 0 && sscanf(text, "STREAM %*d %*s %d", &dev) == 1 &&
-                  dev == cases[i].want,
-              "case %u (%s %s): '%s', want device %d", i, cases[i].env[0], cases[i].env[1] ? cases[i].env[1] : "",
-              text, cases[i].want);
+        /* the PCI bus id is the device's the process uses: the double's device 0 at 0000:40:00.0 */
+        CHECK(stream_slot(0, 0, text, sizeof text) >= 0 &&
+                  sscanf(text, "STREAM %*d %*s %d %*d %*d %*d %*s %31s", &dev, pci) == 2 && dev == cases[i].want &&
+                  !strcmp(pci, "0000:40:00.0"),
+              "case %u (%s %s): '%s', want device %d at PCI 0000:40:00.0", i, cases[i].env[0],
+              cases[i].env[1] ? cases[i].env[1] : "", text, cases[i].want);
         const char *err = slurp(a.err);
         int uuid = strstr(cases[i].env[0], "GPU-") != NULL;
         CHECK(uuid ? strstr(err, "ROCR_VISIBLE_DEVICES=GPU-4a3b2c1d is not a list of device ordinals") != NULL : !*err,
