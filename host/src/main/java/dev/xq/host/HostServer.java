@@ -43,6 +43,8 @@ final class HostServer {
     private final RuntimeLog log;
     private final Supplier<List<DeviceDescriptor>> devices;
     private final Set<String> unmatchedPci = ConcurrentHashMap.newKeySet();
+    /** How many unmatched PCI bus ids are said (one line each) before the node stops saying more. */
+    static final int MAX_UNMATCHED_PCI = 64;
     private final int euid;
     private final long startNanos = System.nanoTime();
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
@@ -101,7 +103,8 @@ final class HostServer {
         if (found.isPresent()) {
             return found.get();
         }
-        if (unmatchedPci.add((hip ? "hip " : "cuda ") + pci)) {
+        // said once per id; a bounded set: a local process sending ever new ids gets no more lines after that
+        if (unmatchedPci.size() < MAX_UNMATCHED_PCI && unmatchedPci.add((hip ? "hip " : "cuda ") + pci)) {
             log.warn("no " + (hip ? "HIP" : "CUDA") + " device of the node has PCI bus id " + pci + " (property "
                     + PciDevices.property(hip) + "); its streams go on the ordinal they report (" + byOrdinal
                     + " for the first)");
