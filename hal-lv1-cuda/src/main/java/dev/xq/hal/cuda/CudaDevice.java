@@ -375,7 +375,13 @@ final class CudaDevice {
             // cuEventSynchronize on a held command would block the completion thread of every queue
             stallOff = "off (completion " + settings.completion().label() + " waits inside the driver; poll or hostfunc allow it)";
         } else {
-            sideStream = api.streamCreate(CudaApi.CU_STREAM_NON_BLOCKING, greatestPriority);
+            try {
+                sideStream = api.streamCreate(CudaApi.CU_STREAM_NON_BLOCKING, greatestPriority);
+            } catch (HalException e) {
+                // level 2 is an extra: without its stream the device still serves at level 1
+                stallOff = "off (" + e.getMessage() + ")";
+                log.warn("cuda " + id + ": level 2 is off: " + e.getMessage(), null);
+            }
         }
     }
 

@@ -654,10 +654,17 @@ final class CudaDouble implements AutoCloseable {
         });
     }
 
+    /** The stream creation with this number (1 = the first) fails with CUDA_ERROR_OUT_OF_MEMORY (2); 0: none. */
+    volatile int failStreamCreate;
+    private final AtomicInteger streamCreates = new AtomicInteger();
+
     int cuStreamCreateWithPriority(MemorySegment p, int flags, int priority) {
         return guard(() -> {
             if (noContext()) {
                 return INVALID_CONTEXT;
+            }
+            if (streamCreates.incrementAndGet() == failStreamCreate) {
+                return 2;
             }
             long h = newHandle();
             streams.put(h, new Stream(h));

@@ -152,4 +152,26 @@ class CudaStallTest {
             }
         }
     }
+
+    @Test
+    void aDeviceWhoseSideStreamCannotBeMadeServesAtLevelOne() {
+        try (CudaDouble d = new CudaDouble()) {
+            d.failStreamCreate = 2; // the calibration stream is the first, the side stream the second
+            CudaPlatform p = CudaPlatform.start(d.api(), CudaSettings.defaults(), RuntimeLog.NONE);
+            try {
+                DeviceDescriptor desc = p.devices().get(0);
+                assertEquals(PreemptionLevel.BLOCK, desc.maxLevel());
+                assertTrue(desc.properties().get("level2").startsWith("off (cuStreamCreateWithPriority"),
+                        desc.properties().get("level2"));
+                RecordingListener l = new RecordingListener();
+                HwQueue q = p.open("cuda0", new HwQueueOptions("q", null), l);
+                assertTrue(q.preemption().isEmpty());
+                q.launch(new HwCommand(0, Command.spin(10)));
+                assertTrue(l.await(1), "the device does not serve");
+                q.close();
+            } finally {
+                p.close();
+            }
+        }
+    }
 }
