@@ -106,9 +106,11 @@ usage: ./xq COMMAND
                                 the example host bundle (example-host/): a tiled matmul from Java on
                                 two queues at two priorities, alone, shared (native) and under hpf;
                                 every result checked against the CPU (exit code 1 if one differs)
-  run [--priority N] [--name NAME] [--socket PATH] -- CMD [ARG...]
-                                runs an unmodified CUDA program with its streams scheduled by the
-                                node (LD_PRELOAD of the interposer); exit code is the program's
+  run [--priority N] [--name NAME] [--socket PATH] [--stall] -- CMD [ARG...]
+                                runs an unmodified CUDA or HIP program with its streams scheduled by
+                                the node (LD_PRELOAD of the interposers); exit code is the program's;
+                                --stall: level 2 for a CUDA program (XQ_STALL=1: what a held stream
+                                launched waits on the device too, ~2 us per launch)
   queues | top [--once] | policy [NAME] | hint QUEUE KIND VALUE...   [--node HOST:PORT] [--token T]
                                 xq:queues, xq:top, xq:policy, xq:hint asked of a running node over its
                                 HTTP API; the node: --node or XQ_NODE (default 127.0.0.1:50000), its
@@ -124,14 +126,15 @@ INTERPOSER_HIP="$ROOT/interpose-cuda/target/libxq-hip.so"
 # its exit code and signals are its own). Builds nothing: a machine that only runs programs may
 # have no Maven.
 run_program() {
-  local priority="" name="" socket=""
+  local priority="" name="" socket="" stall=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --priority) [ $# -ge 2 ] || die "run: --priority needs a value: an integer in [-1000, 1000]"; priority="$2"; shift 2 ;;
       --name) [ $# -ge 2 ] || die "run: --name needs a value"; name="$2"; shift 2 ;;
       --socket) [ $# -ge 2 ] || die "run: --socket needs a path"; socket="$2"; shift 2 ;;
+      --stall) stall=1; shift ;;
       --) shift; break ;;
-      -*) die "run: unknown option '$1'; allowed: --priority N, --name NAME, --socket PATH, then -- CMD" ;;
+      -*) die "run: unknown option '$1'; allowed: --priority N, --name NAME, --socket PATH, --stall, then -- CMD" ;;
       *) break ;;
     esac
   done
@@ -146,6 +149,7 @@ run_program() {
     export XQ_NAME="$name"
   fi
   [ -z "$socket" ] || export XQ_SOCKET="$socket"
+  [ -z "$stall" ] || export XQ_STALL=1
   [ -f "$INTERPOSER" ] || die "run: the interposer $INTERPOSER is missing; build it first (./xq demo or mvn install -DskipTests builds it; it needs gcc)"
   [ -f "$INTERPOSER_HIP" ] || die "run: the interposer $INTERPOSER_HIP is missing; build it first (./xq demo or mvn install -DskipTests builds it; it needs gcc)"
   command -v "$1" >/dev/null 2>&1 || [ -x "$1" ] || die "run: program '$1' not found"

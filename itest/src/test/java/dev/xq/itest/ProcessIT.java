@@ -272,6 +272,20 @@ public class ProcessIT {
         String said = new String(bad.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(said, 1, bad.waitFor());
         assertTrue(said, said.contains("--priority 'high' is not an integer in [-1000, 1000]"));
+        // --stall asks the CUDA interposer for level 2 (XQ_STALL=1); without it the variable is not set
+        for (boolean stall : new boolean[] {true, false}) {
+            java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(xq.toString(), "run"));
+            if (stall) {
+                cmd.add("--stall");
+            }
+            cmd.addAll(java.util.List.of("--", "sh", "-c", "echo \"stall=${XQ_STALL:-unset}\""));
+            ProcessBuilder sb = new ProcessBuilder(cmd).redirectErrorStream(true);
+            sb.environment().remove("XQ_STALL");
+            Process s = sb.start();
+            String text = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(text, 0, s.waitFor());
+            assertTrue(text, text.contains(stall ? "stall=1" : "stall=unset"));
+        }
     }
 
     /** Sends {@code text} and reports whether the node answered ERR and closed the connection. */
