@@ -804,7 +804,12 @@ static void env_read(void) { xw_env(S.path, sizeof S.path, S.name, sizeof S.name
 static int try_attach(char *why, size_t whylen)
 {
     xw_session x;
-    if (!xw_attach(S.path, S.name, S.prio, "", &x, why, whylen)) return 0;
+    /* XQ_STALL=1 is said (capability lv2: shown by xq:processes); a node that does not know it
+     * refuses the HELLO by naming it, and is asked again without */
+    const char *caps = g_stall ? " cuda,lv2" : "";
+    if (!xw_attach(S.path, S.name, S.prio, caps, &x, why, whylen) &&
+        (!*caps || !strstr(why, "capability") || !xw_attach(S.path, S.name, S.prio, "", &x, why, whylen)))
+        return 0;
     int fd = x.fd;
     uint32_t slots = x.slots;
     void *base = x.base;

@@ -1176,6 +1176,8 @@ static void test_stall(void)
     if (l)
         sscanf(l, "level 2 (XQ_STALL=1): %lu launches guarded, %lu holds", &guarded, &holds);
     CHECK(guarded >= 10 && holds >= 1, "guarded %lu, holds %lu: %s", guarded, holds, err);
+    int hello = tn_find(0, 0, "HELLO ", 1.0);
+    CHECK(hello >= 0 && strstr(line_text(hello), " cuda,lv2"), "HELLO does not say lv2: %s", hello >= 0 ? line_text(hello) : "-");
     printf("    %lu ended while held; %lu launches guarded, %lu holds\n", (unsigned long)while_held, guarded, holds);
 }
 
@@ -1210,6 +1212,8 @@ static void test_stall_off(void)
     tn_send(0, gate);
     CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
     CHECK(!strstr(slurp(a.err), "level 2 (XQ_STALL=1)"), "guards without XQ_STALL: %s", slurp(a.err));
+    int hello = tn_find(0, 0, "HELLO ", 1.0);
+    CHECK(hello >= 0 && !strstr(line_text(hello), "lv2"), "HELLO says lv2 without XQ_STALL: %s", hello >= 0 ? line_text(hello) : "-");
 }
 
 /* The node dies while a stream is held on the device: the interposer lets it go at once. */

@@ -107,9 +107,9 @@ final class ProcessesCommand {
 
     static String all(HostServer server) {
         String head = "process host: " + (server == null ? "not serving: not started" : server.status()) + "\n";
-        // RUNTIME: the interposer's (cuda, hip); LV3: "-" not offered, "off" not asked (host setting
-        // interruptProcesses), else the interrupts done and failed
-        Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV3", "SINCE", "CMDLINE");
+        // RUNTIME: the interposer's (cuda, hip); LV2/3: "lv2" a CUDA process under XQ_STALL=1; for Lv3
+        // "-" not offered, "off" not asked (host setting interruptProcesses), else the interrupts done and failed
+        Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV2/3", "SINCE", "CMDLINE");
         if (server != null) {
             for (Session.Info i : server.sessions()) {
                 t.row(i.pid(), i.name(), i.runtime(), i.streams(), i.lv3(), TIME.format(i.since()), i.cmdline());

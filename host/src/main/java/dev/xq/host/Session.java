@@ -61,7 +61,7 @@ final class Session {
     }
 
     /** Capabilities a HELLO may name (docs/processes.md). */
-    static final List<String> CAPABILITIES = List.of("cuda", "hip", "lv3");
+    static final List<String> CAPABILITIES = List.of("cuda", "hip", "lv2", "lv3");
 
     private final HostServer server;
     private final int fd;
@@ -81,6 +81,8 @@ final class Session {
     private final AtomicLong gatesDropped = new AtomicLong();
     private volatile boolean hip;
     private volatile boolean lv3Offered;
+    /** The CUDA interposer stalls what a held stream launched (XQ_STALL=1): shown, nothing to ask. */
+    private volatile boolean lv2Offered;
     private volatile boolean interrupts;
     private final AtomicLong lv3Suspended = new AtomicLong();
     private final AtomicLong lv3Resumed = new AtomicLong();
@@ -322,6 +324,10 @@ final class Session {
                 refuse("capabilities 'cuda' and 'hip' together; a process speaks for one runtime (one interposer each)");
                 return;
             }
+            if (caps.contains("lv2") && !caps.contains("cuda")) {
+                refuse("capability 'lv2' without 'cuda'; level 2 inside a process is the CUDA interposer's (XQ_STALL=1)");
+                return;
+            }
             if (caps.contains("lv3") && !caps.contains("hip")) {
                 refuse("capability 'lv3' without 'hip'; Lv3 for processes is the HIP interposer's (KFD debugger API)");
                 return;
@@ -342,6 +348,7 @@ final class Session {
         since = Instant.now();
         hip = caps.contains("hip");
         lv3Offered = caps.contains("lv3");
+        lv2Offered = caps.contains("lv2");
         interrupts = lv3Offered && server.settings().interruptProcesses();
         name = f[3];
         if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : ""))) {
@@ -673,8 +680,14 @@ final class Session {
                 n == null ? "-" : lv3());
     }
 
-    /** The LV3 column: "-" not offered, "off" not asked by this node, else suspends done and failed (the last reason). */
+    /**
+     * The LV2/3 column: "lv2" a CUDA process that stalls its held streams' launched work itself;
+     * for Lv3: "-" not offered, "off" not asked by this node, else suspends done and failed (the last reason).
+     */
     private String lv3() {
+        if (lv2Offered) {
+            return "lv2";
+        }
         if (!lv3Offered) {
             return "-";
         }

@@ -635,13 +635,22 @@ class HostServerTest {
         assertEquals("-", session(cuda).info().lv3());
         assertEquals("cuda", session(cuda).info().runtime());
         assertTrue(ProcessesCommand.all(server).contains("RUNTIME"), ProcessesCommand.all(server));
+        // a CUDA process under XQ_STALL=1 says lv2: shown, nothing asked of it
+        TestClient stall = client();
+        String[] okStall = stall.hello("train", "1", "cuda,lv2");
+        assertEquals(4, okStall.length, String.join(" ", okStall));
+        assertEquals("cuda0", core.find(stall.stream(0, 0, 0, 0, 0, "default")).orElseThrow().status().device());
+        assertEquals("lv2", session(stall).info().lv3());
+        assertTrue(ProcessesCommand.all(server).contains("LV2/3"), ProcessesCommand.all(server));
     }
 
     @Test
     void badCapabilitiesAreRefused() throws Exception {
         start();
         String[][] cases = {
-            {"hip,gpu", "capability 'gpu' is not known; allowed: cuda, hip, lv3"},
+            {"hip,gpu", "capability 'gpu' is not known; allowed: cuda, hip, lv2, lv3"},
+            {"hip,lv2", "'lv2' without 'cuda'"},
+            {"lv2", "'lv2' without 'cuda'"},
             {"hip,hip", "capability 'hip' is named twice"},
             {"cuda,hip", "'cuda' and 'hip' together"},
             {"lv3", "'lv3' without 'hip'"},
