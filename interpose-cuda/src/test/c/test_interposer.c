@@ -1216,6 +1216,25 @@ static void test_stall_off(void)
     CHECK(hello >= 0 && !strstr(line_text(hello), "lv2"), "HELLO says lv2 without XQ_STALL: %s", hello >= 0 ? line_text(hello) : "-");
 }
 
+/* A node that does not know the capability lv2 refuses the HELLO: the interposer registers again
+ * without it, and the process is scheduled (at level 1: nothing guards without a node's gate). */
+static void test_stall_old_node(void)
+{
+    tn_start(SOCK, 16);
+    tn_refuse_capability("lv2");
+    app a;
+    start(&a, (const char *[]){"XQ_STALL=1", NULL}, (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "2",
+                                                                   "--us", "500", "--check", NULL});
+    char text[160];
+    int slot = stream_slot(-1, 0, text, sizeof text);
+    CHECK(slot >= 0, "no STREAM: the process did not register after the refusal");
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int first = tn_find(0, -1, "HELLO ", 1.0), second = first >= 0 ? tn_find(first + 1, -1, "HELLO ", 1.0) : -1;
+    CHECK(first >= 0 && strstr(line_text(first), "lv2"), "the first HELLO did not offer lv2");
+    CHECK(second >= 0 && !strstr(line_text(second), "lv2"), "no second HELLO without lv2");
+    tn_refuse_capability("");
+}
+
 /* The node dies while a stream is held on the device: the interposer lets it go at once. */
 static void test_stall_node_killed(void)
 {
@@ -1270,6 +1289,7 @@ static const struct {
     {"stall", test_stall},
     {"stall_off", test_stall_off},
     {"stall_node_killed", test_stall_node_killed},
+    {"stall_old_node", test_stall_old_node},
     {"estimate", test_estimate},
     {"node_killed_while_held", test_node_killed},
     {"node_restart", test_node_restart},

@@ -34,6 +34,7 @@ static tn_line *lines;
 static int nlines;
 static unsigned g_slots, d_gate, d_thr, d_batch, d_win;
 static char g_ok_options[64];
+static char g_refuse_cap[32]; /* a HELLO naming this capability is refused, as by a node that does not know it */
 static char g_path[108], g_dir[64];
 static pthread_t th;
 static uint64_t start_ns;
@@ -85,6 +86,19 @@ static void hello(int i, const char *line)
         put(s->fd, e);
         shutdown(s->fd, SHUT_RDWR);
         return;
+    }
+    if (*g_refuse_cap) {
+        const char *caps = line;
+        for (int f = 0; f < 5 && caps; f++) /* HELLO 1 pid name prio [caps] */
+            caps = (caps = strchr(caps, ' ')) ? caps + 1 : NULL;
+        if (caps && strstr(caps, g_refuse_cap)) {
+            char e[160];
+            snprintf(e, sizeof e, "ERR capability '%s' is not known; allowed: cuda, hip, lv3, comma-separated, each once",
+                     g_refuse_cap);
+            put(s->fd, e);
+            shutdown(s->fd, SHUT_RDWR);
+            return;
+        }
     }
     char path[128];
     snprintf(path, sizeof path, "%s/session-%d", g_dir, i);
@@ -222,6 +236,11 @@ void tn_kill(void)
     close(stop_pipe[0]), close(stop_pipe[1]);
     rmdir(g_dir); /* files of sessions that never sent MAPPED stay; rmdir then fails, harmlessly */
     running = 0;
+}
+
+void tn_refuse_capability(const char *cap)
+{
+    snprintf(g_refuse_cap, sizeof g_refuse_cap, "%s", cap ? cap : "");
 }
 
 void tn_ok_options(const char *options)

@@ -21,6 +21,8 @@ void tn_kill(void);                                  /* as if the node died: eve
 void tn_defaults(unsigned gate, unsigned threshold, unsigned batch, unsigned window_us);
 /* words the node's OK line carries after the slot size ("lv3": it will ask for interrupts); "" none */
 void tn_ok_options(const char *options);
+/* a HELLO naming this capability is refused (ERR ... is not known), as by an older node; "" none */
+void tn_refuse_capability(const char *cap);
 int tn_nlines(void);
 tn_line tn_get(int i);
 /* first line index >= from whose text starts with prefix (session sess, or any if < 0),
