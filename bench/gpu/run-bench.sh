@@ -38,6 +38,10 @@ echo "${SCENARIOS:?set SCENARIOS to xq:bench command lines, one per line}" | whi
     /tmp/jre/bin/java -cp "$(ls "$kit"/bundles/dev.xq.bench-*.jar | head -1)" dev.xq.bench.tail.TailAnalysis \
       "/tmp/xq-jfr/$i-$name.jfr" "${XQ_JFR_QUEUE:-fg}" "${XQ_JFR_TASK:-20}" 12 > "$res/$i-$name-tail.txt" 2>&1
     cat "$res/$i-$name-tail.txt"
+    # where the device idled while fg and bg shared it (each mode's pair of queues)
+    /tmp/jre/bin/java -cp "$(ls "$kit"/bundles/dev.xq.bench-*.jar | head -1)" dev.xq.bench.tail.SwitchAnalysis \
+      "/tmp/xq-jfr/$i-$name.jfr" fg bg > "$res/$i-$name-switch.txt" 2>&1
+    cat "$res/$i-$name-switch.txt"
     [ "$(wc -c < "/tmp/xq-jfr/$i-$name.jfr")" -lt 15000000 ] && cp "/tmp/xq-jfr/$i-$name.jfr" "$out/" 2>/dev/null
   fi
 done
