@@ -22,24 +22,34 @@ int main() {
     CK(cudaFree(0));
     CUdeviceptr flag; DK(cuMemAlloc(&flag, 64)); DK(cuMemsetD32(flag, 0, 16));
     cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaStream_t s2; CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     const int N = 2000, POOL = 64;
     cudaEvent_t ev[POOL]; for (int i = 0; i < POOL; i++) CK(cudaEventCreate(&ev[i]));
+    cudaEvent_t nt[POOL]; for (int i = 0; i < POOL; i++) CK(cudaEventCreateWithFlags(&nt[i], cudaEventDisableTiming));
     cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    const char *names[] = {"K", "E K E", "W E K E (XQ: guard before the start event)", "E W K E (guard after the start event)", "W K"};
+    const char *names[] = {"K", "E K E", "W E K E (XQ: guard before the start event)", "E W K E (guard after the start event)", "W K",
+                           "K E (end event only)", "K e (end event without timing)", "W K E", "W K e",
+                           "E K E on two streams in turn (no order between them)"};
+    const int V = 10;
     for (int rep = 0; rep < 2; rep++)
     for (unsigned T : {100u, 500u})
-    for (int v = 0; v < 5; v++) {
+    for (int v = 0; v < V; v++) {
         int n = T == 500 ? N / 5 : N;
         CK(cudaStreamSynchronize(s));
+        CK(cudaStreamSynchronize(s2));
         CK(cudaEventRecord(a, s));
+        if (v == 9) { CK(cudaEventRecord(ev[0], s)); CK(cudaStreamWaitEvent(s2, ev[0], 0)); }
         for (int i = 0; i < n; i++) {
-            bool ev2 = v == 1 || v == 2 || v == 3;
-            if (v == 2 || v == 4) DK(cuStreamWaitValue32((CUstream) s, flag, 0, CU_STREAM_WAIT_VALUE_EQ));
-            if (ev2) CK(cudaEventRecord(ev[(2 * i) % POOL], s));
-            if (v == 3) DK(cuStreamWaitValue32((CUstream) s, flag, 0, CU_STREAM_WAIT_VALUE_EQ));
-            spin<<<blocks, 256, 0, s>>>(T * 1000ULL);
-            if (ev2) CK(cudaEventRecord(ev[(2 * i + 1) % POOL], s));
+            cudaStream_t q = v == 9 && (i & 1) ? s2 : s;
+            bool ev2 = v == 1 || v == 2 || v == 3 || v == 9;
+            if (v == 2 || v == 4 || v == 7 || v == 8) DK(cuStreamWaitValue32((CUstream) q, flag, 0, CU_STREAM_WAIT_VALUE_EQ));
+            if (ev2) CK(cudaEventRecord(ev[(2 * i) % POOL], q));
+            if (v == 3) DK(cuStreamWaitValue32((CUstream) q, flag, 0, CU_STREAM_WAIT_VALUE_EQ));
+            spin<<<blocks, 256, 0, q>>>(T * 1000ULL);
+            if (ev2 || v == 5 || v == 7) CK(cudaEventRecord(ev[(2 * i + 1) % POOL], q));
+            if (v == 6 || v == 8) CK(cudaEventRecord(nt[i % POOL], q));
         }
+        if (v == 9) { CK(cudaEventRecord(ev[1], s2)); CK(cudaStreamWaitEvent(s, ev[1], 0)); }
         CK(cudaEventRecord(b, s)); CK(cudaEventSynchronize(b));
         float ms; CK(cudaEventElapsedTime(&ms, a, b));
         printf("T=%u %-45s %.3f us per command (+%.2f us over T)\n", T, names[v], ms * 1000 / n, ms * 1000 / n - T);

@@ -89,7 +89,7 @@ public final class SwitchAnalysis {
 
     /** The idle moments of one pair, classified; returned for tests. */
     record Result(double spanSeconds, double busyFraction, long[] count, double[] idleNanos, List<Long> resumes,
-                  List<long[]> heldResumes, List<long[]> launchedResumes) { }
+                  List<long[]> heldResumes, List<long[]> launchedResumes, List<List<Long>> queuedGaps, List<List<Long>> lateGaps) { }
 
     static Result measure(List<Cmd> fg, List<Cmd> bg, long offset) {
         // the time both ran, less the first tenth (warm-up), as the scenarios do
@@ -114,6 +114,12 @@ public final class SwitchAnalysis {
         List<Long> resumes = new ArrayList<>();
         List<long[]> held = new ArrayList<>();
         List<long[]> launched = new ArrayList<>();
+        List<List<Long>> queuedGaps = new ArrayList<>();
+        List<List<Long>> lateGaps = new ArrayList<>();
+        for (int k = 0; k < CLASSES.length; k++) {
+            queuedGaps.add(new ArrayList<>());
+            lateGaps.add(new ArrayList<>());
+        }
         long busy = 0;
         long reach = Long.MIN_VALUE;
         Cmd last = null; // the command whose end is the busy frontier
@@ -125,6 +131,8 @@ public final class SwitchAnalysis {
                 int k = prevFg ? (nextFg ? 2 : 0) : (nextFg ? 1 : 3);
                 count[k]++;
                 idle[k] += gap;
+                // the next command was on the device before the previous ended (a device-side gap), or launched after
+                (c.launchEnd() > 0 && c.launchEnd() <= reach ? queuedGaps : lateGaps).get(k).add(gap);
                 if (k == 0) {
                     resumes.add(gap);
                     long seen = last.seenEpochNanos() - offset;
@@ -151,7 +159,7 @@ public final class SwitchAnalysis {
             }
         }
         double span = (hi - lo) / 1e9;
-        return new Result(span, busy / 1e9 / span, count, idle, resumes, held, launched);
+        return new Result(span, busy / 1e9 / span, count, idle, resumes, held, launched, queuedGaps, lateGaps);
     }
 
     private static void report(int n, List<Cmd> fg, List<Cmd> bg, long offset, PrintStream out) {
@@ -159,12 +167,31 @@ public final class SwitchAnalysis {
         out.printf(Locale.ROOT, "%npair %d (fg handle %d, bg handle %d): %.2f s together, device busy %.2f %%, idle %.2f ms per s%n", n,
                 fg.getFirst().handle(), bg.getFirst().handle(), r.spanSeconds, 100 * r.busyFraction,
                 (1 - r.busyFraction) * 1e3);
-        out.printf(Locale.ROOT, "  %-8s %9s %10s %9s %9s %12s%n", "idle", "per s", "mean us", "p50 us", "p99 us", "ms per s");
+        out.printf(Locale.ROOT, "  %-8s %9s %10s %9s %9s %9s %12s | %-28s | %-28s%n", "idle", "per s", "mean us", "p50 us", "p90 us",
+                "p99 us", "ms per s", "next already launched: n/s, mean us", "next launched after: n/s, mean us");
         for (int k = 0; k < CLASSES.length; k++) {
-            out.printf(Locale.ROOT, "  %-8s %9.1f %10.1f %9s %9s %12.2f%n", CLASSES[k], r.count[k] / r.spanSeconds,
-                    r.count[k] == 0 ? 0 : r.idleNanos[k] / r.count[k] / 1e3, k == 0 ? us(r.resumes, 0.5) : "", k == 0 ? us(r.resumes, 0.99) : "",
-                    r.idleNanos[k] / 1e6 / r.spanSeconds);
+            List<Long> all = new ArrayList<>(r.queuedGaps.get(k));
+            all.addAll(r.lateGaps.get(k));
+            out.printf(Locale.ROOT, "  %-8s %9.1f %10.1f %9s %9s %9s %12.2f | %10.1f %10.1f        | %10.1f %10.1f%n", CLASSES[k],
+                    r.count[k] / r.spanSeconds, r.count[k] == 0 ? 0 : r.idleNanos[k] / r.count[k] / 1e3, us(all, 0.5), us(all, 0.9),
+                    us(all, 0.99), r.idleNanos[k] / 1e6 / r.spanSeconds, r.queuedGaps.get(k).size() / r.spanSeconds,
+                    mean(r.queuedGaps.get(k)), r.lateGaps.get(k).size() / r.spanSeconds, mean(r.lateGaps.get(k)));
         }
+        long[] edges = {2, 4, 6, 8, 12, 20, 50, 200};
+        StringBuilder h = new StringBuilder("  bg->bg gaps, us: ms per s by size:");
+        List<Long> bgbg = new ArrayList<>(r.queuedGaps.get(3));
+        bgbg.addAll(r.lateGaps.get(3));
+        long lower = 0;
+        for (int e = 0; e <= edges.length; e++) {
+            long upper = e < edges.length ? edges[e] : Long.MAX_VALUE;
+            long lo = lower;
+            double sum = bgbg.stream().filter(g -> g >= lo * 1000 && g < (upper == Long.MAX_VALUE ? upper : upper * 1000))
+                    .mapToLong(Long::longValue).sum();
+            h.append(String.format(Locale.ROOT, " [%d,%s) %.2f", lower, e < edges.length ? String.valueOf(upper) : "inf",
+                    sum / 1e6 / r.spanSeconds));
+            lower = upper;
+        }
+        out.println(h);
         if (!r.heldResumes.isEmpty()) {
             out.printf(Locale.ROOT, "  resumes held on the device (%d): p50 us: gap %s = end seen %s + then to start %s%n", r.heldResumes.size(),
                     part(r.heldResumes, 0), part(r.heldResumes, 1), part(r.heldResumes, 2));
@@ -174,6 +201,10 @@ public final class SwitchAnalysis {
                     r.launchedResumes.size(), part(r.launchedResumes, 0), part(r.launchedResumes, 1), part(r.launchedResumes, 2),
                     part(r.launchedResumes, 3), part(r.launchedResumes, 4));
         }
+    }
+
+    private static double mean(List<Long> v) {
+        return v.isEmpty() ? 0 : v.stream().mapToLong(Long::longValue).average().orElse(0) / 1e3;
     }
 
     private static String us(List<Long> v, double q) {

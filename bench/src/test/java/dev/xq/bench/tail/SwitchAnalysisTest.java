@@ -72,6 +72,9 @@ class SwitchAnalysisTest {
         assertArrayEquals(new long[] {30 * US, 5 * US, 25 * US}, r.heldResumes().getFirst());
         // launched after: seen at +5, launch begins at +12 (7 later), call 5 us, start 13 us after it
         assertArrayEquals(new long[] {30 * US, 5 * US, 7 * US, 5 * US, 13 * US}, r.launchedResumes().getFirst());
+        assertEquals(r.count()[3], r.queuedGaps().get(3).size(), "bg's own commands were launched 45 us ahead of their start");
+        assertEquals(r.heldResumes().size(), r.queuedGaps().get(0).size());
+        assertEquals(r.launchedResumes().size(), r.lateGaps().get(0).size());
         double busy = r.busyFraction();
         assertTrue(busy > 0.8 && busy < 0.99, "busy " + busy);
     }
@@ -93,5 +96,6 @@ class SwitchAnalysisTest {
         assertTrue(text.contains("pair 2 (fg handle 3, bg handle 4)"), text);
         assertTrue(!text.contains("pair 3"), text);
         assertTrue(text.contains("resumes held on the device"), text);
+        assertTrue(text.contains("bg->bg gaps, us: ms per s by size: [0,2) 0.00 [2,4) "), text);
     }
 }
