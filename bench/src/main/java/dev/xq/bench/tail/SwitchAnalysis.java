@@ -89,7 +89,8 @@ public final class SwitchAnalysis {
 
     /** The idle moments of one pair, classified; returned for tests. */
     record Result(double spanSeconds, double busyFraction, long[] count, double[] idleNanos, List<Long> resumes,
-                  List<long[]> heldResumes, List<long[]> launchedResumes, List<List<Long>> queuedGaps, List<List<Long>> lateGaps) { }
+                  List<long[]> heldResumes, List<long[]> launchedResumes, List<List<Long>> queuedGaps, List<List<Long>> lateGaps,
+                  List<long[]> lateBgParts) { }
 
     static Result measure(List<Cmd> fg, List<Cmd> bg, long offset) {
         // the time both ran, less the first tenth (warm-up), as the scenarios do
@@ -120,6 +121,7 @@ public final class SwitchAnalysis {
             queuedGaps.add(new ArrayList<>());
             lateGaps.add(new ArrayList<>());
         }
+        List<long[]> lateBg = new ArrayList<>();
         long busy = 0;
         long reach = Long.MIN_VALUE;
         Cmd last = null; // the command whose end is the busy frontier
@@ -133,6 +135,15 @@ public final class SwitchAnalysis {
                 idle[k] += gap;
                 // the next command was on the device before the previous ended (a device-side gap), or launched after
                 (c.launchEnd() > 0 && c.launchEnd() <= reach ? queuedGaps : lateGaps).get(k).add(gap);
+                if (k == 3 && c.launchEnd() > reach && c.launchBegin() > 0 && c.enter() > 0) {
+                    // bg waited for its own next command: its previous end seen, the submitter back, the launch
+                    long seen = Math.max(reach, last.seenEpochNanos() - offset);
+                    long entered = Math.max(seen, c.enter());
+                    long begin = Math.max(entered, c.launchBegin());
+                    long callEnd = Math.max(begin, c.launchEnd());
+                    lateBg.add(new long[] {gap, seen - reach, entered - seen, begin - entered, callEnd - begin,
+                        Math.max(0, c.start() - callEnd)});
+                }
                 if (k == 0) {
                     resumes.add(gap);
                     long seen = last.seenEpochNanos() - offset;
@@ -159,7 +170,7 @@ public final class SwitchAnalysis {
             }
         }
         double span = (hi - lo) / 1e9;
-        return new Result(span, busy / 1e9 / span, count, idle, resumes, held, launched, queuedGaps, lateGaps);
+        return new Result(span, busy / 1e9 / span, count, idle, resumes, held, launched, queuedGaps, lateGaps, lateBg);
     }
 
     private static void report(int n, List<Cmd> fg, List<Cmd> bg, long offset, PrintStream out) {
@@ -192,6 +203,12 @@ public final class SwitchAnalysis {
             lower = upper;
         }
         out.println(h);
+        if (!r.lateBgParts.isEmpty()) {
+            out.printf(Locale.ROOT, "  bg waiting for its own next command (%d): p50 us: gap %s = previous end seen %s + submitter"
+                    + " back %s + to launch %s + call %s + to start %s%n", r.lateBgParts.size(), part(r.lateBgParts, 0),
+                    part(r.lateBgParts, 1), part(r.lateBgParts, 2), part(r.lateBgParts, 3), part(r.lateBgParts, 4),
+                    part(r.lateBgParts, 5));
+        }
         if (!r.heldResumes.isEmpty()) {
             out.printf(Locale.ROOT, "  resumes held on the device (%d): p50 us: gap %s = end seen %s + then to start %s%n", r.heldResumes.size(),
                     part(r.heldResumes, 0), part(r.heldResumes, 1), part(r.heldResumes, 2));

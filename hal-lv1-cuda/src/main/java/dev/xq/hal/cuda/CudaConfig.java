@@ -50,4 +50,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     @AttributeDefinition(name = "Level 2: guard hold (ms)", min = "1", max = "3600000",
             description = "adaptive stall: a queue's launches stay guarded this long after the scheduler last let it go")
     int stallHoldMillis() default CudaSettings.DEFAULT_STALL_HOLD_MILLIS;
+
+    @AttributeDefinition(name = "Start events", options = {
+            @org.osgi.service.metatype.annotations.Option(value = "chained", label = "only where the stream was idle"),
+            @org.osgi.service.metatype.annotations.Option(value = "every", label = "before every command")},
+            description = "chained: a command queued behind another on its stream starts where that one ended (or where a "
+                    + "level-2 hold let it go), saving a timing event (~1.5 us of device time) per command; every: each "
+                    + "command's start is the device's own timestamp")
+    String startEvents() default CudaSettings.DEFAULT_START_EVENTS;
 }

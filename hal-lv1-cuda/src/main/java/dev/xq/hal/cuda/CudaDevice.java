@@ -206,6 +206,8 @@ final class CudaDevice {
         p.put("streamPriorities", leastPriority + " (least) .. " + greatestPriority + " (greatest)");
         p.put("completion", settings.completion().label());
         p.put("level2", stallOff != null ? stallOff : settings.stall().label() + " (launches wait on a flag a deactivate raises: cuStreamWaitValue32)");
+        p.put("startEvents", settings.everyStartEvent() ? "every (each command's start is the device's own timestamp)"
+                : "chained (only a command launched onto an idle stream gets a start event)");
         p.put("spin", SPIN_BLOCKS_PER_SM + " x " + SPIN_BLOCK_THREADS + "-thread blocks per SM, %globaltimer; memory not reserved");
         Set<String> names = new TreeSet<>(settings.modules().keySet());
         names.add(CudaSettings.SPIN_MODULE);
@@ -392,6 +394,11 @@ final class CudaDevice {
 
     StallMode stallMode() {
         return settings.stall();
+    }
+
+    /** @return whether every command gets its own start event (else: chained starts) */
+    boolean everyStartEvent() {
+        return settings.everyStartEvent();
     }
 
     long stallHoldNanos() {

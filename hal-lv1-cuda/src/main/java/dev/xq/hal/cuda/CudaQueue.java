@@ -24,13 +24,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * recorded on the stream; the device's {@link CompletionWatcher} watches the closing one and
  * turns both into host times through the device's {@link DeviceClock}.
  *
- * <p>Why two events per command rather than one after each command, chained: a command's start
- * is then the device's own timestamp even when the stream was idle before it (with chaining it
- * would be the previous command's end, which can lie long before this launch), and the command's
- * device time is exactly cuEventElapsedTime(start, end). The second cuEventRecord costs about
- * 1.2 us of host time per launch (H100; cuLaunchKernel itself: 3.8 us). A start event marks when
- * the stream reached the command, not when its blocks got SMs: a kernel that waits behind
- * another stream's kernel counts the wait.
+ * <p>Start events, chained (the default): a command launched onto an idle stream (nothing of this
+ * queue in flight) gets a start event of its own, since its start is the device's to tell; a
+ * command launched behind another starts where that one ended, or when its launch call began if
+ * that was later, or, when it carries a level-2 guard and a hold covered that moment, where the
+ * hold ended (the queue keeps its last holds' host times). On the H100 a timing event costs the
+ * device ~1.5 us per command and a back-to-back stream pays it in full (bench/gpu/probe/guardcost.cu:
+ * E K E +5.9 us over the kernel, K E +4.5; with a guard W E K E +7.6, W K E +5.6), so chaining
+ * saves 1.4-2 us per command at no loss of what the runtime uses (the end is always the device's
+ * timestamp). {@code startEvents=every} gives every command its own start event (cuEventElapsedTime
+ * exact), as before. A start event marks when the stream reached the command, not when its blocks
+ * got SMs: a kernel that waits behind another stream's kernel counts the wait; so does a chained
+ * start.
  *
  * <p>Level 2 ({@link Stall}, where the device offers it): a guarded launch puts a
  * {@code cuStreamWaitValue32} on the queue's flag word before the start event, so a deactivate
@@ -49,10 +54,15 @@ final class CudaQueue implements HwQueue {
     /** A launched command. {@code untracked} is set when its end event could not be recorded. */
     static final class InFlight {
         final HwCommand command;
+        /** Its start event; null where the start is chained to the previous command's end. */
         final MemorySegment start;
         final MemorySegment end;
         final HalException untracked;
         final long order;
+        /** Host time just before its launch call: a chained command cannot have started earlier. */
+        long launchNanos;
+        /** Whether a level-2 guard is in front of it (a hold can delay its start). */
+        boolean guarded;
         /** Completion thread only: host time of the start event once it happened. */
         long startNanos = DeviceClock.UNKNOWN;
         /** A read's host side: copied from staging into the application's memory before the completion is reported. */
@@ -92,6 +102,8 @@ final class CudaQueue implements HwQueue {
     // Completion thread only: estimate of a command's device time, for waking up in time.
     private long estimateNanos;
     private boolean estimated;
+    /** Completion thread only: host time of the last collected command's end (a chained start's floor). */
+    private long lastEndNanos = DeviceClock.UNKNOWN;
 
     CudaQueue(CudaDevice device, CudaApi api, String name, HwQueueListener listener, MemorySegment stream,
               int cudaPriority, int eventFlags, boolean hostFunc) {
@@ -112,6 +124,9 @@ final class CudaQueue implements HwQueue {
      * under the queue's control lock, never concurrently; launches may run beside them (a command
      * launched unguarded just then runs, as at level 1).
      */
+    /** How many of its last holds a queue keeps for chained starts. */
+    static final int HOLDS = 8;
+
     final class Stall implements Preemption {
         /** The flag word in device memory, 0 until the first deactivate (or the first launch, with stall=always). */
         private volatile long word;
@@ -124,12 +139,22 @@ final class CudaQueue implements HwQueue {
             return PreemptionLevel.DEACTIVATE;
         }
 
+        /** The last holds' host times, [from, to) with to = Long.MAX_VALUE while one lasts: a ring, guarded by this. */
+        private final long[] holdFrom = new long[HOLDS];
+        private final long[] holdTo = new long[HOLDS];
+        private int holds;
+
         @Override
         public List<HwCommand> deactivate() {
             if (closed) {
                 return List.of();
             }
             long w = word();
+            synchronized (this) {
+                int i = holds++ % HOLDS;
+                holdFrom[i] = System.nanoTime();
+                holdTo[i] = Long.MAX_VALUE;
+            }
             held = true;
             device.writeFlag(w, 1);
             return List.of();
@@ -144,6 +169,30 @@ final class CudaQueue implements HwQueue {
             guardUntil = System.nanoTime() + device.stallHoldNanos();
             device.writeFlag(w, 0);
             held = false;
+            synchronized (this) {
+                if (holds > 0) {
+                    holdTo[(holds - 1) % HOLDS] = System.nanoTime();
+                }
+            }
+        }
+
+        /**
+         * A guarded command that could have started at {@code t}: where the holds let it start.
+         *
+         * @return t, or the end of the hold that covered it (repeatedly), or Long.MAX_VALUE if a hold covers it still
+         */
+        synchronized long startAfterHolds(long t) {
+            boolean moved = true;
+            for (int round = 0; moved && round <= HOLDS; round++) {
+                moved = false;
+                for (int k = 0; k < Math.min(holds, HOLDS); k++) {
+                    if (holdFrom[k] <= t && t < holdTo[k]) {
+                        t = holdTo[k];
+                        moved = true;
+                    }
+                }
+            }
+            return t;
         }
 
         @Override
@@ -258,6 +307,7 @@ final class CudaQueue implements HwQueue {
             }
             device.makeCurrent();
             int rc;
+            boolean guarded = false;
             if (stall != null) {
                 long w = stall.guardFor(System.nanoTime());
                 if (w != 0) {
@@ -265,15 +315,22 @@ final class CudaQueue implements HwQueue {
                     if (rc != CudaApi.CUDA_SUCCESS) {
                         throw api.failure(rc, "cuStreamWaitValue32", "guard of " + about(command));
                     }
+                    guarded = true;
                 }
             }
-            MemorySegment start = takeEvent();
+            // chained start: only behind a command of this queue still tracked in flight (its end comes first)
+            InFlight behind = inFlight.peekLast();
+            boolean chained = !device.everyStartEvent() && behind != null && behind.untracked == null;
+            MemorySegment start = chained ? null : takeEvent();
             MemorySegment end = takeEvent();
-            rc = api.eventRecord(start, stream);
-            if (rc != CudaApi.CUDA_SUCCESS) {
-                recycle(start);
-                recycle(end);
-                throw api.failure(rc, "cuEventRecord", "start of " + about(command));
+            long launchNanos = System.nanoTime();
+            if (start != null) {
+                rc = api.eventRecord(start, stream);
+                if (rc != CudaApi.CUDA_SUCCESS) {
+                    recycle(start);
+                    recycle(end);
+                    throw api.failure(rc, "cuEventRecord", "start of " + about(command));
+                }
             }
             Staged staged = null;
             try {
@@ -311,6 +368,8 @@ final class CudaQueue implements HwQueue {
             }
             InFlight launched = new InFlight(command, start, end, null, order);
             launched.staged = staged;
+            launched.launchNanos = launchNanos;
+            launched.guarded = guarded;
             inFlight.addLast(launched);
             device.watcher().launched(command.command() instanceof Command.Spin s ? s.micros() * 1000L : 0);
         } finally {
@@ -472,7 +531,9 @@ final class CudaQueue implements HwQueue {
     }
 
     private void recycle(MemorySegment event) {
-        eventPool.add(event);
+        if (event != null) {
+            eventPool.add(event);
+        }
     }
 
     @Override
@@ -546,16 +607,32 @@ final class CudaQueue implements HwQueue {
                 deliveries.add(() -> listener.failed(c, cause));
                 throw new DeviceFault(cause, n + 1);
             }
-            long duration = clock.elapsedNanos(f.start, f.end);
-            long start = f.startNanos != DeviceClock.UNKNOWN ? f.startNanos : clock.toNanos(f.start);
             long now = System.nanoTime();
-            if (duration == DeviceClock.UNKNOWN || duration < 0) {
-                duration = 0;
+            long start;
+            long end;
+            if (f.start == null) {
+                end = clock.toNanos(f.end);
+                if (end == DeviceClock.UNKNOWN) {
+                    end = now;
+                }
+                start = f.startNanos != DeviceClock.UNKNOWN ? f.startNanos : chainedStart(f);
+                if (start > end) {
+                    // a hold raised just as it passed its guard: it ran, from where it could have started
+                    start = Math.min(end, lastEndNanos == DeviceClock.UNKNOWN ? f.launchNanos : Math.max(lastEndNanos, f.launchNanos));
+                }
+            } else {
+                long duration = clock.elapsedNanos(f.start, f.end);
+                start = f.startNanos != DeviceClock.UNKNOWN ? f.startNanos : clock.toNanos(f.start);
+                if (duration == DeviceClock.UNKNOWN || duration < 0) {
+                    duration = 0;
+                }
+                if (start == DeviceClock.UNKNOWN) {
+                    start = now - duration;
+                }
+                end = start + duration;
             }
-            if (start == DeviceClock.UNKNOWN) {
-                start = now - duration;
-            }
-            long end = start + duration;
+            long duration = end - start;
+            lastEndNanos = end;
             recycle(f.start);
             recycle(f.end);
             if (!(c.command() instanceof Command.Spin)) {
@@ -564,21 +641,22 @@ final class CudaQueue implements HwQueue {
                 estimated = true;
             }
             long s = start;
+            long e = end;
             Staged staged = f.staged;
             if (staged == null || staged.target().byteSize() == 0) {
                 unstage(staged); // a write's staging: the copy is done
-                deliveries.add(() -> listener.completed(c, s, end));
+                deliveries.add(() -> listener.completed(c, s, e));
             } else {
                 deliveries.add(() -> {
                     try {
                         staged.finish();
-                    } catch (RuntimeException e) {
-                        listener.failed(c, new HalException("read of " + about(c) + " could not copy into its target: " + e, e));
+                    } catch (RuntimeException x) {
+                        listener.failed(c, new HalException("read of " + about(c) + " could not copy into its target: " + x, x));
                         return;
                     } finally {
                         unstage(staged);
                     }
-                    listener.completed(c, s, end);
+                    listener.completed(c, s, e);
                 });
             }
             n++;
@@ -602,6 +680,13 @@ final class CudaQueue implements HwQueue {
         if (expected < 0) {
             return Long.MAX_VALUE;
         }
+        if (f.startNanos == DeviceClock.UNKNOWN && f.start == null) {
+            long s = chainedStart(f);
+            if (s == Long.MAX_VALUE) {
+                return Long.MAX_VALUE; // held: it has not started
+            }
+            f.startNanos = s;
+        }
         if (f.startNanos == DeviceClock.UNKNOWN) {
             if (api.eventQuery(f.start) != CudaApi.CUDA_SUCCESS) {
                 return Long.MAX_VALUE;
@@ -610,6 +695,19 @@ final class CudaQueue implements HwQueue {
             f.startNanos = s == DeviceClock.UNKNOWN ? now : s;
         }
         return f.startNanos + expected;
+    }
+
+    /**
+     * Completion thread: where a command without a start event started. Its predecessor on the
+     * stream has been collected (commands are collected in order), so its end is known: the
+     * stream reached this one then, or when its launch call began if that was later, or, for a
+     * guarded command, where the holds covering that moment ended.
+     *
+     * @return host time, or Long.MAX_VALUE while a hold keeps it from starting
+     */
+    private long chainedStart(InFlight f) {
+        long t = lastEndNanos == DeviceClock.UNKNOWN ? f.launchNanos : Math.max(lastEndNanos, f.launchNanos);
+        return f.guarded && stall != null ? stall.startAfterHolds(t) : t;
     }
 
     /**

@@ -16,9 +16,12 @@ import java.util.Map;
  * @param timerSlackNanos the completion thread's Linux timer slack; 0 keeps the OS default
  * @param stall level 2: whether and when launches carry a guard that a deactivate closes
  * @param stallHoldMillis adaptive stall: how long after its last reactivate a queue's launches stay guarded
+ * @param everyStartEvent whether every command gets a start event; false: only a command launched
+ *        onto an idle stream does, the others start where their predecessor ended (chained)
  */
 record CudaSettings(String library, Map<String, Path> modules, CompletionMode completion, int pollEarlyMicros,
-                    int pollMaxSleepMicros, int timerSlackNanos, StallMode stall, int stallHoldMillis) {
+                    int pollMaxSleepMicros, int timerSlackNanos, StallMode stall, int stallHoldMillis,
+                    boolean everyStartEvent) {
 
     static final String DEFAULT_LIBRARY = "libcuda.so.1";
     static final String DEFAULT_COMPLETION = "poll";
@@ -27,6 +30,7 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static final int DEFAULT_TIMER_SLACK_NANOS = 1000;
     static final String DEFAULT_STALL = "adaptive";
     static final int DEFAULT_STALL_HOLD_MILLIS = 1000;
+    static final String DEFAULT_START_EVENTS = "chained";
     /** The built-in module's name. */
     static final String SPIN_MODULE = "spin";
 
@@ -60,14 +64,28 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static CudaSettings defaults() {
         return new CudaSettings(DEFAULT_LIBRARY, Map.of(), CompletionMode.parse(DEFAULT_COMPLETION),
                 DEFAULT_POLL_EARLY_MICROS, DEFAULT_POLL_MAX_SLEEP_MICROS, DEFAULT_TIMER_SLACK_NANOS,
-                StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS);
+                StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS, false);
     }
 
     /** @throws IllegalArgumentException naming the bad value and what is allowed */
     static CudaSettings from(CudaConfig c) {
         return new CudaSettings(c.library() == null ? DEFAULT_LIBRARY : c.library().strip(), parseModules(c.modules()),
                 CompletionMode.parse(c.completion()), c.pollEarlyMicros(), c.pollMaxSleepMicros(), c.timerSlackNanos(),
-                StallMode.parse(c.stall()), c.stallHoldMillis());
+                StallMode.parse(c.stall()), c.stallHoldMillis(), parseStartEvents(c.startEvents()));
+    }
+
+    /**
+     * @param value {@code chained} or {@code every}
+     * @return whether every command gets its own start event
+     * @throws IllegalArgumentException naming the value and what is allowed
+     */
+    static boolean parseStartEvents(String value) {
+        String v = value == null ? DEFAULT_START_EVENTS : value.strip();
+        return switch (v) {
+            case "chained" -> false;
+            case "every" -> true;
+            default -> throw new IllegalArgumentException("startEvents '" + value + "' is not one of chained, every");
+        };
     }
 
     /**
@@ -101,22 +119,27 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     }
 
     CudaSettings withLibrary(String l) {
-        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis);
+        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent);
     }
 
     CudaSettings withModules(Map<String, Path> m) {
-        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis);
+        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent);
     }
 
     CudaSettings withCompletion(CompletionMode c) {
-        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis);
+        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent);
     }
 
     CudaSettings withPolling(int earlyMicros, int maxSleepMicros, int slackNanos) {
-        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis);
+        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent);
     }
 
     CudaSettings withStall(StallMode mode, int holdMillis) {
-        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis);
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent);
+    }
+
+    CudaSettings withEveryStartEvent(boolean every) {
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
+                every);
     }
 }

@@ -72,6 +72,10 @@ final class CudaDouble implements AutoCloseable {
     final AtomicInteger kernelsLaunched = new AtomicInteger();
     /** When each kernel that ran ended ({@link System#nanoTime()}, in the order they ended). */
     final List<Long> kernelEnds = new CopyOnWriteArrayList<>();
+    /** When each kernel that ran started, in the order they started. */
+    final List<Long> kernelStarts = new CopyOnWriteArrayList<>();
+    /** How many cuEventRecord calls were made, by stream. */
+    private final Map<Long, AtomicInteger> eventsRecorded = new ConcurrentHashMap<>();
     final AtomicInteger hostFuncsRun = new AtomicInteger();
     final AtomicInteger liveEvents = new AtomicInteger();
     final AtomicInteger liveStreams = new AtomicInteger();
@@ -441,6 +445,7 @@ final class CudaDouble implements AutoCloseable {
                 if (s.error != 0) {
                     return;
                 }
+                kernelStarts.add(System.nanoTime());
                 run(f, values);
                 kernelEnds.add(System.nanoTime());
             });
@@ -726,6 +731,12 @@ final class CudaDouble implements AutoCloseable {
         return 0;
     }
 
+    /** @return how many events were recorded on {@code stream} */
+    int eventsRecordedOn(MemorySegment stream) {
+        AtomicInteger n = eventsRecorded.get(stream.address());
+        return n == null ? 0 : n.get();
+    }
+
     int cuEventRecord(MemorySegment event, MemorySegment stream) {
         return guard(() -> {
             Event e = events.get(event.address());
@@ -735,6 +746,7 @@ final class CudaDouble implements AutoCloseable {
             }
             e.recorded = true;
             e.done = false;
+            eventsRecorded.computeIfAbsent(stream.address(), k -> new AtomicInteger()).incrementAndGet();
             s.submit(() -> {
                 e.nanos = System.nanoTime();
                 e.error = s.error;

@@ -396,4 +396,37 @@ class CudaQueueTest {
         assertEquals("completed", l.reports.get(0).what());
         assertNotNull(l.reports.get(0).command());
     }
+
+    @Test
+    void commandsQueuedBehindAnotherAreChainedToItsEnd() {
+        for (boolean every : new boolean[] {false, true}) {
+            try (CudaDouble d = new CudaDouble()) {
+                CudaPlatform p = CudaPlatform.start(d.api(), CudaSettings.defaults().withEveryStartEvent(every), RuntimeLog.NONE);
+                try {
+                    RecordingListener l = new RecordingListener();
+                    HwQueue q = p.open("cuda0", new HwQueueOptions("chain", null), l);
+                    for (int i = 0; i < 4; i++) {
+                        q.launch(new HwCommand(i, Command.spin(20_000)));
+                    }
+                    assertTrue(l.await(4));
+                    assertEquals(every ? 8 : 5, d.eventsRecordedOn(((CudaQueue) q).stream()), "events recorded with startEvents=" + (every ? "every" : "chained"));
+                    for (int i = 0; i < 4; i++) {
+                        RecordingListener.Report r = l.reports.get(i);
+                        assertEquals("completed", r.what());
+                        long real = d.kernelStarts.get(i);
+                        assertTrue(Math.abs(r.startNanos() - real) < 3_000_000L, "command " + i + " reported starting "
+                                + (r.startNanos() - real) / 1000 + " us from its real start");
+                        if (i > 0 && !every) {
+                            assertEquals(l.reports.get(i - 1).endNanos(), r.startNanos(), "command " + i + " starts where " + (i - 1) + " ended");
+                        }
+                        assertTrue(r.endNanos() - r.startNanos() >= 19_000_000L, "command " + i + " lasted "
+                                + (r.endNanos() - r.startNanos()) / 1000 + " us");
+                    }
+                    q.close();
+                } finally {
+                    p.close();
+                }
+            }
+        }
+    }
 }

@@ -53,4 +53,13 @@ class CudaSettingsTest {
         assertThrows(IllegalArgumentException.class, () -> CudaSettings.defaults().withPolling(10, 10, 60_000));
         assertThrows(IllegalArgumentException.class, () -> CudaSettings.defaults().withLibrary(" "));
     }
+
+    @Test
+    void startEventsAreChainedOrEvery() {
+        assertEquals(false, CudaSettings.parseStartEvents("chained"));
+        assertEquals(true, CudaSettings.parseStartEvents(" every "));
+        assertEquals(false, CudaSettings.defaults().everyStartEvent(), "chained is the default");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parseStartEvents("some"));
+        assertTrue(e.getMessage().contains("startEvents 'some' is not one of chained, every"), e.getMessage());
+    }
 }

@@ -107,6 +107,30 @@ class CudaStallTest {
     }
 
     @Test
+    void aChainedStartBehindAHoldIsWhereTheHoldEnded() throws Exception {
+        RecordingListener l = new RecordingListener();
+        CudaQueue q = (CudaQueue) open(CudaSettings.defaults().withStall(StallMode.ALWAYS, 1000), l);
+        q.launch(new HwCommand(0, Command.spin(60_000)));
+        q.launch(new HwCommand(1, Command.spin(1_000)));
+        assertTrue(RecordingListener.awaitThat(() -> cuda.kernelStarts.size() == 1), "the first command never started");
+        deactivate(q); // while command 0 runs: command 1 waits at its guard
+        Thread.sleep(150);
+        assertEquals(1, cuda.kernelStarts.size(), "the held command started");
+        long released = System.nanoTime();
+        q.stall().reactivate();
+        assertTrue(l.await(2));
+        RecordingListener.Report first = l.reports.get(0);
+        RecordingListener.Report second = l.reports.get(1);
+        assertTrue(first.endNanos() < released - 50_000_000L, "command 0 ended during the hold");
+        assertTrue(second.startNanos() >= released, "command 1's start " + (second.startNanos() - released) / 1000
+                + " us from the release: a chained start must not put it at command 0's end");
+        assertTrue(second.startNanos() <= cuda.kernelStarts.get(1) + 2_000_000L, "command 1 reported starting after it did");
+        assertTrue(second.endNanos() >= second.startNanos());
+        assertEquals(3, cuda.eventsRecordedOn(q.stream()), "command 1 should need no start event of its own");
+        q.close();
+    }
+
+    @Test
     void alwaysGuardsEveryLaunch() {
         RecordingListener l = new RecordingListener();
         CudaQueue q = (CudaQueue) open(CudaSettings.defaults().withStall(StallMode.ALWAYS, 1000), l);
