@@ -58,4 +58,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
                     + "level-2 hold let it go), saving a timing event (~1.5 us of device time) per command; every: each "
                     + "command's start is the device's own timestamp")
     String startEvents() default CudaSettings.DEFAULT_START_EVENTS;
+
+    @AttributeDefinition(name = "End times", options = {
+            @org.osgi.service.metatype.annotations.Option(value = "device", label = "the device's timestamp (timing event)"),
+            @org.osgi.service.metatype.annotations.Option(value = "seen", label = "when the completion was seen")},
+            description = "device: a command's end is the device's own timestamp (a timing event, ~1.9 us of device time per "
+                    + "command); seen: its end is when the completion thread saw it, a few us late (an event without timing, "
+                    + "which costs the device nothing)")
+    String timing() default CudaSettings.DEFAULT_TIMING;
 }

@@ -208,6 +208,8 @@ final class CudaDevice {
         p.put("level2", stallOff != null ? stallOff : settings.stall().label() + " (launches wait on a flag a deactivate raises: cuStreamWaitValue32)");
         p.put("startEvents", settings.everyStartEvent() ? "every (each command's start is the device's own timestamp)"
                 : "chained (only a command launched onto an idle stream gets a start event)");
+        p.put("timing", settings.deviceEndTimes() ? "device (a command's end is the device's timestamp)"
+                : "seen (a command's end is when its completion was seen)");
         p.put("spin", SPIN_BLOCKS_PER_SM + " x " + SPIN_BLOCK_THREADS + "-thread blocks per SM, %globaltimer; memory not reserved");
         Set<String> names = new TreeSet<>(settings.modules().keySet());
         names.add(CudaSettings.SPIN_MODULE);
@@ -399,6 +401,11 @@ final class CudaDevice {
     /** @return whether every command gets its own start event (else: chained starts) */
     boolean everyStartEvent() {
         return settings.everyStartEvent();
+    }
+
+    /** @return whether a command's end is the device's timestamp (else: when its completion was seen) */
+    boolean deviceEndTimes() {
+        return settings.deviceEndTimes();
     }
 
     long stallHoldNanos() {

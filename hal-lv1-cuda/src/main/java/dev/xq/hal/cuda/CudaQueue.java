@@ -89,6 +89,9 @@ final class CudaQueue implements HwQueue {
     private final KernelArgs kernelArgs = new KernelArgs(arena);
     private final ConcurrentLinkedDeque<InFlight> inFlight = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedQueue<MemorySegment> eventPool = new ConcurrentLinkedQueue<>();
+    /** Events without timing, for ends under timing=seen. */
+    private final ConcurrentLinkedQueue<MemorySegment> plainPool = new ConcurrentLinkedQueue<>();
+    private final boolean deviceEnds;
     /** Every event this queue made; guarded by launchLock until the queue is closed. */
     private final List<MemorySegment> allEvents = new ArrayList<>();
     private final ReentrantLock launchLock = new ReentrantLock();
@@ -115,6 +118,7 @@ final class CudaQueue implements HwQueue {
         this.cudaPriority = cudaPriority;
         this.eventFlags = eventFlags;
         this.hostFunc = hostFunc;
+        this.deviceEnds = device.deviceEndTimes();
         this.stall = device.stallable() ? new Stall() : null;
     }
 
@@ -322,13 +326,13 @@ final class CudaQueue implements HwQueue {
             InFlight behind = inFlight.peekLast();
             boolean chained = !device.everyStartEvent() && behind != null && behind.untracked == null;
             MemorySegment start = chained ? null : takeEvent();
-            MemorySegment end = takeEvent();
+            MemorySegment end = deviceEnds ? takeEvent() : takePlainEvent();
             long launchNanos = System.nanoTime();
             if (start != null) {
                 rc = api.eventRecord(start, stream);
                 if (rc != CudaApi.CUDA_SUCCESS) {
                     recycle(start);
-                    recycle(end);
+                    recycleEnd(end);
                     throw api.failure(rc, "cuEventRecord", "start of " + about(command));
                 }
             }
@@ -342,7 +346,7 @@ final class CudaQueue implements HwQueue {
             } catch (RuntimeException e) {
                 // the start event stays recorded on the stream; re-recording it later is allowed
                 recycle(start);
-                recycle(end);
+                recycleEnd(end);
                 throw e;
             }
             long order = device.nextLaunchOrder();
@@ -350,7 +354,7 @@ final class CudaQueue implements HwQueue {
             if (rc != CudaApi.CUDA_SUCCESS) {
                 // the command is on the stream and will run, but its end cannot be seen: report it
                 // failed, in its turn, rather than pretend it was never launched
-                recycle(end);
+                recycleEnd(end);
                 InFlight untracked = new InFlight(command, start, null,
                         api.failure(rc, "cuEventRecord", "end of " + about(command)), order);
                 untracked.staged = staged;
@@ -530,9 +534,26 @@ final class CudaQueue implements HwQueue {
         return e;
     }
 
+    /** Caller holds launchLock and has made the context current. */
+    private MemorySegment takePlainEvent() {
+        MemorySegment e = plainPool.poll();
+        if (e == null) {
+            e = api.eventCreate(eventFlags | CudaApi.CU_EVENT_DISABLE_TIMING);
+            allEvents.add(e);
+        }
+        return e;
+    }
+
     private void recycle(MemorySegment event) {
         if (event != null) {
             eventPool.add(event);
+        }
+    }
+
+    /** An end event goes back to the pool it came from. */
+    private void recycleEnd(MemorySegment event) {
+        if (event != null) {
+            (deviceEnds ? eventPool : plainPool).add(event);
         }
     }
 
@@ -610,7 +631,15 @@ final class CudaQueue implements HwQueue {
             long now = System.nanoTime();
             long start;
             long end;
-            if (f.start == null) {
+            if (!deviceEnds) {
+                // an end without timing: when it was seen; a start event's own time where there is one
+                end = now;
+                start = f.startNanos != DeviceClock.UNKNOWN ? f.startNanos
+                        : f.start != null ? clock.toNanos(f.start) : chainedStart(f);
+                if (start == DeviceClock.UNKNOWN || start > end) {
+                    start = Math.min(end, lastEndNanos == DeviceClock.UNKNOWN ? f.launchNanos : Math.max(lastEndNanos, f.launchNanos));
+                }
+            } else if (f.start == null) {
                 end = clock.toNanos(f.end);
                 if (end == DeviceClock.UNKNOWN) {
                     end = now;
@@ -634,7 +663,7 @@ final class CudaQueue implements HwQueue {
             long duration = end - start;
             lastEndNanos = end;
             recycle(f.start);
-            recycle(f.end);
+            recycleEnd(f.end);
             if (!(c.command() instanceof Command.Spin)) {
                 // EWMA with weight 1/4, like the runtime's own estimate
                 estimateNanos = estimated ? estimateNanos + (duration - estimateNanos) / 4 : duration;
@@ -769,6 +798,7 @@ final class CudaQueue implements HwQueue {
             launchLock.unlock();
         }
         eventPool.clear();
+        plainPool.clear();
         List<MemorySegment> pinned = new ArrayList<>();
         synchronized (pinnedPool) {
             pinned.addAll(pinnedPool);

@@ -18,10 +18,13 @@ import java.util.Map;
  * @param stallHoldMillis adaptive stall: how long after its last reactivate a queue's launches stay guarded
  * @param everyStartEvent whether every command gets a start event; false: only a command launched
  *        onto an idle stream does, the others start where their predecessor ended (chained)
+ * @param deviceEndTimes whether a command's end is the device's timestamp (a timing event);
+ *        false: its end is when the completion thread saw it (an event without timing, which
+ *        costs the device nothing)
  */
 record CudaSettings(String library, Map<String, Path> modules, CompletionMode completion, int pollEarlyMicros,
                     int pollMaxSleepMicros, int timerSlackNanos, StallMode stall, int stallHoldMillis,
-                    boolean everyStartEvent) {
+                    boolean everyStartEvent, boolean deviceEndTimes) {
 
     static final String DEFAULT_LIBRARY = "libcuda.so.1";
     static final String DEFAULT_COMPLETION = "poll";
@@ -31,6 +34,7 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static final String DEFAULT_STALL = "adaptive";
     static final int DEFAULT_STALL_HOLD_MILLIS = 1000;
     static final String DEFAULT_START_EVENTS = "chained";
+    static final String DEFAULT_TIMING = "device";
     /** The built-in module's name. */
     static final String SPIN_MODULE = "spin";
 
@@ -64,14 +68,29 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static CudaSettings defaults() {
         return new CudaSettings(DEFAULT_LIBRARY, Map.of(), CompletionMode.parse(DEFAULT_COMPLETION),
                 DEFAULT_POLL_EARLY_MICROS, DEFAULT_POLL_MAX_SLEEP_MICROS, DEFAULT_TIMER_SLACK_NANOS,
-                StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS, false);
+                StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS, false, parseTiming(DEFAULT_TIMING));
     }
 
     /** @throws IllegalArgumentException naming the bad value and what is allowed */
     static CudaSettings from(CudaConfig c) {
         return new CudaSettings(c.library() == null ? DEFAULT_LIBRARY : c.library().strip(), parseModules(c.modules()),
                 CompletionMode.parse(c.completion()), c.pollEarlyMicros(), c.pollMaxSleepMicros(), c.timerSlackNanos(),
-                StallMode.parse(c.stall()), c.stallHoldMillis(), parseStartEvents(c.startEvents()));
+                StallMode.parse(c.stall()), c.stallHoldMillis(), parseStartEvents(c.startEvents()),
+                parseTiming(c.timing()));
+    }
+
+    /**
+     * @param value {@code device} or {@code seen}
+     * @return whether a command's end is the device's own timestamp
+     * @throws IllegalArgumentException naming the value and what is allowed
+     */
+    static boolean parseTiming(String value) {
+        String v = value == null ? DEFAULT_TIMING : value.strip();
+        return switch (v) {
+            case "device" -> true;
+            case "seen" -> false;
+            default -> throw new IllegalArgumentException("timing '" + value + "' is not one of device, seen");
+        };
     }
 
     /**
@@ -119,27 +138,32 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     }
 
     CudaSettings withLibrary(String l) {
-        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent);
+        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, deviceEndTimes);
     }
 
     CudaSettings withModules(Map<String, Path> m) {
-        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent);
+        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, deviceEndTimes);
     }
 
     CudaSettings withCompletion(CompletionMode c) {
-        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent);
+        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, deviceEndTimes);
     }
 
     CudaSettings withPolling(int earlyMicros, int maxSleepMicros, int slackNanos) {
-        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent);
+        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, deviceEndTimes);
     }
 
     CudaSettings withStall(StallMode mode, int holdMillis) {
-        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent);
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, deviceEndTimes);
     }
 
     CudaSettings withEveryStartEvent(boolean every) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                every);
+                every, deviceEndTimes);
+    }
+
+    CudaSettings withDeviceEndTimes(boolean device) {
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
+                everyStartEvent, device);
     }
 }

@@ -76,6 +76,8 @@ final class CudaDouble implements AutoCloseable {
     final List<Long> kernelStarts = new CopyOnWriteArrayList<>();
     /** How many cuEventRecord calls were made, by stream. */
     private final Map<Long, AtomicInteger> eventsRecorded = new ConcurrentHashMap<>();
+    /** How many events made with CU_EVENT_DISABLE_TIMING were recorded. */
+    final AtomicInteger untimedEventsRecorded = new AtomicInteger();
     final AtomicInteger hostFuncsRun = new AtomicInteger();
     final AtomicInteger liveEvents = new AtomicInteger();
     final AtomicInteger liveStreams = new AtomicInteger();
@@ -95,6 +97,7 @@ final class CudaDouble implements AutoCloseable {
     private record Fn(String name, long[] sizes) { }
 
     private final class Event {
+        volatile boolean timing = true;
         volatile boolean recorded;
         volatile boolean done;
         volatile long nanos;
@@ -716,7 +719,9 @@ final class CudaDouble implements AutoCloseable {
                 return INVALID_CONTEXT;
             }
             long h = newHandle();
-            events.put(h, new Event());
+            Event e = new Event();
+            e.timing = (flags & 0x2) == 0; // CU_EVENT_DISABLE_TIMING
+            events.put(h, e);
             liveEvents.incrementAndGet();
             out(p, ADDRESS).set(ADDRESS, 0, MemorySegment.ofAddress(h));
             return 0;
@@ -747,6 +752,9 @@ final class CudaDouble implements AutoCloseable {
             e.recorded = true;
             e.done = false;
             eventsRecorded.computeIfAbsent(stream.address(), k -> new AtomicInteger()).incrementAndGet();
+            if (!e.timing) {
+                untimedEventsRecorded.incrementAndGet();
+            }
             s.submit(() -> {
                 e.nanos = System.nanoTime();
                 e.error = s.error;
@@ -781,8 +789,8 @@ final class CudaDouble implements AutoCloseable {
     int cuEventElapsedTime(MemorySegment ms, MemorySegment start, MemorySegment end) {
         Event a = events.get(start.address());
         Event b = events.get(end.address());
-        if (a == null || b == null || !a.recorded || !b.recorded) {
-            return INVALID_HANDLE;
+        if (a == null || b == null || !a.recorded || !b.recorded || !a.timing || !b.timing) {
+            return INVALID_HANDLE; // as CUDA: an event made without timing has no time to give
         }
         if (!a.done || !b.done) {
             return NOT_READY;

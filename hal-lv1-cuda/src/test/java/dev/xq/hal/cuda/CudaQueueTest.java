@@ -429,4 +429,30 @@ class CudaQueueTest {
             }
         }
     }
+
+    @Test
+    void seenTimingEndsAreUntimedEventsAndEndWhenSeen() {
+        try (CudaDouble d = new CudaDouble()) {
+            CudaPlatform p = CudaPlatform.start(d.api(), CudaSettings.defaults().withDeviceEndTimes(false), RuntimeLog.NONE);
+            try {
+                RecordingListener l = new RecordingListener();
+                HwQueue q = p.open("cuda0", new HwQueueOptions("seen", null), l);
+                for (int i = 0; i < 3; i++) {
+                    q.launch(new HwCommand(i, Command.spin(20_000)));
+                }
+                assertTrue(l.await(3));
+                assertEquals(3, d.untimedEventsRecorded.get(), "each end should be an event without timing");
+                for (int i = 0; i < 3; i++) {
+                    RecordingListener.Report r = l.reports.get(i);
+                    long realEnd = d.kernelEnds.get(i);
+                    assertTrue(r.endNanos() >= realEnd && r.endNanos() <= r.seenNanos(), "command " + i + " end "
+                            + (r.endNanos() - realEnd) / 1000 + " us after the kernel's: it must lie between that and its report");
+                    assertTrue(r.endNanos() - r.startNanos() >= 19_000_000L);
+                }
+                q.close();
+            } finally {
+                p.close();
+            }
+        }
+    }
 }

@@ -61,5 +61,9 @@ class CudaSettingsTest {
         assertEquals(false, CudaSettings.defaults().everyStartEvent(), "chained is the default");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parseStartEvents("some"));
         assertTrue(e.getMessage().contains("startEvents 'some' is not one of chained, every"), e.getMessage());
+        assertEquals(true, CudaSettings.parseTiming("device"));
+        assertEquals(false, CudaSettings.parseTiming("seen"));
+        IllegalArgumentException t = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parseTiming("host"));
+        assertTrue(t.getMessage().contains("timing 'host' is not one of device, seen"), t.getMessage());
     }
 }
