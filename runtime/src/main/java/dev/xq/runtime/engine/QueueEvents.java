@@ -12,6 +12,11 @@ public interface QueueEvents {
     default void hinted(NodeQueue queue) {
     }
 
+    /** @return how long {@code Submission.await} spins around a command's expected end, ns (0: it parks) */
+    default long awaitSpinNanos() {
+        return 0;
+    }
+
     QueueEvents NONE = new QueueEvents() {
         @Override
         public void changed(NodeQueue queue) {

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 
 /** One submitted command and its completion handle. */
 final class SubmissionImpl implements Submission {
@@ -33,6 +34,18 @@ final class SubmissionImpl implements Submission {
     volatile long launchBeginNanos;
     volatile long launchEndNanos;
     volatile long launchThread;
+
+    /** {@link #expectedEndNanos} before the launch. */
+    static final long NOT_LAUNCHED = Long.MIN_VALUE;
+    /** {@link #expectedEndNanos} of a command launched with no estimate of its length. */
+    static final long NO_ESTIMATE = Long.MIN_VALUE + 1;
+
+    /** When the command is expected to end (System.nanoTime), set by the thread that launched it. */
+    private volatile long expectedEndNanos = NOT_LAUNCHED;
+    /** How long await() spins before and after the expected end (0: it parks at once); set before publication. */
+    long spinNanos;
+    /** The thread in await()'s spin phase, if any: the launcher and the completer wake it. */
+    private volatile Thread waiter;
 
     SubmissionImpl(long sequence, Command command, long submitNanos, boolean traced) {
         this(sequence, command, null, submitNanos, traced);
@@ -60,12 +73,75 @@ final class SubmissionImpl implements Submission {
     void complete(CommandResult result) {
         ended();
         future.complete(result);
+        wake();
     }
 
     /** Ends the command with a failure or cancellation. */
     void fail(Throwable cause) {
         ended();
         future.completeExceptionally(cause);
+        wake();
+    }
+
+    /** The command went to the hardware and is expected to end then ({@link #NO_ESTIMATE}: unknown). */
+    void launched(long expectedEnd) {
+        expectedEndNanos = expectedEnd;
+        wake();
+    }
+
+    long expectedEndNanos() {
+        return expectedEndNanos;
+    }
+
+    private void wake() {
+        Thread w = waiter;
+        if (w != null) {
+            LockSupport.unpark(w);
+        }
+    }
+
+    /**
+     * The spin phase of await (like CUDA's spinning synchronisation, but only around the end): parks
+     * until {@code spinNanos} before the command's expected end, then spins until it ends, so that
+     * the waiter is running when the completion arrives instead of being woken then (a Linux wake-up
+     * costs tens of microseconds). Gives up, leaving the rest to a plain park, when the command is
+     * later than {@code spinNanos} past its expected end or its length is unknown.
+     */
+    private void spinNearEnd(long timeoutNanos) throws InterruptedException {
+        long spin = spinNanos;
+        if (spin <= 0 || future.isDone()) {
+            return;
+        }
+        boolean timed = timeoutNanos < Long.MAX_VALUE / 2;
+        long deadline = System.nanoTime() + (timed ? timeoutNanos : 0);
+        waiter = Thread.currentThread();
+        try {
+            while (!future.isDone()) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                long now = System.nanoTime();
+                long left = timed ? deadline - now : Long.MAX_VALUE;
+                if (left <= 0) {
+                    return;
+                }
+                long expected = expectedEndNanos;
+                long parkFor;
+                if (expected == NOT_LAUNCHED) {
+                    parkFor = left; // the launch wakes it
+                } else if (expected == NO_ESTIMATE || now - (expected + spin) > 0) {
+                    return;
+                } else if (expected - spin - now > 0) {
+                    parkFor = Math.min(expected - spin - now, left);
+                } else {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                LockSupport.parkNanos(this, parkFor);
+            }
+        } finally {
+            waiter = null;
+        }
     }
 
     @Override
@@ -90,6 +166,7 @@ final class SubmissionImpl implements Submission {
 
     @Override
     public CommandResult await() throws InterruptedException {
+        spinNearEnd(Long.MAX_VALUE);
         try {
             return future.get();
         } catch (ExecutionException e) {
@@ -99,8 +176,11 @@ final class SubmissionImpl implements Submission {
 
     @Override
     public CommandResult await(Duration timeout) throws InterruptedException, TimeoutException {
+        long start = System.nanoTime();
+        long nanos = timeout.toNanos();
+        spinNearEnd(nanos);
         try {
-            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return future.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             throw unwrap(e);
         }

@@ -92,6 +92,10 @@ public final class XQueueImpl implements NodeQueue {
     private long readySinceNanos;
     private long lastResumedNanos;
 
+    // --- guarded by control ---
+    /** When the command launched last is expected to end (for await's spin). */
+    private long lastExpectedEndNanos = Long.MIN_VALUE;
+
     // --- guarded by control (set once by attach) ---
     private volatile PreemptionControl preemption;
 
@@ -193,6 +197,7 @@ public final class XQueueImpl implements NodeQueue {
                 s.onEnd = resolved::release;
             }
             s.enterNanos = enter;
+            s.spinNanos = events.awaitSpinNanos();
             becameReady = pending.isEmpty() && inFlight.isEmpty();
             if (becameReady) {
                 readySinceNanos = now;
@@ -283,6 +288,7 @@ public final class XQueueImpl implements NodeQueue {
     private void drainLocked() {
         while (true) {
             SubmissionImpl s;
+            long estimate;
             state.lock();
             try {
                 if (!mayLaunch()) {
@@ -290,6 +296,7 @@ public final class XQueueImpl implements NodeQueue {
                 }
                 s = pending.pollFirst();
                 inFlight.addLast(s);
+                estimate = gate.estimateNanos();
             } finally {
                 state.unlock();
             }
@@ -301,6 +308,15 @@ public final class XQueueImpl implements NodeQueue {
                 hw.launch(s.hw);
                 if (s.traced) {
                     s.launchEndNanos = System.nanoTime();
+                }
+                if (s.spinNanos > 0) {
+                    // for a waiter's spin: it ends one estimate after the later of now and its predecessor's expected end
+                    if (estimate > 0) {
+                        lastExpectedEndNanos = Math.max(System.nanoTime(), lastExpectedEndNanos) + estimate;
+                        s.launched(lastExpectedEndNanos);
+                    } else {
+                        s.launched(SubmissionImpl.NO_ESTIMATE);
+                    }
                 }
             } catch (RuntimeException e) {
                 // No pump: this thread is the pumper and goes on with the next one itself.

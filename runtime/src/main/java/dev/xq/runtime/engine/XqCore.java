@@ -264,6 +264,48 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         recomputeContention();
     }
 
+    /** Default of {@link #awaitSpinMicros(long)}: automatic. */
+    public static final long AUTO_AWAIT_SPIN = -1;
+    /** What automatic means where the host has {@link #SPIN_MIN_CPUS} hardware threads or more. */
+    public static final long AUTO_AWAIT_SPIN_MICROS = 100;
+    /** Fewer hardware threads than this: automatic means no spinning (a spinning waiter would take a core the node needs). */
+    public static final int SPIN_MIN_CPUS = 8;
+
+    private volatile long awaitSpinMicros = AUTO_AWAIT_SPIN;
+    private volatile long awaitSpinNanos = resolveAwaitSpin(AUTO_AWAIT_SPIN) * 1000;
+
+    /**
+     * How long {@code Submission.await} spins before and after a command's expected end instead of
+     * parking (a parked thread is woken tens of microseconds after the completion); -1: automatic,
+     * {@value #AUTO_AWAIT_SPIN_MICROS} us where the host has at least {@value #SPIN_MIN_CPUS} hardware
+     * threads, else 0 (as CUDA spins only where cores are spare); 0: await parks at once.
+     * @throws IllegalArgumentException outside [-1, 100000] us
+     */
+    public void awaitSpinMicros(long micros) {
+        if (micros < -1 || micros > 100_000) {
+            throw new IllegalArgumentException("await spin " + micros + " us is out of range [-1, 100000] us (-1: automatic, 0: off)");
+        }
+        awaitSpinMicros = micros;
+        awaitSpinNanos = resolveAwaitSpin(micros) * 1000;
+    }
+
+    /** @return the setting (-1: automatic) */
+    public long awaitSpinMicros() {
+        return awaitSpinMicros;
+    }
+
+    static long resolveAwaitSpin(long micros) {
+        if (micros >= 0) {
+            return micros;
+        }
+        return Runtime.getRuntime().availableProcessors() >= SPIN_MIN_CPUS ? AUTO_AWAIT_SPIN_MICROS : 0;
+    }
+
+    @Override
+    public long awaitSpinNanos() {
+        return awaitSpinNanos;
+    }
+
     /** Default of {@link #aloneWindowMicros(long)}: 2 ms, four commands of 500 us, twenty of 100 us. */
     public static final long DEFAULT_ALONE_WINDOW_MICROS = 2_000;
 

@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "aloneWindowMicros");
+            "arrivalGuards", "aloneWindowMicros", "awaitSpinMicros");
 
     @Deactivate
     void deactivate() {
@@ -138,6 +138,16 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
                 core.aloneWindowMicros(alone);
             } catch (IllegalArgumentException e) {
                 log.error("dev.xq.scheduler: aloneWindowMicros: " + e.getMessage() + "; keeping " + core.aloneWindowMicros() + " us",
+                        null);
+            }
+        }
+        Long spin = read("awaitSpinMicros", "a whole number of microseconds in [-1, 100000] (-1: automatic, 0: off)",
+                s::awaitSpinMicros);
+        if (spin != null && spin != core.awaitSpinMicros()) {
+            try {
+                core.awaitSpinMicros(spin);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: awaitSpinMicros: " + e.getMessage() + "; keeping " + core.awaitSpinMicros() + " us",
                         null);
             }
         }

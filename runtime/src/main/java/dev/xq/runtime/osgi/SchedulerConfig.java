@@ -41,4 +41,10 @@ public @interface SchedulerConfig {
             + "than it do not idle the device. A queue that opens on the device then waits for at most this much of the "
             + "other's work, once. 0: limits always apply. Process queues are unthrottled while alone.")
     long aloneWindowMicros() default 2_000;
+
+    @AttributeDefinition(name = "Await spin (us)", min = "-1", max = "100000", description = "How long Submission.await "
+            + "spins before and after a command's expected end instead of parking, so that the waiting thread is running "
+            + "when the completion comes (a parked thread is woken tens of microseconds later). -1: automatic (100 us where "
+            + "the host has at least 8 hardware threads, else 0); 0: await parks at once.")
+    long awaitSpinMicros() default -1;
 }

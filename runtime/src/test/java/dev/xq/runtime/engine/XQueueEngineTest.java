@@ -442,4 +442,101 @@ class XQueueEngineTest {
             assertTrue(e.getMessage().contains("is closed"), e.getMessage());
         }
     }
+
+    /** Starts a thread that awaits {@code s}; the returned future has what await gave or threw. */
+    private static Thread waiter(Submission s, CompletableFuture<Object> out) {
+        return Thread.ofPlatform().daemon().start(() -> {
+            try {
+                out.complete(s.await());
+            } catch (Throwable t) {
+                out.complete(t);
+            }
+        });
+    }
+
+    private static Thread.State stateAt(Thread t, long atNanos) throws InterruptedException {
+        long left = atNanos - System.nanoTime();
+        if (left > 0) {
+            Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
+        }
+        return t.getState();
+    }
+
+    @Test
+    void awaitParksUntilShortlyBeforeTheExpectedEndThenSpinsUntilTheCompletion() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        core.awaitSpinMicros(40_000);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        q.submit(Command.spin(100));
+        hw.completeNext(200_000); // the estimate: 200 ms a command
+        long before = System.nanoTime();
+        Submission s = q.submit(Command.spin(100));
+        long expected = ((SubmissionImpl) s).expectedEndNanos();
+        assertTrue(expected - before >= 200_000_000L && expected - System.nanoTime() <= 200_000_000L,
+                "expected end " + (expected - before) / 1_000_000 + " ms after the submit, not one estimate (200 ms)");
+        CompletableFuture<Object> got = new CompletableFuture<>();
+        Thread t = waiter(s, got);
+        assertEquals(Thread.State.TIMED_WAITING, stateAt(t, before + 80_000_000L), "parked while the end is far");
+        assertEquals(Thread.State.RUNNABLE, stateAt(t, expected - 15_000_000L), "spinning as the end comes near");
+        assertEquals(Thread.State.RUNNABLE, stateAt(t, expected + 10_000_000L), "still spinning just after the expected end");
+        hw.completeNext(100);
+        assertInstanceOf(CommandResult.class, got.get(5, java.util.concurrent.TimeUnit.SECONDS));
+    }
+
+    @Test
+    void withoutSpinAwaitParksAndAnyAwaitReturnsWhatEverHappens() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        core.awaitSpinMicros(0);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(1, 1)));
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        q.submit(Command.spin(100));
+        hw.completeNext(100_000);
+        Submission s = q.submit(Command.spin(100));
+        CompletableFuture<Object> got = new CompletableFuture<>();
+        Thread t = waiter(s, got);
+        long expected = System.nanoTime() + 100_000_000L;
+        Thread.State parked = stateAt(t, expected - 10_000_000L);
+        assertTrue(parked == Thread.State.WAITING || parked == Thread.State.TIMED_WAITING, "spin 0: parked, was " + parked);
+        hw.completeNext(100);
+        assertInstanceOf(CommandResult.class, got.get(5, java.util.concurrent.TimeUnit.SECONDS));
+
+        core.awaitSpinMicros(5_000);
+        // not launched yet (threshold 1): the launch wakes the waiter, which then spins near the end
+        Submission first = q.submit(Command.spin(100));
+        Submission queued = q.submit(Command.spin(100));
+        CompletableFuture<Object> second = new CompletableFuture<>();
+        waiter(queued, second);
+        Thread.sleep(20);
+        hw.completeNext(100);
+        hw.completeNext(100);
+        assertInstanceOf(CommandResult.class, first.await(Duration.ofSeconds(5)));
+        assertInstanceOf(CommandResult.class, second.get(5, java.util.concurrent.TimeUnit.SECONDS));
+        // later than its expected end and the spin: the waiter gives up spinning, parks, and still gets the result
+        Submission late = q.submit(Command.spin(100));
+        CompletableFuture<Object> third = new CompletableFuture<>();
+        Thread lt = waiter(late, third);
+        long lateExpected = ((SubmissionImpl) late).expectedEndNanos();
+        Thread.State afterSpin = stateAt(lt, lateExpected + 60_000_000L);
+        assertTrue(afterSpin == Thread.State.WAITING || afterSpin == Thread.State.TIMED_WAITING,
+                "past its expected end and the spin the waiter parks, was " + afterSpin);
+        hw.completeNext(100);
+        assertInstanceOf(CommandResult.class, third.get(5, java.util.concurrent.TimeUnit.SECONDS));
+        // a timed await of a command that never ends times out, spin or not
+        Submission never = q.submit(Command.spin(100));
+        assertThrows(TimeoutException.class, () -> never.await(Duration.ofMillis(30)));
+        // and a cancelled one throws at once
+        q.close();
+        assertThrows(CommandCancelledException.class, () -> never.await(Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void awaitSpinIsRefusedOutsideItsRange() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> core.awaitSpinMicros(-2));
+        assertTrue(e.getMessage().contains("await spin -2 us is out of range [-1, 100000]"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> core.awaitSpinMicros(100_001));
+        core.awaitSpinMicros(-1);
+        assertEquals(-1, core.awaitSpinMicros());
+        assertEquals(Runtime.getRuntime().availableProcessors() >= XqCore.SPIN_MIN_CPUS ? 100_000 : 0, core.awaitSpinNanos());
+    }
 }
