@@ -60,10 +60,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     String startEvents() default CudaSettings.DEFAULT_START_EVENTS;
 
     @AttributeDefinition(name = "End times", options = {
+            @org.osgi.service.metatype.annotations.Option(value = "auto", label = "seen under poll completion, else the device's"),
             @org.osgi.service.metatype.annotations.Option(value = "device", label = "the device's timestamp (timing event)"),
             @org.osgi.service.metatype.annotations.Option(value = "seen", label = "when the completion was seen")},
             description = "device: a command's end is the device's own timestamp (a timing event, ~1.9 us of device time per "
-                    + "command); seen: its end is when the completion thread saw it, a few us late (an event without timing, "
-                    + "which costs the device nothing)")
+                    + "command); seen: its end is when the completion thread saw it (an event without timing, which costs the "
+                    + "device nothing), microseconds late under poll completion, whose thread spins at each predicted end; "
+                    + "auto: seen under poll, device under the other completion modes")
     String timing() default CudaSettings.DEFAULT_TIMING;
 }

@@ -18,13 +18,14 @@ import java.util.Map;
  * @param stallHoldMillis adaptive stall: how long after its last reactivate a queue's launches stay guarded
  * @param everyStartEvent whether every command gets a start event; false: only a command launched
  *        onto an idle stream does, the others start where their predecessor ended (chained)
- * @param deviceEndTimes whether a command's end is the device's timestamp (a timing event);
- *        false: its end is when the completion thread saw it (an event without timing, which
- *        costs the device nothing)
+ * @param timingChoice whether a command's end is the device's timestamp (a timing event), TRUE;
+ *        or when the completion thread saw it (an event without timing, which costs the device
+ *        nothing), FALSE; null: automatic, seen under poll completion (its thread spins at each
+ *        predicted end, so it sees an end within microseconds), the device's under the others
  */
 record CudaSettings(String library, Map<String, Path> modules, CompletionMode completion, int pollEarlyMicros,
                     int pollMaxSleepMicros, int timerSlackNanos, StallMode stall, int stallHoldMillis,
-                    boolean everyStartEvent, boolean deviceEndTimes) {
+                    boolean everyStartEvent, Boolean timingChoice) {
 
     static final String DEFAULT_LIBRARY = "libcuda.so.1";
     static final String DEFAULT_COMPLETION = "poll";
@@ -34,7 +35,7 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static final String DEFAULT_STALL = "adaptive";
     static final int DEFAULT_STALL_HOLD_MILLIS = 1000;
     static final String DEFAULT_START_EVENTS = "chained";
-    static final String DEFAULT_TIMING = "device";
+    static final String DEFAULT_TIMING = "auto";
     /** The built-in module's name. */
     static final String SPIN_MODULE = "spin";
 
@@ -80,16 +81,17 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     }
 
     /**
-     * @param value {@code device} or {@code seen}
-     * @return whether a command's end is the device's own timestamp
+     * @param value {@code auto}, {@code device} or {@code seen}
+     * @return TRUE for device timestamps, FALSE for seen, null for automatic
      * @throws IllegalArgumentException naming the value and what is allowed
      */
-    static boolean parseTiming(String value) {
+    static Boolean parseTiming(String value) {
         String v = value == null ? DEFAULT_TIMING : value.strip();
         return switch (v) {
-            case "device" -> true;
-            case "seen" -> false;
-            default -> throw new IllegalArgumentException("timing '" + value + "' is not one of device, seen");
+            case "auto" -> null;
+            case "device" -> Boolean.TRUE;
+            case "seen" -> Boolean.FALSE;
+            default -> throw new IllegalArgumentException("timing '" + value + "' is not one of auto, device, seen");
         };
     }
 
@@ -138,32 +140,38 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     }
 
     CudaSettings withLibrary(String l) {
-        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, deviceEndTimes);
+        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice);
     }
 
     CudaSettings withModules(Map<String, Path> m) {
-        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, deviceEndTimes);
+        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice);
     }
 
     CudaSettings withCompletion(CompletionMode c) {
-        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, deviceEndTimes);
+        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice);
     }
 
     CudaSettings withPolling(int earlyMicros, int maxSleepMicros, int slackNanos) {
-        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, deviceEndTimes);
+        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice);
     }
 
     CudaSettings withStall(StallMode mode, int holdMillis) {
-        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, deviceEndTimes);
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, timingChoice);
     }
 
     CudaSettings withEveryStartEvent(boolean every) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                every, deviceEndTimes);
+                every, timingChoice);
     }
 
-    CudaSettings withDeviceEndTimes(boolean device) {
+    /** @param device TRUE: device timestamps, FALSE: when seen, null: automatic */
+    CudaSettings withTiming(Boolean device) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
                 everyStartEvent, device);
+    }
+
+    /** @return whether a command's end is the device's timestamp (else: when its completion was seen) */
+    boolean deviceEndTimes() {
+        return timingChoice != null ? timingChoice : completion != CompletionMode.POLL;
     }
 }

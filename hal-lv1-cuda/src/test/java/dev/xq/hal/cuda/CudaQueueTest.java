@@ -92,7 +92,7 @@ class CudaQueueTest {
     @ParameterizedTest
     @EnumSource(CompletionMode.class)
     void spinCommandsCompleteInOrderWithDeviceTimes(CompletionMode mode) {
-        start(CudaSettings.defaults().withCompletion(mode));
+        start(CudaSettings.defaults().withCompletion(mode).withTiming(true));
         RecordingListener l = new RecordingListener();
         HwQueue q = platform.open("cuda0", new HwQueueOptions("spin", null), l);
         int n = 20;
@@ -433,7 +433,7 @@ class CudaQueueTest {
     @Test
     void seenTimingEndsAreUntimedEventsAndEndWhenSeen() {
         try (CudaDouble d = new CudaDouble()) {
-            CudaPlatform p = CudaPlatform.start(d.api(), CudaSettings.defaults().withDeviceEndTimes(false), RuntimeLog.NONE);
+            CudaPlatform p = CudaPlatform.start(d.api(), CudaSettings.defaults().withTiming(false), RuntimeLog.NONE);
             try {
                 RecordingListener l = new RecordingListener();
                 HwQueue q = p.open("cuda0", new HwQueueOptions("seen", null), l);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -61,9 +62,15 @@ class CudaSettingsTest {
         assertEquals(false, CudaSettings.defaults().everyStartEvent(), "chained is the default");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parseStartEvents("some"));
         assertTrue(e.getMessage().contains("startEvents 'some' is not one of chained, every"), e.getMessage());
-        assertEquals(true, CudaSettings.parseTiming("device"));
-        assertEquals(false, CudaSettings.parseTiming("seen"));
+        assertEquals(Boolean.TRUE, CudaSettings.parseTiming("device"));
+        assertEquals(Boolean.FALSE, CudaSettings.parseTiming("seen"));
+        assertEquals(null, CudaSettings.parseTiming("auto"));
+        assertEquals(false, CudaSettings.defaults().deviceEndTimes(), "auto under poll: seen");
+        for (CompletionMode m : List.of(CompletionMode.SYNC_SPIN, CompletionMode.SYNC_BLOCK, CompletionMode.HOST_FUNC)) {
+            assertEquals(true, CudaSettings.defaults().withCompletion(m).deviceEndTimes(), "auto under " + m.label() + ": device");
+        }
+        assertEquals(true, CudaSettings.defaults().withTiming(true).deviceEndTimes());
         IllegalArgumentException t = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parseTiming("host"));
-        assertTrue(t.getMessage().contains("timing 'host' is not one of device, seen"), t.getMessage());
+        assertTrue(t.getMessage().contains("timing 'host' is not one of auto, device, seen"), t.getMessage());
     }
 }
