@@ -20,9 +20,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One CUDA stream: XQ's Lv1 hardware queue. Each command is bracketed by two timing events
- * recorded on the stream; the device's {@link CompletionWatcher} watches the closing one and
- * turns both into host times through the device's {@link DeviceClock}.
+ * One CUDA stream: XQ's Lv1 hardware queue. Each command is followed by an end event recorded on
+ * the stream, and preceded by a start event where its start is the device's to tell (below); the
+ * device's {@link CompletionWatcher} watches the end events, and timing events are turned into
+ * host times through the device's {@link DeviceClock}.
  *
  * <p>Start events, chained (the default): a command launched onto an idle stream (nothing of this
  * queue in flight) gets a start event of its own, since its start is the device's to tell; a
@@ -31,11 +32,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * hold ended (the queue keeps its last holds' host times). On the H100 a timing event costs the
  * device ~1.5 us per command and a back-to-back stream pays it in full (bench/gpu/probe/guardcost.cu:
  * E K E +5.9 us over the kernel, K E +4.5; with a guard W E K E +7.6, W K E +5.6), so chaining
- * saves 1.4-2 us per command at no loss of what the runtime uses (the end is always the device's
- * timestamp). {@code startEvents=every} gives every command its own start event (cuEventElapsedTime
- * exact), as before. A start event marks when the stream reached the command, not when its blocks
- * got SMs: a kernel that waits behind another stream's kernel counts the wait; so does a chained
- * start.
+ * saves 1.4-2 us per command. {@code startEvents=every} gives every command its own start event
+ * (cuEventElapsedTime exact), as before. A start event marks when the stream reached the command,
+ * not when its blocks got SMs: a kernel that waits behind another stream's kernel counts the wait;
+ * so does a chained start.
+ *
+ * <p>End events ({@code timing}): a timing event, the device's timestamp, or one without timing,
+ * which costs the device nothing (E K E +5.9 us against K e +2.6 on the H100), the end then being
+ * when the completion thread saw it. {@code auto} takes the second under poll completion, whose
+ * thread spins at each predicted end and sees it within microseconds, and the first under the
+ * other modes, which see completions late or in batches (a chained start after a late-seen end
+ * would shorten the next command's time).
  *
  * <p>Level 2 ({@link Stall}, where the device offers it): a guarded launch puts a
  * {@code cuStreamWaitValue32} on the queue's flag word before the start event, so a deactivate
@@ -122,15 +129,15 @@ final class CudaQueue implements HwQueue {
         this.stall = device.stallable() ? new Stall() : null;
     }
 
+    /** How many of its last holds a queue keeps for chained starts. */
+    static final int HOLDS = 8;
+
     /**
      * Level 2 by stalling in place: commands stay on the stream, held by the guard in front of
      * each; nothing is handed back to the runtime. The runtime calls deactivate and reactivate
      * under the queue's control lock, never concurrently; launches may run beside them (a command
      * launched unguarded just then runs, as at level 1).
      */
-    /** How many of its last holds a queue keeps for chained starts. */
-    static final int HOLDS = 8;
-
     final class Stall implements Preemption {
         /** The flag word in device memory, 0 until the first deactivate (or the first launch, with stall=always). */
         private volatile long word;
