@@ -4,6 +4,8 @@ import dev.xq.api.Command;
 import dev.xq.api.CommandResult;
 import dev.xq.api.Submission;
 import dev.xq.hal.spi.HwCommand;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -44,8 +46,20 @@ final class SubmissionImpl implements Submission {
     private volatile long expectedEndNanos = NOT_LAUNCHED;
     /** How long await() spins before and after the expected end (0: it parks at once); set before publication. */
     long spinNanos;
-    /** The thread in await()'s spin phase, if any: the launcher and the completer wake it. */
+    /**
+     * The thread in await()'s spin phase, if any: the launcher and the completer wake it. One at a
+     * time: another thread awaiting the same command waits as a plain await does.
+     */
     private volatile Thread waiter;
+    private static final VarHandle WAITER;
+
+    static {
+        try {
+            WAITER = MethodHandles.lookup().findVarHandle(SubmissionImpl.class, "waiter", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     SubmissionImpl(long sequence, Command command, long submitNanos, boolean traced) {
         this(sequence, command, null, submitNanos, traced);
@@ -114,7 +128,9 @@ final class SubmissionImpl implements Submission {
         }
         boolean timed = timeoutNanos < Long.MAX_VALUE / 2;
         long deadline = System.nanoTime() + (timed ? timeoutNanos : 0);
-        waiter = Thread.currentThread();
+        if (!WAITER.compareAndSet(this, null, Thread.currentThread())) {
+            return; // another thread spins for it already
+        }
         try {
             while (!future.isDone()) {
                 if (Thread.interrupted()) {

@@ -522,6 +522,21 @@ class XQueueEngineTest {
                 "past its expected end and the spin the waiter parks, was " + afterSpin);
         hw.completeNext(100);
         assertInstanceOf(CommandResult.class, third.get(5, java.util.concurrent.TimeUnit.SECONDS));
+        // two threads awaiting one command not yet launched: one spins, the other waits as a plain
+        // await; both get it (a second spinner would park for good, the launch waking only one)
+        Submission blocker = q.submit(Command.spin(100));
+        Submission shared = q.submit(Command.spin(100));
+        CompletableFuture<Object> a = new CompletableFuture<>();
+        CompletableFuture<Object> b = new CompletableFuture<>();
+        waiter(shared, a);
+        waiter(shared, b);
+        Thread.sleep(20);
+        hw.completeNext(100);
+        assertInstanceOf(CommandResult.class, blocker.await(Duration.ofSeconds(5)));
+        Thread.sleep(20);
+        hw.completeNext(100);
+        assertInstanceOf(CommandResult.class, a.get(5, java.util.concurrent.TimeUnit.SECONDS));
+        assertInstanceOf(CommandResult.class, b.get(5, java.util.concurrent.TimeUnit.SECONDS));
         // a timed await of a command that never ends times out, spin or not
         Submission never = q.submit(Command.spin(100));
         assertThrows(TimeoutException.class, () -> never.await(Duration.ofMillis(30)));
