@@ -222,14 +222,12 @@ public final class XQueueImpl implements NodeQueue {
 
     @Override
     public void waitAll() throws InterruptedException {
-        for (CompletableFuture<CommandResult> f : outstanding()) {
+        // each await spins near its command's end where awaitSpinMicros says so, as Submission.await does
+        for (SubmissionImpl s : outstandingSubmissions()) {
             try {
-                f.join();
+                s.await();
             } catch (RuntimeException ignored) {
                 // failures and cancellations are the submitter's to see through its Submission
-            }
-            if (Thread.interrupted()) {
-                throw new InterruptedException();
             }
         }
     }
@@ -238,15 +236,28 @@ public final class XQueueImpl implements NodeQueue {
     public void waitAll(Duration timeout) throws InterruptedException, TimeoutException {
         Objects.requireNonNull(timeout, "timeout is null; give a Duration such as Duration.ofSeconds(5), or call waitAll()");
         long deadline = System.nanoTime() + timeout.toNanos();
-        for (CompletableFuture<CommandResult> f : outstanding()) {
+        for (SubmissionImpl s : outstandingSubmissions()) {
             try {
-                f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (java.util.concurrent.ExecutionException ignored) {
+                s.await(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            } catch (RuntimeException ignored) {
                 // ended; how is the submitter's business
             } catch (TimeoutException e) {
                 int left = pendingCount() + inFlightCount();
                 throw new TimeoutException("queue " + name + ": " + left + " commands still outstanding after " + timeout);
             }
+        }
+    }
+
+    /** @return the commands not yet ended, in order (those in flight, then those pending) */
+    private List<SubmissionImpl> outstandingSubmissions() {
+        state.lock();
+        try {
+            List<SubmissionImpl> all = new ArrayList<>(inFlight.size() + pending.size());
+            all.addAll(inFlight);
+            all.addAll(pending);
+            return all;
+        } finally {
+            state.unlock();
         }
     }
 

@@ -482,6 +482,23 @@ class XQueueEngineTest {
         assertEquals(Thread.State.RUNNABLE, stateAt(t, expected + 10_000_000L), "still spinning just after the expected end");
         hw.completeNext(100);
         assertInstanceOf(CommandResult.class, got.get(5, java.util.concurrent.TimeUnit.SECONDS));
+        // waitAll, the queue-wide wait, spins the same way
+        long before2 = System.nanoTime();
+        Submission s2 = q.submit(Command.spin(100));
+        long expected2 = ((SubmissionImpl) s2).expectedEndNanos();
+        assertTrue(expected2 - before2 >= 100_000_000L, "expected end " + (expected2 - before2) / 1_000_000 + " ms after the submit");
+        CompletableFuture<Object> all = new CompletableFuture<>();
+        Thread w = Thread.ofPlatform().daemon().start(() -> {
+            try {
+                q.waitAll();
+                all.complete("done");
+            } catch (Throwable x) {
+                all.complete(x);
+            }
+        });
+        assertEquals(Thread.State.RUNNABLE, stateAt(w, expected2 - 15_000_000L), "waitAll spinning as the end comes near");
+        hw.completeNext(100);
+        assertEquals("done", all.get(5, java.util.concurrent.TimeUnit.SECONDS));
     }
 
     @Test
