@@ -27,7 +27,7 @@ for j in "$root"/bench/target/dev.xq.bench-*.jar "$root"/hal-lv1-cuda/target/dev
 done
 cp "$root/bench/gpu/run-bench.sh" "$root/bench/gpu/tail.jfc" "$root/example-host/src/test/gpu/example-check.sh" "$kit/"
 # the CUDA probes (nvcc on the GPU machine: nvcc -O2 -o /tmp/wake probe/wake.cu -lcuda)
-mkdir -p "$kit/probe" && cp "$root"/bench/gpu/probe/*.cu "$kit/probe/"
+mkdir -p "$kit/probe" && cp "$root"/bench/gpu/probe/*.cu "$root"/bench/gpu/probe/*.c "$kit/probe/"
 ls "$kit"/bundles/dev.xq.example.host-*.jar >/dev/null 2>&1 \
   || echo "make-kit: WARNING: no example host bundle in the kit (mvn install -pl example-host,node -DskipTests); example-check.sh will refuse" >&2
 echo "make-kit: $(du -sh "$kit" | cut -f1) in $kit"

@@ -32,7 +32,13 @@ import java.util.concurrent.locks.LockSupport;
  * for the device is looked at every half of its length until it starts. Without a prediction
  * (unknown size, or past its predicted end) the sleep doubles from 5 us up to
  * {@code pollMaxSleepMicros}. The thread's Linux timer slack is lowered (prctl), because
- * with the default 50 us slack every sleep overshoots by about that much.</li>
+ * with the default 50 us slack every sleep overshoots by about that much. With
+ * {@code pollWait=spin} (automatic on hosts with 8 or more hardware threads) those waits are
+ * spins instead of timed parks, and the back-off stops at {@code pollEarlyMicros}: on a shared
+ * virtual machine a parked thread's timer wake-up is now and then milliseconds late (H100 host,
+ * 26 Nov: 0.3 % of parks of 10-480 us lasted 1.5-4.4 ms), and each late look delays the next
+ * launch of every queue whose window waits on a completion. A launch cuts a spin short as it
+ * would wake a parked thread. With nothing in flight the thread parks either way.</li>
  * <li>{@code sync-spin}/{@code sync-block}: cuEventSynchronize on the device's oldest command;
  * while blocked in it, a shorter command on another stream is seen only after it.</li>
  * <li>{@code hostfunc}: sleeps until the cuLaunchHostFunc callback after a command wakes it
@@ -72,6 +78,10 @@ final class CompletionWatcher {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean sleeping;
+    /** pollWait=spin: waits between looks are spins, not timed parks. */
+    private final boolean spin;
+    /** Set by a launch or a retire to cut a spinning wait short. */
+    private volatile boolean kicked;
     /** When a sleeping thread wakes by itself (Long.MAX_VALUE: not before it is woken). */
     private volatile long wakeAt = Long.MAX_VALUE;
     private volatile boolean signalled;
@@ -85,6 +95,7 @@ final class CompletionWatcher {
         this.earlyNanos = TimeUnit.MICROSECONDS.toNanos(settings.pollEarlyMicros());
         this.maxSleepNanos = TimeUnit.MICROSECONDS.toNanos(settings.pollMaxSleepMicros());
         this.timerSlackNanos = settings.timerSlackNanos();
+        this.spin = mode == CompletionMode.POLL && settings.pollSpins(Runtime.getRuntime().availableProcessors());
         this.log = log;
         this.token = HostFuncSignal.register(this);
         this.thread = Thread.ofPlatform().daemon().name("xq-cuda-completion-" + device.id()).unstarted(this::run);
@@ -101,6 +112,11 @@ final class CompletionWatcher {
     /** @return the completion thread, for CPU-time measurements */
     Thread thread() {
         return thread;
+    }
+
+    /** @return whether the thread spins between looks while commands are in flight (pollWait) */
+    boolean spins() {
+        return spin;
     }
 
     /** @return what happened to the timer slack request, for status lines */
@@ -123,6 +139,7 @@ final class CompletionWatcher {
         if (!running || !thread.isAlive()) {
             releaseRetired();
         } else {
+            kicked = true;
             LockSupport.unpark(thread);
         }
     }
@@ -134,6 +151,9 @@ final class CompletionWatcher {
      * @param shortestNanos the least time the new command can take (0 if unknown)
      */
     void launched(long shortestNanos) {
+        if (spin) {
+            kicked = true; // cuts a spin short; the thread clears it before each look
+        }
         if (sleeping && Thread.currentThread() != thread && wakeAt - System.nanoTime() > shortestNanos) {
             LockSupport.unpark(thread);
         }
@@ -148,6 +168,7 @@ final class CompletionWatcher {
     /** Stops the thread and waits for it; callbacks under way finish first. */
     void stop() {
         running = false;
+        kicked = true;
         HostFuncSignal.unregister(token);
         LockSupport.unpark(thread);
         if (Thread.currentThread() != thread && thread.isAlive()) {
@@ -173,6 +194,7 @@ final class CompletionWatcher {
         List<Runnable> deliveries = new ArrayList<>();
         long sleep = MIN_SLEEP_NANOS;
         while (running) {
+            kicked = false; // a launch from here on cuts the coming spin short
             releaseRetired();
             if (clock.overdue(System.nanoTime()) && !renewClock()) {
                 continue;
@@ -302,6 +324,10 @@ final class CompletionWatcher {
             renewClock(room > CALIBRATION_ROOM_NANOS ? 5 : 1);
             return sleep;
         }
+        if (spin) {
+            spinUntil(wake);
+            return backOff ? Math.min(sleep * 2, Math.max(MIN_SLEEP_NANOS, Math.min(earlyNanos, maxSleepNanos))) : MIN_SLEEP_NANOS;
+        }
         sleepFor(wake - now);
         return backOff ? Math.min(sleep * 2, maxSleepNanos) : MIN_SLEEP_NANOS;
     }
@@ -341,6 +367,16 @@ final class CompletionWatcher {
         if (end != null) {
             // errors surface through the next cuEventQuery in collect
             api.eventSynchronize(end);
+        }
+    }
+
+    /**
+     * pollWait=spin: waits until {@code deadline} on the CPU; a launch, retire or stop since the
+     * look began cuts it short.
+     */
+    private void spinUntil(long deadline) {
+        while (running && !kicked && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
         }
     }
 

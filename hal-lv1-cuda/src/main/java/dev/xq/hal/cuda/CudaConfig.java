@@ -68,4 +68,15 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
                     + "device nothing), microseconds late under poll completion, whose thread spins at each predicted end; "
                     + "auto: seen under poll, device under the other completion modes")
     String timing() default CudaSettings.DEFAULT_TIMING;
+
+    @AttributeDefinition(name = "Poll: wait between looks", options = {
+            @org.osgi.service.metatype.annotations.Option(value = "auto", label = "spin on hosts with 8 or more hardware threads, else park"),
+            @org.osgi.service.metatype.annotations.Option(value = "spin", label = "spin (one core busy while commands are in flight)"),
+            @org.osgi.service.metatype.annotations.Option(value = "park", label = "park until the next look (a timer wakes the thread)")},
+            description = "poll mode: how the completion thread waits until a command's predicted end while commands are in "
+                    + "flight. A parked thread is woken by a timer, and on a shared virtual machine that wake-up is now and then "
+                    + "milliseconds late, which delays every command the completion launches; spinning costs one core while the "
+                    + "device has work. auto spins where the host has 8 or more hardware threads (CUDA's own default spins "
+                    + "where it has more cores than contexts); with nothing in flight the thread always parks")
+    String pollWait() default CudaSettings.DEFAULT_POLL_WAIT;
 }

@@ -205,6 +205,11 @@ final class CudaDevice {
         p.put("pci", pci);
         p.put("streamPriorities", leastPriority + " (least) .. " + greatestPriority + " (greatest)");
         p.put("completion", settings.completion().label());
+        if (settings.completion() == CompletionMode.POLL) {
+            p.put("pollWait", settings.pollSpins(Runtime.getRuntime().availableProcessors())
+                    ? "spin (the completion thread spins between looks while commands are in flight)"
+                    : "park (a timer wakes the completion thread for each look)");
+        }
         p.put("level2", stallOff != null ? stallOff : settings.stall().label() + " (launches wait on a flag a deactivate raises: cuStreamWaitValue32)");
         p.put("startEvents", settings.everyStartEvent() ? "every (each command's start is the device's own timestamp)"
                 : "chained (only a command launched onto an idle stream gets a start event)");

@@ -22,10 +22,13 @@ import java.util.Map;
  *        or when the completion thread saw it (an event without timing, which costs the device
  *        nothing), FALSE; null: automatic, seen under poll completion (its thread spins at each
  *        predicted end, so it sees an end within microseconds), the device's under the others
+ * @param pollSpinChoice poll mode: how the completion thread waits between looks while commands
+ *        are in flight: TRUE spins, FALSE parks (a timer wakes it); null: automatic, spinning
+ *        where the host has {@value #AUTO_SPIN_MIN_HW_THREADS} or more hardware threads
  */
 record CudaSettings(String library, Map<String, Path> modules, CompletionMode completion, int pollEarlyMicros,
                     int pollMaxSleepMicros, int timerSlackNanos, StallMode stall, int stallHoldMillis,
-                    boolean everyStartEvent, Boolean timingChoice) {
+                    boolean everyStartEvent, Boolean timingChoice, Boolean pollSpinChoice) {
 
     static final String DEFAULT_LIBRARY = "libcuda.so.1";
     static final String DEFAULT_COMPLETION = "poll";
@@ -36,6 +39,9 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static final int DEFAULT_STALL_HOLD_MILLIS = 1000;
     static final String DEFAULT_START_EVENTS = "chained";
     static final String DEFAULT_TIMING = "auto";
+    static final String DEFAULT_POLL_WAIT = "auto";
+    /** pollWait=auto spins on hosts with at least this many hardware threads (CUDA's own rule is alike). */
+    static final int AUTO_SPIN_MIN_HW_THREADS = 8;
     /** The built-in module's name. */
     static final String SPIN_MODULE = "spin";
 
@@ -69,7 +75,8 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static CudaSettings defaults() {
         return new CudaSettings(DEFAULT_LIBRARY, Map.of(), CompletionMode.parse(DEFAULT_COMPLETION),
                 DEFAULT_POLL_EARLY_MICROS, DEFAULT_POLL_MAX_SLEEP_MICROS, DEFAULT_TIMER_SLACK_NANOS,
-                StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS, false, parseTiming(DEFAULT_TIMING));
+                StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS, false, parseTiming(DEFAULT_TIMING),
+                parsePollWait(DEFAULT_POLL_WAIT));
     }
 
     /** @throws IllegalArgumentException naming the bad value and what is allowed */
@@ -77,7 +84,22 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
         return new CudaSettings(c.library() == null ? DEFAULT_LIBRARY : c.library().strip(), parseModules(c.modules()),
                 CompletionMode.parse(c.completion()), c.pollEarlyMicros(), c.pollMaxSleepMicros(), c.timerSlackNanos(),
                 StallMode.parse(c.stall()), c.stallHoldMillis(), parseStartEvents(c.startEvents()),
-                parseTiming(c.timing()));
+                parseTiming(c.timing()), parsePollWait(c.pollWait()));
+    }
+
+    /**
+     * @param value {@code auto}, {@code spin} or {@code park}
+     * @return TRUE to spin, FALSE to park, null for automatic
+     * @throws IllegalArgumentException naming the value and what is allowed
+     */
+    static Boolean parsePollWait(String value) {
+        String v = value == null ? DEFAULT_POLL_WAIT : value.strip();
+        return switch (v) {
+            case "auto" -> null;
+            case "spin" -> Boolean.TRUE;
+            case "park" -> Boolean.FALSE;
+            default -> throw new IllegalArgumentException("pollWait '" + value + "' is not one of auto, spin, park");
+        };
     }
 
     /**
@@ -140,34 +162,45 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     }
 
     CudaSettings withLibrary(String l) {
-        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice);
+        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice);
     }
 
     CudaSettings withModules(Map<String, Path> m) {
-        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice);
+        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice);
     }
 
     CudaSettings withCompletion(CompletionMode c) {
-        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice);
+        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice);
     }
 
     CudaSettings withPolling(int earlyMicros, int maxSleepMicros, int slackNanos) {
-        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice);
+        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice);
     }
 
     CudaSettings withStall(StallMode mode, int holdMillis) {
-        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, timingChoice);
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, timingChoice, pollSpinChoice);
     }
 
     CudaSettings withEveryStartEvent(boolean every) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                every, timingChoice);
+                every, timingChoice, pollSpinChoice);
     }
 
     /** @param device TRUE: device timestamps, FALSE: when seen, null: automatic */
     CudaSettings withTiming(Boolean device) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                everyStartEvent, device);
+                everyStartEvent, device, pollSpinChoice);
+    }
+
+    /** @param spin TRUE: spin, FALSE: park, null: automatic */
+    CudaSettings withPollWait(Boolean spin) {
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
+                everyStartEvent, timingChoice, spin);
+    }
+
+    /** @return whether the poll-mode completion thread spins between looks on a host with {@code hwThreads} */
+    boolean pollSpins(int hwThreads) {
+        return pollSpinChoice != null ? pollSpinChoice : hwThreads >= AUTO_SPIN_MIN_HW_THREADS;
     }
 
     /** @return whether a command's end is the device's timestamp (else: when its completion was seen) */

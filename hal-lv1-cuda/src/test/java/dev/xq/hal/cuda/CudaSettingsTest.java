@@ -73,4 +73,19 @@ class CudaSettingsTest {
         IllegalArgumentException t = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parseTiming("host"));
         assertTrue(t.getMessage().contains("timing 'host' is not one of auto, device, seen"), t.getMessage());
     }
+
+    @Test
+    void pollWaitParsesAndItsAutomaticRuleCountsHardwareThreads() {
+        assertEquals(Boolean.TRUE, CudaSettings.parsePollWait(" spin "));
+        assertEquals(Boolean.FALSE, CudaSettings.parsePollWait("park"));
+        assertEquals(null, CudaSettings.parsePollWait("auto"));
+        assertEquals(null, CudaSettings.defaults().pollSpinChoice(), "auto is the default");
+        assertEquals(false, CudaSettings.defaults().pollSpins(2), "auto on a 2-thread host: park");
+        assertEquals(false, CudaSettings.defaults().pollSpins(7));
+        assertEquals(true, CudaSettings.defaults().pollSpins(8), "auto on an 8-thread host: spin");
+        assertEquals(true, CudaSettings.defaults().withPollWait(true).pollSpins(2), "spin is spin on any host");
+        assertEquals(false, CudaSettings.defaults().withPollWait(false).pollSpins(64), "park is park on any host");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parsePollWait("sleep"));
+        assertTrue(e.getMessage().contains("pollWait 'sleep' is not one of auto, spin, park"), e.getMessage());
+    }
 }
