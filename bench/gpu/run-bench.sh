@@ -42,6 +42,10 @@ echo "${SCENARIOS:?set SCENARIOS to xq:bench command lines, one per line}" | whi
     /tmp/jre/bin/java -cp "$(ls "$kit"/bundles/dev.xq.bench-*.jar | head -1)" dev.xq.bench.tail.SwitchAnalysis \
       "/tmp/xq-jfr/$i-$name.jfr" fg bg > "$res/$i-$name-switch.txt" 2>&1
     cat "$res/$i-$name-switch.txt"
+    # timed parks that woke a millisecond or more late, per thread (the host's wake-ups)
+    /tmp/jre/bin/java -cp "$(ls "$kit"/bundles/dev.xq.bench-*.jar | head -1)" dev.xq.bench.tail.ParkAnalysis \
+      "/tmp/xq-jfr/$i-$name.jfr" > "$res/$i-$name-parks.txt" 2>&1
+    cat "$res/$i-$name-parks.txt"
     [ "$(wc -c < "/tmp/xq-jfr/$i-$name.jfr")" -lt 15000000 ] && cp "/tmp/xq-jfr/$i-$name.jfr" "$out/" 2>/dev/null
   fi
 done
