@@ -72,6 +72,8 @@ final class CudaQueue implements HwQueue {
         boolean guarded;
         /** Completion thread only: host time of the start event once it happened. */
         long startNanos = DeviceClock.UNKNOWN;
+        /** Completion thread only: host time of the last look that found it not yet done. */
+        long notDoneNanos = DeviceClock.UNKNOWN;
         /** A read's host side: copied from staging into the application's memory before the completion is reported. */
         Staged staged;
 
@@ -114,6 +116,11 @@ final class CudaQueue implements HwQueue {
     private boolean estimated;
     /** Completion thread only: host time of the last collected command's end (a chained start's floor). */
     private long lastEndNanos = DeviceClock.UNKNOWN;
+    /**
+     * Completion thread, seen end times: where the last collected command is estimated to have
+     * really ended (no later than {@link #lastEndNanos}, when it was seen); predictions chain on it.
+     */
+    private long lastAnchorNanos = DeviceClock.UNKNOWN;
 
     CudaQueue(CudaDevice device, CudaApi api, String name, HwQueueListener listener, MemorySegment stream,
               int cudaPriority, int eventFlags, boolean hostFunc) {
@@ -625,6 +632,7 @@ final class CudaQueue implements HwQueue {
             }
             int rc = api.eventQuery(f.end);
             if (rc == CudaApi.CUDA_ERROR_NOT_READY) {
+                f.notDoneNanos = System.nanoTime();
                 break;
             }
             inFlight.pollFirst();
@@ -668,6 +676,10 @@ final class CudaQueue implements HwQueue {
                 end = start + duration;
             }
             long duration = end - start;
+            if (!deviceEnds) {
+                long from = f.start != null ? start : predictionStart(f);
+                lastAnchorNanos = chainAnchor(f, from == Long.MAX_VALUE ? start : from, end);
+            }
             lastEndNanos = end;
             recycle(f.start);
             recycleEnd(f.end);
@@ -730,7 +742,44 @@ final class CudaQueue implements HwQueue {
             long s = clock.toNanos(f.start);
             f.startNanos = s == DeviceClock.UNKNOWN ? now : s;
         }
+        if (f.start == null && !deviceEnds) {
+            long s = predictionStart(f);
+            if (s != Long.MAX_VALUE && s < f.startNanos) {
+                return s + expected;
+            }
+        }
         return f.startNanos + expected;
+    }
+
+    /**
+     * Completion thread, seen end times: where a command without a start event is predicted to
+     * have started: where its predecessor is estimated to have really ended (its anchor), rather
+     * than where that end was seen. The reported start stays the seen one (a report's start is
+     * its predecessor's reported end).
+     *
+     * @return host time, or Long.MAX_VALUE while a hold keeps it from starting
+     */
+    private long predictionStart(InFlight f) {
+        long t = lastAnchorNanos != DeviceClock.UNKNOWN ? lastAnchorNanos : lastEndNanos;
+        t = t == DeviceClock.UNKNOWN ? f.launchNanos : Math.max(t, f.launchNanos);
+        return f.guarded && stall != null ? stall.startAfterHolds(t) : t;
+    }
+
+    /**
+     * Completion thread, seen end times: where a collected command is estimated to have really
+     * ended, for predicting the next one on the stream. The command ended somewhere between the last look that found it running and the
+     * look that found it done ({@code seen}); its predicted end, kept inside that interval, is the
+     * better guess. Anchoring the next command's prediction on {@code seen} instead would carry
+     * this look's lateness into the next one, and along a queue of commands launched together the
+     * lateness would add up (each look starts from the previous one's lateness).
+     */
+    private long chainAnchor(InFlight f, long start, long seen) {
+        long expected = expectedNanos(f);
+        if (expected < 0) {
+            return seen;
+        }
+        long lower = Math.max(f.launchNanos, f.notDoneNanos == DeviceClock.UNKNOWN ? start : f.notDoneNanos);
+        return Math.min(seen, Math.max(lower, start + expected));
     }
 
     /**

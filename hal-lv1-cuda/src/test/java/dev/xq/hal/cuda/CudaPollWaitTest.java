@@ -85,4 +85,45 @@ class CudaPollWaitTest {
             }
         }
     }
+
+    /**
+     * Twenty commands launched at once on one queue, under pollWait=park with no early margin, so
+     * that every look comes a timer's wake-up late. A command queued behind another is predicted
+     * to end one length after its predecessor's end; were that end the late moment it was seen,
+     * each look would start from the previous one's lateness and the lateness would add up along
+     * the queue (what the H100 showed: a tenant alone 0.3 ms slower per 10 ms task under park).
+     */
+    @Test
+    void lookingLateAtOneCommandDoesNotMakeTheLooksAtTheCommandsBehindItLater() throws Exception {
+        try (CudaDouble d = new CudaDouble()) {
+            CudaSettings s = CudaSettings.defaults().withPollWait(false).withPolling(0, 200, 1000);
+            CudaPlatform p = CudaPlatform.start(d.api(), s, RuntimeLog.NONE);
+            try {
+                RecordingListener l = new RecordingListener();
+                HwQueue q = p.open("cuda0", new HwQueueOptions("burst", null), l);
+                int n = 20;
+                for (int i = 0; i < n; i++) {
+                    q.launch(new HwCommand(i, Command.spin(2_000)));
+                }
+                assertTrue(l.await(n));
+                long[] late = new long[n];
+                for (int i = 0; i < n; i++) {
+                    late[i] = l.reports.get(i).seenNanos() - d.kernelEnds.get(i);
+                }
+                long firstFive = median(late, 0, 5);
+                long lastFive = median(late, n - 5, n);
+                assertTrue(lastFive < firstFive + TimeUnit.MICROSECONDS.toNanos(300), "seen " + firstFive / 1000
+                        + " us late at the head of the queue but " + lastFive / 1000 + " us at its tail: the lateness adds up");
+                q.close();
+            } finally {
+                p.close();
+            }
+        }
+    }
+
+    private static long median(long[] v, int from, int to) {
+        long[] c = java.util.Arrays.copyOfRange(v, from, to);
+        java.util.Arrays.sort(c);
+        return c[c.length / 2];
+    }
 }
