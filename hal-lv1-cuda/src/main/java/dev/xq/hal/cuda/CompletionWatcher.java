@@ -36,7 +36,7 @@ import java.util.concurrent.locks.LockSupport;
  * {@code pollWait=spin} (automatic on hosts with 8 or more hardware threads) those waits are
  * spins instead of timed parks, and the back-off stops at {@code pollEarlyMicros}: on a shared
  * virtual machine a parked thread's timer wake-up is now and then milliseconds late (H100 host,
- * 26 Nov: 0.3 % of parks of 10-480 us lasted 1.5-4.4 ms), and each late look delays the next
+ * 26 Nov: up to 0.2 % of parks of 5-480 us lasted 1.5-4.6 ms), and each late look delays the next
  * launch of every queue whose window waits on a completion. A launch cuts a spin short as it
  * would wake a parked thread. With nothing in flight the thread parks either way.</li>
  * <li>{@code sync-spin}/{@code sync-block}: cuEventSynchronize on the device's oldest command;
