@@ -51,7 +51,10 @@ import java.util.concurrent.locks.LockSupport;
  * latency p50 / CPU of this thread): poll 7.8 us / 41 % at T=100 and 5.4 us / 8 % at T=500;
  * sync-spin 7-10 us / 100 %, and it holds a short queue up behind a long one on another stream;
  * sync-block 41-77 us; hostfunc 51-99 us, and its callback holds the stream, leaving the device
- * idle ~50-75 us between commands. Numbers and method: README.md, results/.
+ * idle ~50-75 us between commands. Those CPU figures are for pollWait=park; with spin (the
+ * default on hosts of 8 or more hardware threads) the thread takes a whole core while commands
+ * are in flight, and in exchange no look is ever a timer's wake-up late. Numbers and method:
+ * README.md, results/.
  */
 // FFM is this class's job: the restricted methods are the point
 @SuppressWarnings("restricted")
