@@ -221,8 +221,18 @@ public final class TailAnalysis {
         for (int k = 0; k < PARTS.length; k++) {
             out.printf(Locale.ROOT, "  %-22s %12.1f %12.1f%n", PARTS[k], mean(slow, k), mean(median, k));
         }
-        out.printf(Locale.ROOT, "  worst %d tasks: latency ms, longest idle us at command k, its parts, JVM events overlapping it%n",
-                Math.min(worst, count));
+        // a command's own time (start to end): under seen end times a look that came late shows as one
+        // command far longer than the others and the next one ending at once (both seen together)
+        List<Long> lengths = new ArrayList<>();
+        for (Task t : tasks) {
+            for (Cmd c : t.cmds) {
+                lengths.add(c.end - c.start);
+            }
+        }
+        lengths.sort(null);
+        long medianLength = lengths.get(lengths.size() / 2);
+        out.printf(Locale.ROOT, "  worst %d tasks: latency ms, longest idle us at command k, its parts, JVM events overlapping it;"
+                + " the longest command (median command %.0f us)%n", Math.min(worst, count), medianLength / 1e3);
         for (int w = 0; w < Math.min(worst, count); w++) {
             Task t = sorted.get(count - 1 - w);
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "   %.3f ms", t.latency / 1e6));
@@ -251,6 +261,20 @@ public final class TailAnalysis {
             } else {
                 line.append(String.format(Locale.ROOT, "  no idle inside; first launch held %.0f, call %.0f, after %.0f us",
                         t.parts[0], t.parts[1], t.parts[2]));
+            }
+            int longest = 0;
+            for (int k = 1; k < t.cmds.size(); k++) {
+                if (t.cmds.get(k).end - t.cmds.get(k).start > t.cmds.get(longest).end - t.cmds.get(longest).start) {
+                    longest = k;
+                }
+            }
+            Cmd l = t.cmds.get(longest);
+            if (l.end - l.start > 2 * medianLength) {
+                line.append(String.format(Locale.ROOT, "%n      longest command k=%d: %.0f us%s", longest, (l.end - l.start) / 1e3,
+                        longest + 1 < t.cmds.size() && t.cmds.get(longest + 1).end - l.end < medianLength / 10
+                                ? ", and the next one ended " + Math.round((t.cmds.get(longest + 1).end - l.end) / 1e3)
+                                        + " us after it: both were seen together (a late look)"
+                                : ""));
             }
             out.println(line);
         }

@@ -85,4 +85,30 @@ class TailAnalysisTest {
         org.junit.jupiter.api.Assertions.assertTrue(out.contains("180 tasks"), out);
         org.junit.jupiter.api.Assertions.assertTrue(out.contains("idle 901 us at k=1"), out);
     }
+
+    @Test
+    void aCommandSeenLateIsNamedWithTheOneSeenWithIt() {
+        List<Cmd> cs = new ArrayList<>();
+        long t = 0;
+        for (int task = 0; task < 200; task++) {
+            long late = task == 150 ? 3_000 * US : 0; // one task: command 1's end seen 3 ms late, command 2 seen with it
+            for (int k = 0; k < 3; k++) {
+                long start = t + k * 100 * US;
+                long end = start + 100 * US;
+                if (task == 150 && k == 1) {
+                    end += late;
+                } else if (task == 150 && k == 2) {
+                    start += late;
+                    end = start + 5 * US;
+                }
+                cs.add(new Cmd(4, "fg", task * 3 + k + 1, t, t, 1, t, t + 1, 1, t + 1, t + 2, start, end, end + US));
+            }
+            t += 10_000 * US;
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        TailAnalysis.analyse(cs, List.of(), "fg", 3, 1, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String out = bytes.toString(StandardCharsets.UTF_8);
+        org.junit.jupiter.api.Assertions.assertTrue(out.contains("(median command 100 us)"), out);
+        org.junit.jupiter.api.Assertions.assertTrue(out.contains("longest command k=1: 3100 us, and the next one ended 5 us after it"), out);
+    }
 }
