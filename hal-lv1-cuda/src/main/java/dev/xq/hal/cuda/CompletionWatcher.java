@@ -85,6 +85,12 @@ final class CompletionWatcher {
     private final boolean spin;
     /** Set by a launch or a retire to cut a spinning wait short. */
     private volatile boolean kicked;
+    /**
+     * pollWait=spin: where the current spin ends; Long.MAX_VALUE while the thread looks and plans
+     * (a launch then always cuts the coming spin short), so a launch whose command cannot end
+     * before the spin does leaves it alone, as it leaves a parked thread asleep.
+     */
+    private volatile long spinUntilNanos = Long.MAX_VALUE;
     /** When a sleeping thread wakes by itself (Long.MAX_VALUE: not before it is woken). */
     private volatile long wakeAt = Long.MAX_VALUE;
     private volatile boolean signalled;
@@ -154,8 +160,8 @@ final class CompletionWatcher {
      * @param shortestNanos the least time the new command can take (0 if unknown)
      */
     void launched(long shortestNanos) {
-        if (spin) {
-            kicked = true; // cuts a spin short; the thread clears it before each look
+        if (spin && Thread.currentThread() != thread && spinUntilNanos - System.nanoTime() > shortestNanos) {
+            kicked = true; // cuts the spin short; the thread clears it before each look
         }
         if (sleeping && Thread.currentThread() != thread && wakeAt - System.nanoTime() > shortestNanos) {
             LockSupport.unpark(thread);
@@ -197,6 +203,7 @@ final class CompletionWatcher {
         List<Runnable> deliveries = new ArrayList<>();
         long sleep = MIN_SLEEP_NANOS;
         while (running) {
+            spinUntilNanos = Long.MAX_VALUE;
             kicked = false; // a launch from here on cuts the coming spin short
             releaseRetired();
             if (clock.overdue(System.nanoTime()) && !renewClock()) {
@@ -378,6 +385,7 @@ final class CompletionWatcher {
      * look began cuts it short.
      */
     private void spinUntil(long deadline) {
+        spinUntilNanos = deadline;
         while (running && !kicked && System.nanoTime() < deadline) {
             Thread.onSpinWait();
         }

@@ -79,6 +79,8 @@ final class CudaDouble implements AutoCloseable {
     /** How many events made with CU_EVENT_DISABLE_TIMING were recorded. */
     final AtomicInteger untimedEventsRecorded = new AtomicInteger();
     final AtomicInteger hostFuncsRun = new AtomicInteger();
+    /** How many cuEventQuery calls were made. */
+    final AtomicInteger eventQueries = new AtomicInteger();
     final AtomicInteger liveEvents = new AtomicInteger();
     final AtomicInteger liveStreams = new AtomicInteger();
     final AtomicInteger retainedContexts = new AtomicInteger();
@@ -765,6 +767,7 @@ final class CudaDouble implements AutoCloseable {
     }
 
     int cuEventQuery(MemorySegment event) {
+        eventQueries.incrementAndGet();
         Event e = events.get(event.address());
         if (e == null) {
             return INVALID_HANDLE;

@@ -86,6 +86,33 @@ class CudaPollWaitTest {
         }
     }
 
+    @Test
+    void aLaunchWhoseCommandCannotEndBeforeTheSpinDoesLeavesTheSpinAlone() throws Exception {
+        try (CudaDouble d = new CudaDouble()) {
+            CudaPlatform p = CudaPlatform.start(d.api(), CudaSettings.defaults().withPollWait(true), RuntimeLog.NONE);
+            try {
+                RecordingListener shortOne = new RecordingListener();
+                RecordingListener longOnes = new RecordingListener();
+                HwQueue a = p.open("cuda0", new HwQueueOptions("short", null), shortOne);
+                HwQueue b = p.open("cuda0", new HwQueueOptions("long", null), longOnes);
+                a.launch(new HwCommand(0, Command.spin(80_000)));
+                Thread.sleep(10); // the thread now spins towards a's end, ~70 ms away
+                int before = d.eventQueries.get();
+                for (int i = 0; i < 100; i++) {
+                    b.launch(new HwCommand(i, Command.spin(200_000))); // none can end within 200 ms
+                }
+                int during = d.eventQueries.get() - before;
+                assertTrue(during < 20, during + " event queries while 100 commands that end after the spin were launched: "
+                        + "each launch made the thread look again");
+                assertTrue(shortOne.await(1));
+                b.close();
+                a.close();
+            } finally {
+                p.close();
+            }
+        }
+    }
+
     /**
      * Twenty commands launched at once on one queue, under pollWait=park with no early margin, so
      * that every look comes a timer's wake-up late. A command queued behind another is predicted
