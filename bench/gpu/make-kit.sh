@@ -25,7 +25,7 @@ for j in "$root"/bench/target/dev.xq.bench-*.jar "$root"/hal-lv1-cuda/target/dev
          "$root"/runtime/target/dev.xq.runtime-*.jar "$root"/example-host/target/dev.xq.example.host-*.jar; do
   [ -f "$j" ] && cp "$j" "$kit/bundles/"
 done
-cp "$root/bench/gpu/run-bench.sh" "$root/bench/gpu/tail.jfc" "$root/example-host/src/test/gpu/example-check.sh" "$kit/"
+cp "$root/bench/gpu/run-bench.sh" "$root/bench/gpu/campaign.sh" "$root/bench/gpu/tail.jfc" "$root/example-host/src/test/gpu/example-check.sh" "$kit/"
 # the CUDA probes (nvcc on the GPU machine: nvcc -O2 -o /tmp/wake probe/wake.cu -lcuda)
 mkdir -p "$kit/probe" && cp "$root"/bench/gpu/probe/*.cu "$root"/bench/gpu/probe/*.c "$kit/probe/"
 ls "$kit"/bundles/dev.xq.example.host-*.jar >/dev/null 2>&1 \

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Issue 13's count, at the node's defaults, on one GPU machine in one device call: five
+# fixed-priority runs at T=100, three at T=500 and two overhead runs, each on a fresh node, after
+# a look at the host (probe/warm.c: how late and how slowly a thread that slept runs here).
+# Prints one line per run with the goals, then the tally; every table goes back in
+# $OUT/results.tar.gz (run-bench.sh). About 330 s. Extra lines (a control with other settings)
+# can follow in a second run-bench.sh call with /tmp/xqhot/*.cfg.
+#   run  command: sh bench/target/gpu-kit/campaign.sh
+#        carry:   ["bench/target/gpu-kit", ".jre.tar.xz"]
+set -u
+kit=$(cd "$(dirname "$0")" && pwd)
+if command -v gcc >/dev/null 2>&1 && gcc -O2 -pthread -o /tmp/warm "$kit/probe/warm.c" 2>/dev/null; then
+  /tmp/warm 150 10000 | head -3
+fi
+SCENARIOS="fixed-priority --device cuda T=100 seconds=8
+fixed-priority --device cuda T=100 seconds=8
+fixed-priority --device cuda T=100 seconds=8
+fixed-priority --device cuda T=100 seconds=8
+fixed-priority --device cuda T=100 seconds=8
+fixed-priority --device cuda T=500 seconds=8
+fixed-priority --device cuda T=500 seconds=8
+fixed-priority --device cuda T=500 seconds=8
+overhead --device cuda
+overhead --device cuda" sh "$kit/run-bench.sh" > /tmp/campaign.log 2>&1
+met=0; runs=0
+for f in $(ls /tmp/xq-results/*-fixed-priority.txt /tmp/xq-results/*-overhead.txt 2>/dev/null | sort -t/ -k4 -n); do
+  runs=$((runs+1))
+  case "$f" in
+    *fixed-priority.txt)
+      t=$(grep -o 'T=[0-9]*' "$f" | head -1)
+      line=$(awk '$1=="standalone"{sa=$3/$2} $1=="xq:hpf"{fg=$4; bg=$15} END{printf "standalone P99/median %.3f, fg P99/standalone %s, bg/native %s", sa, fg, bg}' "$f")
+      missed=$(awk '$1=="standalone"{sa=$3/$2} $1=="xq:hpf"{fg=$4; bg=$15} END{print (sa <= 1.05 && fg <= 1.10 && bg >= 0.97) ? 0 : 1}' "$f") ;;
+    *)
+      t=overhead
+      line=$(awk '$1=="direct"{dp=$4} $1=="xq:hpf"{xp=$4; m=$6} END{printf "P99 %.3f -> %.3f ms (x%.3f), mean %+.2f %%", dp, xp, xp/dp, m}' "$f")
+      missed=$(awk '$1=="direct"{dp=$4} $1=="xq:hpf"{xp=$4; m=$6} END{print (xp <= dp*1.02 && m <= 1) ? 0 : 1}' "$f") ;;
+  esac
+  [ "$missed" = 0 ] && { met=$((met+1)); verdict=met; } || verdict=MISSED
+  echo "$t: $line: $verdict"
+done
+echo "issue 13 count: $met of $runs runs met every goal (10 needed)"
+cp /tmp/campaign.log /tmp/xq-results/ && tar -C /tmp/xq-results -czf "${OUT:-/tmp}/results.tar.gz" .
