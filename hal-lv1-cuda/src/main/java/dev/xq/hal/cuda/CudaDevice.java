@@ -205,8 +205,8 @@ final class CudaDevice {
         p.put("pci", pci);
         p.put("streamPriorities", leastPriority + " (least) .. " + greatestPriority + " (greatest)");
         p.put("completion", settings.completion().label());
-        if (settings.completion() == CompletionMode.POLL) {
-            p.put("pollWait", settings.pollSpins(Runtime.getRuntime().availableProcessors())
+        if (settings.completion() == CompletionMode.POLL && watcher != null) {
+            p.put("pollWait", watcher.spins()
                     ? "spin (the completion thread spins between looks while commands are in flight)"
                     : "park (a timer wakes the completion thread for each look)");
         }

@@ -760,16 +760,14 @@ final class CudaQueue implements HwQueue {
      * @return host time, or Long.MAX_VALUE while a hold keeps it from starting
      */
     private long predictionStart(InFlight f) {
-        long t = lastAnchorNanos != DeviceClock.UNKNOWN ? lastAnchorNanos : lastEndNanos;
-        t = t == DeviceClock.UNKNOWN ? f.launchNanos : Math.max(t, f.launchNanos);
-        return f.guarded && stall != null ? stall.startAfterHolds(t) : t;
+        return startAfter(f, lastAnchorNanos != DeviceClock.UNKNOWN ? lastAnchorNanos : lastEndNanos);
     }
 
     /**
      * Completion thread, seen end times: where a collected command is estimated to have really
-     * ended, for predicting the next one on the stream. The command ended somewhere between the last look that found it running and the
-     * look that found it done ({@code seen}); its predicted end, kept inside that interval, is the
-     * better guess. Anchoring the next command's prediction on {@code seen} instead would carry
+     * ended, for predicting the next one on the stream. The command ended somewhere between the
+     * last look that found it running and the look that found it done ({@code seen}); its
+     * predicted end, kept inside that interval, is the better guess. Anchoring the next command's prediction on {@code seen} instead would carry
      * this look's lateness into the next one, and along a queue of commands launched together the
      * lateness would add up (each look starts from the previous one's lateness).
      */
@@ -791,7 +789,12 @@ final class CudaQueue implements HwQueue {
      * @return host time, or Long.MAX_VALUE while a hold keeps it from starting
      */
     private long chainedStart(InFlight f) {
-        long t = lastEndNanos == DeviceClock.UNKNOWN ? f.launchNanos : Math.max(lastEndNanos, f.launchNanos);
+        return startAfter(f, lastEndNanos);
+    }
+
+    /** Where a command without a start event started if its predecessor ended at {@code predecessorEnd}. */
+    private long startAfter(InFlight f, long predecessorEnd) {
+        long t = predecessorEnd == DeviceClock.UNKNOWN ? f.launchNanos : Math.max(predecessorEnd, f.launchNanos);
         return f.guarded && stall != null ? stall.startAfterHolds(t) : t;
     }
 

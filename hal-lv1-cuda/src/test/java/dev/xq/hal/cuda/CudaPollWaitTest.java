@@ -51,6 +51,8 @@ class CudaPollWaitTest {
                         assertTrue(timed > 50, "pollWait=park: the thread parks until the predicted end (" + timed + " samples)");
                     }
                     assertTrue(l.await(1));
+                    String said = p.devices().get(0).properties().get("pollWait");
+                    assertTrue(said.startsWith(spin ? "spin" : "park"), "the device descriptor says how it waits: " + said);
                     q.close();
                 } finally {
                     p.close();
