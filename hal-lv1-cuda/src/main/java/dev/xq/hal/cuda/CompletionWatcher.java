@@ -34,7 +34,8 @@ import java.util.concurrent.locks.LockSupport;
  * {@code pollMaxSleepMicros}. The thread's Linux timer slack is lowered (prctl), because
  * with the default 50 us slack every sleep overshoots by about that much. With
  * {@code pollWait=spin} (automatic on hosts with 8 or more hardware threads) those waits are
- * spins instead of timed parks, and the back-off stops at {@code pollEarlyMicros}: on a shared
+ * spins instead of timed parks (a wait longer than {@code pollSpinMicros} parks until that long
+ * before the look, then spins), and the back-off stops at {@code pollEarlyMicros}: on a shared
  * virtual machine a parked thread's timer wake-up is now and then milliseconds late (H100 host,
  * 26 Nov: up to 0.2 % of parks of 5-480 us lasted 1.5-4.6 ms), and each late look delays the next
  * launch of every queue whose window waits on a completion. A launch cuts a spin short as it
@@ -83,6 +84,8 @@ final class CompletionWatcher {
     private volatile boolean sleeping;
     /** pollWait=spin: waits between looks are spins, not timed parks. */
     private final boolean spin;
+    /** pollWait=spin: the longest spin before a look; a longer wait parks until this long before it. */
+    private final long spinNanos;
     /** Set by a launch or a retire to cut a spinning wait short. */
     private volatile boolean kicked;
     /**
@@ -105,6 +108,7 @@ final class CompletionWatcher {
         this.maxSleepNanos = TimeUnit.MICROSECONDS.toNanos(settings.pollMaxSleepMicros());
         this.timerSlackNanos = settings.timerSlackNanos();
         this.spin = mode == CompletionMode.POLL && settings.pollSpins(Runtime.getRuntime().availableProcessors());
+        this.spinNanos = TimeUnit.MICROSECONDS.toNanos(settings.pollSpinMicros());
         this.log = log;
         this.token = HostFuncSignal.register(this);
         this.thread = Thread.ofPlatform().daemon().name("xq-cuda-completion-" + device.id()).unstarted(this::run);
@@ -332,6 +336,11 @@ final class CompletionWatcher {
         if (room > MIN_CALIBRATION_ROOM_NANOS && clock.due(now)) {
             // a renewal spins ~5 us per try: one try when the next end is near, five when there is time
             renewClock(room > CALIBRATION_ROOM_NANOS ? 5 : 1);
+            return sleep;
+        }
+        if (spin && wake - now > spinNanos) {
+            // a long wait: park until the spin's length before the look, then spin the rest
+            sleepFor(wake - now - spinNanos);
             return sleep;
         }
         if (spin) {

@@ -79,4 +79,10 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
                     + "device has work. auto spins where the host has 8 or more hardware threads (CUDA's own default spins "
                     + "where it has more cores than contexts); with nothing in flight the thread always parks")
     String pollWait() default CudaSettings.DEFAULT_POLL_WAIT;
+
+    @AttributeDefinition(name = "Poll: longest spin (us)", min = "1", max = "1000000",
+            description = "pollWait=spin: the completion thread spins for at most this long before a look; a longer wait (a "
+                    + "long command) parks until this long before the look, so a wake-up late by less than this costs nothing "
+                    + "and a long command costs the core only this much per look")
+    int pollSpinMicros() default CudaSettings.DEFAULT_POLL_SPIN_MICROS;
 }

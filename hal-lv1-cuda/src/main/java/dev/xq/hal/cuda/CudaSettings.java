@@ -25,10 +25,12 @@ import java.util.Map;
  * @param pollSpinChoice poll mode: how the completion thread waits between looks while commands
  *        are in flight: TRUE spins, FALSE parks (a timer wakes it); null: automatic, spinning
  *        where the host has {@value #AUTO_SPIN_MIN_HW_THREADS} or more hardware threads
+ * @param pollSpinMicros pollWait=spin: the longest spin before a look; a longer wait parks until
+ *        this long before the look, so that a wake-up late by less than this costs nothing
  */
 record CudaSettings(String library, Map<String, Path> modules, CompletionMode completion, int pollEarlyMicros,
                     int pollMaxSleepMicros, int timerSlackNanos, StallMode stall, int stallHoldMillis,
-                    boolean everyStartEvent, Boolean timingChoice, Boolean pollSpinChoice) {
+                    boolean everyStartEvent, Boolean timingChoice, Boolean pollSpinChoice, int pollSpinMicros) {
 
     static final String DEFAULT_LIBRARY = "libcuda.so.1";
     static final String DEFAULT_COMPLETION = "poll";
@@ -40,6 +42,7 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static final String DEFAULT_START_EVENTS = "chained";
     static final String DEFAULT_TIMING = "auto";
     static final String DEFAULT_POLL_WAIT = "auto";
+    static final int DEFAULT_POLL_SPIN_MICROS = 5_000;
     /** pollWait=auto spins on hosts with at least this many hardware threads (CUDA's own rule is alike). */
     static final int AUTO_SPIN_MIN_HW_THREADS = 8;
     /** The built-in module's name. */
@@ -60,6 +63,7 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
         range("pollEarlyMicros", pollEarlyMicros, 0, 100_000);
         range("pollMaxSleepMicros", pollMaxSleepMicros, 1, 100_000);
         range("timerSlackNanos", timerSlackNanos, 0, 50_000);
+        range("pollSpinMicros", pollSpinMicros, 1, 1_000_000);
         if (stall == null) {
             throw new IllegalArgumentException("stall mode is missing");
         }
@@ -76,7 +80,7 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
         return new CudaSettings(DEFAULT_LIBRARY, Map.of(), CompletionMode.parse(DEFAULT_COMPLETION),
                 DEFAULT_POLL_EARLY_MICROS, DEFAULT_POLL_MAX_SLEEP_MICROS, DEFAULT_TIMER_SLACK_NANOS,
                 StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS, false, parseTiming(DEFAULT_TIMING),
-                parsePollWait(DEFAULT_POLL_WAIT));
+                parsePollWait(DEFAULT_POLL_WAIT), DEFAULT_POLL_SPIN_MICROS);
     }
 
     /** @throws IllegalArgumentException naming the bad value and what is allowed */
@@ -84,7 +88,8 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
         return new CudaSettings(c.library() == null ? DEFAULT_LIBRARY : c.library().strip(), parseModules(c.modules()),
                 CompletionMode.parse(c.completion()), c.pollEarlyMicros(), c.pollMaxSleepMicros(), c.timerSlackNanos(),
                 StallMode.parse(c.stall()), c.stallHoldMillis(), parseStartEvents(c.startEvents()),
-                parseTiming(c.timing()), parsePollWait(c.pollWait()));
+                parseTiming(c.timing()), parsePollWait(c.pollWait()),
+                c.pollSpinMicros());
     }
 
     /**
@@ -162,40 +167,46 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     }
 
     CudaSettings withLibrary(String l) {
-        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice);
+        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
     }
 
     CudaSettings withModules(Map<String, Path> m) {
-        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice);
+        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
     }
 
     CudaSettings withCompletion(CompletionMode c) {
-        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice);
+        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
     }
 
     CudaSettings withPolling(int earlyMicros, int maxSleepMicros, int slackNanos) {
-        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice);
+        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
     }
 
     CudaSettings withStall(StallMode mode, int holdMillis) {
-        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, timingChoice, pollSpinChoice);
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
     }
 
     CudaSettings withEveryStartEvent(boolean every) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                every, timingChoice, pollSpinChoice);
+                every, timingChoice, pollSpinChoice, pollSpinMicros);
     }
 
     /** @param device TRUE: device timestamps, FALSE: when seen, null: automatic */
     CudaSettings withTiming(Boolean device) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                everyStartEvent, device, pollSpinChoice);
+                everyStartEvent, device, pollSpinChoice, pollSpinMicros);
     }
 
     /** @param spin TRUE: spin, FALSE: park, null: automatic */
     CudaSettings withPollWait(Boolean spin) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                everyStartEvent, timingChoice, spin);
+                everyStartEvent, timingChoice, spin, pollSpinMicros);
+    }
+
+    /** @param micros pollWait=spin: the longest spin before a look */
+    CudaSettings withPollSpinMicros(int micros) {
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
+                everyStartEvent, timingChoice, pollSpinChoice, micros);
     }
 
     /** @return whether the poll-mode completion thread spins between looks on a host with {@code hwThreads} */

@@ -38,7 +38,9 @@ class CudaPollWaitTest {
     void aSpinningThreadIsNeverInATimedParkWhileACommandIsInFlightAndAParkingOneIs() throws Exception {
         for (boolean spin : new boolean[] {true, false}) {
             try (CudaDouble d = new CudaDouble()) {
-                CudaPlatform p = CudaPlatform.start(d.api(), CudaSettings.defaults().withPollWait(spin), RuntimeLog.NONE);
+                // the longest spin above the command's length: the thread spins the whole wait
+                CudaSettings settings = CudaSettings.defaults().withPollWait(spin).withPollSpinMicros(1_000_000);
+                CudaPlatform p = CudaPlatform.start(d.api(), settings, RuntimeLog.NONE);
                 try {
                     RecordingListener l = new RecordingListener();
                     HwQueue q = p.open("cuda0", new HwQueueOptions("long", null), l);
@@ -57,6 +59,34 @@ class CudaPollWaitTest {
                 } finally {
                     p.close();
                 }
+            }
+        }
+    }
+
+    @Test
+    void aWaitLongerThanTheLongestSpinParksFirstAndSpinsOnlyItsEnd() throws Exception {
+        try (CudaDouble d = new CudaDouble()) {
+            CudaSettings settings = CudaSettings.defaults().withPollWait(true).withPollSpinMicros(20_000);
+            CudaPlatform p = CudaPlatform.start(d.api(), settings, RuntimeLog.NONE);
+            try {
+                RecordingListener l = new RecordingListener();
+                HwQueue q = p.open("cuda0", new HwQueueOptions("long", null), l);
+                long launched = System.nanoTime();
+                q.launch(new HwCommand(0, Command.spin(300_000)));
+                Thread.sleep(20);
+                int timed = timedParks(completionThread(), 150);
+                assertTrue(timed > 50, "far from the look, the thread parks instead of spinning (" + timed + " samples)");
+                // 15-7 ms before the end: inside the last 20 ms, where it spins
+                Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(launched + TimeUnit.MILLISECONDS.toNanos(285) - System.nanoTime())));
+                int near = timedParks(completionThread(), 8);
+                assertEquals(0, near, "within pollSpinMicros of the look the thread spins");
+                assertTrue(l.await(1));
+                long late = l.reports.get(0).seenNanos() - d.kernelEnds.get(0);
+                assertTrue(late < TimeUnit.MILLISECONDS.toNanos(5), "seen " + late / 1000
+                        + " us after its end: the thread must spin the last 20 ms, not sleep through the end");
+                q.close();
+            } finally {
+                p.close();
             }
         }
     }

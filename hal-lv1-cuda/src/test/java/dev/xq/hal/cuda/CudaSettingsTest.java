@@ -87,5 +87,8 @@ class CudaSettingsTest {
         assertEquals(false, CudaSettings.defaults().withPollWait(false).pollSpins(64), "park is park on any host");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parsePollWait("sleep"));
         assertTrue(e.getMessage().contains("pollWait 'sleep' is not one of auto, spin, park"), e.getMessage());
+        assertEquals(5_000, CudaSettings.defaults().pollSpinMicros());
+        IllegalArgumentException r = assertThrows(IllegalArgumentException.class, () -> CudaSettings.defaults().withPollSpinMicros(0));
+        assertTrue(r.getMessage().contains("pollSpinMicros 0 is out of range [1, 1000000]"), r.getMessage());
     }
 }
