@@ -46,6 +46,7 @@ public final class ExternalQueueImpl implements NodeQueue {
     private long lastResumedNanos;
     private boolean countersFailed;
     private boolean contended = true;
+    private long topWindow;
     private long guardHorizon;
     private long guardUntil;
 
@@ -203,16 +204,26 @@ public final class ExternalQueueImpl implements NodeQueue {
      * this one's work: a queue of another group, or of this group at another priority. Without such
      * a queue the limits (threshold, window) bound nothing worth bounding, only this queue's speed,
      * so they are lifted until one appears; the node's core decides (at every open, close and hint).
+     * {@code topWindowMicros} &gt; 0: the queue has company but the policy put it on top of it
+     * (docs/runtime.md, the on-top rule), so its window is widened to that much estimated work and
+     * its threshold lifted; bounded, unlike the lift for a queue alone, as a newcomer the policy
+     * prefers finds that much already launched.
      */
-    void contended(boolean c) {
+    void contended(boolean c, long topWindowMicros) {
         synchronized (this) {
-            if (contended == c || closed) {
+            if ((contended == c && topWindow == topWindowMicros) || closed) {
                 return;
             }
             contended = c;
+            topWindow = topWindowMicros;
             applyLocked();
         }
         fireStateChange();
+    }
+
+    /** {@link #contended(boolean, long)} with nobody on top. */
+    void contended(boolean c) {
+        contended(c, 0);
     }
 
     /** @return whether the limits apply now (see {@link #contended(boolean)}) */
@@ -223,7 +234,10 @@ public final class ExternalQueueImpl implements NodeQueue {
     /** Caller holds this (or is the constructor's caller before publication). */
     private void applyLocked() {
         boolean held = (suspendedByScheduler || suspendedByApp) && !closed;
-        QueueConfig limits = contended ? config : config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0);
+        QueueConfig limits = !contended ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0)
+                : topWindow > 0 && config.windowMicros() > 0 && config.windowMicros() < topWindow
+                        ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(topWindow)
+                        : config;
         try {
             control.apply(held, limits.withLevel(PreemptionLevel.BLOCK));
         } catch (RuntimeException e) {

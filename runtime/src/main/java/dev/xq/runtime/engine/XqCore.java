@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
@@ -329,10 +330,36 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return aloneWindowMicros;
     }
 
+    /** The queues the policy put on top of their device (the scheduler's {@code TopQueues}). */
+    private volatile Set<Long> top = Set.of();
+    private volatile boolean onTop = true;
+
+    /** Switches the on-top rule (docs/runtime.md) on or off; the queues' limits follow at once. */
+    public void onTop(boolean on) {
+        onTop = on;
+        recomputeContention();
+    }
+
+    /** @return whether the on-top rule is on (default) */
+    public boolean onTop() {
+        return onTop;
+    }
+
     /**
-     * Tells each process queue whether its limits matter now: whether the device has another open
-     * queue of another group, or of its group at another priority (see
-     * {@link ExternalQueueImpl#contended(boolean)}).
+     * The on-top rule (docs/runtime.md): a queue on top of its device has its limits widened as
+     * if alone. Applied on a thread of its own: the deciding thread may hold a queue's lock.
+     */
+    @Override
+    public void topQueuesChanged(Set<Long> nowTop) {
+        top = nowTop;
+        Thread.ofVirtual().name("xq-on-top").start(this::recomputeContention);
+    }
+
+    /**
+     * Tells each queue whether its limits matter now: whether the device has another open queue of
+     * another group, or of its group at another priority (see
+     * {@link ExternalQueueImpl#contended(boolean, long)} and {@link XQueueImpl#alone}), and
+     * whether the policy put it on top of those.
      */
     private void recomputeContention() {
         // Applied outside the core's lock (widening a queue's limits launches its pending
@@ -375,11 +402,12 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 }
             }
             boolean contended = c;
+            boolean onTop = c && this.onTop && top.contains(w.q().handle());
+            long window = aloneWindowMicros;
             if (w.q() instanceof ExternalQueueImpl x) {
-                actions.add(() -> x.contended(contended));
+                actions.add(() -> x.contended(contended, onTop ? window : 0));
             } else if (w.q() instanceof XQueueImpl x) {
-                long window = aloneWindowMicros;
-                actions.add(() -> x.alone(contended, window));
+                actions.add(() -> x.alone(contended && !onTop, window));
             }
         }
         return actions;

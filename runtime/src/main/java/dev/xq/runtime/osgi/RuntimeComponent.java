@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "aloneWindowMicros", "awaitSpinMicros");
+            "arrivalGuards", "aloneWindowMicros", "onTop", "awaitSpinMicros");
 
     @Deactivate
     void deactivate() {
@@ -140,6 +140,14 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
                 log.error("dev.xq.scheduler: aloneWindowMicros: " + e.getMessage() + "; keeping " + core.aloneWindowMicros() + " us",
                         null);
             }
+        }
+        Boolean onTop = read("onTop", "true or false", s::onTop);
+        if (raw.get("onTop") instanceof String text && !text.trim().equalsIgnoreCase("true") && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: onTop '" + text + "' is not true or false; ignored", null);
+            onTop = null;
+        }
+        if (onTop != null && onTop != core.onTop()) {
+            core.onTop(onTop);
         }
         Long spin = read("awaitSpinMicros", "a whole number of microseconds in [-1, 100000] (-1: automatic, 0: off)",
                 s::awaitSpinMicros);

@@ -42,6 +42,14 @@ public @interface SchedulerConfig {
             + "other's work, once. 0: limits always apply. Process queues are unthrottled while alone.")
     long aloneWindowMicros() default 2_000;
 
+    @AttributeDefinition(name = "On top", description = "Let the queue that the policy keeps on top of its device "
+            + "(every other queue there, of another group or priority, has been held for it, and it was never held for "
+            + "another) keep the alone window of work in flight, application and process queues alike, so that a host "
+            + "stall shorter than that does not idle the device. The first time the policy holds it for another queue, "
+            + "that queue waits for at most the alone window of its work, once, and the usual limits apply from then on. "
+            + "Off: only a queue alone gets the alone window.")
+    boolean onTop() default true;
+
     @AttributeDefinition(name = "Await spin (us)", min = "-1", max = "100000", description = "How long Submission.await "
             + "spins before and after a command's expected end instead of parking, so that the waiting thread is running "
             + "when the completion comes (a parked thread is woken tens of microseconds later). -1: automatic (100 us where "

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -70,6 +71,14 @@ public final class Scheduler {
         default boolean renewDeviceViews() {
             return false;
         }
+
+        /**
+         * The queues on top of their device changed ({@link TopQueues}): called by the deciding
+         * thread after the decision is applied, rarely (a queue opens, closes or yields for the
+         * first time). Must not block: apply what it implies elsewhere.
+         */
+        default void topQueuesChanged(Set<Long> top) {
+        }
     }
 
     private final Source source;
@@ -93,6 +102,8 @@ public final class Scheduler {
 
     private final DecisionStats stats = new DecisionStats();
     private final GuardKeeper guards = new GuardKeeper();
+    private final TopQueues tops = new TopQueues(); // the deciding thread's
+    private volatile Set<Long> top = Set.of();
     /**
      * A posting thread decides only while the scheduler's idle time between decisions averages at
      * least this much (a moving average over about eight decisions). In a storm of events (a
@@ -489,6 +500,11 @@ public final class Scheduler {
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
         wakeAtNanos = actions.wake;
+        Set<Long> nowTop = tops.update(name, views, actions.decided);
+        if (nowTop != null) {
+            top = nowTop;
+            source.topQueuesChanged(nowTop);
+        }
         Thread l = loop;
         if (actions.wake < loopParkedUntil && l != null && l != Thread.currentThread()) {
             LockSupport.unpark(l); // a timer earlier than the loop is parked for
@@ -519,6 +535,11 @@ public final class Scheduler {
 
     public boolean arrivalGuards() {
         return guards.on();
+    }
+
+    /** @return the queues on top of their device as of the last decision ({@link TopQueues}) */
+    public Set<Long> topQueues() {
+        return top;
     }
 
     /** @return the guards in force: handle to {horizon, until} nanos (status and tests) */

@@ -20,12 +20,17 @@ class SchedulerConfigTest {
 
     /** A configuration as DS hands it over: values that cannot be converted throw when read. */
     private static SchedulerConfig config(Object policy, Object micros, Object inline) {
+        return config(policy, micros, inline, true);
+    }
+
+    private static SchedulerConfig config(Object policy, Object micros, Object inline, Object onTop) {
         return (SchedulerConfig) Proxy.newProxyInstance(SchedulerConfig.class.getClassLoader(), new Class<?>[] {SchedulerConfig.class},
                 (proxy, m, args) -> {
                     Object v = switch (m.getName()) {
                         case "policy" -> policy;
                         case "decisionDeadlineMicros" -> micros;
                         case "inlineDecisions" -> inline;
+                        case "onTop" -> onTop;
                         default -> throw new UnsupportedOperationException(m.getName());
                     };
                     if (v instanceof RuntimeException e) {
@@ -55,5 +60,15 @@ class SchedulerConfigTest {
         assertTrue(rc.core().scheduler().inlineDecisions(), "'maybe' is refused, the default (on) stays");
         rc.modified(config("native", 10_000L, false), Map.of("inlineDecisions", "false"));
         assertEquals(false, rc.core().scheduler().inlineDecisions());
+    }
+
+    @Test
+    void onTopSwitchesTheRuleAndAnythingButTrueOrFalseChangesNothing() {
+        rc.activate(config("native", 10_000L, true, false), Map.of("onTop", "perhaps"));
+        assertTrue(rc.core().onTop(), "'perhaps' is refused, the default (on) stays");
+        rc.modified(config("native", 10_000L, true, false), Map.of("onTop", "false"));
+        assertEquals(false, rc.core().onTop());
+        rc.modified(config("native", 10_000L, true, true), Map.of("onTop", true));
+        assertEquals(true, rc.core().onTop());
     }
 }

@@ -1,0 +1,172 @@
+package dev.xq.runtime.scheduler;
+
+import dev.xq.policy.spi.QueueView;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Finds the queues that the policy puts on top of their device (the on-top rule, docs/runtime.md):
+ * a queue is on top when the policy has never held it back while another queue of its device ran,
+ * and every other queue of its device of another group or priority has yielded to it (was held
+ * while it ran) at least once. Such a queue's launch limits bound what no other open queue waits
+ * for: the queues below it are held whenever it has work, so the node may let it keep more work in
+ * flight, as a queue alone on its device does, and a host stall shorter than that work no longer
+ * idles the device.
+ *
+ * <p>Learnt from the policy's own decisions, so it holds for any policy: under a priority policy
+ * the highest-priority queue is on top once each lower one has yielded to it; a policy that takes
+ * turns (shares, deadlines, bandwidth) holds every queue at some point, and then none is. The first
+ * time a queue on top is held for another (a newcomer it yields to, a policy that changed its
+ * mind), it stops being on top for good: that once, the other queue finds its wider work in flight.
+ * A queue that opens, or whose group or priority changes, has yielded to nobody yet, so the queue
+ * on top stops being so until it yields; a policy swap forgets everything.
+ *
+ * <p>Not thread-safe: only the deciding thread calls it (decisions are serialised).
+ */
+final class TopQueues {
+
+    private static final class Track {
+        final String device;
+        final String key;
+        /** Held once while another queue of its device ran. */
+        boolean yielded;
+        /** The queues it was held for. */
+        final Set<Long> yieldedTo = new HashSet<>(4);
+
+        Track(QueueView v) {
+            device = v.device();
+            key = key(v);
+        }
+    }
+
+    private final Map<Long, Track> tracks = new HashMap<>();
+    private String policy;
+    private Set<Long> top = Set.of();
+
+    private static String key(QueueView v) {
+        return v.group() + '\u0000' + v.priority();
+    }
+
+    /**
+     * Learns from a decision by {@code policyName} (its actions in {@code decided}, true for a suspend;
+     * a queue not decided keeps its state).
+     *
+     * @return the queues on top now, when that set changed; {@code null} when it did not
+     */
+    Set<Long> update(String policyName, List<QueueView> views, Map<Long, Boolean> decided) {
+        boolean dirty = false;
+        if (!policyName.equals(policy)) {
+            policy = policyName;
+            tracks.clear();
+            dirty = true;
+        }
+        Map<String, List<Long>> running = null;
+        for (QueueView v : views) {
+            Track t = tracks.get(v.handle());
+            if (t == null || !t.device.equals(v.device()) || !t.key.equals(key(v))) {
+                if (t != null) {
+                    forget(v.handle());
+                }
+                tracks.put(v.handle(), new Track(v));
+                dirty = true;
+            }
+            if (v.runnable() && !held(v, decided)) {
+                if (running == null) {
+                    running = new HashMap<>(4);
+                }
+                running.computeIfAbsent(v.device(), d -> new ArrayList<>(2)).add(v.handle());
+            }
+        }
+        if (tracks.size() != views.size()) { // some closed
+            Set<Long> open = new HashSet<>(views.size() * 2);
+            for (QueueView v : views) {
+                open.add(v.handle());
+            }
+            for (Iterator<Long> it = tracks.keySet().iterator(); it.hasNext(); ) {
+                long h = it.next();
+                if (!open.contains(h)) {
+                    it.remove();
+                    forget(h);
+                }
+            }
+            dirty = true;
+        }
+        if (running != null) {
+            for (QueueView v : views) {
+                List<Long> ran = running.get(v.device());
+                if (ran == null || !v.runnable() || !held(v, decided)) {
+                    continue;
+                }
+                Track t = tracks.get(v.handle());
+                if (!t.yielded) {
+                    t.yielded = true;
+                    dirty = true;
+                }
+                dirty |= t.yieldedTo.addAll(ran);
+            }
+        }
+        if (!dirty) {
+            return null;
+        }
+        Set<Long> now = compute(views);
+        if (now.equals(top)) {
+            return null;
+        }
+        top = now;
+        return now;
+    }
+
+    /** @return the queues on top as of the last update */
+    Set<Long> top() {
+        return top;
+    }
+
+    private void forget(long handle) {
+        for (Track t : tracks.values()) {
+            t.yieldedTo.remove(handle);
+        }
+    }
+
+    private Set<Long> compute(List<QueueView> views) {
+        Set<Long> on = null;
+        for (QueueView q : views) {
+            Track tq = tracks.get(q.handle());
+            if (tq.yielded) {
+                continue;
+            }
+            boolean company = false;
+            boolean all = true;
+            for (QueueView o : views) {
+                if (o == q || !o.device().equals(q.device())) {
+                    continue;
+                }
+                Track to = tracks.get(o.handle());
+                if (to.key.equals(tq.key)) {
+                    continue; // its own group at its priority: a peer, not company (as for the alone rule)
+                }
+                company = true;
+                if (!to.yieldedTo.contains(q.handle())) {
+                    all = false;
+                    break;
+                }
+            }
+            if (company && all) {
+                if (on == null) {
+                    on = new HashSet<>(4);
+                }
+                on.add(q.handle());
+            }
+        }
+        return on == null ? Set.of() : Set.copyOf(on);
+    }
+
+    private static boolean held(QueueView v, Map<Long, Boolean> decided) {
+        Boolean d = decided.get(v.handle());
+        return d != null ? d : v.suspended(); // decided: true = suspend (ActionRecorder)
+    }
+}
