@@ -9,6 +9,10 @@
 #        carry:   ["bench/target/gpu-kit", ".jre.tar.xz"]
 set -u
 kit=$(cd "$(dirname "$0")" && pwd)
+# The count is at the defaults: a configuration left in the hot folder by an earlier call on the
+# same (warm) machine would silently change them, so it goes first.
+rm -f /tmp/xqhot/*.cfg /tmp/xqhot/*.config 2>/dev/null
+rm -rf /tmp/xq-results
 if command -v gcc >/dev/null 2>&1 && gcc -O2 -pthread -o /tmp/warm "$kit/probe/warm.c" 2>/dev/null; then
   /tmp/warm 150 10000 | head -3
 fi
