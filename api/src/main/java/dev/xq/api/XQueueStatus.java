@@ -13,12 +13,57 @@ import java.util.List;
  * @param suspendedByApp whether the application suspended it
  * @param estimatedCommandMicros the measured device time per command that the time budget uses (0 before the first completion)
  * @param runMicros device time used so far
+ * @param limits which launch limits are in force now: the configured ones, or wider ones because
+ *               the queue is alone on its device or the policy keeps it on top there (since 1.6)
  */
 public record XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
                            QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
                            boolean suspendedByScheduler, boolean suspendedByApp,
                            int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
-                           long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
+                           long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits) {
+
+    /**
+     * Which launch limits the node applies to a queue now (docs/runtime.md, the tenant-alone and
+     * on-top rules).
+     *
+     * @since 1.6
+     */
+    public enum Limits {
+        /** The queue's configured threshold and window apply. */
+        CONFIGURED,
+        /**
+         * No open queue of another group or priority shares its device: an application queue's
+         * time window is widened to the node's alone window and its threshold lifted; a process
+         * queue is unthrottled.
+         */
+        ALONE,
+        /**
+         * Other queues share its device, but the policy keeps this one above all of them: its
+         * window is widened to the node's alone window and its threshold lifted.
+         */
+        ON_TOP
+    }
+
+    /** @param limits {@code null} reads as {@link Limits#CONFIGURED} */
+    public XQueueStatus {
+        if (limits == null) {
+            limits = Limits.CONFIGURED;
+        }
+    }
+
+    /**
+     * The snapshot as API 1.1-1.5 made it, without {@code limits} ({@link Limits#CONFIGURED});
+     * kept so that code built against those versions still links.
+     */
+    public XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
+                        QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
+                        boolean suspendedByScheduler, boolean suspendedByApp,
+                        int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
+                        long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
+        this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
+                pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
+                Limits.CONFIGURED);
+    }
 
     /**
      * The snapshot as API 1.0 made it, without {@code pid} (0: a queue of an application inside
@@ -31,6 +76,7 @@ public record XQueueStatus(long handle, String name, String device, String group
                         int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
         this(handle, name, device, group, 0, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
-                pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error);
+                pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
+                Limits.CONFIGURED);
     }
 }

@@ -67,6 +67,9 @@
   }
 
   // the node writes each hint as xq:queues shows it (Hint.text())
+  // the LIMITS column, in xq:queues' words: empty while the configured limits apply
+  const LIMITS = {alone: 'alone', on_top: 'on top'};
+
   function hintText(h) {
     return typeof h.text === 'string' ? h.text : h.kind + '=' + h.values.map(String).join('/');
   }
@@ -78,7 +81,7 @@
       tr.dataset.name = q.name;
       const cells = [q.handle, q.name, q.device, q.group, q.state + (q.suspended_by_app ? '(app)' : ''), q.level, q.pending,
         q.in_flight, q.completed, q.failed, q.cancelled, q.estimated_command_us, Math.floor(q.run_us / 1000),
-        q.hints.map(hintText).join(' ')];
+        LIMITS[q.limits] || '', q.hints.map(hintText).join(' ')];
       for (const c of cells) {
         const td = document.createElement('td');
         td.textContent = String(c);

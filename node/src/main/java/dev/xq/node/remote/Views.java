@@ -19,16 +19,28 @@ final class Views {
     /** {@code xq:queues}: one line per queue of {@code GET /api/v1/queues}. */
     static String queueTable(Map<String, Object> queues) {
         Table t = new Table("HANDLE", "NAME", "DEVICE", "GROUP", "STATE", "LV", "PEND", "FLIGHT", "DONE", "FAIL", "CANCEL",
-                "EST_US", "RUN_MS", "HINTS");
+                "EST_US", "RUN_MS", "LIMITS", "HINTS");
         for (Object o : list(queues, "queues")) {
             Map<String, Object> q = object(o, "a queue");
             t.row(number(q, "handle"), q.get("name"), q.get("device"), q.get("group"),
                     text(q, "state") + (Boolean.TRUE.equals(q.get("suspended_by_app")) ? "(app)" : ""),
                     number(q, "level"), number(q, "pending"), number(q, "in_flight"), number(q, "completed"),
                     number(q, "failed"), number(q, "cancelled"), number(q, "estimated_command_us"),
-                    whole(q, "run_us") / 1000, hints(q));
+                    whole(q, "run_us") / 1000, limits(q), hints(q));
         }
         return t.toString();
+    }
+
+    /**
+     * The LIMITS column as {@code xq:queues} shows it: empty while the configured limits apply, and
+     * for a node too old to say ({@code limits} absent).
+     */
+    private static String limits(Map<String, Object> q) {
+        return switch (String.valueOf(q.get("limits"))) {
+            case "alone" -> "alone";
+            case "on_top" -> "on top";
+            default -> "";
+        };
     }
 
     /** {@code xq:top}'s first line, from {@code GET /api/v1/scheduler}. */

@@ -231,13 +231,18 @@ public final class ExternalQueueImpl implements NodeQueue {
         return contended;
     }
 
-    /** Caller holds this (or is the constructor's caller before publication). */
-    private void applyLocked() {
-        boolean held = (suspendedByScheduler || suspendedByApp) && !closed;
-        QueueConfig limits = !contended ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0)
+    /** The limits in force now. Caller holds this. */
+    private QueueConfig limitsLocked() {
+        return !contended ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0)
                 : topWindow > 0 && config.windowMicros() > 0 && config.windowMicros() < topWindow
                         ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(topWindow)
                         : config;
+    }
+
+    /** Caller holds this (or is the constructor's caller before publication). */
+    private void applyLocked() {
+        boolean held = (suspendedByScheduler || suspendedByApp) && !closed;
+        QueueConfig limits = limitsLocked();
         try {
             control.apply(held, limits.withLevel(PreemptionLevel.BLOCK));
         } catch (RuntimeException e) {
@@ -348,7 +353,8 @@ public final class ExternalQueueImpl implements NodeQueue {
             return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), spec.pid(), stateLocked(c), config,
                     PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler, suspendedByApp, c.pending(),
                     c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
-                    c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "");
+                    c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "", limitsLocked().equals(config)
+                            ? XQueueStatus.Limits.CONFIGURED : contended ? XQueueStatus.Limits.ON_TOP : XQueueStatus.Limits.ALONE);
         }
     }
 

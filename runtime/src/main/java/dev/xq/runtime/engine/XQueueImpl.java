@@ -76,6 +76,7 @@ public final class XQueueImpl implements NodeQueue {
     private QueueConfig launchLimits;
     /** Whether another open queue shares the device (another group or priority); the core tells (at open, close, hint). */
     private boolean contended = true;
+    private boolean onTop;
     /** The work in flight a queue alone on its device may have, us; 0: the rule is off (the core sets it). */
     private long aloneWindowMicros;
     private boolean suspendedByScheduler;
@@ -356,13 +357,22 @@ public final class XQueueImpl implements NodeQueue {
      * rule without a bound (ExternalQueueImpl). Tells whether the queue is contended and the bound.
      */
     public void alone(boolean isContended, long windowMicros) {
+        limits(isContended, false, windowMicros);
+    }
+
+    /**
+     * {@link #alone} and the on-top rule (docs/runtime.md): {@code isOnTop} while the queue has
+     * company but the policy keeps it above all of it; it then gets the same widened limits.
+     */
+    public void limits(boolean isContended, boolean isOnTop, long windowMicros) {
         boolean wider;
         state.lock();
         try {
-            if (closed || (contended == isContended && aloneWindowMicros == windowMicros)) {
+            if (closed || (contended == isContended && onTop == isOnTop && aloneWindowMicros == windowMicros)) {
                 return;
             }
             contended = isContended;
+            onTop = isOnTop;
             aloneWindowMicros = windowMicros;
             QueueConfig before = launchLimits;
             launchLimits = limitsLocked();
@@ -376,11 +386,11 @@ public final class XQueueImpl implements NodeQueue {
         }
     }
 
-    /** @return whether the queue's limits apply in full now (another queue shares its device); see {@link #alone} */
+    /** @return whether the queue's limits apply in full now (another queue shares its device, none keeps it on top); see {@link #alone} */
     public boolean contended() {
         state.lock();
         try {
-            return contended || aloneWindowMicros == 0;
+            return (contended && !onTop) || aloneWindowMicros == 0;
         } finally {
             state.unlock();
         }
@@ -388,10 +398,15 @@ public final class XQueueImpl implements NodeQueue {
 
     /** Caller holds {@code state}. */
     private QueueConfig limitsLocked() {
-        if (contended || aloneWindowMicros == 0 || config.windowMicros() == 0 || config.windowMicros() >= aloneWindowMicros) {
+        if ((contended && !onTop) || aloneWindowMicros == 0 || config.windowMicros() == 0 || config.windowMicros() >= aloneWindowMicros) {
             return config; // company, the rule off, no time window to widen (threshold alone), or wide enough already
         }
         return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(Math.max(config.windowMicros(), aloneWindowMicros));
+    }
+
+    /** Caller holds {@code state}. */
+    private XQueueStatus.Limits limitsModeLocked() {
+        return launchLimits.equals(config) ? XQueueStatus.Limits.CONFIGURED : contended ? XQueueStatus.Limits.ON_TOP : XQueueStatus.Limits.ALONE;
     }
 
     // ------------------------------------------------------------------ HAL callbacks
@@ -776,7 +791,7 @@ public final class XQueueImpl implements NodeQueue {
             return new XQueueStatus(handle, name, device, group, 0, stateLocked(), config, config.level().min(available), available,
                     suspendedByScheduler, suspendedByApp, pending.size(), inFlight.size(), submitted, completed, failed,
                     cancelled, gate.estimateNanos() / 1000, runNanos / 1000, List.copyOf(hints.values()),
-                    error == null ? "" : error.getMessage());
+                    error == null ? "" : error.getMessage(), limitsModeLocked());
         } finally {
             state.unlock();
         }

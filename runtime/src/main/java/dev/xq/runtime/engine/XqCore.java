@@ -407,7 +407,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             if (w.q() instanceof ExternalQueueImpl x) {
                 actions.add(() -> x.contended(contended, onTop ? window : 0));
             } else if (w.q() instanceof XQueueImpl x) {
-                actions.add(() -> x.alone(contended && !onTop, window));
+                actions.add(() -> x.limits(contended, onTop, window));
             }
         }
         return actions;

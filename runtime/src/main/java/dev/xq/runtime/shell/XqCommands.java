@@ -137,15 +137,24 @@ public class XqCommands {
 
     private Table queueTable() {
         Table t = new Table("HANDLE", "NAME", "DEVICE", "GROUP", "STATE", "LV", "PEND", "FLIGHT", "DONE", "FAIL", "CANCEL",
-                "EST_US", "RUN_MS", "HINTS");
+                "EST_US", "RUN_MS", "LIMITS", "HINTS");
         for (XQueue q : xq.queues()) {
             XQueueStatus st = q.status();
             t.row(st.handle(), st.name(), st.device(), st.group(), st.state() + (st.suspendedByApp() ? "(app)" : ""),
                     st.level().number(), st.pending(), st.inFlight(), st.completed(), st.failed(), st.cancelled(),
-                    st.estimatedCommandMicros(), st.runMicros() / 1000,
+                    st.estimatedCommandMicros(), st.runMicros() / 1000, limitsText(st.limits()),
                     st.hints().stream().map(Hint::text).collect(Collectors.joining(" ")));
         }
         return t;
+    }
+
+    /** The LIMITS column: empty while the configured limits apply (docs/runtime.md: the alone and on-top rules). */
+    static String limitsText(XQueueStatus.Limits l) {
+        return switch (l) {
+            case CONFIGURED -> "";
+            case ALONE -> "alone";
+            case ON_TOP -> "on top";
+        };
     }
 
     /** xq:policy: the selected and the active policy. */

@@ -10,10 +10,12 @@ import dev.xq.api.PreemptionLevel;
 import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueOptions;
 import dev.xq.api.XQueue;
+import dev.xq.api.XQueueStatus;
 import dev.xq.external.spi.ExternalCounters;
 import dev.xq.external.spi.ExternalQueue;
 import dev.xq.external.spi.ExternalQueueSpec;
 import dev.xq.runtime.log.RuntimeLog;
+import dev.xq.runtime.shell.XqCommands;
 import java.util.List;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
@@ -86,6 +88,12 @@ class OnTopRuleTest {
         assertTrue(eventually(() -> fgHw.onDeviceCount() == 10), "on top: 2000 us in flight (10 x 200 us), not 300 us (2): "
                 + fgHw.onDeviceCount());
         assertEquals(2, bgHw.onDeviceCount(), "held bg launched nothing more");
+        assertEquals(XQueueStatus.Limits.ON_TOP, fg.status().limits());
+        assertEquals(XQueueStatus.Limits.CONFIGURED, bg.status().limits());
+        String table = new XqCommands(core, core).queues();
+        assertTrue(table.lines().anyMatch(l -> l.contains(" fg ") && l.contains("on top")) && table.lines().noneMatch(
+                l -> l.contains(" bg ") && l.contains("on top")), table);
+        assertTrue(table.lines().findFirst().orElseThrow().contains("LIMITS"), table);
 
         // the operator puts bg above fg: fg is held for bg once, and is never on top again
         core.find(bg.handle()).orElseThrow().hint(new Hint.Priority(3));
@@ -96,6 +104,7 @@ class OnTopRuleTest {
         assertEquals(Set.of(), core.scheduler().topQueues(), "fg yielded once: not on top again");
         Thread.sleep(50);
         assertTrue(impl(fg).contended(), "fg keeps its limits");
+        assertEquals(XQueueStatus.Limits.CONFIGURED, fg.status().limits());
         for (int i = 0; i < 8; i++) {
             fgHw.completeNext(200);
         }
@@ -119,12 +128,15 @@ class OnTopRuleTest {
         assertTrue(eventually(() -> hi.config.windowMicros() == XqCore.DEFAULT_ALONE_WINDOW_MICROS), "hp on top: " + hi.config);
         assertEquals(QueueConfig.MAX_THRESHOLD, hi.config.threshold());
         assertEquals(200, lo.config.windowMicros(), "lp keeps its limits");
+        assertEquals(XQueueStatus.Limits.ON_TOP, core.find(qhi.handle()).orElseThrow().status().limits());
+        assertEquals(XQueueStatus.Limits.CONFIGURED, core.find(qlo.handle()).orElseThrow().status().limits());
         core.onTop(false);
         assertTrue(eventually(() -> hi.config.windowMicros() == 200), "the on-top rule off: limits apply: " + hi.config);
         core.onTop(true);
         assertTrue(eventually(() -> hi.config.windowMicros() == XqCore.DEFAULT_ALONE_WINDOW_MICROS), "on again: " + hi.config);
-        core.aloneWindowMicros(0);
-        assertTrue(eventually(() -> hi.config.windowMicros() == 200), "the rule off: limits apply: " + hi.config);
+        core.find(qlo.handle()).orElseThrow().close();
+        assertTrue(eventually(() -> hi.config.windowMicros() == 0), "alone: unthrottled: " + hi.config);
+        assertEquals(XQueueStatus.Limits.ALONE, core.find(qhi.handle()).orElseThrow().status().limits());
         assertFalse(hi.holding());
     }
 }

@@ -87,8 +87,10 @@ class XQueueEngineTest {
         hw.completeNext(200); // the estimate: 200 us a command
         assertEquals(10, hw.onDeviceCount(), "alone: 2000 us of work in flight (10 x 200 us), not 300 us (2)");
         assertFalse(impl(bg).contended());
+        assertEquals(dev.xq.api.XQueueStatus.Limits.ALONE, bg.status().limits());
         XQueue fg = core.create(QueueOptions.on("m0").inGroup("fg").with(windowed));
         assertTrue(impl(bg).contended(), "another group on the device: the limits apply again");
+        assertEquals(dev.xq.api.XQueueStatus.Limits.CONFIGURED, bg.status().limits());
         for (int i = 0; i < 8; i++) {
             hw.completeNext(200);
         }
