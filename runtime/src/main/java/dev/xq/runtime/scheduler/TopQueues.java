@@ -132,30 +132,32 @@ final class TopQueues {
         }
     }
 
+    /**
+     * O(queues + yields): a queue is on top when the queues of other keys on its device that
+     * yielded to it are all the queues of other keys on its device.
+     */
     private Set<Long> compute(List<QueueView> views) {
+        Map<String, Integer> perDevice = new HashMap<>();
+        Map<String, Integer> perDeviceKey = new HashMap<>();
+        for (QueueView v : views) {
+            Track t = tracks.get(v.handle());
+            perDevice.merge(t.device, 1, Integer::sum);
+            perDeviceKey.merge(t.device + '\u0001' + t.key, 1, Integer::sum);
+        }
+        Map<Long, Integer> yieldedToIt = new HashMap<>();
+        for (Track o : tracks.values()) {
+            for (long h : o.yieldedTo) {
+                Track t = tracks.get(h);
+                if (t != null && t.device.equals(o.device) && !t.key.equals(o.key)) {
+                    yieldedToIt.merge(h, 1, Integer::sum);
+                }
+            }
+        }
         Set<Long> on = null;
         for (QueueView q : views) {
-            Track tq = tracks.get(q.handle());
-            if (tq.yielded) {
-                continue;
-            }
-            boolean company = false;
-            boolean all = true;
-            for (QueueView o : views) {
-                if (o == q || !o.device().equals(q.device())) {
-                    continue;
-                }
-                Track to = tracks.get(o.handle());
-                if (to.key.equals(tq.key)) {
-                    continue; // its own group at its priority: a peer, not company (as for the alone rule)
-                }
-                company = true;
-                if (!to.yieldedTo.contains(q.handle())) {
-                    all = false;
-                    break;
-                }
-            }
-            if (company && all) {
+            Track t = tracks.get(q.handle());
+            int company = perDevice.get(t.device) - perDeviceKey.get(t.device + '\u0001' + t.key);
+            if (!t.yielded && company > 0 && yieldedToIt.getOrDefault(q.handle(), 0) == company) {
                 if (on == null) {
                     on = new HashSet<>(4);
                 }

@@ -76,6 +76,16 @@ class TopQueuesTest {
     }
 
     @Test
+    void aPeerHeldForItStandsInForNoQueueOfAnotherGroup() {
+        // fg's peer (same group and priority) is held while fg runs; bg, of another group, has not yielded
+        assertNull(tops.update("hpf", List.of(q(1, "d0", "fg", 2, true, false), q(2, "d0", "fg", 2, true, false),
+                q(3, "d0", "bg", 1, false, false)), runs(held(2), 1)));
+        assertEquals(Set.of(), tops.top(), "bg has not yielded to fg: a peer's yield does not count for it");
+        assertEquals(Set.of(1L), tops.update("hpf", List.of(q(1, "d0", "fg", 2, true, false), q(2, "d0", "fg", 2, true, true),
+                q(3, "d0", "bg", 1, true, false)), runs(held(2, 3), 1)), "once bg has yielded too; the held peer yielded, so it is not");
+    }
+
+    @Test
     void aPriorityChangeOrAPolicySwapForgetsWhatWasLearnt() {
         List<QueueView> v = List.of(q(1, "d0", "fg", 2, true, false), q(2, "d0", "bg", 1, true, false));
         assertEquals(Set.of(1L), tops.update("hpf", v, runs(held(2), 1)));
