@@ -66,10 +66,10 @@
       + `  decision p50 ${fixed1(s.decision_p50_us)} us  p99 ${fixed1(s.decision_p99_us)} us`;
   }
 
-  // the node writes each hint as xq:queues shows it (Hint.text())
   // the LIMITS column, in xq:queues' words: empty while the configured limits apply
   const LIMITS = {alone: 'alone', on_top: 'on top'};
 
+  // the node writes each hint as xq:queues shows it (Hint.text())
   function hintText(h) {
     return typeof h.text === 'string' ? h.text : h.kind + '=' + h.values.map(String).join('/');
   }

@@ -46,6 +46,7 @@ public final class ExternalQueueImpl implements NodeQueue {
     private long lastResumedNanos;
     private boolean countersFailed;
     private boolean contended = true;
+    /** The window while on top of its company, us; 0: not on top (the core tells). */
     private long topWindow;
     private long guardHorizon;
     private long guardUntil;
@@ -226,7 +227,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         contended(c, 0);
     }
 
-    /** @return whether the limits apply now (see {@link #contended(boolean)}) */
+    /** @return whether another queue shares the device, so that the limits apply (widened while on top; see {@link #contended(boolean, long)}) */
     public synchronized boolean contended() {
         return contended;
     }
@@ -237,6 +238,11 @@ public final class ExternalQueueImpl implements NodeQueue {
                 : topWindow > 0 && config.windowMicros() > 0 && config.windowMicros() < topWindow
                         ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(topWindow)
                         : config;
+    }
+
+    /** Which limits {@link #limitsLocked()} gives, for the status. Caller holds this. */
+    private XQueueStatus.Limits limitsModeLocked() {
+        return limitsLocked().equals(config) ? XQueueStatus.Limits.CONFIGURED : contended ? XQueueStatus.Limits.ON_TOP : XQueueStatus.Limits.ALONE;
     }
 
     /** Caller holds this (or is the constructor's caller before publication). */
@@ -353,8 +359,7 @@ public final class ExternalQueueImpl implements NodeQueue {
             return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), spec.pid(), stateLocked(c), config,
                     PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler, suspendedByApp, c.pending(),
                     c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
-                    c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "", limitsLocked().equals(config)
-                            ? XQueueStatus.Limits.CONFIGURED : contended ? XQueueStatus.Limits.ON_TOP : XQueueStatus.Limits.ALONE);
+                    c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "", limitsModeLocked());
         }
     }
 

@@ -76,6 +76,7 @@ public final class XQueueImpl implements NodeQueue {
     private QueueConfig launchLimits;
     /** Whether another open queue shares the device (another group or priority); the core tells (at open, close, hint). */
     private boolean contended = true;
+    /** Whether the policy keeps it on top of that company (the on-top rule; the core tells). */
     private boolean onTop;
     /** The work in flight a queue alone on its device may have, us; 0: the rule is off (the core sets it). */
     private long aloneWindowMicros;
