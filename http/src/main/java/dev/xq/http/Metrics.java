@@ -103,6 +103,12 @@ final class Metrics {
         all.add(gauge("xq_queue_suspended", "1 while the scheduler or the application holds the queue back", queues,
                 s -> s.suspendedByScheduler() || s.suspendedByApp() ? 1 : 0));
         all.add(gauge("xq_queue_level", "Preemption level in use (1 block, 2 deactivate, 3 interrupt)", queues, s -> s.level().number()));
+        all.add(gauge("xq_queue_limits", "Launch limits in force (0 configured, 1 widened: alone on its device, 2 widened: on top of it)",
+                queues, s -> switch (s.limits()) {
+                    case CONFIGURED -> 0;
+                    case ALONE -> 1;
+                    case ON_TOP -> 2;
+                }));
         CounterSnapshot.Builder device = CounterSnapshot.builder().name("xq_queue_device_seconds").unit(Unit.SECONDS)
                 .help("Device time the queue's commands used");
         GaugeSnapshot.Builder estimate = GaugeSnapshot.builder().name("xq_queue_estimated_command_seconds").unit(Unit.SECONDS)

@@ -47,6 +47,7 @@ final class Fakes {
         long completed;
         long failed;
         long runMicros;
+        XQueueStatus.Limits limits = XQueueStatus.Limits.CONFIGURED;
 
         Queue(long handle, String name, String device, String group, long pid) {
             this.handle = handle;
@@ -108,7 +109,7 @@ final class Fakes {
         public synchronized XQueueStatus status() {
             return new XQueueStatus(handle, name, device, group, pid, state, config, config.level(), PreemptionLevel.INTERRUPT,
                     suspendedByScheduler, suspendedByApp, pending, inFlight, submitted, completed, failed, 0, 250, runMicros,
-                    List.copyOf(hints.values()), "");
+                    List.copyOf(hints.values()), "", limits);
         }
 
         @Override

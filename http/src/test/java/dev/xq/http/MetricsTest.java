@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.QueueState;
 import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueueStatus;
 import dev.xq.runtime.log.RuntimeLog;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,7 @@ class MetricsTest {
         q.inFlight = 1;
         q.runMicros = 2_500_000;
         q.suspendedByScheduler = true;
+        q.limits = XQueueStatus.Limits.ON_TOP;
         Fakes.Queue closed = xq.add(9, "gone", "sim0", "", 0);
         closed.state = QueueState.CLOSED;
         Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), RuntimeLog.NONE);
@@ -40,6 +42,7 @@ class MetricsTest {
                 "xq_queue_pending" + labels + " 2.0",
                 "xq_queue_in_flight" + labels + " 1.0",
                 "xq_queue_suspended" + labels + " 1.0",
+                "xq_queue_limits" + labels + " 2.0",
                 "# HELP xq_queue_device_seconds_total Device time the queue's commands used",
                 "xq_queue_device_seconds_total" + labels + " 2.5",
                 "xq_scheduler_decisions_total 42.0",
