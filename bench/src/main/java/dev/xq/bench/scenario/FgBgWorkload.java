@@ -156,6 +156,16 @@ final class FgBgWorkload {
         m.put("fg_med_gaps_us", bd[6]);
         m.put("fg_med_submit_us", bd[8]);
         m.put("fg_med_submit_cpu_us", bd[9]);
+        if (bg != null) {
+            // where the device idles with both tenants on it (bg's throughput against native's)
+            double[] idle = Measures.deviceIdle(fg.records(), bg.records(), from, to);
+            m.put("idle_pct", idle[0]);
+            m.put("idle_bg_cmd_pct", idle[1]);
+            m.put("idle_bg_task_pct", idle[2]);
+            m.put("idle_resume_pct", idle[3]);
+            m.put("idle_fg_pct", idle[4]);
+            m.put("bg_cmd_us", idle[5]);
+        }
         m.samples("fg task latency ms", fgMs);
         return m;
     }

@@ -28,6 +28,74 @@ final class Measures {
     }
 
     /**
+     * Where the device is idle while two tenants share it (issue 13: what bg's throughput loses
+     * under a policy against native). The commands of both tenants' completed tasks released in
+     * [from, to) are merged in device time; each idle span between them is charged to what ended
+     * before it and what starts after it. Ends seen by the completion thread come a few µs after
+     * the device's, so spans are a little short; the split is what counts. @return {idle total,
+     * bg within a task (bg's next command not there in time), bg between tasks (the tenant's next
+     * task not there in time), fg then bg (bg resumed late), before fg (an fg command not there
+     * in time)} as % of [from, to), then bg's median command time in µs (a level-2 guard adds to
+     * it); NaN without commands
+     */
+    static double[] deviceIdle(List<TaskRecord> fg, List<TaskRecord> bg, long from, long to) {
+        List<long[]> cmds = new ArrayList<>(); // {start, end, tenant (0 fg, 1 bg), task}
+        collect(fg, 0, from, to, cmds);
+        collect(bg, 1, from, to, cmds);
+        double[] out = new double[6];
+        java.util.Arrays.fill(out, Double.NaN);
+        if (cmds.isEmpty() || to <= from) {
+            return out;
+        }
+        cmds.sort(java.util.Comparator.comparingLong(c -> c[0]));
+        double[] idle = new double[5];
+        long[] last = cmds.getFirst(); // the command whose end is the latest so far
+        List<Long> bgTimes = new ArrayList<>();
+        for (long[] c : cmds) {
+            if (c[2] == 1) {
+                bgTimes.add(c[1] - c[0]);
+            }
+            if (c == cmds.getFirst()) {
+                continue;
+            }
+            if (c[0] > last[1]) {
+                long gap = c[0] - last[1];
+                int kind = c[2] == 0 ? 4 : last[2] == 0 ? 3 : last[3] == c[3] ? 1 : 2;
+                idle[kind] += gap;
+                idle[0] += gap;
+            }
+            if (c[1] > last[1]) {
+                last = c;
+            }
+        }
+        for (int k = 0; k < 5; k++) {
+            out[k] = Math.round(idle[k] * 100.0 / (to - from) * 1000) / 1000.0;
+        }
+        if (!bgTimes.isEmpty()) {
+            bgTimes.sort(null);
+            out[5] = Math.round(bgTimes.get(bgTimes.size() / 2) / 100.0) / 10.0;
+        }
+        return out;
+    }
+
+    private static void collect(List<TaskRecord> tasks, int tenant, long from, long to, List<long[]> out) {
+        if (tasks == null) {
+            return;
+        }
+        int index = 0;
+        for (TaskRecord t : tasks) {
+            index++;
+            if (t.releaseNanos() < from || t.releaseNanos() >= to || !t.ok()) {
+                continue;
+            }
+            for (Submission s : t.commands()) {
+                CommandResult r = TaskRecord.resultOf(s);
+                out.add(new long[] {r.startNanos(), r.endNanos(), tenant, index});
+            }
+        }
+    }
+
+    /**
      * Where the time of the slowest tasks goes, against the median ones: for each completed task
      * released in [from, to), from its commands' results, {@code launch} = the first command's
      * submit to its device start, {@code gaps} = the device's idle time between the task's

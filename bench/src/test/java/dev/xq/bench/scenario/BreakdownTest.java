@@ -103,4 +103,30 @@ class BreakdownTest {
         assertTrue(Double.isNaN(Measures.breakdownMicros(tasks, 0, Long.MAX_VALUE)[4]),
                 "a slow task without a measurement makes the mean unknown, not smaller");
     }
+
+    /** A task of commands given as {start, end} pairs in µs, released at its first start. */
+    private static TaskRecord spans(String tenant, long... us) {
+        List<Submission> subs = new ArrayList<>();
+        for (int i = 0; i < us.length; i += 2) {
+            subs.add(new Done(new CommandResult(i / 2 + 1, us[0] * 1000, us[i] * 1000, us[i + 1] * 1000)));
+        }
+        return new TaskRecord(tenant, us[0] * 1000, subs);
+    }
+
+    @Test
+    void eachIdleSpanIsChargedToWhatEndedBeforeItAndWhatStartsAfter() {
+        // bg task 1: 0-100, 110-200 (10 us: bg's next command late); bg task 2: 230-300 (30 us
+        // between bg's tasks); fg: 320-400 (20 us before fg); bg task 2 goes on at 440 (40 us: bg
+        // resumed late after fg's end); fg 500-600 overlaps bg's 480-520 (no idle)
+        List<TaskRecord> bg = List.of(spans("bg", 0, 100, 110, 200), spans("bg", 230, 300, 440, 480, 480, 520));
+        List<TaskRecord> fg = List.of(spans("fg", 320, 400), spans("fg", 500, 600));
+        double[] idle = Measures.deviceIdle(fg, bg, 0, 1_000_000);
+        assertEquals(1.0, idle[1], 1e-9, "bg within a task: 10 us of 1000");
+        assertEquals(3.0, idle[2], 1e-9, "bg between tasks: 30 us");
+        assertEquals(4.0, idle[3], 1e-9, "fg then bg: 40 us");
+        assertEquals(2.0, idle[4], 1e-9, "before fg: 20 us");
+        assertEquals(10.0, idle[0], 1e-9, "the total is the sum");
+        assertEquals(70.0, idle[5], 1e-9, "bg's median command: 100, 90, 70, 40, 40 us");
+        assertTrue(Double.isNaN(Measures.deviceIdle(List.of(), List.of(), 0, 1)[0]));
+    }
 }
