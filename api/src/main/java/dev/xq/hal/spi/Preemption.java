@@ -29,18 +29,6 @@ public interface Preemption {
     void reactivate();
 
     /**
-     * Whether a {@link #deactivate()} would hold in place, where they are and at no cost to
-     * launch again, every command the queue launches from now on until it says otherwise (CUDA's
-     * level-2 guards while they are on). The runtime may then keep more of the queue's work in
-     * flight while it has company (docs/runtime.md, "the held window"): a suspend costs the
-     * others only the running command, however deep the queue. Read on launching threads, so it
-     * must be cheap and thread-safe. Default: false (the queue's limits apply as configured).
-     */
-    default boolean holdsInPlace() {
-        return false;
-    }
-
-    /**
      * Level 3: stops the running command mid-way, saving its progress, and returns once the
      * device no longer runs anything of this queue. Called after {@link #deactivate()}; only
      * called when {@link #level()} is {@link PreemptionLevel#INTERRUPT}.

@@ -246,21 +246,6 @@ final class CudaQueue implements HwQueue {
             };
         }
 
-        /**
-         * Whether every launch from now on is guarded, for long enough: with {@code always}
-         * once the flag word exists, with {@code adaptive} while the queue is held or until half
-         * its hold time after the last reactivate is left (a launch that read true a moment
-         * before still gets its guard, even if the launching thread stalls for a while).
-         */
-        @Override
-        public boolean holdsInPlace() {
-            return switch (device.stallMode()) {
-                case ALWAYS -> word != 0;
-                case ADAPTIVE -> word != 0 && (held || System.nanoTime() - (guardUntil - device.stallHoldNanos() / 2) < 0);
-                case OFF -> false;
-            };
-        }
-
         /** @return whether a deactivate holds the queue now */
         boolean held() {
             return held;

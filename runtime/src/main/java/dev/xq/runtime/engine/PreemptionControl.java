@@ -36,7 +36,7 @@ final class PreemptionControl {
     private final RuntimeLog log;
     private final String queueName;
 
-    private volatile Preemption provided;
+    private Preemption provided;
     private PreemptionProvider provider;
     private Preemption deactivatedBy;
     private Preemption interruptedBy;
@@ -47,15 +47,6 @@ final class PreemptionControl {
         this.owner = owner;
         this.log = log;
         this.queueName = queueName;
-    }
-
-    /**
-     * Whether a suspend at level 2 would now hold every command launched from now on in place
-     * ({@link Preemption#holdsInPlace()} of whoever serves level 2). Safe from any thread.
-     */
-    boolean holdsInPlace() {
-        Preemption p = servedBy(PreemptionLevel.DEACTIVATE);
-        return p != null && p.holdsInPlace();
     }
 
     /** @return the highest level the queue has now, by itself or through a provider */

@@ -78,10 +78,6 @@ public final class XQueueImpl implements NodeQueue {
     private boolean contended = true;
     /** Whether the policy keeps it on top of that company (the on-top rule; the core tells). */
     private boolean onTop;
-    /** The held window in us (0: off); the core tells. */
-    private long heldWindowMicros;
-    /** {@code config} widened to the held window, or null where that rule cannot apply (see {@link #heldWindow}). */
-    private QueueConfig heldLimits;
     /** The work in flight a queue alone on its device may have, us; 0: the rule is off (the core sets it). */
     private long aloneWindowMicros;
     private boolean suspendedByScheduler;
@@ -348,46 +344,7 @@ public final class XQueueImpl implements NodeQueue {
         if (pending.isEmpty() || closed || error != null || suspendedByScheduler || suspendedByApp) {
             return false;
         }
-        QueueConfig limits = launchLimits;
-        if (limits == config && heldLimits != null) {
-            PreemptionControl p = preemption;
-            if (p != null && p.holdsInPlace()) {
-                limits = heldLimits;
-            }
-        }
-        return gate.mayLaunch(inFlight.size(), limits);
-    }
-
-    /**
-     * The held window (docs/runtime.md): a queue whose limits apply in full, and whose launched
-     * commands a suspend would hold in place where they are ({@link PreemptionControl#holdsInPlace},
-     * CUDA's level-2 guards while they are on), may keep {@code micros} of estimated work in
-     * flight, threshold lifted: whoever it is suspended for waits for its running command only,
-     * however deep it is, and a host stall shorter than that no longer idles the device between
-     * its commands. Asked at each launch, since the guards come and go; 0 switches it off.
-     */
-    public void heldWindow(long micros) {
-        state.lock();
-        try {
-            if (closed || heldWindowMicros == micros) {
-                return;
-            }
-            heldWindowMicros = micros;
-            heldLimits = heldLimitsLocked();
-            gate.reconfigured();
-        } finally {
-            state.unlock();
-        }
-        pump();
-    }
-
-    /** Caller holds {@code state}. */
-    private QueueConfig heldLimitsLocked() {
-        if (heldWindowMicros == 0 || config.level().number() < 2 || config.windowMicros() == 0
-                || config.windowMicros() >= heldWindowMicros) {
-            return null; // off, a queue that asked for level 1, no window (threshold alone), or wide enough already
-        }
-        return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(heldWindowMicros);
+        return gate.mayLaunch(inFlight.size(), launchLimits);
     }
 
     /**
@@ -420,7 +377,6 @@ public final class XQueueImpl implements NodeQueue {
             aloneWindowMicros = windowMicros;
             QueueConfig before = launchLimits;
             launchLimits = limitsLocked();
-            heldLimits = heldLimitsLocked();
             wider = !launchLimits.equals(before);
             gate.reconfigured();
         } finally {
@@ -791,7 +747,6 @@ public final class XQueueImpl implements NodeQueue {
             }
             config = newConfig;
             launchLimits = limitsLocked();
-            heldLimits = heldLimitsLocked();
             gate.reconfigured();
         } finally {
             state.unlock();

@@ -330,27 +330,6 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return aloneWindowMicros;
     }
 
-    private volatile long heldWindowMicros;
-
-    /**
-     * The held window ({@link XQueueImpl#heldWindow}): how much estimated work an application
-     * queue whose launched commands a suspend holds in place may keep in flight; 0 (default)
-     * switches the rule off.
-     * @throws IllegalArgumentException outside [0, 1000000] us
-     */
-    public void heldWindowMicros(long micros) {
-        if (micros < 0 || micros > 1_000_000) {
-            throw new IllegalArgumentException("held window " + micros + " us is out of range [0, 1000000] us (0: off)");
-        }
-        heldWindowMicros = micros;
-        recomputeContention();
-    }
-
-    /** @return the held window in us (0: the rule is off) */
-    public long heldWindowMicros() {
-        return heldWindowMicros;
-    }
-
     /** The queues the policy put on top of their device (the scheduler's {@code TopQueues}). */
     private volatile Set<Long> top = Set.of();
     private volatile boolean onTop = true;
@@ -425,14 +404,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean contended = c;
             boolean onTop = c && this.onTop && top.contains(w.q().handle());
             long window = aloneWindowMicros;
-            long held = heldWindowMicros;
             if (w.q() instanceof ExternalQueueImpl x) {
                 actions.add(() -> x.contended(contended, onTop ? window : 0));
             } else if (w.q() instanceof XQueueImpl x) {
-                actions.add(() -> {
-                    x.heldWindow(held);
-                    x.limits(contended, onTop, window);
-                });
+                actions.add(() -> x.limits(contended, onTop, window));
             }
         }
         return actions;

@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "aloneWindowMicros", "heldWindowMicros", "onTop", "awaitSpinMicros");
+            "arrivalGuards", "aloneWindowMicros", "onTop", "awaitSpinMicros");
 
     @Deactivate
     void deactivate() {
@@ -138,15 +138,6 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
                 core.aloneWindowMicros(alone);
             } catch (IllegalArgumentException e) {
                 log.error("dev.xq.scheduler: aloneWindowMicros: " + e.getMessage() + "; keeping " + core.aloneWindowMicros() + " us",
-                        null);
-            }
-        }
-        Long held = read("heldWindowMicros", "a whole number of microseconds in [0, 1000000] (0: off)", s::heldWindowMicros);
-        if (held != null && held != core.heldWindowMicros()) {
-            try {
-                core.heldWindowMicros(held);
-            } catch (IllegalArgumentException e) {
-                log.error("dev.xq.scheduler: heldWindowMicros: " + e.getMessage() + "; keeping " + core.heldWindowMicros() + " us",
                         null);
             }
         }

@@ -50,13 +50,6 @@ public @interface SchedulerConfig {
             + "Off: only a queue alone gets the alone window.")
     boolean onTop() default true;
 
-    @AttributeDefinition(name = "Held window (us)", min = "0", max = "1000000", description = "How much estimated work "
-            + "an application queue with company may keep in flight while a suspend would hold its launched commands in "
-            + "place (CUDA's level-2 guards, on while the queue has been held in the last second): the threshold is lifted "
-            + "and the window widened to this. Whoever it is suspended for still waits only for its running command, and "
-            + "host stalls shorter than this no longer idle the device between its commands. 0: off.")
-    long heldWindowMicros() default 0;
-
     @AttributeDefinition(name = "Await spin (us)", min = "-1", max = "100000", description = "How long Submission.await "
             + "spins before and after a command's expected end instead of parking, so that the waiting thread is running "
             + "when the completion comes (a parked thread is woken tens of microseconds later). -1: automatic (100 us where "

@@ -62,8 +62,6 @@ final class ManualDevice implements XpuDriver {
         final List<Long> launches = new ArrayList<>();
         final List<String> calls = new ArrayList<>();
         boolean deactivated;
-        /** What {@link #holdsInPlace()} answers. */
-        volatile boolean holdsInPlace;
         boolean interrupted;
         boolean closed;
         int failNextLaunches;
@@ -128,11 +126,6 @@ final class ManualDevice implements XpuDriver {
             require(2);
             calls.add("reactivate");
             deactivated = false;
-        }
-
-        @Override
-        public boolean holdsInPlace() {
-            return holdsInPlace;
         }
 
         @Override
