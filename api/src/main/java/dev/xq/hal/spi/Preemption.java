@@ -29,6 +29,20 @@ public interface Preemption {
     void reactivate();
 
     /**
+     * Level 2, for a queue that pays a price per launch to have it held in place by a later
+     * {@link #deactivate()} (CUDA's guards: a stream wait in front of each command, ~1 µs of
+     * device time): whether the launch that follows may go without it, because the runtime
+     * foresees no deactivate before that command ends (it ends before the next foreseen arrival of
+     * a queue preferred over this one: docs/runtime.md, "Arrival guards"). A deactivate that comes
+     * anyway finds such a command unheld, and it runs, as at level 1. Called by the launching
+     * thread right before each {@link HwQueue#launch}; the runtime never launches on one queue from
+     * two threads at once, nor deactivates it meanwhile. Default: ignored (every launch is held as
+     * usual).
+     */
+    default void nextLaunchUnheld(boolean unheld) {
+    }
+
+    /**
      * Level 3: stops the running command mid-way, saving its progress, and returns once the
      * device no longer runs anything of this queue. Called after {@link #deactivate()}; only
      * called when {@link #level()} is {@link PreemptionLevel#INTERRUPT}.

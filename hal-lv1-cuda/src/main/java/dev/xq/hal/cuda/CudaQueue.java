@@ -237,11 +237,25 @@ final class CudaQueue implements HwQueue {
             return w;
         }
 
-        /** Caller holds launchLock: @return the flag word to guard the next launch with, or 0 for none. */
+        /** Whether the runtime said the next launch may go unguarded; read and cleared by {@link #guardFor}. */
+        private volatile boolean unheldNext;
+
+        @Override
+        public void nextLaunchUnheld(boolean unheld) {
+            unheldNext = unheld;
+        }
+
+        /**
+         * Caller holds launchLock: @return the flag word to guard the next launch with, or 0 for
+         * none. {@code adaptive} leaves out the guard of a launch the runtime said may go unheld
+         * (it foresees no deactivate before that command ends); {@code always} guards every one.
+         */
         long guardFor(long now) {
+            boolean unheld = unheldNext;
+            unheldNext = false;
             return switch (device.stallMode()) {
                 case ALWAYS -> word();
-                case ADAPTIVE -> word != 0 && (held || now - guardUntil < 0) ? word : 0;
+                case ADAPTIVE -> !unheld && word != 0 && (held || now - guardUntil < 0) ? word : 0;
                 case OFF -> 0;
             };
         }

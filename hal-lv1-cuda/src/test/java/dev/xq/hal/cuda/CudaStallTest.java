@@ -131,14 +131,36 @@ class CudaStallTest {
     }
 
     @Test
+    void aLaunchTheRuntimeSaysMayGoUnheldGoesWithoutItsGuardAndOnlyThatOne() throws Exception {
+        RecordingListener l = new RecordingListener();
+        CudaQueue q = (CudaQueue) open(CudaSettings.defaults().withStall(StallMode.ADAPTIVE, 10_000), l);
+        Preemption p = q.preemption().orElseThrow();
+        deactivate(q);
+        p.reactivate(); // held a moment ago: launches are guarded
+        p.nextLaunchUnheld(true);
+        q.launch(new HwCommand(0, Command.spin(10)));
+        assertTrue(l.await(1));
+        assertEquals(0, cuda.waitsQueued.get(), "the launch said unheld had a guard");
+        q.launch(new HwCommand(1, Command.spin(10)));
+        assertTrue(l.await(2));
+        assertEquals(1, cuda.waitsQueued.get(), "the next launch, not said unheld, had none");
+        p.nextLaunchUnheld(false);
+        q.launch(new HwCommand(2, Command.spin(10)));
+        assertTrue(l.await(3));
+        assertEquals(2, cuda.waitsQueued.get());
+        q.close();
+    }
+
+    @Test
     void alwaysGuardsEveryLaunch() {
         RecordingListener l = new RecordingListener();
         CudaQueue q = (CudaQueue) open(CudaSettings.defaults().withStall(StallMode.ALWAYS, 1000), l);
         for (int i = 0; i < 4; i++) {
+            q.stall().nextLaunchUnheld(i % 2 == 0);
             q.launch(new HwCommand(i, Command.spin(10)));
         }
         assertTrue(l.await(4));
-        assertEquals(4, cuda.waitsQueued.get());
+        assertEquals(4, cuda.waitsQueued.get(), "always: even launches said unheld are guarded");
         q.close();
     }
 

@@ -36,7 +36,7 @@ final class PreemptionControl {
     private final RuntimeLog log;
     private final String queueName;
 
-    private Preemption provided;
+    private volatile Preemption provided;
     private PreemptionProvider provider;
     private Preemption deactivatedBy;
     private Preemption interruptedBy;
@@ -47,6 +47,17 @@ final class PreemptionControl {
         this.owner = owner;
         this.log = log;
         this.queueName = queueName;
+    }
+
+    /**
+     * Before a launch (under the owning queue's control lock): tells whoever serves level 2
+     * whether that launch may go without being held in place ({@link Preemption#nextLaunchUnheld}).
+     */
+    void nextLaunchUnheld(boolean unheld) {
+        Preemption p = servedBy(PreemptionLevel.DEACTIVATE);
+        if (p != null) {
+            p.nextLaunchUnheld(unheld);
+        }
     }
 
     /** @return the highest level the queue has now, by itself or through a provider */

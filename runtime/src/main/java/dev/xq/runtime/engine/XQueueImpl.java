@@ -318,18 +318,22 @@ public final class XQueueImpl implements NodeQueue {
                     s.launchThread = Thread.currentThread().threadId();
                     s.launchBeginNanos = System.nanoTime();
                 }
+                // it ends one estimate after the later of now and its predecessor's expected end
+                long expectedEnd = estimate > 0 ? Math.max(System.nanoTime(), lastExpectedEndNanos) + estimate : 0;
+                PreemptionControl p = preemption;
+                if (p != null) {
+                    p.nextLaunchUnheld(estimate > 0 && endsBeforeGuard(expectedEnd));
+                }
                 hw.launch(s.hw);
                 if (s.traced) {
                     s.launchEndNanos = System.nanoTime();
                 }
+                if (estimate > 0) {
+                    lastExpectedEndNanos = expectedEnd;
+                }
                 if (s.spinNanos > 0) {
-                    // for a waiter's spin: it ends one estimate after the later of now and its predecessor's expected end
-                    if (estimate > 0) {
-                        lastExpectedEndNanos = Math.max(System.nanoTime(), lastExpectedEndNanos) + estimate;
-                        s.launched(lastExpectedEndNanos);
-                    } else {
-                        s.launched(SubmissionImpl.NO_ESTIMATE);
-                    }
+                    // for a waiter's spin
+                    s.launched(estimate > 0 ? expectedEnd : SubmissionImpl.NO_ESTIMATE);
                 }
             } catch (RuntimeException e) {
                 // No pump: this thread is the pumper and goes on with the next one itself.
@@ -337,6 +341,33 @@ public final class XQueueImpl implements NodeQueue {
                         "queue " + name + ": launch of " + s + " on " + device + " failed: " + e.getMessage(), e), false);
             }
         }
+    }
+
+    /** The arrival guard in force ({@link #guard}): {horizon, until} nanos, both 0 when none. */
+    private volatile long[] arrivalGuard = {0, 0};
+
+    /**
+     * Arrival guards (docs/runtime.md): the scheduler foresees the arrival of a queue preferred
+     * over this one, so what this queue launches until {@code untilNanos} should be done by
+     * {@code horizonNanos}. An application queue does not stop launching for it (its level-2
+     * suspend holds what is launched, or its limits bound it); it uses it to spare the device
+     * what holding costs: a command expected to end before the horizon is launched unheld
+     * ({@link PreemptionControl#nextLaunchUnheld}), since no suspend is foreseen while it runs.
+     */
+    @Override
+    public void guard(long horizonNanos, long untilNanos) {
+        arrivalGuard = new long[] {horizonNanos, untilNanos};
+    }
+
+    /** @return the arrival guard in force: {horizon, until} nanos, both 0 when none */
+    public long[] arrivalGuard() {
+        return arrivalGuard.clone();
+    }
+
+    /** Whether a command expected to end at {@code expectedEnd} ends before the horizon of a guard in force. */
+    private boolean endsBeforeGuard(long expectedEnd) {
+        long[] g = arrivalGuard;
+        return g[0] != 0 && System.nanoTime() - g[1] < 0 && expectedEnd - g[0] < 0;
     }
 
     /** Whether the next pending command may go to the hardware now. Caller holds {@code state}. */

@@ -62,6 +62,9 @@ final class ManualDevice implements XpuDriver {
         final List<Long> launches = new ArrayList<>();
         final List<String> calls = new ArrayList<>();
         boolean deactivated;
+        /** For each launch, whether the runtime said just before it that it may go unheld. */
+        final List<Boolean> unheld = new ArrayList<>();
+        private boolean unheldNext;
         boolean interrupted;
         boolean closed;
         int failNextLaunches;
@@ -104,6 +107,8 @@ final class ManualDevice implements XpuDriver {
                 throw new HalException("launch refused (test)");
             }
             launches.add(command.sequence());
+            unheld.add(unheldNext);
+            unheldNext = false;
             onDevice.add(command);
         }
 
@@ -126,6 +131,11 @@ final class ManualDevice implements XpuDriver {
             require(2);
             calls.add("reactivate");
             deactivated = false;
+        }
+
+        @Override
+        public synchronized void nextLaunchUnheld(boolean unheld) {
+            unheldNext = unheld;
         }
 
         @Override

@@ -54,6 +54,33 @@ class XQueueEngineTest {
     }
 
     @Test
+    void aCommandExpectedToEndBeforeAForeseenArrivalIsLaunchedUnheld() throws Exception {
+        ManualDevice d = device(PreemptionLevel.DEACTIVATE, false);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
+        XQueueImpl impl = impl(q);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        submit(q, 1);
+        hw.completeNext(200); // estimate: 200 us a command
+        long now = System.nanoTime();
+        impl.guard(now + 60_000_000L, now + 120_000_000L); // an arrival foreseen in 60 ms
+        submit(q, 5); // expected to end within ~1 ms: unheld
+        impl.guard(now + 500_000L, now + 120_000_000L); // one foreseen 0.5 ms from now
+        submit(q, 5); // behind ~1 ms of work: held
+        assertEquals(List.of(false, true, true, true, true, true, false, false, false, false, false), hw.unheld,
+                "the first (no estimate yet) held, then 5 unheld, then 5 held");
+        for (int i = 0; i < 10; i++) {
+            hw.completeNext(200);
+        }
+        impl.guard(0, 0); // no guard: held
+        submit(q, 1);
+        long later = System.nanoTime();
+        impl.guard(later + 60_000_000L, later - 1); // lapsed: held
+        submit(q, 1);
+        assertEquals(List.of(false, false), hw.unheld.subList(11, 13));
+        assertEquals(0, impl.arrivalGuard()[1] - (later - 1));
+    }
+
+    @Test
     void commandsLaunchAndCompleteInSubmissionOrder() throws Exception {
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
         XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
