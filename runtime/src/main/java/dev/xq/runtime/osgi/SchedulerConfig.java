@@ -32,7 +32,9 @@ public @interface SchedulerConfig {
     @AttributeDefinition(name = "Arrival guards", description = "Keep the device clear for queues that arrive on a beat "
             + "(a frame or request every N ms): a queue that such a queue is preferred over (as the policy decided) stops "
             + "launching, shortly before the next foreseen arrival, commands that its owner estimates would still run "
-            + "then. Applies to process queues (the interposer enforces it). Off: queues launch up to their limits.")
+            + "then. Applies to process queues (the interposer enforces it); an application queue at level 2 instead "
+            + "launches the commands it expects to end before then without the per-launch cost of holding them in place "
+            + "(CUDA's guards). Off: queues launch up to their limits, every launch held.")
     boolean arrivalGuards() default true;
 
     @AttributeDefinition(name = "Alone window (us)", min = "0", max = "1000000", description = "How much estimated work "
