@@ -349,8 +349,6 @@ public final class XQueueImpl implements NodeQueue {
     private volatile boolean arrivalClear = true;
     /** When a wake-up to launch again is due, for a queue keeping clear of an arrival; 0 for none. */
     private long clearWakeNanos;
-    /** Whether the rule kept a command back since the guard last changed (only then does a change need a pump). */
-    private volatile boolean keptClear;
 
     @Override
     public void guard(long horizonNanos, long untilNanos) {
@@ -374,18 +372,17 @@ public final class XQueueImpl implements NodeQueue {
     public void guard(long horizonNanos, long untilNanos, long arrivalNanos) {
         long[] before = arrivalGuard;
         arrivalGuard = new long[] {horizonNanos, untilNanos, arrivalNanos};
-        if (keptClear && (arrivalNanos == 0 || arrivalNanos - before[2] > 0 || untilNanos - before[1] < 0)) {
+        if (before[2] != 0 && (arrivalNanos == 0 || arrivalNanos - before[2] > 0 || untilNanos - before[1] < 0)) {
             // a queue that kept clear may launch again: not on this (deciding) thread, which may hold a queue's lock
-            keptClear = false;
             Thread.ofVirtual().name("xq-clear").start(this::pump);
         }
     }
 
     /** Switches the clear-for-the-arrival rule on or off ({@link #guard}); off, only unheld launches remain. */
     public void arrivalClear(boolean on) {
+        boolean was = arrivalClear;
         arrivalClear = on;
-        if (!on && keptClear) {
-            keptClear = false;
+        if (was && !on) {
             pump();
         }
     }
@@ -419,7 +416,6 @@ public final class XQueueImpl implements NodeQueue {
         if (Math.max(now, lastExpectedEndNanos) + estimate - g[2] <= 0) {
             return false;
         }
-        keptClear = true;
         if (clearWakeNanos != g[1]) {
             clearWakeNanos = g[1];
             long at = g[1];
