@@ -96,7 +96,7 @@ public final class XQueueImpl implements NodeQueue {
 
     // --- guarded by control ---
     /** When the command launched last is expected to end (for await's spin). */
-    private volatile long lastExpectedEndNanos = Long.MIN_VALUE;
+    private long lastExpectedEndNanos = Long.MIN_VALUE;
 
     // --- guarded by control (set once by attach) ---
     private volatile PreemptionControl preemption;
@@ -343,51 +343,23 @@ public final class XQueueImpl implements NodeQueue {
         }
     }
 
-    /** The arrival guard in force ({@link #guard}): {horizon, until, arrival} nanos, all 0 when none. */
-    private volatile long[] arrivalGuard = {0, 0, 0};
-    /** Whether this queue keeps clear of foreseen arrivals (the core tells; {@code dev.xq.scheduler/arrivalClear}). */
-    private volatile boolean arrivalClear = true;
-    /** When a wake-up to launch again is due, for a queue keeping clear of an arrival; 0 for none. */
-    private long clearWakeNanos;
-
-    @Override
-    public void guard(long horizonNanos, long untilNanos) {
-        guard(horizonNanos, untilNanos, 0);
-    }
+    /** The arrival guard in force ({@link #guard}): {horizon, until} nanos, both 0 when none. */
+    private volatile long[] arrivalGuard = {0, 0};
 
     /**
      * Arrival guards (docs/runtime.md): the scheduler foresees the arrival of a queue preferred
-     * over this one at {@code arrivalNanos}; what this queue launches until {@code untilNanos}
-     * should be done by {@code horizonNanos}. An application queue uses it twice:
-     * <ul>
-     * <li>a command expected to end before the horizon is launched unheld
-     * ({@link PreemptionControl#nextLaunchUnheld}): no suspend is foreseen while it runs, so it
-     * need not pay for being held in place;</li>
-     * <li>below level 3 (a suspend cannot stop the running command), a command expected to still
-     * run at the arrival is not launched until the guard changes or lapses (clear for the
-     * arrival: the arriving queue then finds the device free instead of behind that command).</li>
-     * </ul>
+     * over this one, so what this queue launches until {@code untilNanos} should be done by
+     * {@code horizonNanos}. An application queue does not stop launching for it (its level-2
+     * suspend holds what is launched, or its limits bound it); it uses it to spare the device
+     * what holding costs: a command expected to end before the horizon is launched unheld
+     * ({@link PreemptionControl#nextLaunchUnheld}), since no suspend is foreseen while it runs.
      */
     @Override
-    public void guard(long horizonNanos, long untilNanos, long arrivalNanos) {
-        long[] before = arrivalGuard;
-        arrivalGuard = new long[] {horizonNanos, untilNanos, arrivalNanos};
-        if (before[2] != 0 && (arrivalNanos == 0 || arrivalNanos - before[2] > 0 || untilNanos - before[1] < 0)) {
-            // a queue that kept clear may launch again: not on this (deciding) thread, which may hold a queue's lock
-            Thread.ofVirtual().name("xq-clear").start(this::pump);
-        }
+    public void guard(long horizonNanos, long untilNanos) {
+        arrivalGuard = new long[] {horizonNanos, untilNanos};
     }
 
-    /** Switches the clear-for-the-arrival rule on or off ({@link #guard}); off, only unheld launches remain. */
-    public void arrivalClear(boolean on) {
-        boolean was = arrivalClear;
-        arrivalClear = on;
-        if (was && !on) {
-            pump();
-        }
-    }
-
-    /** @return the arrival guard in force: {horizon, until, arrival} nanos, all 0 when none */
+    /** @return the arrival guard in force: {horizon, until} nanos, both 0 when none */
     public long[] arrivalGuard() {
         return arrivalGuard.clone();
     }
@@ -398,50 +370,12 @@ public final class XQueueImpl implements NodeQueue {
         return g[0] != 0 && System.nanoTime() - g[1] < 0 && expectedEnd - g[0] < 0;
     }
 
-    /**
-     * The clear-for-the-arrival rule ({@link #guard}): whether the next command, expected to end
-     * one estimate after the later of now and the work in flight, would still run at a foreseen
-     * arrival; if so, a wake-up at the guard's end is arranged. Caller holds {@code state}.
-     */
-    private boolean keepsClearLocked() {
-        long[] g = arrivalGuard;
-        if (!arrivalClear || g[2] == 0) {
-            return false;
-        }
-        long now = System.nanoTime();
-        long estimate = gate.estimateNanos();
-        if (now - g[1] >= 0 || estimate <= 0 || !clearMatters()) {
-            return false;
-        }
-        if (Math.max(now, lastExpectedEndNanos) + estimate - g[2] <= 0) {
-            return false;
-        }
-        if (clearWakeNanos != g[1]) {
-            clearWakeNanos = g[1];
-            long at = g[1];
-            Thread.ofVirtual().name("xq-clear").start(() -> {
-                long left;
-                while ((left = at - System.nanoTime()) > 0) {
-                    java.util.concurrent.locks.LockSupport.parkNanos(left);
-                }
-                pump();
-            });
-        }
-        return true;
-    }
-
-    /** Below level 3 a suspend leaves the running command running: that is what keeping clear avoids. */
-    private boolean clearMatters() {
-        PreemptionControl p = preemption;
-        return p == null || config.level().number() < 3 || p.available().number() < 3;
-    }
-
     /** Whether the next pending command may go to the hardware now. Caller holds {@code state}. */
     private boolean mayLaunch() {
         if (pending.isEmpty() || closed || error != null || suspendedByScheduler || suspendedByApp) {
             return false;
         }
-        return gate.mayLaunch(inFlight.size(), launchLimits) && !keepsClearLocked();
+        return gate.mayLaunch(inFlight.size(), launchLimits);
     }
 
     /**

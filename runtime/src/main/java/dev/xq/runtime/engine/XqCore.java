@@ -330,22 +330,6 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return aloneWindowMicros;
     }
 
-    private volatile boolean arrivalClear = true;
-
-    /**
-     * Switches the clear-for-the-arrival rule of application queues ({@link XQueueImpl#guard}) on
-     * (default) or off; it applies under the scheduler's arrival guards only.
-     */
-    public void arrivalClear(boolean on) {
-        arrivalClear = on;
-        recomputeContention();
-    }
-
-    /** @return whether application queues keep clear of foreseen arrivals */
-    public boolean arrivalClear() {
-        return arrivalClear;
-    }
-
     /** The queues the policy put on top of their device (the scheduler's {@code TopQueues}). */
     private volatile Set<Long> top = Set.of();
     private volatile boolean onTop = true;
@@ -423,11 +407,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             if (w.q() instanceof ExternalQueueImpl x) {
                 actions.add(() -> x.contended(contended, onTop ? window : 0));
             } else if (w.q() instanceof XQueueImpl x) {
-                boolean clear = arrivalClear;
-                actions.add(() -> {
-                    x.arrivalClear(clear);
-                    x.limits(contended, onTop, window);
-                });
+                actions.add(() -> x.limits(contended, onTop, window));
             }
         }
         return actions;

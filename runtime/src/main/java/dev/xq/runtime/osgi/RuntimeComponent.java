@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "arrivalClear", "aloneWindowMicros", "onTop", "awaitSpinMicros");
+            "arrivalGuards", "aloneWindowMicros", "onTop", "awaitSpinMicros");
 
     @Deactivate
     void deactivate() {
@@ -131,15 +131,6 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (guards != null && guards != core.scheduler().arrivalGuards()) {
             core.scheduler().arrivalGuards(guards);
-        }
-        Boolean clear = read("arrivalClear", "true or false", s::arrivalClear);
-        if (raw.get("arrivalClear") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: arrivalClear '" + text + "' is not true or false; ignored", null);
-            clear = null;
-        }
-        if (clear != null && clear != core.arrivalClear()) {
-            core.arrivalClear(clear);
         }
         Long alone = read("aloneWindowMicros", "a whole number of microseconds in [0, 1000000] (0: off)", s::aloneWindowMicros);
         if (alone != null && alone != core.aloneWindowMicros()) {

@@ -37,12 +37,6 @@ public @interface SchedulerConfig {
             + "(CUDA's guards). Off: queues launch up to their limits, every launch held.")
     boolean arrivalGuards() default true;
 
-    @AttributeDefinition(name = "Clear for arrivals", description = "Under an arrival guard, an application queue below "
-            + "level 3 launches nothing that it expects to still run when the queue it yields to arrives, so that queue "
-            + "finds the device free instead of behind one of its commands; it launches again when the guard lapses or the "
-            + "arrival has come. Off: application queues use the guards only to launch unheld.")
-    boolean arrivalClear() default true;
-
     @AttributeDefinition(name = "Alone window (us)", min = "0", max = "1000000", description = "How much estimated work "
             + "an application queue may keep on the hardware while no other open queue (of another group or priority) "
             + "shares its device: the threshold is lifted and the window widened to this, so that host stalls shorter "

@@ -54,8 +54,8 @@ final class ArrivalGuards {
     static final long MAX_PERIOD_NANOS = 10_000_000_000L;
 
     /** A guard for one queue; {@link #NONE} when it has none. */
-    record Guard(long horizonNanos, long untilNanos, long arrivalNanos) {
-        static final Guard NONE = new Guard(0, 0, 0);
+    record Guard(long horizonNanos, long untilNanos) {
+        static final Guard NONE = new Guard(0, 0);
     }
 
     /** A queue's beat: next arrival expected at {@code next}, give or take {@code jitter}. */
@@ -213,7 +213,7 @@ final class ArrivalGuards {
                 }
                 Guard g = want.get(b);
                 if (g == null || horizon < g.horizonNanos()) {
-                    want.put(b, new Guard(horizon, until, beat.nextNanos()));
+                    want.put(b, new Guard(horizon, until));
                 }
             }
         }

@@ -54,7 +54,7 @@ final class GuardKeeper {
         for (var e : changes.entrySet()) {
             ScheduledQueue q = byHandle.get(e.getKey());
             if (q != null) {
-                q.guard(e.getValue().horizonNanos(), e.getValue().untilNanos(), e.getValue().arrivalNanos());
+                q.guard(e.getValue().horizonNanos(), e.getValue().untilNanos());
             }
         }
     }

@@ -30,13 +30,4 @@ public interface ScheduledQueue {
      */
     default void guard(long horizonNanos, long untilNanos) {
     }
-
-    /**
-     * {@link #guard(long, long)}, with the foreseen arrival itself ({@code arrivalNanos}, 0 with no
-     * guard) for a queue that applies a rule of its own to it (an application queue: docs/runtime.md,
-     * "unheld launches" and "clear for the arrival").
-     */
-    default void guard(long horizonNanos, long untilNanos, long arrivalNanos) {
-        guard(horizonNanos, untilNanos);
-    }
 }

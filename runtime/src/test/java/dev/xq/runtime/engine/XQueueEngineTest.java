@@ -45,17 +45,6 @@ class XQueueEngineTest {
         return core.queueImpls().stream().filter(i -> i.handle() == q.handle()).findFirst().orElseThrow();
     }
 
-    private static boolean eventually(java.util.function.BooleanSupplier c) throws InterruptedException {
-        long until = System.nanoTime() + 5_000_000_000L;
-        while (!c.getAsBoolean()) {
-            if (System.nanoTime() > until) {
-                return false;
-            }
-            Thread.sleep(1);
-        }
-        return true;
-    }
-
     private static List<Submission> submit(XQueue q, int n) {
         List<Submission> l = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -89,54 +78,6 @@ class XQueueEngineTest {
         submit(q, 1);
         assertEquals(List.of(false, false), hw.unheld.subList(11, 13));
         assertEquals(0, impl.arrivalGuard()[1] - (later - 1));
-    }
-
-    @Test
-    void belowLevelThreeAQueueKeepsClearOfAForeseenArrivalUntilTheGuardEndsOrLapses() throws Exception {
-        ManualDevice d = device(PreemptionLevel.DEACTIVATE, false);
-        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
-        XQueueImpl impl = impl(q);
-        ManualDevice.ManualQueue hw = d.opened.getFirst();
-        submit(q, 1);
-        hw.completeNext(20_000); // estimate: 20 ms a command
-        long now = System.nanoTime();
-        impl.guard(now + 40_000_000L, now + 60_000_000_000L, now + 50_000_000L); // an arrival foreseen in 50 ms
-        submit(q, 5);
-        assertEquals(2, hw.onDeviceCount(), "two end before the arrival (20 and 40 ms); the third would still run then");
-        impl.guard(0, 0, 0); // it arrived (or the guard was lifted)
-        assertTrue(eventually(() -> hw.onDeviceCount() == 5), "launched once the guard ended: " + hw.onDeviceCount());
-
-        for (int i = 0; i < 5; i++) {
-            hw.completeNext(20_000);
-        }
-        now = System.nanoTime();
-        impl.guard(now + 1_000_000L, now + 150_000_000L, now + 5_000_000L); // a guard that will lapse unmet
-        submit(q, 2);
-        assertEquals(0, hw.onDeviceCount(), "a 20 ms command would still run at the arrival in 5 ms");
-        assertTrue(eventually(() -> hw.onDeviceCount() == 2), "launched when the guard lapsed: " + hw.onDeviceCount());
-        assertTrue(System.nanoTime() - now >= 150_000_000L, "not before it lapsed");
-
-        for (int i = 0; i < 2; i++) {
-            hw.completeNext(20_000);
-        }
-        core.arrivalClear(false);
-        now = System.nanoTime();
-        impl.guard(now + 1_000_000L, now + 60_000_000_000L, now + 5_000_000L);
-        submit(q, 2);
-        assertEquals(2, hw.onDeviceCount(), "the rule off: launched at once");
-    }
-
-    @Test
-    void atLevelThreeAQueueDoesNotKeepClear() throws Exception {
-        ManualDevice d = device(PreemptionLevel.INTERRUPT, false);
-        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
-        ManualDevice.ManualQueue hw = d.opened.getFirst();
-        submit(q, 1);
-        hw.completeNext(20_000);
-        long now = System.nanoTime();
-        impl(q).guard(now + 1_000_000L, now + 60_000_000_000L, now + 5_000_000L);
-        submit(q, 3);
-        assertEquals(3, hw.onDeviceCount(), "a suspend interrupts the running command: nothing to keep clear of");
     }
 
     @Test

@@ -24,10 +24,6 @@ class SchedulerConfigTest {
     }
 
     private static SchedulerConfig config(Object policy, Object micros, Object inline, Object onTop) {
-        return config(policy, micros, inline, onTop, true);
-    }
-
-    private static SchedulerConfig config(Object policy, Object micros, Object inline, Object onTop, Object arrivalClear) {
         return (SchedulerConfig) Proxy.newProxyInstance(SchedulerConfig.class.getClassLoader(), new Class<?>[] {SchedulerConfig.class},
                 (proxy, m, args) -> {
                     Object v = switch (m.getName()) {
@@ -35,7 +31,6 @@ class SchedulerConfigTest {
                         case "decisionDeadlineMicros" -> micros;
                         case "inlineDecisions" -> inline;
                         case "onTop" -> onTop;
-                        case "arrivalClear" -> arrivalClear;
                         default -> throw new UnsupportedOperationException(m.getName());
                     };
                     if (v instanceof RuntimeException e) {
@@ -75,13 +70,5 @@ class SchedulerConfigTest {
         assertEquals(false, rc.core().onTop());
         rc.modified(config("native", 10_000L, true, true), Map.of("onTop", true));
         assertEquals(true, rc.core().onTop());
-    }
-
-    @Test
-    void arrivalClearSwitchesTheRuleAndAnythingButTrueOrFalseChangesNothing() {
-        rc.activate(config("native", 10_000L, true, true, false), Map.of("arrivalClear", "sometimes"));
-        assertTrue(rc.core().arrivalClear(), "'sometimes' is refused, the default (on) stays");
-        rc.modified(config("native", 10_000L, true, true, false), Map.of("arrivalClear", "false"));
-        assertEquals(false, rc.core().arrivalClear());
     }
 }
