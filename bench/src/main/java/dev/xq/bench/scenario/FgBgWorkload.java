@@ -167,7 +167,31 @@ final class FgBgWorkload {
             m.put("bg_cmd_us", idle[5]);
         }
         m.samples("fg task latency ms", fgMs);
+        writeTimelines(run, fg, bg, from, to);
         return m;
+    }
+
+    /**
+     * With {@code XQ_BENCH_TIMELINES} naming a folder, appends the slowest and median fg tasks'
+     * device timelines ({@link Measures#timelines}) to {@code <folder>/timelines.txt}: a
+     * diagnostic for reading what happened around a slow task (bench/README.md).
+     */
+    private void writeTimelines(ModeRun run, TaskStream fg, TaskStream bg, long from, long to) {
+        String dir = System.getenv("XQ_BENCH_TIMELINES");
+        if (dir == null || dir.isBlank()) {
+            return;
+        }
+        String text = "== " + java.time.Instant.now() + " mode " + run.mode().label() + ", standalone task "
+                + Measures.round(standaloneNanos / 1e6) + " ms, period " + Measures.round(periodNanos / 1e6) + " ms\n"
+                + Measures.timelines(fg.records(), bg == null ? null : bg.records(), from, to, 8, 300_000);
+        try {
+            java.nio.file.Path d = java.nio.file.Path.of(dir);
+            java.nio.file.Files.createDirectories(d);
+            java.nio.file.Files.writeString(d.resolve("timelines.txt"), text, java.nio.file.StandardOpenOption.CREATE,
+                    java.nio.file.StandardOpenOption.APPEND);
+        } catch (java.io.IOException e) {
+            System.err.println("XQ_BENCH_TIMELINES: cannot write to " + dir + ": " + e.getMessage());
+        }
     }
 
     static TaskStream stream(ModeRun run, String tenant) {

@@ -160,6 +160,77 @@ final class Measures {
         }
     }
 
+    /**
+     * The device timelines of the slowest fg tasks and of the median ones, for reading by eye
+     * (issue 13: what happened around a slow task). For each of the {@code count} slowest
+     * completed tasks released in [from, to), and {@code count} around the median: its latency,
+     * the CPU time its submitting thread spent, and every command of both tenants that ended
+     * after {@code leadNanos} before the task's first submit and started before its last end,
+     * as submit, device start and device end in µs from that first submit. bg's commands show
+     * what ran on the device when fg arrived and between fg's commands.
+     */
+    static String timelines(List<TaskRecord> fg, List<TaskRecord> bg, long from, long to, int count, long leadNanos) {
+        List<TaskRecord> done = new ArrayList<>();
+        for (TaskRecord t : fg) {
+            if (t.releaseNanos() >= from && t.releaseNanos() < to && t.ok()) {
+                done.add(t);
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        if (done.isEmpty()) {
+            return out.toString();
+        }
+        done.sort(java.util.Comparator.comparingLong(TaskRecord::latencyNanos));
+        int n = done.size();
+        List<TaskRecord> picked = new ArrayList<>(done.subList(Math.max(0, n - count), n).reversed());
+        int mid = Math.max(0, n / 2 - count / 2);
+        List<TaskRecord> median = done.subList(mid, Math.min(n, mid + count));
+        List<long[]> others = new ArrayList<>(); // {submit, start, end, task} of bg
+        if (bg != null) {
+            int index = 0;
+            for (TaskRecord t : bg) {
+                index++;
+                for (Submission s : t.commands()) {
+                    CommandResult r = TaskRecord.resultOf(s);
+                    if (r != null) {
+                        others.add(new long[] {r.submitNanos(), r.startNanos(), r.endNanos(), index});
+                    }
+                }
+            }
+        }
+        for (List<TaskRecord> group : List.of(picked, median)) {
+            out.append(group == picked ? "slowest\n" : "median\n");
+            for (TaskRecord t : group) {
+                long t0 = t.firstSubmitNanos();
+                long end = t.endNanos();
+                out.append(String.format(java.util.Locale.ROOT, "task latency %.1f us, submit cpu %.1f us%n", t.latencyNanos() / 1e3,
+                        t.submitCpuNanos() < 0 ? Double.NaN : t.submitCpuNanos() / 1e3));
+                List<String[]> rows = new ArrayList<>();
+                int k = 0;
+                for (Submission s : t.commands()) {
+                    CommandResult r = TaskRecord.resultOf(s);
+                    rows.add(row(r.startNanos(), "fg " + k++, r, t0));
+                }
+                for (long[] o : others) {
+                    if (o[2] > t0 - leadNanos && o[1] < end) {
+                        rows.add(row(o[1], "bg task " + o[3], new CommandResult(0, o[0], o[1], o[2]), t0));
+                    }
+                }
+                rows.sort(java.util.Comparator.comparingDouble(r -> Double.parseDouble(r[1])));
+                for (String[] r : rows) {
+                    out.append(r[0]).append('\n');
+                }
+            }
+        }
+        return out.toString();
+    }
+
+    private static String[] row(long start, String what, CommandResult r, long t0) {
+        return new String[] {String.format(java.util.Locale.ROOT, "  %-12s submit %9.1f  start %9.1f  end %9.1f", what,
+                (r.submitNanos() - t0) / 1e3, (r.startNanos() - t0) / 1e3, (r.endNanos() - t0) / 1e3),
+            Double.toString((start - t0) / 1e3)};
+    }
+
     /** @return tasks per second that completed within [from, to) */
     static double tasksPerSecond(List<TaskRecord> tasks, long from, long to) {
         long n = 0;
