@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "aloneWindowMicros", "onTop", "awaitSpinMicros");
+            "arrivalGuards", "arrivalLingerMicros", "aloneWindowMicros", "onTop", "awaitSpinMicros");
 
     @Deactivate
     void deactivate() {
@@ -131,6 +131,16 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (guards != null && guards != core.scheduler().arrivalGuards()) {
             core.scheduler().arrivalGuards(guards);
+        }
+        Long linger = read("arrivalLingerMicros", "a whole number of microseconds in [0, 100000] (0: off)",
+                s::arrivalLingerMicros);
+        if (linger != null && linger != core.scheduler().arrivalLingerMicros()) {
+            try {
+                core.scheduler().arrivalLingerMicros(linger);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: arrivalLingerMicros: " + e.getMessage() + "; keeping "
+                        + core.scheduler().arrivalLingerMicros() + " us", null);
+            }
         }
         Long alone = read("aloneWindowMicros", "a whole number of microseconds in [0, 1000000] (0: off)", s::aloneWindowMicros);
         if (alone != null && alone != core.aloneWindowMicros()) {

@@ -37,6 +37,13 @@ public @interface SchedulerConfig {
             + "(CUDA's guards). Off: queues launch up to their limits, every launch held.")
     boolean arrivalGuards() default true;
 
+    @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "
+            + "queues that a periodic queue is preferred over stay held after it went idle early in its busy period "
+            + "(before three quarters of its usual arrival-to-idle time; never more than half of that): its owner is "
+            + "most likely late with its next command, which would otherwise wait behind theirs. Its next submit ends "
+            + "the linger; a queue whose lingers keep running out gets none for a while. Part of arrival guards. 0: off.")
+    long arrivalLingerMicros() default 300;
+
     @AttributeDefinition(name = "Alone window (us)", min = "0", max = "1000000", description = "How much estimated work "
             + "an application queue may keep on the hardware while no other open queue (of another group or priority) "
             + "shares its device: the threshold is lifted and the window widened to this, so that host stalls shorter "

@@ -32,6 +32,18 @@ import java.util.Set;
  * {@code horizon} (the work B launches must be done by then) and {@code until} (after it the
  * guard lapses: A is late or gone, and B runs on as before). The nearest such A wins.
  *
+ * <p><b>The linger</b>: a periodic queue A that goes idle early in its busy period (before three
+ * quarters of its median busy period, arrival to idle) is most likely between two of its own
+ * commands, its owner's thread late with the next one (a host stall, a thread still waking up).
+ * Resuming the queues it was preferred over then would have A's next command wait behind theirs
+ * (below level 3, the running one cannot be taken back): a stall of the owner turns into a stall
+ * plus a command of the other queue, and again at each such gap. So for a while ({@code linger},
+ * at most half the median busy period) those queues stay held; A's next submit ends the linger
+ * (a hit: the same busy period goes on, not a new arrival), or the linger runs out (a miss: A
+ * had really finished, and the others resume; the deciding thread is woken for it). A queue whose
+ * lingers keep running out (more misses than hits, plus two) is not lingered for until 64 more
+ * early idles have passed.
+ *
  * <p>Not thread-safe: only the deciding thread calls it (decisions are serialised).
  */
 final class ArrivalGuards {
@@ -52,6 +64,14 @@ final class ArrivalGuards {
      */
     static final long MAX_JITTER_NANOS = 1_000_000;
     static final long MAX_PERIOD_NANOS = 10_000_000_000L;
+    /** Busy periods (arrival to idle) kept per queue, for the linger. */
+    static final int BUSY_HISTORY = 16;
+    /** Busy periods needed before an idle can be told early. */
+    static final int MIN_BUSY = 8;
+    /** Early idles without a linger after which a queue that lost its lingers gets them again. */
+    static final int LINGER_RETRY = 64;
+    /** Default of {@link #lingerNanos(long)}: 300 us. */
+    static final long DEFAULT_LINGER_NANOS = 300_000;
 
     /** A guard for one queue; {@link #NONE} when it has none. */
     record Guard(long horizonNanos, long untilNanos) {
@@ -69,6 +89,47 @@ final class ArrivalGuards {
         long lastReadySince;
         /** Queues this one was preferred over: handle to decision time. */
         final Map<Long, Long> over = new HashMap<>(4);
+        /** The arrival that began the busy period in progress; 0 while idle. */
+        long busyStart;
+        final long[] busy = new long[BUSY_HISTORY];
+        int busyCount;
+        int busyNext;
+        /** While lingering: until when the queues it is preferred over stay held; 0 otherwise. */
+        long lingerUntil;
+        /** When the lingering queue went idle. */
+        long lingerFrom;
+        int hits;
+        int misses;
+        int skipped;
+
+        void busyEnded(long duration) {
+            busy[busyNext] = duration;
+            busyNext = (busyNext + 1) % BUSY_HISTORY;
+            busyCount = Math.min(busyCount + 1, BUSY_HISTORY);
+            busyStart = 0;
+        }
+
+        long medianBusy() {
+            long[] d = Arrays.copyOf(busy, busyCount);
+            Arrays.sort(d);
+            return d[busyCount / 2];
+        }
+
+        void outcome(boolean hit) {
+            if (hit) {
+                hits++;
+            } else {
+                misses++;
+            }
+            if (hits + misses >= 16) {
+                hits /= 2;
+                misses /= 2;
+            }
+        }
+
+        boolean lingers() {
+            return misses <= hits + 2;
+        }
 
         void arrived(long t) {
             arrivals[next] = t;
@@ -119,6 +180,26 @@ final class ArrivalGuards {
 
     private final Map<Long, Track> tracks = new HashMap<>();
     private final Map<Long, Guard> given = new HashMap<>();
+    private long lingerNanos = DEFAULT_LINGER_NANOS;
+    /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
+    private long lingerWake = Long.MAX_VALUE;
+
+    /** Sets the longest linger (the class comment); 0 turns lingers off. */
+    void lingerNanos(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("linger " + nanos + " ns is negative; give 0 (off) or more");
+        }
+        lingerNanos = nanos;
+    }
+
+    long lingerNanos() {
+        return lingerNanos;
+    }
+
+    /** @return when the deciding thread must decide again for a linger to end; Long.MAX_VALUE for none */
+    long lingerWake() {
+        return lingerWake;
+    }
     private String policy = "";
     private long decisions;
 
@@ -128,7 +209,8 @@ final class ArrivalGuards {
      * @param policyName the policy that decided (relations are forgotten when it changes)
      * @param now the decision's time
      * @param views what the policy decided on
-     * @param decided the policy's actions: handle to suspend (true) or resume (false)
+     * @param decided the policy's actions: handle to suspend (true) or resume (false); a resume
+     *        that a linger puts off is turned into a suspend here (the queue stays held)
      * @return the queues whose guard changes, with the new guard ({@link Guard#NONE} to lift one)
      */
     Map<Long, Guard> update(String policyName, long now, List<QueueView> views, Map<Long, Boolean> decided) {
@@ -150,6 +232,13 @@ final class ArrivalGuards {
             }
             if (v.readySinceNanos() != t.lastReadySince) {
                 t.lastReadySince = v.readySinceNanos();
+                if (t.lingerUntil != 0) {
+                    // back while lingered for: the same busy period goes on
+                    t.lingerUntil = 0;
+                    t.outcome(true);
+                    continue;
+                }
+                t.busyStart = v.readySinceNanos();
                 t.arrived(v.readySinceNanos());
                 if (arrived == null) {
                     arrived = new java.util.ArrayList<>(2);
@@ -178,7 +267,60 @@ final class ArrivalGuards {
         if (++decisions % 1024 == 0) {
             forgetClosed(views);
         }
+        linger(now, views, decided);
         return guards(now, views, decided);
+    }
+
+    /** Busy periods' ends, lingers begun and ended, and the resumes they put off (the class comment). */
+    private void linger(long now, List<QueueView> views, Map<Long, Boolean> decided) {
+        lingerWake = Long.MAX_VALUE;
+        for (Map.Entry<Long, Track> e : tracks.entrySet()) {
+            Track a = e.getValue();
+            if (a.busyStart == 0 && a.lingerUntil == 0) {
+                continue;
+            }
+            QueueView av = find(views, e.getKey());
+            if (av == null) {
+                a.lingerUntil = 0;
+                a.busyStart = 0;
+                continue;
+            }
+            if (av.ready()) {
+                continue;
+            }
+            if (a.lingerUntil != 0) {
+                if (now - a.lingerUntil >= 0 || lingerNanos == 0) {
+                    a.outcome(false); // it had finished: the others resume
+                    a.lingerUntil = 0;
+                    a.busyEnded(a.lingerFrom - a.busyStart);
+                    continue;
+                }
+            } else {
+                long elapsed = now - a.busyStart;
+                if (lingerNanos > 0 && !a.over.isEmpty() && a.busyCount >= MIN_BUSY && elapsed < a.medianBusy() / 4 * 3
+                        && a.beat(now) != null) {
+                    if (a.lingers()) {
+                        a.lingerFrom = now;
+                        a.lingerUntil = now + Math.min(lingerNanos, a.medianBusy() / 2);
+                    } else if (++a.skipped >= LINGER_RETRY) {
+                        a.skipped = 0;
+                        a.hits = 0;
+                        a.misses = 0;
+                    }
+                }
+                if (a.lingerUntil == 0) {
+                    a.busyEnded(elapsed);
+                    continue;
+                }
+            }
+            lingerWake = Math.min(lingerWake, a.lingerUntil);
+            for (long b : a.over.keySet()) {
+                QueueView bv = find(views, b);
+                if (bv != null && bv.suspended() && Boolean.FALSE.equals(decided.get(b))) {
+                    decided.put(b, Boolean.TRUE);
+                }
+            }
+        }
     }
 
     private static boolean held(QueueView v, Map<Long, Boolean> decided) {
@@ -267,6 +409,7 @@ final class ArrivalGuards {
     void clear() {
         tracks.clear();
         given.clear();
+        lingerWake = Long.MAX_VALUE;
     }
 
     /** @return the beat learnt for a queue now, or null (for status and tests) */

@@ -23,6 +23,19 @@ final class GuardKeeper {
         return on;
     }
 
+    /** Sets the longest linger ({@link ArrivalGuards}); 0 turns lingers off. */
+    void lingerNanos(long nanos) {
+        synchronized (guards) {
+            guards.lingerNanos(nanos);
+        }
+    }
+
+    long lingerNanos() {
+        synchronized (guards) {
+            return guards.lingerNanos();
+        }
+    }
+
     /** @return the guards in force: handle to {horizon, until} nanos (status and tests) */
     Map<Long, long[]> given() {
         synchronized (guards) {
@@ -32,17 +45,24 @@ final class GuardKeeper {
         }
     }
 
-    /** After a decision by {@code policyName}: learns from it and tells the queues whose guard changed. */
-    void apply(String policyName, long now, List<QueueView> views, Map<Long, Boolean> decided,
+    /**
+     * After a decision by {@code policyName}: learns from it, puts off the resumes a linger holds
+     * back (in {@code decided}), and tells the queues whose guard changed.
+     *
+     * @return when the deciding thread must decide again for a linger to end; Long.MAX_VALUE for none
+     */
+    long apply(String policyName, long now, List<QueueView> views, Map<Long, Boolean> decided,
                Map<Long, ScheduledQueue> byHandle) {
         Map<Long, ArrivalGuards.Guard> changes;
+        long wake = Long.MAX_VALUE;
         synchronized (guards) {
             if (on) {
                 changes = guards.update(policyName, now, views, decided);
+                wake = guards.lingerWake();
             } else {
                 Map<Long, ArrivalGuards.Guard> given = guards.given();
                 if (given.isEmpty()) {
-                    return;
+                    return wake;
                 }
                 changes = new HashMap<>();
                 for (Long h : given.keySet()) {
@@ -57,5 +77,6 @@ final class GuardKeeper {
                 q.guard(e.getValue().horizonNanos(), e.getValue().untilNanos());
             }
         }
+        return wake;
     }
 }

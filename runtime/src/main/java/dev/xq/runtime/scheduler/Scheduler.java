@@ -119,6 +119,14 @@ public final class Scheduler {
     private volatile long idleGapAvgNanos = 1_000_000_000L;
     /** The earliest time a policy asked to be called again. */
     private volatile long wakeAtNanos = Long.MAX_VALUE;
+    /** The end of the linger in force ({@link ArrivalGuards}), Long.MAX_VALUE for none: the loop spins for it when near. */
+    private volatile long lingerWakeNanos = Long.MAX_VALUE;
+    /**
+     * How near a linger's end the loop thread spins rather than parks: a parked thread's timer
+     * came milliseconds late on the GPU machine's microVMs, and the held queue would idle that
+     * long. Only on hosts with 8 or more hardware threads (as the CUDA completion thread's spin).
+     */
+    private static final long LINGER_SPIN_NANOS = Runtime.getRuntime().availableProcessors() >= 8 ? 1_000_000L : 0;
     /** Until when the loop thread is parked for a timer; Long.MIN_VALUE while it is not parked. */
     private volatile long loopParkedUntil = Long.MIN_VALUE;
 
@@ -414,7 +422,14 @@ public final class Scheduler {
             long sleep = Math.min(DEVICE_RENEWAL_NANOS - (now - devicesRenewedNanos),
                     wake == Long.MAX_VALUE ? 1_000_000_000L : wake - now);
             sleep = Math.max(1, sleep);
-            LockSupport.parkNanos(this, sleep);
+            if (wake != Long.MAX_VALUE && wake == lingerWakeNanos && wake - now <= LINGER_SPIN_NANOS) {
+                // a linger ends soon: be running then (until another decision moves or ends it)
+                while (System.nanoTime() - wake < 0 && lingerWakeNanos == wake && !dirty.get()) {
+                    Thread.onSpinWait();
+                }
+            } else {
+                LockSupport.parkNanos(this, sleep);
+            }
             loopParkedUntil = Long.MIN_VALUE;
         }
     }
@@ -496,7 +511,9 @@ public final class Scheduler {
             return true; // the watchdog took this decision away: it was too late
         }
         stats.decided(took);
-        guards.apply(name, now, views, actions.decided, byHandle);
+        long lingerWake = guards.apply(name, now, views, actions.decided, byHandle);
+        lingerWakeNanos = lingerWake;
+        actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
         wakeAtNanos = actions.wake;
@@ -535,6 +552,25 @@ public final class Scheduler {
 
     public boolean arrivalGuards() {
         return guards.on();
+    }
+
+    /**
+     * Sets the longest linger of arrival guards ({@link ArrivalGuards}: queues stay held a while
+     * after a periodic queue preferred over them went idle early in its busy period).
+     *
+     * @param micros 0 (off) to 100000
+     * @throws IllegalArgumentException outside that range; nothing changes then
+     */
+    public void arrivalLingerMicros(long micros) {
+        if (micros < 0 || micros > 100_000) {
+            throw new IllegalArgumentException("arrival linger " + micros + " us is outside [0, 100000] (0: off)");
+        }
+        guards.lingerNanos(micros * 1000);
+        signal();
+    }
+
+    public long arrivalLingerMicros() {
+        return guards.lingerNanos() / 1000;
     }
 
     /** @return the queues on top of their device as of the last decision ({@link TopQueues}) */

@@ -71,4 +71,25 @@ class SchedulerConfigTest {
         rc.modified(config("native", 10_000L, true, true), Map.of("onTop", true));
         assertEquals(true, rc.core().onTop());
     }
+    /** A configuration whose keys are all unreadable but those given. */
+    private static SchedulerConfig only(Map<String, Object> values) {
+        return (SchedulerConfig) Proxy.newProxyInstance(SchedulerConfig.class.getClassLoader(), new Class<?>[] {SchedulerConfig.class},
+                (proxy, m, args) -> {
+                    Object v = values.get(m.getName());
+                    if (v == null) {
+                        throw new UnsupportedOperationException(m.getName());
+                    }
+                    return v;
+                });
+    }
+
+    @Test
+    void theArrivalLingerIsSetAndAValueOutOfRangeChangesNothing() {
+        rc.activate(only(Map.of("arrivalLingerMicros", 150L)), Map.of("arrivalLingerMicros", 150L));
+        assertEquals(150L, rc.core().scheduler().arrivalLingerMicros());
+        rc.modified(only(Map.of("arrivalLingerMicros", -5L)), Map.of("arrivalLingerMicros", -5L));
+        assertEquals(150L, rc.core().scheduler().arrivalLingerMicros(), "-5 is refused, 150 stays");
+        rc.modified(only(Map.of("arrivalLingerMicros", 0L)), Map.of("arrivalLingerMicros", 0L));
+        assertEquals(0L, rc.core().scheduler().arrivalLingerMicros(), "0: off");
+    }
 }

@@ -157,4 +157,86 @@ class ArrivalGuardsTest {
                 List.of(view(A, false, false, 0), view(B, true, false, 5)), Map.of());
         assertEquals(ArrivalGuards.Guard.NONE, m.get(B));
     }
+    /** Ten cycles of A (a 2 ms busy period every 25 ms, taking the device from B): the beat and the busy period are learnt. */
+    long learnt() {
+        long t = 1000 * MS;
+        for (int i = 0; i < 10; i++) {
+            cycle(t + i * 25 * MS, 2 * MS, true);
+        }
+        return t + 10 * 25 * MS;
+    }
+
+    static Map<Long, Boolean> resumeB() {
+        return new java.util.HashMap<>(Map.of(B, false));
+    }
+
+    @Test
+    void aQueueIdleEarlyInItsBusyPeriodKeepsTheOthersHeldUntilItIsBack() {
+        long t = learnt();
+        g.update("hpf", t, List.of(view(A, true, false, t), view(B, true, false, 5)), new java.util.HashMap<>(Map.of(B, true)));
+        // A's owner is late with its second command: A goes idle 0.2 ms into a 2 ms busy period
+        Map<Long, Boolean> decided = resumeB();
+        g.update("hpf", t + MS / 5, List.of(view(A, false, false, 0), view(B, true, true, 5)), decided);
+        assertEquals(Boolean.TRUE, decided.get(B), "B stays held while A lingers");
+        assertEquals(t + MS / 5 + ArrivalGuards.DEFAULT_LINGER_NANOS, g.lingerWake(), "the deciding thread is woken at the linger's end");
+        // a decision for something else meanwhile: still held
+        decided = resumeB();
+        g.update("hpf", t + MS / 4, List.of(view(A, false, false, 0), view(B, true, true, 5)), decided);
+        assertEquals(Boolean.TRUE, decided.get(B));
+        // A is back (its next submit): the same busy period goes on, no new arrival in the beat
+        long back = t + MS / 3;
+        g.update("hpf", back, List.of(view(A, true, false, back), view(B, true, true, 5)), new java.util.HashMap<>(Map.of(B, true)));
+        assertEquals(Long.MAX_VALUE, g.lingerWake(), "no linger while A runs");
+        assertEquals(t + 25 * MS, g.beat(A, back).nextNanos(), "the beat still counts from the arrival at t");
+        // A's real end, 2 ms after its arrival: not early, B resumes
+        decided = resumeB();
+        g.update("hpf", t + 2 * MS, List.of(view(A, false, false, 0), view(B, true, true, 5)), decided);
+        assertEquals(Boolean.FALSE, decided.get(B), "B resumes at A's real end");
+        assertEquals(Long.MAX_VALUE, g.lingerWake());
+    }
+
+    @Test
+    void aLingerThatRunsOutLetsTheOthersGoAndLingersThatKeepRunningOutStop() {
+        long t = learnt();
+        for (int k = 0; k < 4; k++) {
+            long a = t + k * 25 * MS;
+            g.update("hpf", a, List.of(view(A, true, false, a), view(B, true, false, 5)), new java.util.HashMap<>(Map.of(B, true)));
+            Map<Long, Boolean> decided = resumeB();
+            g.update("hpf", a + MS / 5, List.of(view(A, false, false, 0), view(B, true, true, 5)), decided);
+            if (k < 3) {
+                assertEquals(Boolean.TRUE, decided.get(B), "linger " + k);
+                // the wake-up at its end: A had really finished, B resumes
+                decided = resumeB();
+                g.update("hpf", g.lingerWake(), List.of(view(A, false, false, 0), view(B, true, true, 5)), decided);
+                assertEquals(Boolean.FALSE, decided.get(B), "the linger ran out: B resumes (" + k + ")");
+                assertEquals(Long.MAX_VALUE, g.lingerWake());
+            } else {
+                assertEquals(Boolean.FALSE, decided.get(B), "three misses and no hit: no more lingers");
+            }
+        }
+    }
+
+    @Test
+    void noLingerWhenOffOrWithoutALearntBusyPeriod() {
+        long t = 1000 * MS;
+        g.update("hpf", t, List.of(view(A, true, false, t), view(B, true, false, 5)), new java.util.HashMap<>(Map.of(B, true)));
+        Map<Long, Boolean> decided = resumeB();
+        g.update("hpf", t + MS / 5, List.of(view(A, false, false, 0), view(B, true, true, 5)), decided);
+        assertEquals(Boolean.FALSE, decided.get(B), "nothing learnt yet");
+
+        ArrivalGuards off = new ArrivalGuards();
+        off.lingerNanos(0);
+        for (int i = 0; i < 10; i++) {
+            long a = t + i * 25 * MS;
+            off.update("hpf", a, List.of(view(A, true, false, a), view(B, true, false, 5)), new java.util.HashMap<>(Map.of(B, true)));
+            off.update("hpf", a + 2 * MS, List.of(view(A, false, false, 0), view(B, true, true, 5)), resumeB());
+        }
+        long a = t + 10 * 25 * MS;
+        off.update("hpf", a, List.of(view(A, true, false, a), view(B, true, false, 5)), new java.util.HashMap<>(Map.of(B, true)));
+        decided = resumeB();
+        off.update("hpf", a + MS / 5, List.of(view(A, false, false, 0), view(B, true, true, 5)), decided);
+        assertEquals(Boolean.FALSE, decided.get(B), "linger 0: off");
+        assertEquals(Long.MAX_VALUE, off.lingerWake());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> off.lingerNanos(-1));
+    }
 }
