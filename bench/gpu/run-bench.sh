@@ -42,6 +42,10 @@ echo "${SCENARIOS:?set SCENARIOS to xq:bench command lines, one per line}" | whi
     /tmp/jre/bin/java -cp "$(ls "$kit"/bundles/dev.xq.bench-*.jar | head -1)" dev.xq.bench.tail.SwitchAnalysis \
       "/tmp/xq-jfr/$i-$name.jfr" fg bg > "$res/$i-$name-switch.txt" 2>&1
     cat "$res/$i-$name-switch.txt"
+    # what fg's tasks met on arrival: when bg was suspended, which bg commands ran in fg's way
+    /tmp/jre/bin/java -cp "$(ls "$kit"/bundles/dev.xq.bench-*.jar | head -1)" dev.xq.bench.tail.ArrivalAnalysis \
+      "/tmp/xq-jfr/$i-$name.jfr" fg bg "${XQ_JFR_TASK:-20}" > "$res/$i-$name-arrival.txt" 2>&1
+    cat "$res/$i-$name-arrival.txt"
     # timed parks that woke a millisecond or more late, per thread (the host's wake-ups)
     /tmp/jre/bin/java -cp "$(ls "$kit"/bundles/dev.xq.bench-*.jar | head -1)" dev.xq.bench.tail.ParkAnalysis \
       "/tmp/xq-jfr/$i-$name.jfr" > "$res/$i-$name-parks.txt" 2>&1

@@ -35,6 +35,8 @@ final class SubmissionImpl implements Submission {
     volatile long returnNanos;
     volatile long launchBeginNanos;
     volatile long launchEndNanos;
+    /** Traced only: whether the launch went unheld (arrival guards). */
+    volatile boolean unheld;
     volatile long launchThread;
 
     /** {@link #expectedEndNanos} before the launch. */

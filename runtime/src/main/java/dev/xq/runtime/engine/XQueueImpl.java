@@ -322,7 +322,11 @@ public final class XQueueImpl implements NodeQueue {
                 long expectedEnd = estimate > 0 ? Math.max(System.nanoTime(), lastExpectedEndNanos) + estimate : 0;
                 PreemptionControl p = preemption;
                 if (p != null) {
-                    p.nextLaunchUnheld(estimate > 0 && endsBeforeGuard(expectedEnd));
+                    boolean unheld = estimate > 0 && endsBeforeGuard(expectedEnd);
+                    p.nextLaunchUnheld(unheld);
+                    if (s.traced) {
+                        s.unheld = unheld;
+                    }
                 }
                 hw.launch(s.hw);
                 if (s.traced) {
@@ -451,7 +455,8 @@ public final class XQueueImpl implements NodeQueue {
             if (s != null) {
                 if (s.traced && Tracing.commandEnabled()) {
                     Tracing.command(handle, name, s.sequence(), new long[] {s.enterNanos, s.submitNanos, s.launchBeginNanos,
-                        s.launchEndNanos, s.pumpEndNanos, s.returnNanos, startNanos, endNanos}, s.submitThread, s.launchThread);
+                        s.launchEndNanos, s.pumpEndNanos, s.returnNanos, startNanos, endNanos, s.unheld ? 1 : 0}, s.submitThread,
+                        s.launchThread);
                 }
                 long d = Math.max(0, endNanos - startNanos);
                 delivering(() -> end(s, false, true, d, new CommandResult(s.sequence(), s.submitNanos, startNanos, endNanos), null, true));

@@ -17,6 +17,7 @@ final class Events {
     static void suspended(long handle, String queue, int level) {
         SuspendEvent e = new SuspendEvent();
         if (e.shouldCommit()) {
+            e.atNanos = System.nanoTime();
             e.handle = handle;
             e.queue = queue;
             e.level = level;
@@ -27,6 +28,7 @@ final class Events {
     static void resumed(long handle, String queue) {
         ResumeEvent e = new ResumeEvent();
         if (e.shouldCommit()) {
+            e.atNanos = System.nanoTime();
             e.handle = handle;
             e.queue = queue;
             e.commit();
@@ -81,6 +83,7 @@ final class Events {
             e.returnNanos = t[5];
             e.startNanos = t[6];
             e.endNanos = t[7];
+            e.unheld = t.length > 8 && t[8] != 0;
             e.submitThread = submitThread;
             e.launchThread = launchThread;
             e.commit();
@@ -101,6 +104,9 @@ final class Events {
     @Category("XQ")
     @StackTrace(false)
     static final class SuspendEvent extends Event {
+        @Label("Host time")
+        @Description("System.nanoTime() when the hardware queue had been told (as the dev.xq.Command event's times)")
+        long atNanos;
         @Label("Handle")
         long handle;
         @Label("Queue")
@@ -114,6 +120,9 @@ final class Events {
     @Category("XQ")
     @StackTrace(false)
     static final class ResumeEvent extends Event {
+        @Label("Host time")
+        @Description("System.nanoTime() when the hardware queue had been told (as the dev.xq.Command event's times)")
+        long atNanos;
         @Label("Handle")
         long handle;
         @Label("Queue")
@@ -188,5 +197,8 @@ final class Events {
         long startNanos;
         @Label("Device end")
         long endNanos;
+        @Label("Launched unheld")
+        @Description("The runtime told the hardware queue that this launch need not be held in place (an arrival guard foresaw no suspend while it runs)")
+        boolean unheld;
     }
 }

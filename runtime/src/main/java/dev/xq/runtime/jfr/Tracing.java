@@ -89,8 +89,9 @@ public final class Tracing {
     /**
      * A command that completed, with its host times ({@link System#nanoTime()}) in {@code times}:
      * submit() entered, submitted (the command's submit time), launch call begin and end, the
-     * submitter's pump returned, submit() returned, device start and end (0 where not known); and
-     * the threads that submitted and launched it. For finding where a slow task's time went
+     * submitter's pump returned, submit() returned, device start and end (0 where not known), then
+     * 1 if the launch went unheld (arrival guards) else 0; and the threads that submitted and
+     * launched it. For finding where a slow task's time went
      * (docs/performance.md).
      */
     /** @return whether a recording wants {@link #command} events (callers skip gathering the times otherwise) */
