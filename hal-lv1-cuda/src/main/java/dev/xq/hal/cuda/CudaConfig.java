@@ -51,6 +51,15 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
             description = "adaptive stall: a queue's launches stay guarded this long after the scheduler last let it go")
     int stallHoldMillis() default CudaSettings.DEFAULT_STALL_HOLD_MILLIS;
 
+    @AttributeDefinition(name = "Level 2: flag memory", options = {
+            @org.osgi.service.metatype.annotations.Option(value = "host", label = "page-locked host memory, written by a store"),
+            @org.osgi.service.metatype.annotations.Option(value = "device", label = "device memory, written on a side stream")},
+            description = "Where a queue's level-2 flag lives. host: a deactivate is one store of the deciding thread, seen by the "
+                    + "device within microseconds, with no driver call (which can take tens of microseconds on a busy host, while "
+                    + "the held queue's next command may start); device: cuStreamWriteValue32 on the device's side stream. Host "
+                    + "memory falls back to device memory where it cannot be had")
+    String stallFlags() default CudaSettings.DEFAULT_STALL_FLAGS;
+
     @AttributeDefinition(name = "Start events", options = {
             @org.osgi.service.metatype.annotations.Option(value = "chained", label = "only where the stream was idle"),
             @org.osgi.service.metatype.annotations.Option(value = "every", label = "before every command")},

@@ -72,6 +72,11 @@ final class CudaDevice {
     private String stallOff;
     /** Level 2 flag words: chunks of device memory, handed out one word per queue, never reused, freed at close. */
     private final List<Long> flagChunks = new ArrayList<>();
+    /** Level 2's flag chunks in page-locked host memory ({@code stallFlags=host}); guarded by this. */
+    private final List<java.lang.foreign.MemorySegment> hostFlagChunks = new ArrayList<>();
+    /** Whether the flag words are in host memory (decided at the first chunk; all chunks alike). */
+    private volatile boolean flagsInHost;
+    private static final java.lang.invoke.VarHandle FLAG = java.lang.foreign.ValueLayout.JAVA_INT.varHandle();
     private long flagNext;
     private long flagEnd;
     private DeviceClock clock;
@@ -417,10 +422,32 @@ final class CudaDevice {
         return settings.stallHoldMillis() * 1_000_000L;
     }
 
-    /** @return a fresh flag word in device memory, set to 0 (a queue's own for its life) */
+    /**
+     * @return a fresh flag word, set to 0 (a queue's own for its life): in page-locked host memory
+     *         ({@code stallFlags=host}; under unified addressing its host address is its device
+     *         address), or in device memory where the setting says so or host memory cannot be had
+     */
     synchronized long flagWord() {
         if (flagNext == flagEnd) {
             makeCurrent();
+            boolean first = hostFlagChunks.isEmpty() && flagChunks.isEmpty();
+            if ((first && settings.hostFlags()) || flagsInHost) {
+                java.lang.foreign.MemorySegment host = api.memAllocHost(FLAG_CHUNK_BYTES);
+                if (host != null) {
+                    host.fill((byte) 0);
+                    hostFlagChunks.add(host);
+                    flagsInHost = true;
+                    flagNext = host.address();
+                    flagEnd = flagNext + FLAG_CHUNK_BYTES;
+                    long w = flagNext;
+                    flagNext += 4;
+                    return w;
+                }
+                if (flagsInHost) {
+                    throw new HalException("cuda " + id + ": no page-locked host memory for more level 2 flags (cuMemAllocHost)");
+                }
+                log.warn("cuda " + id + ": no page-locked host memory for level 2 flags; they live in device memory", null);
+            }
             long chunk = api.memAlloc(FLAG_CHUNK_BYTES);
             flagChunks.add(chunk);
             int rc = api.memsetD8Async(chunk, (byte) 0, FLAG_CHUNK_BYTES, sideStream);
@@ -438,8 +465,16 @@ final class CudaDevice {
         return w;
     }
 
-    /** Writes a queue's flag on the side stream: 1 holds its guarded commands, 0 lets them go. */
+    /**
+     * Writes a queue's flag: 1 holds its guarded commands, 0 lets them go. In host memory, a
+     * volatile store (the device's next look at the word sees it); in device memory, on the side
+     * stream.
+     */
     void writeFlag(long word, int value) {
+        if (flagsInHost) {
+            FLAG.setVolatile(java.lang.foreign.MemorySegment.ofAddress(word).reinterpret(4), 0L, value);
+            return;
+        }
         makeCurrent();
         int rc = api.streamWriteValue32(sideStream, word, value, 0);
         if (rc != CudaApi.CUDA_SUCCESS) {
@@ -555,6 +590,10 @@ final class CudaDevice {
                 api.memFree(chunk);
             }
             flagChunks.clear();
+            for (java.lang.foreign.MemorySegment chunk : hostFlagChunks) {
+                api.memFreeHost(chunk);
+            }
+            hostFlagChunks.clear();
             flagNext = flagEnd = 0;
         }
         if (watcher == null) {

@@ -27,10 +27,13 @@ import java.util.Map;
  *        where the host has {@value #AUTO_SPIN_MIN_HW_THREADS} or more hardware threads
  * @param pollSpinMicros pollWait=spin: the longest spin before a look; a longer wait parks until
  *        this long before the look, so that a wake-up late by less than this costs nothing
+ * @param hostFlags level 2: whether the flag words live in page-locked host memory, written by a
+ *        store of the deciding thread (no driver call; the device sees it within microseconds),
+ *        TRUE; or in device memory, written by cuStreamWriteValue32 on a side stream, FALSE
  */
 record CudaSettings(String library, Map<String, Path> modules, CompletionMode completion, int pollEarlyMicros,
                     int pollMaxSleepMicros, int timerSlackNanos, StallMode stall, int stallHoldMillis,
-                    boolean everyStartEvent, Boolean timingChoice, Boolean pollSpinChoice, int pollSpinMicros) {
+                    boolean everyStartEvent, Boolean timingChoice, Boolean pollSpinChoice, int pollSpinMicros, boolean hostFlags) {
 
     static final String DEFAULT_LIBRARY = "libcuda.so.1";
     static final String DEFAULT_COMPLETION = "poll";
@@ -38,6 +41,7 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     static final int DEFAULT_POLL_MAX_SLEEP_MICROS = 200;
     static final int DEFAULT_TIMER_SLACK_NANOS = 1000;
     static final String DEFAULT_STALL = "adaptive";
+    static final String DEFAULT_STALL_FLAGS = "host";
     static final int DEFAULT_STALL_HOLD_MILLIS = 1000;
     static final String DEFAULT_START_EVENTS = "chained";
     static final String DEFAULT_TIMING = "auto";
@@ -80,7 +84,7 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
         return new CudaSettings(DEFAULT_LIBRARY, Map.of(), CompletionMode.parse(DEFAULT_COMPLETION),
                 DEFAULT_POLL_EARLY_MICROS, DEFAULT_POLL_MAX_SLEEP_MICROS, DEFAULT_TIMER_SLACK_NANOS,
                 StallMode.parse(DEFAULT_STALL), DEFAULT_STALL_HOLD_MILLIS, false, parseTiming(DEFAULT_TIMING),
-                parsePollWait(DEFAULT_POLL_WAIT), DEFAULT_POLL_SPIN_MICROS);
+                parsePollWait(DEFAULT_POLL_WAIT), DEFAULT_POLL_SPIN_MICROS, parseStallFlags(DEFAULT_STALL_FLAGS));
     }
 
     /** @throws IllegalArgumentException naming the bad value and what is allowed */
@@ -89,7 +93,27 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
                 CompletionMode.parse(c.completion()), c.pollEarlyMicros(), c.pollMaxSleepMicros(), c.timerSlackNanos(),
                 StallMode.parse(c.stall()), c.stallHoldMillis(), parseStartEvents(c.startEvents()),
                 parseTiming(c.timing()), parsePollWait(c.pollWait()),
-                c.pollSpinMicros());
+                c.pollSpinMicros(), parseStallFlags(c.stallFlags()));
+    }
+
+    /**
+     * @param value {@code host} or {@code device}
+     * @return whether level 2's flag words live in host memory
+     * @throws IllegalArgumentException naming the value and what is allowed
+     */
+    static boolean parseStallFlags(String value) {
+        String v = value == null ? DEFAULT_STALL_FLAGS : value.strip();
+        return switch (v) {
+            case "host" -> true;
+            case "device" -> false;
+            default -> throw new IllegalArgumentException("stallFlags '" + value + "' is not one of host, device");
+        };
+    }
+
+    /** @param host level 2's flag words in host memory (TRUE) or device memory */
+    CudaSettings withStallFlags(boolean host) {
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
+                everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros, host);
     }
 
     /**
@@ -167,46 +191,46 @@ record CudaSettings(String library, Map<String, Path> modules, CompletionMode co
     }
 
     CudaSettings withLibrary(String l) {
-        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
+        return new CudaSettings(l, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros, hostFlags);
     }
 
     CudaSettings withModules(Map<String, Path> m) {
-        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
+        return new CudaSettings(library, m, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros, hostFlags);
     }
 
     CudaSettings withCompletion(CompletionMode c) {
-        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
+        return new CudaSettings(library, modules, c, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros, hostFlags);
     }
 
     CudaSettings withPolling(int earlyMicros, int maxSleepMicros, int slackNanos) {
-        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
+        return new CudaSettings(library, modules, completion, earlyMicros, maxSleepMicros, slackNanos, stall, stallHoldMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros, hostFlags);
     }
 
     CudaSettings withStall(StallMode mode, int holdMillis) {
-        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros);
+        return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, mode, holdMillis, everyStartEvent, timingChoice, pollSpinChoice, pollSpinMicros, hostFlags);
     }
 
     CudaSettings withEveryStartEvent(boolean every) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                every, timingChoice, pollSpinChoice, pollSpinMicros);
+                every, timingChoice, pollSpinChoice, pollSpinMicros, hostFlags);
     }
 
     /** @param device TRUE: device timestamps, FALSE: when seen, null: automatic */
     CudaSettings withTiming(Boolean device) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                everyStartEvent, device, pollSpinChoice, pollSpinMicros);
+                everyStartEvent, device, pollSpinChoice, pollSpinMicros, hostFlags);
     }
 
     /** @param spin TRUE: spin, FALSE: park, null: automatic */
     CudaSettings withPollWait(Boolean spin) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                everyStartEvent, timingChoice, spin, pollSpinMicros);
+                everyStartEvent, timingChoice, spin, pollSpinMicros, hostFlags);
     }
 
     /** @param micros pollWait=spin: the longest spin before a look */
     CudaSettings withPollSpinMicros(int micros) {
         return new CudaSettings(library, modules, completion, pollEarlyMicros, pollMaxSleepMicros, timerSlackNanos, stall, stallHoldMillis,
-                everyStartEvent, timingChoice, pollSpinChoice, micros);
+                everyStartEvent, timingChoice, pollSpinChoice, micros, hostFlags);
     }
 
     /** @return whether the poll-mode completion thread spins between looks on a host with {@code hwThreads} */

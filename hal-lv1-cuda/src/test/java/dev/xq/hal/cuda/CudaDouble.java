@@ -623,6 +623,8 @@ final class CudaDouble implements AutoCloseable {
         });
     }
 
+    private static final java.lang.invoke.VarHandle WORD = JAVA_INT.varHandle();
+
     /** Stream memory operations seen: waits queued, writes queued. */
     final AtomicInteger waitsQueued = new AtomicInteger();
     final AtomicInteger writesQueued = new AtomicInteger();
@@ -640,7 +642,8 @@ final class CudaDouble implements AutoCloseable {
             MemorySegment word = MemorySegment.ofAddress(address).reinterpret(4);
             // the stream's thread waits as the device's front end does: nothing after it runs until the word matches
             s.submit(() -> {
-                while (word.get(JAVA_INT, 0) != value) {
+                // a volatile read, as the device's front end reads the word afresh at each look
+                while ((int) WORD.getVolatile(word, 0L) != value) {
                     Thread.onSpinWait();
                 }
             });

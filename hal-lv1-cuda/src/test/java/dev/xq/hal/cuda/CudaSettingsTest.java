@@ -91,4 +91,12 @@ class CudaSettingsTest {
         IllegalArgumentException r = assertThrows(IllegalArgumentException.class, () -> CudaSettings.defaults().withPollSpinMicros(0));
         assertTrue(r.getMessage().contains("pollSpinMicros 0 is out of range [1, 1000000]"), r.getMessage());
     }
+    @Test
+    void stallFlagsAreHostByDefaultOrDeviceAndNothingElse() {
+        assertTrue(CudaSettings.defaults().hostFlags());
+        assertTrue(CudaSettings.parseStallFlags(" host "));
+        assertEquals(false, CudaSettings.parseStallFlags("device"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CudaSettings.parseStallFlags("gpu"));
+        assertTrue(e.getMessage().contains("stallFlags 'gpu' is not one of host, device"), e.getMessage());
+    }
 }

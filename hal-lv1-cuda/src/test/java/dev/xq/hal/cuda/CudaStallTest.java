@@ -220,4 +220,36 @@ class CudaStallTest {
             }
         }
     }
+    @Test
+    void hostFlagsAreWrittenByAStoreAndDeviceFlagsOnTheSideStream() throws Exception {
+        for (boolean host : new boolean[] {true, false}) {
+            RecordingListener l = new RecordingListener();
+            int writes = cuda.writesQueued.get();
+            int hostAllocs = cuda.hostAllocs.get();
+            CudaQueue q = (CudaQueue) open(CudaSettings.defaults().withStallFlags(host), l);
+            Preemption p = q.preemption().orElseThrow();
+            p.deactivate();
+            if (host) {
+                assertEquals(1, flag(q), "host memory: the flag is up when deactivate returns");
+                assertEquals(writes, cuda.writesQueued.get(), "host memory: no cuStreamWriteValue32");
+                assertEquals(hostAllocs + 1, cuda.hostAllocs.get(), "the flags' chunk came from cuMemAllocHost");
+                long word = wordOf(q);
+                assertTrue(cuda.hostAllocations.keySet().stream().anyMatch(a -> word >= a && word < a + 4096),
+                        "the word lies in a page-locked host allocation");
+            } else {
+                assertTrue(RecordingListener.awaitThat(() -> flag(q) == 1), "the flag never rose");
+                assertEquals(writes + 1, cuda.writesQueued.get(), "device memory: written on the side stream");
+                assertEquals(hostAllocs, cuda.hostAllocs.get());
+            }
+            q.launch(new HwCommand(0, Command.spin(100)));
+            Thread.sleep(50);
+            assertEquals(List.of(), l.reports, "held while deactivated (" + (host ? "host" : "device") + " flags)");
+            p.reactivate();
+            assertTrue(l.await(1), "ran after reactivate (" + (host ? "host" : "device") + " flags)");
+            q.close();
+            platform.close();
+            platform = null;
+        }
+        assertEquals(0, cuda.hostAllocations.size(), "host flag chunks freed at close");
+    }
 }

@@ -209,15 +209,17 @@ public final class XQueueImpl implements NodeQueue {
         } finally {
             state.unlock();
         }
+        if (becameReady) {
+            // The scheduler decides before this queue's first launch: a queue it holds back for
+            // this one is held before this command goes to the hardware (at level 2 that keeps its
+            // next command from starting meanwhile; the launch call can take tens of
+            // microseconds), and a queue it holds back itself launches nothing.
+            announce();
+        }
         pump();
         if (traced) {
             s.pumpEndNanos = System.nanoTime();
-        }
-        if (becameReady) {
-            announce();
-        }
-        if (traced) {
-            s.returnNanos = System.nanoTime();
+            s.returnNanos = s.pumpEndNanos;
         }
         return s;
     }

@@ -60,6 +60,10 @@ final class ManualDevice implements XpuDriver {
         final List<HwCommand> onDevice = new ArrayList<>();
         /** Every launch, relaunches included. */
         final List<Long> launches = new ArrayList<>();
+        /** When each launch came (System.nanoTime), as {@link #launches}. */
+        final List<Long> launchNanos = new ArrayList<>();
+        /** When the last deactivate came (System.nanoTime); 0 before any. */
+        long deactivateNanos;
         final List<String> calls = new ArrayList<>();
         boolean deactivated;
         /** For each launch, whether the runtime said just before it that it may go unheld. */
@@ -107,6 +111,7 @@ final class ManualDevice implements XpuDriver {
                 throw new HalException("launch refused (test)");
             }
             launches.add(command.sequence());
+            launchNanos.add(System.nanoTime());
             unheld.add(unheldNext);
             unheldNext = false;
             onDevice.add(command);
@@ -116,6 +121,7 @@ final class ManualDevice implements XpuDriver {
         public synchronized List<HwCommand> deactivate() {
             require(2);
             calls.add("deactivate");
+            deactivateNanos = System.nanoTime();
             deactivated = true;
             if (!flush || onDevice.size() <= 1) {
                 return List.of();
