@@ -407,7 +407,18 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             if (w.q() instanceof ExternalQueueImpl x) {
                 actions.add(() -> x.contended(contended, onTop ? window : 0));
             } else if (w.q() instanceof XQueueImpl x) {
-                actions.add(() -> x.limits(contended, onTop, window));
+                List<NodeQueue> under = new ArrayList<>();
+                if (onTop) {
+                    for (Who o : all) {
+                        if (o != w && o.device().equals(w.device()) && (!o.group().equals(w.group()) || o.priority() != w.priority())) {
+                            under.add(o.q());
+                        }
+                    }
+                }
+                actions.add(() -> {
+                    x.limits(contended, onTop, window);
+                    x.holdsOnArrival(under);
+                });
             }
         }
         return actions;

@@ -15,10 +15,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A queue that becomes ready is decided on before its first launch (docs/runtime.md): where the
- * decision runs on the submitting thread (a bounded policy), the queue the policy holds back for
- * it is deactivated before that launch, so that at level 2 the held
- * queue's next command cannot start while the launch call runs.
+ * The hold on arrival (docs/runtime.md): a queue on top of its device that becomes ready has the
+ * queues it is on top of suspended before its first command is launched and before the policy
+ * decides, so that at level 2 their next command cannot start while the launch call and the
+ * decision run; the decision confirms it.
  */
 class FirstLaunchOrderTest {
 
@@ -30,7 +30,7 @@ class FirstLaunchOrderTest {
     void start() {
         core.addDriver(device);
         core.start();
-        // bounded and from a trusted bundle: it decides on the thread that posts an event
+        // bounded, from a trusted bundle: it decides on the posting thread, right after the submit's launch
         core.scheduler().register("hi", new SchedulerTest.Highest(), "dev.xq.policy.fixedpriority 0.1.0", 1, true);
         core.scheduler().select("hi", true);
     }
@@ -52,7 +52,7 @@ class FirstLaunchOrderTest {
     }
 
     @Test
-    void theQueueHeldForANewcomerIsDeactivatedBeforeTheNewcomersFirstLaunch() throws Exception {
+    void theQueuesANewcomerIsOnTopOfAreHeldBeforeItsFirstLaunch() throws Exception {
         XQueue bg = core.create(QueueOptions.on("m0").inGroup("bg").with(CONFIG).with(new Hint.Priority(1)));
         XQueue fg = core.create(QueueOptions.on("m0").inGroup("fg").with(CONFIG).with(new Hint.Priority(2)));
         ManualDevice.ManualQueue bgHw = device.opened.get(0);
@@ -61,18 +61,29 @@ class FirstLaunchOrderTest {
             bg.submit(Command.spin(100));
         }
         assertTrue(eventually(() -> bgHw.onDeviceCount() > 0), "bg runs");
+        // fg's first task: the policy holds bg for it, so fg is on top of the device from then on
         fg.submit(Command.spin(100));
-        assertTrue(eventually(() -> fgHw.onDeviceCount() == 1), "fg's command is launched");
+        assertTrue(eventually(() -> fgHw.onDeviceCount() == 1), "fg's first command is launched");
+        assertTrue(eventually(() -> impl(bg).isSuspendedByScheduler()), "the policy held bg for fg");
+        fgHw.completeNext(100);
+        assertTrue(eventually(() -> !impl(bg).isSuspendedByScheduler()), "bg resumed when fg went idle");
+        assertTrue(eventually(() -> impl(fg).holdOnArrival().size() == 1), "fg is on top of bg");
+        // fg's next task: bg is held before fg's command goes to the hardware
+        fg.submit(Command.spin(100));
+        assertTrue(eventually(() -> fgHw.onDeviceCount() == 1), "fg's second command is launched");
         long deactivated;
         long launched;
         synchronized (bgHw) {
             deactivated = bgHw.deactivateNanos;
         }
         synchronized (fgHw) {
-            launched = fgHw.launchNanos.getFirst();
+            launched = fgHw.launchNanos.get(1);
         }
-        assertTrue(deactivated != 0, "bg was deactivated for fg");
-        assertTrue(deactivated - launched < 0, "bg deactivated " + (deactivated - launched) + " ns after fg's first launch");
+        assertTrue(deactivated - launched < 0, "bg deactivated " + (deactivated - launched) + " ns after fg's launch");
+        assertTrue(eventually(() -> impl(bg).isSuspendedByScheduler()), "the policy's decision kept bg held");
+    }
 
+    private XQueueImpl impl(XQueue q) {
+        return core.queueImpls().stream().filter(i -> i.handle() == q.handle()).findFirst().orElseThrow();
     }
 }
