@@ -182,6 +182,7 @@ public final class XQueueImpl implements NodeQueue {
         }
         SubmissionImpl s;
         boolean becameReady;
+        boolean held;
         state.lock();
         try {
             if (closed || error != null) {
@@ -204,13 +205,14 @@ public final class XQueueImpl implements NodeQueue {
             if (becameReady) {
                 readySinceNanos = now;
             }
+            held = suspendedByApp || suspendedByScheduler;
             pending.addLast(s);
             submitted++;
         } finally {
             state.unlock();
         }
-        if (becameReady) {
-            holdOthersOnArrival();
+        if (becameReady && !held) {
+            holdOthersOnArrival(); // a queue held itself would not take the device from them
         }
         pump();
         if (traced) {

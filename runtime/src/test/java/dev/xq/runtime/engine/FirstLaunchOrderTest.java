@@ -1,5 +1,6 @@
 package dev.xq.runtime.engine;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.Command;
@@ -31,13 +32,34 @@ class FirstLaunchOrderTest {
         core.addDriver(device);
         core.start();
         // bounded, from a trusted bundle: it decides on the posting thread, right after the submit's launch
-        core.scheduler().register("hi", new SchedulerTest.Highest(), "dev.xq.policy.fixedpriority 0.1.0", 1, true);
+        core.scheduler().register("hi", new HighestRunnable(), "dev.xq.policy.fixedpriority 0.1.0", 1, true);
         core.scheduler().select("hi", true);
     }
 
     @AfterEach
     void stop() {
         core.stop();
+    }
+
+    /** Highest priority first among the queues that may run (an application's suspend takes a queue out), as hpf. */
+    static final class HighestRunnable implements dev.xq.policy.spi.Policy {
+        @Override
+        public String description() {
+            return "test: highest runnable priority first";
+        }
+
+        @Override
+        public void schedule(dev.xq.policy.spi.SchedulerView view, dev.xq.policy.spi.SchedulerActions actions) {
+            int top = view.queues().stream().filter(dev.xq.policy.spi.QueueView::runnable).mapToInt(dev.xq.policy.spi.QueueView::priority)
+                    .max().orElse(0);
+            for (dev.xq.policy.spi.QueueView q : view.queues()) {
+                if (q.runnable() && q.priority() < top) {
+                    actions.suspend(q.handle());
+                } else {
+                    actions.resume(q.handle());
+                }
+            }
+        }
     }
 
     private static boolean eventually(BooleanSupplier c) throws InterruptedException {
@@ -81,6 +103,22 @@ class FirstLaunchOrderTest {
         }
         assertTrue(deactivated - launched < 0, "bg deactivated " + (deactivated - launched) + " ns after fg's launch");
         assertTrue(eventually(() -> impl(bg).isSuspendedByScheduler()), "the policy's decision kept bg held");
+
+        // fg held by its application: its next arrival takes the device from nobody
+        fgHw.completeNext(100);
+        assertTrue(eventually(() -> !impl(bg).isSuspendedByScheduler()), "bg resumed when fg went idle");
+        fg.suspend();
+        long before;
+        synchronized (bgHw) {
+            before = bgHw.deactivateNanos;
+        }
+        fg.submit(Command.spin(100));
+        Thread.sleep(50);
+        synchronized (bgHw) {
+            assertEquals(before, bgHw.deactivateNanos, "bg was held for a queue its application holds");
+        }
+        assertTrue(!impl(bg).isSuspendedByScheduler());
+        fg.resume();
     }
 
     private XQueueImpl impl(XQueue q) {
