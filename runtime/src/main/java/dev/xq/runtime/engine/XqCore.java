@@ -393,28 +393,21 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             all.add(new Who(q, st.device(), st.group(), prio));
         }
         for (Who w : all) {
-            boolean c = false;
+            // its company: the other queues of its device of another group, or of its group at another priority
+            List<NodeQueue> company = new ArrayList<>();
             for (Who o : all) {
                 if (o != w && o.device().equals(w.device())
                         && (!o.group().equals(w.group()) || o.priority() != w.priority())) {
-                    c = true;
-                    break;
+                    company.add(o.q());
                 }
             }
-            boolean contended = c;
-            boolean onTop = c && this.onTop && top.contains(w.q().handle());
+            boolean contended = !company.isEmpty();
+            boolean onTop = contended && this.onTop && top.contains(w.q().handle());
             long window = aloneWindowMicros;
             if (w.q() instanceof ExternalQueueImpl x) {
                 actions.add(() -> x.contended(contended, onTop ? window : 0));
             } else if (w.q() instanceof XQueueImpl x) {
-                List<NodeQueue> under = new ArrayList<>();
-                if (onTop) {
-                    for (Who o : all) {
-                        if (o != w && o.device().equals(w.device()) && (!o.group().equals(w.group()) || o.priority() != w.priority())) {
-                            under.add(o.q());
-                        }
-                    }
-                }
+                List<NodeQueue> under = onTop ? company : List.of(); // on top: all of its company yields to it
                 actions.add(() -> {
                     x.limits(contended, onTop, window);
                     x.holdsOnArrival(under);
