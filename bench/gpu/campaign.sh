@@ -1,9 +1,10 @@
 #!/bin/sh
 # Issue 13's count, at the node's defaults, on one GPU machine in one device call: five
 # fixed-priority runs at T=100, three at T=500 and two overhead runs, each on a fresh node, after
-# a look at the host (probe/warm.c: how late and how slowly a thread that slept runs here).
+# a look at the host (probe/warm.c: how late and how slowly a thread that slept runs here;
+# probe/standalone.cu: the standalone tenant in C++, before and after the count).
 # Prints one line per run with the goals, then the tally; every table goes back in
-# $OUT/results.tar.gz (run-bench.sh). About 330 s. Extra lines (a control with other settings)
+# $OUT/results.tar.gz (run-bench.sh). About 370 s. Extra lines (a control with other settings)
 # can follow in a second run-bench.sh call with /tmp/xqhot/*.cfg.
 #   run  command: sh bench/target/gpu-kit/campaign.sh
 #        carry:   ["bench/target/gpu-kit", ".jre.tar.xz"]
@@ -13,9 +14,20 @@ kit=$(cd "$(dirname "$0")" && pwd)
 # same (warm) machine would silently change them, so it goes first.
 rm -f /tmp/xqhot/*.cfg /tmp/xqhot/*.config 2>/dev/null
 rm -rf /tmp/xq-results
+mkdir -p /tmp/xq-results
 if command -v gcc >/dev/null 2>&1 && gcc -O2 -pthread -o /tmp/warm "$kit/probe/warm.c" 2>/dev/null; then
-  /tmp/warm 150 10000 | head -3
+  /tmp/warm 150 10000 | head -3 | tee /tmp/xq-results/host-probe.txt
 fi
+# The host's own ceiling for the standalone tenant (probe/standalone.cu: the same task in C++, no
+# JVM, no XQ), before the count and after it: where it misses P99 <= 1.05 x its median, the host
+# slows any tenant, and the scenario's standalone mode cannot meet that goal there.
+standalone_probe() {
+  [ -x /tmp/standalone ] && /tmp/standalone "$1" 20 8 | tee -a /tmp/xq-results/host-probe.txt
+}
+nvcc -O2 -o /tmp/standalone "$kit/probe/standalone.cu" -lcuda > /tmp/xq-results/standalone-build.txt 2>&1 ||
+  echo "probe/standalone.cu not built (no nvcc?): /tmp/xq-results/standalone-build.txt"
+standalone_probe 100
+standalone_probe 500
 SCENARIOS="fixed-priority --device cuda T=100 seconds=8
 fixed-priority --device cuda T=100 seconds=8
 fixed-priority --device cuda T=100 seconds=8
@@ -45,4 +57,5 @@ for f in $(ls /tmp/xq-results/*-fixed-priority.txt /tmp/xq-results/*-overhead.tx
   echo "$t: $line: $verdict"
 done
 echo "issue 13 count: $met of $runs runs met every goal (10 needed)"
+standalone_probe 100
 cp /tmp/campaign.log /tmp/xq-results/ && tar -C /tmp/xq-results -czf "${OUT:-/tmp}/results.tar.gz" .
