@@ -11,10 +11,17 @@
 // Prints one line: tasks, median, P99, P99/median, and for the slowest 1 % against the median
 // band (45th-55th percentile) the submitting thread's CPU time and the device span (first start
 // event to last end event).
-// Build: nvcc -O2 -o standalone standalone.cu -lcuda     Run: ./standalone [T_us=100] [n=20] [seconds=8]
+// Two knobs ask why a tenant's tail grows on a noisy host: extra_us adds that much CPU work
+// (arithmetic, calibrated when the probe starts) to each command's submit, as a heavier
+// submit path would; spinner=1 runs a second thread that spins while the task is in flight and
+// sleeps on a condition variable otherwise, as the node's completion thread does.
+// Build: nvcc -O2 -o standalone standalone.cu -lcuda
+// Run:   ./standalone [T_us=100] [n=20] [seconds=8] [extra_us=0] [spinner=0]
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <pthread.h>
+#include <atomic>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -51,18 +58,56 @@ static void calibrate() {
     ref_host = a + (ns_of(CLOCK_MONOTONIC) - a) / 2;
 }
 
-static Task run_task(int n, unsigned long long ns) {
+static long work_iters; // iterations of work() per extra microsecond
+static volatile double sink;
+
+static void work(long iters) {
+    double x = 1.0;
+    for (long i = 0; i < iters; i++) x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
+static std::atomic<bool> in_flight{false}, stopping{false};
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static bool with_spinner;
+
+static void *spinner(void *) {
+    while (!stopping.load()) {
+        if (in_flight.load()) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        pthread_mutex_lock(&mu);
+        while (!in_flight.load() && !stopping.load()) pthread_cond_wait(&cv, &mu);
+        pthread_mutex_unlock(&mu);
+    }
+    return NULL;
+}
+
+static void set_in_flight(bool v) {
+    if (!with_spinner) return;
+    pthread_mutex_lock(&mu);
+    in_flight.store(v);
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static Task run_task(int n, unsigned long long ns, long extra_iters) {
     long long t0 = ns_of(CLOCK_MONOTONIC), c0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
     void *args[] = {&ns};
     for (int k = 0; k < n; k++) {
+        work(extra_iters);
         DK(cuEventRecord(starts[k], stream));
         DK(cuLaunchKernel(fn, blocks, 1, 1, 256, 1, 1, 0, stream, args, NULL));
         DK(cuEventRecord(ends[k], stream));
+        if (k == 0) set_in_flight(true);
     }
     long long c1 = ns_of(CLOCK_THREAD_CPUTIME_ID);
     CUresult r;
     while ((r = cuEventQuery(ends[n - 1])) == CUDA_ERROR_NOT_READY) {}
     DK(r);
+    set_in_flight(false);
     float span, since;
     DK(cuEventElapsedTime(&span, starts[0], ends[n - 1]));
     DK(cuEventElapsedTime(&since, ref, ends[n - 1]));
@@ -75,10 +120,24 @@ int main(int argc, char **argv) {
     long t_us = argc > 1 ? atol(argv[1]) : 100;
     int n = argc > 2 ? atoi(argv[2]) : 20;
     double seconds = argc > 3 ? atof(argv[3]) : 8;
-    if (t_us < 1 || n < 1 || n > 1000 || seconds <= 0) {
-        fprintf(stderr, "usage: standalone [T_us >= 1] [n 1..1000] [seconds > 0]\n");
+    double extra_us = argc > 4 ? atof(argv[4]) : 0;
+    with_spinner = argc > 5 && atoi(argv[5]) != 0;
+    if (t_us < 1 || n < 1 || n > 1000 || seconds <= 0 || extra_us < 0 || extra_us > 1000) {
+        fprintf(stderr, "usage: standalone [T_us >= 1] [n 1..1000] [seconds > 0] [extra_us 0..1000] [spinner 0|1]\n");
         return 2;
     }
+    // calibrate work(): the median of 9 timings of a million iterations
+    std::vector<double> per;
+    for (int i = 0; i < 9; i++) {
+        long long a = ns_of(CLOCK_THREAD_CPUTIME_ID);
+        work(1000000);
+        per.push_back((ns_of(CLOCK_THREAD_CPUTIME_ID) - a) / 1e3 / 1e6);
+    }
+    std::sort(per.begin(), per.end());
+    work_iters = (long) (1.0 / per[4]);
+    long extra_iters = (long) (extra_us * work_iters);
+    pthread_t spin_thread;
+    if (with_spinner) pthread_create(&spin_thread, NULL, spinner, NULL);
     // the runtime's primary context (cudaFree(0) makes it current), then the driver API as the adapter uses it
     if (cudaFree(0) != cudaSuccess) { fprintf(stderr, "no CUDA device\n"); return 1; }
     CUdevice dev;
@@ -97,9 +156,9 @@ int main(int argc, char **argv) {
     DK(cuEventCreate(&ref, CU_EVENT_DEFAULT));
     calibrate();
     unsigned long long ns = (unsigned long long) t_us * 1000;
-    for (int i = 0; i < 20; i++) run_task(n, ns); // warm-up
+    for (int i = 0; i < 20; i++) run_task(n, ns, extra_iters); // warm-up
     std::vector<double> cal;
-    for (int i = 0; i < 5; i++) cal.push_back(run_task(n, ns).latency_us);
+    for (int i = 0; i < 5; i++) cal.push_back(run_task(n, ns, extra_iters).latency_us);
     std::sort(cal.begin(), cal.end());
     long long period = (long long) (cal[2] * 1000 / 0.2);
     std::vector<Task> tasks;
@@ -111,7 +170,7 @@ int main(int argc, char **argv) {
         next.tv_sec = t / 1000000000LL;
         next.tv_nsec = t % 1000000000LL;
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-        tasks.push_back(run_task(n, ns));
+        tasks.push_back(run_task(n, ns, extra_iters));
     }
     std::sort(tasks.begin(), tasks.end(), [](const Task &a, const Task &b) { return a.latency_us < b.latency_us; });
     size_t m = tasks.size();
@@ -123,7 +182,10 @@ int main(int argc, char **argv) {
     size_t slow = std::min(m - 1, (size_t) (m * 0.99)), lo = (size_t) (m * 0.45), hi = std::max(lo + 1, (size_t) (m * 0.55));
     for (size_t i = slow; i < m; i++) { sc += tasks[i].cpu_us; ss += tasks[i].span_us; }
     for (size_t i = lo; i < hi; i++) { mc += tasks[i].cpu_us; ms += tasks[i].span_us; }
-    printf("C standalone T=%ld n=%d: %zu tasks, median %.3f ms, P99 %.3f ms, P99/median %.3f; slowest 1 %%: submit cpu %.0f us (median %.0f), device span %.0f us (median %.0f)\n",
-           t_us, n, m, p50 / 1e3, p99 / 1e3, p99 / p50, sc / (m - slow), mc / (hi - lo), ss / (m - slow), ms / (hi - lo));
+    stopping.store(true);
+    set_in_flight(false);
+    if (with_spinner) pthread_join(spin_thread, NULL);
+    printf("C standalone T=%ld n=%d extra_us=%g spinner=%d: %zu tasks, median %.3f ms, P99 %.3f ms, P99/median %.3f; slowest 1 %%: submit cpu %.0f us (median %.0f), device span %.0f us (median %.0f)\n",
+           t_us, n, extra_us, with_spinner ? 1 : 0, m, p50 / 1e3, p99 / 1e3, p99 / p50, sc / (m - slow), mc / (hi - lo), ss / (m - slow), ms / (hi - lo));
     return 0;
 }
