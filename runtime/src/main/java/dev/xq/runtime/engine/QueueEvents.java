@@ -5,6 +5,15 @@ public interface QueueEvents {
     /** The queue's scheduling-relevant state changed (ready, idle, hint, config, app suspend, error). */
     void changed(NodeQueue queue);
 
+    /**
+     * The queue became ready with no other queue on its device to take the device from, and is
+     * not held: a decision is due, but nothing it could do needs to happen before the queue's
+     * first launch, so the posting thread need not make it (see {@link XqCore#arrivedAlone}).
+     */
+    default void arrivedAlone(NodeQueue queue) {
+        changed(queue);
+    }
+
     /** The queue was closed and must be forgotten. */
     void closed(NodeQueue queue);
 

@@ -183,6 +183,7 @@ public final class XQueueImpl implements NodeQueue {
         SubmissionImpl s;
         boolean becameReady;
         boolean held;
+        boolean alone;
         state.lock();
         try {
             if (closed || error != null) {
@@ -206,6 +207,7 @@ public final class XQueueImpl implements NodeQueue {
                 readySinceNanos = now;
             }
             held = suspendedByApp || suspendedByScheduler;
+            alone = !contended;
             pending.addLast(s);
             submitted++;
         } finally {
@@ -218,7 +220,11 @@ public final class XQueueImpl implements NodeQueue {
         if (traced) {
             s.pumpEndNanos = System.nanoTime();
         }
-        if (becameReady) {
+        if (becameReady && alone && !held) {
+            // nothing on the device to take it from: the loop decides (XqCore.arrivedAlone)
+            events.arrivedAlone(this);
+            fireStateChange();
+        } else if (becameReady) {
             announce();
         }
         if (traced) {

@@ -443,6 +443,36 @@ class SchedulerTest {
         assertTrue(bounded.lastThread.startsWith("xq-scheduler-"), bounded.lastThread);
     }
 
+    /**
+     * Issue 13: a queue alone on its device that becomes ready is decided on the loop thread, not
+     * on the submitting one (no other queue to take the device from: the tenant alone should not
+     * pay a decision per task); with company on the device, an arrival is decided inline as before.
+     */
+    @Test
+    void aLoneQueuesArrivalIsDecidedOnTheLoopWithCompanyOnThePostingThread() throws Exception {
+        Where bounded = new Where();
+        core.scheduler().register("b", bounded, "test", 20, true);
+        core.selectPolicy("b");
+        XQueue lo = core.create(QueueOptions.on("m0").with(new Hint.Priority(1)).with(QueueConfig.xsched(1, 1)));
+        Thread.sleep(30); // no storm: an event now may be decided inline
+        bounded.lastThread = "";
+        long inlineBefore = core.scheduler().inlineDecisionCount();
+        lo.submit(Command.spin(10));
+        eventually(() -> bounded.lastThread.startsWith("xq-scheduler-"), "the loop decided the lone arrival");
+        assertEquals(inlineBefore, core.scheduler().inlineDecisionCount(), "no decision on the submitting thread");
+
+        XQueue hi = core.create(QueueOptions.on("m0").with(new Hint.Priority(5)).with(QueueConfig.xsched(1, 1)));
+        device.opened.get(0).completeNext(10); // lo idle again
+        eventually(() -> lo.status().state() == dev.xq.api.QueueState.IDLE, "lo idle");
+        Thread.sleep(30);
+        bounded.lastThread = "";
+        inlineBefore = core.scheduler().inlineDecisionCount();
+        lo.submit(Command.spin(10)); // hi (idle) shares the device now
+        assertEquals(Thread.currentThread().getName(), bounded.lastThread, "decided before submit returned, on this thread");
+        assertTrue(core.scheduler().inlineDecisionCount() > inlineBefore);
+        hi.close();
+    }
+
     /** Issue 18 #2: selecting (shell, Config Admin) never runs the policy on the selecting thread. */
     @Test
     void selectingABoundedPolicyDoesNotDecideOnTheSelectingThread() throws Exception {
@@ -510,6 +540,8 @@ class SchedulerTest {
         }, "test", 22, true);
         core.selectPolicy("stuck");
         XQueue a = core.create(QueueOptions.on("m0").with(new Hint.Priority(9)).with(QueueConfig.xsched(1, 1)));
+        // company on the device (idle): a's arrivals are decided on the posting thread, not the loop
+        XQueue company = core.create(QueueOptions.on("m0").with(new Hint.Priority(2)).with(QueueConfig.xsched(1, 1)));
         java.util.concurrent.atomic.AtomicReference<Throwable> posterFailed = new java.util.concurrent.atomic.AtomicReference<>();
         Thread poster = new Thread(() -> {
             try {
@@ -582,6 +614,9 @@ class SchedulerTest {
         };
         core.scheduler().register("hold", holdBack, "test", 24, true);
         core.selectPolicy("hold");
+        // company on the device (idle): each queue's arrival is decided on the submitting thread
+        // (a queue alone would be decided by the loop: aLoneQueuesArrivalIsDecidedOnTheLoop...)
+        XQueue company = core.create(QueueOptions.on("m0").with(new Hint.Priority(7)).with(QueueConfig.xsched(1, 1)));
         for (int i = 0; i < 3; i++) {
             XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(1, 1)));
             Thread.sleep(20);
