@@ -6,11 +6,12 @@ public interface QueueEvents {
     void changed(NodeQueue queue);
 
     /**
-     * The queue became ready with no other queue on its device to take the device from, and is
-     * not held: a decision is due, but nothing it could do needs to happen before the queue's
-     * first launch, so the posting thread need not make it (see {@link XqCore#arrivedAlone}).
+     * The queue became ready, is not held, and nothing on its device contests it: it is alone
+     * there, or on top of its device with all of its company held already (the hold on
+     * arrival). A decision is due, but nothing it could do needs to happen before the queue's
+     * launches, so the posting thread need not make it (see {@link XqCore#arrivedUnopposed}).
      */
-    default void arrivedAlone(NodeQueue queue) {
+    default void arrivedUnopposed(NodeQueue queue) {
         changed(queue);
     }
 

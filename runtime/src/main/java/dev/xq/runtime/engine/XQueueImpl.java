@@ -213,16 +213,16 @@ public final class XQueueImpl implements NodeQueue {
         } finally {
             state.unlock();
         }
-        if (becameReady && !held) {
-            holdOthersOnArrival(); // a queue held itself would not take the device from them
-        }
+        // a queue held itself would not take the device from them
+        boolean onTop = becameReady && !held && holdOthersOnArrival();
         pump();
         if (traced) {
             s.pumpEndNanos = System.nanoTime();
         }
-        if (becameReady && alone && !held) {
-            // nothing on the device to take it from: the loop decides (XqCore.arrivedAlone)
-            events.arrivedAlone(this);
+        if (becameReady && !held && (alone || onTop)) {
+            // nothing on the device contests it (alone, or its company held above): the loop
+            // decides (XqCore.arrivedUnopposed), and the application's next command comes sooner
+            events.arrivedUnopposed(this);
             fireStateChange();
         } else if (becameReady) {
             announce();
@@ -379,10 +379,11 @@ public final class XQueueImpl implements NodeQueue {
         return holdOnArrival;
     }
 
-    private void holdOthersOnArrival() {
+    /** @return whether this queue is on top of its device: its whole company is held now */
+    private boolean holdOthersOnArrival() {
         List<NodeQueue> others = holdOnArrival;
         if (others.isEmpty()) {
-            return;
+            return false;
         }
         long now = System.nanoTime();
         for (NodeQueue o : others) {
@@ -390,6 +391,7 @@ public final class XQueueImpl implements NodeQueue {
                 o.schedule(true, now);
             }
         }
+        return true;
     }
 
     /** The arrival guard in force ({@link #guard}): {horizon, until} nanos, both 0 when none. */

@@ -251,14 +251,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     /**
-     * A queue alone on its device became ready, not held: the loop thread decides, not the
-     * submitting one. A decision there could suspend no other queue of the device, and the queue
-     * is launching already; on the submitting thread, woken cold from its sleep between tasks,
-     * it cost 44-121 us (median, H100 host) before submit returned, which a tenant alone paid on
-     * every task and which a slow host multiplies into its tail.
+     * A queue became ready that nothing on its device contests (alone there, or on top of it with
+     * its company held on arrival): the loop thread decides, not the submitting one. A decision
+     * there could suspend no queue that is not suspended already, and the queue is launching
+     * anyway; on the submitting thread, woken cold from its sleep between tasks, it cost a lone
+     * tenant 44-121 us (median, H100 host) and a tenant on top ~55 us before submit returned,
+     * which each paid on every task and which a slow host multiplies into its tail: the
+     * application's next command reached the device that much later.
      */
     @Override
-    public void arrivedAlone(NodeQueue queue) {
+    public void arrivedUnopposed(NodeQueue queue) {
         scheduler.signalLoop();
     }
 

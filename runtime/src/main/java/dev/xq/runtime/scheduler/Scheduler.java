@@ -325,8 +325,8 @@ public final class Scheduler {
      * one: {@link #select} is called from the shell's and Config Admin's threads, which must not
      * be taken hostage by a policy that blocks in a real decision after passing its trials (the
      * watchdog sets it aside, but cannot pull a thread out of it; issue 18 #2). Also for an event
-     * whose decision need not come before its poster goes on (a queue alone on its device became
-     * ready: {@code XqCore.arrivedAlone}). Safe from any thread.
+     * whose decision need not come before its poster goes on (a queue that nothing on its device
+     * contests became ready: {@code XqCore.arrivedUnopposed}). Safe from any thread.
      */
     public void signalLoop() {
         firstEventNanos.compareAndSet(0, System.nanoTime());

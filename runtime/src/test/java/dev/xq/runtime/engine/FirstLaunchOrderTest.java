@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 class FirstLaunchOrderTest {
 
     private final XqCore core = new XqCore(RuntimeLog.NONE);
+    private final HighestRunnable policy = new HighestRunnable();
     private final ManualDevice device = new ManualDevice("m0", PreemptionLevel.DEACTIVATE, false);
     private static final QueueConfig CONFIG = new QueueConfig(PreemptionLevel.DEACTIVATE, 16, 8, 0);
 
@@ -32,7 +33,7 @@ class FirstLaunchOrderTest {
         core.addDriver(device);
         core.start();
         // bounded, from a trusted bundle: it decides on the posting thread, right after the submit's launch
-        core.scheduler().register("hi", new HighestRunnable(), "dev.xq.policy.fixedpriority 0.1.0", 1, true);
+        core.scheduler().register("hi", policy, "dev.xq.policy.fixedpriority 0.1.0", 1, true);
         core.scheduler().select("hi", true);
     }
 
@@ -43,6 +44,9 @@ class FirstLaunchOrderTest {
 
     /** Highest priority first among the queues that may run (an application's suspend takes a queue out), as hpf. */
     static final class HighestRunnable implements dev.xq.policy.spi.Policy {
+        /** The threads that decided since the test last cleared it (the warm-up's trials left out). */
+        final java.util.Set<String> deciders = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
         @Override
         public String description() {
             return "test: highest runnable priority first";
@@ -50,6 +54,9 @@ class FirstLaunchOrderTest {
 
         @Override
         public void schedule(dev.xq.policy.spi.SchedulerView view, dev.xq.policy.spi.SchedulerActions actions) {
+            if (!Thread.currentThread().getName().equals("xq-policy-warmup")) {
+                deciders.add(Thread.currentThread().getName());
+            }
             int top = view.queues().stream().filter(dev.xq.policy.spi.QueueView::runnable).mapToInt(dev.xq.policy.spi.QueueView::priority)
                     .max().orElse(0);
             for (dev.xq.policy.spi.QueueView q : view.queues()) {
@@ -119,6 +126,41 @@ class FirstLaunchOrderTest {
         }
         assertTrue(!impl(bg).isSuspendedByScheduler());
         fg.resume();
+    }
+
+    /**
+     * A queue on top of its device that becomes ready has nothing to take the device from (its
+     * company is held on arrival), so the loop thread decides, not the submitting one, which then
+     * returns to its application at once; a queue that is not on top is decided before submit returns.
+     */
+    @Test
+    void anArrivalOnTopIsDecidedOnTheLoopAndOneNotOnTopOnThePostingThread() throws Exception {
+        XQueue bg = core.create(QueueOptions.on("m0").inGroup("bg").with(CONFIG).with(new Hint.Priority(1)));
+        XQueue fg = core.create(QueueOptions.on("m0").inGroup("fg").with(CONFIG).with(new Hint.Priority(2)));
+        ManualDevice.ManualQueue bgHw = device.opened.get(0);
+        ManualDevice.ManualQueue fgHw = device.opened.get(1);
+        for (int i = 0; i < 10; i++) {
+            bg.submit(Command.spin(100));
+        }
+        assertTrue(eventually(() -> bgHw.onDeviceCount() > 0), "bg runs");
+        Thread.sleep(30); // no storm of events: an event now is decided on its poster when it must be
+        String me = Thread.currentThread().getName();
+        policy.deciders.clear();
+        fg.submit(Command.spin(100)); // not on top yet: bg is held by this decision
+        assertTrue(policy.deciders.contains(me), "fg's first arrival was decided before submit returned; deciders " + policy.deciders);
+        assertTrue(eventually(() -> impl(bg).isSuspendedByScheduler()), "the policy held bg for fg");
+        fgHw.completeNext(100);
+        assertTrue(eventually(() -> !impl(bg).isSuspendedByScheduler()), "bg resumed when fg went idle");
+        assertTrue(eventually(() -> impl(fg).holdOnArrival().size() == 1), "fg is on top of bg");
+        Thread.sleep(30);
+        policy.deciders.clear();
+        fg.submit(Command.spin(100)); // on top: bg held on arrival, the loop decides
+        assertTrue(impl(bg).isSuspendedByScheduler(), "bg held before submit returned");
+        assertTrue(eventually(() -> policy.deciders.stream().anyMatch(t -> t.startsWith("xq-scheduler-"))),
+                "the loop decided fg's arrival; deciders " + policy.deciders);
+        assertTrue(!policy.deciders.contains(me), "fg's arrival on top was decided on the submitting thread");
+        assertTrue(impl(bg).isSuspendedByScheduler(), "the loop's decision kept bg held");
+        assertEquals(1, fgHw.onDeviceCount(), "fg's command is on the device");
     }
 
     private XQueueImpl impl(XQueue q) {
