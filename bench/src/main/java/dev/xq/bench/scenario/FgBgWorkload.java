@@ -160,6 +160,9 @@ final class FgBgWorkload {
         m.put("fg_med_device_us", bd[7]);
         m.put("fg_med_submit_us", bd[8]);
         m.put("fg_med_submit_cpu_us", bd[9]);
+        // the first command's submit to the second's: the device had only the first meanwhile
+        m.put("fg_slow_first_submit_us", bd[10]);
+        m.put("fg_med_first_submit_us", bd[11]);
         if (bg != null) {
             // where the device idles with both tenants on it (bg's throughput against native's)
             double[] idle = Measures.deviceIdle(fg.records(), bg.records(), from, to);

@@ -103,13 +103,15 @@ final class Measures {
      * device time, {@code submit} = the first command's submit to the last one's (how long the
      * submitting thread took to hand the task over), {@code cpu} = the CPU time the submitting
      * thread spent on it (NaN when not measured; submit much above cpu: the thread was off the
-     * CPU). @return {slow launch, slow gaps, slow device, slow submit, slow cpu, median launch,
-     * median gaps, median device, median submit, median cpu} in µs: means over the tasks at or
-     * above the 99th latency percentile and over those between the 45th and 55th; NaN without
-     * tasks
+     * CPU), {@code first} = the first command's submit to the second one's (how long the device
+     * had the task's first command only: on a slow host the thread's cold first submit is where
+     * the task loses its time; NaN for tasks of one command). @return {slow launch, slow gaps,
+     * slow device, slow submit, slow cpu, median launch, median gaps, median device, median
+     * submit, median cpu, slow first, median first} in µs: means over the tasks at or above the
+     * 99th latency percentile and over those between the 45th and 55th; NaN without tasks
      */
     static double[] breakdownMicros(List<TaskRecord> tasks, long from, long to) {
-        List<long[]> rows = new ArrayList<>(); // {latency, launch, gaps, device, submit, cpu}
+        List<long[]> rows = new ArrayList<>(); // {latency, launch, gaps, device, submit, cpu, first}
         for (TaskRecord t : tasks) {
             if (t.releaseNanos() < from || t.releaseNanos() >= to || !t.ok()) {
                 continue;
@@ -120,8 +122,12 @@ final class Measures {
             long prevEnd = -1;
             long firstSubmit = -1;
             long lastSubmit = -1;
+            long first = -1;
             for (Submission s : t.commands()) {
                 CommandResult r = TaskRecord.resultOf(s);
+                if (firstSubmit >= 0 && first < 0) {
+                    first = r.submitNanos() - firstSubmit;
+                }
                 firstSubmit = firstSubmit < 0 ? r.submitNanos() : firstSubmit;
                 lastSubmit = r.submitNanos();
                 if (launch < 0) {
@@ -133,9 +139,9 @@ final class Measures {
                 device += r.endNanos() - r.startNanos();
                 prevEnd = Math.max(prevEnd, r.endNanos());
             }
-            rows.add(new long[] {t.latencyNanos(), launch, gaps, device, lastSubmit - firstSubmit, t.submitCpuNanos()});
+            rows.add(new long[] {t.latencyNanos(), launch, gaps, device, lastSubmit - firstSubmit, t.submitCpuNanos(), first});
         }
-        double[] out = new double[10];
+        double[] out = new double[12];
         java.util.Arrays.fill(out, Double.NaN);
         if (rows.isEmpty()) {
             return out;
@@ -143,21 +149,27 @@ final class Measures {
         rows.sort(java.util.Comparator.comparingLong(r -> r[0]));
         int n = rows.size();
         int slowFrom = Math.min(n - 1, (int) Math.floor(n * 0.99));
-        mean(rows.subList(slowFrom, n), out, 0);
-        mean(rows.subList((int) (n * 0.45), Math.max((int) (n * 0.45) + 1, (int) (n * 0.55))), out, 5);
+        List<long[]> slow = rows.subList(slowFrom, n);
+        List<long[]> median = rows.subList((int) (n * 0.45), Math.max((int) (n * 0.45) + 1, (int) (n * 0.55)));
+        for (int k = 0; k < 5; k++) {
+            out[k] = mean(slow, k + 1);
+            out[5 + k] = mean(median, k + 1);
+        }
+        out[10] = mean(slow, 6);
+        out[11] = mean(median, 6);
         return out;
     }
 
-    private static void mean(List<long[]> rows, double[] out, int at) {
-        for (int k = 0; k < 5; k++) {
-            double sum = 0;
-            boolean measured = true;
-            for (long[] r : rows) {
-                measured &= r[k + 1] >= 0;
-                sum += r[k + 1];
+    /** @return the mean of column {@code k} in µs; NaN if any row lacks it (negative) */
+    private static double mean(List<long[]> rows, int k) {
+        double sum = 0;
+        for (long[] r : rows) {
+            if (r[k] < 0) {
+                return Double.NaN;
             }
-            out[at + k] = measured ? round(sum / rows.size() / 1e3) : Double.NaN;
+            sum += r[k];
         }
+        return round(sum / rows.size() / 1e3);
     }
 
     /**

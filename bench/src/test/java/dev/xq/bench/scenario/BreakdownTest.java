@@ -104,6 +104,35 @@ class BreakdownTest {
                 "a slow task without a measurement makes the mean unknown, not smaller");
     }
 
+    /** A task of 4 commands of 100 us whose second command is submitted {@code firstUs} after the first, the rest with it. */
+    private static TaskRecord lateSecond(long t0, long firstUs) {
+        List<Submission> subs = new ArrayList<>();
+        long start = t0 + 20_000;
+        for (int i = 0; i < 4; i++) {
+            long submit = i == 0 ? t0 : t0 + firstUs * 1000;
+            start = Math.max(start, submit + 10_000);
+            subs.add(new Done(new CommandResult(i + 1, submit, start, start + 100_000)));
+            start += 100_000;
+        }
+        return new TaskRecord("fg", t0, subs);
+    }
+
+    @Test
+    void theFirstSubmitIsTheSecondCommandsSubmitAfterTheFirst() {
+        List<TaskRecord> tasks = new ArrayList<>();
+        for (int i = 0; i < 198; i++) {
+            tasks.add(lateSecond(i * 1_000_000L, 30));
+        }
+        tasks.add(lateSecond(300_000_000L, 600)); // the device had only the first command for 600 us
+        tasks.add(lateSecond(301_000_000L, 800));
+        double[] b = Measures.breakdownMicros(tasks, 0, Long.MAX_VALUE);
+        assertEquals(700.0, b[10], 1e-9, "slow first submit: mean of 600 and 800");
+        assertEquals(30.0, b[11], 1e-9, "median first submit");
+        assertEquals(700.0, b[3], 1e-9, "slow submit: all after the second's");
+        List<TaskRecord> single = List.of(new TaskRecord("fg", 0, List.of(new Done(new CommandResult(1, 0, 10, 20)))));
+        assertTrue(Double.isNaN(Measures.breakdownMicros(single, 0, Long.MAX_VALUE)[11]), "one command: no second submit");
+    }
+
     /** A task of commands given as {start, end} pairs in µs, released at its first start. */
     private static TaskRecord spans(String tenant, long... us) {
         List<Submission> subs = new ArrayList<>();
