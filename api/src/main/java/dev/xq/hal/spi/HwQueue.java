@@ -31,6 +31,23 @@ public interface HwQueue extends AutoCloseable {
     void launch(HwCommand command);
 
     /**
+     * Looks for finished commands now, on the calling thread, and reports them to their listeners
+     * as the adapter's own completion thread would (in launch order per queue, never two
+     * reporting threads at once). The runtime calls it from a thread that waits for one of this
+     * queue's commands and spins near that command's expected end, so that the end is seen even
+     * while the adapter's thread is late (a busy host had it off its CPU for milliseconds). Must
+     * return at once without waiting for anything: when another thread is looking at that moment,
+     * it does not look.
+     *
+     * @return whether it looked; the default, for adapters whose completions cannot be looked for
+     *         from outside, never does
+     * @since 2.3
+     */
+    default boolean poll() {
+        return false;
+    }
+
+    /**
      * @return what this queue offers beyond launching by itself (levels 2 and 3), or empty: level 1
      *         only (a {@link PreemptionProvider} may still raise it)
      */

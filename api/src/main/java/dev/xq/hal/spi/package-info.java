@@ -21,5 +21,5 @@
  * callbacks with no lock held.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("2.2.0")
+@org.osgi.annotation.versioning.Version("2.3.0")
 package dev.xq.hal.spi;

@@ -15,7 +15,9 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One thread per device that sees commands of all the device's queues finish and reports them
@@ -45,8 +47,18 @@ import java.util.concurrent.locks.LockSupport;
  * <li>{@code hostfunc}: sleeps until the cuLaunchHostFunc callback after a command wakes it
  * (with a 2 ms safety wake-up).</li>
  * </ul>
- * Listener calls happen on this thread with no lock held: the runtime launches the next
- * command from inside {@code completed}.
+ * Listener calls happen with no lock held: the runtime launches the next command from inside
+ * {@code completed}.
+ *
+ * <p>Helping ({@link #help}, poll mode): a thread that waits for a command (the runtime's
+ * {@code Submission.await}, spinning near the command's end) looks too, so an end is seen while
+ * this thread is off its CPU. On the GPU machine's shared host this thread was now and then not
+ * run for 2-3 ms while commands ended (H100, 27 Nov: six of the eight slowest fg tasks of a run
+ * that missed the goal had their last ends seen together 2.3 ms late, with the submitting thread
+ * on time). A look (the queues' event queries and what they find) is done under {@code looking}
+ * by one thread at a time; a helper only tries it, never waits for it. What a look finds goes,
+ * in order, to {@code ready}, and one thread at a time reports it ({@code delivering}), so the
+ * reports stay in launch order per queue whoever looked.
  *
  * <p>Why poll is the default (H100, spin-T commands chained from {@code completed}, completion
  * latency p50 / CPU of this thread): poll 7.8 us / 41 % at T=100 and 5.4 us / 8 % at T=500;
@@ -98,6 +110,16 @@ final class CompletionWatcher {
     private volatile long wakeAt = Long.MAX_VALUE;
     private volatile boolean signalled;
     private volatile String timerSlack = "not set";
+    /** Held by the thread that looks at the queues (queries events, updates their predictions). */
+    private final ReentrantLock looking = new ReentrantLock();
+    /** What looks found, in order, not yet reported. */
+    private final ConcurrentLinkedQueue<Runnable> ready = new ConcurrentLinkedQueue<>();
+    /** Set by the one thread reporting {@link #ready} at the moment. */
+    private final AtomicBoolean delivering = new AtomicBoolean();
+    /** A look's finds before they go to {@link #ready}; guarded by {@link #looking}. */
+    private final List<Runnable> found = new ArrayList<>();
+    /** How many looks a helper made (for tests and status). */
+    private final java.util.concurrent.atomic.AtomicLong helped = new java.util.concurrent.atomic.AtomicLong();
 
     CompletionWatcher(CudaDevice device, CudaApi api, DeviceClock clock, CudaSettings settings, RuntimeLog log) {
         this.device = device;
@@ -204,45 +226,32 @@ final class CompletionWatcher {
             return;
         }
         lowerTimerSlack();
-        List<Runnable> deliveries = new ArrayList<>();
         long sleep = MIN_SLEEP_NANOS;
         while (running) {
             spinUntilNanos = Long.MAX_VALUE;
             kicked = false; // a launch from here on cuts the coming spin short
-            releaseRetired();
-            if (clock.overdue(System.nanoTime()) && !renewClock()) {
-                continue;
-            }
-            int done = 0;
-            HalException fault = null;
-            for (CudaQueue q : queues) {
-                if (q.isClosed()) {
+            int done;
+            HalException fault;
+            looking.lock();
+            try {
+                releaseRetired();
+                if (clock.overdue(System.nanoTime()) && !renewClock()) {
                     continue;
                 }
-                try {
-                    done += q.collect(deliveries, clock);
-                } catch (CudaQueue.DeviceFault f) {
-                    fault = f.halCause();
-                    break;
-                } catch (RuntimeException e) {
-                    log.warn("cuda completion thread of " + device.id() + ": collecting queue " + q.name() + " failed", e);
-                }
+                done = lookLocked();
+                fault = lookFault;
+                lookFault = null;
+            } finally {
+                looking.unlock();
             }
-            for (Runnable d : deliveries) {
-                try {
-                    d.run();
-                } catch (RuntimeException e) {
-                    log.warn("cuda completion listener on " + device.id() + " threw", e);
-                }
-            }
-            deliveries.clear();
+            deliver();
             if (fault != null) {
                 device.fail(fault);
                 continue;
             }
             long now = System.nanoTime();
             if (!anyInFlight()) {
-                if (clock.due(now) && !renewClock()) {
+                if (clock.due(now) && !renewLocked()) {
                     continue;
                 }
                 wakeAt = Long.MAX_VALUE;
@@ -263,13 +272,13 @@ final class CompletionWatcher {
             switch (mode) {
                 case POLL -> sleep = waitPredicted(now, sleep);
                 case SYNC_SPIN, SYNC_BLOCK -> {
-                    if (!clock.due(now) || renewClock()) {
+                    if (!clock.due(now) || renewLocked()) {
                         synchronizeOldest();
                     }
                 }
                 case HOST_FUNC -> {
                     if (clock.due(now)) {
-                        renewClock();
+                        renewLocked();
                     }
                     if (!signalled) {
                         sleepFor(HOSTFUNC_SAFETY_NANOS);
@@ -278,6 +287,89 @@ final class CompletionWatcher {
                 }
             }
         }
+    }
+
+    /** Set by {@link #lookLocked} when a command failed: the context is broken; guarded by {@link #looking}. */
+    private HalException lookFault;
+
+    /**
+     * One look at every queue: moves what ended to {@link #ready}, in order. Caller holds
+     * {@link #looking}. @return how many commands ended
+     */
+    private int lookLocked() {
+        int done = 0;
+        for (CudaQueue q : queues) {
+            if (q.isClosed()) {
+                continue;
+            }
+            try {
+                done += q.collect(found, clock);
+            } catch (CudaQueue.DeviceFault f) {
+                lookFault = f.halCause();
+                break;
+            } catch (RuntimeException e) {
+                log.warn("cuda completion thread of " + device.id() + ": collecting queue " + q.name() + " failed", e);
+            }
+        }
+        ready.addAll(found);
+        found.clear();
+        return done;
+    }
+
+    /** Reports what the looks found, in order, unless another thread is reporting (it then reports these too). */
+    private void deliver() {
+        while (!ready.isEmpty() && delivering.compareAndSet(false, true)) {
+            try {
+                Runnable d;
+                while ((d = ready.poll()) != null) {
+                    try {
+                        d.run();
+                    } catch (RuntimeException e) {
+                        log.warn("cuda completion listener on " + device.id() + " threw", e);
+                    }
+                }
+            } finally {
+                delivering.set(false);
+            }
+        }
+    }
+
+    /**
+     * A look on the calling thread (poll mode; {@link CudaQueue#poll}): the runtime's waiter,
+     * spinning near its command's end, sees that end even while this watcher's thread is late.
+     * Never waits: when the thread (or another helper) is looking, or the device clock is due for
+     * its renewal (the thread's job), it does nothing.
+     *
+     * @return whether it looked
+     */
+    boolean help() {
+        if (mode != CompletionMode.POLL || !running || device.fault() != null || looking.isHeldByCurrentThread()
+                || clock.overdue(System.nanoTime()) || !looking.tryLock()) {
+            return false;
+        }
+        int done;
+        HalException fault;
+        try {
+            device.makeCurrent();
+            done = lookLocked();
+            fault = lookFault;
+            lookFault = null;
+        } finally {
+            looking.unlock();
+        }
+        helped.incrementAndGet();
+        deliver();
+        if (fault != null) {
+            device.fail(fault);
+        } else if (done > 0 && spin) {
+            kicked = true; // the thread's plan was made for what is gone now: it plans again
+        }
+        return true;
+    }
+
+    /** @return how many looks helpers made */
+    long helpedLooks() {
+        return helped.get();
     }
 
     /**
@@ -289,54 +381,60 @@ final class CompletionWatcher {
      * @return the next back-off sleep
      */
     private long waitPredicted(long now, long sleep) {
-        long next = Long.MAX_VALUE;
-        long startCheck = Long.MAX_VALUE;
-        boolean backOff = false;
-        for (CudaQueue q : queues) {
-            if (!q.hasInFlight()) {
-                continue;
-            }
-            try {
-                long end = q.predictedEnd(clock, now);
-                if (end != Long.MAX_VALUE) {
-                    next = Math.min(next, end);
-                } else {
-                    long interval = q.startCheckInterval();
-                    if (interval == Long.MAX_VALUE) {
-                        backOff = true;
-                    } else {
-                        startCheck = Math.min(startCheck, Math.max(MIN_SLEEP_NANOS, interval));
-                    }
-                }
-            } catch (RuntimeException e) {
-                log.warn("cuda completion thread of " + device.id() + ": predicting queue " + q.name() + " failed", e);
-                backOff = true;
-            }
-        }
         long wake = Long.MAX_VALUE;
-        if (next != Long.MAX_VALUE) {
-            if (now >= next - earlyNanos) {
-                if (now - next <= earlyNanos + MIN_SLEEP_NANOS) {
-                    Thread.onSpinWait();
-                    return backOff ? sleep : MIN_SLEEP_NANOS;
+        boolean backOff = false;
+        // the plan reads and updates the queues' predictions: a look's state (helpers look too)
+        looking.lock();
+        try {
+            long next = Long.MAX_VALUE;
+            long startCheck = Long.MAX_VALUE;
+            for (CudaQueue q : queues) {
+                if (!q.hasInFlight()) {
+                    continue;
                 }
-                // past its predicted end by more than the margin: a longer command than expected
-                backOff = true;
-            } else {
-                wake = next - earlyNanos;
+                try {
+                    long end = q.predictedEnd(clock, now);
+                    if (end != Long.MAX_VALUE) {
+                        next = Math.min(next, end);
+                    } else {
+                        long interval = q.startCheckInterval();
+                        if (interval == Long.MAX_VALUE) {
+                            backOff = true;
+                        } else {
+                            startCheck = Math.min(startCheck, Math.max(MIN_SLEEP_NANOS, interval));
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    log.warn("cuda completion thread of " + device.id() + ": predicting queue " + q.name() + " failed", e);
+                    backOff = true;
+                }
             }
-        }
-        if (startCheck != Long.MAX_VALUE) {
-            wake = Math.min(wake, now + startCheck);
-        }
-        if (backOff || wake == Long.MAX_VALUE) {
-            wake = Math.min(wake, now + sleep);
-        }
-        long room = wake - now;
-        if (room > MIN_CALIBRATION_ROOM_NANOS && clock.due(now)) {
-            // a renewal spins ~5 us per try: one try when the next end is near, five when there is time
-            renewClock(room > CALIBRATION_ROOM_NANOS ? 5 : 1);
-            return sleep;
+            if (next != Long.MAX_VALUE) {
+                if (now >= next - earlyNanos) {
+                    if (now - next <= earlyNanos + MIN_SLEEP_NANOS) {
+                        Thread.onSpinWait();
+                        return backOff ? sleep : MIN_SLEEP_NANOS;
+                    }
+                    // past its predicted end by more than the margin: a longer command than expected
+                    backOff = true;
+                } else {
+                    wake = next - earlyNanos;
+                }
+            }
+            if (startCheck != Long.MAX_VALUE) {
+                wake = Math.min(wake, now + startCheck);
+            }
+            if (backOff || wake == Long.MAX_VALUE) {
+                wake = Math.min(wake, now + sleep);
+            }
+            long room = wake - now;
+            if (room > MIN_CALIBRATION_ROOM_NANOS && clock.due(now)) {
+                // a renewal spins ~5 us per try: one try when the next end is near, five when there is time
+                renewClock(room > CALIBRATION_ROOM_NANOS ? 5 : 1);
+                return sleep;
+            }
+        } finally {
+            looking.unlock();
         }
         if (spin && wake - now > spinNanos) {
             // a long wait: park until the spin's length before the look, then spin the rest
@@ -349,6 +447,16 @@ final class CompletionWatcher {
         }
         sleepFor(wake - now);
         return backOff ? Math.min(sleep * 2, maxSleepNanos) : MIN_SLEEP_NANOS;
+    }
+
+    /** {@link #renewClock()} under {@link #looking} (the clock converts the times a look reports). */
+    private boolean renewLocked() {
+        looking.lock();
+        try {
+            return renewClock();
+        } finally {
+            looking.unlock();
+        }
     }
 
     /** @return false if the clock could not be read: the device has failed */

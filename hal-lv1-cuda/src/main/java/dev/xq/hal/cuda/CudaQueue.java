@@ -52,9 +52,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * the stream goes on 10 us after the flag falls). The command's start event then marks its
  * start after the stall, so its device time does not count the hold.
  *
- * <p>Threads: {@link #launch} and {@link #close} take {@code launchLock}; the completion thread
- * alone queries events, recycles them and finally destroys the stream, so it needs no lock that
- * the launch path takes, and listener calls are made with no lock held.
+ * <p>Threads: {@link #launch} and {@link #close} take {@code launchLock}; the thread that looks
+ * (the completion thread, or a waiter helping it through {@link #poll}, one at a time under the
+ * watcher's look lock) alone queries events, recycles them and updates the predictions, and the
+ * completion thread finally destroys the stream, so neither needs a lock that the launch path
+ * takes, and listener calls are made with no lock held. "Completion thread" below means whichever
+ * thread holds the look lock.
  */
 final class CudaQueue implements HwQueue {
 
@@ -322,6 +325,12 @@ final class CudaQueue implements HwQueue {
     @Override
     public void check(Command command) {
         device.check(command);
+    }
+
+    /** A look at the device's queues on the calling thread, when no one else is looking (poll completion only). */
+    @Override
+    public boolean poll() {
+        return !closed && device.watcher().help();
     }
 
     @Override

@@ -8,6 +8,7 @@ import dev.xq.hal.spi.HwCommand;
 import dev.xq.hal.spi.HwQueue;
 import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.runtime.log.RuntimeLog;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -184,5 +185,45 @@ class CudaPollWaitTest {
         long[] c = java.util.Arrays.copyOfRange(v, from, to);
         java.util.Arrays.sort(c);
         return c[c.length / 2];
+    }
+
+    /**
+     * A waiter's look (HwQueue.poll, which the runtime's spinning await calls): a command that
+     * ended while the completion thread was not looking (here: parked in its back-off, 40 ms at a
+     * time, for a kernel of unknown length) is reported at once on the waiter's thread, in launch
+     * order with the command behind it; the completion thread's own looks go on after.
+     */
+    @Test
+    void aWaitersLookReportsWhatEndedWhileTheCompletionThreadWasAwayInOrder() throws Exception {
+        try (CudaDouble d = new CudaDouble()) {
+            CudaSettings settings = CudaSettings.defaults().withPollWait(false)
+                    .withPolling(CudaSettings.DEFAULT_POLL_EARLY_MICROS, 100_000, CudaSettings.DEFAULT_TIMER_SLACK_NANOS);
+            CudaPlatform p = CudaPlatform.start(d.api(), settings, RuntimeLog.NONE);
+            try {
+                RecordingListener l = new RecordingListener();
+                HwQueue q = p.open("cuda0", new HwQueueOptions("waited", null), l);
+                Command.Dim3 one = new Command.Dim3(1, 1, 1);
+                // a kernel, not a spin command: its length is unknown, so the thread backs off
+                q.launch(new HwCommand(0, new Command.Kernel("spin", "xq_spin", one, one, 0, List.of(new Command.Arg.I64(50_000_000L)))));
+                q.launch(new HwCommand(1, Command.spin(10)));
+                String me = Thread.currentThread().getName();
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (l.reports.size() < 2 && System.nanoTime() < until) {
+                    q.poll();
+                    Thread.sleep(1);
+                }
+                assertEquals(2, l.reports.size(), "both commands reported");
+                assertEquals(List.of(0L, 1L), l.reports.stream().map(r -> r.command().sequence()).toList(), "in launch order");
+                assertEquals(List.of(me, me), l.reports.stream().map(RecordingListener.Report::thread).toList(),
+                        "seen by the waiter's looks, not by the completion thread's back-off");
+                // without waiters, the thread sees ends by itself as before
+                q.launch(new HwCommand(2, Command.spin(200)));
+                assertTrue(l.await(3));
+                assertEquals(THREAD, l.reports.get(2).thread());
+                q.close();
+            } finally {
+                p.close();
+            }
+        }
     }
 }

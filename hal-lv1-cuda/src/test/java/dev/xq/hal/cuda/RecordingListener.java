@@ -10,23 +10,23 @@ import java.util.function.BooleanSupplier;
 /** Records what a queue reports, in order, with the host time each report arrived. */
 final class RecordingListener implements HwQueueListener {
 
-    record Report(String what, HwCommand command, long startNanos, long endNanos, long seenNanos, Throwable cause) { }
+    record Report(String what, HwCommand command, long startNanos, long endNanos, long seenNanos, Throwable cause, String thread) { }
 
     final List<Report> reports = new CopyOnWriteArrayList<>();
 
     @Override
     public void completed(HwCommand command, long startNanos, long endNanos) {
-        reports.add(new Report("completed", command, startNanos, endNanos, System.nanoTime(), null));
+        reports.add(new Report("completed", command, startNanos, endNanos, System.nanoTime(), null, Thread.currentThread().getName()));
     }
 
     @Override
     public void failed(HwCommand command, Throwable cause) {
-        reports.add(new Report("failed", command, 0, 0, System.nanoTime(), cause));
+        reports.add(new Report("failed", command, 0, 0, System.nanoTime(), cause, Thread.currentThread().getName()));
     }
 
     @Override
     public void lost(Throwable cause) {
-        reports.add(new Report("lost", null, 0, 0, System.nanoTime(), cause));
+        reports.add(new Report("lost", null, 0, 0, System.nanoTime(), cause, Thread.currentThread().getName()));
     }
 
     /** Waits up to 10 s for {@code n} reports; returns whether they came. */

@@ -49,6 +49,14 @@ final class SubmissionImpl implements Submission {
     /** How long await() spins before and after the expected end (0: it parks at once); set before publication. */
     long spinNanos;
     /**
+     * Its hardware queue, whose adapter a spinning waiter asks to look for completions itself
+     * ({@code HwQueue.poll}): the end is seen while the adapter's thread is late. Set before
+     * publication; null: the waiter only waits.
+     */
+    dev.xq.hal.spi.HwQueue looker;
+    /** A spinning waiter's looks at the hardware are this far apart at least. */
+    static final long LOOK_EVERY_NANOS = 5_000;
+    /**
      * The thread in await()'s spin phase, if any: the launcher and the completer wake it. One at a
      * time: another thread awaiting the same command waits as a plain await does.
      */
@@ -121,7 +129,10 @@ final class SubmissionImpl implements Submission {
      * until {@code spinNanos} before the command's expected end, then spins until it ends, so that
      * the waiter is running when the completion arrives instead of being woken then (a Linux wake-up
      * costs tens of microseconds). Gives up, leaving the rest to a plain park, when the command is
-     * later than {@code spinNanos} past its expected end or its length is unknown.
+     * later than {@code spinNanos} past its expected end or its length is unknown. While it spins it
+     * asks the adapter to look for completions every {@link #LOOK_EVERY_NANOS} ({@link #looker}):
+     * a host that keeps the adapter's completion thread off its CPU for milliseconds (the H100
+     * machine did, now and then) no longer makes the waiter wait for it.
      */
     private void spinNearEnd(long timeoutNanos) throws InterruptedException {
         long spin = spinNanos;
@@ -134,6 +145,7 @@ final class SubmissionImpl implements Submission {
             return; // another thread spins for it already
         }
         try {
+            long lastLook = System.nanoTime();
             while (!future.isDone()) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
@@ -152,6 +164,16 @@ final class SubmissionImpl implements Submission {
                 } else if (expected - spin - now > 0) {
                     parkFor = Math.min(expected - spin - now, left);
                 } else {
+                    dev.xq.hal.spi.HwQueue l = looker;
+                    if (l != null && now - lastLook >= LOOK_EVERY_NANOS) {
+                        lastLook = now;
+                        try {
+                            l.poll();
+                        } catch (RuntimeException e) {
+                            looker = null; // the adapter's own thread reports what this one cannot see
+                        }
+                        continue;
+                    }
                     Thread.onSpinWait();
                     continue;
                 }

@@ -202,6 +202,7 @@ public final class XQueueImpl implements NodeQueue {
             }
             s.enterNanos = enter;
             s.spinNanos = events.awaitSpinNanos();
+            s.looker = s.spinNanos > 0 ? hw : null;
             becameReady = pending.isEmpty() && inFlight.isEmpty();
             if (becameReady) {
                 readySinceNanos = now;

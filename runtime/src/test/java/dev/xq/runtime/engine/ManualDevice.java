@@ -72,6 +72,11 @@ final class ManualDevice implements XpuDriver {
         boolean interrupted;
         boolean closed;
         int failNextLaunches;
+        /** poll(): how often it was called, and by which threads. */
+        final java.util.concurrent.atomic.AtomicInteger polls = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.Set<String> pollers = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        /** Set: the oldest command on the device has ended, and a poll reports it (as an adapter's look would). */
+        volatile boolean endedUnseen;
 
         ManualQueue(HwQueueListener listener) {
             this.listener = listener;
@@ -171,6 +176,17 @@ final class ManualDevice implements XpuDriver {
         }
 
         /** Completes the oldest command on the device, taking {@code micros} of device time. */
+        @Override
+        public boolean poll() {
+            polls.incrementAndGet();
+            pollers.add(Thread.currentThread().getName());
+            if (endedUnseen) {
+                endedUnseen = false;
+                completeNextIfAny(100);
+            }
+            return true;
+        }
+
         void completeNext(long micros) {
             HwCommand c;
             synchronized (this) {

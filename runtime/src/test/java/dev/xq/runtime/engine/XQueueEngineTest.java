@@ -530,6 +530,37 @@ class XQueueEngineTest {
         assertEquals("done", all.get(5, java.util.concurrent.TimeUnit.SECONDS));
     }
 
+    /**
+     * A spinning waiter asks the adapter to look for completions itself (HwQueue.poll): an end the
+     * adapter's own thread has not reported (it is late) reaches the waiter through its own look.
+     */
+    @Test
+    void aSpinningWaiterLooksForTheEndItselfAndAParkedOneDoesNot() throws Exception {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        core.awaitSpinMicros(40_000);
+        XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        q.submit(Command.spin(100));
+        hw.completeNext(20_000); // the estimate: 20 ms a command
+        Submission s = q.submit(Command.spin(100));
+        long expected = ((SubmissionImpl) s).expectedEndNanos();
+        Thread.sleep(Math.max(0, (expected - System.nanoTime()) / 1_000_000));
+        hw.endedUnseen = true; // ended; only a look reports it
+        CommandResult r = s.await(Duration.ofSeconds(5));
+        assertInstanceOf(CommandResult.class, r);
+        assertTrue(hw.pollers.contains(Thread.currentThread().getName()), "the waiter looked: pollers " + hw.pollers);
+
+        core.awaitSpinMicros(0); // no spin: a waiter parks and never looks
+        Submission parked = q.submit(Command.spin(100));
+        int before = hw.polls.get();
+        CompletableFuture<Object> got = new CompletableFuture<>();
+        waiter(parked, got);
+        Thread.sleep(30);
+        hw.completeNext(100);
+        assertInstanceOf(CommandResult.class, got.get(5, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(before, hw.polls.get(), "a parked waiter does not look");
+    }
+
     @Test
     void withoutSpinAwaitParksAndAnyAwaitReturnsWhatEverHappens() throws Exception {
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
