@@ -214,6 +214,7 @@ final class CudaDevice {
             p.put("pollWait", watcher.spins()
                     ? "spin (the completion thread spins between looks while commands are in flight)"
                     : "park (a timer wakes the completion thread for each look)");
+            p.put("waiterLooks", watcher.helpedLooks() + " (looks for completions made by threads waiting for them: HwQueue.poll)");
         }
         p.put("level2", stallOff != null ? stallOff : settings.stall().label() + " (launches wait on a flag a deactivate raises: cuStreamWaitValue32)");
         p.put("startEvents", settings.everyStartEvent() ? "every (each command's start is the device's own timestamp)"

@@ -216,6 +216,8 @@ class CudaPollWaitTest {
                 assertEquals(List.of(0L, 1L), l.reports.stream().map(r -> r.command().sequence()).toList(), "in launch order");
                 assertEquals(List.of(me, me), l.reports.stream().map(RecordingListener.Report::thread).toList(),
                         "seen by the waiter's looks, not by the completion thread's back-off");
+                String looks = p.devices().get(0).properties().get("waiterLooks");
+                assertTrue(Long.parseLong(looks.substring(0, looks.indexOf(' '))) > 0, "the descriptor counts the waiter's looks: " + looks);
                 // without waiters, the thread sees ends by itself as before
                 q.launch(new HwCommand(2, Command.spin(200)));
                 assertTrue(l.await(3));
