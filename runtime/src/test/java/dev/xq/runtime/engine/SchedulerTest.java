@@ -309,7 +309,10 @@ class SchedulerTest {
     @Test
     void aBoundedPolicyOfABundleNotTrustedWithPostingThreadsDecidesOnTheLoop() throws Exception {
         // issue 18 #2: a policy that declares itself bounded but comes from a bundle the operator
-        // did not trust must never run on an application's, driver's or device's thread
+        // did not trust must never run on an application's, driver's or device's thread.
+        // Without the on-top rule: hi, on top of lo after its first task, would have its next
+        // arrival decided by the loop whoever the policy's bundle is (FirstLaunchOrderTest)
+        core.onTop(false);
         Where claimed = new Where();
         core.scheduler().register("claims", claimed, "someone.else 1.0.0", 40, true);
         core.selectPolicy("claims");
