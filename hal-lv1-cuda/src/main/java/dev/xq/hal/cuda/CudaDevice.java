@@ -76,6 +76,8 @@ final class CudaDevice {
     private final List<java.lang.foreign.MemorySegment> hostFlagChunks = new ArrayList<>();
     /** Whether the flag words are in host memory (decided at the first chunk; all chunks alike). */
     private volatile boolean flagsInHost;
+    /** Further calibrations at open while the first point is wide (each is five tries of a few us on a GPU). */
+    private static final int OPEN_CALIBRATIONS = 4;
     private static final java.lang.invoke.VarHandle FLAG = java.lang.foreign.ValueLayout.JAVA_INT.varHandle();
     private long flagNext;
     private long flagEnd;
@@ -126,7 +128,7 @@ final class CudaDevice {
         try {
             d.calibrationStream = api.streamCreate(CudaApi.CU_STREAM_NON_BLOCKING, d.greatestPriority);
             d.clock = new DeviceClock(api, d.calibrationStream);
-            d.clock.calibrate();
+            d.clock.place(OPEN_CALIBRATIONS);
             try {
                 d.spin = d.function(CudaSettings.SPIN_MODULE, SPIN_FUNCTION);
             } catch (IllegalArgumentException e) {

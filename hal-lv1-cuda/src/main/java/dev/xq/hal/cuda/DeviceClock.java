@@ -44,6 +44,8 @@ final class DeviceClock implements AutoCloseable {
     /** After a renewal that found no narrow enough try, the next is not due before this. */
     private static final long RETRY_NANOS = 10_000_000L;
     private static final long GIVE_UP_NANOS = 10_000_000L;
+    /** While the clock is coarse (no narrow point yet), a renewal is due this soon after each try. */
+    private static final long COARSE_RETRY_NANOS = 1_000_000L;
 
     private final CudaApi api;
     private final MemorySegment stream;
@@ -64,6 +66,11 @@ final class DeviceClock implements AutoCloseable {
 
     private long calibratedAt;
     private long retryAt;
+    /**
+     * No point narrower than {@link #WIDEST_NANOS} yet: there is no line, or it rests on a wide
+     * first point and its times may be off by half that width.
+     */
+    private volatile boolean coarse = true;
     private volatile long widthNanos;
     private volatile int calibrations;
     private volatile int rejected;
@@ -84,6 +91,18 @@ final class DeviceClock implements AutoCloseable {
     /** Calibrates with five tries. */
     boolean calibrate() {
         return calibrate(TRIES);
+    }
+
+    /**
+     * Places the clock when a device opens: one calibration, then up to {@code moreRounds} more
+     * while it is still {@link #coarse} (a busy host at open can make every try of the first point
+     * wide, and its times would be off by up to half that width until the next renewal).
+     */
+    void place(int moreRounds) {
+        calibrate();
+        for (int i = 0; i < moreRounds && coarse; i++) {
+            calibrate();
+        }
     }
 
     /**
@@ -127,7 +146,7 @@ final class DeviceClock implements AutoCloseable {
         long now = System.nanoTime();
         if (best < 0 || (baseSlot >= 0 && bestWidth > WIDEST_NANOS)) {
             rejected++;
-            retryAt = now + RETRY_NANOS;
+            retryAt = now + (coarse ? COARSE_RETRY_NANOS : RETRY_NANOS);
             if (now - calibratedAt > OVERDUE_NANOS) {
                 calibratedAt = now;
             }
@@ -136,9 +155,13 @@ final class DeviceClock implements AutoCloseable {
         // 1 us floor: below it the width is the host clock's granularity, not the point's quality
         double weight = 1.0 / Math.pow(Math.max(bestWidth, 1_000L), 2);
         if (baseSlot < 0) {
+            // the first point is the base even when wide (there is nothing else), but then the clock
+            // is coarse and renewals are due every millisecond until a narrow point arrives
             baseSlot = best;
             hostRef = bestMid;
             addPoint(0, bestMid, weight);
+            coarse = bestWidth > WIDEST_NANOS;
+            retryAt = coarse ? now + COARSE_RETRY_NANOS : now;
         } else {
             long x = elapsedNanos(slots[baseSlot], slots[best]);
             if (x == UNKNOWN) {
@@ -151,6 +174,7 @@ final class DeviceClock implements AutoCloseable {
             sumAbsJumpNanos += Math.abs(jump);
             jumps++;
             addPoint(x, bestMid, weight);
+            coarse = false;
             if (x > REBASE_NANOS) {
                 for (int i = 0; i < points; i++) {
                     px[i] -= x;
@@ -238,7 +262,16 @@ final class DeviceClock implements AutoCloseable {
 
     /** @return whether a renewal is due (the completion thread renews when it has time) */
     boolean due(long now) {
-        return now - calibratedAt > RENEW_NANOS && now - retryAt >= 0;
+        return (coarse || now - calibratedAt > RENEW_NANOS) && now - retryAt >= 0;
+    }
+
+    /**
+     * @return whether the clock has no point narrower than 100 us yet: none at all, or only a wide
+     *     first one (the host or the device was busy when the clock was first placed), whose times
+     *     may be off by up to half its width until a renewal finds a narrow point
+     */
+    boolean coarse() {
+        return coarse;
     }
 
     /** @return whether the mapping is so old that it must be renewed before the next conversion */

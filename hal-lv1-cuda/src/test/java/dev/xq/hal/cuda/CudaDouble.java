@@ -95,6 +95,9 @@ final class CudaDouble implements AutoCloseable {
     volatile int failNextLaunch;
     /** The next kernel "faults": its end event and everything after it report this error. */
     volatile int faultNextKernel;
+    /** How many of the next recorded events are stamped late (a busy device or host), and by how much. */
+    final AtomicInteger lateStamps = new AtomicInteger();
+    volatile long lateStampNanos;
 
     private record Fn(String name, long[] sizes) { }
 
@@ -104,6 +107,8 @@ final class CudaDouble implements AutoCloseable {
         volatile boolean done;
         volatile long nanos;
         volatile int error;
+        /** Which record the event's state belongs to: as in CUDA, a record supersedes an earlier one still pending. */
+        final AtomicLong generation = new AtomicLong();
     }
 
     private final class Stream {
@@ -755,18 +760,38 @@ final class CudaDouble implements AutoCloseable {
                 return INVALID_HANDLE;
             }
             e.recorded = true;
-            e.done = false;
+            long g;
+            synchronized (e) {
+                g = e.generation.incrementAndGet();
+                e.done = false;
+            }
             eventsRecorded.computeIfAbsent(stream.address(), k -> new AtomicInteger()).incrementAndGet();
             if (!e.timing) {
                 untimedEventsRecorded.incrementAndGet();
             }
+            boolean late = lateStamps.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
+            long lateBy = lateStampNanos;
             s.submit(() -> {
-                e.nanos = System.nanoTime();
-                e.error = s.error;
-                e.done = true;
+                // parkNanos may return early (a permit left by the queue's wake-ups): park to the deadline
+                for (long until = System.nanoTime() + lateBy; late && System.nanoTime() < until; ) {
+                    LockSupport.parkNanos(until - System.nanoTime());
+                }
+                synchronized (e) {
+                    if (e.generation.get() == g) {
+                        e.nanos = System.nanoTime();
+                        e.error = s.error;
+                        e.done = true;
+                    }
+                }
             });
             return 0;
         });
+    }
+
+    /** @return when the double stamped {@code event}'s last record ({@link System#nanoTime()}), or -1 if not yet */
+    long stampOf(MemorySegment event) {
+        Event e = events.get(event.address());
+        return e != null && e.done ? e.nanos : -1;
     }
 
     int cuEventQuery(MemorySegment event) {

@@ -203,8 +203,9 @@ class CudaPollWaitTest {
                 RecordingListener l = new RecordingListener();
                 HwQueue q = p.open("cuda0", new HwQueueOptions("waited", null), l);
                 Command.Dim3 one = new Command.Dim3(1, 1, 1);
-                // a kernel, not a spin command: its length is unknown, so the thread backs off
-                q.launch(new HwCommand(0, new Command.Kernel("spin", "xq_spin", one, one, 0, List.of(new Command.Arg.I64(50_000_000L)))));
+                // a kernel, not a spin command: its length is unknown, so the thread backs off (sleeps of
+                // 5 us doubling: looks ~41 and ~82 ms after the launch); 60 ms ends far from both
+                q.launch(new HwCommand(0, new Command.Kernel("spin", "xq_spin", one, one, 0, List.of(new Command.Arg.I64(60_000_000L)))));
                 q.launch(new HwCommand(1, Command.spin(10)));
                 String me = Thread.currentThread().getName();
                 long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
