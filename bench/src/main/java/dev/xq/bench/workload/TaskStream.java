@@ -17,8 +17,9 @@ import java.util.function.Consumer;
 
 /**
  * One tenant's workload on one queue, issued by its own thread: tasks released periodically
- * (open loop), back to back with a number of tasks outstanding (closed loop), or back to back
- * with a random pause after each. The thread never prints; it only records.
+ * (open loop: the thread waits for each task's end, but no longer than its next release), back
+ * to back with a number of tasks outstanding (closed loop), or back to back with a random pause
+ * after each. The thread never prints; it only records.
  */
 public final class TaskStream {
 
@@ -192,6 +193,7 @@ public final class TaskStream {
                     break;
                 }
                 if (pacing == Pacing.PERIODIC) {
+                    awaitUntil(task, next);
                     continue;
                 }
                 outstanding.addLast(task);
@@ -235,6 +237,23 @@ public final class TaskStream {
             records.add(task);
         }
         return task;
+    }
+
+    /**
+     * A periodic tenant waits for each task's result, as a client that uses it does (and as the C++
+     * reference tenant spins on its last end event), but never past its next release: a task
+     * still running then is left to end on its own, and the next one is released on time.
+     */
+    private void awaitUntil(TaskRecord task, long nextRelease) throws InterruptedException {
+        long left = nextRelease - System.nanoTime();
+        if (left <= 0 || stopping || abandoned) {
+            return;
+        }
+        try {
+            task.commands().getLast().await(Duration.ofNanos(left));
+        } catch (TimeoutException | XQueueException e) {
+            // still running at the next release, or failed or cancelled (the ledger counts it)
+        }
     }
 
     /** @return whether the task's last command has ended; false after a short wait so that stop/abandon are seen */
