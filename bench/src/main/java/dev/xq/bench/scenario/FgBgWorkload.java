@@ -190,7 +190,7 @@ final class FgBgWorkload {
         }
         String text = "== " + java.time.Instant.now() + " mode " + run.mode().label() + ", standalone task "
                 + Measures.round(standaloneNanos / 1e6) + " ms, period " + Measures.round(periodNanos / 1e6) + " ms\n"
-                + Measures.timelines(fg.records(), bg == null ? null : bg.records(), from, to, 8, 300_000);
+                + Measures.timelines(fg.records(), bg == null ? null : bg.records(), from, to, 8, 300_000, run.startNanos());
         try {
             java.nio.file.Path d = java.nio.file.Path.of(dir);
             java.nio.file.Files.createDirectories(d);

@@ -179,9 +179,12 @@ final class Measures {
      * the CPU time its submitting thread spent, and every command of both tenants that ended
      * after {@code leadNanos} before the task's first submit and started before its last end,
      * as submit, device start and device end in µs from that first submit. bg's commands show
-     * what ran on the device when fg arrived and between fg's commands.
+     * what ran on the device when fg arrived and between fg's commands. Each task says when it was
+     * released, in seconds from {@code originNanos} (the mode's start: its progress lines are
+     * printed at whole seconds from there), so that slow tasks can be matched to what else
+     * happened at that moment.
      */
-    static String timelines(List<TaskRecord> fg, List<TaskRecord> bg, long from, long to, int count, long leadNanos) {
+    static String timelines(List<TaskRecord> fg, List<TaskRecord> bg, long from, long to, int count, long leadNanos, long originNanos) {
         List<TaskRecord> done = new ArrayList<>();
         for (TaskRecord t : fg) {
             if (t.releaseNanos() >= from && t.releaseNanos() < to && t.ok()) {
@@ -215,8 +218,9 @@ final class Measures {
             for (TaskRecord t : group) {
                 long t0 = t.firstSubmitNanos();
                 long end = t.endNanos();
-                out.append(String.format(java.util.Locale.ROOT, "task latency %.1f us, submit cpu %.1f us%n", t.latencyNanos() / 1e3,
-                        t.submitCpuNanos() < 0 ? Double.NaN : t.submitCpuNanos() / 1e3));
+                out.append(String.format(java.util.Locale.ROOT, "task latency %.1f us, submit cpu %.1f us, released at %.3f s%n",
+                        t.latencyNanos() / 1e3, t.submitCpuNanos() < 0 ? Double.NaN : t.submitCpuNanos() / 1e3,
+                        (t.releaseNanos() - originNanos) / 1e9));
                 List<String[]> rows = new ArrayList<>();
                 int k = 0;
                 for (Submission s : t.commands()) {

@@ -168,13 +168,14 @@ class BreakdownTest {
         // bg: one command in the slow task's way, one long before it (left out), one around a median task
         List<TaskRecord> bg = List.of(spans("bg", 299_900, 300_050), spans("bg", 100_000, 100_010),
                 spans("bg", 99_950, 100_000));
-        String text = Measures.timelines(fg, bg, 0, Long.MAX_VALUE, 1, 300_000);
+        String text = Measures.timelines(fg, bg, 0, Long.MAX_VALUE, 1, 300_000, -200_000_000L);
         String slow = text.substring(0, text.indexOf("median"));
         assertTrue(slow.contains("task latency 150.0 us"), text);
+        assertTrue(slow.contains("released at 0.500 s"), "released at 0.3 s, the origin at -0.2 s: " + text);
         assertTrue(slow.contains("bg task 1    submit    -100.0  start    -100.0  end      50.0"), text);
         assertTrue(!slow.contains("bg task 2"), "a bg command far from the task is left out: " + text);
         assertTrue(slow.indexOf("bg task 1") < slow.indexOf("fg 0"), "rows in device order: " + text);
         assertTrue(text.substring(text.indexOf("median")).contains("task latency 100.0 us"), text);
-        assertEquals("", Measures.timelines(List.of(), null, 0, 1, 1, 0));
+        assertEquals("", Measures.timelines(List.of(), null, 0, 1, 1, 0, 0));
     }
 }
