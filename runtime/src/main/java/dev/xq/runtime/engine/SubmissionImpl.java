@@ -56,6 +56,10 @@ final class SubmissionImpl implements Submission {
     dev.xq.hal.spi.HwQueue looker;
     /** A spinning waiter's looks at the hardware are this far apart at least. */
     static final long LOOK_EVERY_NANOS = 5_000;
+    /** Past the spin window, a waiter with a {@link #looker} parks this long between looks. */
+    static final long LATE_LOOK_EVERY_NANOS = 50_000;
+    /** ... for up to this many spin lengths past the expected end; then it only waits. */
+    static final int LATE_LOOK_SPINS = 20;
     /**
      * The thread in await()'s spin phase, if any: the launcher and the completer wake it. One at a
      * time: another thread awaiting the same command waits as a plain await does.
@@ -132,7 +136,10 @@ final class SubmissionImpl implements Submission {
      * later than {@code spinNanos} past its expected end or its length is unknown. While it spins it
      * asks the adapter to look for completions every {@link #LOOK_EVERY_NANOS} ({@link #looker}):
      * a host that keeps the adapter's completion thread off its CPU for milliseconds (the H100
-     * machine did, now and then) no longer makes the waiter wait for it.
+     * machine did, now and then) no longer makes the waiter wait for it. Past the spin, a waiter
+     * with a looker still looks every {@link #LATE_LOOK_EVERY_NANOS}, parked in between, up to
+     * {@link #LATE_LOOK_SPINS} spin lengths past the expected end: an end that both the adapter's
+     * thread and the spin missed is then seen within ~50 us, not when that thread comes back.
      */
     private void spinNearEnd(long timeoutNanos) throws InterruptedException {
         long spin = spinNanos;
@@ -159,19 +166,26 @@ final class SubmissionImpl implements Submission {
                 long parkFor;
                 if (expected == NOT_LAUNCHED) {
                     parkFor = left; // the launch wakes it
-                } else if (expected == NO_ESTIMATE || now - (expected + spin) > 0) {
+                } else if (expected == NO_ESTIMATE) {
                     return;
+                } else if (now - (expected + spin) > 0) {
+                    // past the spin: the command runs long, or it has ended and the adapter's own
+                    // thread has not seen it (off its CPU): look now and then, for a while
+                    if (looker == null || now - (expected + LATE_LOOK_SPINS * spin) > 0) {
+                        return;
+                    }
+                    if (now - lastLook >= LATE_LOOK_EVERY_NANOS) {
+                        lastLook = now;
+                        look();
+                        continue;
+                    }
+                    parkFor = Math.min(LATE_LOOK_EVERY_NANOS - (now - lastLook), left);
                 } else if (expected - spin - now > 0) {
                     parkFor = Math.min(expected - spin - now, left);
                 } else {
-                    dev.xq.hal.spi.HwQueue l = looker;
-                    if (l != null && now - lastLook >= LOOK_EVERY_NANOS) {
+                    if (looker != null && now - lastLook >= LOOK_EVERY_NANOS) {
                         lastLook = now;
-                        try {
-                            l.poll();
-                        } catch (RuntimeException e) {
-                            looker = null; // the adapter's own thread reports what this one cannot see
-                        }
+                        look();
                         continue;
                     }
                     Thread.onSpinWait();
@@ -181,6 +195,18 @@ final class SubmissionImpl implements Submission {
             }
         } finally {
             waiter = null;
+        }
+    }
+
+    /** Asks the adapter to look for completions; one that fails to is not asked again (its own thread reports). */
+    private void look() {
+        dev.xq.hal.spi.HwQueue l = looker;
+        if (l != null) {
+            try {
+                l.poll();
+            } catch (RuntimeException e) {
+                looker = null;
+            }
         }
     }
 
