@@ -564,7 +564,7 @@ class XQueueEngineTest {
     @Test
     void aWaiterPastItsSpinStillLooksNowAndThenForAWhile() throws Exception {
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
-        core.awaitSpinMicros(2_000); // looks go on up to 20 spins (40 ms) past the expected end
+        core.awaitSpinMicros(5_000); // looks go on up to 20 spins (100 ms) past the expected end
         XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(16, 8)));
         ManualDevice.ManualQueue hw = d.opened.getFirst();
         q.submit(Command.spin(100));
@@ -573,23 +573,23 @@ class XQueueEngineTest {
         long expected = ((SubmissionImpl) s).expectedEndNanos();
         CompletableFuture<Object> got = new CompletableFuture<>();
         Thread w = waiter(s, got);
-        // past the 2 ms spin: the waiter is parked between looks, and its end is not seen yet
-        Thread.State between = stateAt(w, expected + 6_000_000L);
+        // past the 5 ms spin: the waiter is parked between looks, and its end is not seen yet
+        Thread.State between = stateAt(w, expected + 12_000_000L);
         assertTrue(between == Thread.State.TIMED_WAITING || between == Thread.State.RUNNABLE, "past the spin: " + between);
         int before = hw.polls.get();
         hw.endedUnseen = true; // ended; nobody but a look reports it
         assertInstanceOf(CommandResult.class, got.get(5, java.util.concurrent.TimeUnit.SECONDS));
         assertTrue(hw.polls.get() > before && hw.pollers.contains(w.getName()), "the waiter's late look saw it: " + hw.pollers);
 
-        // past the looks' while (40 ms), a waiter only waits
+        // past the looks' while (100 ms), a waiter only waits
         Submission late = q.submit(Command.spin(100));
         long lateExpected = ((SubmissionImpl) late).expectedEndNanos();
         CompletableFuture<Object> third = new CompletableFuture<>();
         Thread lt = waiter(late, third);
-        stateAt(lt, lateExpected + 60_000_000L);
+        stateAt(lt, lateExpected + 150_000_000L);
         int after = hw.polls.get();
         Thread.sleep(20);
-        assertEquals(after, hw.polls.get(), "no looks 60 ms past the expected end");
+        assertEquals(after, hw.polls.get(), "no looks 150 ms past the expected end");
         hw.completeNext(100);
         assertInstanceOf(CommandResult.class, third.get(5, java.util.concurrent.TimeUnit.SECONDS));
     }
