@@ -61,8 +61,7 @@ final class CudaDouble implements AutoCloseable {
     private final Map<String, MemorySegment> symbols = new HashMap<>();
     private final Map<Integer, MemorySegment> errorNames = new ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong(0x1000);
-    /** The calling thread's current context (0: none); a long in an array, so that setting it boxes nothing. */
-    private final ThreadLocal<long[]> current = ThreadLocal.withInitial(() -> new long[1]);
+    private final ThreadLocal<Long> current = new ThreadLocal<>();
     private final Map<Long, Stream> streams = new ConcurrentHashMap<>();
     private final Map<Long, Event> events = new ConcurrentHashMap<>();
     private final Map<Long, Map<String, long[]>> modules = new ConcurrentHashMap<>();
@@ -208,7 +207,7 @@ final class CudaDouble implements AutoCloseable {
     }
 
     private boolean noContext() {
-        return current.get()[0] == 0L;
+        return current.get() == null || current.get() == 0L;
     }
 
     private int guard(java.util.function.IntSupplier body) {
@@ -311,13 +310,10 @@ final class CudaDouble implements AutoCloseable {
     }
 
     int cuCtxSetCurrent(MemorySegment ctx) {
-        // no allocation when the context is already current (the adapter sets it before each call
-        // it makes; tests count the adapter's allocations on the calling thread)
-        long[] mine = current.get();
-        if (ctx.address() != 0 && ctx.address() != mine[0] && !contexts.containsKey(ctx.address())) {
+        if (ctx.address() != 0 && !contexts.containsKey(ctx.address())) {
             return INVALID_CONTEXT;
         }
-        mine[0] = ctx.address();
+        current.set(ctx.address());
         return 0;
     }
 

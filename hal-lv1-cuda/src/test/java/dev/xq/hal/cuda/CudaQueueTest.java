@@ -157,39 +157,6 @@ class CudaQueueTest {
     }
 
     /**
-     * Regression (H100, 27 Nov): every look took an iterator to hand what it found to the report
-     * queue, found or not; the completion thread looks every microsecond or two near an end, so a
-     * command cost ~2 KB of garbage and a T = 100 run a young collection (4-5 ms, both threads
-     * stopped). A look that finds nothing must allocate nothing. Counted in bytes on this thread,
-     * which looks through the adapter's public {@code poll} (a waiter's look) on an idle queue, so
-     * no query of the double's (which allocates, being Java) is in the count.
-     */
-    @Test
-    void aLookThatFindsNothingAllocatesNothing() {
-        start();
-        HwQueue q = platform.open("cuda0", new HwQueueOptions("idle", null), new RecordingListener());
-        CompletionWatcher watcher = platform.device("cuda0").watcher();
-        var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
-        long self = Thread.currentThread().threadId();
-        int n = 200_000;
-        long bytes = 0;
-        long looks = 0;
-        for (int round = 0; round < 3; round++) { // the first rounds warm the path up (the JIT)
-            long looks0 = watcher.helpedLooks();
-            long a0 = threads.getThreadAllocatedBytes(self);
-            for (int i = 0; i < n; i++) {
-                q.poll();
-            }
-            bytes = threads.getThreadAllocatedBytes(self) - a0;
-            looks = watcher.helpedLooks() - looks0;
-        }
-        assertTrue(looks > n / 2, "only " + looks + " of " + n + " polls looked: the count measures nothing");
-        assertTrue(bytes < n, bytes + " bytes allocated over " + looks + " looks that found nothing (" + (double) bytes / looks
-                + " per look); a look must allocate nothing");
-        q.close();
-    }
-
-    /**
      * Regression: the poll thread once slept until a long command's predicted end while a short
      * command on another queue had not started yet, so the short queue got one command through
      * per long command. Counted, not timed: with the fault A's count stays near B's.
