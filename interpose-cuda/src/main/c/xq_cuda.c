@@ -798,7 +798,38 @@ static void wake_held(xstream *st)
     if (LD(&st->waiters)) futex_wake(&st->wseq);
 }
 
-static void env_read(void) { xw_env(S.path, sizeof S.path, S.name, sizeof S.name, S.prio, sizeof S.prio); }
+/* Once per process image (the constructor's SPACE question reads it first): a bad value is said once. */
+static void env_read(void)
+{
+    static int done;
+    if (!done++) xw_env(S.path, sizeof S.path, S.name, sizeof S.name, S.prio, sizeof S.prio);
+}
+
+/* The process's share of the device under the node's MPS server, in percent; 0: it shares in time
+ * (no node, MPS off there, XQ_MPS=0, or the user's own CUDA_MPS_PIPE_DIRECTORY). */
+static int g_space;
+
+/* Before anything can create a CUDA context: join the node's MPS server if it runs one. */
+static void space_setup(void)
+{
+    const char *v = getenv("XQ_MPS");
+    if (v && !strcmp(v, "0")) return;
+    if (v && *v && strcmp(v, "1")) xlog(1, "xq: ignoring XQ_MPS='%s': not 0 or 1; asking the node", v);
+    if ((v = getenv("XQ_SPACE")) && *v) { /* a parent asked: its children share its share */
+        int p = atoi(v);
+        if (p >= 1 && p <= 100 && getenv("CUDA_MPS_PIPE_DIRECTORY")) g_space = p;
+        return;
+    }
+    if (getenv("CUDA_MPS_PIPE_DIRECTORY")) {
+        xlog(2, "xq: CUDA_MPS_PIPE_DIRECTORY is set: the process's own MPS setting is kept");
+        return;
+    }
+    env_read();
+    char why[256];
+    g_space = xw_space(S.path, S.name, S.prio, why, sizeof why);
+    if (g_space) xlog(2, "xq: MPS client on %d %% of the device", g_space);
+    else xlog(3, "xq: no MPS from the node (%s)", why);
+}
 
 /* Connects, registers, maps the session's memory and registers every live stream. */
 static int try_attach(char *why, size_t whylen)
@@ -806,7 +837,7 @@ static int try_attach(char *why, size_t whylen)
     xw_session x;
     /* XQ_STALL=1 is said (capability lv2: shown by xq:processes); a node that does not know it
      * refuses the HELLO by naming it, and is asked again without */
-    const char *caps = g_stall ? " cuda,lv2" : "";
+    const char *caps = g_stall ? (g_space ? " cuda,lv2,mps" : " cuda,lv2") : g_space ? " cuda,mps" : "";
     if (!xw_attach(S.path, S.name, S.prio, caps, &x, why, whylen) &&
         (!*caps || !strstr(why, "capability") || !xw_attach(S.path, S.name, S.prio, "", &x, why, whylen)))
         return 0;
@@ -3073,4 +3104,5 @@ __attribute__((constructor)) static void xq_init(void)
     }
     pthread_key_create(&g_ptds_key, ptds_thread_exit);
     pthread_atfork(NULL, NULL, atfork_child);
+    space_setup();
 }

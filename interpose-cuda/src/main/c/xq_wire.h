@@ -189,6 +189,48 @@ fail:
     return 0;
 }
 
+/* SPACE (docs/processes.md, "Space and time"): asks the node how this process shares the device,
+ * before the program creates its CUDA context. A node running MPS answers "SPACE mps <pipe
+ * directory> <percent>" and the MPS client variables, which the driver reads when it
+ * initialises, are set here; anything else (no node, an old node, "SPACE none ...") leaves the
+ * environment as it was. Returns the share in percent, or 0 when the process shares in time. */
+__attribute__((unused)) static int xw_space(const char *path, const char *name, const char *prio, char *why, size_t whylen)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path) {
+        snprintf(why, whylen, "socket path too long");
+        return 0;
+    }
+    strcpy(a.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return 0;
+    }
+    char line[XQ_MAX_LINE + 1], dir[XQ_MAX_LINE] = "";
+    int pct = 0, used = 0;
+    int n = snprintf(line, sizeof line, "SPACE 1 %d %s %s\n", (int)getpid(), name, prio);
+    /* a short wait: every process of a tree under ./xq run asks once at its start */
+    if (send(fd, line, n, MSG_NOSIGNAL) != n || xw_read_line(fd, line, sizeof line, 500)) {
+        snprintf(why, whylen, "no answer to SPACE");
+        close(fd);
+        return 0;
+    }
+    close(fd);
+    if (sscanf(line, "SPACE mps %511s %d%n", dir, &pct, &used) != 2 || line[used] || pct < 1 || pct > 100 || dir[0] != '/') {
+        snprintf(why, whylen, "%.200s", line);
+        return 0;
+    }
+    char v[16];
+    snprintf(v, sizeof v, "%d", pct);
+    setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);
+    if (pct < 100) setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", v, 1);
+    else unsetenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    setenv("XQ_SPACE", v, 1); /* the process's children inherit the share without asking again */
+    return pct;
+}
+
 /* Whether the space-separated list has word w. */
 __attribute__((unused)) static int xw_has_word(const char *list, const char *w)
 {

@@ -1216,6 +1216,61 @@ static void test_stall_off(void)
     CHECK(hello >= 0 && !strstr(line_text(hello), "lv2"), "HELLO says lv2 without XQ_STALL: %s", hello >= 0 ? line_text(hello) : "-");
 }
 
+/* Space (docs/processes.md "Space and time"): the constructor asks the node before the program can
+ * create a context; a node running MPS has the driver's client variables set, and the process
+ * says "mps" when it registers. A shell shows the environment the program got. */
+static void test_space_mps(void)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 50");
+    app a;
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", NULL},
+               (const char *[]){"-c", "echo \"$CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE $XQ_SPACE\"", NULL}, 1);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(!strcmp(slurp(a.out), "/tmp/xq-test-mps 50 50\n"), "the program saw '%s'", slurp(a.out));
+    char last[256], want[128];
+    CHECK(tn_space_asks(last, sizeof last) == 1, "%d SPACE questions", tn_space_asks(NULL, 0));
+    snprintf(want, sizeof want, "SPACE 1 %d ", (int)a.pid); /* then the program's name: sh or dash */
+    size_t wl = strlen(want), ll = strlen(last);
+    CHECK(!strncmp(last, want, wl) && ll > wl + 2 && !strcmp(last + ll - 2, " 1"), "asked '%s', want '%s<name> 1'", last, want);
+    /* the whole device: no percentage, whatever the environment had */
+    tn_space("SPACE mps /tmp/xq-test-mps 100");
+    start_prog(&a, "/bin/sh", (const char *[]){"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=20", NULL},
+               (const char *[]){"-c", "echo \"$CUDA_MPS_PIPE_DIRECTORY ${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-none}\"", NULL}, 1);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(!strcmp(slurp(a.out), "/tmp/xq-test-mps none\n"), "the program saw '%s'", slurp(a.out));
+    /* a CUDA program registers as an MPS client */
+    tn_space("SPACE mps /tmp/xq-test-mps 50");
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "2", "--us", "300", "--check", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int h = tn_find(0, -1, "HELLO ", 2.0);
+    CHECK(h >= 0 && strstr(line_text(h), " cuda,mps"), "HELLO '%s' does not say cuda,mps", h >= 0 ? line_text(h) : "-");
+}
+
+/* No question when the process has its own MPS setting, inherits its parent's share, or says
+ * XQ_MPS=0; a node without MPS leaves the environment alone and the HELLO without "mps". */
+static void test_space_not_asked(void)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 50");
+    app a;
+    const char *show[] = {"-c", "echo \"$CUDA_MPS_PIPE_DIRECTORY ${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-none}\"", NULL};
+    start_prog(&a, "/bin/sh", (const char *[]){"CUDA_MPS_PIPE_DIRECTORY=/tmp/users-own", NULL}, show, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), "/tmp/users-own none\n"), "the program saw '%s'", slurp(a.out));
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_MPS=0", NULL}, show, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), " none\n"), "the program saw '%s'", slurp(a.out));
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_SPACE=50", "CUDA_MPS_PIPE_DIRECTORY=/tmp/parents", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50", NULL},
+               show, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), "/tmp/parents 50\n"), "the program saw '%s'", slurp(a.out));
+    CHECK(tn_space_asks(NULL, 0) == 0, "%d SPACE questions", tn_space_asks(NULL, 0));
+    tn_space("SPACE none off");
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "2", "--us", "300", "--check", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int h = tn_find(0, -1, "HELLO ", 2.0);
+    CHECK(h >= 0 && !strstr(line_text(h), "mps"), "HELLO '%s' says mps", h >= 0 ? line_text(h) : "-");
+    CHECK(tn_space_asks(NULL, 0) == 1, "%d SPACE questions", tn_space_asks(NULL, 0));
+}
+
 /* A node that does not know the capability lv2 refuses the HELLO: the interposer registers again
  * without it, and the process is scheduled (at level 1: nothing guards without a node's gate). */
 static void test_stall_old_node(void)
@@ -1268,6 +1323,8 @@ static const struct {
     void (*fn)(void);
 } TESTS[] = {
     {"registration", test_registration},
+    {"space_mps", test_space_mps},
+    {"space_not_asked", test_space_not_asked},
     {"visible_devices_uuid", test_visible_devices_uuid},
     {"pci_unknown", test_pci_unknown},
     {"priorities_and_names", test_priorities_and_names},

@@ -34,6 +34,9 @@ static tn_line *lines;
 static int nlines;
 static unsigned g_slots, d_gate, d_thr, d_batch, d_win;
 static char g_ok_options[64];
+static char g_space_answer[256] = "SPACE none off"; /* tn_space() */
+static char g_space_last[256];                    /* the last SPACE line asked */
+static int g_space_asks;
 static char g_refuse_cap[32]; /* a HELLO naming this capability is refused, as by a node that does not know it */
 static char g_path[108], g_dir[64];
 static pthread_t th;
@@ -140,6 +143,26 @@ static void on_line(int i, char *line)
     record(i, line);
 }
 
+/* A connection whose first line is SPACE (the interposer's constructor asks how the process
+ * shares the device): answered and closed here, counted apart from the sessions. Caller holds mu. */
+static int space_asked(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char b[256];
+    if (poll(&p, 1, 100) <= 0) return 0;
+    ssize_t n = recv(fd, b, sizeof b - 1, MSG_PEEK);
+    if (n < 6 || strncmp(b, "SPACE ", 6)) return 0;
+    b[n] = 0;
+    char *nl = strchr(b, '\n');
+    if (!nl) return 0;
+    *nl = 0;
+    snprintf(g_space_last, sizeof g_space_last, "%s", b);
+    g_space_asks++;
+    put(fd, g_space_answer);
+    close(fd);
+    return 1;
+}
+
 static void *serve(void *arg)
 {
     (void)arg;
@@ -162,7 +185,9 @@ static void *serve(void *arg)
             struct ucred uc;
             socklen_t l = sizeof uc;
             pthread_mutex_lock(&mu);
-            if (fd >= 0 && nsess < MAX_SESS) {
+            if (fd >= 0 && space_asked(fd)) {
+                /* a SPACE question is its connection's only line: answered, no session */
+            } else if (fd >= 0 && nsess < MAX_SESS) {
                 getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &l);
                 S[nsess] = (sess){.fd = fd, .peer = uc.pid};
                 nsess++;
@@ -204,6 +229,8 @@ int tn_start(const char *path, unsigned slots)
     if (!lines)
         lines = calloc(MAX_LINES, sizeof *lines);
     nlines = 0, nsess = 0, g_slots = slots;
+    snprintf(g_space_answer, sizeof g_space_answer, "SPACE none off");
+    g_space_asks = 0, g_space_last[0] = 0;
     snprintf(g_path, sizeof g_path, "%s", path);
     strcpy(g_dir, "/tmp/xq-test-node-XXXXXX");
     if (!mkdtemp(g_dir))
@@ -241,6 +268,22 @@ void tn_kill(void)
 void tn_refuse_capability(const char *cap)
 {
     snprintf(g_refuse_cap, sizeof g_refuse_cap, "%s", cap ? cap : "");
+}
+
+void tn_space(const char *answer)
+{
+    pthread_mutex_lock(&mu);
+    snprintf(g_space_answer, sizeof g_space_answer, "%s", answer);
+    pthread_mutex_unlock(&mu);
+}
+
+int tn_space_asks(char *last, size_t cap)
+{
+    pthread_mutex_lock(&mu);
+    int n = g_space_asks;
+    if (last) snprintf(last, cap, "%s", g_space_last);
+    pthread_mutex_unlock(&mu);
+    return n;
 }
 
 void tn_ok_options(const char *options)

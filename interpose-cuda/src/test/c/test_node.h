@@ -20,6 +20,9 @@ void tn_kill(void);                                  /* as if the node died: eve
 /* the queue configuration the node writes into every slot (at HELLO and at STREAM) */
 void tn_defaults(unsigned gate, unsigned threshold, unsigned batch, unsigned window_us);
 /* words the node's OK line carries after the slot size ("lv3": it will ask for interrupts); "" none */
+/* the answer to SPACE questions (default "SPACE none off"); how many were asked, and the last one */
+void tn_space(const char *answer);
+int tn_space_asks(char *last, size_t cap);
 void tn_ok_options(const char *options);
 /* a HELLO naming this capability is refused (ERR ... is not known), as by an older node; "" none */
 void tn_refuse_capability(const char *cap);

@@ -95,6 +95,13 @@ public class HostComponent {
             return;
         }
         HostServer s = new HostServer(settings, queues, xq::defaults, log, this::devices);
+        try {
+            s.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.parse(config.mps()), config.mpsControl(),
+                    java.nio.file.Path.of("/dev/nvidiactl"), config.mpsLatencyPriority(), config.mpsBestEffortShare(),
+                    config.mpsHoldBestEffort()));
+        } catch (IllegalArgumentException e) {
+            log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; MPS off", null);
+        }
         if (s.start()) {
             // Tools in the node (the process scenarios) find the socket through this registration.
             Hashtable<String, Object> props = new Hashtable<>();

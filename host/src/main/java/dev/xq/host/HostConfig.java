@@ -2,6 +2,7 @@ package dev.xq.host;
 
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.osgi.service.metatype.annotations.Option;
 
 /** Configuration of the process host (PID {@code dev.xq.host}). A change restarts the server. */
 @ObjectClassDefinition(id = HostConfig.PID, name = "XQ process host",
@@ -36,4 +37,33 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
                     + "KFD 1.13+) is asked to stop its stream's GPU queue (SUSPEND) whenever the node holds the stream, and to "
                     + "let it go on (RESUME) when the node lets it go. Off: processes are held at Lv1 only")
     boolean interruptProcesses() default false;
+
+    @AttributeDefinition(name = "MPS (spatial sharing)", options = {
+            @Option(value = "auto", label = "auto: where an NVIDIA GPU and nvidia-cuda-mps-control are found"),
+            @Option(value = "on", label = "on: as auto, and an error in the log where it cannot"),
+            @Option(value = "off", label = "off: processes share the device in time only")},
+            description = "Whether the node runs its own NVIDIA MPS control daemon (pipe directory next to the socket) and "
+                    + "tells each process it serves, before the process creates its CUDA context, to join it on a share of the "
+                    + "device that follows from its priority (docs/processes.md, Space and time)")
+    String mps() default "auto";
+
+    @AttributeDefinition(name = "MPS control program", required = false,
+            description = "Path of nvidia-cuda-mps-control; empty: looked for in /usr/local/nvidia/bin, /usr/bin, /usr/local/bin, "
+                    + "/usr/local/cuda/bin, /opt/nvidia/bin and the PATH")
+    String mpsControl() default "";
+
+    @AttributeDefinition(name = "Latency-critical priority", min = "-1000", max = "1000",
+            description = "Processes at this XQ priority or above get the whole device under MPS (and are never held nor "
+                    + "throttled); processes below, or without a priority, get the best-effort share")
+    int mpsLatencyPriority() default SpacePlan.DEFAULT_LATENCY_PRIORITY;
+
+    @AttributeDefinition(name = "Best-effort share (%)", min = "1", max = "100",
+            description = "Percent of the device's multiprocessors a best-effort process may use at once under MPS "
+                    + "(CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)")
+    int mpsBestEffortShare() default SpacePlan.DEFAULT_BEST_EFFORT_SHARE;
+
+    @AttributeDefinition(name = "Hold best-effort processes in time",
+            description = "Whether best-effort processes under MPS are still held while a queue the policy prefers has work "
+                    + "(their share already leaves the rest of the device free)")
+    boolean mpsHoldBestEffort() default true;
 }

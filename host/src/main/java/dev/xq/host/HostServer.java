@@ -61,6 +61,15 @@ final class HostServer {
     private volatile ScheduledThreadPoolExecutor timer;
     private volatile GroupPrincipal group;
     private volatile Path shmDir;
+    /** How processes share the device in space; set before {@link #start()} ({@link SpacePlan#OFF} unless asked) */
+    private volatile SpacePlan space = SpacePlan.OFF;
+    /** What {@link #start()} needs to start the MPS daemon, or null for none */
+    private volatile SpaceSettings spaceSettings;
+
+    /** The MPS side of the host's configuration (docs/processes.md, "Space and time"). */
+    record SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare,
+                         boolean holdBestEffort) {
+    }
 
     HostServer(HostSettings settings, ExternalQueues queues, Supplier<QueueConfig> defaults, RuntimeLog log) {
         this(settings, queues, defaults, log, List::of);
@@ -114,6 +123,15 @@ final class HostServer {
 
     HostSettings settings() {
         return settings;
+    }
+
+    /** Asks {@link #start()} to run the node's MPS daemon as these settings say. */
+    void useSpace(SpaceSettings s) {
+        spaceSettings = s;
+    }
+
+    SpacePlan space() {
+        return space;
     }
 
     ExternalQueues queues() {
@@ -179,6 +197,11 @@ final class HostServer {
             }
             group = g;
             shmDir = shm;
+            SpaceSettings sp = spaceSettings;
+            if (sp != null) {
+                MpsDaemon d = MpsDaemon.start(sp.mode(), sp.control(), dir, sp.device(), g, euid, log);
+                space = new SpacePlan(d, sp.latencyPriority(), sp.bestEffortShare(), sp.holdBestEffort());
+            }
         } catch (IOException | IllegalArgumentException | IllegalStateException e) {
             if (fd >= 0) {
                 Libc.close(fd);
@@ -245,6 +268,8 @@ final class HostServer {
                 log.warn("process host: could not remove " + shm + ": " + e);
             }
         }
+        // after the sessions: their processes keep running, and the daemon's quit waits for them
+        space.daemon().stop();
         if (serving) {
             log.info("process host stopped (" + settings.socketPath() + ")");
         }

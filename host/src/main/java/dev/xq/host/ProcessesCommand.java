@@ -106,13 +106,15 @@ final class ProcessesCommand {
     }
 
     static String all(HostServer server) {
-        String head = "process host: " + (server == null ? "not serving: not started" : server.status()) + "\n";
+        String head = "process host: " + (server == null ? "not serving: not started" : server.status()) + "\n"
+                + (server == null ? "" : "spatial sharing (MPS): " + server.space().state() + "\n");
         // RUNTIME: the interposer's (cuda, hip); LV2/3: "lv2" a CUDA process under XQ_STALL=1; for Lv3
         // "-" not offered, "off" not asked (host setting interruptProcesses), else the interrupts done and failed
-        Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV2/3", "SINCE", "CMDLINE");
+        // SPACE: "mps N%" a client of the node's MPS server on N % of the device ("untimed": never held), "time" time-shared
+        Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV2/3", "SPACE", "SINCE", "CMDLINE");
         if (server != null) {
             for (Session.Info i : server.sessions()) {
-                t.row(i.pid(), i.name(), i.runtime(), i.streams(), i.lv3(), TIME.format(i.since()), i.cmdline());
+                t.row(i.pid(), i.name(), i.runtime(), i.streams(), i.lv3(), i.space(), TIME.format(i.since()), i.cmdline());
             }
         }
         return head + t;

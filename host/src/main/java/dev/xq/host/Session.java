@@ -57,11 +57,11 @@ final class Session {
      * became of the process's interrupts ({@code -}: not offered, {@code off}: the node does not ask).
      */
     record Info(long pid, long seq, String name, int streams, Instant since, String cmdline, String state, long gatesSent,
-                long gatesDropped, List<StreamInfo> streamList, String runtime, String lv3) {
+                long gatesDropped, List<StreamInfo> streamList, String runtime, String lv3, String space) {
     }
 
     /** Capabilities a HELLO may name (docs/processes.md). */
-    static final List<String> CAPABILITIES = List.of("cuda", "hip", "lv2", "lv3");
+    static final List<String> CAPABILITIES = List.of("cuda", "hip", "lv2", "lv3", "mps");
 
     private final HostServer server;
     private final int fd;
@@ -89,6 +89,10 @@ final class Session {
     private final AtomicLong lv3Failed = new AtomicLong();
     private final AtomicLong lv3Asked = new AtomicLong();
     private volatile String lv3LastFailure;
+    /** The process is a client of the node's MPS server, on this share of the device (100: not shared in space, or all of it) */
+    private volatile int smShare = 100;
+    private volatile boolean spatial;
+    private volatile boolean heldInTime = true;
 
     // session thread only
     private Integer processPriority;
@@ -245,18 +249,19 @@ final class Session {
                 return;
             }
         }
-        if (name == null && !f[0].equals("HELLO")) {
-            refuse("the first line must be HELLO, got '" + shorten(f[0]) + "'");
+        if (name == null && !f[0].equals("HELLO") && !f[0].equals("SPACE")) {
+            refuse("the first line must be HELLO or SPACE, got '" + shorten(f[0]) + "'");
             return;
         }
         switch (f[0]) {
+            case "SPACE" -> space(f);
             case "HELLO" -> hello(f);
             case "MAPPED" -> mapped(f);
             case "STREAM" -> stream(f);
             case "WAKE" -> wake(f);
             case "CLOSE" -> close(f);
             case "LV3" -> lv3(f);
-            default -> refuse("unknown request '" + shorten(f[0]) + "'; allowed: HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3");
+            default -> refuse("unknown request '" + shorten(f[0]) + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3");
         }
     }
 
@@ -265,6 +270,70 @@ final class Session {
     }
 
     // ------------------------------------------------------------------ requests
+
+    /**
+     * Checks the version, pid, name and priority fields that HELLO and SPACE share.
+     *
+     * @return the priority, or null for none
+     * @throws IllegalArgumentException naming the field and what is allowed
+     */
+    private Integer identity(String[] f) {
+        if (!f[1].equals("1")) {
+            throw new IllegalArgumentException("protocol version '" + shorten(f[1]) + "' is not supported; this node speaks 1");
+        }
+        long claimed;
+        try {
+            claimed = Long.parseLong(asciiDigits(f[2]));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("pid '" + shorten(f[2]) + "' is not a number");
+        }
+        if (claimed != peer.pid()) {
+            throw new IllegalArgumentException("pid " + claimed + " is not yours (peer pid " + peer.pid() + ")");
+        }
+        if (!NAME.matcher(f[3]).matches()) {
+            throw new IllegalArgumentException("name '" + shorten(f[3]) + "' has characters outside [A-Za-z0-9._:/+-]");
+        }
+        if (f[4].equals("-")) {
+            return null;
+        }
+        try {
+            return Integer.parseInt(asciiDigits(f[4]));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("priority '" + shorten(f[4]) + "' is neither '-' nor a whole number in ["
+                    + Hint.MIN_PRIORITY + ", " + Hint.MAX_PRIORITY + "]");
+        }
+    }
+
+    /**
+     * {@code SPACE 1 <pid> <name> <priority or ->}: a process about to create its CUDA context asks
+     * how it shares the device (docs/processes.md, "Space and time"); the answer is the
+     * connection's only line: {@code SPACE mps <pipe directory> <percent>} or
+     * {@code SPACE none <reason>}.
+     */
+    private void space(String[] f) {
+        if (name != null) {
+            refuse("SPACE after HELLO; SPACE is a connection's only request");
+            return;
+        }
+        if (f.length != 5) {
+            refuse("SPACE takes 4 fields (SPACE 1 <pid> <name> <priority or ->), got " + (f.length - 1));
+            return;
+        }
+        Integer prio;
+        try {
+            prio = identity(f);
+        } catch (IllegalArgumentException e) {
+            refuse(e.getMessage());
+            return;
+        }
+        ScheduledFuture<?> h = helloTimer;
+        if (h != null) {
+            h.cancel(false);
+        }
+        SpacePlan plan = server.space();
+        reply(plan.answer(prio));
+        ending = true; // one question, one answer: the session ends here
+    }
 
     private void hello(String[] f) {
         if (name != null) {
@@ -275,34 +344,12 @@ final class Session {
             refuse("HELLO takes 4 or 5 fields (HELLO 1 <pid> <name> <priority or -> [<capability>,...]), got " + (f.length - 1));
             return;
         }
-        if (!f[1].equals("1")) {
-            refuse("protocol version '" + shorten(f[1]) + "' is not supported; this node speaks 1");
-            return;
-        }
-        long claimed;
+        Integer prio;
         try {
-            claimed = Long.parseLong(asciiDigits(f[2]));
-        } catch (NumberFormatException e) {
-            refuse("pid '" + shorten(f[2]) + "' is not a number");
+            prio = identity(f);
+        } catch (IllegalArgumentException e) {
+            refuse(e.getMessage());
             return;
-        }
-        if (claimed != peer.pid()) {
-            refuse("pid " + claimed + " is not yours (peer pid " + peer.pid() + ")");
-            return;
-        }
-        if (!NAME.matcher(f[3]).matches()) {
-            refuse("name '" + shorten(f[3]) + "' has characters outside [A-Za-z0-9._:/+-]");
-            return;
-        }
-        Integer prio = null;
-        if (!f[4].equals("-")) {
-            try {
-                prio = Integer.parseInt(asciiDigits(f[4]));
-            } catch (NumberFormatException e) {
-                refuse("priority '" + shorten(f[4]) + "' is neither '-' nor a whole number in [" + Hint.MIN_PRIORITY + ", "
-                        + Hint.MAX_PRIORITY + "]");
-                return;
-            }
         }
         List<String> caps = List.of();
         if (f.length == 6) {
@@ -332,6 +379,10 @@ final class Session {
                 refuse("capability 'lv3' without 'hip'; Lv3 for processes is the HIP interposer's (KFD debugger API)");
                 return;
             }
+            if (caps.contains("mps") && !caps.contains("cuda")) {
+                refuse("capability 'mps' without 'cuda'; only CUDA processes join the node's MPS server");
+                return;
+            }
         }
         SharedMemory m;
         try {
@@ -350,6 +401,12 @@ final class Session {
         lv3Offered = caps.contains("lv3");
         lv2Offered = caps.contains("lv2");
         interrupts = lv3Offered && server.settings().interruptProcesses();
+        // a client of the node's MPS server (it asked with SPACE before its context existed):
+        // its share follows from its priority, as the SPACE answer did
+        SpacePlan plan = server.space();
+        spatial = caps.contains("mps") && plan.on();
+        smShare = spatial ? plan.share(prio) : 100;
+        heldInTime = !spatial || plan.heldInTime(smShare);
         name = f[3];
         if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : ""))) {
             return;
@@ -360,7 +417,8 @@ final class Session {
         }
         unlinkTask = server.schedule(m::unlink, server.settings().unlinkAfter().toMillis(), TimeUnit.MILLISECONDS);
         server.log().info(who() + " registered (uid " + Integer.toUnsignedString(peer.uid()) + ", priority "
-                + (prio == null ? "-" : prio) + ", " + (hip ? "HIP" : "CUDA") + (interrupts ? ", Lv3" : "") + "): " + cmdline);
+                + (prio == null ? "-" : prio) + ", " + (hip ? "HIP" : "CUDA") + (interrupts ? ", Lv3" : "")
+                + (spatial ? ", MPS client on " + smShare + " % of the device" : "") + "): " + cmdline);
     }
 
     private void mapped(String[] f) {
@@ -420,7 +478,7 @@ final class Session {
         String device = server.deviceFor(hip, v[0], pci);
         ExternalQueueSpec spec = new ExternalQueueSpec(qname, device, peer.pid() + ":" + name, peer.pid(),
                 hint == null ? List.of() : List.of(new Hint.Priority(hint)), null);
-        SlotControl control = new SlotControl(this, memory, slot);
+        SlotControl control = new SlotControl(this, memory, slot, smShare, heldInTime);
         ExternalQueue q;
         try {
             q = server.queues().open(spec, control);
@@ -677,7 +735,7 @@ final class Session {
         String n = name;
         return new Info(peer.pid(), seq, n == null ? "-" : n, streamCount.get(), since == null ? connected : since, cmdline,
                 n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l, n == null ? "-" : hip ? "hip" : "cuda",
-                n == null ? "-" : lv3());
+                n == null ? "-" : lv3(), spatial ? "mps " + smShare + "%" + (heldInTime ? "" : " untimed") : "time");
     }
 
     /**

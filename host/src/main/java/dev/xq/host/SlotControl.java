@@ -4,6 +4,7 @@ import dev.xq.api.QueueConfig;
 import dev.xq.external.spi.ExternalCounters;
 import dev.xq.external.spi.ExternalQueueControl;
 import dev.xq.external.spi.ExternalQueueGuard;
+import dev.xq.external.spi.ExternalQueueShare;
 
 /**
  * One stream's queue as the node reaches it: counters from the process's half of the slot,
@@ -11,7 +12,7 @@ import dev.xq.external.spi.ExternalQueueGuard;
  * Retired when its stream closes, so that a slot reused by a later stream is not driven by the
  * queue that had it before.
  */
-final class SlotControl implements ExternalQueueControl, ExternalQueueGuard {
+final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, ExternalQueueShare {
 
     private final Session session;
     private final SharedMemory memory;
@@ -21,11 +22,29 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard {
     private volatile boolean answered;
     /** The node holds the queue, as last applied (for SUSPEND and RESUME on a change; deciding thread) */
     private boolean held;
+    private final int smShare;
+    private final boolean heldInTime;
 
-    SlotControl(Session session, SharedMemory memory, int slot) {
+    /**
+     * @param smShare the process's share of the device in space (100: all of it, or not an MPS client)
+     * @param heldInTime whether the scheduler's holds and limits apply (see {@link ExternalQueueShare})
+     */
+    SlotControl(Session session, SharedMemory memory, int slot, int smShare, boolean heldInTime) {
         this.session = session;
         this.memory = memory;
         this.slot = slot;
+        this.smShare = smShare;
+        this.heldInTime = heldInTime;
+    }
+
+    @Override
+    public int smSharePercent() {
+        return smShare;
+    }
+
+    @Override
+    public boolean heldInTime() {
+        return heldInTime;
     }
 
     @Override

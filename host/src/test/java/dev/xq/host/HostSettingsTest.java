@@ -52,6 +52,31 @@ class HostSettingsTest {
             public boolean interruptProcesses() {
                 return interrupt;
             }
+
+            @Override
+            public String mps() {
+                return "auto";
+            }
+
+            @Override
+            public String mpsControl() {
+                return "";
+            }
+
+            @Override
+            public int mpsLatencyPriority() {
+                return SpacePlan.DEFAULT_LATENCY_PRIORITY;
+            }
+
+            @Override
+            public int mpsBestEffortShare() {
+                return SpacePlan.DEFAULT_BEST_EFFORT_SHARE;
+            }
+
+            @Override
+            public boolean mpsHoldBestEffort() {
+                return true;
+            }
         };
     }
 

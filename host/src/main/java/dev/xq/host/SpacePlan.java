@@ -1,0 +1,63 @@
+package dev.xq.host;
+
+import java.nio.file.Path;
+
+/**
+ * How the node shares a device in space between the processes it serves (docs/processes.md,
+ * "Space and time"): with its MPS daemon running, a process whose priority is at least
+ * {@code latencyPriority} gets the whole device, any other one {@code bestEffortShare} percent
+ * of its multiprocessors. The share is fixed when the process creates its context, so it can
+ * only follow from what is known then: the process's own priority, not the company it will meet.
+ * That is why the classes are absolute (a training job started first must not get the whole
+ * device only because the server it should yield to starts later).
+ *
+ * <p>Time then works on top of space: a process with the whole device is never held nor
+ * throttled; one on a capped share is held while a queue the policy prefers has work when
+ * {@code holdBestEffort} says so.
+ *
+ * @param daemon the node's MPS daemon (off: every process shares the device in time only)
+ * @param latencyPriority the lowest priority whose processes get the whole device
+ * @param bestEffortShare the share, in percent, of processes below it, in [1, 100]
+ * @param holdBestEffort whether processes on a capped share are still held in time
+ */
+record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort) {
+
+    static final int DEFAULT_LATENCY_PRIORITY = 2;
+    static final int DEFAULT_BEST_EFFORT_SHARE = 50;
+
+    /** No spatial sharing: what a node without MPS (and every test that does not ask for it) has. */
+    static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true);
+
+    SpacePlan {
+        if (bestEffortShare < 1 || bestEffortShare > 100) {
+            throw new IllegalArgumentException("mpsBestEffortShare " + bestEffortShare + " is out of range [1, 100] (percent of the device)");
+        }
+    }
+
+    boolean on() {
+        return daemon.running();
+    }
+
+    /** @return the share, in percent, of a process at this priority (null: none given, the lowest class) */
+    int share(Integer priority) {
+        return priority != null && priority >= latencyPriority ? 100 : bestEffortShare;
+    }
+
+    boolean heldInTime(int share) {
+        return share < 100 && holdBestEffort;
+    }
+
+    /** The answer to {@code SPACE}: where the process's driver finds the MPS server and on how much of the device it runs. */
+    String answer(Integer priority) {
+        Path pipe = daemon.pipeDir();
+        if (pipe == null) {
+            return "SPACE none " + (daemon.state().startsWith("off: disabled") ? "off" : "unavailable");
+        }
+        return "SPACE mps " + pipe + " " + share(priority);
+    }
+
+    String state() {
+        return daemon.state() + (on() ? "; priority " + latencyPriority + " and above: the whole device, below: " + bestEffortShare
+                + " %" + (holdBestEffort ? ", held while a preferred queue has work" : ", never held") : "");
+    }
+}

@@ -1,0 +1,237 @@
+package dev.xq.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.runtime.engine.ExternalQueueImpl;
+import dev.xq.runtime.engine.XqCore;
+import dev.xq.runtime.log.RuntimeLog;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Space and time (docs/processes.md): the host runs an MPS control daemon (here a script that
+ * behaves like {@code nvidia-cuda-mps-control} on its pipe directory), answers SPACE with the
+ * share a priority gets, and opens the queues of MPS clients so that the scheduler neither holds
+ * nor throttles one that has the whole device.
+ */
+class SpaceTest {
+
+    @TempDir
+    Path tmp;
+
+    XqCore core;
+    HostServer server;
+    Path sock;
+    Path control;
+    Path device;
+    final List<TestClient> clients = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws IOException {
+        core = new XqCore(RuntimeLog.NONE);
+        core.start();
+        sock = tmp.resolve("x").resolve("node.sock");
+        device = Files.createFile(tmp.resolve("nvidiactl"));
+        control = tmp.resolve("nvidia-cuda-mps-control");
+        // -d starts a "daemon" (its control pipe appears); a command comes on stdin; every call is logged beside
+        Files.writeString(control, """
+                #!/bin/sh
+                log="$CUDA_MPS_PIPE_DIRECTORY/../mps-calls.log"
+                if [ "$1" = "-d" ]; then echo "start $CUDA_MPS_LOG_DIRECTORY" >> "$log"; : > "$CUDA_MPS_PIPE_DIRECTORY/control"; exit 0; fi
+                read cmd; echo "$cmd" >> "$log"
+                case "$cmd" in
+                  get_server_list) [ -e "$CUDA_MPS_PIPE_DIRECTORY/control" ] ;;
+                  quit) rm -f "$CUDA_MPS_PIPE_DIRECTORY/control" ;;
+                esac
+                """);
+        Files.setPosixFilePermissions(control, PosixFilePermissions.fromString("rwx------"));
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        for (TestClient c : clients) {
+            c.close();
+        }
+        if (server != null) {
+            server.stop();
+        }
+        core.stop();
+    }
+
+    HostServer start(MpsDaemon.Mode mode, Path dev, boolean holdBestEffort) {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
+        server.useSpace(new HostServer.SpaceSettings(mode, control.toString(), dev, 2, 40, holdBestEffort));
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        return server;
+    }
+
+    TestClient client() throws IOException {
+        TestClient c = TestClient.connect(sock);
+        clients.add(c);
+        return c;
+    }
+
+    String ask(String priority) throws Exception {
+        TestClient c = client();
+        c.send("SPACE 1 " + TestClient.PID + " app " + priority);
+        String answer = c.readLine();
+        c.awaitEof(Await.LIMIT); // one question, one answer
+        return answer;
+    }
+
+    List<String> calls() throws IOException {
+        Path log = sock.getParent().resolve("mps-calls.log");
+        return Files.exists(log) ? Files.readAllLines(log) : List.of();
+    }
+
+    @Test
+    void theDaemonStartsInADirectoryOfTheNodesAndQuitsWithIt() throws Exception {
+        start(MpsDaemon.Mode.AUTO, device, true);
+        Path pipe = sock.getParent().resolve("mps");
+        assertTrue(server.space().on(), server.space().state());
+        assertTrue(server.space().state().startsWith("on: daemon started, pipe " + pipe), server.space().state());
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(pipe)));
+        assertEquals(List.of("start " + sock.getParent().resolve("mps-log"), "get_server_list"), calls(),
+                "started a daemon (no control pipe was there), checked that it answers");
+        server.stop();
+        assertTrue(calls().contains("quit"), "no quit at stop: " + calls());
+        assertFalse(server.space().on());
+        server = null;
+    }
+
+    @Test
+    void aDaemonAnEarlierNodeLeftIsTakenOver() throws Exception {
+        Path pipe = Files.createDirectories(sock.getParent().resolve("mps"));
+        Files.setPosixFilePermissions(sock.getParent(), PosixFilePermissions.fromString("rwx------"));
+        Files.setPosixFilePermissions(pipe, PosixFilePermissions.fromString("rwx------"));
+        Files.createFile(pipe.resolve("control"));
+        start(MpsDaemon.Mode.AUTO, device, true);
+        assertTrue(server.space().state().startsWith("on: took over"), server.space().state());
+        assertFalse(calls().stream().anyMatch(l -> l.startsWith("start")), "started a second daemon: " + calls());
+    }
+
+    @Test
+    void spaceAnswersTheShareOfThePriority() throws Exception {
+        start(MpsDaemon.Mode.AUTO, device, true);
+        String pipe = sock.getParent().resolve("mps").toString();
+        assertEquals("SPACE mps " + pipe + " 100", ask("2"));
+        assertEquals("SPACE mps " + pipe + " 100", ask("7"));
+        assertEquals("SPACE mps " + pipe + " 40", ask("1"));
+        assertEquals("SPACE mps " + pipe + " 40", ask("-"));
+        assertEquals("SPACE mps " + pipe + " 40", ask("-5"));
+        Await.until(() -> server.liveSessions() == 0, () -> server.liveSessions() + " sessions after SPACE: it ends its connection");
+    }
+
+    @Test
+    void withoutMpsSpaceSaysWhyAndProcessesShareInTime() throws Exception {
+        start(MpsDaemon.Mode.AUTO, tmp.resolve("no-such-device"), true);
+        assertFalse(server.space().on());
+        assertTrue(server.space().state().contains("no NVIDIA device"), server.space().state());
+        assertEquals("SPACE none unavailable", ask("2"));
+        server.stop();
+        start(MpsDaemon.Mode.OFF, device, true);
+        assertEquals("SPACE none off", ask("1"));
+        assertTrue(calls().isEmpty(), "mps=off ran the control program: " + calls());
+        // a process that says mps anyway is time-shared: the node runs no daemon it could be a client of
+        TestClient c = client();
+        c.hello("train", "2", "cuda,mps");
+        c.send("MAPPED");
+        ExternalQueueImpl q = queue(c.stream(0, 0, 0, 0, -5, "default"));
+        assertFalse(q.spaceOnly());
+        assertEquals(100, q.smSharePercent());
+    }
+
+    @Test
+    void badSpaceLinesAreRefusedByName() throws Exception {
+        start(MpsDaemon.Mode.AUTO, device, true);
+        TestClient c = client();
+        c.send("SPACE 1 " + (TestClient.PID + 1) + " app 1");
+        HostServerTest.refusedWith(c, "is not yours");
+        c = client();
+        c.send("SPACE 1 " + TestClient.PID + " app");
+        HostServerTest.refusedWith(c, "SPACE takes 4 fields");
+        c = client();
+        c.send("SPACE 1 " + TestClient.PID + " app high");
+        HostServerTest.refusedWith(c, "priority 'high'");
+        c = client();
+        c.hello("app", "1");
+        c.send("SPACE 1 " + TestClient.PID + " app 1");
+        HostServerTest.refusedWith(c, "SPACE after HELLO");
+        c = client();
+        c.send("HELLO 1 " + TestClient.PID + " app 1 hip,mps");
+        HostServerTest.refusedWith(c, "capability 'mps' without 'cuda'");
+    }
+
+    @Test
+    void aProcessWithTheWholeDeviceIsNeitherHeldNorThrottled() throws Exception {
+        start(MpsDaemon.Mode.AUTO, device, true);
+        TestClient top = client();
+        top.hello("serve", "2", "cuda,mps");
+        top.send("MAPPED");
+        top.map();
+        ExternalQueueImpl q = queue(top.stream(0, 0, 0, 0, -5, "default"));
+        assertTrue(q.spaceOnly());
+        assertEquals(100, q.smSharePercent());
+        TestClient be = client();
+        be.hello("train", "1", "cuda,mps");
+        be.send("MAPPED");
+        be.map();
+        ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
+        assertFalse(b.spaceOnly(), "a capped share is held in time when the host says so");
+        assertEquals(40, b.smSharePercent());
+        // the scheduler's hold passes the queue with the whole device by; the other one is held
+        q.schedule(true, System.nanoTime());
+        b.schedule(true, System.nanoTime());
+        assertFalse(q.isSuspendedByScheduler());
+        assertEquals(0, top.slotInt(0, SharedMemory.S_GATE), "the gate of the whole-device process closed");
+        assertEquals(0, top.slotInt(0, SharedMemory.S_WINDOW_US), "its window is a limit");
+        assertTrue(b.isSuspendedByScheduler());
+        assertEquals(1, be.slotInt(0, SharedMemory.S_GATE));
+        // an operator's suspend still holds it
+        q.suspend();
+        assertEquals(1, top.slotInt(0, SharedMemory.S_GATE));
+        q.resume();
+        assertEquals(0, top.slotInt(0, SharedMemory.S_GATE));
+    }
+
+    @Test
+    void withoutHoldsACappedShareIsNotHeldEither() throws Exception {
+        start(MpsDaemon.Mode.AUTO, device, false);
+        TestClient be = client();
+        be.hello("train", "1", "cuda,mps");
+        be.send("MAPPED");
+        ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
+        assertTrue(b.spaceOnly());
+        assertEquals(40, b.smSharePercent());
+    }
+
+    @Test
+    void theModeIsParsedOrRefusedByName() {
+        assertEquals(MpsDaemon.Mode.AUTO, MpsDaemon.Mode.parse(""));
+        assertEquals(MpsDaemon.Mode.ON, MpsDaemon.Mode.parse(" On "));
+        assertEquals(MpsDaemon.Mode.OFF, MpsDaemon.Mode.parse("off"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MpsDaemon.Mode.parse("yes"));
+        assertTrue(e.getMessage().contains("'yes'") && e.getMessage().contains("auto, on, off"), e.getMessage());
+        IllegalArgumentException s = assertThrows(IllegalArgumentException.class,
+                () -> new SpacePlan(MpsDaemon.off("x"), 2, 0, true));
+        assertTrue(s.getMessage().contains("mpsBestEffortShare 0"), s.getMessage());
+        assertNull(MpsDaemon.off("x").pipeDir());
+    }
+
+    ExternalQueueImpl queue(long handle) {
+        return core.externalQueues().stream().filter(q -> q.handle() == handle).findFirst()
+                .orElseThrow(() -> new AssertionError("no external queue " + handle + " in the core"));
+    }
+}
