@@ -106,6 +106,10 @@ public class HostComponent {
             // Tools in the node (the process scenarios) find the socket through this registration.
             Hashtable<String, Object> props = new Hashtable<>();
             props.put(SOCKET_PROPERTY, settings.socketPath().toString());
+            // and the MPS pipe directory where the node runs MPS (the mix scenario's hand-set "mps" mode uses it)
+            java.nio.file.Path pipe = s.space().daemon().pipeDir();
+            props.put(MPS_PIPE_PROPERTY, pipe == null ? "" : pipe.toString());
+            props.put(MPS_HOLD_PROPERTY, Boolean.toString(config.mpsHoldBestEffort()));
             registration = context.registerService(Object.class, s, props);
         }
         server = s;
@@ -113,6 +117,12 @@ public class HostComponent {
 
     /** Service property naming the socket a serving host listens on. */
     public static final String SOCKET_PROPERTY = "xq.host.socket";
+
+    /** Service property naming the MPS pipe directory of the node's daemon, empty when the node runs none. */
+    public static final String MPS_PIPE_PROPERTY = "xq.host.mps.pipe";
+
+    /** Service property: whether best-effort MPS clients are held in time (mpsHoldBestEffort), so a tool sees a change take effect. */
+    public static final String MPS_HOLD_PROPERTY = "xq.host.mps.hold";
 
     private volatile ServiceRegistration<Object> registration;
 

@@ -11,7 +11,7 @@ import java.util.Locale;
 public final class ParamSpec {
 
     /** What kind of value the parameter takes. */
-    public enum Kind { INTEGER, DECIMAL, INTEGER_LIST, DECIMAL_LIST, CHOICE }
+    public enum Kind { INTEGER, DECIMAL, INTEGER_LIST, DECIMAL_LIST, CHOICE, CHOICE_LIST, TEXT }
 
     private final String name;
     private final Kind kind;
@@ -56,6 +56,16 @@ public final class ParamSpec {
         return new ParamSpec(name, Kind.CHOICE, def, 0, 0, List.copyOf(choices), help);
     }
 
+    /** A comma-separated list of words, each one of a fixed set (e.g. the mixes or modes to run). */
+    public static ParamSpec choices(String name, List<String> def, List<String> choices, String help) {
+        return new ParamSpec(name, Kind.CHOICE_LIST, List.copyOf(def), 0, 0, List.copyOf(choices), help);
+    }
+
+    /** Free text, such as a path the scenario checks itself; may be empty. */
+    public static ParamSpec text(String name, String def, String help) {
+        return new ParamSpec(name, Kind.TEXT, def, 0, 0, List.of(), help);
+    }
+
     public String name() {
         return name;
     }
@@ -96,6 +106,18 @@ public final class ParamSpec {
                 }
                 yield text;
             }
+            case CHOICE_LIST -> {
+                List<String> out = new ArrayList<>();
+                for (String part : splitList(text)) {
+                    if (!choices.contains(part)) {
+                        throw new IllegalArgumentException(name + "=" + text + ": '" + part + "' is not allowed; allowed: "
+                                + String.join(", ", choices));
+                    }
+                    out.add(part);
+                }
+                yield List.copyOf(out);
+            }
+            case TEXT -> text;
         };
     }
 
@@ -142,7 +164,8 @@ public final class ParamSpec {
         return switch (kind) {
             case INTEGER, INTEGER_LIST -> "[" + (long) min + ", " + (long) max + "]";
             case DECIMAL, DECIMAL_LIST -> "[" + num(min) + ", " + num(max) + "]";
-            case CHOICE -> String.join(", ", choices);
+            case CHOICE, CHOICE_LIST -> String.join(", ", choices);
+            case TEXT -> "any text";
         };
     }
 
@@ -163,7 +186,7 @@ public final class ParamSpec {
 
     /** @return one usage line: {@code name=default  help (allowed: range)} */
     public String usage() {
-        String list = kind == Kind.INTEGER_LIST || kind == Kind.DECIMAL_LIST ? ", comma-separated" : "";
+        String list = kind == Kind.INTEGER_LIST || kind == Kind.DECIMAL_LIST || kind == Kind.CHOICE_LIST ? ", comma-separated" : "";
         return name + "=" + describeDefault() + "  " + help + " (allowed: " + range() + list + ")";
     }
 }

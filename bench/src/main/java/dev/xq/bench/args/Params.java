@@ -53,4 +53,9 @@ public final class Params {
     public List<Double> doubles(String name) {
         return (List<Double>) get(name);
     }
+
+    @SuppressWarnings("unchecked")
+    public List<String> strings(String name) {
+        return (List<String>) get(name);
+    }
 }

@@ -19,6 +19,9 @@ public final class ScenarioReport {
     private final List<String> notes = new ArrayList<>();
     private final List<String> barFigures = new ArrayList<>();
     private final List<Goal> goals = new ArrayList<>();
+    private final Map<String, Object> extras = new LinkedHashMap<>();
+    private List<String> tableHeader;
+    private List<List<String>> tableRows;
 
     /** A goal the scenario states (e.g. "xq:drf runs 3 A and 2 B tasks"), and whether this run met it. */
     public record Goal(String goal, boolean met, String measured) { }
@@ -88,6 +91,48 @@ public final class ScenarioReport {
         return barFigures;
     }
 
+    /**
+     * Adds a top-level JSON member of the scenario's own (e.g. {@code mixes}: figures grouped in a
+     * way one row per mode cannot hold); written after {@code modes}. The value must be
+     * something {@link Json} writes.
+     * @throws IllegalArgumentException if {@code key} is one of the report's own members
+     */
+    public void extra(String key, Object value) {
+        if (List.of("scenario", "device", "params", "modes", "summary", "goals", "notes").contains(key)) {
+            throw new IllegalArgumentException("JSON member '" + key + "' is the report's own");
+        }
+        extras.put(key, value);
+    }
+
+    /** @return the scenario's own JSON members, in the order they were added */
+    public Map<String, Object> extras() {
+        return extras;
+    }
+
+    /**
+     * Replaces the per-mode rows of the text table with rows of the scenario's own, for a scenario
+     * whose modes are too many to read one row each (the JSON keeps every mode).
+     */
+    public void table(List<String> header, List<List<String>> rows) {
+        for (List<String> r : rows) {
+            if (r.size() != header.size()) {
+                throw new IllegalArgumentException("row " + r + " has " + r.size() + " cells; the header " + header.size());
+            }
+        }
+        this.tableHeader = List.copyOf(header);
+        this.tableRows = List.copyOf(rows);
+    }
+
+    /** @return the header of the scenario's own table, or null for the per-mode one */
+    public List<String> tableHeader() {
+        return tableHeader;
+    }
+
+    /** @return the rows of the scenario's own table, or null for the per-mode one */
+    public List<List<String>> tableRows() {
+        return tableRows;
+    }
+
     /** @return the sum of every mode's counts */
     public Counts totalCounts() {
         Counts c = Counts.NONE;
@@ -117,6 +162,7 @@ public final class ScenarioReport {
             ms.add(mo);
         }
         o.put("modes", ms);
+        o.putAll(extras);
         if (!summary.isEmpty()) {
             o.put("summary", summary);
         }

@@ -17,6 +17,35 @@ public final class TextTable {
 
     /** @return the table, the summary and the notes, ending with a newline */
     public static String render(ScenarioReport r) {
+        StringBuilder out = new StringBuilder();
+        out.append("scenario ").append(r.scenario()).append(" on ").append(r.device()).append("  ").append(r.params()).append('\n');
+        if (r.tableHeader() != null) {
+            // a scenario's own rows are words as much as numbers: all left-aligned
+            grid(out, r.tableHeader(), r.tableRows(), false);
+        } else {
+            modeGrid(out, r);
+        }
+        if (!r.summary().isEmpty()) {
+            out.append("summary:");
+            r.summary().forEach((k, v) -> out.append(' ').append(k).append('=').append(format(v)));
+            out.append('\n');
+        }
+        for (ModeResult m : r.modes()) {
+            if (!m.note().isEmpty()) {
+                out.append("  ").append(m.mode()).append(": ").append(m.note()).append('\n');
+            }
+        }
+        for (String n : r.notes()) {
+            out.append("note: ").append(n).append('\n');
+        }
+        for (ScenarioReport.Goal g : r.goals()) {
+            out.append("goal ").append(g.met() ? "MET:    " : "MISSED: ").append(g.goal()).append(" (").append(g.measured()).append(")\n");
+        }
+        return out.toString();
+    }
+
+    /** One row per mode, one column per figure, then the command counts. */
+    private static void modeGrid(StringBuilder out, ScenarioReport r) {
         Set<String> columns = new LinkedHashSet<>();
         columns.add("mode");
         for (ModeResult m : r.modes()) {
@@ -39,6 +68,14 @@ public final class TextTable {
             }
             rows.add(row);
         }
+        grid(out, header, rows, true);
+    }
+
+    /**
+     * The header, a rule and the rows, each column as wide as its widest cell.
+     * @param numbersRight whether the columns after the first are right-aligned, as numbers are read
+     */
+    private static void grid(StringBuilder out, List<String> header, List<List<String>> rows, boolean numbersRight) {
         int[] width = new int[header.size()];
         for (int i = 0; i < header.size(); i++) {
             width[i] = header.get(i).length();
@@ -46,44 +83,25 @@ public final class TextTable {
                 width[i] = Math.max(width[i], row.get(i).length());
             }
         }
-        StringBuilder out = new StringBuilder();
-        out.append("scenario ").append(r.scenario()).append(" on ").append(r.device()).append("  ").append(r.params()).append('\n');
-        line(out, header, width);
+        line(out, header, width, numbersRight);
         StringBuilder rule = new StringBuilder();
         for (int i = 0; i < width.length; i++) {
             rule.append(i == 0 ? "" : "  ").append("-".repeat(width[i]));
         }
         out.append(rule).append('\n');
         for (List<String> row : rows) {
-            line(out, row, width);
+            line(out, row, width, numbersRight);
         }
-        if (!r.summary().isEmpty()) {
-            out.append("summary:");
-            r.summary().forEach((k, v) -> out.append(' ').append(k).append('=').append(format(v)));
-            out.append('\n');
-        }
-        for (ModeResult m : r.modes()) {
-            if (!m.note().isEmpty()) {
-                out.append("  ").append(m.mode()).append(": ").append(m.note()).append('\n');
-            }
-        }
-        for (String n : r.notes()) {
-            out.append("note: ").append(n).append('\n');
-        }
-        for (ScenarioReport.Goal g : r.goals()) {
-            out.append("goal ").append(g.met() ? "MET:    " : "MISSED: ").append(g.goal()).append(" (").append(g.measured()).append(")\n");
-        }
-        return out.toString();
     }
 
-    private static void line(StringBuilder out, List<String> cells, int[] width) {
+    private static void line(StringBuilder out, List<String> cells, int[] width, boolean numbersRight) {
         for (int i = 0; i < cells.size(); i++) {
             if (i > 0) {
                 out.append("  ");
             }
             String c = cells.get(i);
             // Labels left, numbers right, as people read tables.
-            out.append(i == 0 ? pad(c, width[i], false) : pad(c, width[i], true));
+            out.append(pad(c, width[i], i > 0 && numbersRight));
         }
         // No trailing blanks.
         int end = out.length();

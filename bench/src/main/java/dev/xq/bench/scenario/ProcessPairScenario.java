@@ -14,7 +14,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.osgi.framework.ServiceReference;
 
 /**
  * Two unmodified processes on one GPU: a latency-critical one (hp) and a best-effort one (lp).
@@ -49,8 +48,7 @@ final class ProcessPairScenario implements Scenario {
     public List<ParamSpec> params() {
         List<ParamSpec> l = new ArrayList<>(List.of(
                 ParamSpec.decimal("seconds", torch ? 20 : 5, 1, 3600, "measured length of each mode"),
-                ParamSpec.choice("policy", "hpf", List.of("hpf", "hpf-aging", "edf", "kedf", "lax", "drf", "bandwidth",
-                        "bandwidth-group"), "policy deciding in the xq modes"),
+                ParamSpec.choice("policy", "hpf", Processes.POLICIES, "policy deciding in the xq modes"),
                 ParamSpec.choice("modes", "all", List.of("all", "pair", "overhead", "lp"),
                         "all: standalone, lp-alone, native, xq, hp-xq; pair: standalone, native, xq; overhead: standalone, hp-xq; "
                                 + "lp: lp-alone, lp-xq (lp alone under the interposer: what throttling alone costs it)"),
@@ -94,12 +92,9 @@ final class ProcessPairScenario implements Scenario {
 
     @Override
     public ScenarioReport run(ScenarioContext ctx, Params p) throws Exception {
-        Path home = Path.of(System.getProperty("xq.home", ".")).toAbsolutePath().normalize();
-        Path interposer = home.resolve("interpose-cuda/target/libxq-cuda.so");
-        if (!Files.isRegularFile(interposer)) {
-            throw new IllegalStateException("the interposer " + interposer + " is missing; build it (mvn install -DskipTests)");
-        }
-        String socket = hostSocket(ctx);
+        Path home = Processes.home();
+        Path interposer = Processes.interposer(home);
+        String socket = Processes.hostSocket(ctx);
         String policy = p.string("policy");
         ctx.requirePolicies(policy);
         double seconds = p.doubleValue("seconds");
@@ -133,11 +128,7 @@ final class ProcessPairScenario implements Scenario {
             }
             ctx.out().line("mode " + mode.label + " (" + seconds + " s measured)");
             Path dir = Files.createDirectories(runDir.resolve(mode.label.replace(':', '-')));
-            Map<String, String> env = new HashMap<>();
-            if (!torch) {
-                env.put("FAKECUDA_GPU", dir.resolve("gpu.lock").toString());
-                env.put("LD_LIBRARY_PATH", home.resolve("interpose-cuda/target/fakecuda").toString());
-            }
+            Map<String, String> env = torch ? Map.of() : Processes.fakeGpu(home, dir);
             List<TenantProcess> started = new ArrayList<>();
             try {
                 TenantProcess lp = null;
@@ -234,14 +225,7 @@ final class ProcessPairScenario implements Scenario {
 
     private static Map<String, String> tenantEnv(Map<String, String> base, Mode mode, Path interposer, String socket, String name,
                                                  int priority) {
-        Map<String, String> env = new HashMap<>(base);
-        if (mode.xq) {
-            env.put("LD_PRELOAD", interposer.toString());
-            env.put("XQ_SOCKET", socket);
-            env.put("XQ_NAME", name);
-            env.put("XQ_PRIORITY", Integer.toString(priority));
-        }
-        return env;
+        return mode.xq ? Processes.interposed(base, interposer, socket, name, priority) : new HashMap<>(base);
     }
 
     private List<String> command(Params p, Path home, boolean hp, double seconds) {
@@ -254,7 +238,7 @@ final class ProcessPairScenario implements Scenario {
             }
             return c;
         }
-        return List.of(home.resolve("interpose-cuda/target/fakecuda/xq-cuda-app").toString(), "--seconds", Double.toString(seconds),
+        return List.of(Processes.fakeApp(home).toString(), "--seconds", Double.toString(seconds),
                 "--kernels", Integer.toString(p.intValue("n")), "--us", Integer.toString(p.intValue("T")),
                 "--period-ms", hp ? Double.toString(p.doubleValue("period_ms")) : "0", "--check", "--latencies");
     }
@@ -347,23 +331,6 @@ final class ProcessPairScenario implements Scenario {
             }
         }
         return null;
-    }
-
-    /** The socket the node's process host serves on, from its service registration. */
-    private static String hostSocket(ScenarioContext ctx) throws Exception {
-        // a node starting on a loaded machine took more than 10 s to get its host serving (seen twice on the VM)
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (true) {
-            ServiceReference<?>[] refs = ctx.bundles().getAllServiceReferences(null, "(xq.host.socket=*)");
-            if (refs != null && refs.length > 0) {
-                return String.valueOf(refs[0].getProperty("xq.host.socket"));
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("no process host is serving in this node after 60 s (bundle dev.xq.host "
-                        + "missing or not serving: see xq:processes)");
-            }
-            Thread.sleep(50);
-        }
     }
 
     /**

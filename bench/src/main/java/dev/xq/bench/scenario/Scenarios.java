@@ -26,7 +26,8 @@ public final class Scenarios {
             new OverheadScenario(),
             new ScaleScenario(),
             new ProcessPairScenario(true),
-            new ProcessPairScenario(false));
+            new ProcessPairScenario(false),
+            new MixScenario());
 
     private Scenarios() {
     }

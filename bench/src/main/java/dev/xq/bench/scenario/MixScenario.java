@@ -1,0 +1,680 @@
+package dev.xq.bench.scenario;
+
+import dev.xq.bench.args.ParamSpec;
+import dev.xq.bench.args.Params;
+import dev.xq.bench.args.UsageException;
+import dev.xq.bench.report.ModeResult;
+import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.stats.Percentiles;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The workload family: mixes of two to four unmodified processes sharing one GPU, each mix run
+ * in the modes {@code standalone} (each latency-critical tenant alone, no interposer),
+ * {@code native} (all together, no interposer) and {@code xq} (all together under the
+ * interposer, the node's policy deciding by {@code XQ_PRIORITY}), plus {@code mps} on request
+ * (all together as clients of an MPS server, the best-effort ones at a share of the SMs).
+ *
+ * <p>A tenant is latency-critical (LC: periodic requests, measured by their latency) or best
+ * effort (BE: back to back, measured by its rate) by its kind. On {@code --device cuda} each is
+ * {@code bench/torch/family/tenant.py --kind KIND}; on any other device the fake libcuda's test
+ * program stands in with a shape per kind (how many kernels, how long, how often), so every mix
+ * also runs where there is no GPU: the shape of the contention, not its speed.
+ *
+ * <p>A mix meets its goals when every LC tenant's P99 under xq is within 1.10 of its standalone
+ * P99 (and not above native's where native is within that too), every BE tenant keeps 0.9 of its
+ * native rate, results are the same in every mode, and every tenant of every mode reported.
+ */
+final class MixScenario implements Scenario {
+
+    /** LC's bound on P99 under xq, as a multiple of its standalone P99. */
+    static final double LC_BOUND = 1.10;
+    /** BE's floor on its rate under xq, as a fraction of its native rate. */
+    static final double BE_FLOOR = 0.9;
+    /** How far two checksums may differ, relatively: kernels may change with the SMs a process gets. */
+    static final double CHECKSUM_TOLERANCE = 1e-3;
+
+    enum Role { LC, BE }
+
+    /**
+     * A tenant kind, and the fake-libcuda shape that stands in for it off CUDA: tasks of
+     * {@code kernels} kernels of {@code us} microseconds, every {@code periodMs} (LC) or back to
+     * back (BE).
+     */
+    enum Kind {
+        /** a small model's inference replayed as one CUDA graph: a burst of short kernels */
+        GRAPH(Role.LC, 40, 10, 300),
+        /** token-by-token decoding: many tiny kernels per step, often */
+        DECODE(Role.LC, 30, 20, 100),
+        /** large-batch inference: a few long kernels, seldom */
+        BULK(Role.LC, 60, 4, 2000),
+        /** fp32 training: long kernels */
+        TRAIN32(Role.BE, 0, 10, 3000),
+        /** bf16 training: more, shorter kernels */
+        TRAINBF16(Role.BE, 0, 10, 1000),
+        /** large GEMMs: one long kernel at a time */
+        GEMM(Role.BE, 0, 2, 3000),
+        /** Triton-generated kernels: many mid-sized ones */
+        TRITON(Role.BE, 0, 20, 500);
+
+        final Role role;
+        final double periodMs;
+        final int kernels;
+        final int us;
+
+        Kind(Role role, double periodMs, int kernels, int us) {
+            this.role = role;
+            this.periodMs = periodMs;
+            this.kernels = kernels;
+            this.us = us;
+        }
+
+        /** @return the name on the command line and in {@code tenant.py --kind} */
+        String id() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** One process of a mix: its kind, its {@code XQ_PRIORITY}, and its name in the mix (the kind, numbered if it repeats). */
+    record Tenant(String name, Kind kind, int priority) { }
+
+    /** A mix: its name (the kinds joined by '+') and its tenants. */
+    record Mix(String name, List<Tenant> tenants) {
+
+        /** @param spec {@code kind:priority} per tenant */
+        static Mix of(String... spec) {
+            List<Kind> kinds = new ArrayList<>();
+            for (String s : spec) {
+                kinds.add(Kind.valueOf(s.substring(0, s.indexOf(':')).toUpperCase(Locale.ROOT)));
+            }
+            List<Tenant> tenants = new ArrayList<>();
+            for (int i = 0; i < spec.length; i++) {
+                Kind k = kinds.get(i);
+                int priority = Integer.parseInt(spec[i].substring(spec[i].indexOf(':') + 1));
+                // XQ_NAME and the figures tell two tenants of one kind apart by a number
+                int same = 0;
+                int nth = 0;
+                for (int j = 0; j < kinds.size(); j++) {
+                    if (kinds.get(j) == k) {
+                        same++;
+                        if (j <= i) {
+                            nth++;
+                        }
+                    }
+                }
+                tenants.add(new Tenant(same > 1 ? k.id() + "-" + nth : k.id(), k, priority));
+            }
+            return new Mix(String.join("+", kinds.stream().map(Kind::id).toList()), List.copyOf(tenants));
+        }
+    }
+
+    /** The family, in the order a run goes through it. */
+    static final List<Mix> MIXES = List.of(
+            Mix.of("decode:2", "trainbf16:1"),
+            Mix.of("decode:2", "gemm:1"),
+            Mix.of("decode:2", "trainbf16:1", "gemm:1"),
+            Mix.of("graph:2", "train32:1"),
+            Mix.of("bulk:2", "trainbf16:1"),
+            Mix.of("decode:3", "graph:2", "train32:1"),
+            Mix.of("graph:2", "triton:1", "gemm:1"),
+            Mix.of("bulk:2", "gemm:1", "triton:1"),
+            Mix.of("decode:3", "graph:2", "trainbf16:1", "gemm:1"),
+            Mix.of("decode:2", "decode:1"));
+
+    /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
+    static final List<String> MODES = List.of("standalone", "native", "xq", "xq-hold", "xq-free", "mps");
+
+    @Override
+    public String name() {
+        return "mix";
+    }
+
+    @Override
+    public String summary() {
+        return "the workload family: mixes of 2-4 unmodified processes on one GPU (PyTorch on cuda, the fake libcuda elsewhere); "
+                + "LC P99 against standalone, BE rate against native, per mix";
+    }
+
+    @Override
+    public List<ParamSpec> params() {
+        List<String> mixes = new ArrayList<>(List.of("all"));
+        MIXES.forEach(m -> mixes.add(m.name()));
+        return List.of(
+                ParamSpec.decimal("seconds", 0, 0, 3600, "measured length of each mode (0: 10 on --device cuda, 3 otherwise)"),
+                ParamSpec.choices("mixes", List.of("all"), mixes, "the mixes to run"),
+                ParamSpec.choices("modes", MODES.subList(0, 3), MODES, "the modes to run for each mix: xq-hold and xq-free are xq with "
+                        + "the host's mpsHoldBestEffort set true or false for the mode (what holding best-effort MPS clients in time "
+                        + "adds to their share); mps: by hand, without XQ, on the node's MPS daemon unless mps_pipe names another"),
+                ParamSpec.choice("policy", "hpf", Processes.POLICIES, "policy deciding in the xq mode"),
+                ParamSpec.choice("python", "python3", List.of("python3", "python"), "the Python to run (cuda)"),
+                ParamSpec.integer("be_share", 50, 1, 100, "mps mode: BE tenants' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+                ParamSpec.text("mps_pipe", "", "mps mode: CUDA_MPS_PIPE_DIRECTORY of a running MPS control daemon (empty: the node's)"));
+    }
+
+    /** @return the mixes {@code names} asks for ({@code all}: every one), each once, in the order given */
+    static List<Mix> select(List<String> names) {
+        if (names.contains("all")) {
+            return MIXES;
+        }
+        List<Mix> out = new ArrayList<>();
+        for (String n : new LinkedHashSet<>(names)) {
+            out.add(MIXES.stream().filter(m -> m.name().equals(n)).findFirst().orElseThrow(() -> new UsageException(
+                    "mixes=" + n + " is unknown; allowed: all, " + String.join(", ", MIXES.stream().map(Mix::name).toList()))));
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ the goals' arithmetic
+
+    /**
+     * An LC tenant's goal: its P99 under xq within {@link #LC_BOUND} of standalone; and where
+     * native already is within that bound, xq must not be worse than native.
+     */
+    static boolean lcMet(double standaloneP99, double nativeP99, double xqP99) {
+        double bound = LC_BOUND * standaloneP99;
+        return xqP99 <= bound && (nativeP99 >= bound || xqP99 <= nativeP99);
+    }
+
+    /** A BE tenant's goal: at least {@link #BE_FLOOR} of its native rate under xq. */
+    static boolean beMet(double nativeRate, double xqRate) {
+        return xqRate >= BE_FLOOR * nativeRate && nativeRate > 0;
+    }
+
+    /** @return whether two checksums agree within {@link #CHECKSUM_TOLERANCE}, relatively (NaN on either side: nothing to compare) */
+    static boolean sameResult(double reference, double other) {
+        if (Double.isNaN(reference) || Double.isNaN(other) || reference == other) {
+            return true;
+        }
+        return Math.abs(other - reference) <= CHECKSUM_TOLERANCE * Math.max(Math.abs(reference), Math.abs(other));
+    }
+
+    // ------------------------------------------------------------------ one tenant's result
+
+    /**
+     * What one tenant reported in one mode: its JSON line and the figures read from it, or why
+     * there is none.
+     */
+    record Outcome(String json, String error, double p50, double p99, long requests, double rate, double checksum, double[] lat) {
+
+        static Outcome failed(String error) {
+            return new Outcome(null, error, Double.NaN, Double.NaN, 0, Double.NaN, Double.NaN, new double[0]);
+        }
+
+        /** @param seconds the measured length: the fake app's rate is its tasks over it */
+        static Outcome of(String json, Role role, double seconds) {
+            double checksum = TenantProcess.number(json, "checksum");
+            if (role == Role.BE) {
+                double rate = TenantProcess.number(json, "it_per_s");
+                if (Double.isNaN(rate)) {
+                    rate = TenantProcess.number(json, "tasks") / seconds;
+                }
+                return new Outcome(json, null, Double.NaN, Double.NaN, 0, rate, checksum, new double[0]);
+            }
+            double[] lat = TenantProcess.numbers(json, "lat_ms");
+            if (lat.length > 0) {
+                Percentiles pc = Percentiles.of(lat);
+                return new Outcome(json, null, pc.at(50), pc.at(99), lat.length, Double.NaN, checksum, lat);
+            }
+            double n = TenantProcess.number(json, "requests");
+            return new Outcome(json, null, TenantProcess.number(json, "p50_ms"), TenantProcess.number(json, "p99_ms"),
+                    (long) (Double.isNaN(n) ? TenantProcess.number(json, "tasks") : n), Double.NaN, checksum, lat);
+        }
+
+        boolean ok() {
+            return error == null;
+        }
+
+        /** the fake app's own check of its results */
+        boolean checkFailed() {
+            return json != null && json.contains("\"check\":\"bad\"");
+        }
+    }
+
+    // ------------------------------------------------------------------ the run
+
+    /** What the whole run needs to start tenants. */
+    private record Setup(boolean torch, Path home, Path interposer, String socket, String policy, double seconds, String python,
+                         int beShare, String mpsPipe, Path runDir) { }
+
+    @Override
+    public ScenarioReport run(ScenarioContext ctx, Params p) throws Exception {
+        // A mix is PyTorch only on CUDA; elsewhere (sim, and hip, where tenant.py does not run) the fake stands in.
+        boolean torch = ctx.device().equals("cuda0");
+        double seconds = p.doubleValue("seconds") > 0 ? p.doubleValue("seconds") : torch ? 10 : 3;
+        List<Mix> mixes = select(p.strings("mixes"));
+        List<String> modes = MODES.stream().filter(p.strings("modes")::contains).toList();
+        String mpsPipe = p.string("mps_pipe");
+        if (modes.contains("mps") && mpsPipe.isBlank()) {
+            mpsPipe = Processes.hostMpsPipe(ctx);
+        }
+        if (modes.contains("mps")) {
+            if (mpsPipe.isBlank()) {
+                throw new UsageException("modes=" + String.join(",", p.strings("modes")) + " has mps, which needs mps_pipe=DIR "
+                        + "(the CUDA_MPS_PIPE_DIRECTORY of a running MPS control daemon, nvidia-cuda-mps-control -d) where the node "
+                        + "runs none (xq:processes says why). Nothing was run.");
+            }
+            if (torch && !Files.isDirectory(Path.of(mpsPipe))) {
+                throw new UsageException("mps_pipe=" + mpsPipe + " is not a directory; give the CUDA_MPS_PIPE_DIRECTORY of a running "
+                        + "MPS control daemon. Nothing was run.");
+            }
+        }
+        String policy = p.string("policy");
+        Path home = Processes.home();
+        Path interposer = null;
+        String socket = null;
+        if (modes.stream().anyMatch(m -> m.startsWith("xq"))) {
+            ctx.requirePolicies(policy);
+            interposer = Processes.interposer(home);
+            socket = Processes.hostSocket(ctx);
+        }
+        Path program = torch ? home.resolve("bench/torch/family/tenant.py") : Processes.fakeApp(home);
+        if (!Files.isRegularFile(program)) {
+            throw new IllegalStateException("the tenant program " + program + " is missing"
+                    + (torch ? "" : "; build interpose-cuda (mvn install -DskipTests)"));
+        }
+        Path runDir = Files.createTempDirectory("xq-mix-");
+        ctx.out().line("mix: " + mixes.size() + " mixes x " + modes + ", " + seconds + " s each, on "
+                + (torch ? "PyTorch" : "the fake libcuda") + "; processes' logs in " + runDir);
+        Setup setup = new Setup(torch, home, interposer, socket, policy, seconds, p.string("python"), p.intValue("be_share"), mpsPipe,
+                runDir);
+
+        ScenarioReport report = new ScenarioReport(name(), ctx.device(), p.asMap());
+        Map<Kind, Outcome> standalone = new HashMap<>();
+        Map<Kind, String> standaloneFrom = new HashMap<>();
+        List<Object> mixJson = new ArrayList<>();
+        List<List<String>> rows = new ArrayList<>();
+        int met = 0;
+        for (int i = 0; i < mixes.size(); i++) {
+            Mix mix = mixes.get(i);
+            Map<String, Map<String, Outcome>> byMode = new LinkedHashMap<>();
+            for (String mode : modes) {
+                ModeResult m = new ModeResult(mix.name() + " " + mode);
+                if (mode.equals("standalone")) {
+                    byMode.put(mode, standalone(ctx, setup, mix, standalone, standaloneFrom, m));
+                } else {
+                    if (mode.startsWith("xq")) {
+                        ctx.selectPolicy(policy, 10_000);
+                    }
+                    ctx.out().line("mix " + mix.name() + ": " + mode + " (" + seconds + " s)");
+                    Map<String, Outcome> o;
+                    boolean hold = mode.equals("xq-hold");
+                    if ((hold || mode.equals("xq-free")) && Processes.hostHold(ctx) != hold) {
+                        // a change restarts the host: wait for it to serve with the setting, and again with the old one after
+                        try (PolicySettings h = PolicySettings.apply(ctx, "dev.xq.host", Map.of("mpsHoldBestEffort", hold))) {
+                            Processes.awaitHostHold(ctx, hold);
+                            o = together(setup, mix.tenants(), mode, runDir.resolve(mix.name()).resolve(mode));
+                        }
+                        Processes.awaitHostHold(ctx, !hold);
+                    } else {
+                        o = together(setup, mix.tenants(), mode, runDir.resolve(mix.name()).resolve(mode));
+                    }
+                    byMode.put(mode, o);
+                    figures(m, mix.tenants(), o, true);
+                }
+                report.add(m);
+            }
+            MixVerdict v = judge(mix, byMode);
+            mixJson.add(v.json());
+            rows.add(row(mix, v, modes));
+            v.notes().forEach(report::note);
+            if (v.met() != null) {
+                report.goal("mix " + mix.name() + ": family goals", v.met(), v.measured());
+                met += v.met() ? 1 : 0;
+            }
+            ctx.out().line("mix " + mix.name() + " done (" + (i + 1) + "/" + mixes.size() + "): " + v.measured() + "; goals "
+                    + (v.met() == null ? "not judged (a mode left out)" : v.met() ? "MET" : "MISSED"));
+        }
+        report.extra("mixes", mixJson);
+        List<String> header = new ArrayList<>(List.of("mix"));
+        header.add("LC P99/standalone (" + String.join(" / ", modes.stream().filter(m -> !m.equals("standalone")).toList()) + ")");
+        header.add("BE rate/native (" + String.join(" / ", modes.stream().filter(m -> m.startsWith("xq") || m.equals("mps")).toList()) + ")");
+        header.add("goals");
+        report.table(header, rows);
+        report.summary().put("seconds", seconds);
+        report.summary().put("mixes_run", mixes.size());
+        report.summary().put("mixes_goals_met", met);
+        notes(report, setup, modes);
+        return report;
+    }
+
+    /**
+     * The standalone mode of a mix: each of its LC kinds alone, measured the first time a mix
+     * needs it and reused after (device time is scarce; the tenant alone does not depend on the mix).
+     */
+    private Map<String, Outcome> standalone(ScenarioContext ctx, Setup s, Mix mix, Map<Kind, Outcome> cache, Map<Kind, String> from,
+                                            ModeResult m) throws Exception {
+        Map<String, Outcome> out = new LinkedHashMap<>();
+        LinkedHashSet<String> reused = new LinkedHashSet<>();
+        for (Tenant t : mix.tenants()) {
+            if (t.kind().role != Role.LC) {
+                continue;
+            }
+            Outcome o = cache.get(t.kind());
+            if (o == null) {
+                ctx.out().line("mix " + mix.name() + ": standalone " + t.kind().id() + " (" + s.seconds() + " s)");
+                Tenant alone = new Tenant(t.kind().id(), t.kind(), t.priority());
+                o = together(s, List.of(alone), "standalone", s.runDir().resolve("standalone-" + t.kind().id())).get(alone.name());
+                // a failure is not kept: the next mix that needs the kind tries again
+                if (o.ok()) {
+                    cache.put(t.kind(), o);
+                    from.put(t.kind(), mix.name());
+                }
+                figures(m, List.of(t), Map.of(t.name(), o), true);
+            } else {
+                // two tenants of one kind in this mix: the second shares the first's measurement
+                if (!from.get(t.kind()).equals(mix.name())) {
+                    reused.add(t.kind().id() + " from " + from.get(t.kind()));
+                }
+                figures(m, List.of(t), Map.of(t.name(), o), false);
+            }
+            out.put(t.name(), o);
+        }
+        if (!reused.isEmpty()) {
+            m.put("reused", String.join(", ", reused));
+        }
+        return out;
+    }
+
+    /**
+     * Runs {@code tenants} at once in {@code mode} (standalone, native, xq or mps): starts every
+     * one, waits until all are ready, says GO to all, and collects each one's result.
+     * @return tenant name -> its outcome, a failed one for each tenant that gave no result
+     */
+    private static Map<String, Outcome> together(Setup s, List<Tenant> tenants, String mode, Path dir) throws IOException,
+            InterruptedException {
+        Files.createDirectories(dir);
+        Map<String, Outcome> out = new LinkedHashMap<>();
+        List<TenantProcess> started = new ArrayList<>();
+        try {
+            for (Tenant t : tenants) {
+                started.add(TenantProcess.start(t.name(), command(s, t), env(s, t, mode, dir), dir));
+            }
+            // The fake app has no READY/GO: it starts at once, and all start within milliseconds.
+            if (s.torch()) {
+                for (int i = 0; i < tenants.size(); i++) {
+                    try {
+                        started.get(i).awaitReady(600);
+                    } catch (IOException e) {
+                        // without all of them the mode measures another mix: none runs
+                        for (Tenant t : tenants) {
+                            out.put(t.name(), Outcome.failed(t == tenants.get(i) ? e.getMessage()
+                                    : "not run: " + tenants.get(i).name() + " was not ready"));
+                        }
+                        return out;
+                    }
+                }
+                for (TenantProcess t : started) {
+                    t.go();
+                }
+            }
+            for (int i = 0; i < tenants.size(); i++) {
+                Tenant t = tenants.get(i);
+                try {
+                    String json = started.get(i).awaitResult((long) s.seconds() + (s.torch() ? 600 : 60));
+                    out.put(t.name(), Outcome.of(json, t.kind().role, s.seconds()));
+                } catch (IOException e) {
+                    out.put(t.name(), Outcome.failed(e.getMessage()));
+                }
+            }
+            return out;
+        } finally {
+            for (TenantProcess t : started) {
+                t.close();
+            }
+        }
+    }
+
+    private static List<String> command(Setup s, Tenant t) {
+        String seconds = Double.toString(s.seconds());
+        if (s.torch()) {
+            return List.of(s.python(), "-u", s.home().resolve("bench/torch/family/tenant.py").toString(), "--kind", t.kind().id(),
+                    "--seconds", seconds, "--wait-go");
+        }
+        Kind k = t.kind();
+        List<String> c = new ArrayList<>(List.of(Processes.fakeApp(s.home()).toString(), "--seconds", seconds,
+                "--kernels", Integer.toString(k.kernels), "--us", Integer.toString(k.us),
+                "--period-ms", Double.toString(k.role == Role.LC ? k.periodMs : 0), "--check"));
+        if (k.role == Role.LC) {
+            c.add("--latencies");
+        }
+        return c;
+    }
+
+    private static Map<String, String> env(Setup s, Tenant t, String mode, Path dir) {
+        Map<String, String> env = s.torch() ? new HashMap<>() : Processes.fakeGpu(s.home(), dir);
+        switch (mode) {
+            case "xq", "xq-hold", "xq-free" -> env = Processes.interposed(env, s.interposer(), s.socket(), t.name(), t.priority());
+            case "mps" -> {
+                env.put("CUDA_MPS_PIPE_DIRECTORY", s.mpsPipe());
+                if (t.kind().role == Role.BE) {
+                    env.put("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", Integer.toString(s.beShare()));
+                }
+            }
+            default -> { }
+        }
+        return env;
+    }
+
+    /** Puts one mode's figures per tenant into {@code m}; {@code samples}: keep LC latencies for plots. */
+    private static void figures(ModeResult m, List<Tenant> tenants, Map<String, Outcome> outcomes, boolean samples) {
+        for (Tenant t : tenants) {
+            Outcome o = outcomes.get(t.name());
+            if (!o.ok()) {
+                m.put(t.name() + "_error", o.error());
+            } else if (t.kind().role == Role.LC) {
+                m.put(t.name() + "_p50_ms", Measures.round(o.p50()));
+                m.put(t.name() + "_p99_ms", Measures.round(o.p99()));
+                m.put(t.name() + "_requests", o.requests());
+                if (samples && o.lat().length > 0) {
+                    m.samples(t.name() + " latency ms", o.lat());
+                }
+            } else {
+                m.put(t.name() + "_it_per_s", Measures.round(o.rate()));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ a mix's verdict
+
+    /**
+     * @param json the mix's member of the report's {@code mixes}
+     * @param met whether it met its goals; null when a mode the goals compare was not run
+     * @param measured the short account the table, the progress line and its goal line show
+     * @param cells per tenant, the ratios the table shows (LC: each mode's P99 / standalone; BE: rate / native)
+     */
+    record MixVerdict(Map<String, Object> json, Boolean met, String measured, Map<String, List<Double>> cells, List<String> notes) { }
+
+    /** The figures and the goals of one mix from each mode's outcomes (mode -> tenant name -> outcome). */
+    static MixVerdict judge(Mix mix, Map<String, Map<String, Outcome>> byMode) {
+        List<Object> tenants = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
+        List<String> measured = new ArrayList<>();
+        Map<String, List<Double>> cells = new LinkedHashMap<>();
+        boolean judged = byMode.containsKey("native") && byMode.containsKey("xq")
+                && (byMode.containsKey("standalone") || mix.tenants().stream().noneMatch(t -> t.kind().role == Role.LC));
+        boolean allOk = true;
+        boolean allReported = true;
+        boolean identical = true;
+        for (Tenant t : mix.tenants()) {
+            Map<String, Object> o = new LinkedHashMap<>();
+            o.put("name", t.name());
+            o.put("kind", t.kind().id());
+            o.put("priority", t.priority());
+            o.put("role", t.kind().role.name().toLowerCase(Locale.ROOT));
+            Map<String, Outcome> mine = new LinkedHashMap<>();
+            byMode.forEach((mode, outcomes) -> {
+                if (outcomes.containsKey(t.name())) {
+                    mine.put(mode, outcomes.get(t.name()));
+                }
+            });
+            Map<String, Object> errors = new LinkedHashMap<>();
+            mine.forEach((mode, oc) -> {
+                if (!oc.ok()) {
+                    errors.put(mode, oc.error());
+                    notes.add(mix.name() + " " + mode + ": " + t.name() + " gave no result: " + oc.error());
+                }
+            });
+            allReported &= errors.isEmpty();
+            List<Double> cell = new ArrayList<>();
+            if (t.kind().role == Role.LC) {
+                Map<String, Object> p50 = new LinkedHashMap<>();
+                Map<String, Object> p99 = new LinkedHashMap<>();
+                Map<String, Object> over = new LinkedHashMap<>();
+                double sa = p99(mine.get("standalone"));
+                mine.forEach((mode, oc) -> {
+                    p50.put(mode, Measures.round(oc.p50()));
+                    p99.put(mode, Measures.round(oc.p99()));
+                    if (!mode.equals("standalone")) {
+                        double r = Measures.ratio(oc.p99(), sa);
+                        over.put(mode, Measures.round(r));
+                        cell.add(r);
+                    }
+                });
+                o.put("p50_ms", p50);
+                o.put("p99_ms", p99);
+                o.put("p99_over_standalone", over);
+                double nat = p99(mine.get("native"));
+                double xq = p99(mine.get("xq"));
+                o.put("xq_p99_over_native", Measures.round(Measures.ratio(xq, nat)));
+                if (judged) {
+                    boolean ok = lcMet(sa, nat, xq);
+                    o.put("goal_met", ok);
+                    allOk &= ok;
+                }
+                measured.add(t.name() + " P99/standalone " + ratios(over));
+            } else {
+                Map<String, Object> rate = new LinkedHashMap<>();
+                mine.forEach((mode, oc) -> rate.put(mode, Measures.round(oc.rate())));
+                o.put("it_per_s", rate);
+                double nat = rate(mine.get("native"));
+                double xq = rate(mine.get("xq"));
+                for (String mode : List.of("xq", "xq-hold", "xq-free", "mps")) {
+                    if (mine.containsKey(mode)) {
+                        double r = Measures.ratio(rate(mine.get(mode)), nat);
+                        o.put(mode + "_vs_native", Measures.round(r));
+                        cell.add(r);
+                    }
+                }
+                if (judged) {
+                    boolean ok = beMet(nat, xq);
+                    o.put("goal_met", ok);
+                    allOk &= ok;
+                }
+                Map<String, Object> vs = new LinkedHashMap<>();
+                for (String mode : List.of("xq", "xq-hold", "xq-free", "mps")) {
+                    if (o.containsKey(mode + "_vs_native")) {
+                        vs.put(mode, o.get(mode + "_vs_native"));
+                    }
+                }
+                measured.add(t.name() + " rate/native " + ratios(vs));
+            }
+            cells.put(t.name(), cell);
+            // The same input gives the same output in every mode: LC against standalone, BE against native.
+            String refMode = t.kind().role == Role.LC && mine.containsKey("standalone") ? "standalone" : "native";
+            Outcome ref = mine.get(refMode);
+            Map<String, Object> sums = new LinkedHashMap<>();
+            boolean same = true;
+            for (var e : mine.entrySet()) {
+                Outcome oc = e.getValue();
+                if (!oc.ok()) {
+                    continue;
+                }
+                if (!Double.isNaN(oc.checksum())) {
+                    sums.put(e.getKey(), oc.checksum());
+                }
+                if (oc.checkFailed()) {
+                    same = false;
+                    notes.add(mix.name() + " " + e.getKey() + ": " + t.name() + "'s own result check failed");
+                }
+                if (ref != null && ref.ok() && !sameResult(ref.checksum(), oc.checksum())) {
+                    same = false;
+                    notes.add(mix.name() + " " + e.getKey() + ": " + t.name() + " checksum " + oc.checksum() + " vs " + refMode + " "
+                            + ref.checksum());
+                }
+            }
+            if (!sums.isEmpty()) {
+                o.put("checksum", sums);
+            }
+            o.put("results_identical", same);
+            identical &= same;
+            if (!errors.isEmpty()) {
+                o.put("errors", errors);
+            }
+            tenants.add(o);
+        }
+        // A tenant that gave no result is a missed goal whatever else was measured.
+        Boolean met = !allReported ? Boolean.FALSE : judged ? allOk && identical : null;
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("name", mix.name());
+        json.put("goals_met", met);
+        json.put("all_reported", allReported);
+        json.put("results_identical", identical);
+        json.put("tenants", tenants);
+        return new MixVerdict(json, met, String.join("; ", measured), cells, notes);
+    }
+
+    /** @return "mode r, mode r" with the ratios at two decimals */
+    private static String ratios(Map<String, Object> byMode) {
+        List<String> l = new ArrayList<>();
+        byMode.forEach((mode, r) -> l.add(mode + " " + fmt(((Number) r).doubleValue())));
+        return l.isEmpty() ? "-" : String.join(", ", l);
+    }
+
+    private static double p99(Outcome o) {
+        return o == null || !o.ok() ? Double.NaN : o.p99();
+    }
+
+    private static double rate(Outcome o) {
+        return o == null || !o.ok() ? Double.NaN : o.rate();
+    }
+
+    private static String fmt(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "-" : String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    /** The mix's line of the table: each LC tenant's P99 / standalone per together-mode, each BE tenant's rate / native. */
+    private static List<String> row(Mix mix, MixVerdict v, List<String> modes) {
+        List<String> lc = new ArrayList<>();
+        List<String> be = new ArrayList<>();
+        for (Tenant t : mix.tenants()) {
+            String ratios = String.join(" / ", v.cells().get(t.name()).stream().map(MixScenario::fmt).toList());
+            (t.kind().role == Role.LC ? lc : be).add(t.name() + " " + (ratios.isEmpty() ? "-" : ratios));
+        }
+        String goals = v.met() == null ? "-" : v.met() ? "MET" : "MISSED";
+        if (Boolean.FALSE.equals(v.json().get("all_reported"))) {
+            goals += " (a tenant failed)";
+        } else if (Boolean.FALSE.equals(v.json().get("results_identical"))) {
+            goals += " (results differ)";
+        }
+        return List.of(mix.name(), lc.isEmpty() ? "-" : String.join(", ", lc), be.isEmpty() ? "-" : String.join(", ", be), goals);
+    }
+
+    private static void notes(ScenarioReport report, Setup s, List<String> modes) {
+        report.note("tenants: " + (s.torch() ? "bench/torch/family/tenant.py --kind KIND (PyTorch), READY then GO to all at once"
+                : "xq-cuda-app on the fake libcuda, one simulated GPU per mode; a kind's shape (kernels x us, period) stands in for it"));
+        report.note("goals per mix: every LC tenant's xq P99 <= " + LC_BOUND + " x standalone P99 (and <= native P99 where native is "
+                + "within that too), every BE tenant's xq rate >= " + BE_FLOOR + " x native, checksums within " + CHECKSUM_TOLERANCE
+                + " relative, every tenant reported; the detail is in the JSON's mixes");
+        if (modes.contains("standalone")) {
+            report.note("standalone: each LC kind is measured alone once per run, in the first mix that needs it, and reused by later "
+                    + "mixes (device time is scarce); a mode's 'reused' figure names where it came from");
+        }
+        if (modes.contains("xq")) {
+            report.note("xq: LD_PRELOAD of the interposer, XQ_NAME the tenant's name, XQ_PRIORITY as the mix gives it, policy "
+                    + s.policy());
+        }
+        if (modes.contains("mps")) {
+            report.note("mps: every tenant a client of the MPS server at " + s.mpsPipe() + ", BE tenants at "
+                    + "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + s.beShare() + (s.torch() ? "" : " (no effect on the fake libcuda)"));
+        }
+    }
+}
