@@ -208,6 +208,16 @@ final class MpsDaemon {
         }
         running = false;
         int rc = runWithInput(List.of(control.toString()), env(), "quit\n", 10);
+        // quit returns before the daemon is gone: a node started next on this directory must not find it half-way
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (Files.exists(pipeDir.resolve("control")) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
         Process r = reaper;
         if (r != null) {
             r.descendants().forEach(ProcessHandle::destroy);

@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""One entry point for the family of unmodified PyTorch tenants of the `mix` scenario: 2-4 of
+these processes share one GPU, and each stands for a different kind of real workload (see
+README.md). No XQ code here: the node sees them only through the interposer, if it is loaded.
+
+Protocol (the Java side depends on it): build, warm up until every lazy cost (cuDNN/cuBLAS
+heuristics and handles, Triton JIT, CUDA graph capture, the caching allocator's pool) is paid,
+print READY, with --wait-go read one line that must be GO, run --seconds, print one JSON line.
+stdout carries nothing else; logs go to stderr.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from types import SimpleNamespace
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the helpers, whatever the cwd
+
+LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0}
+BE_KINDS = ("train32", "trainbf16", "gemm", "triton")
+WARMUP = {"graph": 20, "decode": 5, "bulk": 10, "train32": 8, "trainbf16": 8, "gemm": 4, "triton": 32}
+LOSSES_KEPT = 8
+
+# Full sizes are the workloads the scenario means; --smoke shrinks them so the logic can be
+# exercised on a CPU in seconds (the numbers it gives mean nothing).
+FULL = dict(img=224, graph_batch=8, bulk_batch=64, train_batch=64, vocab=32000, d=1024, heads=16,
+            decode_layers=2, train_layers=12, prompt=32, new=32, seq=512, lm_batch=8,
+            gemm_n=8192, tri_rows=65536, tri_cols=1024)
+SMOKE = dict(img=64, graph_batch=2, bulk_batch=4, train_batch=4, vocab=1000, d=128, heads=4,
+             decode_layers=2, train_layers=2, prompt=8, new=8, seq=64, lm_batch=2,
+             gemm_n=256, tri_rows=256, tri_cols=1024)
+
+
+def log(msg):
+    print("[tenant] " + msg, file=sys.stderr, flush=True)
+
+
+def protocol_stdout():
+    # Libraries may write to fd 1 behind Python's back (compilers, C++ warnings, a stray print);
+    # the Java side parses stdout, so keep a private copy of fd 1 for the protocol lines and point
+    # fd 1 (and sys.stdout) at stderr for everything else.
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def sync_fn(dev):
+    if dev.type == "cuda":
+        return torch.cuda.synchronize
+    return lambda: None
+
+
+def resnet50(dev, dtype):
+    import torchvision  # only the ResNet kinds need it
+    return torchvision.models.resnet50(weights=None).to(dev, dtype)
+
+
+def param_sum(model):
+    return float(sum(p.detach().double().sum() for p in model.parameters()))
+
+
+# ---- latency-critical kinds: request() returns its result already on the host side of a sync
+
+def build_graph(a, dev, sz):
+    # fp16 convolutions on a CPU are slow or missing; the smoke run only checks the logic.
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    batch = a.batch or sz["graph_batch"]
+    model = resnet50(dev, dtype).eval()
+    x = torch.randn(batch, 3, sz["img"], sz["img"], device=dev, dtype=dtype)
+    if dev.type != "cuda":
+        log("graph: no CUDA graph on %s, plain forward instead" % dev.type)
+        return SimpleNamespace(request=lambda: model(x))
+    # Capture needs the lazy work (cuDNN handles, workspace allocations) done outside the graph,
+    # and on a non-default stream, as the CUDA graph docs prescribe.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            model(x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = model(x)
+
+    def request():
+        graph.replay()
+        torch.cuda.current_stream().synchronize()
+        return out
+    return SimpleNamespace(request=request)
+
+
+def build_decode(a, dev, sz):
+    from gpt import GPT, generate
+    # The depth sets the request time, nearly all of it CPU launch work (the kernels take a few
+    # us each): on the H200 test host (an eager op ~15-25 us, noisy) a request took p50/p99
+    # ~25/35 ms with 2 layers, ~30/50 with 3, ~44/60 with 4 and ~80 with 8, so 2 keeps it well
+    # under the 60 ms period standalone; still ~29 kernels a token, ~950 launches a request.
+    # cuDNN attention (torch's first choice on Hopper) is off: its per-call CPU cost made the
+    # request time there up to twice as long and much noisier than with flash attention.
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    batch = a.batch or 1
+    layers = a.layers or sz["decode_layers"]
+    max_len = sz["prompt"] + sz["new"]
+    model = GPT(sz["vocab"], sz["d"], sz["heads"], layers, max_len).to(dev, dtype).eval()
+    prompt = torch.randint(0, sz["vocab"], (batch, sz["prompt"]), device=dev)
+    caches = model.new_caches(batch, max_len, dtype, dev)
+
+    def request():
+        # .cpu() is the request's one synchronize: the tokens reach the host.
+        return generate(model, prompt, sz["new"], caches).cpu()
+    return SimpleNamespace(request=request)
+
+
+def build_bulk(a, dev, sz):
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    model = resnet50(dev, dtype).eval()
+    x = torch.randn(a.batch or sz["bulk_batch"], 3, sz["img"], sz["img"], device=dev, dtype=dtype)
+    sync = sync_fn(dev)
+
+    def request():
+        out = model(x)
+        sync()
+        return out
+    return SimpleNamespace(request=request)
+
+
+# ---- best-effort kinds: step() only enqueues; the loop synchronizes every sync_every steps
+
+def build_train32(a, dev, sz):
+    model = resnet50(dev, torch.float32).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    batch = a.batch or sz["train_batch"]
+    x = torch.randn(batch, 3, sz["img"], sz["img"], device=dev)
+    y = torch.randint(0, 1000, (batch,), device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return SimpleNamespace(step=step, sync=sync_fn(dev), sync_every=1, model=model)
+
+
+def build_trainbf16(a, dev, sz):
+    from gpt import GPT
+    layers = a.layers or sz["train_layers"]
+    model = GPT(sz["vocab"], sz["d"], sz["heads"], layers, sz["seq"]).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    tokens = torch.randint(0, sz["vocab"], (a.batch or sz["lm_batch"], sz["seq"] + 1), device=dev)
+    inp, tgt = tokens[:, :-1], tokens[:, 1:]
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        # fp32 master weights, bf16 matmuls: the usual mixed-precision recipe (no grad scaler
+        # needed with bf16's range); autocast runs cross_entropy in fp32 by itself.
+        with torch.autocast(dev.type, dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(inp).flatten(0, 1), tgt.flatten())
+        loss.backward()
+        opt.step()
+        return loss
+    return SimpleNamespace(step=step, sync=sync_fn(dev), sync_every=1, model=model)
+
+
+def build_gemm(a, dev, sz):
+    # Full fp32 (no TF32) so that one kernel is long: n=8192 is 1.1 TFLOP, ~20 ms on an H200.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    n = a.size or sz["gemm_n"]
+    x = torch.randn(n, n, device=dev)
+    w = torch.randn(n, n, device=dev)
+    out = torch.empty(n, n, device=dev)
+    if dev.type != "cuda":
+        log("gemm: no side stream on %s" % dev.type)
+        return SimpleNamespace(step=lambda: torch.mm(x, w, out=out), sync=lambda: None, sync_every=4,
+                               result=lambda: out)
+    # The point of this kind: long kernels on a stream of its own, not the legacy default one.
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())  # x and w were filled on the default stream
+
+    def step():
+        with torch.cuda.stream(stream):
+            torch.mm(x, w, out=out)
+    return SimpleNamespace(step=step, sync=stream.synchronize, sync_every=4, result=lambda: out)
+
+
+def build_triton(a, dev, sz):
+    if dev.type != "cuda":
+        # Triton's interpreter runs the same kernel on CPU tensors; it must be chosen before
+        # @triton.jit decorates the kernel, i.e. before the import below.
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    try:
+        from softmax_triton import softmax_rows
+    except ImportError as e:
+        if dev.type == "cuda":
+            raise
+        log("triton: not importable on %s (%s), torch.softmax instead" % (dev.type, e))
+
+        def softmax_rows(x, y):
+            torch.softmax(x, dim=-1, out=y)
+    rows = a.size or sz["tri_rows"]
+    x = torch.randn(rows, sz["tri_cols"], device=dev)  # 65536 x 1024 fp32: 256 MB in, 256 MB out
+    y = torch.empty_like(x)
+    return SimpleNamespace(step=lambda: softmax_rows(x, y), sync=sync_fn(dev), sync_every=16,
+                           result=lambda: y * y)
+
+
+BUILD = {"graph": build_graph, "decode": build_decode, "bulk": build_bulk, "train32": build_train32,
+         "trainbf16": build_trainbf16, "gemm": build_gemm, "triton": build_triton}
+
+
+def pct(sorted_vals, q):
+    return sorted_vals[min(len(sorted_vals) - 1, int(round(q / 100.0 * (len(sorted_vals) - 1))))]
+
+
+def run_lc(t, seconds, period_ms):
+    period = period_ms / 1000.0
+    lat = []
+    start = time.perf_counter()
+    end = start + seconds
+    next_at = start
+    while next_at < end:
+        # Sleep for the bulk of the wait, spin the last ~1 ms: time.sleep alone overshoots by
+        # up to a scheduler tick, which would shift every release.
+        wait = next_at - time.perf_counter()
+        if wait > 0.002:
+            time.sleep(wait - 0.001)
+        while time.perf_counter() < next_at:
+            pass
+        t0 = time.perf_counter()
+        t.request()
+        t1 = time.perf_counter()
+        lat.append((t1 - t0) * 1000.0)
+        # Open loop: releases stay on the period grid; a request that overran starts the next
+        # one at once instead of queueing a burst of catch-up requests.
+        next_at = max(next_at + period, t1)
+    return lat
+
+
+def run_be(t, seconds):
+    n = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        t.step()
+        n += 1
+        if n % t.sync_every == 0:
+            t.sync()
+    # Count only work that finished: everything issued is waited for before the clock stops.
+    t.sync()
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    return n, time.perf_counter() - start
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kind", required=True, choices=sorted(BUILD))
+    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--period-ms", type=float, default=None, help="LC kinds; default per kind")
+    p.add_argument("--batch", type=int, default=None, help="all but gemm/triton; default per kind")
+    p.add_argument("--layers", type=int, default=None, help="decode/trainbf16 transformer depth")
+    p.add_argument("--size", type=int, default=None, help="gemm: matrix n; triton: rows")
+    p.add_argument("--warmup", type=int, default=None, help="warm-up requests/iterations")
+    p.add_argument("--wait-go", action="store_true")
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--smoke", action="store_true", help="tiny shapes, to check the logic on a CPU")
+    a = p.parse_args()
+
+    proto = protocol_stdout()
+
+    def emit(obj_or_line):
+        proto.write((obj_or_line if isinstance(obj_or_line, str) else json.dumps(obj_or_line)) + "\n")
+        proto.flush()
+
+    kind = a.kind
+    lc = kind in LC_PERIOD_MS
+    role = "lc" if lc else "be"
+    dev = torch.device(a.device)
+    sz = SMOKE if a.smoke else FULL
+    warmup = WARMUP[kind] if a.warmup is None else a.warmup
+    t_start = time.perf_counter()
+
+    torch.manual_seed(0)
+    # Heuristic algorithm choice rather than timing-based autotuning: the same kernels in every
+    # run and in every mix, so checksums and losses stay comparable.
+    torch.backends.cudnn.benchmark = False
+    if lc:
+        torch.set_grad_enabled(False)  # pure inference: no autograd bookkeeping per op
+
+    t = BUILD[kind](a, dev, sz)
+
+    if lc:
+        for _ in range(warmup):
+            t.request()
+        out = t.request()
+        checksum = float(out.double().sum())
+    else:
+        losses = []
+        for i in range(warmup):
+            loss = t.step()
+            if hasattr(t, "model") and i < LOSSES_KEPT:
+                losses.append(float(loss.item()))
+        t.sync()
+        # Training kinds: the weights after the seeded warm-up steps; the others: their output.
+        checksum = param_sum(t.model) if hasattr(t, "model") else float(t.result().double().sum())
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    log("%s on %s ready in %.1f s (checksum %r%s)" % (
+        kind, dev, time.perf_counter() - t_start, checksum,
+        "" if lc or not hasattr(t, "model") else ", losses %r" % losses))
+    if dev.type == "cuda":
+        log("max memory allocated %.2f GB" % (torch.cuda.max_memory_allocated() / 1e9))
+    emit("READY")
+
+    if a.wait_go:
+        line = sys.stdin.readline()
+        if line.strip() != "GO":
+            emit({"role": role, "kind": kind, "error": "expected GO, got %r" % line})
+            return 2
+
+    if lc:
+        lat = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms)
+        s = sorted(lat)
+        emit({"role": "lc", "kind": kind, "requests": len(lat),
+              "p50_ms": pct(s, 50) if s else 0.0, "p99_ms": pct(s, 99) if s else 0.0,
+              "mean_ms": sum(s) / len(s) if s else 0.0, "checksum": checksum,
+              "lat_ms": [round(v, 4) for v in lat]})
+    else:
+        n, secs = run_be(t, a.seconds)
+        res = {"role": "be", "kind": kind, "iterations": n, "seconds": secs,
+               "it_per_s": n / secs if secs > 0 else 0.0, "checksum": checksum}
+        if hasattr(t, "model"):
+            res["losses"] = losses
+        emit(res)
+    if not math.isfinite(checksum):
+        log("warning: checksum is not finite")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
