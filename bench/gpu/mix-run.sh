@@ -14,7 +14,7 @@ i=0
 for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   i=$((i+1))
   s=$(date +%s)
-  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" mixes="$m" modes="${MODES:-standalone,native,xq}" ${EXTRA:-} \
+  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" mixes="$m" modes="${MODES:-standalone,native,xq}" ${ALT:+alt="$ALT"} \
     --json "$res/mix-$i.json" > "$res/mix-$i.txt" 2>&1
   echo "== mix run $i ($m) rc=$? $(( $(date +%s) - s )) s"
   grep -v '^  \[' "$res/mix-$i.txt" | tail -40
@@ -27,10 +27,10 @@ if [ "${KILLCHECK:-0}" = 1 ]; then
   s=$(date +%s)
   ./xq serve > "$res/kill-node.txt" 2>&1 &
   node=$!
-  sleep 8
-  ./xq run --priority 1 --name killcheck -- python3 -u bench/torch/family/tenant.py --kind gemm --seconds 12 > "$res/kill-tenant.txt" 2>&1 &
+  sleep 6
+  ./xq run --priority 1 --name killcheck -- python3 -u bench/torch/family/tenant.py --kind gemm --seconds 8 > "$res/kill-tenant.txt" 2>&1 &
   t=$!
-  sleep 15
+  sleep 7
   echo "before kill: $(pgrep -f nvidia-cuda-mps | wc -l) mps processes"; ps -eo pid,args | grep -i "[m]ps" | cut -c1-150
   kill -9 $node
   wait $t; echo "tenant rc=$? after the node was killed: $(tail -c 300 "$res/kill-tenant.txt")"

@@ -98,7 +98,7 @@ public class HostComponent {
         try {
             s.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.parse(config.mps()), config.mpsControl(),
                     java.nio.file.Path.of("/dev/nvidiactl"), config.mpsLatencyPriority(), config.mpsBestEffortShare(),
-                    config.mpsHoldBestEffort()));
+                    config.mpsHoldBestEffort(), config.mpsHoldBehindMicros()));
         } catch (IllegalArgumentException e) {
             log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; MPS off", null);
         }
@@ -109,7 +109,6 @@ public class HostComponent {
             // and the MPS pipe directory where the node runs MPS (the mix scenario's hand-set "mps" mode uses it)
             java.nio.file.Path pipe = s.space().daemon().pipeDir();
             props.put(MPS_PIPE_PROPERTY, pipe == null ? "" : pipe.toString());
-            props.put(MPS_HOLD_PROPERTY, Boolean.toString(config.mpsHoldBestEffort()));
             registration = context.registerService(Object.class, s, props);
         }
         server = s;
@@ -120,9 +119,6 @@ public class HostComponent {
 
     /** Service property naming the MPS pipe directory of the node's daemon, empty when the node runs none. */
     public static final String MPS_PIPE_PROPERTY = "xq.host.mps.pipe";
-
-    /** Service property: whether best-effort MPS clients are held in time (mpsHoldBestEffort), so a tool sees a change take effect. */
-    public static final String MPS_HOLD_PROPERTY = "xq.host.mps.hold";
 
     private volatile ServiceRegistration<Object> registration;
 

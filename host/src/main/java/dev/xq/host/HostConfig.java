@@ -66,4 +66,10 @@ import org.osgi.service.metatype.annotations.Option;
             description = "Whether best-effort processes under MPS are still held while a queue the policy prefers has work "
                     + "(their share already leaves the rest of the device free)")
     boolean mpsHoldBestEffort() default true;
+
+    @AttributeDefinition(name = "Hold best-effort behind commands of (us)", min = "0", max = "1000000",
+            description = "A best-effort MPS client is held only behind a preferred queue whose commands average at least this "
+                    + "long (a tenant whose kernels fill the device); behind a launch-bound tenant of short kernels its share "
+                    + "already leaves room. 0: behind any preferred queue with work")
+    long mpsHoldBehindMicros() default SpacePlan.DEFAULT_HOLD_BEHIND_MICROS;
 }

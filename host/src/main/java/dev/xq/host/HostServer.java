@@ -68,7 +68,7 @@ final class HostServer {
 
     /** The MPS side of the host's configuration (docs/processes.md, "Space and time"). */
     record SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare,
-                         boolean holdBestEffort) {
+                         boolean holdBestEffort, long holdBehindMicros) {
     }
 
     HostServer(HostSettings settings, ExternalQueues queues, Supplier<QueueConfig> defaults, RuntimeLog log) {
@@ -200,7 +200,7 @@ final class HostServer {
             SpaceSettings sp = spaceSettings;
             if (sp != null) {
                 MpsDaemon d = MpsDaemon.start(sp.mode(), sp.control(), dir, sp.device(), g, euid, log);
-                space = new SpacePlan(d, sp.latencyPriority(), sp.bestEffortShare(), sp.holdBestEffort());
+                space = new SpacePlan(d, sp.latencyPriority(), sp.bestEffortShare(), sp.holdBestEffort(), sp.holdBehindMicros());
             }
         } catch (IOException | IllegalArgumentException | IllegalStateException e) {
             if (fd >= 0) {

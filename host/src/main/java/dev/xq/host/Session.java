@@ -478,7 +478,7 @@ final class Session {
         String device = server.deviceFor(hip, v[0], pci);
         ExternalQueueSpec spec = new ExternalQueueSpec(qname, device, peer.pid() + ":" + name, peer.pid(),
                 hint == null ? List.of() : List.of(new Hint.Priority(hint)), null);
-        SlotControl control = new SlotControl(this, memory, slot, smShare, heldInTime);
+        SlotControl control = new SlotControl(this, memory, slot, smShare, heldInTime, spatial ? server.space().holdBehindMicros() : 0);
         ExternalQueue q;
         try {
             q = server.queues().open(spec, control);

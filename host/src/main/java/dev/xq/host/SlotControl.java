@@ -24,17 +24,25 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     private boolean held;
     private final int smShare;
     private final boolean heldInTime;
+    private final long holdBehindMicros;
 
     /**
      * @param smShare the process's share of the device in space (100: all of it, or not an MPS client)
      * @param heldInTime whether the scheduler's holds and limits apply (see {@link ExternalQueueShare})
+     * @param holdBehindMicros see {@link ExternalQueueShare#holdBehindMicros()}
      */
-    SlotControl(Session session, SharedMemory memory, int slot, int smShare, boolean heldInTime) {
+    SlotControl(Session session, SharedMemory memory, int slot, int smShare, boolean heldInTime, long holdBehindMicros) {
         this.session = session;
         this.memory = memory;
         this.slot = slot;
         this.smShare = smShare;
         this.heldInTime = heldInTime;
+        this.holdBehindMicros = holdBehindMicros;
+    }
+
+    @Override
+    public long holdBehindMicros() {
+        return holdBehindMicros;
     }
 
     @Override

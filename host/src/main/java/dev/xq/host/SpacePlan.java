@@ -19,18 +19,25 @@ import java.nio.file.Path;
  * @param latencyPriority the lowest priority whose processes get the whole device
  * @param bestEffortShare the share, in percent, of processes below it, in [1, 100]
  * @param holdBestEffort whether processes on a capped share are still held in time
+ * @param holdBehindMicros held only behind a preferred queue whose commands average at least this
+ *     long (0: behind any), see {@code ExternalQueueShare#holdBehindMicros}
  */
-record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort) {
+record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros) {
 
     static final int DEFAULT_LATENCY_PRIORITY = 2;
-    static final int DEFAULT_BEST_EFFORT_SHARE = 50;
+    static final int DEFAULT_BEST_EFFORT_SHARE = 75;
+    static final long DEFAULT_HOLD_BEHIND_MICROS = 50;
 
     /** No spatial sharing: what a node without MPS (and every test that does not ask for it) has. */
-    static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true);
+    static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true,
+            DEFAULT_HOLD_BEHIND_MICROS);
 
     SpacePlan {
         if (bestEffortShare < 1 || bestEffortShare > 100) {
             throw new IllegalArgumentException("mpsBestEffortShare " + bestEffortShare + " is out of range [1, 100] (percent of the device)");
+        }
+        if (holdBehindMicros < 0 || holdBehindMicros > 1_000_000) {
+            throw new IllegalArgumentException("mpsHoldBehindMicros " + holdBehindMicros + " is out of range [0, 1000000]");
         }
     }
 
@@ -58,6 +65,7 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
 
     String state() {
         return daemon.state() + (on() ? "; priority " + latencyPriority + " and above: the whole device, below: " + bestEffortShare
-                + " %" + (holdBestEffort ? ", held while a preferred queue has work" : ", never held") : "");
+                + " %" + (holdBestEffort ? ", held while a preferred queue of commands of " + holdBehindMicros + " us or more has work"
+                : ", never held") : "");
     }
 }

@@ -77,6 +77,11 @@ class HostSettingsTest {
             public boolean mpsHoldBestEffort() {
                 return true;
             }
+
+            @Override
+            public long mpsHoldBehindMicros() {
+                return SpacePlan.DEFAULT_HOLD_BEHIND_MICROS;
+            }
         };
     }
 

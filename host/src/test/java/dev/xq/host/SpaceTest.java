@@ -71,8 +71,12 @@ class SpaceTest {
     }
 
     HostServer start(MpsDaemon.Mode mode, Path dev, boolean holdBestEffort) {
+        return start(mode, dev, holdBestEffort, 0);
+    }
+
+    HostServer start(MpsDaemon.Mode mode, Path dev, boolean holdBestEffort, long holdBehindMicros) {
         server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
-        server.useSpace(new HostServer.SpaceSettings(mode, control.toString(), dev, 2, 40, holdBestEffort));
+        server.useSpace(new HostServer.SpaceSettings(mode, control.toString(), dev, 2, 40, holdBestEffort, holdBehindMicros));
         assertTrue(server.start(), () -> "server did not start: " + server.status());
         return server;
     }
@@ -207,6 +211,44 @@ class SpaceTest {
     }
 
     @Test
+    void aCappedShareIsHeldOnlyBehindCommandsThatFillTheDevice() throws Exception {
+        start(MpsDaemon.Mode.AUTO, device, true, 50);
+        TestClient top = client();
+        top.hello("serve", "2", "cuda,mps");
+        top.send("MAPPED");
+        top.map();
+        top.stream(0, 0, 0, 0, -5, "default");
+        TestClient be = client();
+        be.hello("train", "1", "cuda,mps");
+        be.send("MAPPED");
+        be.map();
+        ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
+        // the preferred process has work of 10 us commands (a launch-bound decoder): no hold
+        top.writeSlotInt(0, SharedMemory.S_IN_FLIGHT, 3);
+        top.writeSlotLong(0, SharedMemory.S_READY_SINCE_NS, System.nanoTime());
+        top.writeSlotLong(0, SharedMemory.S_ESTIMATE_NS, 10_000);
+        b.schedule(true, System.nanoTime());
+        assertFalse(b.isSuspendedByScheduler(), "held behind commands of 10 us");
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE));
+        // commands of 800 us (a graph replay, a large batch): held
+        top.writeSlotLong(0, SharedMemory.S_ESTIMATE_NS, 800_000);
+        b.schedule(true, System.nanoTime());
+        assertTrue(b.isSuspendedByScheduler(), "not held behind commands of 800 us");
+        assertEquals(1, be.slotInt(0, SharedMemory.S_GATE));
+        b.schedule(false, System.nanoTime());
+        // not measured yet: held (it may be either)
+        top.writeSlotLong(0, SharedMemory.S_ESTIMATE_NS, 0);
+        b.schedule(true, System.nanoTime());
+        assertTrue(b.isSuspendedByScheduler(), "not held behind a queue of unknown commands");
+        b.schedule(false, System.nanoTime());
+        // the preferred process idle: the policy would not hold it, and if asked, nothing fills the device
+        top.writeSlotInt(0, SharedMemory.S_IN_FLIGHT, 0);
+        top.writeSlotLong(0, SharedMemory.S_READY_SINCE_NS, 0);
+        b.schedule(true, System.nanoTime());
+        assertFalse(b.isSuspendedByScheduler(), "held with nothing preferred at work");
+    }
+
+    @Test
     void withoutHoldsACappedShareIsNotHeldEither() throws Exception {
         start(MpsDaemon.Mode.AUTO, device, false);
         TestClient be = client();
@@ -225,7 +267,7 @@ class SpaceTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MpsDaemon.Mode.parse("yes"));
         assertTrue(e.getMessage().contains("'yes'") && e.getMessage().contains("auto, on, off"), e.getMessage());
         IllegalArgumentException s = assertThrows(IllegalArgumentException.class,
-                () -> new SpacePlan(MpsDaemon.off("x"), 2, 0, true));
+                () -> new SpacePlan(MpsDaemon.off("x"), 2, 0, true, 50));
         assertTrue(s.getMessage().contains("mpsBestEffortShare 0"), s.getMessage());
         assertNull(MpsDaemon.off("x").pipeDir());
     }

@@ -131,7 +131,7 @@ final class MixScenario implements Scenario {
             Mix.of("decode:2", "decode:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
-    static final List<String> MODES = List.of("standalone", "native", "xq", "xq-hold", "xq-free", "mps");
+    static final List<String> MODES = List.of("standalone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
 
     @Override
     public String name() {
@@ -153,7 +153,10 @@ final class MixScenario implements Scenario {
                 ParamSpec.choices("mixes", List.of("all"), mixes, "the mixes to run"),
                 ParamSpec.choices("modes", MODES.subList(0, 3), MODES, "the modes to run for each mix: xq-hold and xq-free are xq with "
                         + "the host's mpsHoldBestEffort set true or false for the mode (what holding best-effort MPS clients in time "
-                        + "adds to their share); mps: by hand, without XQ, on the node's MPS daemon unless mps_pipe names another"),
+                        + "adds to their share); xq-alt: xq with the host settings of alt; mps: by hand, without XQ, on the node's MPS "
+                        + "daemon unless mps_pipe names another"),
+                ParamSpec.text("alt", "", "xq-alt mode: dev.xq.host settings for that mode, KEY:VALUE[;KEY:VALUE] (e.g. "
+                        + "mpsBestEffortShare:50), integers and true/false as such"),
                 ParamSpec.choice("policy", "hpf", Processes.POLICIES, "policy deciding in the xq mode"),
                 ParamSpec.choice("python", "python3", List.of("python3", "python"), "the Python to run (cuda)"),
                 ParamSpec.integer("be_share", 50, 1, 100, "mps mode: BE tenants' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
@@ -241,6 +244,35 @@ final class MixScenario implements Scenario {
 
     // ------------------------------------------------------------------ the run
 
+    /** The dev.xq.host settings a mode runs with (empty: the node's own). */
+    static Map<String, Object> hostSettings(String mode, String alt) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        switch (mode) {
+            case "xq-hold" -> m.put("mpsHoldBestEffort", true);
+            case "xq-free" -> m.put("mpsHoldBestEffort", false);
+            case "xq-alt" -> {
+                for (String kv : alt.split(";")) {
+                    if (kv.isBlank()) {
+                        continue;
+                    }
+                    int c = kv.indexOf(':');
+                    if (c <= 0) {
+                        throw new UsageException("alt '" + alt + "': '" + kv + "' is not KEY:VALUE");
+                    }
+                    String k = kv.substring(0, c).trim();
+                    String v = kv.substring(c + 1).trim();
+                    m.put(k, v.equals("true") || v.equals("false") ? (Object) Boolean.valueOf(v)
+                            : v.matches("-?[0-9]+") ? (Object) Long.valueOf(v) : v);
+                }
+                if (m.isEmpty()) {
+                    throw new UsageException("mode xq-alt needs alt=KEY:VALUE[;KEY:VALUE] (dev.xq.host settings)");
+                }
+            }
+            default -> { }
+        }
+        return m;
+    }
+
     /** What the whole run needs to start tenants. */
     private record Setup(boolean torch, Path home, Path interposer, String socket, String policy, double seconds, String python,
                          int beShare, String mpsPipe, Path runDir) { }
@@ -306,14 +338,16 @@ final class MixScenario implements Scenario {
                     }
                     ctx.out().line("mix " + mix.name() + ": " + mode + " (" + seconds + " s)");
                     Map<String, Outcome> o;
-                    boolean hold = mode.equals("xq-hold");
-                    if ((hold || mode.equals("xq-free")) && Processes.hostHold(ctx) != hold) {
-                        // a change restarts the host: wait for it to serve with the setting, and again with the old one after
-                        try (PolicySettings h = PolicySettings.apply(ctx, "dev.xq.host", Map.of("mpsHoldBestEffort", hold))) {
-                            Processes.awaitHostHold(ctx, hold);
+                    Map<String, Object> host = hostSettings(mode, p.string("alt"));
+                    if (!host.isEmpty()) {
+                        // a change restarts the host: wait for it to serve with the settings, and again with the old ones after
+                        long before = Processes.hostServiceId(ctx);
+                        try (PolicySettings h = PolicySettings.apply(ctx, "dev.xq.host", host)) {
+                            long with = Processes.awaitNewHost(ctx, before);
                             o = together(setup, mix.tenants(), mode, runDir.resolve(mix.name()).resolve(mode));
+                            before = with;
                         }
-                        Processes.awaitHostHold(ctx, !hold);
+                        Processes.awaitNewHost(ctx, before);
                     } else {
                         o = together(setup, mix.tenants(), mode, runDir.resolve(mix.name()).resolve(mode));
                     }
@@ -452,7 +486,7 @@ final class MixScenario implements Scenario {
     private static Map<String, String> env(Setup s, Tenant t, String mode, Path dir) {
         Map<String, String> env = s.torch() ? new HashMap<>() : Processes.fakeGpu(s.home(), dir);
         switch (mode) {
-            case "xq", "xq-hold", "xq-free" -> env = Processes.interposed(env, s.interposer(), s.socket(), t.name(), t.priority());
+            case "xq", "xq-hold", "xq-free", "xq-alt" -> env = Processes.interposed(env, s.interposer(), s.socket(), t.name(), t.priority());
             case "mps" -> {
                 env.put("CUDA_MPS_PIPE_DIRECTORY", s.mpsPipe());
                 if (t.kind().role == Role.BE) {
@@ -557,7 +591,7 @@ final class MixScenario implements Scenario {
                 o.put("it_per_s", rate);
                 double nat = rate(mine.get("native"));
                 double xq = rate(mine.get("xq"));
-                for (String mode : List.of("xq", "xq-hold", "xq-free", "mps")) {
+                for (String mode : List.of("xq", "xq-hold", "xq-free", "xq-alt", "mps")) {
                     if (mine.containsKey(mode)) {
                         double r = Measures.ratio(rate(mine.get(mode)), nat);
                         o.put(mode + "_vs_native", Measures.round(r));
@@ -570,7 +604,7 @@ final class MixScenario implements Scenario {
                     allOk &= ok;
                 }
                 Map<String, Object> vs = new LinkedHashMap<>();
-                for (String mode : List.of("xq", "xq-hold", "xq-free", "mps")) {
+                for (String mode : List.of("xq", "xq-hold", "xq-free", "xq-alt", "mps")) {
                     if (o.containsKey(mode + "_vs_native")) {
                         vs.put(mode, o.get(mode + "_vs_native"));
                     }

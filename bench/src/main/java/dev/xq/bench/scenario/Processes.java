@@ -87,23 +87,23 @@ final class Processes {
         return refs == null || refs.length == 0 ? "" : String.valueOf(refs[0].getProperty("xq.host.mps.pipe"));
     }
 
-    /** Whether the serving process host holds best-effort MPS clients in time (its mpsHoldBestEffort). */
-    static boolean hostHold(ScenarioContext ctx) throws Exception {
+    /** The service id of the serving process host's registration (a configuration change replaces it). */
+    static long hostServiceId(ScenarioContext ctx) throws Exception {
         hostSocket(ctx);
-        ServiceReference<?>[] refs = ctx.bundles().getAllServiceReferences(null, "(xq.host.mps.hold=true)");
-        return refs != null && refs.length > 0;
+        ServiceReference<?>[] refs = ctx.bundles().getAllServiceReferences(null, "(xq.host.socket=*)");
+        return refs == null || refs.length == 0 ? -1 : (Long) refs[0].getProperty("service.id");
     }
 
-    /** Waits until the process host serves again with {@code mpsHoldBestEffort} as asked (a change restarts it). */
-    static void awaitHostHold(ScenarioContext ctx, boolean hold) throws Exception {
+    /** Waits until a process host other than registration {@code before} serves; @return its service id. */
+    static long awaitNewHost(ScenarioContext ctx, long before) throws Exception {
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (true) {
-            ServiceReference<?>[] refs = ctx.bundles().getAllServiceReferences(null, "(xq.host.mps.hold=" + hold + ")");
-            if (refs != null && refs.length > 0) {
-                return;
+            ServiceReference<?>[] refs = ctx.bundles().getAllServiceReferences(null, "(xq.host.socket=*)");
+            if (refs != null && refs.length > 0 && (Long) refs[0].getProperty("service.id") != before) {
+                return (Long) refs[0].getProperty("service.id");
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the process host did not come back with mpsHoldBestEffort=" + hold + " within 60 s");
+                throw new IllegalStateException("the process host did not come back within 60 s after a configuration change");
             }
             Thread.sleep(50);
         }

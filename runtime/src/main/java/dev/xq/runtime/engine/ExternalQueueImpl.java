@@ -56,6 +56,8 @@ public final class ExternalQueueImpl implements NodeQueue {
      * ({@link ExternalQueueShare#heldInTime()} false): the scheduler neither holds nor throttles it.
      */
     private final boolean spaceOnly;
+    /** On a capped share: held only behind a preferred queue whose commands average this long (ns); -1: not on a capped share */
+    private final long holdBehindNanos;
 
     ExternalQueueImpl(long handle, ExternalQueueSpec spec, QueueConfig config, ExternalQueueControl control, QueueEvents events,
                       RuntimeLog log) {
@@ -66,6 +68,8 @@ public final class ExternalQueueImpl implements NodeQueue {
         this.log = log;
         this.config = config;
         this.spaceOnly = control instanceof ExternalQueueShare share && !heldInTime(share, log);
+        this.holdBehindNanos = !spaceOnly && control instanceof ExternalQueueShare share && smShare(share) < 100
+                ? Math.max(0, holdBehind(share)) * 1000 : -1;
         for (Hint h : spec.hints()) {
             hints.put(h.getClass(), h);
         }
@@ -82,15 +86,24 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** @return the share of the device's multiprocessors the owner's process may use (100: all, or not shared in space) */
     public int smSharePercent() {
-        if (control instanceof ExternalQueueShare share) {
-            try {
-                int p = share.smSharePercent();
-                return p >= 1 && p <= 100 ? p : 100;
-            } catch (RuntimeException e) {
-                return 100;
-            }
+        return control instanceof ExternalQueueShare share ? smShare(share) : 100;
+    }
+
+    private static int smShare(ExternalQueueShare share) {
+        try {
+            int p = share.smSharePercent();
+            return p >= 1 && p <= 100 ? p : 100;
+        } catch (RuntimeException e) {
+            return 100;
         }
-        return 100;
+    }
+
+    private static long holdBehind(ExternalQueueShare share) {
+        try {
+            return share.holdBehindMicros();
+        } catch (RuntimeException e) {
+            return 0;
+        }
     }
 
     /** @return whether the scheduler's holds and limits pass this queue by (its process has the whole device in space) */
@@ -201,6 +214,12 @@ public final class ExternalQueueImpl implements NodeQueue {
         // would idle the multiprocessors it could use (a second latency-critical process held
         // behind the first went to 18 x its standalone P99 on the H200)
         if (spaceOnly && suspend) {
+            return;
+        }
+        // on a capped share, a hold behind a queue of short commands would only idle the device:
+        // its share leaves that queue room (asked again at the next decision, which the other's
+        // next arrival or completion brings)
+        if (suspend && holdBehindNanos > 0 && !isSuspendedByScheduler() && !events.preferredFillsTheDevice(this, holdBehindNanos)) {
             return;
         }
         synchronized (this) {

@@ -22,6 +22,15 @@ public interface QueueEvents {
     default void hinted(NodeQueue queue) {
     }
 
+    /**
+     * @return whether a queue preferred over {@code queue} (a higher priority hint) on its device
+     *     has work and fills the device: commands of at least {@code minCommandNanos} on average,
+     *     not measured yet, or a queue of the node's own
+     */
+    default boolean preferredFillsTheDevice(NodeQueue queue, long minCommandNanos) {
+        return true;
+    }
+
     /** @return how long {@code Submission.await} spins around a command's expected end, ns (0: it parks) */
     default long awaitSpinNanos() {
         return 0;

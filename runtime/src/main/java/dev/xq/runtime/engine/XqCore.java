@@ -24,6 +24,7 @@ import dev.xq.hal.spi.HwQueueOptions;
 import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.XpuDriver;
 import dev.xq.policy.spi.DeviceView;
+import dev.xq.policy.spi.QueueView;
 import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.scheduler.Scheduler;
 import java.util.ArrayList;
@@ -429,6 +430,37 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             }
         }
         return actions;
+    }
+
+    @Override
+    public boolean preferredFillsTheDevice(NodeQueue queue, long minCommandNanos) {
+        QueueView me = queue.view();
+        if (me == null) {
+            return true;
+        }
+        int mine = priority(me.hints());
+        for (NodeQueue q : queues.values()) {
+            if (q == queue) {
+                continue;
+            }
+            QueueView v = q.view();
+            if (v == null || !v.ready() || !v.device().equals(me.device()) || priority(v.hints()) <= mine) {
+                continue;
+            }
+            if (!(q instanceof ExternalQueueImpl) || v.estimatedCommandNanos() == 0 || v.estimatedCommandNanos() >= minCommandNanos) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static int priority(List<Hint> hints) {
+        for (Hint h : hints) {
+            if (h instanceof Hint.Priority p) {
+                return p.value();
+            }
+        }
+        return 0;
     }
 
     // ------------------------------------------------------------------ ExternalQueues
