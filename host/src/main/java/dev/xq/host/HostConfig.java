@@ -69,7 +69,8 @@ import org.osgi.service.metatype.annotations.Option;
 
     @AttributeDefinition(name = "Hold best-effort behind commands of (us)", min = "0", max = "1000000",
             description = "A best-effort MPS client is held only behind a preferred queue whose commands average at least this "
-                    + "long (a tenant whose kernels fill the device); behind a launch-bound tenant of short kernels its share "
-                    + "already leaves room. 0: behind any preferred queue with work")
+                    + "long (a tenant whose kernels fill the device). 0 (the default): behind any preferred queue with work; on the "
+                    + "H200 family 50 us gave best-effort tenants more throughput beside light ones and the latency-critical ones "
+                    + "less room beside heavy ones (docs/processes.md, Space and time)")
     long mpsHoldBehindMicros() default SpacePlan.DEFAULT_HOLD_BEHIND_MICROS;
 }

@@ -25,8 +25,8 @@ import java.nio.file.Path;
 record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros) {
 
     static final int DEFAULT_LATENCY_PRIORITY = 2;
-    static final int DEFAULT_BEST_EFFORT_SHARE = 75;
-    static final long DEFAULT_HOLD_BEHIND_MICROS = 50;
+    static final int DEFAULT_BEST_EFFORT_SHARE = 50;
+    static final long DEFAULT_HOLD_BEHIND_MICROS = 0;
 
     /** No spatial sharing: what a node without MPS (and every test that does not ask for it) has. */
     static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true,
