@@ -988,7 +988,7 @@ static void session_start(void)
         env_read();
         char why[256];
         if (try_attach(why, sizeof why)) S.ever_attached = 1;
-        else xlog(1, "xq: no node at %s (%s); running unscheduled", S.path, why);
+        else if (!xw_refused) xlog(1, "xq: no node at %s (%s); running unscheduled", S.path, why); /* a refusal was said */
         spawn(reader_main);
         static int exit_registered; /* once per process image: atexit survives fork */
         if (!exit_registered++) atexit(at_exit);

@@ -125,23 +125,107 @@ typedef struct xw_session {
     char shm_path[XQ_MAX_LINE];
 } xw_session;
 
+/* Whether the last xw_connect refused the node: the caller then says nothing more (the refusal
+ * was said once, and "no node" would be wrong). */
+static int xw_refused;
+
+/* A refusal: said once per process (the reader asks again every second, and each child of a
+ * fork asks for itself); -1. */
+__attribute__((format(printf, 4, 5))) static int xw_refuse(const char *path, char *why, size_t whylen, const char *fmt, ...)
+{
+    static pid_t said;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+    xw_refused = 1;
+    if (said != getpid()) {
+        said = getpid();
+        xlog(1, "xq: refusing the node at %s: %s; running unscheduled", path, why);
+    }
+    return -1;
+}
+
+/* Whether this process belongs to group g (effective or supplementary). */
+static int xw_in_group(gid_t g)
+{
+    if (getegid() == g) return 1;
+    gid_t l[256];
+    int n = getgroups(256, l);
+    for (int i = 0; i < n; i++)
+        if (l[i] == g) return 1;
+    return 0;
+}
+
+/* Connects to the node's socket: the fd, else -1 and why. Whoever answers there can hold or
+ * steer every launch of the process, and a path under /tmp can be taken by any local user before
+ * the node starts. So before a word is said: the socket's directory belongs to this user or to
+ * root and nobody else may write there (nobody else could have put the socket there), the socket
+ * is a socket of that same owner (not a link to elsewhere), and the process at the other end, as
+ * the kernel tells it, runs as that owner (the check that holds even if the path changed in
+ * between). docs/processes.md, "Who the node is". */
+static int xw_connect(const char *path, char *why, size_t whylen)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    xw_refused = 0;
+    if (strlen(path) >= sizeof a.sun_path) {
+        snprintf(why, whylen, "socket path too long");
+        return -1;
+    }
+    strcpy(a.sun_path, path);
+    char dir[sizeof a.sun_path];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    struct stat d, s;
+    unsigned me = (unsigned)geteuid();
+    if (stat(dir, &d) || lstat(path, &s)) { /* no directory or no socket: no node, not a refusal */
+        snprintf(why, whylen, "%s", strerror(errno));
+        return -1;
+    }
+    unsigned owner = (unsigned)d.st_uid;
+    /* A node of another user serves this one only where it was named (XQ_SOCKET, as ./xq run does
+     * for a node configured with a socket group) and admits this user by that group: never on
+     * the predictable default path */
+    const char *named = getenv("XQ_SOCKET");
+    int admitted = named && !strcmp(named, path) && xw_in_group(d.st_gid);
+    if (owner != me && owner != 0 && !admitted)
+        return xw_refuse(path, why, whylen, "its directory is owned by uid %u, not by you (uid %u) or root", owner, me);
+    if (d.st_mode & 022)
+        return xw_refuse(path, why, whylen, "its directory (mode %04o) may be written by group or others",
+                         (unsigned)d.st_mode & 07777);
+    if (!S_ISSOCK(s.st_mode))
+        return xw_refuse(path, why, whylen, "%s", S_ISLNK(s.st_mode) ? "it is a symbolic link, not a socket" : "it is not a socket");
+    if ((unsigned)s.st_uid != owner)
+        return xw_refuse(path, why, whylen, "the socket is owned by uid %u, not by its directory's owner (uid %u)",
+                         (unsigned)s.st_uid, owner);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    struct ucred peer;
+    socklen_t len = sizeof peer;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) || len != sizeof peer) {
+        close(fd);
+        return xw_refuse(path, why, whylen, "cannot tell who answers there (%s)", strerror(errno));
+    }
+    if ((unsigned)peer.uid != owner) {
+        close(fd);
+        return xw_refuse(path, why, whylen, "the node answering there runs as uid %u, not as its directory's owner (uid %u)",
+                         (unsigned)peer.uid, owner);
+    }
+    return fd;
+}
+
 /* Connects to path, says HELLO (caps: "" or " <capability,...>", appended to the line), maps
  * the shared memory and says MAPPED. 1 on success, else 0 and why. */
 static int xw_attach(const char *path, const char *name, const char *prio, const char *caps, xw_session *out,
                      char *why, size_t whylen)
 {
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof a.sun_path) {
-        snprintf(why, whylen, "socket path too long");
-        return 0;
-    }
-    strcpy(a.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        snprintf(why, whylen, "%s", strerror(errno));
-        if (fd >= 0) close(fd);
-        return 0;
-    }
+    int fd = xw_connect(path, why, whylen);
+    if (fd < 0) return 0;
     char line[XQ_MAX_LINE + 1];
     unsigned slots = 0, slot_size = 0;
     int used = 0;
@@ -196,18 +280,8 @@ fail:
  * environment as it was. Returns the share in percent, or 0 when the process shares in time. */
 __attribute__((unused)) static int xw_space(const char *path, const char *name, const char *prio, char *why, size_t whylen)
 {
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof a.sun_path) {
-        snprintf(why, whylen, "socket path too long");
-        return 0;
-    }
-    strcpy(a.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        snprintf(why, whylen, "%s", strerror(errno));
-        if (fd >= 0) close(fd);
-        return 0;
-    }
+    int fd = xw_connect(path, why, whylen);
+    if (fd < 0) return 0;
     char line[XQ_MAX_LINE + 1], dir[XQ_MAX_LINE] = "";
     int pct = 0, used = 0;
     int n = snprintf(line, sizeof line, "SPACE 1 %d %s %s\n", (int)getpid(), name, prio);

@@ -7,12 +7,14 @@
  * Prints one line per test and finally "N passed, N failed"; exits 1 on any failure.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -510,6 +512,67 @@ static void test_no_node(void)
     CHECK(strstr(err, "no node") && strstr(err, "unscheduled"), "stderr: %s", err);
 }
 
+/* docs/processes.md "Who the node is", as in xq-cuda-tests: a directory another user owns, or
+ * another user answering on the socket, is refused before HELLO, said once; root only. */
+static int not_root(void)
+{
+    if (!geteuid()) return 0;
+    printf("    skipped: not root\n");
+    return 1;
+}
+
+static void test_refuse_foreign_directory(void)
+{
+    if (not_root()) return;
+    char dir[128], sock[160], env[200], want[400];
+    snprintf(dir, sizeof dir, "%s/foreign", TMP);
+    snprintf(sock, sizeof sock, "%s/node.sock", dir);
+    mkdir(dir, 0700);
+    tn_start(sock, 16);
+    CHECK(!chown(dir, 4242, 4242), "chown: %s", strerror(errno));
+    snprintf(env, sizeof env, "XQ_SOCKET=%s", sock);
+    app a;
+    start(&a, (const char *[]){env, NULL}, (const char *[]){"--seconds", "3", "--kernels", "1", "--us", "1000", "--check", NULL});
+    pause_s(1.6); /* the first launch's HELLO and the reader's first retry */
+    CHECK(tn_sessions() == 0, "the process spoke: %d sessions", tn_sessions());
+    snprintf(want, sizeof want,
+             "xq: refusing the node at %s: its directory is owned by uid 4242, not by you (uid 0) or root; running unscheduled\n",
+             sock);
+    CHECK(!strcmp(slurp(a.err), want), "stderr '%s', want '%s'", slurp(a.err), want);
+    CHECK(!chown(dir, 0, 0), "chown back: %s", strerror(errno));
+    CHECK(tn_find(0, 0, "STREAM ", 2.5) >= 0, "not registered once the directory was the user's");
+    CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "exit %d: %s", a.status, slurp(a.err));
+    const char *err = slurp(a.err);
+    const char *then = !strncmp(err, want, strlen(want)) ? err + strlen(want) : "";
+    CHECK(!strncmp(then, "xq: node at ", 12) && strstr(then, " found; scheduled\n") && !strchr(then, '\n')[1],
+          "stderr: %s", err);
+    tn_kill();
+    rmdir(dir);
+}
+
+static void test_refuse_foreign_peer(void)
+{
+    if (not_root()) return;
+    char log[128], want[400];
+    snprintf(log, sizeof log, "%s/foreign-peer.log", TMP);
+    int pid = tn_foreign_listener(SOCK, 4242, log);
+    CHECK(pid > 0, "no listener of uid 4242");
+    if (pid <= 0) return;
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "2", "--check", NULL});
+    CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "exit %d: %s", a.status, slurp(a.err));
+    snprintf(want, sizeof want,
+             "xq: refusing the node at %s: the node answering there runs as uid 4242, not as its directory's owner (uid 0); "
+             "running unscheduled\n",
+             SOCK);
+    CHECK(!strcmp(slurp(a.err), want), "stderr '%s', want '%s'", slurp(a.err), want);
+    pause_s(0.1);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CHECK(!*slurp(log), "the process said '%s' to uid 4242", slurp(log));
+    unlink(SOCK);
+}
+
 /* ./xq run preloads both interposers; each library's own lookups go through the other's dlsym. */
 static void test_both_preloaded(void)
 {
@@ -791,6 +854,8 @@ static const struct {
     {"hip_node_killed_while_held", test_node_killed_while_held},
     {"hip_node_restart", test_node_restart},
     {"hip_no_node", test_no_node},
+    {"hip_refuse_foreign_directory", test_refuse_foreign_directory},
+    {"hip_refuse_foreign_peer", test_refuse_foreign_peer},
     {"hip_both_preloaded", test_both_preloaded},
     {"hip_real_library_no_device", test_real_library_no_device},
     {"lv3_hello", test_lv3_hello},

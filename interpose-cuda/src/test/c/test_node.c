@@ -6,12 +6,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -368,4 +370,40 @@ void tn_send(int sess, const char *line)
     if (sess < nsess && S[sess].fd >= 0)
         put(S[sess].fd, line);
     pthread_mutex_unlock(&mu);
+}
+
+int tn_foreign_listener(const char *path, unsigned uid, const char *log)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    unlink(path);
+    int ready[2], fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || out < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || pipe(ready))
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) { /* the credentials a client sees are the listener's at listen() */
+        for (int k = 3; k < 1024; k++) /* the test node's sessions must end when it closes them */
+            if (k != fd && k != out && k != ready[1])
+                close(k);
+        if (setgid(uid) || setuid(uid) || listen(fd, 16))
+            _exit(1);
+        if (write(ready[1], "x", 1) != 1)
+            _exit(1);
+        for (int c; (c = accept(fd, NULL, NULL)) >= 0; close(c)) {
+            char b[512];
+            ssize_t n;
+            while ((n = read(c, b, sizeof b)) > 0)
+                if (write(out, b, (size_t)n) != n)
+                    _exit(1);
+        }
+        _exit(0);
+    }
+    char x;
+    close(fd), close(out), close(ready[1]);
+    int ok = pid > 0 && read(ready[0], &x, 1) == 1;
+    close(ready[0]);
+    if (!ok && pid > 0)
+        kill(pid, SIGKILL), waitpid(pid, NULL, 0);
+    return ok ? pid : -1;
 }

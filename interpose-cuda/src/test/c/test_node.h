@@ -37,5 +37,9 @@ int tn_peer_pid(int sess);
 xq_slot *tn_slot(int sess, unsigned slot);
 void tn_send(int sess, const char *line); /* '\n' is added */
 double tn_now(void);
+/* Another user's listener on path (root only): the socket is bound here and listened on by a
+ * child that became uid first, so the kernel names uid as the peer of whoever connects. It
+ * answers nothing and copies what it is told into the file log. The child's pid (kill it), or -1. */
+int tn_foreign_listener(const char *path, unsigned uid, const char *log);
 
 #endif

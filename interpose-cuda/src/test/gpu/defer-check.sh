@@ -8,6 +8,8 @@
 #    process's log (copied to OUT/logs) says how many launches were deferred and which driver
 #    calls waited for them.
 set -u
+# the nodes' sockets in a directory of our own: the interposer refuses a node whose directory others may write (/tmp)
+XQ_SOCKDIR=${XQ_SOCKDIR:-$(mktemp -d)}
 out=${1:?usage: defer-check.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/logs"
@@ -16,9 +18,9 @@ export PYTHONUNBUFFERED=1
 echo "== torch_smoke bare"
 timeout 120 python3 "$here/torch_smoke.py" 50 2000 > "$out/smoke-bare.json" 2>&1; tail -1 "$out/smoke-bare.json"
 echo "== torch_smoke, XQ_DEFER=1, node holding the gates 1 s, limits 16/8/300 us"
-python3 "$here/mini_node.py" /tmp/nd.sock "$out/node-defer.json" --hold 1 --threshold 16 --batch 8 --window 300 --exit-when-idle 1 &
+python3 "$here/mini_node.py" $XQ_SOCKDIR/nd.sock "$out/node-defer.json" --hold 1 --threshold 16 --batch 8 --window 300 --exit-when-idle 1 &
 sleep 0.5
-XQ_DEFER=1 XQ_LOG=2 LD_PRELOAD=$lib XQ_SOCKET=/tmp/nd.sock timeout 120 python3 "$here/torch_smoke.py" 50 2000 \
+XQ_DEFER=1 XQ_LOG=2 LD_PRELOAD=$lib XQ_SOCKET=$XQ_SOCKDIR/nd.sock timeout 120 python3 "$here/torch_smoke.py" 50 2000 \
   > "$out/smoke-defer.json" 2> "$out/smoke-defer.err"; echo "rc=$?"; wait
 tail -1 "$out/smoke-defer.json"; cat "$out/smoke-defer.err" | head -20
 python3 - "$out/smoke-bare.json" "$out/smoke-defer.json" <<'PY'

@@ -11,6 +11,8 @@
 # XQ_LIB: another build of the library. One device call (carry interpose-cuda/target; no Java):
 #   VARIANTS="bare lifted thr=16/8,win=300" ROUNDS=2 sh interpose-cuda/src/test/gpu/limits-matrix.sh "$OUT"
 set -u
+# the nodes' sockets in a directory of our own: the interposer refuses a node whose directory others may write (/tmp)
+XQ_SOCKDIR=${XQ_SOCKDIR:-$(mktemp -d)}
 out=${1:?usage: limits-matrix.sh OUTDIR}
 g=$(dirname "$0")
 lib=${XQ_LIB:-$(pwd)/interpose-cuda/target/libxq-cuda.so}
@@ -36,7 +38,7 @@ while [ "$r" -le "$rounds" ]; do
         if [ "$base" = lifted ]; then thr=1048576 b=0 w=0; else
           t=${base#thr=}; thr=${t%%/*}; t=${t#*/}; b=${t%%,*}; w=${t#*,win=}
         fi
-        sock=/tmp/xq-lm.sock
+        sock=$XQ_SOCKDIR/xq-lm.sock
         python3 $g/mini_node.py $sock "$f.node.json" --threshold "$thr" --batch "$b" --window "$w" \
           --exit-when-idle 1 --run-for 200 &
         node=$!

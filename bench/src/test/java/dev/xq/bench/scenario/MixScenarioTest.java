@@ -88,8 +88,22 @@ class MixScenarioTest {
         assertTrue(e.getMessage().contains("decode+trainbf16+gemm"), e.getMessage());
         var m = assertThrows(UsageException.class, () -> BenchArguments.parseBench(List.of("mix", "modes=native,fast"),
                 Map.of("mix", MIX.params())));
-        assertTrue(m.getMessage().contains("'fast'") && m.getMessage().contains("standalone, native, xq, mps"), m.getMessage());
+        assertTrue(m.getMessage().contains("'fast'") && m.getMessage().contains("standalone, native, xq, xq-hold, xq-free, xq-alt, mps"),
+                m.getMessage());
         assertThrows(UsageException.class, () -> MixScenario.select(List.of("nope")));
+    }
+
+    @Test
+    void hostSettingsOfTheXqModesAreParsedOrRefusedByName() {
+        assertEquals(Map.of(), MixScenario.hostSettings("xq", "mpsBestEffortShare:75"));
+        assertEquals(Map.of("mpsHoldBestEffort", true), MixScenario.hostSettings("xq-hold", ""));
+        assertEquals(Map.of("mpsHoldBestEffort", false), MixScenario.hostSettings("xq-free", ""));
+        assertEquals(Map.of("mpsBestEffortShare", 75L, "mpsHoldBestEffort", false, "mps", "off"),
+                MixScenario.hostSettings("xq-alt", "mpsBestEffortShare:75; mpsHoldBestEffort:false;mps:off"));
+        var bad = assertThrows(UsageException.class, () -> MixScenario.hostSettings("xq-alt", "mpsBestEffortShare=75"));
+        assertTrue(bad.getMessage().contains("'mpsBestEffortShare=75' is not KEY:VALUE"), bad.getMessage());
+        var none = assertThrows(UsageException.class, () -> MixScenario.hostSettings("xq-alt", ""));
+        assertTrue(none.getMessage().contains("xq-alt needs alt="), none.getMessage());
     }
 
     // ------------------------------------------------------------------ a mix's verdict
