@@ -17,7 +17,9 @@ import java.util.List;
 /**
  * The HTTP API without the servlet container: checks who asks, routes, reads the body within
  * its limit and turns every refusal into {@code {"error": ...}} with its status. Nothing is
- * changed by a request that is refused.
+ * changed by a request that is refused. Who asks: other hosts need the token; loopback peers may
+ * read without one, and change without one only from the node's own uid or root's
+ * ({@link LoopbackPeers}); docs/security.md has the whole model.
  */
 final class Api {
 
@@ -37,9 +39,15 @@ final class Api {
     private final Dashboard dashboard = new Dashboard();
     private final RuntimeLog log;
     private final byte[] token;
+    private final LoopbackPeers peers;
 
-    Api(XQueueService xq, SchedulerControl scheduler, HttpSettings settings, RuntimeLog log) {
+    /**
+     * @param peers which local user a loopback peer is, and who may change the node without a token
+     *        ({@link LoopbackPeers#system()} in a node)
+     */
+    Api(XQueueService xq, SchedulerControl scheduler, HttpSettings settings, RuntimeLog log, LoopbackPeers peers) {
         this.settings = settings;
+        this.peers = peers;
         this.xsched = new XschedApi(xq, scheduler);
         this.v1 = new XqApi(xq, scheduler);
         this.metrics = new Metrics(xq, scheduler);
@@ -88,18 +96,47 @@ final class Api {
                         + "a token must name it by localhost, an IP address or a name in allowedHosts (PID " + HttpConfig.PID
                         + "; now " + (settings.allowedHosts().isEmpty() ? "none" : String.join(", ", settings.allowedHosts())) + ")");
             }
-            return null;
+            return r.change() ? localUser(r) : null;
         }
         if (token.length == 0) {
             // only reachable when the server listens beyond loopback without a token: never serve that
             return ApiResponse.error(403, "requests from other hosts are refused: the node has no token configured (PID "
                     + HttpConfig.PID + ", token)");
         }
+        return bearer(r, r.loopbackPeer() ? " from loopback too (tokenOnLoopback)" : " from other hosts");
+    }
+
+    /**
+     * A change from a loopback peer, where no token is required of the node's own user: allowed with the
+     * token, or when the peer's socket belongs to the node's uid or root's; any other local user, or one that
+     * cannot be found, is refused. Every local user can connect to loopback, so its address alone says nothing.
+     *
+     * @return the refusal, or null when the request may go on
+     */
+    private ApiResponse localUser(ApiRequest r) {
+        if (token.length > 0 && r.authorization() != null && bearer(r, "") == null) {
+            return null;   // the token: whoever sends it
+        }
+        LoopbackPeers.Owner owner = peers.owner(r.connection());
+        if (owner.uid().isPresent() && peers.mayChange(owner.uid().getAsInt())) {
+            return null;
+        }
+        String who = owner.uid().isPresent() ? "this connection belongs to uid " + owner.uid().getAsInt()
+                : "the local user of this connection could not be found (" + owner.problem() + ")";
+        String node = peers.nodeUid() >= 0 ? "the node runs as uid " + peers.nodeUid() : "the node's own uid could not be read";
+        String how = token.length == 0 ? "this node has no token configured (PID " + HttpConfig.PID + ", token)"
+                : r.authorization() != null ? "the Authorization header sent does not hold it"
+                : "send 'Authorization: Bearer <token>'";
+        return ApiResponse.error(403, r.method() + " " + r.path() + " refused: " + who + "; changes over HTTP from another local "
+                + "user need the node's token; " + node + " (it and root, uid 0, need none; reading needs none); " + how);
+    }
+
+    /** @return the refusal of a request without the right bearer token, or null when it has it */
+    private ApiResponse bearer(ApiRequest r, String where) {
         String h = r.authorization();
         String prefix = "Bearer ";
         if (h == null || !h.regionMatches(true, 0, prefix, 0, prefix.length())) {
-            return ApiResponse.error(401, "this node requires 'Authorization: Bearer <token>'"
-                    + (r.loopbackPeer() ? " from loopback too (tokenOnLoopback)" : " from other hosts"))
+            return ApiResponse.error(401, "this node requires 'Authorization: Bearer <token>'" + where)
                     .withHeader("WWW-Authenticate", "Bearer realm=\"xq\"");
         }
         byte[] given = h.substring(prefix.length()).trim().getBytes(StandardCharsets.UTF_8);

@@ -15,18 +15,25 @@ import java.io.InputStream;
  * @param body opens the body; read at most once
  * @param origin the Origin header (browsers send it), or null
  * @param host the Host header, or null
+ * @param connection the connection's two ends, for finding which local user a loopback peer is
+ *        ({@link LoopbackPeers}); null when unknown (then a change without a token is refused)
  */
 record ApiRequest(String method, String path, String query, String authorization, boolean loopbackPeer,
-                  long contentLength, Body body, String origin, String host) {
+                  long contentLength, Body body, String origin, String host, LoopbackPeers.Connection connection) {
 
-    /** A request without Origin and Host headers (as curl and xcli send none of the first). */
+    /** A request without Origin and Host headers (as curl and xcli send none of the first) and no connection. */
     ApiRequest(String method, String path, String query, String authorization, boolean loopbackPeer, long contentLength, Body body) {
-        this(method, path, query, authorization, loopbackPeer, contentLength, body, null, null);
+        this(method, path, query, authorization, loopbackPeer, contentLength, body, null, null, null);
     }
 
     /** The request body, opened on demand (after the request was authorised). */
     interface Body {
         InputStream open() throws IOException;
+    }
+
+    /** @return whether the request may change something: any method but GET and HEAD (OPTIONS, unknown ones: too) */
+    boolean change() {
+        return !method.equals("GET") && !method.equals("HEAD");
     }
 
     /** A request with no body, from a loopback peer and no Authorization header (for tests). */
@@ -43,18 +50,22 @@ record ApiRequest(String method, String path, String query, String authorization
     }
 
     ApiRequest withAuthorization(String header) {
-        return new ApiRequest(method, path, query, header, loopbackPeer, contentLength, body, origin, host);
+        return new ApiRequest(method, path, query, header, loopbackPeer, contentLength, body, origin, host, connection);
     }
 
     ApiRequest fromPeer(boolean loopback) {
-        return new ApiRequest(method, path, query, authorization, loopback, contentLength, body, origin, host);
+        return new ApiRequest(method, path, query, authorization, loopback, contentLength, body, origin, host, connection);
     }
 
     ApiRequest withHost(String hostHeader) {
-        return new ApiRequest(method, path, query, authorization, loopbackPeer, contentLength, body, origin, hostHeader);
+        return new ApiRequest(method, path, query, authorization, loopbackPeer, contentLength, body, origin, hostHeader, connection);
     }
 
     ApiRequest withOrigin(String origin, String host) {
-        return new ApiRequest(method, path, query, authorization, loopbackPeer, contentLength, body, origin, host);
+        return new ApiRequest(method, path, query, authorization, loopbackPeer, contentLength, body, origin, host, connection);
+    }
+
+    ApiRequest withConnection(LoopbackPeers.Connection c) {
+        return new ApiRequest(method, path, query, authorization, loopbackPeer, contentLength, body, origin, host, c);
     }
 }

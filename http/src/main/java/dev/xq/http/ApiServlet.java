@@ -25,7 +25,7 @@ final class ApiServlet extends HttpServlet {
         String path = context != null && !context.isEmpty() && uri.startsWith(context) ? uri.substring(context.length()) : uri;
         ApiRequest r = new ApiRequest(req.getMethod(), path.isEmpty() ? "/" : path, req.getQueryString(),
                 req.getHeader("Authorization"), loopback(req.getRemoteAddr()), req.getContentLengthLong(), req::getInputStream,
-                req.getHeader("Origin"), req.getHeader("Host"));
+                req.getHeader("Origin"), req.getHeader("Host"), connection(req));
         ApiResponse answer = api.handle(r);
         resp.setStatus(answer.status());
         resp.setContentType(answer.contentType().contains("charset") ? answer.contentType() : answer.contentType() + ";charset=utf-8");
@@ -40,14 +40,31 @@ final class ApiServlet extends HttpServlet {
     }
 
     static boolean loopback(String address) {
+        InetAddress a = literal(address);
+        return a != null && a.isLoopbackAddress();
+    }
+
+    /** @return the connection's two ends as the container gives them (no lookup happens), or null if it gives them not */
+    static LoopbackPeers.Connection connection(HttpServletRequest req) {
+        InetAddress peer = literal(req.getRemoteAddr());
+        InetAddress local = literal(req.getLocalAddr());
+        int peerPort = req.getRemotePort();
+        int localPort = req.getLocalPort();
+        if (peer == null || local == null || peerPort <= 0 || peerPort > 65535 || localPort <= 0 || localPort > 65535) {
+            return null;
+        }
+        return new LoopbackPeers.Connection(peer, peerPort, local, localPort);
+    }
+
+    /** @return a literal address from the connection ({@code [::1]} bracketed or not), never looked up; null if it is none */
+    static InetAddress literal(String address) {
         if (address == null) {
-            return false;
+            return null;
         }
         try {
-            // a literal address from the connection: no name lookup happens
-            return InetAddress.ofLiteral(address.startsWith("[") ? address.substring(1, address.length() - 1) : address).isLoopbackAddress();
+            return InetAddress.ofLiteral(address.startsWith("[") && address.endsWith("]") ? address.substring(1, address.length() - 1) : address);
         } catch (IllegalArgumentException e) {
-            return false;
+            return null;
         }
     }
 }

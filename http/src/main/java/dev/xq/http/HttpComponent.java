@@ -86,7 +86,7 @@ public class HttpComponent {
             log.info("HTTP API off (" + HttpConfig.PID + " enabled, framework property " + HttpSettings.ENABLED_PROPERTY + ")");
             return;
         }
-        Api api = new Api(xq, scheduler, settings, log);
+        Api api = new Api(xq, scheduler, settings, log, LoopbackPeers.system());
         String target = "(" + RUNTIME_PROPERTY + "=" + INSTANCE + ")";
 
         Hashtable<String, Object> servlet = new Hashtable<>();

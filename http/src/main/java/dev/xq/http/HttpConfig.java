@@ -25,11 +25,14 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
     @AttributeDefinition(name = "Token", type = AttributeType.PASSWORD, required = false,
             description = "Bearer token: requests must carry 'Authorization: Bearer TOKEN' (from loopback peers only when "
-                    + "'Token on loopback' is set). At least 16 characters. Empty: no token, and only loopback is served")
+                    + "'Token on loopback' is set, or when they change something and their socket belongs to another local user "
+                    + "than the node's or root). At least 16 characters. Empty: no token, only loopback is served, and only the "
+                    + "node's user and root may change anything")
     String token() default "";
 
     @AttributeDefinition(name = "Token on loopback",
-            description = "Require the token from loopback peers too (xcli sends no token: its requests are then refused)")
+            description = "Require the token from every loopback peer too, for reads as well and whatever its user "
+                    + "(xcli sends no token: its requests are then refused)")
     boolean tokenOnLoopback() default false;
 
     @AttributeDefinition(name = "Allowed host names", required = false,

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 /** GET /: the dashboard's static files, served from the bundle without data and without a token. */
 class DashboardTest {
 
-    private final Api api = new Api(new Fakes.Service(), new Fakes.Scheduler("hpf"), Securities.withToken(true), RuntimeLog.NONE);
+    private final Api api = new Api(new Fakes.Service(), new Fakes.Scheduler("hpf"), Securities.withToken(true), RuntimeLog.NONE, Securities.SAME_USER);
 
     @Test
     void thePageAndItsFilesAreServedWithoutATokenUnderAStrictPolicy() {
@@ -56,7 +56,7 @@ class DashboardTest {
     @Test
     void pagesOfOtherSitesCannotUseTheApiButTheDashboardAndNonBrowsersCan() {
         Fakes.Scheduler scheduler = new Fakes.Scheduler("hpf", "edf");
-        Api open = new Api(new Fakes.Service(), scheduler, Securities.loopback(), RuntimeLog.NONE);
+        Api open = new Api(new Fakes.Service(), scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         ApiResponse csrf = open.handle(ApiRequest.of("POST", "/api/v1/policy", "{\"name\":\"edf\"}")
                 .withOrigin("http://evil.example", "127.0.0.1:50000"));
         assertEquals(403, csrf.status());

@@ -28,7 +28,7 @@ class MetricsTest {
         q.limits = XQueueStatus.Limits.ON_TOP;
         Fakes.Queue closed = xq.add(9, "gone", "sim0", "", 0);
         closed.state = QueueState.CLOSED;
-        Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), RuntimeLog.NONE);
+        Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         ApiResponse r = api.handle(ApiRequest.of("GET", "/metrics"));
         assertEquals(200, r.status(), r.body());
         assertEquals("text/plain; version=0.0.4; charset=utf-8", r.contentType());
@@ -59,7 +59,7 @@ class MetricsTest {
     @Test
     void decisionTimesAreAPrometheusHistogramInSeconds() {
         Fakes.Scheduler scheduler = new Fakes.Scheduler("hpf");
-        Api api = new Api(new Fakes.Service(), scheduler, Securities.loopback(), RuntimeLog.NONE);
+        Api api = new Api(new Fakes.Service(), scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         String body = api.handle(ApiRequest.of("GET", "/metrics")).body();
         // bounds 1, 2, 5, 10 us and beyond; 3, 4, 0, 2, 1 decisions per bucket: cumulative in the text
         assertLines(body,
@@ -88,7 +88,7 @@ class MetricsTest {
         a.runMicros = 1_500_000;
         b.runMicros = 250_000;
         c.runMicros = 4_000_000;
-        Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), RuntimeLog.NONE);
+        Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         String body = api.handle(ApiRequest.of("GET", "/metrics")).body();
         assertLines(body,
                 "# TYPE xq_device_busy_seconds_total counter",

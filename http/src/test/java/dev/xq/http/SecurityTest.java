@@ -95,7 +95,7 @@ class SecurityTest {
     @Test
     void withATokenOtherHostsMustSendIt() {
         Fakes.Queue q = xq.add(5, "q", "sim0", "", 0);
-        Api api = new Api(xq, scheduler, Securities.withToken(false), RuntimeLog.NONE);
+        Api api = new Api(xq, scheduler, Securities.withToken(false), RuntimeLog.NONE, Securities.SAME_USER);
         ApiRequest change = ApiRequest.of("POST", "/hint", "{\"hint_type\":1,\"handle\":5,\"priority\":9}").fromPeer(false);
         ApiResponse none = api.handle(change);
         assertEquals(401, none.status());
@@ -115,7 +115,7 @@ class SecurityTest {
 
     @Test
     void tokenOnLoopbackRefusesXcli() {
-        Api api = new Api(xq, scheduler, Securities.withToken(true), RuntimeLog.NONE);
+        Api api = new Api(xq, scheduler, Securities.withToken(true), RuntimeLog.NONE, Securities.SAME_USER);
         ApiResponse r = api.handle(ApiRequest.of("POST", "/policy?policy=7"));
         assertEquals(401, r.status());
         assertEquals("{\"error\":\"this node requires 'Authorization: Bearer <token>' from loopback too (tokenOnLoopback)\"}", r.body());
@@ -127,7 +127,7 @@ class SecurityTest {
     @Test
     void withoutATokenOtherHostsAreRefused() {
         // only reachable if the server were bound beyond loopback by other means: never served
-        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         ApiResponse r = api.handle(ApiRequest.of("GET", "/xqueues").fromPeer(false));
         assertEquals(403, r.status());
         assertEquals("{\"error\":\"requests from other hosts are refused: the node has no token configured (PID dev.xq.http, token)\"}", r.body());
@@ -136,7 +136,7 @@ class SecurityTest {
     @Test
     void bodiesOverTheLimitAre413AndChangeNothing() {
         Fakes.Queue q = xq.add(5, "q", "sim0", "", 0);
-        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         String padded = "{\"hint_type\":1,\"handle\":5,\"priority\":9" + " ".repeat(5000) + "}";
         ApiResponse declared = api.handle(ApiRequest.of("POST", "/hint", padded));
         assertEquals(413, declared.status());
@@ -160,7 +160,7 @@ class SecurityTest {
         // DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends its requests to the node
         // with Origin and Host evil.example: same origin to the browser, loopback to the node. Its Host gives it away.
         Fakes.Queue q = xq.add(5, "q", "sim0", "", 0);
-        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         for (String ok : List.of("127.0.0.1:50000", "127.0.0.1", "localhost:50000", "LOCALHOST", "localhost.", "dash.localhost:8080",
                 "[::1]:50000", "[::1]", "10.1.2.3:50000", "xq-node.example:50000", "XQ-Node.Example")) {
             assertEquals(200, api.handle(ApiRequest.of("GET", "/xqueues").withHost(ok)).status(), ok);
@@ -182,7 +182,7 @@ class SecurityTest {
         assertTrue(q.hints().isEmpty());
         assertEquals(200, api.handle(ApiRequest.of("GET", "/xqueues")).status(), "no Host: allowed");
         // with a token a name is no threat (a page cannot know the token): any name will do
-        Api tokened = new Api(xq, scheduler, Securities.withToken(true), RuntimeLog.NONE);
+        Api tokened = new Api(xq, scheduler, Securities.withToken(true), RuntimeLog.NONE, Securities.SAME_USER);
         assertEquals(200, tokened.handle(ApiRequest.of("GET", "/xqueues").withHost("gpu-7.corp.example")
                 .withAuthorization("Bearer " + Securities.TOKEN)).status());
         // the dashboard's files hold no data: served whatever the name
@@ -241,7 +241,7 @@ class SecurityTest {
 
     @Test
     void pathsThatCouldMeanTwoThingsAreRefusedAsJson() {
-        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         for (String p : List.of("/%2e%2e/xqueues", "/./xqueues", "/api/v1/../xqueues", "/api/v1/%2E/queues", "/xqueues/.",
                 "/xqueue/%zz", "/xqueue/%4", "/xqueue/%", "/a\u0001b", "/caf\u00e9")) {
             ApiResponse r = api.handle(ApiRequest.of("GET", p));

@@ -34,7 +34,7 @@ class XqApiTest {
         fg.pending = 2;
         fg.inFlight = 1;
         fg.runMicros = 1500;
-        api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
         shell = new XqCommands(xq, scheduler);
     }
 

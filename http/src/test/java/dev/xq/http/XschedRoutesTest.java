@@ -36,7 +36,7 @@ class XschedRoutesTest {
         huge = xq.add(HUGE, "fg", "sim0", "", 0);
         huge.state = QueueState.READY;
         huge.suspendedByScheduler = true;
-        api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE);
+        api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
     }
 
     ApiResponse call(String method, String url) {
