@@ -697,6 +697,24 @@ static struct {
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER, .send_mu = PTHREAD_MUTEX_INITIALIZER,
        .start_mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 static uint64_t g_last_wake;
+static xw_beat g_beat;    /* the node's heartbeat (xq_wire.h) */
+static uint32_t g_frozen; /* the heartbeat stopped: the socket was shut down, the reader detaches */
+
+/* Looks at the node's heartbeat (the reader at least every 100 ms, held threads at every wait).
+ * Stopped for XW_FROZEN_S: the node is taken for gone. The socket is shut down, so the reader
+ * detaches as when the connection closes (every held thread goes, deferred launches are made, the
+ * node's session ends) and registers anew once the node answers a HELLO again. Holds no lock. */
+static void node_look(void)
+{
+    uint32_t gs = LD(&g_state);
+    if (!(gs & 1) || !xw_beat_stale(&g_beat, gs)) return;
+    pthread_mutex_lock(&S.send_mu);
+    if (LD(&g_state) == gs && S.fd >= 0 && !LD(&g_frozen)) {
+        ST(&g_frozen, 1);
+        shutdown(S.fd, SHUT_RDWR);
+    }
+    pthread_mutex_unlock(&S.send_mu);
+}
 
 __attribute__((format(printf, 1, 2))) static int send_line(const char *fmt, ...)
 {
@@ -858,6 +876,7 @@ static int try_attach(char *why, size_t whylen)
     pthread_mutex_lock(&S.send_mu);
     S.fd = fd;
     pthread_mutex_unlock(&S.send_mu);
+    xw_beat_start(&g_beat, base, LD(&g_state) + 1);
     ADD(&g_state, 1); /* attached */
     for (xstream *st = LD(&g_all); st; st = st->next_all)
         if (LD(&st->in_use)) register_locked(st);
@@ -884,7 +903,10 @@ static void detach(const char *why)
     stall_clear_all(); /* nothing launched stays held on the device */
     for (xstream *st = LD(&g_all); st; st = st->next_all) wake_held(st);
     drain_all(1);
-    xlog(1, "xq: node at %s lost (%s); running unscheduled", S.path, why);
+    if (__atomic_exchange_n(&g_frozen, 0, __ATOMIC_SEQ_CST))
+        xlog(1, "xq: node at %s not answering for %d s (frozen?); running unscheduled", S.path, XW_FROZEN_S);
+    else
+        xlog(1, "xq: node at %s lost (%s); running unscheduled", S.path, why);
 }
 
 static void handle_line(char *line)
@@ -929,6 +951,10 @@ static void *reader_main(void *arg)
             }
             continue;
         }
+        struct pollfd pf = {S.fd, POLLIN, 0};
+        int ready = poll(&pf, 1, XW_LOOK_MS); /* a frozen node keeps the socket open: its heartbeat tells */
+        node_look();
+        if (ready <= 0) continue;
         ssize_t r = read(S.fd, buf + len, sizeof buf - len);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
@@ -1456,6 +1482,7 @@ static int gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable,
         pthread_mutex_unlock(&st->mu);
         if (wake) wake_node(st), wake = 0;
         futex_wait(&st->wseq, seq, retry && retry < WAIT_NS ? (long)retry : WAIT_NS);
+        node_look(); /* held by a node that may have stopped */
         pthread_mutex_lock(&st->mu);
         st->waiters--;
         if (why == 2) ADD(&g_limit_waiters, -1);
@@ -1710,6 +1737,7 @@ static void flush_all(void)
         tracker_kick();
         futex_wait(&g_dq_word, seq, 1000000L);
         ADD(&g_dq_waiters, -1);
+        node_look(); /* the deferred launches wait for a node that may have stopped */
     }
 }
 
@@ -3072,6 +3100,7 @@ static void atfork_child(void)
     pthread_mutex_init(&query_mu, NULL);
     pthread_mutex_init(&cu_mu, NULL);
     g_state = (g_state | 1) + 1; /* detached, and no stream's gen matches */
+    g_beat = (xw_beat){0}, g_frozen = 0;
     memset(g_hash, 0, sizeof g_hash); /* the parent's streams are not the child's: leak them */
     g_free = NULL, g_all = NULL, t_ptds = NULL;
     g_words = NULL; /* the parent's registrations (its pages are not even mapped here: MADV_DONTFORK) */

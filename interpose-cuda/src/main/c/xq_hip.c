@@ -547,6 +547,24 @@ static struct {
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER, .send_mu = PTHREAD_MUTEX_INITIALIZER,
        .start_mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 static uint64_t g_last_wake;
+static xw_beat g_beat;    /* the node's heartbeat (xq_wire.h) */
+static uint32_t g_frozen; /* the heartbeat stopped: the socket was shut down, the reader detaches */
+
+/* Looks at the node's heartbeat (the reader at least every 100 ms, held threads at every wait).
+ * Stopped for XW_FROZEN_S: the node is taken for gone. The socket is shut down, so the reader
+ * detaches as when the connection closes (every held thread goes, stopped queues resume, the
+ * node's session ends) and registers anew once the node answers a HELLO again. Holds no lock. */
+static void node_look(void)
+{
+    uint32_t gs = LD(&g_state);
+    if (!(gs & 1) || !xw_beat_stale(&g_beat, gs)) return;
+    pthread_mutex_lock(&S.send_mu);
+    if (LD(&g_state) == gs && S.fd >= 0 && !LD(&g_frozen)) {
+        ST(&g_frozen, 1);
+        shutdown(S.fd, SHUT_RDWR);
+    }
+    pthread_mutex_unlock(&S.send_mu);
+}
 
 __attribute__((format(printf, 1, 2))) static int send_line(const char *fmt, ...)
 {
@@ -662,6 +680,7 @@ static int try_attach(char *why, size_t whylen)
     pthread_mutex_lock(&S.send_mu);
     S.fd = x.fd;
     pthread_mutex_unlock(&S.send_mu);
+    xw_beat_start(&g_beat, x.base, LD(&g_state) + 1);
     ADD(&g_state, 1);
     for (xstream *st = LD(&g_all); st; st = st->next_all)
         if (LD(&st->in_use)) register_locked(st);
@@ -707,7 +726,10 @@ static void detach(const char *why)
     pthread_mutex_unlock(&S.mu);
     resume_all("after the node was lost"); /* nothing stays stopped without a node */
     for (xstream *st = LD(&g_all); st; st = st->next_all) wake_held(st);
-    xlog(1, "xq: node at %s lost (%s); running unscheduled", S.path, why);
+    if (__atomic_exchange_n(&g_frozen, 0, __ATOMIC_SEQ_CST))
+        xlog(1, "xq: node at %s not answering for %d s (frozen?); running unscheduled", S.path, XW_FROZEN_S);
+    else
+        xlog(1, "xq: node at %s lost (%s); running unscheduled", S.path, why);
 }
 
 /* The node's SUSPEND <slot>: stop the stream's KFD queue, within the rate limit; a failure
@@ -798,6 +820,10 @@ static void *reader_main(void *arg)
             }
             continue;
         }
+        struct pollfd pf = {S.fd, POLLIN, 0};
+        int ready = poll(&pf, 1, XW_LOOK_MS); /* a frozen node keeps the socket open: its heartbeat tells */
+        node_look();
+        if (ready <= 0) continue;
         ssize_t r = read(S.fd, buf + len, sizeof buf - len);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
@@ -940,6 +966,7 @@ static int gate_enter(gate *g, hipStream_t h, int ptsz)
         pthread_mutex_unlock(&st->mu);
         if (wake) wake_node(st), wake = 0;
         futex_wait(&st->wseq, seq, retry && retry < (uint64_t)WAIT_NS ? (long)retry : WAIT_NS);
+        node_look(); /* held by a node that may have stopped */
         pthread_mutex_lock(&st->mu);
         st->waiters--;
         if (why == 2) ADD(&g_limit_waiters, -1);
@@ -1483,6 +1510,7 @@ static void atfork_child(void)
     if (K.efd >= 0) close(K.efd);
     K.fd = K.efd = -1, K.wanted = K.trap = 0, K.nmade = K.nseen = 0, K.last_suspend = 0;
     g_state = (g_state | 1) + 1;
+    g_beat = (xw_beat){0}, g_frozen = 0;
     memset(g_hash, 0, sizeof g_hash);
     g_free = NULL, g_all = NULL;
     memset(t_ptds, 0, sizeof t_ptds);

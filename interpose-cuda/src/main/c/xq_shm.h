@@ -18,7 +18,10 @@
 typedef struct xq_shm_header {
     uint32_t magic, version, slots, slot_size;
     uint64_t node_start_ns;
-    uint8_t reserved[40];
+    /* CLOCK_MONOTONIC ns, written by the node every 100 ms while the session lives; 0 from a node
+     * that does not write it. The process watches it move (docs/processes.md, "Faults") */
+    uint64_t heartbeat_ns;
+    uint8_t reserved[32];
 } xq_shm_header;
 
 typedef struct xq_slot {
@@ -44,6 +47,7 @@ typedef struct xq_slot {
 
 _Static_assert(sizeof(xq_shm_header) == XQ_SHM_HEADER, "header size");
 _Static_assert(sizeof(xq_slot) == XQ_SLOT_SIZE, "slot size");
+_Static_assert(offsetof(xq_shm_header, heartbeat_ns) == 24, "heartbeat_ns");
 _Static_assert(offsetof(xq_slot, config_seq) == 16, "config_seq");
 _Static_assert(offsetof(xq_slot, horizon_ns) == 24, "horizon_ns");
 _Static_assert(offsetof(xq_slot, guard_until_ns) == 32, "guard_until_ns");

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,47 @@ __attribute__((unused)) static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The node's heartbeat (docs/processes.md, "Faults"). A node that stops (SIGSTOP, a debugger, a
+ * hung JVM) keeps its socket open, and only a process that writes to it would notice; one held in
+ * a launch or a synchronisation would wait forever. The node writes heartbeat_ns into the session's
+ * header every 100 ms; seen to move since the session began and then unchanged for XW_FROZEN_S
+ * seconds of looks, the node is taken for frozen. A node that never writes it (0: an older node),
+ * or never moved it, is never taken for frozen. Looks compare values, not clocks: a process that
+ * was itself stopped sees a moved value when it runs again. */
+#define XW_FROZEN_S 1
+#define XW_LOOK_MS 100 /* the reader looks this often at least; held threads at every wait */
+
+typedef struct xw_beat {
+    const xq_shm_header *hd;       /* the session's header; NULL before the first session */
+    uint32_t gen;                  /* the session (the interposer's g_state while attached) */
+    uint32_t busy;                 /* one looker at a time; the others skip their look */
+    uint64_t first, last, last_at; /* the value at attach, at the last look, when it last changed */
+} xw_beat;
+
+/* At attach, before the session is announced: gen is the state the interposer enters with it. */
+__attribute__((unused)) static void xw_beat_start(xw_beat *b, const void *base, uint32_t gen)
+{
+    while (__atomic_exchange_n(&b->busy, 1, __ATOMIC_ACQUIRE)) sched_yield();
+    b->hd = base, b->gen = gen;
+    b->first = b->last = __atomic_load_n(&b->hd->heartbeat_ns, __ATOMIC_ACQUIRE);
+    b->last_at = now_ns();
+    __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* 1 when the heartbeat of session gen moved since attach and has not moved for XW_FROZEN_S. */
+__attribute__((unused)) static int xw_beat_stale(xw_beat *b, uint32_t gen)
+{
+    if (__atomic_exchange_n(&b->busy, 1, __ATOMIC_ACQUIRE)) return 0;
+    int stale = 0;
+    if (b->hd && b->gen == gen) {
+        uint64_t v = __atomic_load_n(&b->hd->heartbeat_ns, __ATOMIC_ACQUIRE), now = now_ns();
+        if (v != b->last) b->last = v, b->last_at = now;
+        else if (v != b->first && now - b->last_at >= XW_FROZEN_S * 1000000000ull) stale = 1;
+    }
+    __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
+    return stale;
 }
 
 /* Protocol names: [A-Za-z0-9._:/+-], anything else becomes '_'. */

@@ -488,6 +488,78 @@ static void test_node_killed_while_held(void)
     CHECK(strstr(slurp(a.err), "lost"), "stderr: %s", slurp(a.err));
 }
 
+/* docs/processes.md "Faults", as in xq-cuda-tests: the node freezes (tn_freeze: no heartbeat,
+ * nothing read or said, the socket open) while a thread is held behind its closed gate: within
+ * about a second of the last heartbeat the process runs unscheduled, one line says why, and it
+ * registers anew once the node runs again. */
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void test_frozen_node(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "2", "--us", "500", "--check", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, one_pending, 2.0), "not held");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    pause_s(0.3);
+    const xq_shm_header *h = (const xq_shm_header *)((uint8_t *)s - XQ_SHM_HEADER - (size_t)slot * XQ_SLOT_SIZE);
+    CHECK(LD(&h->heartbeat_ns) != 0 && !exited(&a), "heartbeat %lu, exited %d", (unsigned long)LD(&h->heartbeat_ns), exited(&a));
+    int mark = tn_nlines();
+    double t0 = tn_now();
+    tn_freeze(1);
+    int done = finish(&a, 3.0);
+    double dt = tn_now() - t0;
+    printf("    exited %.2f s after the node froze (heartbeat every 100 ms)\n", dt);
+    CHECK(done && a.status == 0 && dt > 0.8 && dt < 1.5, "exit %d %.2f s after the freeze: %s", a.status, dt, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 1 && strstr(err, "xq: node at ") &&
+              strstr(err, " not answering for 1 s (frozen?); running unscheduled\n"),
+          "stderr: %s", err);
+    tn_freeze(0);
+    CHECK(tn_find(mark, 0, "+EOF", 1.0) >= 0, "the frozen session did not end");
+}
+
+/* Controls: a moving heartbeat, and none at all (an older node), hold the thread 2 s and more. */
+static void test_frozen_node_controls(void)
+{
+    for (int old = 0; old < 2; old++) {
+        tn_start(SOCK, 16);
+        tn_defaults(1, 0, 0, 0);
+        if (old) tn_heartbeat(0);
+        app a;
+        start(&a, NULL, (const char *[]){"--tasks", "1", "--us", "500", "--check", NULL});
+        int slot = stream_slot(0, 0, NULL, 0);
+        xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+        CHECK(s && wait_until(s, one_pending, 2.0), "not held");
+        if (!s) {
+            finish(&a, 1);
+            continue;
+        }
+        pause_s(2.0);
+        CHECK(LD(&s->pending) == 1 && LD(&s->launched) == 0 && !exited(&a) && tn_count(0, "+EOF") == 0,
+              "%s: let go: pending %u launched %lu", old ? "old node" : "heartbeat", LD(&s->pending),
+              (unsigned long)LD(&s->launched));
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        char gate[32];
+        snprintf(gate, sizeof gate, "GATE %d", slot);
+        tn_send(0, gate);
+        CHECK(finish(&a, 10) && a.status == 0 && !*slurp(a.err), "exit %d: %s", a.status, slurp(a.err));
+        tn_kill();
+    }
+}
+
 static void test_node_restart(void)
 {
     tn_start(SOCK, 16);
@@ -853,6 +925,8 @@ static const struct {
     {"hip_failed_launches", test_failed_launches},
     {"hip_node_killed_while_held", test_node_killed_while_held},
     {"hip_node_restart", test_node_restart},
+    {"hip_frozen_node", test_frozen_node},
+    {"hip_frozen_node_controls", test_frozen_node_controls},
     {"hip_no_node", test_no_node},
     {"hip_refuse_foreign_directory", test_refuse_foreign_directory},
     {"hip_refuse_foreign_peer", test_refuse_foreign_peer},

@@ -1228,6 +1228,118 @@ static void test_defer_node_killed(void)
     CHECK(strstr(slurp(a.out), "\"tasks\":40"), "output: %s", slurp(a.out));
 }
 
+/* ------------------------------------------------------------------ a frozen node
+ * docs/processes.md "Faults": a node that stops (SIGSTOP) keeps its socket open and says nothing;
+ * only its heartbeat in the session's header stops. The test node's tn_freeze() does the same. */
+
+static xq_shm_header *header0(void)
+{
+    xq_slot *s = tn_slot(0, 0);
+    return s ? (xq_shm_header *)((uint8_t *)s - XQ_SHM_HEADER) : NULL;
+}
+
+/* The node freezes while the thread waits behind its closed gate (defer 0: held in the launch,
+ * XQ_DEFER=0; 1: its launches deferred, the thread in cuStreamSynchronize): within about a second
+ * of the last heartbeat the process runs unscheduled, its tasks complete, one line says why; when
+ * the node runs again its session has ended and the process registers anew. */
+static void frozen_node(int defer)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(defer ? 0 : 1, 0, 0, 0);
+    app a;
+    start(&a, (const char *[]){defer ? "XQ_DEFER=1" : "XQ_DEFER=0", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "40", "--kernels", "4", "--us", "300",
+                           "--linger-ms", "2500", defer ? NULL : "--check", NULL}); /* a checked task copies: never deferred */
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    if (defer) {
+        CHECK(wait_until(s, launched_20, 3.0), "the app did not get going");
+        __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+        pause_s(0.3);
+        CHECK(LD(&s->pending) >= 2, "pending %u (want deferred launches)", LD(&s->pending));
+    } else {
+        CHECK(wait_until(s, one_pending, 2.0), "not held");
+        pause_s(0.3);
+    }
+    uint64_t l0 = LD(&s->launched);
+    xq_shm_header *h = header0();
+    CHECK(h && LD(&h->heartbeat_ns), "no heartbeat in the header");
+    CHECK(!exited(&a) && LD(&s->launched) == l0, "not held: launched %lu", (unsigned long)LD(&s->launched));
+    int mark = tn_nlines();
+    double t0 = tn_now();
+    tn_freeze(1);
+    const char *want = "not answering for 1 s (frozen?); running unscheduled";
+    double end = t0 + 3.0;
+    while (!strstr(slurp(a.out), "\"tasks\":40") && tn_now() < end)
+        pause_s(0.005);
+    double dt = tn_now() - t0;
+    printf("    tasks done %.2f s after the node froze (heartbeat every 100 ms)\n", dt);
+    CHECK(dt > 0.8 && dt < 1.5, "tasks done %.2f s after the freeze (want ~1 s): %s", dt, slurp(a.err));
+    CHECK(strstr(slurp(a.out), defer ? "\"check\":\"off\"" : "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    CHECK(strstr(slurp(a.err), want), "stderr: %s", slurp(a.err));
+    tn_freeze(0); /* it runs again: it sees its session ended, and the process comes back */
+    CHECK(tn_find(mark, 0, "+EOF", 1.0) >= 0, "the frozen session did not end");
+    int hello = -1;
+    for (int at = mark; (at = tn_find(at, -1, "HELLO ", 3.0)) >= 0 && hello < 0; at++)
+        if (tn_get(at).sess > 0)
+            hello = at;
+    CHECK(hello >= 0, "no new HELLO after the node ran again");
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 2 && strstr(err, "xq: node at ") && strstr(err, want) && strstr(err, "is back; scheduled"),
+          "stderr: %s", err);
+}
+static void test_frozen_node_held(void) { frozen_node(0); }
+static void test_frozen_node_deferred(void) { frozen_node(1); }
+
+/* Controls: a node whose heartbeat moves holds the thread as long as it likes (2 s, and across
+ * 1.5 s in which the process itself was stopped: it sees the heartbeat moved when it runs on); an
+ * older node that writes no heartbeat (0) holds it too. The gate opened, the task completes. */
+static void test_frozen_node_controls(void)
+{
+    for (int old = 0; old < 2; old++) {
+        tn_start(SOCK, 16);
+        tn_defaults(1, 0, 0, 0);
+        if (old)
+            tn_heartbeat(0);
+        app a;
+        start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "2", "--check", NULL});
+        int slot = stream_slot(0, 0, NULL, 0);
+        xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+        CHECK(s && wait_until(s, one_pending, 2.0), "%s: not held", old ? "old node" : "heartbeat");
+        if (!s) {
+            finish(&a, 1);
+            continue;
+        }
+        pause_s(old ? 2.0 : 0.5);
+        if (!old) {
+            kill(a.pid, SIGSTOP);
+            pause_s(1.5);
+            kill(a.pid, SIGCONT);
+            pause_s(1.5);
+        }
+        xq_shm_header *h = header0();
+        CHECK(h && (old ? LD(&h->heartbeat_ns) == 0 : LD(&h->heartbeat_ns) != 0), "heartbeat %lu",
+              h ? (unsigned long)LD(&h->heartbeat_ns) : 0);
+        CHECK(LD(&s->pending) == 1 && LD(&s->launched) == 0 && !exited(&a), "%s: let go: pending %u launched %lu",
+              old ? "old node" : "heartbeat", LD(&s->pending), (unsigned long)LD(&s->launched));
+        CHECK(tn_count(0, "+EOF") == 0, "%s: the session ended", old ? "old node" : "heartbeat");
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        char gate[32];
+        snprintf(gate, sizeof gate, "GATE %d", slot);
+        tn_send(0, gate);
+        CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+        CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+        CHECK(!*slurp(a.err), "%s: stderr: %s", old ? "old node" : "heartbeat", slurp(a.err));
+        tn_kill();
+    }
+}
+
 /* cuKernelSetAttribute before each launch, as the CUDA runtime does for kernels with a dynamic
  * shared memory limit: with the same value every time ("same"), or on another kernel than the
  * deferred ones ("other"), it does not wait for deferred launches (four pending at once behind a
@@ -1544,6 +1656,9 @@ static const struct {
     {"defer_threshold_legacy_ex", test_defer_threshold_legacy_ex},
     {"defer_ptds_held", test_defer_ptds_held},
     {"defer_node_killed", test_defer_node_killed},
+    {"frozen_node_held", test_frozen_node_held},
+    {"frozen_node_deferred", test_frozen_node_deferred},
+    {"frozen_node_controls", test_frozen_node_controls},
     {"overhead", test_overhead},
 };
 

@@ -43,6 +43,8 @@ static char g_refuse_cap[32]; /* a HELLO naming this capability is refused, as b
 static char g_path[108], g_dir[64];
 static pthread_t th;
 static uint64_t start_ns;
+static int g_beats = 1; /* tn_heartbeat() */
+static int g_frozen;    /* tn_freeze() */
 
 double tn_now(void)
 {
@@ -165,10 +167,32 @@ static int space_asked(int fd)
     return 1;
 }
 
+/* Every 100 ms, as the node's timer does: the time into each live session's header. */
+static void beat(double *next)
+{
+    double now = tn_now();
+    if (now < *next)
+        return;
+    *next = now + 0.1;
+    if (!__atomic_load_n(&g_beats, __ATOMIC_ACQUIRE) || __atomic_load_n(&g_frozen, __ATOMIC_ACQUIRE))
+        return;
+    for (int i = 0; i < nsess; i++)
+        if (S[i].fd >= 0 && S[i].shm)
+            __atomic_store_n(&((xq_shm_header *)S[i].shm)->heartbeat_ns, (uint64_t)(now * 1e9), __ATOMIC_RELEASE);
+}
+
 static void *serve(void *arg)
 {
     (void)arg;
+    double next_beat = 0;
     for (;;) {
+        if (__atomic_load_n(&g_frozen, __ATOMIC_ACQUIRE)) { /* stopped: nothing read, accepted or written */
+            struct pollfd q = {stop_pipe[0], POLLIN, 0};
+            if (poll(&q, 1, 20) > 0)
+                break;
+            continue;
+        }
+        beat(&next_beat);
         struct pollfd p[MAX_SESS + 2];
         int map[MAX_SESS + 2], n = 0;
         p[n].fd = stop_pipe[0], p[n].events = POLLIN, map[n++] = -2;
@@ -178,7 +202,8 @@ static void *serve(void *arg)
             if (S[i].fd >= 0)
                 p[n].fd = S[i].fd, p[n].events = POLLIN, map[n++] = i;
         pthread_mutex_unlock(&mu);
-        if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
+        int wait_ms = (int)((next_beat - tn_now()) * 1000) + 1;
+        if (poll(p, (nfds_t)n, wait_ms < 1 ? 1 : wait_ms) < 0 && errno != EINTR)
             break;
         if (p[0].revents)
             break;
@@ -231,6 +256,7 @@ int tn_start(const char *path, unsigned slots)
     if (!lines)
         lines = calloc(MAX_LINES, sizeof *lines);
     nlines = 0, nsess = 0, g_slots = slots;
+    g_beats = 1, g_frozen = 0;
     snprintf(g_space_answer, sizeof g_space_answer, "SPACE none off");
     g_space_asks = 0, g_space_last[0] = 0;
     snprintf(g_path, sizeof g_path, "%s", path);
@@ -266,6 +292,10 @@ void tn_kill(void)
     rmdir(g_dir); /* files of sessions that never sent MAPPED stay; rmdir then fails, harmlessly */
     running = 0;
 }
+
+void tn_heartbeat(int on) { __atomic_store_n(&g_beats, on, __ATOMIC_RELEASE); }
+
+void tn_freeze(int on) { __atomic_store_n(&g_frozen, on, __ATOMIC_RELEASE); }
 
 void tn_refuse_capability(const char *cap)
 {

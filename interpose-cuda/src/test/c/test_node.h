@@ -17,6 +17,12 @@ typedef struct tn_line {
 
 int tn_start(const char *sock_path, unsigned slots); /* 0 on success */
 void tn_kill(void);                                  /* as if the node died: every session ends */
+/* The node writes CLOCK_MONOTONIC ns into each live session's header every 100 ms (on at
+ * tn_start); 0: it writes none, as an older node. */
+void tn_heartbeat(int on);
+/* 1: as if the node were stopped (SIGSTOP): no heartbeat, nothing read, accepted or answered, every
+ * socket left open; 0: it runs on (what came meanwhile is read then). */
+void tn_freeze(int on);
 /* the queue configuration the node writes into every slot (at HELLO and at STREAM) */
 void tn_defaults(unsigned gate, unsigned threshold, unsigned batch, unsigned window_us);
 /* words the node's OK line carries after the slot size ("lv3": it will ask for interrupts); "" none */

@@ -29,6 +29,16 @@ import org.osgi.service.metatype.annotations.Option;
             description = "Processes served at once; a process beyond this is refused (and runs unscheduled)")
     int maxSessions() default HostSettings.DEFAULT_MAX_SESSIONS;
 
+    @AttributeDefinition(name = "Most sessions per user", min = "1", max = "65536",
+            description = "Processes of one uid served at once; a process of that uid beyond this is refused (and runs "
+                    + "unscheduled), so that one user cannot take every session of the node")
+    int maxSessionsPerUser() default HostSettings.DEFAULT_MAX_SESSIONS_PER_USER;
+
+    @AttributeDefinition(name = "Most streams per user", min = "1", max = "67108864",
+            description = "Streams the processes of one uid may register at once, all their sessions together; a STREAM "
+                    + "beyond this is refused and ends that process's session (it runs unscheduled)")
+    int maxStreamsPerUser() default HostSettings.DEFAULT_MAX_STREAMS_PER_USER;
+
     @AttributeDefinition(name = "Enabled", description = "Whether the node serves local processes at all")
     boolean enabled() default true;
 

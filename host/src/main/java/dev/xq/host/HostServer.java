@@ -49,8 +49,12 @@ final class HostServer {
     private final long startNanos = System.nanoTime();
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
     private final AtomicInteger liveSessions = new AtomicInteger();
+    /** Sessions and registered streams per uid, for maxSessionsPerUser and maxStreamsPerUser (absent: none) */
+    private final ConcurrentHashMap<Integer, Integer> userSessions = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Integer, Integer> userStreams = new ConcurrentHashMap<>();
     private final AtomicInteger liveMappings = new AtomicInteger();
     private final AtomicLong sessionSeq = new AtomicLong();
+    private final Heartbeat heartbeat = new Heartbeat();
 
     private volatile String status = "not serving: not started";
     private volatile boolean serving;
@@ -217,12 +221,15 @@ final class HostServer {
         ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1,
                 r -> Thread.ofPlatform().daemon().name("xq-host-timer").unstarted(r));
         t.setRemoveOnCancelPolicy(true);
+        // every live session's shared memory: a process held by a node that stopped lets go (docs/processes.md, "Faults")
+        t.scheduleWithFixedDelay(heartbeat, Heartbeat.PERIOD_MILLIS, Heartbeat.PERIOD_MILLIS, TimeUnit.MILLISECONDS);
         timer = t;
         int lfd = fd;
         acceptThread = Thread.ofPlatform().daemon().name("xq-host-accept").start(() -> acceptLoop(lfd));
         serving = true;
         status = "serving on " + sock + " (slots " + settings.slots() + " per process, at most " + settings.maxSessions()
-                + " sessions, " + (settings.group() == null ? "node's user only" : "group " + settings.group()) + ")";
+                + " sessions, " + settings.maxSessionsPerUser() + " sessions and " + settings.maxStreamsPerUser() + " streams per user, "
+                + (settings.group() == null ? "node's user only" : "group " + settings.group()) + ")";
         log.info("process host " + status);
         return true;
     }
@@ -356,12 +363,14 @@ final class HostServer {
             return;
         }
         if (liveSessions.get() >= settings.maxSessions()) {
-            String reason = "node serves " + settings.maxSessions() + " processes already (maxSessions)";
-            byte[] b = ("ERR " + reason + "\n").getBytes(StandardCharsets.US_ASCII);
-            MemorySegment.copy(b, 0, errBuf, ValueLayout.JAVA_BYTE, 0, b.length);
-            Libc.sendNow(c, errBuf, b.length);
-            Libc.close(c);
-            log.warn("process " + cred.pid() + " refused: " + reason);
+            refuseConnection(c, errBuf, cred, "node serves " + settings.maxSessions() + " processes already (maxSessions)");
+            return;
+        }
+        // one user cannot take every session (reconnecting before its HELLO is late): counted from accept to end
+        int had = take(userSessions, cred.uid(), settings.maxSessionsPerUser());
+        if (had >= 0) {
+            refuseConnection(c, errBuf, cred, "user " + Integer.toUnsignedString(cred.uid()) + " has " + had
+                    + " sessions already (maxSessionsPerUser " + settings.maxSessionsPerUser() + ")");
             return;
         }
         Session s = new Session(this, c, cred, sessionSeq.incrementAndGet());
@@ -372,19 +381,80 @@ final class HostServer {
         } catch (RuntimeException | OutOfMemoryError e) {
             sessions.remove(s);
             liveSessions.decrementAndGet();
+            give(userSessions, cred.uid());
             Libc.close(c);
             log.error("process host: cannot start a session thread for process " + cred.pid(), e);
         }
     }
 
+    private void refuseConnection(int c, MemorySegment errBuf, Libc.Cred cred, String reason) {
+        byte[] b = ("ERR " + reason + "\n").getBytes(StandardCharsets.US_ASCII);
+        MemorySegment.copy(b, 0, errBuf, ValueLayout.JAVA_BYTE, 0, b.length);
+        Libc.sendNow(c, errBuf, b.length);
+        Libc.close(c);
+        log.warn("process " + cred.pid() + " refused: " + reason);
+    }
+
+    /**
+     * Counts one more for {@code uid} unless it has {@code max} already.
+     *
+     * @return -1 when counted, else how many it has
+     */
+    private static int take(ConcurrentHashMap<Integer, Integer> counts, int uid, int max) {
+        int[] had = {-1};
+        counts.compute(uid, (k, v) -> {
+            int n = v == null ? 0 : v;
+            if (n >= max) {
+                had[0] = n;
+                return v;
+            }
+            return n + 1;
+        });
+        return had[0];
+    }
+
+    private static void give(ConcurrentHashMap<Integer, Integer> counts, int uid) {
+        counts.computeIfPresent(uid, (k, v) -> v <= 1 ? null : v - 1);
+    }
+
     // ------------------------------------------------------------------ for sessions
+
+    /**
+     * A stream of {@code uid} is about to be registered: counted unless the user has
+     * maxStreamsPerUser streams already.
+     *
+     * @return null when counted (give it back with {@link #streamEnded(int)}), else the reason to refuse it
+     */
+    String streamStarting(int uid) {
+        int had = take(userStreams, uid, settings.maxStreamsPerUser());
+        return had < 0 ? null : "user " + Integer.toUnsignedString(uid) + " has " + had + " streams already (maxStreamsPerUser "
+                + settings.maxStreamsPerUser() + ")";
+    }
+
+    /** A stream counted by {@link #streamStarting(int)} ended. */
+    void streamEnded(int uid) {
+        give(userStreams, uid);
+    }
+
+    /** @return the sessions and the streams {@code uid} holds now */
+    int[] userLoad(int uid) {
+        return new int[] {userSessions.getOrDefault(uid, 0), userStreams.getOrDefault(uid, 0)};
+    }
 
     SharedMemory createMemory(String fileName) throws IOException {
         Path dir = shmDir;
         if (dir == null) {
             throw new IOException("the server is not serving");
         }
-        return SharedMemory.create(dir.resolve(fileName), settings.slots(), defaults.get(), startNanos, group, liveMappings);
+        SharedMemory m = SharedMemory.create(dir.resolve(fileName), settings.slots(), defaults.get(), startNanos, group,
+                liveMappings);
+        heartbeat.add(m);
+        return m;
+    }
+
+    /** The heartbeat the timer runs (tests). */
+    Heartbeat heartbeat() {
+        return heartbeat;
     }
 
     ScheduledFuture<?> schedule(Runnable r, long delay, TimeUnit unit) {
@@ -399,6 +469,7 @@ final class HostServer {
     void ended(Session s) {
         if (sessions.remove(s)) {
             liveSessions.decrementAndGet();
+            give(userSessions, s.peerUid());
         }
     }
 

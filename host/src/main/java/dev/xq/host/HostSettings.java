@@ -18,14 +18,20 @@ import java.util.function.Function;
  * @param helloWithin how long a connection may stay without HELLO before it is closed
  * @param interruptProcesses whether a process that offers {@code lv3} (the HIP interposer with a
  *        KFD debugger API) is asked to stop its stream's GPU queue when the node holds the stream
+ * @param maxSessionsPerUser sessions one uid may hold at once, in [1, 65536]
+ * @param maxStreamsPerUser streams one uid may register at once across its sessions, in [1, 67108864]
  */
 record HostSettings(Path socketPath, String group, int slots, int maxSessions, boolean enabled, Duration unlinkAfter,
-                    Duration helloWithin, boolean interruptProcesses) {
+                    Duration helloWithin, boolean interruptProcesses, int maxSessionsPerUser, int maxStreamsPerUser) {
 
     static final int DEFAULT_SLOTS = 64;
     static final int MAX_SLOTS = 1024;
     static final int DEFAULT_MAX_SESSIONS = 256;
     static final int MAX_MAX_SESSIONS = 65536;
+    static final int DEFAULT_MAX_SESSIONS_PER_USER = 128;
+    static final int DEFAULT_MAX_STREAMS_PER_USER = 4096;
+    /** maxSessions times the most slots a session has */
+    static final int MAX_MAX_STREAMS_PER_USER = MAX_MAX_SESSIONS * MAX_SLOTS;
     static final Duration DEFAULT_UNLINK_AFTER = Duration.ofSeconds(5);
     static final Duration DEFAULT_HELLO_WITHIN = Duration.ofSeconds(10);
     /** Framework or system property that names the socket when the configuration leaves it empty. */
@@ -64,12 +70,27 @@ record HostSettings(Path socketPath, String group, int slots, int maxSessions, b
         if (maxSessions < 1 || maxSessions > MAX_MAX_SESSIONS) {
             throw new IllegalArgumentException("maxSessions " + maxSessions + " is out of range [1, " + MAX_MAX_SESSIONS + "]");
         }
+        if (maxSessionsPerUser < 1 || maxSessionsPerUser > MAX_MAX_SESSIONS) {
+            throw new IllegalArgumentException("maxSessionsPerUser " + maxSessionsPerUser + " is out of range [1, " + MAX_MAX_SESSIONS
+                    + "]");
+        }
+        if (maxStreamsPerUser < 1 || maxStreamsPerUser > MAX_MAX_STREAMS_PER_USER) {
+            throw new IllegalArgumentException("maxStreamsPerUser " + maxStreamsPerUser + " is out of range [1, "
+                    + MAX_MAX_STREAMS_PER_USER + "]");
+        }
         if (unlinkAfter == null || unlinkAfter.isNegative() || unlinkAfter.isZero()) {
             throw new IllegalArgumentException("unlinkAfter " + unlinkAfter + " must be positive");
         }
         if (helloWithin == null || helloWithin.isNegative() || helloWithin.isZero()) {
             throw new IllegalArgumentException("helloWithin " + helloWithin + " must be positive");
         }
+    }
+
+    /** The per-user caps at their defaults. */
+    HostSettings(Path socketPath, String group, int slots, int maxSessions, boolean enabled, Duration unlinkAfter,
+                 Duration helloWithin, boolean interruptProcesses) {
+        this(socketPath, group, slots, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses,
+                DEFAULT_MAX_SESSIONS_PER_USER, DEFAULT_MAX_STREAMS_PER_USER);
     }
 
     /** Settings for {@code socketPath} and the defaults otherwise (tests, embedding). */
@@ -79,27 +100,43 @@ record HostSettings(Path socketPath, String group, int slots, int maxSessions, b
     }
 
     HostSettings withGroup(String g) {
-        return new HostSettings(socketPath, g, slots, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses);
+        return new HostSettings(socketPath, g, slots, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses,
+                maxSessionsPerUser, maxStreamsPerUser);
     }
 
     HostSettings withSlots(int s) {
-        return new HostSettings(socketPath, group, s, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses);
+        return new HostSettings(socketPath, group, s, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses,
+                maxSessionsPerUser, maxStreamsPerUser);
     }
 
     HostSettings withMaxSessions(int m) {
-        return new HostSettings(socketPath, group, slots, m, enabled, unlinkAfter, helloWithin, interruptProcesses);
+        return new HostSettings(socketPath, group, slots, m, enabled, unlinkAfter, helloWithin, interruptProcesses,
+                maxSessionsPerUser, maxStreamsPerUser);
+    }
+
+    HostSettings withMaxSessionsPerUser(int m) {
+        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses,
+                m, maxStreamsPerUser);
+    }
+
+    HostSettings withMaxStreamsPerUser(int m) {
+        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, helloWithin, interruptProcesses,
+                maxSessionsPerUser, m);
     }
 
     HostSettings withHelloWithin(Duration d) {
-        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, d, interruptProcesses);
+        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, d, interruptProcesses,
+                maxSessionsPerUser, maxStreamsPerUser);
     }
 
     HostSettings withUnlinkAfter(Duration d) {
-        return new HostSettings(socketPath, group, slots, maxSessions, enabled, d, helloWithin, interruptProcesses);
+        return new HostSettings(socketPath, group, slots, maxSessions, enabled, d, helloWithin, interruptProcesses,
+                maxSessionsPerUser, maxStreamsPerUser);
     }
 
     HostSettings withInterruptProcesses(boolean on) {
-        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, helloWithin, on);
+        return new HostSettings(socketPath, group, slots, maxSessions, enabled, unlinkAfter, helloWithin, on,
+                maxSessionsPerUser, maxStreamsPerUser);
     }
 
     /**
@@ -114,7 +151,7 @@ record HostSettings(Path socketPath, String group, int slots, int maxSessions, b
                 ? defaultSocketPath(property.apply(SOCKET_PROPERTY), env.get("XDG_RUNTIME_DIR"), euid)
                 : Path.of(configured);
         return new HostSettings(path, c.socketGroup(), c.slots(), c.maxSessions(), c.enabled(), DEFAULT_UNLINK_AFTER,
-                DEFAULT_HELLO_WITHIN, c.interruptProcesses());
+                DEFAULT_HELLO_WITHIN, c.interruptProcesses(), c.maxSessionsPerUser(), c.maxStreamsPerUser());
     }
 
     /** The interposer's default (docs/processes.md, XQ_SOCKET), unless {@code override} names one. */

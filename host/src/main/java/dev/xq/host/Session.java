@@ -155,6 +155,10 @@ final class Session {
         return peer.pid();
     }
 
+    int peerUid() {
+        return peer.uid();
+    }
+
     long seq() {
         return seq;
     }
@@ -478,14 +482,22 @@ final class Session {
         String device = server.deviceFor(hip, v[0], pci);
         ExternalQueueSpec spec = new ExternalQueueSpec(qname, device, peer.pid() + ":" + name, peer.pid(),
                 hint == null ? List.of() : List.of(new Hint.Priority(hint)), null);
+        // the streams of all the user's sessions count (maxStreamsPerUser): one user cannot flood the node with queues
+        String full = server.streamStarting(peer.uid());
+        if (full != null) {
+            refuse(full);
+            return;
+        }
         SlotControl control = new SlotControl(this, memory, slot, smShare, heldInTime, spatial ? server.space().holdBehindMicros() : 0);
         ExternalQueue q;
         try {
             q = server.queues().open(spec, control);
         } catch (IllegalArgumentException e) {
+            server.streamEnded(peer.uid());
             refuse("node refused stream " + slot + ": " + e.getMessage());
             return;
         } catch (RuntimeException e) {
+            server.streamEnded(peer.uid());
             server.log().error(who() + ": opening a queue for stream " + slot + " failed", e);
             refuse("node failed to open a queue for stream " + slot);
             return;
@@ -604,6 +616,7 @@ final class Session {
         s.control().retire();
         memory.guard(s.slot(), 0, 0); // a later stream in this slot starts unguarded
         streamCount.decrementAndGet();
+        server.streamEnded(peer.uid());
     }
 
     /** @return the slot, or -1 after refusing */

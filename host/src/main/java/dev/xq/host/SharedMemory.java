@@ -37,6 +37,8 @@ final class SharedMemory implements AutoCloseable {
     static final long H_SLOTS = 8;
     static final long H_SLOT_SIZE = 12;
     static final long H_START_NANOS = 16;
+    /** {@code System.nanoTime()} ({@code CLOCK_MONOTONIC}), written every 100 ms while the session lives ({@link Heartbeat}) */
+    static final long H_HEARTBEAT_NS = 24;
     // slot, node half
     static final long S_GATE = 0;
     static final long S_THRESHOLD = 4;
@@ -229,6 +231,25 @@ final class SharedMemory implements AutoCloseable {
             readySince = System.nanoTime();
         }
         return new ExternalCounters(pending, inFlight, launched, completed, failed, run, estimate, readySince);
+    }
+
+    /**
+     * Writes the heartbeat: a process held by this node takes it for frozen when the value stops
+     * moving for a second (docs/processes.md, "Faults").
+     *
+     * @return false once unmapped: nothing more to write
+     */
+    synchronized boolean beat(long nanos) {
+        if (closed) {
+            return false;
+        }
+        LONG.setRelease(mem, H_HEARTBEAT_NS, nanos);
+        return true;
+    }
+
+    /** @return the heartbeat last written, or -1 once unmapped (tests) */
+    synchronized long heartbeat() {
+        return closed ? -1 : (long) LONG.getAcquire(mem, H_HEARTBEAT_NS);
     }
 
     /** @return the gate word of a slot, or -1 once unmapped (display and tests) */

@@ -883,7 +883,7 @@ class HostServerTest {
 
     @Test
     void manySessionsLeaveNothingBehind() throws Exception {
-        start();
+        start(HostSettings.of(sock).withMaxSessionsPerUser(256)); // all of one uid, beyond the default per-user cap
         // warm up: classes, lazily opened files
         try (TestClient w = TestClient.connect(sock)) {
             w.hello("warm", "-");

@@ -17,6 +17,12 @@ class HostSettingsTest {
     }
 
     static HostConfig config(String path, String group, int slots, int max, boolean enabled, boolean interrupt) {
+        return config(path, group, slots, max, enabled, interrupt, HostSettings.DEFAULT_MAX_SESSIONS_PER_USER,
+                HostSettings.DEFAULT_MAX_STREAMS_PER_USER);
+    }
+
+    static HostConfig config(String path, String group, int slots, int max, boolean enabled, boolean interrupt, int perUserSessions,
+                             int perUserStreams) {
         return new HostConfig() {
             @Override
             public Class<? extends Annotation> annotationType() {
@@ -41,6 +47,16 @@ class HostSettingsTest {
             @Override
             public int maxSessions() {
                 return max;
+            }
+
+            @Override
+            public int maxSessionsPerUser() {
+                return perUserSessions;
+            }
+
+            @Override
+            public int maxStreamsPerUser() {
+                return perUserStreams;
             }
 
             @Override

@@ -28,12 +28,14 @@ import dev.xq.policy.spi.QueueView;
 import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.scheduler.Scheduler;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
@@ -193,7 +195,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         for (PreemptionProvider p : providers) {
             q.offer(p);
         }
-        recomputeContention();
+        recomputeContention(q);
         scheduler.signal();
         return q;
     }
@@ -271,13 +273,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (queue instanceof XQueueImpl q) {
             owners.remove(q);
         }
-        recomputeContention();
+        recomputeContention(queue);
         scheduler.signal();
     }
 
     @Override
     public void hinted(NodeQueue queue) {
-        recomputeContention();
+        recomputeContention(queue);
     }
 
     /** Default of {@link #awaitSpinMicros(long)}: automatic. */
@@ -377,11 +379,22 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * whether the policy put it on top of those.
      */
     private void recomputeContention() {
+        recomputeContention(null);
+    }
+
+    /**
+     * {@link #recomputeContention()} after {@code changed} opened, closed or changed its hints
+     * (null: none did). The work is linear in the queues whose answer changed, plus the company of
+     * the in-process queues on top (their hold on arrival), never in the square of all queues: a
+     * process that opened thousands of streams made each open and close scan every pair of queues,
+     * under the core's lock (security issue "trust", item 3).
+     */
+    private void recomputeContention(NodeQueue changed) {
         // Applied outside the core's lock (widening a queue's limits launches its pending
         // commands), under a lock of their own that also orders the computations: a stale answer
         // never overwrites a newer one.
         synchronized (contentionApply) {
-            for (Runnable r : contentionActions()) {
+            for (Runnable r : contentionActions(changed)) {
                 r.run();
             }
         }
@@ -389,45 +402,154 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     private final Object contentionApply = new Object();
 
-    private synchronized List<Runnable> contentionActions() {
+    /** What sets a queue apart from its company on a device: its group and its priority. */
+    private record Company(String group, int priority) {
+    }
+
+    /** An open queue as the contention rule sees it, and the answer it was last given. Guarded by the core. */
+    private static final class Member {
+        final NodeQueue q;
+        final String device;
+        Company key;
+        boolean told;
+        boolean contended;
+        boolean onTop;
+        long window;
+
+        Member(NodeQueue q, Company key) {
+            this.q = q;
+            this.device = q.device();
+            this.key = key;
+        }
+    }
+
+    /** The open queues of one device, and how many of them have each group and priority. Guarded by the core. */
+    private static final class DeviceCompany {
+        final TreeMap<Long, Member> members = new TreeMap<>();
+        final Map<Company, Integer> counts = new HashMap<>();
+
+        /**
+         * Every queue of the device has company (a queue of another group, or of its group at
+         * another priority) exactly when the device holds two distinct ones; none has with one.
+         */
+        boolean contended() {
+            return counts.size() >= 2;
+        }
+
+        void count(Company key, int delta) {
+            counts.merge(key, delta, (a, b) -> a + b == 0 ? null : a + b);
+        }
+    }
+
+    // guarded by this: the open queues by handle and by device, and what the last answers assumed
+    private final Map<Long, Member> members = new HashMap<>();
+    private final Map<String, DeviceCompany> companies = new HashMap<>();
+    private Set<Long> toldTop = Set.of();
+    private boolean toldOnTop = true;
+    private long toldWindow = DEFAULT_ALONE_WINDOW_MICROS;
+
+    private static Company companyOf(NodeQueue q) {
+        return new Company(q.group(), priority(q.hints()));
+    }
+
+    private synchronized List<Runnable> contentionActions(NodeQueue changed) {
+        // the queues whose answer may have changed
+        Map<Long, Member> ask = new TreeMap<>();
+        boolean onTopRule = this.onTop;
+        long window = aloneWindowMicros;
+        Set<Long> nowTop = top;
+        if (changed != null) {
+            long h = changed.handle();
+            Member m = members.get(h);
+            boolean open = queues.get(h) == changed;
+            DeviceCompany dc = m != null ? companies.get(m.device) : null;
+            boolean wasContended = dc != null && dc.contended();
+            if (!open && m != null && m.q == changed) {
+                members.remove(h);
+                dc.members.remove(h);
+                dc.count(m.key, -1);
+                if (dc.members.isEmpty()) {
+                    companies.remove(m.device);
+                }
+            } else if (open && m == null) {
+                m = new Member(changed, companyOf(changed));
+                members.put(h, m);
+                dc = companies.computeIfAbsent(m.device, d -> new DeviceCompany());
+                wasContended = dc.contended();
+                dc.members.put(h, m);
+                dc.count(m.key, 1);
+                ask.put(h, m);
+            } else if (open && m.q == changed) {
+                Company key = companyOf(changed);
+                if (key.equals(m.key)) {
+                    dc = null; // another kind of hint: nothing changed
+                } else {
+                    dc.count(m.key, -1);
+                    dc.count(key, 1);
+                    m.key = key;
+                    ask.put(h, m);
+                }
+            } else {
+                dc = null;
+            }
+            if (dc != null) {
+                if (dc.contended() != wasContended) {
+                    ask.putAll(dc.members); // the whole device has company now, or has none any more
+                } else {
+                    for (Long t : nowTop) { // the company of those on top changed
+                        Member o = dc.members.get(t);
+                        if (o != null) {
+                            ask.put(t, o);
+                        }
+                    }
+                }
+            }
+        }
+        if (onTopRule != toldOnTop || window != toldWindow) {
+            ask.putAll(members);
+        } else if (!nowTop.equals(toldTop)) {
+            for (Set<Long> s : List.of(toldTop, nowTop)) {
+                for (Long t : s) {
+                    Member o = members.get(t);
+                    if (o != null) {
+                        ask.put(t, o);
+                    }
+                }
+            }
+        }
+        toldOnTop = onTopRule;
+        toldWindow = window;
+        toldTop = nowTop;
         List<Runnable> actions = new ArrayList<>();
-        record Who(NodeQueue q, String device, String group, int priority) {
-        }
-        List<Who> all = new ArrayList<>();
-        for (NodeQueue q : queues.values()) {
-            XQueueStatus st = q.status();
-            if (st.state() == QueueState.CLOSED) {
-                continue;
-            }
-            int prio = 0;
-            for (Hint h : st.hints()) {
-                if (h instanceof Hint.Priority p) {
-                    prio = p.value();
+        for (Member w : ask.values()) {
+            DeviceCompany dc = companies.get(w.device);
+            boolean contended = dc.contended();
+            boolean onTop = contended && onTopRule && nowTop.contains(w.q.handle());
+            boolean same = w.told && w.contended == contended && w.onTop == onTop && w.window == window;
+            if (w.q instanceof ExternalQueueImpl x) {
+                if (!same) {
+                    actions.add(() -> x.contended(contended, onTop ? window : 0));
                 }
-            }
-            all.add(new Who(q, st.device(), st.group(), prio));
-        }
-        for (Who w : all) {
-            // its company: the other queues of its device of another group, or of its group at another priority
-            List<NodeQueue> company = new ArrayList<>();
-            for (Who o : all) {
-                if (o != w && o.device().equals(w.device())
-                        && (!o.group().equals(w.group()) || o.priority() != w.priority())) {
-                    company.add(o.q());
+            } else if (w.q instanceof XQueueImpl x && (!same || onTop)) {
+                // on top: all of its company (the other queues of its device of another group, or
+                // of its group at another priority) yields to it
+                List<NodeQueue> under = new ArrayList<>();
+                if (onTop) {
+                    for (Member o : dc.members.values()) {
+                        if (o != w && !o.key.equals(w.key)) {
+                            under.add(o.q);
+                        }
+                    }
                 }
-            }
-            boolean contended = !company.isEmpty();
-            boolean onTop = contended && this.onTop && top.contains(w.q().handle());
-            long window = aloneWindowMicros;
-            if (w.q() instanceof ExternalQueueImpl x) {
-                actions.add(() -> x.contended(contended, onTop ? window : 0));
-            } else if (w.q() instanceof XQueueImpl x) {
-                List<NodeQueue> under = onTop ? company : List.of(); // on top: all of its company yields to it
                 actions.add(() -> {
                     x.limits(contended, onTop, window);
                     x.holdsOnArrival(under);
                 });
             }
+            w.told = true;
+            w.contended = contended;
+            w.onTop = onTop;
+            w.window = window;
         }
         return actions;
     }
@@ -474,7 +596,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         ExternalQueueImpl q = new ExternalQueueImpl(handle, spec, cfg, control, this, log);
         q.start();
         queues.put(handle, q);
-        recomputeContention();
+        recomputeContention(q);
         scheduler.signal();
         return q.ownerHandle();
     }
