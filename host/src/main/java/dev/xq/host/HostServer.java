@@ -94,31 +94,57 @@ final class HostServer {
     }
 
     /**
+     * The highest device ordinal a {@code STREAM} may name on a node that has no device of the
+     * stream's runtime (the simulated node, CI: processes on the fake libcuda register on
+     * {@code cuda0}); no node has more GPUs than this, and each id names a device series that
+     * stays in the metrics while its queues are open.
+     */
+    static final int MAX_ORDINAL = 255;
+
+    /**
      * The node's device for a stream: the one whose PCI bus id is {@code pci}, else (no PCI id
      * sent, or none of the node's devices has it, said once per id in the log) the ordinal's
-     * {@code cuda<N>} / {@code hip<N>}.
+     * {@code cuda<N>} / {@code hip<N>}. Where the node has devices of the stream's runtime (a
+     * driver lists {@code cuda<N>} / {@code hip<N>}), that ordinal must be one of them; where it has
+     * none, any ordinal up to {@link #MAX_ORDINAL}.
      *
      * @param pci a normalised PCI bus id, or null
+     * @throws IllegalArgumentException naming the ordinal and what is allowed, for a device the node does not have
      */
     String deviceFor(boolean hip, int ordinal, String pci) {
-        String byOrdinal = (hip ? "hip" : "cuda") + ordinal; // the ids the node's own adapters use
-        if (pci == null) {
-            return byOrdinal;
+        String kind = hip ? "HIP" : "CUDA";
+        String prefix = hip ? "hip" : "cuda"; // the ids the node's own adapters use
+        if (ordinal < 0 || ordinal > MAX_ORDINAL) {
+            throw new IllegalArgumentException("device " + ordinal + " is out of range; allowed: a " + kind
+                    + " ordinal in [0, " + MAX_ORDINAL + "]");
         }
+        String byOrdinal = prefix + ordinal;
         List<DeviceDescriptor> known;
         try {
             known = devices.get();
         } catch (RuntimeException e) {
-            log.error("listing the node's devices failed; stream on " + pci + " goes on " + byOrdinal, e);
+            log.error("listing the node's devices failed; stream on " + (pci == null ? "" : pci + ", ") + "device "
+                    + ordinal + " goes on " + byOrdinal, e);
             return byOrdinal;
         }
-        Optional<String> found = PciDevices.find(pci, hip, known);
-        if (found.isPresent()) {
-            return found.get();
+        if (pci != null) {
+            Optional<String> found = PciDevices.find(pci, hip, known);
+            if (found.isPresent()) {
+                return found.get();
+            }
+        }
+        List<String> own = known.stream().map(DeviceDescriptor::id)
+                .filter(id -> id.startsWith(prefix) && id.length() > prefix.length()
+                        && id.substring(prefix.length()).chars().allMatch(c -> c >= '0' && c <= '9'))
+                .toList();
+        if (!own.isEmpty() && !own.contains(byOrdinal)) {
+            throw new IllegalArgumentException("device " + ordinal + " (" + byOrdinal + ") is not a " + kind + " device of this node"
+                    + (pci == null ? "" : ", nor is PCI bus id " + pci) + "; allowed: " + String.join(", ", own)
+                    + (pci == null ? "" : " (ordinal) or their PCI bus ids (property " + PciDevices.property(hip) + ")"));
         }
         // said once per id; a bounded set: a local process sending ever new ids gets no more lines after that
-        if (unmatchedPci.size() < MAX_UNMATCHED_PCI && unmatchedPci.add((hip ? "hip " : "cuda ") + pci)) {
-            log.warn("no " + (hip ? "HIP" : "CUDA") + " device of the node has PCI bus id " + pci + " (property "
+        if (pci != null && unmatchedPci.size() < MAX_UNMATCHED_PCI && unmatchedPci.add((hip ? "hip " : "cuda ") + pci)) {
+            log.warn("no " + kind + " device of the node has PCI bus id " + pci + " (property "
                     + PciDevices.property(hip) + "); its streams go on the ordinal they report (" + byOrdinal
                     + " for the first)");
         }

@@ -300,12 +300,18 @@ final class Session {
         if (f[4].equals("-")) {
             return null;
         }
+        int priority;
         try {
-            return Integer.parseInt(asciiDigits(f[4]));
+            priority = Integer.parseInt(asciiDigits(f[4]));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("priority '" + shorten(f[4]) + "' is neither '-' nor a whole number in ["
                     + Hint.MIN_PRIORITY + ", " + Hint.MAX_PRIORITY + "]");
         }
+        if (priority < Hint.MIN_PRIORITY || priority > Hint.MAX_PRIORITY) { // refused, not clamped: the sender meant something else
+            throw new IllegalArgumentException("priority " + priority + " is out of range; allowed: '-' or a whole number in ["
+                    + Hint.MIN_PRIORITY + ", " + Hint.MAX_PRIORITY + "]");
+        }
+        return priority;
     }
 
     /**
@@ -462,7 +468,8 @@ final class Session {
             }
         }
         if (v[0] < 0) {
-            refuse("device " + v[0] + " is negative; allowed: a " + (hip ? "HIP" : "CUDA") + " ordinal (0, 1, ...)");
+            refuse("device " + v[0] + " is negative; allowed: a " + (hip ? "HIP" : "CUDA") + " ordinal in [0, "
+                    + HostServer.MAX_ORDINAL + "]");
             return;
         }
         if (!NAME.matcher(f[7]).matches()) {
@@ -479,7 +486,13 @@ final class Session {
         }
         Integer hint = priority(processPriority, v[1], v[2]);
         String qname = name + "/" + f[7];
-        String device = server.deviceFor(hip, v[0], pci);
+        String device;
+        try {
+            device = server.deviceFor(hip, v[0], pci);
+        } catch (IllegalArgumentException e) { // a device the node does not have: no queue, no series in the metrics
+            refuse(e.getMessage());
+            return;
+        }
         ExternalQueueSpec spec = new ExternalQueueSpec(qname, device, peer.pid() + ":" + name, peer.pid(),
                 hint == null ? List.of() : List.of(new Hint.Priority(hint)), null);
         // the streams of all the user's sessions count (maxStreamsPerUser): one user cannot flood the node with queues

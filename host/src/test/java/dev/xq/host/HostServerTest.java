@@ -176,6 +176,20 @@ class HostServerTest {
     }
 
     @Test
+    void aPriorityOutsideTheHintsRangeIsRefusedNotClamped() throws Exception {
+        start();
+        for (String p : new String[] {"1001", "-1001", "2147483647", "-2147483648"}) {
+            TestClient c = client();
+            c.send("HELLO 1 " + TestClient.PID + " loud " + p);
+            refusedWith(c, "priority " + p + " is out of range; allowed: '-' or a whole number in [-1000, 1000]");
+        }
+        for (String p : new String[] {"1000", "-1000"}) { // the bounds themselves are priorities
+            client().hello("edge", p);
+        }
+        Await.until(() -> server.liveSessions() == 2, () -> "sessions: " + server.liveSessions());
+    }
+
+    @Test
     void wrongVersionIsRefused() throws Exception {
         start();
         TestClient c = client();
@@ -418,8 +432,8 @@ class HostServerTest {
         assertEquals("cuda3", deviceOf(streamWithPci(c, 2, 0, "00000000:3b:00")));
         assertEquals("cuda0", deviceOf(streamWithPci(c, 3, 3, "0:17:0.0")));
         // without the field: the ordinal, as before
-        assertEquals("cuda1", deviceOf(c.stream(4, 1, 0, 0, 0, "old")));
-        assertEquals(List.of("cuda3", "cuda1"), session(c).info().streamList().stream()
+        assertEquals("cuda0", deviceOf(c.stream(4, 0, 0, 0, 0, "old")));
+        assertEquals(List.of("cuda3", "cuda0"), session(c).info().streamList().stream()
                 .filter(x -> x.slot() == 0 || x.slot() == 4).map(Session.StreamInfo::device).toList());
         assertFalse(log.has("WARN", "PCI bus id"), () -> "log: " + log.lines);
     }
@@ -431,8 +445,8 @@ class HostServerTest {
         c.hello("rocm", "-", "hip");
         assertEquals("hip2", deviceOf(streamWithPci(c, 0, 0, "0001:c1:00.0")));
         // a CUDA device's id is no HIP device's: the ordinal, said once
-        assertEquals("hip1", deviceOf(streamWithPci(c, 1, 1, "0000:3b:00.0")));
-        assertTrue(log.has("WARN", "no HIP device of the node has PCI bus id 0000:3b:00.0", "hip.pci", "hip1"),
+        assertEquals("hip2", deviceOf(streamWithPci(c, 1, 2, "0000:3b:00.0")));
+        assertTrue(log.has("WARN", "no HIP device of the node has PCI bus id 0000:3b:00.0", "hip.pci", "hip2"),
                 () -> "log: " + log.lines);
         TestClient cuda = client();
         cuda.hello("plain", "-");
@@ -446,12 +460,52 @@ class HostServerTest {
         startWith(NODE);
         TestClient c = client();
         c.hello("elsewhere", "-");
-        assertEquals("cuda2", deviceOf(streamWithPci(c, 0, 2, "0000:af:00.0")));
-        assertEquals("cuda1", deviceOf(streamWithPci(c, 1, 1, "0000:AF:00.0")));
+        assertEquals("cuda3", deviceOf(streamWithPci(c, 0, 3, "0000:af:00.0")));
+        assertEquals("cuda0", deviceOf(streamWithPci(c, 1, 0, "0000:AF:00.0")));
         assertEquals("cuda0", deviceOf(streamWithPci(c, 2, 0, "0000:b0:00.0")));
         assertEquals(1, log.lines.stream().filter(l -> l.contains("0000:af:00.0")).count(), () -> "log: " + log.lines);
-        assertTrue(log.has("WARN", "no CUDA device of the node has PCI bus id 0000:af:00.0", "cuda2"), () -> "log: " + log.lines);
+        assertTrue(log.has("WARN", "no CUDA device of the node has PCI bus id 0000:af:00.0", "cuda3"), () -> "log: " + log.lines);
         assertTrue(log.has("WARN", "0000:b0:00.0"), () -> "log: " + log.lines);
+    }
+
+    @Test
+    void aStreamOnADeviceTheNodeDoesNotHaveIsRefused() throws Exception {
+        startWith(NODE); // cuda0, cuda3, hip2 (and sim0)
+        String[][] cases = {
+                {"-", "STREAM 0 7f 1 0 0 0 default", "device 1 (cuda1) is not a CUDA device of this node; allowed: cuda0, cuda3"},
+                {"-", "STREAM 0 7f 2147483647 0 0 0 default", "device 2147483647 is out of range; allowed: a CUDA ordinal in [0, 255]"},
+                {"-", "STREAM 0 7f 2 0 0 0 default 0000:af:00.0",
+                        "device 2 (cuda2) is not a CUDA device of this node, nor is PCI bus id 0000:af:00.0; allowed: cuda0, cuda3"},
+                {"hip", "STREAM 0 7f 0 0 0 0 default", "device 0 (hip0) is not a HIP device of this node; allowed: hip2"},
+        };
+        for (String[] k : cases) {
+            TestClient c = client();
+            if (k[0].equals("-")) {
+                c.hello("ghost", "-");
+            } else {
+                c.hello("ghost", "-", k[0]);
+            }
+            c.send(k[1]);
+            refusedWith(c, k[2]);
+        }
+        Await.until(() -> server.liveSessions() == 0, () -> "sessions left");
+        assertTrue(core.externalQueues().isEmpty(), "no queue on a device the node does not have");
+    }
+
+    @Test
+    void withoutDevicesOfItsRuntimeAnOrdinalUpToTheBoundIsTaken() throws Exception {
+        start(); // no driver lists a device: CI's and the simulated node's case, processes on the fake libcuda
+        TestClient c = client();
+        c.hello("fake", "-");
+        assertEquals("cuda0", deviceOf(c.stream(0, 0, 0, 0, 0, "default")));
+        assertEquals("cuda255", deviceOf(c.stream(1, 255, 0, 0, 0, "s1")));
+        for (String ordinal : new String[] {"256", "2147483647"}) {
+            TestClient bad = client();
+            bad.hello("many", "-");
+            bad.send("STREAM 0 7f " + ordinal + " 0 0 0 default");
+            refusedWith(bad, "device " + ordinal + " is out of range; allowed: a CUDA ordinal in [0, 255]");
+        }
+        assertEquals(2, core.externalQueues().size());
     }
 
     @Test

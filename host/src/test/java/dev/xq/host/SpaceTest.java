@@ -170,6 +170,9 @@ class SpaceTest {
         c.send("SPACE 1 " + TestClient.PID + " app high");
         HostServerTest.refusedWith(c, "priority 'high'");
         c = client();
+        c.send("SPACE 1 " + TestClient.PID + " app 5000");
+        HostServerTest.refusedWith(c, "priority 5000 is out of range; allowed: '-' or a whole number in [-1000, 1000]");
+        c = client();
         c.hello("app", "1");
         c.send("SPACE 1 " + TestClient.PID + " app 1");
         HostServerTest.refusedWith(c, "SPACE after HELLO");
@@ -183,15 +186,15 @@ class SpaceTest {
         start(MpsDaemon.Mode.AUTO, device, true);
         TestClient top = client();
         top.hello("serve", "2", "cuda,mps");
+        top.map(); // before MAPPED: the node unlinks the file when it reads MAPPED
         top.send("MAPPED");
-        top.map();
         ExternalQueueImpl q = queue(top.stream(0, 0, 0, 0, -5, "default"));
         assertTrue(q.spaceOnly());
         assertEquals(100, q.smSharePercent());
         TestClient be = client();
         be.hello("train", "1", "cuda,mps");
+        be.map(); // before MAPPED: the node unlinks the file when it reads MAPPED
         be.send("MAPPED");
-        be.map();
         ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
         assertFalse(b.spaceOnly(), "a capped share is held in time when the host says so");
         assertEquals(40, b.smSharePercent());
@@ -215,13 +218,13 @@ class SpaceTest {
         start(MpsDaemon.Mode.AUTO, device, true, 50);
         TestClient top = client();
         top.hello("serve", "2", "cuda,mps");
+        top.map(); // before MAPPED: the node unlinks the file when it reads MAPPED
         top.send("MAPPED");
-        top.map();
         top.stream(0, 0, 0, 0, -5, "default");
         TestClient be = client();
         be.hello("train", "1", "cuda,mps");
+        be.map(); // before MAPPED: the node unlinks the file when it reads MAPPED
         be.send("MAPPED");
-        be.map();
         ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
         // the preferred process has work of 10 us commands (a launch-bound decoder): no hold
         top.writeSlotInt(0, SharedMemory.S_IN_FLIGHT, 3);

@@ -50,8 +50,8 @@ final class Api {
         this.peers = peers;
         this.xsched = new XschedApi(xq, scheduler);
         this.v1 = new XqApi(xq, scheduler);
-        this.metrics = new Metrics(xq, scheduler);
         this.log = log;
+        this.metrics = new Metrics(xq, scheduler, log);
         this.token = settings.token().getBytes(StandardCharsets.UTF_8);
     }
 

@@ -7,6 +7,7 @@ import jakarta.servlet.Servlet;
 import java.io.IOException;
 import java.util.Hashtable;
 import java.util.List;
+import java.util.Map;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Filter;
 import org.osgi.framework.FrameworkUtil;
@@ -74,10 +75,11 @@ public class HttpComponent {
     }
 
     @Activate
-    void activate(HttpConfig config, BundleContext context) throws IOException, InvalidSyntaxException {
+    void activate(HttpConfig config, BundleContext context, Map<String, Object> properties) throws IOException, InvalidSyntaxException {
         HttpSettings settings;
         try {
-            settings = HttpSettings.from(config, context::getProperty);
+            // a token in a file that group or others may read is not used (said in the log): issue 41, item 10
+            settings = HttpSettings.from(config, context::getProperty, properties, log);
         } catch (IllegalArgumentException e) {
             log.error("HTTP API not started: bad configuration (PID " + HttpConfig.PID + "): " + e.getMessage(), null);
             return;

@@ -1,10 +1,18 @@
 package dev.xq.http;
 
+import dev.xq.runtime.log.RuntimeLog;
+import java.io.IOException;
 import java.net.InetAddress;
+import java.net.URI;
 import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -37,12 +45,79 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
     /** Framework property: false turns the API off unless the configuration turns it on. */
     static final String ENABLED_PROPERTY = "xq.http.enabled";
 
+    /** The property FileInstall puts on each configuration it made from a file of the hot-deploy folder: the file's URL. */
+    static final String FILE_PROPERTY = "felix.fileinstall.filename";
+
+    /**
+     * Checks a configuration as the node has it: where its properties came from a file
+     * ({@value #FILE_PROPERTY}, the hot-deploy folder's {@code dev.xq.http.cfg}) that group or
+     * others may read or write, the token in it is not used (one error in the log naming the file,
+     * its mode and the fix): the node runs as without a token, so that binding beyond loopback
+     * is refused and changes without a token follow the uid rule.
+     *
+     * @param properties the component's properties, as Declarative Services gives them
+     * @throws IllegalArgumentException naming the bad value and what is allowed; the API then does not start
+     */
+    static HttpSettings from(HttpConfig c, Function<String, String> framework, Map<String, ?> properties, RuntimeLog log) {
+        String exposed = c.token() == null || c.token().isBlank() ? null : exposedTokenFile(properties.get(FILE_PROPERTY));
+        if (exposed != null) {
+            log.error(exposed, null);
+        }
+        return from(c, framework, exposed != null);
+    }
+
+    /**
+     * @param file a configuration's {@value #FILE_PROPERTY} (a {@code file:} URL, or a path), or null
+     * @return why a token in that file must not be used (group or others may read or write it), naming
+     *         the file, its mode and the fix; null when only its owner may, or it is no file whose mode can be read
+     */
+    static String exposedTokenFile(Object file) {
+        if (file == null) {
+            return null;
+        }
+        String name = file.toString();
+        Path path;
+        try {
+            path = name.startsWith("file:") ? Path.of(URI.create(name)) : Path.of(name);
+        } catch (RuntimeException e) { // not a URL of a local file: cannot be checked
+            return null;
+        }
+        Set<PosixFilePermission> perms;
+        try {
+            perms = Files.getPosixFilePermissions(path);
+        } catch (IOException | UnsupportedOperationException e) { // gone, or no POSIX modes here
+            return null;
+        }
+        boolean open = perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)
+                || perms.contains(PosixFilePermission.GROUP_WRITE) || perms.contains(PosixFilePermission.OTHERS_WRITE);
+        if (!open) {
+            return null;
+        }
+        int mode = 0;
+        for (PosixFilePermission p : perms) {
+            mode |= 0400 >> p.ordinal(); // OWNER_READ, OWNER_WRITE, ..., OTHERS_EXECUTE: 0400 down to 0001
+        }
+        return "HTTP API: the token is not used: its file " + path + " has mode " + String.format("%04o", mode)
+                + " (" + java.nio.file.attribute.PosixFilePermissions.toString(perms) + "), so group or others may read or "
+                + "change it; the node runs as without a token (bound to loopback only, changes without the token only "
+                + "from the node's user or root). Fix: chmod 600 " + path + " && touch " + path
+                + " (the touch makes the node read it again)";
+    }
+
     /**
      * Checks a configuration.
      * @param framework the framework's properties ({@code BundleContext::getProperty})
      * @throws IllegalArgumentException naming the bad value and what is allowed; the API then does not start
      */
     static HttpSettings from(HttpConfig c, Function<String, String> framework) {
+        return from(c, framework, false);
+    }
+
+    /**
+     * @param tokenExposed whether the configured token must not be used ({@link #exposedTokenFile}): the settings are then
+     *        those without a token
+     */
+    private static HttpSettings from(HttpConfig c, Function<String, String> framework, boolean tokenExposed) {
         boolean enabled = switch (c.enabled().trim()) {
             case "" -> !"false".equalsIgnoreCase(String.valueOf(framework.apply(ENABLED_PROPERTY)).trim());
             case "true" -> true;
@@ -75,7 +150,9 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("bindAddress '" + bind + "' is not an address of this host: " + e.getMessage());
         }
-        String token = c.token() == null ? "" : c.token().trim();
+        String token = c.token() == null || tokenExposed ? "" : c.token().trim();
+        // where the token was set aside, the refusals below say why there is none
+        String none = tokenExposed ? " (the one configured is not used: group or others may read its file; chmod 600 it)" : "";
         if (!token.isEmpty() && token.length() < MIN_TOKEN) {
             throw new IllegalArgumentException("token has " + token.length() + " characters; at least " + MIN_TOKEN + " are needed");
         }
@@ -83,12 +160,12 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
             throw new IllegalArgumentException("token may only hold printable ASCII characters without spaces");
         }
         if (!loopback && token.isEmpty()) {
-            throw new IllegalArgumentException("bindAddress " + bind + " is not a loopback address and no token is set: "
+            throw new IllegalArgumentException("bindAddress " + bind + " is not a loopback address and no token is set" + none + ": "
                     + "refusing to serve the node's control API to the network without one; set token (PID "
                     + HttpConfig.PID + ", at least " + MIN_TOKEN + " characters) or bind to 127.0.0.1");
         }
         if (c.tokenOnLoopback() && token.isEmpty()) {
-            throw new IllegalArgumentException("tokenOnLoopback is set but no token is; set token (PID " + HttpConfig.PID + ")");
+            throw new IllegalArgumentException("tokenOnLoopback is set but no token is" + none + "; set token (PID " + HttpConfig.PID + ")");
         }
         int max = c.maxBodyBytes();
         if (max < 1024 || max > 16 * 1024 * 1024) {

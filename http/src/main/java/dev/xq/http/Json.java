@@ -29,6 +29,26 @@ final class Json {
         }
     }
 
+    /**
+     * A JSON number written with a fraction or an exponent ({@code 1.5}, {@code 1.0}, {@code 1e3}):
+     * its value as any number's, and its text as sent, so that a field documented as an integer can
+     * refuse it by that text whatever its value ({@code 1e3} is no integer there, nor {@code 2.0}).
+     */
+    static final class Fractional extends BigDecimal {
+        private static final long serialVersionUID = 1L;
+        private final String text;
+
+        Fractional(String text) {
+            super(text);
+            this.text = text;
+        }
+
+        /** The number as the request wrote it. */
+        String text() {
+            return text;
+        }
+    }
+
     /** The request body is not JSON; the message says where and why. */
     static final class Malformed extends IllegalArgumentException {
         private static final long serialVersionUID = 1L;
@@ -334,16 +354,17 @@ final class Json {
             if (s.charAt(i) == '-') {
                 i++;
             }
-            if (i >= s.length() || !Character.isDigit(s.charAt(i))) {
+            if (i >= s.length() || !digit(s.charAt(i))) {
                 throw error("a number needs digits");
             }
-            if (s.charAt(i) == '0' && i + 1 < s.length() && Character.isDigit(s.charAt(i + 1))) {
+            if (s.charAt(i) == '0' && i + 1 < s.length() && digit(s.charAt(i + 1))) {
                 throw error("a number may not start with 0");
             }
             digits();
+            int integerEnd = i;
             if (i < s.length() && s.charAt(i) == '.') {
                 i++;
-                if (i >= s.length() || !Character.isDigit(s.charAt(i))) {
+                if (i >= s.length() || !digit(s.charAt(i))) {
                     throw error("a fraction needs digits");
                 }
                 digits();
@@ -353,7 +374,7 @@ final class Json {
                 if (i < s.length() && (s.charAt(i) == '+' || s.charAt(i) == '-')) {
                     i++;
                 }
-                if (i >= s.length() || !Character.isDigit(s.charAt(i))) {
+                if (i >= s.length() || !digit(s.charAt(i))) {
                     throw error("an exponent needs digits");
                 }
                 digits();
@@ -362,13 +383,19 @@ final class Json {
                 i = start;
                 throw error("a number longer than 64 characters");
             }
-            return new BigDecimal(s.substring(start, i));
+            String text = s.substring(start, i);
+            return i == integerEnd ? new BigDecimal(text) : new Fractional(text);
         }
 
         private void digits() {
-            while (i < s.length() && Character.isDigit(s.charAt(i))) {
+            while (i < s.length() && digit(s.charAt(i))) {
                 i++;
             }
+        }
+
+        /** JSON's digits are ASCII's: Java's isDigit also takes other scripts' (Arabic-Indic, Devanagari...). */
+        private static boolean digit(char c) {
+            return c >= '0' && c <= '9';
         }
     }
 }

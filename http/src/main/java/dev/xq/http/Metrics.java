@@ -6,6 +6,7 @@ import dev.xq.api.SchedulerControl;
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueService;
 import dev.xq.api.XQueueStatus;
+import dev.xq.runtime.log.RuntimeLog;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
@@ -44,14 +45,24 @@ import java.util.function.ToDoubleFunction;
  * while the node runs and {@code rate()} of it is the device's utilisation (queues running side
  * by side on several engines add up: divide by {@code xq_device_engines} for a fraction of the
  * whole device). Time a queue used between the last scrape and its close is not seen.
+ *
+ * <p>What is kept is bounded: a device's series stays while a driver lists the device or a
+ * queue on it is listed; of the devices with neither (a process's {@code cuda<N>} on a node
+ * without that driver, after its queues closed) the {@value #MAX_IDLE_DEVICES} used last keep
+ * theirs, and older ones are forgotten (said once in the log): a local process opening queues on
+ * ever new device names cannot make the node remember, and {@code /metrics} repeat, each of them.
  */
 final class Metrics {
 
     static final String CONTENT_TYPE = PrometheusTextFormatWriter.CONTENT_TYPE;
     private static final String[] QUEUE_LABELS = {"handle", "name", "device", "group", "pid"};
 
+    /** Devices no driver lists and no queue uses whose busy time is still kept (the ones used last). */
+    static final int MAX_IDLE_DEVICES = 64;
+
     private final XQueueService xq;
     private final SchedulerControl scheduler;
+    private final RuntimeLog log;
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.builder().build();
     /** Busy time bookkeeping (under this object's lock): each open queue's device and device time at the last scrape. */
     private final Map<Long, Seen> seen = new HashMap<>();
@@ -61,13 +72,18 @@ final class Metrics {
     private final Map<String, Long> reportedMicros = new HashMap<>();
     /** Platform of each device seen, so that a device that went keeps its series' labels. */
     private final Map<String, String> platforms = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The scrape at which each kept device was last listed by a driver or used by a listed queue. */
+    private final Map<String, Long> lastActive = new HashMap<>();
+    private long scrapes;
+    private boolean forgotSaid;
 
     private record Seen(String device, long runMicros) {
     }
 
-    Metrics(XQueueService xq, SchedulerControl scheduler) {
+    Metrics(XQueueService xq, SchedulerControl scheduler, RuntimeLog log) {
         this.xq = xq;
         this.scheduler = scheduler;
+        this.log = log;
     }
 
     ApiResponse scrape() {
@@ -182,13 +198,16 @@ final class Metrics {
      * what it reported before.
      */
     synchronized Map<String, Long> busyMicros(List<DeviceInfo> devices, List<XQueueStatus> listed) {
+        long scrape = ++scrapes;
         for (DeviceInfo d : devices) {
             platforms.put(d.id(), d.platform());
             retiredMicros.putIfAbsent(d.id(), 0L);
+            lastActive.put(d.id(), scrape);
         }
         Map<Long, Seen> now = new HashMap<>();
         for (XQueueStatus s : listed) {
             now.put(s.handle(), new Seen(s.device(), s.runMicros()));
+            lastActive.put(s.device(), scrape);
         }
         for (Map.Entry<Long, Seen> e : seen.entrySet()) {
             if (!now.containsKey(e.getKey())) {   // closed since the last scrape: its time stays with its device
@@ -197,6 +216,7 @@ final class Metrics {
         }
         seen.clear();
         seen.putAll(now);
+        forgetIdle(scrape);
         Map<String, Long> total = new TreeMap<>(retiredMicros);
         for (Seen s : now.values()) {
             total.merge(s.device(), s.runMicros(), Long::sum);
@@ -207,6 +227,38 @@ final class Metrics {
             e.setValue(reported);
         }
         return total;
+    }
+
+    /** Keeps the {@value #MAX_IDLE_DEVICES} idle devices used last; forgets the others' busy time. */
+    private void forgetIdle(long scrape) {
+        List<Map.Entry<String, Long>> idle = new ArrayList<>();
+        for (Map.Entry<String, Long> e : lastActive.entrySet()) {
+            if (e.getValue() != scrape) {
+                idle.add(e);
+            }
+        }
+        if (idle.size() <= MAX_IDLE_DEVICES) {
+            return;
+        }
+        idle.sort(Map.Entry.comparingByValue());
+        List<String> gone = idle.subList(0, idle.size() - MAX_IDLE_DEVICES).stream().map(Map.Entry::getKey).toList();
+        for (String d : gone) {
+            lastActive.remove(d);
+            retiredMicros.remove(d);
+            reportedMicros.remove(d);
+            platforms.remove(d);
+        }
+        if (!forgotSaid) {
+            forgotSaid = true;
+            log.warn("metrics: more than " + MAX_IDLE_DEVICES + " devices that no driver lists and no queue uses; forgot the "
+                    + "busy time (xq_device_busy_seconds) of " + gone.size() + " used longest ago, " + gone.getFirst()
+                    + " first; the " + MAX_IDLE_DEVICES + " used last are kept (further ones are forgotten without a line)");
+        }
+    }
+
+    /** The devices whose busy time is kept (drivers' devices, devices of listed queues, idle ones up to the bound). */
+    synchronized int keptDevices() {
+        return lastActive.size();
     }
 
     private static Labels labels(XQueueStatus s) {

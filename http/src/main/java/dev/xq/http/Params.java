@@ -140,13 +140,27 @@ final class Params {
         }
         // Bounds first: 1e999999999 is a short text but a huge integer.
         if (d.abs().compareTo(new BigDecimal(TWO_64)) > 0) {
-            throw ApiException.badRequest("field '" + field + "' " + d + " is out of range; " + expected + " is expected");
+            throw ApiException.badRequest("field '" + field + "' " + numberText(d) + " is out of range; " + expected + " is expected");
         }
+        BigInteger v;
         try {
-            return d.toBigIntegerExact();
+            v = d.toBigIntegerExact();
         } catch (ArithmeticException e) {
-            throw ApiException.badRequest("field '" + field + "' " + d.toPlainString() + " is not a whole number; " + expected + " is expected");
+            throw ApiException.badRequest("field '" + field + "' " + numberText(d) + " is not a whole number; " + expected + " is expected");
         }
+        if (d instanceof Json.Fractional f) { // 1e3, 2.0: whole, but not what the field takes
+            throw ApiException.badRequest("field '" + field + "' " + f.text() + " is not written as an integer (digits only, "
+                    + "without a fraction or an exponent: " + v + "); " + expected + " is expected");
+        }
+        return v;
+    }
+
+    /**
+     * A JSON number as the request wrote it where it has a fraction or an exponent ({@code 1e3} stays
+     * {@code 1e3}, so that a field that takes whole numbers refuses it by name), else its digits.
+     */
+    static String numberText(BigDecimal d) {
+        return d instanceof Json.Fractional f ? f.text() : d.toPlainString();
     }
 
     /** A text field; a JSON number is taken as its text (so {@code "queue": 7} and {@code "queue": "7"} mean the same). */
@@ -156,7 +170,7 @@ final class Params {
             return s;
         }
         if (o instanceof BigDecimal d) {
-            return d.toPlainString();
+            return numberText(d);
         }
         if (!body.containsKey(field)) {
             throw ApiException.badRequest("field '" + field + "' is missing; " + expected + " is expected");
@@ -169,7 +183,7 @@ final class Params {
             case null -> "null";
             case String s -> "the string \"" + s + "\"";
             case Boolean b -> "the boolean " + b;
-            case BigDecimal d -> "the number " + d.toPlainString();
+            case BigDecimal d -> "the number " + numberText(d);
             case Map<?, ?> m -> "an object";
             case List<?> l -> "an array";
             default -> o.getClass().getSimpleName().toLowerCase(Locale.ROOT);

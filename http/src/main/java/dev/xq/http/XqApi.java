@@ -204,7 +204,7 @@ final class XqApi {
         for (int i = 0; i < words.length; i++) {
             Object v = values.get(i);
             if (v instanceof BigDecimal d) {
-                words[i] = d.toPlainString();
+                words[i] = Params.numberText(d); // 1e3 as written: the hint's integer fields refuse it by name
             } else if (v instanceof String s) {
                 words[i] = s;
             } else {

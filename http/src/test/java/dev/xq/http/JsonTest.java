@@ -36,6 +36,10 @@ class JsonTest {
                 assertThrows(Json.Malformed.class, () -> Json.parse("{} x")).getMessage());
         assertEquals("malformed JSON at offset 0: a number may not start with 0",
                 assertThrows(Json.Malformed.class, () -> Json.parse("01")).getMessage());
+        // JSON's digits are ASCII's (Java's own parsing takes Arabic-Indic digits as numbers)
+        assertEquals("malformed JSON at offset 0: unexpected '\u0661' where a value was expected",
+                assertThrows(Json.Malformed.class, () -> Json.parse("\u0661\u0662")).getMessage());
+        assertThrows(Json.Malformed.class, () -> Json.parse("[1\u0662]"));
         assertThrows(Json.Malformed.class, () -> Json.parse("[".repeat(40) + "]".repeat(40)));
         assertThrows(Json.Malformed.class, () -> Json.parse("\"\\x\""));
         assertThrows(Json.Malformed.class, () -> Json.parse(""));

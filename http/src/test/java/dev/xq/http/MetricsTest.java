@@ -123,6 +123,56 @@ class MetricsTest {
         assertFalse(body.contains("xq_device_engines{device=\"cuda0\""), body);
     }
 
+    @Test
+    void devicesNoDriverListsAndNoQueueUsesAreForgottenBeyondTheBound() {
+        Fakes.Service xq = new Fakes.Service();
+        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        RuntimeLog log = new RuntimeLog() {
+            @Override
+            public void info(String message) {
+            }
+
+            @Override
+            public void warn(String message) {
+                warnings.add(message);
+            }
+
+            @Override
+            public void error(String message, Throwable cause) {
+            }
+        };
+        Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), log, Securities.SAME_USER);
+        Fakes.Queue steady = xq.add(1, "steady", "cuda7", "", 0);   // open all along: its device stays
+        steady.runMicros = 1_000_000;
+        int size = api.handle(ApiRequest.of("GET", "/metrics")).body().length();
+        // a process opens queues on ever new made-up devices, 100 at a time, and closes them
+        long handle = 100;
+        for (int round = 0; round < 10; round++) {
+            List<Fakes.Queue> made = new java.util.ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                Fakes.Queue q = xq.add(handle, "ghost", "cuda" + (1000 + handle), "", 0);
+                q.runMicros = 1;
+                made.add(q);
+                handle++;
+            }
+            api.handle(ApiRequest.of("GET", "/metrics"));
+            xq.queues.removeAll(made);
+            api.handle(ApiRequest.of("GET", "/metrics"));
+        }
+        String body = api.handle(ApiRequest.of("GET", "/metrics")).body();
+        long series = body.lines().filter(l -> l.startsWith("xq_device_busy_seconds_total{")).count();
+        // the drivers' devices (sim0, cuda0), cuda7 of the open queue, the 64 idle devices used last
+        assertEquals(2 + 1 + Metrics.MAX_IDLE_DEVICES, series, body);
+        assertLines(body, "xq_device_busy_seconds_total{device=\"cuda7\",platform=\"\"} 1.0",
+                "xq_device_busy_seconds_total{device=\"cuda0\",platform=\"cuda\"} 0.0",
+                "xq_device_busy_seconds_total{device=\"cuda2099\",platform=\"\"} 1.0E-6");
+        assertFalse(body.contains("device=\"cuda1100\""), "the device used longest ago is forgotten");
+        assertTrue(body.length() < size + 100 * 80, () -> "metrics grew from " + size + " to " + body.length() + " bytes");
+        assertEquals(1, warnings.size(), () -> "warnings: " + warnings);
+        assertTrue(warnings.getFirst().contains("forgot the busy time (xq_device_busy_seconds)")
+                && warnings.getFirst().contains("the 64 used last are kept"), warnings::toString);
+    }
+
     private static void assertLines(String body, String... lines) {
         for (String line : lines) {
             assertTrue(body.lines().anyMatch(line::equals), "missing line: " + line + "\n" + body);

@@ -62,6 +62,69 @@ class SecurityTest {
 
     static final Map<String, String> NO_PROPS = Map.of();
 
+    @org.junit.jupiter.api.io.TempDir
+    java.nio.file.Path tmp;
+
+    /** Errors said, as a node's log would get them. */
+    static final class Errors implements RuntimeLog {
+        final List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        @Override
+        public void info(String message) {
+        }
+
+        @Override
+        public void warn(String message) {
+        }
+
+        @Override
+        public void error(String message, Throwable cause) {
+            lines.add(message);
+        }
+    }
+
+    @Test
+    void aTokenInAFileGroupOrOthersMayReadIsNotUsed() throws Exception {
+        java.nio.file.Path cfg = tmp.resolve("dev.xq.http.cfg");
+        java.nio.file.Files.writeString(cfg, "token=" + Securities.TOKEN + "\n");
+        // FileInstall marks the configuration with the file's URL (file:/a/b); a plain path is taken too
+        Map<String, Object> props = Map.of(HttpSettings.FILE_PROPERTY, cfg.toUri().toURL().toString());
+        for (String mode : new String[] {"rw-r--r--", "rw-r-----", "rw-----w-", "rw-rw----"}) {
+            java.nio.file.Files.setPosixFilePermissions(cfg, java.nio.file.attribute.PosixFilePermissions.fromString(mode));
+            Errors log = new Errors();
+            HttpSettings s = HttpSettings.from(config("127.0.0.1", Securities.TOKEN, false, -1), NO_PROPS::get, props, log);
+            assertEquals("", s.token(), mode + ": the token of a file others may read is not used");
+            assertEquals(1, log.lines.size(), () -> mode + ": " + log.lines);
+            String line = log.lines.getFirst();
+            assertTrue(line.contains("its file " + cfg + " has mode ") && line.contains("(" + mode + ")")
+                    && line.contains("chmod 600 " + cfg), line);
+            assertTrue(!line.contains(Securities.TOKEN), "the token is never printed: " + line);
+            // beyond loopback: refused, saying why there is no token
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HttpSettings.from(
+                    config("0.0.0.0", Securities.TOKEN, false, -1), NO_PROPS::get, props, new Errors()));
+            assertTrue(e.getMessage().startsWith("bindAddress 0.0.0.0 is not a loopback address and no token is set (the one "
+                    + "configured is not used: group or others may read its file; chmod 600 it)"), e.getMessage());
+        }
+        java.nio.file.Files.setPosixFilePermissions(cfg, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        assertTrue(HttpSettings.exposedTokenFile(cfg.toString()).contains("has mode 0644 (rw-r--r--)"),
+                HttpSettings.exposedTokenFile(cfg.toString()));
+        // the settings are those of a node without a token (loopback only; changes by the uid rule)
+        HttpSettings dropped = HttpSettings.from(config("127.0.0.1", Securities.TOKEN, false, -1), NO_PROPS::get, props, new Errors());
+        assertEquals(Securities.loopback().token(), dropped.token());
+
+        // 0600 (and 0400): the token is used, nothing said
+        for (String mode : new String[] {"rw-------", "r--------"}) {
+            java.nio.file.Files.setPosixFilePermissions(cfg, java.nio.file.attribute.PosixFilePermissions.fromString(mode));
+            Errors log = new Errors();
+            assertEquals(Securities.TOKEN, HttpSettings.from(config("0.0.0.0", Securities.TOKEN, false, -1), NO_PROPS::get, props, log)
+                    .token(), mode);
+            assertTrue(log.lines.isEmpty(), () -> mode + ": " + log.lines);
+        }
+        // not from a file (set through Config Admin another way): used
+        assertEquals(Securities.TOKEN, HttpSettings.from(config("0.0.0.0", Securities.TOKEN, false, -1), NO_PROPS::get,
+                Map.of(), new Errors()).token());
+    }
+
     @Test
     void loopbackOnPort50000ByDefault() {
         HttpSettings s = HttpSettings.from(config(HttpSettings.DEFAULT_BIND, "", false, -1), NO_PROPS::get);

@@ -1,6 +1,7 @@
 package dev.xq.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -105,6 +106,27 @@ class XqApiTest {
         assertEquals("{\"error\":\"field 'speed' is unknown; allowed: queue, level, threshold, batch, window\"}",
                 post("/api/v1/config", "{\"queue\":\"bg\",\"speed\":1}").body());
         assertEquals(before, bg.config);
+    }
+
+    @Test
+    void anIntegerWrittenWithAnExponentOrAFractionIsRefusedByName() {
+        QueueConfig before = fg.config;
+        List<Hint> hints = List.copyOf(fg.hints());
+        String[][] cases = {
+                {"/api/v1/config", "{\"queue\":1,\"threshold\":1e3}", "threshold value '1e3' is not a whole number"},
+                {"/api/v1/config", "{\"queue\":1,\"batch\":2.0}", "batch value '2.0' is not a whole number"},
+                {"/api/v1/hint", "{\"queue\":1,\"kind\":\"priority\",\"values\":[1E1]}", "hint priority value 1E1 is not a whole number"},
+                // a handle written 1e0 is no handle: looked up as the name it is
+                {"/api/v1/suspend", "{\"queue\":1e0}", "1e0"},
+        };
+        for (String[] k : cases) {
+            ApiResponse r = post(k[0], k[1]);
+            assertTrue(r.status() == 400 || r.status() == 404 && k[0].endsWith("suspend"), () -> k[1] + ": " + r.status() + " " + r.body());
+            assertTrue(r.body().contains(k[2]), () -> k[1] + ": " + r.body());
+        }
+        assertEquals(before, fg.config, "nothing changed");
+        assertEquals(hints, fg.hints(), "nothing changed");
+        assertFalse(fg.suspendedByApp, "nothing changed");
     }
 
     @Test

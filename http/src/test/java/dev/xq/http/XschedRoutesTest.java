@@ -229,6 +229,18 @@ class XschedRoutesTest {
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":18446744073709551616,\"priority\":1}"));
         assertAnswer(400, "{\"error\":\"field 'priority' 1.5 is not a whole number; an integer in [-2147483648, 2147483647] is expected\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":1.5}"));
+        // whole, but not written as an integer: refused by the text sent, not taken as 1000 or 2
+        assertAnswer(400, "{\"error\":\"field 'priority' 1e3 is not written as an integer (digits only, without a fraction or an "
+                        + "exponent: 1000); an integer in [-2147483648, 2147483647] is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":1e3}"));
+        assertAnswer(400, "{\"error\":\"field 'priority' 2.0 is not written as an integer (digits only, without a fraction or an "
+                        + "exponent: 2); an integer in [-2147483648, 2147483647] is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":2.0}"));
+        assertAnswer(400, "{\"error\":\"field 'handle' 9.007199254740993E15 is not written as an integer (digits only, without a "
+                        + "fraction or an exponent: 9007199254740993); an unsigned 64-bit integer is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":9.007199254740993E15,\"priority\":1}"));
+        assertAnswer(400, "{\"error\":\"field 'priority' 1e999999999 is out of range; an integer in [-2147483648, 2147483647] is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":1e999999999}"));
         assertAnswer(400, "{\"error\":\"field 'hint_type' is missing; allowed: 1 (priority: handle, priority), 2 (utilization: handle or pid, "
                 + "utilization), 3 (timeslice: timeslice in us, optional handle), 7 (window active: pid, display)\"}", call("POST", "/hint", "{}"));
         assertAnswer(400, "{\"error\":\"hint_type 4 (deadline) has no equivalent on this route; allowed: 1 (priority: handle, priority), "
