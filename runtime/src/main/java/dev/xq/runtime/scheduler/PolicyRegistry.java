@@ -28,6 +28,10 @@ final class PolicyRegistry {
         private final long id;
         private final boolean bounded;
         private volatile boolean inline;
+        /** Retried after being set aside and not through its clean period yet ({@link RetryBackoff}): decides on the loop only. */
+        private volatile boolean probation;
+        /** When its clean period ends (the clock of {@link PolicySelection}), while on probation. */
+        private volatile long probationEndsNanos;
 
         Registered(String name, dev.xq.policy.spi.Policy policy, String bundle, long id, boolean bounded) {
             this.name = name;
@@ -63,6 +67,19 @@ final class PolicyRegistry {
 
         void inline(boolean on) {
             inline = on;
+        }
+
+        boolean probation() {
+            return probation;
+        }
+
+        long probationEndsNanos() {
+            return probationEndsNanos;
+        }
+
+        void probation(boolean on, long endsNanos) {
+            probationEndsNanos = endsNanos;
+            probation = on;
         }
     }
 
@@ -129,6 +146,17 @@ final class PolicyRegistry {
                 setAside.remove(r.id());
             }
         }
+    }
+
+    /** The back-off after a trip is over ({@link RetryBackoff}): the registration decides again. */
+    void clearSetAside(Registered r) {
+        if (!stuck.contains(r.id())) {
+            setAside.remove(r.id());
+        }
+    }
+
+    boolean isSetAside(Registered r) {
+        return setAside.containsKey(r.id());
     }
 
     /** The registration's trial decision never returned. */

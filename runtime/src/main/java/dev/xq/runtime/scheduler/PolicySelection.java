@@ -10,9 +10,10 @@ import java.util.function.LongSupplier;
 
 /**
  * Which policy decides: the registrations (with the rule that a name belongs to the first bundle
- * that registers it), the operator's selection, the policies set aside by the watchdog, and
- * whether decisions may run on the thread that posts an event. The {@link Scheduler} asks it for
- * {@link #current()} at every decision and tells it when a policy must be set aside.
+ * that registers it), the operator's selection, the policies set aside by the watchdog and when
+ * they are retried ({@link RetryBackoff}), and whether decisions may run on the thread that posts
+ * an event. The {@link Scheduler} asks it for {@link #current()} at every decision, tells it when
+ * a policy must be set aside, and asks on its loop thread whether one is due to be retried.
  *
  * <p>Thread-safe: one monitor guards the registry; the fields the decision path reads are
  * volatile and recomputed under it. It never calls back into the scheduler while holding its
@@ -47,6 +48,12 @@ final class PolicySelection {
             java.util.Set.of("dev.xq.policy.fixedpriority", "dev.xq.policy.drf", "dev.xq.policy.edf");
     /** Whether events are decided on the posting thread now: the deciding policy is bounded and inline decisions are on. */
     private volatile boolean inlineNow = true;
+    /** When the policies set aside come back; guarded by monitor. */
+    private final RetryBackoff backoff = new RetryBackoff();
+    /** The clock of the back-off (tests set a manual one). */
+    private volatile java.util.function.LongSupplier clock = System::nanoTime;
+    /** The earliest retry due for the selected name, Long.MAX_VALUE for none; kept by refresh. */
+    private volatile long nextRetryNanos = Long.MAX_VALUE;
 
     PolicySelection(Scheduler.Source source, RuntimeLog log, LongSupplier deadlineNanos) {
         this.source = source;
@@ -129,10 +136,11 @@ final class PolicySelection {
     private void refresh() {
         Registered r = SchedulerControl.NATIVE.equals(selected) ? null : registry.lookup(selected);
         if (r != null) {
-            r.inline(r.bounded() && !inlineRevoked.contains(r.id()) && notInlineBecause(r.bundle()) == null);
+            r.inline(r.bounded() && !inlineRevoked.contains(r.id()) && !r.probation() && notInlineBecause(r.bundle()) == null);
         }
         current = r;
         inlineNow = mayInline(r);
+        nextRetryNanos = backoff.isEmpty() ? Long.MAX_VALUE : backoff.nextRetry(selected);
     }
 
     /**
@@ -212,6 +220,7 @@ final class PolicySelection {
         synchronized (monitor) {
             gone = registry.remove(id);
             inlineRevoked.remove(id);
+            backoff.remove(id);
             refresh();
         }
         if (gone == null) {
@@ -273,18 +282,131 @@ final class PolicySelection {
                 throw new IllegalArgumentException("policy '" + n + "' " + TrialDecisions.STUCK
                         + "; it is not selectable until its bundle registers it again");
             }
+            // the operator gives the name another chance now: its back-off starts again
+            for (Registered r : registry.all(n)) {
+                backoff.remove(r.id());
+                r.probation(false, 0);
+            }
             registry.clearSetAside(n);
             selected = n;
             refresh();
         }
     }
 
-    /** Sets a registration aside (it threw or overran): the next one of its name, or the built-in policy, decides. */
-    void setAside(Registered r, String reason) {
+    /**
+     * Sets a registration aside (it threw or overran): the next one of its name, or the built-in
+     * policy, decides until it is retried ({@link RetryBackoff}).
+     * @param inside the decision taken away while its thread is still inside the policy; null when it threw
+     * @return when it is retried, for the log: "retried in 2 s (set aside 2 times in a row; ...)"
+     */
+    String setAside(Registered r, String reason, Watchdog.InProgress inside) {
         synchronized (monitor) {
             registry.setAside(r, reason);
+            long now = clock.getAsLong();
+            RetryBackoff.Entry e = backoff.tripped(r, reason, inside, now);
+            r.probation(false, 0);
+            refresh();
+            return "retried " + RetryBackoff.inText(e.retryAtNanos - now) + (e.trips < 2 ? ""
+                    : " (set aside " + e.trips + " times in a row; the wait doubles at each, up to "
+                            + RetryBackoff.MAX_NANOS / 1_000_000_000L + " s)");
+        }
+    }
+
+    /** Sets the clock of the back-off (tests: a manual one). */
+    void retryClock(java.util.function.LongSupplier nanos) {
+        synchronized (monitor) {
+            clock = nanos;
+        }
+    }
+
+    /**
+     * The scheduler's loop thread asks before it decides: brings back the selected name's
+     * registrations whose back-off is over (they decide at the next decision, on the loop).
+     * @return whether one came back (the caller then decides)
+     */
+    boolean retryDue() {
+        long next = nextRetryNanos;
+        if (next == Long.MAX_VALUE) {
+            return false;
+        }
+        long now = clock.getAsLong();
+        if (now - next < 0) {
+            return false;
+        }
+        List<String> retried = new ArrayList<>();
+        List<String> putOff = new ArrayList<>();
+        synchronized (monitor) {
+            for (Registered r : registry.all(selected)) {
+                RetryBackoff.Entry e = backoff.get(r.id());
+                if (e == null || e.retried || now - e.retryAtNanos < 0) {
+                    continue;
+                }
+                if (registry.isStuck(r) || !registry.isSetAside(r)) {
+                    backoff.remove(r.id()); // stuck in a trial since (never retried), or back already
+                    continue;
+                }
+                if (e.stillInside()) {
+                    String thread = ThreadClock.name(e.inside.threadId());
+                    backoff.putOff(e, now);
+                    putOff.add("policy '" + r.name() + "' not retried: the thread of its decision taken away by the watchdog ("
+                            + thread + ") is still inside it; retried " + RetryBackoff.inText(e.retryAtNanos - now)
+                            + " if it has left by then");
+                    continue;
+                }
+                registry.clearSetAside(r);
+                e.retried = true;
+                e.retriedAtNanos = now;
+                r.probation(true, now + RetryBackoff.CLEAN_NANOS);
+                retried.add("policy '" + r.name() + "' retried: " + e.atText() + " (" + e.reason + "), it decides again,"
+                        + " on the scheduler's thread until it has decided for " + RetryBackoff.CLEAN_NANOS / 1_000_000_000L
+                        + " s without being set aside; if set aside again, retried " + RetryBackoff.inText(Math.min(
+                                RetryBackoff.MAX_NANOS, 2 * e.delayNanos)));
+            }
             refresh();
         }
+        for (String m : putOff) {
+            log.warn(m);
+        }
+        for (String m : retried) {
+            log.info(m);
+        }
+        return !retried.isEmpty();
+    }
+
+    /**
+     * A retried registration decided and was not set aside: once its clean period is over its
+     * back-off starts again and it may decide on posting threads again (where it could before).
+     */
+    void decidedCleanly(Registered r) {
+        if (!r.probation() || clock.getAsLong() - r.probationEndsNanos() < 0) {
+            return;
+        }
+        synchronized (monitor) {
+            if (!r.probation()) {
+                return;
+            }
+            backoff.remove(r.id());
+            r.probation(false, 0);
+            refresh();
+        }
+        log.info("policy '" + r.name() + "' decided for " + RetryBackoff.CLEAN_NANOS / 1_000_000_000L
+                + " s after its retry without being set aside: its back-off starts again at "
+                + RetryBackoff.FIRST_NANOS / 1_000_000_000L + " s");
+    }
+
+    /**
+     * Why {@code r} was set aside and when it comes back, for {@link SchedulerControl.PolicyInfo#setAside()}:
+     * "decision used more than ...; set aside at 12:00:01, retried in 2 s"; empty when it is not set aside.
+     * Caller holds the monitor.
+     */
+    private String setAsideText(Registered r, long now) {
+        String reason = registry.reason(r);
+        RetryBackoff.Entry e = backoff.get(r.id());
+        if (reason.isEmpty() || e == null || e.retried || registry.isStuck(r)) {
+            return reason;
+        }
+        return reason + "; " + e.atText() + ", " + (r.name().equals(selected) ? e.retryText(now)
+                : "not retried while '" + r.name() + "' is not selected (selecting it tries it at once)");
     }
 
     /** Why {@code r} was set aside, or null. */
@@ -306,7 +428,11 @@ final class PolicySelection {
         out.add(new SchedulerControl.PolicyInfo(SchedulerControl.NATIVE, NativePolicy.DESCRIPTION, "dev.xq.runtime",
                 active.equals(SchedulerControl.NATIVE), ""));
         synchronized (monitor) {
-            out.addAll(registry.infos(active));
+            long now = clock.getAsLong();
+            for (SchedulerControl.PolicyInfo p : registry.infos(active)) {
+                String text = p.setAside().isEmpty() ? "" : setAsideText(registry.all(p.name()).getFirst(), now);
+                out.add(new SchedulerControl.PolicyInfo(p.name(), p.description(), p.bundle(), p.active(), text));
+            }
         }
         return out;
     }

@@ -38,11 +38,13 @@ import java.util.concurrent.locks.LockSupport;
  * protocol).
  *
  * <p>The watchdog: a decision that throws, or that runs past the deadline, sets its policy
- * aside (until it is selected again or re-registered) and the built-in policy takes over. A
- * policy stuck in a loop cannot be stopped in Java: the decider it holds is abandoned (the loop
- * thread is interrupted and replaced; a posting thread is left alone, never interrupted, since
- * it belongs to an application or a driver) and the next decisions go on without it; the stuck
- * thread's decision, should it ever return, is thrown away.
+ * aside and the built-in policy takes over, until the loop thread retries the policy after a
+ * back-off (1 s, doubled at each trip in a row up to 60 s: {@link RetryBackoff}), or it is
+ * selected again or re-registered. A policy stuck in a loop cannot be stopped in Java: the
+ * decider it holds is abandoned (the loop thread is interrupted and replaced; a posting thread is
+ * left alone, never interrupted, since it belongs to an application or a driver) and the next
+ * decisions go on without it; the stuck thread's decision, should it ever return, is thrown away
+ * (and the policy is not retried while that thread is still inside it).
  *
  * <p>Why this class is over 400 lines: posting an event, the single-decider drain, the loop
  * thread, one decision and the watchdog's taking a decision away share four pieces of state
@@ -405,6 +407,11 @@ public final class Scheduler {
                     log.error("renewing the device list failed", e);
                 }
             }
+            if (selection.retryDue()) {
+                // a policy set aside comes back: its first decision again is this thread's
+                firstEventNanos.compareAndSet(0, now);
+                dirty.set(true);
+            }
             if (wake <= now && !dirty.get()) {
                 firstEventNanos.compareAndSet(0, wake);
                 wakeAtNanos = Long.MAX_VALUE; // the decision sets the next one
@@ -471,7 +478,7 @@ public final class Scheduler {
         ActionRecorder actions = new ActionRecorder(byHandle.keySet());
         // No lock from here to the end: the watchdog and this thread race for the record, and
         // whichever swaps it out owns the decision's end.
-        InProgress mine = new InProgress(policy, now, ThreadClock.current(), Thread.currentThread().threadId());
+        InProgress mine = new InProgress(policy, now, ThreadClock.current(), Thread.currentThread().threadId(), new AtomicBoolean());
         inProgress.set(mine);
         if (gen != generation) {
             // an old loop thread, replaced: the event is the new deciders' to handle
@@ -492,14 +499,15 @@ public final class Scheduler {
             }
         } catch (Throwable t) {
             if (!inProgress.compareAndSet(mine, null)) {
+                mine.left().set(true); // this thread has left the policy: it may be retried
                 return true; // the watchdog took this decision away
             }
             recorded = false;
             if (policy == null) {
                 throw t;
             }
-            setAsideNow(policy, "threw " + t);
-            log.error("policy '" + policy.name() + "' threw; set aside, '" + SchedulerControl.NATIVE + "' decides", t);
+            String retry = setAsideNow(policy, "threw " + t);
+            log.error("policy '" + policy.name() + "' threw; set aside, '" + SchedulerControl.NATIVE + "' decides; " + retry, t);
             actions = new ActionRecorder(byHandle.keySet());
             NativePolicy.INSTANCE.schedule(view, actions);
             active = SchedulerControl.NATIVE;
@@ -507,12 +515,16 @@ public final class Scheduler {
         }
         long took = System.nanoTime() - t0;
         if (recorded && !inProgress.compareAndSet(mine, null)) {
+            mine.left().set(true); // this thread has left the policy: it may be retried
             return true; // the watchdog took this decision away: it was too late
         }
         if (gen != generation) {
             return true; // the watchdog took this decision away: it was too late
         }
         stats.decided(took);
+        if (recorded && policy != null && policy.probation()) {
+            selection.decidedCleanly(policy);
+        }
         long lingerWake = guards.apply(name, now, views, actions.decided, byHandle);
         lingerWakeNanos = lingerWake;
         actions.wakeAt(lingerWake);
@@ -594,10 +606,21 @@ public final class Scheduler {
         }
     }
 
-    private void setAsideNow(Registered r, String reason) {
-        selection.setAside(r, reason);
+    /** @return when it is retried, for the log */
+    private String setAsideNow(Registered r, String reason) {
+        String retry = selection.setAside(r, reason, null);
         stats.tripped();
         Tracing.watchdog(r.name(), reason);
+        return retry;
+    }
+
+    /**
+     * Sets the clock that times the retries of policies set aside ({@link RetryBackoff}; default
+     * {@link System#nanoTime()}): tests use a manual one. The loop thread looks at it at least
+     * every 50 ms.
+     */
+    public void retryClock(java.util.function.LongSupplier nanos) {
+        selection.retryClock(nanos);
     }
 
     /**
@@ -610,6 +633,7 @@ public final class Scheduler {
         Thread oldLoop = null;
         String poster = null;
         Registered culprit = null;
+        String retry = null;
         synchronized (monitor) {
             if (!running) {
                 return;
@@ -625,7 +649,7 @@ public final class Scheduler {
                 }
                 generation++;
                 busy = new AtomicBoolean();
-                selection.setAside(culprit, overrun);
+                retry = selection.setAside(culprit, overrun, d);
                 if (poster != null) {
                     selection.revokeInline(culprit);
                 }
@@ -640,7 +664,7 @@ public final class Scheduler {
         stats.swapped();
         Tracing.watchdog(culprit.name(), "deadline");
         log.error("policy '" + culprit.name() + "' set aside: " + selection.reason(culprit) + "; '"
-                + SchedulerControl.NATIVE + "' decides"
+                + SchedulerControl.NATIVE + "' decides; " + retry
                 + (poster == null ? "" : "; the thread that posted the event (" + poster
                         + ") is still inside the policy, which was registered as bounded: it decides only on the"
                         + " scheduler's thread from now on"), null);

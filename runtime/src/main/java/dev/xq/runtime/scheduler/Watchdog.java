@@ -19,8 +19,13 @@ import java.util.function.LongSupplier;
  */
 final class Watchdog {
 
-    /** A decision under way: its policy (null for the built-in one), when it started, and on which thread. */
-    record InProgress(Registered policy, long startNanos, long startCpuNanos, long threadId) {
+    /**
+     * A decision under way: its policy (null for the built-in one), when it started, and on which
+     * thread; {@code left} is set by that thread when, after the decision was taken away from it,
+     * it came out of the policy (the policy may then be retried: {@link RetryBackoff}).
+     */
+    record InProgress(Registered policy, long startNanos, long startCpuNanos, long threadId,
+                      java.util.concurrent.atomic.AtomicBoolean left) {
     }
 
     private final AtomicReference<InProgress> inProgress;

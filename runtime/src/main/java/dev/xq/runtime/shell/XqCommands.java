@@ -129,8 +129,9 @@ public class XqCommands {
 
     private String topScreen() {
         SchedulerControl.SchedulerStats s = scheduler.stats();
-        String head = String.format("policy %s (selected %s)  decisions %d  swaps %d  watchdog %d  decision p50 %.1f us  p99 %.1f us%n",
-                scheduler.activePolicy(), scheduler.selectedPolicy(), s.decisions(), s.swaps(), s.watchdogTrips(),
+        String head = String.format("policy %s (selected %s%s)  decisions %d  swaps %d  watchdog %d  decision p50 %.1f us  p99 %.1f us%n",
+                scheduler.activePolicy(), scheduler.selectedPolicy(), whyNotActive(scheduler.selectedPolicy(), scheduler.activePolicy()),
+                s.decisions(), s.swaps(), s.watchdogTrips(),
                 s.decisionP50Micros(), s.decisionP99Micros());
         return head + queueTable();
     }
@@ -157,10 +158,30 @@ public class XqCommands {
         };
     }
 
-    /** xq:policy: the selected and the active policy. */
+    /**
+     * xq:policy: the selected and the active policy, and why the selected one does not decide when
+     * the watchdog set it aside: "active:   native (hpf: decision used more than its deadline of
+     * 10000 us of CPU; set aside at 12:00:01, retried in 2 s)".
+     */
     @Descriptor("shows the selected and the active scheduling policy")
     public String policy() {
-        return "selected: " + scheduler.selectedPolicy() + "\nactive:   " + scheduler.activePolicy();
+        String selected = scheduler.selectedPolicy();
+        String active = scheduler.activePolicy();
+        String why = whyNotActive(selected, active);
+        return "selected: " + selected + "\nactive:   " + active + (why.isEmpty() ? "" : " (" + why.substring(2) + ")");
+    }
+
+    /** "; hpf: decision used ...; set aside at 12:00:01, retried in 2 s" when the selected policy is set aside, else empty. */
+    private String whyNotActive(String selected, String active) {
+        if (selected.equals(active)) {
+            return "";
+        }
+        for (SchedulerControl.PolicyInfo p : scheduler.policies()) {
+            if (p.name().equals(selected) && !p.setAside().isEmpty()) {
+                return "; " + selected + ": " + p.setAside();
+            }
+        }
+        return "";
     }
 
     /** xq:policy NAME selects one. */
