@@ -15,12 +15,17 @@ import java.util.List;
  * @param runMicros device time used so far
  * @param limits which launch limits are in force now: the configured ones, or wider ones because
  *               the queue is alone on its device or the policy keeps it on top there (since 1.6)
+ * @param smSharePercent the share of the device's multiprocessors (SMs) the queue's commands may use, in
+ *                       percent (1-100): below 100 for a process that shares its device in space (MPS);
+ *                       100 for the whole device, for a queue that does not share in space and for
+ *                       the queues of applications inside the node (since 1.7)
  */
 public record XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
                            QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
                            boolean suspendedByScheduler, boolean suspendedByApp,
                            int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
-                           long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits) {
+                           long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits,
+                           int smSharePercent) {
 
     /**
      * Which launch limits the node applies to a queue now (docs/runtime.md, the tenant-alone and
@@ -44,11 +49,31 @@ public record XQueueStatus(long handle, String name, String device, String group
         ON_TOP
     }
 
-    /** @param limits {@code null} reads as {@link Limits#CONFIGURED} */
+    /**
+     * @param limits {@code null} reads as {@link Limits#CONFIGURED}
+     * @param smSharePercent outside 1-100 reads as 100
+     */
     public XQueueStatus {
         if (limits == null) {
             limits = Limits.CONFIGURED;
         }
+        if (smSharePercent < 1 || smSharePercent > 100) {
+            smSharePercent = 100;
+        }
+    }
+
+    /**
+     * The snapshot as API 1.6 made it, without {@code smSharePercent} (100: the whole device); kept
+     * so that code built against 1.6 still links.
+     */
+    public XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
+                        QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
+                        boolean suspendedByScheduler, boolean suspendedByApp,
+                        int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
+                        long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits) {
+        this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
+                pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
+                limits, 100);
     }
 
     /**
@@ -62,7 +87,7 @@ public record XQueueStatus(long handle, String name, String device, String group
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
         this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                Limits.CONFIGURED);
+                Limits.CONFIGURED, 100);
     }
 
     /**
@@ -77,6 +102,6 @@ public record XQueueStatus(long handle, String name, String device, String group
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
         this(handle, name, device, group, 0, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                Limits.CONFIGURED);
+                Limits.CONFIGURED, 100);
     }
 }

@@ -249,6 +249,8 @@ final class HostServer {
         t.setRemoveOnCancelPolicy(true);
         // every live session's shared memory: a process held by a node that stopped lets go (docs/processes.md, "Faults")
         t.scheduleWithFixedDelay(heartbeat, Heartbeat.PERIOD_MILLIS, Heartbeat.PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+        // a session lives as long as its process, not its socket: a child may hold that (docs/processes.md, "Faults")
+        t.scheduleWithFixedDelay(this::checkProcesses, PeerProcess.CHECK_MILLIS, PeerProcess.CHECK_MILLIS, TimeUnit.MILLISECONDS);
         timer = t;
         int lfd = fd;
         acceptThread = Thread.ofPlatform().daemon().name("xq-host-accept").start(() -> acceptLoop(lfd));
@@ -399,7 +401,9 @@ final class HostServer {
                     + " sessions already (maxSessionsPerUser " + settings.maxSessionsPerUser() + ")");
             return;
         }
-        Session s = new Session(this, c, cred, sessionSeq.incrementAndGet());
+        // the process itself, not only its pid: a child that inherited the socket, or a pid handed out again, is not it
+        PeerProcess process = PeerProcess.of(c, cred.pid());
+        Session s = new Session(this, c, cred, process, sessionSeq.incrementAndGet());
         liveSessions.incrementAndGet();
         sessions.add(s);
         try {
@@ -409,6 +413,7 @@ final class HostServer {
             liveSessions.decrementAndGet();
             give(userSessions, cred.uid());
             Libc.close(c);
+            process.close();
             log.error("process host: cannot start a session thread for process " + cred.pid(), e);
         }
     }
@@ -489,6 +494,17 @@ final class HostServer {
             return t == null ? null : t.schedule(r, delay, unit);
         } catch (RejectedExecutionException stopped) {
             return null; // the session ends with the server and unlinks then
+        }
+    }
+
+    /** Ends the sessions whose process exited. Never throws: the timer would drop it. */
+    private void checkProcesses() {
+        for (Session s : sessions) {
+            try {
+                s.checkProcess();
+            } catch (RuntimeException e) {
+                log.error("process host: checking whether process " + s.peerPid() + " lives failed", e);
+            }
         }
     }
 

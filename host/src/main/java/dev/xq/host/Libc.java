@@ -32,14 +32,24 @@ final class Libc {
     static final int SOCK_CLOEXEC = 0x80000;
     static final int SOL_SOCKET = 1;
     static final int SO_PEERCRED = 17;
+    /** Linux 6.5: a pidfd for the process that connected, taken at connect time (no pid reuse race). */
+    static final int SO_PEERPIDFD = 77;
+    /** pidfd_open's number: the same on x86-64 and aarch64 (the unified syscall table, Linux 5.3). */
+    static final long SYS_PIDFD_OPEN = 434;
+    static final short POLLIN = 0x1;
+    static final short POLLHUP = 0x10;
     static final int MSG_DONTWAIT = 0x40;
     static final int MSG_NOSIGNAL = 0x4000;
     static final int SHUT_RDWR = 2;
 
+    static final int ESRCH = 3;
     static final int EINTR = 4;
     static final int EAGAIN = 11;
     static final int ENFILE = 23;
     static final int EMFILE = 24;
+    static final int EINVAL = 22;
+    static final int ENOSYS = 38;
+    static final int ENOPROTOOPT = 92;
     static final int ECONNABORTED = 103;
 
     /** sun_path's size in struct sockaddr_un; the path and its NUL must fit. */
@@ -78,6 +88,12 @@ final class Libc {
     private static final MethodHandle SEND = bind("send", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle SHUTDOWN = bind("shutdown", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle POLL = bind("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    /** glibc 2.36's wrapper where there is one, else syscall(2) (variadic: the arguments as longs). */
+    private static final MethodHandle PIDFD_OPEN = LIBC.find("pidfd_open")
+            .map(sym -> LINKER.downcallHandle(sym, FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), ERRNO)).orElse(null);
+    private static final MethodHandle SYSCALL2 = LINKER.downcallHandle(LIBC.find("syscall").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), ERRNO, Linker.Option.firstVariadicArg(1));
     private static final MethodHandle GETEUID = LINKER.downcallHandle(LIBC.find("geteuid").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT));
     private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.find("strerror").orElseThrow(),
@@ -183,6 +199,75 @@ final class Libc {
                 throw new ErrnoException("getsockopt(SO_PEERCRED)", errno(st));
             }
             return new Cred(cred.get(JAVA_INT, 0), cred.get(JAVA_INT, 4), cred.get(JAVA_INT, 8));
+        }
+    }
+
+    /**
+     * A pidfd (close-on-exec) for the process that connected to {@code fd}, taken by the kernel at
+     * connect time: it names that process even if the pid was handed out again since.
+     *
+     * @throws ErrnoException ENOPROTOOPT before Linux 6.5; ESRCH (EINVAL on some kernels) when the
+     *     process is gone
+     */
+    static int peerPidfd(int fd) throws ErrnoException {
+        MemorySegment st = STATE_BUFFER.get();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(JAVA_INT);
+            MemorySegment len = a.allocate(JAVA_INT);
+            len.set(JAVA_INT, 0, 4);
+            int rc;
+            try {
+                rc = (int) GETSOCKOPT.invokeExact(st, fd, SOL_SOCKET, SO_PEERPIDFD, out, len);
+            } catch (Throwable t) {
+                throw unexpected("getsockopt", t);
+            }
+            if (rc != 0) {
+                throw new ErrnoException("getsockopt(SO_PEERPIDFD)", errno(st));
+            }
+            return out.get(JAVA_INT, 0);
+        }
+    }
+
+    /**
+     * {@code pidfd_open(pid, 0)}: a descriptor (close-on-exec) that stays with this process, whatever
+     * becomes of its pid; it polls readable once the process has exited.
+     *
+     * @throws ErrnoException ESRCH when there is no such process, ENOSYS before Linux 5.3
+     */
+    static int pidfdOpen(int pid) throws ErrnoException {
+        MemorySegment st = STATE_BUFFER.get();
+        long rc;
+        try {
+            rc = PIDFD_OPEN != null ? (int) PIDFD_OPEN.invokeExact(st, pid, 0)
+                    : (long) SYSCALL2.invokeExact(st, SYS_PIDFD_OPEN, (long) pid, 0L);
+        } catch (Throwable t) {
+            throw unexpected("pidfd_open", t);
+        }
+        if (rc < 0) {
+            throw new ErrnoException("pidfd_open(" + pid + ")", errno(st));
+        }
+        return (int) rc;
+    }
+
+    /**
+     * Polls {@code fd} without waiting.
+     *
+     * @return the events that happened of {@code events} (POLLHUP always counts), 0 when none or
+     *     when the poll was interrupted (the caller asks again later)
+     */
+    static int pollNow(int fd, short events) {
+        MemorySegment st = STATE_BUFFER.get();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment pfd = a.allocate(8, 4); // struct pollfd { int fd; short events; short revents; }
+            pfd.set(JAVA_INT, 0, fd);
+            pfd.set(JAVA_SHORT, 4, events);
+            int rc;
+            try {
+                rc = (int) POLL.invokeExact(st, pfd, 1L, 0);
+            } catch (Throwable t) {
+                throw unexpected("poll", t);
+            }
+            return rc > 0 ? pfd.get(JAVA_SHORT, 6) & (events | POLLHUP) : 0;
         }
     }
 

@@ -66,6 +66,8 @@ final class Session {
     private final HostServer server;
     private final int fd;
     private final Libc.Cred peer;
+    /** The process that connected, held by its pidfd: the session lives only as long as it does */
+    private final PeerProcess process;
     private final long seq;
     private final Instant connected = Instant.now();
     private volatile Thread thread;
@@ -110,10 +112,11 @@ final class Session {
     private boolean fdOpen = true;
     private boolean shutDown;
 
-    Session(HostServer server, int fd, Libc.Cred peer, long seq) {
+    Session(HostServer server, int fd, Libc.Cred peer, PeerProcess process, long seq) {
         this.server = server;
         this.fd = fd;
         this.peer = peer;
+        this.process = process;
         this.seq = seq;
     }
 
@@ -149,6 +152,38 @@ final class Session {
 
     Thread thread() {
         return thread;
+    }
+
+    /**
+     * Run by the host's timer every {@link PeerProcess#CHECK_MILLIS}: a session whose process
+     * exited ends as if its socket had closed (its queues close first), even while a child that
+     * inherited the socket keeps it open; the holder is told why.
+     */
+    void checkProcess() {
+        synchronized (sendLock) {
+            // a hung-up socket: every holder closed it (a process that exits does so before its pidfd
+            // says so); the session thread is about to see the end, and that is no news
+            if (!fdOpen || shutDown || (Libc.pollNow(fd, (short) 0) & Libc.POLLHUP) != 0) {
+                return;
+            }
+        }
+        PeerProcess.Life life = process.life();
+        if (life == PeerProcess.Life.ALIVE) {
+            return;
+        }
+        String n = name;
+        String reason = n == null ? notAlive(life, "HELLO")
+                : "pid " + peer.pid() + (life == PeerProcess.Life.EXITED ? " exited" : " is another process now")
+                        + "; its session ends (another process holds its socket)";
+        server.log().warn(who() + (n == null ? " refused: " : ": ") + reason + "; session closed");
+        send("ERR " + reason, false);
+        requestClose();
+    }
+
+    private String notAlive(PeerProcess.Life life, String request) {
+        return life == PeerProcess.Life.EXITED
+                ? "pid " + peer.pid() + " is not alive (it exited before its " + request + ": a child speaking for its parent?)"
+                : "pid " + peer.pid() + " is another process now";
     }
 
     long peerPid() {
@@ -293,6 +328,12 @@ final class Session {
         }
         if (claimed != peer.pid()) {
             throw new IllegalArgumentException("pid " + claimed + " is not yours (peer pid " + peer.pid() + ")");
+        }
+        // SO_PEERCRED names the process that connected; a child that inherited the socket passes
+        // that check with its parent's pid, so the process must also still be the one that connected
+        PeerProcess.Life life = process.life();
+        if (life != PeerProcess.Life.ALIVE) {
+            throw new IllegalArgumentException(notAlive(life, f[0]));
         }
         if (!NAME.matcher(f[3]).matches()) {
             throw new IllegalArgumentException("name '" + shorten(f[3]) + "' has characters outside [A-Za-z0-9._:/+-]");
@@ -739,6 +780,7 @@ final class Session {
             Libc.close(fd);
             sendArena.close();
         }
+        process.close();
         if (name != null) {
             server.log().info(who() + " left");
         }

@@ -17,10 +17,15 @@ final class Await {
     }
 
     static void until(BooleanSupplier condition, Supplier<String> what) {
-        long deadline = System.nanoTime() + LIMIT.toNanos();
+        until(LIMIT, condition, what);
+    }
+
+    /** As {@link #until(BooleanSupplier, Supplier)}, within {@code limit}. */
+    static void until(Duration limit, BooleanSupplier condition, Supplier<String> what) {
+        long deadline = System.nanoTime() + limit.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                fail("not within " + LIMIT + ": " + what.get());
+                fail("not within " + limit + ": " + what.get());
             }
             try {
                 Thread.sleep(2);

@@ -125,6 +125,10 @@ final class Metrics {
                     case ALONE -> 1;
                     case ON_TOP -> 2;
                 }));
+        all.add(gauge("xq_queue_sm_share_percent",
+                "Share of the device's multiprocessors (SMs) the queue's commands may use, in percent (100: the whole device,"
+                        + " or not shared in space)",
+                queues, s -> s.smSharePercent()));
         CounterSnapshot.Builder device = CounterSnapshot.builder().name("xq_queue_device_seconds").unit(Unit.SECONDS)
                 .help("Device time the queue's commands used");
         GaugeSnapshot.Builder estimate = GaugeSnapshot.builder().name("xq_queue_estimated_command_seconds").unit(Unit.SECONDS)

@@ -74,6 +74,7 @@ final class XqApi {
         m.put("cancelled", s.cancelled());
         m.put("estimated_command_us", s.estimatedCommandMicros());
         m.put("limits", s.limits().name().toLowerCase(java.util.Locale.ROOT));
+        m.put("sm_share_percent", s.smSharePercent());
         m.put("run_us", s.runMicros());
         List<Object> hints = new ArrayList<>();
         for (Hint h : s.hints()) {

@@ -48,6 +48,7 @@ final class Fakes {
         long failed;
         long runMicros;
         XQueueStatus.Limits limits = XQueueStatus.Limits.CONFIGURED;
+        int smSharePercent = 100;
 
         Queue(long handle, String name, String device, String group, long pid) {
             this.handle = handle;
@@ -109,7 +110,7 @@ final class Fakes {
         public synchronized XQueueStatus status() {
             return new XQueueStatus(handle, name, device, group, pid, state, config, config.level(), PreemptionLevel.INTERRUPT,
                     suspendedByScheduler, suspendedByApp, pending, inFlight, submitted, completed, failed, 0, 250, runMicros,
-                    List.copyOf(hints.values()), "", limits);
+                    List.copyOf(hints.values()), "", limits, smSharePercent);
         }
 
         @Override

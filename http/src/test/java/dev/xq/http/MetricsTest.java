@@ -26,6 +26,7 @@ class MetricsTest {
         q.runMicros = 2_500_000;
         q.suspendedByScheduler = true;
         q.limits = XQueueStatus.Limits.ON_TOP;
+        q.smSharePercent = 50;
         Fakes.Queue closed = xq.add(9, "gone", "sim0", "", 0);
         closed.state = QueueState.CLOSED;
         Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
@@ -43,6 +44,8 @@ class MetricsTest {
                 "xq_queue_in_flight" + labels + " 1.0",
                 "xq_queue_suspended" + labels + " 1.0",
                 "xq_queue_limits" + labels + " 2.0",
+                "# TYPE xq_queue_sm_share_percent gauge",
+                "xq_queue_sm_share_percent" + labels + " 50.0",
                 "# HELP xq_queue_device_seconds_total Device time the queue's commands used",
                 "xq_queue_device_seconds_total" + labels + " 2.5",
                 "xq_scheduler_decisions_total 42.0",

@@ -81,7 +81,7 @@
       tr.dataset.name = q.name;
       const cells = [q.handle, q.name, q.device, q.group, q.state + (q.suspended_by_app ? '(app)' : ''), q.level, q.pending,
         q.in_flight, q.completed, q.failed, q.cancelled, q.estimated_command_us, Math.floor(q.run_us / 1000),
-        LIMITS[q.limits] || '', q.hints.map(hintText).join(' ')];
+        typeof q.sm_share_percent === 'number' ? q.sm_share_percent : 100, LIMITS[q.limits] || '', q.hints.map(hintText).join(' ')];
       for (const c of cells) {
         const td = document.createElement('td');
         td.textContent = String(c);

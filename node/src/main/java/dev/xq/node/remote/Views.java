@@ -19,14 +19,14 @@ final class Views {
     /** {@code xq:queues}: one line per queue of {@code GET /api/v1/queues}. */
     static String queueTable(Map<String, Object> queues) {
         Table t = new Table("HANDLE", "NAME", "DEVICE", "GROUP", "STATE", "LV", "PEND", "FLIGHT", "DONE", "FAIL", "CANCEL",
-                "EST_US", "RUN_MS", "LIMITS", "HINTS");
+                "EST_US", "RUN_MS", "SM%", "LIMITS", "HINTS");
         for (Object o : list(queues, "queues")) {
             Map<String, Object> q = object(o, "a queue");
             t.row(number(q, "handle"), q.get("name"), q.get("device"), q.get("group"),
                     text(q, "state") + (Boolean.TRUE.equals(q.get("suspended_by_app")) ? "(app)" : ""),
                     number(q, "level"), number(q, "pending"), number(q, "in_flight"), number(q, "completed"),
                     number(q, "failed"), number(q, "cancelled"), number(q, "estimated_command_us"),
-                    whole(q, "run_us") / 1000, limits(q), hints(q));
+                    whole(q, "run_us") / 1000, smShare(q), limits(q), hints(q));
         }
         return t.toString();
     }
@@ -41,6 +41,14 @@ final class Views {
             case "on_top" -> "on top";
             default -> "";
         };
+    }
+
+    /**
+     * The SM% column as {@code xq:queues} shows it: the queue's share of its device's
+     * multiprocessors in percent; 100 for a node too old to say ({@code sm_share_percent} absent).
+     */
+    private static String smShare(Map<String, Object> q) {
+        return q.containsKey("sm_share_percent") ? number(q, "sm_share_percent") : "100";
     }
 
     /** {@code xq:top}'s first line, from {@code GET /api/v1/scheduler}. */

@@ -33,7 +33,7 @@ class RemoteTest {
              {"handle":18446744073709551615,"name":"serve/default","device":"cuda0","group":"4242:serve","pid":4242,"state":"READY",
               "suspended_by_scheduler":false,"suspended_by_app":false,"level":1,"available_level":1,
               "config":{"level":1,"threshold":16,"batch":8,"window":0},"pending":3,"in_flight":2,"submitted":12,"completed":7,
-              "failed":0,"cancelled":0,"estimated_command_us":412,"limits":"on_top","run_us":12999,
+              "failed":0,"cancelled":0,"estimated_command_us":412,"limits":"on_top","sm_share_percent":50,"run_us":12999,
               "hints":[{"kind":"priority","values":[2],"text":"priority=2"},{"kind":"laxity","values":[1000,1,5],"text":"laxity=1000us/1/5"}],
               "error":null},
              {"handle":7,"name":"bg","device":"sim0","group":null,"pid":1,"state":"SUSPENDED",
@@ -42,9 +42,9 @@ class RemoteTest {
               "failed":1,"cancelled":2,"estimated_command_us":0,"run_us":999,"hints":[],"error":null}]}""";
 
     static final String QUEUE_TABLE = """
-            HANDLE                NAME           DEVICE  GROUP       STATE           LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  LIMITS  HINTS
-            18446744073709551615  serve/default  cuda0   4242:serve  READY           1   3     2       7     0     0       412     12      on top  priority=2 laxity=1000us/1/5
-            7                     bg             sim0                SUSPENDED(app)  3   10    0       0     1     2       0       0               \n""";
+            HANDLE                NAME           DEVICE  GROUP       STATE           LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  LIMITS  HINTS
+            18446744073709551615  serve/default  cuda0   4242:serve  READY           1   3     2       7     0     0       412     12      50   on top  priority=2 laxity=1000us/1/5
+            7                     bg             sim0                SUSPENDED(app)  3   10    0       0     1     2       0       0       100          \n""";
 
     // ------------------------------------------------------------------ arguments
 
@@ -195,7 +195,7 @@ class RemoteTest {
             assertEquals(0, r.rc());
             assertEquals(QUEUE_TABLE, r.out());
             n.answer("GET /api/v1/queues", 200, "{\"queues\":[]}");
-            assertEquals("HANDLE  NAME  DEVICE  GROUP  STATE  LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  LIMITS  HINTS\n(none)\n",
+            assertEquals("HANDLE  NAME  DEVICE  GROUP  STATE  LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  LIMITS  HINTS\n(none)\n",
                     run(Map.of("XQ_NODE", n.address()), "queues").out());
         }
     }

@@ -414,11 +414,13 @@ public final class ExternalQueueImpl implements NodeQueue {
     @Override
     public XQueueStatus status() {
         ExternalCounters c = counters();
+        int smShare = smSharePercent();
         synchronized (this) {
             return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), spec.pid(), stateLocked(c), config,
                     PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler, suspendedByApp, c.pending(),
                     c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
-                    c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "", limitsModeLocked());
+                    c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "", limitsModeLocked(),
+                    smShare);
         }
     }
 

@@ -876,7 +876,7 @@ public final class XQueueImpl implements NodeQueue {
             return new XQueueStatus(handle, name, device, group, 0, stateLocked(), config, config.level().min(available), available,
                     suspendedByScheduler, suspendedByApp, pending.size(), inFlight.size(), submitted, completed, failed,
                     cancelled, gate.estimateNanos() / 1000, runNanos / 1000, List.copyOf(hints.values()),
-                    error == null ? "" : error.getMessage(), limitsModeLocked());
+                    error == null ? "" : error.getMessage(), limitsModeLocked(), 100);
         } finally {
             state.unlock();
         }

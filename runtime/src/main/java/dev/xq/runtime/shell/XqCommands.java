@@ -73,7 +73,7 @@ public class XqCommands {
     }
 
     /** xq:queues: one line per open queue. */
-    @Descriptor("lists the open XQueues: handle, name, device, group, state, level, counts, timings, hints")
+    @Descriptor("lists the open XQueues: handle, name, device, group, state, level, counts, timings, SM share, limits, hints")
     public String queues() {
         return queueTable().toString();
     }
@@ -138,12 +138,12 @@ public class XqCommands {
 
     private Table queueTable() {
         Table t = new Table("HANDLE", "NAME", "DEVICE", "GROUP", "STATE", "LV", "PEND", "FLIGHT", "DONE", "FAIL", "CANCEL",
-                "EST_US", "RUN_MS", "LIMITS", "HINTS");
+                "EST_US", "RUN_MS", "SM%", "LIMITS", "HINTS");
         for (XQueue q : xq.queues()) {
             XQueueStatus st = q.status();
             t.row(st.handle(), st.name(), st.device(), st.group(), st.state() + (st.suspendedByApp() ? "(app)" : ""),
                     st.level().number(), st.pending(), st.inFlight(), st.completed(), st.failed(), st.cancelled(),
-                    st.estimatedCommandMicros(), st.runMicros() / 1000, limitsText(st.limits()),
+                    st.estimatedCommandMicros(), st.runMicros() / 1000, st.smSharePercent(), limitsText(st.limits()),
                     st.hints().stream().map(Hint::text).collect(Collectors.joining(" ")));
         }
         return t;

@@ -204,9 +204,11 @@ class WatchdogRetryTest {
             assertTrue(setAside("boom").startsWith("threw java.lang.IllegalStateException: bug in policy (test); set aside at "),
                     setAside("boom"));
             assertTrue(setAside("boom").endsWith(", retried in " + waits[i] + " s"), setAside("boom"));
-            assertEquals(SchedulerControl.NATIVE, core.activePolicy());
+            // the trip is counted and logged on the deciding thread before the loop hands the device to
+            // native: on a busy host the two can be seen a moment apart
+            eventually(() -> SchedulerControl.NATIVE.equals(core.activePolicy()), "native active after trip " + trips);
             assertEquals(trips, calls.get(), "one real decision per retry");
-            assertFalse(q[0].status().suspendedByScheduler(), "native decides while it is set aside");
+            eventually(() -> !q[0].status().suspendedByScheduler(), "native decides while it is set aside");
             if (i < waits.length - 1) {
                 clock.addAndGet(waits[i] * S - 1); // not yet
                 Thread.sleep(60);
