@@ -26,6 +26,12 @@ import java.util.regex.Pattern;
  * (docs/processes.md, "Wire protocol"). Only this thread closes the socket, so that a send from
  * a deciding thread never reaches a descriptor number the kernel has handed out again; other
  * threads only shut it down, which ends the thread's read.
+ *
+ * <p>Why one file of ~870 lines: every request (SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3)
+ * reads and changes the same per-connection state under the same single-thread rule, and the
+ * checks that refuse a line by name belong next to the state they guard; the split by job (wire
+ * parsing, stream registry, the process's liveness) is planned with the interposers' split in the
+ * house issue.
  */
 final class Session {
 
