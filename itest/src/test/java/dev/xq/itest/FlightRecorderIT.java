@@ -77,12 +77,14 @@ public class FlightRecorderIT {
         for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
             seen.merge(e.getEventType().getName(), 1, Integer::sum);
             if (e.getEventType().getName().equals("dev.xq.Command")) {
-                // a command's host times are in order: entered, submitted, launched, run
+                // a command's host times are in order: entered, submitted, launched, run; the launch
+                // call's end is 0 when the command's end was reported before that call returned (its
+                // thread held on a busy host: "0: not yet known", SubmissionImpl)
                 long enter = e.getLong("enterNanos");
                 long submit = e.getLong("submitNanos");
                 long begin = e.getLong("launchBeginNanos");
                 long end = e.getLong("launchEndNanos");
-                assertTrue("times of " + e, 0 < enter && enter <= submit && submit <= begin && begin <= end
+                assertTrue("times of " + e, 0 < enter && enter <= submit && submit <= begin && (begin <= end || end == 0)
                         && e.getLong("startNanos") <= e.getLong("endNanos") && e.getLong("launchThread") != 0);
                 assertTrue("queue of " + e, e.getString("queue").startsWith("it-jfr-"));
             }
