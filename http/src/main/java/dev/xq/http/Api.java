@@ -67,7 +67,9 @@ final class Api {
             }
             return route(r);
         } catch (ApiException e) {
-            return ApiResponse.error(e.status(), e.getMessage());
+            ApiResponse error = ApiResponse.error(e.status(), e.getMessage());
+            // a body cut off (too slow, too long) leaves unread bytes: the connection is not to be used again
+            return e.status() == 408 || e.status() == 413 ? error.withHeader("Connection", "close") : error;
         } catch (NoSuchQueueException e) {
             return ApiResponse.error(404, e.getMessage());
         } catch (IllegalArgumentException e) {
@@ -303,9 +305,39 @@ final class Api {
 
     // ------------------------------------------------------------------ the body
 
+    /** How long a request body may take to arrive, in seconds: a slow sender must not hold a worker longer. */
+    static final int BODY_DEADLINE_SECONDS = 10;
+    private static final long BODY_DEADLINE_NANOS = BODY_DEADLINE_SECONDS * 1_000_000_000L;
+
+    /** The clock the body deadline is measured on; tests replace it. */
+    java.util.function.LongSupplier nanos = System::nanoTime;
+
+    /**
+     * Reads at most {@code limit} bytes, in the pieces the stream gives.
+     * @throws ApiException 408 when the body is still arriving at {@code deadline} (a {@link #nanos} time). A sender
+     *         that sends nothing at all is cut off by Jetty's idle timeout ({@link HttpComponent#IDLE_TIMEOUT_MS})
+     */
+    private byte[] readBefore(InputStream in, int limit, long deadline) throws IOException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(Math.min(limit, 8192));
+        byte[] buffer = new byte[Math.min(limit, 8192)];
+        while (out.size() < limit) {
+            int n = in.read(buffer, 0, Math.min(buffer.length, limit - out.size()));
+            if (n < 0) {
+                break;
+            }
+            out.write(buffer, 0, n);
+            if (out.size() < limit && nanos.getAsLong() - deadline > 0) {
+                throw new ApiException(408, "request body not received within " + BODY_DEADLINE_SECONDS + " s (" + out.size()
+                        + " bytes came); the connection is closed");
+            }
+        }
+        return out.toByteArray();
+    }
+
     /**
      * Reads the body as UTF-8, at most {@code maxBodyBytes}.
-     * @throws ApiException 413 when it is longer (declared or sent), 400 when it is not UTF-8
+     * @throws ApiException 413 when it is longer (declared or sent), 408 when it is still coming after
+     *         {@value #BODY_DEADLINE_SECONDS} s, 400 when it is not UTF-8
      */
     private String body(ApiRequest r) {
         int max = settings.maxBodyBytes();
@@ -315,7 +347,7 @@ final class Api {
         }
         byte[] bytes;
         try (InputStream in = r.body().open()) {
-            bytes = in.readNBytes(max + 1);
+            bytes = readBefore(in, max + 1, nanos.getAsLong() + BODY_DEADLINE_NANOS);
         } catch (IOException e) {
             throw ApiException.badRequest("the request body could not be read: " + e.getMessage());
         }

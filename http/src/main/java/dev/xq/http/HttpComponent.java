@@ -49,6 +49,8 @@ public class HttpComponent {
     static final String INSTANCE = "xq";
     /** Service property our Jetty instance's HttpServiceRuntime carries, that the servlets target. */
     static final String RUNTIME_PROPERTY = "xq.http";
+    /** Jetty's idle timeout, in milliseconds: a connection that sends or takes nothing this long is closed. */
+    static final int IDLE_TIMEOUT_MS = 30_000;
 
     @Reference
     XQueueService xq;
@@ -118,6 +120,11 @@ public class HttpComponent {
         props.put("org.apache.felix.http.runtime.init." + RUNTIME_PROPERTY, INSTANCE);
         props.put("org.apache.felix.http.jetty.sendServerHeader", "false");
         props.put("org.apache.felix.http.jetty.requestSizeLimit", Long.toString(settings.maxBodyBytes() + 16384L));
+        // A connection silent this long is closed (Felix's default: 60 s); it also ends a read of a body that stopped coming.
+        props.put("org.apache.felix.http.timeout", Integer.toString(IDLE_TIMEOUT_MS));
+        // Requests run on virtual threads: one blocked reading a slow body holds no pool thread, so slow senders
+        // cannot starve the other requests (/metrics included). Api bounds the body's reading itself (408).
+        props.put("org.apache.felix.http.jetty.virtualthreads.enable", "true");
         // Jetty's URI checks off: ambiguous URIs (/a/%2e%2e/, %2F, //, bad UTF-8) reach the API, which
         // refuses them itself with a JSON error (Api.checkPath); refused by Jetty they got its HTML error
         // page, which xcli cannot read. The API matches routes on the raw path and serves no file by path,

@@ -219,6 +219,48 @@ class SecurityTest {
     }
 
     @Test
+    void aBodyStillComingAtTheDeadlineIs408AndChangesNothing() {
+        Fakes.Queue q = xq.add(5, "q", "sim0", "", 0);
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
+        long[] now = {0};
+        api.nanos = () -> now[0];
+        byte[] bytes = "{\"hint_type\":1,\"handle\":5,\"priority\":9}".getBytes(StandardCharsets.UTF_8);
+        // a byte every 5 s (on the fake clock): the sender of issue item 6
+        java.io.InputStream slow = new java.io.InputStream() {
+            int next;
+
+            @Override
+            public int read() {
+                if (next == bytes.length) {
+                    return -1;
+                }
+                now[0] += 5_000_000_000L;
+                return bytes[next++];
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                int c = read();
+                if (c < 0) {
+                    return -1;
+                }
+                b[off] = (byte) c;
+                return 1;
+            }
+        };
+        ApiResponse r = api.handle(new ApiRequest("POST", "/hint", null, null, true, bytes.length, () -> slow));
+        assertEquals(408, r.status());
+        assertEquals("{\"error\":\"request body not received within " + Api.BODY_DEADLINE_SECONDS + " s (3 bytes came); "
+                + "the connection is closed\"}", r.body());
+        assertEquals("close", r.headers().get("Connection"));
+        assertTrue(q.hints().isEmpty());
+        // the same body, all there at once, is taken
+        now[0] = 0;
+        assertEquals(200, api.handle(new ApiRequest("POST", "/hint", null, null, true, bytes.length,
+                () -> new ByteArrayInputStream(bytes))).status());
+    }
+
+    @Test
     void withoutATokenTheHostMustNameThisNode() {
         // DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends its requests to the node
         // with Origin and Host evil.example: same origin to the browser, loopback to the node. Its Host gives it away.
