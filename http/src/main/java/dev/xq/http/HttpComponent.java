@@ -5,9 +5,14 @@ import dev.xq.api.XQueueService;
 import dev.xq.runtime.log.OsgiLog;
 import jakarta.servlet.Servlet;
 import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
+import org.apache.felix.http.jetty.ConnectorFactory;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Filter;
 import org.osgi.framework.FrameworkUtil;
@@ -51,6 +56,11 @@ public class HttpComponent {
     static final String RUNTIME_PROPERTY = "xq.http";
     /** Jetty's idle timeout, in milliseconds: a connection that sends or takes nothing this long is closed. */
     static final int IDLE_TIMEOUT_MS = 30_000;
+    /**
+     * How long a port in use may take to come free before it is called taken: after a change of configuration the
+     * previous Jetty of this bundle is stopped by Config Admin's thread, a moment after this one activates.
+     */
+    static final long PORT_WAIT_MS = 3_000;
 
     @Reference
     XQueueService xq;
@@ -90,6 +100,12 @@ public class HttpComponent {
             log.info("HTTP API off (" + HttpConfig.PID + " enabled, framework property " + HttpSettings.ENABLED_PROPERTY + ")");
             return;
         }
+        String taken = taken(settings.bindAddress(), settings.port(), PORT_WAIT_MS);
+        if (taken != null) {
+            // Jetty would print its stack traces and serve nothing: one line instead (issue 41, item 11)
+            log.error("HTTP API not started: " + taken, null);
+            return;
+        }
         Api api = new Api(xq, scheduler, settings, log, LoopbackPeers.system());
         String target = "(" + RUNTIME_PROPERTY + "=" + INSTANCE + ")";
 
@@ -109,6 +125,11 @@ public class HttpComponent {
         };
         t.open();
         endpoints = t;
+
+        // The cap on open connections (issue 41, item 5): Felix has no setting for it; it calls every
+        // ConnectorFactory service with its Jetty server, which is where the cap goes on (ConnectionCap).
+        registrations.add(context.registerService(ConnectorFactory.class, new ConnectionCap(settings.maxConnections(), log),
+                new Hashtable<>(Map.of(RUNTIME_PROPERTY, INSTANCE))));
 
         // Our own Jetty: host, port and nothing else of Felix's defaults that matter here.
         Hashtable<String, Object> props = new Hashtable<>();
@@ -162,11 +183,43 @@ public class HttpComponent {
         }
     }
 
-    /** @return the runtime's endpoints, e.g. {@code http://127.0.0.1:50000/} */
+    /**
+     * @return why nothing can listen on {@code bind}:{@code port} (another program does), or null when something may
+     *     (port 0, any free one, always may). A bind and a close, as Jetty's connector binds (address reuse on).
+     */
+    static String taken(String bind, int port, long waitMillis) {
+        if (port == 0) {
+            return null;
+        }
+        long deadline = System.nanoTime() + waitMillis * 1_000_000L;
+        while (true) {
+            try (ServerSocket probe = new ServerSocket()) {
+                probe.setReuseAddress(true);
+                probe.bind(new InetSocketAddress(InetAddress.getByName(bind), port));
+                return null;
+            } catch (BindException e) {
+                if (System.nanoTime() > deadline) {
+                    return bind + ":" + port + " is taken (another node, or another program, listens there); stop it or set "
+                            + "port (PID " + HttpConfig.PID + ", or the framework property " + HttpSettings.PORT_PROPERTY + ")";
+                }
+            } catch (IOException e) {
+                return null; // anything else: Jetty's own bind says what it is
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+    }
+
+    /** @return the runtime's endpoints, e.g. {@code http://127.0.0.1:50000/}, each once */
     static String endpoint(ServiceReference<?> ref) {
         Object e = ref.getProperty(HttpServiceRuntimeConstants.HTTP_SERVICE_ENDPOINT);
         if (e instanceof String[] a) {
-            return String.join(", ", a);
+            // ConnectionCap's connector carries the address of the one it limits: Felix lists it twice
+            return String.join(", ", new java.util.LinkedHashSet<>(List.of(a)));
         }
         if (e instanceof java.util.Collection<?> c) {
             return c.toString();

@@ -45,4 +45,9 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     @AttributeDefinition(name = "Largest request body", min = "1024", max = "16777216",
             description = "Bytes a request body may have; larger requests get 413")
     int maxBodyBytes() default HttpSettings.DEFAULT_MAX_BODY;
+
+    @AttributeDefinition(name = "Most connections at once", min = "1", max = "65536",
+            description = "Connections the API keeps open at once, from all clients together; at the limit it accepts no more "
+                    + "until some close (they wait in the kernel's queue) and closes open connections idle for a second")
+    int maxConnections() default HttpSettings.DEFAULT_MAX_CONNECTIONS;
 }

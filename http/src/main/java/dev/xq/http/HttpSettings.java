@@ -26,9 +26,10 @@ import java.util.regex.Pattern;
  * @param tokenOnLoopback whether loopback peers must send the token too
  * @param maxBodyBytes the largest request body
  * @param allowedHosts host names (lower case) besides localhost and IP literals that a request served without a token may name
+ * @param maxConnections the most connections open at once ({@link ConnectionCap})
  */
 record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopback, String token, boolean tokenOnLoopback,
-                    int maxBodyBytes, List<String> allowedHosts) {
+                    int maxBodyBytes, List<String> allowedHosts, int maxConnections) {
 
     private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
 
@@ -39,6 +40,9 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
     static final int DEFAULT_PORT = 50000;
     static final String DEFAULT_BIND = "127.0.0.1";
     static final int DEFAULT_MAX_BODY = 65536;
+    /** Connections at once: Prometheus, dashboards (a browser opens up to six per page), xcli and ./xq, with room to spare. */
+    static final int DEFAULT_MAX_CONNECTIONS = 256;
+    static final int MAX_MAX_CONNECTIONS = 65536;
     static final int MIN_TOKEN = 16;
     /** Framework property: the port when the configuration leaves it at -1. */
     static final String PORT_PROPERTY = "xq.http.port";
@@ -180,14 +184,19 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
             }
             hosts.add(name);
         }
-        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts);
+        int connections = c.maxConnections();
+        if (connections < 1 || connections > MAX_MAX_CONNECTIONS) {
+            throw new IllegalArgumentException("maxConnections " + connections + " is out of range [1, " + MAX_MAX_CONNECTIONS
+                    + "] (default " + DEFAULT_MAX_CONNECTIONS + ")");
+        }
+        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts, connections);
     }
 
     @Override
     public String toString() {
         // never the token itself
         return "HttpSettings[enabled=" + enabled + ", port=" + port + ", bindAddress=" + bindAddress + ", token="
-                + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes
+                + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes + ", maxConnections=" + maxConnections
                 + (allowedHosts.isEmpty() ? "" : ", allowedHosts=" + allowedHosts) + "]";
     }
 

@@ -54,6 +54,11 @@ class SecurityTest {
             }
 
             @Override
+            public int maxConnections() {
+                return HttpSettings.DEFAULT_MAX_CONNECTIONS;
+            }
+
+            @Override
             public String[] allowedHosts() {
                 return new String[0];
             }
@@ -68,13 +73,17 @@ class SecurityTest {
     /** Errors said, as a node's log would get them. */
     static final class Errors implements RuntimeLog {
         final List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<String> infos = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         @Override
         public void info(String message) {
+            infos.add(message);
         }
 
         @Override
         public void warn(String message) {
+            warnings.add(message);
         }
 
         @Override
@@ -341,6 +350,11 @@ class SecurityTest {
         @Override
         public int maxBodyBytes() {
             return base.maxBodyBytes();
+        }
+
+        @Override
+        public int maxConnections() {
+            return base.maxConnections();
         }
     }
 

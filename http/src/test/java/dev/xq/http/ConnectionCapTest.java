@@ -1,0 +1,257 @@
+package dev.xq.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.annotation.Annotation;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cap on open connections (issue 41, item 5) on a real Jetty, the one Felix's bundle holds,
+ * put on as Felix's {@code ConnectorFactoryTracker} does: the server started with its HTTP
+ * connector, then the factory's connector added and started.
+ */
+class ConnectionCapTest {
+
+    /** Answers every request 200 "ok". */
+    static final class Ok extends Handler.Abstract {
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) {
+            response.setStatus(200);
+            response.write(true, ByteBuffer.wrap("ok".getBytes(StandardCharsets.US_ASCII)), callback);
+            return true;
+        }
+    }
+
+    private final Server server = new Server();
+    private final SecurityTest.Errors log = new SecurityTest.Errors();
+    private final List<Socket> sockets = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws Exception {
+        for (Socket s : sockets) {
+            s.close();
+        }
+        server.stop();
+    }
+
+    /** @return the port of a started Jetty with one HTTP connector on 127.0.0.1, as Felix's */
+    private int start() throws Exception {
+        ServerConnector http = new ServerConnector(server);
+        http.setHost("127.0.0.1");
+        http.setPort(0);
+        server.addConnector(http);
+        server.setHandler(new Ok());
+        server.start();
+        return http.getLocalPort();
+    }
+
+    /** As Felix adds a ConnectorFactory's connector. */
+    private Connector capped(int max) throws Exception {
+        Connector c = new ConnectionCap(max, log).createConnector(server);
+        server.addConnector(c);
+        c.start();
+        return c;
+    }
+
+    private Socket request(int port) throws IOException {
+        Socket s = new Socket();
+        sockets.add(s);
+        s.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+        s.getOutputStream().write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
+        return s;
+    }
+
+    /** @return the status of the answer read within {@code millis}; 0 when none came in time, -1 when the node closed the connection */
+    private static int status(Socket s, int millis) throws IOException {
+        s.setSoTimeout(millis);
+        InputStream in = s.getInputStream();
+        StringBuilder line = new StringBuilder();
+        try {
+            for (int b = in.read(); b >= 0; b = in.read()) {
+                if (b == '\n') {
+                    String[] f = line.toString().trim().split(" ");
+                    return f.length > 1 ? Integer.parseInt(f[1]) : -1;
+                }
+                line.append((char) b);
+            }
+            return -1;
+        } catch (SocketTimeoutException quiet) {
+            return 0;
+        } catch (IOException reset) {
+            return -1;
+        }
+    }
+
+    /** Reads and drops the rest of an answer of 200 "ok" (its headers and its two bytes). */
+    private static void drain(Socket s) throws IOException {
+        s.setSoTimeout(5_000);
+        InputStream in = s.getInputStream();
+        String seen = "";
+        while (!seen.endsWith("\r\n\r\nok")) {
+            int b = in.read();
+            if (b < 0) {
+                return;
+            }
+            seen = (seen + (char) b).substring(Math.max(0, seen.length() - 8));
+        }
+    }
+
+    @Test
+    void beyondTheCapConnectionsAreNotServedIdleOnesMakeRoomAndTheApiAnswersAfterTheFlood() throws Exception {
+        int port = start();
+        Connector carrier = capped(4);
+        List<Socket> first = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Socket s = request(port);
+            assertEquals(200, status(s, 5_000), "connection " + i + " of 4 is served");
+            drain(s);
+            first.add(s);
+        }
+        List<Socket> extra = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            extra.add(request(port)); // the kernel completes the handshake: the connector accepts it or not
+        }
+        for (Socket s : extra) {
+            int st = status(s, 300);
+            assertTrue(st <= 0, "a connection beyond the cap of 4 is not served (status " + st + ")");
+        }
+        assertTrue(log.warnings.stream().anyMatch(w -> w.contains("4 connections are open") && w.contains("maxConnections")),
+                "reaching the cap is said, with the setting: " + log.warnings);
+        // at the cap, idle connections are closed after a second: they make room for the waiting ones
+        long t0 = System.nanoTime();
+        for (Socket s : first) {
+            assertEquals(-1, status(s, 5_000), "an idle connection is closed at the cap");
+        }
+        long closedMs = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(closedMs < 3_000, "idle connections closed " + closedMs + " ms into the cap, not after the connector's 30 s");
+        int served = 0;
+        for (Socket s : extra) {
+            if (status(s, 5_000) == 200) {
+                served++;
+            }
+        }
+        // one caught in the middle of its accept when the cap was reached is closed; the others waited and are served
+        assertTrue(served >= extra.size() - 1, served + " of " + extra.size() + " waiting connections served once there was room");
+        for (Socket s : sockets) {
+            s.close();
+        }
+        Socket fresh = request(port);
+        assertEquals(200, status(fresh, 5_000), "a fresh client is served after the flood");
+        // the factory's service going away takes the cap off (Felix stops and removes its connector)
+        carrier.stop();
+        server.removeConnector(carrier);
+        List<Socket> uncapped = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            uncapped.add(request(port));
+        }
+        for (Socket s : uncapped) {
+            assertEquals(200, status(s, 5_000), "without the cap every connection is served");
+        }
+    }
+
+    @Test
+    void theCarrierListensNowhereAndNamesTheLimitedConnectorsAddress() throws Exception {
+        int port = start();
+        ServerConnector carrier = (ServerConnector) capped(8);
+        assertEquals("127.0.0.1", carrier.getHost());
+        assertEquals(0, carrier.getPort(), "the address Felix names the endpoint by is the limited connector's (configured port)");
+        assertEquals(-1, carrier.getLocalPort());
+        assertTrue(carrier.isStarted());
+        assertTrue(log.infos.stream().anyMatch(l -> l.contains("at most 8 connections at once on [127.0.0.1:" + port + "]")), log.infos.toString());
+        // the server's only socket is the HTTP connector's: nothing else accepts
+        try (ServerSocket probe = new ServerSocket()) {
+            probe.bind(new InetSocketAddress("127.0.0.1", 0));
+        }
+        assertEquals(2, server.getConnectors().length);
+    }
+
+    @Test
+    void maxConnectionsOutsideItsRangeIsRefusedByName() {
+        for (int bad : new int[] {0, -1, 65537}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> HttpSettings.from(new Capped(SecurityTest.config("127.0.0.1", "", false, -1), bad), SecurityTest.NO_PROPS::get));
+            assertEquals("maxConnections " + bad + " is out of range [1, 65536] (default 256)", e.getMessage());
+        }
+        HttpSettings s = HttpSettings.from(new Capped(SecurityTest.config("127.0.0.1", "", false, -1), 16), SecurityTest.NO_PROPS::get);
+        assertEquals(16, s.maxConnections());
+        assertTrue(s.toString().contains("maxConnections=16"), s.toString());
+        assertEquals(256, HttpSettings.from(SecurityTest.config("127.0.0.1", "", false, -1), SecurityTest.NO_PROPS::get).maxConnections());
+    }
+
+    @Test
+    void aTakenPortIsNamedInOneLine() throws Exception {
+        try (ServerSocket other = new ServerSocket()) {
+            other.bind(new InetSocketAddress("127.0.0.1", 0));
+            int port = other.getLocalPort();
+            assertEquals("127.0.0.1:" + port + " is taken (another node, or another program, listens there); stop it or set port "
+                    + "(PID dev.xq.http, or the framework property xq.http.port)", HttpComponent.taken("127.0.0.1", port, 100));
+            other.close();
+            assertEquals(null, HttpComponent.taken("127.0.0.1", port, 100), "free once the other program is gone");
+        }
+        assertEquals(null, HttpComponent.taken("127.0.0.1", 0, 0), "any free port is never taken");
+    }
+
+    /** A configuration with maxConnections set. */
+    private record Capped(HttpConfig base, int maxConnections) implements HttpConfig {
+        @Override
+        public Class<? extends Annotation> annotationType() {
+            return HttpConfig.class;
+        }
+
+        @Override
+        public String enabled() {
+            return base.enabled();
+        }
+
+        @Override
+        public int port() {
+            return base.port();
+        }
+
+        @Override
+        public String bindAddress() {
+            return base.bindAddress();
+        }
+
+        @Override
+        public String token() {
+            return base.token();
+        }
+
+        @Override
+        public boolean tokenOnLoopback() {
+            return base.tokenOnLoopback();
+        }
+
+        @Override
+        public String[] allowedHosts() {
+            return base.allowedHosts();
+        }
+
+        @Override
+        public int maxBodyBytes() {
+            return base.maxBodyBytes();
+        }
+    }
+}
