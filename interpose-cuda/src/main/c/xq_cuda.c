@@ -147,6 +147,15 @@ static struct {
     CUresult (*EventElapsed)(float *, CUevent, CUevent); /* timed samples (optional: missing means batch estimates) */
     CUresult (*WaitValue32)(CUstream, CUdeviceptr, unsigned int, unsigned int); /* XQ_STALL=1 (optional) */
     CUresult (*WaitValue32Ptsz)(CUstream, CUdeviceptr, unsigned int, unsigned int);
+    /* narrowing (optional: missing ones mean the process is never narrowed; CUDA 12.4+). The
+     * resource structures are passed as opaque buffers (below), never read but for a log line. */
+    CUresult (*GetDevResource)(CUdevice, void *, int);
+    CUresult (*SplitByCount)(void *, unsigned *, const void *, void *, unsigned, unsigned);
+    CUresult (*GenerateDesc)(void **, void *, unsigned);
+    CUresult (*GreenCreate)(void **, void *, CUdevice, unsigned);
+    CUresult (*GreenStream)(CUstream *, void *, unsigned, int);
+    CUresult (*WaitEvent)(CUstream, CUevent, unsigned);
+    CUresult (*StreamSync)(CUstream);
 } cu;
 static int g_stall; /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (below) */
 static int g_timed; /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
@@ -185,6 +194,10 @@ static int cu_ready(void *hint)
             CU(KernelGetFunction, "cuKernelGetFunction");
             if (!CU(EventElapsed, "cuEventElapsedTime_v2")) CU(EventElapsed, "cuEventElapsedTime");
             CU(WaitValue32, "cuStreamWaitValue32_v2"), CU(WaitValue32Ptsz, "cuStreamWaitValue32_v2_ptsz");
+            CU(GetDevResource, "cuDeviceGetDevResource"), CU(SplitByCount, "cuDevSmResourceSplitByCount");
+            CU(GenerateDesc, "cuDevResourceGenerateDesc"), CU(GreenCreate, "cuGreenCtxCreate");
+            CU(GreenStream, "cuGreenCtxStreamCreate"), CU(WaitEvent, "cuStreamWaitEvent");
+            CU(StreamSync, "cuStreamSynchronize");
         }
 #undef CU
         const char *sv = getenv("XQ_STALL"); /* off unless XQ_STALL=1 */
@@ -237,6 +250,7 @@ typedef struct xstream {
     int kind, in_use, closing;
     pthread_mutex_t mu;
     int device, prio, least, greatest;
+    CUdevice cudev; /* the driver's handle of the device (device: its physical ordinal) */
     char label[16];
     char pci[24]; /* the device's PCI bus id, dddd:bb:dd.0; "" when the driver does not say */
     /* session: valid while gen == g_state */
@@ -293,6 +307,14 @@ typedef struct xstream {
     uint64_t held_ns;
     int stall_off;
     uint64_t stall_guards, stall_holds; /* XQ_LOG=2 */
+    /* narrowing: the widest recent launches (multiprocessors; this second and the last one, under
+     * mu), and the green streams made for it (by multiprocessor count; never destroyed: another
+     * thread may be launching into one) */
+    uint32_t w_cur, w_prev;
+    uint64_t w_at;
+    struct { int n; CUstream s; } green[4];
+    uint32_t green_next;
+    uint64_t narrowed; /* XQ_LOG=2: launches made narrow */
     ring_entry ring[RING];
 } xstream;
 
@@ -558,6 +580,7 @@ static xstream *stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
     const char *why = NULL;
     cword *w = g_memop ? word_get(dev, &why) : NULL; /* before the renumbering */
     if (pushed) cu.CtxPop(&tmp);
+    CUdevice cudev = dev;
     dev = physical_device(dev);
 
     pthread_mutex_lock(&tab_mu);
@@ -578,7 +601,7 @@ static xstream *stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
     pthread_mutex_init(&st->mu, NULL);
     pthread_mutex_init(&st->sub_mu, NULL);
     st->kind = kind, st->h = h, st->ctx = ctx, st->tid = tid, st->slot = -1;
-    st->device = dev, st->prio = prio, st->least = least, st->greatest = greatest;
+    st->device = dev, st->cudev = cudev, st->prio = prio, st->least = least, st->greatest = greatest;
     memcpy(st->pci, pci, sizeof st->pci);
     st->cmode = w ? 1 : g_memop ? -1 : 0, st->word = w;
     st->mseq = w ? LD(w->host) : 0;
@@ -743,6 +766,42 @@ __attribute__((format(printf, 1, 2))) static int send_line(const char *fmt, ...)
     return rc;
 }
 
+/* The devices' multiprocessor counts and threads per multiprocessor, read once each. */
+#define NDEV 64
+static struct { int sms, tps; } g_devinfo[NDEV];
+
+static int dev_sms_known(CUdevice d) { return d >= 0 && d < NDEV ? LD(&g_devinfo[d].sms) : 0; }
+
+static int dev_sms(CUdevice d, int *tps)
+{
+    *tps = 0;
+    if (d < 0 || d >= NDEV || !cu.DeviceGetAttribute) return 0;
+    if (!LD(&g_devinfo[d].sms)) {
+        int a = 0, b = 0; /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, _MAX_THREADS_PER_MULTIPROCESSOR */
+        if (cu.DeviceGetAttribute(&a, 16, d) || cu.DeviceGetAttribute(&b, 39, d) || a <= 0 || a > 65535 || b <= 0) return 0;
+        ST(&g_devinfo[d].tps, b);
+        ST(&g_devinfo[d].sms, a);
+    }
+    *tps = LD(&g_devinfo[d].tps);
+    return LD(&g_devinfo[d].sms);
+}
+
+/* A launch of this many threads (UINT64_MAX: a graph, taken as the whole device) was made on st:
+ * the widest of the last one to two seconds is what the node reserves for st's queue when it
+ * narrows others for it. Caller holds st->mu. */
+static void width_note(xstream *st, uint64_t threads, uint64_t now)
+{
+    int tps, sms = threads ? dev_sms(st->cudev, &tps) : 0;
+    if (!sms) return;
+    uint64_t w = threads == UINT64_MAX ? (uint64_t)sms : (threads + (uint64_t)tps - 1) / (uint64_t)tps;
+    if (w > (uint64_t)sms) w = (uint64_t)sms;
+    if (now - st->w_at >= 1000000000ull) {
+        st->w_prev = now - st->w_at < 2000000000ull ? st->w_cur : 0;
+        st->w_cur = 0, st->w_at = now;
+    }
+    if (w > st->w_cur) st->w_cur = (uint32_t)w;
+}
+
 /* Copies the truth into the slot. Caller holds st->mu. */
 static void mirror(xstream *st)
 {
@@ -756,6 +815,8 @@ static void mirror(xstream *st)
     __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&s->estimate_ns, st->estimate_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
+    uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
+    __atomic_store_n(&s->width, w ? w | (uint32_t)dev_sms_known(st->cudev) << 16 : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
 }
 
@@ -824,8 +885,11 @@ static void env_read(void)
 }
 
 /* The process's share of the device under the node's MPS server, in percent; 0: it shares in time
- * (no node, MPS off there, XQ_MPS=0, or the user's own CUDA_MPS_PIPE_DIRECTORY). */
+ * (no node, MPS off there, XQ_MPS=0, or the user's own CUDA_MPS_PIPE_DIRECTORY). With g_narrow
+ * (see "narrowing") the share is the whole device and the node narrows its streams at times. */
 static int g_space;
+static int g_narrow; /* the node said this process may be narrowed (SPACE ... narrow) */
+static int narrow_usable(void);
 
 /* Before anything can create a CUDA context: join the node's MPS server if it runs one. */
 static void space_setup(void)
@@ -835,7 +899,7 @@ static void space_setup(void)
     if (v && *v && strcmp(v, "1")) xlog(1, "xq: ignoring XQ_MPS='%s': not 0 or 1; asking the node", v);
     if ((v = getenv("XQ_SPACE")) && *v) { /* a parent asked: its children share its share */
         int p = atoi(v);
-        if (p >= 1 && p <= 100 && getenv("CUDA_MPS_PIPE_DIRECTORY")) g_space = p;
+        if (p >= 1 && p <= 100 && getenv("CUDA_MPS_PIPE_DIRECTORY")) g_space = p, g_narrow = p == 100 && strstr(v, ":narrow");
         return;
     }
     if (getenv("CUDA_MPS_PIPE_DIRECTORY")) {
@@ -844,8 +908,12 @@ static void space_setup(void)
     }
     env_read();
     char why[256];
-    g_space = xw_space(S.path, S.name, S.prio, why, sizeof why);
-    if (g_space) xlog(2, "xq: MPS client on %d %% of the device", g_space);
+    /* XQ_NARROW=0: a process that must not be narrowed (asks for a capped share instead) */
+    const char *nv = getenv("XQ_NARROW");
+    int ask = !(nv && !strcmp(nv, "0"));
+    if (nv && *nv && strcmp(nv, "0") && strcmp(nv, "1")) xlog(1, "xq: ignoring XQ_NARROW='%s': not 0 or 1", nv);
+    g_space = xw_space(S.path, S.name, S.prio, ask, &g_narrow, why, sizeof why);
+    if (g_space) xlog(2, "xq: MPS client on %d %% of the device%s", g_space, g_narrow ? ", narrowed by the node at times" : "");
     else xlog(3, "xq: no MPS from the node (%s)", why);
 }
 
@@ -855,7 +923,10 @@ static int try_attach(char *why, size_t whylen)
     xw_session x;
     /* XQ_STALL=1 is said (capability lv2: shown by xq:processes); a node that does not know it
      * refuses the HELLO by naming it, and is asked again without */
-    const char *caps = g_stall ? (g_space ? " cuda,lv2,mps" : " cuda,lv2") : g_space ? " cuda,mps" : "";
+    /* "narrow": the driver has what narrowing needs (else the node holds the process in time) */
+    int nw = g_space && narrow_usable();
+    const char *caps = g_stall ? (g_space ? (nw ? " cuda,lv2,mps,narrow" : " cuda,lv2,mps") : " cuda,lv2")
+                       : g_space ? (nw ? " cuda,mps,narrow" : " cuda,mps") : "";
     if (!xw_attach(S.path, S.name, S.prio, caps, &x, why, whylen) &&
         (!*caps || !strstr(why, "capability") || !xw_attach(S.path, S.name, S.prio, "", &x, why, whylen)))
         return 0;
@@ -1270,6 +1341,7 @@ typedef struct gate {
                   * once launched: marked alone (batch estimates) */
     int smp;     /* a timed sample: its slot + 1 (0: none) */
     int wake, kick; /* owed once the launch is made: a WAKE to the node, a kick to the tracker */
+    uint64_t threads; /* the launch's threads (UINT64_MAX: a graph; 0: not a kernel) */
 } gate;
 static int smp_take(xstream *st, uint64_t known);
 static int smp_record(xstream *st, int i, int end);
@@ -1631,6 +1703,188 @@ static CUresult dop_call(dop *op)
     }
 }
 
+
+/* ------------------------------------------------------------------ narrowing
+ * docs/processes.md "Space and time": a best-effort process runs as a client of the node's MPS
+ * server on the whole device. While the node narrows one of its streams (the slot's reserve_sms:
+ * leave that many multiprocessors to the queues it prefers), each kernel or graph launched on it
+ * goes to a stream of a green context on the rest of the device, joined to the application's
+ * stream by two events: the green stream waits for what the stream has before it, and the stream
+ * waits for the launch, so that everything later on the stream (the interposer's marks and
+ * samples included) still comes after it. Measured on an H200: 1.3 us more per launch. */
+static int g_narrow_state; /* 0 usable, -1 off: the driver lacks the calls, or one failed */
+static uint32_t g_narrow_logged;
+static __thread CUcontext t_nctx; /* the context this thread's two join events belong to */
+static __thread CUevent t_nev[2];
+
+static int narrow_usable(void)
+{
+    return g_narrow && LD(&g_narrow_state) == 0 && cu.GetDevResource && cu.SplitByCount && cu.GenerateDesc &&
+           cu.GreenCreate && cu.GreenStream && cu.WaitEvent && cu.StreamSync;
+}
+
+static void narrow_off(const char *what, CUresult r)
+{
+    ST(&g_narrow_state, -1);
+    if (!__atomic_fetch_add(&g_narrow_logged, 1, __ATOMIC_SEQ_CST))
+        xlog(1, "xq: narrowing launches stops for this process: %s failed (CUDA error %d); it runs on the whole device", what, r);
+}
+
+#define GREEN_MAX 32
+static struct { CUdevice dev; int n; void *ctx; } g_green[GREEN_MAX];
+static int g_ngreen;
+static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The process's green context of n multiprocessors on dev, made once. */
+static void *green_ctx(CUdevice dev, int n)
+{
+    pthread_mutex_lock(&green_mu);
+    void *g = NULL;
+    for (int i = 0; i < g_ngreen && !g; i++)
+        if (g_green[i].dev == dev && g_green[i].n == n) g = g_green[i].ctx;
+    if (!g && g_ngreen < GREEN_MAX) {
+        /* CUdevResource is 144 bytes in CUDA 12.4-13 (its count at 96); the buffers leave room */
+        static _Alignas(16) unsigned char all[1024], part[1024], rest[1024];
+        memset(all, 0, sizeof all), memset(part, 0, sizeof part), memset(rest, 0, sizeof rest);
+        unsigned groups = 1;
+        void *desc = NULL;
+        CUresult r;
+        const char *what = "cuDeviceGetDevResource";
+        if (!(r = cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) &&
+            !(r = (what = "cuDevSmResourceSplitByCount", cu.SplitByCount(part, &groups, all, rest, 0, (unsigned)n))) &&
+            !(r = (what = "cuDevResourceGenerateDesc", cu.GenerateDesc(&desc, part, 1))) &&
+            !(r = (what = "cuGreenCtxCreate", cu.GreenCreate(&g, desc, dev, 1 /* CU_GREEN_CTX_DEFAULT_STREAM */)))) {
+            unsigned got;
+            memcpy(&got, part + 96, sizeof got);
+            g_green[g_ngreen].dev = dev, g_green[g_ngreen].n = n, g_green[g_ngreen].ctx = g, g_ngreen++;
+            xlog(2, "xq: a green context of %u multiprocessors (asked %d) on device %d", got, n, (int)dev);
+        } else {
+            g = NULL;
+            narrow_off(what, r);
+        }
+    }
+    pthread_mutex_unlock(&green_mu);
+    return g;
+}
+
+/* st's green stream on n multiprocessors, made once. */
+static CUstream green_stream(xstream *st, int n)
+{
+    pthread_mutex_lock(&st->mu);
+    for (int i = 0; i < 4; i++)
+        if (st->green[i].n == n && st->green[i].s) {
+            CUstream gs = st->green[i].s;
+            pthread_mutex_unlock(&st->mu);
+            return gs;
+        }
+    int prio = st->prio;
+    pthread_mutex_unlock(&st->mu);
+    void *g = green_ctx(st->cudev, n);
+    CUstream gs = NULL;
+    CUresult r;
+    if (!g) return NULL;
+    if ((r = cu.GreenStream(&gs, g, 1 /* CU_STREAM_NON_BLOCKING */, prio))) {
+        narrow_off("cuGreenCtxStreamCreate", r);
+        return NULL;
+    }
+    pthread_mutex_lock(&st->mu);
+    uint32_t i = st->green_next++ % 4; /* a stream replaced is left alone, not destroyed */
+    st->green[i].n = n, st->green[i].s = gs;
+    pthread_mutex_unlock(&st->mu);
+    return gs;
+}
+
+/* Where the launch about to be made on st goes: a green stream, already waiting for what st has
+ * before it (*sx: st's handle for the join back), or NULL: st itself, as asked. */
+static CUstream narrow_begin(xstream *st, CUstream h, int ptsz, CUstream *sx)
+{
+    if (!st || !narrow_usable() || !st->shm || st->gen != LD(&g_state)) return NULL;
+    uint32_t reserve = LD(&st->shm->reserve_sms);
+    int tps, sms = reserve ? dev_sms(st->cudev, &tps) : 0;
+    if (!sms) return NULL;
+    /* green partitions come in multiples of 8 multiprocessors on Hopper (fewer elsewhere) */
+    int n = reserve >= (uint32_t)sms ? 8 : (sms - (int)reserve) / 8 * 8;
+    if (n < 8) n = 8;
+    if (n >= sms) return NULL;
+    CUcontext cur = NULL;
+    if (cu.CtxGetCurrent(&cur) || !cur) return NULL;
+    if (t_nctx != cur) {
+        CUresult r;
+        if ((r = cu.EventCreate(&t_nev[0], CU_EVENT_DISABLE_TIMING)) || (r = cu.EventCreate(&t_nev[1], CU_EVENT_DISABLE_TIMING))) {
+            narrow_off("cuEventCreate", r);
+            return NULL;
+        }
+        t_nctx = cur;
+    }
+    CUstream gs = green_stream(st, n);
+    if (!gs) return NULL;
+    CUstream s = h ? h : ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    CUresult r;
+    if ((r = cu.EventRecord(t_nev[0], s)) || (r = cu.WaitEvent(gs, t_nev[0], 0))) {
+        narrow_off("joining the green stream", r);
+        return NULL;
+    }
+    *sx = s;
+    __atomic_add_fetch(&st->narrowed, 1, __ATOMIC_RELAXED);
+    return gs;
+}
+
+/* After the launch into gs (r): the stream s waits for it. Returns 1 when the launch failed
+ * there and must be made on s instead (narrowing then stops for the process). */
+static int narrow_end(CUstream s, CUstream gs, CUresult r)
+{
+    if (r != CUDA_SUCCESS) {
+        narrow_off("a launch into a green stream", r);
+        return 1;
+    }
+    if ((r = cu.EventRecord(t_nev[1], gs)) || (r = cu.WaitEvent(s, t_nev[1], 0))) {
+        narrow_off("joining back from the green stream", r);
+        cu.StreamSync(gs); /* the order kept the slow way */
+    }
+    return 0;
+}
+
+/* A deferred launch's threads (see gate.threads) and where its stream is. */
+static uint64_t dop_threads(const dop *op)
+{
+    switch (op->kind) {
+    case D_KERNEL:
+        return (uint64_t)op->a.k.g[0] * op->a.k.g[1] * op->a.k.g[2] * op->a.k.b[0] * op->a.k.b[1] * op->a.k.b[2];
+    case D_KERNEL_EX:
+        return (uint64_t)op->a.kx.cfg.gridDimX * op->a.kx.cfg.gridDimY * op->a.kx.cfg.gridDimZ * op->a.kx.cfg.blockDimX *
+               op->a.kx.cfg.blockDimY * op->a.kx.cfg.blockDimZ;
+    case D_GRAPH:
+        return UINT64_MAX;
+    default:
+        return 0;
+    }
+}
+
+static CUstream *dop_stream(dop *op)
+{
+    return op->kind == D_KERNEL ? &op->a.k.h : op->kind == D_KERNEL_EX ? &op->a.kx.cfg.hStream : op->kind == D_GRAPH ? &op->a.gr.h : NULL;
+}
+
+/* A deferred launch, made narrow when its stream is narrowed. */
+static CUresult dop_call_narrow(xstream *st, dop *op)
+{
+    CUstream *hp = dop_stream(op), keep = hp ? *hp : NULL, sx = NULL;
+    CUstream gs = hp ? narrow_begin(st, keep, 0, &sx) : NULL;
+    if (!gs) return dop_call(op);
+    *hp = gs;
+    CUresult r = dop_call(op);
+    *hp = keep;
+    return narrow_end(sx, gs, r) ? dop_call(op) : r;
+}
+
+static CUresult launch_ex_on(CUresult (*real)(const CUlaunchConfig *, CUfunction, void **, void **), const CUlaunchConfig *c,
+                             CUstream s, CUfunction f, void **params, void **extra)
+{
+    CUlaunchConfig copy = *c;
+    copy.hStream = s;
+    return real(&copy, f, params, extra);
+}
+
 static int close_tail(xstream *st, int *idle);
 static int after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int isolate, int *idle);
 static uint32_t g_defer_failed_logged;
@@ -1683,7 +1937,7 @@ static void drain(xstream *st, int force)
         stall_guard(st, op->kind == D_KERNEL ? op->a.k.h : op->kind == D_KERNEL_EX ? op->a.kx.cfg.hStream
                         : op->kind == D_GRAPH ? op->a.gr.h : op->a.set.h, 0);
         int timed = smp >= 0 && !smp_record(st, smp, 0);
-        CUresult r = dop_call(op);
+        CUresult r = dop_call_narrow(st, op);
         timed = timed && r == CUDA_SUCCESS && !smp_record(st, smp, 1);
         pthread_mutex_lock(&st->mu);
         st->dq_head = op->next;
@@ -1697,6 +1951,7 @@ static void drain(xstream *st, int force)
             if (--st->active == 0) st->ready_since = 0, idle = 1;
         } else {
             st->launched++;
+            width_note(st, dop_threads(op), t);
             kick |= after_launch(st, t, ck, est, isolate || timed, &idle); /* a sample is read once marked */
         }
         smp_launched(st, smp, ck, timed);
@@ -1921,6 +2176,7 @@ static void gate_exit(gate *g, CUresult r)
         if (--st->active == 0) st->ready_since = 0, idle = 1;
     } else {
         st->launched++;
+        width_note(st, g->threads, g->t);
         kick = after_launch(st, g->t, g->ck, g->est, g->isolate || timed, &idle); /* a sample is read once marked */
     }
     smp_launched(st, g->smp - 1, g->ck, timed);
@@ -2337,7 +2593,7 @@ static void *real_of(wdef *d, int k)
 /* Deferrable: through cuGetProcAddress (K 2, 3: every other entry point handed out there is a
  * trampoline that waits for deferred work), a launch the stream may not make now is copied by
  * BUILD (NULL: it cannot be) and queued; KEY: what becomes known to launch when it did. */
-#define DBODY(ID, K, PT, ARGS, STREAM, CK, KEY, BUILD)                                                  \
+#define DBODY(ID, K, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)                                                \
     {                                                                                               \
         typedef CUresult(*fn_t) PT;                                                                 \
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
@@ -2358,15 +2614,19 @@ static void *real_of(wdef *d, int k)
         if (!k_)                                                                                    \
             return real_ ARGS;                                                                      \
         g_.key = (void *)(KEY);                                                                     \
-        CUresult r_ = real_ ARGS;                                                                   \
+        g_.threads = (THREADS);                                                                     \
+        CUstream sx_ = NULL, ns_ = g_.threads != 0 ? narrow_begin(g_.st, (STREAM), (K) & 1, &sx_) : NULL;  \
+        CUresult r_ = ns_ ? (NCALL) : real_ ARGS;                                                   \
+        if (ns_ && narrow_end(sx_, ns_, r_))                                                        \
+            r_ = real_ ARGS;                                                                        \
         gate_exit(&g_, r_);                                                                         \
         return r_;                                                                                  \
     }
-#define DGATED(ID, NAME, PT, ARGS, STREAM, CK, KEY, BUILD)                                              \
-    XQ_EXPORT CUresult NAME PT DBODY(ID, 0, PT, ARGS, STREAM, CK, KEY, BUILD)                           \
-    XQ_EXPORT CUresult NAME##_ptsz PT DBODY(ID, 1, PT, ARGS, STREAM, CK, KEY, BUILD)                    \
-    static CUresult NAME##_gpa PT DBODY(ID, 2, PT, ARGS, STREAM, CK, KEY, BUILD)                        \
-    static CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, CK, KEY, BUILD)
+#define DGATED(ID, NAME, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)                              \
+    XQ_EXPORT CUresult NAME PT DBODY(ID, 0, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)           \
+    XQ_EXPORT CUresult NAME##_ptsz PT DBODY(ID, 1, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)    \
+    static CUresult NAME##_gpa PT DBODY(ID, 2, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)        \
+    static CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)
 
 #define GATED(ID, NAME, PT, ARGS, STREAM, CK)                                                           \
     XQ_EXPORT CUresult NAME PT BODY(ID, 0, PT, ARGS, STREAM, CK)                                        \
@@ -2398,19 +2658,25 @@ DGATED(W_LAUNCH, cuLaunchKernel,
        (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
         unsigned shmem, CUstream hStream, void **params, void **extra),
        (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), hStream, KSHAPE(f, gx, gy, gz, bx, by, bz), f,
-       build_launch(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra))
+       build_launch(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra),
+       (uint64_t)gx * gy * gz * bx * by * bz, real_(f, gx, gy, gz, bx, by, bz, shmem, ns_, params, extra))
 DGATED(W_LAUNCH_EX, cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f, void **params, void **extra),
        (config, f, params, extra), config ? config->hStream : NULL,
        config ? KSHAPE(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
                        config->blockDimZ)
               : 0,
-       f, build_launch_ex(config, f, params, extra))
+       f, build_launch_ex(config, f, params, extra),
+       config ? (uint64_t)config->gridDimX * config->gridDimY * config->gridDimZ * config->blockDimX * config->blockDimY *
+                    config->blockDimZ
+              : 0,
+       launch_ex_on(real_, config, ns_, f, params, extra))
 GATED(W_COOP, cuLaunchCooperativeKernel,
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
        unsigned shmem, CUstream hStream, void **params),
       (f, gx, gy, gz, bx, by, bz, shmem, hStream, params), hStream, KSHAPE(f, gx, gy, gz, bx, by, bz))
 GATED(W_HOSTFN, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *data), (hStream, fn, data), hStream, cost_key((void *)fn, 0))
-DGATED(W_GRAPH, cuGraphLaunch, (CUgraphExec g, CUstream hStream), (g, hStream), hStream, cost_key(g, 0), g, build_graph(g, hStream))
+DGATED(W_GRAPH, cuGraphLaunch, (CUgraphExec g, CUstream hStream), (g, hStream), hStream, cost_key(g, 0), g, build_graph(g, hStream),
+       UINT64_MAX, real_(g, ns_))
 GATED(W_MEMCPY, cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
       (dst, src, n, hStream), hStream, SIZED(W_MEMCPY, n))
 GATED(W_HTOD, cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
@@ -2427,11 +2693,11 @@ GATED(W_PEER, cuMemcpyPeerAsync,
       (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream hStream),
       (dst, dctx, src, sctx, n, hStream), hStream, SIZED(W_PEER, n))
 DGATED(W_SET8, cuMemsetD8Async, (CUdeviceptr d, unsigned char v, size_t n, CUstream hStream), (d, v, n, hStream),
-       hStream, SIZED(W_SET8, n), NULL, build_set(D_SET8, d, v, n, hStream))
+       hStream, SIZED(W_SET8, n), NULL, build_set(D_SET8, d, v, n, hStream), 0, CUDA_SUCCESS)
 DGATED(W_SET16, cuMemsetD16Async, (CUdeviceptr d, unsigned short v, size_t n, CUstream hStream),
-       (d, v, n, hStream), hStream, SIZED(W_SET16, 2 * (uint64_t)n), NULL, build_set(D_SET16, d, v, n, hStream))
+       (d, v, n, hStream), hStream, SIZED(W_SET16, 2 * (uint64_t)n), NULL, build_set(D_SET16, d, v, n, hStream), 0, CUDA_SUCCESS)
 DGATED(W_SET32, cuMemsetD32Async, (CUdeviceptr d, unsigned int v, size_t n, CUstream hStream), (d, v, n, hStream),
-       hStream, SIZED(W_SET32, 4 * (uint64_t)n), NULL, build_set(D_SET32, d, v, n, hStream))
+       hStream, SIZED(W_SET32, 4 * (uint64_t)n), NULL, build_set(D_SET32, d, v, n, hStream), 0, CUDA_SUCCESS)
 GATED(W_2DSET8, cuMemsetD2D8Async,
       (CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h, CUstream hStream),
       (d, pitch, v, w, h, hStream), hStream, SIZED(W_2DSET8, (uint64_t)w * h))
@@ -2687,6 +2953,10 @@ static void defer_summary(void)
                  (unsigned long long)st->queries, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
                  (unsigned long long)st->why_win, (unsigned long long)st->why_est, (unsigned long long)st->why_guard,
                  (unsigned long long)st->guard_seen, st->dry_ns / 1e6);
+        if (st->launched && (st->narrowed || g_narrow))
+            xlog(2, "xq: stream %s: %llu launches narrowed (green contexts%s), widest recent launch %u multiprocessors", st->label,
+                 (unsigned long long)st->narrowed, LD(&g_narrow_state) < 0 ? "; stopped after a failure" : "",
+                 st->w_cur > st->w_prev ? st->w_cur : st->w_prev);
         if (st->launched && (st->stall_guards || st->stall_holds || st->stall_off))
             xlog(2, "xq: stream %s: level 2 (XQ_STALL=1): %llu launches guarded, %llu holds on the device%s", st->label,
                  (unsigned long long)st->stall_guards, (unsigned long long)st->stall_holds,

@@ -31,7 +31,10 @@ typedef struct xq_slot {
     uint32_t batch;      /* once throttled, launch again when in flight <= threshold - batch */
     uint32_t window_us;  /* time budget of the work in flight, 0 = none */
     uint32_t config_seq; /* bumped after any of the above changed */
-    uint32_t node_pad;
+    /* narrowing (docs/processes.md, "Space and time"): 0, the stream's launches run on the whole
+     * device; N > 0, they run on the device less N multiprocessors (a green context), which the
+     * queues the node prefers keep. Only for a process told "narrow" in its SPACE answer. */
+    uint32_t reserve_sms;
     /* arrival guard (0 0: none): a queue preferred over this one is due at about horizon_ns
      * (CLOCK_MONOTONIC); launch only what the estimates say is done by then, until guard_until_ns.
      * The node writes horizon_ns first, so a torn read pairs a new horizon with an old, lapsed end. */
@@ -42,18 +45,23 @@ typedef struct xq_slot {
     uint32_t in_flight; /* commands launched whose end is not yet seen */
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since_ns;
     uint32_t completion_seq; /* bumped at every completion; a futex word */
-    uint32_t client_reserved;
+    /* the multiprocessors the stream's recent launches could fill (low 16 bits: the largest over
+     * the last one to two seconds, threads / threads per multiprocessor, a graph the whole
+     * device; 0 unknown) and the device's count (high 16 bits) */
+    uint32_t width;
 } xq_slot;
 
 _Static_assert(sizeof(xq_shm_header) == XQ_SHM_HEADER, "header size");
 _Static_assert(sizeof(xq_slot) == XQ_SLOT_SIZE, "slot size");
 _Static_assert(offsetof(xq_shm_header, heartbeat_ns) == 24, "heartbeat_ns");
 _Static_assert(offsetof(xq_slot, config_seq) == 16, "config_seq");
+_Static_assert(offsetof(xq_slot, reserve_sms) == 20, "reserve_sms");
 _Static_assert(offsetof(xq_slot, horizon_ns) == 24, "horizon_ns");
 _Static_assert(offsetof(xq_slot, guard_until_ns) == 32, "guard_until_ns");
 _Static_assert(offsetof(xq_slot, pending) == 64, "pending");
 _Static_assert(offsetof(xq_slot, launched) == 72, "launched");
 _Static_assert(offsetof(xq_slot, ready_since_ns) == 112, "ready_since_ns");
 _Static_assert(offsetof(xq_slot, completion_seq) == 120, "completion_seq");
+_Static_assert(offsetof(xq_slot, width) == 124, "width");
 
 #endif

@@ -320,13 +320,15 @@ fail:
  * directory> <percent>" and the MPS client variables, which the driver reads when it
  * initialises, are set here; anything else (no node, an old node, "SPACE none ...") leaves the
  * environment as it was. Returns the share in percent, or 0 when the process shares in time. */
-__attribute__((unused)) static int xw_space(const char *path, const char *name, const char *prio, char *why, size_t whylen)
+__attribute__((unused)) static int xw_space(const char *path, const char *name, const char *prio, int ask_narrow, int *narrow,
+                                            char *why, size_t whylen)
 {
+    *narrow = 0;
     int fd = xw_connect(path, why, whylen);
     if (fd < 0) return 0;
     char line[XQ_MAX_LINE + 1], dir[XQ_MAX_LINE] = "";
     int pct = 0, used = 0;
-    int n = snprintf(line, sizeof line, "SPACE 1 %d %s %s\n", (int)getpid(), name, prio);
+    int n = snprintf(line, sizeof line, "SPACE 1 %d %s %s%s\n", (int)getpid(), name, prio, ask_narrow ? " narrow" : "");
     /* a short wait: every process of a tree under ./xq run asks once at its start */
     if (send(fd, line, n, MSG_NOSIGNAL) != n || xw_read_line(fd, line, sizeof line, 500)) {
         snprintf(why, whylen, "no answer to SPACE");
@@ -334,15 +336,21 @@ __attribute__((unused)) static int xw_space(const char *path, const char *name, 
         return 0;
     }
     close(fd);
-    if (sscanf(line, "SPACE mps %511s %d%n", dir, &pct, &used) != 2 || line[used] || pct < 1 || pct > 100 || dir[0] != '/') {
+    /* SPACE mps <pipe directory> <percent> [narrow]: narrow only where it was asked, on the whole device */
+    if (sscanf(line, "SPACE mps %511s %d%n", dir, &pct, &used) != 2 || pct < 1 || pct > 100 || dir[0] != '/' ||
+        (line[used] && (strcmp(line + used, " narrow") || !ask_narrow || pct != 100))) {
         snprintf(why, whylen, "%.200s", line);
         return 0;
     }
-    char v[16];
-    snprintf(v, sizeof v, "%d", pct);
+    *narrow = line[used] != 0;
+    char v[24];
+    snprintf(v, sizeof v, "%d%s", pct, *narrow ? ":narrow" : "");
     setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);
-    if (pct < 100) setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", v, 1);
-    else unsetenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    if (pct < 100) {
+        snprintf(line, sizeof line, "%d", pct);
+        setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", line, 1);
+    } else
+        unsetenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
     setenv("XQ_SPACE", v, 1); /* the process's children inherit the share without asking again */
     return pct;
 }

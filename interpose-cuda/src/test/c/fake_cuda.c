@@ -19,6 +19,8 @@
  * 1; 0: unsupported), and the PCI ones (domain 50, bus 33, device 34): device d is at
  * 0000:(0x10 + d):00.0, or at the d-th entry of FAKECUDA_PCI (comma-separated DOMAIN:BUS:DEVICE in
  * hex, e.g. 0000:3b:00; what a container showing only some GPUs would see). FAKECUDA_EVENTS=0 makes cuEventRecord fail (CUDA_ERROR_NOT_SUPPORTED).
+ * Devices have FAKECUDA_SMS multiprocessors (default 132) of 2048 threads; green contexts (cuGreenCtxCreate)
+ * can be made unless FAKECUDA_GREEN=0, and count the kernels launched into their streams.
  * cuEventElapsedTime: an event's time is when its stream completed the work recorded before it
  * (or the record, if later); FAKECUDA_TIMING=0 makes it fail (CUDA_ERROR_NOT_SUPPORTED).
  */
@@ -39,7 +41,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define MAXDEV 16
 
-enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST, OP_WRITE32, OP_WRITE64, OP_WAIT32 };
+enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST, OP_WRITE32, OP_WRITE64, OP_WAIT32, OP_WAITEV };
 typedef struct op {
     struct op *next;
     int kind;
@@ -51,6 +53,7 @@ typedef struct op {
     unsigned long long v64;
     CUhostFn fn;
     void *data;
+    struct CUstream_st *on; /* OP_WAITEV: the stream whose first v64 commands must be done */
 } op;
 
 struct CUctx_st {
@@ -63,6 +66,7 @@ struct CUstream_st {
     struct CUstream_st *next;
     CUcontext ctx;
     int prio, capturing, destroyed;
+    int green; /* a green context's stream: its multiprocessors (0: a stream of the whole device) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     op *head, *tail;
@@ -97,6 +101,8 @@ static CUcontext g_primary[MAXDEV];
 static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
 static int g_memops = 1, g_events = 1; /* FAKECUDA_MEMOPS, FAKECUDA_EVENTS */
 static unsigned long long g_waits; /* stream waits queued (xq_fake_waits) */
+static unsigned long long g_green_launches; /* kernels launched into green streams (xq_fake_green_launches) */
+static int g_green = 1, g_sms = 132; /* FAKECUDA_GREEN=0: green contexts cannot be made; FAKECUDA_SMS */
 static int g_timing = 1;               /* FAKECUDA_TIMING=0: cuEventElapsedTime fails (not supported) */
 static long g_call_us;                 /* FAKECUDA_CALL_US: how long each enqueueing call takes its caller */
 
@@ -174,6 +180,13 @@ static void run(op *o)
     case OP_WRITE64:
         __atomic_store_n((unsigned long long *)o->dst, o->v64, __ATOMIC_RELEASE);
         break;
+    case OP_WAITEV: { /* cuStreamWaitEvent: nothing behind it starts before the event's work is done */
+        pthread_mutex_lock(&o->on->mu);
+        while (o->on->completed < o->v64)
+            pthread_cond_wait(&o->on->cv, &o->on->mu);
+        pthread_mutex_unlock(&o->on->mu);
+        break;
+    }
     case OP_WAIT32: /* the front end waits: nothing behind it on this stream starts until the word matches */
         while (__atomic_load_n((unsigned *)o->dst, __ATOMIC_ACQUIRE) != o->v) {
             struct timespec t = {0, 20000};
@@ -656,6 +669,9 @@ static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsign
 {
     if (!f || (f->kind != F_NOP && f->kind != F_FAIL && !params))
         return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *gs = resolve(h, ptsz);
+    if (gs && gs->green && f->kind != F_FAIL)
+        __atomic_add_fetch(&g_green_launches, 1, __ATOMIC_RELAXED);
     int max = __atomic_load_n(&f->max_smem, __ATOMIC_SEQ_CST);
     if (shmem > (unsigned)(max ? max : 48 * 1024))
         return CUDA_ERROR_INVALID_VALUE;
@@ -820,6 +836,10 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
         *v = (int)loc[attr == 50 ? 0 : attr == 33 ? 1 : 2];
         return CUDA_SUCCESS;
     }
+    if (attr == 16 || attr == 39) { /* MULTIPROCESSOR_COUNT, MAX_THREADS_PER_MULTIPROCESSOR */
+        *v = attr == 16 ? g_sms : 2048;
+        return CUDA_SUCCESS;
+    }
     if (attr != 92 && attr != 93 && attr != 122) /* CAN_USE_STREAM_MEM_OPS_V1, ..._64_BIT_..._V1, ..._64_BIT_... */
         return CUDA_ERROR_INVALID_VALUE;
     *v = g_memops;
@@ -897,6 +917,88 @@ EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
     return CUDA_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ green contexts
+ * As CUDA 12.4+ (Hopper's granularity: partitions of 8 multiprocessors): a CUdevResource is 144
+ * bytes, its type at 0 and its count at 96; a green context's streams run on the primary
+ * context's device. Here they run as any stream; they count their kernels. */
+struct xq_fake_green {
+    int dev, sms;
+};
+EXPORT CUresult cuDeviceGetDevResource(CUdevice d, void *res, int type)
+{
+    if (!res || d < 0 || d >= ndev() || type != 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(res, 0, 144);
+    *(int *)res = 1;
+    *(unsigned *)((char *)res + 96) = (unsigned)g_sms;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevSmResourceSplitByCount(void *result, unsigned *groups, const void *in, void *rest, unsigned flags,
+                                            unsigned min)
+{
+    if (!result || !groups || !*groups || !in || *(const int *)in != 1 || flags || !min || min % 8)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned have = *(const unsigned *)((const char *)in + 96);
+    if (min > have)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(result, 0, 144);
+    *(int *)result = 1;
+    *(unsigned *)((char *)result + 96) = min;
+    *groups = 1;
+    if (rest) {
+        memset(rest, 0, 144);
+        *(int *)rest = 1;
+        *(unsigned *)((char *)rest + 96) = have - min;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevResourceGenerateDesc(void **desc, void *res, unsigned n)
+{
+    if (!desc || !res || n != 1 || *(int *)res != 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned *d = malloc(sizeof *d);
+    *d = *(unsigned *)((char *)res + 96);
+    *desc = d;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGreenCtxCreate(void **g, void *desc, CUdevice d, unsigned flags)
+{
+    (void)flags;
+    if (!g || !desc || d < 0 || d >= ndev())
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!g_green)
+        return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+    struct xq_fake_green *x = calloc(1, sizeof *x);
+    x->dev = d, x->sms = (int)*(unsigned *)desc;
+    *g = x;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGreenCtxStreamCreate(CUstream *ph, void *g, unsigned flags, int prio)
+{
+    struct xq_fake_green *x = g;
+    if (!ph || !x || !(flags & 1)) /* CU_STREAM_NON_BLOCKING is required */
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext c = NULL;
+    if (cuDevicePrimaryCtxRetain(&c, x->dev) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUstream_st *s = stream_new(c, prio);
+    s->green = x->sms;
+    *ph = s;
+    return CUDA_SUCCESS;
+}
+static CUresult wait_event_of(CUstream h, CUevent e, unsigned flags, int ptsz)
+{
+    if (!e || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *on = __atomic_load_n(&e->s, __ATOMIC_ACQUIRE);
+    if (!on) /* never recorded: nothing to wait for */
+        return resolve(h, ptsz) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    return enqueue(h, ptsz, (op){.kind = OP_WAITEV, .on = on, .v64 = __atomic_load_n(&e->target, __ATOMIC_RELAXED)});
+}
+EXPORT CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned flags) { return wait_event_of(h, e, flags, 0); }
+EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream h, CUevent e, unsigned flags) { return wait_event_of(h, e, flags, 1); }
+EXPORT unsigned long long xq_fake_green_launches(void) { return __atomic_load_n(&g_green_launches, __ATOMIC_RELAXED); }
+
 EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags);
 EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
                                     CUdriverProcAddressQueryResult *status);
@@ -947,6 +1049,11 @@ static const struct {
     P("cuMemHostRegister", cuMemHostRegister_v2, 0, 6050), P("cuMemHostUnregister", cuMemHostUnregister, 0, 4000),
     P("cuMemHostGetDevicePointer", cuMemHostGetDevicePointer_v2, 0, 3020),
     P("cuMemHostAlloc", cuMemHostAlloc, 0, 2020), P("cuMemFreeHost", cuMemFreeHost, 0, 2000),
+    P("cuDeviceGetDevResource", cuDeviceGetDevResource, 0, 12040),
+    P("cuDevSmResourceSplitByCount", cuDevSmResourceSplitByCount, 0, 12040),
+    P("cuDevResourceGenerateDesc", cuDevResourceGenerateDesc, 0, 12040), P("cuGreenCtxCreate", cuGreenCtxCreate, 0, 12040),
+    P("cuGreenCtxStreamCreate", cuGreenCtxStreamCreate, 0, 12040),
+    P("cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent_ptsz, 3020),
 };
 
 EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
@@ -1005,5 +1112,9 @@ __attribute__((constructor)) static void fake_init(void)
     g_timing = !(tm && !strcmp(tm, "0"));
     const char *c = getenv("FAKECUDA_CALL_US");
     g_call_us = c ? strtol(c, NULL, 10) : 0;
+    const char *gr = getenv("FAKECUDA_GREEN"), *sm = getenv("FAKECUDA_SMS");
+    g_green = !(gr && !strcmp(gr, "0"));
+    if (sm && atoi(sm) > 0)
+        g_sms = atoi(sm);
     pthread_atfork(NULL, NULL, fake_atfork_child);
 }

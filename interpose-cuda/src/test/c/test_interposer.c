@@ -1500,7 +1500,8 @@ static void test_space_mps(void)
     CHECK(tn_space_asks(last, sizeof last) == 1, "%d SPACE questions", tn_space_asks(NULL, 0));
     snprintf(want, sizeof want, "SPACE 1 %d ", (int)a.pid); /* then the program's name: sh or dash */
     size_t wl = strlen(want), ll = strlen(last);
-    CHECK(!strncmp(last, want, wl) && ll > wl + 2 && !strcmp(last + ll - 2, " 1"), "asked '%s', want '%s<name> 1'", last, want);
+    CHECK(!strncmp(last, want, wl) && ll > wl + 9 && !strcmp(last + ll - 9, " 1 narrow"), "asked '%s', want '%s<name> 1 narrow'",
+          last, want);
     /* the whole device: no percentage, whatever the environment had */
     tn_space("SPACE mps /tmp/xq-test-mps 100");
     start_prog(&a, "/bin/sh", (const char *[]){"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=20", NULL},
@@ -1537,6 +1538,79 @@ static void test_space_not_asked(void)
     int h = tn_find(0, -1, "HELLO ", 2.0);
     CHECK(h >= 0 && !strstr(line_text(h), "mps"), "HELLO '%s' says mps", h >= 0 ? line_text(h) : "-");
     CHECK(tn_space_asks(NULL, 0) == 1, "%d SPACE questions", tn_space_asks(NULL, 0));
+}
+
+/* Narrowing (docs/processes.md "Space and time"): a process asks its share saying it can be
+ * narrowed; told "narrow", it registers with "narrow", and while the node's reserve is set on a
+ * stream, its kernels go to a green context's stream joined to the application's: the results
+ * stay right (--check: copies, increments and spins in stream order), the log counts them, and
+ * the stream's width (multiprocessors its launches could fill) and the device's count reach the
+ * node. With green contexts unavailable it says so once and runs on the whole device. */
+static void narrow_run(const char *green, const char *stream)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    tn_defaults(1, 0, 0, 0); /* held until the reserve is set */
+    app a;
+    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", green, NULL},
+          (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "300", "--stream", stream, "--check", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    __atomic_store_n(&s->reserve_sms, 100, __ATOMIC_SEQ_CST); /* 132 - 100: a green context of 32 */
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    char last[256];
+    CHECK(tn_space_asks(last, sizeof last) == 1 && strlen(last) > 7 && !strcmp(last + strlen(last) - 7, " narrow"),
+          "asked '%s'", last);
+    int h = tn_find(0, -1, "HELLO ", 2.0);
+    CHECK(h >= 0 && strstr(line_text(h), " cuda,mps,narrow"), "HELLO '%s' does not say cuda,mps,narrow", h >= 0 ? line_text(h) : "-");
+    const char *err = slurp(a.err);
+    const char *p = strstr(err, "launches narrowed");
+    unsigned long long n = 0;
+    while (p && p > err && p[-1] != ':') p--;
+    if (p) n = strtoull(p + 1, NULL, 10);
+    uint32_t w = LD(&s->width);
+    CHECK(w >> 16 == 132 && (w & 0xffff) >= 1, "width word %#x (want 132 multiprocessors, a width of 1 or more)", w);
+    if (!strcmp(green, "FAKECUDA_GREEN=0")) {
+        CHECK(n == 0 && strstr(err, "narrowing launches stops for this process: cuGreenCtxCreate failed"),
+              "%llu narrowed; stderr: %s", n, err);
+    } else {
+        /* per task: inc and 2 spins are kernels; the copies and the host function stay */
+        CHECK(n == 9, "%llu launches narrowed, want 9; stderr: %s", n, err);
+        CHECK(!strstr(err, "narrowing launches stops"), "stderr: %s", err);
+    }
+}
+
+static void test_narrow(void) { narrow_run("FAKECUDA_GREEN=1", "new"); }
+static void test_narrow_default_stream(void) { narrow_run("FAKECUDA_GREEN=1", "default"); }
+static void test_narrow_unavailable(void) { narrow_run("FAKECUDA_GREEN=0", "new"); }
+
+/* XQ_NARROW=0 asks without "narrow"; an answer saying "narrow" to a question without it is not taken. */
+static void test_narrow_not_asked(void)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    app a;
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", "XQ_NARROW=0", NULL},
+               (const char *[]){"-c", "echo \"${CUDA_MPS_PIPE_DIRECTORY:-none} ${XQ_SPACE:-none}\"", NULL}, 1);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(!strcmp(slurp(a.out), "none none\n"), "the program saw '%s'", slurp(a.out));
+    char last[256];
+    CHECK(tn_space_asks(last, sizeof last) == 1 && !strstr(last, "narrow"), "asked '%s'", last);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", NULL},
+               (const char *[]){"-c", "echo \"${CUDA_MPS_PIPE_DIRECTORY:-none} ${XQ_SPACE:-none}\"", NULL}, 1);
+    CHECK(finish(&a, 10) && a.status == 0 && !strcmp(slurp(a.out), "/tmp/xq-test-mps 100:narrow\n"), "the program saw '%s'",
+          slurp(a.out));
 }
 
 /* A node that does not know the capability lv2 refuses the HELLO: the interposer registers again
@@ -1593,6 +1667,10 @@ static const struct {
     {"registration", test_registration},
     {"space_mps", test_space_mps},
     {"space_not_asked", test_space_not_asked},
+    {"narrow", test_narrow},
+    {"narrow_default_stream", test_narrow_default_stream},
+    {"narrow_unavailable", test_narrow_unavailable},
+    {"narrow_not_asked", test_narrow_not_asked},
     {"visible_devices_uuid", test_visible_devices_uuid},
     {"pci_unknown", test_pci_unknown},
     {"priorities_and_names", test_priorities_and_names},
