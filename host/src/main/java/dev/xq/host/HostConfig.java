@@ -83,4 +83,10 @@ import org.osgi.service.metatype.annotations.Option;
                     + "H200 family 50 us gave best-effort tenants more throughput beside light ones and the latency-critical ones "
                     + "less room beside heavy ones (docs/processes.md, Space and time)")
     long mpsHoldBehindMicros() default SpacePlan.DEFAULT_HOLD_BEHIND_MICROS;
+
+    @AttributeDefinition(name = "Narrow best-effort processes",
+            description = "Whether a best-effort process that can be narrowed (CUDA 12.4+ green contexts) runs on the whole device "
+                    + "and is narrowed, launch by launch, to the multiprocessors the preferred queues leave while they run, instead "
+                    + "of running on the fixed best-effort share and being held (docs/processes.md, Space and time)")
+    boolean mpsNarrow() default SpacePlan.DEFAULT_NARROW;
 }

@@ -72,7 +72,12 @@ final class HostServer {
 
     /** The MPS side of the host's configuration (docs/processes.md, "Space and time"). */
     record SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare,
-                         boolean holdBestEffort, long holdBehindMicros) {
+                         boolean holdBestEffort, long holdBehindMicros, boolean narrow) {
+
+        SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare, boolean holdBestEffort,
+                      long holdBehindMicros) {
+            this(mode, control, device, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, SpacePlan.DEFAULT_NARROW);
+        }
     }
 
     HostServer(HostSettings settings, ExternalQueues queues, Supplier<QueueConfig> defaults, RuntimeLog log) {
@@ -230,7 +235,8 @@ final class HostServer {
             SpaceSettings sp = spaceSettings;
             if (sp != null) {
                 MpsDaemon d = MpsDaemon.start(sp.mode(), sp.control(), dir, sp.device(), g, euid, log);
-                space = new SpacePlan(d, sp.latencyPriority(), sp.bestEffortShare(), sp.holdBestEffort(), sp.holdBehindMicros());
+                space = new SpacePlan(d, sp.latencyPriority(), sp.bestEffortShare(), sp.holdBestEffort(), sp.holdBehindMicros(),
+                        sp.narrow());
             }
         } catch (IOException | IllegalArgumentException | IllegalStateException e) {
             if (fd >= 0) {

@@ -110,7 +110,8 @@ final class ProcessesCommand {
                 + (server == null ? "" : "spatial sharing (MPS): " + server.space().state() + "\n");
         // RUNTIME: the interposer's (cuda, hip); LV2/3: "lv2" a CUDA process under XQ_STALL=1; for Lv3
         // "-" not offered, "off" not asked (host setting interruptProcesses), else the interrupts done and failed
-        // SPACE: "mps N%" a client of the node's MPS server on N % of the device ("untimed": never held), "time" time-shared
+        // SPACE: "mps N%" a client of the node's MPS server on N % of the device ("untimed": never held; "narrowed": on
+        // the whole device, narrowed while preferred queues run), "time" time-shared
         Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV2/3", "SPACE", "SINCE", "CMDLINE");
         if (server != null) {
             for (Session.Info i : server.sessions()) {

@@ -67,7 +67,7 @@ final class Session {
     }
 
     /** Capabilities a HELLO may name (docs/processes.md). */
-    static final List<String> CAPABILITIES = List.of("cuda", "hip", "lv2", "lv3", "mps");
+    static final List<String> CAPABILITIES = List.of("cuda", "hip", "lv2", "lv3", "mps", "narrow");
 
     private final HostServer server;
     private final int fd;
@@ -101,6 +101,8 @@ final class Session {
     private volatile int smShare = 100;
     private volatile boolean spatial;
     private volatile boolean heldInTime = true;
+    /** On the whole device and narrowed at times (see {@link SlotControl#narrows()}) */
+    private volatile boolean narrowed;
 
     // session thread only
     private Integer processPriority;
@@ -372,8 +374,12 @@ final class Session {
             refuse("SPACE after HELLO; SPACE is a connection's only request");
             return;
         }
-        if (f.length != 5) {
-            refuse("SPACE takes 4 fields (SPACE 1 <pid> <name> <priority or ->), got " + (f.length - 1));
+        if (f.length != 5 && f.length != 6) {
+            refuse("SPACE takes 4 or 5 fields (SPACE 1 <pid> <name> <priority or -> [narrow]), got " + (f.length - 1));
+            return;
+        }
+        if (f.length == 6 && !f[5].equals("narrow")) {
+            refuse("SPACE's fifth field '" + shorten(f[5]) + "' is not known; allowed: narrow");
             return;
         }
         Integer prio;
@@ -388,7 +394,7 @@ final class Session {
             h.cancel(false);
         }
         SpacePlan plan = server.space();
-        reply(plan.answer(prio));
+        reply(plan.answer(prio, f.length == 6));
         ending = true; // one question, one answer: the session ends here
     }
 
@@ -432,6 +438,10 @@ final class Session {
                 refuse("capability 'lv2' without 'cuda'; level 2 inside a process is the CUDA interposer's (XQ_STALL=1)");
                 return;
             }
+            if (caps.contains("narrow") && !caps.contains("mps")) {
+                refuse("capability 'narrow' without 'mps'; a process is narrowed only as a client of the node's MPS server");
+                return;
+            }
             if (caps.contains("lv3") && !caps.contains("hip")) {
                 refuse("capability 'lv3' without 'hip'; Lv3 for processes is the HIP interposer's (KFD debugger API)");
                 return;
@@ -462,8 +472,10 @@ final class Session {
         // its share follows from its priority, as the SPACE answer did
         SpacePlan plan = server.space();
         spatial = caps.contains("mps") && plan.on();
-        smShare = spatial ? plan.share(prio) : 100;
-        heldInTime = !spatial || plan.heldInTime(smShare);
+        // a process that can be narrowed was told so in the answer to its SPACE (the whole device)
+        narrowed = spatial && plan.narrowed(prio, caps.contains("narrow"));
+        smShare = spatial ? narrowed ? 100 : plan.share(prio) : 100;
+        heldInTime = !spatial || narrowed || plan.heldInTime(smShare);
         name = f[3];
         if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : ""))) {
             return;
@@ -475,7 +487,8 @@ final class Session {
         unlinkTask = server.schedule(m::unlink, server.settings().unlinkAfter().toMillis(), TimeUnit.MILLISECONDS);
         server.log().info(who() + " registered (uid " + Integer.toUnsignedString(peer.uid()) + ", priority "
                 + (prio == null ? "-" : prio) + ", " + (hip ? "HIP" : "CUDA") + (interrupts ? ", Lv3" : "")
-                + (spatial ? ", MPS client on " + smShare + " % of the device" : "") + "): " + cmdline);
+                + (spatial ? ", MPS client on " + smShare + " % of the device" + (narrowed ? ", narrowed at times" : "") : "") + "): "
+                + cmdline);
     }
 
     private void mapped(String[] f) {
@@ -548,7 +561,8 @@ final class Session {
             refuse(full);
             return;
         }
-        SlotControl control = new SlotControl(this, memory, slot, smShare, heldInTime, spatial ? server.space().holdBehindMicros() : 0);
+        SlotControl control = new SlotControl(this, memory, slot, smShare, heldInTime, spatial ? server.space().holdBehindMicros() : 0,
+                narrowed);
         ExternalQueue q;
         try {
             q = server.queues().open(spec, control);
@@ -809,7 +823,7 @@ final class Session {
         String n = name;
         return new Info(peer.pid(), seq, n == null ? "-" : n, streamCount.get(), since == null ? connected : since, cmdline,
                 n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l, n == null ? "-" : hip ? "hip" : "cuda",
-                n == null ? "-" : lv3(), spatial ? "mps " + smShare + "%" + (heldInTime ? "" : " untimed") : "time");
+                n == null ? "-" : lv3(), spatial ? "mps " + smShare + "%" + (narrowed ? " narrowed" : heldInTime ? "" : " untimed") : "time");
     }
 
     /**

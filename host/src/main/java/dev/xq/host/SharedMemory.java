@@ -45,6 +45,8 @@ final class SharedMemory implements AutoCloseable {
     static final long S_BATCH = 8;
     static final long S_WINDOW_US = 12;
     static final long S_CONFIG_SEQ = 16;
+    /** narrowing: multiprocessors the stream's launches leave to others (0: the whole device) */
+    static final long S_RESERVE_SMS = 20;
     static final long S_HORIZON_NS = 24;
     static final long S_GUARD_UNTIL_NS = 32;
     // slot, client half
@@ -57,6 +59,8 @@ final class SharedMemory implements AutoCloseable {
     static final long S_ESTIMATE_NS = 104;
     static final long S_READY_SINCE_NS = 112;
     static final long S_COMPLETION_SEQ = 120;
+    /** the stream's recent width in multiprocessors (low 16 bits) and its device's count (high 16) */
+    static final long S_WIDTH = 124;
 
     private static final Set<StandardOpenOption> CREATE_RW = Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
             StandardOpenOption.WRITE);
@@ -186,6 +190,18 @@ final class SharedMemory implements AutoCloseable {
         INT.setRelease(mem, base + S_GATE, hold ? 1 : 0);
         held[slot] = hold;
         return opened || grew;
+    }
+
+    /** Writes the slot's narrowing reserve (0: the whole device); the process reads it at its next launch. */
+    synchronized void reserve(int slot, int sms) {
+        if (!closed) {
+            INT.setRelease(mem, base(slot) + S_RESERVE_SMS, Math.max(0, sms));
+        }
+    }
+
+    /** @return the slot's width word (see {@link #S_WIDTH}), 0 once closed */
+    synchronized int width(int slot) {
+        return closed ? 0 : (int) INT.getAcquire(mem, base(slot) + S_WIDTH);
     }
 
     /**

@@ -25,6 +25,7 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     private final int smShare;
     private final boolean heldInTime;
     private final long holdBehindMicros;
+    private final boolean narrows;
 
     /**
      * @param smShare the process's share of the device in space (100: all of it, or not an MPS client)
@@ -32,6 +33,13 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
      * @param holdBehindMicros see {@link ExternalQueueShare#holdBehindMicros()}
      */
     SlotControl(Session session, SharedMemory memory, int slot, int smShare, boolean heldInTime, long holdBehindMicros) {
+        this(session, memory, slot, smShare, heldInTime, holdBehindMicros, false);
+    }
+
+    /** @param narrows the process can be narrowed (it said so, and the node lets it): see {@link ExternalQueueShare#narrows()} */
+    SlotControl(Session session, SharedMemory memory, int slot, int smShare, boolean heldInTime, long holdBehindMicros,
+                boolean narrows) {
+        this.narrows = narrows;
         this.session = session;
         this.memory = memory;
         this.slot = slot;
@@ -43,6 +51,28 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     @Override
     public long holdBehindMicros() {
         return holdBehindMicros;
+    }
+
+    @Override
+    public boolean narrows() {
+        return narrows;
+    }
+
+    @Override
+    public void narrow(int reserveSms) {
+        if (narrows && !retired) {
+            memory.reserve(slot, reserveSms);
+        }
+    }
+
+    @Override
+    public int widthSms() {
+        return retired ? 0 : memory.width(slot) & 0xffff;
+    }
+
+    @Override
+    public int deviceSms() {
+        return retired ? 0 : memory.width(slot) >>> 16;
     }
 
     @Override

@@ -21,16 +21,25 @@ import java.nio.file.Path;
  * @param holdBestEffort whether processes on a capped share are still held in time
  * @param holdBehindMicros held only behind a preferred queue whose commands average at least this
  *     long (0: behind any), see {@code ExternalQueueShare#holdBehindMicros}
+ * @param narrow a best-effort process that can be narrowed (it asks so) runs on the whole device
+ *     and is narrowed, launch by launch, to the part the preferred queues leave, instead of being
+ *     held on a capped share ({@code ExternalQueueShare#narrows})
  */
-record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros) {
+record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros,
+                 boolean narrow) {
 
     static final int DEFAULT_LATENCY_PRIORITY = 2;
     static final int DEFAULT_BEST_EFFORT_SHARE = 50;
     static final long DEFAULT_HOLD_BEHIND_MICROS = 0;
+    static final boolean DEFAULT_NARROW = true;
 
     /** No spatial sharing: what a node without MPS (and every test that does not ask for it) has. */
     static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true,
-            DEFAULT_HOLD_BEHIND_MICROS);
+            DEFAULT_HOLD_BEHIND_MICROS, DEFAULT_NARROW);
+
+    SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros) {
+        this(daemon, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, DEFAULT_NARROW);
+    }
 
     SpacePlan {
         if (bestEffortShare < 1 || bestEffortShare > 100) {
@@ -54,18 +63,31 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
         return share < 100 && holdBestEffort;
     }
 
+    /** @return whether a process at this priority that can be narrowed is: the whole device, narrowed at times */
+    boolean narrowed(Integer priority, boolean canNarrow) {
+        return canNarrow && narrow && share(priority) < 100;
+    }
+
     /** The answer to {@code SPACE}: where the process's driver finds the MPS server and on how much of the device it runs. */
     String answer(Integer priority) {
+        return answer(priority, false);
+    }
+
+    /**
+     * @param canNarrow the process asked saying it can be narrowed ({@code SPACE ... narrow})
+     */
+    String answer(Integer priority, boolean canNarrow) {
         Path pipe = daemon.pipeDir();
         if (pipe == null) {
             return "SPACE none " + (daemon.state().startsWith("off: disabled") ? "off" : "unavailable");
         }
-        return "SPACE mps " + pipe + " " + share(priority);
+        return narrowed(priority, canNarrow) ? "SPACE mps " + pipe + " 100 narrow" : "SPACE mps " + pipe + " " + share(priority);
     }
 
     String state() {
-        return daemon.state() + (on() ? "; priority " + latencyPriority + " and above: the whole device, below: " + bestEffortShare
-                + " %" + (holdBestEffort ? ", held while a preferred queue of commands of " + holdBehindMicros + " us or more has work"
+        return daemon.state() + (on() ? "; priority " + latencyPriority + " and above: the whole device, below: "
+                + (narrow ? "the whole device, narrowed to what the preferred queues leave while they run (" + bestEffortShare
+                        + " % where a process cannot be narrowed" : bestEffortShare + " %") + (narrow ? ")" : "") + (holdBestEffort ? ", held while a preferred queue of commands of " + holdBehindMicros + " us or more has work"
                 : ", never held") : "");
     }
 }

@@ -98,6 +98,11 @@ class HostSettingsTest {
             public long mpsHoldBehindMicros() {
                 return SpacePlan.DEFAULT_HOLD_BEHIND_MICROS;
             }
+
+            @Override
+            public boolean mpsNarrow() {
+                return SpacePlan.DEFAULT_NARROW;
+            }
         };
     }
 

@@ -165,7 +165,7 @@ class SpaceTest {
         HostServerTest.refusedWith(c, "is not yours");
         c = client();
         c.send("SPACE 1 " + TestClient.PID + " app");
-        HostServerTest.refusedWith(c, "SPACE takes 4 fields");
+        HostServerTest.refusedWith(c, "SPACE takes 4 or 5 fields");
         c = client();
         c.send("SPACE 1 " + TestClient.PID + " app high");
         HostServerTest.refusedWith(c, "priority 'high'");
@@ -249,6 +249,75 @@ class SpaceTest {
         top.writeSlotLong(0, SharedMemory.S_READY_SINCE_NS, 0);
         b.schedule(true, System.nanoTime());
         assertFalse(b.isSuspendedByScheduler(), "held with nothing preferred at work");
+    }
+
+    String askNarrow(String priority) throws Exception {
+        TestClient c = client();
+        c.send("SPACE 1 " + TestClient.PID + " app " + priority + " narrow");
+        String answer = c.readLine();
+        c.awaitEof(Await.LIMIT);
+        return answer;
+    }
+
+    @Test
+    void aProcessThatCanBeNarrowedGetsTheWholeDeviceAndIsNarrowedInsteadOfHeld() throws Exception {
+        start(MpsDaemon.Mode.AUTO, device, true);
+        String pipe = sock.getParent().resolve("mps").toString();
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"));
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("-"));
+        assertEquals("SPACE mps " + pipe + " 100", askNarrow("2"), "the latency-critical class is never narrowed");
+        assertEquals("SPACE mps " + pipe + " 40", ask("1"), "a process that cannot be narrowed keeps the capped share");
+        assertTrue(server.space().state().contains("narrowed to what the preferred queues leave"), server.space().state());
+
+        TestClient top = client();
+        top.hello("serve", "2", "cuda,mps");
+        top.map();
+        top.send("MAPPED");
+        ExternalQueueImpl q = queue(top.stream(0, 0, 0, 0, -5, "default"));
+        TestClient be = client();
+        be.hello("train", "1", "cuda,mps,narrow");
+        be.map();
+        be.send("MAPPED");
+        ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
+        assertTrue(b.narrows());
+        assertFalse(q.narrows());
+        assertEquals(100, b.smSharePercent(), "on the whole device until narrowed");
+        // the widths the processes publish: serve's launches fill 19 of 132 multiprocessors
+        top.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 19);
+        be.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 132);
+        assertEquals(19, q.widthSms());
+        assertEquals(132, b.deviceSms());
+        b.schedule(true, System.nanoTime());
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "narrowed, not held");
+        assertEquals(24, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "serve's 19 multiprocessors, rounded up to 8s");
+        assertEquals(78, b.smSharePercent());
+        assertTrue(server.sessions().stream().anyMatch(i -> i.space().equals("mps 100% narrowed")),
+                () -> server.sessions().stream().map(Session.Info::space).toList().toString());
+        b.schedule(false, System.nanoTime());
+        assertEquals(0, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "the whole device again");
+
+        TestClient bad = client();
+        bad.send("SPACE 1 " + TestClient.PID + " app 1 wide");
+        HostServerTest.refusedWith(bad, "SPACE's fifth field 'wide' is not known; allowed: narrow");
+        bad = client();
+        bad.send("HELLO 1 " + TestClient.PID + " app 1 cuda,narrow");
+        HostServerTest.refusedWith(bad, "capability 'narrow' without 'mps'");
+    }
+
+    @Test
+    void narrowingOffKeepsTheCappedShare() throws Exception {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
+        server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, false));
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        String pipe = sock.getParent().resolve("mps").toString();
+        assertEquals("SPACE mps " + pipe + " 40", askNarrow("1"));
+        TestClient be = client();
+        be.hello("train", "1", "cuda,mps,narrow");
+        be.map();
+        be.send("MAPPED");
+        ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
+        assertFalse(b.narrows());
+        assertEquals(40, b.smSharePercent());
     }
 
     @Test

@@ -14,6 +14,9 @@ import org.osgi.annotation.versioning.ConsumerType;
  * could use; a process on a capped share may still be held while a queue the policy prefers has
  * work, if the owner says so. An operator's or the application's own suspend applies always.
  *
+ * <p>Since 1.3, a process on the whole device may instead be narrowed ({@link #narrows()}):
+ * space then changes launch by launch, not only when the process starts.
+ *
  * @since 1.2
  */
 @ConsumerType
@@ -38,4 +41,44 @@ public interface ExternalQueueShare {
      *     one; 0: every preferred queue with work holds it
      */
     long holdBehindMicros();
+
+    /**
+     * Whether the process can be narrowed instead of held: it runs on the whole device, and while
+     * {@link #narrow(int)} says so its launches go to a part of the device (on NVIDIA, a green
+     * context), leaving the rest to the queues the policy prefers. For such a queue the scheduler
+     * narrows where it would hold behind a preferred queue; holds for any other reason (an
+     * operator's, the application's, a budget's) stay holds.
+     *
+     * @return whether {@link #narrow(int)} is honoured
+     * @since 1.3
+     */
+    default boolean narrows() {
+        return false;
+    }
+
+    /**
+     * Narrows the queue's launches from now on: 0, the whole device; n &gt; 0, the device less
+     * n multiprocessors, which the preferred queues keep (rounded by the owner to what its
+     * hardware partitions allow). Launches already made keep where they run.
+     *
+     * @param reserveSms the multiprocessors to leave to others, or 0
+     * @since 1.3
+     */
+    default void narrow(int reserveSms) {
+    }
+
+    /**
+     * @return the multiprocessors this queue's recent commands could fill at once (its widest
+     *     launches of the last seconds: threads over threads per multiprocessor; a CUDA graph, the
+     *     whole device), 0 when not known
+     * @since 1.3
+     */
+    default int widthSms() {
+        return 0;
+    }
+
+    /** @return the multiprocessors of the queue's device, 0 when not known @since 1.3 */
+    default int deviceSms() {
+        return 0;
+    }
 }

@@ -58,6 +58,15 @@ public final class ExternalQueueImpl implements NodeQueue {
     private final boolean spaceOnly;
     /** On a capped share: held only behind a preferred queue whose commands average this long (ns); -1: not on a capped share */
     private final long holdBehindNanos;
+    /**
+     * The owner can be narrowed instead of held ({@link ExternalQueueShare#narrows()}): behind a
+     * preferred queue the scheduler's hold becomes a reserve left to it.
+     */
+    private final boolean narrows;
+    /** guarded by this: the scheduler's hold is a narrowing (its owner was given {@link #reserve}) */
+    private boolean narrowed;
+    /** guarded by this: the multiprocessors left to the preferred queues, as last given (0: none) */
+    private int reserve;
 
     ExternalQueueImpl(long handle, ExternalQueueSpec spec, QueueConfig config, ExternalQueueControl control, QueueEvents events,
                       RuntimeLog log) {
@@ -70,6 +79,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         this.spaceOnly = control instanceof ExternalQueueShare share && !heldInTime(share, log);
         this.holdBehindNanos = !spaceOnly && control instanceof ExternalQueueShare share && smShare(share) < 100
                 ? Math.max(0, holdBehind(share)) * 1000 : -1;
+        this.narrows = !spaceOnly && control instanceof ExternalQueueShare share && narrows(share, log);
         for (Hint h : spec.hints()) {
             hints.put(h.getClass(), h);
         }
@@ -84,9 +94,75 @@ public final class ExternalQueueImpl implements NodeQueue {
         }
     }
 
-    /** @return the share of the device's multiprocessors the owner's process may use (100: all, or not shared in space) */
+    private static boolean narrows(ExternalQueueShare share, RuntimeLog log) {
+        try {
+            return share.narrows();
+        } catch (RuntimeException e) {
+            log.error("external queue owner failed to say whether it can be narrowed; it is held instead", e);
+            return false;
+        }
+    }
+
+    /**
+     * @return the share of the device's multiprocessors the owner's process may use now (100: all,
+     *     or not shared in space); a narrowed queue's is what its reserve leaves
+     */
     public int smSharePercent() {
+        int r;
+        synchronized (this) {
+            r = reserve;
+        }
+        int total = r > 0 ? deviceSms() : 0;
+        if (total > 0) {
+            int n = r >= total ? NARROW_STEP : Math.max(NARROW_STEP, (total - r) / NARROW_STEP * NARROW_STEP);
+            return n >= total ? 100 : Math.max(1, n * 100 / total);
+        }
         return control instanceof ExternalQueueShare share ? smShare(share) : 100;
+    }
+
+    /** Green contexts come in multiples of 8 multiprocessors on Hopper: what an owner narrows to. */
+    static final int NARROW_STEP = 8;
+
+    /**
+     * A narrowed queue whose commands average this long stays narrowed while a preferred queue is
+     * open on its device, not only while that one has work: such a command launched on the whole
+     * device in a pause would hold a preferred queue's next arrival for as long (no level on
+     * NVIDIA can cut a kernel).
+     */
+    static final long NARROW_LONG_NANOS = 1_000_000;
+
+    /** @return whether the scheduler narrows this queue instead of holding it behind preferred queues */
+    public boolean narrows() {
+        return narrows;
+    }
+
+    /** @return the multiprocessors left to preferred queues now (0: the whole device is this queue's) */
+    public synchronized int reserve() {
+        return reserve;
+    }
+
+    /** @return the multiprocessors the queue's recent launches could fill, 0 when not known */
+    public int widthSms() {
+        if (control instanceof ExternalQueueShare share) {
+            try {
+                return Math.max(0, share.widthSms());
+            } catch (RuntimeException e) {
+                return 0;
+            }
+        }
+        return 0;
+    }
+
+    /** @return the multiprocessors of the queue's device, 0 when not known */
+    public int deviceSms() {
+        if (control instanceof ExternalQueueShare share) {
+            try {
+                return Math.max(0, share.deviceSms());
+            } catch (RuntimeException e) {
+                return 0;
+            }
+        }
+        return 0;
     }
 
     private static int smShare(ExternalQueueShare share) {
@@ -216,6 +292,13 @@ public final class ExternalQueueImpl implements NodeQueue {
         if (spaceOnly && suspend) {
             return;
         }
+        // a queue that can be narrowed leaves the preferred queues the multiprocessors they use
+        // instead of stopping: behind a launch-bound tenant a hold idles most of the device (training
+        // at 0.35 of its native speed behind an eager decoder on the H200); with no preferred queue
+        // on the device (a budget's hold, say) it is held as any queue
+        if (narrows && scheduleNarrow(suspend, decisionNanos)) {
+            return;
+        }
         // on a capped share, a hold behind a queue of short commands would only idle the device:
         // its share leaves that queue room (asked again at the next decision, which the other's
         // next arrival or completion brings)
@@ -233,6 +316,55 @@ public final class ExternalQueueImpl implements NodeQueue {
             applyLocked();
         }
         fireStateChange();
+    }
+
+    /** @return whether the decision was taken as a narrowing (or a widening), else it is a hold to apply as usual */
+    private boolean scheduleNarrow(boolean suspend, long decisionNanos) {
+        int r = suspend || longCommands() ? events.reserveFor(this) : 0;
+        if (suspend && r < 0) {
+            synchronized (this) {
+                if (narrowed) { // from narrowed to held: give the device back first
+                    narrowed = false;
+                    reserve = 0;
+                    applyNarrowLocked();
+                }
+            }
+            return false;
+        }
+        r = Math.max(0, r);
+        synchronized (this) {
+            if (closed) {
+                return true;
+            }
+            boolean was = suspendedByScheduler;
+            boolean changed = was != suspend || narrowed != suspend || reserve != r;
+            suspendedByScheduler = suspend;
+            narrowed = suspend;
+            if (!suspend && was) {
+                lastResumedNanos = decisionNanos;
+            }
+            if (!changed) {
+                return true;
+            }
+            reserve = r;
+            applyNarrowLocked();
+            applyLocked();
+        }
+        fireStateChange();
+        return true;
+    }
+
+    private boolean longCommands() {
+        return counters().estimateNanos() >= NARROW_LONG_NANOS;
+    }
+
+    /** Caller holds this. */
+    private void applyNarrowLocked() {
+        try {
+            ((ExternalQueueShare) control).narrow(closed ? 0 : reserve);
+        } catch (RuntimeException e) {
+            log.error("external queue " + this + ": its owner failed to narrow it", e);
+        }
     }
 
     @Override
@@ -306,7 +438,7 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** Caller holds this (or is the constructor's caller before publication). */
     private void applyLocked() {
-        boolean held = (suspendedByScheduler || suspendedByApp) && !closed;
+        boolean held = ((suspendedByScheduler && !narrowed) || suspendedByApp) && !closed;
         QueueConfig limits = limitsLocked();
         try {
             control.apply(held, limits.withLevel(PreemptionLevel.BLOCK));
@@ -417,7 +549,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         int smShare = smSharePercent();
         synchronized (this) {
             return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), spec.pid(), stateLocked(c), config,
-                    PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler, suspendedByApp, c.pending(),
+                    PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler && !narrowed, suspendedByApp, c.pending(),
                     c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
                     c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "", limitsModeLocked(),
                     smShare);
@@ -431,7 +563,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         if (!c.ready()) {
             return QueueState.IDLE;
         }
-        return suspendedByScheduler || suspendedByApp ? QueueState.SUSPENDED : QueueState.READY;
+        return (suspendedByScheduler && !narrowed) || suspendedByApp ? QueueState.SUSPENDED : QueueState.READY;
     }
 
     @Override
@@ -463,6 +595,9 @@ public final class ExternalQueueImpl implements NodeQueue {
                 return;
             }
             closed = true;
+            if (narrows && reserve != 0) {
+                applyNarrowLocked(); // the whole device again: a closed queue is never left narrowed
+            }
             applyLocked();
         }
         events.closed(this);

@@ -31,6 +31,18 @@ public interface QueueEvents {
         return true;
     }
 
+    /**
+     * How many multiprocessors a queue narrowed instead of held leaves to the queues preferred over
+     * it (a higher priority hint) on its device: the widest of their recent launches, rounded up to
+     * 8 (the partition step of green contexts on Hopper), at least 8; half the device for a queue
+     * whose width is not known (the node's own).
+     *
+     * @return the reserve, or -1 when no queue on the device is preferred over {@code queue}
+     */
+    default int reserveFor(NodeQueue queue) {
+        return -1;
+    }
+
     /** @return how long {@code Submission.await} spins around a command's expected end, ns (0: it parks) */
     default long awaitSpinNanos() {
         return 0;

@@ -574,6 +574,41 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return false;
     }
 
+    @Override
+    public int reserveFor(NodeQueue queue) {
+        QueueView me = queue.view();
+        if (me == null) {
+            return -1;
+        }
+        int mine = priority(me.hints());
+        int total = queue instanceof ExternalQueueImpl e ? e.deviceSms() : 0;
+        int widest = -1;
+        boolean unknown = false;
+        for (NodeQueue q : queues.values()) {
+            if (q == queue || !q.device().equals(me.device())) {
+                continue;
+            }
+            QueueView v = q.view();
+            if (v == null || priority(v.hints()) <= mine) {
+                continue;
+            }
+            if (q instanceof ExternalQueueImpl e) {
+                widest = Math.max(widest, e.widthSms());
+                total = Math.max(total, e.deviceSms());
+            } else {
+                widest = Math.max(widest, 0);
+                unknown = true;
+            }
+        }
+        if (widest < 0) {
+            return -1;
+        }
+        if (unknown) {
+            widest = Math.max(widest, total > 0 ? total / 2 : 64);
+        }
+        return Math.max(8, (widest + 7) / 8 * 8);
+    }
+
     private static int priority(List<Hint> hints) {
         for (Hint h : hints) {
             if (h instanceof Hint.Priority p) {

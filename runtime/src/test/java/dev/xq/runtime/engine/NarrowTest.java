@@ -1,0 +1,197 @@
+package dev.xq.runtime.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.Hint;
+import dev.xq.api.QueueState;
+import dev.xq.api.XQueueStatus;
+import dev.xq.external.spi.ExternalCounters;
+import dev.xq.external.spi.ExternalQueue;
+import dev.xq.external.spi.ExternalQueueShare;
+import dev.xq.external.spi.ExternalQueueSpec;
+import dev.xq.runtime.log.RuntimeLog;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Space decided launch by launch: a best-effort queue whose process can be narrowed is narrowed,
+ * not held, behind a preferred queue, leaving it the multiprocessors its launches fill; it gets
+ * the whole device back when that queue is idle, unless its own commands are long; holds that
+ * are not about a preferred queue stay holds.
+ */
+class NarrowTest {
+
+    private final XqCore core = new XqCore(RuntimeLog.NONE);
+
+    /** A process on the whole device under MPS: the latency-critical one (never held) or a narrowable one. */
+    static final class SpaceOwner extends ExternalQueueTest.Owner implements ExternalQueueShare {
+        final boolean narrows;
+        volatile int width;
+        final List<Integer> reserves = new CopyOnWriteArrayList<>();
+
+        SpaceOwner(boolean narrows, int width) {
+            this.narrows = narrows;
+            this.width = width;
+        }
+
+        @Override
+        public int smSharePercent() {
+            return 100;
+        }
+
+        @Override
+        public boolean heldInTime() {
+            return narrows; // the latency-critical one: never held
+        }
+
+        @Override
+        public long holdBehindMicros() {
+            return 0;
+        }
+
+        @Override
+        public boolean narrows() {
+            return narrows;
+        }
+
+        @Override
+        public void narrow(int reserveSms) {
+            reserves.add(reserveSms);
+        }
+
+        @Override
+        public int widthSms() {
+            return width;
+        }
+
+        @Override
+        public int deviceSms() {
+            return 132;
+        }
+
+        int reserve() {
+            return reserves.isEmpty() ? 0 : reserves.getLast();
+        }
+    }
+
+    @BeforeEach
+    void start() {
+        core.start();
+        core.scheduler().register("hi", new SchedulerTest.Highest(), "test", 1);
+        core.scheduler().select("hi", true);
+    }
+
+    @AfterEach
+    void stop() {
+        core.stop();
+    }
+
+    private static ExternalCounters busy(long estimateNanos) {
+        return new ExternalCounters(1, 4, 10, 9, 0, 9_000_000, estimateNanos, System.nanoTime());
+    }
+
+    private static boolean eventually(BooleanSupplier c) throws InterruptedException {
+        long until = System.nanoTime() + 5_000_000_000L;
+        while (!c.getAsBoolean()) {
+            if (System.nanoTime() > until) {
+                return false;
+            }
+            Thread.sleep(1);
+        }
+        return true;
+    }
+
+    private ExternalQueue open(String name, long pid, int priority, ExternalQueueTest.Owner owner) {
+        return core.open(new ExternalQueueSpec(name + "/default", "cuda0", pid + ":" + name, pid, List.of(new Hint.Priority(priority)), null),
+                owner);
+    }
+
+    @Test
+    void behindAPreferredQueueTheBestEffortOneIsNarrowedNotHeld() throws Exception {
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner serve = new SpaceOwner(false, 21);
+        ExternalQueue qt = open("train", 11, 1, train);
+        ExternalQueue qs = open("serve", 12, 2, serve);
+        train.counters = busy(200_000);
+        qt.changed();
+        serve.counters = busy(50_000);
+        qs.changed();
+        assertTrue(eventually(() -> train.reserve() == 24), "narrowed to leave serve its 21 SMs, rounded up to 24: " + train.reserves);
+        assertFalse(train.holding(), "narrowed, not held: " + train.held);
+        XQueueStatus st = core.find(qt.handle()).orElseThrow().status();
+        assertEquals(QueueState.READY, st.state(), "it runs on");
+        assertFalse(st.suspendedByScheduler());
+        assertEquals(78, st.smSharePercent(), "(132 - 24) rounded down to 8s: 104 of 132 SMs");
+        assertEquals(100, core.find(qs.handle()).orElseThrow().status().smSharePercent());
+
+        serve.counters = ExternalCounters.IDLE;
+        qs.changed();
+        assertTrue(eventually(() -> train.reserve() == 0), "the whole device again while serve is idle: " + train.reserves);
+        assertEquals(100, core.find(qt.handle()).orElseThrow().status().smSharePercent());
+        assertFalse(train.holding());
+    }
+
+    @Test
+    void aQueueOfLongCommandsStaysNarrowedWhileAPreferredQueueIsOpen() throws Exception {
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        SpaceOwner serve = new SpaceOwner(false, 0); // no launches yet: the least reserve, 8
+        ExternalQueue qg = open("gemm", 11, 1, gemm);
+        ExternalQueue qs = open("serve", 12, 2, serve);
+        gemm.counters = busy(21_000_000);
+        qg.changed();
+        serve.counters = busy(50_000);
+        qs.changed();
+        assertTrue(eventually(() -> gemm.reserve() == 8), "narrowed: " + gemm.reserves);
+        serve.width = 40;
+        serve.counters = ExternalCounters.IDLE;
+        qs.changed();
+        assertTrue(eventually(() -> gemm.reserve() == 40 && !core.find(qg.handle()).orElseThrow().status().suspendedByScheduler()),
+                "resumed, but 21 ms kernels stay off serve's 40 SMs while serve is open: " + gemm.reserves);
+        qs.close();
+        serve.counters = ExternalCounters.IDLE;
+        gemm.counters = busy(21_000_001);
+        qg.changed();
+        // nothing preferred is open now: the next decision that touches gemm gives it the whole device
+        ExternalQueue again = open("serve2", 13, 2, new SpaceOwner(false, 16));
+        again.close();
+        assertFalse(gemm.holding(), "never held: " + gemm.held);
+    }
+
+    @Test
+    void anOperatorsSuspendStillHoldsANarrowedQueue() throws Exception {
+        SpaceOwner train = new SpaceOwner(true, 64);
+        SpaceOwner serve = new SpaceOwner(false, 30);
+        ExternalQueue qt = open("train", 11, 1, train);
+        ExternalQueue qs = open("serve", 12, 2, serve);
+        train.counters = busy(200_000);
+        qt.changed();
+        serve.counters = busy(50_000);
+        qs.changed();
+        assertTrue(eventually(() -> train.reserve() == 32), "narrowed: " + train.reserves);
+        core.find(qt.handle()).orElseThrow().suspend();
+        assertTrue(train.holding(), "held by the operator: " + train.held);
+        assertEquals(QueueState.SUSPENDED, core.find(qt.handle()).orElseThrow().status().state());
+        core.find(qt.handle()).orElseThrow().resume();
+        assertFalse(train.holding(), "let go, still narrowed: " + train.held);
+        qt.close();
+        assertEquals(0, train.reserve(), "a closed queue is never left narrowed: " + train.reserves);
+    }
+
+    @Test
+    void withoutAPreferredQueueAHoldStaysAHold() {
+        SpaceOwner a = new SpaceOwner(true, 64);
+        ExternalQueue qa = open("a", 11, 1, a);
+        NodeQueue q = (NodeQueue) core.find(qa.handle()).orElseThrow();
+        q.schedule(true, System.nanoTime()); // as a policy holding it for a reason of its own (a budget)
+        assertTrue(a.holding(), "held: " + a.held);
+        assertTrue(a.reserves.isEmpty() || a.reserve() == 0, "not narrowed: " + a.reserves);
+        q.schedule(false, System.nanoTime());
+        assertFalse(a.holding());
+    }
+}
