@@ -170,6 +170,15 @@ public final class Main {
             System.err.println("xq-node: " + unsafe);
             return 2;
         }
+        if (interactive || command == null) {
+            // a node that serves (HTTP on): another node here already holds its socket or port? One line and exit 1
+            // (it used to print Jetty's stack traces, say "serving" and serve neither: issue 41, item 11)
+            String taken = Taken.check(hotDeploy, System::getProperty, System.getenv(), euid());
+            if (taken != null) {
+                System.err.println("xq-node: " + taken);
+                return 1;
+            }
+        }
         // The framework's storage holds Config Admin's store and every bundle's data: inside a folder
         // of this node's only (0700 on POSIX systems; Felix re-creates the storage folder itself
         // with the default 0755 when it cleans it). Folders of nodes that died are removed first.
@@ -482,6 +491,15 @@ public final class Main {
             }
         }
         return line.toString();
+    }
+
+    /** @return this process's effective uid (the owner of /proc/self), or -1 where there is none */
+    static int euid() {
+        try {
+            return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        } catch (IOException | RuntimeException notLinux) {
+            return -1;
+        }
     }
 
     private static void deleteQuietly(Path dir) {
