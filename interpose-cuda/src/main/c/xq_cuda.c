@@ -312,7 +312,7 @@ typedef struct xstream {
      * thread may be launching into one) */
     uint32_t w_cur, w_prev;
     uint64_t w_at;
-    struct { int n; CUstream s; } green[4];
+    struct { int off, n; CUstream s; } green[8];
     uint32_t green_next;
     uint64_t narrowed; /* XQ_LOG=2: launches made narrow */
     ring_entry ring[RING];
@@ -1731,33 +1731,39 @@ static void narrow_off(const char *what, CUresult r)
 }
 
 #define GREEN_MAX 32
-static struct { CUdevice dev; int n; void *ctx; } g_green[GREEN_MAX];
+static struct { CUdevice dev; int off, n; void *ctx; } g_green[GREEN_MAX];
 static int g_ngreen;
 static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* The process's green context of n multiprocessors on dev, made once. */
-static void *green_ctx(CUdevice dev, int n)
+/* The process's green context of the n multiprocessors after the first off ones on dev, made
+ * once: every process splits the device the same way, so the parts of processes given different
+ * offsets do not overlap. */
+static void *green_ctx(CUdevice dev, int off, int n)
 {
     pthread_mutex_lock(&green_mu);
     void *g = NULL;
     for (int i = 0; i < g_ngreen && !g; i++)
-        if (g_green[i].dev == dev && g_green[i].n == n) g = g_green[i].ctx;
+        if (g_green[i].dev == dev && g_green[i].off == off && g_green[i].n == n) g = g_green[i].ctx;
     if (!g && g_ngreen < GREEN_MAX) {
         /* CUdevResource is 144 bytes in CUDA 12.4-13 (its count at 96); the buffers leave room */
-        static _Alignas(16) unsigned char all[1024], part[1024], rest[1024];
+        static _Alignas(16) unsigned char all[1024], skip[1024], after[1024], part[1024], rest[1024];
         memset(all, 0, sizeof all), memset(part, 0, sizeof part), memset(rest, 0, sizeof rest);
-        unsigned groups = 1;
+        memset(skip, 0, sizeof skip), memset(after, 0, sizeof after);
+        unsigned groups = 1, skipped = 1;
         void *desc = NULL;
         CUresult r;
         const char *what = "cuDeviceGetDevResource";
         if (!(r = cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) &&
-            !(r = (what = "cuDevSmResourceSplitByCount", cu.SplitByCount(part, &groups, all, rest, 0, (unsigned)n))) &&
+            (off <= 0 || !cu.SplitByCount(skip, &skipped, all, after, 0, (unsigned)off) || (off = 0, 1)) &&
+            !(r = (what = "cuDevSmResourceSplitByCount",
+                   cu.SplitByCount(part, &groups, off > 0 ? after : all, rest, 0, (unsigned)n))) &&
             !(r = (what = "cuDevResourceGenerateDesc", cu.GenerateDesc(&desc, part, 1))) &&
             !(r = (what = "cuGreenCtxCreate", cu.GreenCreate(&g, desc, dev, 1 /* CU_GREEN_CTX_DEFAULT_STREAM */)))) {
             unsigned got;
             memcpy(&got, part + 96, sizeof got);
-            g_green[g_ngreen].dev = dev, g_green[g_ngreen].n = n, g_green[g_ngreen].ctx = g, g_ngreen++;
-            xlog(2, "xq: a green context of %u multiprocessors (asked %d) on device %d", got, n, (int)dev);
+            g_green[g_ngreen].dev = dev, g_green[g_ngreen].off = off, g_green[g_ngreen].n = n, g_green[g_ngreen].ctx = g;
+            g_ngreen++;
+            xlog(2, "xq: a green context of %u multiprocessors (asked %d after the first %d) on device %d", got, n, off, (int)dev);
         } else {
             g = NULL;
             narrow_off(what, r);
@@ -1767,19 +1773,19 @@ static void *green_ctx(CUdevice dev, int n)
     return g;
 }
 
-/* st's green stream on n multiprocessors, made once. */
-static CUstream green_stream(xstream *st, int n)
+/* st's green stream on the n multiprocessors after the first off, made once. */
+static CUstream green_stream(xstream *st, int off, int n)
 {
     pthread_mutex_lock(&st->mu);
-    for (int i = 0; i < 4; i++)
-        if (st->green[i].n == n && st->green[i].s) {
+    for (int i = 0; i < 8; i++)
+        if (st->green[i].off == off && st->green[i].n == n && st->green[i].s) {
             CUstream gs = st->green[i].s;
             pthread_mutex_unlock(&st->mu);
             return gs;
         }
     int prio = st->prio;
     pthread_mutex_unlock(&st->mu);
-    void *g = green_ctx(st->cudev, n);
+    void *g = green_ctx(st->cudev, off, n);
     CUstream gs = NULL;
     CUresult r;
     if (!g) return NULL;
@@ -1788,8 +1794,8 @@ static CUstream green_stream(xstream *st, int n)
         return NULL;
     }
     pthread_mutex_lock(&st->mu);
-    uint32_t i = st->green_next++ % 4; /* a stream replaced is left alone, not destroyed */
-    st->green[i].n = n, st->green[i].s = gs;
+    uint32_t i = st->green_next++ % 8; /* a stream replaced is left alone, not destroyed */
+    st->green[i].off = off, st->green[i].n = n, st->green[i].s = gs;
     pthread_mutex_unlock(&st->mu);
     return gs;
 }
@@ -1799,13 +1805,20 @@ static CUstream green_stream(xstream *st, int n)
 static CUstream narrow_begin(xstream *st, CUstream h, int ptsz, CUstream *sx)
 {
     if (!st || !narrow_usable() || !st->shm || st->gen != LD(&g_state)) return NULL;
-    uint32_t reserve = LD(&st->shm->reserve_sms);
-    int tps, sms = reserve ? dev_sms(st->cudev, &tps) : 0;
+    uint32_t reserve = LD(&st->shm->reserve_sms), part = LD(&st->shm->part);
+    int count = (int)(part & 0xffff), index = (int)(part >> 16);
+    if (count < 1 || index >= count) count = 1, index = 0;
+    int tps, sms = reserve || count > 1 ? dev_sms(st->cudev, &tps) : 0;
     if (!sms) return NULL;
-    /* green partitions come in multiples of 8 multiprocessors on Hopper (fewer elsewhere) */
-    int n = reserve >= (uint32_t)sms ? 8 : (sms - (int)reserve) / 8 * 8;
+    /* green partitions come in multiples of 8 multiprocessors on Hopper (fewer elsewhere): the
+     * region the reserve leaves, split among count processes */
+    int region = !reserve ? sms : reserve >= (uint32_t)sms ? 8 : (sms - (int)reserve) / 8 * 8;
+    if (region < 8) region = 8;
+    int n = count > 1 ? region / count / 8 * 8 : region;
     if (n < 8) n = 8;
-    if (n >= sms) return NULL;
+    int off = index * n;
+    if (off + n > sms) off = 0;
+    if (!off && n >= sms) return NULL;
     CUcontext cur = NULL;
     if (cu.CtxGetCurrent(&cur) || !cur) return NULL;
     if (t_nctx != cur) {
@@ -1816,7 +1829,7 @@ static CUstream narrow_begin(xstream *st, CUstream h, int ptsz, CUstream *sx)
         }
         t_nctx = cur;
     }
-    CUstream gs = green_stream(st, n);
+    CUstream gs = green_stream(st, off, n);
     if (!gs) return NULL;
     CUstream s = h ? h : ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
     CUresult r;

@@ -39,7 +39,11 @@ typedef struct xq_slot {
      * (CLOCK_MONOTONIC); launch only what the estimates say is done by then, until guard_until_ns.
      * The node writes horizon_ns first, so a torn read pairs a new horizon with an old, lapsed end. */
     uint64_t horizon_ns, guard_until_ns;
-    uint32_t node_reserved[6];
+    /* narrowing among best-effort processes (with reserve_sms): index << 16 | count; count > 1: the
+     * part of the device the stream's launches may use is split in count equal parts (multiples of
+     * 8 multiprocessors), of which the process has the index-th; 0 or 1: all of it */
+    uint32_t part;
+    uint32_t node_reserved[5];
     /* written by the client */
     uint32_t pending;   /* threads held in a launch call */
     uint32_t in_flight; /* commands launched whose end is not yet seen */
@@ -58,6 +62,7 @@ _Static_assert(offsetof(xq_slot, config_seq) == 16, "config_seq");
 _Static_assert(offsetof(xq_slot, reserve_sms) == 20, "reserve_sms");
 _Static_assert(offsetof(xq_slot, horizon_ns) == 24, "horizon_ns");
 _Static_assert(offsetof(xq_slot, guard_until_ns) == 32, "guard_until_ns");
+_Static_assert(offsetof(xq_slot, part) == 40, "part");
 _Static_assert(offsetof(xq_slot, pending) == 64, "pending");
 _Static_assert(offsetof(xq_slot, launched) == 72, "launched");
 _Static_assert(offsetof(xq_slot, ready_since_ns) == 112, "ready_since_ns");

@@ -1546,7 +1546,7 @@ static void test_space_not_asked(void)
  * stay right (--check: copies, increments and spins in stream order), the log counts them, and
  * the stream's width (multiprocessors its launches could fill) and the device's count reach the
  * node. With green contexts unavailable it says so once and runs on the whole device. */
-static void narrow_run(const char *green, const char *stream)
+static void narrow_run(const char *green, const char *stream, uint32_t reserve, uint32_t part, const char *made)
 {
     tn_start(SOCK, 16);
     tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
@@ -1561,7 +1561,8 @@ static void narrow_run(const char *green, const char *stream)
         finish(&a, 1);
         return;
     }
-    __atomic_store_n(&s->reserve_sms, 100, __ATOMIC_SEQ_CST); /* 132 - 100: a green context of 32 */
+    __atomic_store_n(&s->reserve_sms, reserve, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->part, part, __ATOMIC_SEQ_CST);
     __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
     char gate[32];
     snprintf(gate, sizeof gate, "GATE %d", slot);
@@ -1587,12 +1588,24 @@ static void narrow_run(const char *green, const char *stream)
         /* per task: inc and 2 spins are kernels; the copies and the host function stay */
         CHECK(n == 9, "%llu launches narrowed, want 9; stderr: %s", n, err);
         CHECK(!strstr(err, "narrowing launches stops"), "stderr: %s", err);
+        CHECK(strstr(err, made), "no '%s' in stderr: %s", made, err);
     }
 }
 
-static void test_narrow(void) { narrow_run("FAKECUDA_GREEN=1", "new"); }
-static void test_narrow_default_stream(void) { narrow_run("FAKECUDA_GREEN=1", "default"); }
-static void test_narrow_unavailable(void) { narrow_run("FAKECUDA_GREEN=0", "new"); }
+/* 132 - 100: a green context of 32 */
+static void test_narrow(void) { narrow_run("FAKECUDA_GREEN=1", "new", 100, 0, "of 32 multiprocessors (asked 32 after the first 0)"); }
+static void test_narrow_default_stream(void)
+{
+    narrow_run("FAKECUDA_GREEN=1", "default", 100, 0, "of 32 multiprocessors (asked 32 after the first 0)");
+}
+static void test_narrow_unavailable(void) { narrow_run("FAKECUDA_GREEN=0", "new", 100, 0, ""); }
+/* the second of two best-effort processes, nothing reserved: the second half, 64 after 64; with
+ * 36 reserved: (132 - 36) / 2 = 48, after the first 48 */
+static void test_narrow_part(void)
+{
+    narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 16 | 2u, "of 64 multiprocessors (asked 64 after the first 64)");
+    narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 16 | 2u, "of 48 multiprocessors (asked 48 after the first 48)");
+}
 
 /* XQ_NARROW=0 asks without "narrow"; an answer saying "narrow" to a question without it is not taken. */
 static void test_narrow_not_asked(void)
@@ -1670,6 +1683,7 @@ static const struct {
     {"narrow", test_narrow},
     {"narrow_default_stream", test_narrow_default_stream},
     {"narrow_unavailable", test_narrow_unavailable},
+    {"narrow_part", test_narrow_part},
     {"narrow_not_asked", test_narrow_not_asked},
     {"visible_devices_uuid", test_visible_devices_uuid},
     {"pci_unknown", test_pci_unknown},

@@ -49,6 +49,8 @@ final class SharedMemory implements AutoCloseable {
     static final long S_RESERVE_SMS = 20;
     static final long S_HORIZON_NS = 24;
     static final long S_GUARD_UNTIL_NS = 32;
+    /** narrowing among best-effort processes: index << 16 | count (see ExternalQueueShare#part) */
+    static final long S_PART = 40;
     // slot, client half
     static final long S_PENDING = 64;
     static final long S_IN_FLIGHT = 68;
@@ -196,6 +198,13 @@ final class SharedMemory implements AutoCloseable {
     synchronized void reserve(int slot, int sms) {
         if (!closed) {
             INT.setRelease(mem, base(slot) + S_RESERVE_SMS, Math.max(0, sms));
+        }
+    }
+
+    /** Writes the slot's part among best-effort processes (count 1: all of what it may use). */
+    synchronized void part(int slot, int index, int count) {
+        if (!closed) {
+            INT.setRelease(mem, base(slot) + S_PART, index << 16 | count);
         }
     }
 

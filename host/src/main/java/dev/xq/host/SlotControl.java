@@ -66,6 +66,13 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     }
 
     @Override
+    public void part(int index, int count) {
+        if (narrows && !retired) {
+            memory.part(slot, index, count);
+        }
+    }
+
+    @Override
     public int widthSms() {
         return retired ? 0 : memory.width(slot) & 0xffff;
     }

@@ -68,6 +68,20 @@ public interface ExternalQueueShare {
     }
 
     /**
+     * Splits what the queue may use among the best-effort processes that have work on its device
+     * at once: the part left by {@link #narrow(int)} (or the whole device) is cut in {@code count}
+     * equal parts, of which this process's launches use the {@code index}-th, so that two
+     * best-effort processes do not fight over the same multiprocessors (under MPS without limits
+     * long kernels of one starve the other). {@code count} 1: all of it.
+     *
+     * @param index this process's part, in [0, count)
+     * @param count how many processes share the part
+     * @since 1.3
+     */
+    default void part(int index, int count) {
+    }
+
+    /**
      * @return the multiprocessors this queue's recent commands could fill at once (its widest
      *     launches of the last seconds: threads over threads per multiprocessor; a CUDA graph, the
      *     whole device), 0 when not known

@@ -67,6 +67,9 @@ public final class ExternalQueueImpl implements NodeQueue {
     private boolean narrowed;
     /** guarded by this: the multiprocessors left to the preferred queues, as last given (0: none) */
     private int reserve;
+    /** guarded by this: the part among best-effort processes, as last given (index, count; count 1: all) */
+    private int partIndex;
+    private int partCount = 1;
 
     ExternalQueueImpl(long handle, ExternalQueueSpec spec, QueueConfig config, ExternalQueueControl control, QueueEvents events,
                       RuntimeLog log) {
@@ -109,12 +112,15 @@ public final class ExternalQueueImpl implements NodeQueue {
      */
     public int smSharePercent() {
         int r;
+        int k;
         synchronized (this) {
             r = reserve;
+            k = partCount;
         }
-        int total = r > 0 ? deviceSms() : 0;
+        int total = r > 0 || k > 1 ? deviceSms() : 0;
         if (total > 0) {
-            int n = r >= total ? NARROW_STEP : Math.max(NARROW_STEP, (total - r) / NARROW_STEP * NARROW_STEP);
+            int region = r == 0 ? total : r >= total ? NARROW_STEP : Math.max(NARROW_STEP, (total - r) / NARROW_STEP * NARROW_STEP);
+            int n = k > 1 ? Math.max(NARROW_STEP, region / k / NARROW_STEP * NARROW_STEP) : region;
             return n >= total ? 100 : Math.max(1, n * 100 / total);
         }
         return control instanceof ExternalQueueShare share ? smShare(share) : 100;
@@ -134,6 +140,30 @@ public final class ExternalQueueImpl implements NodeQueue {
     /** @return whether the scheduler narrows this queue instead of holding it behind preferred queues */
     public boolean narrows() {
         return narrows;
+    }
+
+    /**
+     * Its part among the best-effort processes with work on its device (the node's core decides,
+     * after each decision); applied when it changed.
+     */
+    void part(int index, int count) {
+        synchronized (this) {
+            if (closed || (index == partIndex && count == partCount)) {
+                return;
+            }
+            partIndex = index;
+            partCount = count;
+            try {
+                ((ExternalQueueShare) control).part(index, count);
+            } catch (RuntimeException e) {
+                log.error("external queue " + this + ": its owner failed to take its part", e);
+            }
+        }
+    }
+
+    /** @return {index, count}: its part among best-effort processes (count 1: all it may use) */
+    public synchronized int[] part() {
+        return new int[] {partIndex, partCount};
     }
 
     /** @return the multiprocessors left to preferred queues now (0: the whole device is this queue's) */

@@ -24,6 +24,7 @@ import dev.xq.hal.spi.XpuDriver;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.runtime.log.RuntimeLog;
+import dev.xq.runtime.scheduler.ScheduledQueue;
 import dev.xq.runtime.scheduler.Scheduler;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -573,6 +574,58 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         return false;
     }
+
+    /**
+     * Space among best-effort processes, after each decision: on each device the processes whose
+     * queues can be narrowed and have work split what they may use in equal parts, one each, in
+     * the order of their pids (two of them on the whole device under MPS: one's long kernels
+     * starved the other's training to 0.12 of native sharing on the H200). A process without work
+     * keeps the part it had until it has work again (its arrival brings a decision).
+     */
+    @Override
+    public void decided(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
+        Map<String, java.util.TreeSet<Long>> active = null;
+        List<ExternalQueueImpl> narrowing = null;
+        long now = System.nanoTime();
+        for (QueueView v : views) {
+            if (byHandle.get(v.handle()) instanceof ExternalQueueImpl e && e.narrows() && e.pid() > 0) {
+                if (narrowing == null) {
+                    narrowing = new ArrayList<>();
+                    active = new HashMap<>();
+                }
+                narrowing.add(e);
+                if (v.ready()) {
+                    lastBusy.put(e.pid(), now);
+                }
+                Long last = lastBusy.get(e.pid());
+                // a process between two steps of its work (a training loop's host side) still has its part
+                if (v.ready() || (last != null && now - last < PART_LINGER_NANOS)) {
+                    active.computeIfAbsent(v.device(), d -> new java.util.TreeSet<>()).add(e.pid());
+                }
+            }
+        }
+        if (narrowing == null) {
+            lastBusy.clear();
+            return;
+        }
+        if (lastBusy.size() > 4 * narrowing.size() + 64) {
+            lastBusy.values().removeIf(t -> now - t > PART_LINGER_NANOS);
+        }
+        for (ExternalQueueImpl e : narrowing) {
+            java.util.TreeSet<Long> pids = active.get(e.device());
+            if (pids == null) {
+                e.part(0, 1);
+            } else if (pids.contains(e.pid())) {
+                e.part(pids.headSet(e.pid()).size(), pids.size());
+            }
+        }
+    }
+
+    /** How long a best-effort process keeps its part after its queues were last busy. */
+    static final long PART_LINGER_NANOS = 500_000_000L;
+
+    /** When each narrowable process last had a busy queue (deciding thread only). */
+    private final Map<Long, Long> lastBusy = new HashMap<>();
 
     @Override
     public int reserveFor(NodeQueue queue) {

@@ -81,6 +81,13 @@ public final class Scheduler {
          */
         default void topQueuesChanged(Set<Long> top) {
         }
+
+        /**
+         * A decision was applied: {@code views} is what the policy saw, {@code byHandle} the queues.
+         * Called by the deciding thread after every decision; must be cheap and must not block.
+         */
+        default void decided(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
+        }
     }
 
     private final Source source;
@@ -530,6 +537,7 @@ public final class Scheduler {
         actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
+        source.decided(views, byHandle);
         wakeAtNanos = actions.wake;
         Set<Long> nowTop = tops.update(name, views, actions.decided);
         if (nowTop != null) {

@@ -34,6 +34,16 @@ class NarrowTest {
         final boolean narrows;
         volatile int width;
         final List<Integer> reserves = new CopyOnWriteArrayList<>();
+        final List<String> parts = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void part(int index, int count) {
+            parts.add(index + "/" + count);
+        }
+
+        String part() {
+            return parts.isEmpty() ? "0/1" : parts.getLast();
+        }
 
         SpaceOwner(boolean narrows, int width) {
             this.narrows = narrows;
@@ -181,6 +191,26 @@ class NarrowTest {
         assertFalse(train.holding(), "let go, still narrowed: " + train.held);
         qt.close();
         assertEquals(0, train.reserve(), "a closed queue is never left narrowed: " + train.reserves);
+    }
+
+    @Test
+    void bestEffortProcessesWithWorkSplitWhatTheyMayUse() throws Exception {
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        ExternalQueue qt = open("train", 11, 1, train);
+        ExternalQueue qg = open("gemm", 12, 1, gemm);
+        train.counters = busy(200_000);
+        qt.changed();
+        gemm.counters = busy(21_000_000);
+        qg.changed();
+        assertTrue(eventually(() -> train.part().equals("0/2") && gemm.part().equals("1/2")),
+                "halves, in pid order: " + train.parts + " " + gemm.parts);
+        assertEquals(48, core.find(qt.handle()).orElseThrow().status().smSharePercent(), "64 of 132 multiprocessors");
+        qt.close();
+        gemm.counters = busy(21_000_000);
+        qg.changed();
+        assertTrue(eventually(() -> gemm.part().equals("0/1")), "alone again, all of it: " + gemm.parts);
+        assertFalse(train.holding() || gemm.holding());
     }
 
     @Test
