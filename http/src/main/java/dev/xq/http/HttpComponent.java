@@ -61,6 +61,8 @@ public class HttpComponent {
      * previous Jetty of this bundle is stopped by Config Admin's thread, a moment after this one activates.
      */
     static final long PORT_WAIT_MS = 3_000;
+    /** How often the mode of a token's file that group or others may read is looked at again. */
+    static final long TOKEN_FILE_CHECK_MS = 1_000;
 
     @Reference
     XQueueService xq;
@@ -86,8 +88,29 @@ public class HttpComponent {
         log.unbind();
     }
 
+    private HttpConfig config;
+    private BundleContext context;
+    private Map<String, Object> properties;
+    /** Watches the token's file while its token is set aside for its mode; null when none is. */
+    private java.util.concurrent.ScheduledExecutorService tokenFileWatch;
+
     @Activate
-    void activate(HttpConfig config, BundleContext context, Map<String, Object> properties) throws IOException, InvalidSyntaxException {
+    synchronized void activate(HttpConfig config, BundleContext context, Map<String, Object> properties) throws IOException,
+            InvalidSyntaxException {
+        this.config = config;
+        this.context = context;
+        this.properties = properties;
+        start();
+    }
+
+    /** Starts serving as configured: a Jetty of its own, the servlet, the connection cap. */
+    private void start() throws IOException, InvalidSyntaxException {
+        Object file = properties.get(HttpSettings.FILE_PROPERTY);
+        if (config.token() != null && !config.token().isBlank() && HttpSettings.exposedTokenFile(file) != null) {
+            // Config Admin is not told when only a file's mode changes (FileInstall updates a configuration whose
+            // properties changed, and a chmod, or a touch, changes none): the component watches the mode itself
+            watchTokenFile(file);
+        }
         HttpSettings settings;
         try {
             // a token in a file that group or others may read is not used (said in the log): issue 41, item 10
@@ -158,7 +181,49 @@ public class HttpComponent {
     }
 
     @Deactivate
-    void deactivate() {
+    synchronized void deactivate() {
+        java.util.concurrent.ScheduledExecutorService w = tokenFileWatch;
+        tokenFileWatch = null;
+        if (w != null) {
+            w.shutdownNow();
+        }
+        stop();
+    }
+
+    /**
+     * Once only its owner may read and write the token's file ({@code chmod 600}), the token is used: the API
+     * restarts with it, within {@value #TOKEN_FILE_CHECK_MS} ms.
+     */
+    private void watchTokenFile(Object file) {
+        if (tokenFileWatch != null) {
+            return;
+        }
+        java.util.concurrent.ScheduledExecutorService w = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                r -> Thread.ofPlatform().daemon().name("xq-http-token-file").unstarted(r));
+        tokenFileWatch = w;
+        w.scheduleWithFixedDelay(() -> {
+            if (HttpSettings.exposedTokenFile(file) != null) {
+                return;
+            }
+            synchronized (this) {
+                if (tokenFileWatch != w) {
+                    return; // deactivated meanwhile
+                }
+                tokenFileWatch = null;
+                w.shutdown();
+                log.warn("HTTP API: the token's file " + file + " is now its owner's only: the token is used (the API restarts)");
+                stop();
+                try {
+                    start();
+                } catch (IOException | InvalidSyntaxException | RuntimeException e) {
+                    log.error("HTTP API not started again after its token's file was made private", e);
+                }
+            }
+        }, TOKEN_FILE_CHECK_MS, TOKEN_FILE_CHECK_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    /** Stops serving: the servlet, the cap, the tracker and our Jetty's configuration go. */
+    private void stop() {
         for (ServiceRegistration<?> r : registrations) {
             try {
                 r.unregister();

@@ -104,8 +104,8 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
         return "HTTP API: the token is not used: its file " + path + " has mode " + String.format("%04o", mode)
                 + " (" + java.nio.file.attribute.PosixFilePermissions.toString(perms) + "), so group or others may read or "
                 + "change it; the node runs as without a token (bound to loopback only, changes without the token only "
-                + "from the node's user or root). Fix: chmod 600 " + path + " && touch " + path
-                + " (the touch makes the node read it again)";
+                + "from the node's user or root). Fix: chmod 600 " + path + " (the node looks at the mode again every second "
+                + "and then uses the token)";
     }
 
     /**
