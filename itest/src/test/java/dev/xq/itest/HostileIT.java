@@ -515,6 +515,595 @@ public class HostileIT {
         }
     }
 
+    // ------------------------------------------------------------------ issue 41: a hostile local user
+
+    /** The node's process socket in this framework. */
+    private Path hostSocket() {
+        return Path.of(ctx.getProperty(XqNode.HOST_SOCKET_PROPERTY));
+    }
+
+    /** @return the service id of the HTTP API's Jetty runtime now, or -1 while there is none */
+    private long runtimeId() {
+        try {
+            org.osgi.framework.ServiceReference<?>[] refs = ctx.getServiceReferences(
+                    "org.osgi.service.servlet.runtime.HttpServiceRuntime", "(xq.http=xq)");
+            return refs == null || refs.length == 0 ? -1 : (Long) refs[0].getProperty(org.osgi.framework.Constants.SERVICE_ID);
+        } catch (org.osgi.framework.InvalidSyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The HTTP API's port once it serves from a Jetty runtime other than {@code notThis} (after a configuration change: the new one). */
+    private int httpPort(long notThis) throws InterruptedException {
+        String[] e = new String[1];
+        waitFor("the HTTP API serves", () -> {
+            long id = runtimeId();
+            e[0] = XqNode.httpEndpoint(ctx);
+            return id != -1 && id != notThis && e[0] != null && answers(Probes.port(e[0]));
+        });
+        return Probes.port(e[0]);
+    }
+
+    private static boolean answers(int port) {
+        try {
+            return Probes.http(port, "GET", "/api/v1/policy", null, 2_000).status() > 0; // any answer: it serves (401 with tokenOnLoopback)
+        } catch (java.io.IOException notYet) {
+            return false;
+        }
+    }
+
+    private static final String NOBODY = "65534";
+
+    @Test
+    public void d01AnotherLocalUserChangesTheNodeOverLoopbackHttp() throws Exception {
+        XQueue victim = queue("victim41", 1);
+        long handle = victim.status().handle();
+        int port = httpPort(-2);
+        // a python3 the other user may run (not a shim under /root)
+        String python = Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : null;
+        String setpriv = Probes.onPath("setpriv");
+        if (Probes.euid() != 0 || python == null || setpriv == null) {
+            row("issue 41, item 1: another local user (uid " + NOBODY + ") suspends a queue over loopback HTTP without a token",
+                    "not tried here: it needs root, setpriv and python3 to act as another user (uid " + Probes.euid() + ", setpriv "
+                            + setpriv + ", python3 " + python + "); LocalUsersTest and LoopbackPeersTest hold the rule",
+                    0, 0, false);
+            return;
+        }
+        String script = """
+                import socket, sys
+                port = int(sys.argv[1])
+                for method, path, body in (("POST", "/api/v1/suspend", sys.argv[2]), ("GET", "/api/v1/queues", "")):
+                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    b = body.encode()
+                    head = "%s %s HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nConnection: close\\r\\n" % (method, path, port)
+                    if b:
+                        head += "Content-Type: application/json\\r\\nContent-Length: %d\\r\\n" % len(b)
+                    s.sendall(head.encode() + b"\\r\\n" + b)
+                    out = b""
+                    while True:
+                        d = s.recv(65536)
+                        if not d:
+                            break
+                        out += d
+                    status = out.split(b" ", 2)[1].decode()
+                    print(method, status, out.split(b"\\r\\n\\r\\n", 1)[-1][:300].decode(errors="replace"), flush=True)
+                """;
+        Probes.Ran r = Probes.run(List.of(setpriv, "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups", python, "-c", script,
+                Integer.toString(port), "{\"queue\":\"" + handle + "\"}"), 30);
+        boolean refused = r.out().contains("POST 403") && r.out().contains("belongs to uid " + NOBODY);
+        boolean read = r.out().contains("GET 200");
+        boolean held = victim.status().suspendedByApp();
+        Load load = load(1, 5);
+        row("issue 41, item 1: another local user (uid " + NOBODY + ") suspends a queue over loopback HTTP without a token",
+                "POST /api/v1/suspend " + (refused ? "refused 403 naming the uid" : "NOT REFUSED") + ", queue "
+                        + (held ? "SUSPENDED" : "untouched") + "; GET /api/v1/queues " + (read ? "answered (reads stay open)"
+                        : "NOT ANSWERED") + " (" + shorten(r.out().replace('\n', ' ')) + ")",
+                load.total - load.ended, 0, !refused || held || !read);
+    }
+
+    @Test
+    public void d02AFakeNodeInAFolderOthersMayWriteTo() throws Exception {
+        Path work = Files.createTempDirectory(Path.of(System.getProperty("xq.itest.work", "/tmp")).toAbsolutePath(), "fake");
+        Path dir = Files.createTempDirectory(Path.of("/tmp"), "xqfake");
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path sock = dir.resolve("node.sock");
+        AtomicInteger connected = new AtomicInteger();
+        try (java.nio.channels.ServerSocketChannel fake = java.nio.channels.ServerSocketChannel.open(
+                java.net.StandardProtocolFamily.UNIX)) {
+            fake.bind(java.net.UnixDomainSocketAddress.of(sock));
+            fake.configureBlocking(false);
+            FakeApps.App app = FakeApps.start(work, sock, work.resolve("gpu.lock"), Map.of("XQ_NAME", "lured"),
+                    "--tasks", "3", "--kernels", "2", "--us", "100", "--period-ms", "0", "--check");
+            int rc;
+            long until = System.nanoTime() + 20_000_000_000L;
+            while (app.process().isAlive() && System.nanoTime() < until) {
+                if (fake.accept() != null) {
+                    connected.incrementAndGet(); // the fake node would answer OK with its gates held
+                }
+                Thread.sleep(5);
+            }
+            rc = app.waitFor(1);
+            List<String> said = app.stderr().lines().filter(l -> l.startsWith("xq")).toList();
+            boolean named = said.size() == 1 && said.getFirst().contains("refusing the node at " + sock)
+                    && said.getFirst().contains("may be written by group or others") && said.getFirst().contains("running unscheduled");
+            boolean ran = rc == 0 && app.stdout().contains("\"check\":\"ok\"");
+            row("issue 41, item 2: a node's socket in a folder any user may write to (mode 0777: another user's listener "
+                            + "could be there) answers a process under the interposer",
+                    "the process " + (ran ? "ran unscheduled, results correct" : "FAILED (rc " + rc + ")") + "; it connected "
+                            + connected.get() + " times; stderr: " + said,
+                    ran ? 0 : 1, 0, !named || connected.get() != 0);
+        }
+    }
+
+    @Test
+    public void d03AQueueFloodFromOneProcess() throws Exception {
+        scheduler.selectPolicy("hpf");
+        scheduler.resetStats();
+        Load alone = load(2, 20);
+        double aloneP99 = scheduler.stats().decisionP99Micros();
+        long trips = scheduler.stats().watchdogTrips();
+        int before = xq.queues().size();
+        long me = ProcessHandle.current().pid();
+        List<Probes.Wire> sessions = new ArrayList<>();
+        int opened = 0;
+        long t0 = System.nanoTime();
+        try {
+            for (int s = 0; s < 16; s++) {
+                Probes.Wire w = new Probes.Wire(hostSocket());
+                sessions.add(w);
+                String ok = w.send("HELLO 1 " + me + " flood" + s + " -\n").line(5_000);
+                assertTrue("HELLO answered: " + ok, ok != null && ok.startsWith("OK "));
+                StringBuilder lines = new StringBuilder();
+                for (int slot = 0; slot < 64; slot++) {
+                    lines.append("STREAM ").append(slot).append(" a").append(slot).append(" 0 0 0 0 s").append(slot).append('\n');
+                }
+                w.send(lines.toString());
+                for (int slot = 0; slot < 64; slot++) {
+                    String q = w.line(10_000);
+                    if (q != null && q.startsWith("Q ")) {
+                        opened++;
+                    }
+                }
+            }
+            long openMs = (System.nanoTime() - t0) / 1_000_000;
+            scheduler.resetStats();
+            Load load = load(2, 20);
+            SchedulerControl.SchedulerStats st = scheduler.stats();
+            String active = scheduler.activePolicy();
+            for (Probes.Wire w : sessions) {
+                w.close();
+            }
+            long t1 = System.nanoTime();
+            boolean gone = XqNode.eventually(30_000, () -> xq.queues().size() <= before + queues.size());
+            long closeMs = (System.nanoTime() - t1) / 1_000_000;
+            long tripped = scheduler.stats().watchdogTrips() - trips;
+            row("issue 41, item 3: one process opens 16 sessions x 64 streams (" + opened + " queues) beside a tenant",
+                    "opened in " + openMs + " ms; the tenant's decisions p99 " + Math.round(aloneP99) + " us alone, "
+                            + Math.round(st.decisionP99Micros()) + " us beside them (this machine's scheduling noise included), policy active: " + active + ", watchdog trips " + tripped + "; all closed " + (gone ? "in "
+                            + closeMs + " ms" : "NOT within 30 s"),
+                    load.total - load.ended + alone.total - alone.ended, 0, opened != 16 * 64 || !active.equals("hpf") || tripped != 0 || !gone);
+        } finally {
+            for (Probes.Wire w : sessions) {
+                w.close();
+            }
+        }
+    }
+
+    @Test
+    public void d04aAFrozenNodeLetsItsHeldProcessGo() throws Exception {
+        Path jar = Path.of(System.getProperty("xq.node.jar", "../node/target/xq-node.jar")).toAbsolutePath().normalize();
+        Path dir = Files.createTempDirectory(Path.of("/tmp"), "xqfrz");
+        Path sock = dir.resolve("node.sock");
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        Path hd = Files.createDirectory(dir.resolve("hd"), java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        Process node = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
+                "-Dxq.home=" + Path.of(System.getProperty("xq.home", "..")).toAbsolutePath().normalize(), "-Dxq.host.socket=" + sock,
+                "-Dxq.http.port=" + port, "-jar", jar.toString(), "--bundles", hd.toString(), "serve")
+                .redirectErrorStream(true).redirectOutput(dir.resolve("node.log").toFile()).start();
+        try {
+            waitFor("the frozen node's node serves", () -> Files.exists(sock) && answers(port));
+            Path work = Files.createTempDirectory(Path.of(System.getProperty("xq.itest.work", "/tmp")).toAbsolutePath(), "frz");
+            long started = System.nanoTime();
+            FakeApps.App app = FakeApps.start(work, sock, work.resolve("gpu.lock"), Map.of("XQ_NAME", "held"),
+                    "--seconds", "3", "--kernels", "2", "--us", "200", "--period-ms", "0", "--check");
+            waitFor("its queue is in the node", () -> {
+                try {
+                    return Probes.http(port, "GET", "/api/v1/queues", null, 2_000).body().contains("\"held/default\"");
+                } catch (java.io.IOException e) {
+                    return false;
+                }
+            });
+            Probes.Answer held = Probes.http(port, "POST", "/api/v1/suspend", "{\"queue\":\"held/default\"}", 5_000);
+            // held past its 3 s: once let go it finishes the task it is in and exits
+            Thread.sleep(Math.max(300, 3_500 - (System.nanoTime() - started) / 1_000_000));
+            boolean stillRunning = app.process().isAlive();
+            Probes.Ran stop = Probes.run(List.of("kill", "-STOP", Long.toString(node.pid())), 10);
+            long t0 = System.nanoTime();
+            boolean ended = app.process().waitFor(15, java.util.concurrent.TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            Probes.run(List.of("kill", "-CONT", Long.toString(node.pid())), 10);
+            int rc = ended ? app.process().exitValue() : -1;
+            if (!ended) {
+                app.process().destroyForcibly();
+            }
+            boolean ok = rc == 0 && app.stdout().contains("\"check\":\"ok\"");
+            row("issue 41, item 4: the node freezes (SIGSTOP) while it holds a process's queue (suspended by the operator)",
+                    "suspend answered " + held.status() + ", the process was " + (stillRunning ? "held" : "ALREADY DONE")
+                            + "; frozen (kill rc " + stop.rc() + "): the process " + (ended ? "let go and finished " + ms
+                            + " ms later" : "STILL HELD after 15 s") + (ok ? ", results correct" : ", FAILED: " + app.stderr()),
+                    ok ? 0 : 1, 0, held.status() != 200 || !stillRunning || !ended || ms > 5_000);
+        } finally {
+            node.destroyForcibly();
+            node.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    public void d04bAProcessDiesWhileItsChildHoldsItsSocket() throws Exception {
+        String python = Probes.python();
+        if (python == null) {
+            row("issue 41, item 4 (the node's half): a process dies while a child holds its socket",
+                    "not tried here: python3 is not on the PATH (ProcessLivenessTest holds it in the host's tests)", 0, 0, false);
+            return;
+        }
+        String holder = """
+                import os, socket, sys, time
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(sys.argv[1])
+                s.sendall(b"HELLO 1 %d orphaned -\\nSTREAM 0 7f01 0 0 0 0 s0\\n" % os.getpid())
+                got = b""
+                while got.count(b"\\n") < 2:
+                    got += s.recv(512)
+                if os.fork() == 0:
+                    s.settimeout(30)
+                    try:
+                        while s.recv(512):
+                            pass
+                    except Exception:
+                        pass
+                    os._exit(0)
+                print(got.decode().replace("\\n", " "), flush=True)
+                time.sleep(60)
+                """;
+        Process p = new ProcessBuilder(python, "-c", holder, hostSocket().toString()).redirectErrorStream(true).start();
+        try {
+            String first = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream())).readLine();
+            long pid = p.pid();
+            boolean registered = first != null && first.startsWith("OK ") && XqNode.eventually(5_000,
+                    () -> xq.queues().stream().anyMatch(q -> q.status().pid() == pid));
+            p.destroyForcibly(); // SIGKILL: its child keeps the socket
+            p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+            long t0 = System.nanoTime();
+            boolean gone = XqNode.eventually(5_000, () -> xq.queues().stream().noneMatch(q -> q.status().pid() == pid));
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            row("issue 41, item 4 (the node's half): a process dies (SIGKILL) while a child it forked holds its socket",
+                    (registered ? "registered" : "NOT REGISTERED (" + first + ")") + "; its queue " + (gone ? "closed " + ms
+                            + " ms after its death" : "STILL OPEN after 5 s"),
+                    0, 0, !registered || !gone || ms > 2_000);
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    @Test
+    public void d05AConnectionFlood() throws Exception {
+        long old = runtimeId();
+        org.osgi.service.cm.Configuration http = cm.getConfiguration("dev.xq.http", "?");
+        http.update(dict(Map.of("maxConnections", "16")));
+        try {
+            int port = httpPort(old);
+            List<java.net.Socket> flood = new ArrayList<>();
+            int served = 0;
+            int unserved = 0;
+            try {
+                for (int i = 0; i < 48; i++) {
+                    java.net.Socket s = new java.net.Socket();
+                    flood.add(s);
+                    s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 5_000);
+                    s.getOutputStream().write(("GET /api/v1/policy HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+                }
+                Thread.sleep(300);
+                // looked at without waiting (within the second after which idle ones are closed to make room)
+                for (java.net.Socket s : flood) {
+                    if (s.getInputStream().available() > 0) {
+                        served++;
+                    } else {
+                        unserved++;
+                    }
+                }
+                long t0 = System.nanoTime();
+                shell("xq:queues");
+                long shellMs = (System.nanoTime() - t0) / 1_000_000;
+                boolean said = XqNode.eventually(5_000, () -> log.stream().anyMatch(l -> l.contains("16 connections are open")
+                        && l.contains("maxConnections")));
+                Load load = load(1, 5);
+                for (java.net.Socket s : flood) {
+                    s.close();
+                }
+                long t1 = System.nanoTime();
+                boolean after = XqNode.eventually(10_000, () -> answers(port));
+                long afterMs = (System.nanoTime() - t1) / 1_000_000;
+                row("issue 41, item 5: one local user opens 48 connections to the HTTP API (maxConnections 16) and keeps them",
+                        served + " served, " + unserved + " not (waiting or closed); xq:queues took " + shellMs + " ms meanwhile; "
+                                + (said ? "the limit said in the log" : "NOT SAID") + "; a fresh client " + (after
+                                ? "answered " + afterMs + " ms after the flood ended" : "NOT ANSWERED within 10 s"),
+                        load.total - load.ended, 0, served > 16 || unserved < 32 || !said || !after || shellMs > 1_000);
+            } finally {
+                for (java.net.Socket s : flood) {
+                    s.close();
+                }
+            }
+        } finally {
+            long capped = runtimeId();
+            http.delete();
+            httpPort(capped);
+        }
+    }
+
+    @Test
+    public void d06SlowRequestBodies() throws Exception {
+        int port = httpPort(-2);
+        List<java.net.Socket> slow = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) {
+                java.net.Socket s = new java.net.Socket("127.0.0.1", port);
+                slow.add(s);
+                s.getOutputStream().write(("POST /api/v1/policy HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nContent-Type: "
+                        + "application/json\r\nContent-Length: 60000\r\n\r\n{\"na").getBytes(StandardCharsets.US_ASCII));
+            }
+            long worst = 0;
+            long start = System.nanoTime();
+            int metrics = 0;
+            List<java.net.Socket> coming = new ArrayList<>(slow);
+            // a byte now and then on each (never idle, never done) until the node answers them, 20 s at most
+            while (!coming.isEmpty() && System.nanoTime() - start < 20_000_000_000L) {
+                long t0 = System.nanoTime();
+                Probes.Answer a = Probes.http(port, "GET", "/metrics", null, 5_000);
+                worst = Math.max(worst, (System.nanoTime() - t0) / 1_000_000);
+                if (a.status() == 200) {
+                    metrics++;
+                }
+                for (java.util.Iterator<java.net.Socket> it = coming.iterator(); it.hasNext();) {
+                    java.net.Socket s = it.next();
+                    if (s.getInputStream().available() > 0) {
+                        it.remove();
+                        continue;
+                    }
+                    try {
+                        s.getOutputStream().write('m');
+                    } catch (java.io.IOException closed) {
+                        it.remove();
+                    }
+                }
+                Thread.sleep(400);
+            }
+            int timedOut = 0;
+            String first = "";
+            for (java.net.Socket s : slow) {
+                Probes.Answer a = Probes.read(s, 2_000);
+                if (a.status() == 408) {
+                    timedOut++;
+                    first = a.body();
+                }
+            }
+            long took = (System.nanoTime() - start) / 1_000_000;
+            row("issue 41, item 6: 20 connections send a 60000-byte body a byte at a time; /metrics asked meanwhile",
+                    metrics + " /metrics answered, the slowest in " + worst + " ms; " + timedOut + "/20 slow bodies answered 408 "
+                            + "within " + took + " ms (" + shorten(first) + ")",
+                    0, 0, worst > 1_000 || timedOut != 20 || !first.contains("not received within 10 s"));
+        } finally {
+            for (java.net.Socket s : slow) {
+                s.close();
+            }
+        }
+    }
+
+    @Test
+    public void d07OneUserTakesEverySession() throws Exception {
+        org.osgi.service.cm.Configuration host = cm.getConfiguration("dev.xq.host", "?");
+        host.update(dict(Map.of("maxSessionsPerUser", "4")));
+        List<Probes.Wire> hog = new ArrayList<>();
+        try {
+            long me = ProcessHandle.current().pid();
+            String expected = "ERR user " + Probes.euid() + " has 4 sessions already (maxSessionsPerUser 4)";
+            int ok = 0;
+            String refused = null;
+            boolean closed = false;
+            // the host restarts with the new configuration: tried until the new one answers (10 s at most)
+            long until = System.nanoTime() + 10_000_000_000L;
+            while (!expected.equals(refused) && System.nanoTime() < until) {
+                for (Probes.Wire w : hog) {
+                    w.close();
+                }
+                hog.clear();
+                ok = 0;
+                try {
+                    for (int i = 0; i < 4; i++) {
+                        Probes.Wire w = new Probes.Wire(hostSocket());
+                        hog.add(w);
+                        String a = w.send("HELLO 1 " + me + " hog" + i + " -\n").line(5_000);
+                        if (a != null && a.startsWith("OK ")) {
+                            ok++;
+                        }
+                    }
+                    Probes.Wire fifth = new Probes.Wire(hostSocket());
+                    hog.add(fifth);
+                    refused = fifth.line(2_000); // a connection counts from its accept: no HELLO needed to be refused
+                    closed = fifth.closedWithin(2_000);
+                } catch (java.io.IOException restarting) {
+                    Thread.sleep(100);
+                }
+            }
+            row("issue 41, item 7: one user opens sessions until none is left (maxSessionsPerUser 4)",
+                    ok + " sessions served; the next connection got '" + refused + "'" + (closed ? " and was closed" : ", NOT CLOSED"),
+                    0, 0, ok != 4 || !expected.equals(refused) || !closed);
+        } finally {
+            for (Probes.Wire w : hog) {
+                w.close();
+            }
+            host.delete();
+            waitFor("the host serves again", () -> {
+                try (Probes.Wire w = new Probes.Wire(hostSocket())) {
+                    String a = w.send("HELLO 1 " + ProcessHandle.current().pid() + " probe -\n").line(2_000);
+                    return a != null && a.startsWith("OK ");
+                } catch (java.io.IOException notYet) {
+                    return false;
+                }
+            });
+        }
+    }
+
+    @Test
+    public void d08StreamsOnDevicesTheNodeDoesNotHave() throws Exception {
+        long me = ProcessHandle.current().pid();
+        String far;
+        try (Probes.Wire w = new Probes.Wire(hostSocket())) {
+            w.send("HELLO 1 " + me + " faraway -\n").line(5_000);
+            far = w.send("STREAM 0 a 2147483647 0 0 0 default\n").line(5_000);
+        }
+        // 130 devices the node has no driver for (the sim node takes ordinals up to 255): each is a series of /metrics
+        List<Probes.Wire> ws = new ArrayList<>();
+        int port = httpPort(-2);
+        try {
+            for (int s = 0; s < 3; s++) {
+                Probes.Wire w = new Probes.Wire(hostSocket());
+                ws.add(w);
+                w.send("HELLO 1 " + me + " devices" + s + " -\n").line(5_000);
+                for (int i = 0; i < 44; i++) {
+                    w.send("STREAM " + i + " b" + i + " " + (100 + s * 44 + i) + " 0 0 0 s" + i + "\n").line(5_000);
+                }
+            }
+            Probes.http(port, "GET", "/metrics", null, 5_000); // seen while open
+        } finally {
+            for (Probes.Wire w : ws) {
+                w.close();
+            }
+        }
+        XqNode.eventually(5_000, () -> xq.queues().stream().noneMatch(q -> q.status().name().startsWith("devices")));
+        String metrics = Probes.http(port, "GET", "/metrics", null, 5_000).body();
+        long series = metrics.lines().filter(l -> l.startsWith("xq_device_busy_seconds_total{") && l.contains("device=\"cuda")).count();
+        boolean named = far != null && far.equals("ERR device 2147483647 is out of range; allowed: a CUDA ordinal in [0, 255]");
+        row("issue 41, item 8: STREAM on cuda2147483647; then 132 streams on 132 devices no driver lists, closed",
+                "'" + far + "'; /metrics keeps " + series + " device series of them (bound 64)", 0, 0, !named || series > 64);
+    }
+
+    @Test
+    public void d09AChildSpeaksForItsParentThatExited() throws Exception {
+        String python = Probes.python();
+        if (python == null) {
+            row("issue 41, item 9: a child says HELLO with the pid of its parent, which connected and exited",
+                    "not tried here: python3 is not on the PATH (ProcessLivenessTest holds it in the host's tests)", 0, 0, false);
+            return;
+        }
+        String orphan = """
+                import os, socket, sys, time
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(sys.argv[1])
+                parent = os.getpid()
+                if os.fork() != 0:
+                    os._exit(0)
+                end = time.time() + 10
+                while os.path.exists("/proc/%d/cmdline" % parent) and time.time() < end:
+                    try:
+                        with open("/proc/%d/stat" % parent) as f:
+                            if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                                break
+                    except OSError:
+                        break
+                    time.sleep(0.01)
+                s.sendall(b"HELLO 1 %d orphan -\\n" % parent)
+                s.settimeout(10)
+                print(s.recv(512).decode(errors="replace").strip(), flush=True)
+                """;
+        Process p = new ProcessBuilder(python, "-c", orphan, hostSocket().toString()).redirectErrorStream(true).start();
+        long parent = p.pid();
+        String answer = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+        boolean refused = answer.startsWith("ERR pid " + parent + " is not alive");
+        row("issue 41, item 9: a child says HELLO with the pid of its parent, which connected and exited",
+                "answered '" + shorten(answer) + "'", 0, 0, !refused);
+    }
+
+    @Test
+    public void d10ATokenInAFileOthersMayRead() throws Exception {
+        Path folder = Path.of(ctx.getProperty("felix.fileinstall.dir"));
+        Path cfg = folder.resolve("dev.xq.http.cfg");
+        String token = "hostile-suite-token-0123456789";
+        long old = runtimeId();
+        int before = log.size();
+        // tokenOnLoopback: every request needs the token, so whether it is used shows from outside
+        Files.writeString(cfg, "token=" + token + "\ntokenOnLoopback=true\n");
+        Files.setPosixFilePermissions(cfg, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        try {
+            Supplier<java.util.stream.Stream<String>> since = () -> log.subList(before, log.size()).stream();
+            boolean said = XqNode.eventually(10_000, () -> since.get().anyMatch(l -> l.startsWith("ERROR")
+                    && l.contains("the token is not used: its file " + cfg + " has mode 0644") && l.contains("chmod 600")));
+            boolean notStarted = XqNode.eventually(10_000, () -> since.get().anyMatch(l -> l.startsWith("ERROR")
+                    && l.contains("HTTP API not started") && l.contains("tokenOnLoopback is set but no token is (the one configured is not used")));
+            // the fix the line gives: chmod 600 (Config Admin hears nothing of it: the node looks at the mode itself)
+            Files.setPosixFilePermissions(cfg, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            int port = httpPort(old);
+            int without = Probes.http(port, "GET", "/api/v1/policy", null, 5_000).status();
+            boolean leaked = log.stream().anyMatch(l -> l.contains(token));
+            row("issue 41, item 10: the HTTP API's token in dev.xq.http.cfg at mode 0644 (the usual umask), with tokenOnLoopback",
+                    (said ? "the token not used, one error naming the file, its mode and chmod 600" : "NOT SAID") + "; "
+                            + (notStarted ? "the API not started, saying why" : "THE API STARTED") + "; after chmod 600 alone "
+                            + "the token is used (a request without it: " + without + ")" + (leaked ? "; TOKEN LOGGED" : ""),
+                    0, 0, !said || !notStarted || without != 401 || leaked);
+        } finally {
+            long tokened = runtimeId();
+            Files.deleteIfExists(cfg);
+            httpPort(tokened);
+        }
+    }
+
+    @Test
+    public void d11TheSmallerOnes() throws Exception {
+        List<String> outcomes = new ArrayList<>();
+        boolean silent = false;
+        long me = ProcessHandle.current().pid();
+        try (Probes.Wire w = new Probes.Wire(hostSocket())) {
+            String a = w.send("HELLO 1 " + me + " loud 99999999\n").line(5_000);
+            boolean ok = "ERR priority 99999999 is out of range; allowed: '-' or a whole number in [-1000, 1000]".equals(a);
+            outcomes.add("HELLO priority 99999999: " + (ok ? "refused by name" : "'" + a + "'"));
+            silent |= !ok;
+        }
+        XQueue q = queue("small41", 1);
+        int port = httpPort(-2);
+        Probes.Answer e3 = Probes.http(port, "POST", "/hint", "{\"hint_type\":1,\"handle\":" + q.status().handle() + ",\"priority\":1e3}",
+                5_000);
+        boolean e3ok = e3.status() == 400 && e3.body().contains("1e3 is not written as an integer");
+        outcomes.add("xcli hint priority 1e3: " + (e3ok ? "400 naming it" : e3.status() + " " + shorten(e3.body())));
+        silent |= !e3ok || q.hints().contains(new Hint.Priority(1000));
+        String big = "{\"name\":\"" + "x".repeat(69_980) + "\"}";
+        Probes.Answer tooBig = Probes.http(port, "POST", "/api/v1/policy", big, 5_000);
+        boolean bigOk = tooBig.status() == 413 && tooBig.body().contains("is over the limit of 65536 bytes (PID dev.xq.http, maxBodyBytes)");
+        outcomes.add("a 70000-byte body: " + (bigOk ? "XQ's JSON 413 naming the limit" : tooBig.status() + " " + shorten(tooBig.body())));
+        silent |= !bigOk;
+        // a second node on this machine, on this node's socket and port
+        Path jar = Path.of(System.getProperty("xq.node.jar", "../node/target/xq-node.jar")).toAbsolutePath().normalize();
+        Path hd = Files.createTempDirectory(Path.of("/tmp"), "xqsecond", java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        Probes.Ran second = Probes.run(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Dxq.home=" + Path.of(System.getProperty("xq.home", "..")).toAbsolutePath().normalize(),
+                "-Dxq.host.socket=" + hostSocket(), "-Dxq.http.port=" + port, "-jar", jar.toString(), "--bundles", hd.toString(), "serve"), 60);
+        List<String> lines = second.out().lines().toList();
+        boolean one = second.rc() == 1 && lines.size() == 1 && lines.getFirst().contains("the process socket " + hostSocket()
+                + " accepts connections") && lines.getFirst().contains("127.0.0.1:" + port + " is in use");
+        outcomes.add("a second node on this node's socket and port: " + (one ? "exit 1, one line naming both"
+                : "exit " + second.rc() + ": " + shorten(second.out().replace('\n', '|'))));
+        silent |= !one;
+        Load load = load(1, 5);
+        row("issue 41, item 11: HELLO priority 99999999, JSON 1e3, a body over maxBodyBytes, a second node on the same machine",
+                String.join("; ", outcomes), load.total - load.ended, 0, silent);
+    }
+
     // ------------------------------------------------------------------ helpers
 
     /** Commands submitted by application threads of their own, and how many ended. */

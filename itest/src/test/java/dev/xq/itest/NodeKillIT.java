@@ -34,7 +34,8 @@ public class NodeKillIT {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
                 "-Dxq.home=" + Path.of(System.getProperty("xq.home", "..")).toAbsolutePath().normalize(),
-                "-Dxq.host.socket=" + socket, "-jar", jar.toString(),
+                // any free port: a node that serves starts only where its port is free (Taken), and 50000 may not be
+                "-Dxq.host.socket=" + socket, "-Dxq.http.port=0", "-jar", jar.toString(),
                 "--bundles", Files.createTempDirectory(socket.getParent(), "hd").toString()));
         cmd.addAll(List.of(mode));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
