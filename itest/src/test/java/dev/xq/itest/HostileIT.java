@@ -797,45 +797,78 @@ public class HostileIT {
         http.update(dict(Map.of("maxConnections", "16")));
         try {
             int port = httpPort(old);
-            List<java.net.Socket> flood = new ArrayList<>();
-            int served = 0;
-            int unserved = 0;
+            // 16 connections that hold their place: each sends a request body a byte at a time (never idle, never
+            // done, until the body's 10 s are up), then 32 more that only ask
+            List<java.net.Socket> holders = new ArrayList<>();
+            List<java.net.Socket> more = new ArrayList<>();
             try {
-                for (int i = 0; i < 48; i++) {
+                for (int i = 0; i < 16; i++) {
                     java.net.Socket s = new java.net.Socket();
-                    flood.add(s);
+                    holders.add(s);
                     s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 5_000);
+                    s.getOutputStream().write(("POST /api/v1/policy HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nContent-Type: "
+                            + "application/json\r\nContent-Length: 60000\r\n\r\n{").getBytes(StandardCharsets.US_ASCII));
+                }
+                for (int i = 0; i < 32; i++) {
+                    java.net.Socket s = new java.net.Socket();
+                    more.add(s);
+                    s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 5_000); // the kernel's queue takes it
                     s.getOutputStream().write(("GET /api/v1/policy HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n\r\n")
                             .getBytes(StandardCharsets.US_ASCII));
                 }
-                Thread.sleep(300);
-                // looked at without waiting (within the second after which idle ones are closed to make room)
-                for (java.net.Socket s : flood) {
+                long shellMs = 0;
+                for (int t = 0; t < 5; t++) {
+                    for (java.net.Socket s : holders) {
+                        s.getOutputStream().write(' ');
+                    }
+                    long t0 = System.nanoTime();
+                    shell("xq:queues");
+                    shellMs = Math.max(shellMs, (System.nanoTime() - t0) / 1_000_000);
+                    Thread.sleep(300);
+                }
+                int servedBeyond = 0;
+                for (java.net.Socket s : more) {
                     if (s.getInputStream().available() > 0) {
-                        served++;
-                    } else {
-                        unserved++;
+                        servedBeyond++;
                     }
                 }
-                long t0 = System.nanoTime();
-                shell("xq:queues");
-                long shellMs = (System.nanoTime() - t0) / 1_000_000;
                 boolean said = XqNode.eventually(5_000, () -> log.stream().anyMatch(l -> l.contains("16 connections are open")
                         && l.contains("maxConnections")));
                 Load load = load(1, 5);
-                for (java.net.Socket s : flood) {
+                // the holders go: the 32 that waited are served (one caught in the middle of its accept was closed)
+                for (java.net.Socket s : holders) {
                     s.close();
                 }
                 long t1 = System.nanoTime();
-                boolean after = XqNode.eventually(10_000, () -> answers(port));
+                int servedAfter = 0;
+                for (java.net.Socket s : more) {
+                    s.setSoTimeout((int) Math.max(1, 10_000 - (System.nanoTime() - t1) / 1_000_000));
+                    try {
+                        byte[] b = new byte[12];
+                        int n = s.getInputStream().readNBytes(b, 0, 12);
+                        if (n == 12 && new String(b, StandardCharsets.US_ASCII).startsWith("HTTP/1.1 200")) {
+                            servedAfter++;
+                        }
+                    } catch (java.io.IOException closedOrLate) {
+                        // not served
+                    }
+                }
                 long afterMs = (System.nanoTime() - t1) / 1_000_000;
-                row("issue 41, item 5: one local user opens 48 connections to the HTTP API (maxConnections 16) and keeps them",
-                        served + " served, " + unserved + " not (waiting or closed); xq:queues took " + shellMs + " ms meanwhile; "
-                                + (said ? "the limit said in the log" : "NOT SAID") + "; a fresh client " + (after
-                                ? "answered " + afterMs + " ms after the flood ended" : "NOT ANSWERED within 10 s"),
-                        load.total - load.ended, 0, served > 16 || unserved < 32 || !said || !after || shellMs > 1_000);
+                for (java.net.Socket s : more) {
+                    s.close();
+                }
+                boolean fresh = XqNode.eventually(10_000, () -> answers(port));
+                row("issue 41, item 5: one local user holds 16 connections to the HTTP API (maxConnections 16) and opens 32 more",
+                        servedBeyond + " of the 32 beyond the limit served while the 16 held (1.5 s); xq:queues took at most " + shellMs
+                                + " ms meanwhile; " + (said ? "the limit said in the log" : "NOT SAID") + "; once the 16 closed, "
+                                + servedAfter + " of the 32 served within " + afterMs + " ms; a fresh client " + (fresh ? "answered"
+                                : "NOT ANSWERED within 10 s"),
+                        load.total - load.ended, 0, servedBeyond != 0 || servedAfter < 31 || !said || !fresh || shellMs > 1_000);
             } finally {
-                for (java.net.Socket s : flood) {
+                for (java.net.Socket s : holders) {
+                    s.close();
+                }
+                for (java.net.Socket s : more) {
                     s.close();
                 }
             }
