@@ -8,6 +8,7 @@
 //   green be MODE SECS     best-effort load, back to back: wide spin kernels on the whole device
 //                          (MODE full), on a green context of N SMs (green:N), joined (join:N),
 //                          or switching between both every 20 ms (switch:N)
+//                          or the I-th of K equal groups (part:I:K: do two processes' groups overlap?)
 //   green lc SECS WIDTH    latency-critical load: every 5 ms a kernel of WIDTH blocks x 50 us,
 //                          synchronized; prints P50/P99 latency
 // Build: nvcc -O2 -o green green.cu -lcuda   (spin.ptx beside it for `check`: nvcc -ptx spin.cu)
@@ -32,19 +33,25 @@ __global__ void empty() {}
 
 static double now() { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 
-static CUstream green_stream(int nsm, int *got) {
+// the index-th of groups green contexts of nsm SMs each (index 0, groups 1: the first nsm SMs)
+static CUstream green_stream_part(int nsm, int index, int groups, int *got) {
     CUdevice dev; DK(cuDeviceGet(&dev, 0));
-    CUdevResource all, part, rest; unsigned n = 1;
+    CUdevResource all, part[16], rest; unsigned n = groups;
     DK(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM));
-    DK(cuDevSmResourceSplitByCount(&part, &n, &all, &rest, 0, nsm));
-    CUdevResourceDesc desc; DK(cuDevResourceGenerateDesc(&desc, &part, 1));
+    DK(cuDevSmResourceSplitByCount(part, &n, &all, &rest, 0, nsm));
+    if ((int) n <= index) { fprintf(stderr, "only %u groups of %d\n", n, nsm); exit(1); }
+    fprintf(stderr, "sizeof(CUdevResource) %zu, offsetof smCount %zu; %u groups made\n", sizeof(CUdevResource),
+            (size_t) ((char *) &all.sm.smCount - (char *) &all), n);
+    CUdevResourceDesc desc; DK(cuDevResourceGenerateDesc(&desc, &part[index], 1));
     CUgreenCtx g; DK(cuGreenCtxCreate(&g, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
     CUstream s; DK(cuGreenCtxStreamCreate(&s, g, CU_STREAM_NON_BLOCKING, 0));
-    if (got) *got = part.sm.smCount;
-    fprintf(stderr, "green context: %u SMs of %u (min partition %u, alignment %u)\n", part.sm.smCount, all.sm.smCount,
-            all.sm.minSmPartitionSize, all.sm.smCoscheduledAlignment);
+    if (got) *got = part[index].sm.smCount;
+    fprintf(stderr, "green context: group %d: %u SMs of %u (min partition %u, alignment %u)\n", index, part[index].sm.smCount,
+            all.sm.smCount, all.sm.minSmPartitionSize, all.sm.smCoscheduledAlignment);
     return s;
 }
+
+static CUstream green_stream(int nsm, int *got) { return green_stream_part(nsm, 0, 1, got); }
 
 static CUfunction fn_of(const void *sym) { cudaFunction_t f; CK(cudaGetFuncBySymbol(&f, sym)); return (CUfunction) f; }
 
@@ -110,7 +117,12 @@ int main(int argc, char **argv) {
         const char *mode = argc > 2 ? argv[2] : "full";
         double secs = argc > 3 ? atof(argv[3]) : 3;
         int nsm = strchr(mode, ':') ? atoi(strchr(mode, ':') + 1) : 0, got = 0;
-        CUstream g = nsm ? green_stream(nsm, &got) : NULL;
+        CUstream g = NULL;
+        if (!strncmp(mode, "part:", 5)) { // part:I:K, the I-th of K equal groups
+            int index = atoi(mode + 5), groups = atoi(strchr(mode + 5, ':') + 1);
+            nsm = sms / groups / 8 * 8;
+            g = green_stream_part(nsm, index, groups, &got);
+        } else if (nsm) g = green_stream(nsm, &got);
         int join = !strncmp(mode, "join", 4), sw = !strncmp(mode, "switch", 6);
         CUfunction f = fn_of((const void *) spin);
         unsigned long long ns = 200000; void *args[] = {&ns};

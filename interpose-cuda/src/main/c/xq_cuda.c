@@ -1735,9 +1735,12 @@ static struct { CUdevice dev; int off, n; void *ctx; } g_green[GREEN_MAX];
 static int g_ngreen;
 static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* The process's green context of the n multiprocessors after the first off ones on dev, made
- * once: every process splits the device the same way, so the parts of processes given different
- * offsets do not overlap. */
+/* The process's green context of the n multiprocessors after the first off ones on dev (off: a
+ * multiple of n), made once: the device split in groups of n, the (off / n)-th of them. Every
+ * process splits the device alike, so processes given different groups do not overlap. */
+#define RES_SIZE 144 /* sizeof(CUdevResource) in CUDA 12.4-13.0: its type at 0, its count at 96 */
+#define RES_GROUPS 16
+static uint32_t g_part_logged;
 static void *green_ctx(CUdevice dev, int off, int n)
 {
     pthread_mutex_lock(&green_mu);
@@ -1745,29 +1748,37 @@ static void *green_ctx(CUdevice dev, int off, int n)
     for (int i = 0; i < g_ngreen && !g; i++)
         if (g_green[i].dev == dev && g_green[i].off == off && g_green[i].n == n) g = g_green[i].ctx;
     if (!g && g_ngreen < GREEN_MAX) {
-        /* CUdevResource is 144 bytes in CUDA 12.4-13 (its count at 96); the buffers leave room */
-        static _Alignas(16) unsigned char all[1024], skip[1024], after[1024], part[1024], rest[1024];
+        static _Alignas(16) unsigned char all[1024], rest[1024], part[RES_SIZE * RES_GROUPS + 1024];
         memset(all, 0, sizeof all), memset(part, 0, sizeof part), memset(rest, 0, sizeof rest);
-        memset(skip, 0, sizeof skip), memset(after, 0, sizeof after);
-        unsigned groups = 1, skipped = 1;
+        int want = n > 0 && off > 0 && off % n == 0 && off / n < RES_GROUPS ? off / n + 1 : 1;
+        unsigned groups = (unsigned)want;
         void *desc = NULL;
         CUresult r;
         const char *what = "cuDeviceGetDevResource";
+        unsigned char *mine = part;
         if (!(r = cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) &&
-            (off <= 0 || !cu.SplitByCount(skip, &skipped, all, after, 0, (unsigned)off) || (off = 0, 1)) &&
-            !(r = (what = "cuDevSmResourceSplitByCount",
-                   cu.SplitByCount(part, &groups, off > 0 ? after : all, rest, 0, (unsigned)n))) &&
-            !(r = (what = "cuDevResourceGenerateDesc", cu.GenerateDesc(&desc, part, 1))) &&
-            !(r = (what = "cuGreenCtxCreate", cu.GreenCreate(&g, desc, dev, 1 /* CU_GREEN_CTX_DEFAULT_STREAM */)))) {
-            unsigned got;
-            memcpy(&got, part + 96, sizeof got);
-            g_green[g_ngreen].dev = dev, g_green[g_ngreen].off = off, g_green[g_ngreen].n = n, g_green[g_ngreen].ctx = g;
-            g_ngreen++;
-            xlog(2, "xq: a green context of %u multiprocessors (asked %d after the first %d) on device %d", got, n, off, (int)dev);
-        } else {
-            g = NULL;
-            narrow_off(what, r);
+            !(r = (what = "cuDevSmResourceSplitByCount", cu.SplitByCount(part, &groups, all, rest, 0, (unsigned)n)))) {
+            unsigned got = 0;
+            int type = 0;
+            if (want > 1) { /* the group asked for, if the driver made it and it reads as one */
+                unsigned char *e = part + (size_t)(want - 1) * RES_SIZE;
+                memcpy(&type, e, sizeof type), memcpy(&got, e + 96, sizeof got);
+                if (groups >= (unsigned)want && type == 1 && got >= (unsigned)n) mine = e;
+                else if (!__atomic_fetch_add(&g_part_logged, 1, __ATOMIC_SEQ_CST))
+                    xlog(1, "xq: the device has no group %d of %d multiprocessors apart (%u groups made); this process's part "
+                            "overlaps another's", want, n, groups);
+            }
+            if (!(r = (what = "cuDevResourceGenerateDesc", cu.GenerateDesc(&desc, mine, 1))) &&
+                !(r = (what = "cuGreenCtxCreate", cu.GreenCreate(&g, desc, dev, 1 /* CU_GREEN_CTX_DEFAULT_STREAM */)))) {
+                memcpy(&got, mine + 96, sizeof got);
+                g_green[g_ngreen].dev = dev, g_green[g_ngreen].off = off, g_green[g_ngreen].n = n, g_green[g_ngreen].ctx = g;
+                g_ngreen++;
+                xlog(2, "xq: a green context of %u multiprocessors (group %d of %d made, %d asked) on device %d", got,
+                     (int)((mine - part) / RES_SIZE), (int)groups, n, (int)dev);
+            } else
+                g = NULL;
         }
+        if (!g) narrow_off(what, r);
     }
     pthread_mutex_unlock(&green_mu);
     return g;

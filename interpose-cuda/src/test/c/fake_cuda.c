@@ -941,14 +941,19 @@ EXPORT CUresult cuDevSmResourceSplitByCount(void *result, unsigned *groups, cons
     unsigned have = *(const unsigned *)((const char *)in + 96);
     if (min > have)
         return CUDA_ERROR_INVALID_VALUE;
-    memset(result, 0, 144);
-    *(int *)result = 1;
-    *(unsigned *)((char *)result + 96) = min;
-    *groups = 1;
+    unsigned made = 0;
+    while (made < *groups && (made + 1) * min <= have) {
+        char *e = (char *)result + (size_t)made * 144;
+        memset(e, 0, 144);
+        *(int *)e = 1;
+        *(unsigned *)(e + 96) = min;
+        made++;
+    }
+    *groups = made;
     if (rest) {
         memset(rest, 0, 144);
         *(int *)rest = 1;
-        *(unsigned *)((char *)rest + 96) = have - min;
+        *(unsigned *)((char *)rest + 96) = have - made * min;
     }
     return CUDA_SUCCESS;
 }

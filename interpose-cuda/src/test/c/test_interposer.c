@@ -1593,18 +1593,18 @@ static void narrow_run(const char *green, const char *stream, uint32_t reserve, 
 }
 
 /* 132 - 100: a green context of 32 */
-static void test_narrow(void) { narrow_run("FAKECUDA_GREEN=1", "new", 100, 0, "of 32 multiprocessors (asked 32 after the first 0)"); }
+static void test_narrow(void) { narrow_run("FAKECUDA_GREEN=1", "new", 100, 0, "of 32 multiprocessors (group 0 of 1 made, 32 asked)"); }
 static void test_narrow_default_stream(void)
 {
-    narrow_run("FAKECUDA_GREEN=1", "default", 100, 0, "of 32 multiprocessors (asked 32 after the first 0)");
+    narrow_run("FAKECUDA_GREEN=1", "default", 100, 0, "of 32 multiprocessors (group 0 of 1 made, 32 asked)");
 }
 static void test_narrow_unavailable(void) { narrow_run("FAKECUDA_GREEN=0", "new", 100, 0, ""); }
 /* the second of two best-effort processes, nothing reserved: the second half, 64 after 64; with
  * 36 reserved: (132 - 36) / 2 = 48, after the first 48 */
 static void test_narrow_part(void)
 {
-    narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 16 | 2u, "of 64 multiprocessors (asked 64 after the first 64)");
-    narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 16 | 2u, "of 48 multiprocessors (asked 48 after the first 48)");
+    narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 16 | 2u, "of 64 multiprocessors (group 1 of 2 made, 64 asked)");
+    narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 16 | 2u, "of 48 multiprocessors (group 1 of 2 made, 48 asked)");
 }
 
 /* XQ_NARROW=0 asks without "narrow"; an answer saying "narrow" to a question without it is not taken. */

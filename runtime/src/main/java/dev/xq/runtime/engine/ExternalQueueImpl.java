@@ -455,7 +455,8 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** The limits in force now. Caller holds this. */
     private QueueConfig limitsLocked() {
-        return !contended || spaceOnly ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0)
+        // narrowed, what it launches runs beside the preferred queues, not before them: no bound
+        return !contended || spaceOnly || narrowed ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0)
                 : topWindow > 0 && config.windowMicros() > 0 && config.windowMicros() < topWindow
                         ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(topWindow)
                         : config;

@@ -34,8 +34,8 @@ public interface QueueEvents {
     /**
      * How many multiprocessors a queue narrowed instead of held leaves to the queues preferred over
      * it (a higher priority hint) on its device: the widest of their recent launches, rounded up to
-     * 8 (the partition step of green contexts on Hopper), at least 8; half the device for a queue
-     * whose width is not known (the node's own).
+     * 8 (the partition step of green contexts on Hopper), at least 8 and at most half the device;
+     * half the device for a queue whose width is not known (the node's own).
      *
      * @return the reserve, or -1 when no queue on the device is preferred over {@code queue}
      */

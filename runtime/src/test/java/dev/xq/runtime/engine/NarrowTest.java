@@ -134,6 +134,8 @@ class NarrowTest {
         qs.changed();
         assertTrue(eventually(() -> train.reserve() == 24), "narrowed to leave serve its 21 SMs, rounded up to 24: " + train.reserves);
         assertFalse(train.holding(), "narrowed, not held: " + train.held);
+        assertEquals(dev.xq.api.QueueConfig.MAX_THRESHOLD, train.config.threshold(), "no in-flight bound while narrowed");
+        assertEquals(0, train.config.windowMicros());
         XQueueStatus st = core.find(qt.handle()).orElseThrow().status();
         assertEquals(QueueState.READY, st.state(), "it runs on");
         assertFalse(st.suspendedByScheduler());
@@ -145,6 +147,20 @@ class NarrowTest {
         assertTrue(eventually(() -> train.reserve() == 0), "the whole device again while serve is idle: " + train.reserves);
         assertEquals(100, core.find(qt.handle()).orElseThrow().status().smSharePercent());
         assertFalse(train.holding());
+        assertEquals(core.defaults().threshold(), train.config.threshold(), "bounded again on the whole device beside serve");
+    }
+
+    @Test
+    void aTenantThatFillsTheDeviceIsLeftHalfOfIt() throws Exception {
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner graph = new SpaceOwner(false, 132);
+        ExternalQueue qt = open("train", 11, 1, train);
+        ExternalQueue qg = open("graph", 12, 2, graph);
+        train.counters = busy(200_000);
+        qt.changed();
+        graph.counters = busy(800_000);
+        qg.changed();
+        assertTrue(eventually(() -> train.reserve() == 64), "at most half of 132, in 8s: " + train.reserves);
     }
 
     @Test
