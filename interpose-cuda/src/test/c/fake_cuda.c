@@ -19,7 +19,7 @@
  * 1; 0: unsupported), and the PCI ones (domain 50, bus 33, device 34): device d is at
  * 0000:(0x10 + d):00.0, or at the d-th entry of FAKECUDA_PCI (comma-separated DOMAIN:BUS:DEVICE in
  * hex, e.g. 0000:3b:00; what a container showing only some GPUs would see). FAKECUDA_EVENTS=0 makes cuEventRecord fail (CUDA_ERROR_NOT_SUPPORTED).
- * Devices have FAKECUDA_SMS multiprocessors (default 132) of 2048 threads; green contexts (cuGreenCtxCreate)
+ * Devices have FAKECUDA_SMS multiprocessors (default 132) of FAKECUDA_TPS threads (default 2048); green contexts (cuGreenCtxCreate)
  * can be made unless FAKECUDA_GREEN=0, and count the kernels launched into their streams.
  * cuEventElapsedTime: an event's time is when its stream completed the work recorded before it
  * (or the record, if later); FAKECUDA_TIMING=0 makes it fail (CUDA_ERROR_NOT_SUPPORTED).
@@ -102,7 +102,7 @@ static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
 static int g_memops = 1, g_events = 1; /* FAKECUDA_MEMOPS, FAKECUDA_EVENTS */
 static unsigned long long g_waits; /* stream waits queued (xq_fake_waits) */
 static unsigned long long g_green_launches; /* kernels launched into green streams (xq_fake_green_launches) */
-static int g_green = 1, g_sms = 132; /* FAKECUDA_GREEN=0: green contexts cannot be made; FAKECUDA_SMS */
+static int g_green = 1, g_sms = 132, g_tps = 2048; /* FAKECUDA_GREEN=0: no green contexts; FAKECUDA_SMS, FAKECUDA_TPS */
 static int g_timing = 1;               /* FAKECUDA_TIMING=0: cuEventElapsedTime fails (not supported) */
 static long g_call_us;                 /* FAKECUDA_CALL_US: how long each enqueueing call takes its caller */
 
@@ -837,7 +837,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
         return CUDA_SUCCESS;
     }
     if (attr == 16 || attr == 39) { /* MULTIPROCESSOR_COUNT, MAX_THREADS_PER_MULTIPROCESSOR */
-        *v = attr == 16 ? g_sms : 2048;
+        *v = attr == 16 ? g_sms : g_tps;
         return CUDA_SUCCESS;
     }
     if (attr != 92 && attr != 93 && attr != 122) /* CAN_USE_STREAM_MEM_OPS_V1, ..._64_BIT_..._V1, ..._64_BIT_... */
@@ -1121,5 +1121,8 @@ __attribute__((constructor)) static void fake_init(void)
     g_green = !(gr && !strcmp(gr, "0"));
     if (sm && atoi(sm) > 0)
         g_sms = atoi(sm);
+    const char *tp = getenv("FAKECUDA_TPS");
+    if (tp && atoi(tp) > 0)
+        g_tps = atoi(tp);
     pthread_atfork(NULL, NULL, fake_atfork_child);
 }

@@ -1546,14 +1546,16 @@ static void test_space_not_asked(void)
  * stay right (--check: copies, increments and spins in stream order), the log counts them, and
  * the stream's width (multiprocessors its launches could fill) and the device's count reach the
  * node. With green contexts unavailable it says so once and runs on the whole device. */
-static void narrow_run(const char *green, const char *stream, uint32_t reserve, uint32_t part, const char *made)
+static void narrow_block(const char *green, const char *stream, uint32_t reserve, uint32_t part, const char *made,
+                         const char *block)
 {
     tn_start(SOCK, 16);
     tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
     tn_defaults(1, 0, 0, 0); /* held until the reserve is set */
     app a;
-    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", green, NULL},
-          (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "300", "--stream", stream, "--check", NULL});
+    /* blocks of 1024 threads on multiprocessors of 64: each kernel could fill 16, more than a small one */
+    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", "FAKECUDA_TPS=64", green, NULL},
+          (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "300", "--stream", stream, "--block", block, "--check", NULL});
     int slot = stream_slot(0, 0, NULL, 0);
     xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
     CHECK(s, "no STREAM");
@@ -1580,8 +1582,11 @@ static void narrow_run(const char *green, const char *stream, uint32_t reserve, 
     while (p && p > err && p[-1] != ':') p--;
     if (p) n = strtoull(p + 1, NULL, 10);
     uint32_t w = LD(&s->width);
-    CHECK(w >> 16 == 132 && (w & 0xffff) >= 1, "width word %#x (want 132 multiprocessors, a width of 1 or more)", w);
-    if (!strcmp(green, "FAKECUDA_GREEN=0")) {
+    unsigned want_w = (unsigned)((atoi(block) + 63) / 64);
+    CHECK(w >> 16 == 132 && (w & 0xffff) == want_w, "width word %#x (want 132 multiprocessors, a width of %u)", w, want_w);
+    if (want_w <= 8) { /* small kernels stay on the application's stream */
+        CHECK(n == 0, "%llu launches narrowed, want 0: stderr: %s", n, err);
+    } else if (!strcmp(green, "FAKECUDA_GREEN=0")) {
         CHECK(n == 0 && strstr(err, "narrowing launches stops for this process: cuGreenCtxCreate failed"),
               "%llu narrowed; stderr: %s", n, err);
     } else {
@@ -1592,6 +1597,11 @@ static void narrow_run(const char *green, const char *stream, uint32_t reserve, 
     }
 }
 
+static void narrow_run(const char *green, const char *stream, uint32_t reserve, uint32_t part, const char *made)
+{
+    narrow_block(green, stream, reserve, part, made, "1024");
+}
+
 /* 132 - 100: a green context of 32 */
 static void test_narrow(void) { narrow_run("FAKECUDA_GREEN=1", "new", 100, 0, "of 32 multiprocessors (group 0 of 1 made, 32 asked)"); }
 static void test_narrow_default_stream(void)
@@ -1599,6 +1609,8 @@ static void test_narrow_default_stream(void)
     narrow_run("FAKECUDA_GREEN=1", "default", 100, 0, "of 32 multiprocessors (group 0 of 1 made, 32 asked)");
 }
 static void test_narrow_unavailable(void) { narrow_run("FAKECUDA_GREEN=0", "new", 100, 0, ""); }
+/* kernels of 512 threads on multiprocessors of 64 could fill 8: small, never narrowed */
+static void test_narrow_small(void) { narrow_block("FAKECUDA_GREEN=1", "new", 100, 0, "", "512"); }
 /* the second of two best-effort processes, nothing reserved: the second half, 64 after 64; with
  * 36 reserved: (132 - 36) / 2 = 48, after the first 48 */
 static void test_narrow_part(void)
@@ -1684,6 +1696,7 @@ static const struct {
     {"narrow_default_stream", test_narrow_default_stream},
     {"narrow_unavailable", test_narrow_unavailable},
     {"narrow_part", test_narrow_part},
+    {"narrow_small", test_narrow_small},
     {"narrow_not_asked", test_narrow_not_asked},
     {"visible_devices_uuid", test_visible_devices_uuid},
     {"pci_unknown", test_pci_unknown},

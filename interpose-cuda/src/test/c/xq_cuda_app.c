@@ -81,7 +81,8 @@ static struct {
     long linger_ms;
     const char *attr; /* NULL | same | alternate | other */
     int latencies;    /* --latencies: every task's latency in the JSON line too */
-} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0};
+    unsigned block;   /* threads per block of every kernel (--block; default 1) */
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 
 static CUfunction f_spin, f_inc, f_fail;
@@ -177,9 +178,10 @@ static void setup(void)
 
 static CUresult launch_smem(CUfunction f, CUstream s, void **params, unsigned gx, unsigned smem)
 {
+    unsigned bx = O.block ? O.block : 1;
     if (!O.ex)
-        return A.launch(f, gx, 1, 1, 1, 1, 1, smem, s, params, NULL);
-    CUlaunchConfig c = {gx, 1, 1, 1, 1, 1, smem, s, NULL, 0};
+        return A.launch(f, gx, 1, 1, bx, 1, 1, smem, s, params, NULL);
+    CUlaunchConfig c = {gx, 1, 1, bx, 1, 1, smem, s, NULL, 0};
     return A.launch_ex(&c, f, params, NULL);
 }
 static CUresult launch_grid(CUfunction f, CUstream s, void **params, unsigned gx)
@@ -306,7 +308,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P]\n"
                     "  [--long-every N --long-us T]\n"
-                    "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check]\n"
+                    "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check] [--block THREADS]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
                     "  [--attr same|alternate|other (with --via procaddress)] [--latencies]\n");
     exit(2);
@@ -324,6 +326,8 @@ int main(int argc, char **argv)
             O.seconds = atof(v);
         else if (OPT("--kernels"))
             O.kernels = atoi(v);
+        else if (OPT("--block"))
+            O.block = (unsigned)atoi(v);
         else if (OPT("--us"))
             O.us = (unsigned)atol(v);
         else if (OPT("--long-every"))
