@@ -353,13 +353,18 @@ public final class ExternalQueueImpl implements NodeQueue {
         int r = suspend || longCommands() ? events.reserveFor(this) : 0;
         if (suspend && r < 0) {
             synchronized (this) {
-                if (narrowed) { // from narrowed to held: give the device back first
-                    narrowed = false;
-                    reserve = 0;
-                    applyNarrowLocked();
+                if (!narrowed || closed) {
+                    return false; // a hold as any queue's
                 }
+                // from narrowed to held (nothing preferred is left, yet the policy holds it): the
+                // whole device back, then the hold
+                narrowed = false;
+                reserve = 0;
+                applyNarrowLocked();
+                applyLocked();
             }
-            return false;
+            fireStateChange();
+            return true;
         }
         r = Math.max(0, r);
         synchronized (this) {

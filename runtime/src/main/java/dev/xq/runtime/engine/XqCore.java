@@ -624,8 +624,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     /** How long a best-effort process keeps its part after its queues were last busy. */
     static final long PART_LINGER_NANOS = 500_000_000L;
 
-    /** When each narrowable process last had a busy queue (deciding thread only). */
-    private final Map<Long, Long> lastBusy = new HashMap<>();
+    /** When each narrowable process last had a busy queue (the deciding thread; concurrent for a decider the watchdog replaced) */
+    private final Map<Long, Long> lastBusy = new java.util.concurrent.ConcurrentHashMap<>();
 
     @Override
     public int reserveFor(NodeQueue queue) {
