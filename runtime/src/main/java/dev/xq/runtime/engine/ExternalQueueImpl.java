@@ -173,21 +173,19 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** @return the multiprocessors the queue's recent launches could fill, 0 when not known */
     public int widthSms() {
-        if (control instanceof ExternalQueueShare share) {
-            try {
-                return Math.max(0, share.widthSms());
-            } catch (RuntimeException e) {
-                return 0;
-            }
-        }
-        return 0;
+        return shareCount(ExternalQueueShare::widthSms);
     }
 
     /** @return the multiprocessors of the queue's device, 0 when not known */
     public int deviceSms() {
+        return shareCount(ExternalQueueShare::deviceSms);
+    }
+
+    /** A count the owner's process tells, 0 when it tells none or fails to. */
+    private int shareCount(java.util.function.ToIntFunction<ExternalQueueShare> what) {
         if (control instanceof ExternalQueueShare share) {
             try {
-                return Math.max(0, share.deviceSms());
+                return Math.max(0, what.applyAsInt(share));
             } catch (RuntimeException e) {
                 return 0;
             }

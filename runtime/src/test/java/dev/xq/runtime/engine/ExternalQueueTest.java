@@ -66,7 +66,7 @@ class ExternalQueueTest {
         return new ExternalCounters(pending, inFlight, 10, 9, 0, 9_000_000, 1_000_000, System.nanoTime());
     }
 
-    private static boolean eventually(java.util.function.BooleanSupplier c) throws InterruptedException {
+    static boolean eventually(java.util.function.BooleanSupplier c) throws InterruptedException {
         long until = System.nanoTime() + 5_000_000_000L;
         while (!c.getAsBoolean()) {
             if (System.nanoTime() > until) {

@@ -107,14 +107,19 @@ class NarrowTest {
     }
 
     private static boolean eventually(BooleanSupplier c) throws InterruptedException {
-        long until = System.nanoTime() + 5_000_000_000L;
-        while (!c.getAsBoolean()) {
-            if (System.nanoTime() > until) {
-                return false;
-            }
-            Thread.sleep(1);
-        }
-        return true;
+        return ExternalQueueTest.eventually(c);
+    }
+
+    /** Opens a best-effort and a preferred queue and gives both work: {best-effort, preferred}. */
+    private ExternalQueue[] busyPair(String be, SpaceOwner beOwner, long beEstimate, String lc, SpaceOwner lcOwner, int lcPriority,
+                                     long lcEstimate) {
+        ExternalQueue b = open(be, 11, 1, beOwner);
+        ExternalQueue l = open(lc, 12, lcPriority, lcOwner);
+        beOwner.counters = busy(beEstimate);
+        b.changed();
+        lcOwner.counters = busy(lcEstimate);
+        l.changed();
+        return new ExternalQueue[] {b, l};
     }
 
     private ExternalQueue open(String name, long pid, int priority, ExternalQueueTest.Owner owner) {
@@ -126,12 +131,9 @@ class NarrowTest {
     void behindAPreferredQueueTheBestEffortOneIsNarrowedNotHeld() throws Exception {
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner serve = new SpaceOwner(false, 21);
-        ExternalQueue qt = open("train", 11, 1, train);
-        ExternalQueue qs = open("serve", 12, 2, serve);
-        train.counters = busy(200_000);
-        qt.changed();
-        serve.counters = busy(50_000);
-        qs.changed();
+        ExternalQueue[] q = busyPair("train", train, 200_000, "serve", serve, 2, 50_000);
+        ExternalQueue qt = q[0];
+        ExternalQueue qs = q[1];
         assertTrue(eventually(() -> train.reserve() == 24), "narrowed to leave serve its 21 SMs, rounded up to 24: " + train.reserves);
         assertFalse(train.holding(), "narrowed, not held: " + train.held);
         assertEquals(dev.xq.api.QueueConfig.MAX_THRESHOLD, train.config.threshold(), "no in-flight bound while narrowed");
@@ -154,12 +156,7 @@ class NarrowTest {
     void aTenantThatFillsTheDeviceIsLeftHalfOfIt() throws Exception {
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner graph = new SpaceOwner(false, 132);
-        ExternalQueue qt = open("train", 11, 1, train);
-        ExternalQueue qg = open("graph", 12, 2, graph);
-        train.counters = busy(200_000);
-        qt.changed();
-        graph.counters = busy(800_000);
-        qg.changed();
+        busyPair("train", train, 200_000, "graph", graph, 2, 800_000);
         assertTrue(eventually(() -> train.reserve() == 64), "at most half of 132, in 8s: " + train.reserves);
     }
 
@@ -167,12 +164,9 @@ class NarrowTest {
     void aQueueOfLongCommandsStaysNarrowedWhileAPreferredQueueIsOpen() throws Exception {
         SpaceOwner gemm = new SpaceOwner(true, 132);
         SpaceOwner serve = new SpaceOwner(false, 0); // no launches yet: the least reserve, 8
-        ExternalQueue qg = open("gemm", 11, 1, gemm);
-        ExternalQueue qs = open("serve", 12, 2, serve);
-        gemm.counters = busy(21_000_000);
-        qg.changed();
-        serve.counters = busy(50_000);
-        qs.changed();
+        ExternalQueue[] q = busyPair("gemm", gemm, 21_000_000, "serve", serve, 2, 50_000);
+        ExternalQueue qg = q[0];
+        ExternalQueue qs = q[1];
         assertTrue(eventually(() -> gemm.reserve() == 8), "narrowed: " + gemm.reserves);
         serve.width = 40;
         serve.counters = ExternalCounters.IDLE;
@@ -193,12 +187,9 @@ class NarrowTest {
     void anOperatorsSuspendStillHoldsANarrowedQueue() throws Exception {
         SpaceOwner train = new SpaceOwner(true, 64);
         SpaceOwner serve = new SpaceOwner(false, 30);
-        ExternalQueue qt = open("train", 11, 1, train);
-        ExternalQueue qs = open("serve", 12, 2, serve);
-        train.counters = busy(200_000);
-        qt.changed();
-        serve.counters = busy(50_000);
-        qs.changed();
+        ExternalQueue[] q = busyPair("train", train, 200_000, "serve", serve, 2, 50_000);
+        ExternalQueue qt = q[0];
+        ExternalQueue qs = q[1];
         assertTrue(eventually(() -> train.reserve() == 32), "narrowed: " + train.reserves);
         core.find(qt.handle()).orElseThrow().suspend();
         assertTrue(train.holding(), "held by the operator: " + train.held);
