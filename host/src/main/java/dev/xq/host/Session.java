@@ -687,8 +687,7 @@ final class Session {
         } catch (RuntimeException e) {
             server.log().error(who() + ": closing queue " + s.handle() + " failed", e);
         }
-        s.control().retire();
-        memory.guard(s.slot(), 0, 0); // a later stream in this slot starts unguarded
+        s.control().retire(); // clears what a later stream in this slot must not inherit
         streamCount.decrementAndGet();
         server.streamEnded(peer.uid());
     }

@@ -59,14 +59,14 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     }
 
     @Override
-    public void narrow(int reserveSms) {
+    public synchronized void narrow(int reserveSms) {
         if (narrows && !retired) {
             memory.reserve(slot, reserveSms);
         }
     }
 
     @Override
-    public void part(int index, int count) {
+    public synchronized void part(int index, int count) {
         if (narrows && !retired) {
             memory.part(slot, index, count);
         }
@@ -120,7 +120,7 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
      * the node holds the queue itself when the other queue arrives.
      */
     @Override
-    public void guard(long horizonNanos, long untilNanos) {
+    public synchronized void guard(long horizonNanos, long untilNanos) {
         if (!retired) {
             memory.guard(slot, horizonNanos, untilNanos);
         }
@@ -136,7 +136,16 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
         answered = true;
     }
 
-    void retire() {
+    /**
+     * No decision reaches the slot from now on, and the ones that would outlive the stream are
+     * cleared: a later stream in this slot starts unguarded, on the whole device. Under the lock of
+     * the writes: a guard the scheduler was writing for the closed queue as it closed landed after
+     * the clear, and was the next stream's (HostServerTest found the clear racing the close).
+     */
+    synchronized void retire() {
         retired = true;
+        memory.guard(slot, 0, 0);
+        memory.reserve(slot, 0);
+        memory.part(slot, 0, 1);
     }
 }

@@ -295,6 +295,14 @@ class SpaceTest {
                 () -> server.sessions().stream().map(Session.Info::space).toList().toString());
         b.schedule(false, System.nanoTime());
         assertEquals(0, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "the whole device again");
+        b.schedule(true, System.nanoTime());
+        assertEquals(24, be.slotInt(0, SharedMemory.S_RESERVE_SMS));
+        be.writeSlotInt(0, SharedMemory.S_PART, 1 << 16 | 2); // as a part given by the core
+        be.send("CLOSE 0");
+        ExternalQueueImpl again = queue(be.stream(0, 0, 0, 0, -5, "default"));
+        assertEquals(0, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "the next stream in the slot starts on the whole device");
+        assertEquals(1, be.slotInt(0, SharedMemory.S_PART), "and with all of it (part 0 of 1)");
+        assertTrue(again.narrows());
 
         TestClient bad = client();
         bad.send("SPACE 1 " + TestClient.PID + " app 1 wide");

@@ -192,6 +192,9 @@ final class TestClient implements AutoCloseable {
     long stream(int slot, int device, int prio, int least, int greatest, String label) throws IOException, TimeoutException {
         send("STREAM " + slot + " 7f00deadbeef " + device + " " + prio + " " + least + " " + greatest + " " + label);
         String q = readLine();
+        while (q != null && q.startsWith("GATE ")) { // a wake-up for an earlier stream (one closing opens its gate) may come first
+            q = readLine();
+        }
         String want = "Q " + slot + " ";
         if (q == null || !q.startsWith(want)) {
             throw new IOException("expected '" + want + "<handle>', got " + q);
