@@ -120,12 +120,15 @@ final class XschedApi {
      * others such as the simulated XPU), the device's index (the digits its id ends with) below.
      */
     static long device(String id, String platform) {
-        int type = DEVICE_TYPES.getOrDefault(platform.toLowerCase(Locale.ROOT), 0);
         int end = id.length();
         int start = end;
         while (start > 0 && id.charAt(start - 1) >= '0' && id.charAt(start - 1) <= '9' && end - start < 9) {
             start--;
         }
+        // a device no adapter of the node lists (a process's queue on cuda0 where the node runs no
+        // CUDA adapter) is typed by the name's letters, as the process host names it
+        String kind = platform.isEmpty() ? id.substring(0, start) : platform;
+        int type = DEVICE_TYPES.getOrDefault(kind.toLowerCase(Locale.ROOT), 0);
         long index = start == end ? 0 : Long.parseLong(id.substring(start, end));
         return ((long) type << 32) | index;
     }

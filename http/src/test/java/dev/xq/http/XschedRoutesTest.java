@@ -54,6 +54,15 @@ class XschedRoutesTest {
     }
 
     @Test
+    void aDeviceIsTypedAsXcliExpectsEvenWithoutAnAdapterListingIt() {
+        assertEquals(2L << 32 | 3, XschedApi.device("cuda3", "cuda"));
+        assertEquals(2L << 32 | 1, XschedApi.device("cuda1", ""), "a process's queue where no CUDA adapter runs");
+        assertEquals(2L << 32, XschedApi.device("hip0", ""));
+        assertEquals(0L << 32 | 2, XschedApi.device("sim2", ""), "the simulated XPU: unknown to XSched");
+        assertEquals(0L, XschedApi.device("x", ""));
+    }
+
+    @Test
     void xqueuesHasXschedsShapeWithUnsignedHandles() {
         ApiResponse r = call("GET", "/xqueues");
         assertEquals(200, r.status());
