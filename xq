@@ -100,7 +100,7 @@ usage: ./xq COMMAND
   node                          an XQ node with the interactive Gogo shell (xq:devices, xq:top, xq:policy ...)
   serve [--bundles DIR]         a node without a shell, until SIGTERM (for a service manager)
   test                          the whole test suite (JUnit + Pax Exam), as CI runs it
-  bench SCENARIO [--device sim|cuda] [--json FILE] [--plot DIR] [key=value ...]
+  bench SCENARIO [--device sim|cuda] [--json FILE] [--plot DIR] [--wide] [key=value ...]
                                 one scenario of the suite (xq:bench lists them)
   example [--device sim|cuda|hip] [--json FILE] [tasks=N size=N bgsize=N policies=native,hpf ...]
                                 the example host bundle (example-host/): a tiled matmul from Java on

@@ -28,7 +28,7 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
       [ -z "$s" ] && continue
       n=$((n+1))
       f="$out/$r-$b-$n-$(echo "$s" | cut -d' ' -f1).txt"
-      timeout "${TMO:-200}" ./xq bench $s > "$f" 2>&1
+      timeout "${TMO:-200}" ./xq bench $s --wide > "$f" 2>&1
       echo "rc=$?" >> "$f"
       echo "== round $r build $b: $s"; grep -E "goal|^ *(standalone|native|xq)|Lv[123]|gap|p99|decision" "$f" | head -20
     done

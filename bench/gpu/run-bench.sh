@@ -31,7 +31,7 @@ echo "${SCENARIOS:?set SCENARIOS to xq:bench command lines, one per line}" | whi
   timeout 280 /tmp/jre/bin/java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
     ${XQ_JAVA_OPTS--XX:+UseParallelGC -Xmn1g} $gclog $jfr \
     -Dxq.home="$kit" -Dxq.bundles="$kit/bundles" -jar "$kit/xq-node.jar" --bundles /tmp/xqhot \
-    run xq:bench $line --json "$res/$i-$name.json" > "$res/$i-$name.txt" 2>&1
+    run xq:bench $line --wide --json "$res/$i-$name.json" > "$res/$i-$name.txt" 2>&1
   echo "rc=$?" >> "$res/$i-$name.txt"
   grep -v '^  \[' "$res/$i-$name.txt" | tail -30
   if [ -n "$jfr" ] && [ -f "/tmp/xq-jfr/$i-$name.jfr" ]; then

@@ -58,13 +58,13 @@ public class BenchCommands {
     }
 
     /**
-     * xq:bench SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]. The
+     * xq:bench SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [--wide] [key=value ...]. The
      * words stay one variadic list: a scenario's key=value parameters are open-ended, and
      * {@link BenchArguments} parses them for {@code ./xq bench} too, with the same refusals.
      * @return the table of figures
      */
     @Descriptor("runs a scenario on every mode and prints its figures (xq:bench --help lists the scenarios)")
-    public String bench(@Descriptor("SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...], or --help [SCENARIO]")
+    public String bench(@Descriptor("SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [--wide] [key=value ...], or --help [SCENARIO]")
             String... args) throws Exception {
         BenchArguments a = BenchArguments.parseBench(List.of(args), Scenarios.params());
         if (a.help()) {
@@ -74,15 +74,15 @@ public class BenchCommands {
     }
 
     /**
-     * xq:demo [--json FILE] [--plot DIR] [seconds=N ...]
+     * xq:demo [--json FILE] [--plot DIR] [--wide] [seconds=N ...]
      * @return the table of figures with a line of explanation per mode
      */
     @Descriptor("runs the demo on the sim device: the same work under each mode, with a line of explanation per mode")
-    public String demo(@Descriptor("[--json FILE] [--plot DIR] [key=value ...], or --help") String... args) throws Exception {
+    public String demo(@Descriptor("[--json FILE] [--plot DIR] [--wide] [key=value ...], or --help") String... args) throws Exception {
         DemoScenario demo = new DemoScenario();
         BenchArguments a = BenchArguments.parseDemo(List.of(args), demo.params());
         if (a.help()) {
-            return "xq:demo [--json FILE] [--plot DIR] [key=value ...]\n" + BenchArguments.usage(demo.name(), demo.summary(), demo.params());
+            return "xq:demo [--json FILE] [--plot DIR] [--wide] [key=value ...]\n" + BenchArguments.usage(demo.name(), demo.summary(), demo.params());
         }
         if (!a.device().equals("sim")) {
             throw new UsageException("xq:demo runs on the sim device only; --device " + a.device() + " is not allowed");
@@ -93,7 +93,7 @@ public class BenchCommands {
     /** @return the usage of every scenario */
     static String usage() {
         List<String> lines = new ArrayList<>();
-        lines.add("xq:bench SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]");
+        lines.add("xq:bench SCENARIO [--device sim|cuda|hip] [--json FILE] [--plot DIR] [--wide] [key=value ...]");
         lines.add("scenarios and their parameters (key=default):");
         for (Scenario s : Scenarios.all()) {
             lines.add(BenchArguments.usage(s.name(), s.summary(), s.params()));
@@ -102,7 +102,7 @@ public class BenchCommands {
     }
 
     private static String usageOf(Scenario s) {
-        return "xq:bench " + s.name() + " [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]\n"
+        return "xq:bench " + s.name() + " [--device sim|cuda|hip] [--json FILE] [--plot DIR] [--wide] [key=value ...]\n"
                 + BenchArguments.usage(s.name(), s.summary(), s.params());
     }
 
@@ -121,7 +121,7 @@ public class BenchCommands {
             try (ScenarioContext ctx = ScenarioContext.open(xq, scheduler, bundles, out::println, a.device())) {
                 report = scenario.run(ctx, a.params());
             }
-            StringBuilder text = new StringBuilder(TextTable.render(report));
+            StringBuilder text = new StringBuilder(TextTable.render(report, a.wide()));
             if (json != null) {
                 Files.writeString(json, Json.write(report.toJsonObject()));
                 text.append("wrote ").append(json).append('\n');

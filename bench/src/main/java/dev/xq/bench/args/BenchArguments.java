@@ -8,7 +8,7 @@ import java.util.Map;
 
 /**
  * The parsed command line of {@code xq:bench} or {@code xq:demo}:
- * {@code [SCENARIO] [--device sim|cuda|hip] [--json FILE] [--plot DIR] [key=value ...]}.
+ * {@code [SCENARIO] [--device sim|cuda|hip] [--json FILE] [--plot DIR] [--wide] [key=value ...]}.
  *
  * @param scenario the scenario name ({@code demo} for the demo)
  * @param device {@code sim}, {@code cuda} or {@code hip}
@@ -16,7 +16,11 @@ import java.util.Map;
  * @param plotDir where to write PNG charts, or null
  * @param help whether only the usage was asked for
  */
-public record BenchArguments(String scenario, String device, Path json, Path plotDir, Params params, boolean help) {
+public record BenchArguments(String scenario, String device, Path json, Path plotDir, Params params, boolean help, boolean wide) {
+
+    public BenchArguments(String scenario, String device, Path json, Path plotDir, Params params, boolean help) {
+        this(scenario, device, json, plotDir, params, help, false);
+    }
 
     /** The device choices of {@code --device}. */
     public static final List<String> DEVICES = List.of("sim", "cuda", "hip");
@@ -61,8 +65,16 @@ public record BenchArguments(String scenario, String device, Path json, Path plo
         String device = null;
         Path json = null;
         Path plot = null;
+        boolean wide = false;
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
+            if (a.equals("--wide")) { // every figure in the table, not only the ones users compare
+                if (wide) {
+                    throw new UsageException("--wide is given twice");
+                }
+                wide = true;
+                continue;
+            }
             if (a.startsWith("--")) {
                 String opt = a;
                 String value;
@@ -103,7 +115,7 @@ public record BenchArguments(String scenario, String device, Path json, Path plo
                         }
                         plot = toPath(opt, value);
                     }
-                    default -> throw new UsageException("option " + opt + " is unknown; allowed: --device sim|cuda|hip, --json FILE, --plot DIR");
+                    default -> throw new UsageException("option " + opt + " is unknown; allowed: --device sim|cuda|hip, --json FILE, --plot DIR, --wide");
                 }
                 continue;
             }
@@ -131,7 +143,7 @@ public record BenchArguments(String scenario, String device, Path json, Path plo
         for (ParamSpec s : specs) {
             values.put(s.name(), given.getOrDefault(s.name(), s.defaultValue()));
         }
-        return new BenchArguments(scenario, device == null ? "sim" : device, json, plot, new Params(values), false);
+        return new BenchArguments(scenario, device == null ? "sim" : device, json, plot, new Params(values), false, wide);
     }
 
     private static Path toPath(String opt, String value) {

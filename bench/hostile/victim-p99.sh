@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Issue 41 ("trust"), its last goal: a victim tenant's P99 under the queue flood, the session hog,
+# the connection flood and the slow-body attack, each run as an ordinary local user; the node's
+# operator commands timed during each attack; nothing lost. Fake libcuda (no GPU needed).
+#
+#   sudo bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood hog connflood slowbody spin)
+#
+# Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
+# everything built (node/target/xq-node.jar, interpose-cuda/target/fakecuda). Starts its own node
+# (port 50100, socket under /tmp/xqvp/run, hot-deploy folder /tmp/xqvp/bundles with
+# socketGroup=xqt, otherwise default settings: the only way another local user reaches the process
+# socket at all) and stops it at the end. The victim (root, the node's user) is
+#   ./xq run --priority 2 -- xq-cuda-app --tasks 50 --kernels 4 --us 200 --period-ms 20 --latencies
+# run alternately with no attack and under attack (the attacker set up first, bench/hostile/attack.py
+# under setpriv as xqatk). Writes /tmp/xqvp/runs.tsv and prints the summary (bench/hostile/summary.py).
+set -u
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"; cd "$ROOT"
+PAIRS="${1:-5}"; shift || true
+ATTACKS="${*:-flood hog connflood slowbody spin}"
+B=/tmp/xqvp; PORT=50100; SOCK=$B/run/node.sock; F=$ROOT/interpose-cuda/target/fakecuda
+[ "$(id -u)" = 0 ] || { echo "victim-p99: needs root (setpriv, useradd)" >&2; exit 2; }
+getent group xqt >/dev/null || groupadd xqt
+id xqatk >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin -G xqt xqatk
+rm -rf $B; mkdir -p $B/bundles $B/log $B/a; chmod 755 $B; chmod 700 $B/bundles; chmod 777 $B/a
+printf 'socketGroup=xqt\n' > $B/bundles/dev.xq.host.cfg; chmod 600 $B/bundles/dev.xq.host.cfg
+cp bench/hostile/attack.py $B/attack.py; chmod 755 $B/attack.py
+JAVA="$(ls -d .jre/bin/java /usr/lib/jvm/temurin-25*/bin/java 2>/dev/null | head -1)"
+# what ./xq serve runs (on 2 CPUs), without its build step, with this node's socket and port
+"$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Dxq.home="$ROOT" \
+  -XX:+UseParallelGC -Xmn1g $([ "$(nproc)" -le 2 ] && echo -XX:TieredStopAtLevel=1) \
+  -Dxq.host.socket=$SOCK -Dxq.http.port=$PORT -jar node/target/xq-node.jar --bundles $B/bundles serve > $B/log/node.log 2>&1 &
+NODE=$!
+cleanup() { [ -n "${AP:-}" ] && kill "$AP" 2>/dev/null; kill -TERM $NODE 2>/dev/null; wait $NODE 2>/dev/null; }
+trap cleanup EXIT
+for i in $(seq 150); do [ -S $SOCK ] && curl -s -m1 -o /dev/null 127.0.0.1:$PORT/api/v1/queues && break; sleep 0.2; done
+cpu() { [ -r /proc/$1/stat ] && awk '{print $14+$15}' /proc/$1/stat || echo 0; }  # clock ticks
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+victim() {  # $1: a label; one JSON line to $B/v.json, rc to stdout
+  LD_LIBRARY_PATH=$F ./xq run --priority 2 --name victim --socket $SOCK -- $F/xq-cuda-app --tasks 50 --kernels 4 \
+    --us 200 --period-ms 20 --latencies > $B/v.json 2> $B/v.err
+  echo $?
+}
+ops() {  # the operator's commands, each timed: curl GET queues, curl GET policy, ./xq queues, ./xq policy
+  local t c1 c2 r1 r2
+  t=$(date +%s%N); c1=$(curl -s -m 10 -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/api/v1/queues); local a=$(ms $t)
+  t=$(date +%s%N); c2=$(curl -s -m 10 -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/api/v1/policy); local b=$(ms $t)
+  t=$(date +%s%N); timeout 15 ./xq queues --node 127.0.0.1:$PORT > /dev/null 2>&1; r1=$?; local c=$(ms $t)
+  t=$(date +%s%N); timeout 15 ./xq policy --node 127.0.0.1:$PORT > $B/policy.txt 2>&1; r2=$?; local d=$(ms $t)
+  echo "$a/$c1 $b/$c2 $c/$r1 $d/$r2 $(tr '\n' ' ' < $B/policy.txt | tr -s ' ' | sed 's/ /_/g')"
+}
+printf 'attack\tpair\tcond\trc\tvictim_json\tops(curl_queues_ms/http curl_policy_ms/http xq_queues_ms/rc xq_policy_ms/rc policy)\tattacker\n' > $B/runs.tsv
+victim >/dev/null  # warm-up, not counted
+for atk in $ATTACKS; do
+  case $atk in flood|hog) tgt=$SOCK ;; spin) tgt=- ;; *) tgt=$PORT ;; esac
+  for p in $(seq "$PAIRS"); do
+    sleep 1
+    n0=$(cpu $NODE); rc=$(victim); n1=$(cpu $NODE); o=$(ops)
+    printf '%s\t%s\tbase\t%s\t%s\t%s\tnode_cpu_ticks=%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" $((n1-n0)) >> $B/runs.tsv
+    rm -f $B/a/ready
+    setpriv --reuid=xqatk --regid=xqatk --groups=xqt /usr/bin/python3 $B/attack.py $atk $tgt $B/a/ready > $B/a/out 2>&1 &
+    AP=$!
+    for i in $(seq 300); do [ -f $B/a/ready ] && break; sleep 0.1; done
+    sleep 1
+    n0=$(cpu $NODE); a0=$(cpu $AP); rc=$(victim); n1=$(cpu $NODE); a1=$(cpu $AP); o=$(ops)
+    kill $AP; wait $AP 2>/dev/null; AP=
+    printf '%s\t%s\tattack\t%s\t%s\t%s\t%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" "node_cpu_ticks=$((n1-n0)) attacker_cpu_ticks=$((a1-a0)) set_up: $(cat $B/a/ready 2>/dev/null | tr -d '\n'); at_end: $(tail -1 $B/a/out)" >> $B/runs.tsv
+    echo "$atk pair $p done" >&2
+    # the node's sessions of the attacker gone before the next baseline
+    for i in $(seq 100); do curl -s -m2 127.0.0.1:$PORT/api/v1/queues | grep -q '"pid"' || break; sleep 0.1; done
+  done
+done
+python3 bench/hostile/summary.py $B/runs.tsv
