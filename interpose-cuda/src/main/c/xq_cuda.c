@@ -1726,8 +1726,11 @@ static int narrow_usable(void)
 static void narrow_off(const char *what, CUresult r)
 {
     ST(&g_narrow_state, -1);
-    if (!__atomic_fetch_add(&g_narrow_logged, 1, __ATOMIC_SEQ_CST))
+    if (!__atomic_fetch_add(&g_narrow_logged, 1, __ATOMIC_SEQ_CST)) {
         xlog(1, "xq: narrowing launches stops for this process: %s failed (CUDA error %d); it runs on the whole device", what, r);
+        /* the node holds it in time from now on, as a process that cannot be narrowed */
+        if (LD(&g_state) & 1) send_line("NARROW off");
+    }
 }
 
 #define GREEN_MAX 32

@@ -1589,6 +1589,7 @@ static void narrow_block(const char *green, const char *stream, uint32_t reserve
     } else if (!strcmp(green, "FAKECUDA_GREEN=0")) {
         CHECK(n == 0 && strstr(err, "narrowing launches stops for this process: cuGreenCtxCreate failed"),
               "%llu narrowed; stderr: %s", n, err);
+        CHECK(tn_find(0, -1, "NARROW off", 1.0) >= 0, "the node was not told that narrowing stopped");
     } else {
         /* per task: inc and 2 spins are kernels; the copies and the host function stay */
         CHECK(n == 9, "%llu launches narrowed, want 9; stderr: %s", n, err);

@@ -308,7 +308,8 @@ final class Session {
             case "WAKE" -> wake(f);
             case "CLOSE" -> close(f);
             case "LV3" -> lv3(f);
-            default -> refuse("unknown request '" + shorten(f[0]) + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3");
+            case "NARROW" -> narrowOff(f);
+            default -> refuse("unknown request '" + shorten(f[0]) + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3, NARROW");
         }
     }
 
@@ -663,6 +664,30 @@ final class Session {
     void sendInterrupt(boolean held, int slot) {
         if (interrupts && send((held ? "SUSPEND " : "RESUME ") + slot, true)) {
             lv3Asked.incrementAndGet();
+        }
+    }
+
+    /**
+     * {@code NARROW off}: the process's narrowing stopped (its driver failed to make a green
+     * context or a stream in one): its queues are held in time from now on, as a process's that
+     * cannot be narrowed (docs/processes.md, "Narrowing").
+     */
+    private void narrowOff(String[] f) {
+        if (f.length != 2 || !f[1].equals("off")) {
+            refuse("NARROW takes 1 field, off (NARROW off)");
+            return;
+        }
+        if (!narrowed) {
+            return; // never narrowed: nothing to stop
+        }
+        narrowed = false;
+        server.log().warn(who() + ": narrowing stopped in the process (see its stderr); its queues are held in time from now on");
+        for (int i = 0; i < streams.length(); i++) {
+            Stream st = streams.get(i);
+            if (st != null) {
+                st.queue().narrowingStopped(); // the slot's reserve cleared first, while the control still writes it
+                st.control().narrowingStopped();
+            }
         }
     }
 

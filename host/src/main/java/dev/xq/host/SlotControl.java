@@ -25,7 +25,7 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     private final int smShare;
     private final boolean heldInTime;
     private final long holdBehindMicros;
-    private final boolean narrows;
+    private volatile boolean narrows;
 
     /**
      * @param smShare the process's share of the device in space (100: all of it, or not an MPS client)
@@ -56,6 +56,11 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     @Override
     public boolean narrows() {
         return narrows;
+    }
+
+    /** The process said its narrowing stopped ({@code NARROW off}): held in time from now on. */
+    void narrowingStopped() {
+        narrows = false;
     }
 
     @Override

@@ -304,6 +304,23 @@ class SpaceTest {
         assertEquals(1, be.slotInt(0, SharedMemory.S_PART), "and with all of it (part 0 of 1)");
         assertTrue(again.narrows());
 
+        // the process's narrowing stopped (its driver failed to make a green context): held from now on
+        again.schedule(true, System.nanoTime());
+        assertEquals(24, be.slotInt(0, SharedMemory.S_RESERVE_SMS));
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE));
+        be.send("NARROW off");
+        Await.until(() -> be.slotInt(0, SharedMemory.S_GATE) == 1, () -> "not held after NARROW off");
+        assertEquals(0, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "its reserve cleared");
+        assertFalse(again.narrows());
+        again.schedule(false, System.nanoTime());
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE));
+        again.schedule(true, System.nanoTime());
+        assertEquals(1, be.slotInt(0, SharedMemory.S_GATE), "held, not narrowed, behind serve");
+        TestClient odd = client();
+        odd.hello("odd", "1", "cuda,mps");
+        odd.send("NARROW on");
+        HostServerTest.refusedWith(odd, "NARROW takes 1 field, off (NARROW off)");
+
         TestClient bad = client();
         bad.send("SPACE 1 " + TestClient.PID + " app 1 wide");
         HostServerTest.refusedWith(bad, "SPACE's fifth field 'wide' is not known; allowed: narrow");

@@ -15,6 +15,16 @@ public interface ExternalQueue extends AutoCloseable {
     /** Sets a hint as its owner wishes (e.g. a stream priority learnt later). */
     void hint(Hint hint);
 
+    /**
+     * The owner's process can no longer be narrowed ({@link ExternalQueueShare#narrows()} turned
+     * false, e.g. its driver failed to make a green context): the scheduler holds it from now on
+     * where it would have narrowed it, and a narrowing in force becomes a hold at once.
+     *
+     * @since 1.3
+     */
+    default void narrowingStopped() {
+    }
+
     /** The queue is gone (stream destroyed, process ended). Idempotent. */
     @Override
     void close();

@@ -62,7 +62,7 @@ public final class ExternalQueueImpl implements NodeQueue {
      * The owner can be narrowed instead of held ({@link ExternalQueueShare#narrows()}): behind a
      * preferred queue the scheduler's hold becomes a reserve left to it.
      */
-    private final boolean narrows;
+    private volatile boolean narrows;
     /** guarded by this: the scheduler's hold is a narrowing (its owner was given {@link #reserve}) */
     private boolean narrowed;
     /** guarded by this: the multiprocessors left to the preferred queues, as last given (0: none) */
@@ -136,6 +136,24 @@ public final class ExternalQueueImpl implements NodeQueue {
      * NVIDIA can cut a kernel).
      */
     static final long NARROW_LONG_NANOS = 1_000_000;
+
+    /** Its process can no longer be narrowed: held where it would be narrowed; a narrowing in force becomes a hold now. */
+    void narrowingStopped() {
+        synchronized (this) {
+            if (!narrows) {
+                return;
+            }
+            narrows = false;
+            if (!narrowed || closed) {
+                return;
+            }
+            narrowed = false;
+            reserve = 0;
+            applyNarrowLocked();
+            applyLocked(); // held: suspended by the scheduler, no longer narrowed
+        }
+        fireStateChange();
+    }
 
     /** @return whether the scheduler narrows this queue instead of holding it behind preferred queues */
     public boolean narrows() {
@@ -237,6 +255,11 @@ public final class ExternalQueueImpl implements NodeQueue {
             @Override
             public void close() {
                 ExternalQueueImpl.this.close();
+            }
+
+            @Override
+            public void narrowingStopped() {
+                ExternalQueueImpl.this.narrowingStopped();
             }
 
             @Override
