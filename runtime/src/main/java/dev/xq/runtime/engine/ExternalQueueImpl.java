@@ -63,6 +63,7 @@ public final class ExternalQueueImpl implements NodeQueue {
      * preferred queue the scheduler's hold becomes a reserve left to it.
      */
     private volatile boolean narrows;
+    private final boolean openedNarrowable;
     /** guarded by this: the scheduler's hold is a narrowing (its owner was given {@link #reserve}) */
     private boolean narrowed;
     /** guarded by this: the multiprocessors left to the preferred queues, as last given (0: none) */
@@ -83,6 +84,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         this.holdBehindNanos = !spaceOnly && control instanceof ExternalQueueShare share && smShare(share) < 100
                 ? Math.max(0, holdBehind(share)) * 1000 : -1;
         this.narrows = !spaceOnly && control instanceof ExternalQueueShare share && narrows(share, log);
+        this.openedNarrowable = narrows;
         for (Hint h : spec.hints()) {
             hints.put(h.getClass(), h);
         }
@@ -153,6 +155,11 @@ public final class ExternalQueueImpl implements NodeQueue {
             applyLocked(); // held: suspended by the scheduler, no longer narrowed
         }
         fireStateChange();
+    }
+
+    /** @return whether its process could be narrowed when the queue opened (the core counts such queues) */
+    boolean openedNarrowable() {
+        return openedNarrowable;
     }
 
     /** @return whether the scheduler narrows this queue instead of holding it behind preferred queues */

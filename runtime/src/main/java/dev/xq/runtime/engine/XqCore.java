@@ -268,7 +268,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     @Override
     public void closed(NodeQueue queue) {
-        queues.remove(queue.handle());
+        if (queues.remove(queue.handle()) != null && queue instanceof ExternalQueueImpl e && e.openedNarrowable()) {
+            narrowable.decrementAndGet();
+        }
         if (queue instanceof XQueueImpl q) {
             owners.remove(q);
         }
@@ -584,6 +586,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      */
     @Override
     public void decided(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
+        if (narrowable.get() == 0) {
+            lastBusy.clear();
+            return; // the usual node: no process to narrow, nothing to look at
+        }
         Map<String, java.util.TreeSet<Long>> active = null;
         List<ExternalQueueImpl> narrowing = null;
         long now = System.nanoTime();
@@ -620,6 +626,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             }
         }
     }
+
+    /** Open external queues whose process could be narrowed when they opened. */
+    private final java.util.concurrent.atomic.AtomicInteger narrowable = new java.util.concurrent.atomic.AtomicInteger();
 
     /** How long a best-effort process keeps its part after its queues were last busy. */
     static final long PART_LINGER_NANOS = 500_000_000L;
@@ -684,6 +693,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         QueueConfig cfg = spec.config() == null ? defaults : spec.config();
         long handle = handles.incrementAndGet();
         ExternalQueueImpl q = new ExternalQueueImpl(handle, spec, cfg, control, this, log);
+        if (q.openedNarrowable()) {
+            narrowable.incrementAndGet();
+        }
         q.start();
         queues.put(handle, q);
         recomputeContention(q);
