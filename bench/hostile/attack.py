@@ -6,6 +6,7 @@ writes READY_FILE (so the victim starts against a node that is already under att
   attack.py flood    SOCKET READY_FILE  sessions x 64 STREAM lines up to the user's caps
                                         (maxStreamsPerUser 4096: 64 x 64), held, and one session
                                         closed and reopened with its 64 streams every 100 ms
+  attack.py floodhold SOCKET READY_FILE the same sessions and streams, held, none reopened
   attack.py hog      SOCKET READY_FILE  connections without HELLO until the node refuses
                                         (maxSessionsPerUser), each reopened when the node closes it,
                                         one more tried every 100 ms
@@ -13,6 +14,7 @@ writes READY_FILE (so the victim starts against a node that is already under att
                                         POST whose body comes a byte every 0.5 s; reopened when closed
   attack.py slowbody PORT READY_FILE    400 POSTs of a declared 60,000-byte body, a byte every 5 s
                                         (issue 41 item 6); reopened when answered or closed
+  attack.py none     - READY_FILE     a control: nothing (the pair's noise, baseline against baseline)
   attack.py spin     - READY_FILE     a control, no attack on XQ: one busy loop (what any local
                                         user may do to a 2-CPU machine)
 Prints one line of counts on SIGTERM.
@@ -83,7 +85,7 @@ def drain(socks):
             count["closed_by_node"] += 1
             socks[socks.index(s)] = None
 
-if mode == "flood":
+if mode in ("flood", "floodhold"):
     socks = []
     for i in range(64):
         try:
@@ -93,6 +95,8 @@ if mode == "flood":
             socks.append(None)
     mark_ready()
     i = 0
+    while not stop and mode == "floodhold":
+        time.sleep(0.1)
     while not stop:
         time.sleep(0.1)
         drain(socks)
@@ -197,6 +201,10 @@ elif mode in ("connflood", "slowbody"):
                     pass
                 socks[k] = None
         time.sleep(max(0.0, min(every, 0.1) - (time.monotonic() - t0)))
+elif mode == "none":  # control: an A/A pair, nothing done
+    mark_ready()
+    while not stop:
+        time.sleep(0.1)
 elif mode == "spin":  # control: no attack on XQ, one CPU of this user's kept busy
     mark_ready()
     n = 0

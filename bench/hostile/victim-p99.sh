@@ -3,7 +3,11 @@
 # the connection flood and the slow-body attack, each run as an ordinary local user; the node's
 # operator commands timed during each attack; nothing lost. Fake libcuda (no GPU needed).
 #
-#   sudo bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood hog connflood slowbody spin)
+# Before each baseline the node is let settle (at most 5 ticks of CPU in a second, 30 s at most):
+# after the HTTP floods it kept both CPUs busy for seconds. Controls: none (baseline against
+# baseline: the noise) and spin (one CPU of the attacker's kept busy, no attack on XQ).
+#
+#   sudo bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
 # Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
 # everything built (node/target/xq-node.jar, interpose-cuda/target/fakecuda). Starts its own node
@@ -16,7 +20,7 @@
 set -u
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"; cd "$ROOT"
 PAIRS="${1:-5}"; shift || true
-ATTACKS="${*:-flood hog connflood slowbody spin}"
+ATTACKS="${*:-flood floodhold hog connflood slowbody none spin}"
 B=/tmp/xqvp; PORT=50100; SOCK=$B/run/node.sock; F=$ROOT/interpose-cuda/target/fakecuda
 [ "$(id -u)" = 0 ] || { echo "victim-p99: needs root (setpriv, useradd)" >&2; exit 2; }
 getent group xqt >/dev/null || groupadd xqt
@@ -34,6 +38,9 @@ cleanup() { [ -n "${AP:-}" ] && kill "$AP" 2>/dev/null; kill -TERM $NODE 2>/dev/
 trap cleanup EXIT
 for i in $(seq 150); do [ -S $SOCK ] && curl -s -m1 -o /dev/null 127.0.0.1:$PORT/api/v1/queues && break; sleep 0.2; done
 cpu() { [ -r /proc/$1/stat ] && awk '{print $14+$15}' /proc/$1/stat || echo 0; }  # clock ticks
+settle() {  # until the node used at most 5 ticks of CPU in a second (30 s at most): seconds waited
+  local i a b; for i in $(seq 30); do a=$(cpu $NODE); sleep 1; b=$(cpu $NODE); [ $((b-a)) -le 5 ] && break; done; echo $i
+}
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 victim() {  # $1: a label; one JSON line to $B/v.json, rc to stdout
   LD_LIBRARY_PATH=$F ./xq run --priority 2 --name victim --socket $SOCK -- $F/xq-cuda-app --tasks 50 --kernels 4 \
@@ -51,11 +58,11 @@ ops() {  # the operator's commands, each timed: curl GET queues, curl GET policy
 printf 'attack\tpair\tcond\trc\tvictim_json\tops(curl_queues_ms/http curl_policy_ms/http xq_queues_ms/rc xq_policy_ms/rc policy)\tattacker\n' > $B/runs.tsv
 victim >/dev/null  # warm-up, not counted
 for atk in $ATTACKS; do
-  case $atk in flood|hog) tgt=$SOCK ;; spin) tgt=- ;; *) tgt=$PORT ;; esac
+  case $atk in flood|floodhold|hog) tgt=$SOCK ;; spin|none) tgt=- ;; *) tgt=$PORT ;; esac
   for p in $(seq "$PAIRS"); do
-    sleep 1
+    st=$(settle)
     n0=$(cpu $NODE); rc=$(victim); n1=$(cpu $NODE); o=$(ops)
-    printf '%s\t%s\tbase\t%s\t%s\t%s\tnode_cpu_ticks=%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" $((n1-n0)) >> $B/runs.tsv
+    printf '%s\t%s\tbase\t%s\t%s\t%s\tnode_cpu_ticks=%s settled_after_s=%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" $((n1-n0)) $st >> $B/runs.tsv
     rm -f $B/a/ready
     setpriv --reuid=xqatk --regid=xqatk --groups=xqt /usr/bin/python3 $B/attack.py $atk $tgt $B/a/ready > $B/a/out 2>&1 &
     AP=$!
