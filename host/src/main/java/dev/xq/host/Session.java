@@ -662,8 +662,12 @@ final class Session {
 
     /** Never blocks: a lost SUSPEND leaves the stream at Lv1; a lost RESUME is made good by the process (open gate). */
     void sendInterrupt(boolean held, int slot) {
-        if (interrupts && send((held ? "SUSPEND " : "RESUME ") + slot, true)) {
-            lv3Asked.incrementAndGet();
+        if (!interrupts) {
+            return;
+        }
+        lv3Asked.incrementAndGet(); // counted before the line goes, as a GATE (sendGate)
+        if (!send((held ? "SUSPEND " : "RESUME ") + slot, true)) {
+            lv3Asked.decrementAndGet();
         }
     }
 
