@@ -230,6 +230,7 @@ class WatchdogRetryTest {
     void aRetriedBoundedPolicyDecidesOnlyOnTheSchedulersThreadUntilItsCleanPeriodIsOver() throws Exception {
         core.scheduler().deadline(20_000_000L);
         AtomicInteger real = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean left = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.atomic.AtomicReference<String> lastThread = new java.util.concurrent.atomic.AtomicReference<>("");
         core.scheduler().register("b", new Policy() {
             @Override
@@ -247,6 +248,7 @@ class WatchdogRetryTest {
                     while (!Thread.currentThread().isInterrupted()) {
                         Thread.onSpinWait();
                     }
+                    left.set(true);
                     return;
                 }
                 new SchedulerTest.Highest().schedule(view, actions);
@@ -257,9 +259,12 @@ class WatchdogRetryTest {
         lo.submit(Command.spin(10));
         core.selectPolicy("b"); // its first real decision is the loop's: it overruns there
         eventually(() -> core.stats().watchdogTrips() == 1, "trip");
-        // the one overrun this test is about happened: from here a thread stalled by a loaded
-        // machine (two busy loops on two CPUs) must not trip the retried policy again, which would
-        // set it aside with a back-off the test's clock never reaches (seen: "not within 30 s: retried")
+        // The retry comes when the back-off is over on the test's clock and the thread taken away
+        // has left the policy; one still inside puts it off by another back-off, which this clock
+        // never reaches. On a loaded machine (two busy loops on two CPUs) that thread left after
+        // the check ("not within 30 s: retried"): wait for it first. And from here a thread stalled
+        // by such a machine must not trip the retried policy again: a deadline out of its reach.
+        eventually(left::get, "the decision taken away left the policy");
         core.scheduler().deadline(10_000_000_000L);
         clock.addAndGet(S);
         eventually(() -> "b".equals(core.activePolicy()), "retried");
