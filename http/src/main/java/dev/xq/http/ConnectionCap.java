@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 import org.apache.felix.http.jetty.ConnectorFactory;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
@@ -68,11 +69,23 @@ final class ConnectionCap implements ConnectorFactory {
         return new Carrier(server, network);
     }
 
-    /** The limit, saying in the log when it is reached (rarely: at most once a minute, with a count). */
-    private final class Limit extends NetworkConnectionLimit {
+    /**
+     * The limit, saying in the log when it is reached (rarely: at most once a minute, with a count).
+     *
+     * <p>Jetty's limit is reached when accepted connections are counted, before their endpoints
+     * exist, and it shortens the idle timeout only of the endpoints connected by then: in a burst
+     * of accepts, the last ones (often all of them) kept the connector's timeout, and once served
+     * and idle they held their places for its 30 s while clients waited (HostileIT d05 in CI, 28
+     * Nov). So the limit is also a listener of the connections the connectors open: one opened
+     * while limiting gets the short timeout too. The flag is raised before Jetty walks the
+     * connected endpoints, and an endpoint is connected before its connection is opened, so each
+     * one is reached by the walk, by the listener, or by both.
+     */
+    private final class Limit extends NetworkConnectionLimit implements Connection.Listener {
         private final String where;
         private long lastSaid = Long.MIN_VALUE;
         private int reachedSince;
+        private volatile boolean limiting;
 
         Limit(List<ServerConnector> connectors) {
             super(max, connectors.toArray(Connector[]::new));
@@ -81,7 +94,21 @@ final class ConnectionCap implements ConnectorFactory {
         }
 
         @Override
+        public void onOpened(Connection connection) {
+            if (limiting) {
+                connection.getEndPoint().setIdleTimeout(IDLE_AT_LIMIT_MS);
+            }
+        }
+
+        @Override
+        protected void unlimit() {
+            limiting = false;
+            super.unlimit();
+        }
+
+        @Override
         protected void limit() {
+            limiting = true;
             super.limit();
             reachedSince++;
             long now = nanoTime.getAsLong();
@@ -125,6 +152,7 @@ final class ConnectionCap implements ConnectorFactory {
             l.start();
             for (ServerConnector c : network) {
                 c.getSelectorManager().addEventListener(l);
+                c.addEventListener(l); // read as each connection is made: its connections tell the limit they opened
             }
             limit = l;
             log.info("HTTP API: at most " + max + " connections at once on " + l.where + " (PID " + HttpConfig.PID + ", maxConnections)");
@@ -139,6 +167,7 @@ final class ConnectionCap implements ConnectorFactory {
             }
             for (ServerConnector c : network) {
                 c.getSelectorManager().removeEventListener(l);
+                c.removeEventListener(l);
             }
             l.stop();
             for (ServerConnector c : network) {

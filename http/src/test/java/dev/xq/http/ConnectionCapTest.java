@@ -170,6 +170,33 @@ class ConnectionCapTest {
         }
     }
 
+    /**
+     * The CI failure of 28 Nov (HostileIT d05): connections accepted in one burst reach the cap
+     * while Jetty's limit counts them as pending, before their endpoints exist, so the short idle
+     * timeout it puts on the connected ones missed them: served and then idle, they held their
+     * places for the connector's 30 s and the clients waiting behind them were not served.
+     */
+    @Test
+    void connectionsAcceptedInOneBurstAtTheCapAreClosedWhenIdleAndTheWaitingOnesAreServed() throws Exception {
+        int port = start();
+        capped(4);
+        List<Socket> burst = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            burst.add(request(port)); // all at once: the acceptor takes 4 before any is served
+        }
+        long t0 = System.nanoTime();
+        int served = 0;
+        for (Socket s : burst) {
+            if (status(s, (int) Math.max(1, 9_000 - (System.nanoTime() - t0) / 1_000_000)) == 200) {
+                served++;
+            }
+        }
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        // the three rounds of 4 each wait for the round before to idle out (1 s); one caught mid-accept may be closed
+        assertTrue(served >= burst.size() - 1, served + " of " + burst.size() + " burst connections served within " + ms
+                + " ms (idle ones at the cap are closed after " + ConnectionCap.IDLE_AT_LIMIT_MS + " ms)");
+    }
+
     @Test
     void theCarrierListensNowhereAndNamesTheLimitedConnectorsAddress() throws Exception {
         int port = start();
