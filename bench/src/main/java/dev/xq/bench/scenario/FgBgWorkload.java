@@ -20,23 +20,23 @@ import java.util.Locale;
  * tenant issuing the same tasks back to back. Shared by {@code fixed-priority}, {@code hot-swap}
  * and the demo.
  */
-final class FgBgWorkload {
+public final class FgBgWorkload {
 
-    static final String FG = "fg";
-    static final String BG = "bg";
+    public static final String FG = "fg";
+    public static final String BG = "bg";
     static final int FG_PRIORITY = 2;
     static final int BG_PRIORITY = 1;
     /** Stream priorities for {@code prio} mode: higher is more urgent; the driver maps them to its range. */
-    static final int FG_STREAM_PRIORITY = Hint.MAX_PRIORITY;
-    static final int BG_STREAM_PRIORITY = 0;
+    public static final int FG_STREAM_PRIORITY = Hint.MAX_PRIORITY;
+    public static final int BG_STREAM_PRIORITY = 0;
 
-    final TaskShape shape;
+    public final TaskShape shape;
     final double load;
     /** Median task time of fg alone, ns. */
-    final long standaloneNanos;
-    final long periodNanos;
+    public final long standaloneNanos;
+    public final long periodNanos;
     /** What calibration submitted. */
-    final Counts calibrationCounts;
+    public final Counts calibrationCounts;
 
     private FgBgWorkload(TaskShape shape, double load, long standaloneNanos, Counts calibrationCounts) {
         this.shape = shape;
@@ -55,7 +55,7 @@ final class FgBgWorkload {
      * after their first launch inside the engine (decision and bookkeeping), 40-50 us once
      * compiled (issue 13). @return what the warm-up submitted (every command ended)
      */
-    static Counts warmUp(ScenarioContext ctx, TaskShape shape, double load, double seconds, Mode xq) throws Exception {
+    public static Counts warmUp(ScenarioContext ctx, TaskShape shape, double load, double seconds, Mode xq) throws Exception {
         Counts total = new Counts(0, 0, 0, 0);
         if (seconds <= 0) {
             return total;
@@ -81,7 +81,7 @@ final class FgBgWorkload {
      * Measures fg's standalone task time (fg alone, no scheduler, unthrottled), task after task,
      * and derives the release period for {@code load}.
      */
-    static FgBgWorkload calibrate(ScenarioContext ctx, TaskShape shape, double load, int tasks) throws Exception {
+    public static FgBgWorkload calibrate(ScenarioContext ctx, TaskShape shape, double load, int tasks) throws Exception {
         ModeRun run = new ModeRun(ctx, Mode.standalone().labelled("calibration"));
         XQueue q = run.queue("calibrate", FG, FG_STREAM_PRIORITY);
         double[] ms = closedLoop(run, q, shape, tasks + 1);
@@ -117,7 +117,7 @@ final class FgBgWorkload {
      * Opens fg (and bg unless {@code fgOnly}) for {@code mode} and adds their streams to {@code run}.
      * @param extraFg more hints for fg (e.g. a deadline), after its priority
      */
-    void addTenants(ModeRun run, boolean fgOnly, List<Hint> extraFg, List<Hint> extraBg) {
+    public void addTenants(ModeRun run, boolean fgOnly, List<Hint> extraFg, List<Hint> extraBg) {
         List<Hint> fgHints = new ArrayList<>(List.of(new Hint.Priority(FG_PRIORITY)));
         fgHints.addAll(extraFg);
         XQueue fg = run.queue(FG, FG, FG_STREAM_PRIORITY, fgHints.toArray(Hint[]::new));
@@ -134,7 +134,7 @@ final class FgBgWorkload {
      * The fixed-priority figures of one run within [from, to): fg latency percentiles, fg P99
      * over the standalone task time, bg throughput.
      */
-    ModeResult figures(ModeRun run, long from, long to) {
+    public ModeResult figures(ModeRun run, long from, long to) {
         ModeResult m = new ModeResult(run.mode().label());
         TaskStream fg = stream(run, FG);
         TaskStream bg = stream(run, BG);
@@ -201,7 +201,7 @@ final class FgBgWorkload {
         }
     }
 
-    static TaskStream stream(ModeRun run, String tenant) {
+    public static TaskStream stream(ModeRun run, String tenant) {
         for (TaskStream s : run.streams()) {
             if (s.tenant().equals(tenant)) {
                 return s;
@@ -211,7 +211,7 @@ final class FgBgWorkload {
     }
 
     /** @return the warm-up left out of a run of {@code seconds} */
-    static long warmupNanos(double seconds) {
+    public static long warmupNanos(double seconds) {
         return (long) (Math.min(1.0, seconds * 0.1) * 1e9);
     }
 }

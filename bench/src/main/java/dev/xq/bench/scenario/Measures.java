@@ -8,13 +8,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Figures computed from task records within a measurement window [from, to). */
-final class Measures {
+public final class Measures {
 
     private Measures() {
     }
 
     /** @return latencies in ms of the tasks released in [from, to) that completed */
-    static double[] latencyMillis(List<TaskRecord> tasks, long from, long to) {
+    public static double[] latencyMillis(List<TaskRecord> tasks, long from, long to) {
         List<Double> out = new ArrayList<>();
         for (TaskRecord t : tasks) {
             if (t.releaseNanos() >= from && t.releaseNanos() < to) {
@@ -248,7 +248,7 @@ final class Measures {
     }
 
     /** @return tasks per second that completed within [from, to) */
-    static double tasksPerSecond(List<TaskRecord> tasks, long from, long to) {
+    public static double tasksPerSecond(List<TaskRecord> tasks, long from, long to) {
         long n = 0;
         for (TaskRecord t : tasks) {
             long end = t.endNanos();
@@ -260,7 +260,7 @@ final class Measures {
     }
 
     /** @return the [start, end] spans of every completed command of the tasks, tagged with {@code tenant} */
-    static List<Interval> intervals(List<TaskRecord> tasks, String tenant) {
+    public static List<Interval> intervals(List<TaskRecord> tasks, String tenant) {
         List<Interval> out = new ArrayList<>();
         for (TaskRecord t : tasks) {
             for (Submission s : t.commands()) {
@@ -274,12 +274,12 @@ final class Measures {
     }
 
     /** @return a ratio, NaN when the divisor is not a positive number */
-    static double ratio(double a, double b) {
+    public static double ratio(double a, double b) {
         return b > 0 ? a / b : Double.NaN;
     }
 
     /** @return {@code v} rounded to 3 decimals, for tables and JSON that people read */
-    static double round(double v) {
+    public static double round(double v) {
         return Double.isNaN(v) || Double.isInfinite(v) ? v : Math.round(v * 1000.0) / 1000.0;
     }
 
@@ -287,7 +287,7 @@ final class Measures {
      * How long a parked thread takes to run after another thread unparks it, {@code samples}
      * times, sorted. The scheduler's loop is woken this way for every event.
      */
-    static long[] osWakeLatencyNanos(int samples) throws InterruptedException {
+    public static long[] osWakeLatencyNanos(int samples) throws InterruptedException {
         long[] lat = new long[samples];
         java.util.concurrent.atomic.AtomicLong posted = new java.util.concurrent.atomic.AtomicLong();
         java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();

@@ -12,7 +12,7 @@ import org.osgi.service.cm.ConfigurationAdmin;
  * Knobs of a policy set through Config Admin for one run; closing puts back what was there
  * before (or deletes the configuration if there was none).
  */
-final class PolicySettings implements AutoCloseable {
+public final class PolicySettings implements AutoCloseable {
 
     private final Configuration configuration;
     private final Dictionary<String, Object> previous;
@@ -26,7 +26,7 @@ final class PolicySettings implements AutoCloseable {
      * Sets {@code values} on {@code pid}, keeping its other properties.
      * @throws IllegalStateException if Config Admin is missing
      */
-    static PolicySettings apply(ScenarioContext ctx, String pid, Map<String, Object> values) throws Exception {
+    public static PolicySettings apply(ScenarioContext ctx, String pid, Map<String, Object> values) throws Exception {
         ServiceReference<ConfigurationAdmin> ref;
         try {
             ref = ctx.bundles().getServiceReference(ConfigurationAdmin.class);

@@ -11,13 +11,13 @@ import java.util.List;
  * The {@code level}, {@code threshold}, {@code batch} and {@code window} overrides of the XQ
  * mode's queue configuration; a value of 0 (-1 for window) keeps the node's default.
  */
-final class QueueSettings {
+public final class QueueSettings {
 
     private QueueSettings() {
     }
 
     /** @return the four override parameters with the given defaults (0 / -1 = the node's default) */
-    static List<ParamSpec> params(long level, long threshold, long batch, long window) {
+    public static List<ParamSpec> params(long level, long threshold, long batch, long window) {
         List<ParamSpec> out = new ArrayList<>();
         out.add(ParamSpec.integer("level", level, 0, 3, "XQ mode: preemption level wish, 0 = node default"));
         out.add(ParamSpec.integer("threshold", threshold, 0, QueueConfig.MAX_THRESHOLD, "XQ mode: most commands in flight, 0 = node default"));
@@ -35,7 +35,7 @@ final class QueueSettings {
      * @return the node's defaults with the overrides applied, or null when none is given
      * @throws IllegalArgumentException if batch exceeds threshold (naming both)
      */
-    static QueueConfig config(QueueConfig nodeDefaults, Params p) {
+    public static QueueConfig config(QueueConfig nodeDefaults, Params p) {
         if (allDefault(p)) {
             return null;
         }
@@ -60,7 +60,7 @@ final class QueueSettings {
     }
 
     /** @return a short description for tables, e.g. {@code Lv3 thr 8/4 window 1000us} */
-    static String describe(QueueConfig c) {
+    public static String describe(QueueConfig c) {
         if (c == null) {
             return "node defaults";
         }

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.inprocess;
 
 import dev.xq.api.DriverInfo;
 import dev.xq.api.Hint;
@@ -7,6 +7,12 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskRecord;
 import dev.xq.bench.workload.TaskShape;
@@ -23,7 +29,7 @@ import org.osgi.framework.ServiceReference;
  * The fixed-priority workload while the node changes under it: select edf, update the
  * fixed-priority policy bundle in place, select hpf again. Nothing may be lost.
  */
-final class HotSwapScenario implements Scenario {
+public final class HotSwapScenario implements Scenario {
 
     static final String POLICY_BUNDLE = "dev.xq.policy.fixedpriority";
 

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.Command;
 import dev.xq.api.DeviceInfo;
@@ -8,6 +8,13 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
+import dev.xq.bench.scenario.SimDevice;
 import dev.xq.bench.stats.Interval;
 import dev.xq.bench.stats.Intervals;
 import dev.xq.bench.workload.TaskShape;
@@ -25,7 +32,7 @@ import java.util.TreeMap;
  * A's many waiting one-engine tasks, so B rarely finds three free engines. DRF equalises the
  * dominant shares: A 6 tasks, B 2 tasks (engines are the dominant resource of both), 1/2 each.
  */
-final class DrfFloodScenario implements Scenario {
+public final class DrfFloodScenario implements Scenario {
 
     private static final long GB = 1L << 30;
 

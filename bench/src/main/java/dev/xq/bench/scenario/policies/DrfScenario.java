@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.Command;
 import dev.xq.api.DeviceInfo;
@@ -8,6 +8,13 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
+import dev.xq.bench.scenario.SimDevice;
 import dev.xq.bench.stats.Interval;
 import dev.xq.bench.stats.Intervals;
 import dev.xq.bench.workload.TaskShape;
@@ -21,7 +28,7 @@ import java.util.TreeMap;
  * The DRF paper's §4.1 example on a sim device of 9 engines and 18 GB: tenant A's tasks need
  * &lt;1 engine, 4 GB&gt;, B's &lt;3 engines, 1 GB&gt;; DRF should settle at 3 A and 2 B tasks.
  */
-final class DrfScenario implements Scenario {
+public final class DrfScenario implements Scenario {
 
     private static final long GB = 1L << 30;
 

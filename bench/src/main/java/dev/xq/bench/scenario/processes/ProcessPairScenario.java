@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.processes;
 
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueStatus;
@@ -6,6 +6,11 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.PolicySettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,11 +29,11 @@ import java.util.Map;
  * {@code process-pair}: the interposer's test program on the fake libcuda, whose processes share
  * one simulated GPU through a lock file; runs anywhere gcc built interpose-cuda.
  */
-final class ProcessPairScenario implements Scenario {
+public final class ProcessPairScenario implements Scenario {
 
     private final boolean torch;
 
-    ProcessPairScenario(boolean torch) {
+    public ProcessPairScenario(boolean torch) {
         this.torch = torch;
     }
 

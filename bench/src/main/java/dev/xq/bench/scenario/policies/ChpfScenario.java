@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
@@ -6,6 +6,12 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
 import java.io.IOException;
@@ -26,7 +32,7 @@ import java.util.concurrent.TimeUnit;
  * under {@code chpf} the nice values decide and fg goes first. The workload is
  * {@code fixed-priority}'s: fg periodic at a share of its standalone throughput, bg back to back.
  */
-final class ChpfScenario implements Scenario {
+public final class ChpfScenario implements Scenario {
 
     @Override
     public String name() {

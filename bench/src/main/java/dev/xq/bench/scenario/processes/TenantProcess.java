@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.processes;
 
 import java.io.BufferedReader;
 import java.io.IOException;

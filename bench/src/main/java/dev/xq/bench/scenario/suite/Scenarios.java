@@ -1,6 +1,25 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.suite;
 
 import dev.xq.bench.args.ParamSpec;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.inprocess.Example3Scenario;
+import dev.xq.bench.scenario.inprocess.FixedPriorityScenario;
+import dev.xq.bench.scenario.inprocess.HotSwapScenario;
+import dev.xq.bench.scenario.inprocess.OverheadScenario;
+import dev.xq.bench.scenario.inprocess.PreemptionLatencyScenario;
+import dev.xq.bench.scenario.inprocess.ScaleScenario;
+import dev.xq.bench.scenario.policies.AgingScenario;
+import dev.xq.bench.scenario.policies.AwfScenario;
+import dev.xq.bench.scenario.policies.BandwidthScenario;
+import dev.xq.bench.scenario.policies.CfsScenario;
+import dev.xq.bench.scenario.policies.ChpfScenario;
+import dev.xq.bench.scenario.policies.DrfFloodScenario;
+import dev.xq.bench.scenario.policies.DrfScenario;
+import dev.xq.bench.scenario.policies.EdfScenario;
+import dev.xq.bench.scenario.policies.HhpfScenario;
+import dev.xq.bench.scenario.policies.MlfqScenario;
+import dev.xq.bench.scenario.processes.MixScenario;
+import dev.xq.bench.scenario.processes.ProcessPairScenario;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.Hint;
 import dev.xq.api.Submission;
@@ -7,6 +7,13 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.PolicySettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.LogNormalArrivals;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskRecord;
@@ -26,7 +33,7 @@ import java.util.concurrent.locks.LockSupport;
  * finish within slo x its standalone time. Each request gets a queue of its own from its
  * client's pool, so its Deadline hint describes exactly that request.
  */
-final class EdfScenario implements Scenario {
+public final class EdfScenario implements Scenario {
 
     static final String KEDF_PID = "dev.xq.policy.kedf";
     static final String EDF_PID = "dev.xq.policy.edf";

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.inprocess;
 
 import dev.xq.api.Hint;
 import dev.xq.api.PreemptionLevel;
@@ -8,6 +8,12 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
@@ -16,7 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** The cost of XQ for one tenant alone: its task time through XQ against the closest thing to the HAL used directly. */
-final class OverheadScenario implements Scenario {
+public final class OverheadScenario implements Scenario {
 
     @Override
     public String name() {

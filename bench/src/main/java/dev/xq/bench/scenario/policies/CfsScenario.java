@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
@@ -6,6 +6,12 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.workload.TaskShape;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,7 +24,7 @@ import java.util.Locale;
  * under {@code cfs} each should get device time in proportion to its weight; native gives each
  * about a third.
  */
-final class CfsScenario implements Scenario {
+public final class CfsScenario implements Scenario {
 
     private static final String[] TENANTS = {"a", "b", "c"};
 

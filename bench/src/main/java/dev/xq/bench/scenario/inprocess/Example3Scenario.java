@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.inprocess;
 
 import dev.xq.api.Hint;
 import dev.xq.api.QueueConfig;
@@ -7,6 +7,13 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.QueueSettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
@@ -15,7 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** XSched's intra-process example: two tenants of long tasks with random pauses, priorities 2 and 1. */
-final class Example3Scenario implements Scenario {
+public final class Example3Scenario implements Scenario {
 
     @Override
     public String name() {

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.inprocess;
 
 import dev.xq.api.Command;
 import dev.xq.api.CommandResult;
@@ -12,6 +12,12 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.QueueSettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
@@ -25,7 +31,7 @@ import java.util.concurrent.TimeoutException;
  * Fig. 11a: how long a short high-priority command waits for a background tenant that keeps
  * the device busy with spin-T commands, at each preemption level.
  */
-final class PreemptionLatencyScenario implements Scenario {
+public final class PreemptionLatencyScenario implements Scenario {
 
     @Override
     public String name() {

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.DeviceInfo;
 import dev.xq.api.Hint;
@@ -7,6 +7,13 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
+import dev.xq.bench.scenario.SimDevice;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
@@ -28,7 +35,7 @@ import java.util.List;
  * (docs/performance.md, "hhpf"), which measures the host, not the order the policy decides.
  * {@code a_window=-1} runs A with the node's default.
  */
-final class HhpfScenario implements Scenario {
+public final class HhpfScenario implements Scenario {
 
     private static final String A0 = "a0";
     private static final String A1 = "a1";

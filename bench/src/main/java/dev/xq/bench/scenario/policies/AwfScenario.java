@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
@@ -6,6 +6,13 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.PolicySettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskRecord;
 import dev.xq.bench.workload.TaskShape;
@@ -33,7 +40,7 @@ import java.util.Map;
  * Figures: the active window's and the other window's task latency over the standalone task time,
  * the first task of the newly active tenant after each switch, bg's throughput against native.
  */
-final class AwfScenario implements Scenario {
+public final class AwfScenario implements Scenario {
 
     private static final String W1 = "w1";
     private static final String W2 = "w2";

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.CommandResult;
 import dev.xq.api.Hint;
@@ -8,6 +8,12 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.workload.TaskRecord;
 import dev.xq.bench.workload.TaskShape;
 import dev.xq.bench.workload.TaskStream;
@@ -16,7 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Fig. 9 bottom: two tenants back to back under a weighted time partition (policy bandwidth). */
-final class BandwidthScenario implements Scenario {
+public final class BandwidthScenario implements Scenario {
 
     @Override
     public String name() {

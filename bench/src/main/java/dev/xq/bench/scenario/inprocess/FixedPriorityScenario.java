@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.inprocess;
 
 import dev.xq.api.QueueConfig;
 import dev.xq.api.XQueue;
@@ -6,13 +6,20 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.QueueSettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.workload.TaskShape;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /** XSched §7.2 / Fig. 9: a periodic foreground tenant over a back-to-back background tenant, policy hpf. */
-final class FixedPriorityScenario implements Scenario {
+public final class FixedPriorityScenario implements Scenario {
 
     @Override
     public String name() {

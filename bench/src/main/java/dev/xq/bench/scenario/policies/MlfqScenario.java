@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
@@ -6,6 +6,13 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.PolicySettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskRecord;
 import dev.xq.bench.workload.TaskShape;
@@ -23,7 +30,7 @@ import java.util.Map;
  * standalone tail (it uses less than the top level's slice per boost period, so it stays on
  * top while batch sinks) and batch should keep most of its throughput.
  */
-final class MlfqScenario implements Scenario {
+public final class MlfqScenario implements Scenario {
 
     private static final String SHORT = "short";
     private static final String BATCH = "batch";

@@ -1,10 +1,14 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.processes;
 
 import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.args.UsageException;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.PolicySettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -34,7 +38,7 @@ import java.util.Map;
  * P99 (and not above native's where native is within that too), every BE tenant keeps 0.9 of its
  * native rate, results are the same in every mode, and every tenant of every mode reported.
  */
-final class MixScenario implements Scenario {
+public final class MixScenario implements Scenario {
 
     /** LC's bound on P99 under xq, as a multiple of its standalone P99. */
     static final double LC_BOUND = 1.10;

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.policies;
 
 import dev.xq.api.Hint;
 import dev.xq.api.XQueue;
@@ -6,6 +6,14 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.FgBgWorkload;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.PolicySettings;
+import dev.xq.bench.scenario.QueueSettings;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskRecord;
 import dev.xq.bench.workload.TaskShape;
@@ -14,7 +22,7 @@ import java.time.Duration;
 import java.util.List;
 
 /** A high-priority tenant that never pauses and a low-priority one waiting: hpf starves lp, hpf-aging must not. */
-final class AgingScenario implements Scenario {
+public final class AgingScenario implements Scenario {
 
     @Override
     public String name() {

@@ -1,4 +1,4 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.inprocess;
 
 import dev.xq.api.Command;
 import dev.xq.api.CommandResult;
@@ -9,6 +9,12 @@ import dev.xq.bench.args.ParamSpec;
 import dev.xq.bench.args.Params;
 import dev.xq.bench.report.ModeResult;
 import dev.xq.bench.report.ScenarioReport;
+import dev.xq.bench.scenario.Measures;
+import dev.xq.bench.scenario.Mode;
+import dev.xq.bench.scenario.ModeRun;
+import dev.xq.bench.scenario.Scenario;
+import dev.xq.bench.scenario.ScenarioContext;
+import dev.xq.bench.scenario.SimDevice;
 import dev.xq.bench.stats.Percentiles;
 import dev.xq.bench.workload.TaskRecord;
 import java.lang.management.ManagementFactory;
@@ -17,7 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Many queues at once: 1,000 XQueues with 100 zero-length commands each. */
-final class ScaleScenario implements Scenario {
+public final class ScaleScenario implements Scenario {
 
     @Override
     public String name() {

@@ -1,5 +1,6 @@
-package dev.xq.bench.scenario;
+package dev.xq.bench.scenario.processes;
 
+import dev.xq.bench.scenario.ScenarioContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
