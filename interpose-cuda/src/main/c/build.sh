@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds the interposers: OUT/libxq-cuda.so and OUT/libxq-hip.so.   Usage: build.sh OUT   (CC overrides gcc)
+# Builds the interposers: OUT/libxq-cuda.so (cuda_*.c) and OUT/libxq-hip.so (hip_*.c).   Usage: build.sh OUT   (CC overrides gcc)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: build.sh OUTPUT_DIR}
@@ -10,7 +10,7 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 fi
 mkdir -p "$out"
 "$cc" -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -pthread -fvisibility=hidden \
-  -o "$out/libxq-cuda.so.tmp" "$here/xq_cuda.c" -ldl
+  -o "$out/libxq-cuda.so.tmp" "$here"/cuda_*.c -ldl
 mv -f "$out/libxq-cuda.so.tmp" "$out/libxq-cuda.so"
 "$cc" -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -pthread -fvisibility=hidden \
   -o "$out/libxq-hip.so.tmp" "$here/xq_hip.c" -ldl

@@ -29,6 +29,8 @@
 #include "xq_shm.h"
 #include "xq_wire.h"
 
+int xq_log_level = 1; /* XQ_LOG (xq_wire.h) */
+
 #define XQ_EXPORT __attribute__((visibility("default")))
 #define RING 64                /* events per stream; when full the newest covers more */
 #define WAIT_NS 100000000L     /* a held thread looks again after 100 ms at most */
@@ -1523,7 +1525,7 @@ static void atfork_child(void)
 __attribute__((constructor)) static void xq_hip_init(void)
 {
     const char *v = getenv("XQ_LOG");
-    if (v && *v >= '0' && *v <= '9') g_log = atoi(v);
+    if (v && *v >= '0' && *v <= '9') xq_log_level = atoi(v);
     pthread_key_create(&g_ptds_key, ptds_thread_exit);
     pthread_atfork(NULL, NULL, atfork_child);
 }

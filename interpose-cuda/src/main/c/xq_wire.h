@@ -2,7 +2,8 @@
  * What both interposers (libxq-cuda.so, libxq-hip.so) say to the node and how they find it:
  * the log line, the clock, the socket path, the process's name and priority, one protocol line
  * read with a time limit, and registration (HELLO, the shared memory, MAPPED). Specification:
- * docs/processes.md. Static functions, included once by each library.
+ * docs/processes.md. Static functions, included by the translation units of each library; each
+ * library defines xq_log_level once.
  */
 #ifndef XQ_WIRE_H
 #define XQ_WIRE_H
@@ -26,11 +27,11 @@
 
 #include "xq_shm.h"
 
-static int g_log = 1; /* XQ_LOG */
+extern int xq_log_level __attribute__((visibility("hidden"))); /* XQ_LOG; 1 unless set */
 
 __attribute__((format(printf, 2, 3), unused)) static void xlog(int level, const char *fmt, ...)
 {
-    if (g_log < level) return;
+    if (xq_log_level < level) return;
     char buf[600];
     va_list ap;
     va_start(ap, fmt);
@@ -92,7 +93,7 @@ __attribute__((unused)) static int xw_beat_stale(xw_beat *b, uint32_t gen)
 }
 
 /* Protocol names: [A-Za-z0-9._:/+-], anything else becomes '_'. */
-static void xw_clean(char *out, size_t cap, const char *raw)
+__attribute__((unused)) static void xw_clean(char *out, size_t cap, const char *raw)
 {
     size_t i = 0;
     for (; raw[i] && i < cap - 1; i++) {
@@ -105,7 +106,7 @@ static void xw_clean(char *out, size_t cap, const char *raw)
 
 /* XQ_SOCKET, XQ_NAME, XQ_PRIORITY (docs/processes.md): the socket path, the name (cleaned) and
  * the priority field of HELLO ("-" when none or when XQ_PRIORITY is not allowed, said once). */
-static void xw_env(char *path, size_t path_cap, char *name, size_t name_cap, char *prio, size_t prio_cap)
+__attribute__((unused)) static void xw_env(char *path, size_t path_cap, char *name, size_t name_cap, char *prio, size_t prio_cap)
 {
     const char *v = getenv("XQ_SOCKET");
     if (v && *v) snprintf(path, path_cap, "%s", v);
@@ -137,7 +138,7 @@ static void xw_env(char *path, size_t path_cap, char *name, size_t name_cap, cha
 }
 
 /* Reads one line (without '\n') within ms milliseconds. */
-static int xw_read_line(int fd, char *buf, size_t cap, int ms)
+__attribute__((unused)) static int xw_read_line(int fd, char *buf, size_t cap, int ms)
 {
     size_t n = 0;
     uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
@@ -169,11 +170,11 @@ typedef struct xw_session {
 
 /* Whether the last xw_connect refused the node: the caller then says nothing more (the refusal
  * was said once, and "no node" would be wrong). */
-static int xw_refused;
+__attribute__((unused)) static int xw_refused;
 
 /* A refusal: said once per process (the reader asks again every second, and each child of a
  * fork asks for itself); -1. */
-__attribute__((format(printf, 4, 5))) static int xw_refuse(const char *path, char *why, size_t whylen, const char *fmt, ...)
+__attribute__((format(printf, 4, 5), unused)) static int xw_refuse(const char *path, char *why, size_t whylen, const char *fmt, ...)
 {
     static pid_t said;
     va_list ap;
@@ -189,7 +190,7 @@ __attribute__((format(printf, 4, 5))) static int xw_refuse(const char *path, cha
 }
 
 /* Whether this process belongs to group g (effective or supplementary). */
-static int xw_in_group(gid_t g)
+__attribute__((unused)) static int xw_in_group(gid_t g)
 {
     if (getegid() == g) return 1;
     gid_t l[256];
@@ -206,7 +207,7 @@ static int xw_in_group(gid_t g)
  * is a socket of that same owner (not a link to elsewhere), and the process at the other end, as
  * the kernel tells it, runs as that owner (the check that holds even if the path changed in
  * between). docs/processes.md, "Who the node is". */
-static int xw_connect(const char *path, char *why, size_t whylen)
+__attribute__((unused)) static int xw_connect(const char *path, char *why, size_t whylen)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     xw_refused = 0;
@@ -263,7 +264,7 @@ static int xw_connect(const char *path, char *why, size_t whylen)
 
 /* Connects to path, says HELLO (caps: "" or " <capability,...>", appended to the line), maps
  * the shared memory and says MAPPED. 1 on success, else 0 and why. */
-static int xw_attach(const char *path, const char *name, const char *prio, const char *caps, xw_session *out,
+__attribute__((unused)) static int xw_attach(const char *path, const char *name, const char *prio, const char *caps, xw_session *out,
                      char *why, size_t whylen)
 {
     int fd = xw_connect(path, why, whylen);

@@ -1,0 +1,308 @@
+/*
+ * cuda_defer.c: deferred launches (XQ_DEFER): a launch the gate refuses is copied into its stream's
+ * host queue and made later, in order, by whichever thread may (drain); flush_all waits for them.
+ */
+#include "cuda_int.h"
+
+uint32_t xqc_deferred;        /* launches deferred, all streams (the trampolines read it) */
+uint32_t xqc_legacy_deferred; /* of which on a legacy default stream */
+uint64_t xqc_deferred_total, xqc_flush_waits; /* for XQ_LOG=2 */
+static uint32_t g_dq_word;  /* futex: bumped when deferred launches were made */
+uint32_t xqc_dq_waiters;    /* threads waiting on it */
+int xqc_defer;                /* XQ_DEFER=1: defer (until measured on a GPU, launches are held by default) */
+finfo xqc_fcache[FCACHE];
+pthread_mutex_t xqc_fc_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static finfo *finfo_get(void *key, int create)
+{
+    uintptr_t x = (uintptr_t)key;
+    unsigned i = (unsigned)((x >> 4) ^ (x >> 17)) % FCACHE;
+    for (unsigned n = 0; n < FCACHE; n++, i = (i + 1) % FCACHE) {
+        finfo *e = &xqc_fcache[i];
+        if (e->key == key) return e;
+        if (!e->key) {
+            if (!create) return NULL;
+            e->key = key, e->np = -2; /* -2: layout not asked yet */
+            return e;
+        }
+    }
+    return NULL; /* full: what is not known is not deferred */
+}
+
+void xqc_known_ok(void *key)
+{
+    if (!key) return;
+    pthread_mutex_lock(&xqc_fc_mu);
+    finfo *e = finfo_get(key, 1);
+    if (e) e->ok = 1;
+    pthread_mutex_unlock(&xqc_fc_mu);
+}
+
+/* The parameter layout of f, asked of the driver once (in the caller's context, as it launches). */
+static int layout(finfo *e, void *f)
+{
+    if (e->np != -2) return e->np >= 0;
+    CUresult (*q)(void *, size_t, size_t *, size_t *) = NULL;
+    size_t o, z;
+    CUresult r;
+    if (xqc_cu.FuncGetParamInfo && ((r = xqc_cu.FuncGetParamInfo(f, 0, &o, &z)) == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE))
+        q = xqc_cu.FuncGetParamInfo;
+    else if (xqc_cu.KernelGetParamInfo &&
+             ((r = xqc_cu.KernelGetParamInfo(f, 0, &o, &z)) == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE))
+        q = xqc_cu.KernelGetParamInfo;
+    e->np = -1;
+    if (!q) return 0;
+    uint32_t off[512], sz[512], total = 0;
+    int n = 0;
+    for (; n < 512; n++) {
+        r = q(f, (size_t)n, &o, &z);
+        if (r == CUDA_ERROR_INVALID_VALUE) break;
+        if (r != CUDA_SUCCESS || o + z > 32768) return 0;
+        off[n] = (uint32_t)o, sz[n] = (uint32_t)z;
+        if (o + z > total) total = (uint32_t)(o + z);
+    }
+    if (n == 512) return 0;
+    e->off = n ? malloc(n * sizeof *off) : NULL;
+    e->sz = n ? malloc(n * sizeof *sz) : NULL;
+    if (n && (!e->off || !e->sz)) return free(e->off), free(e->sz), e->off = e->sz = NULL, 0;
+    if (n) memcpy(e->off, off, n * sizeof *off), memcpy(e->sz, sz, n * sizeof *sz);
+    e->total = total;
+    e->np = n;
+    return 1;
+}
+
+/* A deferred kernel launch with its parameters copied (the driver copies them at the call too,
+ * so the caller may reuse them when we return), or NULL: not deferred. */
+static dop *dop_kernel(void *f, void **params, void **extra, size_t attrs)
+{
+    if (!f || (extra && extra[0] != XQ_LAUNCH_PARAM_END)) return NULL;
+    pthread_mutex_lock(&xqc_fc_mu);
+    finfo *e = finfo_get(f, 0);
+    int np = -1;
+    uint32_t total = 0, *off = NULL, *sz = NULL;
+    if (e && e->ok && layout(e, f)) np = e->np, total = e->total, off = e->off, sz = e->sz;
+    pthread_mutex_unlock(&xqc_fc_mu);
+    if (np < 0 || (np && !params)) return NULL;
+    size_t ptrs = (size_t)np * sizeof(void *), vals = (total + 15) & ~(size_t)15;
+    dop *op = malloc(sizeof *op + attrs + ptrs + vals);
+    if (!op) return NULL;
+    op->params = np ? (void **)(op->blob + attrs) : NULL;
+    unsigned char *v = op->blob + attrs + ptrs;
+    for (int i = 0; i < np; i++) {
+        memcpy(v + off[i], params[i], sz[i]);
+        op->params[i] = v + off[i];
+    }
+    return op;
+}
+
+static dop *dop_plain(void)
+{
+    dop *op = malloc(sizeof *op);
+    if (op) op->params = NULL;
+    return op;
+}
+
+dop *xqc_build_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                         unsigned shmem, CUstream h, void **params, void **extra)
+{
+    dop *op = dop_kernel(f, params, extra, 0);
+    if (op) op->kind = D_KERNEL, op->a.k = (typeof(op->a.k)){f, {gx, gy, gz}, {bx, by, bz}, shmem, h};
+    return op;
+}
+
+dop *xqc_build_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    if (!c || (c->numAttrs && !c->attrs) || c->numAttrs > 64) return NULL;
+    size_t attrs = (size_t)c->numAttrs * XQ_LAUNCH_ATTR_SIZE;
+    dop *op = dop_kernel(f, params, extra, attrs);
+    if (!op) return NULL;
+    op->kind = D_KERNEL_EX, op->a.kx.cfg = *c, op->a.kx.f = f;
+    if (attrs) memcpy(op->blob, c->attrs, attrs), op->a.kx.cfg.attrs = (CUlaunchAttribute *)op->blob;
+    return op;
+}
+
+dop *xqc_build_graph(CUgraphExec g, CUstream h)
+{
+    pthread_mutex_lock(&xqc_fc_mu);
+    finfo *e = finfo_get(g, 0);
+    int ok = e && e->ok;
+    pthread_mutex_unlock(&xqc_fc_mu);
+    dop *op = ok ? dop_plain() : NULL;
+    if (op) op->kind = D_GRAPH, op->a.gr.g = g, op->a.gr.h = h;
+    return op;
+}
+
+dop *xqc_build_set(int kind, CUdeviceptr d, unsigned v, size_t n, CUstream h)
+{
+    dop *op = dop_plain();
+    if (op) op->kind = kind, op->a.set.d = d, op->a.set.v = v, op->a.set.n = n, op->a.set.h = h;
+    return op;
+}
+
+static CUresult dop_call(dop *op)
+{
+    switch (op->kind) {
+    case D_KERNEL:
+        return ((CUresult(*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void **, void **))op->real)(op->a.k.f, op->a.k.g[0], op->a.k.g[1], op->a.k.g[2],
+                                                                   op->a.k.b[0], op->a.k.b[1], op->a.k.b[2],
+                                                                   op->a.k.shmem, op->a.k.h, op->params, NULL);
+    case D_KERNEL_EX:
+        return ((CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))op->real)(&op->a.kx.cfg, op->a.kx.f,
+                                                                                           op->params, NULL);
+    case D_GRAPH:
+        return ((CUresult(*)(CUgraphExec, CUstream))op->real)(op->a.gr.g, op->a.gr.h);
+    case D_SET8:
+        return ((CUresult(*)(CUdeviceptr, unsigned char, size_t, CUstream))op->real)(op->a.set.d, (unsigned char)op->a.set.v,
+                                                                                   op->a.set.n, op->a.set.h);
+    case D_SET16:
+        return ((CUresult(*)(CUdeviceptr, unsigned short, size_t, CUstream))op->real)(
+            op->a.set.d, (unsigned short)op->a.set.v, op->a.set.n, op->a.set.h);
+    default:
+        return ((CUresult(*)(CUdeviceptr, unsigned, size_t, CUstream))op->real)(op->a.set.d, op->a.set.v, op->a.set.n,
+                                                                              op->a.set.h);
+    }
+}
+
+
+/* A deferred launch's threads (see gate.threads) and where its stream is. */
+static uint64_t dop_threads(const dop *op)
+{
+    switch (op->kind) {
+    case D_KERNEL:
+        return (uint64_t)op->a.k.g[0] * op->a.k.g[1] * op->a.k.g[2] * op->a.k.b[0] * op->a.k.b[1] * op->a.k.b[2];
+    case D_KERNEL_EX:
+        return (uint64_t)op->a.kx.cfg.gridDimX * op->a.kx.cfg.gridDimY * op->a.kx.cfg.gridDimZ * op->a.kx.cfg.blockDimX *
+               op->a.kx.cfg.blockDimY * op->a.kx.cfg.blockDimZ;
+    case D_GRAPH:
+        return UINT64_MAX;
+    default:
+        return 0;
+    }
+}
+
+static CUstream *dop_stream(dop *op)
+{
+    return op->kind == D_KERNEL ? &op->a.k.h : op->kind == D_KERNEL_EX ? &op->a.kx.cfg.hStream : op->kind == D_GRAPH ? &op->a.gr.h : NULL;
+}
+
+/* A deferred launch, made narrow when its stream is narrowed. */
+static CUresult dop_call_narrow(xstream *st, dop *op)
+{
+    CUstream *hp = dop_stream(op), keep = hp ? *hp : NULL, sx = NULL;
+    CUstream gs = hp ? xqc_narrow_begin(st, keep, 0, dop_threads(op), &sx) : NULL;
+    if (!gs) return dop_call(op);
+    *hp = gs;
+    CUresult r = dop_call(op);
+    *hp = keep;
+    return xqc_narrow_end(sx, gs, r) ? dop_call(op) : r;
+}
+
+static uint32_t g_defer_failed_logged;
+
+/* Makes st's deferred launches, in order, while the stream may launch (force: whatever the
+ * limits and the gate: the node is gone or the process exits). One thread at a time per stream;
+ * a thread finding another at it leaves the work to it. */
+void xqc_drain(xstream *st, int force)
+{
+    if (!LD(&st->dq_n) || pthread_mutex_trylock(&st->sub_mu)) return;
+    int kick = 0, made = 0;
+    CUcontext cur = NULL, tmp;
+    int pushed = 0;
+    for (;;) {
+        int idle = 0;
+        pthread_mutex_lock(&st->mu);
+        dop *op = st->dq_head;
+        uint64_t ck = op ? op->ck : 0; /* only this thread takes from the head */
+        int isolate = op ? op->isolate : 0;
+        pthread_mutex_unlock(&st->mu);
+        uint64_t est = xqc_cost_get(ck, NULL);
+        pthread_mutex_lock(&st->mu);
+        uint32_t gs = LD(&xqc_state);
+        int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? xqc_may_launch(st, st->shm, est, NULL) : 0;
+        if (!op || why) {
+            int lw = why == 2;
+            if (lw != st->dq_lw) ADD(&xqc_limit_waiters, lw ? 1 : -1), st->dq_lw = lw;
+            pthread_mutex_unlock(&st->mu);
+            break;
+        }
+        st->pending--, st->in_flight++;
+        int smp = -1;
+        if (isolate && xqc_timed && !st->smp_off) smp = xqc_smp_take(st, est), isolate = 0;
+        if (!est) est = xqc_unknown_charge(st);
+        xqc_note_launch(st, est);
+        st->fl_est += est;
+        uint64_t t = now_ns();
+        if (st->dry_at) st->dry_ns += t - st->dry_at, st->dry_at = 0;
+        xqc_mirror(st);
+        pthread_mutex_unlock(&st->mu);
+        if (!pushed && !made) {
+            xqc_cu.CtxGetCurrent(&cur);
+            pushed = cur != st->ctx && xqc_cu.CtxPush(st->ctx) == CUDA_SUCCESS;
+        }
+        if (isolate) { /* what came before is measured apart */
+            pthread_mutex_lock(&st->mu);
+            kick |= st->tail_n ? xqc_close_tail(st, &idle) : 0;
+            pthread_mutex_unlock(&st->mu);
+        }
+        xqc_stall_guard(st, op->kind == D_KERNEL ? op->a.k.h : op->kind == D_KERNEL_EX ? op->a.kx.cfg.hStream
+                        : op->kind == D_GRAPH ? op->a.gr.h : op->a.set.h, 0);
+        int timed = smp >= 0 && !xqc_smp_record(st, smp, 0);
+        CUresult r = dop_call_narrow(st, op);
+        timed = timed && r == CUDA_SUCCESS && !xqc_smp_record(st, smp, 1);
+        pthread_mutex_lock(&st->mu);
+        st->dq_head = op->next;
+        if (!st->dq_head) st->dq_tail = NULL;
+        st->dq_n--;
+        ADD(&xqc_deferred, -1);
+        if (st->kind == K_LEGACY) ADD(&xqc_legacy_deferred, -1);
+        if (r != CUDA_SUCCESS) {
+            st->in_flight--, st->failed++;
+            st->fl_est -= est <= st->fl_est ? est : st->fl_est;
+            if (--st->active == 0) st->ready_since = 0, idle = 1;
+        } else {
+            st->launched++;
+            xqc_width_note(st, dop_threads(op), t);
+            kick |= xqc_after_launch(st, t, ck, est, isolate || timed, &idle); /* a sample is read once marked */
+        }
+        smp_launched(st, smp, ck, timed);
+        xqc_mirror(st);
+        pthread_mutex_unlock(&st->mu);
+        if (r != CUDA_SUCCESS)
+            xlog(__atomic_fetch_add(&g_defer_failed_logged, 1, __ATOMIC_SEQ_CST) < 10 ? 1 : 3,
+                 "xq: a deferred launch on stream %s failed when made: CUDA error %d (counted as failed)", st->label, r);
+        if (idle) xqc_wake_node(st);
+        free(op);
+        made++;
+    }
+    if (pushed) xqc_cu.CtxPop(&tmp);
+    pthread_mutex_unlock(&st->sub_mu);
+    if (made) {
+        xqc_wake_held(st); /* threads waiting on the order or on a full queue */
+        ADD(&g_dq_word, 1);
+        if (LD(&xqc_dq_waiters)) futex_wake(&g_dq_word);
+    }
+    if (kick) xqc_tracker_kick();
+}
+
+void xqc_drain_all(int force)
+{
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all)
+        if (LD(&st->in_use) && LD(&st->dq_n)) xqc_drain(st, force);
+}
+
+/* Waits until every deferred launch of the process was made (helping where it may). Called
+ * before any driver entry point that could see or order the deferred work. */
+void xqc_flush_all(void)
+{
+    while (LD(&xqc_deferred)) {
+        uint32_t seq = LD(&g_dq_word);
+        xqc_drain_all(0);
+        if (!LD(&xqc_deferred)) break;
+        ADD(&xqc_dq_waiters, 1);
+        xqc_tracker_kick();
+        futex_wait(&g_dq_word, seq, 1000000L);
+        ADD(&xqc_dq_waiters, -1);
+        xqc_node_look(); /* the deferred launches wait for a node that may have stopped */
+    }
+}

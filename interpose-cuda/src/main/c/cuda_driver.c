@@ -1,0 +1,114 @@
+/*
+ * cuda_driver.c: glibc's own dlsym, the driver entry points the interposer calls itself (xqc_cu,
+ * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_ESTIMATES),
+ * and starting our own threads.
+ */
+#include "cuda_int.h"
+
+int xq_log_level = 1; /* XQ_LOG (xq_wire.h) */
+__thread pid_t xqc_t_tid; /* my_tid() (cuda_int.h) */
+
+/* Our own threads take no signals: the application's handlers run on its own threads. */
+void xqc_spawn(void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int e = pthread_create(&t, &a, fn, NULL);
+    if (e) xlog(1, "xq: cannot start a thread: %s", strerror(e));
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ------------------------------------------------------------------ glibc's dlsym, the driver */
+
+typedef void *(*dlsym_t)(void *, const char *);
+dlsym_t xqc_dlsym_glibc;
+
+__attribute__((noinline)) void *xqc_real_dlsym(void *h, const char *name)
+{
+    dlsym_t f = LD(&xqc_dlsym_glibc);
+    if (!f) {
+        f = (dlsym_t)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!f) f = (dlsym_t)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        if (!f) f = (dlsym_t)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
+        if (!f) return NULL;
+        ST(&xqc_dlsym_glibc, f);
+    }
+    void *r = f(h, name); /* not a tail call: glibc takes the caller (for RTLD_NEXT) from here */
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
+struct xqc_driver xqc_cu; /* the driver entry points the interposer calls itself (cuda_int.h) */
+int xqc_stall; /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (below) */
+int xqc_timed; /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
+int xqc_memop; /* XQ_COMPLETION=memop */
+int xqc_marks_all; /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
+int xqc_cu_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
+pthread_mutex_t xqc_cu_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* hint: a real driver function; its library is libcuda even when it was loaded under another name. */
+int xqc_cu_resolve(void *hint)
+{
+    int s = LD(&xqc_cu_state);
+    if (s) return s > 0;
+    pthread_mutex_lock(&xqc_cu_mu);
+    if (!xqc_cu_state) {
+        void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        struct link_map *lm = NULL;
+        Dl_info di;
+        if (!h && hint && dladdr1(hint, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm)
+            h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        void *lib = h ? h : RTLD_NEXT;
+#define CU(field, name) (*(void **)&xqc_cu.field = xqc_real_dlsym(lib, name))
+        int ok = CU(EventCreate, "cuEventCreate") && CU(EventRecord, "cuEventRecord") &&
+                 CU(EventQuery, "cuEventQuery") && CU(EventDestroy, "cuEventDestroy_v2") &&
+                 CU(CtxGetCurrent, "cuCtxGetCurrent") && CU(CtxSetCurrent, "cuCtxSetCurrent") &&
+                 CU(CtxGetDevice, "cuCtxGetDevice") && CU(CtxPush, "cuCtxPushCurrent_v2") &&
+                 CU(CtxPop, "cuCtxPopCurrent_v2") &&
+                 CU(CtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange") &&
+                 CU(StreamGetPriority, "cuStreamGetPriority") && CU(StreamGetCtx, "cuStreamGetCtx");
+        if (ok) { /* the v2 write: the v1 one needs NVreg_EnableStreamMemOPs=1 */
+            CU(WriteValue64, "cuStreamWriteValue64_v2"), CU(HostRegister, "cuMemHostRegister_v2");
+            CU(HostUnregister, "cuMemHostUnregister");
+            CU(HostGetDevPtr, "cuMemHostGetDevicePointer_v2"), CU(DeviceGetAttribute, "cuDeviceGetAttribute");
+            CU(StreamQuery, "cuStreamQuery");
+            CU(FuncGetParamInfo, "cuFuncGetParamInfo"), CU(KernelGetParamInfo, "cuKernelGetParamInfo");
+            CU(KernelGetFunction, "cuKernelGetFunction");
+            if (!CU(EventElapsed, "cuEventElapsedTime_v2")) CU(EventElapsed, "cuEventElapsedTime");
+            CU(WaitValue32, "cuStreamWaitValue32_v2"), CU(WaitValue32Ptsz, "cuStreamWaitValue32_v2_ptsz");
+            CU(GetDevResource, "cuDeviceGetDevResource"), CU(SplitByCount, "cuDevSmResourceSplitByCount");
+            CU(GenerateDesc, "cuDevResourceGenerateDesc"), CU(GreenCreate, "cuGreenCtxCreate");
+            CU(GreenStream, "cuGreenCtxStreamCreate"), CU(WaitEvent, "cuStreamWaitEvent");
+            CU(StreamSync, "cuStreamSynchronize");
+        }
+#undef CU
+        const char *sv = getenv("XQ_STALL"); /* off unless XQ_STALL=1 */
+        xqc_stall = sv && !strcmp(sv, "1") && xqc_cu.WaitValue32 && xqc_cu.WaitValue32Ptsz && xqc_cu.HostRegister && xqc_cu.HostGetDevPtr;
+        if (sv && *sv && strcmp(sv, "0") && strcmp(sv, "1"))
+            xlog(1, "xq: ignoring XQ_STALL='%s': not 0 or 1", sv);
+        else if (sv && !strcmp(sv, "1") && !xqc_stall)
+            xlog(1, "xq: XQ_STALL=1 unavailable: the driver lacks cuStreamWaitValue32_v2 or cuMemHostRegister_v2");
+        const char *m = getenv("XQ_COMPLETION"); /* memop unless XQ_COMPLETION=event */
+        xqc_memop = !m || !*m || !strcmp(m, "memop");
+        if (m && *m && !xqc_memop && strcmp(m, "event"))
+            xlog(1, "xq: ignoring XQ_COMPLETION='%s': not event or memop", m);
+        const char *k = getenv("XQ_MARKS"); /* sparse unless XQ_MARKS=all */
+        xqc_marks_all = k && !strcmp(k, "all");
+        if (k && *k && !xqc_marks_all && strcmp(k, "sparse"))
+            xlog(1, "xq: ignoring XQ_MARKS='%s': not sparse or all", k);
+        const char *q = getenv("XQ_ESTIMATES"); /* timed unless XQ_ESTIMATES=batch */
+        xqc_timed = !(q && !strcmp(q, "batch")) && xqc_cu.EventElapsed;
+        if (q && *q && strcmp(q, "batch") && strcmp(q, "timed"))
+            xlog(1, "xq: ignoring XQ_ESTIMATES='%s': not timed or batch", q);
+        if (!ok) xlog(1, "xq: driver entry points missing; running unscheduled");
+        ST(&xqc_cu_state, ok ? 1 : -1); /* the handle stays open: libcuda is never unloaded anyway */
+    }
+    pthread_mutex_unlock(&xqc_cu_mu);
+    return xqc_cu_state > 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * cuda_estimates.c: what a command of a kind costs on the device: the cost table learned from
+ * completions, and timed samples (XQ_ESTIMATES=timed) that measure a kind between two events.
+ */
+#include "cuda_int.h"
+
+/* ------------------------------------------------------------------ command costs
+ * What one command of a kind takes on the device, learned from completions: a kernel by its
+ * function and launch shape, a graph by its executable, a copy or memset by its entry point and
+ * size class. The window is a budget of these estimates, so a burst of 5 us kernels fills it
+ * with dozens of them and one 2 ms kernel alone; the stream's average would admit the other
+ * way round (too few small ones, two long ones). */
+#define CTAB 8192
+#define SAMPLE_EVERY 32 /* memop: every 32nd command of a known kind is marked alone, to keep learning it */
+static struct {
+    uint64_t key, est;
+    uint32_t seen;  /* commands of the kind since it was last sampled */
+    uint32_t timed; /* timed samples est was learned from (then batches no longer move it) */
+    uint32_t first; /* its first commands (all of them sampled, timed estimates) */
+    uint32_t last[3]; /* timed: its last three samples (ns); est is their median */
+} g_cost[CTAB];
+#define SAMPLE_FIRST 4 /* timed: a kind's first commands are all sampled */
+static pthread_mutex_t cost_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The estimate for key, 0 when none yet; with due, also whether this command of the kind is the
+ * one to sample (measure alone): the first of a kind (which enters the table unmeasured, so the
+ * ones launched before its measurement arrives are not all sampled too), then every 32nd. */
+uint64_t xqc_cost_get(uint64_t key, int *due)
+{
+    if (due) *due = 0;
+    if (!key) return 0;
+    uint64_t r = 0;
+    pthread_mutex_lock(&cost_mu);
+    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0, hole = CTAB;
+    for (; n < 8; n++, i = (i + 1) % CTAB) {
+        if (g_cost[i].key == key) break;
+        if (!g_cost[i].key && hole == CTAB) hole = i;
+    }
+    if (n < 8) {
+        r = g_cost[i].est;
+        if (due && xqc_timed && g_cost[i].first < SAMPLE_FIRST) g_cost[i].first++, *due = 1;
+        else if (due && ++g_cost[i].seen >= SAMPLE_EVERY) g_cost[i].seen = 0, *due = 1;
+    } else if (due) {
+        i = hole < CTAB ? hole : i0;
+        g_cost[i].key = key, g_cost[i].est = 0, g_cost[i].seen = 0, g_cost[i].timed = 0, g_cost[i].first = 1, *due = 1;
+    }
+    pthread_mutex_unlock(&cost_mu);
+    return r;
+}
+
+/* Learns one measured run of key (moving average, weight 1/4); a full probe run forgets its first.
+ * timed: from a timed sample, which replaces what batches taught and from then on is the only
+ * teacher (a batch's share is proportional to the estimates it was launched with, so it keeps
+ * whatever ratio between kinds it started from: a 5 us kernel first charged a stream's 90 us
+ * average kept ~90 us; ResNet-50 training's estimates summed to 1.9 x its device time). */
+void xqc_cost_put(uint64_t key, uint64_t run, int timed)
+{
+    if (!key || !run) return;
+    pthread_mutex_lock(&cost_mu);
+    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0;
+    for (; n < 8; n++, i = (i + 1) % CTAB)
+        if (g_cost[i].key == key || !g_cost[i].key) break;
+    if (n == 8) i = i0, g_cost[i].key = 0;
+    if (g_cost[i].key != key) g_cost[i].key = key, g_cost[i].est = 0, g_cost[i].seen = 0, g_cost[i].timed = 0, g_cost[i].first = 0;
+    if (timed) { /* the median of its last three samples (two: their mean): a sample slowed by
+                  * another tenant's kernels running beside it, or one the host delayed, does not
+                  * stand for the kind */
+        uint32_t *l = g_cost[i].last, k = g_cost[i].timed < 3 ? g_cost[i].timed : 2;
+        if (g_cost[i].timed >= 3) l[0] = l[1], l[1] = l[2];
+        l[k] = run < UINT32_MAX ? (uint32_t)run : UINT32_MAX;
+        uint32_t m = ++g_cost[i].timed;
+        uint64_t a = l[0], b = l[1], c = l[2];
+        g_cost[i].est = m == 1 ? a : m == 2 ? (a + b) / 2 : a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+    } else if (g_cost[i].timed); /* a batch's share: the timed samples know better */
+    else if (!g_cost[i].est) g_cost[i].est = run; /* its first measurement */
+    else {
+        int64_t e = (int64_t)g_cost[i].est;
+        e += ((int64_t)run - e) / 4;
+        g_cost[i].est = e > 0 ? (uint64_t)e : 1;
+    }
+    pthread_mutex_unlock(&cost_mu);
+}
+
+/* ------------------------------------------------------------------ timed samples
+ * A kind due to be measured (its first command, then every 32nd) is measured on the device:
+ * timing events recorded just before and just after the launch, their elapsed time read by the
+ * tracker once the stream completed the command. Exact where batches of completions are not
+ * (see xqc_cost_put), and an event record costs the device nothing where a memop mark costs ~2 us. */
+#define SMP_LEAD_NS 20000ull /* a sample of a kind measured before needs this much work ahead of it */
+
+/* Whether the launch being made on st (counted in in_flight already) is a timed sample: reserves
+ * slot i (ord 0) and returns it, or -1. A kind measured before is sampled only behind at least
+ * SMP_LEAD_NS of estimated work, so that the first event is passed when that work ends, with the
+ * command already queued behind it: on an idle stream the time between the record and the
+ * launch reaching the device would be counted too. Caller holds st->mu. */
+int xqc_smp_take(xstream *st, uint64_t known)
+{
+    if (!xqc_timed || st->smp_off) return -1;
+    uint64_t first, credit;
+    if (st->smp_n == SMP || (known && (st->in_flight <= 1 || xqc_work_left(st, now_ns(), &first, &credit) < SMP_LEAD_NS)))
+        return st->smp_skip++, -1;
+    uint32_t i = (st->smp_head + st->smp_n++) % SMP;
+    st->smp[i].ord = 0, st->smp[i].key = 0;
+    return (int)i;
+}
+
+static void smp_failed(xstream *st, const char *what, CUresult r)
+{
+    if (!st->smp_off) xlog(2, "xq: timing on stream %s: %s failed (CUDA error %d); estimates from batches of completions", st->label, what, r);
+    st->smp_off = 1;
+}
+
+/* Records slot i's first (end = 0) or second event on st's stream, in st's context (the caller's
+ * thread for a launch it makes itself, the draining thread, its context pushed, for a deferred one).
+ * The slot is the caller's until ord is set. Returns 0 on success. */
+int xqc_smp_record(xstream *st, int i, int end)
+{
+    CUevent *ev = end ? &st->smp[i].b : &st->smp[i].a;
+    CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
+    CUresult r = CUDA_SUCCESS;
+    if (!*ev) {
+        CUcontext cur = NULL, tmp;
+        xqc_cu.CtxGetCurrent(&cur);
+        int pushed = cur != st->ctx && xqc_cu.CtxPush(st->ctx) == CUDA_SUCCESS;
+        r = xqc_cu.EventCreate(ev, 0); /* timing on */
+        if (r != CUDA_SUCCESS) *ev = NULL;
+        if (pushed) xqc_cu.CtxPop(&tmp);
+    }
+    if (r == CUDA_SUCCESS) r = xqc_cu.EventRecord(*ev, rec);
+    if (r != CUDA_SUCCESS) {
+        pthread_mutex_lock(&st->mu);
+        smp_failed(st, end ? "cuEventRecord (timed sample)" : "cuEventCreate/Record (timed sample)", r);
+        pthread_mutex_unlock(&st->mu);
+        return 1;
+    }
+    return 0;
+}
+
+/* Reads the samples st completed, oldest first: each one's elapsed time teaches its kind. Tracker
+ * only (xqc_query_mu held); c: st's context. */
+void xqc_smp_read(xstream *st, CUcontext c, CUcontext *cur)
+{
+    while (LD(&st->smp_n)) {
+        pthread_mutex_lock(&st->mu);
+        uint32_t i = st->smp_head;
+        uint64_t ord = st->smp[i].ord, key = st->smp[i].key;
+        CUevent a = st->smp[i].a, b = st->smp[i].b;
+        int ready = st->smp_n && ord && (ord == SMP_DEAD || ord <= st->completed);
+        pthread_mutex_unlock(&st->mu);
+        if (!ready) return;
+        float ms = 0;
+        CUresult r = CUDA_SUCCESS;
+        if (ord != SMP_DEAD) {
+            if (c != *cur && xqc_cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
+            r = xqc_cu.EventElapsed(&ms, a, b);
+            if (r == CUDA_ERROR_NOT_READY) return; /* counted done without being seen done (no mark could be made) */
+        }
+        pthread_mutex_lock(&st->mu);
+        st->smp_head = (st->smp_head + 1) % SMP, st->smp_n--;
+        if (ord != SMP_DEAD && r == CUDA_SUCCESS) st->timed++;
+        else if (ord != SMP_DEAD) smp_failed(st, "cuEventElapsedTime", r);
+        pthread_mutex_unlock(&st->mu);
+        if (ord != SMP_DEAD && r == CUDA_SUCCESS && ms > 0) xqc_cost_put(key, (uint64_t)((double)ms * 1e6), 1);
+    }
+}

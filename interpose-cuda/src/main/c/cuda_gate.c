@@ -1,0 +1,469 @@
+/*
+ * cuda_gate.c: the launch gate (docs/processes.md "The launch gate"): before a launch, whether its
+ * stream may launch now (the node's gate, threshold, window, arrival guard), holding the thread or
+ * asking it to defer; after it, the counts and the marks that let the tracker see it end.
+ */
+#include "cuda_int.h"
+
+uint32_t xqc_limit_waiters;
+struct tcache {
+    uint32_t tabgen;
+    int kind;
+    CUstream h;
+    CUcontext ctx;
+    xstream *st;
+};
+static __thread unsigned t_cache_next;
+static __thread struct tcache t_cache[4];
+
+/* Stream key: explicit streams by handle; the legacy default stream per context; the
+ * per-thread default stream per context and thread. A small per-thread cache keeps the
+ * common case free of locks. */
+static xstream *stream_get(CUstream h, int ptsz)
+{
+    int kind = h == NULL ? (ptsz ? K_PTDS : K_LEGACY)
+               : h == CU_STREAM_LEGACY ? K_LEGACY
+               : h == CU_STREAM_PER_THREAD ? K_PTDS
+                                           : K_EXPLICIT;
+    CUcontext ctx = NULL;
+    if (kind != K_EXPLICIT) {
+        if (xqc_cu.CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
+        h = NULL;
+    }
+    uint32_t tg = LD(&xqc_tabgen);
+    struct tcache *c = t_cache;
+    for (int i = 0; i < 4; i++)
+        if (c[i].st && c[i].tabgen == tg && c[i].kind == kind && c[i].h == h &&
+            (kind == K_EXPLICIT || c[i].ctx == ctx))
+            return c[i].st;
+    pid_t tid = kind == K_PTDS ? my_tid() : 0;
+    pthread_mutex_lock(&xqc_tab_mu);
+    xstream *st = xqc_stream_find_locked(kind, h, ctx, tid);
+    pthread_mutex_unlock(&xqc_tab_mu);
+    if (!st && kind == K_EXPLICIT && xqc_cu.StreamGetCtx(h, &ctx) != CUDA_SUCCESS)
+        return NULL; /* not a valid stream: the launch will say so itself */
+    if (!st) st = xqc_stream_new(kind, h, ctx, tid);
+    if (st) c[t_cache_next++ % 4] = (struct tcache){tg, kind, h, kind == K_EXPLICIT ? NULL : ctx, st};
+    return st;
+}
+
+/* ------------------------------------------------------------------ the launch gate */
+
+/* docs/processes.md "The launch gate": 0 = launch, 1 = held, 2 = wait on the limits. */
+/* The estimated work of st still to run at now: the estimates in flight less what the oldest
+ * unfinished command (or marked run of commands; first: its estimate) has run since the later of
+ * its launch and the last end seen, up to its estimate (credit). Caller holds st->mu. */
+uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_t *credit)
+{
+    uint64_t start;
+    if (st->n) start = st->ring[st->head].t_launch, *first = st->ring[st->head].est;
+    else start = st->tail_t, *first = st->tail_n ? st->tail_est : 0;
+    if (st->last_done > start) start = st->last_done;
+    uint64_t ran = now > start ? now - start : 0;
+    *credit = ran < *first ? ran : *first;
+    return st->fl_est > *credit ? st->fl_est - *credit : 0;
+}
+
+/* XQ_LOG=2: a launch is made with left ns of estimated work still to run before it (0: none,
+ * under 10 us, 50 us, 100 us, 200 us, more): launches made with little left are where the device
+ * may have run dry between commands without the tracker seeing it. Caller holds st->mu. */
+void xqc_note_launch(xstream *st, uint64_t est)
+{
+    st->est_sum += est;
+    if (xq_log_level < 2) return;
+    uint64_t first, credit, left = st->in_flight > 1 ? xqc_work_left(st, now_ns(), &first, &credit) : 0;
+    st->left_at[!left ? 0 : left < 10000 ? 1 : left < 50000 ? 2 : left < 100000 ? 3 : left < 200000 ? 4 : 5]++;
+}
+
+/* Whether st may launch a command estimated at est (0: unknown) now: 0 yes, 1 held, 2 limits,
+ * 4 guarded (see guarded());
+ * *retry (when not NULL and the limits refuse): how long until the window may admit it by time
+ * alone, 0 when only a completion can. Caller holds st->mu.
+ * The window bounds the work still to run on the device (what a command of another tenant
+ * arriving now waits for), not the work launched: the oldest unfinished command (or marked run of
+ * commands) is credited the time it has run, up to its estimate, since the later of its launch
+ * and the last end seen. A command is admitted while what remains leaves room for it, and a long
+ * one (or one of a kind not seen yet, taken as a window long) once at most a quarter window
+ * remains, so the device is never left to drain before it. */
+/* The arrival guard: a queue the node prefers over st is due at about horizon_ns; until
+ * guard_until_ns (then it is late, and the guard lapses) a command is admitted only if the work
+ * still to run and its own estimate (an unknown kind: a window, or the stream's average) end by
+ * then. Refused: *retry is the time left to the lapse (the node holds st anyway when the other
+ * queue arrives, and lets it go, with a new guard, when that one is done). Caller holds st->mu. */
+static int guarded(xstream *st, const xq_slot *s, uint64_t est, uint64_t win_ns, uint64_t *retry)
+{
+    uint64_t until = LD(&s->guard_until_ns), hz = LD(&s->horizon_ns), now = now_ns();
+    if (!hz || now >= until) return 0;
+    st->guard_seen++;
+    uint64_t first, credit, left = st->in_flight ? xqc_work_left(st, now, &first, &credit) : 0;
+    uint64_t e = est ? est : win_ns ? win_ns : st->estimate_ns;
+    if (now + left + e <= hz) return 0;
+    st->why_guard++;
+    if (retry) *retry = until - now;
+    xlog(4, "xq: %s: guarded: %.1f us left, this one %.1f us, due in %.1f us", st->label, left / 1e3, e / 1e3,
+         hz > now ? (hz - now) / 1e3 : 0.0);
+    return 1;
+}
+
+int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
+{
+    if (retry) *retry = 0;
+    if (LD(&s->gate)) return 1;
+    uint32_t thr = LD(&s->threshold), n = st->in_flight;
+    if (thr && n >= thr) {
+        st->throttled = 1;
+        st->why_thr++;
+        return 2;
+    }
+    if (st->throttled) {
+        if (thr && (int64_t)n > (int64_t)thr - (int64_t)LD(&s->batch)) return st->why_thr++, 2;
+        st->throttled = 0;
+    }
+    uint64_t win = LD(&s->window_us);
+    if (LD(&s->horizon_ns) && guarded(st, s, est, win * 1000, retry)) return 4;
+    if (!win || !n) return 0;
+    uint64_t w = win * 1000, first, credit, rem = xqc_work_left(st, now_ns(), &first, &credit);
+    uint64_t e = est ? est : w, room = w > e + w / 4 ? w - e : w / 4;
+    if (rem <= room) {
+        xlog(4, "xq: %s: launch %u in flight, %.1f us of work left, this one %.1f us", st->label, n, rem / 1e3, est / 1e3);
+        return 0;
+    }
+    if (est) st->why_win++;
+    else st->why_est++;
+    if (retry && rem - room <= first - credit) *retry = rem - room;
+    return 2;
+}
+
+/* What a command of a kind not seen yet is charged while in flight: a whole window (it is
+ * measured alone, and until then may be as long as any), the stream's average with none.
+ * Caller holds st->mu. */
+uint64_t xqc_unknown_charge(const xstream *st)
+{
+    const xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
+    uint64_t win = s ? LD(&s->window_us) : 0;
+    return win ? win * 1000 : st->estimate_ns;
+}
+
+/* How much estimated work st may launch unmarked (0: a mark behind every launch). Events cost
+ * the device nothing and a per-thread stream cannot be queried from the tracker: those mark
+ * every launch; memop streams a quarter of the window under a window, every launch under a
+ * threshold alone, every 2 ms of work with no limits in force. Caller holds st->mu. */
+/* FREE_MARK_NS: cuda_int.h */
+uint64_t xqc_mark_every(const xstream *st)
+{
+    if (st->cmode <= 0 || st->kind == K_PTDS || xqc_marks_all || !xqc_cu.StreamQuery) return 0;
+    const xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
+    if (!s) return FREE_MARK_NS;
+    uint64_t win = LD(&s->window_us);
+    uint32_t thr = LD(&s->threshold);
+    if (win) return win * 1000 / 4;
+    return thr && thr < (1u << 20) ? 0 : FREE_MARK_NS;
+}
+
+/* Under a threshold (with a window: without one every launch is marked), how many launches a mark
+ * may cover at most (0: no such bound): a stream throttled at the threshold goes on once it is
+ * seen at threshold - batch, so the tracker must be able to see a batch end. Short kernels fill
+ * a quarter window only by the dozen: unmarked, 16 of them in flight could only be seen done by
+ * asking the driver once the stream had been quiet 50 us (on the H100, ResNet-50 training alone
+ * under 16 / 8 / 300 us idled in 50-100 us gaps ~60 times a step). Caller holds st->mu. */
+static uint32_t mark_count(const xstream *st)
+{
+    const xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
+    uint32_t thr = s ? LD(&s->threshold) : 0, b = s ? LD(&s->batch) : 0;
+    if (!thr || thr >= (1u << 20)) return 0;
+    b = b && b < thr ? b : thr / 2;
+    return b ? b : 1;
+}
+
+/* Accounts commands whose end was seen (or that will never be seen). Caller holds st->mu;
+ * returns whether the node must hear (the stream went idle). */
+int xqc_account_done(xstream *st, uint32_t count, uint64_t run)
+{
+    st->completed += count;
+    st->in_flight -= count;
+    st->active -= count;
+    st->run_ns += run;
+    if (run) { /* 0: not measured (no event could be recorded) */
+        int64_t x = (int64_t)(run / count), e = (int64_t)st->estimate_ns;
+        e = e ? e + (x - e) / 4 : x;
+        st->estimate_ns = e > 0 ? (uint64_t)e : 1;
+    }
+    st->cseq++;
+    if (!st->active) {
+        st->ready_since = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether a launch on st must wait for other streams' deferred launches to be made: the legacy
+ * default stream and the blocking streams order each other (taken as blocking: we do not ask).
+ * Caller holds st->mu. */
+static int cross_order(const xstream *st)
+{
+    uint32_t all = LD(&xqc_deferred), legacy = LD(&xqc_legacy_deferred);
+    return st->kind == K_LEGACY ? all > st->dq_n : legacy > (st->kind == K_LEGACY ? st->dq_n : 0);
+}
+
+/* Holds the calling thread while its stream may not launch. Returns 0 for "pass through
+ * untracked" (capture, no context, driver helpers missing), 1 for "launch now" (then xqc_gate_exit),
+ * and, when the caller can defer (deferrable), 2 for "defer this launch" (then xqc_gate_defer). */
+int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck)
+{
+    if (LD(&xqc_captures) || LD(&xqc_exiting) || !xqc_cu_resolve(hint)) return 0;
+    int due;
+    g->ck = ck, g->est = xqc_cost_get(ck, &due);
+    g->isolate = due, g->smp = 0;
+    int saved_errno = errno; /* the application sees the driver's errno, not ours */
+    xstream *st = stream_get(h, ptsz);
+    if (!st) {
+        errno = saved_errno;
+        return 0;
+    }
+    if (!LD(&xqc_session.started)) xqc_session_start();
+    if (!LD(&xqc_tracker_on) && !__atomic_exchange_n(&xqc_tracker_on, 1, __ATOMIC_SEQ_CST)) xqc_spawn(xqc_tracker_main);
+    deferrable = deferrable && xqc_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
+    if (!deferrable && LD(&xqc_deferred)) xqc_flush_all(); /* made after everything deferred before it */
+    int waited = 0, wake = 0;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        uint32_t gs = LD(&xqc_state);
+        if ((gs & 1) && st->gen != gs) { /* first gated call in this session */
+            pthread_mutex_unlock(&st->mu);
+            xqc_register_stream(st);
+            pthread_mutex_lock(&st->mu);
+            continue;
+        }
+        if (LD(&xqc_captures)) { /* a capture began while we waited: pass through untouched */
+            if (waited && (st->pending--, --st->active == 0)) st->ready_since = 0, wake = 1;
+            xqc_mirror(st);
+            pthread_mutex_unlock(&st->mu);
+            if (wake) xqc_wake_node(st);
+            errno = saved_errno;
+            return 0;
+        }
+        uint64_t retry = 0;
+        int why = (gs & 1) && st->shm ? xqc_may_launch(st, st->shm, g->est, &retry) : 0;
+        if (st->dq_n) why = 3; /* behind what is deferred on this stream */
+        if (!why && !(deferrable ? cross_order(st) : LD(&xqc_deferred) != 0)) break;
+        if (deferrable && st->dq_n < DQ_MAX) {
+            if (cross_order(st)) { /* rare: the legacy stream and another both deferring */
+                pthread_mutex_unlock(&st->mu);
+                xqc_flush_all();
+                pthread_mutex_lock(&st->mu);
+                continue;
+            }
+            g->st = st, g->waited = waited;
+            pthread_mutex_unlock(&st->mu);
+            if (wake) xqc_wake_node(st);
+            errno = saved_errno;
+            return 2;
+        }
+        if (!why) { /* not deferrable, and other streams still have deferred launches */
+            pthread_mutex_unlock(&st->mu);
+            xqc_flush_all();
+            pthread_mutex_lock(&st->mu);
+            continue;
+        }
+        if (!waited) {
+            waited = 1;
+            st->pending++;
+            if (st->active++ == 0) st->ready_since = now_ns(), wake = 1;
+            xqc_mirror(st);
+        }
+        uint32_t seq = st->wseq;
+        st->waiters++;
+        if (why == 2) ADD(&xqc_limit_waiters, 1);
+        pthread_mutex_unlock(&st->mu);
+        if (wake) xqc_wake_node(st), wake = 0;
+        futex_wait(&st->wseq, seq, retry && retry < WAIT_NS ? (long)retry : WAIT_NS);
+        xqc_node_look(); /* held by a node that may have stopped */
+        pthread_mutex_lock(&st->mu);
+        st->waiters--;
+        if (why == 2) ADD(&xqc_limit_waiters, -1);
+    }
+    if (waited) st->pending--; /* still active: counted when it began to wait */
+    st->in_flight++;
+    if (g->isolate && xqc_timed && !st->smp_off) g->smp = xqc_smp_take(st, g->est) + 1, g->isolate = 0;
+    if (!g->est) g->est = xqc_unknown_charge(st);
+    xqc_note_launch(st, g->est);
+    st->fl_est += g->est;
+    g->t = now_ns();
+    if (st->dry_at) st->dry_ns += g->t - st->dry_at, st->dry_at = 0;
+    /* ready since the first launch after idle: a thread that waited kept the stream ready (its
+     * arrival is when it began to wait, not when it was let go) */
+    if (!waited && st->active++ == 0) st->ready_since = g->t, wake = 1;
+    int kick = g->isolate && st->tail_n ? xqc_close_tail(st, &wake) : 0; /* what came before is measured apart */
+    xqc_mirror(st);
+    pthread_mutex_unlock(&st->mu);
+    if (g->smp && xqc_smp_record(st, g->smp - 1, 0)) { /* no sample after all */
+        pthread_mutex_lock(&st->mu);
+        smp_launched(st, g->smp - 1, 0, 0);
+        pthread_mutex_unlock(&st->mu);
+        g->smp = 0;
+    }
+    /* The node hears of the arrival, and the tracker of the mark, in xqc_gate_exit, once the launch
+     * is made: the WAKE line is a socket write, and made here it delayed the work itself (a
+     * tenant alone: ~20 us per request on the H100). The arrival's time is in the slot already. */
+    g->wake = wake, g->kick = kick;
+    g->st = st;
+    xqc_stall_guard(st, h, ptsz);
+    errno = saved_errno;
+    return 1;
+}
+
+/* Queues op (after xqc_gate_enter said 2) and returns 1; 0 when it may not after all (a capture
+ * began: the launch must be captured now), then op is freed and the caller enters again. */
+int xqc_gate_defer(gate *g, dop *op)
+{
+    xstream *st = g->st;
+    int wake = 0, saved_errno = errno;
+    pthread_mutex_lock(&st->mu);
+    if (LD(&xqc_captures) || LD(&xqc_exiting)) {
+        if (g->waited && (st->pending--, --st->active == 0)) st->ready_since = 0, wake = 1;
+        xqc_mirror(st);
+        pthread_mutex_unlock(&st->mu);
+        if (wake) xqc_wake_node(st);
+        free(op);
+        errno = saved_errno;
+        return 0;
+    }
+    op->next = NULL;
+    op->isolate = g->isolate;
+    if (st->dq_tail) st->dq_tail->next = op;
+    else st->dq_head = op;
+    st->dq_tail = op;
+    st->dq_n++;
+    ADD(&xqc_deferred, 1);
+    ADD(&xqc_deferred_total, 1);
+    if (st->kind == K_LEGACY) ADD(&xqc_legacy_deferred, 1);
+    if (!g->waited) {
+        st->pending++;
+        if (st->active++ == 0) st->ready_since = now_ns(), wake = 1;
+    }
+    xqc_mirror(st);
+    pthread_mutex_unlock(&st->mu);
+    if (wake) xqc_wake_node(st);
+    xqc_drain(st, 0); /* when the stream may launch after all, this thread makes it */
+    xqc_tracker_kick();
+    errno = saved_errno;
+    return 1;
+}
+
+/* xqc_gate_enter said 2 but the launch cannot be deferred: forget that it was counted as held. */
+void xqc_gate_undefer(gate *g)
+{
+    if (!g->waited) return;
+    xstream *st = g->st;
+    int wake = 0;
+    pthread_mutex_lock(&st->mu);
+    st->pending--;
+    if (--st->active == 0) st->ready_since = 0, wake = 1;
+    xqc_mirror(st);
+    pthread_mutex_unlock(&st->mu);
+    if (wake) xqc_wake_node(st);
+}
+
+/* Marks on the stream the end of what was launched so far, as entry e: the next sequence number
+ * written to the stream's word (memop), else an event. Caller holds st->mu; 0: neither worked. */
+static int mark(xstream *st, ring_entry *e, CUstream rec)
+{
+    if (st->cmode > 0) {
+        if (xqc_cu.WriteValue64(rec, st->word->dev, st->mseq + 1, 0) == CUDA_SUCCESS) {
+            e->seq = ++st->mseq;
+            return 1;
+        }
+        ST(&st->cmode, -1); /* entries already written stay valid: the word stays until the close */
+        xqc_memop_unavailable(st, "cuStreamWriteValue64_v2 failed");
+    }
+    if (!e->ev) { /* events belong to the stream's context */
+        CUcontext cur = NULL, tmp;
+        xqc_cu.CtxGetCurrent(&cur);
+        int pushed = cur != st->ctx && xqc_cu.CtxPush(st->ctx) == CUDA_SUCCESS;
+        if (xqc_cu.EventCreate(&e->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) e->ev = NULL;
+        if (pushed) xqc_cu.CtxPop(&tmp);
+    }
+    if (!e->ev || xqc_cu.EventRecord(e->ev, rec) != CUDA_SUCCESS) return 0;
+    e->seq = 0;
+    return 1;
+}
+
+/* Keeps xqc_busy (streams the tracker must watch) true to st. Caller holds st->mu; returns whether
+ * st just became watched (then the tracker must be kicked). */
+int xqc_busy_update(xstream *st)
+{
+    int t = st->n || st->tail_n;
+    if (t == st->tracked) return 0;
+    st->tracked = t;
+    ADD(&xqc_busy, t ? 1 : -1);
+    return t;
+}
+
+/* Covers st's unmarked launches with one mark: a new ring entry, or the newest one marked again
+ * when the ring is full. Caller holds st->mu and runs in st's context (a default stream's mark
+ * goes to the current context's). Returns whether the tracker must be kicked; *idle: the stream
+ * went idle (no mark could be made: the launches are taken as done). */
+int xqc_close_tail(xstream *st, int *idle)
+{
+    uint32_t c = st->tail_n;
+    if (!c) return 0;
+    uint64_t est = st->tail_est;
+    CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
+    st->tail_n = 0, st->tail_est = 0, st->tail_gen++;
+    ring_entry *e = &st->ring[(st->head + st->n - (st->n == RING)) % RING];
+    if (mark(st, e, rec)) {
+        st->marks++;
+        xlog(5, "xq: %s: mark covers %u launches, %.1f us of work", st->label, c, est / 1e3);
+        if (st->n == RING) /* full: the newest mark covers these too */
+            e->count += c, e->key = 0, e->est += est;
+        else
+            e->t_launch = st->tail_t, e->count = c, e->key = c == 1 ? st->tail_key : 0, e->est = est, st->n++;
+    } else {
+        st->fl_est -= est <= st->fl_est ? est : st->fl_est;
+        *idle |= xqc_account_done(st, c, 0); /* cannot watch them: take them as done */
+    }
+    return xqc_busy_update(st);
+}
+
+/* After a successful launch: it joins the unmarked tail, which a mark covers once it holds
+ * xqc_mark_every(st) of estimated work, or at once for a command measured alone (isolate; the
+ * caller marked what came before it). Caller holds st->mu; returns whether the tracker must be
+ * kicked. */
+int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int isolate, int *idle)
+{
+    if (!st->tail_n) st->tail_t = t, st->tail_key = ck;
+    st->tail_n++, st->tail_est += est, st->last_launch = t;
+    st->by_est[est < 100000 ? 0 : est < 300000 ? 1 : est < 1000000 ? 2 : 3]++;
+    int kick = xqc_busy_update(st);
+    uint32_t mc = mark_count(st);
+    if (isolate || st->tail_est >= xqc_mark_every(st) || (mc && st->tail_n >= mc)) kick |= xqc_close_tail(st, idle);
+    return kick;
+}
+
+void xqc_gate_exit(gate *g, CUresult r)
+{
+    xstream *st = g->st;
+    int idle = 0, kick = 0, saved_errno = errno;
+    int timed = g->smp && r == CUDA_SUCCESS && !xqc_smp_record(st, g->smp - 1, 1);
+    pthread_mutex_lock(&st->mu);
+    if (r != CUDA_SUCCESS) { /* nothing was launched */
+        st->in_flight--, st->failed++;
+        st->fl_est -= g->est <= st->fl_est ? g->est : st->fl_est;
+        if (--st->active == 0) st->ready_since = 0, idle = 1;
+    } else {
+        st->launched++;
+        xqc_width_note(st, g->threads, g->t);
+        kick = xqc_after_launch(st, g->t, g->ck, g->est, g->isolate || timed, &idle); /* a sample is read once marked */
+    }
+    smp_launched(st, g->smp - 1, g->ck, timed);
+    xqc_mirror(st);
+    int waiters = st->waiters;
+    static __thread void *t_last_ok;
+    if (r == CUDA_SUCCESS && g->key && g->key != t_last_ok) xqc_known_ok(t_last_ok = g->key);
+    pthread_mutex_unlock(&st->mu);
+    if (r != CUDA_SUCCESS && waiters)
+        xqc_wake_held(st); /* the limits may allow one more now */
+    if (idle || g->wake) xqc_wake_node(st); /* one line tells the node whichever it is now */
+    if (kick || g->kick) xqc_tracker_kick();
+    errno = saved_errno;
+}

@@ -1,0 +1,497 @@
+/*
+ * cuda_int.h: what the translation units of libxq-cuda.so share. The library makes every CUDA
+ * stream of an unmodified process a queue of the XQ node (docs/processes.md; LD_PRELOAD).
+ *
+ * With XQ_DEFER=1, a launch its stream may not make now is deferred: kernel launches (of a function that launched
+ * before), graph launches and memsets reaching us through cuGetProcAddress are copied into the
+ * stream's host queue and the call returns at once; the tracker (or the next caller) makes them,
+ * in order, when the stream may launch. Every other driver entry point handed out is a small
+ * trampoline that first waits until nothing is deferred, so whatever can see or order a stream's
+ * work (synchronize, events, copies, frees) sees it as if it had been launched. Launches that
+ * cannot be deferred, and all launches without XQ_DEFER=1, hold the launching thread instead. After each
+ * launch an event is recorded on the stream (or, with XQ_COMPLETION=memop, the stream writes a
+ * sequence number into our memory); one tracker thread per process watches those to count
+ * completions. One reader thread talks to the node. Counts live in a
+ * process-local struct per stream (the truth) and are mirrored into the session's shared memory
+ * while a node is attached, so a node restart loses nothing.
+ *
+ * Lock order: xqc_session.mu -> xqc_tab_mu -> xstream.mu -> xqc_session.send_mu (each optional).
+ *
+ * The translation units, by job:
+ *   cuda_hooks.c      the exported (interposed) entry points, cuGetProcAddress, dlsym, graph
+ *                     capture, the constructor and fork
+ *   cuda_driver.c     glibc's dlsym, the driver entry points the interposer calls itself, options
+ *   cuda_gate.c       the launch gate: a launch waits, defers or goes; marks behind launches
+ *   cuda_defer.c      deferred launches: the per-stream host queue, draining it, flush_all
+ *   cuda_stubs.c      trampolines handed out for every other entry point; function attributes
+ *   cuda_streams.c    the stream table
+ *   cuda_devices.c    visible-device mapping, PCI bus ids, multiprocessor counts, launch widths
+ *   cuda_words.c      page-locked words: memop completion words and level 2 stall words
+ *   cuda_estimates.c  command costs and timed samples
+ *   cuda_tracker.c    the tracker thread: completions, WAKE pacing, closing streams
+ *   cuda_session.c    the session with the node (xq_wire.h) and the reader thread
+ *   cuda_narrow.c     narrowing: launches into green contexts
+ *   cuda_diag.c       the XQ_LOG=2 summary at exit
+ *
+ * Everything here is hidden (the library is built with -fvisibility=hidden); names shared between
+ * translation units start with xqc_. Small helpers on the launch path are static inline here.
+ */
+#ifndef XQ_CUDA_INT_H
+#define XQ_CUDA_INT_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_abi.h"
+#include "xq_shm.h"
+#include "xq_wire.h"
+
+#pragma GCC visibility push(hidden)
+
+#define XQ_EXPORT __attribute__((visibility("default")))
+#define RING 64                      /* events per stream; when full the newest covers more */
+#define WAIT_NS 100000000L           /* a held thread looks again after 100 ms at most */
+#define WAKE_GAP_NS 10000ull         /* WAKE lines at most every 10 us: the node refuses over 200k/s */
+#define RETRY_S 1                    /* reconnect period */
+#define POLL_LIMIT_NS 20000ull       /* tracker: looks at a stream this often while launchers wait on a limit */
+#define POLL_NS 100000ull            /* and this often otherwise */
+#define MEMOP_LIMIT_NS 5000ull       /* the same for XQ_COMPLETION=memop streams (a look is a load) */
+#define MEMOP_NS 50000ull
+#define PARK_AFTER_NS 5000000ull     /* tracker: parks after this long with nothing in flight */
+#define BUCKETS 256
+#define FREE_MARK_NS 2000000ull      /* memop streams with no limits in force: a mark every 2 ms of work (cuda_gate.c) */
+#define NSTUBS 2048                  /* trampolines (cuda_stubs.c) */
+#define NDEV 64                      /* devices whose multiprocessor counts are kept (cuda_devices.c) */
+
+#define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+
+/* ------------------------------------------------------------------ small helpers */
+
+/* xlog, now_ns: xq_wire.h */
+
+static inline void futex_wait(uint32_t *w, uint32_t val, long ns)
+{
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static inline void futex_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0); }
+
+static inline void sleep_ns(long ns)
+{
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&ts, &ts) && errno == EINTR) {
+    }
+}
+
+extern __thread pid_t xqc_t_tid; /* cuda_driver.c */
+static inline pid_t my_tid(void) { return xqc_t_tid ? xqc_t_tid : (xqc_t_tid = (pid_t)syscall(SYS_gettid)); }
+
+/* ------------------------------------------------------------------ the driver (cuda_driver.c) */
+
+typedef void *(*dlsym_t)(void *, const char *);
+
+/* The driver entry points the interposer calls itself (never wrapped ones). */
+struct xqc_driver {
+    CUresult (*EventCreate)(CUevent *, unsigned int);
+    CUresult (*EventRecord)(CUevent, CUstream);
+    CUresult (*EventQuery)(CUevent);
+    CUresult (*EventDestroy)(CUevent);
+    CUresult (*CtxGetCurrent)(CUcontext *);
+    CUresult (*CtxSetCurrent)(CUcontext);
+    CUresult (*CtxGetDevice)(CUdevice *);
+    CUresult (*CtxPush)(CUcontext);
+    CUresult (*CtxPop)(CUcontext *);
+    CUresult (*CtxGetStreamPriorityRange)(int *, int *);
+    CUresult (*StreamGetPriority)(CUstream, int *);
+    CUresult (*StreamGetCtx)(CUstream, CUcontext *);
+    /* XQ_COMPLETION=memop only (optional: missing ones mean events) */
+    CUresult (*WriteValue64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+    CUresult (*HostRegister)(void *, size_t, unsigned int);
+    CUresult (*HostUnregister)(void *);
+    CUresult (*HostGetDevPtr)(CUdeviceptr *, void *, unsigned int);
+    CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+    CUresult (*StreamQuery)(CUstream); /* sparse marks: a quiet stream's unmarked launches */
+    /* deferral (optional: missing ones mean kernels are never deferred) */
+    CUresult (*FuncGetParamInfo)(void *, size_t, size_t *, size_t *);
+    CUresult (*KernelGetParamInfo)(void *, size_t, size_t *, size_t *);
+    CUresult (*KernelGetFunction)(CUfunction *, void *); /* cuKernelSetAttribute: whose launches it can see */
+    CUresult (*EventElapsed)(float *, CUevent, CUevent); /* timed samples (optional: missing means batch estimates) */
+    CUresult (*WaitValue32)(CUstream, CUdeviceptr, unsigned int, unsigned int); /* XQ_STALL=1 (optional) */
+    CUresult (*WaitValue32Ptsz)(CUstream, CUdeviceptr, unsigned int, unsigned int);
+    /* narrowing (optional: missing ones mean the process is never narrowed; CUDA 12.4+). The
+     * resource structures are passed as opaque buffers (below), never read but for a log line. */
+    CUresult (*GetDevResource)(CUdevice, void *, int);
+    CUresult (*SplitByCount)(void *, unsigned *, const void *, void *, unsigned, unsigned);
+    CUresult (*GenerateDesc)(void **, void *, unsigned);
+    CUresult (*GreenCreate)(void **, void *, CUdevice, unsigned);
+    CUresult (*GreenStream)(CUstream *, void *, unsigned, int);
+    CUresult (*WaitEvent)(CUstream, CUevent, unsigned);
+    CUresult (*StreamSync)(CUstream);
+};
+extern struct xqc_driver xqc_cu;
+
+/* hint: a real driver function; its library is libcuda even when it was loaded under another name. */
+int xqc_cu_resolve(void *hint);
+extern int xqc_cu_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
+static inline int cu_ready(void *hint)
+{
+    int s = LD(&xqc_cu_state);
+    if (s) return s > 0;
+    return xqc_cu_resolve(hint);
+}
+
+/* ------------------------------------------------------------------ streams */
+
+enum { K_EXPLICIT, K_LEGACY, K_PTDS };
+
+typedef struct ring_entry {
+    CUevent ev;        /* created on first use, kept: the per-stream event pool */
+    uint64_t seq;      /* memop: done once the stream's word reached it; 0: watch ev */
+    uint64_t t_launch; /* launch of the first command it covers */
+    uint32_t count;    /* commands it covers */
+    uint64_t key;      /* cost key of its one command (0: several, or none) */
+    uint64_t est;      /* the estimates its commands were launched with, summed */
+} ring_entry;
+
+#define SMP 32
+#define SMP_DEAD UINT64_MAX
+typedef struct xstream {
+    struct xstream *next_all;  /* every struct ever made; the list only grows (tracker walks it) */
+    struct xstream *next_hash; /* bucket chain, or the free list */
+    struct xstream *next_ptds; /* this thread's per-thread default streams */
+    CUstream h;                /* explicit handle; NULL for the default streams */
+    CUcontext ctx;
+    pid_t tid; /* K_PTDS: the owning thread */
+    int kind, in_use, closing;
+    pthread_mutex_t mu;
+    int device, prio, least, greatest;
+    CUdevice cudev; /* the driver's handle of the device (device: its physical ordinal) */
+    char label[16];
+    char pci[24]; /* the device's PCI bus id, dddd:bb:dd.0; "" when the driver does not say */
+    /* session: valid while gen == xqc_state */
+    uint32_t gen;
+    int slot;
+    xq_slot *shm;
+    /* the truth, under mu */
+    uint32_t pending, in_flight, active, throttled, waiters, cseq;
+    uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since, last_done;
+    uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
+    /* memop marks are sparse (each costs the GPU about 2 us): the launches made since the last
+     * mark, which none covers yet: how many, their estimates summed, the first one's launch
+     * time and cost key; bumped tail_gen at every mark */
+    uint32_t tail_n, tail_gen;
+    uint64_t tail_est, tail_t, tail_key;
+    uint64_t last_launch; /* when the stream last launched */
+    uint64_t query_at;    /* tracker only: when it may query a quiet stream's tail again */
+    int tracked;          /* counted in xqc_busy: entries in the ring or a tail */
+    uint64_t marks, queries; /* XQ_LOG=2 */
+    uint64_t by_est[4];      /* XQ_LOG=2: launches by estimate: < 100 us, < 300 us, < 1 ms, longer */
+    int gate_seen;           /* tracker only: the gate as it last saw it */
+    uint32_t nleft;          /* XQ_LOG=2: work left in flight each time the tracker saw the gate close */
+    uint32_t left_us[1024];
+    uint32_t wseq;      /* futex word of the threads held on this stream */
+    uint32_t wake_owed; /* a WAKE delayed by the pacing */
+    uint32_t head, n;   /* ring: oldest entry, entries */
+    uint64_t poll_at;   /* tracker only: when to look next */
+    uint64_t polled;    /* tracker only: when it looked last */
+    int cmode;          /* 1: memop (word; mseq: the last value enqueued), -1: memop failed, 0: events */
+    struct cword *word;
+    uint64_t mseq;
+    /* deferred launches, under mu; sub_mu: held by the one thread making them (in order) */
+    pthread_mutex_t sub_mu;
+    struct dop *dq_head, *dq_tail;
+    uint32_t dq_n;
+    int dq_lw; /* counted in xqc_limit_waiters: its head waits on the limits */
+    /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet;
+     * dry: nothing in flight while work waited on the host (held or deferred), gate open */
+    uint64_t why_thr, why_win, why_est, why_guard, guard_seen, dry_at, dry_ns;
+    uint64_t est_sum;        /* XQ_LOG=2: estimated work launched (what the window was charged) */
+    uint64_t left_at[6];     /* XQ_LOG=2: launches by the estimated work left in flight when made */
+    /* timed samples (XQ_ESTIMATES=timed): a command of a kind due to be measured goes between two
+     * timing events; the tracker reads their elapsed time once the stream completed it (ord: its
+     * launch's number in launched; 0 while it is being launched, SMP_DEAD when it failed).
+     * Events are created on first use and kept, per slot. Under mu. */
+    struct { CUevent a, b; uint64_t key, ord; } smp[SMP];
+    uint32_t smp_head, smp_n;
+    int smp_off;             /* timing failed on this stream: batch estimates, as XQ_ESTIMATES=batch */
+    uint64_t timed, smp_skip; /* XQ_LOG=2: samples read; due ones not taken (stream idle, slots full) */
+    /* XQ_STALL=1: a word of page-locked host memory (0 go, 1 hold) that guarded launches wait on;
+     * written by the tracker from the node's gate; held_ns: when the gate was last seen closed */
+    uint32_t *stall;
+    CUdeviceptr stall_dev;
+    uint64_t held_ns;
+    int stall_off;
+    uint64_t stall_guards, stall_holds; /* XQ_LOG=2 */
+    /* narrowing: the widest recent launches (multiprocessors; this second and the last one, under
+     * mu), and the green streams made for it (by multiprocessor count; never destroyed: another
+     * thread may be launching into one) */
+    uint32_t w_cur, w_prev;
+    uint64_t w_at;
+    struct { int off, n; CUstream s; } green[8];
+    uint32_t green_next;
+    uint64_t narrowed; /* XQ_LOG=2: launches made narrow */
+    ring_entry ring[RING];
+} xstream;
+
+typedef struct gate {
+    xstream *st;
+    uint64_t t;
+    uint64_t ck, est; /* the launch's cost key and the estimate it is launched with */
+    void *key; /* the kernel or graph launched: known to launch, once it did */
+    int waited;
+    int isolate; /* its kind is due to be measured (a kind not measured yet, or its sample is due);
+                  * once launched: marked alone (batch estimates) */
+    int smp;     /* a timed sample: its slot + 1 (0: none) */
+    int wake, kick; /* owed once the launch is made: a WAKE to the node, a kick to the tracker */
+    uint64_t threads; /* the launch's threads (UINT64_MAX: a graph; 0: not a kernel) */
+} gate;
+
+typedef struct cword {
+    struct cword *next;
+    uint64_t *host;
+    CUdeviceptr dev;
+} cword;
+
+/* ------------------------------------------------------------------ deferred launches */
+
+#define DQ_MAX 4096  /* deferred launches per stream; past it the launching thread waits */
+#define FCACHE 4096  /* functions and graphs known (open addressing) */
+
+enum { D_KERNEL, D_KERNEL_EX, D_GRAPH, D_SET8, D_SET16, D_SET32 };
+typedef struct dop {
+    struct dop *next;
+    int kind;
+    uint64_t ck; /* its cost key */
+    int isolate; /* as the gate's */
+    void *real; /* the driver entry point the application's call was for */
+    union {
+        struct { CUfunction f; unsigned g[3], b[3], shmem; CUstream h; } k;
+        struct { CUlaunchConfig cfg; CUfunction f; } kx;
+        struct { CUgraphExec g; CUstream h; } gr;
+        struct { CUdeviceptr d; unsigned v; size_t n; CUstream h; } set;
+    } a;
+    void **params;
+    unsigned char blob[]; /* parameter pointers, then their values; launch attributes */
+} dop;
+
+/* What is known of a kernel or graph: launched once without an error (only those are deferred:
+ * a launch the driver would refuse is refused to the caller, at once), and a kernel's parameter
+ * layout (np < 0: unknown, never deferred). */
+typedef struct finfo {
+    void *key;
+    int ok, np;
+    uint32_t total;
+    uint32_t *off, *sz;
+} finfo;
+
+/* ------------------------------------------------------------------ small helpers of the launch path */
+
+/* Cost keys (cuda_estimates.c): a kernel by its function and shape, anything else by its entry
+ * point and size class. */
+static inline uint64_t cost_key(const void *what, uint64_t shape)
+{
+    uint64_t k = (uint64_t)(uintptr_t)what * 0x9E3779B97F4A7C15ull ^ (shape + 1) * 0xC2B2AE3D27D4EB4Full;
+    return k ? k : 1;
+}
+
+static inline uint64_t size_class(uint64_t n)
+{
+    return n ? 64 - (uint64_t)__builtin_clzll(n) : 0;
+}
+
+/* The launch of timed sample slot i ended: launched (its number in st->launched, key its kind) or
+ * not (0). Caller holds st->mu. */
+static inline void smp_launched(xstream *st, int i, uint64_t key, int ok)
+{
+    if (i < 0) return;
+    st->smp[i].key = key;
+    st->smp[i].ord = ok ? st->launched : SMP_DEAD;
+}
+
+struct xqc_devinfo { int sms, tps; };
+extern struct xqc_devinfo xqc_devinfo[NDEV];
+static inline int xqc_dev_sms_known(CUdevice d) { return d >= 0 && d < NDEV ? LD(&xqc_devinfo[d].sms) : 0; }
+
+/* ------------------------------------------------------------------ the session (cuda_session.c) */
+
+struct xqc_session {
+    pthread_mutex_t mu, send_mu, start_mu;
+    int fd;
+    int started;       /* the first connect was tried and the reader runs */
+    int ever_attached; /* for the line when a node appears */
+    uint32_t nslots;
+    uint8_t *base;     /* the session's mapping */
+    uint8_t *used;     /* slot -> in use */
+    xstream **owner;   /* slot -> stream */
+    char path[PATH_MAX];
+    char name[200];
+    char prio[16];
+    int no_slot_logged;
+};
+extern struct xqc_session xqc_session;
+
+/* ------------------------------------------------------------------ shared between translation units */
+
+/* cuda_driver.c */
+void xqc_spawn(void *(*fn)(void *));
+extern dlsym_t xqc_dlsym_glibc;
+void *xqc_real_dlsym(void *h, const char *name);
+extern int xqc_stall;     /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device */
+extern int xqc_timed;     /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
+extern int xqc_memop;     /* XQ_COMPLETION=memop */
+extern int xqc_marks_all; /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
+extern pthread_mutex_t xqc_cu_mu;
+
+/* cuda_devices.c */
+int xqc_physical_device(int dev);
+void xqc_pci_bus_id(CUdevice dev, char *out, size_t n);
+int xqc_dev_sms(CUdevice d, int *tps);
+void xqc_width_note(xstream *st, uint64_t threads, uint64_t now);
+
+/* cuda_streams.c */
+extern pthread_mutex_t xqc_tab_mu;
+extern xstream *xqc_hash[BUCKETS], *xqc_free, *xqc_all;
+extern uint32_t xqc_tabgen; /* bumped when a stream is forgotten: thread caches go stale */
+extern pthread_key_t xqc_ptds_key;
+extern __thread xstream *xqc_t_ptds; /* this thread's per-thread default streams */
+xstream *xqc_stream_find_locked(int kind, CUstream h, CUcontext ctx, pid_t tid);
+xstream *xqc_stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid);
+void xqc_stream_forget(CUstream h);
+void xqc_ptds_thread_exit(void *unused);
+
+/* cuda_words.c */
+extern cword *xqc_words; /* unregistered pages */
+extern pthread_mutex_t xqc_words_mu;
+void xqc_word_put(cword *w, CUcontext ctx);
+cword *xqc_word_get(CUdevice dev, const char **why);
+void xqc_memop_unavailable(xstream *st, const char *why);
+void xqc_stall_set(xstream *st, uint32_t v);
+void xqc_stall_watch(xstream *st);
+void xqc_stall_clear_all(void);
+void xqc_stall_guard(xstream *st, CUstream h, int ptsz);
+
+/* cuda_session.c */
+extern uint32_t xqc_state; /* odd: attached; bumped at every attach and detach */
+extern uint64_t xqc_last_wake;
+extern xw_beat xqc_beat;    /* the node's heartbeat (xq_wire.h) */
+extern uint32_t xqc_frozen; /* the heartbeat stopped: the socket was shut down, the reader detaches */
+extern int xqc_narrow;      /* the node said this process may be narrowed (SPACE ... narrow) */
+void xqc_node_look(void);
+__attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...);
+void xqc_mirror(xstream *st);
+void xqc_register_stream(xstream *st);
+void xqc_wake_node(xstream *st);
+void xqc_wake_held(xstream *st);
+void xqc_space_setup(void);
+void xqc_session_start(void);
+
+/* cuda_estimates.c */
+uint64_t xqc_cost_get(uint64_t key, int *due);
+void xqc_cost_put(uint64_t key, uint64_t run, int timed);
+int xqc_smp_take(xstream *st, uint64_t known);
+int xqc_smp_record(xstream *st, int i, int end);
+void xqc_smp_read(xstream *st, CUcontext c, CUcontext *cur);
+
+/* cuda_gate.c */
+extern uint32_t xqc_limit_waiters;
+uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_t *credit);
+void xqc_note_launch(xstream *st, uint64_t est);
+int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry);
+uint64_t xqc_unknown_charge(const xstream *st);
+uint64_t xqc_mark_every(const xstream *st);
+int xqc_account_done(xstream *st, uint32_t count, uint64_t run);
+int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck);
+int xqc_gate_defer(gate *g, dop *op);
+void xqc_gate_undefer(gate *g);
+int xqc_busy_update(xstream *st);
+int xqc_close_tail(xstream *st, int *idle);
+int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int isolate, int *idle);
+void xqc_gate_exit(gate *g, CUresult r);
+
+/* cuda_defer.c */
+extern uint32_t xqc_deferred;        /* launches deferred, all streams (the trampolines read it) */
+extern uint32_t xqc_legacy_deferred; /* of which on a legacy default stream */
+extern uint64_t xqc_deferred_total, xqc_flush_waits; /* for XQ_LOG=2 */
+extern uint32_t xqc_dq_waiters;
+extern int xqc_defer;                /* XQ_DEFER=1 */
+extern finfo xqc_fcache[FCACHE];
+extern pthread_mutex_t xqc_fc_mu;
+void xqc_known_ok(void *key);
+dop *xqc_build_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                      unsigned shmem, CUstream h, void **params, void **extra);
+dop *xqc_build_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra);
+dop *xqc_build_graph(CUgraphExec g, CUstream h);
+dop *xqc_build_set(int kind, CUdeviceptr d, unsigned v, size_t n, CUstream h);
+void xqc_drain(xstream *st, int force);
+void xqc_drain_all(int force);
+void xqc_flush_all(void);
+
+/* cuda_narrow.c */
+extern int xqc_narrow_state; /* 0 usable, -1 off: the driver lacks the calls, or one failed */
+CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx);
+int xqc_narrow_end(CUstream s, CUstream gs, CUresult r);
+int xqc_narrow_usable(void);
+
+/* cuda_tracker.c */
+extern uint32_t xqc_busy;    /* streams with marks in their ring or unmarked launches */
+extern uint32_t xqc_owed;    /* streams owing a WAKE */
+extern uint32_t xqc_closing; /* destroyed streams not yet closed */
+extern uint32_t xqc_exiting; /* exit() began: the driver is being torn down */
+extern int xqc_final;        /* at exit: quiet streams are queried at once */
+extern uint32_t xqc_tracker_parked, xqc_tracker_on;
+extern pthread_mutex_t xqc_query_mu; /* tracker queries vs capture begin */
+extern uint64_t xqc_nap[5], xqc_nap_late; /* XQ_LOG=2, tracker only: its naps by how late they ended */
+void xqc_tracker_kick(void);
+int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap);
+int xqc_cmp_u32(const void *a, const void *b);
+void *xqc_tracker_main(void *arg);
+
+/* cuda_stubs.c */
+extern int xqc_stubs_ok; /* 1: trampolines handed out and none bare: deferral may happen */
+extern uint32_t xqc_nstubs;
+extern pthread_mutex_t xqc_stub_mu, xqc_kset_mu;
+extern int xqc_attr_all; /* XQ_ATTR_WAIT=all */
+extern const char *xqc_stub_name[NSTUBS];
+extern uint32_t xqc_stub_waits[NSTUBS];
+extern uint64_t xqc_stub_wait_ns[NSTUBS], xqc_stub_wait_max[NSTUBS];
+int xqc_is_stub(void *p);
+CUresult xqc_kernel_set_attr(int attr, int val, void *k, CUdevice dev);
+CUresult xqc_func_set_attr(CUfunction f, int attr, int val);
+void xqc_kset_summary(void);
+void *xqc_stub_for(void *real, const char *name);
+
+/* cuda_diag.c */
+void xqc_defer_summary(void);
+
+/* cuda_hooks.c */
+extern uint32_t xqc_captures; /* captures begun through the wrapped calls, not yet ended */
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * cuda_narrow.c: narrowing (docs/processes.md "Space and time"): while the node narrows a stream,
+ * its kernels and graphs go to a stream of a green context on part of the device.
+ */
+#include "cuda_int.h"
+
+/* ------------------------------------------------------------------ narrowing
+ * docs/processes.md "Space and time": a best-effort process runs as a client of the node's MPS
+ * server on the whole device. While the node narrows one of its streams (the slot's reserve_sms:
+ * leave that many multiprocessors to the queues it prefers), each kernel or graph launched on it
+ * goes to a stream of a green context on the rest of the device, joined to the application's
+ * stream by two events: the green stream waits for what the stream has before it, and the stream
+ * waits for the launch, so that everything later on the stream (the interposer's marks and
+ * samples included) still comes after it. Measured on an H200: 1.3 us more per launch. */
+int xqc_narrow_state; /* 0 usable, -1 off: the driver lacks the calls, or one failed */
+static uint32_t g_narrow_logged;
+static __thread CUcontext t_nctx; /* the context this thread's two join events belong to */
+static __thread CUevent t_nev[2];
+
+int xqc_narrow_usable(void)
+{
+    return xqc_narrow && LD(&xqc_narrow_state) == 0 && xqc_cu.GetDevResource && xqc_cu.SplitByCount && xqc_cu.GenerateDesc &&
+           xqc_cu.GreenCreate && xqc_cu.GreenStream && xqc_cu.WaitEvent && xqc_cu.StreamSync;
+}
+
+static void narrow_off(const char *what, CUresult r)
+{
+    ST(&xqc_narrow_state, -1);
+    if (!__atomic_fetch_add(&g_narrow_logged, 1, __ATOMIC_SEQ_CST)) {
+        xlog(1, "xq: narrowing launches stops for this process: %s failed (CUDA error %d); it runs on the whole device", what, r);
+        /* the node holds it in time from now on, as a process that cannot be narrowed */
+        if (LD(&xqc_state) & 1) xqc_send_line("NARROW off");
+    }
+}
+
+#define GREEN_MAX 32
+static struct { CUdevice dev; int off, n; void *ctx; } g_green[GREEN_MAX];
+static int g_ngreen;
+static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The process's green context of the n multiprocessors after the first off ones on dev (off: a
+ * multiple of n), made once: the device split in groups of n, the (off / n)-th of them. Every
+ * process splits the device alike, so processes given different groups do not overlap. */
+#define RES_SIZE 144 /* sizeof(CUdevResource) in CUDA 12.4-13.0: its type at 0, its count at 96 */
+#define RES_GROUPS 16
+static uint32_t g_part_logged;
+static void *green_ctx(CUdevice dev, int off, int n)
+{
+    pthread_mutex_lock(&green_mu);
+    void *g = NULL;
+    for (int i = 0; i < g_ngreen && !g; i++)
+        if (g_green[i].dev == dev && g_green[i].off == off && g_green[i].n == n) g = g_green[i].ctx;
+    if (!g && g_ngreen < GREEN_MAX) {
+        static _Alignas(16) unsigned char all[1024], rest[1024], part[RES_SIZE * RES_GROUPS + 1024];
+        memset(all, 0, sizeof all), memset(part, 0, sizeof part), memset(rest, 0, sizeof rest);
+        int want = n > 0 && off > 0 && off % n == 0 && off / n < RES_GROUPS ? off / n + 1 : 1;
+        unsigned groups = (unsigned)want;
+        void *desc = NULL;
+        CUresult r;
+        const char *what = "cuDeviceGetDevResource";
+        unsigned char *mine = part;
+        if (!(r = xqc_cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) &&
+            !(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(part, &groups, all, rest, 0, (unsigned)n)))) {
+            unsigned got = 0;
+            int type = 0;
+            if (want > 1) { /* the group asked for, if the driver made it and it reads as one */
+                unsigned char *e = part + (size_t)(want - 1) * RES_SIZE;
+                memcpy(&type, e, sizeof type), memcpy(&got, e + 96, sizeof got);
+                if (groups >= (unsigned)want && type == 1 && got >= (unsigned)n) mine = e;
+                else if (!__atomic_fetch_add(&g_part_logged, 1, __ATOMIC_SEQ_CST))
+                    xlog(1, "xq: the device has no group %d of %d multiprocessors apart (%u groups made); this process's part "
+                            "overlaps another's", want, n, groups);
+            }
+            if (!(r = (what = "cuDevResourceGenerateDesc", xqc_cu.GenerateDesc(&desc, mine, 1))) &&
+                !(r = (what = "cuGreenCtxCreate", xqc_cu.GreenCreate(&g, desc, dev, 1 /* CU_GREEN_CTX_DEFAULT_STREAM */)))) {
+                memcpy(&got, mine + 96, sizeof got);
+                g_green[g_ngreen].dev = dev, g_green[g_ngreen].off = off, g_green[g_ngreen].n = n, g_green[g_ngreen].ctx = g;
+                g_ngreen++;
+                xlog(2, "xq: a green context of %u multiprocessors (group %d of %d made, %d asked) on device %d", got,
+                     (int)((mine - part) / RES_SIZE), (int)groups, n, (int)dev);
+            } else
+                g = NULL;
+        }
+        if (!g) narrow_off(what, r);
+    }
+    pthread_mutex_unlock(&green_mu);
+    return g;
+}
+
+/* st's green stream on the n multiprocessors after the first off, made once. */
+static CUstream green_stream(xstream *st, int off, int n)
+{
+    pthread_mutex_lock(&st->mu);
+    for (int i = 0; i < 8; i++)
+        if (st->green[i].off == off && st->green[i].n == n && st->green[i].s) {
+            CUstream gs = st->green[i].s;
+            pthread_mutex_unlock(&st->mu);
+            return gs;
+        }
+    int prio = st->prio;
+    pthread_mutex_unlock(&st->mu);
+    void *g = green_ctx(st->cudev, off, n);
+    CUstream gs = NULL;
+    CUresult r;
+    if (!g) return NULL;
+    if ((r = xqc_cu.GreenStream(&gs, g, 1 /* CU_STREAM_NON_BLOCKING */, prio))) {
+        narrow_off("cuGreenCtxStreamCreate", r);
+        return NULL;
+    }
+    pthread_mutex_lock(&st->mu);
+    uint32_t i = st->green_next++ % 8; /* a stream replaced is left alone, not destroyed */
+    st->green[i].off = off, st->green[i].n = n, st->green[i].s = gs;
+    pthread_mutex_unlock(&st->mu);
+    return gs;
+}
+
+/* Where the launch about to be made on st goes: a green stream, already waiting for what st has
+ * before it (*sx: st's handle for the join back), or NULL: st itself, as asked. A kernel too
+ * small to fill more than NARROW_SMALL multiprocessors stays on st: it cannot crowd the preferred
+ * queues out, and a join costs more than it (two events, a hop between streams on the device:
+ * a second eager decoder narrowed launch by launch went from 1.37 to 1.59 x its P99 alone). */
+#define NARROW_SMALL 8
+CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx)
+{
+    if (!st || !xqc_narrow_usable() || !st->shm || st->gen != LD(&xqc_state)) return NULL;
+    uint32_t reserve = LD(&st->shm->reserve_sms), part = LD(&st->shm->part);
+    int count = (int)(part & 0xffff), index = (int)(part >> 16);
+    if (count < 1 || index >= count) count = 1, index = 0;
+    int tps, sms = reserve || count > 1 ? xqc_dev_sms(st->cudev, &tps) : 0;
+    if (!sms || (threads != UINT64_MAX && threads <= (uint64_t)NARROW_SMALL * (uint64_t)tps)) return NULL;
+    /* green partitions come in multiples of 8 multiprocessors on Hopper (fewer elsewhere): the
+     * region the reserve leaves, split among count processes */
+    int region = !reserve ? sms : reserve >= (uint32_t)sms ? 8 : (sms - (int)reserve) / 8 * 8;
+    if (region < 8) region = 8;
+    int n = count > 1 ? region / count / 8 * 8 : region;
+    if (n < 8) n = 8;
+    int off = index * n;
+    if (off + n > sms) off = 0;
+    if (!off && n >= sms) return NULL;
+    CUcontext cur = NULL;
+    if (xqc_cu.CtxGetCurrent(&cur) || !cur) return NULL;
+    if (t_nctx != cur) {
+        CUresult r;
+        if ((r = xqc_cu.EventCreate(&t_nev[0], CU_EVENT_DISABLE_TIMING)) || (r = xqc_cu.EventCreate(&t_nev[1], CU_EVENT_DISABLE_TIMING))) {
+            narrow_off("cuEventCreate", r);
+            return NULL;
+        }
+        t_nctx = cur;
+    }
+    CUstream gs = green_stream(st, off, n);
+    if (!gs) return NULL;
+    CUstream s = h ? h : ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    CUresult r;
+    if ((r = xqc_cu.EventRecord(t_nev[0], s)) || (r = xqc_cu.WaitEvent(gs, t_nev[0], 0))) {
+        narrow_off("joining the green stream", r);
+        return NULL;
+    }
+    *sx = s;
+    __atomic_add_fetch(&st->narrowed, 1, __ATOMIC_RELAXED);
+    return gs;
+}
+
+/* After the launch into gs (r): the stream s waits for it. Returns 1 when the launch failed
+ * there and must be made on s instead (narrowing then stops for the process). */
+int xqc_narrow_end(CUstream s, CUstream gs, CUresult r)
+{
+    if (r != CUDA_SUCCESS) {
+        narrow_off("a launch into a green stream", r);
+        return 1;
+    }
+    if ((r = xqc_cu.EventRecord(t_nev[1], gs)) || (r = xqc_cu.WaitEvent(s, t_nev[1], 0))) {
+        narrow_off("joining back from the green stream", r);
+        xqc_cu.StreamSync(gs); /* the order kept the slow way */
+    }
+    return 0;
+}

@@ -1,0 +1,346 @@
+/*
+ * cuda_session.c: the session with the node (registration, STREAM/WAKE/CLOSE lines, the shared
+ * memory mirror of each stream's counts, the heartbeat), the reader thread, MPS (SPACE) and the
+ * last look at exit.
+ */
+#include "cuda_int.h"
+
+uint32_t xqc_state;        /* odd: attached; bumped at every attach and detach */
+/* ------------------------------------------------------------------ session with the node */
+
+struct xqc_session xqc_session = {.mu = PTHREAD_MUTEX_INITIALIZER, .send_mu = PTHREAD_MUTEX_INITIALIZER,
+       .start_mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+uint64_t xqc_last_wake;
+xw_beat xqc_beat;    /* the node's heartbeat (xq_wire.h) */
+uint32_t xqc_frozen; /* the heartbeat stopped: the socket was shut down, the reader detaches */
+
+/* Looks at the node's heartbeat (the reader at least every 100 ms, held threads at every wait).
+ * Stopped for XW_FROZEN_S: the node is taken for gone. The socket is shut down, so the reader
+ * detaches as when the connection closes (every held thread goes, deferred launches are made, the
+ * node's session ends) and registers anew once the node answers a HELLO again. Holds no lock. */
+void xqc_node_look(void)
+{
+    uint32_t gs = LD(&xqc_state);
+    if (!(gs & 1) || !xw_beat_stale(&xqc_beat, gs)) return;
+    pthread_mutex_lock(&xqc_session.send_mu);
+    if (LD(&xqc_state) == gs && xqc_session.fd >= 0 && !LD(&xqc_frozen)) {
+        ST(&xqc_frozen, 1);
+        shutdown(xqc_session.fd, SHUT_RDWR);
+    }
+    pthread_mutex_unlock(&xqc_session.send_mu);
+}
+
+__attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...)
+{
+    char buf[XQ_MAX_LINE + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, XQ_MAX_LINE, fmt, ap); /* at most 511 characters, then '\n' */
+    va_end(ap);
+    if (n < 0) return -1;
+    if (n > XQ_MAX_LINE - 1) n = XQ_MAX_LINE - 1;
+    buf[n++] = '\n';
+    int rc = 0;
+    pthread_mutex_lock(&xqc_session.send_mu);
+    if (xqc_session.fd < 0) rc = -1;
+    for (int off = 0; rc == 0 && off < n;) {
+        ssize_t w = send(xqc_session.fd, buf + off, n - off, MSG_NOSIGNAL);
+        if (w > 0) off += (int)w;
+        else if (w < 0 && errno == EINTR) continue;
+        else {
+            shutdown(xqc_session.fd, SHUT_RDWR); /* the reader sees the end and detaches */
+            rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&xqc_session.send_mu);
+    xlog(3, "xq: > %.*s", n - 1, buf);
+    return rc;
+}
+
+/* Copies the truth into the slot. Caller holds st->mu. */
+void xqc_mirror(xstream *st)
+{
+    xq_slot *s = st->shm;
+    if (!s || st->gen != LD(&xqc_state)) return;
+    __atomic_store_n(&s->pending, st->pending, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->in_flight, st->in_flight, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->launched, st->launched, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->completed, st->completed, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->failed, st->failed, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->estimate_ns, st->estimate_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
+    uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
+    __atomic_store_n(&s->width, w ? w | (uint32_t)xqc_dev_sms_known(st->cudev) << 16 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
+}
+
+/* Gives st a slot of the current session and tells the node. Caller holds S.mu. */
+static void register_locked(xstream *st)
+{
+    uint32_t gs = LD(&xqc_state);
+    if (!(gs & 1) || st->gen == gs) return;
+    uint32_t i = 0;
+    while (i < xqc_session.nslots && xqc_session.used[i]) i++;
+    pthread_mutex_lock(&st->mu);
+    st->gen = gs;
+    if (i == xqc_session.nslots) { /* more streams than slots: this one runs unscheduled */
+        st->slot = -1, st->shm = NULL;
+        pthread_mutex_unlock(&st->mu);
+        if (!xqc_session.no_slot_logged++)
+            xlog(1, "xq: all %u slots of the node are taken; stream %s runs unscheduled", xqc_session.nslots, st->label);
+        return;
+    }
+    xqc_session.used[i] = 1, xqc_session.owner[i] = st;
+    st->slot = (int)i;
+    st->shm = (xq_slot *)(xqc_session.base + XQ_SHM_HEADER + (size_t)i * XQ_SLOT_SIZE);
+    xqc_mirror(st);
+    uint32_t active = st->active;
+    pthread_mutex_unlock(&st->mu);
+    xqc_send_line("STREAM %u %lx %d %d %d %d %s%s%s", i, (unsigned long)(uintptr_t)st->h, st->device, st->prio,
+              st->least, st->greatest, st->label, st->pci[0] ? " " : "", st->pci);
+    if (active) xqc_send_line("WAKE %u", i);
+}
+
+void xqc_register_stream(xstream *st)
+{
+    pthread_mutex_lock(&xqc_session.mu);
+    register_locked(st);
+    pthread_mutex_unlock(&xqc_session.mu);
+}
+
+/* Tells the node to decide; paced so that a process flipping busy/idle fast stays under the
+ * node's line limit (a delayed WAKE is sent by the tracker, coalesced per stream). */
+void xqc_wake_node(xstream *st)
+{
+    uint64_t now = now_ns(), last = LD(&xqc_last_wake);
+    if (now - last < WAKE_GAP_NS || !__atomic_compare_exchange_n(&xqc_last_wake, &last, now, 0,
+                                                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        if (!__atomic_exchange_n(&st->wake_owed, 1, __ATOMIC_SEQ_CST)) {
+            ADD(&xqc_owed, 1);
+            xqc_tracker_kick();
+        }
+        return;
+    }
+    int slot = LD(&st->slot);
+    if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0) xqc_send_line("WAKE %d", slot);
+}
+
+void xqc_wake_held(xstream *st)
+{
+    ADD(&st->wseq, 1);
+    if (LD(&st->waiters)) futex_wake(&st->wseq);
+}
+
+/* Once per process image (the constructor's SPACE question reads it first): a bad value is said once. */
+static void env_read(void)
+{
+    static int done;
+    if (!done++) xw_env(xqc_session.path, sizeof xqc_session.path, xqc_session.name, sizeof xqc_session.name, xqc_session.prio, sizeof xqc_session.prio);
+}
+
+/* The process's share of the device under the node's MPS server, in percent; 0: it shares in time
+ * (no node, MPS off there, XQ_MPS=0, or the user's own CUDA_MPS_PIPE_DIRECTORY). With xqc_narrow
+ * (see "narrowing") the share is the whole device and the node narrows its streams at times. */
+static int g_space;
+int xqc_narrow; /* the node said this process may be narrowed (SPACE ... narrow) */
+
+/* Before anything can create a CUDA context: join the node's MPS server if it runs one. */
+void xqc_space_setup(void)
+{
+    const char *v = getenv("XQ_MPS");
+    if (v && !strcmp(v, "0")) return;
+    if (v && *v && strcmp(v, "1")) xlog(1, "xq: ignoring XQ_MPS='%s': not 0 or 1; asking the node", v);
+    if ((v = getenv("XQ_SPACE")) && *v) { /* a parent asked: its children share its share */
+        int p = atoi(v);
+        if (p >= 1 && p <= 100 && getenv("CUDA_MPS_PIPE_DIRECTORY")) g_space = p, xqc_narrow = p == 100 && strstr(v, ":narrow");
+        return;
+    }
+    if (getenv("CUDA_MPS_PIPE_DIRECTORY")) {
+        xlog(2, "xq: CUDA_MPS_PIPE_DIRECTORY is set: the process's own MPS setting is kept");
+        return;
+    }
+    env_read();
+    char why[256];
+    /* XQ_NARROW=0: a process that must not be narrowed (asks for a capped share instead) */
+    const char *nv = getenv("XQ_NARROW");
+    int ask = !(nv && !strcmp(nv, "0"));
+    if (nv && *nv && strcmp(nv, "0") && strcmp(nv, "1")) xlog(1, "xq: ignoring XQ_NARROW='%s': not 0 or 1", nv);
+    g_space = xw_space(xqc_session.path, xqc_session.name, xqc_session.prio, ask, &xqc_narrow, why, sizeof why);
+    if (g_space) xlog(2, "xq: MPS client on %d %% of the device%s", g_space, xqc_narrow ? ", narrowed by the node at times" : "");
+    else xlog(3, "xq: no MPS from the node (%s)", why);
+}
+
+/* Connects, registers, maps the session's memory and registers every live stream. */
+static int try_attach(char *why, size_t whylen)
+{
+    xw_session x;
+    /* XQ_STALL=1 is said (capability lv2: shown by xq:processes); a node that does not know it
+     * refuses the HELLO by naming it, and is asked again without */
+    /* "narrow": the driver has what narrowing needs (else the node holds the process in time) */
+    int nw = g_space && xqc_narrow_usable();
+    const char *caps = xqc_stall ? (g_space ? (nw ? " cuda,lv2,mps,narrow" : " cuda,lv2,mps") : " cuda,lv2")
+                       : g_space ? (nw ? " cuda,mps,narrow" : " cuda,mps") : "";
+    if (!xw_attach(xqc_session.path, xqc_session.name, xqc_session.prio, caps, &x, why, whylen) &&
+        (!*caps || !strstr(why, "capability") || !xw_attach(xqc_session.path, xqc_session.name, xqc_session.prio, "", &x, why, whylen)))
+        return 0;
+    int fd = x.fd;
+    uint32_t slots = x.slots;
+    void *base = x.base;
+    const char *shm_path = x.shm_path;
+    pthread_mutex_lock(&xqc_session.mu);
+    xqc_session.used = calloc(slots, 1);
+    xqc_session.owner = calloc(slots, sizeof *xqc_session.owner);
+    if (!xqc_session.used || !xqc_session.owner) {
+        pthread_mutex_unlock(&xqc_session.mu);
+        snprintf(why, whylen, "out of memory");
+        goto fail; /* the mapping stays: it costs little and nobody reads it */
+    }
+    xqc_session.base = base;
+    xqc_session.nslots = slots, xqc_session.no_slot_logged = 0;
+    pthread_mutex_lock(&xqc_session.send_mu);
+    xqc_session.fd = fd;
+    pthread_mutex_unlock(&xqc_session.send_mu);
+    xw_beat_start(&xqc_beat, base, LD(&xqc_state) + 1);
+    ADD(&xqc_state, 1); /* attached */
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all)
+        if (LD(&st->in_use)) register_locked(st);
+    pthread_mutex_unlock(&xqc_session.mu);
+    xlog(2, "xq: registered with the node at %s: %u slots, memory %s", xqc_session.path, slots, shm_path);
+    return 1;
+fail:
+    close(fd);
+    return 0;
+}
+
+/* The node is gone: every held thread goes at once, the process runs unscheduled. */
+static void detach(const char *why)
+{
+    pthread_mutex_lock(&xqc_session.mu);
+    pthread_mutex_lock(&xqc_session.send_mu);
+    close(xqc_session.fd);
+    xqc_session.fd = -1;
+    pthread_mutex_unlock(&xqc_session.send_mu);
+    ADD(&xqc_state, 1); /* detached: every slot pointer is stale from now on */
+    free(xqc_session.used), free(xqc_session.owner);
+    xqc_session.used = NULL, xqc_session.owner = NULL, xqc_session.nslots = 0; /* the old mapping stays mapped: never munmap */
+    pthread_mutex_unlock(&xqc_session.mu);
+    xqc_stall_clear_all(); /* nothing launched stays held on the device */
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all) xqc_wake_held(st);
+    xqc_drain_all(1);
+    if (__atomic_exchange_n(&xqc_frozen, 0, __ATOMIC_SEQ_CST))
+        xlog(1, "xq: node at %s not answering for %d s (frozen?); running unscheduled", xqc_session.path, XW_FROZEN_S);
+    else
+        xlog(1, "xq: node at %s lost (%s); running unscheduled", xqc_session.path, why);
+}
+
+static void handle_line(char *line)
+{
+    unsigned slot;
+    xlog(3, "xq: < %s", line);
+    if (sscanf(line, "GATE %u", &slot) == 1) {
+        int deferred = 0;
+        pthread_mutex_lock(&xqc_session.mu);
+        xstream *st = slot < xqc_session.nslots ? xqc_session.owner[slot] : NULL;
+        if (st) {
+            xqc_stall_set(st, 0);
+            xqc_wake_held(st);
+            deferred = LD(&st->dq_n) != 0;
+            if (LD(&st->waiters) && st->shm) { /* the documented futex words, for completeness */
+                futex_wake(&st->shm->gate);
+                futex_wake(&st->shm->completion_seq);
+            }
+        }
+        pthread_mutex_unlock(&xqc_session.mu);
+        if (deferred) xqc_drain(st, 0); /* the gate opened: what was deferred goes now (a stream is never freed) */
+    } else if (!strncmp(line, "ERR", 3)) {
+        xlog(1, "xq: node at %s: %s", xqc_session.path, line);
+    }
+    /* Q <slot> <handle>: for information only */
+}
+
+static void *reader_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "xq-reader");
+    char buf[4 * XQ_MAX_LINE];
+    size_t len = 0;
+    for (;;) {
+        if (xqc_session.fd < 0) { /* only this thread changes S.fd once it runs */
+            sleep(RETRY_S);
+            char why[256];
+            if (try_attach(why, sizeof why)) {
+                len = 0;
+                xlog(1, "xq: node at %s %s; scheduled", xqc_session.path, xqc_session.ever_attached ? "is back" : "found");
+                xqc_session.ever_attached = 1;
+            }
+            continue;
+        }
+        struct pollfd pf = {xqc_session.fd, POLLIN, 0};
+        int ready = poll(&pf, 1, XW_LOOK_MS); /* a frozen node keeps the socket open: its heartbeat tells */
+        xqc_node_look();
+        if (ready <= 0) continue;
+        ssize_t r = read(xqc_session.fd, buf + len, sizeof buf - len);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            detach(r == 0 ? "connection closed" : strerror(errno));
+            continue;
+        }
+        len += (size_t)r;
+        char *p = buf, *nl;
+        while ((nl = memchr(p, '\n', len - (size_t)(p - buf)))) {
+            *nl = 0;
+            handle_line(p);
+            p = nl + 1;
+        }
+        len -= (size_t)(p - buf);
+        memmove(buf, p, len);
+        if (len == sizeof buf) /* a line over the limit: the node broke the protocol */
+            len = 0;
+    }
+    return NULL;
+}
+
+/* Registered at the first gated call, after the CUDA runtime registered its own teardown, so
+ * this runs before it: the tracker stops querying events of contexts about to be destroyed. A
+ * last look at every stream first, so that work done by now (a process usually synchronises
+ * before it exits) is counted done, not left in flight. */
+static void at_exit(void)
+{
+    xqc_stall = 0;       /* no more guards, */
+    xqc_stall_clear_all(); /* and nothing held on the device while the process winds down */
+    xqc_drain_all(1); /* what the process launched is made, as it would have been without us */
+    pthread_mutex_lock(&xqc_query_mu);
+    CUcontext was = NULL, cur = NULL;
+    if (xqc_cu.CtxGetCurrent) xqc_cu.CtxGetCurrent(&was);
+    cur = was;
+    ST(&xqc_final, 1);
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all)
+        if (LD(&st->in_use) && (LD(&st->n) || LD(&st->tail_n)) && !LD(&xqc_captures)) {
+            uint64_t next = UINT64_MAX, gap = POLL_NS;
+            st->poll_at = 0;
+            xqc_poll_stream(st, &cur, &next, &gap);
+        }
+    if (cur != was && xqc_cu.CtxSetCurrent) xqc_cu.CtxSetCurrent(was);
+    ST(&xqc_exiting, 1);
+    pthread_mutex_unlock(&xqc_query_mu);
+    xqc_defer_summary();
+}
+
+/* First gated call of the process: connect (lazily: processes that never launch never
+ * connect), start the reader, which also retries every second while there is no node. */
+void xqc_session_start(void)
+{
+    pthread_mutex_lock(&xqc_session.start_mu);
+    if (!xqc_session.started) {
+        env_read();
+        char why[256];
+        if (try_attach(why, sizeof why)) xqc_session.ever_attached = 1;
+        else if (!xw_refused) xlog(1, "xq: no node at %s (%s); running unscheduled", xqc_session.path, why); /* a refusal was said */
+        xqc_spawn(reader_main);
+        static int exit_registered; /* once per process image: atexit survives fork */
+        if (!exit_registered++) atexit(at_exit);
+        ST(&xqc_session.started, 1);
+    }
+    pthread_mutex_unlock(&xqc_session.start_mu);
+}

@@ -1,0 +1,286 @@
+/*
+ * cuda_tracker.c: the tracker thread: watches each stream's marks (events or memop words) to count
+ * completions, reads timed samples, sends WAKE lines the pacing delayed, closes destroyed streams.
+ */
+#include "cuda_int.h"
+
+uint32_t xqc_busy;         /* streams with marks in their ring or unmarked launches */
+uint32_t xqc_owed;         /* streams owing a WAKE */
+uint32_t xqc_closing;      /* destroyed streams not yet closed */
+uint32_t xqc_exiting;      /* exit() began: the driver is being torn down */
+int xqc_final;             /* at exit: quiet streams are queried at once */
+static uint32_t g_tracker_word;
+uint32_t xqc_tracker_parked, xqc_tracker_on;
+pthread_mutex_t xqc_query_mu = PTHREAD_MUTEX_INITIALIZER; /* tracker queries vs capture begin */
+/* ------------------------------------------------------------------ tracker thread */
+
+void xqc_tracker_kick(void)
+{
+    if (LD(&xqc_tracker_parked)) {
+        ADD(&g_tracker_word, 1);
+        futex_wake(&g_tracker_word);
+    }
+}
+
+/* Whether the commands up to entry e are done: its sequence number reached the stream's word, or
+ * its event is done (an error counts as ended). */
+static int entry_done(const xstream *st, const ring_entry *e, CUcontext c, CUcontext *cur)
+{
+    if (e->seq) return LD(st->word->host) >= e->seq;
+    if (c != *cur && xqc_cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
+    return xqc_cu.EventQuery(e->ev) != CUDA_ERROR_NOT_READY;
+}
+
+/* After the tracker counted completions of st (caller holds st->mu, released here): publishes
+ * the counts, wakes the threads held on the limits and, when the stream went idle, the node.
+ * Returns whether work is still tracked on st. */
+static int completions_seen(xstream *st, int idle)
+{
+    xqc_mirror(st);
+    int waiters = st->waiters, left = st->tracked;
+    xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
+    pthread_mutex_unlock(&st->mu);
+    if (waiters) {
+        xqc_wake_held(st);
+        if (s) futex_wake(&s->completion_seq);
+    }
+    if (idle) xqc_wake_node(st);
+    return left;
+}
+
+/* A stream with unmarked launches and no mark left to wait for: once it has launched nothing for
+ * a while (50 us under a window, else 500 us), asks the driver whether it is idle (cuStreamQuery:
+ * a driver call, so not while it launches) and, if so, counts those launches done, unmeasured.
+ * Returns whether work may still be in flight. Tracker only, with xqc_query_mu held. */
+#define QUIET_LIMIT_NS 50000ull
+#define QUIET_NS 500000ull
+static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
+{
+    pthread_mutex_lock(&st->mu);
+    uint32_t c0 = st->tail_n, gen = st->tail_gen;
+    uint64_t quiet = xqc_mark_every(st) < FREE_MARK_NS ? QUIET_LIMIT_NS : QUIET_NS;
+    if (quiet < st->tail_est) quiet = st->tail_est; /* not before the work could be done: a query too early only costs */
+    int due = c0 && !st->n && (LD(&xqc_final) || (now - st->last_launch >= quiet && now >= st->query_at));
+    if (due) st->query_at = now + quiet;
+    pthread_mutex_unlock(&st->mu);
+    if (!c0) return 0;
+    if (!due || st->kind == K_PTDS) return 1;
+    if (c != *cur && xqc_cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
+    CUresult r = xqc_cu.StreamQuery(st->kind == K_EXPLICIT ? st->h : NULL);
+    if (r == CUDA_ERROR_NOT_READY) return 1;
+    int idle = 0; /* done, or an error: either way nothing more will be seen of them */
+    pthread_mutex_lock(&st->mu);
+    st->queries++;
+    if (st->tail_gen == gen && !st->n && st->tail_n >= c0) { /* the c0 oldest of the tail were launched before the query */
+        uint64_t est = st->tail_n == c0 ? st->tail_est : st->tail_est / st->tail_n * c0;
+        st->tail_n -= c0, st->tail_est -= est;
+        st->fl_est -= est <= st->fl_est ? est : st->fl_est;
+        if (!st->in_flight) st->fl_est = 0;
+        idle = xqc_account_done(st, c0, 0);
+        st->last_done = now_ns();
+        if (st->tail_n) st->tail_t = st->last_done, st->tail_key = 0; /* the rest came after the query */
+        xqc_busy_update(st);
+    }
+    return completions_seen(st, idle);
+}
+
+/* Counts the finished commands of st; returns whether work is still in flight. The done ones
+ * are found at once (marks end in stream order: a binary search over the ring) and accounted
+ * as one batch, so the estimate is the batch's time per command, not one command carrying the
+ * whole time since the last look. A stream is looked at every 20 us while launchers wait on a
+ * limit, else every 100 us (an event query makes the driver submit queued work, which costs
+ * launching threads); a memop stream every 5 us and 50 us (a look is a load). *next: the
+ * earliest time a stream is due; *gap: the tracker's shortest nap. */
+int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
+{
+    int urgent = LD(&xqc_limit_waiters) > 0, memop = LD(&st->cmode) > 0;
+    uint64_t now = now_ns(), lim = memop ? MEMOP_LIMIT_NS : POLL_LIMIT_NS;
+    if (memop && LD(&st->n)) *gap = MEMOP_LIMIT_NS;
+    if (now < st->poll_at && !(urgent && now - st->polled >= lim)) {
+        *next = st->poll_at < *next ? st->poll_at : *next;
+        return LD(&st->n) != 0;
+    }
+    if (LD(&st->smp_n)) xqc_smp_read(st, st->ctx, cur);
+    uint64_t prev = st->polled; /* the last look: what is found done now ended after it */
+    st->polled = now;
+    st->poll_at = now + (urgent ? lim : memop ? MEMOP_NS : POLL_NS);
+    *next = st->poll_at < *next ? st->poll_at : *next;
+    pthread_mutex_lock(&st->mu);
+    /* entries stay put while in the ring, except the newest of a full ring (re-recorded) */
+    uint32_t n = st->n, head = st->head, m = n == RING ? n - 1 : n;
+    CUcontext c = st->ctx;
+    pthread_mutex_unlock(&st->mu);
+    if (!n) return poll_tail(st, c, cur, now);
+#define DONE(i) entry_done(st, &st->ring[(head + (i)) % RING], c, cur)
+    if (!DONE(0)) return 1;
+    uint32_t d = 0, u = m; /* entry d is done; entry u is not (or u == m) */
+    if (m > 1 && !DONE(m - 1))
+        for (u = m - 1; u - d > 1;) {
+            uint32_t mid = (d + u) / 2;
+            *(DONE(mid) ? &d : &u) = mid;
+        }
+    else
+        d = m ? m - 1 : 0;
+#undef DONE
+    uint64_t t = now_ns();
+    pthread_mutex_lock(&st->mu);
+    uint32_t count = 0, take = d + 1;
+    uint64_t from = st->ring[head].t_launch > st->last_done ? st->ring[head].t_launch : st->last_done;
+    /* the batch ended between the last look and now: take the middle, when that look came after
+     * the batch began and not long ago (else all that is known is that it ended by now: a long
+     * gap, the tracker kept off the CPU, must not halve a command) */
+    uint64_t end = prev > from && t > prev && t - prev <= 2 * POLL_NS ? prev + (t - prev) / 2 : t;
+    uint64_t span = end > from ? end - from : 0, est = 0;
+    struct { uint64_t key, w, n; } part[RING];
+    uint32_t parts = 0;
+    for (uint32_t i = 0; i < take; i++) {
+        ring_entry *e = &st->ring[(head + i) % RING];
+        count += e->count, est += e->est;
+        part[parts].key = e->count == 1 ? e->key : 0, part[parts].n = e->count, part[parts++].w = e->est;
+    }
+    st->head = (head + take) % RING;
+    st->n -= take;
+    st->last_done = end;
+    st->fl_est -= est <= st->fl_est ? est : st->fl_est;
+    if (!st->in_flight) st->fl_est = 0;
+    int idle = xqc_account_done(st, count, span);
+    if (!st->in_flight && (st->pending || st->dq_n) && st->shm && !LD(&st->shm->gate)) st->dry_at = t;
+    xqc_busy_update(st);
+    int left = completions_seen(st, idle);
+    /* each command of the batch learns its share of the span, by the estimates it was launched
+     * with (unknown ones: an equal share) */
+    if (span) {
+        uint64_t even = span / (count ? count : 1), sum = 0;
+        for (uint32_t i = 0; i < parts; i++) sum += part[i].w ? part[i].w : even * part[i].n;
+        for (uint32_t i = 0; i < parts && sum; i++)
+            if (part[i].key)
+                xqc_cost_put(part[i].key, (uint64_t)((double)span * (double)(part[i].w ? part[i].w : even) / (double)sum), 0);
+    }
+    return left;
+}
+
+/* A destroyed stream whose work is done: CLOSE, destroy its events, recycle the struct. */
+static void close_stream(xstream *st)
+{
+    pthread_mutex_lock(&xqc_session.mu);
+    pthread_mutex_lock(&st->mu);
+    if (st->n || st->pending || st->in_flight) {
+        pthread_mutex_unlock(&st->mu);
+        pthread_mutex_unlock(&xqc_session.mu);
+        return;
+    }
+    if (st->gen == LD(&xqc_state) && (st->gen & 1) && st->slot >= 0 && (uint32_t)st->slot < xqc_session.nslots) {
+        xqc_send_line("CLOSE %d", st->slot);
+        xqc_session.used[st->slot] = 0, xqc_session.owner[st->slot] = NULL;
+    }
+    st->slot = -1, st->shm = NULL;
+    pthread_mutex_unlock(&st->mu);
+    pthread_mutex_unlock(&xqc_session.mu);
+    for (int i = 0; i < RING; i++)
+        if (st->ring[i].ev) xqc_cu.EventDestroy(st->ring[i].ev);
+    for (int i = 0; i < SMP; i++) { /* samples not read yet are dropped: nothing is in flight */
+        if (st->smp[i].a) xqc_cu.EventDestroy(st->smp[i].a);
+        if (st->smp[i].b) xqc_cu.EventDestroy(st->smp[i].b);
+    }
+    if (st->word) xqc_word_put(st->word, st->ctx); /* every write to it landed: nothing is in flight */
+    if (__atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) ADD(&xqc_owed, -1);
+    pthread_mutex_lock(&xqc_tab_mu);
+    ST(&st->in_use, 0);
+    st->closing = 0;
+    st->next_hash = xqc_free;
+    xqc_free = st;
+    pthread_mutex_unlock(&xqc_tab_mu);
+    ADD(&xqc_closing, -1);
+}
+
+/* XQ_LOG=2: each time the tracker sees st's gate close with work in flight, how much estimated
+ * work was left: what a tenant the node preferred waited behind, once the node had decided. */
+static void gate_watch(xstream *st)
+{
+    xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
+    int g = s && LD(&s->gate);
+    if (g == st->gate_seen) return;
+    st->gate_seen = g;
+    if (!g) return;
+    pthread_mutex_lock(&st->mu);
+    uint64_t first, credit, left = st->in_flight ? xqc_work_left(st, now_ns(), &first, &credit) : 0;
+    if (st->in_flight && st->nleft < sizeof st->left_us / sizeof st->left_us[0])
+        st->left_us[st->nleft++] = (uint32_t)(left / 1000);
+    pthread_mutex_unlock(&st->mu);
+}
+
+int xqc_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+uint64_t xqc_nap[5], xqc_nap_late; /* XQ_LOG=2, tracker only: its naps by how late they ended */
+
+void *xqc_tracker_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "xq-tracker");
+    prctl(PR_SET_TIMERSLACK, 1000UL); /* its 20 us (memop: 5 us) naps must stay near that */
+    CUcontext cur = NULL;
+    uint64_t idle_since = 0;
+    for (;;) {
+        int busy = 0;
+        uint64_t next = now_ns() + POLL_NS, gap = POLL_LIMIT_NS;
+        pthread_mutex_lock(&xqc_query_mu);
+        if (LD(&xqc_exiting)) { /* the driver goes away: query nothing more */
+            pthread_mutex_unlock(&xqc_query_mu);
+            return NULL;
+        }
+        if (LD(&xqc_captures)) /* an event query could invalidate a global-mode capture */
+            busy = 1;
+        else
+            for (xstream *st = LD(&xqc_all); st; st = st->next_all)
+                if (LD(&st->in_use)) {
+                    if (xqc_stall) xqc_stall_watch(st);
+                    if (xq_log_level >= 2) gate_watch(st);
+                    busy |= xqc_poll_stream(st, &cur, &next, &gap);
+                }
+        pthread_mutex_unlock(&xqc_query_mu);
+        if (LD(&xqc_deferred)) { /* completions seen, or the gate opened: make what may go now */
+            xqc_drain_all(0);
+            busy |= LD(&xqc_deferred) != 0;
+        }
+        for (xstream *st = LD(&xqc_all); st && (LD(&xqc_owed) || LD(&xqc_closing)); st = st->next_all) {
+            if (!LD(&st->in_use)) continue;
+            if (LD(&st->wake_owed)) {
+                uint64_t now = now_ns(), last = LD(&xqc_last_wake);
+                if (now - last >= WAKE_GAP_NS && __atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) {
+                    ADD(&xqc_owed, -1);
+                    ST(&xqc_last_wake, now);
+                    int slot = LD(&st->slot);
+                    if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0)
+                        xqc_send_line("WAKE %d", slot);
+                }
+            }
+            if (LD(&st->closing)) close_stream(st);
+        }
+        uint64_t now = now_ns();
+        if (busy || LD(&xqc_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
+            idle_since = busy || LD(&xqc_owed) ? 0 : idle_since ? idle_since : now;
+            uint64_t until = LD(&xqc_limit_waiters) || LD(&xqc_owed) ? now + gap : next;
+            long want = until > now + gap ? (long)(until - now) : (long)gap;
+            sleep_ns(want);
+            if (xq_log_level >= 2) { /* how late its naps end: a late tracker refills a throttled stream late */
+                uint64_t late = now_ns() - now - (uint64_t)want;
+                xqc_nap[late < 10000 ? 0 : late < 50000 ? 1 : late < 100000 ? 2 : late < 500000 ? 3 : 4]++;
+                xqc_nap_late += late;
+            }
+            continue;
+        }
+        idle_since = 0;
+        /* nothing in flight for a while: park until a launch kicks */
+        uint32_t w = LD(&g_tracker_word);
+        ST(&xqc_tracker_parked, 1);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (!LD(&xqc_busy) && !LD(&xqc_owed) && !LD(&xqc_closing) && !LD(&xqc_deferred))
+            futex_wait(&g_tracker_word, w, 1000000000L);
+        ST(&xqc_tracker_parked, 0);
+    }
+    return NULL;
+}
