@@ -13,5 +13,5 @@ mkdir -p "$out"
   -o "$out/libxq-cuda.so.tmp" "$here"/cuda_*.c -ldl
 mv -f "$out/libxq-cuda.so.tmp" "$out/libxq-cuda.so"
 "$cc" -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -pthread -fvisibility=hidden \
-  -o "$out/libxq-hip.so.tmp" "$here/xq_hip.c" -ldl
+  -o "$out/libxq-hip.so.tmp" "$here"/hip_*.c -ldl
 mv -f "$out/libxq-hip.so.tmp" "$out/libxq-hip.so"

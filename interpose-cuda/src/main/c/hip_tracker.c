@@ -1,0 +1,153 @@
+/*
+ * hip_tracker.c: the tracker thread: watches each stream's events to count completions, sends
+ * WAKE lines the pacing delayed, closes destroyed streams.
+ */
+#include "hip_int.h"
+
+/* ------------------------------------------------------------------ tracker */
+
+void xqh_tracker_kick(void)
+{
+    if (LD(&xqh_tracker_parked)) {
+        ADD(&xqh_tracker_word, 1);
+        futex_wake(&xqh_tracker_word);
+    }
+}
+
+/* Counts st's finished commands (events end in stream order: the done ones are a prefix);
+ * returns whether work is still in flight. */
+int xqh_poll_stream(xstream *st, uint64_t *next)
+{
+    uint64_t now = now_ns();
+    int urgent = LD(&xqh_limit_waiters) > 0;
+    if (now < st->poll_at && !urgent) {
+        if (st->poll_at < *next) *next = st->poll_at;
+        return LD(&st->n) != 0;
+    }
+    st->poll_at = now + (urgent ? POLL_LIMIT_NS : POLL_NS);
+    if (st->poll_at < *next) *next = st->poll_at;
+    pthread_mutex_lock(&st->mu);
+    uint32_t n = st->n, head = st->head, m = n == RING ? n - 1 : n; /* a full ring's newest may be re-recorded */
+    pthread_mutex_unlock(&st->mu);
+    if (!n) return 0;
+    uint32_t take = 0;
+    while (take < m && xqh_hip.EventQuery(st->ring[(head + take) % RING].ev) != hipErrorNotReady) take++;
+    if (m < n && take == m && xqh_hip.EventQuery(st->ring[(head + m) % RING].ev) != hipErrorNotReady) {
+        pthread_mutex_lock(&st->mu); /* the newest of a full ring: re-checked under the lock */
+        take = n;
+        pthread_mutex_unlock(&st->mu);
+    }
+    if (!take) return 1;
+    uint64_t t = now_ns();
+    pthread_mutex_lock(&st->mu);
+    uint32_t count = 0;
+    uint64_t est = 0, from = st->ring[head].t_launch > st->last_done ? st->ring[head].t_launch : st->last_done;
+    for (uint32_t i = 0; i < take; i++) count += st->ring[(head + i) % RING].count, est += st->ring[(head + i) % RING].est;
+    st->head = (head + take) % RING;
+    st->n -= take;
+    if (!st->n) ADD(&xqh_busy, -1);
+    uint64_t span = t > from ? t - from : 0;
+    st->last_done = t;
+    st->fl_est -= est <= st->fl_est ? est : st->fl_est;
+    st->completed += count, st->in_flight -= count, st->active -= count, st->run_ns += span, st->cseq++;
+    if (!st->in_flight) st->fl_est = 0;
+    if (span) {
+        int64_t x = (int64_t)(span / count), e = (int64_t)st->estimate_ns;
+        e = e ? e + (x - e) / 4 : x;
+        st->estimate_ns = e > 0 ? (uint64_t)e : 1;
+    }
+    int idle = 0;
+    if (!st->active) st->ready_since = 0, idle = 1;
+    xqh_mirror(st);
+    int waiters = st->waiters, left = st->n != 0;
+    xq_slot *s = st->gen == LD(&xqh_state) ? st->shm : NULL;
+    pthread_mutex_unlock(&st->mu);
+    if (waiters) {
+        xqh_wake_held(st);
+        if (s) futex_wake(&s->completion_seq);
+    }
+    if (idle) xqh_wake_node(st);
+    return left;
+}
+
+void xqh_close_stream(xstream *st)
+{
+    pthread_mutex_lock(&xqh_session.mu);
+    pthread_mutex_lock(&st->mu);
+    if (!LD(&st->closing) || LD(&st->in_use) != 1 || st->n || st->pending || st->in_flight) {
+        pthread_mutex_unlock(&st->mu); /* closed by another thread (the tracker, at_exit), or not done */
+        pthread_mutex_unlock(&xqh_session.mu);
+        return;
+    }
+    ST(&st->in_use, 2); /* being closed: by this thread only */
+    if (st->gen == LD(&xqh_state) && (st->gen & 1) && st->slot >= 0 && (uint32_t)st->slot < xqh_session.nslots) {
+        xqh_send_line("CLOSE %d", st->slot);
+        xqh_session.used[st->slot] = 0, xqh_session.owner[st->slot] = NULL;
+    }
+    st->slot = -1, st->shm = NULL;
+    pthread_mutex_unlock(&st->mu);
+    pthread_mutex_unlock(&xqh_session.mu);
+    const char *why = "";
+    xqh_kfd_resume(st, &why); /* a destroyed stream's queue is not left stopped */
+    for (int i = 0; i < RING; i++)
+        if (st->ring[i].ev) xqh_hip.EventDestroy(st->ring[i].ev), st->ring[i].ev = NULL;
+    if (__atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) ADD(&xqh_owed, -1);
+    pthread_mutex_lock(&xqh_tab_mu);
+    ST(&st->in_use, 0);
+    st->closing = 0;
+    st->next_hash = xqh_free;
+    xqh_free = st;
+    pthread_mutex_unlock(&xqh_tab_mu);
+    ADD(&xqh_closing, -1);
+}
+
+void *xqh_tracker_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "xq-hip-tracker");
+    prctl(PR_SET_TIMERSLACK, 1000UL);
+    uint64_t idle_since = 0;
+    for (;;) {
+        if (LD(&xqh_exiting)) return NULL;
+        int busy = 0;
+        uint64_t next = now_ns() + POLL_NS;
+        if (LD(&xqh_captures)) busy = 1; /* an event query could invalidate a global-mode capture */
+        else
+            for (xstream *st = LD(&xqh_all); st; st = st->next_all)
+                if (LD(&st->in_use)) {
+                    busy |= xqh_poll_stream(st, &next);
+                    /* a queue left stopped behind an open gate (a RESUME line lost) goes on */
+                    if (LD(&st->suspended) && st->shm && st->gen == LD(&xqh_state) && !LD(&st->shm->gate)) {
+                        const char *why = "";
+                        if (xqh_kfd_resume(st, &why) > 0 && st->slot >= 0) xqh_send_line("LV3 %d resumed", st->slot);
+                    }
+                }
+        for (xstream *st = LD(&xqh_all); st && (LD(&xqh_owed) || LD(&xqh_closing)); st = st->next_all) {
+            if (!LD(&st->in_use)) continue;
+            if (LD(&st->wake_owed)) {
+                uint64_t now = now_ns(), last = LD(&xqh_last_wake);
+                if (now - last >= WAKE_GAP_NS && __atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) {
+                    ADD(&xqh_owed, -1);
+                    ST(&xqh_last_wake, now);
+                    int slot = LD(&st->slot);
+                    if (LD(&st->gen) == LD(&xqh_state) && (LD(&xqh_state) & 1) && slot >= 0) xqh_send_line("WAKE %d", slot);
+                }
+            }
+            if (LD(&st->closing)) xqh_close_stream(st);
+        }
+        uint64_t now = now_ns();
+        if (busy || LD(&xqh_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
+            idle_since = busy || LD(&xqh_owed) ? 0 : idle_since ? idle_since : now;
+            uint64_t gap = LD(&xqh_limit_waiters) || LD(&xqh_owed) ? POLL_LIMIT_NS : next > now ? next - now : POLL_LIMIT_NS;
+            sleep_ns((long)(gap < POLL_LIMIT_NS ? POLL_LIMIT_NS : gap));
+            continue;
+        }
+        idle_since = 0;
+        uint32_t w = LD(&xqh_tracker_word);
+        ST(&xqh_tracker_parked, 1);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (!LD(&xqh_busy) && !LD(&xqh_owed) && !LD(&xqh_closing)) futex_wait(&xqh_tracker_word, w, 1000000000L);
+        ST(&xqh_tracker_parked, 0);
+    }
+    return NULL;
+}
