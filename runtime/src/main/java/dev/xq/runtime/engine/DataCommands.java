@@ -41,6 +41,20 @@ final class DataCommands {
     }
 
     /**
+     * Resolves a data command of a queue that may have no device objects ({@code d} null: it was
+     * not created by an XQueueService).
+     *
+     * @throws IllegalArgumentException naming what is wrong; nothing is left acquired
+     */
+    static Resolved resolve(DataCommands d, Command command, String device, String queue) {
+        if (d == null) {
+            throw new IllegalArgumentException("command kind '" + command.kind() + "' needs the node's device objects;"
+                    + " queue " + queue + " was not created by an XQueueService");
+        }
+        return d.resolve(command, device, queue);
+    }
+
+    /**
      * @param device the queue's device
      * @param queue the queue's name, for messages
      * @throws IllegalArgumentException naming what is wrong; nothing is left acquired
