@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.regex.Pattern;
 
 /**
  * One connected process: its thread reads the process's lines and answers them
@@ -27,11 +26,10 @@ import java.util.regex.Pattern;
  * a deciding thread never reaches a descriptor number the kernel has handed out again; other
  * threads only shut it down, which ends the thread's read.
  *
- * <p>Why one file of ~870 lines: every request (SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3)
- * reads and changes the same per-connection state under the same single-thread rule, and the
- * checks that refuse a line by name belong next to the state they guard; the split by job (wire
- * parsing, stream registry, the process's liveness) is planned with the interposers' split in the
- * house issue.
+ * <p>Its job: the connection's life and its requests (SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE,
+ * LV3, NARROW), which read and change the per-connection state under the single-thread rule.
+ * Apart: the line and field rules ({@link WireLines}), how the process shares its device
+ * ({@link ProcessSpace}), what it offers to preempt inside itself ({@link InProcessPreemption}).
  */
 final class Session {
 
@@ -46,8 +44,6 @@ final class Session {
     static final int FLOOD_WAKES = 200_000;
     static final long FLOOD_WINDOW_NANOS = 1_000_000_000L;
 
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._:/+-]+");
-    private static final Pattern KEY = Pattern.compile("(0[xX])?[0-9a-fA-F]{1,16}");
     private static final int CMDLINE_MAX = 256;
 
     /** One registered stream. */
@@ -65,9 +61,6 @@ final class Session {
     record Info(long pid, long seq, String name, int streams, Instant since, String cmdline, String state, long gatesSent,
                 long gatesDropped, List<StreamInfo> streamList, String runtime, String lv3, String space) {
     }
-
-    /** Capabilities a HELLO may name (docs/processes.md). */
-    static final List<String> CAPABILITIES = List.of("cuda", "hip", "lv2", "lv3", "mps", "narrow");
 
     private final HostServer server;
     private final int fd;
@@ -88,21 +81,8 @@ final class Session {
     private final AtomicLong gatesSent = new AtomicLong();
     private final AtomicLong gatesDropped = new AtomicLong();
     private volatile boolean hip;
-    private volatile boolean lv3Offered;
-    /** The CUDA interposer stalls what a held stream launched (XQ_STALL=1): shown, nothing to ask. */
-    private volatile boolean lv2Offered;
-    private volatile boolean interrupts;
-    private final AtomicLong lv3Suspended = new AtomicLong();
-    private final AtomicLong lv3Resumed = new AtomicLong();
-    private final AtomicLong lv3Failed = new AtomicLong();
-    private final AtomicLong lv3Asked = new AtomicLong();
-    private volatile String lv3LastFailure;
-    /** The process is a client of the node's MPS server, on this share of the device (100: not shared in space, or all of it) */
-    private volatile int smShare = 100;
-    private volatile boolean spatial;
-    private volatile boolean heldInTime = true;
-    /** On the whole device and narrowed at times (see {@link SlotControl#narrows()}) */
-    private volatile boolean narrowed;
+    private final InProcessPreemption preemption = new InProcessPreemption();
+    private final ProcessSpace space = new ProcessSpace();
 
     // session thread only
     private Integer processPriority;
@@ -271,33 +251,21 @@ final class Session {
             floodLines = 0;
             floodWakes = 0;
         }
-        boolean wakeLine = len > 5 && bytes[0] == 'W' && bytes[1] == 'A' && bytes[2] == 'K' && bytes[3] == 'E' && bytes[4] == ' ';
+        boolean wakeLine = WireLines.isWake(bytes, len);
         if (wakeLine ? ++floodWakes > FLOOD_WAKES : ++floodLines > FLOOD_LINES) {
             refuse(wakeLine ? "more than " + FLOOD_WAKES + " WAKE lines within one second"
                     : "more than " + FLOOD_LINES + " lines other than WAKE within one second");
             return;
         }
-        if (len == 0) {
-            refuse("empty line");
+        String[] f;
+        try {
+            f = WireLines.fields(bytes, len);
+        } catch (IllegalArgumentException e) {
+            refuse(e.getMessage());
             return;
         }
-        for (int i = 0; i < len; i++) {
-            int b = bytes[i] & 0xff;
-            if (b < 0x20 || b > 0x7e) {
-                refuse(String.format("byte 0x%02x at column %d is not printable ASCII", b, i + 1));
-                return;
-            }
-        }
-        String text = new String(bytes, 0, len, StandardCharsets.US_ASCII);
-        String[] f = text.split(" ", -1);
-        for (String s : f) {
-            if (s.isEmpty()) {
-                refuse("fields must be separated by exactly one space: '" + shorten(text) + "'");
-                return;
-            }
-        }
         if (name == null && !f[0].equals("HELLO") && !f[0].equals("SPACE")) {
-            refuse("the first line must be HELLO or SPACE, got '" + shorten(f[0]) + "'");
+            refuse("the first line must be HELLO or SPACE, got '" + WireLines.shorten(f[0]) + "'");
             return;
         }
         switch (f[0]) {
@@ -309,12 +277,8 @@ final class Session {
             case "CLOSE" -> close(f);
             case "LV3" -> lv3(f);
             case "NARROW" -> narrowOff(f);
-            default -> refuse("unknown request '" + shorten(f[0]) + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3, NARROW");
+            default -> refuse("unknown request '" + WireLines.shorten(f[0]) + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3, NARROW");
         }
-    }
-
-    private static String shorten(String s) {
-        return s.length() <= 40 ? s : s.substring(0, 40) + "...";
     }
 
     // ------------------------------------------------------------------ requests
@@ -327,13 +291,13 @@ final class Session {
      */
     private Integer identity(String[] f) {
         if (!f[1].equals("1")) {
-            throw new IllegalArgumentException("protocol version '" + shorten(f[1]) + "' is not supported; this node speaks 1");
+            throw new IllegalArgumentException("protocol version '" + WireLines.shorten(f[1]) + "' is not supported; this node speaks 1");
         }
         long claimed;
         try {
-            claimed = Long.parseLong(asciiDigits(f[2]));
+            claimed = Long.parseLong(WireLines.asciiDigits(f[2]));
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("pid '" + shorten(f[2]) + "' is not a number");
+            throw new IllegalArgumentException("pid '" + WireLines.shorten(f[2]) + "' is not a number");
         }
         if (claimed != peer.pid()) {
             throw new IllegalArgumentException("pid " + claimed + " is not yours (peer pid " + peer.pid() + ")");
@@ -344,24 +308,10 @@ final class Session {
         if (life != PeerProcess.Life.ALIVE) {
             throw new IllegalArgumentException(notAlive(life, f[0]));
         }
-        if (!NAME.matcher(f[3]).matches()) {
-            throw new IllegalArgumentException("name '" + shorten(f[3]) + "' has characters outside [A-Za-z0-9._:/+-]");
+        if (!WireLines.NAME.matcher(f[3]).matches()) {
+            throw new IllegalArgumentException("name '" + WireLines.shorten(f[3]) + "' has characters outside [A-Za-z0-9._:/+-]");
         }
-        if (f[4].equals("-")) {
-            return null;
-        }
-        int priority;
-        try {
-            priority = Integer.parseInt(asciiDigits(f[4]));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("priority '" + shorten(f[4]) + "' is neither '-' nor a whole number in ["
-                    + Hint.MIN_PRIORITY + ", " + Hint.MAX_PRIORITY + "]");
-        }
-        if (priority < Hint.MIN_PRIORITY || priority > Hint.MAX_PRIORITY) { // refused, not clamped: the sender meant something else
-            throw new IllegalArgumentException("priority " + priority + " is out of range; allowed: '-' or a whole number in ["
-                    + Hint.MIN_PRIORITY + ", " + Hint.MAX_PRIORITY + "]");
-        }
-        return priority;
+        return WireLines.priority(f[4]);
     }
 
     /**
@@ -380,7 +330,7 @@ final class Session {
             return;
         }
         if (f.length == 6 && !f[5].equals("narrow")) {
-            refuse("SPACE's fifth field '" + shorten(f[5]) + "' is not known; allowed: narrow");
+            refuse("SPACE's fifth field '" + WireLines.shorten(f[5]) + "' is not known; allowed: narrow");
             return;
         }
         Integer prio;
@@ -415,42 +365,12 @@ final class Session {
             refuse(e.getMessage());
             return;
         }
-        List<String> caps = List.of();
-        if (f.length == 6) {
-            caps = List.of(f[5].split(",", -1));
-            for (int i = 0; i < caps.size(); i++) {
-                String c = caps.get(i);
-                if (!CAPABILITIES.contains(c)) {
-                    refuse("capability '" + shorten(c) + "' is not known; allowed: " + String.join(", ", CAPABILITIES)
-                            + ", comma-separated, each once");
-                    return;
-                }
-                if (caps.indexOf(c) != i) {
-                    refuse("capability '" + c + "' is named twice; allowed: " + String.join(", ", CAPABILITIES)
-                            + ", comma-separated, each once");
-                    return;
-                }
-            }
-            if (caps.contains("cuda") && caps.contains("hip")) {
-                refuse("capabilities 'cuda' and 'hip' together; a process speaks for one runtime (one interposer each)");
-                return;
-            }
-            if (caps.contains("lv2") && !caps.contains("cuda")) {
-                refuse("capability 'lv2' without 'cuda'; level 2 inside a process is the CUDA interposer's (XQ_STALL=1)");
-                return;
-            }
-            if (caps.contains("narrow") && !caps.contains("mps")) {
-                refuse("capability 'narrow' without 'mps'; a process is narrowed only as a client of the node's MPS server");
-                return;
-            }
-            if (caps.contains("lv3") && !caps.contains("hip")) {
-                refuse("capability 'lv3' without 'hip'; Lv3 for processes is the HIP interposer's (KFD debugger API)");
-                return;
-            }
-            if (caps.contains("mps") && !caps.contains("cuda")) {
-                refuse("capability 'mps' without 'cuda'; only CUDA processes join the node's MPS server");
-                return;
-            }
+        List<String> caps;
+        try {
+            caps = f.length == 6 ? WireLines.capabilities(f[5]) : List.of();
+        } catch (IllegalArgumentException e) {
+            refuse(e.getMessage());
+            return;
         }
         SharedMemory m;
         try {
@@ -466,17 +386,9 @@ final class Session {
         cmdline = cmdline(peer.pid());
         since = Instant.now();
         hip = caps.contains("hip");
-        lv3Offered = caps.contains("lv3");
-        lv2Offered = caps.contains("lv2");
-        interrupts = lv3Offered && server.settings().interruptProcesses();
-        // a client of the node's MPS server (it asked with SPACE before its context existed):
-        // its share follows from its priority, as the SPACE answer did
-        SpacePlan plan = server.space();
-        spatial = caps.contains("mps") && plan.on();
-        // a process that can be narrowed was told so in the answer to its SPACE (the whole device)
-        narrowed = spatial && plan.narrowed(prio, caps.contains("narrow"));
-        smShare = spatial ? narrowed ? 100 : plan.share(prio) : 100;
-        heldInTime = !spatial || narrowed || plan.heldInTime(smShare);
+        preemption.hello(caps, server.settings().interruptProcesses());
+        space.hello(server.space(), prio, caps);
+        boolean interrupts = preemption.interrupts();
         name = f[3];
         if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : ""))) {
             return;
@@ -488,7 +400,7 @@ final class Session {
         unlinkTask = server.schedule(m::unlink, server.settings().unlinkAfter().toMillis(), TimeUnit.MILLISECONDS);
         server.log().info(who() + " registered (uid " + Integer.toUnsignedString(peer.uid()) + ", priority "
                 + (prio == null ? "-" : prio) + ", " + (hip ? "HIP" : "CUDA") + (interrupts ? ", Lv3" : "")
-                + (spatial ? ", MPS client on " + smShare + " % of the device" + (narrowed ? ", narrowed at times" : "") : "") + "): "
+                + space.registered() + "): "
                 + cmdline);
     }
 
@@ -514,17 +426,17 @@ final class Session {
             refuse("slot " + slot + " is already in use");
             return;
         }
-        if (!KEY.matcher(f[2]).matches()) {
-            refuse("stream key '" + shorten(f[2]) + "' is not a hexadecimal handle");
+        if (!WireLines.KEY.matcher(f[2]).matches()) {
+            refuse("stream key '" + WireLines.shorten(f[2]) + "' is not a hexadecimal handle");
             return;
         }
         int[] v = new int[4];
         String[] what = {"device", "prio", "least", "greatest"};
         for (int i = 0; i < 4; i++) {
             try {
-                v[i] = Integer.parseInt(asciiDigits(f[3 + i]));
+                v[i] = Integer.parseInt(WireLines.asciiDigits(f[3 + i]));
             } catch (NumberFormatException e) {
-                refuse(what[i] + " '" + shorten(f[3 + i]) + "' is not a whole number");
+                refuse(what[i] + " '" + WireLines.shorten(f[3 + i]) + "' is not a whole number");
                 return;
             }
         }
@@ -533,15 +445,15 @@ final class Session {
                     + HostServer.MAX_ORDINAL + "]");
             return;
         }
-        if (!NAME.matcher(f[7]).matches()) {
-            refuse("label '" + shorten(f[7]) + "' has characters outside [A-Za-z0-9._:/+-]");
+        if (!WireLines.NAME.matcher(f[7]).matches()) {
+            refuse("label '" + WireLines.shorten(f[7]) + "' has characters outside [A-Za-z0-9._:/+-]");
             return;
         }
         String pci = null;
         if (f.length == 9) {
             pci = PciDevices.normalise(f[8]).orElse(null);
             if (pci == null) {
-                refuse("pci '" + shorten(f[8]) + "' is not " + PciDevices.ALLOWED);
+                refuse("pci '" + WireLines.shorten(f[8]) + "' is not " + PciDevices.ALLOWED);
                 return;
             }
         }
@@ -562,8 +474,8 @@ final class Session {
             refuse(full);
             return;
         }
-        SlotControl control = new SlotControl(this, memory, slot, smShare, heldInTime, spatial ? server.space().holdBehindMicros() : 0,
-                narrowed);
+        SlotControl control = new SlotControl(this, memory, slot, space.smShare(), space.heldInTime(),
+                space.spatial() ? server.space().holdBehindMicros() : 0, space.narrowed());
         ExternalQueue q;
         try {
             q = server.queues().open(spec, control);
@@ -620,7 +532,7 @@ final class Session {
 
     /** {@code LV3 <slot> suspended|resumed|failed <reason>}: what became of a SUSPEND or RESUME. */
     private void lv3(String[] f) {
-        if (!lv3Offered) {
+        if (!preemption.lv3Offered()) {
             refuse("LV3 from a process that did not offer the capability lv3 in its HELLO");
             return;
         }
@@ -638,36 +550,35 @@ final class Session {
                     refuse("LV3 " + f[2] + " takes no reason, got " + (f.length - 3) + " more field(s)");
                     return;
                 }
-                (f[2].equals("suspended") ? lv3Suspended : lv3Resumed).incrementAndGet();
+                preemption.done(f[2].equals("suspended"));
             }
             case "failed" -> {
-                if (f.length != 4 || !NAME.matcher(f[3]).matches()) {
+                if (f.length != 4 || !WireLines.NAME.matcher(f[3]).matches()) {
                     refuse("LV3 failed takes one reason of [A-Za-z0-9._:/+-] (LV3 <slot> failed <reason>)");
                     return;
                 }
-                lv3Failed.incrementAndGet();
-                lv3LastFailure = f[3];
+                preemption.failed(f[3]);
                 Stream s = streams.get(slot);
                 server.log().info(who() + ": stream " + (s == null ? "in slot " + slot : s.name())
                         + " was not interrupted (" + f[3] + "); it is held at Lv1");
             }
-            default -> refuse("LV3 state '" + shorten(f[2]) + "' is not known; allowed: suspended, resumed, failed");
+            default -> refuse("LV3 state '" + WireLines.shorten(f[2]) + "' is not known; allowed: suspended, resumed, failed");
         }
     }
 
     /** Whether this process is asked to stop its streams' GPU queues (Lv3). */
     boolean interrupts() {
-        return interrupts;
+        return preemption.interrupts();
     }
 
     /** Never blocks: a lost SUSPEND leaves the stream at Lv1; a lost RESUME is made good by the process (open gate). */
     void sendInterrupt(boolean held, int slot) {
-        if (!interrupts) {
+        if (!preemption.interrupts()) {
             return;
         }
-        lv3Asked.incrementAndGet(); // counted before the line goes, as a GATE (sendGate)
+        preemption.asking(); // counted before the line goes, as a GATE (sendGate)
         if (!send((held ? "SUSPEND " : "RESUME ") + slot, true)) {
-            lv3Asked.decrementAndGet();
+            preemption.notAsked();
         }
     }
 
@@ -681,10 +592,9 @@ final class Session {
             refuse("NARROW takes 1 field, off (NARROW off)");
             return;
         }
-        if (!narrowed) {
+        if (!space.narrowingStopped()) {
             return; // never narrowed: nothing to stop
         }
-        narrowed = false;
         server.log().warn(who() + ": narrowing stopped in the process (see its stderr); its queues are held in time from now on");
         for (int i = 0; i < streams.length(); i++) {
             Stream st = streams.get(i);
@@ -725,9 +635,9 @@ final class Session {
     private int slot(String field) {
         int slot;
         try {
-            slot = Integer.parseInt(asciiDigits(field));
+            slot = Integer.parseInt(WireLines.asciiDigits(field));
         } catch (NumberFormatException e) {
-            refuse("slot '" + shorten(field) + "' is not a whole number");
+            refuse("slot '" + WireLines.shorten(field) + "' is not a whole number");
             return -1;
         }
         int n = streams.length();
@@ -854,25 +764,7 @@ final class Session {
         String n = name;
         return new Info(peer.pid(), seq, n == null ? "-" : n, streamCount.get(), since == null ? connected : since, cmdline,
                 n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l, n == null ? "-" : hip ? "hip" : "cuda",
-                n == null ? "-" : lv3(), spatial ? "mps " + smShare + "%" + (narrowed ? " narrowed" : heldInTime ? "" : " untimed") : "time");
-    }
-
-    /**
-     * The LV2/3 column: "lv2" a CUDA process that stalls its held streams' launched work itself;
-     * for Lv3: "-" not offered, "off" not asked by this node, else suspends done and failed (the last reason).
-     */
-    private String lv3() {
-        if (lv2Offered) {
-            return "lv2";
-        }
-        if (!lv3Offered) {
-            return "-";
-        }
-        if (!interrupts) {
-            return "off";
-        }
-        long failed = lv3Failed.get();
-        return lv3Suspended.get() + " suspended" + (failed == 0 ? "" : ", " + failed + " failed (" + lv3LastFailure + ")");
+                n == null ? "-" : preemption.display(), space.display());
     }
 
     private int gate(int slot) {
@@ -899,26 +791,5 @@ final class Session {
             sb.append(c == 0 ? ' ' : Character.isISOControl(c) ? '?' : c);
         }
         return sb.toString().strip();
-    }
-
-    /**
-     * @return {@code text} when it is a whole number written in ASCII digits (an optional sign, then
-     *         0-9 only); Java's own parsing also takes other scripts' digits (Arabic-Indic, Devanagari...)
-     * @throws NumberFormatException otherwise
-     */
-    private static String asciiDigits(String text) {
-        // a loop, not a regular expression: the process protocol parses every WAKE line with it
-        int n = text == null ? 0 : text.length();
-        int i = n > 0 && (text.charAt(0) == '+' || text.charAt(0) == '-') ? 1 : 0;
-        if (i == n) {
-            throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
-        }
-        for (; i < n; i++) {
-            char c = text.charAt(i);
-            if (c < '0' || c > '9') {
-                throw new NumberFormatException("'" + text + "' is not a whole number in ASCII digits");
-            }
-        }
-        return text;
     }
 }
