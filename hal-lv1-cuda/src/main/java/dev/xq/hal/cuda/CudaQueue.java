@@ -1,7 +1,6 @@
 package dev.xq.hal.cuda;
 
 import dev.xq.api.Command;
-import dev.xq.api.PreemptionLevel;
 import dev.xq.hal.spi.DeviceOp;
 import dev.xq.hal.spi.HalException;
 import dev.xq.hal.spi.HwCommand;
@@ -44,7 +43,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * other modes, which see completions late or in batches (a chained start after a late-seen end
  * would shorten the next command's time).
  *
- * <p>Level 2 ({@link Stall}, where the device offers it): a guarded launch puts a
+ * <p>Level 2 ({@link StreamStall}, where the device offers it): a guarded launch puts a
  * {@code cuStreamWaitValue32} on the queue's flag word before the start event, so a deactivate
  * (flag := 1, written on the device's side stream) keeps every guarded command that has not
  * started from starting, and the running one goes on; a reactivate (flag := 0) lets them go
@@ -112,7 +111,7 @@ final class CudaQueue implements HwQueue {
     private volatile boolean released;
     private boolean hostFuncWarned;
     /** Level 2, or null where the device does not offer it. */
-    private final Stall stall;
+    private final StreamStall stall;
 
     // Completion thread only: estimate of a command's device time, for waking up in time.
     private long estimateNanos;
@@ -136,150 +135,7 @@ final class CudaQueue implements HwQueue {
         this.eventFlags = eventFlags;
         this.hostFunc = hostFunc;
         this.deviceEnds = device.deviceEndTimes();
-        this.stall = device.stallable() ? new Stall() : null;
-    }
-
-    /** How many of its last holds a queue keeps for chained starts. */
-    static final int HOLDS = 8;
-
-    /**
-     * Level 2 by stalling in place: commands stay on the stream, held by the guard in front of
-     * each; nothing is handed back to the runtime. The runtime calls deactivate and reactivate
-     * under the queue's control lock, never concurrently; launches may run beside them (a command
-     * launched unguarded just then runs, as at level 1).
-     */
-    final class Stall implements Preemption {
-        /** The flag word in device memory, 0 until the first deactivate (or the first launch, with stall=always). */
-        private volatile long word;
-        private volatile boolean held;
-        /** Adaptive: guard launches until then (System.nanoTime). */
-        private volatile long guardUntil;
-
-        @Override
-        public PreemptionLevel level() {
-            return PreemptionLevel.DEACTIVATE;
-        }
-
-        /** The last holds' host times, [from, to) with to = Long.MAX_VALUE while one lasts: a ring, guarded by this. */
-        private final long[] holdFrom = new long[HOLDS];
-        private final long[] holdTo = new long[HOLDS];
-        private int holds;
-
-        @Override
-        public List<HwCommand> deactivate() {
-            if (closed) {
-                return List.of();
-            }
-            long w = word();
-            synchronized (this) {
-                int i = holds++ % HOLDS;
-                holdFrom[i] = System.nanoTime();
-                holdTo[i] = Long.MAX_VALUE;
-            }
-            held = true;
-            device.writeFlag(w, 1);
-            return List.of();
-        }
-
-        @Override
-        public void reactivate() {
-            long w = word;
-            if (w == 0) {
-                return;
-            }
-            guardUntil = System.nanoTime() + device.stallHoldNanos();
-            device.writeFlag(w, 0);
-            held = false;
-            synchronized (this) {
-                if (holds > 0) {
-                    holdTo[(holds - 1) % HOLDS] = System.nanoTime();
-                }
-            }
-        }
-
-        /**
-         * A guarded command that could have started at {@code t}: where the holds let it start.
-         *
-         * @return t, or the end of the hold that covered it (repeatedly), or Long.MAX_VALUE if a hold covers it still
-         */
-        synchronized long startAfterHolds(long t) {
-            boolean moved = true;
-            for (int round = 0; moved && round <= HOLDS; round++) {
-                moved = false;
-                for (int k = 0; k < Math.min(holds, HOLDS); k++) {
-                    if (holdFrom[k] <= t && t < holdTo[k]) {
-                        t = holdTo[k];
-                        moved = true;
-                    }
-                }
-            }
-            return t;
-        }
-
-        @Override
-        public void interrupt() {
-            throw new IllegalStateException("cuda queue '" + name + "' offers level 2 (deactivate), not level 3 (interrupt)");
-        }
-
-        @Override
-        public void restore() {
-            throw new IllegalStateException("cuda queue '" + name + "' offers level 2 (deactivate), not level 3 (restore)");
-        }
-
-        private long word() {
-            long w = word;
-            if (w == 0) {
-                synchronized (this) {
-                    w = word;
-                    if (w == 0) {
-                        w = device.flagWord();
-                        word = w;
-                    }
-                }
-            }
-            return w;
-        }
-
-        /** Whether the runtime said the next launch may go unguarded; read and cleared by {@link #guardFor}. */
-        private volatile boolean unheldNext;
-
-        @Override
-        public void nextLaunchUnheld(boolean unheld) {
-            unheldNext = unheld;
-        }
-
-        /**
-         * Caller holds launchLock: @return the flag word to guard the next launch with, or 0 for
-         * none. {@code adaptive} leaves out the guard of a launch the runtime said may go unheld
-         * (it foresees no deactivate before that command ends); {@code always} guards every one.
-         */
-        long guardFor(long now) {
-            boolean unheld = unheldNext;
-            unheldNext = false;
-            return switch (device.stallMode()) {
-                case ALWAYS -> word();
-                case ADAPTIVE -> !unheld && word != 0 && (held || now - guardUntil < 0) ? word : 0;
-                case OFF -> 0;
-            };
-        }
-
-        /** @return whether a deactivate holds the queue now */
-        boolean held() {
-            return held;
-        }
-
-        /** The queue goes away: let whatever it holds run out. */
-        void release() {
-            long w = word;
-            if (w != 0 && held) {
-                try {
-                    device.writeFlag(w, 0);
-                } catch (RuntimeException e) {
-                    device.log().warn("cuda queue '" + name + "': its level 2 flag could not be lowered at release", e);
-                }
-                held = false;
-            }
-        }
+        this.stall = device.stallable() ? new StreamStall(this, device) : null;
     }
 
     @Override
@@ -288,7 +144,7 @@ final class CudaQueue implements HwQueue {
     }
 
     /** @return level 2's state, for tests; null where the device does not offer it */
-    Stall stall() {
+    StreamStall stall() {
         return stall;
     }
 

@@ -51,7 +51,7 @@ class CudaStallTest {
 
     private static long wordOf(CudaQueue q) {
         try {
-            var f = CudaQueue.Stall.class.getDeclaredField("word");
+            var f = StreamStall.class.getDeclaredField("word");
             f.setAccessible(true);
             return (long) f.get(q.stall());
         } catch (ReflectiveOperationException e) {
