@@ -34,14 +34,15 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The node's XQ core, free of OSGi so it can be driven from unit tests: drivers, providers,
- * queues and the scheduler. The DS component feeds it services and publishes it.
+ * The node's XQ core, free of OSGi so it can be driven from unit tests: its job is to hold the
+ * drivers, providers, queues and the scheduler together. The DS component feeds it services and
+ * publishes it. Apart: whether each queue's limits matter now, the alone and on-top rules
+ * ({@link ContentionRule}); the device objects ({@link DeviceObjects}).
  */
 public final class XqCore implements XQueueService, SchedulerControl, ExternalQueues, Scheduler.Source, QueueEvents {
 
@@ -50,6 +51,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     private final CopyOnWriteArrayList<XpuDriver> drivers = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<PreemptionProvider> providers = new CopyOnWriteArrayList<>();
     private final ConcurrentSkipListMap<Long, NodeQueue> queues = new ConcurrentSkipListMap<>();
+    /** The alone and on-top rules: whether each queue's limits matter now. */
+    private final ContentionRule contention = new ContentionRule(queues);
     private final Map<XQueueImpl, XpuDriver> owners = new java.util.concurrent.ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong();
     private volatile QueueConfig defaults = QueueConfig.defaults();
@@ -328,8 +331,6 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     /** Default of {@link #aloneWindowMicros(long)}: 2 ms, four commands of 500 us, twenty of 100 us. */
     public static final long DEFAULT_ALONE_WINDOW_MICROS = 2_000;
 
-    private volatile long aloneWindowMicros = DEFAULT_ALONE_WINDOW_MICROS;
-
     /**
      * How much estimated work an application queue alone on its device may keep in flight
      * ({@link XQueueImpl#alone}); 0 switches the rule off (limits always apply).
@@ -339,28 +340,24 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (micros < 0 || micros > 1_000_000) {
             throw new IllegalArgumentException("alone window " + micros + " us is out of range [0, 1000000] us (0: off)");
         }
-        aloneWindowMicros = micros;
+        contention.aloneWindowMicros(micros);
         recomputeContention();
     }
 
     /** @return the alone window in us (0: the rule is off) */
     public long aloneWindowMicros() {
-        return aloneWindowMicros;
+        return contention.aloneWindowMicros();
     }
-
-    /** The queues the policy put on top of their device (the scheduler's {@code TopQueues}). */
-    private volatile Set<Long> top = Set.of();
-    private volatile boolean onTop = true;
 
     /** Switches the on-top rule (docs/runtime.md) on or off; the queues' limits follow at once. */
     public void onTop(boolean on) {
-        onTop = on;
+        contention.onTop(on);
         recomputeContention();
     }
 
     /** @return whether the on-top rule is on (default) */
     public boolean onTop() {
-        return onTop;
+        return contention.onTop();
     }
 
     /**
@@ -369,190 +366,18 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      */
     @Override
     public void topQueuesChanged(Set<Long> nowTop) {
-        top = nowTop;
+        contention.top(nowTop);
         Thread.ofVirtual().name("xq-on-top").start(this::recomputeContention);
     }
 
-    /**
-     * Tells each queue whether its limits matter now: whether the device has another open queue of
-     * another group, or of its group at another priority (see
-     * {@link ExternalQueueImpl#contended(boolean, long)} and {@link XQueueImpl#alone}), and
-     * whether the policy put it on top of those.
-     */
+    /** Tells each queue whether its limits matter now ({@link ContentionRule}). */
     private void recomputeContention() {
-        recomputeContention(null);
+        contention.recompute(null);
     }
 
-    /**
-     * {@link #recomputeContention()} after {@code changed} opened, closed or changed its hints
-     * (null: none did). The work is linear in the queues whose answer changed, plus the company of
-     * the in-process queues on top (their hold on arrival), never in the square of all queues: a
-     * process that opened thousands of streams made each open and close scan every pair of queues,
-     * under the core's lock (security issue "trust", item 3).
-     */
+    /** {@link #recomputeContention()} after {@code changed} opened, closed or changed its hints ({@link ContentionRule}). */
     private void recomputeContention(NodeQueue changed) {
-        // Applied outside the core's lock (widening a queue's limits launches its pending
-        // commands), under a lock of their own that also orders the computations: a stale answer
-        // never overwrites a newer one.
-        synchronized (contentionApply) {
-            for (Runnable r : contentionActions(changed)) {
-                r.run();
-            }
-        }
-    }
-
-    private final Object contentionApply = new Object();
-
-    /** What sets a queue apart from its company on a device: its group and its priority. */
-    private record Company(String group, int priority) {
-    }
-
-    /** An open queue as the contention rule sees it, and the answer it was last given. Guarded by the core. */
-    private static final class Member {
-        final NodeQueue q;
-        final String device;
-        Company key;
-        boolean told;
-        boolean contended;
-        boolean onTop;
-        long window;
-
-        Member(NodeQueue q, Company key) {
-            this.q = q;
-            this.device = q.device();
-            this.key = key;
-        }
-    }
-
-    /** The open queues of one device, and how many of them have each group and priority. Guarded by the core. */
-    private static final class DeviceCompany {
-        final TreeMap<Long, Member> members = new TreeMap<>();
-        final Map<Company, Integer> counts = new HashMap<>();
-
-        /**
-         * Every queue of the device has company (a queue of another group, or of its group at
-         * another priority) exactly when the device holds two distinct ones; none has with one.
-         */
-        boolean contended() {
-            return counts.size() >= 2;
-        }
-
-        void count(Company key, int delta) {
-            counts.merge(key, delta, (a, b) -> a + b == 0 ? null : a + b);
-        }
-    }
-
-    // guarded by this: the open queues by handle and by device, and what the last answers assumed
-    private final Map<Long, Member> members = new HashMap<>();
-    private final Map<String, DeviceCompany> companies = new HashMap<>();
-    private Set<Long> toldTop = Set.of();
-    private boolean toldOnTop = true;
-    private long toldWindow = DEFAULT_ALONE_WINDOW_MICROS;
-
-    private static Company companyOf(NodeQueue q) {
-        return new Company(q.group(), priority(q.hints()));
-    }
-
-    private synchronized List<Runnable> contentionActions(NodeQueue changed) {
-        // the queues whose answer may have changed
-        Map<Long, Member> ask = new TreeMap<>();
-        boolean onTopRule = this.onTop;
-        long window = aloneWindowMicros;
-        Set<Long> nowTop = top;
-        if (changed != null) {
-            long h = changed.handle();
-            Member m = members.get(h);
-            boolean open = queues.get(h) == changed;
-            DeviceCompany dc = m != null ? companies.get(m.device) : null;
-            boolean wasContended = dc != null && dc.contended();
-            if (!open && m != null && m.q == changed) {
-                members.remove(h);
-                dc.members.remove(h);
-                dc.count(m.key, -1);
-                if (dc.members.isEmpty()) {
-                    companies.remove(m.device);
-                }
-            } else if (open && m == null) {
-                m = new Member(changed, companyOf(changed));
-                members.put(h, m);
-                dc = companies.computeIfAbsent(m.device, d -> new DeviceCompany());
-                wasContended = dc.contended();
-                dc.members.put(h, m);
-                dc.count(m.key, 1);
-                ask.put(h, m);
-            } else if (open && m.q == changed) {
-                Company key = companyOf(changed);
-                if (key.equals(m.key)) {
-                    dc = null; // another kind of hint: nothing changed
-                } else {
-                    dc.count(m.key, -1);
-                    dc.count(key, 1);
-                    m.key = key;
-                    ask.put(h, m);
-                }
-            } else {
-                dc = null;
-            }
-            if (dc != null) {
-                if (dc.contended() != wasContended) {
-                    ask.putAll(dc.members); // the whole device has company now, or has none any more
-                } else {
-                    for (Long t : nowTop) { // the company of those on top changed
-                        Member o = dc.members.get(t);
-                        if (o != null) {
-                            ask.put(t, o);
-                        }
-                    }
-                }
-            }
-        }
-        if (onTopRule != toldOnTop || window != toldWindow) {
-            ask.putAll(members);
-        } else if (!nowTop.equals(toldTop)) {
-            for (Set<Long> s : List.of(toldTop, nowTop)) {
-                for (Long t : s) {
-                    Member o = members.get(t);
-                    if (o != null) {
-                        ask.put(t, o);
-                    }
-                }
-            }
-        }
-        toldOnTop = onTopRule;
-        toldWindow = window;
-        toldTop = nowTop;
-        List<Runnable> actions = new ArrayList<>();
-        for (Member w : ask.values()) {
-            DeviceCompany dc = companies.get(w.device);
-            boolean contended = dc.contended();
-            boolean onTop = contended && onTopRule && nowTop.contains(w.q.handle());
-            boolean same = w.told && w.contended == contended && w.onTop == onTop && w.window == window;
-            if (w.q instanceof ExternalQueueImpl x) {
-                if (!same) {
-                    actions.add(() -> x.contended(contended, onTop ? window : 0));
-                }
-            } else if (w.q instanceof XQueueImpl x && (!same || onTop)) {
-                // on top: all of its company (the other queues of its device of another group, or
-                // of its group at another priority) yields to it
-                List<NodeQueue> under = new ArrayList<>();
-                if (onTop) {
-                    for (Member o : dc.members.values()) {
-                        if (o != w && !o.key.equals(w.key)) {
-                            under.add(o.q);
-                        }
-                    }
-                }
-                actions.add(() -> {
-                    x.limits(contended, onTop, window);
-                    x.holdsOnArrival(under);
-                });
-            }
-            w.told = true;
-            w.contended = contended;
-            w.onTop = onTop;
-            w.window = window;
-        }
-        return actions;
+        contention.recompute(changed);
     }
 
     @Override
@@ -675,7 +500,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return Math.min(cap, Math.max(8, (widest + 7) / 8 * 8));
     }
 
-    private static int priority(List<Hint> hints) {
+    static int priority(List<Hint> hints) {
         for (Hint h : hints) {
             if (h instanceof Hint.Priority p) {
                 return p.value();
