@@ -2,6 +2,7 @@
 # Builds the fake CUDA driver and the test programs into OUT:
 #   libcuda.so.1 (+ libcuda.so), xq-cuda-app, libxq-next.so (another preloaded library), xq-launch-bench, xq-local-app + libxq-local.so,
 #   xq-cuda-tests
+# The fake driver is fake_cuda*.c (fake_cuda_int.h between them), the tests test_cuda_*.c (test_cuda.h) + test_node.c.
 # Usage: build-fakecuda.sh OUT   (CC overrides gcc). The programs find OUT/libcuda.so.1 by an
 # RPATH (not RUNPATH: --disable-new-dtags), so the fake wins over a real driver on LD_LIBRARY_PATH.
 # -Bsymbolic: like the real driver, cuGetProcAddress hands out the library's own functions, never
@@ -17,7 +18,7 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 fi
 mkdir -p "$out"
 flags="-std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -I$inc"
-"$cc" $flags -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o "$out/libcuda.so.1.tmp" "$here/fake_cuda.c"
+"$cc" $flags -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o "$out/libcuda.so.1.tmp" "$here"/fake_cuda*.c
 mv -f "$out/libcuda.so.1.tmp" "$out/libcuda.so.1"
 ln -sf libcuda.so.1 "$out/libcuda.so"
 for p in xq-cuda-app:xq_cuda_app.c xq-launch-bench:xq_launch_bench.c; do
@@ -31,5 +32,5 @@ mv -f "$out/libxq-local.so.tmp" "$out/libxq-local.so"
 mv -f "$out/libxq-next.so.tmp" "$out/libxq-next.so"
 "$cc" $flags -o "$out/xq-local-app.tmp" "$here/xq_local.c" -ldl
 mv -f "$out/xq-local-app.tmp" "$out/xq-local-app"
-"$cc" $flags -o "$out/xq-cuda-tests.tmp" "$here/test_interposer.c" "$here/test_node.c"
+"$cc" $flags -o "$out/xq-cuda-tests.tmp" "$here"/test_cuda_*.c "$here/test_node.c"
 mv -f "$out/xq-cuda-tests.tmp" "$out/xq-cuda-tests"

@@ -1,0 +1,316 @@
+/* fake_cuda_launch.c: the fake driver's work: modules, kernels, launches, copies, memops, host memory, capture. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cuda_int.h"
+
+struct CUfunc_st {
+    int kind;
+    int max_smem; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8); 0: the default, 48 KiB */
+};
+/* A CUkernel (context-independent handle); its function in any context is the one of g_funcs. */
+struct xq_fake_kernel {
+    struct CUfunc_st *f;
+};
+struct CUmod_st {
+    int unused;
+};
+enum { F_SPIN, F_INC, F_NOP, F_FAIL };
+static struct CUfunc_st g_funcs[] = {{F_SPIN, 0}, {F_INC, 0}, {F_NOP, 0}, {F_FAIL, 0}};
+static struct xq_fake_kernel g_kernels[] = {{&g_funcs[0]}, {&g_funcs[1]}, {&g_funcs[2]}, {&g_funcs[3]}};
+static struct CUmod_st g_module;
+
+static unsigned long long g_waits; /* stream waits queued (xq_fake_waits) */
+unsigned long long g_green_launches; /* kernels launched into green streams (xq_fake_green_launches) */
+
+/* ------------------------------------------------------------------ modules, memory, launches */
+
+EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    (void)image; /* ignored: every module has every function */
+    if (!m)
+        return CUDA_ERROR_INVALID_VALUE;
+    *m = &g_module;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    static const char *names[] = {"spin", "inc", "nop", "fail"};
+    if (!f || !m || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, names[i])) {
+            *f = &g_funcs[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    if (!p || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *m = calloc(1, n);
+    if (!m)
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    free((void *)(uintptr_t)p);
+    return CUDA_SUCCESS;
+}
+
+/* Kernel attributes: a launch asking for more dynamic shared memory than its function's limit
+ * fails, as on a GPU (the reason a changed limit must not reach an earlier launch). */
+#define ATTR_MAX_DYN_SMEM 8
+static struct CUfunc_st *kernel_func(void *k)
+{
+    for (size_t i = 0; i < sizeof g_kernels / sizeof g_kernels[0]; i++)
+        if (k == &g_kernels[i])
+            return g_kernels[i].f;
+    return NULL;
+}
+static CUresult set_attr(struct CUfunc_st *f, int attr, int val)
+{
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (attr != ATTR_MAX_DYN_SMEM || val < 0 || val > 227 * 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    __atomic_store_n(&f->max_smem, val, __ATOMIC_SEQ_CST);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLibraryGetKernel(void **k, void *lib, const char *name)
+{
+    (void)lib; /* the fake has one library: the module's kernels */
+    static const char *names[] = {"spin", "inc", "nop", "fail"};
+    if (!k || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, names[i])) {
+            *k = &g_kernels[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+EXPORT CUresult cuKernelGetFunction(CUfunction *f, void *k)
+{
+    if (!f)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_cur())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return (*f = kernel_func(k)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuKernelSetAttribute(int attr, int val, void *k, CUdevice dev)
+{
+    (void)dev;
+    return set_attr(kernel_func(k), attr, val);
+}
+EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int val)
+{
+    return set_attr(f >= g_funcs && f < g_funcs + 4 ? f : NULL, attr, val);
+}
+
+static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsigned shmem)
+{
+    if (!f || (f->kind != F_NOP && f->kind != F_FAIL && !params))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *gs = fk_resolve(h, ptsz);
+    if (gs && gs->green && f->kind != F_FAIL)
+        __atomic_add_fetch(&g_green_launches, 1, __ATOMIC_RELAXED);
+    int max = __atomic_load_n(&f->max_smem, __ATOMIC_SEQ_CST);
+    if (shmem > (unsigned)(max ? max : 48 * 1024))
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (f->kind) {
+    case F_SPIN:
+        return fk_enqueue(h, ptsz, (op){.kind = OP_SPIN, .us = *(unsigned *)params[0]});
+    case F_INC:
+        return fk_enqueue(h, ptsz,
+                       (op){.kind = OP_INC, .dst = (void *)(uintptr_t) * (CUdeviceptr *)params[0],
+                            .n = *(unsigned *)params[1]});
+    case F_NOP: { /* nothing before it: done at once, without the worker */
+        struct CUstream_st *s = fk_resolve(h, ptsz);
+        if (!s)
+            return CUDA_ERROR_INVALID_CONTEXT;
+        if (s->capturing)
+            return CUDA_SUCCESS;
+        pthread_mutex_lock(&s->mu);
+        int direct = !s->head;
+        if (direct) {
+            __atomic_add_fetch(&s->submitted, 1, __ATOMIC_RELEASE);
+            __atomic_add_fetch(&s->completed, 1, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&s->mu);
+        return direct ? CUDA_SUCCESS : fk_enqueue(h, ptsz, (op){.kind = OP_SPIN, .us = 0});
+    }
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+/* The layout of the fake's kernels: spin(unsigned us), inc(CUdeviceptr, unsigned n); nop, fail: none. */
+EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    if (!f || !off || !size || f < g_funcs || f >= g_funcs + sizeof g_funcs / sizeof g_funcs[0])
+        return CUDA_ERROR_INVALID_HANDLE;
+    static const size_t spin[][2] = {{0, 4}}, inc[][2] = {{0, 8}, {8, 4}};
+    size_t n = f->kind == F_SPIN ? 1 : f->kind == F_INC ? 2 : 0;
+    if (i >= n)
+        return CUDA_ERROR_INVALID_VALUE;
+    const size_t *e = f->kind == F_SPIN ? spin[i] : inc[i];
+    *off = e[0], *size = e[1];
+    return CUDA_SUCCESS;
+}
+
+#define LK_PARAMS                                                                                   \
+    (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,     \
+     unsigned shmem, CUstream h, void **params, void **extra)
+#define LK_UNUSED (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)extra
+EXPORT CUresult cuLaunchKernel LK_PARAMS { LK_UNUSED; return launch(f, h, params, 0, shmem); }
+EXPORT CUresult cuLaunchKernel_ptsz LK_PARAMS { LK_UNUSED; return launch(f, h, params, 1, shmem); }
+
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    (void)extra;
+    return c ? launch(f, c->hStream, params, 0, c->sharedMemBytes) : CUDA_ERROR_INVALID_VALUE;
+}
+EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    (void)extra;
+    return c ? launch(f, c->hStream, params, 1, c->sharedMemBytes) : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 0, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = s, .n = n});
+}
+EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 1, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = s, .n = n});
+}
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 0, (op){.kind = OP_COPY, .dst = d, .src = (void *)(uintptr_t)s, .n = n});
+}
+EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *d, CUdeviceptr s, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 1, (op){.kind = OP_COPY, .dst = d, .src = (void *)(uintptr_t)s, .n = n});
+}
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 0, (op){.kind = OP_SET32, .dst = (void *)(uintptr_t)d, .v = v, .n = n});
+}
+EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 1, (op){.kind = OP_SET32, .dst = (void *)(uintptr_t)d, .v = v, .n = n});
+}
+EXPORT CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *data)
+{
+    return fn ? fk_enqueue(h, 0, (op){.kind = OP_HOST, .fn = fn, .data = data}) : CUDA_ERROR_INVALID_VALUE;
+}
+EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream h, CUhostFn fn, void *data)
+{
+    return fn ? fk_enqueue(h, 1, (op){.kind = OP_HOST, .fn = fn, .data = data}) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ------------------------------------------------------------------ stream memory operations */
+
+/* On an idle stream (head NULL: the worker finished everything before) the write happens at
+ * once, without the worker or a lock: about the cost of the fake's cuEventRecord, so the
+ * overhead test compares the interposer's two modes, not the fake's. */
+static CUresult write_of(CUstream h, int ptsz, op o)
+{
+    struct CUstream_st *s = fk_resolve(h, ptsz);
+    if (!s)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!o.dst || !g_memops)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s->capturing)
+        return CUDA_SUCCESS;
+    if (!__atomic_load_n(&s->head, __ATOMIC_ACQUIRE)) {
+        fk_run(&o);
+        return CUDA_SUCCESS;
+    }
+    return fk_enqueue(h, ptsz, o);
+}
+#define WV_OP(bits, a, val) (op){.kind = OP_WRITE##bits, .dst = (void *)(uintptr_t)(a), .v = (unsigned)(val), .v64 = (val)}
+EXPORT CUresult cuStreamWriteValue32_v2(CUstream h, CUdeviceptr a, unsigned v, unsigned f) { (void)f; return write_of(h, 0, WV_OP(32, a, v)); }
+EXPORT CUresult cuStreamWriteValue32_v2_ptsz(CUstream h, CUdeviceptr a, unsigned v, unsigned f) { (void)f; return write_of(h, 1, WV_OP(32, a, v)); }
+EXPORT CUresult cuStreamWriteValue64_v2(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned f) { (void)f; return write_of(h, 0, WV_OP(64, a, v)); }
+EXPORT CUresult cuStreamWriteValue64_v2_ptsz(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned f) { (void)f; return write_of(h, 1, WV_OP(64, a, v)); }
+
+/* Only "equal" (CU_STREAM_WAIT_VALUE_EQ, 1): what XQ's level-2 guard asks for. Always queued, so
+ * that it waits behind what came before it on the stream, as the device's does. */
+static CUresult wait_of(CUstream h, int ptsz, CUdeviceptr a, unsigned v, unsigned f)
+{
+    if (!a || f != 1 || !g_memops)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = fk_resolve(h, ptsz);
+    if (!s)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (s->capturing)
+        return CUDA_SUCCESS;
+    __atomic_add_fetch(&g_waits, 1, __ATOMIC_RELAXED);
+    return fk_enqueue(h, ptsz, (op){.kind = OP_WAIT32, .dst = (void *)(uintptr_t)a, .v = v});
+}
+EXPORT CUresult cuStreamWaitValue32_v2(CUstream h, CUdeviceptr a, unsigned v, unsigned f) { return wait_of(h, 0, a, v, f); }
+EXPORT CUresult cuStreamWaitValue32_v2_ptsz(CUstream h, CUdeviceptr a, unsigned v, unsigned f) { return wait_of(h, 1, a, v, f); }
+/* For tests: how many stream waits were queued in this process. */
+EXPORT unsigned long long xq_fake_waits(void) { return __atomic_load_n(&g_waits, __ATOMIC_RELAXED); }
+
+/* Host memory is device memory here: the device pointer is the address itself. */
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) { (void)flags; return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+EXPORT CUresult cuMemHostUnregister(void *p) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
+{
+    if (!d || !p || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
+{
+    (void)flags;
+    if (!pp || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    return (*pp = calloc(1, n)) ? CUDA_SUCCESS : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+EXPORT CUresult cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
+
+/* ------------------------------------------------------------------ capture */
+
+static CUresult begin_of(CUstream h, int ptsz)
+{
+    if (!h && !ptsz)
+        h = CU_STREAM_LEGACY;
+    if (h == CU_STREAM_LEGACY)
+        return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: not on the legacy stream */
+    struct CUstream_st *s = fk_resolve(h, ptsz);
+    if (!s)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (s->capturing)
+        return 401; /* CUDA_ERROR_ILLEGAL_STATE */
+    s->capturing = 1;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode m) { (void)m; return begin_of(h, 0); }
+EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream h, CUstreamCaptureMode m) { (void)m; return begin_of(h, 1); }
+
+static CUresult end_of(CUstream h, CUgraph *g, int ptsz)
+{
+    struct CUstream_st *s = fk_resolve(h, ptsz);
+    if (!s)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!s->capturing)
+        return 401;
+    s->capturing = 0;
+    if (g)
+        *g = (CUgraph)&g_module; /* a non-NULL dummy */
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamEndCapture(CUstream h, CUgraph *g) { return end_of(h, g, 0); }
+EXPORT CUresult cuStreamEndCapture_ptsz(CUstream h, CUgraph *g) { return end_of(h, g, 1); }

@@ -1,0 +1,174 @@
+/* test_cuda_defer.c: deferred launches (XQ_DEFER): behind a gate or a threshold; attribute calls that wait or not. */
+#define _GNU_SOURCE
+#include "test_cuda.h"
+
+/* Through cuGetProcAddress (as the CUDA runtime calls), a closed gate defers launches instead of
+ * holding the thread: one thread has its four kernels of a task pending at once and waits in
+ * cuStreamSynchronize (a trampoline), nothing reaches the device while the gate is closed, and
+ * GATE makes them all (a task is only kernels here: a copy is never deferred, it would wait).
+ * Without XQ_DEFER=1 (defer 0; XQ_DEFER=0 as well): the thread is held in the first launch
+ * instead, one pending. */
+static void defer_gate(int defer)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a,
+          defer == 2 ? (const char *[]){"XQ_LOG=2", "XQ_TEST_DEFAULTS=1", NULL}
+          : defer    ? (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", NULL}
+                     : (const char *[]){"XQ_LOG=2", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "40", "--kernels", "4", "--us",
+                           "300", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, launched_20, 3.0), "the app did not get going");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST); /* suspended, as the node does it */
+    pause_s(0.05);
+    uint64_t l0 = LD(&s->launched);
+    unsigned maxp = 0;
+    for (double end = tn_now() + 0.25; tn_now() < end;) {
+        unsigned p = LD(&s->pending);
+        maxp = p > maxp ? p : maxp;
+    }
+    CHECK(LD(&s->launched) == l0, "launched %lu -> %lu while the gate was closed", (unsigned long)l0,
+          (unsigned long)LD(&s->launched));
+    CHECK(!exited(&a), "the app finished with its gate closed");
+    CHECK(LD(&s->in_flight) == 0, "in flight %u with the gate closed for 250 ms", LD(&s->in_flight));
+    if (defer)
+        CHECK(maxp >= 2 && maxp <= 4, "pending at most %u with one thread (want 2..4: deferred)", maxp);
+    else
+        CHECK(maxp == 1, "pending at most %u with one thread (want 1: held)", maxp);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(LD(&s->launched) == 40 * 4 && LD(&s->completed) == 40 * 4 && LD(&s->pending) == 0,
+          "launched %lu completed %lu pending %u (want 160, 160, 0)", (unsigned long)LD(&s->launched),
+          (unsigned long)LD(&s->completed), LD(&s->pending));
+    const char *err = slurp(a.err);
+    if (defer) {
+        const char *d = strstr(err, "launches deferred");
+        CHECK(d && strstr(err, "cuStreamSynchronize waited"), "stderr: %s", err);
+        const char *e = d ? memchr(d, '\n', strlen(d)) : NULL;
+        printf("    %u pending at once with one thread; %.*s\n", maxp, d && e ? (int)(e - d) : 0, d ? d : "");
+    } else
+        CHECK(!strstr(err, "launches deferred"), "XQ_DEFER=0 deferred: %s", err);
+}
+void test_defer_gate(void) { defer_gate(1); }
+void test_defer_off(void) { defer_gate(0); }
+void test_defer_by_default(void) { defer_gate(2); } /* no XQ_DEFER: deferral is the default */
+
+/* threshold 2, batch 1: the thread defers past the threshold, in flight never exceeds it, every
+ * command is made once, in order (the check), on the legacy stream and on the per-thread one
+ * (never deferred: the tracker cannot launch on another thread's stream) alike. */
+static void defer_threshold(const char *stream, int ex)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 2, 1, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_DEFER=1", NULL}, (const char *[]){"--via", "procaddress", "--stream", stream, "--tasks", "30", "--kernels", "6",
+                                      "--us", "200", "--check", "--linger-ms", "100",
+                                                                     ex ? "--ex" : NULL, NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0, maxp = 0;
+    while (s && !exited(&a)) {
+        unsigned n = LD(&s->in_flight), p = LD(&s->pending);
+        max = n > max ? n : max, maxp = p > maxp ? p : maxp;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    CHECK(max <= 2, "max in flight %u, threshold 2", max);
+    CHECK(!strcmp(stream, "ptds") ? maxp == 1 : maxp >= 2, "stream %s: pending at most %u", stream, maxp);
+    CHECK(s && s->launched == 30 * 10 && s->completed == 30 * 10, "launched %lu completed %lu (want 300)",
+          s ? (unsigned long)s->launched : 0, s ? (unsigned long)s->completed : 0);
+}
+void test_defer_threshold(void) { defer_threshold("new", 0); }
+void test_defer_threshold_legacy_ex(void) { defer_threshold("default", 1); }
+void test_defer_ptds_held(void) { defer_threshold("ptds", 0); }
+
+/* the node dies while launches are deferred behind a closed gate: they are made at once */
+void test_defer_node_killed(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_DEFER=1", NULL}, (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks",
+                                                                     "40", "--kernels", "4", "--us", "300", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, launched_20, 3.0), "the app did not get going");
+    if (s) {
+        __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+        pause_s(0.1);
+        CHECK(LD(&s->pending) >= 2, "pending %u (want deferred launches)", LD(&s->pending));
+    }
+    tn_kill();
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"tasks\":40"), "output: %s", slurp(a.out));
+}
+
+/* cuKernelSetAttribute before each launch, as the CUDA runtime does for kernels with a dynamic
+ * shared memory limit: with the same value every time ("same"), or on another kernel than the
+ * deferred ones ("other"), it does not wait for deferred launches (four pending at once behind a
+ * closed gate); a changed value of a kernel with a deferred launch ("alternate": 96 and 64 KiB in
+ * turn, each launch asking for its limit) waits until that launch was made, or the fake driver
+ * refuses the 96 KiB launch made after the limit fell to 64 KiB (a failed launch). all: with
+ * XQ_ATTR_WAIT=all every call waits, as before. */
+static void defer_attr(const char *mode, int all)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a,
+          all ? (const char *[]){"XQ_LOG=2", "XQ_TEST_DEFAULTS=1", "XQ_ATTR_WAIT=all", NULL}
+              : (const char *[]){"XQ_LOG=2", "XQ_TEST_DEFAULTS=1", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "40", "--kernels", "4", "--us", "300",
+                           "--attr", mode, NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, launched_20, 3.0), "the app did not get going: %s", slurp(a.err));
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+    pause_s(0.05);
+    uint64_t l0 = LD(&s->launched);
+    unsigned maxp = 0;
+    for (double end = tn_now() + 0.25; tn_now() < end;) {
+        unsigned p = LD(&s->pending);
+        maxp = p > maxp ? p : maxp;
+    }
+    CHECK(LD(&s->launched) == l0, "launched %lu -> %lu while the gate was closed", (unsigned long)l0,
+          (unsigned long)LD(&s->launched));
+    int waits = all || !strcmp(mode, "alternate");
+    if (waits)
+        CHECK(maxp == 1, "%s%s: pending at most %u behind a closed gate (want 1: the attribute call waited)", mode,
+              all ? " XQ_ATTR_WAIT=all" : "", maxp);
+    else
+        CHECK(maxp >= 2 && maxp <= 4, "%s: pending at most %u behind a closed gate (want 2..4: deferred, no wait)", mode,
+              maxp);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(LD(&s->launched) == 160 && LD(&s->completed) == 160 && LD(&s->failed) == 0,
+          "launched %lu completed %lu failed %lu (want 160, 160, 0)", (unsigned long)LD(&s->launched),
+          (unsigned long)LD(&s->completed), (unsigned long)LD(&s->failed));
+    const char *err = slurp(a.err);
+    CHECK(strstr(err, "cuKernelSetAttribute called 160 times"), "stderr: %s", err);
+    CHECK(!waits == !strstr(err, "cuKernelSetAttribute waited"), "%s: stderr: %s", mode, err);
+    CHECK(!strstr(err, "failed when made"), "stderr: %s", err);
+    const char *d = strstr(err, "cuKernelSetAttribute called");
+    const char *e = d ? strchr(d, '\n') : NULL;
+    printf("    %s%s: %u pending at once; %.*s\n", mode, all ? " (XQ_ATTR_WAIT=all)" : "", maxp,
+           d && e ? (int)(e - d) : 0, d ? d : "");
+}
+void test_defer_attr_same(void) { defer_attr("same", 0); }
+void test_defer_attr_other(void) { defer_attr("other", 0); }
+void test_defer_attr_alternate(void) { defer_attr("alternate", 0); }
+void test_defer_attr_all(void) { defer_attr("same", 1); }

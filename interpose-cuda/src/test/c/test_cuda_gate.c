@@ -1,0 +1,265 @@
+/* test_cuda_gate.c: the launch gate: held launches, WAKE, threshold, batch, window (by kind too), the arrival guard. */
+#define _GNU_SOURCE
+#include "test_cuda.h"
+
+/* gate closed: the launch blocks (pending counted, WAKE sent); gate opened + GATE: it goes on */
+static void gate_test(const char *const *args)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, NULL, args);
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    CHECK(wait_until(s, one_pending, 2.0), "pending %u, want 1", s->pending);
+    pause_s(0.33); /* not a multiple of the 100 ms wait: GATE must be what wakes it */
+    CHECK(LD(&s->pending) == 1 && LD(&s->launched) == 0 && LD(&s->in_flight) == 0 && !exited(&a),
+          "while held: pending %u launched %lu in_flight %u", s->pending, (unsigned long)s->launched, s->in_flight);
+    CHECK(LD(&s->ready_since_ns) > 0, "ready_since not set while held");
+    char wake[32];
+    snprintf(wake, sizeof wake, "WAKE %d", slot);
+    CHECK(tn_count(0, wake) >= 1, "no WAKE when the thread was held");
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    double t0 = tn_now();
+    tn_send(0, gate);
+    int went = wait_until(s, some_launched, 1.0);
+    double dt = tn_now() - t0;
+    CHECK(went && dt < 0.02, "released after %.1f ms", dt * 1000);
+    printf("    released %.2f ms after GATE\n", dt * 1000);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+}
+
+void test_gate_direct(void)
+{
+    gate_test((const char *[]){"--tasks", "2", "--kernels", "2", "--us", "500", "--stream", "new", NULL});
+}
+
+void test_gate_procaddress(void)
+{
+    gate_test((const char *[]){"--tasks", "2", "--kernels", "2", "--us", "500", "--stream", "ptds", "--via",
+                               "procaddress", "--ex", NULL});
+}
+
+void test_gate_procaddress_legacy(void)
+{
+    gate_test((const char *[]){"--tasks", "2", "--kernels", "2", "--us", "500", "--stream", "default", "--via",
+                               "procaddress", NULL});
+}
+
+/* opened without a GATE line: the held thread finds out within its 100 ms wait */
+void test_gate_silent(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "1", "--stream", "new", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, one_pending, 2.0), "not held");
+    if (s) {
+        pause_s(0.05);
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        double t0 = tn_now();
+        int went = wait_until(s, some_launched, 1.0);
+        double dt = tn_now() - t0;
+        CHECK(went && dt < 0.13, "released after %.1f ms", dt * 1000);
+        printf("    released %.1f ms after a silent open\n", dt * 1000);
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+}
+
+/* The node hears of an arrival once its launch is made, not before: the WAKE line is a socket
+ * write, and written first it delayed the work itself (FAKECUDA_CALL_US: a driver whose every
+ * enqueueing call takes 30 ms of its caller's time, so that the order shows) */
+void test_wake_after_launch(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 0);
+    app a;
+    start(&a, (const char *[]){"FAKECUDA_CALL_US=30000", NULL},
+          (const char *[]){"--tasks", "1", "--kernels", "1", "--us", "100", "--stream", "new", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, some_launched, 5.0), "nothing launched");
+    double launched = tn_now(); /* within 0.2 ms after the first launch call returned */
+    char wake[32];
+    snprintf(wake, sizeof wake, "WAKE %d", slot);
+    int i = slot >= 0 ? tn_find(0, 0, wake, 2.0) : -1;
+    CHECK(i >= 0, "no WAKE line for slot %d", slot);
+    if (i >= 0) {
+        double early = launched - tn_get(i).t;
+        CHECK(early < 0.010, "the WAKE came %.1f ms before the launch was made", early * 1000);
+        printf("    the WAKE came %.1f ms after the launch was seen made\n", -early * 1000);
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d, stderr: %s", a.status, slurp(a.err));
+}
+
+/* in_flight never exceeds the threshold; three threads launch on one (legacy) stream */
+void test_threshold(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 2, 1, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--threads", "3", "--stream", "default", "--tasks", "3", "--kernels", "6",
+                                      "--us", "1000", "--check", "--linger-ms", "100", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0, samples = 0;
+    while (s && !exited(&a)) {
+        unsigned n = LD(&s->in_flight);
+        max = n > max ? n : max, samples++;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(max == 2, "max in flight %u over %u samples, threshold 2", max, samples);
+    CHECK(s && s->launched == 3 * 3 * 10 && s->completed == s->launched, "launched %lu completed %lu",
+          s ? (unsigned long)s->launched : 0, s ? (unsigned long)s->completed : 0);
+    /* ends were seen: the measured spans cover most of the 54 spins of 1 ms (one at a time; a
+     * span starts when the previous end was seen, up to a poll late) */
+    CHECK(s && s->run_ns >= 40 * 1000000ull, "run_ns %lu", s ? (unsigned long)s->run_ns : 0);
+}
+
+/* threshold 4, batch 3: after reaching 4, launching resumes only at <= 1 in flight, so between
+ * two peaks of 4 at least 3 commands complete (robust to samples missing the short dip) */
+void test_batch(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 4, 3, 0);
+    app a;
+    /* 10 ms commands: a loaded machine's scheduling delays must not hide a peak from the loop below */
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "2", "--kernels", "12", "--us", "10000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0, prev = 0, peaks = 0, bad = 0;
+    uint64_t last_peak = 0;
+    while (s && !exited(&a)) {
+        uint64_t c1 = LD(&s->completed);
+        unsigned n = LD(&s->in_flight);
+        if (LD(&s->completed) != c1)
+            continue;
+        if (n == 4 && prev != 4) {
+            if (peaks++ && c1 - last_peak < 3)
+                bad++;
+            last_peak = c1;
+        }
+        max = n > max ? n : max, prev = n;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    CHECK(max == 4 && peaks >= 3 && !bad, "max %u, %u peaks, %u peaks after fewer than 3 completions", max, peaks, bad);
+}
+
+/* window 80 ms, commands of 20 ms: one until the first estimate (a kind not seen yet is charged a
+ * whole window), then the window bounds the work still to run: three queued behind the running
+ * one, whose elapsed time is credited (4 in flight), or 3 when a command measures over 20 ms (on
+ * a loaded machine up to 27). Long commands so that a loaded machine's scheduling delays (ms)
+ * stay small beside them: with 4 ms ones it once saw only 2 in flight. */
+void test_window(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 80000);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "8", "--us", "20000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0, first = 0;
+    while (s && !exited(&a)) {
+        unsigned n = LD(&s->in_flight);
+        if (!LD(&s->completed) && n > first)
+            first = n;
+        max = n > max ? n : max;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    CHECK(first == 1 && max >= 3 && max <= 4, "max %u in flight (want 3..4), %u before the first completion (want 1); estimate %lu ns",
+          max, first, s ? (unsigned long)s->estimate_ns : 0);
+    CHECK(s && s->estimate_ns > 15000000 && s->estimate_ns < 30000000, "estimate %lu ns for 20 ms kernels",
+          s ? (unsigned long)s->estimate_ns : 0);
+}
+
+/* The arrival guard: 2 ms kernels back to back, two in flight at most; the node says another queue is due in 10 ms and
+ * the guard lasts 30 ms. Launches go on while they end before the horizon, none is running at
+ * it, none is made until the guard lapses, then they go on. Held in the call (defer 0) or
+ * deferred and made by the tracker (defer 1). */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int completed_5(xq_slot *s) { return LD(&s->completed) >= 5; }
+
+static void guard_test(int defer)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 2, 1, 0);
+    app a;
+    start(&a, defer ? (const char *[]){"XQ_DEFER=1", "XQ_LOG=2", NULL} : (const char *[]){"XQ_DEFER=0", "XQ_LOG=2", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "1", "--kernels", "60", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, completed_5, 5.0), "no 5 completions");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    uint64_t t0 = mono_ns(), hz = t0 + 10000000ull, until = t0 + 30000000ull;
+    __atomic_store_n(&s->horizon_ns, hz, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->guard_until_ns, until, __ATOMIC_SEQ_CST);
+    unsigned long at_hz = 0, at_end = 0, running_at_hz = 1;
+    /* 6 ms past the horizon: what was launched has ended and been seen to, and a launch admitted
+     * just before the horizon whose thread the OS then kept off a loaded CPU for a few ms has
+     * been counted (it is not a launch made while guarded) */
+    while (mono_ns() < hz + 6000000ull)
+        ;
+    at_hz = (unsigned long)LD(&s->launched);
+    running_at_hz = LD(&s->in_flight);
+    while (mono_ns() < until - 2000000ull)
+        ;
+    at_end = (unsigned long)LD(&s->launched);
+    CHECK(at_hz >= 7, "%lu launched by the horizon (want >= 7: launches went on while they ended in time)", at_hz);
+    CHECK(running_at_hz == 0 && at_end == at_hz, "at the horizon %lu in flight (want 0); %lu launched then, %lu 2 ms before the end (want equal)",
+          running_at_hz, at_hz, at_end);
+    int went = 0;
+    while (!went && mono_ns() < until + 200000000ull)
+        went = LD(&s->launched) > at_end;
+    uint64_t dt = mono_ns() - until;
+    CHECK(went, "nothing launched after the guard lapsed");
+    printf("    %lu launched by the horizon, none while guarded, next %.2f ms after the lapse\n", at_hz, (double)dt / 1e6);
+    __atomic_store_n(&s->horizon_ns, 0, __ATOMIC_SEQ_CST);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.err), "arrival guard 0") == NULL, "no guard refusal counted: %s", slurp(a.err));
+}
+
+void test_guard(void) { guard_test(0); }
+void test_guard_deferred(void) { guard_test(1); }
+
+/* The window is a budget of each kind's own estimate: 300 us kernels with an 8 ms one every 30th
+ * (another launch shape), window 6 ms. The stream's average (about 560 us) would allow 10 in
+ * flight at most; by kind, a run of short ones fills the window (20 behind the running one, a
+ * few more when short ones measure under 300 us), and a long one, over the window alone, is
+ * launched once at most a quarter window remains before it, and then has shorts queued behind it
+ * only once less than the window remains of it. */
+void test_window_kinds(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 6000);
+    app a;
+    start(&a, NULL,
+          (const char *[]){"--stream", "new", "--tasks", "3", "--kernels", "60", "--us", "300", "--long-every", "30",
+                           "--long-us", "8000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned max = 0;
+    while (s && !exited(&a)) {
+        unsigned n = LD(&s->in_flight);
+        max = n > max ? n : max;
+    }
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    CHECK(max >= 14 && max <= 24, "max %u in flight (want 14..24: short kernels by their own estimate)", max);
+}

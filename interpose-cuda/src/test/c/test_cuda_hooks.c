@@ -1,0 +1,140 @@
+/* test_cuda_hooks.c: the entry points: capture, fork, dlsym, RTLD_LOCAL libraries, failed launches, the hot path. */
+#define _GNU_SOURCE
+#include "test_cuda.h"
+
+/* a capture on a held stream passes through; the launch after it is held */
+void test_capture(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--capture", "5", "--tasks", "1", "--us", "500", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, one_pending, 2), "the task's launch is not held");
+    CHECK(strstr(slurp(a.out), "{\"captured\":5}"), "capture did not pass: %s", slurp(a.out));
+    if (s) {
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        char g[32];
+        snprintf(g, sizeof g, "GATE %d", slot);
+        tn_send(0, g);
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    CHECK(s && s->launched == 1, "launched %lu (captured launches must not count)", s ? (unsigned long)s->launched : 0);
+}
+
+void test_fork(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "2", "--fork", "launch", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int child = 0;
+    const char *c = strstr(slurp(a.out), "\"child_pid\":");
+    if (c)
+        child = atoi(c + 12);
+    CHECK(tn_find(0, -1, "HELLO", 1) >= 0 && tn_sessions() == 2, "%d sessions, want 2", tn_sessions());
+    char want[64];
+    snprintf(want, sizeof want, "HELLO 1 %d ", child);
+    int h = tn_find(0, 1, want, 1);
+    CHECK(child > 0 && h >= 0 && tn_peer_pid(1) == child, "child %d: no HELLO of its own", child);
+    CHECK(tn_find(0, 1, "STREAM ", 1) >= 0, "child registered no stream");
+    tn_start(SOCK, 16);
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "2", "--fork", "idle", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    pause_s(0.2);
+    CHECK(tn_sessions() == 1, "a child that does not launch connected: %d sessions", tn_sessions());
+}
+
+/* a library linking libcuda, dlopened RTLD_LOCAL (libcuda not in the global scope): its direct
+ * calls reach our exports and must still find the driver, and be gated */
+void test_local_library(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start_prog(&a, LOCAL, NULL, (const char *[]){"3", NULL}, 1);
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, one_pending, 2), "not held: %s", slurp(a.err));
+    if (s) {
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        char g[32];
+        snprintf(g, sizeof g, "GATE %d", slot);
+        tn_send(0, g);
+    }
+    CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "{\"tasks\":3}"), "exit %d: %s %s", a.status,
+          slurp(a.out), slurp(a.err));
+}
+
+/* cu-named functions of other libraries (cuDNN's cudnn*, or any cuX* outside the driver) are handed
+ * out bare by dlsym even with deferral on: they are not the driver's, and a trampoline would make
+ * every such call wait for deferred launches (cuDNN's descriptor calls did, thousands of times a
+ * second, in PyTorch training) */
+void test_dlsym_not_driver(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start_prog(&a, LOCAL, (const char *[]){"XQ_DEFER=1", NULL}, (const char *[]){"probe", NULL}, 1);
+    CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "{\"bare\":2}"), "exit %d: %s %s", a.status,
+          slurp(a.out), slurp(a.err));
+}
+
+/* Another preloaded library's dlsym(RTLD_NEXT, ...) reaches our dlsym: it must get what glibc
+ * gives it (the next definition after that library), in either preload order. It crashed in the
+ * library's constructor: the lookup went through link-map entries that are no dlopen handles. */
+void test_dlsym_next_other_library(void)
+{
+    for (int order = 0; order < 2; order++) {
+        tn_start(SOCK, 16);
+        char pre[1200];
+        if (order) snprintf(pre, sizeof pre, "LD_PRELOAD=%s/libxq-next.so:%s", DIR_, LIB);
+        else snprintf(pre, sizeof pre, "LD_PRELOAD=%s:%s/libxq-next.so", LIB, DIR_);
+        app a;
+        start(&a, (const char *[]){pre, NULL}, (const char *[]){"--tasks", "1", "--stream", "new", NULL});
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.err), "xq-next: getpid ok"), "order %d: exit %d: %s",
+              order, a.status, slurp(a.err));
+        CHECK(tn_count(0, "STREAM") == 1, "order %d: %d STREAM lines (still scheduled)", order, tn_count(0, "STREAM"));
+    }
+}
+
+void test_failed_launches(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--fail", "3", "--tasks", "1", "--linger-ms", "200", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && s->failed == 3 && s->launched == 1 && s->completed == 1 && s->in_flight == 0,
+          "failed %lu launched %lu in_flight %u", s ? (unsigned long)s->failed : 0,
+          s ? (unsigned long)s->launched : 0, s ? s->in_flight : 0);
+}
+
+static double bench(int preload, const char *const *env)
+{
+    app a;
+    start_prog(&a, BENCH, env, NULL, preload);
+    double ns = -1;
+    if (finish(&a, 30) && a.status == 0) {
+        const char *p = strstr(slurp(a.out), "\"ns_per_launch\":");
+        ns = p ? atof(p + 16) : -1;
+    }
+    return ns;
+}
+
+void test_overhead(void)
+{
+    tn_start(SOCK, 16);
+    const char *const memop[] = {"XQ_COMPLETION=memop", NULL};
+    double bare = bench(0, NULL), with = bench(1, NULL), with_m = bench(1, memop);
+    CHECK(bare > 0 && with > 0 && with_m > 0, "bench failed: %.1f %.1f %.1f", bare, with, with_m);
+    CHECK(tn_count(-1, "STREAM") >= 2, "the bench did not register");
+    tn_kill();
+    double alone = bench(1, NULL), alone_m = bench(1, memop);
+    printf("    cuLaunchKernel on the fake: %.1f ns bare, %.1f ns with the interposer and a node (open gate),"
+           " %.1f ns with no node: hot path %.0f ns per launch\n",
+           bare, with, alone, with - bare);
+    printf("    XQ_COMPLETION=memop: %.1f ns with a node, %.1f ns with no node: hot path %.0f ns per launch\n",
+           with_m, alone_m, with_m - bare);
+}

@@ -1,0 +1,150 @@
+/* test_cuda_main.c: the runner of xq-cuda-tests: the tests by name, in the order they run, and main. */
+/*
+ * The interposer's own tests: xq-cuda-app (linked against the fake driver) runs under
+ * LD_PRELOAD=libxq-cuda.so against the test node (test_node.c) of this process.
+ * Usage: xq-cuda-tests LIBXQ FAKECUDA_DIR [TEST_NAME...]   (XQ_TEST_GDB=1: stacks of a hung app)
+ * Prints one line per test and finally "N passed, N failed"; exits 1 on any failure.
+ */
+#define _GNU_SOURCE
+#include "test_cuda.h"
+
+const char *LIB, *DIR_;
+char SOCK[108], TMP[64], APP[512], BENCH[512], LOCAL[512];
+int failed_now, napps;
+const char *EXTRA[4]; /* added to every program's environment (the memop_ tests) */
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} TESTS[] = {
+    {"registration", test_registration},
+    {"space_mps", test_space_mps},
+    {"space_not_asked", test_space_not_asked},
+    {"narrow", test_narrow},
+    {"narrow_default_stream", test_narrow_default_stream},
+    {"narrow_unavailable", test_narrow_unavailable},
+    {"narrow_part", test_narrow_part},
+    {"narrow_small", test_narrow_small},
+    {"narrow_not_asked", test_narrow_not_asked},
+    {"visible_devices_uuid", test_visible_devices_uuid},
+    {"pci_unknown", test_pci_unknown},
+    {"priorities_and_names", test_priorities_and_names},
+    {"bad_priority", test_bad_priority},
+    {"default_stream_labels", test_default_stream_labels},
+    {"gate_direct", test_gate_direct},
+    {"gate_procaddress_ptds", test_gate_procaddress},
+    {"gate_procaddress_legacy", test_gate_procaddress_legacy},
+    {"gate_silent_open", test_gate_silent},
+    {"wake_after_launch", test_wake_after_launch},
+    {"threshold", test_threshold},
+    {"batch", test_batch},
+    {"window", test_window},
+    {"dlsym_not_driver", test_dlsym_not_driver},
+    {"dlsym_next_other_library", test_dlsym_next_other_library},
+    {"window_kinds", test_window_kinds},
+    {"guard", test_guard},
+    {"guard_deferred", test_guard_deferred},
+    {"stall", test_stall},
+    {"stall_off", test_stall_off},
+    {"stall_node_killed", test_stall_node_killed},
+    {"stall_old_node", test_stall_old_node},
+    {"estimate", test_estimate},
+    {"node_killed_while_held", test_node_killed},
+    {"node_restart", test_node_restart},
+    {"no_node", test_no_node},
+    {"refuse_foreign_directory", test_refuse_foreign_directory},
+    {"refuse_open_directory", test_refuse_open_directory},
+    {"refuse_symlink", test_refuse_symlink},
+    {"refuse_foreign_peer", test_refuse_foreign_peer},
+    {"group_node_admitted", test_group_node_admitted},
+    {"capture_passthrough", test_capture},
+    {"fork", test_fork},
+    {"failed_launches", test_failed_launches},
+    {"local_library", test_local_library},
+    {"memop_registration", test_memop_registration},
+    {"memop_gate", test_memop_gate},
+    {"memop_gate_ptds", test_memop_gate_ptds},
+    {"memop_threshold", test_memop_threshold},
+    {"memop_batch", test_memop_batch},
+    {"memop_window", test_memop_window},
+    {"memop_window_kinds", test_memop_window_kinds},
+    {"memop_estimate", test_memop_estimate},
+    {"memop_node_killed_while_held", test_memop_node_killed},
+    {"memop_fallback", test_memop_fallback},
+    {"defer_gate", test_defer_gate},
+    {"defer_off", test_defer_off},
+    {"defer_by_default", test_defer_by_default},
+    {"defer_attr_same", test_defer_attr_same},
+    {"defer_attr_other", test_defer_attr_other},
+    {"defer_attr_alternate", test_defer_attr_alternate},
+    {"defer_attr_wait_all", test_defer_attr_all},
+    {"memop_by_default", test_memop_by_default},
+    {"timed_estimates", test_timed_estimates},
+    {"timed_estimates_fallback", test_timed_estimates_fallback},
+    {"marks_under_threshold", test_marks_under_threshold},
+    {"sparse_marks", test_sparse_marks},
+    {"sparse_marks_window", test_sparse_marks_window},
+    {"marks_all", test_marks_all},
+    {"defer_threshold", test_defer_threshold},
+    {"defer_threshold_legacy_ex", test_defer_threshold_legacy_ex},
+    {"defer_ptds_held", test_defer_ptds_held},
+    {"defer_node_killed", test_defer_node_killed},
+    {"frozen_node_held", test_frozen_node_held},
+    {"frozen_node_deferred", test_frozen_node_deferred},
+    {"frozen_node_controls", test_frozen_node_controls},
+    {"overhead", test_overhead},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: xq-cuda-tests LIBXQ FAKECUDA_DIR [TEST...]\n");
+        return 2;
+    }
+    LIB = realpath(argv[1], NULL);
+    DIR_ = realpath(argv[2], NULL);
+    if (!LIB || !DIR_) {
+        fprintf(stderr, "xq-cuda-tests: %s or %s not found\n", argv[1], argv[2]);
+        return 2;
+    }
+    snprintf(APP, sizeof APP, "%s/xq-cuda-app", DIR_);
+    snprintf(BENCH, sizeof BENCH, "%s/xq-launch-bench", DIR_);
+    snprintf(LOCAL, sizeof LOCAL, "%s/xq-local-app", DIR_);
+    strcpy(TMP, "/tmp/xq-cuda-tests-XXXXXX");
+    if (!mkdtemp(TMP))
+        return 2;
+    snprintf(SOCK, sizeof SOCK, "%s/node.sock", TMP);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    prctl(PR_SET_TIMERSLACK, 1000UL);
+    signal(SIGPIPE, SIG_IGN);
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < sizeof TESTS / sizeof TESTS[0]; i++) {
+        int wanted = argc == 3;
+        for (int k = 3; k < argc; k++)
+            wanted |= !strcmp(argv[k], TESTS[i].name);
+        if (!wanted)
+            continue;
+        /* Several checks bound times (a held thread let go within 50 ms, an estimate within a
+           factor of two): a 2-CPU machine busy elsewhere can starve a test's threads now and
+           then. A failed test runs once more; only a second failure counts, and the first
+           one stays in the output. A real defect fails both times. */
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            tn_defaults(0, 0, 0, 0);
+            failed_now = 0;
+            double t0 = tn_now();
+            printf("%s%s\n", TESTS[i].name, attempt > 1 ? " (second try)" : "");
+            TESTS[i].fn();
+            tn_kill();
+            printf("  %s %s (%.2f s)\n", failed_now ? "FAIL" : "ok", TESTS[i].name, tn_now() - t0);
+            if (!failed_now)
+                break;
+        }
+        failed_now ? failed++ : passed++;
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", TMP);
+    if (system(cmd)) {
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,102 @@
+/* test_cuda_narrow.c: narrowing: kernels sent to a green context's stream on part of the device, or not. */
+#define _GNU_SOURCE
+#include "test_cuda.h"
+
+/* Narrowing (docs/processes.md "Space and time"): a process asks its share saying it can be
+ * narrowed; told "narrow", it registers with "narrow", and while the node's reserve is set on a
+ * stream, its kernels go to a green context's stream joined to the application's: the results
+ * stay right (--check: copies, increments and spins in stream order), the log counts them, and
+ * the stream's width (multiprocessors its launches could fill) and the device's count reach the
+ * node. With green contexts unavailable it says so once and runs on the whole device. */
+static void narrow_block(const char *green, const char *stream, uint32_t reserve, uint32_t part, const char *made,
+                         const char *block)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    tn_defaults(1, 0, 0, 0); /* held until the reserve is set */
+    app a;
+    /* blocks of 1024 threads on multiprocessors of 64: each kernel could fill 16, more than a small one */
+    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", "FAKECUDA_TPS=64", green, NULL},
+          (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "300", "--stream", stream, "--block", block, "--check", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    __atomic_store_n(&s->reserve_sms, reserve, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->part, part, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    char last[256];
+    CHECK(tn_space_asks(last, sizeof last) == 1 && strlen(last) > 7 && !strcmp(last + strlen(last) - 7, " narrow"),
+          "asked '%s'", last);
+    int h = tn_find(0, -1, "HELLO ", 2.0);
+    CHECK(h >= 0 && strstr(line_text(h), " cuda,mps,narrow"), "HELLO '%s' does not say cuda,mps,narrow", h >= 0 ? line_text(h) : "-");
+    const char *err = slurp(a.err);
+    const char *p = strstr(err, "launches narrowed");
+    unsigned long long n = 0;
+    while (p && p > err && p[-1] != ':') p--;
+    if (p) n = strtoull(p + 1, NULL, 10);
+    uint32_t w = LD(&s->width);
+    unsigned want_w = (unsigned)((atoi(block) + 63) / 64);
+    CHECK(w >> 16 == 132 && (w & 0xffff) == want_w, "width word %#x (want 132 multiprocessors, a width of %u)", w, want_w);
+    if (want_w <= 8) { /* small kernels stay on the application's stream */
+        CHECK(n == 0, "%llu launches narrowed, want 0: stderr: %s", n, err);
+    } else if (!strcmp(green, "FAKECUDA_GREEN=0")) {
+        CHECK(n == 0 && strstr(err, "narrowing launches stops for this process: cuGreenCtxCreate failed"),
+              "%llu narrowed; stderr: %s", n, err);
+        CHECK(tn_find(0, -1, "NARROW off", 1.0) >= 0, "the node was not told that narrowing stopped");
+    } else {
+        /* per task: inc and 2 spins are kernels; the copies and the host function stay */
+        CHECK(n == 9, "%llu launches narrowed, want 9; stderr: %s", n, err);
+        CHECK(!strstr(err, "narrowing launches stops"), "stderr: %s", err);
+        CHECK(strstr(err, made), "no '%s' in stderr: %s", made, err);
+    }
+}
+
+static void narrow_run(const char *green, const char *stream, uint32_t reserve, uint32_t part, const char *made)
+{
+    narrow_block(green, stream, reserve, part, made, "1024");
+}
+
+/* 132 - 100: a green context of 32 */
+void test_narrow(void) { narrow_run("FAKECUDA_GREEN=1", "new", 100, 0, "of 32 multiprocessors (group 0 of 1 made, 32 asked)"); }
+void test_narrow_default_stream(void)
+{
+    narrow_run("FAKECUDA_GREEN=1", "default", 100, 0, "of 32 multiprocessors (group 0 of 1 made, 32 asked)");
+}
+void test_narrow_unavailable(void) { narrow_run("FAKECUDA_GREEN=0", "new", 100, 0, ""); }
+/* kernels of 512 threads on multiprocessors of 64 could fill 8: small, never narrowed */
+void test_narrow_small(void) { narrow_block("FAKECUDA_GREEN=1", "new", 100, 0, "", "512"); }
+/* the second of two best-effort processes, nothing reserved: the second half, 64 after 64; with
+ * 36 reserved: (132 - 36) / 2 = 48, after the first 48 */
+void test_narrow_part(void)
+{
+    narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 16 | 2u, "of 64 multiprocessors (group 1 of 2 made, 64 asked)");
+    narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 16 | 2u, "of 48 multiprocessors (group 1 of 2 made, 48 asked)");
+}
+
+/* XQ_NARROW=0 asks without "narrow"; an answer saying "narrow" to a question without it is not taken. */
+void test_narrow_not_asked(void)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    app a;
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", "XQ_NARROW=0", NULL},
+               (const char *[]){"-c", "echo \"${CUDA_MPS_PIPE_DIRECTORY:-none} ${XQ_SPACE:-none}\"", NULL}, 1);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(!strcmp(slurp(a.out), "none none\n"), "the program saw '%s'", slurp(a.out));
+    char last[256];
+    CHECK(tn_space_asks(last, sizeof last) == 1 && !strstr(last, "narrow"), "asked '%s'", last);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", NULL},
+               (const char *[]){"-c", "echo \"${CUDA_MPS_PIPE_DIRECTORY:-none} ${XQ_SPACE:-none}\"", NULL}, 1);
+    CHECK(finish(&a, 10) && a.status == 0 && !strcmp(slurp(a.out), "/tmp/xq-test-mps 100:narrow\n"), "the program saw '%s'",
+          slurp(a.out));
+}

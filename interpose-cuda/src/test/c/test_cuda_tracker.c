@@ -1,0 +1,173 @@
+/* test_cuda_tracker.c: seeing commands end: estimates, XQ_COMPLETION=memop (memop_*), sparse marks, timed samples. */
+#define _GNU_SOURCE
+#include "test_cuda.h"
+
+/* a queue of short commands: completions found in batches are accounted as batches, so the
+ * estimate is about one command's time, not the time between two looks of the tracker */
+void test_estimate(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "2", "--kernels", "300", "--us", "5",
+                                      "--linger-ms", "100", NULL});
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d", a.status);
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    double per = s && s->completed ? (double)s->run_ns / (double)s->completed / 1000 : 0, est = s ? s->estimate_ns / 1000.0 : 0;
+    /* the fake runs a 5 us kernel in some 30 us: many end between two looks (100 us apart) */
+    CHECK(s && per > 0 && est > per / 2 && est < per * 2, "estimate %.1f us, run_ns per command %.1f us", est, per);
+    printf("    estimate %.1f us, run_ns per command %.1f us (300 short kernels a task)\n", est, per);
+}
+
+/* XQ_COMPLETION=memop: the same tests, with the fake's events broken (cuEventRecord fails, so a
+ * command would count as done at once): limits and counts hold only if the stream writes do the
+ * tracking. */
+static void with_memop(void (*fn)(void))
+{
+    EXTRA[0] = "XQ_COMPLETION=memop", EXTRA[1] = "FAKECUDA_EVENTS=0";
+    fn();
+    EXTRA[0] = EXTRA[1] = NULL;
+}
+void test_memop_registration(void) { with_memop(test_registration); }
+void test_memop_gate(void) { with_memop(test_gate_direct); }
+void test_memop_gate_ptds(void) { with_memop(test_gate_procaddress); }
+void test_memop_threshold(void) { with_memop(test_threshold); }
+void test_memop_batch(void) { with_memop(test_batch); }
+void test_memop_window(void) { with_memop(test_window); }
+void test_memop_window_kinds(void) { with_memop(test_window_kinds); }
+void test_memop_estimate(void) { with_memop(test_estimate); }
+void test_memop_node_killed(void) { with_memop(test_node_killed); }
+
+/* memop asked for, the device says unsupported: one line, events do the work (limits hold) */
+void test_memop_fallback(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 2, 1, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_COMPLETION=memop", "FAKECUDA_MEMOPS=0", NULL},
+          (const char *[]){"--threads", "2", "--stream", "new", "--tasks", "3", "--kernels", "6", "--us", "1000",
+                           "--check", "--linger-ms", "100", NULL});
+    int s0 = stream_slot(0, 0, NULL, 0), s1 = stream_slot(0, 1, NULL, 0);
+    xq_slot *x0 = s0 >= 0 ? tn_slot(0, (unsigned)s0) : NULL, *x1 = s1 >= 0 ? tn_slot(0, (unsigned)s1) : NULL;
+    unsigned max = 0;
+    while (x0 && x1 && !exited(&a)) {
+        unsigned n0 = LD(&x0->in_flight), n1 = LD(&x1->in_flight);
+        max = n0 > max ? n0 : n1 > max ? n1 : max;
+    }
+    CHECK(x0 && x1 && finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    CHECK(max == 2, "max in flight %u, threshold 2", max);
+    CHECK(x0 && x0->completed == 3 * 10 && x1 && x1->completed == 3 * 10, "completed %lu %lu",
+          x0 ? (unsigned long)x0->completed : 0, x1 ? (unsigned long)x1->completed : 0);
+    const char *err = slurp(a.err);
+    CHECK(count_lines(err) == 1 && strstr(err, "XQ_COMPLETION=memop unavailable") && strstr(err, "events"),
+          "stderr (want one line for two streams): %s", err);
+}
+
+/* no XQ_COMPLETION: memop is the default (seen by its fallback line when the device has none) */
+void test_memop_by_default(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_TEST_DEFAULTS=1", "FAKECUDA_MEMOPS=0", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "3", "--kernels", "2", "--us", "100", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.err), "XQ_COMPLETION=memop unavailable"), "stderr: %s", slurp(a.err));
+}
+
+/* XQ_COMPLETION=memop marks sparsely (a mark costs the GPU about 2 us between two kernels): with no
+ * limits in force a mark covers up to 2 ms of work, under a window a quarter of it, and a kind
+ * not measured yet (or every 32nd of a kind) is marked alone; 1,000 launches of 20 us kernels on
+ * the legacy stream so take far fewer marks than launches, yet every command is counted done and
+ * the stream is seen idle while the process still runs (the tracker asks the driver once the
+ * stream has been quiet a while). XQ_MARKS=all marks every launch. */
+static void sparse_marks(int all, unsigned window_us)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, window_us);
+    app a;
+    start(&a,
+          all ? (const char *[]){"XQ_COMPLETION=memop", "FAKECUDA_EVENTS=0", "XQ_LOG=2", "XQ_MARKS=all", NULL}
+              : (const char *[]){"XQ_COMPLETION=memop", "FAKECUDA_EVENTS=0", "XQ_LOG=2", NULL},
+          (const char *[]){"--stream", "default", "--tasks", "20", "--kernels", "50", "--us", "20", "--linger-ms", "300",
+                           NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    int idle_seen = 0;
+    while (s && !exited(&a))
+        if (LD(&s->launched) >= 1000 && LD(&s->completed) == LD(&s->launched) && !LD(&s->in_flight) &&
+            !LD(&s->ready_since_ns))
+            idle_seen = 1;
+    CHECK(s && finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    unsigned long launched = 0, marks = 0;
+    const char *p = strstr(slurp(a.err), "xq: stream default: ");
+    CHECK(p && sscanf(p, "xq: stream default: %lu launched, %lu marks", &launched, &marks) == 2, "stderr: %s",
+          slurp(a.err));
+    CHECK(s && launched >= 1000 && launched == s->launched && s->completed == launched && !s->in_flight,
+          "launched %lu (slot %lu), completed %lu, in flight %u", launched, s ? (unsigned long)s->launched : 0,
+          s ? (unsigned long)s->completed : 0, s ? s->in_flight : 0);
+    if (all)
+        CHECK(marks == launched, "%lu marks for %lu launches (want one each)", marks, launched);
+    else
+        CHECK(marks >= 10 && marks <= (window_us ? 500 : 250), "%lu marks for %lu launches (want 10..%d)", marks, launched,
+              window_us ? 500 : 250);
+    CHECK(idle_seen, "the stream was not seen idle before the process exited");
+}
+/* Timed samples (XQ_ESTIMATES=timed, the default): a kind's first four commands and every 32nd
+ * after go between two timing events, and their elapsed time is the kind's estimate. Two kinds
+ * (100 us and 1 ms kernels) under a 2 ms window: samples are read, and the estimates the launches
+ * were charged add up to about the device time measured from completions. With the driver's
+ * cuEventElapsedTime failing, the stream says so and falls back to estimates from batches of
+ * completions: every command still completes. */
+static void timed_estimates(int timing)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 2000);
+    app a;
+    start(&a, timing ? (const char *[]){"XQ_LOG=2", NULL} : (const char *[]){"XQ_LOG=2", "FAKECUDA_TIMING=0", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "6", "--kernels", "40", "--us", "100", "--long-every", "4",
+                           "--long-us", "1000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(s && s->launched == 240 && s->completed == 240 && !s->in_flight, "launched %lu, completed %lu, in flight %u",
+          s ? (unsigned long)s->launched : 0, s ? (unsigned long)s->completed : 0, s ? s->in_flight : 0);
+    const char *err = slurp(a.err), *p = strstr(err, "xq: stream s1: timed samples "), *q = strstr(err, "estimated work launched ");
+    unsigned long n = 0;
+    double est = 0, measured = 0;
+    CHECK(p && sscanf(p, "xq: stream s1: timed samples %lu", &n) == 1, "stderr: %s", err);
+    CHECK(q && sscanf(q, "estimated work launched %lf ms, measured %lf ms", &est, &measured) == 2, "stderr: %s", err);
+    if (timing) {
+        CHECK(n >= 8 && !strstr(err, "timing failed"), "%lu timed samples (want 8 or more: 4 of each kind): %s", n, err);
+        CHECK(measured > 0 && est / measured > 0.6 && est / measured < 1.5,
+              "estimates charged %.1f ms for %.1f ms of device time (want 0.6..1.5 x)", est, measured);
+    } else
+        CHECK(n == 0 && strstr(err, "timing failed: batch estimates") && strstr(err, "cuEventElapsedTime failed (CUDA error 801)"),
+              "%lu samples; stderr: %s", n, err);
+}
+void test_timed_estimates(void) { timed_estimates(1); }
+void test_timed_estimates_fallback(void) { timed_estimates(0); }
+
+/* Under a threshold with a window, a mark covers at most a batch of launches: a stream throttled
+ * at the threshold goes on once the tracker sees it at threshold - batch, and short kernels that
+ * fill no quarter window would otherwise be seen done only by asking the driver once the stream
+ * has been quiet a while. Threshold 4, batch 2, a 100 ms window (a quarter of it is never
+ * reached), 200 kernels of 100 us: at least one mark per two launches. */
+void test_marks_under_threshold(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 4, 2, 100000);
+    app a;
+    start(&a, (const char *[]){"XQ_COMPLETION=memop", "XQ_LOG=2", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "5", "--kernels", "40", "--us", "100", NULL});
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    unsigned long launched = 0, marks = 0;
+    const char *p = strstr(slurp(a.err), "xq: stream s1: ");
+    CHECK(p && sscanf(p, "xq: stream s1: %lu launched, %lu marks", &launched, &marks) == 2, "stderr: %s", slurp(a.err));
+    CHECK(launched == 200 && marks >= launched / 2, "%lu marks for %lu launches (want one per batch of 2 at least)", marks,
+          launched);
+}
+
+void test_sparse_marks(void) { sparse_marks(0, 0); }
+void test_sparse_marks_window(void) { sparse_marks(0, 1000); }
+void test_marks_all(void) { sparse_marks(1, 0); }

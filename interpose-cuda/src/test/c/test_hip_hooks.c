@@ -1,0 +1,187 @@
+/* test_hip_hooks.c: registration and the entry points: streams, devices, dlsym, hipGetProcAddress, launches, graphs. */
+#define _GNU_SOURCE
+#include "test_hip.h"
+
+void test_registration(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "2000", "--check", "--linger-ms", "300", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d, stderr: %s", a.status, slurp(a.err));
+    char want[128], text[600];
+    snprintf(want, sizeof want, "HELLO 1 %d xq-hip-app - hip", (int)a.pid);
+    CHECK(tn_nlines() > 1 && !strcmp(line_text(0), want), "first line '%s', want '%s'", line_text(0), want);
+    CHECK(!strcmp(line_text(1), "MAPPED"), "second line '%s'", line_text(1));
+    int slot = stream_slot(0, 0, text, sizeof text), dev = -9, prio = -9, least = -9, greatest = -9;
+    char key[64], label[32] = "";
+    CHECK(slot >= 0 && sscanf(text, "STREAM %*d %63s %d %d %d %d %31s", key, &dev, &prio, &least, &greatest, label) == 6 &&
+              dev == 0 && prio == 0 && least == 1 && greatest == -1 && !strcmp(label, "s1") && strcmp(key, "0"),
+          "'%s'", text);
+    char close_[32];
+    snprintf(close_, sizeof close_, "CLOSE %d", slot);
+    CHECK(tn_count(0, close_) == 1, "no CLOSE after hipStreamDestroy");
+    xq_slot *s = tn_slot(0, (unsigned)slot);
+    /* per task: memset, copy in, 2 spins, copy out, host function */
+    CHECK(s && s->launched == 18 && s->completed == 18 && s->in_flight == 0 && s->failed == 0 &&
+              s->run_ns >= 3 * 2 * 2000000ull * 9 / 10 && s->estimate_ns > 0 && s->ready_since_ns == 0,
+          "launched %lu completed %lu run_ns %lu", s ? (unsigned long)s->launched : 0,
+          s ? (unsigned long)s->completed : 0, s ? (unsigned long)s->run_ns : 0);
+    CHECK(!*slurp(a.err), "stderr: %s", slurp(a.err));
+}
+
+void test_priority_hint(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_PRIORITY=5", "XQ_NAME=ro cm", "HIP_VISIBLE_DEVICES=2", NULL},
+          (const char *[]){"--tasks", "1", "--stream", "prio:-1", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
+    char want[128], text[600];
+    snprintf(want, sizeof want, "HELLO 1 %d ro_cm 5 hip", (int)a.pid);
+    CHECK(!strcmp(line_text(0), want), "'%s', want '%s'", line_text(0), want);
+    int dev = -9, prio = -9, least = -9, greatest = -9;
+    CHECK(stream_slot(0, 0, text, sizeof text) >= 0 &&
+              sscanf(text, "STREAM %*d %*s %d %d %d %d", &dev, &prio, &least, &greatest) == 4 && dev == 2 && prio == -1 &&
+              least == 1 && greatest == -1,
+          "'%s' (want device 2, prio -1 in [1,-1])", text);
+}
+
+/* The process's device 0 under renumbering variables: STREAM carries the physical ordinal and the
+ * device's PCI bus id. */
+void test_visible_devices(void)
+{
+    static const struct {
+        const char *env[3];
+        int want;
+    } cases[] = {
+        {{"ROCR_VISIBLE_DEVICES=5,3,4", "HIP_VISIBLE_DEVICES=2", NULL}, 4},
+        {{"ROCR_VISIBLE_DEVICES=3,1", NULL}, 3},
+        {{"CUDA_VISIBLE_DEVICES=1", NULL}, 1},
+        {{"HIP_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=3,2", NULL}, 1},
+        {{"ROCR_VISIBLE_DEVICES=6,7", "CUDA_VISIBLE_DEVICES=1", NULL}, 7},
+        {{"ROCR_VISIBLE_DEVICES=GPU-4a3b2c1d", "HIP_VISIBLE_DEVICES=0", NULL}, 0},
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tn_start(SOCK, 16);
+        app a;
+        start(&a, cases[i].env, (const char *[]){"--tasks", "1", NULL});
+        CHECK(finish(&a, 10) && a.status == 0, "case %u: exit %d", i, a.status);
+        char text[600], pci[32] = "";
+        int dev = -9;
+        /* the PCI bus id is the device's the process uses: the double's device 0 at 0000:40:00.0 */
+        CHECK(stream_slot(0, 0, text, sizeof text) >= 0 &&
+                  sscanf(text, "STREAM %*d %*s %d %*d %*d %*d %*s %31s", &dev, pci) == 2 && dev == cases[i].want &&
+                  !strcmp(pci, "0000:40:00.0"),
+              "case %u (%s %s): '%s', want device %d at PCI 0000:40:00.0", i, cases[i].env[0],
+              cases[i].env[1] ? cases[i].env[1] : "", text, cases[i].want);
+        const char *err = slurp(a.err);
+        int uuid = strstr(cases[i].env[0], "GPU-") != NULL;
+        CHECK(uuid ? strstr(err, "ROCR_VISIBLE_DEVICES=GPU-4a3b2c1d is not a list of device ordinals") != NULL : !*err,
+              "case %u: stderr: %s", i, err);
+    }
+}
+
+/* A preloaded library of someone else's that looks up what it wraps with dlsym(RTLD_NEXT) gets
+ * glibc's answer beside libxq-hip.so's dlsym, before or after it, and with both interposers. */
+void test_rtld_next(void)
+{
+    char next[700], pre[3][2000];
+    snprintf(next, sizeof next, "%s/fakecuda/libxq-next.so", LIBDIR);
+    if (access(next, R_OK)) {
+        printf("    skipped: %s not built\n", next);
+        return;
+    }
+    snprintf(pre[0], sizeof pre[0], "%s:%s", next, LIB);
+    snprintf(pre[1], sizeof pre[1], "%s:%s", LIB, next);
+    snprintf(pre[2], sizeof pre[2], "%s:%s/libxq-cuda.so:%s", LIB, LIBDIR, next);
+    for (int i = 0; i < 3; i++) {
+        tn_start(SOCK, 16);
+        g_preload = pre[i];
+        app a;
+        start(&a, NULL, (const char *[]){"--tasks", "1", "--check", NULL});
+        g_preload = NULL;
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.err), "xq-next: getpid ok"), "preload %s: exit %d: %s",
+              pre[i], a.status, slurp(a.err));
+    }
+}
+
+void test_null_stream(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--stream", "default", "--check", NULL}, 2, 6, "default");
+}
+
+void test_per_thread_stream(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--stream", "ptds", "--check", NULL}, 2, 6, "ptds");
+}
+
+void test_spt_entry_points(void)
+{
+    /* memset_spt, copy_spt, 2 hipLaunchKernel_spt, copy_spt, host function _spt */
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--stream", "spt", "--check", NULL}, 2, 6, "ptds");
+}
+
+/* Triton's HIP launcher: dlopen("libamdhip64.so") + dlsym(handle, "hipModuleLaunchKernel"). The
+ * kernels taken that way are scheduled (6 per task counted, not 4) under libxq-hip.so alone and
+ * with libxq-cuda.so preloaded before or after it (whichever dlsym the program binds passes HIP
+ * names on to ours); the app checks that other lookups pass through. */
+void test_via_dlsym(void)
+{
+    const char *pre[3] = {LIB, NULL, NULL};
+    static char both[2][1300];
+    snprintf(both[0], sizeof both[0], "%s/libxq-cuda.so:%s", LIBDIR, LIB);
+    snprintf(both[1], sizeof both[1], "%s:%s/libxq-cuda.so", LIB, LIBDIR);
+    pre[1] = both[0], pre[2] = both[1];
+    for (int i = 0; i < 3; i++) {
+        printf("    preload %s\n", pre[i]);
+        g_preload = pre[i];
+        run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "dlsym", "--check", NULL}, 2, 6, "s1");
+        g_preload = NULL;
+    }
+}
+
+/* hipGetProcAddress (HIP 6.2+): the kernels and memsets it hands out are scheduled; with the
+ * per-thread flag the runtime hands out the _spt twins, and ours stand in for those. */
+void test_via_getproc(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "getproc", "--check", NULL}, 2, 6, "s1");
+}
+
+void test_via_getproc_spt(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "getproc", "--stream", "spt", "--check", NULL}, 2, 6,
+                "ptds");
+}
+
+void test_via_launch_kernel(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "kernel", "--check", NULL}, 2, 6, "s1");
+}
+
+void test_via_ext_launch_kernel(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "ext", "--check", NULL}, 2, 6, "s1");
+}
+
+void test_via_ext_module_launch(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "extmodule", "--check", NULL}, 2, 6, "s1");
+}
+
+void test_via_cooperative(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--via", "coop", "--check", NULL}, 2, 6, "s1");
+}
+
+/* The kernels captured into a graph are not launches; each hipGraphLaunch is one. */
+void test_graph_capture(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "3", "--via", "graph", "--kernels", "4", "--check", NULL}, 3, 5, "s1");
+}
+
+/* A vendor library dlopened RTLD_LOCAL launches on the app's stream: scheduled too, and its
+ * event calls (not wrapped) work untouched. */
+void test_vendor_library(void)
+{
+    run_counted(NULL, (const char *[]){"--tasks", "2", "--vendor", "3", "--check", NULL}, 2, 9, "s1");
+}
