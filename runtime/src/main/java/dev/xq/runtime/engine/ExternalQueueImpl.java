@@ -342,6 +342,16 @@ public final class ExternalQueueImpl implements NodeQueue {
         return suspendedByScheduler;
     }
 
+    /**
+     * Held (not narrowed, not on a share that ignores holds): its process launches nothing until
+     * the node lets it, and its interposer sends WAKE on each step from idle to active, which
+     * reaches the scheduler as {@code changed()}.
+     */
+    @Override
+    public synchronized boolean wakesWhenHeld() {
+        return suspendedByScheduler && !narrowed && !spaceOnly && !closed;
+    }
+
     @Override
     public void schedule(boolean suspend, long decisionNanos) {
         // space decides for such a queue: its company runs beside it on capped shares, and a hold

@@ -51,6 +51,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     private final CopyOnWriteArrayList<XpuDriver> drivers = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<PreemptionProvider> providers = new CopyOnWriteArrayList<>();
     private final ConcurrentSkipListMap<Long, NodeQueue> queues = new ConcurrentSkipListMap<>();
+    private final AtomicLong queuesVersion = new AtomicLong();
+    private volatile QueueList queueList;
     /** The alone and on-top rules: whether each queue's limits matter now. */
     private final ContentionRule contention = new ContentionRule(queues);
     private final Map<XQueueImpl, XpuDriver> owners = new java.util.concurrent.ConcurrentHashMap<>();
@@ -194,6 +196,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         q.dataCommands(data);
         owners.put(q, f.driver());
         queues.put(handle, q);
+        queuesVersion.incrementAndGet(); // after the put (schedulerQueues)
         for (PreemptionProvider p : providers) {
             q.offer(p);
         }
@@ -252,7 +255,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     @Override
     public void changed(NodeQueue queue) {
-        scheduler.signal();
+        scheduler.signal(queue); // wakes it if asleep (DormantQueues)
     }
 
     /**
@@ -266,12 +269,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      */
     @Override
     public void arrivedUnopposed(NodeQueue queue) {
-        scheduler.signalLoop();
+        scheduler.signalLoop(queue);
     }
 
     @Override
     public void closed(NodeQueue queue) {
-        if (queues.remove(queue.handle()) != null && queue instanceof ExternalQueueImpl e && e.openedNarrowable()) {
+        NodeQueue gone = queues.remove(queue.handle());
+        queuesVersion.incrementAndGet(); // after the remove (schedulerQueues)
+        if (gone != null && queue instanceof ExternalQueueImpl e && e.openedNarrowable()) {
             narrowable.decrementAndGet();
         }
         if (queue instanceof XQueueImpl q) {
@@ -523,6 +528,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         q.start();
         queues.put(handle, q);
+        queuesVersion.incrementAndGet(); // after the put (schedulerQueues)
         recomputeContention(q);
         scheduler.signal();
         return q.ownerHandle();
@@ -657,7 +663,18 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     @Override
     public List<NodeQueue> schedulerQueues() {
-        return new ArrayList<>(queues.values());
+        long v = queuesVersion.get(); // read before the copy: a queue put after it makes the next call copy again
+        QueueList l = queueList;
+        if (l != null && l.version() == v) {
+            return l.queues();
+        }
+        List<NodeQueue> copy = List.copyOf(queues.values());
+        queueList = new QueueList(v, copy);
+        return copy;
+    }
+
+    /** The scheduler's list of the queues, kept between opens and closes (copying thousands every decision showed in its profile). */
+    private record QueueList(long version, List<NodeQueue> queues) {
     }
 
     /**

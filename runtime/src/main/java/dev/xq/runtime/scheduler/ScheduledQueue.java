@@ -30,4 +30,13 @@ public interface ScheduledQueue {
      */
     default void guard(long horizonNanos, long untilNanos) {
     }
+
+    /**
+     * Whether the scheduler holds this queue now in a way that keeps back all its work, and the
+     * queue tells the scheduler by itself ({@code Scheduler.signal(queue)}) when work comes: then,
+     * idle, decisions may leave it out until it does ({@link DormantQueues}). Default: no.
+     */
+    default boolean wakesWhenHeld() {
+        return false;
+    }
 }

@@ -112,6 +112,7 @@ public final class Scheduler {
     private final DecisionStats stats = new DecisionStats();
     private final GuardKeeper guards = new GuardKeeper();
     private final TopQueues tops = new TopQueues(); // the deciding thread's
+    private final DormantQueues dormant = new DormantQueues();
     private volatile Set<Long> top = Set.of();
     /**
      * A posting thread decides only while the scheduler's idle time between decisions averages at
@@ -256,6 +257,26 @@ public final class Scheduler {
             }
         }
         return decided;
+    }
+
+    /**
+     * Posts an event about one queue (work came, a hint, its owner's suspension): as
+     * {@link #signal()}, and a queue asleep ({@link DormantQueues}) is looked at again.
+     */
+    public void signal(ScheduledQueue queue) {
+        dormant.touch(queue);
+        signal();
+    }
+
+    /** As {@link #signalLoop()}, for an event about one queue (see {@link #signal(ScheduledQueue)}). */
+    public void signalLoop(ScheduledQueue queue) {
+        dormant.touch(queue);
+        signalLoop();
+    }
+
+    /** @return how many queues the last decision left out, held and idle (see {@link DormantQueues}) */
+    public int dormantQueues() {
+        return dormant.sleeping();
     }
 
     /** Whether a bounded policy decides on the thread that posts an event (default on). */
@@ -414,6 +435,11 @@ public final class Scheduler {
                     log.error("renewing the device list failed", e);
                 }
             }
+            if (dormant.sweepDue(now) && !dirty.get()) {
+                // queues sleep (DormantQueues): once a second a decision reads their views
+                firstEventNanos.compareAndSet(0, now);
+                dirty.set(true);
+            }
             if (selection.retryDue()) {
                 // a policy set aside comes back: its first decision again is this thread's
                 firstEventNanos.compareAndSet(0, now);
@@ -465,10 +491,12 @@ public final class Scheduler {
         }
         long eventNanos = firstEventNanos.getAndSet(0);
         List<? extends ScheduledQueue> queues = source.schedulerQueues();
-        List<QueueView> views = new ArrayList<>(queues.size());
-        Map<Long, ScheduledQueue> byHandle = new HashMap<>(queues.size() * 2);
+        String deciding = policy == null ? SchedulerControl.NATIVE : policy.name();
+        dormant.begin(enter, deciding);
+        List<QueueView> views = new ArrayList<>(Math.min(queues.size(), 64));
+        Map<Long, ScheduledQueue> byHandle = new HashMap<>(Math.min(queues.size(), 64) * 2);
         for (ScheduledQueue q : queues) {
-            QueueView v = q.view();
+            QueueView v = dormant.view(q); // none for a queue asleep: held, idle, its next work tells us
             if (v != null) {
                 views.add(v);
                 byHandle.put(q.handle(), q);
@@ -476,7 +504,7 @@ public final class Scheduler {
         }
         long now = System.nanoTime();
         SchedulerView view = new SchedulerView(now, views, source.deviceViews());
-        String name = policy == null ? SchedulerControl.NATIVE : policy.name();
+        String name = deciding;
         String was = active;
         if (!name.equals(was)) {
             stats.swapped();
@@ -537,6 +565,7 @@ public final class Scheduler {
         actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
+        dormant.end(now, views, byHandle);
         source.decided(views, byHandle);
         wakeAtNanos = actions.wake;
         Set<Long> nowTop = tops.update(name, views, actions.decided);

@@ -82,17 +82,23 @@ final class TopQueues {
                 running.computeIfAbsent(v.device(), d -> new ArrayList<>(2)).add(v.handle());
             }
         }
-        if (tracks.size() != views.size()) { // some closed
+        if (tracks.size() != views.size()) { // some closed, or asleep (left out of this decision: DormantQueues)
             Set<Long> open = new HashSet<>(views.size() * 2);
             for (QueueView v : views) {
                 open.add(v.handle());
             }
+            Set<Long> gone = new HashSet<>();
             for (Iterator<Long> it = tracks.keySet().iterator(); it.hasNext(); ) {
-                long h = it.next();
+                Long h = it.next();
                 if (!open.contains(h)) {
                     it.remove();
-                    forget(h);
+                    gone.add(h);
                 }
+            }
+            // in one pass: thousands leave at once when idle queues fall asleep (DormantQueues),
+            // and forgetting them one by one went over every track for each (quadratic)
+            for (Track t : tracks.values()) {
+                t.yieldedTo.removeAll(gone);
             }
             dirty = true;
         }

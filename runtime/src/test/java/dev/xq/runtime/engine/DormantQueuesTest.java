@@ -1,0 +1,149 @@
+package dev.xq.runtime.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.Hint;
+import dev.xq.external.spi.ExternalCounters;
+import dev.xq.external.spi.ExternalQueue;
+import dev.xq.external.spi.ExternalQueueSpec;
+import dev.xq.policy.spi.Policy;
+import dev.xq.policy.spi.QueueView;
+import dev.xq.policy.spi.SchedulerActions;
+import dev.xq.policy.spi.SchedulerView;
+import dev.xq.runtime.log.RuntimeLog;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 41: many idle, held queues of processes (a user's 4,096 streams) are left out of the
+ * decisions about the others once they have slept a second, and come back with their next work.
+ */
+class DormantQueuesTest {
+
+    private final XqCore core = new XqCore(RuntimeLog.NONE);
+
+    /** An owner that counts how often the node read its counters (once per view). */
+    static final class Counted extends ExternalQueueTest.Owner {
+        final AtomicInteger reads = new AtomicInteger();
+
+        @Override
+        public ExternalCounters counters() {
+            reads.incrementAndGet();
+            return super.counters();
+        }
+    }
+
+    /** As hpf: every queue under the highest priority with work is held, idle or not. */
+    static final class HoldLower implements Policy {
+        @Override
+        public String description() {
+            return "test: hold everything under the highest priority with work";
+        }
+
+        @Override
+        public void schedule(SchedulerView view, SchedulerActions actions) {
+            int top = view.queues().stream().filter(QueueView::ready).mapToInt(QueueView::priority).max().orElse(Integer.MIN_VALUE);
+            for (QueueView q : view.queues()) {
+                if (q.priority() < top) {
+                    actions.suspend(q.handle());
+                } else {
+                    actions.resume(q.handle());
+                }
+            }
+        }
+    }
+
+    @BeforeEach
+    void start() {
+        core.start();
+        core.scheduler().register("hold", new HoldLower(), "test", 1);
+        core.scheduler().select("hold", true);
+    }
+
+    @AfterEach
+    void stop() {
+        core.stop();
+    }
+
+    private static ExternalCounters busy() {
+        return new ExternalCounters(0, 1, 10, 9, 0, 9_000_000, 1_000_000, System.nanoTime());
+    }
+
+    @Test
+    void idleHeldQueuesSleepAndTheirWorkWakesThem() throws Exception {
+        ExternalQueueTest.Owner hi = new ExternalQueueTest.Owner();
+        ExternalQueue qhi = core.open(new ExternalQueueSpec("serve/default", "cuda0", "2:serve", 2, List.of(new Hint.Priority(2)), null), hi);
+        List<Counted> idle = new ArrayList<>();
+        List<ExternalQueue> handles = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            Counted o = new Counted();
+            idle.add(o);
+            handles.add(core.open(new ExternalQueueSpec("flood/s" + i, "cuda0", "3:flood", 3, List.of(new Hint.Priority(1)), null), o));
+        }
+        hi.counters = busy();
+        qhi.changed();
+        assertTrue(ExternalQueueTest.eventually(() -> idle.stream().allMatch(ExternalQueueTest.Owner::holding)),
+                "the 200 idle queues are held while the preferred one works");
+        // held and idle for more than a second, seen by decisions meanwhile: they fall asleep
+        long until = System.nanoTime() + 1_300_000_000L;
+        while (System.nanoTime() < until) {
+            qhi.changed();
+            Thread.sleep(20);
+        }
+        assertTrue(ExternalQueueTest.eventually(() -> core.scheduler().dormantQueues() == 200),
+                "asleep: " + core.scheduler().dormantQueues());
+        int before = idle.stream().mapToInt(o -> o.reads.get()).sum();
+        int decisions = 0;
+        long t0 = System.nanoTime();
+        for (int i = 0; i < 20 && System.nanoTime() - t0 < 600_000_000L; i++) {
+            qhi.changed(); // decisions about the preferred queue alone
+            Thread.sleep(5);
+            decisions++;
+        }
+        int read = idle.stream().mapToInt(o -> o.reads.get()).sum() - before;
+        // one decision in a second may look at every queue (200 reads); never one per decision
+        assertTrue(read <= 200, read + " counter reads of the sleeping queues in " + decisions + " decisions (at most one look at all)");
+        // work comes to one of them while the preferred queue still works: it wakes, and is held as before
+        Counted woken = idle.get(7);
+        woken.counters = busy();
+        int w0 = woken.reads.get();
+        handles.get(7).changed();
+        assertTrue(ExternalQueueTest.eventually(() -> woken.reads.get() > w0), "the woken queue is looked at");
+        assertTrue(woken.holding(), "still held behind the preferred queue");
+        // the preferred queue goes idle: the queue with work is let go at once; the sleepers stay held
+        // (nothing to run) and out of the decisions, also in the sweeps that read them once a second
+        hi.counters = ExternalCounters.IDLE;
+        qhi.changed();
+        assertTrue(ExternalQueueTest.eventually(() -> !woken.holding()), "the queue with work runs once the preferred one is idle");
+        int sleeperHolds = 0;
+        for (int i = 0; i < idle.size(); i++) {
+            if (i != 7) {
+                sleeperHolds += (int) idle.get(i).held.stream().filter(h -> h).count();
+            }
+        }
+        Thread.sleep(1_200); // a sweep
+        int sleeperHoldsLater = 0;
+        for (int i = 0; i < idle.size(); i++) {
+            if (i != 7) {
+                sleeperHoldsLater += (int) idle.get(i).held.stream().filter(h -> h).count();
+                assertTrue(idle.get(i).holding(), "sleeper " + i + " still held");
+            }
+        }
+        assertEquals(sleeperHolds, sleeperHoldsLater, "the sweep neither let the sleepers go nor held them again");
+        // a sleeper whose work came without its event (missed) is found by a sweep
+        Counted missed = idle.get(9);
+        missed.counters = busy();
+        assertTrue(ExternalQueueTest.eventually(() -> !missed.holding()), "a sleeper with work, never touched, let go by a sweep");
+        // the policy changes: every queue wakes and the new one decides on all of them
+        core.scheduler().register("hold2", new HoldLower(), "test", 2);
+        core.scheduler().select("hold2", true);
+        assertTrue(ExternalQueueTest.eventually(() -> idle.stream().noneMatch(ExternalQueueTest.Owner::holding)),
+                "every idle queue let go by the new policy: " + idle.stream().filter(ExternalQueueTest.Owner::holding).count() + " held");
+        assertEquals(0, core.scheduler().dormantQueues(), "none asleep once let go");
+    }
+}
