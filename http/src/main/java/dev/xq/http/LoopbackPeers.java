@@ -38,7 +38,9 @@ import java.util.stream.Stream;
  * tables to {@link InetAddress} matches either. Rows in TIME_WAIT are passed over: the kernel
  * writes uid 0 for them, as they belong to no one any more. Rows of two different uids for one
  * connection (never seen; it would need a port reused while the lookup runs) count as "not
- * found". No JNI, no native code: two world-readable text files.
+ * found". No JNI: two world-readable text files, and before them the kernel's socket
+ * diagnostics over netlink through FFM ({@link SockDiag}), which find the one socket without
+ * reading every other (the tables are the way where netlink cannot be used).
  */
 final class LoopbackPeers {
 
@@ -97,10 +99,25 @@ final class LoopbackPeers {
         this.lookup = lookup;
     }
 
-    /** This process's uid and the kernel's tables. */
+    /** This process's uid; each connection asked of the kernel ({@link SockDiag}), else found in its tables. */
     static LoopbackPeers system() {
         return new LoopbackPeers(processUid(), c -> c == null ? Owner.unknown("the server did not give the connection's addresses")
-                : find(c, TABLES));
+                : lookup(c));
+    }
+
+    /**
+     * @return the owner of the client's end of {@code c}: asked of the kernel by the connection's addresses;
+     *         where that cannot be done, or the kernel knows no such socket (also what a kernel without
+     *         its TCP diagnostics answers), looked up in the tables
+     */
+    static Owner lookup(Connection c) {
+        String[] why = new String[1];
+        Owner o = SockDiag.owner(c, why);
+        if (o != null && o.uid().isPresent()) {
+            return o;
+        }
+        Owner t = find(c, TABLES);
+        return t.uid().isPresent() || o == null ? t : o;
     }
 
     /** @return the node's uid, or -1 when it could not be read */
@@ -157,7 +174,7 @@ final class LoopbackPeers {
     static TreeSet<Integer> uids(Connection c, Stream<String> rows) {
         TreeSet<Integer> found = new TreeSet<>();
         rows.forEach(line -> {
-            String[] f = line.trim().split("\\s+");
+            String[] f = fields(line, 8);
             // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ...
             if (f.length < 8 || !f[0].endsWith(":")) {
                 return;   // the header, or nothing the kernel writes
@@ -177,6 +194,28 @@ final class LoopbackPeers {
             }
         });
         return found;
+    }
+
+    /** @return the first {@code n} fields of a row, split at spaces (fewer when it has fewer): no regular expression, rows are many */
+    static String[] fields(String line, int n) {
+        String[] f = new String[n];
+        int k = 0;
+        int i = 0;
+        int len = line.length();
+        while (k < n) {
+            while (i < len && line.charAt(i) <= ' ') {
+                i++;
+            }
+            if (i >= len) {
+                break;
+            }
+            int start = i;
+            while (i < len && line.charAt(i) > ' ') {
+                i++;
+            }
+            f[k++] = line.substring(start, i);
+        }
+        return k == n ? f : java.util.Arrays.copyOf(f, k);
     }
 
     /** {@code 0100007F:C350} → 50000 */

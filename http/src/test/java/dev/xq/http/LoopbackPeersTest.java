@@ -155,11 +155,19 @@ class LoopbackPeersTest {
                     LoopbackPeers system = LoopbackPeers.system();
                     String what = family + " client to " + address + ": " + c;
                     assertEquals(Owner.of(LoopbackPeers.processUid()), system.owner(c), what);
+                    // the kernel asked directly (netlink socket diagnostics) says the same as the tables
+                    assertEquals(Owner.of(LoopbackPeers.processUid()), LoopbackPeers.find(c, LoopbackPeers.TABLES), what + " (tables)");
+                    String[] why = new String[1];
+                    Owner asked = SockDiag.owner(c, why);
+                    assumeTrue(asked != null, "netlink socket diagnostics usable here: " + why[0]);
+                    assertEquals(Owner.of(LoopbackPeers.processUid()), asked, what + " (netlink)");
                     assertTrue(system.mayChange(system.owner(c).uid().getAsInt()), what);
                     // a port no one connected from is no one's
                     Connection nobody = new Connection(peer.getAddress(), peer.getPort() == 65535 ? 1 : peer.getPort() + 1,
                             local.getAddress(), local.getPort());
                     assertTrue(system.owner(nobody).uid().isEmpty(), nobody.toString());
+                    Owner none = SockDiag.owner(nobody, why);
+                    assertTrue(none != null && none.uid().isEmpty() && none.problem().contains("no socket"), nobody + ": " + none + " " + why[0]);
                 }
             }
         }
