@@ -89,6 +89,15 @@ public class HostileIT {
     LogReaderService logReader;
 
     private final List<String> log = new CopyOnWriteArrayList<>();
+
+    /**
+     * @return the log's lines from index {@code from} on, copied: a sublist of the live list throws
+     *         ConcurrentModificationException when a line is added while it is read (seen once, b1)
+     */
+    private List<String> logSince(int from) {
+        List<String> all = List.copyOf(log);
+        return all.subList(Math.min(from, all.size()), all.size());
+    }
     private final LogListener listener = this::logged;
     private final List<ServiceRegistration<?>> registered = new ArrayList<>();
     private final List<XQueue> queues = new CopyOnWriteArrayList<>();
@@ -396,7 +405,7 @@ public class HostileIT {
         org.osgi.service.cm.Configuration sched = cm.getConfiguration("dev.xq.scheduler", "?");
         int before = log.size();
         sched.update(dict(Map.of("policy", "hpf", "decisionDeadlineMicros", "18446744073710552")));
-        boolean named = XqNode.eventually(5_000, () -> log.subList(before, log.size()).stream()
+        boolean named = XqNode.eventually(5_000, () -> logSince(before).stream()
                 .anyMatch(l -> l.contains("decisionDeadlineMicros") && l.contains("18446744073710552")));
         // Behaviour, not words: a policy taking 3 ms per decision must not be set aside (a wrapped
         // deadline of ~1 ms would trip it).
@@ -437,7 +446,7 @@ public class HostileIT {
         sched.update(dict(Map.of("policy", "edf", "decisionDeadlineMicros", "abc", "inlineDecisions", "maybe", "inlinePolicyBundles",
                 "bad name")));
         boolean applied = XqNode.eventually(5_000, () -> scheduler.selectedPolicy().equals("edf"));
-        Supplier<List<String>> since = () -> log.subList(before, log.size());
+        Supplier<List<String>> since = () -> logSince(before);
         boolean named = XqNode.eventually(5_000, () -> since.get().stream().anyMatch(l -> l.contains("decisionDeadlineMicros"))
                 && since.get().stream().anyMatch(l -> l.contains("inlineDecisions 'maybe'"))
                 && since.get().stream().anyMatch(l -> l.contains("'bad name'")));
@@ -445,7 +454,7 @@ public class HostileIT {
         QueueConfig kept = xq.defaults();
         int before2 = log.size();
         defaults.update(dict(Map.of("threshold", "abc")));
-        boolean defaultsNamed = XqNode.eventually(5_000, () -> log.subList(before2, log.size()).stream()
+        boolean defaultsNamed = XqNode.eventually(5_000, () -> logSince(before2).stream()
                 .anyMatch(l -> l.contains("dev.xq.queue.defaults") && l.contains("threshold")));
         boolean defaultsKept = xq.defaults().equals(kept);
         sched.update(dict(Map.of("policy", "hpf")));
@@ -479,7 +488,7 @@ public class HostileIT {
                 "not a whole number");
         int before = log.size();
         register("my policy", new Counting(), false);
-        boolean nameRefused = XqNode.eventually(5_000, () -> log.subList(before, log.size()).stream().anyMatch(l -> l.contains("'my policy'")))
+        boolean nameRefused = XqNode.eventually(5_000, () -> logSince(before).stream().anyMatch(l -> l.contains("'my policy'")))
                 && scheduler.policies().stream().noneMatch(p -> p.name().equals("my policy"));
         outcomes.add("policy named 'my policy': " + (nameRefused ? "refused, logged" : "ACCEPTED"));
         silent |= !nameRefused;
@@ -1074,7 +1083,7 @@ public class HostileIT {
         Files.writeString(cfg, "token=" + token + "\ntokenOnLoopback=true\n");
         Files.setPosixFilePermissions(cfg, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
         try {
-            Supplier<java.util.stream.Stream<String>> since = () -> log.subList(before, log.size()).stream();
+            Supplier<java.util.stream.Stream<String>> since = () -> logSince(before).stream();
             boolean said = XqNode.eventually(10_000, () -> since.get().anyMatch(l -> l.startsWith("ERROR")
                     && l.contains("the token is not used: its file " + cfg + " has mode 0644") && l.contains("chmod 600")));
             boolean notStarted = XqNode.eventually(10_000, () -> since.get().anyMatch(l -> l.startsWith("ERROR")
