@@ -1,10 +1,16 @@
 package dev.xq.http;
 
 import dev.xq.runtime.log.RuntimeLog;
+import java.net.InetSocketAddress;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
+import java.util.function.ToIntFunction;
 import org.apache.felix.http.jetty.ConnectorFactory;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.Connector;
@@ -31,6 +37,13 @@ import org.eclipse.jetty.server.ServerConnector;
  * port of the server's connector, because Felix lists every connector's address as the runtime's
  * {@code osgi.http.endpoint}: that list names the API's address twice, never another one.
  *
+ * <p>Per user ({@code maxConnectionsPerUser}): as each connection is accepted, the kernel is
+ * asked whose socket the loopback peer's end is ({@link KernelUsers}); a user other than the
+ * node's and root who has that many open gets the new one closed at once. One user's flood then
+ * holds at most that many of the places, and the operator's commands and Prometheus find room
+ * (issue 41: with the cap for all only, a flood held all 256 and operator commands took 1-15 s or
+ * failed).
+ *
  * <p>Felix offers the factory to each of its Jetty instances in the framework; the node runs one
  * (its default instance is off: {@code org.apache.felix.http.enable=false}).
  */
@@ -41,21 +54,91 @@ final class ConnectionCap implements ConnectorFactory {
     /** How often, at most, reaching the limit is said in the log. */
     static final long LOG_EVERY_NANOS = 60_000_000_000L;
 
+    /** {@link #userOf}: not counted (the node's own user, root, or no way to tell). */
+    static final int UNCOUNTED = Integer.MIN_VALUE;
+    /** {@link #userOf}: a peer on another host (all of them count as one user). */
+    static final int OTHER_HOSTS = -2;
+    /** {@link #userOf}: a loopback peer whose user the kernel did not say. */
+    static final int UNKNOWN = -1;
+
     private final int max;
+    private final int perUser;
     private final RuntimeLog log;
     private final LongSupplier nanoTime;
+    private final ToIntFunction<SelectableChannel> userOf;
 
-    ConnectionCap(int max, RuntimeLog log) {
-        this(max, log, System::nanoTime);
+    ConnectionCap(int max, int perUser, RuntimeLog log) {
+        this(max, perUser, log, System::nanoTime, new KernelUsers(LoopbackPeers.processUid(), log));
     }
 
-    ConnectionCap(int max, RuntimeLog log, LongSupplier nanoTime) {
+    ConnectionCap(int max, RuntimeLog log) {
+        this(max, Integer.MAX_VALUE, log, System::nanoTime, c -> UNCOUNTED);
+    }
+
+    /**
+     * @param perUser the most connections one user may keep open (users {@link #UNCOUNTED} are not counted)
+     * @param userOf the user of an accepted channel, asked as it is accepted
+     */
+    ConnectionCap(int max, int perUser, RuntimeLog log, LongSupplier nanoTime, ToIntFunction<SelectableChannel> userOf) {
         if (max < 1) {
             throw new IllegalArgumentException("maxConnections " + max + " is below 1");
         }
+        if (perUser < 1) {
+            throw new IllegalArgumentException("maxConnectionsPerUser " + perUser + " is below 1");
+        }
         this.max = max;
+        this.perUser = perUser;
         this.log = log;
         this.nanoTime = nanoTime;
+        this.userOf = userOf;
+    }
+
+    /**
+     * The user of an accepted connection: for a loopback peer, the uid the kernel gives its socket
+     * ({@link SockDiag}: one lookup by the connection's addresses, cheap enough for every accept;
+     * the {@code /proc} tables are not, so where netlink cannot be used nobody is counted, said once
+     * in the log); the node's own uid and root are not counted; peers on other hosts are one user.
+     */
+    static final class KernelUsers implements ToIntFunction<SelectableChannel> {
+        private final int nodeUid;
+        private final RuntimeLog log;
+        private volatile boolean off;
+
+        KernelUsers(int nodeUid, RuntimeLog log) {
+            this.nodeUid = nodeUid;
+            this.log = log;
+        }
+
+        @Override
+        public int applyAsInt(SelectableChannel channel) {
+            if (off || !(channel instanceof SocketChannel sc)) {
+                return UNCOUNTED;
+            }
+            try {
+                if (!(sc.getRemoteAddress() instanceof InetSocketAddress peer) || !(sc.getLocalAddress() instanceof InetSocketAddress local)) {
+                    return UNCOUNTED;
+                }
+                if (!peer.getAddress().isLoopbackAddress()) {
+                    return OTHER_HOSTS;
+                }
+                String[] why = new String[1];
+                LoopbackPeers.Owner o = SockDiag.owner(new LoopbackPeers.Connection(peer.getAddress(), peer.getPort(), local.getAddress(),
+                        local.getPort()), why);
+                if (o == null) {
+                    off = true;
+                    log.warn("HTTP API: the users of connections cannot be asked of the kernel (" + why[0] + "); maxConnectionsPerUser (PID "
+                            + HttpConfig.PID + ") is not applied, maxConnections is", null);
+                    return UNCOUNTED;
+                }
+                if (o.uid().isEmpty()) {
+                    return UNKNOWN;
+                }
+                int uid = o.uid().getAsInt();
+                return uid == 0 || uid == nodeUid ? UNCOUNTED : uid;
+            } catch (java.io.IOException closed) {
+                return UNCOUNTED; // gone already: the accept fails by itself
+            }
+        }
     }
 
     @Override
@@ -86,11 +169,99 @@ final class ConnectionCap implements ConnectorFactory {
         private long lastSaid = Long.MIN_VALUE;
         private int reachedSince;
         private volatile boolean limiting;
+        /** The counted user of each connection open; guarded by itself, as {@link #perUid}. */
+        private final Map<SelectableChannel, Integer> users = new HashMap<>();
+        private final Map<Integer, Integer> perUid = new HashMap<>();
+        private long userSaid = Long.MIN_VALUE;
+        private int refusedSince;
 
         Limit(List<ServerConnector> connectors) {
             super(max, connectors.toArray(Connector[]::new));
             setEndPointIdleTimeout(IDLE_AT_LIMIT_MS);
             where = connectors.stream().map(c -> c.getHost() + ":" + c.getLocalPort()).toList().toString();
+        }
+
+        /**
+         * A connection is being accepted: past the cap on all, Jetty's limit closes it; past the
+         * cap of its user, this closes it (the accept then fails, which Jetty tells the limit).
+         */
+        @Override
+        public void onAccepting(SelectableChannel channel) {
+            super.onAccepting(channel);
+            if (!channel.isOpen() || perUser == Integer.MAX_VALUE) {
+                return;
+            }
+            int user = userOf.applyAsInt(channel);
+            if (user == UNCOUNTED) {
+                return;
+            }
+            int open;
+            boolean over;
+            synchronized (users) {
+                open = perUid.getOrDefault(user, 0);
+                over = open >= perUser;
+                if (!over) {
+                    perUid.put(user, open + 1);
+                    users.put(channel, user);
+                }
+            }
+            if (over) {
+                try {
+                    channel.close();
+                } catch (java.io.IOException ignored) {
+                    // closed is what was wanted
+                }
+                sayUser(user, open);
+            }
+        }
+
+        @Override
+        public void onAcceptFailed(SelectableChannel channel, Throwable cause) {
+            super.onAcceptFailed(channel, cause);
+            release(channel);
+        }
+
+        @Override
+        public void onClosed(SelectableChannel channel) {
+            super.onClosed(channel);
+            release(channel);
+        }
+
+        private void release(SelectableChannel channel) {
+            synchronized (users) {
+                Integer user = users.remove(channel);
+                if (user != null) {
+                    perUid.computeIfPresent(user, (u, n) -> n <= 1 ? null : n - 1);
+                }
+            }
+        }
+
+        /** @return connections open of each counted user (tests) */
+        Map<Integer, Integer> perUser() {
+            synchronized (users) {
+                return Map.copyOf(perUid);
+            }
+        }
+
+        private void sayUser(int user, int open) {
+            long now = nanoTime.getAsLong();
+            synchronized (users) {
+                refusedSince++;
+                if (userSaid != Long.MIN_VALUE && now - userSaid < LOG_EVERY_NANOS) {
+                    return;
+                }
+                userSaid = now;
+            }
+            String who = user == OTHER_HOSTS ? "peers on other hosts (counted as one user)"
+                    : user == UNKNOWN ? "loopback peers whose user the kernel did not say (counted as one user)" : "local user uid " + user;
+            int n;
+            synchronized (users) {
+                n = refusedSince;
+                refusedSince = 0;
+            }
+            log.warn("HTTP API: " + who + " has " + open + " connections open, the most one user may (PID " + HttpConfig.PID
+                    + ", maxConnectionsPerUser " + perUser + "): more of theirs are closed as they come (" + n
+                    + " closed since this was last said)", null);
         }
 
         @Override
@@ -155,7 +326,8 @@ final class ConnectionCap implements ConnectorFactory {
                 c.addEventListener(l); // read as each connection is made: its connections tell the limit they opened
             }
             limit = l;
-            log.info("HTTP API: at most " + max + " connections at once on " + l.where + " (PID " + HttpConfig.PID + ", maxConnections)");
+            log.info("HTTP API: at most " + max + " connections at once on " + l.where + " (PID " + HttpConfig.PID + ", maxConnections)"
+                    + (perUser == Integer.MAX_VALUE ? "" : ", at most " + perUser + " of one local user other than the node's and root (maxConnectionsPerUser)"));
         }
 
         @Override
@@ -181,6 +353,12 @@ final class ConnectionCap implements ConnectorFactory {
         int openConnections() {
             Limit l = limit;
             return l == null ? 0 : l.getNetworkConnectionCount();
+        }
+
+        /** @return connections open of each counted user (tests) */
+        Map<Integer, Integer> openPerUser() {
+            Limit l = limit;
+            return l == null ? Map.of() : l.perUser();
         }
 
         @Override

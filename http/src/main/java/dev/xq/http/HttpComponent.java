@@ -151,7 +151,7 @@ public class HttpComponent {
 
         // The cap on open connections (issue 41, item 5): Felix has no setting for it; it calls every
         // ConnectorFactory service with its Jetty server, which is where the cap goes on (ConnectionCap).
-        registrations.add(context.registerService(ConnectorFactory.class, new ConnectionCap(settings.maxConnections(), log),
+        registrations.add(context.registerService(ConnectorFactory.class, new ConnectionCap(settings.maxConnections(), settings.maxConnectionsPerUser(), log),
                 new Hashtable<>(Map.of(RUNTIME_PROPERTY, INSTANCE))));
 
         // Our own Jetty: host, port and nothing else of Felix's defaults that matter here.

@@ -50,4 +50,10 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
             description = "Connections the API keeps open at once, from all clients together; at the limit it accepts no more "
                     + "until some close (they wait in the kernel's queue) and closes open connections idle for a second")
     int maxConnections() default HttpSettings.DEFAULT_MAX_CONNECTIONS;
+
+    @AttributeDefinition(name = "Most connections of one local user", min = "1", max = "65536",
+            description = "Connections one local user other than the node's own and root may keep open at once (the user "
+                    + "of a loopback connection, asked of the kernel as it is accepted); more are closed at once, so that one "
+                    + "user's flood leaves the others room under maxConnections. Connections from other hosts count as one user")
+    int maxConnectionsPerUser() default HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER;
 }

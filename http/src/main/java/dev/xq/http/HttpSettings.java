@@ -27,9 +27,10 @@ import java.util.regex.Pattern;
  * @param maxBodyBytes the largest request body
  * @param allowedHosts host names (lower case) besides localhost and IP literals that a request served without a token may name
  * @param maxConnections the most connections open at once ({@link ConnectionCap})
+ * @param maxConnectionsPerUser the most connections one local user other than the node's and root may keep open ({@link ConnectionCap})
  */
 record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopback, String token, boolean tokenOnLoopback,
-                    int maxBodyBytes, List<String> allowedHosts, int maxConnections) {
+                    int maxBodyBytes, List<String> allowedHosts, int maxConnections, int maxConnectionsPerUser) {
 
     private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
 
@@ -43,6 +44,8 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
     /** Connections at once: Prometheus, dashboards (a browser opens up to six per page), xcli and ./xq, with room to spare. */
     static final int DEFAULT_MAX_CONNECTIONS = 256;
     static final int MAX_MAX_CONNECTIONS = 65536;
+    /** A quarter of the default cap: a user flooding the API leaves three quarters to everyone else. */
+    static final int DEFAULT_MAX_CONNECTIONS_PER_USER = 64;
     static final int MIN_TOKEN = 16;
     /** Framework property: the port when the configuration leaves it at -1. */
     static final String PORT_PROPERTY = "xq.http.port";
@@ -189,7 +192,12 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
             throw new IllegalArgumentException("maxConnections " + connections + " is out of range [1, " + MAX_MAX_CONNECTIONS
                     + "] (default " + DEFAULT_MAX_CONNECTIONS + ")");
         }
-        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts, connections);
+        int perUser = c.maxConnectionsPerUser();
+        if (perUser < 1 || perUser > MAX_MAX_CONNECTIONS) {
+            throw new IllegalArgumentException("maxConnectionsPerUser " + perUser + " is out of range [1, " + MAX_MAX_CONNECTIONS
+                    + "] (default " + DEFAULT_MAX_CONNECTIONS_PER_USER + ")");
+        }
+        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts, connections, perUser);
     }
 
     @Override
@@ -197,6 +205,7 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
         // never the token itself
         return "HttpSettings[enabled=" + enabled + ", port=" + port + ", bindAddress=" + bindAddress + ", token="
                 + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes + ", maxConnections=" + maxConnections
+                + ", maxConnectionsPerUser=" + maxConnectionsPerUser
                 + (allowedHosts.isEmpty() ? "" : ", allowedHosts=" + allowedHosts) + "]";
     }
 

@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -213,6 +214,69 @@ class ConnectionCapTest {
         assertEquals(2, server.getConnectors().length);
     }
 
+    /** Connections counted per user, the user said by a stand-in for the kernel (the test runs as one user). */
+    @Test
+    void oneUserPastItsCapIsClosedAtOnceWhileOthersAndTheUncountedAreServed() throws Exception {
+        int port = start();
+        java.util.concurrent.atomic.AtomicInteger user = new java.util.concurrent.atomic.AtomicInteger(1001);
+        ConnectionCap cap = new ConnectionCap(16, 2, log, System::nanoTime, ch -> user.get());
+        ConnectionCap.Carrier carrier = (ConnectionCap.Carrier) cap.createConnector(server);
+        server.addConnector(carrier);
+        carrier.start();
+        List<Socket> mine = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Socket s = request(port);
+            assertEquals(200, status(s, 5_000), "connection " + i + " of user 1001 (cap 2) is served");
+            drain(s);
+            mine.add(s);
+        }
+        Socket third = request(port);
+        assertEquals(-1, status(third, 5_000), "user 1001's third connection is closed at once");
+        assertTrue(eventually(() -> log.warnings.stream().anyMatch(w -> w.contains("local user uid 1001 has 2 connections open")
+                && w.contains("maxConnectionsPerUser 2"))), "the cap is said, with the user and the setting: " + log.warnings);
+        user.set(1002);
+        Socket other = request(port);
+        assertEquals(200, status(other, 5_000), "another user has room");
+        drain(other);
+        user.set(ConnectionCap.UNCOUNTED);
+        for (int i = 0; i < 4; i++) {
+            Socket s = request(port);
+            assertEquals(200, status(s, 5_000), "the node's own user and root are not counted (" + i + ")");
+            drain(s);
+        }
+        assertEquals(Map.of(1001, 2, 1002, 1), carrier.openPerUser(), "what is counted");
+        // one of user 1001's closes: it has room for one more
+        mine.getFirst().close();
+        assertTrue(eventually(() -> carrier.openPerUser().getOrDefault(1001, 0) == 1), "the closed one is no longer counted: "
+                + carrier.openPerUser());
+        user.set(1001);
+        Socket again = request(port);
+        assertEquals(200, status(again, 5_000), "user 1001 is served again once under its cap");
+    }
+
+    private static boolean eventually(java.util.function.BooleanSupplier c) throws InterruptedException {
+        long until = System.nanoTime() + 5_000_000_000L;
+        while (!c.getAsBoolean()) {
+            if (System.nanoTime() > until) {
+                return false;
+            }
+            Thread.sleep(10);
+        }
+        return true;
+    }
+
+    @Test
+    void maxConnectionsPerUserOutsideItsRangeIsRefusedByName() {
+        for (int bad : new int[] {0, -1, 65537}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HttpSettings.from(
+                    new Capped(SecurityTest.config("127.0.0.1", "", false, -1), 256, bad), SecurityTest.NO_PROPS::get));
+            assertEquals("maxConnectionsPerUser " + bad + " is out of range [1, 65536] (default 64)", e.getMessage());
+        }
+        HttpSettings s = HttpSettings.from(new Capped(SecurityTest.config("127.0.0.1", "", false, -1), 256, 8), SecurityTest.NO_PROPS::get);
+        assertEquals(8, s.maxConnectionsPerUser());
+        assertTrue(s.toString().contains("maxConnectionsPerUser=8"), s.toString());
+    }
+
     @Test
     void maxConnectionsOutsideItsRangeIsRefusedByName() {
         for (int bad : new int[] {0, -1, 65537}) {
@@ -240,7 +304,11 @@ class ConnectionCapTest {
     }
 
     /** A configuration with maxConnections set. */
-    private record Capped(HttpConfig base, int maxConnections) implements HttpConfig {
+    private record Capped(HttpConfig base, int maxConnections, int maxConnectionsPerUser) implements HttpConfig {
+        Capped(HttpConfig base, int maxConnections) {
+            this(base, maxConnections, HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER);
+        }
+
         @Override
         public Class<? extends Annotation> annotationType() {
             return HttpConfig.class;

@@ -59,6 +59,11 @@ class SecurityTest {
             }
 
             @Override
+            public int maxConnectionsPerUser() {
+                return HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER;
+            }
+
+            @Override
             public String[] allowedHosts() {
                 return new String[0];
             }
@@ -355,6 +360,11 @@ class SecurityTest {
         @Override
         public int maxConnections() {
             return base.maxConnections();
+        }
+
+        @Override
+        public int maxConnectionsPerUser() {
+            return base.maxConnectionsPerUser();
         }
     }
 

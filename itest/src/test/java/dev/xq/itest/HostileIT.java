@@ -889,6 +889,67 @@ public class HostileIT {
     }
 
     @Test
+    public void d05BOneUsersConnectionsPastItsCap() throws Exception {
+        String python = Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : null;
+        String setpriv = Probes.onPath("setpriv");
+        String what = "issue 41, item 5: another local user (uid " + NOBODY + ") opens 40 connections to the HTTP API "
+                + "(maxConnectionsPerUser 16) and holds them";
+        if (Probes.euid() != 0 || python == null || setpriv == null) {
+            row(what, "not tried here: it needs root, setpriv and python3 to act as another user; ConnectionCapTest holds the rule", 0,
+                    0, false);
+            return;
+        }
+        long old = runtimeId();
+        org.osgi.service.cm.Configuration http = cm.getConfiguration("dev.xq.http", "?");
+        http.update(dict(Map.of("maxConnectionsPerUser", "16")));
+        Process p = null;
+        try {
+            int port = httpPort(old);
+            String script = """
+                    import socket, sys, time
+                    port = int(sys.argv[1])
+                    socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(40)]
+                    time.sleep(2)
+                    closed = 0
+                    for s in socks:
+                        s.setblocking(False)
+                        try:
+                            if s.recv(1) == b"":
+                                closed += 1
+                        except BlockingIOError:
+                            pass
+                        except OSError:
+                            closed += 1
+                    print("open", len(socks) - closed, "closed", closed, flush=True)
+                    sys.stdin.read()
+                    """;
+            p = new ProcessBuilder(setpriv, "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups", python, "-c", script,
+                    Integer.toString(port)).redirectErrorStream(true).start();
+            java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                    StandardCharsets.US_ASCII));
+            String line = out.readLine();
+            long t0 = System.nanoTime();
+            boolean answered = answers(port);
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            boolean said = XqNode.eventually(5_000, () -> log.stream().anyMatch(l -> l.contains("local user uid " + NOBODY)
+                    && l.contains("maxConnectionsPerUser 16")));
+            boolean capped = line != null && line.equals("open 16 closed 24");
+            Load load = load(1, 5);
+            row(what, "theirs: " + line + "; the node's own user " + (answered ? "answered in " + ms + " ms" : "NOT ANSWERED")
+                            + " meanwhile; " + (said ? "the cap said in the log with the uid" : "NOT SAID"),
+                    load.total - load.ended, 0, !capped || !answered || !said);
+        } finally {
+            if (p != null) {
+                p.destroyForcibly();
+                p.waitFor();
+            }
+            long capped = runtimeId();
+            http.delete();
+            httpPort(capped);
+        }
+    }
+
+    @Test
     public void d06SlowRequestBodies() throws Exception {
         int port = httpPort(-2);
         List<java.net.Socket> slow = new ArrayList<>();
