@@ -583,17 +583,30 @@ class XQueueEngineTest {
         ManualDevice.ManualQueue hw = d.opened.getFirst();
         q.submit(Command.spin(100));
         hw.completeNext(20_000); // the estimate: 20 ms a command
-        Submission s = q.submit(Command.spin(100));
-        long expected = ((SubmissionImpl) s).expectedEndNanos();
-        CompletableFuture<Object> got = new CompletableFuture<>();
-        Thread w = waiter(s, got);
-        // past the 5 ms spin: the waiter is parked between looks, and its end is not seen yet
-        Thread.State between = stateAt(w, expected + 12_000_000L);
-        assertTrue(between == Thread.State.TIMED_WAITING || between == Thread.State.RUNNABLE, "past the spin: " + between);
-        int before = hw.polls.get();
-        hw.endedUnseen = true; // ended; nobody but a look reports it
-        assertInstanceOf(CommandResult.class, got.get(5, java.util.concurrent.TimeUnit.SECONDS));
-        assertTrue(hw.polls.get() > before && hw.pollers.contains(w.getName()), "the waiter's late look saw it: " + hw.pollers);
+        // The end must come within the looks' while (100 ms past the expected end): on a loaded machine
+        // this thread may wake too late for that (the waiter had stopped looking, and the end was seen
+        // otherwise: failed once beside four builds on 2 vCPUs); such a try says nothing, and is made again.
+        List<String> tries = new ArrayList<>();
+        boolean seen = false;
+        for (int attempt = 0; attempt < 5 && !seen; attempt++) {
+            Submission s = q.submit(Command.spin(100));
+            long expected = ((SubmissionImpl) s).expectedEndNanos();
+            CompletableFuture<Object> got = new CompletableFuture<>();
+            Thread w = waiter(s, got);
+            // past the 5 ms spin: the waiter is parked between looks, and its end is not seen yet
+            Thread.State between = stateAt(w, expected + 12_000_000L);
+            assertTrue(between == Thread.State.TIMED_WAITING || between == Thread.State.RUNNABLE, "past the spin: " + between);
+            int before = hw.polls.get();
+            hw.endedUnseen = true; // ended; nobody but a look reports it
+            long lateMs = (System.nanoTime() - expected) / 1_000_000;
+            assertInstanceOf(CommandResult.class, got.get(5, java.util.concurrent.TimeUnit.SECONDS));
+            seen = hw.polls.get() > before && hw.pollers.contains(w.getName());
+            tries.add(w.getName() + " ended " + lateMs + " ms past its expected end, pollers " + hw.pollers);
+            if (!seen && lateMs < 80) {
+                break; // in time, and not seen by the waiter's look: a failure
+            }
+        }
+        assertTrue(seen, "the waiter's late look saw it: " + tries);
 
         // past the looks' while (100 ms), a waiter only waits
         Submission late = q.submit(Command.spin(100));
