@@ -119,8 +119,8 @@ usage: ./xq COMMAND
 USAGE
 }
 
-INTERPOSER="$ROOT/interpose-cuda/target/libxq-cuda.so"
-INTERPOSER_HIP="$ROOT/interpose-cuda/target/libxq-hip.so"
+INTERPOSER="$ROOT/interpose/target/libxq-cuda.so"
+INTERPOSER_HIP="$ROOT/interpose/target/libxq-hip.so"
 
 # ./xq run: the preload and the variables of docs/processes.md, then the program itself (exec:
 # its exit code and signals are its own). Builds nothing: a machine that only runs programs may

@@ -1,6 +1,6 @@
 #!/bin/sh
 # GPU machine: the workload family (./xq bench mix --device cuda) and the node-kill check with MPS.
-# Carry: node/target, interpose-cuda/target, .jre.tar.xz. Usage (one device call):
+# Carry: node/target, interpose/target, .jre.tar.xz. Usage (one device call):
 #   MIXES=all SECS=8 MODES=standalone,native,xq sh bench/gpu/mix-run.sh "$OUT"
 # Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz.
 set -u

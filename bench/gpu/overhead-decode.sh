@@ -2,7 +2,7 @@
 # GPU machine (issue 40): the interposer's cost on a launch-bound tenant alone: the eager decoder
 # (~950 launches a request) bare, under ./xq run without MPS (XQ_MPS=0: the interposer alone) and
 # under ./xq run as it comes (the interposer and the node's MPS server), alternated A B C A B C,
-# each run its own process. Carry node/target, interpose-cuda/target, .jre.tar.xz.
+# each run its own process. Carry node/target, interpose/target, .jre.tar.xz.
 # Usage: SECS=8 sh bench/gpu/overhead-decode.sh "$OUT"
 set -u
 out=${1:?usage: overhead-decode.sh OUTDIR}

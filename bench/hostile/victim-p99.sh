@@ -10,7 +10,7 @@
 #   sudo bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
 # Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
-# everything built (node/target/xq-node.jar, interpose-cuda/target/fakecuda). Starts its own node
+# everything built (node/target/xq-node.jar, interpose/target/fakecuda). Starts its own node
 # (port 50100, socket under /tmp/xqvp/run, hot-deploy folder /tmp/xqvp/bundles with
 # socketGroup=xqt, otherwise default settings: the only way another local user reaches the process
 # socket at all) and stops it at the end. The victim (root, the node's user) is
@@ -21,7 +21,7 @@ set -u
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"; cd "$ROOT"
 PAIRS="${1:-5}"; shift || true
 ATTACKS="${*:-flood floodhold hog connflood slowbody none spin}"
-B=/tmp/xqvp; PORT=50100; SOCK=$B/run/node.sock; F=$ROOT/interpose-cuda/target/fakecuda
+B=/tmp/xqvp; PORT=50100; SOCK=$B/run/node.sock; F=$ROOT/interpose/target/fakecuda
 [ "$(id -u)" = 0 ] || { echo "victim-p99: needs root (setpriv, useradd)" >&2; exit 2; }
 getent group xqt >/dev/null || groupadd xqt
 id xqatk >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin -G xqt xqatk

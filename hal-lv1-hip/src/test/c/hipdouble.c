@@ -33,7 +33,7 @@
  * Handles live in fixed tables, so a stale or made-up handle is detected and answered with
  * hipErrorInvalidHandle instead of crashing.
  *
- *   - more of the launch surface, for the HIP interposer's tests (interpose-cuda): hipLaunchKernel,
+ *   - more of the launch surface, for the HIP interposer's tests (interpose): hipLaunchKernel,
  *     hipExtLaunchKernel and hipLaunchCooperativeKernel (the "function address" is a function
  *     handle of hipModuleGetFunction: the double has no host stubs), hipExtModuleLaunchKernel
  *     (global work size / local size), the per-thread default stream (hipStreamPerThread and

@@ -12,7 +12,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Unmodified CUDA and HIP programs for the tests: interpose-cuda's test programs on the fake
+ * Unmodified CUDA and HIP programs for the tests: interpose's test programs on the fake
  * libcuda and on the HIP test double, started as separate processes with the interposer preloaded
  * (as {@code ./xq run} does).
  * Processes started with one lock file share one simulated GPU.
@@ -23,7 +23,7 @@ final class FakeApps {
     }
 
     static Path dir() {
-        return Path.of(System.getProperty("xq.interpose.dir", "../interpose-cuda/target")).toAbsolutePath().normalize();
+        return Path.of(System.getProperty("xq.interpose.dir", "../interpose/target")).toAbsolutePath().normalize();
     }
 
     static Path interposer() {
@@ -38,7 +38,7 @@ final class FakeApps {
         return dir().resolve("libxq-hip.so");
     }
 
-    /** The HIP test program on the HIP test double (interpose-cuda/target/fakehip). */
+    /** The HIP test program on the HIP test double (interpose/target/fakehip). */
     static Path hipApp() {
         return dir().resolve("fakehip/xq-hip-app");
     }

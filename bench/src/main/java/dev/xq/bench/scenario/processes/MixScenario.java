@@ -315,7 +315,7 @@ public final class MixScenario implements Scenario {
         Path program = torch ? home.resolve("bench/torch/family/tenant.py") : Processes.fakeApp(home);
         if (!Files.isRegularFile(program)) {
             throw new IllegalStateException("the tenant program " + program + " is missing"
-                    + (torch ? "" : "; build interpose-cuda (mvn install -DskipTests)"));
+                    + (torch ? "" : "; build interpose (mvn install -DskipTests)"));
         }
         Path runDir = Files.createTempDirectory("xq-mix-");
         ctx.out().line("mix: " + mixes.size() + " mixes x " + modes + ", " + seconds + " s each, on "

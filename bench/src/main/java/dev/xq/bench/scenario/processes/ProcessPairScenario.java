@@ -27,7 +27,7 @@ import java.util.Map;
  *
  * <p>{@code torch-pair}: PyTorch processes (bench/torch/*.py) on a real CUDA GPU.
  * {@code process-pair}: the interposer's test program on the fake libcuda, whose processes share
- * one simulated GPU through a lock file; runs anywhere gcc built interpose-cuda.
+ * one simulated GPU through a lock file; runs anywhere gcc built interpose.
  */
 public final class ProcessPairScenario implements Scenario {
 

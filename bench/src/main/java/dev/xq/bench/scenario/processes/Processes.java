@@ -31,7 +31,7 @@ final class Processes {
      * @throws IllegalStateException if it is not built
      */
     static Path interposer(Path home) {
-        Path interposer = home.resolve("interpose-cuda/target/libxq-cuda.so");
+        Path interposer = home.resolve("interpose/target/libxq-cuda.so");
         if (!Files.isRegularFile(interposer)) {
             throw new IllegalStateException("the interposer " + interposer + " is missing; build it (mvn install -DskipTests)");
         }
@@ -40,7 +40,7 @@ final class Processes {
 
     /** @return the fake libcuda's test program, which a sim run starts as its tenants */
     static Path fakeApp(Path home) {
-        return home.resolve("interpose-cuda/target/fakecuda/xq-cuda-app");
+        return home.resolve("interpose/target/fakecuda/xq-cuda-app");
     }
 
     /**
@@ -50,7 +50,7 @@ final class Processes {
     static Map<String, String> fakeGpu(Path home, Path dir) {
         Map<String, String> env = new HashMap<>();
         env.put("FAKECUDA_GPU", dir.resolve("gpu.lock").toString());
-        env.put("LD_LIBRARY_PATH", home.resolve("interpose-cuda/target/fakecuda").toString());
+        env.put("LD_LIBRARY_PATH", home.resolve("interpose/target/fakecuda").toString());
         return env;
     }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The H100 check of XQ_DEFER=1 (deferred launches), one device call (about 8 minutes):
-#   run (repo root, carry node/target .jre.tar.xz interpose-cuda/target):
-#   sh interpose-cuda/src/test/gpu/defer-check.sh "$OUT"
+#   run (repo root, carry node/target .jre.tar.xz interpose/target):
+#   sh interpose/src/test/gpu/defer-check.sh "$OUT"
 # 1. correctness: torch_smoke.py (training, a captured graph, a priority stream, Triton) bare and under
 #    the interposer with XQ_DEFER=1 and a node holding the gates, losses compared;
 # 2. torch-pair modes=lp and modes=pair with XQ_DEFER=1, events and memop; XQ_LOG=2, so each
@@ -13,7 +13,7 @@ XQ_SOCKDIR=${XQ_SOCKDIR:-$(mktemp -d)}
 out=${1:?usage: defer-check.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/logs"
-lib=$(pwd)/interpose-cuda/target/libxq-cuda.so
+lib=$(pwd)/interpose/target/libxq-cuda.so
 export PYTHONUNBUFFERED=1
 echo "== torch_smoke bare"
 timeout 120 python3 "$here/torch_smoke.py" 50 2000 > "$out/smoke-bare.json" 2>&1; tail -1 "$out/smoke-bare.json"

@@ -6,8 +6,8 @@
 #   nonode        the interposer loaded, no node to register with (the wrappers' own cost)
 #   node          ./xq run against a running node (what users get)
 #   node-VAR=VAL  the same with one XQ_ variable set, e.g. node-XQ_MARKS=all
-# One device call (carry node/target .jre.tar.xz interpose-cuda/target):
-#   VARIANTS="bare nonode node" ROUNDS=4 SECS=10 sh interpose-cuda/src/test/gpu/overhead-matrix.sh "$OUT"
+# One device call (carry node/target .jre.tar.xz interpose/target):
+#   VARIANTS="bare nonode node" ROUNDS=4 SECS=10 sh interpose/src/test/gpu/overhead-matrix.sh "$OUT"
 set -u
 out=${1:?usage: overhead-matrix.sh OUTDIR}
 secs=${SECS:-10}
@@ -30,7 +30,7 @@ while [ $r -le "$rounds" ]; do
     f="$out/runs/$v-$r.json"
     case $v in
       bare) $hp > "$f" 2> "$f.err" ;;
-      nonode) XQ_SOCKET=$out/none.sock LD_PRELOAD=$(pwd)/interpose-cuda/target/libxq-cuda.so $hp > "$f" 2> "$f.err" ;;
+      nonode) XQ_SOCKET=$out/none.sock LD_PRELOAD=$(pwd)/interpose/target/libxq-cuda.so $hp > "$f" 2> "$f.err" ;;
       node) ./xq run --socket "$sock" --priority 2 --name hp -- $hp > "$f" 2> "$f.err" ;;
       node-XQ_*=*) kv=${v#node-}; env "$kv" ./xq run --socket "$sock" --priority 2 --name hp -- $hp > "$f" 2> "$f.err" ;;
       *) echo "unknown variant $v"; exit 2 ;;

@@ -6,7 +6,7 @@
 # not for modes=all). SMOKE=1 first compares
 # torch_smoke.py (training, a captured graph, a priority stream, Triton) bare and under the
 # interposer with a node holding the gates. One device call:
-#   sh interpose-cuda/src/test/gpu/lp-sweep.sh "$OUT"      (carry node/target .jre.tar.xz interpose-cuda/target)
+#   sh interpose/src/test/gpu/lp-sweep.sh "$OUT"      (carry node/target .jre.tar.xz interpose/target)
 set -u
 # the nodes' sockets in a directory of our own: the interposer refuses a node whose directory others may write (/tmp)
 XQ_SOCKDIR=${XQ_SOCKDIR:-$(mktemp -d)}
@@ -14,11 +14,11 @@ out=${1:?usage: lp-sweep.sh OUTDIR}
 export XQ_LOG=2 PYTHONUNBUFFERED=1
 mkdir -p "$out/logs"
 if [ "${SMOKE:-}" = 1 ]; then
-  g=interpose-cuda/src/test/gpu
+  g=interpose/src/test/gpu
   timeout 120 python3 $g/torch_smoke.py 50 2000 > "$out/logs/smoke-bare.json" 2>&1
   python3 $g/mini_node.py $XQ_SOCKDIR/nd.sock "$out/logs/smoke-node.json" --hold 1 --threshold 16 --batch 8 --window 300 --exit-when-idle 1 &
   sleep 0.5
-  LD_PRELOAD=$(pwd)/interpose-cuda/target/libxq-cuda.so XQ_SOCKET=$XQ_SOCKDIR/nd.sock timeout 120 python3 $g/torch_smoke.py 50 2000 \
+  LD_PRELOAD=$(pwd)/interpose/target/libxq-cuda.so XQ_SOCKET=$XQ_SOCKDIR/nd.sock timeout 120 python3 $g/torch_smoke.py 50 2000 \
     > "$out/logs/smoke-xq.json" 2> "$out/logs/smoke-xq.err"; echo "smoke rc=$?"; wait
   head -5 "$out/logs/smoke-xq.err"
   python3 - "$out/logs/smoke-bare.json" "$out/logs/smoke-xq.json" <<'PY'

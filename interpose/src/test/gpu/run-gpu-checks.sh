@@ -1,6 +1,6 @@
 #!/bin/sh
 # Checks libxq-cuda.so with PyTorch (and Triton) on a real GPU, against mini_node.py.
-# Usage (repo root): sh interpose-cuda/src/test/gpu/run-gpu-checks.sh OUTDIR
+# Usage (repo root): sh interpose/src/test/gpu/run-gpu-checks.sh OUTDIR
 # Builds the library into /tmp/xq; measures launch_bench.c and tiny_ops.py bare and under the
 # interposer; runs torch_smoke.py bare, under the interposer with no node,
 # with a node (limits 16/8/300 us), with a node holding the gates 1 s (train_s shows it), with a

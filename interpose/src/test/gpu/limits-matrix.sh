@@ -8,15 +8,15 @@
 #   lifted           limits lifted (threshold 2^20, no window: what the node writes for a tenant alone)
 #   thr=N/B,win=W    threshold N, batch B, window W us (thr=1048576 for none), e.g. thr=16/8,win=300 (the defaults)
 #   any of those followed by +XQ_VAR=value (several allowed), e.g. thr=16/8,win=300+XQ_MARKS=all
-# XQ_LIB: another build of the library. One device call (carry interpose-cuda/target; no Java):
-#   VARIANTS="bare lifted thr=16/8,win=300" ROUNDS=2 sh interpose-cuda/src/test/gpu/limits-matrix.sh "$OUT"
+# XQ_LIB: another build of the library. One device call (carry interpose/target; no Java):
+#   VARIANTS="bare lifted thr=16/8,win=300" ROUNDS=2 sh interpose/src/test/gpu/limits-matrix.sh "$OUT"
 set -u
 # the nodes' sockets in a directory of our own: the interposer refuses a node whose directory others may write (/tmp)
 XQ_SOCKDIR=${XQ_SOCKDIR:-$(mktemp -d)}
 out=${1:?usage: limits-matrix.sh OUTDIR}
 g=$(dirname "$0")
-lib=${XQ_LIB:-$(pwd)/interpose-cuda/target/libxq-cuda.so}
-[ -f "$lib" ] || { echo "no $lib: build interpose-cuda first"; exit 2; }
+lib=${XQ_LIB:-$(pwd)/interpose/target/libxq-cuda.so}
+[ -f "$lib" ] || { echo "no $lib: build interpose first"; exit 2; }
 secs=${SECS:-8}
 rounds=${ROUNDS:-1}
 variants=${VARIANTS:-bare lifted thr=16/8,win=300}
