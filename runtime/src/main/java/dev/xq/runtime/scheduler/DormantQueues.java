@@ -1,6 +1,7 @@
 package dev.xq.runtime.scheduler;
 
 import dev.xq.policy.spi.QueueView;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -27,13 +28,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * decision looks at it again, so the first command after a second or more of idleness waits for
  * one decision even where the policy, asked meanwhile, would have let it go (it shows as
  * suspended meanwhile); a policy that keeps state per queue sees it leave and come back. Every
- * {@value #SWEEP_EVERY_NANOS} ns while queues sleep (the scheduler's loop makes a decision then if
- * nothing else does) one decision reads every sleeper's view, and one with work (its event somehow
- * missed) wakes; the others stay out of it: letting thousands go and holding them again at each
- * sweep cost the victim's tail. A change of the policy deciding wakes every queue.
+ * {@value #SWEEP_EVERY_NANOS} ns while queues sleep the scheduler's loop thread reads every
+ * sleeper's view outside any decision (a sweep), and one with work (its event somehow missed), no
+ * longer held or closed wakes for the next decision; the others stay out: letting thousands go and
+ * holding them again at each sweep, or reading them inside a decision, cost the victim's tail. A
+ * change of the policy deciding wakes every queue.
  *
- * <p>Threads: {@link #touch} from any thread; the rest from the deciding thread only (one at a
- * time: the scheduler's single-decider rule orders them).
+ * <p>Threads: {@link #touch} from any thread; {@link #sweep} and {@link #sweepDue} from the loop
+ * thread; the rest from the deciding thread only (one at a time: the scheduler's single-decider
+ * rule orders them).
  */
 final class DormantQueues {
 
@@ -41,17 +44,24 @@ final class DormantQueues {
     static final long IDLE_NANOS = 1_000_000_000L;
     /** How often, at most, a decision reads the sleepers' views. */
     static final long SWEEP_EVERY_NANOS = 1_000_000_000L;
+    /** Sleepers read at one turn of the scheduler's loop. */
+    static final int SWEEP_SLICE = 256;
 
     /** Queues with news since the last decision began (any thread). */
     private final Set<ScheduledQueue> touched = ConcurrentHashMap.newKeySet();
     // the deciding thread's; identity maps: no boxing of handles on the per-queue path
-    private Map<ScheduledQueue, Boolean> asleep = new IdentityHashMap<>();
-    private Map<ScheduledQueue, Boolean> stillAsleep;
+    private final Map<ScheduledQueue, Boolean> asleep = new IdentityHashMap<>();
     private Map<ScheduledQueue, Long> idleSince = new IdentityHashMap<>();
-    private volatile long lastSweepNanos;
-    private boolean sweeping;
+    private boolean asleepChanged;
+    private List<? extends ScheduledQueue> lastAll;
+    private List<ScheduledQueue> awake = List.of();
     private String policy = "";
-    private volatile int sleeping;
+    /** The sleepers as of the last decision, for the sweep (the loop thread's, outside decisions). */
+    private volatile ScheduledQueue[] sleepers = new ScheduledQueue[0];
+    private volatile long lastSweepNanos;
+    // the loop thread's: the pass under way
+    private ScheduledQueue[] pass;
+    private int cursor;
 
     /** Something about {@code q} changed (work came, a hint, a suspension by its owner): it is looked at in the next decision. */
     void touch(ScheduledQueue q) {
@@ -64,62 +74,55 @@ final class DormantQueues {
     }
 
     /** A decision begins: the touched queues wake; every queue wakes when the policy deciding changed. */
-    void begin(long now, String policyName) {
+    void begin(String policyName) {
         for (Iterator<ScheduledQueue> it = touched.iterator(); it.hasNext();) {
             ScheduledQueue q = it.next();
             it.remove();
-            asleep.remove(q);
+            if (asleep.remove(q) != null) {
+                asleepChanged = true;
+            }
             idleSince.remove(q);
         }
         if (!policyName.equals(policy)) {
             policy = policyName;
-            asleep.clear();
-        }
-        sweeping = !asleep.isEmpty() && now - lastSweepNanos >= SWEEP_EVERY_NANOS;
-        if (sweeping) {
-            lastSweepNanos = now;
-            stillAsleep = new IdentityHashMap<>(asleep.size() * 2);
+            if (!asleep.isEmpty()) {
+                asleep.clear();
+                asleepChanged = true;
+            }
+            idleSince = new IdentityHashMap<>(); // the new policy looks at every queue afresh
         }
     }
 
     /**
-     * @param q a queue of this decision
-     * @return the view the decision gives the policy for {@code q}: none for a sleeper (read only in a
-     *         sweep, where one with work wakes)
+     * @param all the queues of the node (the source keeps the same list between opens and closes)
+     * @return the ones awake: kept between decisions while neither that list nor the sleepers
+     *         change, so that a decision beside thousands of sleepers goes over the few awake only
      */
-    QueueView view(ScheduledQueue q) {
-        if (asleep.isEmpty() || !asleep.containsKey(q)) {
-            return q.view();
+    List<? extends ScheduledQueue> awake(List<? extends ScheduledQueue> all) {
+        if (asleep.isEmpty()) {
+            return all;
         }
-        if (!sweeping) {
-            return null;
+        if (all != lastAll || asleepChanged) {
+            List<ScheduledQueue> a = new ArrayList<>(Math.max(16, all.size() - asleep.size()));
+            for (ScheduledQueue q : all) {
+                if (!asleep.containsKey(q)) {
+                    a.add(q);
+                }
+            }
+            awake = a;
+            lastAll = all;
+            publish();
         }
-        QueueView v = q.view();
-        if (v == null) {
-            return null; // closed: forgotten at the sweep's end
-        }
-        if (idle(v) && q.wakesWhenHeld()) {
-            stillAsleep.put(q, Boolean.TRUE);
-            return null;
-        }
-        return v; // work came (its event missed), or no longer held: awake
+        return awake;
+    }
+
+    private void publish() {
+        asleepChanged = false;
+        sleepers = asleep.keySet().toArray(new ScheduledQueue[0]);
     }
 
     /** The decision was applied: queues idle long enough and held now fall asleep. */
     void end(long now, List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
-        if (sweeping) {
-            asleep = stillAsleep; // the sleepers gone (closed) or awake are left behind
-            stillAsleep = null;
-            Map<ScheduledQueue, Long> kept = new IdentityHashMap<>();
-            for (QueueView v : views) {
-                ScheduledQueue q = byHandle.get(v.handle());
-                Long first = q == null ? null : idleSince.get(q);
-                if (first != null) {
-                    kept.put(q, first);
-                }
-            }
-            idleSince = kept; // only queues this decision saw: the closed ones go
-        }
         for (QueueView v : views) {
             ScheduledQueue q = byHandle.get(v.handle());
             if (q == null) {
@@ -131,21 +134,69 @@ final class DormantQueues {
                     idleSince.put(q, now);
                 } else if (now - first >= IDLE_NANOS && q.wakesWhenHeld() && !touched.contains(q)) {
                     asleep.put(q, Boolean.TRUE);
+                    idleSince.remove(q); // asleep: the sweep watches it now
+                    asleepChanged = true;
                 }
             } else {
                 idleSince.remove(q);
             }
         }
-        sleeping = asleep.size();
+        if (idleSince.size() > 4 * (views.size() + 64)) {
+            // queues that closed while idle and awake: keep only the ones this decision saw
+            Map<ScheduledQueue, Long> kept = new IdentityHashMap<>();
+            for (QueueView v : views) {
+                ScheduledQueue q = byHandle.get(v.handle());
+                Long first = q == null ? null : idleSince.get(q);
+                if (first != null) {
+                    kept.put(q, first);
+                }
+            }
+            idleSince = kept;
+        }
+        if (asleepChanged) {
+            lastAll = null; // the awake list is made again at the next decision
+            publish();
+        }
     }
 
-    /** @return whether queues sleep and a sweep is due (the loop thread asks, to make a decision) */
+    /** @return whether queues sleep and a sweep is due or under way (the loop thread asks) */
     boolean sweepDue(long now) {
-        return sleeping > 0 && now - lastSweepNanos >= SWEEP_EVERY_NANOS;
+        return pass != null || (sleepers.length > 0 && now - lastSweepNanos >= SWEEP_EVERY_NANOS);
+    }
+
+    /**
+     * Reads sleepers' views, outside any decision (the scheduler's loop thread): a pass over all
+     * once a second, {@value #SWEEP_SLICE} at each of the loop's turns (at most 50 ms apart), so
+     * that thousands are not read in one burst beside a tenant on a small host. One with work, no
+     * longer held, or closed is touched, to be seen by the next decision.
+     *
+     * @return whether one was
+     */
+    boolean sweep(long now) {
+        if (pass == null) {
+            pass = sleepers;
+            cursor = 0;
+            lastSweepNanos = now;
+        }
+        boolean woke = false;
+        int end = Math.min(pass.length, cursor + SWEEP_SLICE);
+        for (int i = cursor; i < end; i++) {
+            ScheduledQueue q = pass[i];
+            QueueView v = q.view();
+            if (v == null || !idle(v) || !q.wakesWhenHeld()) {
+                touch(q);
+                woke = true;
+            }
+        }
+        cursor = end;
+        if (cursor >= pass.length) {
+            pass = null;
+        }
+        return woke;
     }
 
     /** @return how many queues the last decision left asleep (status) */
     int sleeping() {
-        return sleeping;
+        return sleepers.length;
     }
 }

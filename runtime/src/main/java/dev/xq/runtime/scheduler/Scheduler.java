@@ -435,8 +435,8 @@ public final class Scheduler {
                     log.error("renewing the device list failed", e);
                 }
             }
-            if (dormant.sweepDue(now) && !dirty.get()) {
-                // queues sleep (DormantQueues): once a second a decision reads their views
+            if (dormant.sweepDue(now) && dormant.sweep(now)) {
+                // a sleeper with work whose event was missed (DormantQueues): the next decision sees it
                 firstEventNanos.compareAndSet(0, now);
                 dirty.set(true);
             }
@@ -492,11 +492,11 @@ public final class Scheduler {
         long eventNanos = firstEventNanos.getAndSet(0);
         List<? extends ScheduledQueue> queues = source.schedulerQueues();
         String deciding = policy == null ? SchedulerControl.NATIVE : policy.name();
-        dormant.begin(enter, deciding);
+        dormant.begin(deciding);
         List<QueueView> views = new ArrayList<>(Math.min(queues.size(), 64));
         Map<Long, ScheduledQueue> byHandle = new HashMap<>(Math.min(queues.size(), 64) * 2);
-        for (ScheduledQueue q : queues) {
-            QueueView v = dormant.view(q); // none for a queue asleep: held, idle, its next work tells us
+        for (ScheduledQueue q : dormant.awake(queues)) { // not those asleep: held, idle, their next work tells us
+            QueueView v = q.view();
             if (v != null) {
                 views.add(v);
                 byHandle.put(q.handle(), q);
