@@ -39,6 +39,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+/**
+ * The process host against a real Unix socket and real shared memory, driven by a fake process
+ * speaking the wire protocol (HELLO, STREAM, WAKE, CLOSE and LV3 lines above all): the slots'
+ * gates, guards and counters, refusals by name, and the session's life.
+ *
+ * <p>Why this file is over 800 lines: each test is one exchange of the protocol with its setup
+ * (a node, a session, a slot), and they share the fake process's helpers; split by line kind, the
+ * exchanges that cross kinds (a WAKE after a STREAM, a CLOSE while held) would have no home.
+ */
 class HostServerTest {
 
     @TempDir

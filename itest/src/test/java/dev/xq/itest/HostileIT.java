@@ -64,6 +64,11 @@ import org.osgi.service.log.LogReaderService;
  * application's, the shell's, Config Admin's, a device's — is inside a policy when the trial
  * ends); <b>silent</b> no (every refusal or fault is reported: an exception with a message naming
  * the value, or a log line).
+ *
+ * <p>Why this file is over 800 lines: it is one table. Each test is a row (one attack, tried and
+ * judged, about 40 lines), the rows share one node booted once per class (a second class would
+ * boot a second framework and split the table the CI log prints), and the helpers at the top are
+ * what every row uses. A new attack is a new row here.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)

@@ -46,6 +46,11 @@ import java.util.regex.Pattern;
  * example host bundle's kernels) compute what the CUDA source does; other kernels do nothing.
  * Memory: {@code cuMemAlloc_v2} hands out host memory and remembers it until {@code cuMemFree_v2},
  * which counts frees of memory it did not hand out ({@link #badFrees}).
+ *
+ * <p>Why this file is over 800 lines: it is the driver API the adapter binds, one upcall per
+ * function with its C signature and its behaviour, and a stand-in must answer every function the
+ * adapter may call; split by area, one symbol table would be spread over classes that only make
+ * sense together.
  */
 // FFM is this class's job: the restricted methods are the point
 @SuppressWarnings("restricted")
