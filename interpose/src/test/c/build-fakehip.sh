@@ -20,7 +20,8 @@ mkdir -p "$out/so5"
 flags="-std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -I$inc"
 CC="$cc" sh "$root/hal-lv1-hip/src/test/c/build-hipdouble.sh" "$out"
 "$cc" -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -pthread -fvisibility=hidden -Wl,-soname,libamdhip64.so.5 \
-  -o "$out/so5/libamdhip64.so.5.tmp" "$root/hal-lv1-hip/src/test/c/hipdouble.c"
+  -o "$out/so5/libamdhip64.so.5.tmp" "$root/hal-lv1-hip/src/test/c/hipdouble.c" \
+  "$root/hal-lv1-hip/src/test/c/hipdouble_engine.c" "$root/hal-lv1-hip/src/test/c/hipdouble_launch.c"
 mv -f "$out/so5/libamdhip64.so.5.tmp" "$out/so5/libamdhip64.so.5"
 "$cc" -Wall -Wextra -Werror -O1 -shared -fPIC -o "$out/libfakekfd.so.tmp" "$root/hal-lv3-kfd/src/test/c/fakekfd.c" -ldl -lpthread
 mv -f "$out/libfakekfd.so.tmp" "$out/libfakekfd.so"
