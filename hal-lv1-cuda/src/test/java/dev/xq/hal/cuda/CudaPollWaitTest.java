@@ -66,6 +66,20 @@ class CudaPollWaitTest {
 
     @Test
     void aWaitLongerThanTheLongestSpinParksFirstAndSpinsOnlyItsEnd() throws Exception {
+        // How late the end is seen depends on the thread getting a CPU while it spins: beside two busy
+        // loops on 2 vCPUs it lost one for 6.5 ms once (fresh-clone run, 28 Nov). The samples say how
+        // it waits; the lateness is judged on the best of three tries, so a try the OS took the CPU
+        // from does not fail the test, and a thread that sleeps through the end fails all three.
+        List<Long> lates = new java.util.ArrayList<>();
+        for (int attempt = 0; attempt < 3 && (lates.isEmpty() || lates.getLast() >= TimeUnit.MILLISECONDS.toNanos(5)); attempt++) {
+            lates.add(longWaitSeenLate());
+        }
+        assertTrue(lates.getLast() < TimeUnit.MILLISECONDS.toNanos(5), "seen " + lates.stream().map(n -> n / 1000 + " us").toList()
+                + " after its end: the thread must spin the last 20 ms, not sleep through the end");
+    }
+
+    /** @return how late the end of a 300 ms command was seen, after checking how the thread waited for it */
+    private long longWaitSeenLate() throws Exception {
         try (CudaDouble d = new CudaDouble()) {
             CudaSettings settings = CudaSettings.defaults().withPollWait(true).withPollSpinMicros(20_000);
             CudaPlatform p = CudaPlatform.start(d.api(), settings, RuntimeLog.NONE);
@@ -83,9 +97,8 @@ class CudaPollWaitTest {
                 assertEquals(0, near, "within pollSpinMicros of the look the thread spins");
                 assertTrue(l.await(1));
                 long late = l.reports.get(0).seenNanos() - d.kernelEnds.get(0);
-                assertTrue(late < TimeUnit.MILLISECONDS.toNanos(5), "seen " + late / 1000
-                        + " us after its end: the thread must spin the last 20 ms, not sleep through the end");
                 q.close();
+                return late;
             } finally {
                 p.close();
             }
