@@ -5,7 +5,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A policy's decision under construction: run or hold for each queue, plus the earliest timer.
+ * A policy's decision under construction: run, hold or narrow for each queue, plus the earliest
+ * timer.
  * {@link #applyTo} emits the actions in the view's queue order, so equal views give equal
  * action sequences whatever order the policy decided in. It belongs to one decision, which
  * runs on one thread, and is not thread-safe.
@@ -13,6 +14,8 @@ import java.util.Objects;
 public final class Decision {
 
     private final Map<Long, Boolean> run;
+    /** the queues narrowed (and what each leaves to others); created on the first narrowing */
+    private Map<Long, Integer> narrowed;
     private final long nowNanos;
     private long wakeNanos;
     private boolean wake;
@@ -29,17 +32,41 @@ public final class Decision {
 
     /** Lets {@code q} run; a later call for the same queue replaces this one. */
     public void run(QueueView q) {
-        run.put(q.handle(), Boolean.TRUE);
+        set(q, true);
     }
 
     /** Holds {@code q} suspended; a later call for the same queue replaces this one. */
     public void hold(QueueView q) {
-        run.put(q.handle(), Boolean.FALSE);
+        set(q, false);
     }
 
     /** Runs {@code q} if {@code runIt}, else holds it. */
     public void set(QueueView q, boolean runIt) {
         run.put(q.handle(), runIt);
+        if (narrowed != null) {
+            narrowed.remove(q.handle());
+        }
+    }
+
+    /**
+     * Lets {@code q} run on its device less {@code leaveSms} multiprocessors, which the queues
+     * the policy prefers keep ({@link SchedulerActions#narrow}); a later call for the same queue
+     * replaces this one. Only for a queue whose {@link QueueSpace#narrowable()} is true; a
+     * scheduler that cannot narrow holds the queue instead.
+     *
+     * @param leaveSms the multiprocessors to leave to others, at least 1
+     * @throws IllegalArgumentException if {@code leaveSms} is below 1
+     * @since 1.3
+     */
+    public void narrow(QueueView q, int leaveSms) {
+        if (leaveSms < 1) {
+            throw new IllegalArgumentException("leaveSms " + leaveSms + " must be at least 1 (run the queue instead)");
+        }
+        run.put(q.handle(), Boolean.FALSE);
+        if (narrowed == null) {
+            narrowed = new HashMap<>();
+        }
+        narrowed.put(q.handle(), leaveSms);
     }
 
     /** Asks for a timer; moments not after the decision's own time are dropped (they would spin). */
@@ -54,8 +81,8 @@ public final class Decision {
     }
 
     /**
-     * Emits one resume or suspend per decided queue of {@code view}, in view order, then the
-     * earliest timer if any; queues nothing was decided for get no action.
+     * Emits one resume, suspend or narrow per decided queue of {@code view}, in view order, then
+     * the earliest timer if any; queues nothing was decided for get no action.
      */
     public void applyTo(SchedulerView view, SchedulerActions actions) {
         for (QueueView q : view.queues()) {
@@ -63,7 +90,10 @@ public final class Decision {
             if (r == null) {
                 continue;
             }
-            if (r) {
+            Integer leave = narrowed == null ? null : narrowed.get(q.handle());
+            if (leave != null) {
+                actions.narrow(q.handle(), leave);
+            } else if (r) {
                 actions.resume(q.handle());
             } else {
                 actions.suspend(q.handle());

@@ -31,6 +31,20 @@ public interface Policy {
     String description();
 
     /**
+     * Whether the policy decides space itself: its holds are holds, and it narrows queues
+     * ({@link Decision#narrow}, {@link SchedulerActions#narrow}) where it wants them to run beside
+     * the queues it prefers. A policy that does not (the default) decides time only, and the node
+     * turns its holds of narrowable queues behind higher-priority ones into narrowings by
+     * {@link SpaceRule}'s defaults.
+     *
+     * @return true if the policy's decisions say where queues run, not only when
+     * @since 1.3
+     */
+    default boolean decidesSpace() {
+        return false;
+    }
+
+    /**
      * Decides. Called when a queue becomes ready or idle, is created, closed or broken, when a
      * hint, a queue's configuration or an application suspend changes, at the time the policy
      * asked for with {@link SchedulerActions#wakeAt}, on a policy swap and when devices come or

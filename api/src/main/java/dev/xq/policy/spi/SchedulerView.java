@@ -12,11 +12,27 @@ import java.util.Map;
  * @param nowNanos the decision's time on the {@link System#nanoTime()} clock
  * @param queues the open queues, in creation order
  * @param devices the devices
+ * @param spaces the place in space of the queues that have one ({@link QueueSpace}), by handle;
+ *     a queue not in it is {@link QueueSpace#NONE} (since 1.3)
  */
-public record SchedulerView(long nowNanos, List<QueueView> queues, List<DeviceView> devices) {
+public record SchedulerView(long nowNanos, List<QueueView> queues, List<DeviceView> devices, Map<Long, QueueSpace> spaces) {
     public SchedulerView {
         queues = List.copyOf(queues);
         devices = List.copyOf(devices);
+        spaces = Map.copyOf(spaces);
+    }
+
+    /** A view of queues decided in time only. */
+    public SchedulerView(long nowNanos, List<QueueView> queues, List<DeviceView> devices) {
+        this(nowNanos, queues, devices, Map.of());
+    }
+
+    /**
+     * @return the queue's place in space; {@link QueueSpace#NONE} for a queue decided in time only
+     * @since 1.3
+     */
+    public QueueSpace space(long handle) {
+        return spaces.getOrDefault(handle, QueueSpace.NONE);
     }
 
     /** @return the queues on one device */

@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.xq.policy.spi.QueueSpace;
 import dev.xq.policy.spi.SchedulerView;
 import dev.xq.policy.testkit.PolicyChecks;
 import dev.xq.policy.testkit.RecordingActions;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class HighestPriorityFirstTest {
@@ -90,5 +92,46 @@ class HighestPriorityFirstTest {
     void describesItself() {
         assertFalse(hpf.description().isBlank());
         assertFalse(hpf.description().contains("\n"));
+    }
+
+    private static SchedulerView spaced(SchedulerView v, Map<Long, QueueSpace> spaces) {
+        return new SchedulerView(v.nowNanos(), v.queues(), v.devices(), spaces);
+    }
+
+    @Test
+    void narrowableQueuesAreNarrowedBehindANarrowTenantAndHeldBehindABusyWideOne() {
+        assertTrue(hpf.decidesSpace());
+        SchedulerView base = view(100,
+                queue(1).priority(2).readySince(10).work(1, 1, 50_000).build(),
+                queue(2).priority(1).readySince(5).work(4, 2, 200_000).build(),
+                queue(3).priority(1).readySince(5).work(4, 2, 21_000_000).build(),
+                queue(4).priority(0).readySince(5).work(4, 2, 200_000).build());
+        RecordingActions a = decide(spaced(base, Map.of(1L, new QueueSpace(false, 21, 132), 2L, new QueueSpace(true, 132, 132),
+                3L, new QueueSpace(true, 132, 132))));
+        assertTrue(a.runs(1));
+        assertEquals(24, a.leaves(2), "behind 21 SMs of a decoder: narrowed to leave 24");
+        assertEquals(24, a.leaves(3));
+        assertFalse(a.runs(4), "not narrowable: held as before");
+
+        RecordingActions wide = decide(spaced(base, Map.of(1L, new QueueSpace(false, 132, 132), 2L, new QueueSpace(true, 132, 132),
+                3L, new QueueSpace(true, 132, 132))));
+        assertFalse(wide.runs(2), "short commands behind a busy graph of the whole device: held in time");
+        assertEquals(64, wide.leaves(3), "long commands: narrowed to leave half, a hold cannot cut them");
+
+        RecordingActions off = new RecordingActions();
+        new HighestPriorityFirst(false).schedule(spaced(base, Map.of(1L, new QueueSpace(false, 132, 132),
+                2L, new QueueSpace(true, 132, 132))), off);
+        assertEquals(64, off.leaves(2), "holdBehindWide off: narrowed to leave half");
+    }
+
+    @Test
+    void withoutSpacesTheDecisionIsTimeOnly() {
+        SchedulerView v = view(100,
+                queue(1).priority(2).readySince(10).work(1, 1, 50_000).build(),
+                queue(2).priority(1).readySince(5).work(4, 2, 21_000_000).build());
+        RecordingActions a = decide(v);
+        assertTrue(a.runs(1));
+        assertFalse(a.runs(2));
+        assertTrue(a.narrowed.isEmpty(), a.log.toString());
     }
 }

@@ -12,12 +12,15 @@ public final class RecordingActions implements SchedulerActions {
     public final List<String> log = new ArrayList<>();
     public final Map<Long, Boolean> resumed = new HashMap<>();
     public final Map<Long, Integer> decisions = new HashMap<>();
+    /** The queues narrowed ({@link SchedulerActions#narrow}) and what each leaves to others. */
+    public final Map<Long, Integer> narrowed = new HashMap<>();
     public Long wake;
 
     @Override
     public void suspend(long handle) {
         log.add("suspend " + handle);
         resumed.put(handle, false);
+        narrowed.remove(handle);
         decisions.merge(handle, 1, Integer::sum);
     }
 
@@ -25,7 +28,22 @@ public final class RecordingActions implements SchedulerActions {
     public void resume(long handle) {
         log.add("resume " + handle);
         resumed.put(handle, true);
+        narrowed.remove(handle);
         decisions.merge(handle, 1, Integer::sum);
+    }
+
+    /** A narrowed queue runs beside the preferred ones: {@link #runs} says true for it. */
+    @Override
+    public void narrow(long handle, int leaveSms) {
+        log.add("narrow " + handle + " " + leaveSms);
+        resumed.put(handle, true);
+        narrowed.put(handle, leaveSms);
+        decisions.merge(handle, 1, Integer::sum);
+    }
+
+    /** @return what the queue was narrowed to leave, or null when it was held or runs on the whole device */
+    public Integer leaves(long handle) {
+        return narrowed.get(handle);
     }
 
     @Override

@@ -13,7 +13,9 @@ import dev.xq.external.spi.ExternalQueueControl;
 import dev.xq.external.spi.ExternalQueueGuard;
 import dev.xq.external.spi.ExternalQueueShare;
 import dev.xq.external.spi.ExternalQueueSpec;
+import dev.xq.policy.spi.QueueSpace;
 import dev.xq.policy.spi.QueueView;
+import dev.xq.policy.spi.SpaceRule;
 import dev.xq.runtime.log.RuntimeLog;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -130,14 +132,6 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** Green contexts come in multiples of 8 multiprocessors on Hopper: what an owner narrows to. */
     static final int NARROW_STEP = 8;
-
-    /**
-     * A narrowed queue whose commands average this long stays narrowed while a preferred queue is
-     * open on its device, not only while that one has work: such a command launched on the whole
-     * device in a pause would hold a preferred queue's next arrival for as long (no level on
-     * NVIDIA can cut a kernel).
-     */
-    static final long NARROW_LONG_NANOS = 1_000_000;
 
     /** Its process can no longer be narrowed: held where it would be narrowed; a narrowing in force becomes a hold now. */
     void narrowingStopped() {
@@ -367,6 +361,11 @@ public final class ExternalQueueImpl implements NodeQueue {
         if (narrows && scheduleNarrow(suspend, decisionNanos)) {
             return;
         }
+        inTime(suspend, decisionNanos);
+    }
+
+    /** A hold or a run in time; a narrowing in force ends (the whole device back, then the hold). */
+    private void inTime(boolean suspend, long decisionNanos) {
         // on a capped share, a hold behind a queue of short commands would only idle the device:
         // its share leaves that queue room (asked again at the next decision, which the other's
         // next arrival or completion brings)
@@ -374,28 +373,66 @@ public final class ExternalQueueImpl implements NodeQueue {
             return;
         }
         synchronized (this) {
-            if (suspendedByScheduler == suspend || closed) {
+            boolean widen = narrowed || reserve != 0;
+            if ((suspendedByScheduler == suspend && !widen) || closed) {
                 return;
             }
             suspendedByScheduler = suspend;
             if (!suspend) {
                 lastResumedNanos = decisionNanos;
             }
+            if (widen) {
+                narrowed = false;
+                reserve = 0;
+                applyNarrowLocked();
+            }
             applyLocked();
         }
         fireStateChange();
     }
 
+    /**
+     * A decision of a policy that decides space ({@link dev.xq.policy.spi.Policy#decidesSpace()}):
+     * {@link SpaceRule#HOLD} holds in time, 0 runs on the whole device, n &gt; 0 runs on the device
+     * less n multiprocessors (a hold where the queue cannot be narrowed). An owner whose process
+     * has the whole device in space is never held, as for {@link #schedule}.
+     */
+    @Override
+    public void place(int leaveSms, long decisionNanos) {
+        if (spaceOnly && leaveSms != 0) {
+            return;
+        }
+        if (leaveSms <= 0 || !narrows) {
+            inTime(leaveSms != 0, decisionNanos);
+            return;
+        }
+        narrowTo(true, leaveSms, decisionNanos);
+    }
+
+    @Override
+    public boolean placed() {
+        return narrows;
+    }
+
+    @Override
+    public QueueSpace space() {
+        if (!(control instanceof ExternalQueueShare)) {
+            return QueueSpace.NONE;
+        }
+        return new QueueSpace(narrows, widthSms(), deviceSms());
+    }
+
     /** @return whether the decision was taken as a narrowing (or a widening), else it is a hold to apply as usual */
     private boolean scheduleNarrow(boolean suspend, long decisionNanos) {
-        int r = suspend || longCommands() ? events.reserveFor(this) : 0;
-        if (suspend && r < 0) {
+        int r = events.spaceFor(this, suspend);
+        if (r == SpaceRule.HOLD) {
             synchronized (this) {
                 if (!narrowed || closed) {
                     return false; // a hold as any queue's
                 }
-                // from narrowed to held (nothing preferred is left, yet the policy holds it): the
-                // whole device back, then the hold
+                // from narrowed to held (nothing preferred is left, or one wider than half the
+                // device has work and this queue's commands are short): the whole device back,
+                // then the hold
                 narrowed = false;
                 reserve = 0;
                 applyNarrowLocked();
@@ -404,10 +441,15 @@ public final class ExternalQueueImpl implements NodeQueue {
             fireStateChange();
             return true;
         }
-        r = Math.max(0, r);
+        narrowTo(suspend, r, decisionNanos);
+        return true;
+    }
+
+    /** Narrowed (or, with {@code r} 0, widened) as decided; {@code suspend}: the scheduler's hold became this narrowing. */
+    private void narrowTo(boolean suspend, int r, long decisionNanos) {
         synchronized (this) {
             if (closed) {
-                return true;
+                return;
             }
             boolean was = suspendedByScheduler;
             boolean changed = was != suspend || narrowed != suspend || reserve != r;
@@ -417,18 +459,13 @@ public final class ExternalQueueImpl implements NodeQueue {
                 lastResumedNanos = decisionNanos;
             }
             if (!changed) {
-                return true;
+                return;
             }
             reserve = r;
             applyNarrowLocked();
             applyLocked();
         }
         fireStateChange();
-        return true;
-    }
-
-    private boolean longCommands() {
-        return counters().estimateNanos() >= NARROW_LONG_NANOS;
     }
 
     /** Caller holds this. */

@@ -32,15 +32,15 @@ public interface QueueEvents {
     }
 
     /**
-     * How many multiprocessors a queue narrowed instead of held leaves to the queues preferred over
-     * it (a higher priority hint) on its device: the widest of their recent launches, rounded up to
-     * 8 (the partition step of green contexts on Hopper), at least 8 and at most half the device;
-     * half the device for a queue whose width is not known (the node's own).
+     * Where a narrowable queue goes when a policy that decides time only holds it ({@code held})
+     * or lets it run, by {@link dev.xq.policy.spi.SpaceRule} with the node's defaults, beside the
+     * queues preferred over it (a higher priority hint) on its device.
      *
-     * @return the reserve, or -1 when no queue on the device is preferred over {@code queue}
+     * @return {@link dev.xq.policy.spi.SpaceRule#HOLD}, 0 (the whole device) or the
+     *     multiprocessors to leave to the preferred queues
      */
-    default int reserveFor(NodeQueue queue) {
-        return -1;
+    default int spaceFor(NodeQueue queue, boolean held) {
+        return held ? dev.xq.policy.spi.SpaceRule.HOLD : 0;
     }
 
     /** @return how long {@code Submission.await} spins around a command's expected end, ns (0: it parks) */

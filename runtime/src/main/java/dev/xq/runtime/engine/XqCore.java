@@ -23,6 +23,7 @@ import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.XpuDriver;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.QueueView;
+import dev.xq.policy.spi.SpaceRule;
 import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.scheduler.ScheduledQueue;
 import dev.xq.runtime.scheduler.Scheduler;
@@ -467,15 +468,17 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     private final Map<Long, Long> lastBusy = new java.util.concurrent.ConcurrentHashMap<>();
 
     @Override
-    public int reserveFor(NodeQueue queue) {
+    public int spaceFor(NodeQueue queue, boolean held) {
         QueueView me = queue.view();
         if (me == null) {
-            return -1;
+            return held ? SpaceRule.HOLD : 0;
         }
         int mine = priority(me.hints());
         int total = queue instanceof ExternalQueueImpl e ? e.deviceSms() : 0;
         int widest = -1;
+        int widestBusy = -1;
         boolean unknown = false;
+        boolean unknownBusy = false;
         for (NodeQueue q : queues.values()) {
             if (q == queue || !q.device().equals(me.device())) {
                 continue;
@@ -484,25 +487,31 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             if (v == null || priority(v.hints()) <= mine) {
                 continue;
             }
+            boolean busy = v.runnable() || v.inFlight() > 0;
             if (q instanceof ExternalQueueImpl e) {
-                widest = Math.max(widest, e.widthSms());
+                int w = e.widthSms();
+                widest = Math.max(widest, w);
+                widestBusy = busy ? Math.max(widestBusy, w) : widestBusy;
                 total = Math.max(total, e.deviceSms());
             } else {
                 widest = Math.max(widest, 0);
                 unknown = true;
+                unknownBusy |= busy;
             }
         }
-        if (widest < 0) {
-            return -1;
-        }
+        int half = total > 0 ? total / 2 : 64;
         if (unknown) {
-            widest = Math.max(widest, total > 0 ? total / 2 : 64);
+            widest = Math.max(widest, half); // the node's own queue: its width is not known
         }
-        // never more than half the device: a tenant whose launches fill all of it (a CUDA graph, a
-        // large batch) would leave a best-effort one 8 multiprocessors, and one of long kernels
-        // stays narrowed while it is open (0.01 of native sharing on the H200)
-        int cap = Math.max(8, (total > 0 ? total : 128) / 2 / 8 * 8);
-        return Math.min(cap, Math.max(8, (widest + 7) / 8 * 8));
+        if (unknownBusy) {
+            widestBusy = Math.max(widestBusy, half);
+        }
+        return SpaceRule.leave(total, widest, widestBusy, me.estimatedCommandNanos(), held, SpaceRule.DEFAULT_HOLD_BEHIND_WIDE);
+    }
+
+    @Override
+    public boolean spaceMatters() {
+        return narrowable.get() > 0;
     }
 
     static int priority(List<Hint> hints) {

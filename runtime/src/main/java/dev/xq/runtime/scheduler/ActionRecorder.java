@@ -1,6 +1,8 @@
 package dev.xq.runtime.scheduler;
 
 import dev.xq.policy.spi.SchedulerActions;
+import dev.xq.policy.spi.SpaceRule;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -9,16 +11,28 @@ import java.util.Set;
 final class ActionRecorder implements SchedulerActions {
     final Map<Long, Boolean> decided = new LinkedHashMap<>();
     private final Set<Long> known;
+    /** The policy decides space: its suspends are holds in time, its resumes the whole device. */
+    private final boolean space;
+    /** The queues narrowed by this decision and what each leaves; null until the first. */
+    private Map<Long, Integer> narrowed;
     long wake = Long.MAX_VALUE;
 
     ActionRecorder(Set<Long> known) {
+        this(known, false);
+    }
+
+    ActionRecorder(Set<Long> known, boolean decidesSpace) {
         this.known = known;
+        this.space = decidesSpace;
     }
 
     @Override
     public void suspend(long handle) {
         if (known.contains(handle)) {
             decided.put(handle, Boolean.TRUE);
+            if (narrowed != null) {
+                narrowed.remove(handle);
+            }
         }
     }
 
@@ -26,6 +40,25 @@ final class ActionRecorder implements SchedulerActions {
     public void resume(long handle) {
         if (known.contains(handle)) {
             decided.put(handle, Boolean.FALSE);
+            if (narrowed != null) {
+                narrowed.remove(handle);
+            }
+        }
+    }
+
+    /** A narrowing counts as a hold for the rest of the scheduler (guards, the queues on top). */
+    @Override
+    public void narrow(long handle, int leaveSms) {
+        if (leaveSms < 1) {
+            suspend(handle); // what narrowing to nothing means; Decision refuses it, a hand-written policy may not
+            return;
+        }
+        if (known.contains(handle)) {
+            decided.put(handle, Boolean.TRUE);
+            if (narrowed == null) {
+                narrowed = new HashMap<>();
+            }
+            narrowed.put(handle, leaveSms);
         }
     }
 
@@ -54,8 +87,18 @@ final class ActionRecorder implements SchedulerActions {
         for (var e : decided.entrySet()) {
             if (e.getValue() == suspend) {
                 ScheduledQueue q = byHandle.get(e.getKey());
-                if (q.isSuspendedByScheduler() != suspend) {
-                    q.schedule(suspend, decisionNanos);
+                Integer leave = narrowed == null ? null : narrowed.get(e.getKey());
+                if (leave != null || (space && q.placed())) {
+                    // space decided by the policy: applied every time (the reserve may change while the state stays)
+                    boolean was = q.isSuspendedByScheduler();
+                    q.place(leave != null ? leave : suspend ? SpaceRule.HOLD : 0, decisionNanos);
+                    n += was != suspend ? 1 : 0;
+                } else if (q.isSuspendedByScheduler() != suspend) {
+                    if (space) {
+                        q.place(suspend ? SpaceRule.HOLD : 0, decisionNanos);
+                    } else {
+                        q.schedule(suspend, decisionNanos);
+                    }
                     n++;
                 }
             }

@@ -39,6 +39,20 @@ final class PolicyRegistry {
             this.bundle = bundle;
             this.id = id;
             this.bounded = bounded;
+            boolean space;
+            try {
+                space = policy.decidesSpace();
+            } catch (RuntimeException | LinkageError e) {
+                space = false; // a policy built against the SPI before 1.3, or one that fails to say: time only
+            }
+            this.decidesSpace = space;
+        }
+
+        /** Whether the policy decides space itself ({@link dev.xq.policy.spi.Policy#decidesSpace()}), asked once. */
+        private final boolean decidesSpace;
+
+        boolean decidesSpace() {
+            return decidesSpace;
         }
 
         String name() {

@@ -1,6 +1,8 @@
 package dev.xq.runtime.scheduler;
 
+import dev.xq.policy.spi.QueueSpace;
 import dev.xq.policy.spi.QueueView;
+import dev.xq.policy.spi.SpaceRule;
 
 /**
  * What the scheduler needs of a queue: a view to decide on and a way to apply the decision.
@@ -37,6 +39,25 @@ public interface ScheduledQueue {
      * idle, decisions may leave it out until it does ({@link DormantQueues}). Default: no.
      */
     default boolean wakesWhenHeld() {
+        return false;
+    }
+
+    /** @return its place in space for policies ({@link QueueSpace#NONE}: decided in time only) */
+    default QueueSpace space() {
+        return QueueSpace.NONE;
+    }
+
+    /**
+     * Applies a decision of a policy that decides space itself: {@link SpaceRule#HOLD} holds the
+     * queue in time, 0 lets it run on the whole device, n &gt; 0 lets it run on the device less n
+     * multiprocessors. A queue that cannot be narrowed is held for n &gt; 0.
+     */
+    default void place(int leaveSms, long decisionNanos) {
+        schedule(leaveSms != 0, decisionNanos);
+    }
+
+    /** @return whether {@link #place} matters even when the suspended state stays (a narrowable queue's reserve may change) */
+    default boolean placed() {
         return false;
     }
 }

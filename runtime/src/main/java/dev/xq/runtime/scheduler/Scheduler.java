@@ -3,6 +3,7 @@ package dev.xq.runtime.scheduler;
 import dev.xq.api.SchedulerControl;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.Policy;
+import dev.xq.policy.spi.QueueSpace;
 import dev.xq.policy.spi.QueueView;
 import dev.xq.policy.spi.SchedulerView;
 import dev.xq.runtime.jfr.Tracing;
@@ -71,6 +72,14 @@ public final class Scheduler {
          * 50 ms). @return whether the list changed (then the scheduler decides again)
          */
         default boolean renewDeviceViews() {
+            return false;
+        }
+
+        /**
+         * @return whether any open queue may have a place in space ({@link ScheduledQueue#space()}):
+         *     only then are views given their spaces (cheap, called every decision)
+         */
+        default boolean spaceMatters() {
             return false;
         }
 
@@ -495,22 +504,30 @@ public final class Scheduler {
         dormant.begin(deciding);
         List<QueueView> views = new ArrayList<>(Math.min(queues.size(), 64));
         Map<Long, ScheduledQueue> byHandle = new HashMap<>(Math.min(queues.size(), 64) * 2);
+        boolean spaced = source.spaceMatters();
+        Map<Long, QueueSpace> spaces = spaced ? new HashMap<>() : Map.of();
         for (ScheduledQueue q : dormant.awake(queues)) { // not those asleep: held, idle, their next work tells us
             QueueView v = q.view();
             if (v != null) {
                 views.add(v);
                 byHandle.put(q.handle(), q);
+                if (spaced) {
+                    QueueSpace s = q.space();
+                    if (s != QueueSpace.NONE) {
+                        spaces.put(q.handle(), s);
+                    }
+                }
             }
         }
         long now = System.nanoTime();
-        SchedulerView view = new SchedulerView(now, views, source.deviceViews());
+        SchedulerView view = new SchedulerView(now, views, source.deviceViews(), spaces);
         String name = deciding;
         String was = active;
         if (!name.equals(was)) {
             stats.swapped();
             active = name;
         }
-        ActionRecorder actions = new ActionRecorder(byHandle.keySet());
+        ActionRecorder actions = new ActionRecorder(byHandle.keySet(), policy != null && policy.decidesSpace());
         // No lock from here to the end: the watchdog and this thread race for the record, and
         // whichever swaps it out owns the decision's end.
         InProgress mine = new InProgress(policy, now, ThreadClock.current(), Thread.currentThread().threadId(), new AtomicBoolean());

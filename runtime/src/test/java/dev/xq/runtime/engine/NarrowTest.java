@@ -11,6 +11,12 @@ import dev.xq.external.spi.ExternalCounters;
 import dev.xq.external.spi.ExternalQueue;
 import dev.xq.external.spi.ExternalQueueShare;
 import dev.xq.external.spi.ExternalQueueSpec;
+import dev.xq.policy.spi.Decision;
+import dev.xq.policy.spi.Policy;
+import dev.xq.policy.spi.QueueView;
+import dev.xq.policy.spi.SchedulerActions;
+import dev.xq.policy.spi.SchedulerView;
+import dev.xq.policy.spi.SpaceRule;
 import dev.xq.runtime.log.RuntimeLog;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -153,11 +159,95 @@ class NarrowTest {
     }
 
     @Test
-    void aTenantThatFillsTheDeviceIsLeftHalfOfIt() throws Exception {
+    void behindABusyTenantThatFillsTheDeviceShortCommandsAreHeldLongOnesLeftHalf() throws Exception {
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner graph = new SpaceOwner(false, 132);
         busyPair("train", train, 200_000, "graph", graph, 2, 800_000);
-        assertTrue(eventually(() -> train.reserve() == 64), "at most half of 132, in 8s: " + train.reserves);
+        assertTrue(eventually(train::holding), "held in time behind a busy graph of the whole device: " + train.held);
+        assertTrue(train.reserves.isEmpty() || train.reserve() == 0, "not narrowed: " + train.reserves);
+        assertEquals(core.defaults().threshold(), train.config.threshold(), "its in-flight bound applies while held");
+
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        SpaceOwner graph2 = new SpaceOwner(false, 132);
+        busyPair("gemm", gemm, 21_000_000, "graph2", graph2, 2, 800_000);
+        assertTrue(eventually(() -> gemm.reserve() == 64), "long commands: at most half of 132, in 8s: " + gemm.reserves);
+        assertFalse(gemm.holding(), "narrowed, not held: a hold cannot cut a 21 ms kernel: " + gemm.held);
+    }
+
+    /** hpf as a policy that decides space: SpaceRule with holdBehindWide as given, or a fixed narrowing. */
+    static final class SpaceHighest implements Policy {
+        final boolean holdBehindWide;
+        final int fixedLeave;
+
+        SpaceHighest(boolean holdBehindWide, int fixedLeave) {
+            this.holdBehindWide = holdBehindWide;
+            this.fixedLeave = fixedLeave;
+        }
+
+        @Override
+        public String description() {
+            return "test: highest priority first, deciding space";
+        }
+
+        @Override
+        public boolean decidesSpace() {
+            return true;
+        }
+
+        @Override
+        public void schedule(SchedulerView view, SchedulerActions actions) {
+            Decision d = new Decision(view);
+            for (List<QueueView> device : view.queuesByDevice()) {
+                int top = device.stream().filter(QueueView::runnable).mapToInt(QueueView::priority).max().orElse(Integer.MIN_VALUE);
+                SpaceRule.Above above = new SpaceRule.Above(view, device);
+                for (QueueView q : device) {
+                    boolean run = q.priority() >= top;
+                    if (!run && fixedLeave > 0 && view.space(q.handle()).narrowable()) {
+                        d.narrow(q, fixedLeave);
+                    } else {
+                        SpaceRule.decide(d, view, above, q, !run, holdBehindWide);
+                    }
+                }
+            }
+            d.applyTo(view, actions);
+        }
+    }
+
+    private int policies;
+
+    private void use(Policy p) {
+        String name = "space" + ++policies;
+        core.scheduler().register(name, p, "test", 1 + policies);
+        core.scheduler().select(name, true);
+    }
+
+    @Test
+    void aPolicyThatDecidesSpaceIsFollowed() throws Exception {
+        use(new SpaceHighest(false, 0));
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner graph = new SpaceOwner(false, 132);
+        ExternalQueue[] q = busyPair("train", train, 200_000, "graph", graph, 2, 800_000);
+        assertTrue(eventually(() -> train.reserve() == 64), "holdBehindWide off: narrowed to leave half: " + train.reserves);
+        assertFalse(train.holding(), train.held.toString());
+        graph.counters = ExternalCounters.IDLE;
+        q[1].changed();
+        assertTrue(eventually(() -> train.reserve() == 0), "the whole device while graph is idle: " + train.reserves);
+    }
+
+    @Test
+    void aPolicysOwnNarrowingAndHoldsAreTakenAsGiven() throws Exception {
+        use(new SpaceHighest(true, 40));
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner serve = new SpaceOwner(false, 8);
+        ExternalQueue[] q = busyPair("train", train, 200_000, "serve", serve, 2, 50_000);
+        assertTrue(eventually(() -> train.reserve() == 40), "the policy's 40, not the rule's 8: " + train.reserves);
+        q[0].close();
+        use(new SpaceHighest(true, 0));
+        SpaceOwner train2 = new SpaceOwner(true, 132);
+        SpaceOwner graph = new SpaceOwner(false, 132);
+        busyPair("train2", train2, 200_000, "graph", graph, 3, 800_000);
+        assertTrue(eventually(train2::holding), "the policy's hold is a hold: " + train2.held);
+        assertTrue(train2.reserves.isEmpty() || train2.reserve() == 0, train2.reserves.toString());
     }
 
     @Test

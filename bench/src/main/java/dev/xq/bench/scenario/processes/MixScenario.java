@@ -248,12 +248,24 @@ public final class MixScenario implements Scenario {
 
     // ------------------------------------------------------------------ the run
 
+    /** The configuration PID of the node's process host, where alt's keys go unless they name another. */
+    static final String HOST_PID = "dev.xq.host";
+
     /** The dev.xq.host settings a mode runs with (empty: the node's own). */
     static Map<String, Object> hostSettings(String mode, String alt) {
-        Map<String, Object> m = new LinkedHashMap<>();
+        return modeSettings(mode, alt).getOrDefault(HOST_PID, Map.of());
+    }
+
+    /**
+     * The settings a mode runs with, by configuration PID (empty: the node's own). {@code alt}'s
+     * keys are dev.xq.host's, or {@code PID/KEY} for another one (a policy's, say
+     * {@code dev.xq.policy.hpf/holdBehindWide:false}).
+     */
+    static Map<String, Map<String, Object>> modeSettings(String mode, String alt) {
+        Map<String, Map<String, Object>> m = new LinkedHashMap<>();
         switch (mode) {
-            case "xq-hold" -> m.put("mpsHoldBestEffort", true);
-            case "xq-free" -> m.put("mpsHoldBestEffort", false);
+            case "xq-hold" -> m.put(HOST_PID, Map.of("mpsHoldBestEffort", true));
+            case "xq-free" -> m.put(HOST_PID, Map.of("mpsHoldBestEffort", false));
             case "xq-alt" -> {
                 for (String kv : alt.split(";")) {
                     if (kv.isBlank()) {
@@ -261,15 +273,24 @@ public final class MixScenario implements Scenario {
                     }
                     int c = kv.indexOf(':');
                     if (c <= 0) {
-                        throw new UsageException("alt '" + alt + "': '" + kv + "' is not KEY:VALUE");
+                        throw new UsageException("alt '" + alt + "': '" + kv + "' is not KEY:VALUE or PID/KEY:VALUE");
                     }
                     String k = kv.substring(0, c).trim();
                     String v = kv.substring(c + 1).trim();
-                    m.put(k, v.equals("true") || v.equals("false") ? (Object) Boolean.valueOf(v)
-                            : v.matches("-?[0-9]+") ? (Object) Long.valueOf(v) : v);
+                    String pid = HOST_PID;
+                    int slash = k.lastIndexOf('/');
+                    if (slash >= 0) {
+                        pid = k.substring(0, slash).trim();
+                        k = k.substring(slash + 1).trim();
+                        if (pid.isEmpty() || k.isEmpty()) {
+                            throw new UsageException("alt '" + alt + "': '" + kv + "' needs a PID and a key around its '/'");
+                        }
+                    }
+                    m.computeIfAbsent(pid, x -> new LinkedHashMap<>()).put(k, v.equals("true") || v.equals("false")
+                            ? (Object) Boolean.valueOf(v) : v.matches("-?[0-9]+") ? (Object) Long.valueOf(v) : v);
                 }
                 if (m.isEmpty()) {
-                    throw new UsageException("mode xq-alt needs alt=KEY:VALUE[;KEY:VALUE] (dev.xq.host settings)");
+                    throw new UsageException("mode xq-alt needs alt=KEY:VALUE[;KEY:VALUE] (dev.xq.host settings, or PID/KEY:VALUE)");
                 }
             }
             default -> { }
@@ -342,7 +363,18 @@ public final class MixScenario implements Scenario {
                     }
                     ctx.out().line("mix " + mix.name() + ": " + mode + " (" + seconds + " s)");
                     Map<String, Outcome> o;
-                    Map<String, Object> host = hostSettings(mode, p.string("alt"));
+                    Map<String, Map<String, Object>> settings = modeSettings(mode, p.string("alt"));
+                    Map<String, Object> host = settings.getOrDefault(HOST_PID, Map.of());
+                    List<PolicySettings> others = new ArrayList<>();
+                    for (var e : settings.entrySet()) {
+                        if (!e.getKey().equals(HOST_PID)) {
+                            others.add(PolicySettings.apply(ctx, e.getKey(), e.getValue()));
+                        }
+                    }
+                    if (!others.isEmpty()) {
+                        Thread.sleep(500); // Config Admin hands the update to its component on a thread of its own
+                    }
+                    try {
                     if (!host.isEmpty()) {
                         // a change restarts the host: wait for it to serve with the settings, and again with the old ones after
                         long before = Processes.hostServiceId(ctx);
@@ -354,6 +386,11 @@ public final class MixScenario implements Scenario {
                         Processes.awaitNewHost(ctx, before);
                     } else {
                         o = together(setup, mix.tenants(), mode, runDir.resolve(mix.name()).resolve(mode));
+                    }
+                    } finally {
+                        for (PolicySettings s : others) {
+                            s.close();
+                        }
                     }
                     byMode.put(mode, o);
                     figures(m, mix.tenants(), o, true);

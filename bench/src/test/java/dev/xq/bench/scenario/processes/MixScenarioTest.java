@@ -106,6 +106,16 @@ class MixScenarioTest {
         assertTrue(none.getMessage().contains("xq-alt needs alt="), none.getMessage());
     }
 
+    @Test
+    void altKeysMayNameAnotherPid() {
+        var m = MixScenario.modeSettings("xq-alt", "dev.xq.policy.hpf/holdBehindWide:false;mps:off");
+        assertEquals(Map.of("holdBehindWide", false), m.get("dev.xq.policy.hpf"));
+        assertEquals(Map.of("mps", "off"), m.get("dev.xq.host"));
+        assertEquals(Map.of(), MixScenario.hostSettings("xq-alt", "dev.xq.policy.hpf/holdBehindWide:false"));
+        var bad = assertThrows(UsageException.class, () -> MixScenario.modeSettings("xq-alt", "/holdBehindWide:false"));
+        assertTrue(bad.getMessage().contains("needs a PID and a key"), bad.getMessage());
+    }
+
     // ------------------------------------------------------------------ a mix's verdict
 
     private static MixScenario.Outcome lc(double p99, double checksum) {

@@ -1,0 +1,39 @@
+package dev.xq.policy.spi;
+
+/**
+ * What the scheduler can do with a queue's place in space, and how much of its device the
+ * queue's work fills: the facts a policy needs to decide space beside time
+ * ({@link Decision#narrow}, {@link SpaceRule}).
+ *
+ * <p>On NVIDIA a process under the node's MPS server that can be narrowed runs on the whole
+ * device, and its launches can be moved onto part of it (a green context) while queues the policy
+ * prefers run; a latency-critical process has the whole device and is never narrowed, but its
+ * width tells how much of the device it needs.
+ *
+ * @param narrowable whether {@link Decision#narrow} is honoured for the queue; false: only time
+ *     (run or hold)
+ * @param widthSms the multiprocessors the queue's recent launches could fill at once (a CUDA
+ *     graph counts as the whole device), 0 when not known
+ * @param deviceSms the multiprocessors of the queue's device, 0 when not known
+ * @since 1.3
+ */
+public record QueueSpace(boolean narrowable, int widthSms, int deviceSms) {
+
+    /** A queue the scheduler decides in time only, whose width is not known (an application's queue). */
+    public static final QueueSpace NONE = new QueueSpace(false, 0, 0);
+
+    /**
+     * @throws IllegalArgumentException if a count is negative
+     */
+    public QueueSpace {
+        if (widthSms < 0 || deviceSms < 0) {
+            throw new IllegalArgumentException("widthSms " + widthSms + " and deviceSms " + deviceSms
+                    + " must be 0 (not known) or more");
+        }
+    }
+
+    /** @return whether the queue says how wide it is (its process tells the node) */
+    public boolean known() {
+        return deviceSms > 0;
+    }
+}
