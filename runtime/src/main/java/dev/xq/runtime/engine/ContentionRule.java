@@ -1,7 +1,10 @@
 package dev.xq.runtime.engine;
 
+import dev.xq.runtime.scheduler.DormantQueues;
+import dev.xq.runtime.scheduler.ScheduledQueue;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -14,6 +17,17 @@ import java.util.TreeMap;
  * {@link XQueueImpl#alone}), and whether the policy put it on top of those (the on-top rule,
  * docs/runtime.md), with the company an in-process queue on top holds on arrival
  * ({@link HoldOnArrival}). "The core's lock" below is this object's monitor.
+ *
+ * <p>Company that sleeps is no company (issue 41): a process's queue asleep in the scheduler
+ * ({@link DormantQueues}: held, idle, out of the decisions until its next work) cannot run and has
+ * nothing in flight, so no tenant waits for it and none waits behind another's work on its
+ * account; counting it kept a tenant beside a user's 4,096 held, idle streams on its configured
+ * limits instead of the alone ones (P99 5.07 ms against 1.73 alone over 300 tasks,
+ * {@code bench/hostile}). The scheduler tells this rule when such a queue falls asleep
+ * ({@link #slept}: applied on a thread of its own, as it widens limits) and when it wakes
+ * ({@link #woke}: applied before the decision that may let it go; why that is safe is written
+ * there). A sleeper's own answer is not kept up to date while it sleeps (held, its limits bound
+ * nothing); it is given afresh when it wakes.
  */
 final class ContentionRule {
 
@@ -23,6 +37,21 @@ final class ContentionRule {
     /** The queues the policy put on top of their device (the scheduler's {@code TopQueues}). */
     private volatile Set<Long> top = Set.of();
     private volatile boolean onTop = true;
+    /**
+     * Hears of process queues falling asleep and waking ({@link DormantQueues#watch}); held here
+     * because the scheduler's registry holds it weakly.
+     */
+    private final DormantQueues.Watcher sleep = new DormantQueues.Watcher() {
+        @Override
+        public void slept(ScheduledQueue q) {
+            ContentionRule.this.slept(q);
+        }
+
+        @Override
+        public void woke(ScheduledQueue q) {
+            ContentionRule.this.woke(q);
+        }
+    };
 
     ContentionRule(Map<Long, NodeQueue> queues) {
         this.queues = queues;
@@ -53,7 +82,8 @@ final class ContentionRule {
 
     /**
      * Tells each queue whether its limits matter now, after {@code changed} opened, closed or
-     * changed its hints (null: none did). The work is linear in the queues whose answer changed,
+     * changed its hints (null: none did), and after the queues that fell asleep since the last
+     * time. The work is linear in the queues whose answer changed (and in those that fell asleep),
      * plus the company of the in-process queues on top (their hold on arrival), never in the square
      * of all queues: a process that opened thousands of streams made each open and close scan every
      * pair of queues, under the core's lock (security issue "trust", item 3).
@@ -63,13 +93,67 @@ final class ContentionRule {
         // commands), under a lock of their own that also orders the computations: a stale answer
         // never overwrites a newer one.
         synchronized (contentionApply) {
-            for (Runnable r : actions(changed)) {
-                r.run();
-            }
+            apply(actions(changed));
         }
     }
 
     private final Object contentionApply = new Object();
+
+    /**
+     * {@code q} fell asleep ({@link DormantQueues}; the deciding thread, after its decision was
+     * applied): it is no company from now on. The others' limits may widen, which launches their
+     * pending commands, so it is applied on a thread of its own (the deciding thread may hold a
+     * queue's lock), one for all the queues that fell asleep meanwhile.
+     */
+    private void slept(ScheduledQueue q) {
+        synchronized (this) {
+            Member m = members.get(q.handle());
+            if (m == null || m.q != q) {
+                return;
+            }
+            m.wantAsleep = true;
+            sleepNews.add(m);
+            if (sleepApplyDue) {
+                return;
+            }
+            sleepApplyDue = true;
+        }
+        Thread.ofVirtual().name("xq-contention-sleep").start(() -> recompute(null));
+    }
+
+    /**
+     * {@code q} wakes ({@link DormantQueues#begin}): it is company again, and the others' limits
+     * are tightened before this returns.
+     *
+     * <p>Why no queue keeps limits widened for its absence while its work runs: a sleeper is held
+     * by the scheduler (its process launches nothing) and no decision sees it, so none can let it
+     * go while it sleeps; it leaves its sleep only in {@code DormantQueues.begin}, at the start of
+     * a decision, before the policy runs and before any action is applied, and that calls this
+     * method on the deciding thread. Here, under {@link #contentionApply} (which orders every
+     * computation and application of answers, so a widening computed earlier for its sleep is
+     * applied before, never after, this), it is counted again and the new answers are applied:
+     * a process queue's interposer has its limits back (its GATE sent) and an in-process queue's
+     * gate narrowed before this returns. Only then can this decision, or a later one, let the
+     * woken queue go. What the others launched while it slept stays in flight: its first commands
+     * may wait for that, once per sleep, as a newcomer's first commands wait for what a queue alone
+     * launched. If its sleep was not applied yet ({@link #slept} runs later), it never stopped
+     * counting and nothing changes. If this thread is itself applying another computation's
+     * answers (a limit change launched, the launch failed and the node decided at once), what that
+     * one has not applied yet is applied here too ({@link #unapplied}), and its own rest applies
+     * each queue's latest answer, so none is left older than this one when this returns. Locks: the
+     * deciding thread holds none that applying an answer waits for (a queue's control lock, which
+     * it may hold, is only ever tried there), as a hint's recompute on the hinting thread.
+     *
+     * <p>Answered under the settings last applied (the on-top set, the rule and the window): a
+     * change of those is the next {@link #recompute}'s, on a thread that may launch. Company that
+     * comes only narrows the others' limits, so nothing launches here on the deciding thread; the
+     * woken queue itself is a process's, whose limits go to its interposer.
+     */
+    private void woke(ScheduledQueue q) {
+        synchronized (contentionApply) {
+            apply(wokeActions(q));
+        }
+    }
 
     /** What sets a queue apart from its company on a device: its group and its priority. */
     private record Company(String group, int priority) {
@@ -80,10 +164,16 @@ final class ContentionRule {
         final NodeQueue q;
         final String device;
         Company key;
+        /** Asleep as counted: out of its device's company ({@link DormantQueues}). */
+        boolean asleep;
+        /** Asleep as last heard: {@link #slept} sets it, {@link #woke} clears it, the next computation counts it. */
+        boolean wantAsleep;
         boolean told;
         boolean contended;
         boolean onTop;
         long window;
+        /** What an in-process queue on top holds on arrival, as last told. */
+        List<NodeQueue> under = List.of();
 
         Member(NodeQueue q, Company key) {
             this.q = q;
@@ -92,14 +182,19 @@ final class ContentionRule {
         }
     }
 
-    /** The open queues of one device, and how many of them have each group and priority. Guarded by the core. */
+    /**
+     * The open queues of one device, those awake among them, and how many of the awake have each
+     * group and priority. Guarded by the core.
+     */
     private static final class DeviceCompany {
         final TreeMap<Long, Member> members = new TreeMap<>();
+        final TreeMap<Long, Member> awake = new TreeMap<>();
         final Map<Company, Integer> counts = new HashMap<>();
 
         /**
-         * Every queue of the device has company (a queue of another group, or of its group at
-         * another priority) exactly when the device holds two distinct ones; none has with one.
+         * Every awake queue of the device has company (an awake queue of another group, or of its
+         * group at another priority) exactly when the device holds two distinct ones; none has
+         * with one.
          */
         boolean contended() {
             return counts.size() >= 2;
@@ -107,6 +202,16 @@ final class ContentionRule {
 
         void count(Company key, int delta) {
             counts.merge(key, delta, (a, b) -> a + b == 0 ? null : a + b);
+        }
+
+        /** Counts {@code m} as company (it opened or woke), or no longer ({@code false}: it closed or fell asleep). */
+        void counted(Member m, boolean in) {
+            if (in) {
+                awake.put(m.q.handle(), m);
+            } else {
+                awake.remove(m.q.handle());
+            }
+            count(m.key, in ? 1 : -1);
         }
     }
 
@@ -116,12 +221,38 @@ final class ContentionRule {
     private Set<Long> toldTop = Set.of();
     private boolean toldOnTop = true;
     private long toldWindow = XqCore.DEFAULT_ALONE_WINDOW_MICROS;
+    /**
+     * Answers computed and not applied yet: only while a computation's answers are being applied
+     * (under {@link #contentionApply}), so never seen by another thread's; seen by a wake nested in
+     * that applying on the same thread, which applies them too ({@link #wokeActions}).
+     */
+    private final Set<Member> unapplied = new LinkedHashSet<>();
+    /** Queues that fell asleep since the last computation ({@link #slept}), and whether one is due to count them. */
+    private final List<Member> sleepNews = new ArrayList<>();
+    private boolean sleepApplyDue;
 
     private static Company companyOf(NodeQueue q) {
         return new Company(q.group(), XqCore.priority(q.hints()));
     }
 
-    private synchronized List<Runnable> actions(NodeQueue changed) {
+    /**
+     * The awake company of {@code dc} changed: everyone awake there is asked when the device gained
+     * or lost company, else those on top (their hold on arrival names the company).
+     */
+    private static void companyChanged(DeviceCompany dc, boolean wasContended, Set<Long> tops, Map<Long, Member> ask) {
+        if (dc.contended() != wasContended) {
+            ask.putAll(dc.awake); // the whole device has company now, or has none any more
+        } else {
+            for (Long t : tops) { // the company of those on top changed
+                Member o = dc.awake.get(t);
+                if (o != null) {
+                    ask.put(t, o);
+                }
+            }
+        }
+    }
+
+    private synchronized List<Member> actions(NodeQueue changed) {
         // the queues whose answer may have changed
         Map<Long, Member> ask = new TreeMap<>();
         boolean onTopRule = this.onTop;
@@ -136,9 +267,14 @@ final class ContentionRule {
             if (!open && m != null && m.q == changed) {
                 members.remove(h);
                 dc.members.remove(h);
-                dc.count(m.key, -1);
+                if (!m.asleep) {
+                    dc.counted(m, false);
+                }
                 if (dc.members.isEmpty()) {
                     companies.remove(m.device);
+                }
+                if (changed instanceof ExternalQueueImpl) {
+                    DormantQueues.unwatch(changed);
                 }
             } else if (open && m == null) {
                 m = new Member(changed, companyOf(changed));
@@ -146,12 +282,18 @@ final class ContentionRule {
                 dc = companies.computeIfAbsent(m.device, d -> new DeviceCompany());
                 wasContended = dc.contended();
                 dc.members.put(h, m);
-                dc.count(m.key, 1);
+                dc.counted(m, true);
                 ask.put(h, m);
+                if (changed instanceof ExternalQueueImpl) {
+                    DormantQueues.watch(changed, sleep); // only process queues sleep
+                }
             } else if (open && m.q == changed) {
                 Company key = companyOf(changed);
                 if (key.equals(m.key)) {
                     dc = null; // another kind of hint: nothing changed
+                } else if (m.asleep) {
+                    m.key = key; // counted under its new key when it wakes
+                    dc = null;
                 } else {
                     dc.count(m.key, -1);
                     dc.count(key, 1);
@@ -162,18 +304,24 @@ final class ContentionRule {
                 dc = null;
             }
             if (dc != null) {
-                if (dc.contended() != wasContended) {
-                    ask.putAll(dc.members); // the whole device has company now, or has none any more
-                } else {
-                    for (Long t : nowTop) { // the company of those on top changed
-                        Member o = dc.members.get(t);
-                        if (o != null) {
-                            ask.put(t, o);
-                        }
-                    }
-                }
+                companyChanged(dc, wasContended, nowTop, ask);
             }
         }
+        if (!sleepNews.isEmpty()) {
+            for (Member m : sleepNews) {
+                if (members.get(m.q.handle()) != m || !m.wantAsleep || m.asleep) {
+                    continue; // closed, woke, or counted already
+                }
+                DeviceCompany dc = companies.get(m.device);
+                boolean wasContended = dc.contended();
+                m.asleep = true;
+                dc.counted(m, false);
+                ask.remove(m.q.handle());
+                companyChanged(dc, wasContended, nowTop, ask);
+            }
+            sleepNews.clear();
+        }
+        sleepApplyDue = false;
         if (onTopRule != toldOnTop || window != toldWindow) {
             ask.putAll(members);
         } else if (!nowTop.equals(toldTop)) {
@@ -189,37 +337,107 @@ final class ContentionRule {
         toldOnTop = onTopRule;
         toldWindow = window;
         toldTop = nowTop;
-        List<Runnable> actions = new ArrayList<>();
+        return answers(ask, onTopRule, window, nowTop);
+    }
+
+    /** {@link #woke}'s computation: {@code q} counted again, under the settings last applied. */
+    private synchronized List<Member> wokeActions(ScheduledQueue q) {
+        Member m = members.get(q.handle());
+        if (m == null || m.q != q) {
+            return List.of();
+        }
+        m.wantAsleep = false;
+        if (!m.asleep) {
+            return List.of(); // its sleep was not counted yet: it never stopped being company
+        }
+        DeviceCompany dc = companies.get(m.device);
+        boolean wasContended = dc.contended();
+        m.asleep = false;
+        dc.counted(m, true);
+        Map<Long, Member> ask = new TreeMap<>();
+        ask.put(q.handle(), m);
+        companyChanged(dc, wasContended, toldTop, ask);
+        List<Member> apply = answers(ask, toldOnTop, toldWindow, toldTop);
+        // nested in another computation's applying (same thread): what that one has not applied
+        // yet is applied now too, so every answer stands when this returns, not only the new ones
+        for (Member u : unapplied) {
+            if (!apply.contains(u)) {
+                apply.add(u);
+            }
+        }
+        return apply;
+    }
+
+    /**
+     * Gives each asked queue that is awake its answer (a sleeper gets one when it wakes).
+     *
+     * @return the queues whose answer is to be applied
+     */
+    private List<Member> answers(Map<Long, Member> ask, boolean onTopRule, long window, Set<Long> nowTop) {
+        List<Member> apply = new ArrayList<>();
         for (Member w : ask.values()) {
+            if (w.asleep) {
+                continue;
+            }
             DeviceCompany dc = companies.get(w.device);
             boolean contended = dc.contended();
             boolean onTop = contended && onTopRule && nowTop.contains(w.q.handle());
             boolean same = w.told && w.contended == contended && w.onTop == onTop && w.window == window;
-            if (w.q instanceof ExternalQueueImpl x) {
-                if (!same) {
-                    actions.add(() -> x.contended(contended, onTop ? window : 0));
-                }
-            } else if (w.q instanceof XQueueImpl x && (!same || onTop)) {
-                // on top: all of its company (the other queues of its device of another group, or
-                // of its group at another priority) yields to it
+            if (w.q instanceof XQueueImpl && (!same || onTop)) {
+                // on top: all of its company (the other awake queues of its device of another
+                // group, or of its group at another priority) yields to it; a sleeper is held already
                 List<NodeQueue> under = new ArrayList<>();
                 if (onTop) {
-                    for (Member o : dc.members.values()) {
+                    for (Member o : dc.awake.values()) {
                         if (o != w && !o.key.equals(w.key)) {
                             under.add(o.q);
                         }
                     }
                 }
-                actions.add(() -> {
-                    x.limits(contended, onTop, window);
-                    x.holdsOnArrival(under);
-                });
+                w.under = under;
+                apply.add(w);
+                unapplied.add(w);
+            } else if (w.q instanceof ExternalQueueImpl && !same) {
+                apply.add(w);
+                unapplied.add(w);
             }
             w.told = true;
             w.contended = contended;
             w.onTop = onTop;
             w.window = window;
         }
-        return actions;
+        return apply;
+    }
+
+    /**
+     * Applies each queue's answer as it stands when applied, not as it stood when computed: a
+     * computation nested in another's applying (on one thread: a queue whose limits changed
+     * launched, a launch failed, the node decided at once and a sleeper woke) gives newer answers,
+     * which the outer one's rest must not overwrite with its older ones. Caller holds
+     * {@link #contentionApply}, not the core's lock.
+     */
+    private void apply(List<Member> todo) {
+        for (Member w : todo) {
+            boolean contended;
+            boolean onTop;
+            long window;
+            List<NodeQueue> under;
+            synchronized (this) {
+                unapplied.remove(w);
+                if (members.get(w.q.handle()) != w) {
+                    continue; // closed meanwhile
+                }
+                contended = w.contended;
+                onTop = w.onTop;
+                window = w.window;
+                under = w.under;
+            }
+            if (w.q instanceof ExternalQueueImpl x) {
+                x.contended(contended, onTop ? window : 0);
+            } else if (w.q instanceof XQueueImpl x) {
+                x.limits(contended, onTop, window);
+                x.holdsOnArrival(under);
+            }
+        }
     }
 }

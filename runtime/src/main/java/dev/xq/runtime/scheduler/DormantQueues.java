@@ -1,12 +1,15 @@
 package dev.xq.runtime.scheduler;
 
 import dev.xq.policy.spi.QueueView;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -34,11 +37,80 @@ import java.util.concurrent.ConcurrentHashMap;
  * holding them again at each sweep, or reading them inside a decision, cost the victim's tail. A
  * change of the policy deciding wakes every queue.
  *
+ * <p>Who else hears of it: a sleeper cannot run and has nothing in flight, so it delays no other
+ * queue, and the contention rule (the tenant-alone and on-top rules, the engine's
+ * {@code ContentionRule}) does not count it as anyone's company while it sleeps; it learns of each
+ * queue falling asleep and waking through a {@link Watcher} it registers per queue
+ * ({@link #watch}). A queue leaves its sleep only in {@link #begin}, on the deciding thread, before
+ * the policy runs and before any action of that decision is applied, and the watcher is told there
+ * and returns only once what the wake implies is done; a sleeper cannot be let go before that, as
+ * no decision sees it while it sleeps (see {@link Watcher#woke}).
+ *
  * <p>Threads: {@link #touch} from any thread; {@link #sweep} and {@link #sweepDue} from the loop
  * thread; the rest from the deciding thread only (one at a time: the scheduler's single-decider
  * rule orders them).
  */
-final class DormantQueues {
+public final class DormantQueues {
+
+    /**
+     * Told when a queue it watches falls asleep or wakes ({@link #watch}). Public for the engine's
+     * contention rule: the scheduler and the node's core have no other channel for it.
+     */
+    public interface Watcher {
+        /**
+         * {@code q} fell asleep: held, idle, and out of the decisions until it wakes. Called by the
+         * deciding thread after the decision was applied: must not block, nor launch anything (the
+         * deciding thread may hold a queue's lock); apply what it implies elsewhere.
+         */
+        void slept(ScheduledQueue q);
+
+        /**
+         * {@code q} wakes: it is in the decision about to be made, which may let it go. Called by
+         * the deciding thread before the policy runs and before any action is applied, so what
+         * must hold before the queue can run again (another queue's limits tightened) is done by
+         * the time this returns. The same thread may hold a queue's lock: it must not widen
+         * anyone's limits here (a widening launches pending commands).
+         */
+        void woke(ScheduledQueue q);
+    }
+
+    /**
+     * The watchers, by queue (identity: queues do not override equals). Weak both ways: a node
+     * dropped without closing its queues (a test) leaves nothing behind.
+     */
+    private static final Map<ScheduledQueue, WeakReference<Watcher>> WATCHERS = Collections.synchronizedMap(new WeakHashMap<>());
+
+    /** {@code w} is told when {@code q} falls asleep or wakes, until {@link #unwatch}. */
+    public static void watch(ScheduledQueue q, Watcher w) {
+        WATCHERS.put(q, new WeakReference<>(w));
+    }
+
+    /** Nobody is told about {@code q} any more (it closed). */
+    public static void unwatch(ScheduledQueue q) {
+        WATCHERS.remove(q);
+    }
+
+    private static Watcher watcher(ScheduledQueue q) {
+        WeakReference<Watcher> r = WATCHERS.get(q);
+        return r == null ? null : r.get();
+    }
+
+    /** Tells {@code q}'s watcher, if any, that it fell asleep ({@code true}) or woke. */
+    private static void tell(ScheduledQueue q, boolean slept) {
+        Watcher w = watcher(q);
+        if (w == null) {
+            return;
+        }
+        try {
+            if (slept) {
+                w.slept(q);
+            } else {
+                w.woke(q);
+            }
+        } catch (RuntimeException e) {
+            // never lose the decision to a watcher; the contention rule's own calls do not throw
+        }
+    }
 
     /** How long a queue must have been idle, at decisions, before it sleeps (once held). */
     static final long IDLE_NANOS = 1_000_000_000L;
@@ -80,12 +152,16 @@ final class DormantQueues {
             it.remove();
             if (asleep.remove(q) != null) {
                 asleepChanged = true;
+                tell(q, false); // before this decision can let it go (Watcher.woke)
             }
             idleSince.remove(q);
         }
         if (!policyName.equals(policy)) {
             policy = policyName;
             if (!asleep.isEmpty()) {
+                for (ScheduledQueue q : asleep.keySet()) {
+                    tell(q, false);
+                }
                 asleep.clear();
                 asleepChanged = true;
             }
@@ -136,6 +212,7 @@ final class DormantQueues {
                     asleep.put(q, Boolean.TRUE);
                     idleSince.remove(q); // asleep: the sweep watches it now
                     asleepChanged = true;
+                    tell(q, true);
                 }
             } else {
                 idleSince.remove(q);
