@@ -1,7 +1,5 @@
 package dev.xq.runtime.engine;
 
-import dev.xq.runtime.scheduler.DormantQueues;
-import dev.xq.runtime.scheduler.ScheduledQueue;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -19,13 +17,14 @@ import java.util.TreeMap;
  * ({@link HoldOnArrival}). "The core's lock" below is this object's monitor.
  *
  * <p>Company that sleeps is no company (issue 41): a process's queue asleep in the scheduler
- * ({@link DormantQueues}: held, idle, out of the decisions until its next work) cannot run and has
+ * ({@code DormantQueues}: held, idle, out of the decisions until its next work) cannot run and has
  * nothing in flight, so no tenant waits for it and none waits behind another's work on its
  * account; counting it kept a tenant beside a user's 4,096 held, idle streams on its configured
  * limits instead of the alone ones (P99 5.07 ms against 1.73 alone over 300 tasks,
- * {@code bench/hostile}). The scheduler tells this rule when such a queue falls asleep
- * ({@link #slept}: applied on a thread of its own, as it widens limits) and when it wakes
- * ({@link #woke}: applied before the decision that may let it go; why that is safe is written
+ * {@code bench/hostile}). The scheduler tells the node's core when such a queue falls asleep and
+ * when it wakes ({@code Scheduler.Source.queueSlept} and {@code queueWoke}), and the core tells
+ * this rule: {@link #slept} (applied on a thread of its own, as it widens limits) and
+ * {@link #woke} (applied before the decision that may let it go; why that is safe is written
  * there). A sleeper's own answer is not kept up to date while it sleeps (held, its limits bound
  * nothing); it is given afresh when it wakes.
  */
@@ -37,21 +36,6 @@ final class ContentionRule {
     /** The queues the policy put on top of their device (the scheduler's {@code TopQueues}). */
     private volatile Set<Long> top = Set.of();
     private volatile boolean onTop = true;
-    /**
-     * Hears of process queues falling asleep and waking ({@link DormantQueues#watch}); held here
-     * because the scheduler's registry holds it weakly.
-     */
-    private final DormantQueues.Watcher sleep = new DormantQueues.Watcher() {
-        @Override
-        public void slept(ScheduledQueue q) {
-            ContentionRule.this.slept(q);
-        }
-
-        @Override
-        public void woke(ScheduledQueue q) {
-            ContentionRule.this.woke(q);
-        }
-    };
 
     ContentionRule(Map<Long, NodeQueue> queues) {
         this.queues = queues;
@@ -100,12 +84,13 @@ final class ContentionRule {
     private final Object contentionApply = new Object();
 
     /**
-     * {@code q} fell asleep ({@link DormantQueues}; the deciding thread, after its decision was
-     * applied): it is no company from now on. The others' limits may widen, which launches their
-     * pending commands, so it is applied on a thread of its own (the deciding thread may hold a
-     * queue's lock), one for all the queues that fell asleep meanwhile.
+     * {@code q} fell asleep ({@code DormantQueues}; the deciding thread, after its decision was
+     * applied, through {@code Scheduler.Source.queueSlept}): it is no company from now on. The
+     * others' limits may widen, which launches their pending commands, so it is applied on a
+     * thread of its own (the deciding thread may hold a queue's lock), one for all the queues that
+     * fell asleep meanwhile. A queue not open here (closed, or never this rule's) is ignored.
      */
-    private void slept(ScheduledQueue q) {
+    void slept(NodeQueue q) {
         synchronized (this) {
             Member m = members.get(q.handle());
             if (m == null || m.q != q) {
@@ -122,8 +107,9 @@ final class ContentionRule {
     }
 
     /**
-     * {@code q} wakes ({@link DormantQueues#begin}): it is company again, and the others' limits
-     * are tightened before this returns.
+     * {@code q} wakes ({@code DormantQueues.begin}, through {@code Scheduler.Source.queueWoke}):
+     * it is company again, and the others' limits are tightened before this returns. A queue that
+     * is not open here is ignored.
      *
      * <p>Why no queue keeps limits widened for its absence while its work runs: a sleeper is held
      * by the scheduler (its process launches nothing) and no decision sees it, so none can let it
@@ -149,7 +135,7 @@ final class ContentionRule {
      * comes only narrows the others' limits, so nothing launches here on the deciding thread; the
      * woken queue itself is a process's, whose limits go to its interposer.
      */
-    private void woke(ScheduledQueue q) {
+    void woke(NodeQueue q) {
         synchronized (contentionApply) {
             apply(wokeActions(q));
         }
@@ -164,7 +150,7 @@ final class ContentionRule {
         final NodeQueue q;
         final String device;
         Company key;
-        /** Asleep as counted: out of its device's company ({@link DormantQueues}). */
+        /** Asleep as counted: out of its device's company ({@code DormantQueues}). */
         boolean asleep;
         /** Asleep as last heard: {@link #slept} sets it, {@link #woke} clears it, the next computation counts it. */
         boolean wantAsleep;
@@ -273,9 +259,6 @@ final class ContentionRule {
                 if (dc.members.isEmpty()) {
                     companies.remove(m.device);
                 }
-                if (changed instanceof ExternalQueueImpl) {
-                    DormantQueues.unwatch(changed);
-                }
             } else if (open && m == null) {
                 m = new Member(changed, companyOf(changed));
                 members.put(h, m);
@@ -284,9 +267,6 @@ final class ContentionRule {
                 dc.members.put(h, m);
                 dc.counted(m, true);
                 ask.put(h, m);
-                if (changed instanceof ExternalQueueImpl) {
-                    DormantQueues.watch(changed, sleep); // only process queues sleep
-                }
             } else if (open && m.q == changed) {
                 Company key = companyOf(changed);
                 if (key.equals(m.key)) {
@@ -341,7 +321,7 @@ final class ContentionRule {
     }
 
     /** {@link #woke}'s computation: {@code q} counted again, under the settings last applied. */
-    private synchronized List<Member> wokeActions(ScheduledQueue q) {
+    private synchronized List<Member> wokeActions(NodeQueue q) {
         Member m = members.get(q.handle());
         if (m == null || m.q != q) {
             return List.of();

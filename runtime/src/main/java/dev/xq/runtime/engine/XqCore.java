@@ -376,6 +376,30 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         Thread.ofVirtual().name("xq-on-top").start(this::recomputeContention);
     }
 
+    /**
+     * A queue fell asleep in the scheduler (held, idle, out of the decisions): it is no company for
+     * the alone and on-top rules until it wakes ({@link ContentionRule#slept}, which applies that
+     * on a thread of its own). The deciding thread's, after the decision was applied.
+     */
+    @Override
+    public void queueSlept(ScheduledQueue q) {
+        if (q instanceof NodeQueue n) {
+            contention.slept(n);
+        }
+    }
+
+    /**
+     * A queue asleep in the scheduler wakes: it is company again, and the others' limits are
+     * applied before this returns ({@link ContentionRule#woke}), on the deciding thread, before
+     * the policy runs.
+     */
+    @Override
+    public void queueWoke(ScheduledQueue q) {
+        if (q instanceof NodeQueue n) {
+            contention.woke(n);
+        }
+    }
+
     /** Tells each queue whether its limits matter now ({@link ContentionRule}). */
     private void recomputeContention() {
         contention.recompute(null);

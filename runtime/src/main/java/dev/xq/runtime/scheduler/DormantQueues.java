@@ -1,15 +1,12 @@
 package dev.xq.runtime.scheduler;
 
 import dev.xq.policy.spi.QueueView;
-import java.lang.ref.WeakReference;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -40,75 +37,39 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Who else hears of it: a sleeper cannot run and has nothing in flight, so it delays no other
  * queue, and the contention rule (the tenant-alone and on-top rules, the engine's
  * {@code ContentionRule}) does not count it as anyone's company while it sleeps; it learns of each
- * queue falling asleep and waking through a {@link Watcher} it registers per queue
- * ({@link #watch}). A queue leaves its sleep only in {@link #begin}, on the deciding thread, before
- * the policy runs and before any action of that decision is applied, and the watcher is told there
+ * queue falling asleep and waking through the scheduler's source, which this is given
+ * ({@link Scheduler.Source#queueSlept}, {@link Scheduler.Source#queueWoke}: the node's core passes
+ * them on to it). A queue leaves its sleep only in {@link #begin}, on the deciding thread, before
+ * the policy runs and before any action of that decision is applied, and the source is told there
  * and returns only once what the wake implies is done; a sleeper cannot be let go before that, as
- * no decision sees it while it sleeps (see {@link Watcher#woke}).
+ * no decision sees it while it sleeps (see {@link Scheduler.Source#queueWoke}).
  *
  * <p>Threads: {@link #touch} from any thread; {@link #sweep} and {@link #sweepDue} from the loop
  * thread; the rest from the deciding thread only (one at a time: the scheduler's single-decider
  * rule orders them).
  */
-public final class DormantQueues {
+final class DormantQueues {
 
-    /**
-     * Told when a queue it watches falls asleep or wakes ({@link #watch}). Public for the engine's
-     * contention rule: the scheduler and the node's core have no other channel for it.
-     */
-    public interface Watcher {
-        /**
-         * {@code q} fell asleep: held, idle, and out of the decisions until it wakes. Called by the
-         * deciding thread after the decision was applied: must not block, nor launch anything (the
-         * deciding thread may hold a queue's lock); apply what it implies elsewhere.
-         */
-        void slept(ScheduledQueue q);
+    /** Told of each queue falling asleep and waking (the scheduler's source: the node's core). */
+    private final Scheduler.Source source;
 
-        /**
-         * {@code q} wakes: it is in the decision about to be made, which may let it go. Called by
-         * the deciding thread before the policy runs and before any action is applied, so what
-         * must hold before the queue can run again (another queue's limits tightened) is done by
-         * the time this returns. The same thread may hold a queue's lock: it must not widen
-         * anyone's limits here (a widening launches pending commands).
-         */
-        void woke(ScheduledQueue q);
+    DormantQueues(Scheduler.Source source) {
+        this.source = source;
     }
 
     /**
-     * The watchers, by queue (identity: queues do not override equals). Weak both ways: a node
-     * dropped without closing its queues (a test) leaves nothing behind.
+     * Tells the source that {@code q} fell asleep ({@code true}: {@link Scheduler.Source#queueSlept})
+     * or woke ({@link Scheduler.Source#queueWoke}).
      */
-    private static final Map<ScheduledQueue, WeakReference<Watcher>> WATCHERS = Collections.synchronizedMap(new WeakHashMap<>());
-
-    /** {@code w} is told when {@code q} falls asleep or wakes, until {@link #unwatch}. */
-    public static void watch(ScheduledQueue q, Watcher w) {
-        WATCHERS.put(q, new WeakReference<>(w));
-    }
-
-    /** Nobody is told about {@code q} any more (it closed). */
-    public static void unwatch(ScheduledQueue q) {
-        WATCHERS.remove(q);
-    }
-
-    private static Watcher watcher(ScheduledQueue q) {
-        WeakReference<Watcher> r = WATCHERS.get(q);
-        return r == null ? null : r.get();
-    }
-
-    /** Tells {@code q}'s watcher, if any, that it fell asleep ({@code true}) or woke. */
-    private static void tell(ScheduledQueue q, boolean slept) {
-        Watcher w = watcher(q);
-        if (w == null) {
-            return;
-        }
+    private void tell(ScheduledQueue q, boolean slept) {
         try {
             if (slept) {
-                w.slept(q);
+                source.queueSlept(q);
             } else {
-                w.woke(q);
+                source.queueWoke(q);
             }
         } catch (RuntimeException e) {
-            // never lose the decision to a watcher; the contention rule's own calls do not throw
+            // never lose the decision to a listener; the contention rule's own calls do not throw
         }
     }
 
@@ -152,7 +113,7 @@ public final class DormantQueues {
             it.remove();
             if (asleep.remove(q) != null) {
                 asleepChanged = true;
-                tell(q, false); // before this decision can let it go (Watcher.woke)
+                tell(q, false); // before this decision can let it go (Source.queueWoke)
             }
             idleSince.remove(q);
         }

@@ -97,6 +97,26 @@ public final class Scheduler {
          */
         default void decided(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
         }
+
+        /**
+         * {@code q} fell asleep ({@link DormantQueues}): held, idle, and out of the decisions until
+         * it wakes ({@link #queueWoke}). Called by the deciding thread after the decision was
+         * applied: must not block, nor launch anything (the deciding thread may hold a queue's
+         * lock); apply what it implies elsewhere. What it throws is ignored. Default: nothing.
+         */
+        default void queueSlept(ScheduledQueue q) {
+        }
+
+        /**
+         * {@code q} wakes ({@link DormantQueues}): it is in the decision about to be made, which may
+         * let it go. Called by the deciding thread before the policy runs and before any action of
+         * that decision is applied, so what must hold before the queue can run again (another
+         * queue's limits tightened) is done by the time this returns. The same thread may hold a
+         * queue's lock: it must not widen anyone's limits here (a widening launches pending
+         * commands). What it throws is ignored. Default: nothing.
+         */
+        default void queueWoke(ScheduledQueue q) {
+        }
     }
 
     private final Source source;
@@ -121,7 +141,8 @@ public final class Scheduler {
     private final DecisionStats stats = new DecisionStats();
     private final GuardKeeper guards = new GuardKeeper();
     private final TopQueues tops = new TopQueues(); // the deciding thread's
-    private final DormantQueues dormant = new DormantQueues();
+    /** The sleepers; tells {@link #source} of each falling asleep and waking. */
+    private final DormantQueues dormant;
     private volatile Set<Long> top = Set.of();
     /**
      * A posting thread decides only while the scheduler's idle time between decisions averages at
@@ -152,6 +173,7 @@ public final class Scheduler {
     public Scheduler(Source source, RuntimeLog log) {
         this.source = source;
         this.log = log;
+        this.dormant = new DormantQueues(source);
         this.selection = new PolicySelection(source, log, () -> deadlineNanos);
     }
 

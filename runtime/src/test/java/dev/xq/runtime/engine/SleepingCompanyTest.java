@@ -14,7 +14,6 @@ import dev.xq.external.spi.ExternalCounters;
 import dev.xq.external.spi.ExternalQueue;
 import dev.xq.external.spi.ExternalQueueSpec;
 import dev.xq.runtime.log.RuntimeLog;
-import dev.xq.runtime.scheduler.DormantQueues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -188,9 +187,10 @@ class SleepingCompanyTest {
 
     /**
      * The rule against brute force through a random run of opens, closes, hints, top changes and
-     * process queues falling asleep and waking (told as the scheduler tells it): every awake queue
-     * has company exactly when an awake queue of another group or priority shares its device; a
-     * sleeper's answer is not kept (held, its limits bound nothing) and is right again once it wakes.
+     * process queues falling asleep and waking (told as the scheduler tells it: the core's
+     * {@code Scheduler.Source} callbacks): every awake queue has company exactly when an awake
+     * queue of another group or priority shares its device; a sleeper's answer is not kept (held,
+     * its limits bound nothing) and is right again once it wakes.
      */
     @Test
     void theAnswersMatchTheRuleWithSleepersThroughARandomRun() throws Exception {
@@ -198,11 +198,6 @@ class SleepingCompanyTest {
         try {
             idle.addDriver(new ManualDevice("m0", PreemptionLevel.BLOCK, false));
             idle.addDriver(new ManualDevice("m1", PreemptionLevel.BLOCK, false));
-            var field = XqCore.class.getDeclaredField("contention");
-            field.setAccessible(true);
-            var sleepField = ContentionRule.class.getDeclaredField("sleep");
-            sleepField.setAccessible(true);
-            DormantQueues.Watcher rule = (DormantQueues.Watcher) sleepField.get(field.get(idle));
             Random rnd = new Random(7);
             String[] devices = {"m0", "m1"};
             String[] groups = {"a", "b", "c"};
@@ -238,13 +233,13 @@ class SleepingCompanyTest {
                     idle.topQueuesChanged(Set.copyOf(top));
                     idle.onTop(true); // applies the new top at once
                 } else if (op <= 9 && some instanceof ExternalQueueImpl e && !asleep.contains(e.handle())) {
-                    rule.slept(e);
+                    idle.queueSlept(e); // as the scheduler tells it (Scheduler.Source)
                     asleep.add(e.handle());
                     top.remove(e.handle());
                     idle.topQueuesChanged(Set.copyOf(top));
                     idle.onTop(true); // counts the sleep at once (slept applies it on a thread of its own)
                 } else if (some instanceof ExternalQueueImpl e && asleep.contains(e.handle())) {
-                    rule.woke(e);
+                    idle.queueWoke(e);
                     asleep.remove(e.handle());
                 } else {
                     idle.aloneWindowMicros(rnd.nextBoolean() ? 1_000 : 2_000);
