@@ -30,9 +30,17 @@ import java.util.Set;
  */
 final class TopQueues {
 
+    /** What sets a queue apart from its company: its group and its priority (a record: no string built per view). */
+    private record Key(String group, int priority) {
+    }
+
+    /** A key on a device. */
+    private record DeviceKey(String device, Key key) {
+    }
+
     private static final class Track {
         final String device;
-        final String key;
+        final Key key;
         /** Held once while another queue of its device ran. */
         boolean yielded;
         /** The queues it was held for. */
@@ -48,8 +56,12 @@ final class TopQueues {
     private String policy;
     private Set<Long> top = Set.of();
 
-    private static String key(QueueView v) {
-        return v.group() + '\u0000' + v.priority();
+    private static Key key(QueueView v) {
+        return new Key(v.group(), v.priority());
+    }
+
+    private static boolean sameKey(Track t, QueueView v) {
+        return t.key.priority() == v.priority() && java.util.Objects.equals(t.key.group(), v.group());
     }
 
     /**
@@ -68,7 +80,7 @@ final class TopQueues {
         Map<String, List<Long>> running = null;
         for (QueueView v : views) {
             Track t = tracks.get(v.handle());
-            if (t == null || !t.device.equals(v.device()) || !t.key.equals(key(v))) {
+            if (t == null || !t.device.equals(v.device()) || !sameKey(t, v)) {
                 if (t != null) {
                     forget(v.handle());
                 }
@@ -144,11 +156,11 @@ final class TopQueues {
      */
     private Set<Long> compute(List<QueueView> views) {
         Map<String, Integer> perDevice = new HashMap<>();
-        Map<String, Integer> perDeviceKey = new HashMap<>();
+        Map<DeviceKey, Integer> perDeviceKey = new HashMap<>();
         for (QueueView v : views) {
             Track t = tracks.get(v.handle());
             perDevice.merge(t.device, 1, Integer::sum);
-            perDeviceKey.merge(t.device + '\u0001' + t.key, 1, Integer::sum);
+            perDeviceKey.merge(new DeviceKey(t.device, t.key), 1, Integer::sum);
         }
         Map<Long, Integer> yieldedToIt = new HashMap<>();
         for (Track o : tracks.values()) {
@@ -162,7 +174,7 @@ final class TopQueues {
         Set<Long> on = null;
         for (QueueView q : views) {
             Track t = tracks.get(q.handle());
-            int company = perDevice.get(t.device) - perDeviceKey.get(t.device + '\u0001' + t.key);
+            int company = perDevice.get(t.device) - perDeviceKey.get(new DeviceKey(t.device, t.key));
             if (!t.yielded && company > 0 && yieldedToIt.getOrDefault(q.handle(), 0) == company) {
                 if (on == null) {
                     on = new HashSet<>(4);
