@@ -93,6 +93,12 @@ final class ContentionRule {
     void slept(NodeQueue q) {
         synchronized (this) {
             Member m = members.get(q.handle());
+            if (m == null && queues.get(q.handle()) == q) {
+                // open, and asleep before its open was counted here (a decision on the loop thread
+                // saw it between the core's put and its recompute): counted asleep from the start
+                sleptUncounted.add(q);
+                return;
+            }
             if (m == null || m.q != q) {
                 return;
             }
@@ -215,6 +221,8 @@ final class ContentionRule {
     private final Set<Member> unapplied = new LinkedHashSet<>();
     /** Queues that fell asleep since the last computation ({@link #slept}), and whether one is due to count them. */
     private final List<Member> sleepNews = new ArrayList<>();
+    /** Open queues that fell asleep before their open was counted here ({@link #slept}); guarded by this. */
+    private final Set<NodeQueue> sleptUncounted = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     private boolean sleepApplyDue;
 
     private static Company companyOf(NodeQueue q) {
@@ -250,6 +258,9 @@ final class ContentionRule {
             boolean open = queues.get(h) == changed;
             DeviceCompany dc = m != null ? companies.get(m.device) : null;
             boolean wasContended = dc != null && dc.contended();
+            if (!open) {
+                sleptUncounted.remove(changed);
+            }
             if (!open && m != null && m.q == changed) {
                 members.remove(h);
                 dc.members.remove(h);
@@ -265,8 +276,14 @@ final class ContentionRule {
                 dc = companies.computeIfAbsent(m.device, d -> new DeviceCompany());
                 wasContended = dc.contended();
                 dc.members.put(h, m);
-                dc.counted(m, true);
                 ask.put(h, m);
+                if (sleptUncounted.remove(changed)) {
+                    m.asleep = true; // fell asleep before this count (slept): no company, nobody else's answer changes
+                    m.wantAsleep = true;
+                    dc = null;
+                } else {
+                    dc.counted(m, true);
+                }
             } else if (open && m.q == changed) {
                 Company key = companyOf(changed);
                 if (key.equals(m.key)) {
@@ -324,6 +341,7 @@ final class ContentionRule {
     private synchronized List<Member> wokeActions(NodeQueue q) {
         Member m = members.get(q.handle());
         if (m == null || m.q != q) {
+            sleptUncounted.remove(q);
             return List.of();
         }
         m.wantAsleep = false;

@@ -11,7 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The queues decisions leave out while they sleep: idle (nothing ready, pending or in flight, at
- * every decision) for at least {@value #IDLE_NANOS} ns, held by the scheduler, and of a kind that
+ * every decision) for at least {@value #IDLE_NANOS} ns, or never used at all (nothing completed,
+ * no device time: a stream opened and not launched on), held by the scheduler, and of a kind that
  * tells the scheduler by itself when work comes ({@link ScheduledQueue#wakesWhenHeld()}).
  *
  * <p>Why: every decision viewed, decided and applied every queue of the node. One local user
@@ -101,6 +102,11 @@ final class DormantQueues {
         touched.add(q);
     }
 
+    /** @return whether a view shows a queue that never had work: nothing completed, no device time */
+    static boolean neverUsed(QueueView v) {
+        return v.completed() == 0 && v.runNanos() == 0;
+    }
+
     /** @return whether a view shows nothing to do: nothing ready, pending or in flight */
     static boolean idle(QueueView v) {
         return !v.ready() && v.pending() == 0 && v.inFlight() == 0;
@@ -148,7 +154,9 @@ final class DormantQueues {
             }
             awake = a;
             lastAll = all;
-            publish();
+            if (asleepChanged) {
+                publish(); // only the sleepers' change is news for the sweep, not the node's list
+            }
         }
         return awake;
     }
@@ -167,7 +175,14 @@ final class DormantQueues {
             }
             if (idle(v)) {
                 Long first = idleSince.get(q);
-                if (first == null) {
+                if (first == null && neverUsed(v) && q.wakesWhenHeld() && !touched.contains(q)) {
+                    // held and never used yet (a stream opened and not launched on): nothing to
+                    // wait for, asleep at once (a user churning thousands of unused streams kept
+                    // each awake, in every decision, for its first second: issue 41)
+                    asleep.put(q, Boolean.TRUE);
+                    asleepChanged = true;
+                    tell(q, true);
+                } else if (first == null) {
                     idleSince.put(q, now);
                 } else if (now - first >= IDLE_NANOS && q.wakesWhenHeld() && !touched.contains(q)) {
                     asleep.put(q, Boolean.TRUE);

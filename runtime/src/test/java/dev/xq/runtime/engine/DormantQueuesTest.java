@@ -146,4 +146,43 @@ class DormantQueuesTest {
                 "every idle queue let go by the new policy: " + idle.stream().filter(ExternalQueueTest.Owner::holding).count() + " held");
         assertEquals(0, core.scheduler().dormantQueues(), "none asleep once let go");
     }
+
+    @Test
+    void heldQueuesNeverUsedSleepAtOnceUsedOnesAfterASecond() throws Exception {
+        ExternalQueueTest.Owner hi = new ExternalQueueTest.Owner();
+        ExternalQueue qhi = core.open(new ExternalQueueSpec("serve/default", "cuda0", "2:serve", 2, List.of(new Hint.Priority(2)), null), hi);
+        hi.counters = busy();
+        qhi.changed();
+        // a user's streams opened and never launched on, and one that worked and is idle now
+        List<Counted> unused = new ArrayList<>();
+        List<ExternalQueue> unusedHandles = new ArrayList<>();
+        for (int i = 0; i < 64; i++) {
+            Counted o = new Counted();
+            unused.add(o);
+            unusedHandles.add(core.open(new ExternalQueueSpec("churn/s" + i, "cuda0", "3:churn", 3, List.of(new Hint.Priority(1)), null), o));
+        }
+        Counted worked = new Counted();
+        worked.counters = new ExternalCounters(0, 0, 10, 10, 0, 9_000_000, 1_000_000, 0); // idle, its counts kept
+        core.open(new ExternalQueueSpec("churn/used", "cuda0", "3:churn", 3, List.of(new Hint.Priority(1)), null), worked);
+        qhi.changed();
+        assertTrue(ExternalQueueTest.eventually(() -> unused.stream().allMatch(ExternalQueueTest.Owner::holding) && worked.holding()),
+                "held behind the preferred queue");
+        assertTrue(ExternalQueueTest.eventually(() -> {
+            qhi.changed();
+            return core.scheduler().dormantQueues() == 64;
+        }), "the 64 never used asleep at once, well inside the second the used one waits: " + core.scheduler().dormantQueues());
+        long t0 = System.nanoTime();
+        while (core.scheduler().dormantQueues() != 65 && System.nanoTime() - t0 < 3_000_000_000L) {
+            qhi.changed();
+            Thread.sleep(20);
+        }
+        assertEquals(65, core.scheduler().dormantQueues(), "the used one after its second idle");
+        assertTrue(System.nanoTime() - t0 >= 500_000_000L, "the used one did not sleep at once");
+        // the first work of one never used wakes it, as any sleeper's
+        Counted first = unused.get(5);
+        first.counters = busy();
+        int r0 = first.reads.get();
+        unusedHandles.get(5).changed();
+        assertTrue(ExternalQueueTest.eventually(() -> first.reads.get() > r0), "looked at again with its first work");
+    }
 }

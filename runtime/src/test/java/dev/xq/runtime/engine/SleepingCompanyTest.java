@@ -133,14 +133,16 @@ class SleepingCompanyTest {
         assertTrue(v.contended(), "company again");
         assertEquals(XQueueStatus.Limits.CONFIGURED, v.status().limits());
 
-        // it goes idle, is held again behind the victim's work and falls asleep again: alone again
-        woken.counters = ExternalCounters.IDLE;
+        // it goes idle (its counts stay, as an interposer's do), is held again behind the victim's
+        // work and falls asleep again: alone again
+        woken.counters = new ExternalCounters(0, 0, 10, 10, 0, 9_000_000, 1_000_000, 0);
         flood.get(7).changed();
         victim.counters = busy();
         assertTrue(pokeUntil(qv::changed, () -> victim.config.windowMicros() == 0),
                 "alone once the woken queue sleeps again: " + core.scheduler().dormantQueues() + " asleep");
 
-        // one closes while asleep, the others wake with the policy swap: company again at once
+        // one closes while asleep, the others wake with the policy swap: company again at once (the
+        // one that worked: those never used fall asleep again at the first decision that holds them)
         flood.get(3).close();
         core.scheduler().register("hold2", new DormantQueuesTest.HoldLower(), "test", 2);
         core.scheduler().select("hold2", true);
