@@ -42,6 +42,8 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     // guarded by this
     private final Map<Class<? extends Hint>, Hint> hints = new LinkedHashMap<>();
+    /** guarded by this: {@link #hints}' values as an immutable list, made when they change (every decision's view shares it) */
+    private List<Hint> hintList = List.of();
     private QueueConfig config;
     private boolean suspendedByScheduler;
     private boolean suspendedByApp;
@@ -90,6 +92,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         for (Hint h : spec.hints()) {
             hints.put(h.getClass(), h);
         }
+        hintList = List.copyOf(hints.values());
     }
 
     private static boolean heldInTime(ExternalQueueShare share, RuntimeLog log) {
@@ -327,7 +330,7 @@ public final class ExternalQueueImpl implements NodeQueue {
             }
             return new QueueView(handle, spec.name(), spec.device(), spec.group(), c.ready(), suspendedByScheduler,
                     suspendedByApp, c.ready() ? c.readySinceNanos() : 0, c.runNanos(), lastResumedNanos, c.pending(), c.inFlight(),
-                    c.completed(), c.estimateNanos(), List.copyOf(hints.values()), PreemptionLevel.BLOCK);
+                    c.completed(), c.estimateNanos(), hintList, PreemptionLevel.BLOCK);
         }
     }
 
@@ -621,6 +624,7 @@ public final class ExternalQueueImpl implements NodeQueue {
                 throw new IllegalStateException("queue " + spec.name() + " (" + handle + ") is closed");
             }
             hints.put(hint.getClass(), hint);
+            hintList = List.copyOf(hints.values());
         }
         events.changed(this);
         events.hinted(this);
@@ -629,7 +633,7 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     @Override
     public synchronized List<Hint> hints() {
-        return List.copyOf(hints.values());
+        return hintList;
     }
 
     /**
@@ -662,7 +666,7 @@ public final class ExternalQueueImpl implements NodeQueue {
             return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), spec.pid(), stateLocked(c), config,
                     PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler && !narrowed, suspendedByApp, c.pending(),
                     c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
-                    c.estimateNanos() / 1000, c.runNanos() / 1000, List.copyOf(hints.values()), "", limitsModeLocked(),
+                    c.estimateNanos() / 1000, c.runNanos() / 1000, hintList, "", limitsModeLocked(),
                     smShare);
         }
     }
