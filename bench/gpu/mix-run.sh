@@ -2,7 +2,9 @@
 # GPU machine: the workload family (./xq bench mix --device cuda) and the node-kill check with MPS.
 # Carry: node/target, interpose/target, .jre.tar.xz. Usage (one device call):
 #   MIXES=all SECS=8 MODES=standalone,native,xq sh bench/gpu/mix-run.sh "$OUT"
-# Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz.
+# Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz. Where nvidia-smi is, the GPU's
+# clocks, power, temperature, utilization and throttle reasons are sampled every 100 ms during each run
+# (clocks-N.csv) and split by mix and mode after the runs by bench/gpu/clocks-by-mode.py (clocks-N.txt).
 set -u
 out=${1:?usage: mix-run.sh OUTDIR}
 res=/tmp/xq-mix
@@ -10,18 +12,48 @@ mkdir -p "$out" "$res"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,driver_version,compute_mode,mig.mode.current --format=csv > "$res/gpu.txt" 2>&1; cat "$res/gpu.txt"
 pack() { tar -C "$res" -czf "$out/mix-results.tgz" . 2>/dev/null; }
+# this machine's offset east of UTC in seconds: nvidia-smi's timestamps are local time, the mode lines epoch ms
+tzoff() {
+  z=$(date +%z); sign=1
+  case "$z" in -*) sign=-1 ;; esac
+  h=$(echo "$z" | cut -c2-3); mi=$(echo "$z" | cut -c4-5)
+  echo $(( sign * ( ${h#0} * 3600 + ${mi#0} * 60 ) ))
+}
+smi=0; command -v nvidia-smi > /dev/null 2>&1 && smi=1
 i=0
 for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   i=$((i+1))
   s=$(date +%s)
+  sampler=
+  if [ "$smi" = 1 ]; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_throttle_reasons.active \
+      --format=csv,noheader,nounits -lms 100 > "$res/clocks-$i.csv" 2>&1 &
+    sampler=$!
+  fi
   timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" mixes="$m" modes="${MODES:-standalone,native,xq}" ${ALT:+alt="$ALT"} \
     --json "$res/mix-$i.json" > "$res/mix-$i.txt" 2>&1
-  echo "== mix run $i ($m) rc=$? $(( $(date +%s) - s )) s"
+  rc=$?
+  if [ -n "$sampler" ]; then
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+  fi
+  echo "== mix run $i ($m) rc=$rc $(( $(date +%s) - s )) s"
   grep -v '^  \[' "$res/mix-$i.txt" | tail -40
   d=$(ls -dt /tmp/xq-mix-* 2>/dev/null | head -1)
   [ -n "$d" ] && mkdir -p "$res/logs-$i" && cp -r "$d"/. "$res/logs-$i/" 2>/dev/null
   pack
 done
+runs=$i
+if [ "$smi" = 1 ] && command -v python3 > /dev/null 2>&1; then
+  tz=$(tzoff)
+  i=0
+  while [ "$i" -lt "$runs" ]; do
+    i=$((i+1))
+    [ -f "$res/clocks-$i.csv" ] || continue
+    python3 bench/gpu/clocks-by-mode.py --tz-offset-s "$tz" "$res/mix-$i.txt" "$res/clocks-$i.csv" > "$res/clocks-$i.txt" 2>&1
+    echo "== clocks by mode, run $i"; cat "$res/clocks-$i.txt"
+  done
+  pack
+fi
 if [ "${KILLCHECK:-0}" = 1 ]; then
   # a node killed hard while an MPS client runs: the client finishes, the daemon is gone after it
   s=$(date +%s)

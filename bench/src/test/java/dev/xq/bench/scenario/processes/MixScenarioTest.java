@@ -6,15 +6,30 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.xq.api.DeviceInfo;
+import dev.xq.api.PreemptionLevel;
+import dev.xq.api.SchedulerControl;
+import dev.xq.api.XQueueService;
 import dev.xq.bench.args.BenchArguments;
 import dev.xq.bench.args.UsageException;
 import dev.xq.bench.report.Json;
 import dev.xq.bench.report.ScenarioReport;
 import dev.xq.bench.report.TextTable;
+import dev.xq.bench.scenario.ScenarioContext;
+import java.lang.reflect.Proxy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
 
 /** The workload family's goal arithmetic, its mixes and its parameters. */
 class MixScenarioTest {
@@ -88,8 +103,8 @@ class MixScenarioTest {
         assertTrue(e.getMessage().contains("decode+trainbf16+gemm"), e.getMessage());
         var m = assertThrows(UsageException.class, () -> BenchArguments.parseBench(List.of("mix", "modes=native,fast"),
                 Map.of("mix", MIX.params())));
-        assertTrue(m.getMessage().contains("'fast'") && m.getMessage().contains("standalone, native, xq, xq-hold, xq-free, xq-alt, mps"),
-                m.getMessage());
+        assertTrue(m.getMessage().contains("'fast'")
+                && m.getMessage().contains("standalone, xq-alone, native, xq, xq-hold, xq-free, xq-alt, mps"), m.getMessage());
         assertThrows(UsageException.class, () -> MixScenario.select(List.of("nope")));
     }
 
@@ -176,5 +191,170 @@ class MixScenarioTest {
         String text = TextTable.render(r);
         assertTrue(text.contains("decode+gemm") && text.contains("decode+gemm  MET") && !text.contains("completed"), text);
         assertThrows(IllegalArgumentException.class, () -> r.extra("modes", List.of()));
+    }
+
+    // ------------------------------------------------------------------ xq-alone: the interposer's overhead on a tenant alone
+
+    @Test
+    void xqAloneIsAModeOnRequestValidatedLikeTheOthers() {
+        var defaults = BenchArguments.parseBench(List.of("mix"), Map.of("mix", MIX.params())).params();
+        assertFalse(defaults.strings("modes").contains("xq-alone"));
+        var alone = BenchArguments.parseBench(List.of("mix", "modes=standalone,xq-alone,native,xq"), Map.of("mix", MIX.params()))
+                .params();
+        assertEquals(List.of("standalone", "xq-alone", "native", "xq"), alone.strings("modes"));
+        assertEquals(1, MixScenario.MODES.indexOf("xq-alone"));
+        var bad = assertThrows(UsageException.class, () -> BenchArguments.parseBench(List.of("mix", "modes=xq-alon"),
+                Map.of("mix", MIX.params())));
+        assertTrue(bad.getMessage().contains("'xq-alon'") && bad.getMessage().contains("xq-alone"), bad.getMessage());
+        // the node's own settings, and no BE rate figure: it runs the LC tenants alone
+        assertEquals(Map.of(), MixScenario.modeSettings("xq-alone", "mps:off"));
+        assertFalse(MixScenario.togetherMode("xq-alone"));
+        assertTrue(MixScenario.togetherMode("xq") && MixScenario.togetherMode("mps") && !MixScenario.togetherMode("native"));
+        String usage = MIX.params().stream().filter(p -> p.name().equals("modes")).findFirst().orElseThrow().usage();
+        assertTrue(usage.contains("xq-alone: each LC kind alone under the interposer"), usage);
+    }
+
+    @Test
+    void overheadIsXqAloneOverStandaloneLessOneAndHasItsOwnGoalNotTheMixs() {
+        assertTrue(MixScenario.overheadMet(0.02, -0.1));
+        assertFalse(MixScenario.overheadMet(0.0201, 0));
+        assertFalse(MixScenario.overheadMet(0, Double.NaN));
+        var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
+        var byMode = modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(95));
+        // lat 1, 10.2, 10.2: P50 10.2 against standalone's 10, P99 about 10.2 against 10
+        byMode.put("xq-alone", Map.of("decode", lc(10.2, 7)));
+        var v = MixScenario.judge(mix, byMode);
+        assertEquals(Boolean.TRUE, v.met());
+        @SuppressWarnings("unchecked")
+        var decode = ((List<Map<String, Object>>) v.json().get("tenants")).get(0);
+        var overhead = (Map<?, ?>) decode.get("overhead");
+        assertEquals(0.02, ((Number) overhead.get("p50")).doubleValue(), 1e-3);
+        assertEquals(0.02, ((Number) overhead.get("p99")).doubleValue(), 1e-3);
+        assertTrue(v.measured().contains("alone under XQ P50/P99 +2.0 % / +2.0 %"), v.measured());
+        assertEquals("+2.0 % / +2.0 %", v.aloneCells().get("decode"));
+        // a failed xq-alone is named, but the mix's goals stay about the mix
+        byMode.put("xq-alone", Map.of("decode", MixScenario.Outcome.failed("decode exited with 1")));
+        var failed = MixScenario.judge(mix, byMode);
+        assertEquals(Boolean.TRUE, failed.met());
+        assertTrue(failed.notes().stream().anyMatch(n -> n.contains("xq-alone") && n.contains("decode exited with 1")));
+        assertNull(((Map<?, ?>) ((List<?>) failed.json().get("tenants")).get(0)).get("overhead"));
+        // a different result under xq-alone misses the overhead goal, not the mix's
+        byMode.put("xq-alone", Map.of("decode", lc(10.1, 8)));
+        var differ = MixScenario.judge(mix, byMode);
+        assertEquals(Boolean.TRUE, differ.met());
+        assertFalse(MixScenario.Overhead.of(lc(10, 7), lc(10.1, 8)).met());
+        assertTrue(MixScenario.Overhead.of(lc(10, 7), lc(10.1, 7)).met());
+        assertEquals("interposer overhead on decode alone <= 2 % at P50 and P99", MixScenario.overheadGoal(MixScenario.Kind.DECODE));
+    }
+
+    /**
+     * A small mix in modes standalone and xq-alone, run for real on the fake libcuda: the tenant
+     * under the interposer runs unscheduled here (no node serves its socket), which is what an
+     * overhead measurement off the GPU can be; the node's services are stand-ins.
+     */
+    @Test
+    void aSmallMixRunsStandaloneAndXqAloneOnTheFakeLibcuda(@TempDir Path tmp) throws Exception {
+        Path home = Path.of("..").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isExecutable(home.resolve("interpose/target/fakecuda/xq-cuda-app"))
+                && Files.isRegularFile(home.resolve("interpose/target/libxq-cuda.so")), "interpose is not built");
+        String before = System.getProperty("xq.home");
+        System.setProperty("xq.home", home.toString());
+        List<String> lines = new ArrayList<>();
+        try (ScenarioContext ctx = ScenarioContext.open(service(), scheduler(), bundles(tmp.resolve("no-node.sock")), lines::add,
+                "sim")) {
+            var p = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm,decode+trainbf16", "modes=standalone,xq-alone",
+                    "seconds=1"), Map.of("mix", MIX.params())).params();
+            ScenarioReport r = MIX.run(ctx, p);
+            String json = Json.write(r.toJsonObject());
+            @SuppressWarnings("unchecked")
+            var mixes = (List<Map<String, Object>>) r.extras().get("mixes");
+            assertEquals(2, mixes.size(), json);
+            for (var mix : mixes) {
+                @SuppressWarnings("unchecked")
+                var decode = ((List<Map<String, Object>>) mix.get("tenants")).get(0);
+                var overhead = (Map<?, ?>) decode.get("overhead");
+                assertTrue(overhead != null, json);
+                assertTrue(Double.isFinite(((Number) overhead.get("p50")).doubleValue())
+                        && Double.isFinite(((Number) overhead.get("p99")).doubleValue()), json);
+                // the goal line is its own: a mix without native and xq is not judged
+                assertNull(mix.get("goals_met"), json);
+            }
+            assertTrue(json.contains("\"overhead\": {"), json);
+            // one goal line for the one LC kind, measured once and reused by the second mix
+            var goals = r.goals().stream().filter(g -> g.goal().equals("interposer overhead on decode alone <= 2 % at P50 and P99"))
+                    .toList();
+            assertEquals(1, goals.size(), r.goals().toString());
+            assertTrue(goals.get(0).measured().contains("P50 ") && goals.get(0).measured().contains("P99 "), goals.get(0).measured());
+            assertEquals(1, r.goals().stream().filter(g -> g.goal().startsWith("interposer overhead")).count(), r.goals().toString());
+            assertTrue(String.valueOf(r.summary().get("overhead_goals_met")).matches("[01] of 1"), r.summary().toString());
+            assertTrue(TextTable.render(r).contains("alone under XQ"), TextTable.render(r));
+            // every mode that ran says when it started and ended; the second mix reuses both and runs none
+            Pattern at = Pattern.compile("mix (\\S+): (.+) (started|ended) at (\\d+)");
+            List<String> spans = new ArrayList<>();
+            long last = 0;
+            for (String l : lines) {
+                Matcher mt = at.matcher(l);
+                if (mt.matches()) {
+                    spans.add(mt.group(1) + " " + mt.group(2) + " " + mt.group(3));
+                    long ms = Long.parseLong(mt.group(4));
+                    assertTrue(ms >= last && Math.abs(ms - System.currentTimeMillis()) < 600_000, l);
+                    last = ms;
+                }
+            }
+            assertEquals(List.of("decode+gemm standalone decode started", "decode+gemm standalone decode ended",
+                    "decode+gemm xq-alone decode started", "decode+gemm xq-alone decode ended"), spans, lines.toString());
+            assertTrue(lines.stream().anyMatch(l -> l.startsWith("interposer overhead on decode alone <= 2 % at P50 and P99: ")),
+                    lines.toString());
+        } finally {
+            if (before == null) {
+                System.clearProperty("xq.home");
+            } else {
+                System.setProperty("xq.home", before);
+            }
+        }
+    }
+
+    // the node's services, as far as the mix scenario asks them: one sim device, policy hpf, a process host at socket
+
+    private static XQueueService service() {
+        return proxy(XQueueService.class, (m, a) -> m.equals("devices")
+                ? List.of(new DeviceInfo("sim0", "sim", "sim", PreemptionLevel.BLOCK, 1, 0, 0)) : null);
+    }
+
+    private static SchedulerControl scheduler() {
+        return proxy(SchedulerControl.class, (m, a) -> switch (m) {
+            case "selectedPolicy" -> "hpf";
+            case "policies" -> List.of(new SchedulerControl.PolicyInfo("hpf", "", "", true, null));
+            default -> null;
+        });
+    }
+
+    private static BundleContext bundles(Path socket) {
+        ServiceReference<?> host = proxy(ServiceReference.class, (m, a) -> m.equals("getProperty")
+                ? switch ((String) a[0]) {
+                    case "xq.host.socket" -> socket.toString();
+                    case "service.id" -> 1L;
+                    default -> null;
+                } : null);
+        return proxy(BundleContext.class, (m, a) -> m.equals("getAllServiceReferences") && "(xq.host.socket=*)".equals(a[1])
+                ? new ServiceReference<?>[] {host} : null);
+    }
+
+    private interface Answer {
+        Object answer(String method, Object[] args);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T proxy(Class<?> type, Answer answer) {
+        return (T) Proxy.newProxyInstance(MixScenarioTest.class.getClassLoader(), new Class<?>[] {type}, (self, m, a) -> {
+            if (m.getDeclaringClass() == Object.class) {
+                return switch (m.getName()) {
+                    case "hashCode" -> System.identityHashCode(self);
+                    case "equals" -> self == a[0];
+                    default -> type.getSimpleName() + " stand-in";
+                };
+            }
+            return answer.answer(m.getName(), a);
+        });
     }
 }
