@@ -18,6 +18,7 @@ import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * The HTTP API's cap on open connections (issue 41, item 5: a flood of idle connections took
@@ -66,20 +67,27 @@ final class ConnectionCap implements ConnectorFactory {
     private final RuntimeLog log;
     private final LongSupplier nanoTime;
     private final ToIntFunction<SelectableChannel> userOf;
+    /** The server's threads' priority ({@link ThreadNice}), or null to leave them as they are. */
+    private final ThreadNice nice;
 
-    ConnectionCap(int max, int perUser, RuntimeLog log) {
-        this(max, perUser, log, System::nanoTime, new KernelUsers(LoopbackPeers.processUid(), log));
+    ConnectionCap(int max, int perUser, ThreadNice nice, RuntimeLog log) {
+        this(max, perUser, log, System::nanoTime, new KernelUsers(LoopbackPeers.processUid(), log), nice);
     }
 
     ConnectionCap(int max, RuntimeLog log) {
-        this(max, Integer.MAX_VALUE, log, System::nanoTime, c -> UNCOUNTED);
+        this(max, Integer.MAX_VALUE, log, System::nanoTime, c -> UNCOUNTED, null);
+    }
+
+    ConnectionCap(int max, int perUser, RuntimeLog log, LongSupplier nanoTime, ToIntFunction<SelectableChannel> userOf) {
+        this(max, perUser, log, nanoTime, userOf, null);
     }
 
     /**
      * @param perUser the most connections one user may keep open (users {@link #UNCOUNTED} are not counted)
      * @param userOf the user of an accepted channel, asked as it is accepted
+     * @param nice the server's threads' priority, applied as it starts and as connections are accepted; null: none
      */
-    ConnectionCap(int max, int perUser, RuntimeLog log, LongSupplier nanoTime, ToIntFunction<SelectableChannel> userOf) {
+    ConnectionCap(int max, int perUser, RuntimeLog log, LongSupplier nanoTime, ToIntFunction<SelectableChannel> userOf, ThreadNice nice) {
         if (max < 1) {
             throw new IllegalArgumentException("maxConnections " + max + " is below 1");
         }
@@ -91,6 +99,7 @@ final class ConnectionCap implements ConnectorFactory {
         this.log = log;
         this.nanoTime = nanoTime;
         this.userOf = userOf;
+        this.nice = nice;
     }
 
     /**
@@ -143,6 +152,9 @@ final class ConnectionCap implements ConnectorFactory {
 
     @Override
     public Connector createConnector(Server server) {
+        if (nice != null && server.getThreadPool() instanceof QueuedThreadPool pool) {
+            nice.pool(pool.getName());
+        }
         List<ServerConnector> network = new ArrayList<>();
         for (Connector c : server.getConnectors()) {
             if (c instanceof ServerConnector s && !(c instanceof Carrier)) {
@@ -188,6 +200,9 @@ final class ConnectionCap implements ConnectorFactory {
         @Override
         public void onAccepting(SelectableChannel channel) {
             super.onAccepting(channel);
+            if (nice != null) {
+                nice.maybeApply(); // a pool grows under load, which brings accepts
+            }
             if (!channel.isOpen() || perUser == Integer.MAX_VALUE) {
                 return;
             }

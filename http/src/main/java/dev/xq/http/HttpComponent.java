@@ -77,6 +77,8 @@ public class HttpComponent {
     private final List<ServiceRegistration<?>> registrations = new java.util.ArrayList<>();
     private volatile Configuration jetty;
     private volatile ServiceTracker<HttpServiceRuntime, HttpServiceRuntime> endpoints;
+    /** The API's threads' priority while serving, or null. */
+    private ThreadNice threadNice;
 
     @Reference(service = LoggerFactory.class, cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
@@ -151,7 +153,8 @@ public class HttpComponent {
 
         // The cap on open connections (issue 41, item 5): Felix has no setting for it; it calls every
         // ConnectorFactory service with its Jetty server, which is where the cap goes on (ConnectionCap).
-        registrations.add(context.registerService(ConnectorFactory.class, new ConnectionCap(settings.maxConnections(), settings.maxConnectionsPerUser(), log),
+        registrations.add(context.registerService(ConnectorFactory.class, new ConnectionCap(settings.maxConnections(), settings.maxConnectionsPerUser(),
+                threadNice(settings.threadNice()), log),
                 new Hashtable<>(Map.of(RUNTIME_PROPERTY, INSTANCE))));
 
         // Our own Jetty: host, port and nothing else of Felix's defaults that matter here.
@@ -222,8 +225,33 @@ public class HttpComponent {
         }, TOKEN_FILE_CHECK_MS, TOKEN_FILE_CHECK_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * @return the server's threads' priority, started, or null where {@code value} is 0 or this node
+     *         could not undo it on threads that inherit it ({@link ThreadNice}: said in the log)
+     */
+    private ThreadNice threadNice(int value) {
+        if (value == 0) {
+            return null;
+        }
+        if (!ThreadNice.canUndo(value)) {
+            log.info("HTTP API: its threads run at the node's own priority: threadNice " + value + " (PID " + HttpConfig.PID
+                    + ") needs Linux and the privilege to raise a thread's priority again (root or CAP_SYS_NICE), which threads "
+                    + "started from the API's threads need");
+            return null;
+        }
+        ThreadNice n = new ThreadNice(value, log);
+        n.start();
+        threadNice = n;
+        return n;
+    }
+
     /** Stops serving: the servlet, the cap, the tracker and our Jetty's configuration go. */
     private void stop() {
+        ThreadNice n = threadNice;
+        threadNice = null;
+        if (n != null) {
+            n.close();
+        }
         for (ServiceRegistration<?> r : registrations) {
             try {
                 r.unregister();

@@ -56,4 +56,10 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
                     + "of a loopback connection, asked of the kernel as it is accepted); more are closed at once, so that one "
                     + "user's flood leaves the others room under maxConnections. Connections from other hosts count as one user")
     int maxConnectionsPerUser() default HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER;
+
+    @AttributeDefinition(name = "Nice value of the API's threads", min = "0", max = "19",
+            description = "Linux nice value the HTTP server's threads run at: what clients make the API do (a flood of "
+                    + "connections, slow bodies) takes only the CPU time that the node's scheduling and the tenants leave. "
+                    + "0: the node's own value")
+    int threadNice() default HttpSettings.DEFAULT_THREAD_NICE;
 }

@@ -28,9 +28,10 @@ import java.util.regex.Pattern;
  * @param allowedHosts host names (lower case) besides localhost and IP literals that a request served without a token may name
  * @param maxConnections the most connections open at once ({@link ConnectionCap})
  * @param maxConnectionsPerUser the most connections one local user other than the node's and root may keep open ({@link ConnectionCap})
+ * @param threadNice the nice value of the server's threads, 0 for the node's own ({@link ThreadNice})
  */
 record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopback, String token, boolean tokenOnLoopback,
-                    int maxBodyBytes, List<String> allowedHosts, int maxConnections, int maxConnectionsPerUser) {
+                    int maxBodyBytes, List<String> allowedHosts, int maxConnections, int maxConnectionsPerUser, int threadNice) {
 
     private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
 
@@ -47,6 +48,8 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
     /** A quarter of the default cap: a user flooding the API leaves three quarters to everyone else. */
     static final int DEFAULT_MAX_CONNECTIONS_PER_USER = 64;
     static final int MIN_TOKEN = 16;
+    /** The API's threads: about a tenth of a CPU's share beside a thread at the node's value that wants it. */
+    static final int DEFAULT_THREAD_NICE = 10;
     /** Framework property: the port when the configuration leaves it at -1. */
     static final String PORT_PROPERTY = "xq.http.port";
     /** Framework property: false turns the API off unless the configuration turns it on. */
@@ -197,7 +200,12 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
             throw new IllegalArgumentException("maxConnectionsPerUser " + perUser + " is out of range [1, " + MAX_MAX_CONNECTIONS
                     + "] (default " + DEFAULT_MAX_CONNECTIONS_PER_USER + ")");
         }
-        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts, connections, perUser);
+        int nice = c.threadNice();
+        if (nice < 0 || nice > 19) {
+            throw new IllegalArgumentException("threadNice " + nice + " is out of range [0, 19] (default " + DEFAULT_THREAD_NICE
+                    + "; 0: the node's own)");
+        }
+        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts, connections, perUser, nice);
     }
 
     @Override
@@ -205,7 +213,7 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
         // never the token itself
         return "HttpSettings[enabled=" + enabled + ", port=" + port + ", bindAddress=" + bindAddress + ", token="
                 + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes + ", maxConnections=" + maxConnections
-                + ", maxConnectionsPerUser=" + maxConnectionsPerUser
+                + ", maxConnectionsPerUser=" + maxConnectionsPerUser + ", threadNice=" + threadNice
                 + (allowedHosts.isEmpty() ? "" : ", allowedHosts=" + allowedHosts) + "]";
     }
 

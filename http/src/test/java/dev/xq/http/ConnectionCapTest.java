@@ -345,6 +345,11 @@ class ConnectionCapTest {
         }
 
         @Override
+        public int threadNice() {
+            return base.threadNice();
+        }
+
+        @Override
         public int maxBodyBytes() {
             return base.maxBodyBytes();
         }

@@ -64,6 +64,11 @@ class SecurityTest {
             }
 
             @Override
+            public int threadNice() {
+                return HttpSettings.DEFAULT_THREAD_NICE;
+            }
+
+            @Override
             public String[] allowedHosts() {
                 return new String[0];
             }
@@ -365,6 +370,11 @@ class SecurityTest {
         @Override
         public int maxConnectionsPerUser() {
             return base.maxConnectionsPerUser();
+        }
+
+        @Override
+        public int threadNice() {
+            return base.threadNice();
         }
     }
 
