@@ -28,6 +28,11 @@ class ProcessesCommandTest {
                     && empty.contains("CMDLINE"), empty);
             try (TestClient c = TestClient.connect(sock)) {
                 c.hello("lister", "3");
+                c.map();
+                for (int slot = 0; slot < 2; slot++) { // streams that had work (one that never had shows its configured limits)
+                    c.writeSlotLong(slot, SharedMemory.S_COMPLETED, 3);
+                    c.writeSlotLong(slot, SharedMemory.S_RUN_NS, 300_000);
+                }
                 long h = c.stream(0, 2, 0, 0, 0, "default");
                 c.stream(1, 2, 0, 0, 0, "s1");
                 String out = ProcessesCommand.run(server);

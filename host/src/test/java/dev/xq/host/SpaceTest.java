@@ -259,6 +259,21 @@ class SpaceTest {
         return answer;
     }
 
+    /** Waits until the scheduler made no decision for 100 ms (the ones events asked for are made). */
+    private void settled() throws InterruptedException {
+        long count = core.decisionHistogram().count();
+        long quietSince = System.nanoTime();
+        long until = quietSince + 5_000_000_000L;
+        while (System.nanoTime() - quietSince < 100_000_000L && System.nanoTime() < until) {
+            Thread.sleep(10);
+            long now = core.decisionHistogram().count();
+            if (now != count) {
+                count = now;
+                quietSince = System.nanoTime();
+            }
+        }
+    }
+
     @Test
     void aProcessThatCanBeNarrowedGetsTheWholeDeviceAndIsNarrowedInsteadOfHeld() throws Exception {
         start(MpsDaemon.Mode.AUTO, device, true);
@@ -305,6 +320,7 @@ class SpaceTest {
         assertTrue(again.narrows());
 
         // the process's narrowing stopped (its driver failed to make a green context): held from now on
+        settled(); // the decision its open asked for is made (it could undo the narrowing below)
         again.schedule(true, System.nanoTime());
         assertEquals(24, be.slotInt(0, SharedMemory.S_RESERVE_SMS));
         assertEquals(0, be.slotInt(0, SharedMemory.S_GATE));

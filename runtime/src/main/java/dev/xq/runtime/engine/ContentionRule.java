@@ -26,7 +26,10 @@ import java.util.TreeMap;
  * this rule: {@link #slept} (applied on a thread of its own, as it widens limits) and
  * {@link #woke} (applied before the decision that may let it go; why that is safe is written
  * there). A sleeper's own answer is not kept up to date while it sleeps (held, its limits bound
- * nothing); it is given afresh when it wakes.
+ * nothing); it is given afresh when it wakes. A process's queue that falls asleep let go (never
+ * used yet: its first launches go before its wake is decided on) is given its configured limits
+ * as it falls asleep, whatever company it has, so that those launches are bounded as a contended
+ * queue's are.
  */
 final class ContentionRule {
 
@@ -110,6 +113,16 @@ final class ContentionRule {
             sleepApplyDue = true;
         }
         Thread.ofVirtual().name("xq-contention-sleep").start(() -> recompute(null));
+    }
+
+    /**
+     * {@code q}, about to open, counts as asleep from its open (no company; its own answer not
+     * given: it keeps the limits it opens with, its configured ones) until {@link #woke}: a
+     * process's stream that never had work (the core's {@code open}, before the queue is put in
+     * its map).
+     */
+    synchronized void bornAsleep(NodeQueue q) {
+        sleptUncounted.add(q);
     }
 
     /**
@@ -304,6 +317,7 @@ final class ContentionRule {
                 companyChanged(dc, wasContended, nowTop, ask);
             }
         }
+        List<Member> letGoAsleep = List.of();
         if (!sleepNews.isEmpty()) {
             for (Member m : sleepNews) {
                 if (members.get(m.q.handle()) != m || !m.wantAsleep || m.asleep) {
@@ -315,6 +329,12 @@ final class ContentionRule {
                 dc.counted(m, false);
                 ask.remove(m.q.handle());
                 companyChanged(dc, wasContended, nowTop, ask);
+                if (m.q instanceof ExternalQueueImpl x && !x.isSuspendedByScheduler()) {
+                    if (letGoAsleep.isEmpty()) {
+                        letGoAsleep = new ArrayList<>();
+                    }
+                    letGoAsleep.add(m);
+                }
             }
             sleepNews.clear();
         }
@@ -334,7 +354,20 @@ final class ContentionRule {
         toldOnTop = onTopRule;
         toldWindow = window;
         toldTop = nowTop;
-        return answers(ask, onTopRule, window, nowTop);
+        List<Member> apply = answers(ask, onTopRule, window, nowTop);
+        for (Member m : letGoAsleep) {
+            // asleep and let go (never used: DormantQueues), its first launches go before its wake
+            // is decided on: they run under its configured limits, whatever company comes meanwhile
+            // (its answer is not kept while it sleeps), and its wake gives it its answer afresh
+            if (!(m.told && m.contended && !m.onTop)) {
+                m.told = true;
+                m.contended = true;
+                m.onTop = false;
+                apply.add(m);
+                unapplied.add(m);
+            }
+        }
+        return apply;
     }
 
     /** {@link #woke}'s computation: {@code q} counted again, under the settings last applied. */

@@ -247,6 +247,9 @@ public final class ExternalQueueImpl implements NodeQueue {
 
             @Override
             public void changed() {
+                if (firstWork()) {
+                    events.firstWork(ExternalQueueImpl.this);
+                }
                 events.changed(ExternalQueueImpl.this);
                 fireStateChange();
             }
@@ -276,6 +279,38 @@ public final class ExternalQueueImpl implements NodeQueue {
     /** Tells the owner the starting limits (the gate open). */
     void start() {
         applyLocked();
+    }
+
+    /**
+     * No company until its first work (issue 41): set at its open when it never had work and is
+     * decided in time only; cleared by the first event about it ({@link #firstWork}).
+     */
+    private final java.util.concurrent.atomic.AtomicBoolean uncounted = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * @return whether this queue, as it opens, is to count as no one's company until its first work:
+     *         it never had work (its counters are all zero: a stream just registered) and the node
+     *         decides it in time only (not narrowable, not on a share that ignores holds). Its own
+     *         limits are then its configured ones until that work comes. Marks it so.
+     */
+    boolean bornUncounted() {
+        if (narrows || spaceOnly) {
+            return false;
+        }
+        ExternalCounters c;
+        try {
+            c = control.counters();
+        } catch (RuntimeException e) {
+            return false;
+        }
+        boolean never = c.completed() == 0 && c.runNanos() == 0 && !c.ready() && c.launched() == 0;
+        uncounted.set(never);
+        return never;
+    }
+
+    /** @return whether this is the owner's first event while it counted as no one's company (once only) */
+    boolean firstWork() {
+        return uncounted.get() && uncounted.compareAndSet(true, false);
     }
 
     @Override
@@ -347,6 +382,18 @@ public final class ExternalQueueImpl implements NodeQueue {
     @Override
     public synchronized boolean wakesWhenHeld() {
         return suspendedByScheduler && !narrowed && !spaceOnly && !closed;
+    }
+
+    /**
+     * Its interposer sends WAKE on its first step from idle to active, held or not. Only while it
+     * has company (its limits apply: its first launches, made before a decision sees them, are
+     * bounded by them; alone, nobody waits for them and it may as well stay awake). Not for a queue
+     * the node may narrow (its decisions place it in space, beside the preferred queues, with
+     * every launch) nor one on a share that ignores holds.
+     */
+    @Override
+    public synchronized boolean wakesWhenUsed() {
+        return contended && !narrowed && !spaceOnly && !closed && !narrows;
     }
 
     @Override

@@ -18,6 +18,13 @@ public interface QueueEvents {
     /** The queue was closed and must be forgotten. */
     void closed(NodeQueue queue);
 
+    /**
+     * A process's queue that counted as no one's company since its open (it had never had work)
+     * has its first event from its owner: company from now on. Called before {@link #changed}.
+     */
+    default void firstWork(NodeQueue queue) {
+    }
+
     /** The queue's hints changed (after {@link #changed}): who shares the device with whom may have. */
     default void hinted(NodeQueue queue) {
     }

@@ -259,6 +259,12 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         scheduler.signal(queue); // wakes it if asleep (DormantQueues)
     }
 
+    /** Its first work: company from now on (see {@link #open(ExternalQueueSpec, ExternalQueueControl)}). */
+    @Override
+    public void firstWork(NodeQueue queue) {
+        contention.woke(queue);
+    }
+
     /**
      * A queue became ready that nothing on its device contests (alone there, or on top of it with
      * its company held on arrival): the loop thread decides, not the submitting one. A decision
@@ -562,6 +568,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         ExternalQueueImpl q = new ExternalQueueImpl(handle, spec, cfg, control, this, log);
         if (q.openedNarrowable()) {
             narrowable.incrementAndGet();
+        }
+        if (q.bornUncounted()) {
+            // a stream just registered, never launched on: no one's company until its first work
+            // (its owner's first event, its WAKE: firstWork()); counted at once, a user opening and closing 64 unused streams
+            // ten times a second gave every other tenant of the device its configured limits for
+            // a moment each time, and a victim's tail doubled (issue 41)
+            contention.bornAsleep(q);
         }
         q.start();
         queues.put(handle, q);

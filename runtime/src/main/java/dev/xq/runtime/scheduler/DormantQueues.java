@@ -11,9 +11,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The queues decisions leave out while they sleep: idle (nothing ready, pending or in flight, at
- * every decision) for at least {@value #IDLE_NANOS} ns, or never used at all (nothing completed,
- * no device time: a stream opened and not launched on), held by the scheduler, and of a kind that
- * tells the scheduler by itself when work comes ({@link ScheduledQueue#wakesWhenHeld()}).
+ * every decision) for at least {@value #IDLE_NANOS} ns, held by the scheduler, and of a kind that
+ * tells the scheduler by itself when work comes ({@link ScheduledQueue#wakesWhenHeld()}); or never
+ * used at all (nothing completed, no device time: a stream opened and not launched on), held or
+ * let go, and of a kind that tells the scheduler of its first work either way
+ * ({@link ScheduledQueue#wakesWhenUsed()}).
  *
  * <p>Why: every decision viewed, decided and applied every queue of the node. One local user
  * holding 4,096 idle streams (the per-user cap) beside a victim that works 1 ms every 20 ms made
@@ -31,7 +33,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * suspended meanwhile); a policy that keeps state per queue sees it leave and come back. Every
  * {@value #SWEEP_EVERY_NANOS} ns while queues sleep the scheduler's loop thread reads every
  * sleeper's view outside any decision (a sweep), and one with work (its event somehow missed), no
- * longer held or closed wakes for the next decision; the others stay out: letting thousands go and
+ * longer held (a never-used one let go: used now) or closed wakes for the next decision; the
+ * others stay out: letting thousands go and
  * holding them again at each sweep, or reading them inside a decision, cost the victim's tail. A
  * change of the policy deciding wakes every queue.
  *
@@ -175,11 +178,15 @@ final class DormantQueues {
             }
             if (idle(v)) {
                 Long first = idleSince.get(q);
-                if (first == null && neverUsed(v) && q.wakesWhenHeld() && !touched.contains(q)) {
-                    // held and never used yet (a stream opened and not launched on): nothing to
-                    // wait for, asleep at once (a user churning thousands of unused streams kept
-                    // each awake, in every decision, for its first second: issue 41)
+                if (neverUsed(v) && (q.wakesWhenHeld() || q.wakesWhenUsed()) && !touched.contains(q)) {
+                    // never used yet (a stream opened and not launched on): nothing to wait for,
+                    // asleep at once, held or let go: its first work is an event either way (a
+                    // user churning thousands of unused streams kept each awake, in every
+                    // decision, for its first second, and those let go, never held, for as long
+                    // as they stayed open: issue 41)
+                    // (also when an earlier decision saw it idle but touched: opened during it)
                     asleep.put(q, Boolean.TRUE);
+                    idleSince.remove(q);
                     asleepChanged = true;
                     tell(q, true);
                 } else if (first == null) {
@@ -236,7 +243,7 @@ final class DormantQueues {
         for (int i = cursor; i < end; i++) {
             ScheduledQueue q = pass[i];
             QueueView v = q.view();
-            if (v == null || !idle(v) || !q.wakesWhenHeld()) {
+            if (v == null || !idle(v) || !(q.wakesWhenHeld() || neverUsed(v) && q.wakesWhenUsed())) {
                 touch(q);
                 woke = true;
             }

@@ -42,6 +42,17 @@ public interface ScheduledQueue {
         return false;
     }
 
+    /**
+     * Whether the queue tells the scheduler by itself when its <em>first</em> work comes, held or
+     * not, and would launch nothing a decision needs to see before that: then, never used (nothing
+     * completed, no device time) and idle, decisions may leave it out while it is let go too
+     * ({@link DormantQueues}); its first launch goes through as a just opened queue's does, and
+     * its event brings it to the next decision. Default: no.
+     */
+    default boolean wakesWhenUsed() {
+        return false;
+    }
+
     /** @return its place in space for policies ({@link QueueSpace#NONE}: decided in time only) */
     default QueueSpace space() {
         return QueueSpace.NONE;

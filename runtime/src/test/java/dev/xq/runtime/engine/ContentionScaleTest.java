@@ -44,15 +44,22 @@ class ContentionScaleTest {
     static final class Counted implements ExternalQueueControl {
         final AtomicLong reads;
         volatile QueueConfig config;
+        /** Whether it had work (a stream that never had any is no one's company until it does). */
+        volatile boolean used;
 
         Counted(AtomicLong reads) {
+            this(reads, false);
+        }
+
+        Counted(AtomicLong reads, boolean used) {
             this.reads = reads;
+            this.used = used;
         }
 
         @Override
         public ExternalCounters counters() {
             reads.incrementAndGet();
-            return ExternalCounters.IDLE;
+            return used ? ExternalQueueTest.USED_IDLE : ExternalCounters.IDLE;
         }
 
         @Override
@@ -65,13 +72,13 @@ class ContentionScaleTest {
     void aFloodOfStreamsCostsWorkLinearInItsSize() {
         int n = 2_000;
         AtomicLong reads = new AtomicLong();
-        Counted serve = new Counted(reads);
+        Counted serve = new Counted(reads, true);
         ExternalQueue qs = core.open(new ExternalQueueSpec("serve/default", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), WINDOWED), serve);
         List<ExternalQueue> flood = new ArrayList<>();
         List<Counted> owners = new ArrayList<>();
         reads.set(0);
         for (int i = 0; i < n; i++) {
-            Counted o = new Counted(reads);
+            Counted o = new Counted(reads, true);
             owners.add(o);
             flood.add(core.open(new ExternalQueueSpec("flood/s" + i, "cuda0", "66:flood", 66, List.of(), WINDOWED), o));
         }
@@ -102,10 +109,19 @@ class ContentionScaleTest {
         assertEquals(1, core.externalQueues().size());
     }
 
-    /** Brute force, as the rule reads: another queue on the device of another group, or of its group at another priority. */
+    /** The process queues that count as company: opened after work, or told of their first work since. */
+    private final Set<Long> counted = new HashSet<>();
+
+    /**
+     * Brute force, as the rule reads: another queue on the device of another group, or of its
+     * group at another priority; a process's queue only once it had work.
+     */
     private List<NodeQueue> company(NodeQueue q) {
         List<NodeQueue> c = new ArrayList<>();
         for (XQueue o : core.queues()) {
+            if (o instanceof ExternalQueueImpl && !counted.contains(o.handle())) {
+                continue;
+            }
             if (o != q && o.device().equals(q.device())
                     && (!((NodeQueue) o).group().equals(q.group()) || priority(o) != priority(q))) {
                 c.add((NodeQueue) o);
@@ -134,6 +150,7 @@ class ContentionScaleTest {
         String[] groups = {"a", "b", "c"};
         Set<Long> top = new HashSet<>();
         boolean onTop = true;
+        List<Object[]> unused = new ArrayList<>();
         for (int step = 0; step < 1_500; step++) {
             List<XQueue> open = core.queues();
             int op = rnd.nextInt(10);
@@ -141,7 +158,21 @@ class ContentionScaleTest {
             String group = groups[rnd.nextInt(groups.length)];
             List<Hint> hints = rnd.nextBoolean() ? List.of() : List.of(new Hint.Priority(rnd.nextInt(3)));
             if (op <= 2 || open.size() < 3) {
-                core.open(new ExternalQueueSpec("p/s" + step, device, group, 1, hints, WINDOWED), new Counted(reads));
+                boolean used = rnd.nextBoolean();
+                Counted owner = new Counted(reads, used);
+                ExternalQueue h = core.open(new ExternalQueueSpec("p/s" + step, device, group, 1, hints, WINDOWED), owner);
+                if (used) {
+                    counted.add(h.handle());
+                } else {
+                    unused.add(new Object[] {h, owner});
+                }
+            } else if (op == 3 && !unused.isEmpty() && rnd.nextBoolean()) {
+                // the first work of a stream that had none: company from now on
+                Object[] u = unused.remove(rnd.nextInt(unused.size()));
+                ((Counted) u[1]).used = true;
+                ExternalQueue h = (ExternalQueue) u[0];
+                counted.add(h.handle());
+                h.changed();
             } else if (op == 3) {
                 QueueOptions o = QueueOptions.on(device).inGroup(group).with(WINDOWED);
                 for (Hint h : hints) {
@@ -173,7 +204,11 @@ class ContentionScaleTest {
                 boolean contended = !company.isEmpty();
                 boolean isTop = contended && onTop && top.contains(q.handle());
                 String at = "step " + step + ", queue " + q.name() + " (" + q.device() + ", " + q.group() + ", priority " + priority(q) + ")";
-                if (q instanceof ExternalQueueImpl e) {
+                if (q instanceof ExternalQueueImpl e && !counted.contains(e.handle())) {
+                    // never had work: no one's company, and its limits the configured ones until it does
+                    assertTrue(e.contended(), at);
+                    assertEquals(XQueueStatus.Limits.CONFIGURED, e.status().limits(), at);
+                } else if (q instanceof ExternalQueueImpl e) {
                     assertEquals(contended, e.contended(), at);
                     XQueueStatus.Limits limits = !contended ? XQueueStatus.Limits.ALONE
                             : isTop && core.aloneWindowMicros() > 200 ? XQueueStatus.Limits.ON_TOP : XQueueStatus.Limits.CONFIGURED;

@@ -82,6 +82,7 @@ class DormantQueuesTest {
         List<ExternalQueue> handles = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             Counted o = new Counted();
+            o.counters = ExternalQueueTest.USED_IDLE; // they worked before (never used, they sleep at once, let go)
             idle.add(o);
             handles.add(core.open(new ExternalQueueSpec("flood/s" + i, "cuda0", "3:flood", 3, List.of(new Hint.Priority(1)), null), o));
         }
@@ -117,7 +118,7 @@ class DormantQueuesTest {
         assertTrue(woken.holding(), "still held behind the preferred queue");
         // the preferred queue goes idle: the queue with work is let go at once; the sleepers stay held
         // (nothing to run) and out of the decisions, also in the sweeps that read them once a second
-        hi.counters = ExternalCounters.IDLE;
+        hi.counters = ExternalQueueTest.USED_IDLE;
         qhi.changed();
         assertTrue(ExternalQueueTest.eventually(() -> !woken.holding()), "the queue with work runs once the preferred one is idle");
         int sleeperHolds = 0;
@@ -184,5 +185,101 @@ class DormantQueuesTest {
         int r0 = first.reads.get();
         unusedHandles.get(5).changed();
         assertTrue(ExternalQueueTest.eventually(() -> first.reads.get() > r0), "looked at again with its first work");
+    }
+
+    @Test
+    void queuesNeverUsedSleepLetGoTooAndTheirFirstWorkWakesThem() throws Exception {
+        // nothing preferred works: the policy lets every queue go; a user's streams opened and never
+        // launched on stayed awake in every decision for as long as they were open (issue 41's churn)
+        List<Counted> unused = new ArrayList<>();
+        List<ExternalQueue> handles = new ArrayList<>();
+        for (int i = 0; i < 64; i++) {
+            Counted o = new Counted();
+            unused.add(o);
+            handles.add(core.open(new ExternalQueueSpec("churn/s" + i, "cuda0", "3:churn", 3, List.of(new Hint.Priority(1)), null), o));
+        }
+        Counted worked = new Counted();
+        worked.counters = new ExternalCounters(0, 0, 10, 10, 0, 9_000_000, 1_000_000, 0); // idle, its counts kept
+        ExternalQueue qWorked = core.open(new ExternalQueueSpec("churn/used", "cuda0", "3:churn", 3, List.of(new Hint.Priority(1)), null),
+                worked);
+        ExternalQueueTest.Owner hi = new ExternalQueueTest.Owner();
+        hi.counters = new ExternalCounters(0, 0, 10, 10, 0, 9_000_000, 1_000_000, 0); // it worked before: never asleep, let go
+        ExternalQueue qhi = core.open(new ExternalQueueSpec("serve/default", "cuda0", "2:serve", 2, List.of(new Hint.Priority(2)), null), hi);
+        assertTrue(ExternalQueueTest.eventually(() -> {
+            qhi.changed();
+            return core.scheduler().dormantQueues() == 64;
+        }), "the 64 never used asleep, let go: " + core.scheduler().dormantQueues());
+        assertTrue(unused.stream().noneMatch(ExternalQueueTest.Owner::holding), "asleep, not held");
+        // the used one, idle and let go, stays awake; a second and a sweep later the never used stay asleep
+        long until = System.nanoTime() + 1_400_000_000L;
+        while (System.nanoTime() < until) {
+            qhi.changed();
+            Thread.sleep(20);
+        }
+        assertEquals(64, core.scheduler().dormantQueues(), "only the never used asleep (the used ones let go stay awake)");
+        int before = unused.stream().mapToInt(o -> o.reads.get()).sum();
+        int decisions = 0;
+        for (int i = 0; i < 20; i++) {
+            qhi.changed();
+            Thread.sleep(5);
+            decisions++;
+        }
+        int read = unused.stream().mapToInt(o -> o.reads.get()).sum() - before;
+        assertTrue(read <= 64, read + " counter reads of the sleepers in " + decisions + " decisions (at most one sweep's look at all)");
+        // the preferred one works now: the sleepers are not held (nothing of theirs can run), the used one is
+        hi.counters = busy();
+        qhi.changed();
+        assertTrue(ExternalQueueTest.eventually(worked::holding), "the awake one is held behind the preferred queue");
+        assertTrue(unused.stream().noneMatch(ExternalQueueTest.Owner::holding), "the sleepers are left as they were");
+        // the first work of one: its event wakes it, and the next decision holds it behind the preferred queue
+        Counted first = unused.get(5);
+        first.counters = busy();
+        handles.get(5).changed();
+        assertTrue(ExternalQueueTest.eventually(first::holding), "woken by its first work and held");
+        // the others asleep, and the used one too: held now, and idle for more than a second
+        assertEquals(64, core.scheduler().dormantQueues(), "63 never used and the used one asleep");
+        // a sleeper whose first work came without its event (missed) is found by a sweep
+        Counted missed = unused.get(9);
+        missed.counters = busy();
+        assertTrue(ExternalQueueTest.eventually(missed::holding), "a never-used sleeper with work found by a sweep and held");
+        qWorked.changed();
+    }
+
+    @Test
+    void aQueueAsleepLetGoHasItsConfiguredLimitsUntilItsWorkWakesIt() throws Exception {
+        dev.xq.api.QueueConfig cfg = dev.xq.api.QueueConfig.defaults().withThreshold(8).withBatch(4).withWindowMicros(300);
+        ExternalQueueTest.Owner other = new ExternalQueueTest.Owner();
+        other.counters = ExternalQueueTest.USED_IDLE;
+        ExternalQueue qo = core.open(new ExternalQueueSpec("other/default", "cuda7", "8:other", 8, List.of(new Hint.Priority(2)), cfg), other);
+        ExternalQueueTest.Owner solo = new ExternalQueueTest.Owner();
+        ExternalQueue q = core.open(new ExternalQueueSpec("solo/default", "cuda7", "9:solo", 9, List.of(new Hint.Priority(1)), cfg), solo);
+        // beside company, never used: let go (nothing preferred works), and asleep at the first
+        // decision that sees it idle; its first launches will go before a decision sees them, under
+        // its configured limits
+        assertTrue(ExternalQueueTest.eventually(() -> core.scheduler().dormantQueues() == 1), "asleep");
+        assertTrue(!solo.holding(), "not held");
+        assertTrue(solo.config.windowMicros() == 300 && solo.config.threshold() == 8, "its configured limits: " + solo.config);
+        // the company leaves while it sleeps: its answer is not kept while it sleeps, so the limits stay
+        qo.close();
+        Thread.sleep(100);
+        assertEquals(1, core.scheduler().dormantQueues(), "still asleep");
+        assertTrue(solo.config.windowMicros() == 300, "asleep let go, still bounded: " + solo.config);
+        // its first work: awake, alone now, the limits lifted
+        solo.counters = busy();
+        q.changed();
+        assertTrue(ExternalQueueTest.eventually(() -> core.scheduler().dormantQueues() == 0 && solo.config.windowMicros() == 0),
+                "awake and alone: no window (" + solo.config + ")");
+    }
+
+    @Test
+    void aQueueNeverUsedAloneOnItsDeviceStaysAwake() throws Exception {
+        ExternalQueueTest.Owner solo = new ExternalQueueTest.Owner();
+        ExternalQueue q = core.open(new ExternalQueueSpec("solo/default", "cuda8", "9:solo", 9, List.of(new Hint.Priority(1)), null), solo);
+        for (int i = 0; i < 20; i++) {
+            q.changed();
+            Thread.sleep(5);
+        }
+        assertEquals(0, core.scheduler().dormantQueues(), "alone, let go: nobody waits for its first launches, it stays awake");
+        assertEquals(dev.xq.api.QueueConfig.MAX_THRESHOLD, solo.config.threshold(), "alone: its limits lifted");
     }
 }

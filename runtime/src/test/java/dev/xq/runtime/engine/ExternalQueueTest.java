@@ -29,6 +29,13 @@ class ExternalQueueTest {
     private final XqCore core = new XqCore(RuntimeLog.NONE);
 
     /** Stands in for the process host: counters set by the test, decisions recorded. */
+    /**
+     * Idle after work, its counts kept as an interposer's are. A queue that never had work
+     * ({@link ExternalCounters#IDLE}, all zero) sleeps at the first decision that sees it idle,
+     * held or let go, and is then neither decided on nor anyone's company until its work comes.
+     */
+    static final ExternalCounters USED_IDLE = new ExternalCounters(0, 0, 10, 10, 0, 9_000_000, 1_000_000, 0);
+
     static class Owner implements ExternalQueueControl {
         volatile ExternalCounters counters = ExternalCounters.IDLE;
         final List<Boolean> held = new CopyOnWriteArrayList<>();
@@ -95,7 +102,7 @@ class ExternalQueueTest {
         assertEquals(QueueState.SUSPENDED, st.state());
         assertEquals(4, st.inFlight());
         assertEquals("11:train", st.group());
-        hi.counters = ExternalCounters.IDLE;
+        hi.counters = USED_IDLE;
         qhi.changed();
         assertTrue(eventually(() -> !lo.holding()), "lp let go when hp is idle: " + lo.held);
     }
@@ -137,7 +144,7 @@ class ExternalQueueTest {
             hi.counters = new ExternalCounters(0, 1, i + 1, i, 0, 0, 1_000_000, arrival);
             qhi.changed();
             assertTrue(eventually(lo::holding), "lp held at hp's arrival " + i);
-            hi.counters = ExternalCounters.IDLE;
+            hi.counters = USED_IDLE;
             qhi.changed();
             assertTrue(eventually(() -> !lo.holding()), "lp let go when hp is idle " + i);
         }
@@ -151,7 +158,7 @@ class ExternalQueueTest {
         hi.counters = new ExternalCounters(0, 1, 13, 12, 0, 0, 1_000_000, next);
         qhi.changed();
         assertTrue(eventually(() -> lo.holding() && lo.last()[0] == 0), "guard lifted at the arrival");
-        hi.counters = ExternalCounters.IDLE;
+        hi.counters = USED_IDLE;
         qhi.changed();
         assertTrue(eventually(() -> !lo.holding() && lo.last()[0] != 0), "guarded again for the one after");
         // off: lifted at the next decision and not given again
@@ -159,7 +166,7 @@ class ExternalQueueTest {
         assertTrue(eventually(() -> lo.last()[0] == 0), "off lifts the guard");
         hi.counters = new ExternalCounters(0, 1, 14, 13, 0, 0, 1_000_000, next + period);
         qhi.changed();
-        hi.counters = ExternalCounters.IDLE;
+        hi.counters = USED_IDLE;
         qhi.changed();
         assertTrue(eventually(() -> !lo.holding()));
         assertEquals(0, lo.last()[0], "no guard while off");
@@ -175,12 +182,14 @@ class ExternalQueueTest {
     void limitsApplyOnlyWhileAnotherTenantSharesTheDevice() throws Exception {
         QueueConfig cfg = QueueConfig.defaults().withThreshold(8).withBatch(4).withWindowMicros(200);
         Owner a = new Owner();
+        a.counters = USED_IDLE; // awake: a queue never used sleeps, and asleep let go it keeps its configured limits (DormantQueuesTest)
         ExternalQueue qa = core.open(new ExternalQueueSpec("serve/default", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), cfg), a);
         assertEquals(QueueConfig.MAX_THRESHOLD, a.config.threshold(), "alone: no threshold");
         assertEquals(0, a.config.windowMicros(), "alone: no window");
         assertTrue(core.externalQueues().getFirst().status().config().equals(cfg), "the configured limits are kept");
 
         Owner same = new Owner();
+        same.counters = USED_IDLE; // it worked: company (one never used sleeps and is nobody's)
         ExternalQueue qs = core.open(new ExternalQueueSpec("serve/s1", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), cfg), same);
         assertEquals(0, a.config.windowMicros(), "a second stream of the same process at the same priority contends with nobody");
         core.find(qs.handle()).orElseThrow().hint(new Hint.Priority(1));
@@ -190,12 +199,14 @@ class ExternalQueueTest {
         assertEquals(0, a.config.windowMicros(), "lifted again when it closes");
 
         Owner other = new Owner();
+        other.counters = USED_IDLE;
         ExternalQueue qo = core.open(new ExternalQueueSpec("train/default", "cuda1", "11:train", 11, List.of(), cfg), other);
         assertEquals(0, a.config.windowMicros(), "another device's tenant does not count");
         assertEquals(0, other.config.windowMicros());
         core.find(qo.handle()).orElseThrow().close();
 
         Owner lp = new Owner();
+        lp.counters = USED_IDLE;
         ExternalQueue ql = core.open(new ExternalQueueSpec("train/default", "cuda0", "11:train", 11, List.of(new Hint.Priority(1)), cfg), lp);
         assertEquals(200, a.config.windowMicros(), "another process on the device: limits apply");
         assertEquals(8, a.config.threshold());
@@ -209,6 +220,7 @@ class ExternalQueueTest {
     @Test
     void operatorsWorkOnItAsOnAnyQueueButCannotSubmit() throws Exception {
         Owner o = new Owner();
+        o.counters = USED_IDLE; // it had work (one that never had keeps its configured limits until it has)
         ExternalQueue q = core.open(new ExternalQueueSpec("job/s1", "cuda0", "7:job", 7, List.of(), null), o);
         XQueue seen = core.find(q.handle()).orElseThrow();
         seen.suspend();

@@ -150,7 +150,7 @@ class NarrowTest {
         assertEquals(78, st.smSharePercent(), "(132 - 24) rounded down to 8s: 104 of 132 SMs");
         assertEquals(100, core.find(qs.handle()).orElseThrow().status().smSharePercent());
 
-        serve.counters = ExternalCounters.IDLE;
+        serve.counters = ExternalQueueTest.USED_IDLE;
         qs.changed();
         assertTrue(eventually(() -> train.reserve() == 0), "the whole device again while serve is idle: " + train.reserves);
         assertEquals(100, core.find(qt.handle()).orElseThrow().status().smSharePercent());
@@ -229,7 +229,7 @@ class NarrowTest {
         ExternalQueue[] q = busyPair("train", train, 200_000, "graph", graph, 2, 800_000);
         assertTrue(eventually(() -> train.reserve() == 64), "holdBehindWide off: narrowed to leave half: " + train.reserves);
         assertFalse(train.holding(), train.held.toString());
-        graph.counters = ExternalCounters.IDLE;
+        graph.counters = ExternalQueueTest.USED_IDLE;
         q[1].changed();
         assertTrue(eventually(() -> train.reserve() == 0), "the whole device while graph is idle: " + train.reserves);
     }
@@ -259,12 +259,12 @@ class NarrowTest {
         ExternalQueue qs = q[1];
         assertTrue(eventually(() -> gemm.reserve() == 8), "narrowed: " + gemm.reserves);
         serve.width = 40;
-        serve.counters = ExternalCounters.IDLE;
+        serve.counters = ExternalQueueTest.USED_IDLE;
         qs.changed();
         assertTrue(eventually(() -> gemm.reserve() == 40 && !core.find(qg.handle()).orElseThrow().status().suspendedByScheduler()),
                 "resumed, but 21 ms kernels stay off serve's 40 SMs while serve is open: " + gemm.reserves);
         qs.close();
-        serve.counters = ExternalCounters.IDLE;
+        serve.counters = ExternalQueueTest.USED_IDLE;
         gemm.counters = busy(21_000_001);
         qg.changed();
         // nothing preferred is open now: the next decision that touches gemm gives it the whole device

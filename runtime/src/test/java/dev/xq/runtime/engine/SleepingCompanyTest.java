@@ -101,6 +101,7 @@ class SleepingCompanyTest {
     @Test
     void aProcessBesideSleepersGetsItsAloneLimitsUntilOneWakes() throws Exception {
         ExternalQueueTest.Owner victim = new ExternalQueueTest.Owner();
+        victim.counters = ExternalQueueTest.USED_IDLE; // it had work (one that never had keeps its configured limits until it has)
         ExternalQueue qv = core.open(new ExternalQueueSpec("victim/s0", "m0", "2:victim", 2, List.of(new Hint.Priority(2)), WINDOWED), victim);
         ExternalQueueImpl v = (ExternalQueueImpl) core.find(qv.handle()).orElseThrow();
         assertEquals(0, victim.config.windowMicros(), "alone on the device: no window");
@@ -117,7 +118,7 @@ class SleepingCompanyTest {
         }
 
         // the victim goes idle: the sleepers stay held and asleep (nothing to run), the victim alone
-        victim.counters = ExternalCounters.IDLE;
+        victim.counters = ExternalQueueTest.USED_IDLE;
         qv.changed();
         Thread.sleep(50);
         assertEquals(0, victim.config.windowMicros(), "still alone beside the sleepers");
@@ -165,7 +166,7 @@ class SleepingCompanyTest {
         for (Noting o : owners) {
             o.victimWindow = () -> app.contended() ? 300 : 0;
         }
-        serve.counters = ExternalCounters.IDLE; // nothing preferred has work: a woken queue is let go at once
+        serve.counters = ExternalQueueTest.USED_IDLE; // nothing preferred has work: a woken queue is let go at once
         busyHigh.changed();
         Thread.sleep(50);
         assertFalse(app.contended(), "still alone beside the sleepers");
@@ -213,7 +214,9 @@ class SleepingCompanyTest {
                 List<Hint> hints = rnd.nextBoolean() ? List.of() : List.of(new Hint.Priority(rnd.nextInt(3)));
                 XQueue some = open.isEmpty() ? null : open.get(rnd.nextInt(open.size()));
                 if (op <= 2 || open.size() < 3) {
-                    idle.open(new ExternalQueueSpec("p/s" + step, device, group, 1, hints, WINDOWED), new ExternalQueueTest.Owner());
+                    ExternalQueueTest.Owner owner = new ExternalQueueTest.Owner();
+                    owner.counters = ExternalQueueTest.USED_IDLE; // it had work: company (ContentionScaleTest has those that never had)
+                    idle.open(new ExternalQueueSpec("p/s" + step, device, group, 1, hints, WINDOWED), owner);
                 } else if (op == 3) {
                     QueueOptions o = QueueOptions.on(device).inGroup(group).with(WINDOWED);
                     for (Hint h : hints) {
