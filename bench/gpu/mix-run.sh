@@ -2,7 +2,8 @@
 # GPU machine: the workload family (./xq bench mix --device cuda) and the node-kill check with MPS.
 # Carry: node/target, interpose/target, .jre.tar.xz. Usage (one device call):
 #   MIXES=all SECS=8 MODES=standalone,native,xq sh bench/gpu/mix-run.sh "$OUT"
-# Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz. Where nvidia-smi is, the GPU's
+# Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz. KILLCHECK=1: the node
+# killed beside one MPS client; KILLCHECK=2: killed while it narrows one (a decoder beside GEMMs). Where nvidia-smi is, the GPU's
 # clocks, power, temperature, utilization and throttle reasons are sampled every 100 ms during each run
 # (clocks-N.csv) and split by mix and mode after the runs by bench/gpu/clocks-by-mode.py (clocks-N.txt).
 set -u
@@ -68,6 +69,29 @@ if [ "${KILLCHECK:-0}" = 1 ]; then
   wait $t; echo "tenant rc=$? after the node was killed: $(tail -c 300 "$res/kill-tenant.txt")"
   sleep 4
   echo "after the tenant: $(pgrep -f nvidia-cuda-mps-control | wc -l) mps control processes left ($(( $(date +%s) - s )) s)"
+  ps -eo pid,args | grep -i "[m]ps" | cut -c1-150
+  pack
+fi
+if [ "${KILLCHECK:-0}" = 2 ]; then
+  # the node killed hard while it narrows an MPS client: a latency-critical decoder (priority 2) and
+  # GEMMs (priority 1, narrowed launch by launch while the decoder works) both finish, and the
+  # daemon is gone after them
+  s=$(date +%s)
+  XQ_LOG=2 ./xq serve > "$res/kill2-node.txt" 2>&1 &
+  node=$!
+  sleep 6
+  XQ_LOG=2 ./xq run --priority 2 --name kill-lc -- python3 -u bench/torch/family/tenant.py --kind decode --seconds 10 > "$res/kill2-lc.txt" 2>&1 &
+  lc=$!
+  XQ_LOG=2 ./xq run --priority 1 --name kill-be -- python3 -u bench/torch/family/tenant.py --kind gemm --seconds 10 > "$res/kill2-be.txt" 2>&1 &
+  be=$!
+  sleep 12
+  echo "before kill: $(pgrep -f nvidia-cuda-mps | wc -l) mps processes; $(curl -s -m 2 127.0.0.1:50000/api/v1/queues | tr ',' '\n' | grep -c '"name"') queues"
+  kill -9 $node
+  wait $lc; r1=$?; wait $be; r2=$?
+  echo "after the node was killed: decoder rc=$r1, gemm rc=$r2"
+  grep -h "node lost\|narrowed (green\|checksum\|it_per_s\|p99_ms" "$res/kill2-lc.txt" "$res/kill2-be.txt" | cut -c1-200 | head -12
+  sleep 4
+  echo "after the tenants: $(pgrep -f nvidia-cuda-mps-control | wc -l) mps control processes left ($(( $(date +%s) - s )) s)"
   ps -eo pid,args | grep -i "[m]ps" | cut -c1-150
   pack
 fi

@@ -7,7 +7,7 @@
 # after the HTTP floods it kept both CPUs busy for seconds. Controls: none (baseline against
 # baseline: the noise) and spin (one CPU of the attacker's kept busy, no attack on XQ).
 #
-#   sudo bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
+#   sudo [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
 # Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
 # everything built (node/target/xq-node.jar, interpose/target/fakecuda). Starts its own node
@@ -27,11 +27,13 @@ getent group xqt >/dev/null || groupadd xqt
 id xqatk >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin -G xqt xqatk
 rm -rf $B; mkdir -p $B/bundles $B/log $B/a; chmod 755 $B; chmod 700 $B/bundles; chmod 777 $B/a
 printf 'socketGroup=xqt\n' > $B/bundles/dev.xq.host.cfg; chmod 600 $B/bundles/dev.xq.host.cfg
+# HTTP_CFG: lines for the node's dev.xq.http.cfg (an A/B of an HTTP setting, e.g. HTTP_CFG=threadNice=0)
+[ -n "${HTTP_CFG:-}" ] && { printf '%s\n' "$HTTP_CFG" > $B/bundles/dev.xq.http.cfg; chmod 600 $B/bundles/dev.xq.http.cfg; }
 cp bench/hostile/attack.py $B/attack.py; chmod 755 $B/attack.py
 JAVA="$(ls -d .jre/bin/java /usr/lib/jvm/temurin-25*/bin/java 2>/dev/null | head -1)"
 # what ./xq serve runs (on 2 CPUs), without its build step, with this node's socket and port
 "$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Dxq.home="$ROOT" \
-  -XX:+UseParallelGC -Xmn1g $([ "$(nproc)" -le 2 ] && echo -XX:TieredStopAtLevel=1) \
+  -XX:+UseParallelGC -Xmn1g $([ "$(nproc)" -le 2 ] && echo -XX:TieredStopAtLevel=1) ${NODE_OPTS:-} \
   -Dxq.host.socket=$SOCK -Dxq.http.port=$PORT -jar node/target/xq-node.jar --bundles $B/bundles serve > $B/log/node.log 2>&1 &
 NODE=$!
 cleanup() { [ -n "${AP:-}" ] && kill "$AP" 2>/dev/null; kill -TERM $NODE 2>/dev/null; wait $NODE 2>/dev/null; }
@@ -58,13 +60,16 @@ ops() {  # the operator's commands, each timed: curl GET queues, curl GET policy
 printf 'attack\tpair\tcond\trc\tvictim_json\tops(curl_queues_ms/http curl_policy_ms/http xq_queues_ms/rc xq_policy_ms/rc policy)\tattacker\n' > $B/runs.tsv
 victim >/dev/null  # warm-up, not counted
 for atk in $ATTACKS; do
-  case $atk in flood|floodhold|hog) tgt=$SOCK ;; spin|none) tgt=- ;; *) tgt=$PORT ;; esac
+  # connidle: control, the connection flood's client aimed at a port nobody listens on (what the
+  # client and the kernel cost without the node)
+  mode=$atk
+  case $atk in flood|floodhold|hog) tgt=$SOCK ;; spin|none) tgt=- ;; connidle) tgt=$((PORT+1)); mode=connflood ;; *) tgt=$PORT ;; esac
   for p in $(seq "$PAIRS"); do
     st=$(settle)
     n0=$(cpu $NODE); rc=$(victim); n1=$(cpu $NODE); o=$(ops)
     printf '%s\t%s\tbase\t%s\t%s\t%s\tnode_cpu_ticks=%s settled_after_s=%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" $((n1-n0)) $st >> $B/runs.tsv
     rm -f $B/a/ready
-    setpriv --reuid=xqatk --regid=xqatk --groups=xqt /usr/bin/python3 $B/attack.py $atk $tgt $B/a/ready > $B/a/out 2>&1 &
+    setpriv --reuid=xqatk --regid=xqatk --groups=xqt /usr/bin/python3 $B/attack.py $mode $tgt $B/a/ready > $B/a/out 2>&1 &
     AP=$!
     for i in $(seq 300); do [ -f $B/a/ready ] && break; sleep 0.1; done
     sleep 1
