@@ -7,7 +7,7 @@
 # after the HTTP floods it kept both CPUs busy for seconds. Controls: none (baseline against
 # baseline: the noise) and spin (one CPU of the attacker's kept busy, no attack on XQ).
 #
-#   sudo [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
+#   sudo [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
 # Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
 # everything built (node/target/xq-node.jar, interpose/target/fakecuda). Starts its own node
@@ -32,7 +32,7 @@ printf 'socketGroup=xqt\n' > $B/bundles/dev.xq.host.cfg; chmod 600 $B/bundles/de
 cp bench/hostile/attack.py $B/attack.py; chmod 755 $B/attack.py
 JAVA="$(ls -d .jre/bin/java /usr/lib/jvm/temurin-25*/bin/java 2>/dev/null | head -1)"
 # what ./xq serve runs (on 2 CPUs), without its build step, with this node's socket and port
-"$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Dxq.home="$ROOT" \
+nice -n "${NODE_NICE:-0}" "$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Dxq.home="$ROOT" \
   -XX:+UseParallelGC -Xmn1g $([ "$(nproc)" -le 2 ] && echo -XX:TieredStopAtLevel=1) ${NODE_OPTS:-} \
   -Dxq.host.socket=$SOCK -Dxq.http.port=$PORT -jar node/target/xq-node.jar --bundles $B/bundles serve > $B/log/node.log 2>&1 &
 NODE=$!
