@@ -60,6 +60,6 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     @AttributeDefinition(name = "Nice value of the API's threads", min = "0", max = "19",
             description = "Linux nice value the HTTP server's threads run at: what clients make the API do (a flood of "
                     + "connections, slow bodies) takes only the CPU time that the node's scheduling and the tenants leave. "
-                    + "0: the node's own value")
+                    + "0 (the default): the node's own value. Lowered, it costs the operator's own requests under load too")
     int threadNice() default HttpSettings.DEFAULT_THREAD_NICE;
 }

@@ -48,8 +48,12 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
     /** A quarter of the default cap: a user flooding the API leaves three quarters to everyone else. */
     static final int DEFAULT_MAX_CONNECTIONS_PER_USER = 64;
     static final int MIN_TOKEN = 16;
-    /** The API's threads: about a tenth of a CPU's share beside a thread at the node's value that wants it. */
-    static final int DEFAULT_THREAD_NICE = 10;
+    /**
+     * The API's threads at the node's own priority by default: at 10, under a connection flood on a
+     * 2-CPU host, the operator's ./xq took over a second in 3 of 10 pairs (1 of 10 at 0), and the
+     * tenant beside the flood gained no median (docs/security.md).
+     */
+    static final int DEFAULT_THREAD_NICE = 0;
     /** Framework property: the port when the configuration leaves it at -1. */
     static final String PORT_PROPERTY = "xq.http.port";
     /** Framework property: false turns the API off unless the configuration turns it on. */
@@ -203,7 +207,7 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
         int nice = c.threadNice();
         if (nice < 0 || nice > 19) {
             throw new IllegalArgumentException("threadNice " + nice + " is out of range [0, 19] (default " + DEFAULT_THREAD_NICE
-                    + "; 0: the node's own)");
+                    + ": the node's own)");
         }
         return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts, connections, perUser, nice);
     }

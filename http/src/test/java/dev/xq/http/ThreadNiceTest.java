@@ -224,11 +224,11 @@ class ThreadNiceTest {
             HttpConfig c = (HttpConfig) java.lang.reflect.Proxy.newProxyInstance(HttpConfig.class.getClassLoader(), new Class<?>[] {HttpConfig.class},
                     (proxy, m, args) -> m.getName().equals("threadNice") ? bad : m.invoke(base, args));
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HttpSettings.from(c, SecurityTest.NO_PROPS::get));
-            assertEquals("threadNice " + bad + " is out of range [0, 19] (default 10; 0: the node's own)", e.getMessage());
+            assertEquals("threadNice " + bad + " is out of range [0, 19] (default 0: the node's own)", e.getMessage());
         }
         HttpSettings s = HttpSettings.from(base, SecurityTest.NO_PROPS::get);
         assertEquals(HttpSettings.DEFAULT_THREAD_NICE, s.threadNice());
-        assertTrue(s.toString().contains("threadNice=10"), s.toString());
+        assertTrue(s.toString().contains("threadNice=0"), s.toString());
     }
 
     @Test
