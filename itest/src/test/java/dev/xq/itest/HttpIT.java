@@ -264,4 +264,76 @@ public class HttpIT {
         assertNull("and does not come back", endpoint());
         assertNotNull(xq.find(queue.handle()).orElse(null));
     }
+
+    /** @return each thread of this JVM (the framework's too: Pax Exam's native container) as "name=nice" */
+    private static List<String> threadNices() throws java.io.IOException {
+        List<String> out = new java.util.ArrayList<>();
+        try (java.nio.file.DirectoryStream<java.nio.file.Path> ds = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/proc/self/task"))) {
+            for (java.nio.file.Path t : ds) {
+                try {
+                    String comm = java.nio.file.Files.readString(t.resolve("comm")).strip();
+                    String stat = java.nio.file.Files.readString(t.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+                    out.add(comm + "=" + f[16]);
+                } catch (java.io.IOException | RuntimeException gone) {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * threadNice (issue 41, off by default): set, the API's Jetty threads run at that nice value
+     * and no other thread of the node does (one started from them is put back); removed, the
+     * API's new threads run at the node's own value again. Needs the privilege to raise a
+     * thread's priority again (root here; without it the node leaves the setting unapplied).
+     */
+    @Test
+    public void threadNiceLowersTheApisThreadsOnly() throws Exception {
+        String uid = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status")).stream()
+                .filter(l -> l.startsWith("Uid:")).findFirst().orElse("Uid: -1 -1").split("\\s+")[2];
+        org.junit.Assume.assumeTrue("root (or CAP_SYS_NICE) is needed to undo a lowered priority", uid.equals("0"));
+        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat"));
+        org.junit.Assume.assumeTrue("the JVM runs at nice 0", stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ")[16].equals("0"));
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put("port", 0);
+        props.put("threadNice", 10);
+        org.osgi.service.cm.Configuration c = cm.getConfiguration("dev.xq.http", "?");
+        c.update(props);
+        assertTrue("the API's Jetty threads at nice 10: " + threadNices(), XqNode.eventually(20_000, () -> {
+            try {
+                String e = endpoint();
+                if (e == null || send("GET", e + "api/v1/policy", null, null).statusCode() != 200) {
+                    return false;
+                }
+                return threadNices().stream().anyMatch(t -> t.startsWith("qtp") && t.endsWith("=10"));
+            } catch (Exception notYet) {
+                return false;
+            }
+        }));
+        // served requests (accepts) and the timer's listings: any thread at 10 is the API's
+        String base = base();
+        for (int i = 0; i < 10; i++) {
+            assertEquals(200, send("GET", base + "/api/v1/policy", null, null).statusCode());
+        }
+        assertTrue("only the API's threads at 10: " + threadNices(), XqNode.eventually(10_000, () -> {
+            try {
+                return threadNices().stream().filter(t -> t.endsWith("=10")).allMatch(t -> t.startsWith("qtp"));
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        }));
+        // removed: the API restarts at the default, its threads at the node's value
+        c.delete();
+        assertTrue("no thread at 10 once the setting is gone: " + threadNices(), XqNode.eventually(20_000, () -> {
+            try {
+                String e = endpoint();
+                return e != null && send("GET", e + "api/v1/policy", null, null).statusCode() == 200
+                        && threadNices().stream().noneMatch(t -> t.endsWith("=10"));
+            } catch (Exception notYet) {
+                return false;
+            }
+        }));
+    }
 }
