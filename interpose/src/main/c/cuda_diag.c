@@ -41,8 +41,22 @@ void xqc_defer_summary(void)
         if (st->nleft) {
             qsort(st->left_us, st->nleft, sizeof st->left_us[0], xqc_cmp_u32);
             uint32_t n = st->nleft;
-            xlog(2, "xq: stream %s: gate closed %u times with work in flight; work left then P50 %u us, P90 %u us, P99 %u us, max %u us",
-                 st->label, n, st->left_us[n / 2], st->left_us[n * 9 / 10], st->left_us[n * 99 / 100], st->left_us[n - 1]);
+            xlog(2, "xq: stream %s: gate closed %u times, %u with work in flight; work left then P50 %u us, P90 %u us, P99 %u us, max %u us; "
+                    "arrival guard of the last launch: none %u, lapsed %u, in force and closed before its horizon %u, past it %u",
+                 st->label, st->closes, n, st->left_us[n / 2], st->left_us[n * 9 / 10], st->left_us[n * 99 / 100], st->left_us[n - 1],
+                 st->close_guard[0], st->close_guard[1], st->close_guard[2], st->close_guard[3]);
+        }
+        if (st->nunguarded) {
+            qsort(st->unguarded_us, st->nunguarded, sizeof st->unguarded_us[0], xqc_cmp_u32);
+            uint32_t n = st->nunguarded;
+            xlog(2, "xq: stream %s: closes with no guard: a launch last went under one P10 %u us, P50 %u us, P90 %u us before", st->label,
+                 st->unguarded_us[n / 10], st->unguarded_us[n / 2], st->unguarded_us[n * 9 / 10]);
+        }
+        if (st->nlapse) {
+            qsort(st->lapse_us, st->nlapse, sizeof st->lapse_us[0], xqc_cmp_u32);
+            uint32_t n = st->nlapse;
+            xlog(2, "xq: stream %s: gate closed after a lapsed guard's until by P10 %u us, P50 %u us, P90 %u us, max %u us", st->label,
+                 st->lapse_us[n / 10], st->lapse_us[n / 2], st->lapse_us[n * 9 / 10], st->lapse_us[n - 1]);
         }
         pthread_mutex_unlock(&st->mu);
     }

@@ -119,8 +119,13 @@ int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
         if (thr && (int64_t)n > (int64_t)thr - (int64_t)LD(&s->batch)) return st->why_thr++, 2;
         st->throttled = 0;
     }
-    uint64_t win = LD(&s->window_us);
-    if (LD(&s->horizon_ns) && guarded(st, s, est, win * 1000, retry)) return 4;
+    uint64_t win = LD(&s->window_us), hz = LD(&s->horizon_ns);
+    if (hz && guarded(st, s, est, win * 1000, retry)) return 4;
+    /* XQ_LOG=2: the guard a launch goes under (one the window refuses comes back and sets it again) */
+    if (xq_log_level >= 2) {
+        st->adm_hz = hz, st->adm_until = LD(&s->guard_until_ns), st->adm_t = now_ns();
+        if (hz) st->adm_guarded_t = st->adm_t;
+    }
     if (!win || !n) return 0;
     uint64_t w = win * 1000, first, credit, rem = xqc_work_left(st, now_ns(), &first, &credit);
     uint64_t e = est ? est : w, room = w > e + w / 4 ? w - e : w / 4;

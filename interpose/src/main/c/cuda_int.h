@@ -213,8 +213,20 @@ typedef struct xstream {
     uint64_t marks, queries; /* XQ_LOG=2 */
     uint64_t by_est[4];      /* XQ_LOG=2: launches by estimate: < 100 us, < 300 us, < 1 ms, longer */
     int gate_seen;           /* tracker only: the gate as it last saw it */
+    uint32_t closes;         /* XQ_LOG=2: times the tracker saw the gate close, with work in flight or not */
     uint32_t nleft;          /* XQ_LOG=2: work left in flight each time the tracker saw the gate close */
     uint32_t left_us[1024];
+    /* XQ_LOG=2: those closes by the arrival guard of the last command admitted (the node lifts
+     * the guard as it closes the gate, so the guard at the close says nothing): none set, set but
+     * lapsed when that command went (the other queue later than its until), in force and the
+     * close before its horizon (an arrival earlier than foreseen), in force and the close past it
+     * (work that ran over its estimates); adm_*: that guard (0: none) and when the command went;
+     * lapse_us: for the lapsed ones, how long after the guard's until the gate closed */
+    uint32_t close_guard[4];
+    uint64_t adm_hz, adm_until, adm_t, adm_guarded_t;
+    uint32_t nlapse, nunguarded;
+    uint32_t lapse_us[256];
+    uint32_t unguarded_us[256]; /* for the closes with none: how long before the close a launch last went under a guard */
     uint32_t wseq;      /* futex word of the threads held on this stream */
     uint32_t wake_owed; /* a WAKE delayed by the pacing */
     uint32_t head, n;   /* ring: oldest entry, entries */

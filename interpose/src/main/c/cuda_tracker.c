@@ -203,9 +203,18 @@ static void gate_watch(xstream *st)
     st->gate_seen = g;
     if (!g) return;
     pthread_mutex_lock(&st->mu);
+    st->closes++;
     uint64_t first, credit, left = st->in_flight ? xqc_work_left(st, now_ns(), &first, &credit) : 0;
-    if (st->in_flight && st->nleft < sizeof st->left_us / sizeof st->left_us[0])
+    if (st->in_flight && st->nleft < sizeof st->left_us / sizeof st->left_us[0]) {
         st->left_us[st->nleft++] = (uint32_t)(left / 1000);
+        uint64_t now = now_ns();
+        int k = !st->adm_hz ? 0 : st->adm_t >= st->adm_until ? 1 : now < st->adm_hz ? 2 : 3;
+        st->close_guard[k]++;
+        if (k == 1 && st->nlapse < sizeof st->lapse_us / sizeof st->lapse_us[0])
+            st->lapse_us[st->nlapse++] = (uint32_t)((now - st->adm_until) / 1000);
+        if (k == 0 && st->nunguarded < sizeof st->unguarded_us / sizeof st->unguarded_us[0])
+            st->unguarded_us[st->nunguarded++] = st->adm_guarded_t ? (uint32_t)((now - st->adm_guarded_t) / 1000) : UINT32_MAX;
+    }
     pthread_mutex_unlock(&st->mu);
 }
 
