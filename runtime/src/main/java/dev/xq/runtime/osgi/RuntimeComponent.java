@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "arrivalLingerMicros", "aloneWindowMicros", "onTop", "awaitSpinMicros");
+            "arrivalGuards", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "onTop", "awaitSpinMicros");
 
     @Deactivate
     void deactivate() {
@@ -140,6 +140,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
             } catch (IllegalArgumentException e) {
                 log.error("dev.xq.scheduler: arrivalLingerMicros: " + e.getMessage() + "; keeping "
                         + core.scheduler().arrivalLingerMicros() + " us", null);
+            }
+        }
+        Long grace = read("arrivalGraceMicros", "a whole number of microseconds in [0, 100000]", s::arrivalGraceMicros);
+        if (grace != null && grace != core.scheduler().arrivalGraceMicros()) {
+            try {
+                core.scheduler().arrivalGraceMicros(grace);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: arrivalGraceMicros: " + e.getMessage() + "; keeping "
+                        + core.scheduler().arrivalGraceMicros() + " us", null);
             }
         }
         Long alone = read("aloneWindowMicros", "a whole number of microseconds in [0, 1000000] (0: off)", s::aloneWindowMicros);

@@ -44,6 +44,14 @@ public @interface SchedulerConfig {
             + "the linger; a queue whose lingers keep running out gets none for a while. Part of arrival guards. 0: off.")
     long arrivalLingerMicros() default 300;
 
+    @AttributeDefinition(name = "Arrival grace (us)", min = "0", max = "100000", description = "How long after a periodic "
+            + "queue's foreseen arrival (give or take its spread) the guards it gives still hold; after that it counts as "
+            + "late or gone and the guarded queues launch as before. It must cover the node's own reaction to an arrival "
+            + "(its word, the decision, the gate written), or the guarded queues launch freely between the guard's end "
+            + "and the gate's close. It costs them only when the periodic queue skips an arrival, and is at most a quarter "
+            + "of its period. Part of arrival guards.")
+    long arrivalGraceMicros() default 1000;
+
     @AttributeDefinition(name = "Alone window (us)", min = "0", max = "1000000", description = "How much estimated work "
             + "an application queue may keep on the hardware while no other open queue (of another group or priority) "
             + "shares its device: the threshold is lifted and the window widened to this, so that host stalls shorter "

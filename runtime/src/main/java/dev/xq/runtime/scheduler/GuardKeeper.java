@@ -9,10 +9,19 @@ import java.util.Map;
  * Applies the {@link ArrivalGuards} after each decision: hands each queue the guard it gets now
  * (only the ones that changed), and lifts every guard when the guards are turned off. Called by
  * the one deciding thread; {@link #given()} may be called from any thread.
+ *
+ * <p>Order matters around the decision's own holds and lets-go: a guard given is written before
+ * the queue is let go (it resumes under it), and a guard lifted is written only after the
+ * decision's holds ({@link #lift()}): lifted first, a queue about to be held at another's arrival
+ * saw neither guard nor gate for a moment, and the launches it had waiting for the guard's end
+ * went then, into the arriving queue's way (H200, ResNet-50 inference beside training: the
+ * training stream had work in flight at about half of the inference arrivals, most of them so).
  */
 final class GuardKeeper {
 
     private final ArrivalGuards guards = new ArrivalGuards(); // guarded by itself
+    /** Guards to lift once the decision's holds are written ({@link #lift()}); deciding thread only. */
+    private final java.util.ArrayList<ScheduledQueue> lifts = new java.util.ArrayList<>();
     private volatile boolean on = true;
 
     void on(boolean on) {
@@ -36,6 +45,19 @@ final class GuardKeeper {
         }
     }
 
+    /** Sets how long after a foreseen arrival a guard still holds ({@link ArrivalGuards}). */
+    void graceNanos(long nanos) {
+        synchronized (guards) {
+            guards.graceNanos(nanos);
+        }
+    }
+
+    long graceNanos() {
+        synchronized (guards) {
+            return guards.graceNanos();
+        }
+    }
+
     /** @return the guards in force: handle to {horizon, until} nanos (status and tests) */
     Map<Long, long[]> given() {
         synchronized (guards) {
@@ -47,7 +69,8 @@ final class GuardKeeper {
 
     /**
      * After a decision by {@code policyName}: learns from it, puts off the resumes a linger holds
-     * back (in {@code decided}), and tells the queues whose guard changed.
+     * back (in {@code decided}), and tells the queues whose guard changed, except those whose guard
+     * goes: {@link #lift()} tells them, once the decision's holds are applied.
      *
      * @return when the deciding thread must decide again for a linger to end; Long.MAX_VALUE for none
      */
@@ -73,10 +96,23 @@ final class GuardKeeper {
         }
         for (var e : changes.entrySet()) {
             ScheduledQueue q = byHandle.get(e.getKey());
-            if (q != null) {
+            if (q == null) {
+                continue;
+            }
+            if (e.getValue().horizonNanos() == 0) {
+                lifts.add(q);
+            } else {
                 q.guard(e.getValue().horizonNanos(), e.getValue().untilNanos());
             }
         }
         return wake;
+    }
+
+    /** Lifts the guards the last {@link #apply} took away; called once that decision's holds are written. */
+    void lift() {
+        for (ScheduledQueue q : lifts) {
+            q.guard(0, 0);
+        }
+        lifts.clear();
     }
 }

@@ -604,6 +604,7 @@ public final class Scheduler {
         actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
+        guards.lift(); // after the holds: a queue held now must not see neither guard nor gate first
         dormant.end(now, views, byHandle);
         source.decided(views, byHandle);
         wakeAtNanos = actions.wake;
@@ -661,6 +662,25 @@ public final class Scheduler {
 
     public long arrivalLingerMicros() {
         return guards.lingerNanos() / 1000;
+    }
+
+    /**
+     * Sets how long after a periodic queue's foreseen arrival the guards it gives still hold
+     * ({@link ArrivalGuards}): it must cover the node's own reaction to the arrival.
+     *
+     * @param micros 0 to 100000
+     * @throws IllegalArgumentException outside that range; nothing changes then
+     */
+    public void arrivalGraceMicros(long micros) {
+        if (micros < 0 || micros > 100_000) {
+            throw new IllegalArgumentException("arrival grace " + micros + " us is outside [0, 100000]");
+        }
+        guards.graceNanos(micros * 1000);
+        signal();
+    }
+
+    public long arrivalGraceMicros() {
+        return guards.graceNanos() / 1000;
     }
 
     /** @return the queues on top of their device as of the last decision ({@link TopQueues}) */

@@ -110,9 +110,12 @@ class ExternalQueueTest {
     /** An owner that can keep its queue clear of a foreseen arrival. */
     static final class GuardedOwner extends Owner implements dev.xq.external.spi.ExternalQueueGuard {
         final List<long[]> guards = new CopyOnWriteArrayList<>();
+        /** Each guard call: whether the queue was held when it came. */
+        final List<Boolean> heldAtGuard = new CopyOnWriteArrayList<>();
 
         @Override
         public void guard(long horizonNanos, long untilNanos) {
+            heldAtGuard.add(holding());
             guards.add(new long[] {horizonNanos, untilNanos});
         }
 
@@ -158,9 +161,14 @@ class ExternalQueueTest {
         hi.counters = new ExternalCounters(0, 1, 13, 12, 0, 0, 1_000_000, next);
         qhi.changed();
         assertTrue(eventually(() -> lo.holding() && lo.last()[0] == 0), "guard lifted at the arrival");
+        // lifted only once held: never a moment with neither guard nor gate, when the launches
+        // waiting for the guard's end would go into the arriving queue's way
+        assertTrue(lo.heldAtGuard.getLast(), "the guard was lifted before lp was held");
         hi.counters = USED_IDLE;
         qhi.changed();
         assertTrue(eventually(() -> !lo.holding() && lo.last()[0] != 0), "guarded again for the one after");
+        // given before lp is let go: it resumes under the guard
+        assertTrue(lo.heldAtGuard.getLast(), "lp was let go before its guard was given");
         // off: lifted at the next decision and not given again
         core.scheduler().arrivalGuards(false);
         assertTrue(eventually(() -> lo.last()[0] == 0), "off lifts the guard");

@@ -92,4 +92,14 @@ class SchedulerConfigTest {
         rc.modified(only(Map.of("arrivalLingerMicros", 0L)), Map.of("arrivalLingerMicros", 0L));
         assertEquals(0L, rc.core().scheduler().arrivalLingerMicros(), "0: off");
     }
+
+    @Test
+    void theArrivalGraceIsSetAndAValueOutOfRangeChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertEquals(1000L, rc.core().scheduler().arrivalGraceMicros(), "the default");
+        rc.modified(only(Map.of("arrivalGraceMicros", 400L)), Map.of("arrivalGraceMicros", 400L));
+        assertEquals(400L, rc.core().scheduler().arrivalGraceMicros());
+        rc.modified(only(Map.of("arrivalGraceMicros", 100_001L)), Map.of("arrivalGraceMicros", 100_001L));
+        assertEquals(400L, rc.core().scheduler().arrivalGraceMicros(), "100001 is refused, 400 stays");
+    }
 }

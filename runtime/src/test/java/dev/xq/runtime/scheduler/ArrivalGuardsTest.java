@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.PreemptionLevel;
@@ -41,20 +42,69 @@ class ArrivalGuardsTest {
         return atIdle;
     }
 
+    /**
+     * The grace after a foreseen arrival covers the node's own reaction: the configured one on a
+     * long beat, at most a quarter of the period on a short one.
+     */
+    @Test
+    void theGraceIsTheConfiguredOneAndAtMostAQuarterOfThePeriod() {
+        g.graceNanos(300_000);
+        long t = 1000 * MS;
+        Map<Long, ArrivalGuards.Guard> last = Map.of();
+        for (int i = 0; i <= 8; i++) {
+            last = cycle(t + i * 25 * MS, 2 * MS, true);
+        }
+        assertEquals(t + 9 * 25 * MS + 300_000, last.get(B).untilNanos(), "the configured grace: " + last);
+        ArrivalGuards shortBeat = new ArrivalGuards();
+        long p = 2 * MS;
+        Map<Long, ArrivalGuards.Guard> got = Map.of();
+        for (int i = 0; i <= 8; i++) {
+            long at = t + i * p;
+            shortBeat.update("hpf", at, List.of(view(A, true, false, at), view(B, true, false, 5)), Map.of(B, true));
+            got = shortBeat.update("hpf", at + p / 4, List.of(view(A, false, false, 0), view(B, true, true, 5)), Map.of(B, false));
+        }
+        assertEquals(t + 9 * p + p / 4, got.get(B).untilNanos(), "default grace (" + ArrivalGuards.DEFAULT_GRACE_NANOS
+                + " ns) cut to a quarter of a 2 ms period: " + got);
+        assertThrows(IllegalArgumentException.class, () -> g.graceNanos(-1));
+    }
+
+    /**
+     * A tenant's warm-up (requests back to back, 1.7 ms apart), a pause until it is told to go,
+     * then requests every 25 ms: its guards come after {@link ArrivalGuards#MIN_INTERVALS}
+     * intervals of the new beat, not once the warm-up has left the history (15 requests later).
+     */
+    @Test
+    void aNewBeatIsFollowedOnceItHasEnoughIntervalsWhateverCameBefore() {
+        long t = 1000 * MS;
+        for (int i = 0; i < 20; i++) {
+            cycle(t + i * 1_700_000L, 1_600_000L, true);
+        }
+        long go = t + 20 * 1_700_000L + 400 * MS;
+        int k = ArrivalGuards.MIN_INTERVALS;
+        Map<Long, ArrivalGuards.Guard> last = Map.of();
+        for (int i = 0; i <= k; i++) {
+            last = cycle(go + i * 25 * MS, 2 * MS, true);
+        }
+        ArrivalGuards.Guard guard = last.get(B);
+        assertNotNull(guard, "after " + k + " intervals of the new beat B is guarded: " + last);
+        assertEquals(go + (k + 1) * 25 * MS - ArrivalGuards.EARLY_MARGIN_NANOS, guard.horizonNanos(), "on the new beat");
+    }
+
     @Test
     void aQueueOnABeatGuardsTheQueueItTakesTheDeviceFrom() {
         long t = 1000 * MS;
         Map<Long, ArrivalGuards.Guard> last = Map.of();
-        for (int i = 0; i < 8; i++) {
+        int k = ArrivalGuards.MIN_INTERVALS;
+        for (int i = 0; i < k; i++) {
             last = cycle(t + i * 25 * MS, 2 * MS, true);
-            assertTrue(last.isEmpty(), "no guard before " + ArrivalGuards.MIN_INTERVALS + " intervals: " + last + " at " + i);
+            assertTrue(last.isEmpty(), "no guard before " + k + " intervals: " + last + " at " + i);
         }
-        last = cycle(t + 8 * 25 * MS, 2 * MS, true);
+        last = cycle(t + k * 25 * MS, 2 * MS, true);
         ArrivalGuards.Guard guard = last.get(B);
-        assertNotNull(guard, "after 8 intervals B is guarded: " + last);
-        long next = t + 9 * 25 * MS;
+        assertNotNull(guard, "after " + k + " intervals B is guarded: " + last);
+        long next = t + (k + 1) * 25 * MS;
         assertEquals(next - ArrivalGuards.EARLY_MARGIN_NANOS, guard.horizonNanos(), "exact beat: no jitter");
-        assertEquals(next + ArrivalGuards.LATE_GRACE_NANOS, guard.untilNanos());
+        assertEquals(next + ArrivalGuards.DEFAULT_GRACE_NANOS, guard.untilNanos());
         assertFalse(last.containsKey(A), "A itself is not guarded");
         // A arrives: B is held by the policy, the guard is lifted
         Map<Long, ArrivalGuards.Guard> atArrival = g.update("hpf", next, List.of(view(A, true, false, next), view(B, true, false, 5)),
