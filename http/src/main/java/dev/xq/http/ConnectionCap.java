@@ -69,6 +69,8 @@ final class ConnectionCap implements ConnectorFactory {
     private final ToIntFunction<SelectableChannel> userOf;
     /** The server's threads' priority ({@link ThreadNice}), or null to leave them as they are. */
     private final ThreadNice nice;
+    /** Where connections refused over a user's cap are held ({@link Pen}), or null to close them at once. */
+    private volatile Pen pen;
 
     ConnectionCap(int max, int perUser, ThreadNice nice, RuntimeLog log) {
         this(max, perUser, log, System::nanoTime, new KernelUsers(LoopbackPeers.processUid(), log), nice);
@@ -100,6 +102,12 @@ final class ConnectionCap implements ConnectorFactory {
         this.nanoTime = nanoTime;
         this.userOf = userOf;
         this.nice = nice;
+    }
+
+    /** Holds the connections refused over a user's cap in {@code pen} instead of closing them at once; null: close them. */
+    ConnectionCap pen(Pen pen) {
+        this.pen = pen;
+        return this;
     }
 
     /**
@@ -186,6 +194,7 @@ final class ConnectionCap implements ConnectorFactory {
         private final Map<Integer, Integer> perUid = new HashMap<>();
         private long userSaid = Long.MIN_VALUE;
         private int refusedSince;
+        private int heldSince;
 
         Limit(List<ServerConnector> connectors) {
             super(max, connectors.toArray(Connector[]::new));
@@ -221,12 +230,14 @@ final class ConnectionCap implements ConnectorFactory {
                 }
             }
             if (over) {
+                Pen p = pen;
+                boolean held = p != null && p.hold(channel); // on a duplicate of its descriptor: Jetty's is closed all the same
                 try {
                     channel.close();
                 } catch (java.io.IOException ignored) {
                     // closed is what was wanted
                 }
-                sayUser(user, open);
+                sayUser(user, open, held);
             }
         }
 
@@ -258,10 +269,13 @@ final class ConnectionCap implements ConnectorFactory {
             }
         }
 
-        private void sayUser(int user, int open) {
+        private void sayUser(int user, int open, boolean held) {
             long now = nanoTime.getAsLong();
             synchronized (users) {
                 refusedSince++;
+                if (held) {
+                    heldSince++;
+                }
                 if (userSaid != Long.MIN_VALUE && now - userSaid < LOG_EVERY_NANOS) {
                     return;
                 }
@@ -270,13 +284,19 @@ final class ConnectionCap implements ConnectorFactory {
             String who = user == OTHER_HOSTS ? "peers on other hosts (counted as one user)"
                     : user == UNKNOWN ? "loopback peers whose user the kernel did not say (counted as one user)" : "local user uid " + user;
             int n;
+            int h;
             synchronized (users) {
                 n = refusedSince;
+                h = heldSince;
                 refusedSince = 0;
+                heldSince = 0;
             }
+            Pen p = pen;
             log.warn("HTTP API: " + who + " has " + open + " connections open, the most one user may (PID " + HttpConfig.PID
-                    + ", maxConnectionsPerUser " + perUser + "): more of theirs are closed as they come (" + n
-                    + " closed since this was last said)", null);
+                    + ", maxConnectionsPerUser " + perUser + "): more of theirs are "
+                    + (p != null && p.capacity() > 0 ? "held unread for " + Pen.HOLD_NANOS / 1_000_000_000L + " s, then reset (at most "
+                            + p.capacity() + " at once, penConnections; beyond that closed at once)" : "closed as they come")
+                    + " (" + n + " refused since this was last said, " + h + " of them held)", null);
         }
 
         @Override

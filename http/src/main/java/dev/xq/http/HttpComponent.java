@@ -77,6 +77,8 @@ public class HttpComponent {
     private final List<ServiceRegistration<?>> registrations = new java.util.ArrayList<>();
     private volatile Configuration jetty;
     private volatile ServiceTracker<HttpServiceRuntime, HttpServiceRuntime> endpoints;
+    /** Connections refused over a user's cap, held unread ({@link Pen}); null while stopped. */
+    private volatile Pen pen;
     /** The API's threads' priority while serving, or null. */
     private ThreadNice threadNice;
 
@@ -153,8 +155,12 @@ public class HttpComponent {
 
         // The cap on open connections (issue 41, item 5): Felix has no setting for it; it calls every
         // ConnectorFactory service with its Jetty server, which is where the cap goes on (ConnectionCap).
+        // Connections refused over a user's cap are held unread a while instead of closed at once (Pen): closed, a
+        // flooding client reopens them as fast as the CPUs allow.
+        pen = new Pen(settings.penConnections(), log);
+        pen.start();
         registrations.add(context.registerService(ConnectorFactory.class, new ConnectionCap(settings.maxConnections(), settings.maxConnectionsPerUser(),
-                threadNice(settings.threadNice()), log),
+                threadNice(settings.threadNice()), log).pen(pen),
                 new Hashtable<>(Map.of(RUNTIME_PROPERTY, INSTANCE))));
 
         // Our own Jetty: host, port and nothing else of Felix's defaults that matter here.
@@ -264,6 +270,11 @@ public class HttpComponent {
         endpoints = null;
         if (t != null) {
             t.close();
+        }
+        Pen p = pen;
+        pen = null;
+        if (p != null) {
+            p.close(); // after the connector is gone: nothing is held any more
         }
         Configuration c = jetty;
         jetty = null;

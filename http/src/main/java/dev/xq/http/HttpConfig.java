@@ -62,4 +62,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
                     + "connections, slow bodies) takes only the CPU time that the node's scheduling and the tenants leave. "
                     + "0 (the default): the node's own value. Lowered, it costs the operator's own requests under load too")
     int threadNice() default HttpSettings.DEFAULT_THREAD_NICE;
+
+    @AttributeDefinition(name = "Refused connections held", min = "0", max = "65536",
+            description = "Connections refused over maxConnectionsPerUser that the API holds open, unread, for 30 s before "
+                    + "resetting them, instead of closing them at once: a flooding client that reopens what is closed then "
+                    + "waits instead of making the node accept and close as fast as the CPUs allow. Each costs one file "
+                    + "descriptor; at most a quarter of the node's limit is used. Beyond it, refused connections are closed at "
+                    + "once. 0: always closed at once")
+    int penConnections() default HttpSettings.DEFAULT_PEN_CONNECTIONS;
 }

@@ -254,6 +254,31 @@ class ConnectionCapTest {
         assertEquals(200, status(again, 5_000), "user 1001 is served again once under its cap");
     }
 
+    /**
+     * With a pen, a user's connection past its cap is held open and unanswered (its client waits
+     * instead of reconnecting at once), is not counted as open, and is reset when the pen lets go.
+     */
+    @Test
+    void pastItsCapAUsersConnectionIsHeldUnreadWhenThereIsAPen() throws Exception {
+        int port = start();
+        Pen pen = new Pen(8, 30_000_000_000L, System::nanoTime, log, -1);
+        ConnectionCap cap = new ConnectionCap(16, 1, log, System::nanoTime, ch -> 1001).pen(pen);
+        ConnectionCap.Carrier carrier = (ConnectionCap.Carrier) cap.createConnector(server);
+        server.addConnector(carrier);
+        carrier.start();
+        Socket first = request(port);
+        assertEquals(200, status(first, 5_000), "user 1001's first connection (cap 1) is served");
+        drain(first);
+        Socket second = request(port);
+        assertEquals(0, status(second, 500), "the second is held: open, never answered");
+        assertTrue(eventually(() -> pen.size() == 1), "in the pen: " + pen.size());
+        assertEquals(Map.of(1001, 1), carrier.openPerUser(), "not counted among the user's open connections");
+        assertTrue(eventually(() -> log.warnings.stream().anyMatch(w -> w.contains("local user uid 1001") && w.contains("held unread for 30 s")
+                && w.contains("1 of them held"))), log.warnings.toString());
+        pen.close();
+        assertEquals(-1, status(second, 2_000), "reset once the pen lets go");
+    }
+
     private static boolean eventually(java.util.function.BooleanSupplier c) throws InterruptedException {
         long until = System.nanoTime() + 5_000_000_000L;
         while (!c.getAsBoolean()) {
@@ -347,6 +372,11 @@ class ConnectionCapTest {
         @Override
         public int threadNice() {
             return base.threadNice();
+        }
+
+        @Override
+        public int penConnections() {
+            return base.penConnections();
         }
 
         @Override

@@ -69,6 +69,11 @@ class SecurityTest {
             }
 
             @Override
+            public int penConnections() {
+                return HttpSettings.DEFAULT_PEN_CONNECTIONS;
+            }
+
+            @Override
             public String[] allowedHosts() {
                 return new String[0];
             }
@@ -375,6 +380,11 @@ class SecurityTest {
         @Override
         public int threadNice() {
             return base.threadNice();
+        }
+
+        @Override
+        public int penConnections() {
+            return base.penConnections();
         }
     }
 
