@@ -908,7 +908,7 @@ public class HostileIT {
         String python = Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : null;
         String setpriv = Probes.onPath("setpriv");
         String what = "issue 41, item 5: another local user (uid " + NOBODY + ") opens 40 connections to the HTTP API "
-                + "(maxConnectionsPerUser 16) and holds them";
+                + "(maxConnectionsPerUser 16, penConnections 0: refused ones closed at once) and holds them";
         if (Probes.euid() != 0 || python == null || setpriv == null) {
             row(what, "not tried here: it needs root, setpriv and python3 to act as another user; ConnectionCapTest holds the rule", 0,
                     0, false);
@@ -916,7 +916,7 @@ public class HostileIT {
         }
         long old = runtimeId();
         org.osgi.service.cm.Configuration http = cm.getConfiguration("dev.xq.http", "?");
-        http.update(dict(Map.of("maxConnectionsPerUser", "16")));
+        http.update(dict(Map.of("maxConnectionsPerUser", "16", "penConnections", "0")));
         Process p = null;
         try {
             int port = httpPort(old);
@@ -953,6 +953,81 @@ public class HostileIT {
             row(what, "theirs: " + line + "; the node's own user " + (answered ? "answered in " + ms + " ms" : "NOT ANSWERED")
                             + " meanwhile; " + (said ? "the cap said in the log with the uid" : "NOT SAID"),
                     load.total - load.ended, 0, !capped || !answered || !said);
+        } finally {
+            if (p != null) {
+                p.destroyForcibly();
+                p.waitFor();
+            }
+            long capped = runtimeId();
+            http.delete();
+            httpPort(capped);
+        }
+    }
+
+    /**
+     * As d05B with the pen on (the default): the 24 connections past the user's cap are held open and
+     * never answered, so a flooding client waits instead of reconnecting at once (docs/http.md,
+     * "Refusals"). Each of the 40 sends a request: 16 are answered, 24 stay silent, none is closed.
+     */
+    @Test
+    public void d05COneUsersConnectionsPastItsCapAreHeldUnanswered() throws Exception {
+        String python = Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : null;
+        String setpriv = Probes.onPath("setpriv");
+        String what = "issue 41 (connection flood): another local user (uid " + NOBODY + ") opens 40 connections to the HTTP API "
+                + "(maxConnectionsPerUser 16, the pen on) and sends a request on each";
+        if (Probes.euid() != 0 || python == null || setpriv == null) {
+            row(what, "not tried here: it needs root, setpriv and python3 to act as another user; PenTest and ConnectionCapTest hold "
+                    + "the rule", 0, 0, false);
+            return;
+        }
+        long old = runtimeId();
+        org.osgi.service.cm.Configuration http = cm.getConfiguration("dev.xq.http", "?");
+        http.update(dict(Map.of("maxConnectionsPerUser", "16")));
+        Process p = null;
+        try {
+            int port = httpPort(old);
+            String script = """
+                    import socket, sys, time
+                    port = int(sys.argv[1])
+                    socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(40)]
+                    time.sleep(2)
+                    for s in socks:
+                        try:
+                            s.sendall(b"GET /api/v1/policy HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+                        except OSError:
+                            pass
+                    time.sleep(2)
+                    answered = silent = closed = 0
+                    for s in socks:
+                        s.setblocking(False)
+                        try:
+                            d = s.recv(65536)
+                            if d:
+                                answered += 1
+                            else:
+                                closed += 1
+                        except BlockingIOError:
+                            silent += 1
+                        except OSError:
+                            closed += 1
+                    print("answered", answered, "silent", silent, "closed", closed, flush=True)
+                    sys.stdin.read()
+                    """;
+            p = new ProcessBuilder(setpriv, "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups", python, "-c", script,
+                    Integer.toString(port)).redirectErrorStream(true).start();
+            java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                    StandardCharsets.US_ASCII));
+            String line = out.readLine();
+            long t0 = System.nanoTime();
+            boolean answered = answers(port);
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            boolean said = XqNode.eventually(5_000, () -> log.stream().anyMatch(l -> l.contains("local user uid " + NOBODY)
+                    && l.contains("held unread")));
+            boolean held = line != null && line.equals("answered 16 silent 24 closed 0");
+            Load load = load(1, 5);
+            row(what, "theirs: " + line + "; the node's own user " + (answered ? "answered in " + ms + " ms" : "NOT ANSWERED")
+                            + " meanwhile; " + (said ? "the hold said in the log with the uid" : "NOT SAID"),
+                    load.total - load.ended, 0, !held || !answered || !said);
         } finally {
             if (p != null) {
                 p.destroyForcibly();
