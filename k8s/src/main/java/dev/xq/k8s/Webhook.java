@@ -30,7 +30,7 @@ import tools.jackson.databind.ObjectMapper;
  * pod's image or command. HTTPS only in a cluster (the API server calls webhooks over TLS): the
  * certificate and key are PEM files (a Secret mounted by the chart), read again when they change.
  *
- * <pre>java -jar xq-k8s-webhook.jar --cert tls.crt --key tls.key [--port 8443] [--class NAME=N]...</pre>
+ * <pre>java -jar xq-k8s.jar webhook --cert tls.crt --key tls.key [--port 8443] [--class NAME=N]...</pre>
  *
  * {@code POST /mutate} takes the review, {@code GET /healthz} answers {@code ok}.
  */
@@ -213,7 +213,7 @@ public final class Webhook implements AutoCloseable {
         Thread.currentThread().join();
     }
 
-    static final String USAGE = "usage: java -jar xq-k8s-webhook.jar --cert tls.crt --key tls.key [--host 0.0.0.0] [--port 8443] "
+    static final String USAGE = "usage: java -jar xq-k8s.jar webhook --cert tls.crt --key tls.key [--host 0.0.0.0] [--port 8443] "
             + "[--class PRIORITYCLASS=N]...";
 
     private static String need(String option, String value) {
