@@ -112,6 +112,8 @@ final class Pen implements AutoCloseable {
     private long fullSince;
     private long fullSaid = Long.MIN_VALUE;
     private long lastReap = Long.MIN_VALUE;
+    /** Set by {@link #close()}; guarded by {@link #held}. */
+    private boolean closed;
     private java.util.concurrent.ScheduledExecutorService sweeper;
 
     /**
@@ -214,9 +216,13 @@ final class Pen implements AutoCloseable {
             // held all the same; only its buffer and its close are the kernel's defaults
         }
         synchronized (held) {
-            held.addLast(new long[] {copy, now + holdNanos});
+            if (!closed) {
+                held.addLast(new long[] {copy, now + holdNanos});
+                return true;
+            }
         }
-        return true;
+        closeFd(copy); // the pen closed meanwhile: nothing may stay held past it
+        return false;
     }
 
     /** @return connections held now */
@@ -315,6 +321,9 @@ final class Pen implements AutoCloseable {
                 sweeper.shutdownNow();
                 sweeper = null;
             }
+        }
+        synchronized (held) {
+            closed = true;
         }
         while (true) {
             long[] first;
