@@ -7,7 +7,7 @@
 # after the HTTP floods it kept both CPUs busy for seconds. Controls: none (baseline against
 # baseline: the noise) and spin (one CPU of the attacker's kept busy, no attack on XQ).
 #
-#   sudo [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
+#   sudo [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] [VICTIM_USER=xqvic] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
 # Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
 # everything built (node/target/xq-node.jar, interpose/target/fakecuda). Starts its own node
@@ -44,8 +44,15 @@ settle() {  # until the node used at most 5 ticks of CPU in a second (30 s at mo
   local i a b; for i in $(seq 30); do a=$(cpu $NODE); sleep 1; b=$(cpu $NODE); [ $((b-a)) -le 5 ] && break; done; echo $i
 }
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+# VICTIM_USER=NAME: the victim runs as that ordinary user (created in group xqt, which may use the
+# node's socket), not as root, the node's user
+AS=()
+if [ -n "${VICTIM_USER:-}" ]; then
+  id "$VICTIM_USER" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin -G xqt "$VICTIM_USER"
+  AS=(setpriv --reuid="$VICTIM_USER" --regid="$VICTIM_USER" --groups=xqt env)
+fi
 victim() {  # $1: a label; one JSON line to $B/v.json, rc to stdout
-  LD_LIBRARY_PATH=$F ./xq run --priority 2 --name victim --socket $SOCK -- $F/xq-cuda-app --tasks 50 --kernels 4 \
+  "${AS[@]}" LD_LIBRARY_PATH=$F ./xq run --priority 2 --name victim --socket $SOCK -- $F/xq-cuda-app --tasks 50 --kernels 4 \
     --us 200 --period-ms 20 --latencies > $B/v.json 2> $B/v.err
   echo $?
 }
