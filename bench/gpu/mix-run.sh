@@ -9,6 +9,8 @@
 set -u
 out=${1:?usage: mix-run.sh OUTDIR}
 res=/tmp/xq-mix
+# a machine may keep /tmp between calls: an earlier call's logs must not mix with this one's
+rm -rf "$res"
 mkdir -p "$out" "$res"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,driver_version,compute_mode,mig.mode.current --format=csv > "$res/gpu.txt" 2>&1; cat "$res/gpu.txt"

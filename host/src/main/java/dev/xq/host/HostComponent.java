@@ -98,7 +98,7 @@ public class HostComponent {
         try {
             s.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.parse(config.mps()), config.mpsControl(),
                     java.nio.file.Path.of("/dev/nvidiactl"), config.mpsLatencyPriority(), config.mpsBestEffortShare(),
-                    config.mpsHoldBestEffort(), config.mpsHoldBehindMicros(), config.mpsNarrow()));
+                    config.mpsHoldBestEffort(), config.mpsHoldBehindMicros(), config.mpsNarrow(), config.mpsLatencyOwnContext()));
         } catch (IllegalArgumentException e) {
             log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; MPS off", null);
         }

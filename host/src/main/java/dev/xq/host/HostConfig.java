@@ -89,4 +89,12 @@ import org.osgi.service.metatype.annotations.Option;
                     + "and is narrowed, launch by launch, to the multiprocessors the preferred queues leave while they run, instead "
                     + "of running on the fixed best-effort share and being held (docs/processes.md, Space and time)")
     boolean mpsNarrow() default SpacePlan.DEFAULT_NARROW;
+
+    @AttributeDefinition(name = "Latency-critical processes in contexts of their own",
+            description = "Whether processes at the latency-critical priority or above keep a CUDA context of their own (not "
+                    + "clients of the node's MPS server), which the GPU time-slices against the server's, and are never held "
+                    + "nor throttled; best-effort processes stay clients of the server, held in time behind a busy one wider "
+                    + "than half the device and let run otherwise. Off: every process the node serves joins the server "
+                    + "(docs/processes.md, Space and time)")
+    boolean mpsLatencyOwnContext() default SpacePlan.DEFAULT_LATENCY_OWN_CONTEXT;
 }

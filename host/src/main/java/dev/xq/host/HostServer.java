@@ -72,11 +72,17 @@ final class HostServer {
 
     /** The MPS side of the host's configuration (docs/processes.md, "Space and time"). */
     record SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare,
-                         boolean holdBestEffort, long holdBehindMicros, boolean narrow) {
+                         boolean holdBestEffort, long holdBehindMicros, boolean narrow, boolean latencyOwnContext) {
 
         SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare, boolean holdBestEffort,
                       long holdBehindMicros) {
             this(mode, control, device, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, SpacePlan.DEFAULT_NARROW);
+        }
+
+        SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare, boolean holdBestEffort,
+                      long holdBehindMicros, boolean narrow) {
+            this(mode, control, device, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, narrow,
+                    SpacePlan.DEFAULT_LATENCY_OWN_CONTEXT);
         }
     }
 
@@ -236,7 +242,7 @@ final class HostServer {
             if (sp != null) {
                 MpsDaemon d = MpsDaemon.start(sp.mode(), sp.control(), dir, sp.device(), g, euid, log);
                 space = new SpacePlan(d, sp.latencyPriority(), sp.bestEffortShare(), sp.holdBestEffort(), sp.holdBehindMicros(),
-                        sp.narrow());
+                        sp.narrow(), sp.latencyOwnContext());
             }
         } catch (IOException | IllegalArgumentException | IllegalStateException e) {
             if (fd >= 0) {

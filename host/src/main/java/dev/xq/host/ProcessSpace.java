@@ -17,6 +17,8 @@ final class ProcessSpace {
     private volatile boolean heldInTime = true;
     /** On the whole device and narrowed at times (see {@link SlotControl#narrows()}) */
     private volatile boolean narrowed;
+    /** Not a client of the node's server while it runs: a context the GPU time-slices against the server's */
+    private volatile boolean ownContext;
 
     /** At HELLO: what {@code plan} gives a process of priority {@code prio} that offered {@code caps}. */
     void hello(SpacePlan plan, Integer prio, List<String> caps) {
@@ -26,7 +28,13 @@ final class ProcessSpace {
         // a process that can be narrowed was told so in the answer to its SPACE (the whole device)
         narrowed = spatial && plan.narrowed(prio, caps.contains("narrow"));
         smShare = spatial ? narrowed ? 100 : plan.share(prio) : 100;
-        heldInTime = !spatial || narrowed || plan.heldInTime(smShare);
+        ownContext = plan.on() && !spatial;
+        // a latency-critical process the plan keeps out of the server is never held, as one on the whole device in it
+        heldInTime = spatial ? narrowed || plan.heldInTime(smShare) : !plan.ownContext(prio);
+    }
+
+    boolean ownContext() {
+        return ownContext;
     }
 
     int smShare() {
@@ -56,11 +64,13 @@ final class ProcessSpace {
 
     /** @return the part of the registration's log line that tells the share ("" in time only) */
     String registered() {
-        return spatial ? ", MPS client on " + smShare + " % of the device" + (narrowed ? ", narrowed at times" : "") : "";
+        return spatial ? ", MPS client on " + smShare + " % of the device" + (narrowed ? ", narrowed at times" : "")
+                : ownContext && !heldInTime ? ", a context of its own beside the MPS server, never held" : "";
     }
 
-    /** @return the operator's column: {@code time}, or {@code mps <share>%} and how it is held */
+    /** @return the operator's column: {@code time}, {@code own context}, or {@code mps <share>%} and how it is held */
     String display() {
-        return spatial ? "mps " + smShare + "%" + (narrowed ? " narrowed" : heldInTime ? "" : " untimed") : "time";
+        return spatial ? "mps " + smShare + "%" + (narrowed ? " narrowed" : heldInTime ? "" : " untimed") : ownContext && !heldInTime
+                ? "own context" : "time";
     }
 }

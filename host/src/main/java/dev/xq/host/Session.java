@@ -475,7 +475,7 @@ final class Session {
             return;
         }
         SlotControl control = new SlotControl(this, memory, slot, space.smShare(), space.heldInTime(),
-                space.spatial() ? server.space().holdBehindMicros() : 0, space.narrowed());
+                space.spatial() ? server.space().holdBehindMicros() : 0, space.narrowed(), space.ownContext());
         ExternalQueue q;
         try {
             q = server.queues().open(spec, control);

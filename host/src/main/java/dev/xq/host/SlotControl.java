@@ -26,6 +26,7 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     private final boolean heldInTime;
     private final long holdBehindMicros;
     private volatile boolean narrows;
+    private final boolean ownContext;
 
     /**
      * @param smShare the process's share of the device in space (100: all of it, or not an MPS client)
@@ -39,6 +40,13 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     /** @param narrows the process can be narrowed (it said so, and the node lets it): see {@link ExternalQueueShare#narrows()} */
     SlotControl(Session session, SharedMemory memory, int slot, int smShare, boolean heldInTime, long holdBehindMicros,
                 boolean narrows) {
+        this(session, memory, slot, smShare, heldInTime, holdBehindMicros, narrows, false);
+    }
+
+    /** @param ownContext the process is not a client of the node's MPS server while it runs: see {@link ExternalQueueShare#ownContext()} */
+    SlotControl(Session session, SharedMemory memory, int slot, int smShare, boolean heldInTime, long holdBehindMicros,
+                boolean narrows, boolean ownContext) {
+        this.ownContext = ownContext;
         this.narrows = narrows;
         this.session = session;
         this.memory = memory;
@@ -85,6 +93,11 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     @Override
     public int deviceSms() {
         return retired ? 0 : memory.width(slot) >>> 16;
+    }
+
+    @Override
+    public boolean ownContext() {
+        return ownContext;
     }
 
     @Override

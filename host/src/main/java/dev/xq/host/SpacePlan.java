@@ -24,21 +24,26 @@ import java.nio.file.Path;
  * @param narrow a best-effort process that can be narrowed (it asks so) runs on the whole device
  *     and is narrowed, launch by launch, to the part the preferred queues leave, instead of being
  *     held on a capped share ({@code ExternalQueueShare#narrows})
+ * @param latencyOwnContext a latency-critical process keeps a context of its own instead of joining
+ *     the server ({@code SPACE none own-context}): the GPU time-slices it against the server's
+ *     context, it is never held, and the server's clients are held behind it when it is wide and
+ *     busy, else let run ({@code ExternalQueueShare#ownContext})
  */
 record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros,
-                 boolean narrow) {
+                 boolean narrow, boolean latencyOwnContext) {
 
     static final int DEFAULT_LATENCY_PRIORITY = 2;
     static final int DEFAULT_BEST_EFFORT_SHARE = 50;
     static final long DEFAULT_HOLD_BEHIND_MICROS = 0;
     static final boolean DEFAULT_NARROW = true;
+    static final boolean DEFAULT_LATENCY_OWN_CONTEXT = false;
 
     /** No spatial sharing: what a node without MPS (and every test that does not ask for it) has. */
     static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true,
-            DEFAULT_HOLD_BEHIND_MICROS, DEFAULT_NARROW);
+            DEFAULT_HOLD_BEHIND_MICROS, DEFAULT_NARROW, DEFAULT_LATENCY_OWN_CONTEXT);
 
     SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros) {
-        this(daemon, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, DEFAULT_NARROW);
+        this(daemon, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, DEFAULT_NARROW, DEFAULT_LATENCY_OWN_CONTEXT);
     }
 
     SpacePlan {
@@ -57,6 +62,11 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
     /** @return the share, in percent, of a process at this priority (null: none given, the lowest class) */
     int share(Integer priority) {
         return priority != null && priority >= latencyPriority ? 100 : bestEffortShare;
+    }
+
+    /** @return whether a process at this priority keeps a context of its own while the server runs (never held) */
+    boolean ownContext(Integer priority) {
+        return on() && latencyOwnContext && share(priority) == 100;
     }
 
     boolean heldInTime(int share) {
@@ -81,11 +91,15 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
         if (pipe == null) {
             return "SPACE none " + (daemon.state().startsWith("off: disabled") ? "off" : "unavailable");
         }
+        if (ownContext(priority)) {
+            return "SPACE none own-context";
+        }
         return narrowed(priority, canNarrow) ? "SPACE mps " + pipe + " 100 narrow" : "SPACE mps " + pipe + " " + share(priority);
     }
 
     String state() {
-        return daemon.state() + (on() ? "; priority " + latencyPriority + " and above: the whole device, below: "
+        return daemon.state() + (on() ? "; priority " + latencyPriority + " and above: " + (latencyOwnContext
+                ? "a context of their own, time-sliced against the server's, never held" : "the whole device") + ", below: "
                 + (narrow ? "the whole device, narrowed to what the preferred queues leave while they run (" + bestEffortShare
                         + " % where a process cannot be narrowed" : bestEffortShare + " %") + (narrow ? ")" : "") + (holdBestEffort ? ", held while a preferred queue of commands of " + holdBehindMicros + " us or more has work"
                 : ", never held") : "");

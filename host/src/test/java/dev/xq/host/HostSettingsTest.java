@@ -103,6 +103,11 @@ class HostSettingsTest {
             public boolean mpsNarrow() {
                 return SpacePlan.DEFAULT_NARROW;
             }
+
+            @Override
+            public boolean mpsLatencyOwnContext() {
+                return SpacePlan.DEFAULT_LATENCY_OWN_CONTEXT;
+            }
         };
     }
 

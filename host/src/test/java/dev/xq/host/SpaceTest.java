@@ -346,6 +346,58 @@ class SpaceTest {
     }
 
     @Test
+    void latencyCriticalProcessesKeepContextsOfTheirOwnWhenAskedAndTheOthersAreHeldOnlyBehindAWideBusyOne() throws Exception {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
+        server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, true, true));
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        String pipe = sock.getParent().resolve("mps").toString();
+        assertEquals("SPACE none own-context", askNarrow("2"));
+        assertEquals("SPACE none own-context", ask("5"));
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"), "best-effort processes still join the server");
+        assertEquals("SPACE mps " + pipe + " 40", ask("-"));
+        assertTrue(server.space().state().contains("a context of their own"), server.space().state());
+
+        TestClient top = client();
+        top.hello("serve", "2", "cuda"); // kept out of the server: no mps capability
+        top.map();
+        top.send("MAPPED");
+        ExternalQueueImpl q = queue(top.stream(0, 0, 0, 0, -5, "default"));
+        assertTrue(q.spaceOnly(), "never held");
+        assertTrue(q.space().ownContext());
+        assertTrue(server.sessions().stream().anyMatch(i -> i.space().equals("own context")),
+                () -> server.sessions().stream().map(Session.Info::space).toList().toString());
+        TestClient be = client();
+        be.hello("train", "1", "cuda,mps,narrow");
+        be.map();
+        be.send("MAPPED");
+        ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
+        assertTrue(b.narrows());
+        assertFalse(b.space().ownContext());
+        be.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 132);
+        settled();
+        // a narrow tenant of its own (a decoder) at work: the trainer runs on the whole device,
+        // since narrowing it would leave the decoder nothing (the GPU time-slices the two contexts)
+        top.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 19);
+        top.writeSlotInt(0, SharedMemory.S_IN_FLIGHT, 3);
+        top.writeSlotLong(0, SharedMemory.S_READY_SINCE_NS, System.nanoTime());
+        b.schedule(true, System.nanoTime());
+        assertEquals(0, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "narrowed for a tenant in another context");
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "held behind a narrow tenant");
+        // a wide one (a CUDA graph) at work: held in time
+        top.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 132);
+        b.schedule(true, System.nanoTime());
+        assertEquals(1, be.slotInt(0, SharedMemory.S_GATE), "not held behind a wide busy tenant");
+        assertEquals(0, be.slotInt(0, SharedMemory.S_RESERVE_SMS));
+        // the latency-critical one is never held by the scheduler, an operator's suspend still holds it
+        q.schedule(true, System.nanoTime());
+        assertFalse(q.isSuspendedByScheduler());
+        q.suspend();
+        assertEquals(1, top.slotInt(0, SharedMemory.S_GATE));
+        q.resume();
+        assertEquals(0, top.slotInt(0, SharedMemory.S_GATE));
+    }
+
+    @Test
     void narrowingOffKeepsTheCappedShare() throws Exception {
         server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
         server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, false));

@@ -95,4 +95,15 @@ public interface ExternalQueueShare {
     default int deviceSms() {
         return 0;
     }
+
+    /**
+     * @return whether the process runs in a device context of its own (on NVIDIA: not a client
+     *     of the node's MPS server while one runs), which the GPU time-slices against the
+     *     server's: narrowing the server's clients leaves it nothing, so they are held in time
+     *     behind it or let run ({@link dev.xq.policy.spi.QueueSpace#ownContext()})
+     * @since 1.4
+     */
+    default boolean ownContext() {
+        return false;
+    }
 }

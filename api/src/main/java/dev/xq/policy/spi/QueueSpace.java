@@ -15,12 +15,25 @@ package dev.xq.policy.spi;
  * @param widthSms the multiprocessors the queue's recent launches could fill at once (a CUDA
  *     graph counts as the whole device), 0 when not known
  * @param deviceSms the multiprocessors of the queue's device, 0 when not known
+ * @param ownContext whether the queue's process runs in a device context of its own, which the
+ *     GPU time-slices against the shared one the narrowable queues run in (on NVIDIA: a process
+ *     kept out of the node's MPS server): narrowing others leaves such a queue nothing, since
+ *     its kernels never run beside theirs; only holding them in time does (since 1.4)
  * @since 1.3
  */
-public record QueueSpace(boolean narrowable, int widthSms, int deviceSms) {
+public record QueueSpace(boolean narrowable, int widthSms, int deviceSms, boolean ownContext) {
 
     /** A queue the scheduler decides in time only, whose width is not known (an application's queue). */
     public static final QueueSpace NONE = new QueueSpace(false, 0, 0);
+
+    /**
+     * A queue in the device's shared space (not {@link #ownContext()}).
+     *
+     * @throws IllegalArgumentException if a count is negative
+     */
+    public QueueSpace(boolean narrowable, int widthSms, int deviceSms) {
+        this(narrowable, widthSms, deviceSms, false);
+    }
 
     /**
      * @throws IllegalArgumentException if a count is negative

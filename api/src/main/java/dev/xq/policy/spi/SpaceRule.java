@@ -25,6 +25,13 @@ import java.util.List;
  *       while a preferred queue is open on the device, even when it runs: one 21 ms kernel
  *       launched on the whole device in a pause would hold the preferred tenant's next request
  *       as long (no level on NVIDIA cuts a running kernel).</li>
+ *   <li>Narrowing leaves room only to preferred queues in the same space: a preferred queue in a
+ *       context of its own ({@link QueueSpace#ownContext()}: the GPU time-slices it against the
+ *       shared context, so no kernel of it ever runs beside the narrowed queue's) counts for
+ *       whether to hold (behind a busy one wider than half the device), never for how far to
+ *       narrow. Behind own-context queues only, a queue is held (behind a wide busy one) or
+ *       runs on the whole device, whatever its commands' length: the GPU's time slices, not
+ *       a narrowing, are what shares the device with them (since 1.4).</li>
  * </ul>
  *
  * @since 1.3
@@ -55,30 +62,49 @@ public final class SpaceRule {
     }
 
     /**
+     * The rule itself, for preferred queues that all share the device's space (none in a context
+     * of its own): {@link #leave(int, int, int, int, long, boolean, boolean)} with
+     * {@code widestSharedPreferred} = {@code widestPreferred}.
+     */
+    public static int leave(int deviceSms, int widestPreferred, int widestBusyPreferred, long commandNanos, boolean held,
+                            boolean holdBehindWide) {
+        return leave(deviceSms, widestPreferred, widestBusyPreferred, widestPreferred, commandNanos, held, holdBehindWide);
+    }
+
+    /**
      * The rule itself.
      *
      * @param deviceSms the device's multiprocessors, 0 when not known
      * @param widestPreferred the widest of the open preferred queues on the device, -1: none
      * @param widestBusyPreferred the widest of those with work, -1: none
+     * @param widestSharedPreferred the widest of the open preferred queues in the device's shared
+     *     space (not {@link QueueSpace#ownContext()}), -1: none
      * @param commandNanos the queue's average command, 0 when not known
      * @param held whether the policy holds the queue (else it lets it run)
      * @param holdBehindWide whether short commands are held behind a busy preferred queue wider than half the device
      * @return {@link #HOLD}; 0: the whole device; n &gt; 0: run on the device less n multiprocessors
+     * @since 1.4
      */
-    public static int leave(int deviceSms, int widestPreferred, int widestBusyPreferred, long commandNanos, boolean held,
-                            boolean holdBehindWide) {
+    public static int leave(int deviceSms, int widestPreferred, int widestBusyPreferred, int widestSharedPreferred,
+                            long commandNanos, boolean held, boolean holdBehindWide) {
         if (widestPreferred < 0) {
             return held ? HOLD : 0; // nothing preferred: a hold for another reason stays one
+        }
+        int cap = cap(deviceSms);
+        boolean behindWide = held && holdBehindWide && widestBusyPreferred > cap;
+        if (widestSharedPreferred < 0) {
+            // every preferred queue has a context of its own: the GPU time-slices them against
+            // this one, a narrowing would leave them nothing
+            return behindWide ? HOLD : 0;
         }
         boolean longCommands = commandNanos >= LONG_COMMAND_NANOS;
         if (!held && !longCommands) {
             return 0;
         }
-        int cap = cap(deviceSms);
-        if (held && holdBehindWide && !longCommands && widestBusyPreferred > cap) {
+        if (behindWide && !longCommands) {
             return HOLD;
         }
-        return Math.min(cap, Math.max(STEP, (widestPreferred + STEP - 1) / STEP * STEP));
+        return Math.min(cap, Math.max(STEP, (widestSharedPreferred + STEP - 1) / STEP * STEP));
     }
 
     /**
@@ -92,7 +118,7 @@ public final class SpaceRule {
             return held ? HOLD : 0;
         }
         int p = q.priority();
-        return leave(Math.max(s.deviceSms(), above.deviceSms()), above.widest(p), above.widestBusy(p),
+        return leave(Math.max(s.deviceSms(), above.deviceSms()), above.widest(p), above.widestBusy(p), above.widestShared(p),
                 q.estimatedCommandNanos(), held, holdBehindWide);
     }
 
@@ -121,6 +147,7 @@ public final class SpaceRule {
         private final int[] priorities; // descending
         private final int[] widest;     // max width over [0, i]
         private final int[] widestBusy; // max width over [0, i] of queues with work, -1: none
+        private final int[] widestShared; // max width over [0, i] of queues not in a context of their own, -1: none
         private final int deviceSms;
 
         /** @param deviceQueues the queues of one device, in any order */
@@ -136,6 +163,7 @@ public final class SpaceRule {
             priorities = new int[n];
             widest = new int[n];
             widestBusy = new int[n];
+            widestShared = new int[n];
             int unknown = total > 0 ? total / 2 : 64;
             for (int i = 0; i < n; i++) {
                 QueueView q = sorted.get(i);
@@ -145,6 +173,7 @@ public final class SpaceRule {
                 priorities[i] = q.priority();
                 widest[i] = i == 0 ? w : Math.max(widest[i - 1], w);
                 widestBusy[i] = Math.max(i == 0 ? -1 : widestBusy[i - 1], busy ? w : -1);
+                widestShared[i] = Math.max(i == 0 ? -1 : widestShared[i - 1], s.ownContext() ? -1 : w);
             }
         }
 
@@ -163,6 +192,16 @@ public final class SpaceRule {
         public int widestBusy(int priority) {
             int k = countAbove(priority);
             return k == 0 ? -1 : widestBusy[k - 1];
+        }
+
+        /**
+         * @return the widest of the queues of a higher priority than {@code priority} that share
+         *     the device's space (not in a context of their own), -1: none
+         * @since 1.4
+         */
+        public int widestShared(int priority) {
+            int k = countAbove(priority);
+            return k == 0 ? -1 : widestShared[k - 1];
         }
 
         private int countAbove(int priority) {

@@ -44,6 +44,44 @@ class SpaceRuleTest {
         assertEquals(8, SpaceRule.cap(10));
     }
 
+    @Test
+    void behindPreferredQueuesInContextsOfTheirOwnAQueueIsHeldBehindAWideBusyOneOrRunsWhole() {
+        // widestShared -1: every preferred queue is time-sliced against this one by the GPU
+        assertEquals(SpaceRule.HOLD, SpaceRule.leave(132, 132, 132, -1, SHORT, true, true), "a busy graph: held");
+        assertEquals(SpaceRule.HOLD, SpaceRule.leave(132, 132, 132, -1, LONG, true, true), "long commands too: narrowing leaves it nothing");
+        assertEquals(0, SpaceRule.leave(132, 132, 132, -1, LONG, true, false), "holdBehindWide off: runs whole");
+        assertEquals(0, SpaceRule.leave(132, 24, 24, -1, SHORT, true, true), "a busy narrow decoder: runs whole, not narrowed");
+        assertEquals(0, SpaceRule.leave(132, 132, -1, -1, LONG, false, true), "an idle graph: long commands run whole");
+        assertEquals(0, SpaceRule.leave(132, 132, 24, -1, LONG, true, true), "the wide one idle, a narrow one busy");
+        // one in the shared space beside one of its own: narrowed for the shared one only
+        assertEquals(24, SpaceRule.leave(132, 132, 24, 24, LONG, true, true));
+        assertEquals(SpaceRule.HOLD, SpaceRule.leave(132, 132, 132, 24, SHORT, true, true));
+        // the old rule is the same rule with every preferred queue shared
+        assertEquals(SpaceRule.leave(132, 40, -1, 40, LONG, false, true), SpaceRule.leave(132, 40, -1, LONG, false, true));
+    }
+
+    @Test
+    void aboveTellsTheWidestSharedApartFromOwnContexts() {
+        QueueView decode = q(1, 3, true, 20_000);
+        QueueView graph = q(2, 2, false, 800_000);
+        QueueView be = q(3, 1, true, LONG);
+        SchedulerView v = new SchedulerView(0, List.of(decode, graph, be), List.of(),
+                Map.of(1L, new QueueSpace(false, 16, 132, false), 2L, new QueueSpace(false, 132, 132, true), 3L,
+                        new QueueSpace(true, 132, 132)));
+        SpaceRule.Above above = new SpaceRule.Above(v, v.queues());
+        assertEquals(132, above.widest(1));
+        assertEquals(16, above.widestShared(1), "the graph has its own context");
+        assertEquals(16, above.widestBusy(1));
+        assertEquals(16, SpaceRule.leave(v, above, be, true, true), "narrowed for the decoder in its space, not for the graph");
+        assertEquals(-1, above.widestShared(3));
+        SchedulerView alone = new SchedulerView(0, List.of(graph, be), List.of(),
+                Map.of(2L, new QueueSpace(false, 132, 132, true), 3L, new QueueSpace(true, 132, 132)));
+        SpaceRule.Above a2 = new SpaceRule.Above(alone, alone.queues());
+        assertEquals(-1, a2.widestShared(1));
+        assertEquals(0, SpaceRule.leave(alone, a2, be, false, true), "an idle own-context graph: the whole device");
+        assertEquals(0, SpaceRule.leave(alone, a2, be, true, true), "held by the policy but the graph is idle: runs whole");
+    }
+
     private static QueueView q(long handle, int priority, boolean ready, long commandNanos) {
         return new QueueView(handle, "q" + handle, "cuda0", "g" + handle, ready, false, false, ready ? 1 : 0, 0, 0, ready ? 1 : 0, 0,
                 0, commandNanos, List.of(new Hint.Priority(priority)), PreemptionLevel.BLOCK);

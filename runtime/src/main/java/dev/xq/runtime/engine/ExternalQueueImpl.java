@@ -469,7 +469,12 @@ public final class ExternalQueueImpl implements NodeQueue {
         if (!(control instanceof ExternalQueueShare)) {
             return QueueSpace.NONE;
         }
-        return new QueueSpace(narrows, widthSms(), deviceSms());
+        return new QueueSpace(narrows, widthSms(), deviceSms(), ownContext());
+    }
+
+    /** @return whether the owner's process runs in a device context of its own, time-sliced against the shared one */
+    public boolean ownContext() {
+        return shareCount(share -> share.ownContext() ? 1 : 0) == 1;
     }
 
     /** @return whether the decision was taken as a narrowing (or a widening), else it is a hold to apply as usual */

@@ -511,6 +511,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         int total = queue instanceof ExternalQueueImpl e ? e.deviceSms() : 0;
         int widest = -1;
         int widestBusy = -1;
+        int widestShared = -1; // of the preferred queues not in a device context of their own
         boolean unknown = false;
         boolean unknownBusy = false;
         for (NodeQueue q : queues.values()) {
@@ -526,6 +527,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 int w = e.widthSms();
                 widest = Math.max(widest, w);
                 widestBusy = busy ? Math.max(widestBusy, w) : widestBusy;
+                widestShared = e.ownContext() ? widestShared : Math.max(widestShared, w);
                 total = Math.max(total, e.deviceSms());
             } else {
                 widest = Math.max(widest, 0);
@@ -536,11 +538,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         int half = total > 0 ? total / 2 : 64;
         if (unknown) {
             widest = Math.max(widest, half); // the node's own queue: its width is not known
+            widestShared = Math.max(widestShared, half);
         }
         if (unknownBusy) {
             widestBusy = Math.max(widestBusy, half);
         }
-        return SpaceRule.leave(total, widest, widestBusy, me.estimatedCommandNanos(), held, SpaceRule.DEFAULT_HOLD_BEHIND_WIDE);
+        return SpaceRule.leave(total, widest, widestBusy, widestShared, me.estimatedCommandNanos(), held,
+                SpaceRule.DEFAULT_HOLD_BEHIND_WIDE);
     }
 
     @Override

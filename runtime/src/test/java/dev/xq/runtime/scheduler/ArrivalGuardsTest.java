@@ -114,6 +114,31 @@ class ArrivalGuardsTest {
     }
 
     @Test
+    void aQueueWhoseCommandsNeverFitBetweenArrivalsIsNotGuardedAndStarved() {
+        for (long command : new long[] {20 * MS, 23 * MS}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            long t = 1000 * MS;
+            Map<Long, ArrivalGuards.Guard> last = Map.of();
+            for (int i = 0; i <= ArrivalGuards.MIN_INTERVALS; i++) {
+                long at = t + i * 25 * MS;
+                guards.update("hpf", at, List.of(view(A, true, false, at), viewB(command, true)), Map.of(B, true));
+                last = guards.update("hpf", at + 2 * MS, List.of(view(A, false, false, 0), viewB(command, true)), Map.of(B, false));
+            }
+            // A on a 25 ms beat, busy 2 ms: 23 ms less the margins between its requests
+            if (command == 20 * MS) {
+                assertNotNull(last.get(B), "a 20 ms command fits in the gap: guarded");
+            } else {
+                assertTrue(last.isEmpty() && guards.given().isEmpty(), "a 23 ms command never fits: no guard, got " + last);
+            }
+        }
+    }
+
+    static QueueView viewB(long commandNanos, boolean ready) {
+        return new QueueView(B, "q" + B, "d0", "g" + B, ready, false, false, ready ? 5 : 0, 0, 0, ready ? 1 : 0, 0, 0, commandNanos,
+                List.of(), PreemptionLevel.BLOCK);
+    }
+
+    @Test
     void jitterWidensTheGuardAndTooMuchOfItMeansNoBeat() {
         long t = 1000 * MS;
         Random r = new Random(7);
