@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import os
+import random
 import sys
 import time
 from types import SimpleNamespace
@@ -21,9 +22,12 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the helpers, whatever the cwd
 
-LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0}
+LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0, "graphp": 25.0}
+# LC kinds whose requests come at random (exponential gaps of the period on average, seeded), as
+# an inference server's do: no beat for the node to learn
+POISSON = ("graphp",)
 BE_KINDS = ("train32", "trainbf16", "gemm", "triton")
-WARMUP = {"graph": 20, "decode": 5, "bulk": 10, "train32": 8, "trainbf16": 8, "gemm": 4, "triton": 32}
+WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "bulk": 10, "train32": 8, "trainbf16": 8, "gemm": 4, "triton": 32}
 LOSSES_KEPT = 8
 
 # Full sizes are the workloads the scenario means; --smoke shrinks them so the logic can be
@@ -212,7 +216,7 @@ def build_triton(a, dev, sz):
                            result=lambda: y * y)
 
 
-BUILD = {"graph": build_graph, "decode": build_decode, "bulk": build_bulk, "train32": build_train32,
+BUILD = {"graph": build_graph, "graphp": build_graph, "decode": build_decode, "bulk": build_bulk, "train32": build_train32,
          "trainbf16": build_trainbf16, "gemm": build_gemm, "triton": build_triton}
 
 
@@ -220,8 +224,9 @@ def pct(sorted_vals, q):
     return sorted_vals[min(len(sorted_vals) - 1, int(round(q / 100.0 * (len(sorted_vals) - 1))))]
 
 
-def run_lc(t, seconds, period_ms):
+def run_lc(t, seconds, period_ms, poisson=False):
     period = period_ms / 1000.0
+    rng = random.Random(40)  # the same arrivals in every run and mode
     lat = []
     start = time.perf_counter()
     end = start + seconds
@@ -240,7 +245,7 @@ def run_lc(t, seconds, period_ms):
         lat.append((t1 - t0) * 1000.0)
         # Open loop: releases stay on the period grid; a request that overran starts the next
         # one at once instead of queueing a burst of catch-up requests.
-        next_at = max(next_at + period, t1)
+        next_at = max(next_at + (rng.expovariate(1.0 / period) if poisson else period), t1)
     return lat
 
 
@@ -327,7 +332,7 @@ def main():
             return 2
 
     if lc:
-        lat = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms)
+        lat = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON)
         s = sorted(lat)
         emit({"role": "lc", "kind": kind, "requests": len(lat),
               "p50_ms": pct(s, 50) if s else 0.0, "p99_ms": pct(s, 99) if s else 0.0,

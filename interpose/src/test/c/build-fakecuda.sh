@@ -22,7 +22,7 @@ flags="-std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -I$inc"
 mv -f "$out/libcuda.so.1.tmp" "$out/libcuda.so.1"
 ln -sf libcuda.so.1 "$out/libcuda.so"
 for p in xq-cuda-app:xq_cuda_app.c xq-launch-bench:xq_launch_bench.c; do
-  "$cc" $flags -o "$out/${p%%:*}.tmp" "$here/${p#*:}" -L"$out" -l:libcuda.so.1 -ldl -Wl,--disable-new-dtags,-rpath,'$ORIGIN'
+  "$cc" $flags -o "$out/${p%%:*}.tmp" "$here/${p#*:}" -L"$out" -l:libcuda.so.1 -ldl -lm -Wl,--disable-new-dtags,-rpath,'$ORIGIN'
   mv -f "$out/${p%%:*}.tmp" "$out/${p%%:*}"
 done
 "$cc" $flags -fPIC -shared -DXQ_LOCAL_LIB -o "$out/libxq-local.so.tmp" "$here/xq_local.c" -L"$out" -l:libcuda.so.1 \

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,8 @@ static struct {
     const char *attr; /* NULL | same | alternate | other */
     int latencies;    /* --latencies: every task's latency in the JSON line too */
     unsigned block;   /* threads per block of every kernel (--block; default 1) */
-} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1};
+    int poisson;      /* --poisson: tasks released at random, exponential gaps of --period-ms on average */
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 0};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 
 static CUfunction f_spin, f_inc, f_fail;
@@ -249,9 +251,12 @@ static void *run_thread(void *arg)
         CK(cuMemAlloc_v2(&buf, N * sizeof *host));
     double start = now_s();
     long t = 0;
+    double due = start;
+    unsigned short seed[3] = {40, 0, 0}; /* --poisson: the same arrivals in every run */
     for (; (O.tasks == 0 || t < tasks) && (O.seconds <= 0 || now_s() - start < O.seconds); t++) {
         if (O.period_ms > 0) {
-            double due = start + t * O.period_ms / 1000, wait = due - now_s();
+            if (t > 0) due += (O.poisson ? -log(1.0 - erand48(seed)) : 1.0) * O.period_ms / 1000;
+            double wait = due - now_s();
             if (wait > 0) {
                 struct timespec ts = {(time_t)wait, (long)((wait - (time_t)wait) * 1e9)};
                 nanosleep(&ts, NULL);
@@ -306,7 +311,7 @@ static int cmp(const void *a, const void *b)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P]\n"
+    fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P [--poisson]]\n"
                     "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check] [--block THREADS]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
@@ -336,6 +341,8 @@ int main(int argc, char **argv)
             O.long_us = (unsigned)atol(v);
         else if (OPT("--period-ms"))
             O.period_ms = atof(v);
+        else if (!strcmp(a, "--poisson"))
+            O.poisson = 1;
         else if (OPT("--stream"))
             O.stream = v;
         else if (OPT("--via"))

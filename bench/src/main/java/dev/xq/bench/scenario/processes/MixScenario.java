@@ -59,6 +59,8 @@ public final class MixScenario implements Scenario {
     enum Kind {
         /** a small model's inference replayed as one CUDA graph: a burst of short kernels */
         GRAPH(Role.LC, 40, 10, 300),
+        /** the same at random times (exponential gaps, the period on average), as a server's requests come: no beat */
+        GRAPHP(Role.LC, 40, 10, 300, true),
         /** token-by-token decoding: many tiny kernels per step, often */
         DECODE(Role.LC, 30, 20, 100),
         /** large-batch inference: a few long kernels, seldom */
@@ -76,12 +78,18 @@ public final class MixScenario implements Scenario {
         final double periodMs;
         final int kernels;
         final int us;
+        final boolean poisson;
 
         Kind(Role role, double periodMs, int kernels, int us) {
+            this(role, periodMs, kernels, us, false);
+        }
+
+        Kind(Role role, double periodMs, int kernels, int us, boolean poisson) {
             this.role = role;
             this.periodMs = periodMs;
             this.kernels = kernels;
             this.us = us;
+            this.poisson = poisson;
         }
 
         /** @return the name on the command line and in {@code tenant.py --kind} */
@@ -134,7 +142,9 @@ public final class MixScenario implements Scenario {
             Mix.of("graph:2", "triton:1", "gemm:1"),
             Mix.of("bulk:2", "gemm:1", "triton:1"),
             Mix.of("decode:3", "graph:2", "trainbf16:1", "gemm:1"),
-            Mix.of("decode:2", "decode:1"));
+            Mix.of("decode:2", "decode:1"),
+            Mix.of("graphp:2", "train32:1"),
+            Mix.of("graphp:2", "gemm:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
@@ -632,6 +642,9 @@ public final class MixScenario implements Scenario {
                 "--period-ms", Double.toString(k.role == Role.LC ? k.periodMs : 0), "--check"));
         if (k.role == Role.LC) {
             c.add("--latencies");
+        }
+        if (k.poisson) {
+            c.add("--poisson");
         }
         return c;
     }
