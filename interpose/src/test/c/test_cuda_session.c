@@ -364,4 +364,14 @@ void test_space_not_asked(void)
     int h = tn_find(0, -1, "HELLO ", 2.0);
     CHECK(h >= 0 && !strstr(line_text(h), "mps"), "HELLO '%s' says mps", h >= 0 ? line_text(h) : "-");
     CHECK(tn_space_asks(NULL, 0) == 1, "%d SPACE questions", tn_space_asks(NULL, 0));
+    /* a latency-critical process the node keeps out of its server (mpsLatencyOwnContext): its own
+     * context, the environment as it was, no "mps" in its HELLO, and its children ask again */
+    tn_space("SPACE none own-context");
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=2", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=20", NULL},
+               (const char *[]){"-c", "echo \"${CUDA_MPS_PIPE_DIRECTORY:-none} $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE ${XQ_SPACE:-none}\"", NULL}, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), "none 20 none\n"), "the program saw '%s'", slurp(a.out));
+    start(&a, (const char *[]){"XQ_PRIORITY=2", NULL}, (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "2", "--us", "300", "--check", NULL});
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    h = tn_find(h + 1, -1, "HELLO ", 2.0);
+    CHECK(h >= 0 && !strstr(line_text(h), "mps"), "HELLO '%s' says mps", h >= 0 ? line_text(h) : "-");
 }
