@@ -46,7 +46,14 @@ public record XQueueStatus(long handle, String name, String device, String group
          * Other queues share its device, but the policy keeps this one above all of them: its
          * window is widened to the node's alone window and its threshold lifted.
          */
-        ON_TOP
+        ON_TOP,
+        /**
+         * A process queue under an arrival guard, with the node's guarded window set: its window
+         * is widened to that window and its threshold lifted while the guard is in force.
+         *
+         * @since 1.8
+         */
+        GUARDED
     }
 
     /**

@@ -537,17 +537,29 @@ public final class ExternalQueueImpl implements NodeQueue {
         if (!(control instanceof ExternalQueueGuard g) || (spaceOnly && horizonNanos != 0)) {
             return;
         }
+        boolean widens = events.guardedWindowMicros() > 0;
         synchronized (this) {
             if (closed || (horizonNanos == guardHorizon && untilNanos == guardUntil)) {
                 return;
             }
+            boolean was = guardHorizon != 0;
             guardHorizon = horizonNanos;
             guardUntil = untilNanos;
+            if (widens && was && horizonNanos == 0) {
+                applyLocked(); // the guarded window goes before the guard does
+            }
         }
         try {
             g.guard(horizonNanos, untilNanos);
         } catch (RuntimeException e) {
             log.error("external queue " + this + ": its owner failed to apply a guard", e);
+        }
+        if (widens && horizonNanos != 0) {
+            synchronized (this) {
+                if (!closed && guardHorizon != 0) {
+                    applyLocked(); // widened once the guard is in force
+                }
+            }
         }
     }
 
@@ -591,15 +603,27 @@ public final class ExternalQueueImpl implements NodeQueue {
     /** The limits in force now. Caller holds this. */
     private QueueConfig limitsLocked() {
         // narrowed, what it launches runs beside the preferred queues, not before them: no bound
-        return !contended || spaceOnly || narrowed ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0)
-                : topWindow > 0 && config.windowMicros() > 0 && config.windowMicros() < topWindow
-                        ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(topWindow)
-                        : config;
+        if (!contended || spaceOnly || narrowed) {
+            return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0);
+        }
+        long wide = Math.max(topWindow, guardHorizon != 0 ? events.guardedWindowMicros() : 0);
+        return wide > 0 && config.windowMicros() > 0 && config.windowMicros() < wide
+                ? config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(wide)
+                : config;
     }
 
     /** Which limits {@link #limitsLocked()} gives, for the status. Caller holds this. */
     private XQueueStatus.Limits limitsModeLocked() {
-        return limitsLocked().equals(config) ? XQueueStatus.Limits.CONFIGURED : contended ? XQueueStatus.Limits.ON_TOP : XQueueStatus.Limits.ALONE;
+        QueueConfig l = limitsLocked();
+        if (l.equals(config)) {
+            return XQueueStatus.Limits.CONFIGURED;
+        }
+        if (!contended) {
+            return XQueueStatus.Limits.ALONE;
+        }
+        long g = events.guardedWindowMicros();
+        boolean guarded = !spaceOnly && !narrowed && guardHorizon != 0 && g > topWindow && l.windowMicros() == g;
+        return guarded ? XQueueStatus.Limits.GUARDED : XQueueStatus.Limits.ON_TOP;
     }
 
     /** Caller holds this (or is the constructor's caller before publication). */

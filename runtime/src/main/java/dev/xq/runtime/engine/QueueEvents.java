@@ -51,6 +51,14 @@ public interface QueueEvents {
     }
 
     /** @return how long {@code Submission.await} spins around a command's expected end, ns (0: it parks) */
+    /**
+     * @return the window, in microseconds, of a process queue while an arrival guard is in force
+     *     on it (0: its own window); see {@code XqCore#guardedWindowMicros(long)}
+     */
+    default long guardedWindowMicros() {
+        return 0;
+    }
+
     default long awaitSpinNanos() {
         return 0;
     }

@@ -344,6 +344,32 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return awaitSpinNanos;
     }
 
+    private volatile long guardedWindowMicros;
+
+    /**
+     * The window of a process queue while an arrival guard is in force on it (docs/processes.md,
+     * "Arrival guards"): the guard already keeps its work clear of the guarding queue's foreseen
+     * arrival, so its own window (300 us by default, which refused a training process's launches
+     * hundreds of thousands of times in 6 s and left its stream dry for 2-5 % of the time beside a
+     * graph on a beat, H200) bounds only what an arrival nobody foresaw would wait for. Widened to
+     * this, and the threshold lifted, while the guard is in force; back at its lift, before it.
+     * Off (0) by default: not yet measured on a GPU; it also widens what a preferred queue without
+     * a beat, open beside the guarding one, may find in flight.
+     *
+     * @throws IllegalArgumentException outside [0, 100000] us
+     */
+    public void guardedWindowMicros(long micros) {
+        if (micros < 0 || micros > 100_000) {
+            throw new IllegalArgumentException("guarded window " + micros + " us is out of range [0, 100000] us (0: off)");
+        }
+        guardedWindowMicros = micros;
+    }
+
+    @Override
+    public long guardedWindowMicros() {
+        return guardedWindowMicros;
+    }
+
     /** Default of {@link #aloneWindowMicros(long)}: 2 ms, four commands of 500 us, twenty of 100 us. */
     public static final long DEFAULT_ALONE_WINDOW_MICROS = 2_000;
 

@@ -73,7 +73,8 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "onTop", "awaitSpinMicros");
+            "arrivalGuards", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "onTop",
+            "awaitSpinMicros");
 
     @Deactivate
     void deactivate() {
@@ -158,6 +159,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
             } catch (IllegalArgumentException e) {
                 log.error("dev.xq.scheduler: aloneWindowMicros: " + e.getMessage() + "; keeping " + core.aloneWindowMicros() + " us",
                         null);
+            }
+        }
+        Long guarded = read("guardedWindowMicros", "a whole number of microseconds in [0, 100000] (0: off)", s::guardedWindowMicros);
+        if (guarded != null && guarded != core.guardedWindowMicros()) {
+            try {
+                core.guardedWindowMicros(guarded);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: guardedWindowMicros: " + e.getMessage() + "; keeping " + core.guardedWindowMicros()
+                        + " us", null);
             }
         }
         Boolean onTop = read("onTop", "true or false", s::onTop);

@@ -59,6 +59,12 @@ public @interface SchedulerConfig {
             + "other's work, once. 0: limits always apply. Process queues are unthrottled while alone.")
     long aloneWindowMicros() default 2_000;
 
+    @AttributeDefinition(name = "Guarded window (us)", min = "0", max = "100000", description = "The window of a process "
+            + "queue while an arrival guard is in force on it (the guard keeps its work clear of the foreseen arrival): "
+            + "widened to this, the threshold lifted, until the guard is lifted. 0 (the default): the queue's own window. "
+            + "Experimental: not yet measured on a GPU. Part of arrival guards.")
+    long guardedWindowMicros() default 0;
+
     @AttributeDefinition(name = "On top", description = "Let the queue that the policy keeps on top of its device "
             + "(every other queue there, of another group or priority, has been held for it, and it was never held for "
             + "another) keep the alone window of work in flight, application and process queues alike, so that a host "

@@ -155,6 +155,7 @@ public class XqCommands {
             case CONFIGURED -> "";
             case ALONE -> "alone";
             case ON_TOP -> "on top";
+            case GUARDED -> "guarded";
         };
     }
 

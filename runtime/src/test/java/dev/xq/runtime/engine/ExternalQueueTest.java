@@ -108,7 +108,7 @@ class ExternalQueueTest {
     }
 
     /** An owner that can keep its queue clear of a foreseen arrival. */
-    static final class GuardedOwner extends Owner implements dev.xq.external.spi.ExternalQueueGuard {
+    static class GuardedOwner extends Owner implements dev.xq.external.spi.ExternalQueueGuard {
         final List<long[]> guards = new CopyOnWriteArrayList<>();
         /** Each guard call: whether the queue was held when it came. */
         final List<Boolean> heldAtGuard = new CopyOnWriteArrayList<>();
@@ -223,6 +223,58 @@ class ExternalQueueTest {
         core.find(ql.handle()).orElseThrow().close();
         assertEquals(0, a.config.windowMicros());
         assertFalse(core.find(qa.handle()).map(q -> ((ExternalQueueImpl) q).contended()).orElseThrow());
+    }
+
+    /**
+     * With a guarded window set, a process queue under an arrival guard gets that window and no
+     * threshold (the guard keeps its work clear of the foreseen arrival); before the guard is
+     * lifted its own limits are back, so that no moment has the wide window without the guard.
+     * Off (0, the default), a guard leaves the limits alone.
+     */
+    @Test
+    void aGuardedQueueHasTheGuardedWindowWhileTheGuardIsInForce() throws Exception {
+        QueueConfig cfg = QueueConfig.defaults().withThreshold(8).withBatch(4).withWindowMicros(300);
+        List<String> order = new CopyOnWriteArrayList<>();
+        GuardedOwner lo = new GuardedOwner() {
+            @Override
+            public void apply(boolean hold, QueueConfig c) {
+                super.apply(hold, c);
+                order.add("window " + c.windowMicros());
+            }
+
+            @Override
+            public void guard(long horizonNanos, long untilNanos) {
+                super.guard(horizonNanos, untilNanos);
+                order.add(horizonNanos == 0 ? "lift" : "guard");
+            }
+        };
+        lo.counters = USED_IDLE;
+        Owner hi = new Owner();
+        hi.counters = USED_IDLE;
+        ExternalQueue qlo = core.open(new ExternalQueueSpec("train/default", "cuda0", "11:train", 11, List.of(new Hint.Priority(1)), cfg), lo);
+        core.open(new ExternalQueueSpec("serve/default", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), cfg), hi);
+        ExternalQueueImpl q = (ExternalQueueImpl) core.find(qlo.handle()).orElseThrow();
+        assertEquals(300, lo.config.windowMicros(), "contended: its own window");
+        long now = System.nanoTime();
+        q.guard(now + 20_000_000, now + 21_000_000);
+        assertEquals(300, lo.config.windowMicros(), "off by default: a guard leaves the limits alone");
+        q.guard(0, 0);
+        assertEquals(0, core.guardedWindowMicros());
+        assertThrows(IllegalArgumentException.class, () -> core.guardedWindowMicros(100_001));
+
+        core.guardedWindowMicros(2_000);
+        order.clear();
+        q.guard(now + 40_000_000, now + 41_000_000);
+        assertEquals(2_000, lo.config.windowMicros(), "guarded: the guarded window");
+        assertEquals(QueueConfig.MAX_THRESHOLD, lo.config.threshold());
+        assertEquals(List.of("guard", "window 2000"), order, "widened only once the guard is in force");
+        assertEquals(dev.xq.api.XQueueStatus.Limits.GUARDED, q.status().limits());
+        order.clear();
+        q.guard(0, 0);
+        assertEquals(300, lo.config.windowMicros(), "the guard lifted: its own window");
+        assertEquals(8, lo.config.threshold());
+        assertEquals(List.of("window 300", "lift"), order, "narrowed before the guard goes");
+        assertEquals(dev.xq.api.XQueueStatus.Limits.CONFIGURED, q.status().limits());
     }
 
     @Test
