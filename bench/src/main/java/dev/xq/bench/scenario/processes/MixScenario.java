@@ -261,6 +261,17 @@ public final class MixScenario implements Scenario {
         return p50 <= OVERHEAD_BOUND && p99 <= OVERHEAD_BOUND;
     }
 
+    /** Requests left out of the steady P99 (a diagnostic): the first ones, before the node can know a beat. */
+    static final int STEADY_SKIP = 15;
+
+    /** @return the P99 of the tenant's requests after its first {@link #STEADY_SKIP}, NaN without its latencies (or too few) */
+    static double steadyP99(Outcome o) {
+        if (o == null || !o.ok() || o.lat().length <= STEADY_SKIP + 10) {
+            return Double.NaN;
+        }
+        return Percentiles.of(java.util.Arrays.copyOfRange(o.lat(), STEADY_SKIP, o.lat().length)).at(99);
+    }
+
     // ------------------------------------------------------------------ one tenant's result
 
     /**
@@ -746,6 +757,18 @@ public final class MixScenario implements Scenario {
                 o.put("p50_ms", p50);
                 o.put("p99_ms", p99);
                 o.put("p99_over_standalone", over);
+                // a diagnostic beside the goal's figure: the same without each run's first requests,
+                // which come before the node has learnt the tenant's beat
+                Map<String, Object> steady = new LinkedHashMap<>();
+                mine.forEach((mode, oc) -> {
+                    if (!mode.equals("standalone")) {
+                        double r = Measures.ratio(steadyP99(oc), sa);
+                        if (!Double.isNaN(r)) {
+                            steady.put(mode, Measures.round(r));
+                        }
+                    }
+                });
+                o.put("p99_after_first_" + STEADY_SKIP + "_over_standalone", steady);
                 double nat = p99(mine.get("native"));
                 double xq = p99(mine.get("xq"));
                 o.put("xq_p99_over_native", Measures.round(Measures.ratio(xq, nat)));
