@@ -841,9 +841,21 @@ public class HostileIT {
                             .getBytes(StandardCharsets.US_ASCII));
                 }
                 long shellMs = 0;
+                // a holder the node closed (caught in the middle of its accept at the limit, or its place
+                // taken by a connection of this test that was still closing): its place goes to one of the 32
+                boolean[] closedByNode = new boolean[holders.size()];
+                int holdersClosed = 0;
                 for (int t = 0; t < 5; t++) {
-                    for (java.net.Socket s : holders) {
-                        s.getOutputStream().write(' ');
+                    for (int i = 0; i < holders.size(); i++) {
+                        if (closedByNode[i]) {
+                            continue;
+                        }
+                        try {
+                            holders.get(i).getOutputStream().write(' ');
+                        } catch (java.io.IOException closed) {
+                            closedByNode[i] = true;
+                            holdersClosed++;
+                        }
                     }
                     long t0 = System.nanoTime();
                     shell("xq:queues");
@@ -883,11 +895,13 @@ public class HostileIT {
                 }
                 boolean fresh = XqNode.eventually(10_000, () -> answers(port));
                 row("issue 41, item 5: one local user holds 16 connections to the HTTP API (maxConnections 16) and opens 32 more",
-                        servedBeyond + " of the 32 beyond the limit served while the 16 held (1.5 s); xq:queues took at most " + shellMs
+                        servedBeyond + " of the 32 beyond the limit served while the 16 held (1.5 s)"
+                                + (holdersClosed > 0 ? " (" + holdersClosed + " of the 16 closed by the node)" : "") + "; xq:queues took at most " + shellMs
                                 + " ms meanwhile; " + (said ? "the limit said in the log" : "NOT SAID") + "; once the 16 closed, "
                                 + servedAfter + " of the 32 served within " + afterMs + " ms; a fresh client " + (fresh ? "answered"
                                 : "NOT ANSWERED within 10 s"),
-                        load.total - load.ended, 0, servedBeyond != 0 || servedAfter < 31 || !said || !fresh || shellMs > 1_000);
+                        load.total - load.ended, 0, servedBeyond > holdersClosed || holdersClosed > 1 || servedAfter < 31 || !said
+                                || !fresh || shellMs > 1_000);
             } finally {
                 for (java.net.Socket s : holders) {
                     s.close();
