@@ -494,6 +494,21 @@ class XQueueEngineTest {
         return false;
     }
 
+    /**
+     * The thread's state from {@code atNanos} on, until it is parked or a second has passed: on a
+     * loaded machine a thread about to park may still be seen running for a moment; one that spins
+     * for good never parks.
+     */
+    private static Thread.State parkedFrom(Thread t, long atNanos) throws InterruptedException {
+        Thread.State s = stateAt(t, atNanos);
+        long until = System.nanoTime() + 1_000_000_000L;
+        while (s != Thread.State.WAITING && s != Thread.State.TIMED_WAITING && System.nanoTime() < until) {
+            Thread.sleep(1);
+            s = t.getState();
+        }
+        return s;
+    }
+
     private static Thread.State stateAt(Thread t, long atNanos) throws InterruptedException {
         long left = atNanos - System.nanoTime();
         if (left > 0) {
@@ -654,7 +669,7 @@ class XQueueEngineTest {
         CompletableFuture<Object> third = new CompletableFuture<>();
         Thread lt = waiter(late, third);
         long lateExpected = ((SubmissionImpl) late).expectedEndNanos();
-        Thread.State afterSpin = stateAt(lt, lateExpected + 60_000_000L);
+        Thread.State afterSpin = parkedFrom(lt, lateExpected + 60_000_000L);
         assertTrue(afterSpin == Thread.State.WAITING || afterSpin == Thread.State.TIMED_WAITING,
                 "past its expected end and the spin the waiter parks, was " + afterSpin);
         hw.completeNext(100);
