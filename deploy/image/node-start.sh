@@ -6,9 +6,16 @@
 # Secret changes (the kubelet updates their volumes): FileInstall hands the change to Config Admin
 # and the node applies it without a restart.
 #
+# When the pod stops (SIGTERM: `helm uninstall`, an upgrade, a drain), the node is stopped first,
+# then what this script put on the host is removed: the interposers, their folder and the folders
+# made for it up to the mounted base (e.g. /opt/xq/lib and /opt/xq under /opt), so that removing
+# the chart leaves nothing behind on the host. The next pod makes and copies them again at its start.
+#
 # Environment (the chart sets it): XQ_CONFIG_DIR (the ConfigMap's folder), XQ_TOKEN_FILE (optional,
 # the token's file), XQ_HOT_DEPLOY (the hot-deploy folder), XQ_INTERPOSERS_OUT (optional, the host's
-# interposer folder as mounted here), XQ_HOME (where the image has XQ, /opt/xq), XQ_SYNC_SECONDS (10).
+# interposer folder as seen here, made here if missing), XQ_INTERPOSERS_BASE (the mounted host
+# folder above it: the folders between are removed at the stop when empty), XQ_HOME (where the
+# image has XQ, /opt/xq), XQ_SYNC_SECONDS (10).
 set -euo pipefail
 
 home=${XQ_HOME:-/opt/xq}
@@ -58,8 +65,11 @@ sync
 
 # The interposers onto the host, where the device plugin's Allocate mounts them from (replaced by a
 # rename, so that a process starting meanwhile loads an old one or the new one, never half of one).
+libs="libxq-cuda.so libxq-hip.so"
 if [ -n "${XQ_INTERPOSERS_OUT:-}" ]; then
-  for lib in libxq-cuda.so libxq-hip.so; do
+  mkdir -p "$XQ_INTERPOSERS_OUT"
+  chmod 0755 "$XQ_INTERPOSERS_OUT"
+  for lib in $libs; do
     cp "$home/interpose/target/$lib" "$XQ_INTERPOSERS_OUT/.$lib.new"
     chmod 0755 "$XQ_INTERPOSERS_OUT/.$lib.new"
     mv -f "$XQ_INTERPOSERS_OUT/.$lib.new" "$XQ_INTERPOSERS_OUT/$lib"
@@ -69,6 +79,32 @@ fi
 
 if [ "$every" != 0 ]; then
   ( while sleep "$every"; do sync || say "copying the configuration failed; tried again in $every s"; done ) &
+  syncer=$!
 fi
 
-exec "$home/xq" serve --bundles "$hot" "$@"
+# What this pod put on the host goes when it stops. A process that has the interposer loaded keeps
+# it (its mapping outlives the file); one starting before the next pod has copied it runs without
+# XQ, as with no node.
+cleanup() {
+  [ -n "${XQ_INTERPOSERS_OUT:-}" ] || return 0
+  local lib
+  for lib in $libs; do rm -f "$XQ_INTERPOSERS_OUT/$lib" "$XQ_INTERPOSERS_OUT/.$lib.new"; done
+  local d=$XQ_INTERPOSERS_OUT base=${XQ_INTERPOSERS_BASE:-}
+  # the folder and the empty ones above it, never the base (a mount point here) or above
+  while [ -n "$base" ] && [ "${d#"$base"/}" != "$d" ] && rmdir "$d" 2>/dev/null; do
+    d=$(dirname "$d")
+  done
+  say "interposers removed from the host${base:+; folders below $base removed while empty}"
+}
+
+# The node runs as a child (not exec'd), so that the removal can follow its stop.
+"$home/xq" serve --bundles "$hot" "$@" &
+node=$!
+trap 'say "stopping the node"; kill -TERM "$node" 2>/dev/null || true' TERM INT
+rc=0
+while kill -0 "$node" 2>/dev/null; do
+  wait "$node" && rc=0 || rc=$?
+done
+[ -z "${syncer:-}" ] || kill "$syncer" 2>/dev/null || true
+cleanup
+exit "$rc"

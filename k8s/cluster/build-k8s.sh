@@ -33,7 +33,9 @@
 #   status  what is running
 # Run as root. Outside CACHE_DIR it touches: /etc/apt (sources + pin),
 # /run/xq-k8s (containerd socket/state, runc root), /var/log/pods and
-# /var/log/containers (kubelet 1.20 hardcodes them), /var/lib/cni/networks/
+# /var/log/containers (kubelet 1.20 hardcodes them), /var/lib/kubelet/
+# device-plugins (kubelet 1.20 serves kubelet.sock there whatever its
+# --root-dir: a device plugin must use that folder), /var/lib/cni/networks/
 # xq-bridge, /run/netns/cni-*, iptables nat/filter, /sys/fs/cgroup/*/kubepods,
 # the bridge xqk8s0. The system containerd (/run/containerd/containerd.sock)
 # is not used. Ports: apiserver 127.0.0.1:6443, etcd 127.0.0.1:23790/23800,

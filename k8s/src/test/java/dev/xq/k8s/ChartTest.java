@@ -336,10 +336,15 @@ class ChartTest {
         assertEquals(DevicePlugin.CONTAINER_RUN + "/node.sock", cfg(cm.getData().get("dev.xq.host.cfg")).get("socketPath"));
         assertEquals(DevicePlugin.CONTAINER_RUN + "/node.sock", new DevicePlugin(s).allocate(allocateRequest()).getEnvsMap().get("XQ_SOCKET"));
 
-        // the interposers: the node copies them into the host folder that the plugin names to the kubelet
-        Volume lib = volume(pod, "interposers");
-        assertEquals(s.interposerDir().toString(), lib.getHostPath().getPath());
-        assertEquals(lib.getName(), mountAt(node, env(node, "XQ_INTERPOSERS_OUT")).getName());
+        // the interposers: the node makes the host folder that the plugin names to the kubelet, under a
+        // mounted host folder above it (so that it can remove it again), and copies them there
+        String base = env(node, "XQ_INTERPOSERS_BASE");
+        Volume lib = volume(pod, mountAt(node, base).getName());
+        assertEquals("Directory", lib.getHostPath().getType(), "the base is not made by the kubelet, so it is never left behind");
+        String out = env(node, "XQ_INTERPOSERS_OUT");
+        assertTrue(out.startsWith(base + "/"), out);
+        assertEquals(s.interposerDir().toString(), lib.getHostPath().getPath() + out.substring(base.length()));
+        assertEquals("/opt", lib.getHostPath().getPath());
 
         // the node's start script, its configuration and token as it reads them
         String start = Files.readString(repo.resolve("deploy/image/node-start.sh"));
@@ -588,6 +593,7 @@ class ChartTest {
         cases.put("devicePlugin:\n  replicas: 0\n", "devicePlugin.replicas 0 is outside [1, 1000]");
         cases.put("devicePlugin:\n  gpus: all\n", "devicePlugin.gpus 'all' must be GPU ordinals");
         cases.put("devicePlugin:\n  endpoint: kubelet.sock\n", "must not be kubelet.sock");
+        cases.put("hostPaths:\n  interposerBase: /usr\n", "hostPaths.interposerBase '/usr' must be an absolute folder above");
         cases.put("webhook:\n  classes:\n    batch: 2000\n", "webhook.classes.batch: 2000 is outside the XQ priorities [-1000, 1000]");
         cases.put("webhook:\n  tls:\n    certificate: x\n", "give certificate, key and caCertificate together");
         cases.put("node:\n  config:\n    dev.xq.http:\n      token: abcdefghijklmnopqrstu\n", "node.config.dev.xq.http.token is the chart's");
@@ -602,13 +608,14 @@ class ChartTest {
     }
 
     /** node-start.sh as the chart's pod runs it, with a stand-in for the launcher that says what it was given. */
-    String start(Path home, Path config, Path token, Path hot, Path libs) throws Exception {
+    String start(Path home, Path config, Path token, Path hot, Path libs, Path base) throws Exception {
         ProcessBuilder pb = new ProcessBuilder("bash", repo.resolve("deploy/image/node-start.sh").toString()).redirectErrorStream(true);
         Map<String, String> env = pb.environment();
         env.put("XQ_HOME", home.toString());
         env.put("XQ_CONFIG_DIR", config.toString());
         env.put("XQ_HOT_DEPLOY", hot.toString());
         env.put("XQ_INTERPOSERS_OUT", libs.toString());
+        env.put("XQ_INTERPOSERS_BASE", base.toString());
         env.put("XQ_SYNC_SECONDS", "0");
         env.remove("XQ_TOKEN_FILE");
         if (token != null) {
@@ -624,7 +631,9 @@ class ChartTest {
     void theNodesStartScriptCopiesItsConfigurationTokenAndInterposers() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(Path.of("/bin/bash")), "no bash here");
         Path home = Files.createDirectories(dir.resolve("opt/xq"));
-        Files.writeString(home.resolve("xq"), "#!/bin/sh\necho \"launcher: $*\"\n");
+        // the launcher's stand-in says what it was given and which interposers the host has while it runs
+        Files.writeString(home.resolve("xq"), "#!/bin/sh\necho \"launcher: $*\"\n"
+                + "echo \"host has: $(cat \"$XQ_INTERPOSERS_OUT/libxq-cuda.so\" \"$XQ_INTERPOSERS_OUT/libxq-hip.so\")\"\n");
         home.resolve("xq").toFile().setExecutable(true);
         Path built = Files.createDirectories(home.resolve("interpose/target"));
         Files.writeString(built.resolve("libxq-cuda.so"), "cuda");
@@ -637,8 +646,9 @@ class ChartTest {
         }
         Path token = Files.writeString(dir.resolve("token"), "abcdEFGH1234ijklMNOP");
         Path hot = dir.resolve("state/bundles");
-        Path libs = Files.createDirectories(dir.resolve("host-lib"));
-        String out = start(home, config, token, hot, libs);
+        Path base = Files.createDirectories(dir.resolve("host-opt"));
+        Path libs = base.resolve("xq/lib");
+        String out = start(home, config, token, hot, libs, base);
         assertTrue(out.contains("launcher: serve --bundles " + hot), out);
         assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(hot)));
         for (String f : cm.getData().keySet()) {
@@ -648,20 +658,38 @@ class ChartTest {
         assertEquals("abcdEFGH1234ijklMNOP", http.get("token"));
         assertEquals("50000", http.get("port"));
         assertEquals(cm.getData().get("dev.xq.scheduler.cfg"), Files.readString(hot.resolve("dev.xq.scheduler.cfg")));
-        assertEquals("cuda", Files.readString(libs.resolve("libxq-cuda.so")));
-        assertEquals("hip", Files.readString(libs.resolve("libxq-hip.so")));
+        assertTrue(out.contains("host has: cudahip"), out);
+        // the node stopped: the interposers and the folders made for them are gone, the base stays
+        assertFalse(Files.exists(libs.getParent()), out);
+        assertTrue(Files.isDirectory(base));
+        // a folder that holds something else stays
+        Files.createDirectories(libs);
+        Files.writeString(libs.getParent().resolve("other"), "x");
+        start(home, config, token, hot, libs, base);
+        assertFalse(Files.exists(libs));
+        assertTrue(Files.exists(libs.getParent().resolve("other")));
+        Files.delete(libs.getParent().resolve("other"));
 
         // again without a token (metrics off) and with a PID gone from the ConfigMap
         Files.delete(config.resolve("dev.xq.scheduler.cfg"));
-        out = start(home, config, null, hot, libs);
+        out = start(home, config, null, hot, libs, base);
         assertTrue(out.contains("dev.xq.scheduler.cfg removed") && out.contains("dev.xq.http.cfg written"), out);
         assertFalse(Files.exists(hot.resolve("dev.xq.scheduler.cfg")));
         assertNull(cfg(Files.readString(hot.resolve("dev.xq.http.cfg"))).get("token"));
         // a token the node would refuse is not written
         Files.writeString(token, "short");
-        out = start(home, config, token, hot, libs);
+        out = start(home, config, token, hot, libs, base);
         assertTrue(out.contains("is not 16 or more"), out);
         assertNull(cfg(Files.readString(hot.resolve("dev.xq.http.cfg"))).get("token"));
+    }
+
+    @Test
+    void gpuZeroGivenAsANumberIsKept() throws Exception {
+        // `--set devicePlugin.gpus=0` and `gpus: 0` are the number 0, which `with` once dropped: the plugin
+        // then found no GPU and exited (seen on the e2e cluster, k8s/cluster/e2e.sh)
+        Path v = Files.writeString(dir.resolve("gpu0.yaml"), "devicePlugin:\n  gpus: 0\n");
+        PodSpec pod = render(v).one(DaemonSet.class, "xq-node").getSpec().getTemplate().getSpec();
+        assertEquals("0", arg(container(pod, "device-plugin").getArgs(), "--gpus"));
     }
 
     @Test
