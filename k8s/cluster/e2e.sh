@@ -22,6 +22,7 @@
 #            xq-cuda-app and the fake libcuda.so.1), both packed as docker-archive tars by the Python
 #            below and imported into the cluster's containerd (ctr ... images import)
 #   up       build-k8s.sh up (a cluster already up is kept)
+#   (before) refuses to start while another XQ node serves /run/xq/node.sock on this host
 #   install  the node labelled nvidia.com/gpu.present=true (the chart's nodeSelector), helm install
 #   checks   node pod Ready (its probes on /api/v1/scheduler), device plugin registered (allocatable
 #            xq.dev/gpu = replicas), webhook called (annotation xq.dev/decided and env XQ_PRIORITY on a
@@ -78,6 +79,13 @@ until_ok() { local w=$1 t=$2 i; shift 2; for ((i = 0; i < t; i++)); do if "$@" >
 for b in kubectl kube-apiserver kubelet; do
   [ -x "$C/bin/$b" ] || { echo "e2e.sh: $C/bin/$b missing: k8s/cluster/build-k8s.sh build $C" >&2; exit 2; }
 done
+
+# /run/xq is also the socket folder of any XQ node run as root on this host (dev.xq.host's default):
+# one serving there now would be the pods' node instead of the chart's
+if ss -xlnp 2>/dev/null | grep -q ' /run/xq/node.sock '; then
+  echo "e2e.sh: an XQ node already serves /run/xq/node.sock on this host ($(ss -xlnp | grep ' /run/xq/node.sock ' | grep -o 'users:.*')): stop it first" >&2
+  exit 2
+fi
 
 # ------------------------------------------------------------------ helm (embedded)
 M2=${M2_REPO:-$HOME/.m2/repository}
