@@ -28,11 +28,9 @@
 #            xq.dev/gpu = replicas), webhook called (annotation xq.dev/decided and env XQ_PRIORITY on a
 #            pod of a PriorityClass), LD_PRELOAD/XQ_SOCKET from Allocate in the GPU pod's process and
 #            the interposer loaded, its process in GET /api/v1/queues with its pid, name and priority.
-#            KNOWN FAILURE (CHECK XFAIL, counted only with STRICT=1): a pod in its own PID namespace
-#            (every pod without hostPID) is refused by the node: the interposer's HELLO carries the
-#            pid it sees (1), the node compares it with SO_PEERCRED's (the host's) and answers
-#            "ERR pid 1 is not yours (peer pid N)" (host/.../Session.java identity()); the process
-#            then runs unscheduled. So the same pod is also run with hostPID: true, which passes.
+#            Both a pod in its own PID namespace (every pod without hostPID: its HELLO carries the pid
+#            it knows, 1, which the node takes as the peer's NSpid since 29 Nov; before, "ERR pid 1 is
+#            not yours (peer pid N)" and the process ran unscheduled) and the same pod with hostPID.
 #   uninstall  helm uninstall, the namespace gone, the host checked: /run/xq, /opt/xq(/lib), the
 #            plugin's socket, xq processes, allocatable xq.dev/gpu. KNOWN FAILURE: the empty
 #            /run/xq that the kubelet made for the hostPath stays (docs/kubernetes.md says why);
@@ -309,8 +307,8 @@ check_gpu_pod() {  # NAME KNOWN_FAIL(0/1)
     bad "$name: no queue of pid $hpid with priority $WANT_PRIO; the node's queues: $(curl -s http://127.0.0.1:50000/api/v1/queues)"
   fi
 }
-check_gpu_pod gpu-app 1
-# the same pod in the host's PID namespace: the node takes its HELLO
+check_gpu_pod gpu-app 0
+# the same pod in the host's PID namespace
 gpu_pod gpu-app-hostpid true
 check_gpu_pod gpu-app-hostpid 0
 curl -sf http://127.0.0.1:50000/xqueues | python3 -c 'import json,sys; print("GET /xqueues processes:", json.load(sys.stdin)["processes"])' || true

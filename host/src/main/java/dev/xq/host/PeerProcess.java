@@ -131,6 +131,24 @@ final class PeerProcess {
     }
 
     /**
+     * The pid the process has in its own pid namespace: the last {@code NSpid} field of
+     * {@code /proc/<pid>/status} (a process in a container, without the host's pid namespace, knows
+     * itself by that number; {@code SO_PEERCRED} gives the node the one of its own namespace).
+     *
+     * @return that pid, the same as {@code pid} outside any nested namespace, or -1 when not known
+     */
+    static long namespacePid(int pid) {
+        try (var lines = Files.lines(Path.of("/proc", Integer.toString(pid), "status"), StandardCharsets.ISO_8859_1)) {
+            return lines.filter(l -> l.startsWith("NSpid:")).findFirst().map(l -> {
+                String[] f = l.substring("NSpid:".length()).trim().split("\\s+");
+                return Long.parseLong(f[f.length - 1]);
+            }).orElse(-1L);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /**
      * The start time (field 22) of {@code /proc/<pid>/stat}, or -1 when the file cannot be read,
      * is not what Linux writes, or says the process is a zombie (it exited; only the reaping is left).
      */

@@ -299,7 +299,9 @@ final class Session {
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("pid '" + WireLines.shorten(f[2]) + "' is not a number");
         }
-        if (claimed != peer.pid()) {
+        // a process in a container of its own pid namespace says its pid there; the session keeps
+        // the pid of the node's namespace (peer.pid()) for everything else
+        if (claimed != peer.pid() && claimed != PeerProcess.namespacePid(peer.pid())) {
             throw new IllegalArgumentException("pid " + claimed + " is not yours (peer pid " + peer.pid() + ")");
         }
         // SO_PEERCRED names the process that connected; a child that inherited the socket passes

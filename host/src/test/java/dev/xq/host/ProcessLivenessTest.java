@@ -187,6 +187,47 @@ class ProcessLivenessTest {
         }
     }
 
+    /**
+     * Connects from a pid namespace of its own (a container without the host's pids) and says
+     * HELLO with its pid there, then with a pid that is neither; prints the first answer of each.
+     */
+    static final String NAMESPACED = """
+            import os, socket, sys
+            for pid in (os.getpid(), os.getpid() + 7):
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(sys.argv[1])
+                s.sendall(b"HELLO 1 %d contained -\\n" % pid)
+                b = b""
+                while not b.endswith(b"\\n"):
+                    d = s.recv(1)
+                    if not d:
+                        break
+                    b += d
+                print("%d %s" % (pid, b.decode(errors="replace").strip()), flush=True)
+                s.close()
+            """;
+
+    /**
+     * A process in a container of its own pid namespace knows itself as, say, pid 1; the node sees
+     * its pid in the node's namespace. Its HELLO with its own namespace's pid is taken, and the
+     * session is the node's pid; any other pid is still refused by name. Needs root (unshare).
+     */
+    @Test
+    void aProcessInItsOwnPidNamespaceSaysHelloWithThePidItKnows() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")) && new java.io.File("/usr/bin/unshare").canExecute(),
+                "needs root and unshare to make a pid namespace");
+        Process p = new ProcessBuilder("/usr/bin/unshare", "--pid", "--fork", python(), "-c", NAMESPACED, sock.toString())
+                .redirectErrorStream(true).start();
+        strays.add(p.pid());
+        List<String> out = p.inputReader().lines().toList();
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+        assertEquals(2, out.size(), () -> "answers: " + out);
+        assertTrue(out.get(0).startsWith("1 OK "), () -> "its namespace's pid 1 refused: " + out);
+        assertTrue(out.get(1).startsWith("8 ERR pid 8 is not yours (peer pid "), () -> "another pid taken: " + out);
+        assertTrue(log.has("INFO", "registered"), () -> String.valueOf(log.lines));
+        assertFalse(log.lines.stream().anyMatch(l -> l.contains("process 1 ")), () -> "the session named the namespace's pid: " + log.lines);
+    }
+
     @Test
     void aChildCannotSayHelloForItsParentThatExited() throws Exception {
         Process p = spawn(ORPHAN);
