@@ -46,7 +46,7 @@ settle() {  # until the node used at most 5 ticks of CPU in a second (30 s at mo
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 # VICTIM_USER=NAME: the victim runs as that ordinary user (created in group xqt, which may use the
 # node's socket), not as root, the node's user
-AS=()
+AS=(env)  # a command word before LD_LIBRARY_PATH=... (an empty array there made the assignment the command: rc 127)
 if [ -n "${VICTIM_USER:-}" ]; then
   id "$VICTIM_USER" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin -G xqt "$VICTIM_USER"
   AS=(setpriv --reuid="$VICTIM_USER" --regid="$VICTIM_USER" --groups=xqt env)
