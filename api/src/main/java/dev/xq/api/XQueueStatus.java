@@ -53,7 +53,15 @@ public record XQueueStatus(long handle, String name, String device, String group
          *
          * @since 1.8
          */
-        GUARDED
+        GUARDED,
+        /**
+         * A process queue narrowed to a part of its device beside a preferred queue: its threshold
+         * is lifted and its window is the node's narrowed window (or its own, if wider; none if it
+         * has none).
+         *
+         * @since 1.9
+         */
+        NARROWED
     }
 
     /**

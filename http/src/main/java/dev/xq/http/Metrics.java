@@ -120,12 +120,13 @@ final class Metrics {
                 s -> s.suspendedByScheduler() || s.suspendedByApp() ? 1 : 0));
         all.add(gauge("xq_queue_level", "Preemption level in use (1 block, 2 deactivate, 3 interrupt)", queues, s -> s.level().number()));
         all.add(gauge("xq_queue_limits", "Launch limits in force (0 configured, 1 widened: alone on its device, 2 widened: on top of it,"
-                + " 3 widened: under an arrival guard)",
+                + " 3 widened: under an arrival guard, 4 widened: narrowed to a part of the device)",
                 queues, s -> switch (s.limits()) {
                     case CONFIGURED -> 0;
                     case ALONE -> 1;
                     case ON_TOP -> 2;
                     case GUARDED -> 3;
+                    case NARROWED -> 4;
                 }));
         all.add(gauge("xq_queue_sm_share_percent",
                 "Share of the device's multiprocessors (SMs) the queue's commands may use, in percent (100: the whole device,"

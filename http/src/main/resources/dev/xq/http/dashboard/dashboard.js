@@ -67,7 +67,7 @@
   }
 
   // the LIMITS column, in xq:queues' words: empty while the configured limits apply
-  const LIMITS = {alone: 'alone', on_top: 'on top', guarded: 'guarded'};
+  const LIMITS = {alone: 'alone', on_top: 'on top', guarded: 'guarded', narrowed: 'narrowed'};
 
   // the node writes each hint as xq:queues shows it (Hint.text())
   function hintText(h) {

@@ -70,6 +70,8 @@ public final class ExternalQueueImpl implements NodeQueue {
     private final boolean openedNarrowable;
     /** guarded by this: the scheduler's hold is a narrowing (its owner was given {@link #reserve}) */
     private boolean narrowed;
+    /** guarded by this: narrowed while a wide queue preferred over it is open (the narrowed window applies) */
+    private boolean narrowedTight;
     /** guarded by this: the multiprocessors left to the preferred queues, as last given (0: none) */
     private int reserve;
     /** guarded by this: the part among best-effort processes, as last given (index, count; count 1: all) */
@@ -502,14 +504,18 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** Narrowed (or, with {@code r} 0, widened) as decided; {@code suspend}: the scheduler's hold became this narrowing. */
     private void narrowTo(boolean suspend, int r, long decisionNanos) {
+        // a wide queue preferred over it may arrive and wait for what it left in flight (asked
+        // before taking this queue's lock: the answer reads the other queues)
+        boolean tight = suspend && events.widePreferredOpen(this, decisionNanos);
         synchronized (this) {
             if (closed) {
                 return;
             }
             boolean was = suspendedByScheduler;
-            boolean changed = was != suspend || narrowed != suspend || reserve != r;
+            boolean changed = was != suspend || narrowed != suspend || reserve != r || narrowedTight != tight;
             suspendedByScheduler = suspend;
             narrowed = suspend;
+            narrowedTight = tight;
             if (!suspend && was) {
                 lastResumedNanos = decisionNanos;
             }
@@ -602,9 +608,15 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** The limits in force now. Caller holds this. */
     private QueueConfig limitsLocked() {
-        // narrowed, what it launches runs beside the preferred queues, not before them: no bound
-        if (!contended || spaceOnly || narrowed) {
+        if (!contended || spaceOnly) {
             return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0);
+        }
+        // narrowed, what it launches runs beside the preferred queues, not before them: no
+        // threshold, but a wide window, for a third queue that arrives and holds it
+        if (narrowed) {
+            long n = narrowedTight ? events.narrowedWindowMicros() : events.aloneWindowMicros();
+            long w = n > 0 && config.windowMicros() > 0 ? Math.max(n, config.windowMicros()) : 0;
+            return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(w);
         }
         long wide = Math.max(topWindow, guardHorizon != 0 ? events.guardedWindowMicros() : 0);
         return wide > 0 && config.windowMicros() > 0 && config.windowMicros() < wide
@@ -620,6 +632,9 @@ public final class ExternalQueueImpl implements NodeQueue {
         }
         if (!contended) {
             return XQueueStatus.Limits.ALONE;
+        }
+        if (narrowed && !spaceOnly) {
+            return XQueueStatus.Limits.NARROWED;
         }
         long g = events.guardedWindowMicros();
         boolean guarded = !spaceOnly && !narrowed && guardHorizon != 0 && g > topWindow && l.windowMicros() == g;

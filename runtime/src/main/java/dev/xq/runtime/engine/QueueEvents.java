@@ -59,6 +59,30 @@ public interface QueueEvents {
         return 0;
     }
 
+    /**
+     * @return the window, in microseconds, of a process queue while it is narrowed and a queue
+     *     wider than half its device, preferred over it, is open there (0: unbounded); see
+     *     {@code XqCore#narrowedWindowMicros(long)}
+     */
+    default long narrowedWindowMicros() {
+        return 0;
+    }
+
+    /** @return the alone window, in microseconds (0: off); see {@code XqCore#aloneWindowMicros(long)} */
+    default long aloneWindowMicros() {
+        return 0;
+    }
+
+    /**
+     * @return whether a queue preferred over {@code queue} (a higher priority hint) is open on its
+     *     device and wider than half of it (or of unknown width: a queue of the node's own), busy
+     *     or not: one that holds {@code queue} when it arrives and waits for what it left in flight;
+     *     {@code decisionNanos} names the decision asking (the answer may be kept for all its queues)
+     */
+    default boolean widePreferredOpen(NodeQueue queue, long decisionNanos) {
+        return true;
+    }
+
     default long awaitSpinNanos() {
         return 0;
     }

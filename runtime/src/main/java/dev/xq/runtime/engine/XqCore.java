@@ -344,7 +344,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return awaitSpinNanos;
     }
 
-    private volatile long guardedWindowMicros;
+    /** Default of {@link #guardedWindowMicros(long)}: 2 ms. */
+    public static final long DEFAULT_GUARDED_WINDOW_MICROS = 2_000;
+
+    private volatile long guardedWindowMicros = DEFAULT_GUARDED_WINDOW_MICROS;
 
     /**
      * The window of a process queue while an arrival guard is in force on it (docs/processes.md,
@@ -353,8 +356,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * hundreds of thousands of times in 6 s and left its stream dry for 2-5 % of the time beside a
      * graph on a beat, H200) bounds only what an arrival nobody foresaw would wait for. Widened to
      * this, and the threshold lifted, while the guard is in force; back at its lift, before it.
-     * Off (0) by default: not yet measured on a GPU; it also widens what a preferred queue without
-     * a beat, open beside the guarding one, may find in flight.
+     * 2 ms by default since 29 Nov (beside a graph on a beat, training at 0.96 of native against
+     * 0.83 with its own window, H200); it also widens what a preferred queue without a beat, open
+     * beside the guarding one, may find in flight. 0: the queue's own window.
      *
      * @throws IllegalArgumentException outside [0, 100000] us
      */
@@ -368,6 +372,38 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     @Override
     public long guardedWindowMicros() {
         return guardedWindowMicros;
+    }
+
+    /** Default of {@link #narrowedWindowMicros(long)}: 500 us. */
+    public static final long DEFAULT_NARROWED_WINDOW_MICROS = 500;
+
+    private volatile long narrowedWindowMicros = DEFAULT_NARROWED_WINDOW_MICROS;
+
+    /**
+     * The window of a process queue while it is narrowed (docs/processes.md, "Space and time") and
+     * a queue wider than half the device, preferred over it, is open there. What it launches runs
+     * beside the queue it was narrowed for, not before it, but such a third queue (a CUDA graph
+     * beside an eager decoder and training) holds it when it arrives and waits for the work it
+     * left in flight on its part of the device. Unbounded (until 29 Nov), a narrowed trainer had
+     * P50 3.3-5.8 ms and P99 20-26 ms of work in flight at those arrivals; with 2 ms the graph
+     * tenant was at 1.97-2.05 x its standalone P99, with 500 us at 1.52-1.57 (H200,
+     * decode+graph+train32, two runs each). With no such queue open, a narrowed queue has the
+     * alone window ({@link #aloneWindowMicros(long)}): nobody waits for its work. The threshold is
+     * lifted; the window is this or its own, whichever is wider (a queue configured without a
+     * window stays without one); 0: unbounded.
+     *
+     * @throws IllegalArgumentException outside [0, 100000] us
+     */
+    public void narrowedWindowMicros(long micros) {
+        if (micros < 0 || micros > 100_000) {
+            throw new IllegalArgumentException("narrowed window " + micros + " us is out of range [0, 100000] us (0: unbounded)");
+        }
+        narrowedWindowMicros = micros;
+    }
+
+    @Override
+    public long narrowedWindowMicros() {
+        return narrowedWindowMicros;
     }
 
     /** Default of {@link #aloneWindowMicros(long)}: 2 ms, four commands of 500 us, twenty of 100 us. */
@@ -387,6 +423,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     /** @return the alone window in us (0: the rule is off) */
+    @Override
     public long aloneWindowMicros() {
         return contention.aloneWindowMicros();
     }
@@ -571,6 +608,50 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         return SpaceRule.leave(total, widest, widestBusy, widestShared, me.estimatedCommandNanos(), held,
                 SpaceRule.DEFAULT_HOLD_BEHIND_WIDE);
+    }
+
+    private final Object wideLock = new Object();
+    /** guarded by wideLock: the decision {@link #wideTop} was found for */
+    private long wideAt;
+    private boolean wideKnown;
+    /** guarded by wideLock: per device, the highest priority of an open queue wider than half of it */
+    private Map<String, Integer> wideTop = Map.of();
+
+    /**
+     * One pass over the open queues per decision (a decision places every narrowed queue, and a
+     * flood of queues must not make that quadratic), then a look-up per queue.
+     */
+    @Override
+    public boolean widePreferredOpen(NodeQueue queue, long decisionNanos) {
+        QueueView me = queue.view();
+        if (me == null) {
+            return true;
+        }
+        Integer top;
+        synchronized (wideLock) {
+            if (!wideKnown || wideAt != decisionNanos) {
+                Map<String, Integer> m = new HashMap<>();
+                for (NodeQueue q : queues.values()) {
+                    QueueView v = q.view();
+                    if (v == null) {
+                        continue;
+                    }
+                    boolean wide = true; // the node's own queue: its width is not known
+                    if (q instanceof ExternalQueueImpl e) {
+                        int total = e.deviceSms() > 0 ? e.deviceSms() : 128;
+                        wide = e.widthSms() > total / 2;
+                    }
+                    if (wide) {
+                        m.merge(q.device(), priority(v.hints()), Math::max);
+                    }
+                }
+                wideTop = m;
+                wideAt = decisionNanos;
+                wideKnown = true;
+            }
+            top = wideTop.get(me.device());
+        }
+        return top != null && top > priority(me.hints());
     }
 
     @Override

@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "onTop",
+            "arrivalGuards", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -167,6 +167,16 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
                 core.guardedWindowMicros(guarded);
             } catch (IllegalArgumentException e) {
                 log.error("dev.xq.scheduler: guardedWindowMicros: " + e.getMessage() + "; keeping " + core.guardedWindowMicros()
+                        + " us", null);
+            }
+        }
+        Long narrowedW = read("narrowedWindowMicros", "a whole number of microseconds in [0, 100000] (0: unbounded)",
+                s::narrowedWindowMicros);
+        if (narrowedW != null && narrowedW != core.narrowedWindowMicros()) {
+            try {
+                core.narrowedWindowMicros(narrowedW);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: narrowedWindowMicros: " + e.getMessage() + "; keeping " + core.narrowedWindowMicros()
                         + " us", null);
             }
         }

@@ -61,9 +61,15 @@ public @interface SchedulerConfig {
 
     @AttributeDefinition(name = "Guarded window (us)", min = "0", max = "100000", description = "The window of a process "
             + "queue while an arrival guard is in force on it (the guard keeps its work clear of the foreseen arrival): "
-            + "widened to this, the threshold lifted, until the guard is lifted. 0 (the default): the queue's own window. "
-            + "Experimental: not yet measured on a GPU. Part of arrival guards.")
-    long guardedWindowMicros() default 0;
+            + "widened to this, the threshold lifted, until the guard is lifted. 0: the queue's own window. Part of arrival guards.")
+    long guardedWindowMicros() default 2_000;
+
+    @AttributeDefinition(name = "Narrowed window (us)", min = "0", max = "100000", description = "The window of a process "
+            + "queue while the node narrows it to a part of its device and a queue wider than half the device, preferred "
+            + "over it, is open there (busy or not): what that queue waits for when it arrives and holds it. The threshold "
+            + "is lifted; the queue's own window if that is wider; a queue without a window stays without one. With no such "
+            + "queue open, a narrowed queue has the alone window (nobody waits for its work). 0: unbounded while narrowed.")
+    long narrowedWindowMicros() default 500;
 
     @AttributeDefinition(name = "On top", description = "Let the queue that the policy keeps on top of its device "
             + "(every other queue there, of another group or priority, has been held for it, and it was never held for "

@@ -156,6 +156,7 @@ public class XqCommands {
             case ALONE -> "alone";
             case ON_TOP -> "on top";
             case GUARDED -> "guarded";
+            case NARROWED -> "narrowed";
         };
     }
 

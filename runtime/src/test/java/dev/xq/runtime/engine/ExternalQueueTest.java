@@ -255,12 +255,14 @@ class ExternalQueueTest {
         core.open(new ExternalQueueSpec("serve/default", "cuda0", "12:serve", 12, List.of(new Hint.Priority(2)), cfg), hi);
         ExternalQueueImpl q = (ExternalQueueImpl) core.find(qlo.handle()).orElseThrow();
         assertEquals(300, lo.config.windowMicros(), "contended: its own window");
+        assertEquals(XqCore.DEFAULT_GUARDED_WINDOW_MICROS, core.guardedWindowMicros());
+        core.guardedWindowMicros(0);
         long now = System.nanoTime();
         q.guard(now + 20_000_000, now + 21_000_000);
-        assertEquals(300, lo.config.windowMicros(), "off by default: a guard leaves the limits alone");
+        assertEquals(300, lo.config.windowMicros(), "off (0): a guard leaves the limits alone");
         q.guard(0, 0);
-        assertEquals(0, core.guardedWindowMicros());
         assertThrows(IllegalArgumentException.class, () -> core.guardedWindowMicros(100_001));
+        assertEquals(0, core.guardedWindowMicros(), "a bad value changes nothing");
 
         core.guardedWindowMicros(2_000);
         order.clear();

@@ -2,6 +2,7 @@ package dev.xq.runtime.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.Hint;
@@ -142,8 +143,10 @@ class NarrowTest {
         ExternalQueue qs = q[1];
         assertTrue(eventually(() -> train.reserve() == 24), "narrowed to leave serve its 21 SMs, rounded up to 24: " + train.reserves);
         assertFalse(train.holding(), "narrowed, not held: " + train.held);
-        assertEquals(dev.xq.api.QueueConfig.MAX_THRESHOLD, train.config.threshold(), "no in-flight bound while narrowed");
-        assertEquals(0, train.config.windowMicros());
+        assertEquals(dev.xq.api.QueueConfig.MAX_THRESHOLD, train.config.threshold(), "no threshold while narrowed");
+        assertEquals(core.aloneWindowMicros(), train.config.windowMicros(),
+                "no wider queue above it: the alone window (nobody waits for its work)");
+        assertEquals(XQueueStatus.Limits.NARROWED, core.find(qt.handle()).orElseThrow().status().limits());
         XQueueStatus st = core.find(qt.handle()).orElseThrow().status();
         assertEquals(QueueState.READY, st.state(), "it runs on");
         assertFalse(st.suspendedByScheduler());
@@ -156,6 +159,52 @@ class NarrowTest {
         assertEquals(100, core.find(qt.handle()).orElseThrow().status().smSharePercent());
         assertFalse(train.holding());
         assertEquals(core.defaults().threshold(), train.config.threshold(), "bounded again on the whole device beside serve");
+    }
+
+    /**
+     * Narrowed beside a narrow preferred queue, a queue has the alone window while nothing wider
+     * than half the device is open above it, and the narrowed window (500 us) once such a queue is
+     * open, idle or not: that one holds it when it arrives and waits for what it left in flight.
+     * 0 leaves it unbounded; a bad value is refused and changes nothing.
+     */
+    @Test
+    void aNarrowedQueueKeepsLittleInFlightWhileAWideQueueAboveItMayArrive() throws Exception {
+        assertEquals(XqCore.DEFAULT_NARROWED_WINDOW_MICROS, core.narrowedWindowMicros());
+        assertThrows(IllegalArgumentException.class, () -> core.narrowedWindowMicros(-1));
+        assertThrows(IllegalArgumentException.class, () -> core.narrowedWindowMicros(100_001));
+        assertEquals(XqCore.DEFAULT_NARROWED_WINDOW_MICROS, core.narrowedWindowMicros(), "a bad value changes nothing");
+        use(new SpaceHighest(true, 0)); // as hpf: space decided by the policy, placed at every decision
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner decode = new SpaceOwner(false, 16);
+        ExternalQueue[] q = busyPair("train", train, 200_000, "decode", decode, 3, 40_000);
+        assertTrue(eventually(() -> train.reserve() == 16), "narrowed beside the decoder: " + train.reserves);
+        assertEquals(core.aloneWindowMicros(), train.config.windowMicros(), "nothing wide above it: the alone window");
+
+        SpaceOwner graph = new SpaceOwner(false, 132);
+        ExternalQueue g = open("graph", 13, 2, graph);
+        graph.counters = ExternalQueueTest.USED_IDLE;
+        g.changed();
+        q[1].changed();
+        assertTrue(eventually(() -> train.config.windowMicros() == XqCore.DEFAULT_NARROWED_WINDOW_MICROS),
+                "a graph of the whole device above it, idle: the narrowed window; " + train.config);
+        assertEquals(dev.xq.api.QueueConfig.MAX_THRESHOLD, train.config.threshold());
+        assertTrue(train.reserve() > 0 && !train.holding(), "still narrowed, not held: " + train.reserves);
+        assertEquals(XQueueStatus.Limits.NARROWED, core.find(q[0].handle()).orElseThrow().status().limits());
+
+        core.narrowedWindowMicros(0);
+        decode.counters = ExternalQueueTest.USED_IDLE;
+        q[1].changed();
+        assertTrue(eventually(() -> train.reserve() == 0), "widened while the decoder is idle: " + train.reserves);
+        decode.counters = busy(40_000);
+        q[1].changed();
+        assertTrue(eventually(() -> train.reserve() > 0), "narrowed again: " + train.reserves);
+        assertTrue(eventually(() -> train.config.windowMicros() == 0), "0: unbounded while narrowed; " + train.config);
+
+        g.close();
+        core.narrowedWindowMicros(XqCore.DEFAULT_NARROWED_WINDOW_MICROS);
+        q[1].changed();
+        assertTrue(eventually(() -> train.config.windowMicros() == core.aloneWindowMicros()),
+                "the graph gone: the alone window again; " + train.config);
     }
 
     @Test
