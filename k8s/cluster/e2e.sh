@@ -72,6 +72,12 @@ phase_start() { PHASE=$1; PHASE_T0=$(date +%s.%N); say "=== phase $1"; }
 phase_end() { TIMES+=("$(awk -v p="$PHASE" -v a="$PHASE_T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%-10s %6.1f s", p, b - a }')"); }
 # poll CMD... until it succeeds: what seconds
 until_ok() { local w=$1 t=$2 i; shift 2; for ((i = 0; i < t; i++)); do if "$@" >/dev/null 2>&1; then say "$w after ${i} s"; return 0; fi; sleep 1; done; say "$w: not after $t s"; return 1; }
+# kubectl wait with a selector fails at once while no pod matches it (a DaemonSet's pod is made a
+# moment after helm returns): wait for one to exist first. Usage: ready_pods NS LABEL TIMEOUT_S
+ready_pods() {
+  until_ok "a pod of $2" 60 sh -c "$KC get pod -n '$1' -l '$2' -o name | grep -q ." || return 1
+  $KC wait -n "$1" --for=condition=Ready pod -l "$2" --timeout="$3s"
+}
 
 [ "$(id -u)" = 0 ] || { echo "e2e.sh: run as root (the cluster's kubelet and containerd)" >&2; exit 2; }
 for b in kubectl kube-apiserver kubelet; do
@@ -217,7 +223,7 @@ phase_end
 
 phase_start checks
 # 1. the node's pod Ready: its readiness probe (GET /api/v1/scheduler on the host's 127.0.0.1)
-if $KC wait -n "$NS" --for=condition=Ready pod -l app.kubernetes.io/component=node --timeout=240s; then
+if ready_pods "$NS" app.kubernetes.io/component=node 240; then
   ok "node pod Ready: $($KC get pod -n "$NS" -l app.kubernetes.io/component=node -o jsonpath='{range .items[*]}{.metadata.name} ready={.status.containerStatuses[*].ready} restarts={.status.containerStatuses[*].restartCount}{end}')"
 else
   bad "node pod not Ready"; $KC describe pod -n "$NS" -l app.kubernetes.io/component=node | tail -30
@@ -233,7 +239,7 @@ else
 fi
 $KC logs -n "$NS" -l app.kubernetes.io/component=node -c device-plugin --tail=5 || true
 # 3. the webhook ready (its readiness probe), then a pod of the class with xq.dev/gpu
-$KC wait -n "$NS" --for=condition=Ready pod -l app.kubernetes.io/component=webhook --timeout=180s \
+ready_pods "$NS" app.kubernetes.io/component=webhook 180 \
   || bad "webhook pod not Ready"
 $KC create namespace "$APPNS" --dry-run=client -o yaml | $KC apply -f -
 until_ok "service account default in $APPNS" 60 $KC get serviceaccount default -n "$APPNS"

@@ -123,8 +123,10 @@ int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
     if (hz && guarded(st, s, est, win * 1000, retry)) return 4;
     /* XQ_LOG=2: the guard a launch goes under (one the window refuses comes back and sets it again) */
     if (xq_log_level >= 2) {
-        st->adm_hz = hz, st->adm_until = LD(&s->guard_until_ns), st->adm_t = now_ns();
-        if (hz) st->adm_guarded_t = st->adm_t;
+        /* hz and until are read apart: a guard lifted in between reads as until 0 (no guard) */
+        uint64_t until = LD(&s->guard_until_ns);
+        st->adm_hz = until ? hz : 0, st->adm_until = until, st->adm_t = now_ns();
+        if (st->adm_hz) st->adm_guarded_t = st->adm_t;
     }
     if (!win || !n) return 0;
     uint64_t w = win * 1000, first, credit, rem = xqc_work_left(st, now_ns(), &first, &credit);

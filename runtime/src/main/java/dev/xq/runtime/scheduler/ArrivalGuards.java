@@ -22,7 +22,9 @@ import java.util.Set;
  * <li><b>the beat</b>: each queue's arrivals (the times it went from idle to having work, as its
  *     owner stamps them); with at least {@value #MIN_INTERVALS} intervals whose spread is small
  *     next to their median, the next arrival is foreseen at the last one plus the median, give or
- *     take the spread (at most an eighth of the period and {@value #MAX_JITTER_NANOS} ns);</li>
+ *     take the spread (at most an eighth of the period and {@value #MAX_JITTER_NANOS} ns); a
+ *     rhythm just begun needs two intervals that agree within {@value #NEW_BEAT_MAX_JITTER_NANOS}
+ *     ns;</li>
  * <li><b>who yields to whom</b>: a queue A is preferred over B when, in the latest decision in
  *     which both had work, A ran and B was held. Only that relation is used, so a policy's own
  *     rule (priorities, deadlines, shares) decides who is guarded, and a swap of policy forgets
@@ -52,8 +54,18 @@ final class ArrivalGuards {
 
     /** Arrivals kept per queue. */
     static final int HISTORY = 17;
-    /** Intervals needed before a beat is trusted. */
+    /** Intervals needed before a beat is trusted (but see {@link #NEW_BEAT_MAX_JITTER_NANOS}). */
     static final int MIN_INTERVALS = 4;
+    /**
+     * A rhythm that has just begun (a queue's first arrivals, or the first after a pause or after
+     * a faster run of them) is a beat after two intervals already, if they are this close (and
+     * within a sixteenth of the period). Until 29 Nov it needed {@value #MIN_INTERVALS}: the
+     * ResNet-50 graph tenant's requests 1-4 after its start (of 240 in 6 s) were then its slowest
+     * in six of six runs beside training on the H200 (1.9-2.3 ms against 1.75 after), enough to
+     * set its P99. Arrivals at random (exponential gaps of 20 ms) give such a pair for a few in
+     * a hundred arrivals: a guard that lapses, costing the guarded queue a millisecond or two.
+     */
+    static final long NEW_BEAT_MAX_JITTER_NANOS = 500_000;
     /** Margin for the node's own reaction (decision, gate) before the foreseen arrival. */
     static final long EARLY_MARGIN_NANOS = 50_000;
     /**
@@ -160,7 +172,7 @@ final class ArrivalGuards {
          */
         Beat beat(long now, long grace) {
             int n = count - 1;
-            if (n < MIN_INTERVALS) {
+            if (n < 2) {
                 return null;
             }
             long[] d = new long[n];
@@ -185,6 +197,19 @@ final class ArrivalGuards {
                 // one interval in eight may be off the beat (a late request, a pause)
                 long j = dev[Math.max(0, (int) Math.ceil(m * 7 / 8.0) - 1)];
                 if (j <= p / 8 && j <= MAX_JITTER_NANOS) {
+                    period = p;
+                    jitter = j;
+                }
+            }
+            if (jitter < 0 && n >= 2) {
+                // a rhythm just begun (the first arrivals, or after a pause or a faster run such as
+                // back-to-back warm-up requests): two intervals that agree closely are taken at once
+                long a = d[n - 2];
+                long b = d[n - 1];
+                long p = Math.max(a, b);
+                long j = Math.abs(a - b);
+                boolean begun = n == 2 || d[n - 3] < p / 2 || d[n - 3] > 2 * p;
+                if (begun && p >= MIN_PERIOD_NANOS && p <= MAX_PERIOD_NANOS && j <= p / 16 && j <= NEW_BEAT_MAX_JITTER_NANOS) {
                     period = p;
                     jitter = j;
                 }

@@ -70,31 +70,49 @@ class ArrivalGuardsTest {
 
     /**
      * A tenant's warm-up (requests back to back, 1.7 ms apart), a pause until it is told to go,
-     * then requests every 25 ms: its guards come after {@link ArrivalGuards#MIN_INTERVALS}
-     * intervals of the new beat, not once the warm-up has left the history (15 requests later).
+     * then requests every 25 ms: a rhythm just begun, so its guards come after two intervals of
+     * the new beat (requests 1-4 were the slowest of six H200 runs while it took four), not once
+     * the warm-up has left the history (15 requests later).
      */
     @Test
-    void aNewBeatIsFollowedOnceItHasEnoughIntervalsWhateverCameBefore() {
+    void aNewBeatIsFollowedAfterTwoIntervalsWhateverCameBefore() {
         long t = 1000 * MS;
         for (int i = 0; i < 20; i++) {
             cycle(t + i * 1_700_000L, 1_600_000L, true);
         }
         long go = t + 20 * 1_700_000L + 400 * MS;
-        int k = ArrivalGuards.MIN_INTERVALS;
-        Map<Long, ArrivalGuards.Guard> last = Map.of();
-        for (int i = 0; i <= k; i++) {
-            last = cycle(go + i * 25 * MS, 2 * MS, true);
-        }
+        cycle(go, 2 * MS, true);
+        cycle(go + 25 * MS + 100_000, 2 * MS, true);
+        Map<Long, ArrivalGuards.Guard> last = cycle(go + 50 * MS, 2 * MS, true);
         ArrivalGuards.Guard guard = last.get(B);
-        assertNotNull(guard, "after " + k + " intervals of the new beat B is guarded: " + last);
-        assertEquals(go + (k + 1) * 25 * MS - ArrivalGuards.EARLY_MARGIN_NANOS, guard.horizonNanos(), "on the new beat");
+        assertNotNull(guard, "after two intervals of the new beat B is guarded: " + last);
+        assertEquals(go + 75 * MS - 100_000 - ArrivalGuards.EARLY_MARGIN_NANOS, guard.horizonNanos(),
+                "on the new beat (25.1 ms, the larger of the two), early by their spread");
+    }
+
+    /**
+     * A new rhythm whose two intervals differ by more than a just-begun beat allows (0.8 ms in
+     * 25, within the eighth a longer history may have) waits for {@link ArrivalGuards#MIN_INTERVALS}.
+     */
+    @Test
+    void aNewBeatWithMoreSpreadWaitsForEnoughIntervals() {
+        long t = 1000 * MS;
+        Map<Long, ArrivalGuards.Guard> last = Map.of();
+        long at = t;
+        for (int i = 0; i <= ArrivalGuards.MIN_INTERVALS; i++) {
+            last = cycle(at, 2 * MS, true);
+            boolean guarded = last.containsKey(B) && last.get(B) != ArrivalGuards.Guard.NONE;
+            assertEquals(i == ArrivalGuards.MIN_INTERVALS, guarded, "guarded only after " + ArrivalGuards.MIN_INTERVALS
+                    + " intervals: " + last + " at " + i);
+            at += 25 * MS + (i % 2 == 0 ? 0 : 800_000);
+        }
     }
 
     @Test
     void aQueueOnABeatGuardsTheQueueItTakesTheDeviceFrom() {
         long t = 1000 * MS;
         Map<Long, ArrivalGuards.Guard> last = Map.of();
-        int k = ArrivalGuards.MIN_INTERVALS;
+        int k = 2; // its first arrivals: a rhythm just begun
         for (int i = 0; i < k; i++) {
             last = cycle(t + i * 25 * MS, 2 * MS, true);
             assertTrue(last.isEmpty(), "no guard before " + k + " intervals: " + last + " at " + i);
@@ -155,16 +173,23 @@ class ArrivalGuardsTest {
         assertNotNull(guard);
         assertEquals(beat.nextNanos() - beat.jitterNanos() - ArrivalGuards.EARLY_MARGIN_NANOS, guard.horizonNanos());
 
+        // arrivals at random (2 ms + exponential gaps of 20 ms on average): a guard now and then,
+        // when two gaps happen to agree within a just-begun beat's spread, never for long
         ArrivalGuards irregular = new ArrivalGuards();
         long u = t;
-        for (int i = 0; i < 30; i++) {
+        int guardsGiven = 0;
+        int arrivals = 2_000;
+        for (int i = 0; i < arrivals; i++) {
             irregular.update("hpf", u, List.of(view(A, true, false, u), view(B, true, false, 5)), Map.of(B, true));
             Map<Long, ArrivalGuards.Guard> m = irregular.update("hpf", u + MS, List.of(view(A, false, false, 0), view(B, true, true, 5)),
                     Map.of(B, false));
-            assertFalse(m.containsKey(B) && m.get(B) != ArrivalGuards.Guard.NONE, "Poisson-like arrivals give no guard: " + m);
+            if (m.containsKey(B) && m.get(B) != ArrivalGuards.Guard.NONE) {
+                guardsGiven++;
+            }
             u += 2 * MS + (long) (-Math.log(1 - r.nextDouble()) * 20 * MS);
         }
-        assertNull(irregular.beat(A, u));
+        assertTrue(guardsGiven <= arrivals / 50, "random arrivals: guards after at most 2 % of them, got "
+                + guardsGiven + " of " + arrivals);
 
         ArrivalGuards loose = new ArrivalGuards();
         long v = t;
