@@ -14,7 +14,8 @@
  * Everything else passes through: the library exports only the wrapped names, and calls that
  * HIP's own libraries (hipBLAS, MIOpen, rocBLAS) make into HIP reach the same wrappers.
  *
- * Lock order: xqh_session.mu -> xqh_tab_mu -> xstream.mu -> xqh_session.send_mu; xqh_kfd.mu alone.
+ * Lock order: xqh_session.mu -> xqh_tab_mu -> xstream.mu -> xqh_session.send_mu; xqh_kfd.mu alone;
+ * the tracker's poll_mu (hip_tracker.c) first, with no other lock held.
  *
  * The translation units, by job:
  *   hip_hooks.c    the exported (wrapped) entry points, stream creation, graph capture, dlsym,

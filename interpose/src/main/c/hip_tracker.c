@@ -14,9 +14,23 @@ void xqh_tracker_kick(void)
     }
 }
 
+/* One poller at a time: the tracker, and the exit handler's last look, which runs while the
+ * tracker may still be polling the same stream (both took the same done prefix and counted it
+ * twice: completed 15 of 12 launched, in_flight wrapped below 0). */
+static pthread_mutex_t poll_mu = PTHREAD_MUTEX_INITIALIZER;
+static int poll_stream(xstream *st, uint64_t *next);
+
 /* Counts st's finished commands (events end in stream order: the done ones are a prefix);
  * returns whether work is still in flight. */
 int xqh_poll_stream(xstream *st, uint64_t *next)
+{
+    pthread_mutex_lock(&poll_mu);
+    int r = poll_stream(st, next);
+    pthread_mutex_unlock(&poll_mu);
+    return r;
+}
+
+static int poll_stream(xstream *st, uint64_t *next)
 {
     uint64_t now = now_ns();
     int urgent = LD(&xqh_limit_waiters) > 0;
