@@ -52,7 +52,8 @@ import org.osgi.service.cm.ConfigurationAdmin;
 /**
  * The dashboard ({@code GET /}) in a real browser: Debian's headless Chromium, driven by
  * Selenium through Debian's chromedriver, against this framework's HTTP API. The page shows a
- * queue of the node in its table and on its chart, selects a policy (the node's scheduler
+ * queue of the node in its table, on its chart and on the timeline of who holds the device (held
+ * by its owner for a moment), selects a policy (the node's scheduler
  * changes), sets a hint (the queue has it), shows the node's words for a bad hint, and works
  * with a token once one is typed. One browser session for all of it.
  *
@@ -180,6 +181,17 @@ public class DashboardIT {
         long done = Long.parseLong(cell("dash-fg", 8));
         waitFor("DONE rising with the commands that complete", () -> Long.parseLong(cell("dash-fg", 8)) > done);
         waitFor("points on the latency chart", () -> Integer.parseInt(attr("chart", "data-points", "0")) >= 2);
+
+        // who holds the device: the queue's row filled while it runs, grey while its owner holds it
+        waitFor("the queue's row on the holders' timeline", () -> Integer.parseInt(attr("holders", "data-rows", "0")) >= 1);
+        waitFor("seconds in which it ran", () -> Integer.parseInt(attr("holders", "data-running", "0")) >= 2);
+        assertEquals("no hold yet", "0", attr("holders", "data-held", ""));
+        queue.suspend();
+        try {
+            waitFor("a held second, grey", () -> Integer.parseInt(attr("holders", "data-held", "0")) >= 1);
+        } finally {
+            queue.resume();
+        }
 
         // the policy selector: the node's scheduler changes
         waitFor("edf among the policies", () -> browser.findElements(By.cssSelector("#policy option[value='edf']")).size() == 1);

@@ -1,6 +1,7 @@
 // The XQ node's dashboard: xq:top's view refreshed every second from /api/v1, a chart of each
-// queue's device time per command, and the policy and hint of the shell. No libraries: the
-// node serves this file and nothing else is fetched.
+// queue's device time per command, a timeline of who holds each device (device time, SM share,
+// holds), and the policy and hint of the shell. No libraries: the node serves this file and
+// nothing else is fetched.
 'use strict';
 (() => {
   const TOKEN_KEY = 'xq.token';
@@ -9,7 +10,8 @@
   const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
   const PLACEHOLDERS = {};   // kind -> its values' names and an example, from GET /api/v1/hints
   const $ = id => document.getElementById(id);
-  const series = new Map();   // handle -> {name, color, last: {run_us, completed}, points: [{t, us}]}
+  // handle -> {name, device, color, last: {t, run_us, completed}, points: [{t, us}], cells: [{t, share, sm, held, busy}]}
+  const series = new Map();
   let colorsUsed = 0;
   let policiesShown = false;
 
@@ -111,7 +113,7 @@
       open.add(q.handle);
       let s = series.get(q.handle);
       if (!s) {
-        s = {name: q.name, color: COLORS[colorsUsed++ % COLORS.length], last: null, points: []};
+        s = {name: q.name, device: q.device, color: COLORS[colorsUsed++ % COLORS.length], last: null, points: [], cells: []};
         series.set(q.handle, s);
       }
       if (s.last && q.completed > s.last.completed) {
@@ -119,8 +121,17 @@
       } else if (s.last) {
         s.points.push({t: now, us: null});   // nothing completed: a gap
       }
-      s.last = {run_us: q.run_us, completed: q.completed};
+      if (s.last && now > s.last.t) {
+        // its share of the second's device time, its share of the device's multiprocessors, and
+        // whether it was held with work waiting or had work at all
+        const share = Math.min(1, Math.max(0, (q.run_us - s.last.run_us) / ((now - s.last.t) * 1000)));
+        const waiting = q.pending + q.in_flight > 0;
+        s.cells.push({t: now, from: s.last.t, share, sm: typeof q.sm_share_percent === 'number' ? q.sm_share_percent : 100,
+          held: (q.suspended_by_scheduler || q.suspended_by_app) && waiting, busy: waiting || share > 0});
+      }
+      s.last = {t: now, run_us: q.run_us, completed: q.completed};
       while (s.points.length && s.points[0].t < now - HISTORY_MS) s.points.shift();
+      while (s.cells.length && s.cells[0].t < now - HISTORY_MS) s.cells.shift();
     }
     for (const h of [...series.keys()]) if (!open.has(h)) series.delete(h);
   }
@@ -195,6 +206,69 @@
     c.dataset.points = String(drawn);   // what is on the chart, for a test or a curious operator
   }
 
+  // Who holds each device: a row per queue, grouped by device, a cell per refresh. Filled in the
+  // queue's color while it had work or used the device, the deeper the more of that interval's
+  // device time it had (under MPS queues run at once: a device's rows may add up to more than
+  // the interval), as high as its share of the device's multiprocessors; grey while held with work
+  // waiting; empty while idle.
+  function drawHolders(now) {
+    const c = $('holders');
+    const rows = [...series.values()].sort((a, b) => a.device < b.device ? -1 : a.device > b.device ? 1 : 0);
+    const rowH = 18, top = 8, bottom = 22, left = 190, right = 12;
+    const ratio = window.devicePixelRatio || 1;
+    const w = c.clientWidth || 960;
+    const h = Math.max(60, top + bottom + rowH * Math.max(1, rows.length));
+    c.style.height = h + 'px';
+    if (c.width !== Math.round(w * ratio) || c.height !== Math.round(h * ratio)) {
+      c.width = Math.round(w * ratio);
+      c.height = Math.round(h * ratio);
+    }
+    const g = c.getContext('2d');
+    g.setTransform(ratio, 0, 0, ratio, 0, 0);
+    g.clearRect(0, 0, w, h);
+    const pw = w - left - right;
+    const x = t => left + pw * (1 - (now - t) / HISTORY_MS);
+    g.font = '11px sans-serif';
+    g.fillStyle = '#555';
+    g.textAlign = 'center';
+    g.textBaseline = 'top';
+    const ph = rowH * Math.max(1, rows.length);
+    for (let s = 0; s <= 120; s += 30) g.fillText(s === 0 ? 'now' : `-${s} s`, x(now - s * 1000), top + ph + 6);
+    let running = 0, held = 0, narrowed = 0;
+    rows.forEach((s, i) => {
+      const y0 = top + i * rowH;
+      g.strokeStyle = '#eee';
+      g.beginPath(); g.moveTo(left, y0 + rowH - 0.5); g.lineTo(left + pw, y0 + rowH - 0.5); g.stroke();
+      g.textAlign = 'right';
+      g.textBaseline = 'middle';
+      g.fillStyle = '#333';
+      g.fillText(`${s.name} (${s.device})`, left - 8, y0 + rowH / 2, left - 12);
+      for (const cell of s.cells) {
+        const x0 = Math.max(left, x(cell.from)), x1 = x(cell.t);
+        if (x1 <= x0) continue;
+        if (cell.held) {
+          g.globalAlpha = 1;
+          g.fillStyle = '#b8b8b8';
+          g.fillRect(x0, y0 + 2, x1 - x0, rowH - 4);
+          held++;
+        } else if (cell.busy) {
+          const hh = (rowH - 4) * Math.max(0.1, cell.sm / 100);
+          g.globalAlpha = 0.25 + 0.75 * cell.share;
+          g.fillStyle = s.color;
+          g.fillRect(x0, y0 + rowH - 2 - hh, x1 - x0, hh);
+          running++;
+          if (cell.sm < 100) narrowed++;
+        }
+      }
+      g.globalAlpha = 1;
+    });
+    // what is drawn, for a test or a curious operator
+    c.dataset.rows = String(rows.length);
+    c.dataset.running = String(running);
+    c.dataset.held = String(held);
+    c.dataset.narrowed = String(narrowed);
+  }
+
   // ------------------------------------------------------------ refreshing
 
   // the kinds of hint and their values, from the node's one list (Hint.Kind)
@@ -229,6 +303,7 @@
       showQueues(q.queues);
       record(q.queues, now);
       draw(now);
+      drawHolders(now);
       if (!policiesShown) {
         await showHintKinds();
         await showPolicies();
