@@ -5,7 +5,8 @@
 #
 # Before each baseline the node is let settle (at most 5 ticks of CPU in a second, 30 s at most):
 # after the HTTP floods it kept both CPUs busy for seconds. Controls: none (baseline against
-# baseline: the noise) and spin (one CPU of the attacker's kept busy, no attack on XQ).
+# baseline: the noise), spin (one CPU of the attacker's kept busy, no attack on XQ), connidle and
+# connpen (the connection flood's client against a port nobody listens on / a listener that only holds).
 #
 #   sudo [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] [VICTIM_USER=xqvic] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
@@ -36,7 +37,7 @@ nice -n "${NODE_NICE:-0}" "$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-
   -XX:+UseParallelGC -Xmn1g $([ "$(nproc)" -le 2 ] && echo -XX:TieredStopAtLevel=1) ${NODE_OPTS:-} \
   -Dxq.host.socket=$SOCK -Dxq.http.port=$PORT -jar node/target/xq-node.jar --bundles $B/bundles serve > $B/log/node.log 2>&1 &
 NODE=$!
-cleanup() { [ -n "${AP:-}" ] && kill "$AP" 2>/dev/null; kill -TERM $NODE 2>/dev/null; wait $NODE 2>/dev/null; }
+cleanup() { [ -n "${AP:-}" ] && kill "$AP" 2>/dev/null; [ -n "${PEN:-}" ] && kill "$PEN" 2>/dev/null; kill -TERM $NODE 2>/dev/null; wait $NODE 2>/dev/null; }
 trap cleanup EXIT
 for i in $(seq 150); do [ -S $SOCK ] && curl -s -m1 -o /dev/null 127.0.0.1:$PORT/api/v1/queues && break; sleep 0.2; done
 cpu() { [ -r /proc/$1/stat ] && awk '{print $14+$15}' /proc/$1/stat || echo 0; }  # clock ticks
@@ -70,7 +71,17 @@ for atk in $ATTACKS; do
   # connidle: control, the connection flood's client aimed at a port nobody listens on (what the
   # client and the kernel cost without the node)
   mode=$atk
-  case $atk in flood|floodhold|hog) tgt=$SOCK ;; spin|none) tgt=- ;; connidle) tgt=$((PORT+1)); mode=connflood ;; *) tgt=$PORT ;; esac
+  # connpen: control, the same client aimed at a listener that is not a node and holds every
+  # connection it accepts without a word (bench/hostile/pen.py, as the attacker): the client's and
+  # the kernel's cost, with no node's work; what connflood costs beyond it is the node's doing
+  case $atk in flood|floodhold|hog) tgt=$SOCK ;; spin|none) tgt=- ;; connidle) tgt=$((PORT+1)); mode=connflood ;;
+    connpen) tgt=$((PORT+2)); mode=connflood ;; *) tgt=$PORT ;; esac
+  if [ "$atk" = connpen ]; then
+    cp bench/hostile/pen.py $B/pen.py; chmod 755 $B/pen.py; rm -f $B/a/pen-ready
+    setpriv --reuid=xqatk --regid=xqatk --groups=xqt /usr/bin/python3 $B/pen.py $tgt $B/a/pen-ready > $B/a/pen.out 2>&1 &
+    PEN=$!
+    for i in $(seq 50); do [ -f $B/a/pen-ready ] && break; sleep 0.1; done
+  fi
   for p in $(seq "$PAIRS"); do
     st=$(settle)
     n0=$(cpu $NODE); rc=$(victim); n1=$(cpu $NODE); o=$(ops)
@@ -87,5 +98,6 @@ for atk in $ATTACKS; do
     # the node's sessions of the attacker gone before the next baseline
     for i in $(seq 100); do curl -s -m2 127.0.0.1:$PORT/api/v1/queues | grep -q '"pid"' || break; sleep 0.1; done
   done
+  [ -n "${PEN:-}" ] && { kill $PEN 2>/dev/null; wait $PEN 2>/dev/null; PEN=; }
 done
 python3 bench/hostile/summary.py $B/runs.tsv
