@@ -40,6 +40,8 @@ final class Api {
     private final RuntimeLog log;
     private final byte[] token;
     private final LoopbackPeers peers;
+    private volatile RefusalPacer pacer;
+    private volatile java.util.function.LongConsumer sleeper = Api::sleep;
 
     /**
      * @param peers which local user a loopback peer is, and who may change the node without a token
@@ -53,6 +55,21 @@ final class Api {
         this.log = log;
         this.metrics = new Metrics(xq, scheduler, log);
         this.token = settings.token().getBytes(StandardCharsets.UTF_8);
+        this.pacer = new RefusalPacer(settings.refusalDelayMillis() * 1_000_000L, System::nanoTime);
+    }
+
+    /** For tests: the clock of the refusals' pacing and what waits (nanoseconds). */
+    void pacing(java.util.function.LongSupplier nanoTime, java.util.function.LongConsumer sleep) {
+        this.pacer = new RefusalPacer(settings.refusalDelayMillis() * 1_000_000L, nanoTime);
+        this.sleeper = sleep;
+    }
+
+    private static void sleep(long nanos) {
+        try {
+            Thread.sleep(java.time.Duration.ofNanos(nanos));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     ApiResponse handle(ApiRequest r) {
@@ -122,6 +139,12 @@ final class Api {
         LoopbackPeers.Owner owner = peers.owner(r.connection());
         if (owner.uid().isPresent() && peers.mayChange(owner.uid().getAsInt())) {
             return null;
+        }
+        if (owner.uid().isPresent()) {
+            long wait = pacer.refused(owner.uid().getAsInt());
+            if (wait > 0) {
+                sleeper.accept(wait); // refused often: its flood waits (RefusalPacer)
+            }
         }
         String who = owner.uid().isPresent() ? "this connection belongs to uid " + owner.uid().getAsInt()
                 : "the local user of this connection could not be found (" + owner.problem() + ")";

@@ -70,4 +70,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
                     + "descriptor; at most a quarter of the node's limit is used. Beyond it, refused connections are closed at "
                     + "once. 0: always closed at once")
     int penConnections() default HttpSettings.DEFAULT_PEN_CONNECTIONS;
+
+    @AttributeDefinition(name = "Delay of refusals to a user refused often", min = "0", max = "10000",
+            description = "A local user whose changes over HTTP were refused (another user's, without the token) more than "
+                    + "10 times in the last second gets each further refusal after this many milliseconds: a flooding client "
+                    + "that reopens whatever is answered then waits, instead of making the node accept, look up and answer as "
+                    + "fast as the CPUs allow. The wait holds one of that user's connections (maxConnectionsPerUser) and no "
+                    + "thread. 0: refusals are answered at once")
+    int refusalDelayMillis() default HttpSettings.DEFAULT_REFUSAL_DELAY_MILLIS;
 }

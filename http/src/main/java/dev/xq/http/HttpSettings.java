@@ -30,10 +30,11 @@ import java.util.regex.Pattern;
  * @param maxConnectionsPerUser the most connections one local user other than the node's and root may keep open ({@link ConnectionCap})
  * @param threadNice the nice value of the server's threads, 0 for the node's own ({@link ThreadNice})
  * @param penConnections the most connections refused over a user's cap held unread at once, 0 for none ({@link Pen})
+ * @param refusalDelayMillis how long a local user refused often is kept waiting for its next refusals, 0 for never ({@link RefusalPacer})
  */
 record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopback, String token, boolean tokenOnLoopback,
                     int maxBodyBytes, List<String> allowedHosts, int maxConnections, int maxConnectionsPerUser, int threadNice,
-                    int penConnections) {
+                    int penConnections, int refusalDelayMillis) {
 
     private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
 
@@ -61,6 +62,8 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
      * the attacks measured (2,000), and at most a quarter of the node's descriptor limit ({@link Pen}).
      */
     static final int DEFAULT_PEN_CONNECTIONS = 4096;
+    /** Default of {@link #refusalDelayMillis}. */
+    static final int DEFAULT_REFUSAL_DELAY_MILLIS = 1000;
     /** Framework property: the port when the configuration leaves it at -1. */
     static final String PORT_PROPERTY = "xq.http.port";
     /** Framework property: false turns the API off unless the configuration turns it on. */
@@ -221,7 +224,13 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
             throw new IllegalArgumentException("penConnections " + pen + " is out of range [0, " + MAX_MAX_CONNECTIONS + "] (default "
                     + DEFAULT_PEN_CONNECTIONS + "; 0: refused connections are closed at once)");
         }
-        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts, connections, perUser, nice, pen);
+        int delay = c.refusalDelayMillis();
+        if (delay < 0 || delay > 10_000) {
+            throw new IllegalArgumentException("refusalDelayMillis " + delay + " is out of range [0, 10000] ms (default "
+                    + DEFAULT_REFUSAL_DELAY_MILLIS + "; 0: refusals are answered at once)");
+        }
+        return new HttpSettings(enabled, port, bind, loopback, token, c.tokenOnLoopback(), max, hosts, connections, perUser, nice, pen,
+                delay);
     }
 
     @Override
@@ -230,6 +239,7 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
         return "HttpSettings[enabled=" + enabled + ", port=" + port + ", bindAddress=" + bindAddress + ", token="
                 + (token.isEmpty() ? "none" : "set") + ", tokenOnLoopback=" + tokenOnLoopback + ", maxBodyBytes=" + maxBodyBytes + ", maxConnections=" + maxConnections
                 + ", maxConnectionsPerUser=" + maxConnectionsPerUser + ", threadNice=" + threadNice + ", penConnections=" + penConnections
+                + ", refusalDelayMillis=" + refusalDelayMillis
                 + (allowedHosts.isEmpty() ? "" : ", allowedHosts=" + allowedHosts) + "]";
     }
 

@@ -380,6 +380,11 @@ class ConnectionCapTest {
         }
 
         @Override
+        public int refusalDelayMillis() {
+            return base.refusalDelayMillis();
+        }
+
+        @Override
         public int maxBodyBytes() {
             return base.maxBodyBytes();
         }

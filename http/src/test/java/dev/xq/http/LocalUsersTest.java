@@ -91,6 +91,42 @@ class LocalUsersTest {
         assertEquals(403, api.handle(ApiRequest.of("PUT", "/api/v1/nothing", "{}")).status());
     }
 
+    /**
+     * A user refused more than ten times in a second gets its further refusals after the delay
+     * (its flood waits instead of making the node answer as fast as the CPUs allow); the same
+     * words, nothing changed; at once again a second later; never with the delay 0.
+     */
+    @Test
+    void aUserRefusedOftenWaitsForItsNextRefusals() {
+        long[] now = {5_000_000_000L};
+        List<Long> waits = new java.util.ArrayList<>();
+        Api api = new Api(xq, scheduler, Securities.loopback(), RuntimeLog.NONE, Securities.peerIs(OTHER));
+        api.pacing(() -> now[0], waits::add);
+        ApiRequest suspend = ApiRequest.of("POST", "/api/v1/suspend", "{\"queue\":\"victim/default\"}");
+        String first = api.handle(suspend).body();
+        for (int i = 1; i < 15; i++) {
+            ApiResponse a = api.handle(suspend);
+            assertEquals(403, a.status());
+            assertEquals(first, a.body(), "the same refusal");
+        }
+        assertEquals(5, waits.size(), "10 at once, the next 5 after the delay: " + waits);
+        assertTrue(waits.stream().allMatch(w -> w == HttpSettings.DEFAULT_REFUSAL_DELAY_MILLIS * 1_000_000L), waits.toString());
+        unchanged("refused often");
+        now[0] += 1_100_000_000L;
+        api.handle(suspend);
+        assertEquals(5, waits.size(), "a second later: at once again");
+
+        HttpSettings off = new HttpSettings(true, 0, "127.0.0.1", true, "", false, 4096, List.of(), HttpSettings.DEFAULT_MAX_CONNECTIONS,
+                HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER, HttpSettings.DEFAULT_THREAD_NICE, HttpSettings.DEFAULT_PEN_CONNECTIONS, 0);
+        Api never = new Api(xq, scheduler, off, RuntimeLog.NONE, Securities.peerIs(OTHER));
+        List<Long> none = new java.util.ArrayList<>();
+        never.pacing(() -> now[0], none::add);
+        for (int i = 0; i < 30; i++) {
+            assertEquals(403, never.handle(suspend).status());
+        }
+        assertTrue(none.isEmpty(), "refusalDelayMillis 0: always at once: " + none);
+    }
+
     @Test
     void theVictimsExampleFromTheIssue() {
         // an unprivileged user: curl -X POST localhost:50000/api/v1/suspend -d '{"queue":"victim/default"}'

@@ -13,12 +13,14 @@ final class Securities {
 
     static HttpSettings loopback() {
         return new HttpSettings(true, 0, "127.0.0.1", true, "", false, 4096, java.util.List.of("xq-node.example"), HttpSettings.DEFAULT_MAX_CONNECTIONS,
-                HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER, HttpSettings.DEFAULT_THREAD_NICE, HttpSettings.DEFAULT_PEN_CONNECTIONS);
+                HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER, HttpSettings.DEFAULT_THREAD_NICE, HttpSettings.DEFAULT_PEN_CONNECTIONS,
+                HttpSettings.DEFAULT_REFUSAL_DELAY_MILLIS);
     }
 
     static HttpSettings withToken(boolean onLoopback) {
         return new HttpSettings(true, 0, "0.0.0.0", false, TOKEN, onLoopback, 4096, java.util.List.of(), HttpSettings.DEFAULT_MAX_CONNECTIONS,
-                HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER, HttpSettings.DEFAULT_THREAD_NICE, HttpSettings.DEFAULT_PEN_CONNECTIONS);
+                HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER, HttpSettings.DEFAULT_THREAD_NICE, HttpSettings.DEFAULT_PEN_CONNECTIONS,
+                HttpSettings.DEFAULT_REFUSAL_DELAY_MILLIS);
     }
 
     /** A node of {@link #NODE_UID} whose every loopback connection belongs to {@code uid}. */
@@ -29,6 +31,7 @@ final class Securities {
     /** Loopback, no token required there, but one configured (for other hosts and other local users). */
     static HttpSettings loopbackWithToken() {
         return new HttpSettings(true, 0, "127.0.0.1", true, TOKEN, false, 4096, java.util.List.of(), HttpSettings.DEFAULT_MAX_CONNECTIONS,
-                HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER, HttpSettings.DEFAULT_THREAD_NICE, HttpSettings.DEFAULT_PEN_CONNECTIONS);
+                HttpSettings.DEFAULT_MAX_CONNECTIONS_PER_USER, HttpSettings.DEFAULT_THREAD_NICE, HttpSettings.DEFAULT_PEN_CONNECTIONS,
+                HttpSettings.DEFAULT_REFUSAL_DELAY_MILLIS);
     }
 }

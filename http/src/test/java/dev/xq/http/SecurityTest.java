@@ -74,6 +74,11 @@ class SecurityTest {
             }
 
             @Override
+            public int refusalDelayMillis() {
+                return HttpSettings.DEFAULT_REFUSAL_DELAY_MILLIS;
+            }
+
+            @Override
             public String[] allowedHosts() {
                 return new String[0];
             }
@@ -385,6 +390,11 @@ class SecurityTest {
         @Override
         public int penConnections() {
             return base.penConnections();
+        }
+
+        @Override
+        public int refusalDelayMillis() {
+            return base.refusalDelayMillis();
         }
     }
 
