@@ -2,10 +2,12 @@
 # GPU machine: the workload family (./xq bench mix --device cuda) and the node-kill check with MPS.
 # Carry: node/target, interpose/target, .jre.tar.xz. Usage (one device call):
 #   MIXES=all SECS=8 MODES=standalone,native,xq sh bench/gpu/mix-run.sh "$OUT"
+# (PAUSE=S: the paired reading, the BE tenants stopped S s of every 2 S; bench/README.md)
 # Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz. KILLCHECK=1: the node
 # killed beside one MPS client; KILLCHECK=2: killed while it narrows one (a decoder beside GEMMs). Where nvidia-smi is, the GPU's
 # clocks, power, temperature, utilization and throttle reasons are sampled every 100 ms during each run
-# (clocks-N.csv) and split by mix and mode after the runs by bench/gpu/clocks-by-mode.py (clocks-N.txt).
+# (clocks-N.csv) and split by mix and mode after the runs by bench/gpu/clocks-by-mode.py (clocks-N.txt);
+# the host CPU's speed likewise (bench/gpu/cpu-tick.py, ticks-N.txt; ticks-by-mode-N.txt).
 set -u
 out=${1:?usage: mix-run.sh OUTDIR}
 res=/tmp/xq-mix
@@ -33,12 +35,17 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
       --format=csv,noheader,nounits -lms 100 > "$res/clocks-$i.csv" 2>&1 &
     sampler=$!
   fi
-  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" mixes="$m" modes="${MODES:-standalone,native,xq}" ${ALT:+alt="$ALT"} \
+  # the host's CPU speed beside the run (a small fixed pure-Python work every 100 ms): eager
+  # tenants' latency is made on the host, whose speed moves in phases of seconds on a cloud machine
+  python3 bench/gpu/cpu-tick.py 0 100 80000 > "$res/ticks-$i.txt" 2>/dev/null &
+  ticker=$!
+  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" mixes="$m" modes="${MODES:-standalone,native,xq}" ${ALT:+alt="$ALT"} ${PAUSE:+pause="$PAUSE"} \
     --json "$res/mix-$i.json" > "$res/mix-$i.txt" 2>&1
   rc=$?
   if [ -n "$sampler" ]; then
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   fi
+  kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null
   echo "== mix run $i ($m) rc=$rc $(( $(date +%s) - s )) s"
   grep -v '^  \[' "$res/mix-$i.txt" | tail -40
   d=$(ls -dt /tmp/xq-mix-* 2>/dev/null | head -1)
@@ -46,6 +53,13 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   pack
 done
 runs=$i
+i=0
+while [ "$i" -lt "$runs" ]; do
+  i=$((i+1))
+  [ -f "$res/ticks-$i.txt" ] || continue
+  python3 bench/gpu/ticks-by-mode.py "$res/mix-$i.txt" "$res/ticks-$i.txt" > "$res/ticks-by-mode-$i.txt" 2>&1
+  echo "== host CPU by mode, run $i"; cat "$res/ticks-by-mode-$i.txt"
+done
 if [ "$smi" = 1 ] && command -v python3 > /dev/null 2>&1; then
   tz=$(tzoff)
   i=0

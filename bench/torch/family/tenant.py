@@ -227,8 +227,11 @@ def pct(sorted_vals, q):
 def run_lc(t, seconds, period_ms, poisson=False):
     period = period_ms / 1000.0
     rng = random.Random(40)  # the same arrivals in every run and mode
-    lat = []
+    lat, at = [], []
     start = time.perf_counter()
+    # each request's issue time in epoch ms: a run that pauses the BE tenants now and then (the mix
+    # scenario's `pause`) splits the requests by what ran beside them
+    epoch0 = time.time() * 1000.0 - start * 1000.0
     end = start + seconds
     next_at = start
     while next_at < end:
@@ -243,10 +246,11 @@ def run_lc(t, seconds, period_ms, poisson=False):
         t.request()
         t1 = time.perf_counter()
         lat.append((t1 - t0) * 1000.0)
+        at.append(epoch0 + t0 * 1000.0)
         # Open loop: releases stay on the period grid; a request that overran starts the next
         # one at once instead of queueing a burst of catch-up requests.
         next_at = max(next_at + (rng.expovariate(1.0 / period) if poisson else period), t1)
-    return lat
+    return lat, at
 
 
 def run_be(t, seconds):
@@ -332,12 +336,12 @@ def main():
             return 2
 
     if lc:
-        lat = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON)
+        lat, at = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON)
         s = sorted(lat)
         emit({"role": "lc", "kind": kind, "requests": len(lat),
               "p50_ms": pct(s, 50) if s else 0.0, "p99_ms": pct(s, 99) if s else 0.0,
               "mean_ms": sum(s) / len(s) if s else 0.0, "checksum": checksum,
-              "lat_ms": [round(v, 4) for v in lat]})
+              "lat_ms": [round(v, 4) for v in lat], "t_ms": [round(v, 1) for v in at]})
     else:
         n, secs = run_be(t, a.seconds)
         res = {"role": "be", "kind": kind, "iterations": n, "seconds": secs,

@@ -185,7 +185,10 @@ public final class MixScenario implements Scenario {
                 ParamSpec.choice("policy", "hpf", Processes.POLICIES, "policy deciding in the xq mode"),
                 ParamSpec.choice("python", "python3", List.of("python3", "python"), "the Python to run (cuda)"),
                 ParamSpec.integer("be_share", 50, 1, 100, "mps mode: BE tenants' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
-                ParamSpec.text("mps_pipe", "", "mps mode: CUDA_MPS_PIPE_DIRECTORY of a running MPS control daemon (empty: the node's)"));
+                ParamSpec.text("mps_pipe", "", "mps mode: CUDA_MPS_PIPE_DIRECTORY of a running MPS control daemon (empty: the node's)"),
+                ParamSpec.decimal("pause", 0, 0, 60, "paired reading: in the modes that run a mix together, stop the BE tenants "
+                        + "(SIGSTOP) for PAUSE s of every 2 x PAUSE s, and judge each LC tenant by its P99 while they ran over its "
+                        + "P99 while they were stopped, in the same run (the host's speed moves in phases of seconds; 0: off)"));
     }
 
     /** @return the mixes {@code names} asks for ({@code all}: every one), each once, in the order given */
@@ -278,10 +281,24 @@ public final class MixScenario implements Scenario {
      * What one tenant reported in one mode: its JSON line and the figures read from it, or why
      * there is none.
      */
-    record Outcome(String json, String error, double p50, double p99, long requests, double rate, double checksum, double[] lat) {
+    record Outcome(String json, String error, double p50, double p99, long requests, double rate, double checksum, double[] lat,
+                   Pauses.Paired paired) {
+
+        Outcome(String json, String error, double p50, double p99, long requests, double rate, double checksum, double[] lat) {
+            this(json, error, p50, p99, requests, rate, checksum, lat, null);
+        }
 
         static Outcome failed(String error) {
             return new Outcome(null, error, Double.NaN, Double.NaN, 0, Double.NaN, Double.NaN, new double[0]);
+        }
+
+        /** @return this with its paired reading split by {@code stops} (none: unchanged) */
+        Outcome pairedBy(List<Pauses.Span> stops) {
+            if (json == null || stops.isEmpty()) {
+                return this;
+            }
+            Pauses.Paired p = Pauses.split(TenantProcess.numbers(json, "t_ms"), lat, stops);
+            return p == null ? this : new Outcome(json, error, p50, p99, requests, rate, checksum, lat, p);
         }
 
         /** @param seconds the measured length: the fake app's rate is its tasks over it */
@@ -368,13 +385,18 @@ public final class MixScenario implements Scenario {
 
     /** What the whole run needs to start tenants. */
     private record Setup(boolean torch, Path home, Path interposer, String socket, String policy, double seconds, String python,
-                         int beShare, String mpsPipe, Path runDir) { }
+                         int beShare, String mpsPipe, Path runDir, double pause) { }
 
     @Override
     public ScenarioReport run(ScenarioContext ctx, Params p) throws Exception {
         // A mix is PyTorch only on CUDA; elsewhere (sim, and hip, where tenant.py does not run) the fake stands in.
         boolean torch = ctx.device().equals("cuda0");
         double seconds = p.doubleValue("seconds") > 0 ? p.doubleValue("seconds") : torch ? 10 : 3;
+        double pause = p.doubleValue("pause");
+        if (pause > 0 && 4 * pause > seconds) {
+            throw new UsageException("pause=" + pause + " with seconds=" + seconds + ": a paired reading needs at least two stops, "
+                    + "so seconds must be at least 4 x pause (or pause=0, the default: no stops). Nothing was run.");
+        }
         List<Mix> mixes = select(p.strings("mixes"));
         List<String> modes = MODES.stream().filter(p.strings("modes")::contains).toList();
         String mpsPipe = p.string("mps_pipe");
@@ -410,7 +432,7 @@ public final class MixScenario implements Scenario {
         ctx.out().line("mix: " + mixes.size() + " mixes x " + modes + ", " + seconds + " s each, on "
                 + (torch ? "PyTorch" : "the fake libcuda") + "; processes' logs in " + runDir);
         Setup setup = new Setup(torch, home, interposer, socket, policy, seconds, p.string("python"), p.intValue("be_share"), mpsPipe,
-                runDir);
+                runDir, pause);
 
         ScenarioReport report = new ScenarioReport(name(), ctx.device(), p.asMap());
         Map<Kind, Outcome> standalone = new HashMap<>();
@@ -602,6 +624,9 @@ public final class MixScenario implements Scenario {
         Files.createDirectories(dir);
         Map<String, Outcome> out = new LinkedHashMap<>();
         List<TenantProcess> started = new ArrayList<>();
+        List<Pauses.Span> stops = java.util.Collections.synchronizedList(new ArrayList<>());
+        IOException[] pauseError = new IOException[1];
+        Thread pauser = null;
         try {
             for (Tenant t : tenants) {
                 started.add(TenantProcess.start(t.name(), command(s, t), env(s, t, mode, dir), dir));
@@ -624,6 +649,24 @@ public final class MixScenario implements Scenario {
                     t.go();
                 }
             }
+            List<Long> bePids = new ArrayList<>();
+            for (int i = 0; i < tenants.size(); i++) {
+                if (tenants.get(i).kind().role == Role.BE) {
+                    bePids.add(started.get(i).pid());
+                }
+            }
+            if (s.pause() > 0 && (mode.equals("native") || togetherMode(mode)) && !bePids.isEmpty() && bePids.size() < tenants.size()) {
+                long start = System.currentTimeMillis();
+                long pauseMs = Math.round(s.pause() * 1000);
+                long endMs = start + Math.round(s.seconds() * 1000);
+                pauser = Thread.ofPlatform().name("xq-mix-pauses").start(() -> {
+                    try {
+                        stops.addAll(Pauses.alternate(bePids, start, pauseMs, endMs, Pauses.KILL, Pauses.WALL));
+                    } catch (IOException e) {
+                        pauseError[0] = e;
+                    }
+                });
+            }
             for (int i = 0; i < tenants.size(); i++) {
                 Tenant t = tenants.get(i);
                 try {
@@ -633,8 +676,22 @@ public final class MixScenario implements Scenario {
                     out.put(t.name(), Outcome.failed(e.getMessage()));
                 }
             }
+            if (pauser != null) {
+                pauser.join();
+                pauser = null;
+                if (pauseError[0] != null) {
+                    throw new IOException("stopping the BE tenants for the paired reading failed: " + pauseError[0].getMessage(),
+                            pauseError[0]);
+                }
+                out.replaceAll((name, o) -> o.pairedBy(stops));
+            }
             return out;
         } finally {
+            if (pauser != null) {
+                // the BE processes are continued before anything waits on them or closes them
+                pauser.interrupt();
+                pauser.join();
+            }
             for (TenantProcess t : started) {
                 t.close();
             }
@@ -713,8 +770,15 @@ public final class MixScenario implements Scenario {
         List<String> measured = new ArrayList<>();
         Map<String, List<Double>> cells = new LinkedHashMap<>();
         Map<String, String> aloneCells = new LinkedHashMap<>();
+        // with a paired reading (pause) in native and xq for every LC tenant, the LC goals are judged
+        // by it: shared over alone in the same run, for standalone's P99 taken at another time
+        boolean paired = byMode.containsKey("native") && byMode.containsKey("xq")
+                && mix.tenants().stream().anyMatch(t -> t.kind().role == Role.LC)
+                && mix.tenants().stream().filter(t -> t.kind().role == Role.LC).allMatch(t ->
+                        !Double.isNaN(pairedRatio(byMode.get("native").get(t.name())))
+                        && !Double.isNaN(pairedRatio(byMode.get("xq").get(t.name()))));
         boolean judged = byMode.containsKey("native") && byMode.containsKey("xq")
-                && (byMode.containsKey("standalone") || mix.tenants().stream().noneMatch(t -> t.kind().role == Role.LC));
+                && (paired || byMode.containsKey("standalone") || mix.tenants().stream().noneMatch(t -> t.kind().role == Role.LC));
         boolean allOk = true;
         boolean allReported = true;
         boolean identical = true;
@@ -772,9 +836,31 @@ public final class MixScenario implements Scenario {
                 double nat = p99(mine.get("native"));
                 double xq = p99(mine.get("xq"));
                 o.put("xq_p99_over_native", Measures.round(Measures.ratio(xq, nat)));
+                Map<String, Object> pairs = new LinkedHashMap<>();
+                List<String> pairText = new ArrayList<>();
+                mine.forEach((mode, oc) -> {
+                    Pauses.Paired pr = oc.paired();
+                    if (pr != null) {
+                        Map<String, Object> pm = new LinkedHashMap<>();
+                        pm.put("shared_over_alone_p99", Measures.round(pr.ratio()));
+                        pm.put("shared_p99_ms", Measures.round(pr.sharedP99()));
+                        pm.put("alone_p99_ms", Measures.round(pr.aloneP99()));
+                        pm.put("shared_p50_ms", Measures.round(pr.sharedP50()));
+                        pm.put("alone_p50_ms", Measures.round(pr.aloneP50()));
+                        pm.put("shared_requests", pr.shared());
+                        pm.put("alone_requests", pr.alone());
+                        pairs.put(mode, pm);
+                        pairText.add(mode + " " + fmt(pr.ratio()) + " (" + pr.shared() + "/" + pr.alone() + ")");
+                    }
+                });
+                if (!pairs.isEmpty()) {
+                    o.put("paired", pairs);
+                }
                 if (judged) {
-                    boolean ok = lcMet(sa, nat, xq);
+                    boolean ok = paired ? lcMet(1.0, pairedRatio(mine.get("native")), pairedRatio(mine.get("xq")))
+                            : lcMet(sa, nat, xq);
                     o.put("goal_met", ok);
+                    o.put("goal_by", paired ? "paired" : "standalone");
                     allOk &= ok;
                 }
                 String alone = "";
@@ -791,7 +877,8 @@ public final class MixScenario implements Scenario {
                     aloneCells.put(t.name(), alone);
                     alone = ", alone under XQ P50/P99 " + alone;
                 }
-                measured.add(t.name() + " P99/standalone " + ratios(over) + alone);
+                measured.add(t.name() + " P99/standalone " + ratios(over) + alone
+                        + (pairText.isEmpty() ? "" : ", P99 shared/alone (requests) " + String.join(", ", pairText)));
             } else {
                 Map<String, Object> rate = new LinkedHashMap<>();
                 mine.forEach((mode, oc) -> rate.put(mode, Measures.round(oc.rate())));
@@ -881,6 +968,11 @@ public final class MixScenario implements Scenario {
         return l.isEmpty() ? "-" : String.join(", ", l);
     }
 
+    /** @return an outcome's paired ratio, shared P99 over alone P99; NaN without one */
+    static double pairedRatio(Outcome o) {
+        return o == null || !o.ok() || o.paired() == null ? Double.NaN : o.paired().ratio();
+    }
+
     private static double p99(Outcome o) {
         return o == null || !o.ok() ? Double.NaN : o.p99();
     }
@@ -939,6 +1031,14 @@ public final class MixScenario implements Scenario {
         if (modes.contains("xq")) {
             report.note("xq: LD_PRELOAD of the interposer, XQ_NAME the tenant's name, XQ_PRIORITY as the mix gives it, policy "
                     + s.policy());
+        }
+        if (s.pause() > 0) {
+            report.note("pause=" + s.pause() + ": in native and the xq modes the BE tenants were stopped (SIGSTOP) for " + s.pause()
+                    + " s of every " + 2 * s.pause() + " s; each LC tenant's requests are split into shared (the BE tenants running) "
+                    + "and alone (stopped), " + Pauses.SETTLE_MS + " ms after each change, and where every LC tenant has both halves "
+                    + "(" + Pauses.MIN_SIDE + "+ requests each) in native and xq its goal is judged by them: xq's shared/alone P99 <= "
+                    + LC_BOUND + " (and <= native's where native's is within that), goal_by 'paired' in the JSON; those modes' P99 "
+                    + "over standalone then mix both halves; BE rates count the stopped time in both modes");
         }
         if (modes.contains("mps")) {
             report.note("mps: every tenant a client of the MPS server at " + s.mpsPipe() + ", BE tenants at "

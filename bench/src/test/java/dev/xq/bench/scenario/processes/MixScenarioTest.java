@@ -180,6 +180,86 @@ class MixScenarioTest {
         assertNull(MixScenario.judge(mix, noXq).met());
     }
 
+    private static MixScenario.Outcome pairedLc(double sharedP99, double aloneP99) {
+        var o = lc(sharedP99, 7);
+        return new MixScenario.Outcome(o.json(), null, o.p50(), o.p99(), o.requests(), o.rate(), o.checksum(), o.lat(),
+                new Pauses.Paired(sharedP99, aloneP99, sharedP99, aloneP99, 40, 40));
+    }
+
+    /**
+     * With a paired reading (pause) in native and xq, the LC goal is shared over alone in the same
+     * run, and the standalone mode is not needed to judge; without one in either mode, standalone decides.
+     */
+    @Test
+    void aPairedReadingJudgesTheLcTenantBySharedOverAloneInTheSameRun() {
+        var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
+        // standalone would say 3.0 x (missed); the pairs say 1.05 (native 1.4): met
+        var m = modes(lc(10, 7), pairedLc(42, 30), be(100), pairedLc(31.5, 30), be(95));
+        m.remove("standalone");
+        var v = MixScenario.judge(mix, m);
+        assertEquals(Boolean.TRUE, v.met(), v.measured());
+        @SuppressWarnings("unchecked")
+        var decode = ((List<Map<String, Object>>) v.json().get("tenants")).get(0);
+        assertEquals("paired", decode.get("goal_by"));
+        assertEquals(1.05, ((Map<?, ?>) ((Map<?, ?>) decode.get("paired")).get("xq")).get("shared_over_alone_p99"));
+        assertTrue(v.measured().contains("P99 shared/alone (requests) native 1.40 (40/40), xq 1.05 (40/40)"), v.measured());
+        // over the bound: missed; within it but worse than a native within it too: missed
+        assertEquals(Boolean.FALSE, MixScenario.judge(mix, modes(lc(10, 7), pairedLc(42, 30), be(100), pairedLc(36, 30), be(95))).met());
+        assertEquals(Boolean.FALSE, MixScenario.judge(mix, modes(lc(10, 7), pairedLc(30, 30), be(100), pairedLc(31.5, 30), be(95))).met());
+        // the BE goal is unchanged
+        assertEquals(Boolean.FALSE, MixScenario.judge(mix, modes(lc(10, 7), pairedLc(42, 30), be(100), pairedLc(31.5, 30), be(80))).met());
+        // a pair in xq only: standalone decides (10.5 / 10: met), and says so
+        var half = MixScenario.judge(mix, modes(lc(10, 7), lc(30, 7), be(100), pairedLc(10.5, 1), be(95)));
+        assertEquals(Boolean.TRUE, half.met(), half.measured());
+        @SuppressWarnings("unchecked")
+        var d2 = ((List<Map<String, Object>>) half.json().get("tenants")).get(0);
+        assertEquals("standalone", d2.get("goal_by"));
+    }
+
+    /** Real processes stopped and continued (kill -STOP / -CONT) on the fake libcuda: every tenant still reports. */
+    @Test
+    void theBeTenantsStoppedInTurnStillFinishAndReport(@TempDir Path tmp) throws Exception {
+        Path home = Path.of("..").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isExecutable(home.resolve("interpose/target/fakecuda/xq-cuda-app")), "interpose is not built");
+        String before = System.getProperty("xq.home");
+        System.setProperty("xq.home", home.toString());
+        try (ScenarioContext ctx = ScenarioContext.open(service(), scheduler(), bundles(tmp.resolve("no-node.sock")), l -> { },
+                "sim")) {
+            var p = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm", "modes=native", "seconds=2", "pause=0.4"),
+                    Map.of("mix", MIX.params())).params();
+            ScenarioReport r = MIX.run(ctx, p);
+            String json = Json.write(r.toJsonObject());
+            @SuppressWarnings("unchecked")
+            var tenants = (List<Map<String, Object>>) ((List<Map<String, Object>>) r.extras().get("mixes")).get(0).get("tenants");
+            assertEquals(2, tenants.size(), json);
+            assertEquals(Boolean.TRUE, ((List<?>) r.extras().get("mixes")).stream().map(m -> ((Map<?, ?>) m).get("all_reported"))
+                    .findFirst().orElse(null), json);
+            var rate = ((Number) ((Map<?, ?>) tenants.get(1).get("it_per_s")).get("native")).doubleValue();
+            assertTrue(rate > 0, json);
+            assertTrue(r.notes().stream().anyMatch(n -> n.startsWith("pause=0.4")), r.notes().toString());
+        } finally {
+            if (before == null) {
+                System.clearProperty("xq.home");
+            } else {
+                System.setProperty("xq.home", before);
+            }
+        }
+    }
+
+    @Test
+    void aPauseNeedsRoomForTwoStops(@TempDir Path tmp) throws Exception {
+        var p = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm", "seconds=6", "pause=2"), Map.of("mix", MIX.params()))
+                .params();
+        List<String> lines = new ArrayList<>();
+        try (ScenarioContext ctx = ScenarioContext.open(service(), scheduler(), bundles(tmp.resolve("no-node.sock")), lines::add,
+                "sim")) {
+            var e = assertThrows(UsageException.class, () -> MIX.run(ctx, p));
+            assertTrue(e.getMessage().contains("pause=2.0 with seconds=6.0") && e.getMessage().contains("at least 4 x pause"),
+                    e.getMessage());
+        }
+        assertTrue(lines.isEmpty(), "nothing was run: " + lines);
+    }
+
     /** The steady P99 leaves out each run's first requests: a slow start shows in the goal's figure, not in it. */
     @Test
     void theSteadyP99LeavesOutTheFirstRequests() {

@@ -1,0 +1,181 @@
+package dev.xq.bench.scenario.processes;
+
+import dev.xq.bench.stats.Percentiles;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The mix scenario's paired reading ({@code pause=S}): while a mode runs, its best-effort (BE)
+ * processes are stopped (SIGSTOP) for S seconds of every 2 S and continued (SIGCONT) in between, and
+ * each latency-critical (LC) tenant's requests are split by what ran beside them: "alone" (issued
+ * and finished while the BE processes were stopped, after a settling time for the work they had
+ * already queued on the device) and "shared" (issued and finished while they ran, after the same
+ * settling time once they were continued). Why: on a cloud GPU host the host CPU's speed moves in
+ * phases of seconds (a pure-Python tick 23 to 44 ms on the H200 with the machine idle), and an
+ * eager tenant's latency is made on the host: the same decoder alone, run six times back to back,
+ * gave P99s 0.68 to 1.46 x each other. Both halves of a paired reading meet the same host, slice
+ * after slice.
+ */
+final class Pauses {
+
+    /**
+     * How long after a stop (or a continue) a request must start to count as alone (or shared):
+     * work a BE process queued before it was stopped still runs (a trainer's launched step, up to
+     * four 21 ms GEMMs), and a continued one takes a moment to fill the device again.
+     */
+    static final long SETTLE_MS = 250;
+
+    /** One stop: the BE processes were stopped from {@code stopMs} to {@code contMs} (epoch ms). */
+    record Span(long stopMs, long contMs) { }
+
+    /** Sends a signal to processes. */
+    interface Signaller {
+        void signal(String signal, List<Long> pids) throws IOException, InterruptedException;
+    }
+
+    /** Sends it with {@code kill -SIGNAL PID...}. */
+    static final Signaller KILL = (signal, pids) -> {
+        if (pids.isEmpty()) {
+            return;
+        }
+        List<String> cmd = new ArrayList<>(List.of("kill", "-" + signal));
+        pids.forEach(p -> cmd.add(Long.toString(p)));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        p.waitFor();
+    };
+
+    /** The clock the loop reads and sleeps on (epoch ms); a test's may be virtual. */
+    interface Clock {
+        long now();
+
+        void sleepUntil(long epochMs) throws InterruptedException;
+    }
+
+    static final Clock WALL = new Clock() {
+        @Override
+        public long now() {
+            return System.currentTimeMillis();
+        }
+
+        @Override
+        public void sleepUntil(long epochMs) throws InterruptedException {
+            long d = epochMs - System.currentTimeMillis();
+            if (d > 0) {
+                Thread.sleep(d);
+            }
+        }
+    };
+
+    private Pauses() { }
+
+    /**
+     * Alternates from {@code startMs}: BE running for {@code pauseMs}, stopped for {@code pauseMs},
+     * and so on until {@code endMs}; the processes are always continued before it returns,
+     * interrupted or not (a stopped process left behind would hang the run).
+     * @return the stops made, in order
+     */
+    static List<Span> alternate(List<Long> pids, long startMs, long pauseMs, long endMs, Signaller sig, Clock clock)
+            throws IOException {
+        List<Span> spans = new ArrayList<>();
+        boolean stopped = false;
+        long stopAt = 0;
+        try {
+            long next = startMs + pauseMs;
+            while (next + pauseMs <= endMs) {
+                clock.sleepUntil(next);
+                sig.signal("STOP", pids);
+                stopped = true;
+                stopAt = clock.now();
+                clock.sleepUntil(next + pauseMs);
+                sig.signal("CONT", pids);
+                stopped = false;
+                spans.add(new Span(stopAt, clock.now()));
+                next += 2 * pauseMs;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            if (stopped) {
+                continueAll(pids, sig);
+                spans.add(new Span(stopAt, clock.now()));
+            }
+        }
+        return spans;
+    }
+
+    private static void continueAll(List<Long> pids, Signaller sig) throws IOException {
+        boolean interrupted = Thread.interrupted();
+        try {
+            sig.signal("CONT", pids);
+        } catch (InterruptedException e) {
+            interrupted = true;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * One LC tenant's paired reading in one mode.
+     * @param sharedP99 P99 (ms) of its requests made while the BE processes ran
+     * @param aloneP99 P99 (ms) of those made while they were stopped
+     */
+    record Paired(double sharedP99, double aloneP99, double sharedP50, double aloneP50, int shared, int alone) {
+
+        /** @return shared P99 over alone P99; NaN without enough requests on either side */
+        double ratio() {
+            return shared >= MIN_SIDE && alone >= MIN_SIDE && aloneP99 > 0 ? sharedP99 / aloneP99 : Double.NaN;
+        }
+    }
+
+    /** The fewest requests on each side for a ratio. */
+    static final int MIN_SIDE = 10;
+
+    /**
+     * Splits requests (issue times {@code tMs}, epoch ms; latencies {@code latMs}, ms) by the stops.
+     * A request is alone when it lies in a stop, starting at least {@link #SETTLE_MS} after it began;
+     * shared when it overlaps no stop and starts at least {@link #SETTLE_MS} after the last one
+     * ended; any other (across a stop's edge, settling) is left out.
+     * @return null when the times and latencies do not pair up (a tenant that reports no times)
+     */
+    static Paired split(double[] tMs, double[] latMs, List<Span> spans) {
+        if (tMs == null || latMs == null || tMs.length != latMs.length || tMs.length == 0) {
+            return null;
+        }
+        List<Double> shared = new ArrayList<>();
+        List<Double> alone = new ArrayList<>();
+        for (int i = 0; i < tMs.length; i++) {
+            double a = tMs[i];
+            double b = a + latMs[i];
+            boolean isAlone = false;
+            boolean touches = false;
+            boolean settling = false;
+            for (Span s : spans) {
+                if (a >= s.stopMs() + SETTLE_MS && b <= s.contMs()) {
+                    isAlone = true;
+                }
+                if (b > s.stopMs() && a < s.contMs()) {
+                    touches = true;
+                }
+                if (a >= s.contMs() && a < s.contMs() + SETTLE_MS) {
+                    settling = true;
+                }
+            }
+            if (isAlone) {
+                alone.add(latMs[i]);
+            } else if (!touches && !settling) {
+                shared.add(latMs[i]);
+            }
+        }
+        return new Paired(pct(shared, 99), pct(alone, 99), pct(shared, 50), pct(alone, 50), shared.size(), alone.size());
+    }
+
+    private static double pct(List<Double> v, double q) {
+        if (v.isEmpty()) {
+            return Double.NaN;
+        }
+        return Percentiles.of(v.stream().mapToDouble(Double::doubleValue).toArray()).at(q);
+    }
+}
