@@ -38,3 +38,20 @@ for atk, rs in by.items():
     for r in rs:
         if r[1] == "attack":
             print(atk, r[0], "policy:", r[4][4] if len(r[4]) > 4 else "?", "| attacker:", r[5])
+# WAKE=1 runs: how late threads woke (bench/hostile/wake.c) after each victim run, medians over the pairs
+import re
+wk = {}
+for atk, rs in by.items():
+    for r in rs:
+        m = re.search(r"wake=(\{.*\})", r[5])
+        if m:
+            w = json.loads(m.group(1))
+            wk.setdefault((atk, r[1]), []).append(w)
+if wk:
+    print()
+    print("| attack | cond | runs | sleep 1 ms overshoot P50 / P99 / max us (medians) | semaphore post to wake P50 / P99 / max us (medians) |")
+    print("|---|---|---|---|---|")
+    for (atk, cond), ws in wk.items():
+        med = lambda k, i: statistics.median(w[k][i] for w in ws)
+        print(f"| {atk} | {cond} | {len(ws)} | {med('sleep_us',0):.0f} / {med('sleep_us',1):.0f} / {med('sleep_us',2):.0f} "
+              f"| {med('pingpong_us',0):.0f} / {med('pingpong_us',1):.0f} / {med('pingpong_us',2):.0f} |")

@@ -8,7 +8,7 @@
 # baseline: the noise), spin (one CPU of the attacker's kept busy, no attack on XQ), connidle and
 # connpen (the connection flood's client against a port nobody listens on / a listener that only holds).
 #
-#   sudo [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] [VICTIM_USER=xqvic] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
+#   sudo [WAKE=1] [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] [VICTIM_USER=xqvic] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
 # Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
 # everything built (node/target/xq-node.jar, interpose/target/fakecuda). Starts its own node
@@ -31,6 +31,10 @@ printf 'socketGroup=xqt\n' > $B/bundles/dev.xq.host.cfg; chmod 600 $B/bundles/de
 # HTTP_CFG: lines for the node's dev.xq.http.cfg (an A/B of an HTTP setting, e.g. HTTP_CFG=threadNice=0)
 [ -n "${HTTP_CFG:-}" ] && { printf '%s\n' "$HTTP_CFG" > $B/bundles/dev.xq.http.cfg; chmod 600 $B/bundles/dev.xq.http.cfg; }
 cp bench/hostile/attack.py $B/attack.py; chmod 755 $B/attack.py
+# WAKE=1: after each victim run (baseline and under attack) also bench/hostile/wake.c, how late a
+# thread wakes with no node involved (a sleep's overshoot, a semaphore's post to wake), 1,000 each
+if [ "${WAKE:-0}" = 1 ]; then gcc -O2 -pthread -o $B/wake bench/hostile/wake.c || exit 2; fi
+wake() { [ "${WAKE:-0}" = 1 ] && echo " wake=$($B/wake 1000)"; }
 JAVA="$(ls -d .jre/bin/java /usr/lib/jvm/temurin-25*/bin/java 2>/dev/null | head -1)"
 # what ./xq serve runs (on 2 CPUs), without its build step, with this node's socket and port
 nice -n "${NODE_NICE:-0}" "$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Dxq.home="$ROOT" \
@@ -84,16 +88,16 @@ for atk in $ATTACKS; do
   fi
   for p in $(seq "$PAIRS"); do
     st=$(settle)
-    n0=$(cpu $NODE); rc=$(victim); n1=$(cpu $NODE); o=$(ops)
-    printf '%s\t%s\tbase\t%s\t%s\t%s\tnode_cpu_ticks=%s settled_after_s=%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" $((n1-n0)) $st >> $B/runs.tsv
+    n0=$(cpu $NODE); rc=$(victim); n1=$(cpu $NODE); o=$(ops); w=$(wake)
+    printf '%s\t%s\tbase\t%s\t%s\t%s\tnode_cpu_ticks=%s settled_after_s=%s%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" $((n1-n0)) $st "$w" >> $B/runs.tsv
     rm -f $B/a/ready
     setpriv --reuid=xqatk --regid=xqatk --groups=xqt /usr/bin/python3 $B/attack.py $mode $tgt $B/a/ready > $B/a/out 2>&1 &
     AP=$!
     for i in $(seq 300); do [ -f $B/a/ready ] && break; sleep 0.1; done
     sleep 1
-    n0=$(cpu $NODE); a0=$(cpu $AP); rc=$(victim); n1=$(cpu $NODE); a1=$(cpu $AP); o=$(ops)
+    n0=$(cpu $NODE); a0=$(cpu $AP); rc=$(victim); n1=$(cpu $NODE); a1=$(cpu $AP); o=$(ops); w=$(wake)
     kill $AP; wait $AP 2>/dev/null; AP=
-    printf '%s\t%s\tattack\t%s\t%s\t%s\t%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" "node_cpu_ticks=$((n1-n0)) attacker_cpu_ticks=$((a1-a0)) set_up: $(cat $B/a/ready 2>/dev/null | tr -d '\n'); at_end: $(tail -1 $B/a/out)" >> $B/runs.tsv
+    printf '%s\t%s\tattack\t%s\t%s\t%s\t%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" "node_cpu_ticks=$((n1-n0)) attacker_cpu_ticks=$((a1-a0)) set_up: $(cat $B/a/ready 2>/dev/null | tr -d '\n'); at_end: $(tail -1 $B/a/out)$w" >> $B/runs.tsv
     echo "$atk pair $p done" >&2
     # the node's sessions of the attacker gone before the next baseline
     for i in $(seq 100); do curl -s -m2 127.0.0.1:$PORT/api/v1/queues | grep -q '"pid"' || break; sleep 0.1; done
