@@ -986,12 +986,12 @@ public final class MixScenario implements Scenario {
     }
 
     /** The mix's line of the table: each LC tenant's P99 / standalone per together-mode, each BE tenant's rate / native. */
-    private static List<String> row(Mix mix, MixVerdict v, List<String> modes) {
+    static List<String> row(Mix mix, MixVerdict v, List<String> modes) {
         List<String> lc = new ArrayList<>();
         List<String> be = new ArrayList<>();
         for (Tenant t : mix.tenants()) {
             String ratios = String.join(" / ", v.cells().get(t.name()).stream().map(MixScenario::fmt).toList());
-            (t.kind().role == Role.LC ? lc : be).add(t.name() + " " + (ratios.isEmpty() ? "-" : ratios));
+            (t.kind().role == Role.LC ? lc : be).add(t.name() + " " + (ratios.isEmpty() ? "-" : ratios) + pairedCell(v, t));
         }
         String goals = v.met() == null ? "-" : v.met() ? "MET" : "MISSED";
         if (Boolean.FALSE.equals(v.json().get("all_reported"))) {
@@ -1008,6 +1008,21 @@ public final class MixScenario implements Scenario {
         }
         row.add(goals);
         return row;
+    }
+
+    /** @return " [shared/alone native r, xq r]" for an LC tenant with a paired reading, else "" */
+    private static String pairedCell(MixVerdict v, Tenant t) {
+        if (!(v.json().get("tenants") instanceof List<?> ts)) {
+            return "";
+        }
+        for (Object o : ts) {
+            if (o instanceof Map<?, ?> m && t.name().equals(m.get("name")) && m.get("paired") instanceof Map<?, ?> pairs) {
+                List<String> l = new ArrayList<>();
+                pairs.forEach((mode, pm) -> l.add(mode + " " + fmt(((Number) ((Map<?, ?>) pm).get("shared_over_alone_p99")).doubleValue())));
+                return " [shared/alone " + String.join(", ", l) + ("paired".equals(m.get("goal_by")) ? ", judged" : "") + "]";
+            }
+        }
+        return "";
     }
 
     private static void notes(ScenarioReport report, Setup s, List<String> modes) {

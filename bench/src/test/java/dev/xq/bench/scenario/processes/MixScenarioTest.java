@@ -203,6 +203,8 @@ class MixScenarioTest {
         assertEquals("paired", decode.get("goal_by"));
         assertEquals(1.05, ((Map<?, ?>) ((Map<?, ?>) decode.get("paired")).get("xq")).get("shared_over_alone_p99"));
         assertTrue(v.measured().contains("P99 shared/alone (requests) native 1.40 (40/40), xq 1.05 (40/40)"), v.measured());
+        assertTrue(MixScenario.row(mix, v, List.of("native", "xq")).get(1).endsWith("[shared/alone native 1.40, xq 1.05, judged]"),
+                MixScenario.row(mix, v, List.of("native", "xq")).toString());
         // over the bound: missed; within it but worse than a native within it too: missed
         assertEquals(Boolean.FALSE, MixScenario.judge(mix, modes(lc(10, 7), pairedLc(42, 30), be(100), pairedLc(36, 30), be(95))).met());
         assertEquals(Boolean.FALSE, MixScenario.judge(mix, modes(lc(10, 7), pairedLc(30, 30), be(100), pairedLc(31.5, 30), be(95))).met());
