@@ -3,7 +3,11 @@
 # (~950 launches a request) bare, under ./xq run without MPS (XQ_MPS=0: the interposer alone) and
 # under ./xq run as it comes (the interposer and the node's MPS server), alternated A B C A B C,
 # each run its own process. Carry node/target, interpose/target, .jre.tar.xz.
-# Usage: SECS=8 sh bench/gpu/overhead-decode.sh "$OUT"
+# ROUNDS=N (default 2): more rounds; the summary's ratios are per round (each mode against the bare run
+# of its own round, seconds apart) and their median: the host's CPU speed moves in phases of seconds
+# on the H200 test machine (docs/performance.md, "The host under the decoder"), so runs minutes apart
+# compare the host as much as the interposer.
+# Usage: SECS=8 [ROUNDS=6] sh bench/gpu/overhead-decode.sh "$OUT"
 set -u
 out=${1:?usage: overhead-decode.sh OUTDIR}
 mkdir -p "$out"
@@ -11,7 +15,7 @@ S=${SECS:-8}
 ./xq serve > "$out/overhead-node.txt" 2>&1 &
 node=$!
 sleep 6
-for round in 1 2; do
+for round in $(seq "${ROUNDS:-2}"); do
   python3 -u bench/torch/family/tenant.py --kind decode --seconds "$S" > "$out/bare-$round.txt" 2> "$out/bare-$round.err"
   XQ_MPS=0 ./xq run --priority 2 --name decode -- python3 -u bench/torch/family/tenant.py --kind decode --seconds "$S" \
     > "$out/xqnomps-$round.txt" 2> "$out/xqnomps-$round.err"
@@ -22,3 +26,22 @@ kill $node; wait $node 2>/dev/null
 for f in "$out"/bare-*.txt "$out"/xqnomps-*.txt "$out"/xq-*.txt; do
   echo "$(basename "$f"): $(grep -o '"p50_ms": *[0-9.]*\|"p99_ms": *[0-9.]*\|"requests": *[0-9]*' "$f" | tr '\n' ' ')"
 done
+python3 - "$out" "${ROUNDS:-2}" <<'PY'
+import json, os, statistics, sys
+d, n = sys.argv[1], int(sys.argv[2])
+def get(name):
+    try:
+        lines = [l for l in open(os.path.join(d, name)).read().splitlines() if l.startswith("{")]
+        j = json.loads(lines[-1]); return j["p50_ms"], j["p99_ms"]
+    except Exception:
+        return None
+for mode in ("xqnomps", "xq"):
+    r50, r99 = [], []
+    for i in range(1, n + 1):
+        b, x = get(f"bare-{i}.txt"), get(f"{mode}-{i}.txt")
+        if b and x:
+            r50.append(x[0] / b[0]); r99.append(x[1] / b[1])
+    if r50:
+        print(f"{mode} / bare, per round: P50 {' '.join(f'{v:.3f}' for v in r50)}; P99 {' '.join(f'{v:.3f}' for v in r99)}; "
+              f"medians P50 {statistics.median(r50):.3f}, P99 {statistics.median(r99):.3f} ({len(r50)} rounds)")
+PY
