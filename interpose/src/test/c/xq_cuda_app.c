@@ -7,7 +7,7 @@
  * preceded by cuKernelSetAttribute of a dynamic shared memory limit it launches with: "same"
  * 64 KiB every time, "alternate" 96 and 64 KiB in turn, "other" on the kernel "inc" instead); --tasks N tasks (default 10;
  * 0, or --seconds without --tasks: until --seconds). At the end one JSON line:
- *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P[,"lat_ms":[..]]}
+ *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P[,"lat_ms":[..],"t_ms":[..]]}
  * Exit 0 on success, 3 when --check found a wrong result, 1 on a CUDA error, 2 on bad usage.
  */
 #define _GNU_SOURCE
@@ -90,7 +90,7 @@ static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 static CUfunction f_spin, f_inc, f_fail;
 static int g_bad;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static double *g_lat;
+static double *g_lat, *g_at; /* latencies (ms) in the order they were taken, and each task's start (epoch ms) */
 static long g_nlat, g_caplat;
 
 static double now_s(void)
@@ -203,13 +203,25 @@ static CUresult launch_attr(CUstream s, void **params, int k)
 
 static void count_hostfn(void *p) { __atomic_add_fetch((long *)p, 1, __ATOMIC_SEQ_CST); }
 
-static void add_latency(double ms)
+static double epoch_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* ms: the task's latency; at: its start, epoch ms */
+static void add_latency(double ms, double at)
 {
     pthread_mutex_lock(&g_mu);
     if (g_nlat == g_caplat) {
         g_caplat = g_caplat ? 2 * g_caplat : 1024;
         g_lat = realloc(g_lat, g_caplat * sizeof *g_lat);
+        g_at = realloc(g_at, g_caplat * sizeof *g_at);
+        if (!g_lat || !g_at)
+            abort();
     }
+    g_at[g_nlat] = at;
     g_lat[g_nlat++] = ms;
     pthread_mutex_unlock(&g_mu);
 }
@@ -262,7 +274,7 @@ static void *run_thread(void *arg)
                 nanosleep(&ts, NULL);
             }
         }
-        double t0 = now_s();
+        double t0 = now_s(), at0 = epoch_ms();
         if (O.check) {
             for (unsigned i = 0; i < N; i++)
                 host[i] = i + (unsigned)t;
@@ -287,7 +299,7 @@ static void *run_thread(void *arg)
             CK(A.hostfn(s, count_hostfn, &hostfn_calls));
         }
         CK(A.sync(s));
-        add_latency((now_s() - t0) * 1000);
+        add_latency((now_s() - t0) * 1000, at0);
         if (O.check)
             for (unsigned i = 0; i < N; i++)
                 if (out[i] != i + (unsigned)t + 1)
@@ -397,17 +409,25 @@ int main(int argc, char **argv)
         else
             printf("{\"child_pid\":%d}\n", (int)c);
     }
-    qsort(g_lat, g_nlat, sizeof *g_lat, cmp);
+    double *sorted = g_nlat ? malloc(g_nlat * sizeof *sorted) : NULL;
+    if (g_nlat && !sorted)
+        abort();
     double sum = 0;
     for (long i = 0; i < g_nlat; i++)
-        sum += g_lat[i];
+        sum += g_lat[i], sorted[i] = g_lat[i];
+    if (g_nlat)
+        qsort(sorted, g_nlat, sizeof *sorted, cmp);
     printf("{\"tasks\":%ld,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"check\":\"%s\",\"pid\":%d", g_nlat,
-           g_nlat ? g_lat[g_nlat / 2] : 0, g_nlat ? g_lat[(long)((g_nlat - 1) * 0.99)] : 0,
+           g_nlat ? sorted[g_nlat / 2] : 0, g_nlat ? sorted[(long)((g_nlat - 1) * 0.99)] : 0,
            g_nlat ? sum / g_nlat : 0, O.check ? (g_bad ? "bad" : "ok") : "off", (int)getpid());
-    if (O.latencies) { /* every task's latency (sorted) */
+    free(sorted);
+    if (O.latencies) { /* every task's latency in the order taken, and each one's start (epoch ms) */
         printf(",\"lat_ms\":[");
         for (long i = 0; i < g_nlat; i++)
             printf("%s%.3f", i ? "," : "", g_lat[i]);
+        printf("],\"t_ms\":[");
+        for (long i = 0; i < g_nlat; i++)
+            printf("%s%.1f", i ? "," : "", g_at[i]);
         printf("]");
     }
     printf("}\n");
