@@ -4,6 +4,8 @@ P99 under attack to the baseline just before it, the P99 of all tasks of a condi
 the operator commands' slowest times under attack."""
 import json, statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
+import os
+TASKS = int(os.environ.get("TASKS", "50"))  # the victim's tasks a run (victim-p99.sh TASKS)
 def pct(xs, q):
     xs = sorted(xs)
     return xs[int(q * (len(xs) - 1))]
@@ -26,7 +28,7 @@ for atk, rs in by.items():
         ratios.append(ratio)
         base_lat += b[3].get("lat_ms", []); atk_lat += a[3].get("lat_ms", [])
         for r in (a, b):
-            lost += 50 - r[3].get("tasks", 0) + (1 if r[2] != 0 else 0)
+            lost += TASKS - r[3].get("tasks", 0) + (1 if r[2] != 0 else 0)
         o = [x.split("/")[0] for x in a[4][:4]]
         codes = [x.split("/")[1] for x in a[4][:4]]
         cpu = "base " + b[5] + "; attack " + a[5].split(" set_up")[0]

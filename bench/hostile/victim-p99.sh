@@ -8,7 +8,7 @@
 # baseline: the noise), spin (one CPU of the attacker's kept busy, no attack on XQ), connidle and
 # connpen (the connection flood's client against a port nobody listens on / a listener that only holds).
 #
-#   sudo [WAKE=1] [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] [VICTIM_USER=xqvic] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
+#   sudo [WAKE=1] [TASKS=50] [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] [VICTIM_USER=xqvic] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
 # Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
 # everything built (node/target/xq-node.jar, interpose/target/fakecuda). Starts its own node
@@ -57,7 +57,7 @@ if [ -n "${VICTIM_USER:-}" ]; then
   AS=(setpriv --reuid="$VICTIM_USER" --regid="$VICTIM_USER" --groups=xqt env)
 fi
 victim() {  # $1: a label; one JSON line to $B/v.json, rc to stdout
-  "${AS[@]}" LD_LIBRARY_PATH=$F ./xq run --priority 2 --name victim --socket $SOCK -- $F/xq-cuda-app --tasks 50 --kernels 4 \
+  "${AS[@]}" LD_LIBRARY_PATH=$F ./xq run --priority 2 --name victim --socket $SOCK -- $F/xq-cuda-app --tasks ${TASKS:-50} --kernels 4 \
     --us 200 --period-ms 20 --latencies > $B/v.json 2> $B/v.err
   echo $?
 }

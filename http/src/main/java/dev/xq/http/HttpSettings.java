@@ -63,7 +63,7 @@ record HttpSettings(boolean enabled, int port, String bindAddress, boolean loopb
      */
     static final int DEFAULT_PEN_CONNECTIONS = 4096;
     /** Default of {@link #refusalDelayMillis}. */
-    static final int DEFAULT_REFUSAL_DELAY_MILLIS = 1000;
+    static final int DEFAULT_REFUSAL_DELAY_MILLIS = 10_000;
     /** Framework property: the port when the configuration leaves it at -1. */
     static final String PORT_PROPERTY = "xq.http.port";
     /** Framework property: false turns the API off unless the configuration turns it on. */
