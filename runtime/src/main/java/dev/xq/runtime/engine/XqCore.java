@@ -53,6 +53,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     private final CopyOnWriteArrayList<PreemptionProvider> providers = new CopyOnWriteArrayList<>();
     private final ConcurrentSkipListMap<Long, NodeQueue> queues = new ConcurrentSkipListMap<>();
     private final AtomicLong queuesVersion = new AtomicLong();
+    /**
+     * The last {@value #CHANGES_KEPT} opens and closes of queues, by version (guarded by itself):
+     * the scheduler's awake list follows them instead of going over the whole list at each change
+     * ({@link #queueChangesSince}).
+     */
+    private final java.util.ArrayDeque<QueueChange> changes = new java.util.ArrayDeque<>();
+    static final int CHANGES_KEPT = 16_384;
     private volatile QueueList queueList;
     /** The alone and on-top rules: whether each queue's limits matter now. */
     private final ContentionRule contention = new ContentionRule(queues);
@@ -196,8 +203,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         q.attach(hw);
         q.dataCommands(data);
         owners.put(q, f.driver());
-        queues.put(handle, q);
-        queuesVersion.incrementAndGet(); // after the put (schedulerQueues)
+        put(q);
         for (PreemptionProvider p : providers) {
             q.offer(p);
         }
@@ -281,8 +287,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     @Override
     public void closed(NodeQueue queue) {
-        NodeQueue gone = queues.remove(queue.handle());
-        queuesVersion.incrementAndGet(); // after the remove (schedulerQueues)
+        NodeQueue gone;
+        synchronized (changes) {
+            gone = queues.remove(queue.handle());
+            long v = queuesVersion.incrementAndGet(); // after the remove (schedulerQueues)
+            if (gone != null) {
+                logChange(v, gone, false);
+            }
+        }
         if (gone != null && queue instanceof ExternalQueueImpl e && e.openedNarrowable()) {
             narrowable.decrementAndGet();
         }
@@ -688,8 +700,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             contention.bornAsleep(q);
         }
         q.start();
-        queues.put(handle, q);
-        queuesVersion.incrementAndGet(); // after the put (schedulerQueues)
+        put(q);
         recomputeContention(q);
         // decided by the loop thread, which takes a burst of opens (a process registers its
         // streams in one go) or closes (its session ends) in one decision: decided inline, one by
@@ -836,6 +847,61 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         List<NodeQueue> copy = List.copyOf(queues.values());
         queueList = new QueueList(v, copy);
         return copy;
+    }
+
+    @Override
+    public long queuesVersion() {
+        return queuesVersion.get();
+    }
+
+    @Override
+    public Scheduler.QueueChanges queueChangesSince(long version) {
+        synchronized (changes) {
+            long now = queuesVersion.get();
+            if (version == now) {
+                return new Scheduler.QueueChanges(now, List.of(), List.of());
+            }
+            // the log holds every change after (first version - 1); a version before that, or one
+            // not given by this node, is not covered: the whole list then
+            if (version > now || changes.isEmpty() || changes.peekFirst().version() > version + 1) {
+                return null;
+            }
+            // from the newest back to the first after version: the cost is what changed since
+            int n = (int) Math.min(changes.size(), now - version);
+            NodeQueue[] qs = new NodeQueue[n];
+            Boolean[] opened = new Boolean[n];
+            int i = n;
+            for (java.util.Iterator<QueueChange> it = changes.descendingIterator(); it.hasNext() && i > 0;) {
+                QueueChange c = it.next();
+                if (c.version() <= version) {
+                    break;
+                }
+                i--;
+                qs[i] = c.queue();
+                opened[i] = c.opened();
+            }
+            List<NodeQueue> ql = java.util.Arrays.asList(qs).subList(i, n);
+            return new Scheduler.QueueChanges(now, ql, java.util.Arrays.asList(opened).subList(i, n));
+        }
+    }
+
+    /** Puts a queue opened into the list, with its change logged (under {@link #changes}). */
+    private void put(NodeQueue q) {
+        synchronized (changes) {
+            queues.put(q.handle(), q);
+            logChange(queuesVersion.incrementAndGet(), q, true); // after the put (schedulerQueues)
+        }
+    }
+
+    private void logChange(long version, NodeQueue q, boolean opened) {
+        changes.addLast(new QueueChange(version, q, opened));
+        while (changes.size() > CHANGES_KEPT) {
+            changes.removeFirst();
+        }
+    }
+
+    /** An open or a close of a queue, at the list version it made. */
+    private record QueueChange(long version, NodeQueue queue, boolean opened) {
     }
 
     /** The scheduler's list of the queues, kept between opens and closes (copying thousands every decision showed in its profile). */

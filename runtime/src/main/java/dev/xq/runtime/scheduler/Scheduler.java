@@ -64,6 +64,25 @@ public final class Scheduler {
     public interface Source {
         List<? extends ScheduledQueue> schedulerQueues();
 
+        /**
+         * The version of the queue list, read before {@link #schedulerQueues()}: every change
+         * the list reflects has a version at or below it. -1 (the default): the source keeps no
+         * versions, and every decision goes over the whole list.
+         */
+        default long queuesVersion() {
+            return -1;
+        }
+
+        /**
+         * The queues opened and closed after {@code version}, in order, each once per change
+         * (applying one that the list already reflects changes nothing): what lets a decision
+         * beside thousands of sleeping queues cost what changed, not what is open. null (the
+         * default): not known (too old), read the whole list.
+         */
+        default QueueChanges queueChangesSince(long version) {
+            return null;
+        }
+
         /** The devices, from a kept list: must be cheap, it runs in every decision. */
         List<DeviceView> deviceViews();
 
@@ -117,6 +136,16 @@ public final class Scheduler {
          */
         default void queueWoke(ScheduledQueue q) {
         }
+    }
+
+    /**
+     * Opens and closes of queues after a version ({@link Source#queueChangesSince}).
+     *
+     * @param version the version they bring the list to
+     * @param queues the queues changed, in order
+     * @param opened for each, whether it was opened (else closed)
+     */
+    public record QueueChanges(long version, List<? extends ScheduledQueue> queues, List<Boolean> opened) {
     }
 
     private final Source source;
@@ -521,16 +550,18 @@ public final class Scheduler {
             return false;
         }
         long eventNanos = firstEventNanos.getAndSet(0);
-        List<? extends ScheduledQueue> queues = source.schedulerQueues();
         String deciding = policy == null ? SchedulerControl.NATIVE : policy.name();
         dormant.begin(deciding);
+        List<? extends ScheduledQueue> queues = dormant.awake(source, enter); // not those asleep: held, idle, their next work tells us
         List<QueueView> views = new ArrayList<>(Math.min(queues.size(), 64));
         Map<Long, ScheduledQueue> byHandle = new HashMap<>(Math.min(queues.size(), 64) * 2);
         boolean spaced = source.spaceMatters();
         Map<Long, QueueSpace> spaces = spaced ? new HashMap<>() : Map.of();
-        for (ScheduledQueue q : dormant.awake(queues)) { // not those asleep: held, idle, their next work tells us
+        for (ScheduledQueue q : queues) {
             QueueView v = q.view();
-            if (v != null) {
+            if (v == null) {
+                dormant.gone(q); // closed: out of the awake list (its close is news too, this is sooner)
+            } else {
                 views.add(v);
                 byHandle.put(q.handle(), q);
                 if (spaced) {
