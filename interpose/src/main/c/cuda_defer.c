@@ -213,10 +213,13 @@ void xqc_drain(xstream *st, int force)
         int idle = 0;
         pthread_mutex_lock(&st->mu);
         dop *op = st->dq_head;
-        uint64_t ck = op ? op->ck : 0; /* only this thread takes from the head */
+        uint64_t ck = 0, base = op ? op->ck : 0; /* only this thread takes from the head */
         int isolate = op ? op->isolate : 0;
         pthread_mutex_unlock(&st->mu);
-        uint64_t est = xqc_cost_get(ck, NULL);
+        /* its kind at the width it would be made at now (the node narrows or widens meanwhile) */
+        int need = 0, w = op ? xqc_narrow_width(st, dop_threads(op), NULL, &need) : 0;
+        uint32_t scale;
+        uint64_t est = xqc_cost_get_w(base, w, need, NULL, &ck, &scale);
         pthread_mutex_lock(&st->mu);
         uint32_t gs = LD(&xqc_state);
         int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? xqc_may_launch(st, st->shm, est, NULL) : 0;
@@ -263,7 +266,7 @@ void xqc_drain(xstream *st, int force)
         } else {
             st->launched++;
             xqc_width_note(st, dop_threads(op), t);
-            kick |= xqc_after_launch(st, t, ck, est, isolate || timed, &idle); /* a sample is read once marked */
+            kick |= xqc_after_launch(st, t, ck, est, scale, isolate || timed, &idle); /* a sample is read once marked */
         }
         smp_launched(st, smp, ck, timed);
         xqc_mirror(st);

@@ -17,9 +17,10 @@ void xqc_defer_summary(void)
                  (unsigned long long)st->why_win, (unsigned long long)st->why_est, (unsigned long long)st->why_guard,
                  (unsigned long long)st->guard_seen, st->dry_ns / 1e6);
         if (st->launched && (st->narrowed || xqc_narrow))
-            xlog(2, "xq: stream %s: %llu launches narrowed (green contexts%s), widest recent launch %u multiprocessors", st->label,
+            xlog(2, "xq: stream %s: %llu launches narrowed (green contexts%s), widest recent launch %u multiprocessors, "
+                    "estimate at the whole device %.1f us", st->label,
                  (unsigned long long)st->narrowed, LD(&xqc_narrow_state) < 0 ? "; stopped after a failure" : "",
-                 st->w_cur > st->w_prev ? st->w_cur : st->w_prev);
+                 st->w_cur > st->w_prev ? st->w_cur : st->w_prev, st->est_full / 1e3);
         if (st->launched && (st->stall_guards || st->stall_holds || st->stall_off))
             xlog(2, "xq: stream %s: level 2 (XQ_STALL=1): %llu launches guarded, %llu holds on the device%s", st->label,
                  (unsigned long long)st->stall_guards, (unsigned long long)st->stall_holds,

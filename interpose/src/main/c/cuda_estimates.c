@@ -18,6 +18,11 @@ static struct {
     uint32_t timed; /* timed samples est was learned from (then batches no longer move it) */
     uint32_t first; /* its first commands (all of them sampled, timed estimates) */
     uint32_t last[3]; /* timed: its last three samples (ns); est is their median */
+    /* kinds are kept per width (xqc_cost_get_w): a narrowed one knows its whole-device kind
+     * (base) and its width (w of sms multiprocessors); the whole-device kind keeps, as prior,
+     * what its latest narrowed width measured, scaled to the whole device */
+    uint64_t base, prior;
+    uint32_t w, need;
 } g_cost[CTAB];
 #define SAMPLE_FIRST 4 /* timed: a kind's first commands are all sampled */
 static pthread_mutex_t cost_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -42,7 +47,63 @@ uint64_t xqc_cost_get(uint64_t key, int *due)
         else if (due && ++g_cost[i].seen >= SAMPLE_EVERY) g_cost[i].seen = 0, *due = 1;
     } else if (due) {
         i = hole < CTAB ? hole : i0;
-        g_cost[i].key = key, g_cost[i].est = 0, g_cost[i].seen = 0, g_cost[i].timed = 0, g_cost[i].first = 1, *due = 1;
+        memset(&g_cost[i], 0, sizeof g_cost[i]);
+        g_cost[i].key = key, g_cost[i].first = 1, *due = 1;
+    }
+    pthread_mutex_unlock(&cost_mu);
+    return r;
+}
+
+/* The entry of key, or -1; with make, one made for it in a free place (none free: -1; nothing is
+ * pushed out). Caller holds cost_mu. */
+static int cost_find(uint64_t key, int make)
+{
+    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0, hole = CTAB;
+    for (; n < 8; n++, i = (i + 1) % CTAB) {
+        if (g_cost[i].key == key) return (int)i;
+        if (!g_cost[i].key && hole == CTAB) hole = i;
+    }
+    if (!make || hole == CTAB) return -1;
+    i = hole;
+    memset(&g_cost[i], 0, sizeof g_cost[i]);
+    g_cost[i].key = key;
+    return (int)i;
+}
+
+/* The kind of base launched on w of the device's sms multiprocessors (w 0: the whole device, the
+ * kind itself): a kind's time depends on the width it runs at (a 21 ms GEMM took 42 ms on 64 of an
+ * H200's 132, 94 ms on 32), and one learned narrowed said nothing of the whole device, where the
+ * arrival guards need to know whether it fits between another tenant's requests. */
+static inline uint64_t width_key(uint64_t base, int w)
+{
+    if (w <= 0) return base;
+    uint64_t k = base ^ (uint64_t)(unsigned)w * 0xD6E8FEB86659FD93ull;
+    return k ? k : 1;
+}
+
+/* xqc_cost_get for base launched on w multiprocessors (0: the whole device, the kind itself) by a
+ * launch that could fill need of them: *wk the kind's key at that width, *scale how much of the
+ * time it takes there it would take on the whole device (1/1024: w / need where need > w, else
+ * all of it). A width not measured yet is estimated from another: narrowed, from the whole
+ * device's estimate times need / w (the time of a kernel that fills the device grows so; one
+ * that waits on memory, less: an estimate too long, never too short); on the whole device, from
+ * the latest narrowed width's, times w / need (too short for a kernel that waits on memory: until
+ * its own first sample, which is taken at once). */
+uint64_t xqc_cost_get_w(uint64_t base, int w, int need, int *due, uint64_t *wk, uint32_t *scale)
+{
+    if (w < 0) w = 0;
+    *wk = width_key(base, w);
+    *scale = w > 0 && need > w ? (uint32_t)((uint64_t)w * 1024 / (uint64_t)need) : 1024;
+    uint64_t r = xqc_cost_get(*wk, due);
+    if (!base || (!w && r)) return r;
+    pthread_mutex_lock(&cost_mu);
+    if (w > 0) {
+        int i = cost_find(*wk, 1); /* made here when not due: it must know its base before it learns */
+        if (i >= 0 && !g_cost[i].base) g_cost[i].base = base, g_cost[i].w = (uint32_t)w, g_cost[i].need = (uint32_t)need;
+    }
+    if (!r) {
+        int b = cost_find(base, 0);
+        if (b >= 0) r = w > 0 ? g_cost[b].est * 1024 / *scale : g_cost[b].prior;
     }
     pthread_mutex_unlock(&cost_mu);
     return r;
@@ -61,7 +122,7 @@ void xqc_cost_put(uint64_t key, uint64_t run, int timed)
     for (; n < 8; n++, i = (i + 1) % CTAB)
         if (g_cost[i].key == key || !g_cost[i].key) break;
     if (n == 8) i = i0, g_cost[i].key = 0;
-    if (g_cost[i].key != key) g_cost[i].key = key, g_cost[i].est = 0, g_cost[i].seen = 0, g_cost[i].timed = 0, g_cost[i].first = 0;
+    if (g_cost[i].key != key) memset(&g_cost[i], 0, sizeof g_cost[i]), g_cost[i].key = key;
     if (timed) { /* the median of its last three samples (two: their mean): a sample slowed by
                   * another tenant's kernels running beside it, or one the host delayed, does not
                   * stand for the kind */
@@ -77,6 +138,12 @@ void xqc_cost_put(uint64_t key, uint64_t run, int timed)
         int64_t e = (int64_t)g_cost[i].est;
         e += ((int64_t)run - e) / 4;
         g_cost[i].est = e > 0 ? (uint64_t)e : 1;
+    }
+    if (g_cost[i].base && g_cost[i].w && g_cost[i].est) { /* a narrowed width teaches the whole device's prior */
+        uint32_t w = g_cost[i].w, need = g_cost[i].need > w ? g_cost[i].need : w;
+        uint64_t p = g_cost[i].est * w / need, base = g_cost[i].base;
+        int bi = cost_find(base, 1);
+        if (bi >= 0 && bi != (int)i) g_cost[bi].prior = p ? p : 1;
     }
     pthread_mutex_unlock(&cost_mu);
 }

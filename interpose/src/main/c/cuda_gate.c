@@ -184,7 +184,7 @@ static uint32_t mark_count(const xstream *st)
 
 /* Accounts commands whose end was seen (or that will never be seen). Caller holds st->mu;
  * returns whether the node must hear (the stream went idle). */
-int xqc_account_done(xstream *st, uint32_t count, uint64_t run)
+int xqc_account_done(xstream *st, uint32_t count, uint64_t run, uint32_t scale)
 {
     st->completed += count;
     st->in_flight -= count;
@@ -194,6 +194,10 @@ int xqc_account_done(xstream *st, uint32_t count, uint64_t run)
         int64_t x = (int64_t)(run / count), e = (int64_t)st->estimate_ns;
         e = e ? e + (x - e) / 4 : x;
         st->estimate_ns = e > 0 ? (uint64_t)e : 1;
+        /* the node's view: a run on part of the device scaled to the whole (scale: that part, 1/1024) */
+        int64_t f = (int64_t)(run / count * (scale && scale < 1024 ? scale : 1024) / 1024), g = (int64_t)st->est_full;
+        g = g ? g + (f - g) / 4 : f;
+        st->est_full = g > 0 ? (uint64_t)g : 1;
     }
     st->cseq++;
     if (!st->active) {
@@ -215,18 +219,20 @@ static int cross_order(const xstream *st)
 /* Holds the calling thread while its stream may not launch. Returns 0 for "pass through
  * untracked" (capture, no context, driver helpers missing), 1 for "launch now" (then xqc_gate_exit),
  * and, when the caller can defer (deferrable), 2 for "defer this launch" (then xqc_gate_defer). */
-int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck)
+int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck, uint64_t threads)
 {
     if (LD(&xqc_captures) || LD(&xqc_exiting) || !xqc_cu_resolve(hint)) return 0;
     int due;
-    g->ck = ck, g->est = xqc_cost_get(ck, &due);
-    g->isolate = due, g->smp = 0;
     int saved_errno = errno; /* the application sees the driver's errno, not ours */
     xstream *st = stream_get(h, ptsz);
     if (!st) {
         errno = saved_errno;
         return 0;
     }
+    /* the estimate of its kind at the width it would be launched at now (narrowed or not) */
+    int need, w = xqc_narrow_width(st, threads, NULL, &need);
+    g->ck = ck, g->threads = threads, g->est = xqc_cost_get_w(ck, w, need, &due, &g->wk, &g->scale);
+    g->isolate = due, g->smp = 0;
     if (!LD(&xqc_session.started)) xqc_session_start();
     if (!LD(&xqc_tracker_on) && !__atomic_exchange_n(&xqc_tracker_on, 1, __ATOMIC_SEQ_CST)) xqc_spawn(xqc_tracker_main);
     deferrable = deferrable && xqc_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
@@ -250,6 +256,15 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
             return 0;
         }
         uint64_t retry = 0;
+        if (waited && threads) { /* the node may have narrowed it, or let it have the device, meanwhile */
+            int w2 = xqc_narrow_width(st, threads, NULL, &need);
+            if (w2 != w) {
+                pthread_mutex_unlock(&st->mu);
+                g->est = xqc_cost_get_w(ck, w = w2, need, NULL, &g->wk, &g->scale);
+                pthread_mutex_lock(&st->mu);
+                continue;
+            }
+        }
         int why = (gs & 1) && st->shm ? xqc_may_launch(st, st->shm, g->est, &retry) : 0;
         if (st->dq_n) why = 3; /* behind what is deferred on this stream */
         if (!why && !(deferrable ? cross_order(st) : LD(&xqc_deferred) != 0)) break;
@@ -424,10 +439,10 @@ int xqc_close_tail(xstream *st, int *idle)
         if (st->n == RING) /* full: the newest mark covers these too */
             e->count += c, e->key = 0, e->est += est;
         else
-            e->t_launch = st->tail_t, e->count = c, e->key = c == 1 ? st->tail_key : 0, e->est = est, st->n++;
+            e->t_launch = st->tail_t, e->count = c, e->key = c == 1 ? st->tail_key : 0, e->est = est, e->scale = st->tail_scale, st->n++;
     } else {
         st->fl_est -= est <= st->fl_est ? est : st->fl_est;
-        *idle |= xqc_account_done(st, c, 0); /* cannot watch them: take them as done */
+        *idle |= xqc_account_done(st, c, 0, 1024); /* cannot watch them: take them as done */
     }
     return xqc_busy_update(st);
 }
@@ -436,9 +451,9 @@ int xqc_close_tail(xstream *st, int *idle)
  * xqc_mark_every(st) of estimated work, or at once for a command measured alone (isolate; the
  * caller marked what came before it). Caller holds st->mu; returns whether the tracker must be
  * kicked. */
-int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int isolate, int *idle)
+int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_t scale, int isolate, int *idle)
 {
-    if (!st->tail_n) st->tail_t = t, st->tail_key = ck;
+    if (!st->tail_n) st->tail_t = t, st->tail_key = ck, st->tail_scale = scale;
     st->tail_n++, st->tail_est += est, st->last_launch = t;
     st->by_est[est < 100000 ? 0 : est < 300000 ? 1 : est < 1000000 ? 2 : 3]++;
     int kick = xqc_busy_update(st);
@@ -460,9 +475,9 @@ void xqc_gate_exit(gate *g, CUresult r)
     } else {
         st->launched++;
         xqc_width_note(st, g->threads, g->t);
-        kick = xqc_after_launch(st, g->t, g->ck, g->est, g->isolate || timed, &idle); /* a sample is read once marked */
+        kick = xqc_after_launch(st, g->t, g->wk, g->est, g->scale, g->isolate || timed, &idle); /* a sample is read once marked */
     }
-    smp_launched(st, g->smp - 1, g->ck, timed);
+    smp_launched(st, g->smp - 1, g->wk, timed);
     xqc_mirror(st);
     int waiters = st->waiters;
     static __thread void *t_last_ok;

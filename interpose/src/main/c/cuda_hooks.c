@@ -133,7 +133,7 @@ static void *real_of(wdef *d, int k)
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         gate g_ = {0};                                                                              \
-        if (!xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK)))                                    \
+        if (!xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), 0))                                 \
             return real_ ARGS;                                                                       \
         CUresult r_ = real_ ARGS;                                                                     \
         xqc_gate_exit(&g_, r_);                                                                           \
@@ -149,16 +149,16 @@ static void *real_of(wdef *d, int k)
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         gate g_ = {0};                                                                              \
-        int k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&xqc_stubs_ok) > 0, (CK));\
+        int k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&xqc_stubs_ok) > 0, (CK), (THREADS));\
         if (k_ == 2) {                                                                              \
             dop *op_ = BUILD;                                                                       \
             if (op_) {                                                                              \
-                op_->real = (void *)real_, op_->ck = g_.ck;                                                          \
+                op_->real = (void *)real_, op_->ck = g_.ck; /* its kind: the width is the drain's */             \
                 if (xqc_gate_defer(&g_, op_))                                                           \
                     return CUDA_SUCCESS;                                                            \
             } else                                                                                  \
                 xqc_gate_undefer(&g_);                                                                  \
-            k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK));                             \
+            k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), (THREADS));                  \
         }                                                                                           \
         if (!k_)                                                                                    \
             return real_ ARGS;                                                                      \

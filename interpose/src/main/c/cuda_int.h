@@ -177,6 +177,7 @@ typedef struct ring_entry {
     uint32_t count;    /* commands it covers */
     uint64_t key;      /* cost key of its one command (0: several, or none) */
     uint64_t est;      /* the estimates its commands were launched with, summed */
+    uint32_t scale;    /* the share of the device its first command ran on, in 1/1024 (1024: all of it) */
 } ring_entry;
 
 #define SMP 32
@@ -201,11 +202,15 @@ typedef struct xstream {
     /* the truth, under mu */
     uint32_t pending, in_flight, active, throttled, waiters, cseq;
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since, last_done;
+    /* what the node sees as the stream's average command (the slot's estimate_ns): as estimate_ns,
+     * with the runs of narrowed launches scaled to the whole device (by the share they ran on), so
+     * that the node compares one width with another (a 21 ms GEMM took 42 ms on 64 of 132) */
+    uint64_t est_full;
     uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
     /* memop marks are sparse (each costs the GPU about 2 us): the launches made since the last
      * mark, which none covers yet: how many, their estimates summed, the first one's launch
      * time and cost key; bumped tail_gen at every mark */
-    uint32_t tail_n, tail_gen;
+    uint32_t tail_n, tail_gen, tail_scale;
     uint64_t tail_est, tail_t, tail_key;
     uint64_t last_launch; /* when the stream last launched */
     uint64_t query_at;    /* tracker only: when it may query a quiet stream's tail again */
@@ -274,7 +279,9 @@ typedef struct xstream {
 typedef struct gate {
     xstream *st;
     uint64_t t;
-    uint64_t ck, est; /* the launch's cost key and the estimate it is launched with */
+    uint64_t ck, est; /* the launch's cost key (its kind) and the estimate it is launched with */
+    uint64_t wk;      /* the kind at the width it is launched at (cuda_estimates.c: xqc_cost_get_w) */
+    uint32_t scale;   /* that width's share of the device, 1/1024 */
     void *key; /* the kernel or graph launched: known to launch, once it did */
     int waited;
     int isolate; /* its kind is due to be measured (a kind not measured yet, or its sample is due);
@@ -425,6 +432,7 @@ void xqc_session_start(void);
 
 /* cuda_estimates.c */
 uint64_t xqc_cost_get(uint64_t key, int *due);
+uint64_t xqc_cost_get_w(uint64_t base, int w, int need, int *due, uint64_t *wk, uint32_t *scale);
 void xqc_cost_put(uint64_t key, uint64_t run, int timed);
 int xqc_smp_take(xstream *st, uint64_t known);
 int xqc_smp_record(xstream *st, int i, int end);
@@ -437,13 +445,13 @@ void xqc_note_launch(xstream *st, uint64_t est);
 int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry);
 uint64_t xqc_unknown_charge(const xstream *st);
 uint64_t xqc_mark_every(const xstream *st);
-int xqc_account_done(xstream *st, uint32_t count, uint64_t run);
-int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck);
+int xqc_account_done(xstream *st, uint32_t count, uint64_t run, uint32_t scale);
+int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck, uint64_t threads);
 int xqc_gate_defer(gate *g, dop *op);
 void xqc_gate_undefer(gate *g);
 int xqc_busy_update(xstream *st);
 int xqc_close_tail(xstream *st, int *idle);
-int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, int isolate, int *idle);
+int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_t scale, int isolate, int *idle);
 void xqc_gate_exit(gate *g, CUresult r);
 
 /* cuda_defer.c */
@@ -467,6 +475,7 @@ void xqc_flush_all(void);
 /* cuda_narrow.c */
 extern int xqc_narrow_state; /* 0 usable, -1 off: the driver lacks the calls, or one failed */
 CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx);
+int xqc_narrow_width(const xstream *st, uint64_t threads, int *off, int *need);
 int xqc_narrow_end(CUstream s, CUstream gs, CUresult r);
 int xqc_narrow_usable(void);
 

@@ -114,20 +114,21 @@ static CUstream green_stream(xstream *st, int off, int n)
     return gs;
 }
 
-/* Where the launch about to be made on st goes: a green stream, already waiting for what st has
- * before it (*sx: st's handle for the join back), or NULL: st itself, as asked. A kernel too
- * small to fill more than NARROW_SMALL multiprocessors stays on st: it cannot crowd the preferred
- * queues out, and a join costs more than it (two events, a hop between streams on the device:
- * a second eager decoder narrowed launch by launch went from 1.37 to 1.59 x its P99 alone). */
 #define NARROW_SMALL 8
-CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx)
+/* How many multiprocessors a launch of threads (UINT64_MAX: a graph) on st would run on if made
+ * now: 0, as asked (the whole device, or a kernel too small to narrow); n > 0: a green context of n,
+ * the off-th multiprocessor on (*off); *need: how many the launch could fill (at most the device;
+ * a graph: the device), 0 when not narrowed. No side effect: the launch path asks it to know
+ * which kind of estimate to charge before it knows whether it may launch. */
+int xqc_narrow_width(const xstream *st, uint64_t threads, int *offp, int *needp)
 {
-    if (!st || !xqc_narrow_usable() || !st->shm || st->gen != LD(&xqc_state)) return NULL;
+    if (needp) *needp = 0;
+    if (!st || !threads || !xqc_narrow_usable() || !st->shm || st->gen != LD(&xqc_state)) return 0;
     uint32_t reserve = LD(&st->shm->reserve_sms), part = LD(&st->shm->part);
     int count = (int)(part & 0xffff), index = (int)(part >> 16);
     if (count < 1 || index >= count) count = 1, index = 0;
     int tps, sms = reserve || count > 1 ? xqc_dev_sms(st->cudev, &tps) : 0;
-    if (!sms || (threads != UINT64_MAX && threads <= (uint64_t)NARROW_SMALL * (uint64_t)tps)) return NULL;
+    if (!sms || (threads != UINT64_MAX && threads <= (uint64_t)NARROW_SMALL * (uint64_t)tps)) return 0;
     /* green partitions come in multiples of 8 multiprocessors on Hopper (fewer elsewhere): the
      * region the reserve leaves, split among count processes */
     int region = !reserve ? sms : reserve >= (uint32_t)sms ? 8 : (sms - (int)reserve) / 8 * 8;
@@ -136,7 +137,24 @@ CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, C
     if (n < 8) n = 8;
     int off = index * n;
     if (off + n > sms) off = 0;
-    if (!off && n >= sms) return NULL;
+    if (!off && n >= sms) return 0;
+    if (offp) *offp = off;
+    if (needp) {
+        uint64_t need = threads == UINT64_MAX ? (uint64_t)sms : (threads + (uint64_t)tps - 1) / (uint64_t)tps;
+        *needp = need < (uint64_t)sms ? (int)need : sms;
+    }
+    return n;
+}
+
+/* Where the launch about to be made on st goes: a green stream, already waiting for what st has
+ * before it (*sx: st's handle for the join back), or NULL: st itself, as asked. A kernel too
+ * small to fill more than NARROW_SMALL multiprocessors stays on st: it cannot crowd the preferred
+ * queues out, and a join costs more than it (two events, a hop between streams on the device:
+ * a second eager decoder narrowed launch by launch went from 1.37 to 1.59 x its P99 alone). */
+CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx)
+{
+    int off = 0, n = xqc_narrow_width(st, threads, &off, NULL);
+    if (!n) return NULL;
     CUcontext cur = NULL;
     if (xqc_cu.CtxGetCurrent(&cur) || !cur) return NULL;
     if (t_nctx != cur) {

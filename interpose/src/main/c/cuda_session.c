@@ -68,7 +68,7 @@ void xqc_mirror(xstream *st)
     __atomic_store_n(&s->completed, st->completed, __ATOMIC_RELAXED);
     __atomic_store_n(&s->failed, st->failed, __ATOMIC_RELAXED);
     __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->estimate_ns, st->estimate_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->estimate_ns, st->est_full, __ATOMIC_RELAXED); /* at the whole device */
     __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
     uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
     __atomic_store_n(&s->width, w ? w | (uint32_t)xqc_dev_sms_known(st->cudev) << 16 : 0, __ATOMIC_RELAXED);

@@ -76,7 +76,7 @@ static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
         st->tail_n -= c0, st->tail_est -= est;
         st->fl_est -= est <= st->fl_est ? est : st->fl_est;
         if (!st->in_flight) st->fl_est = 0;
-        idle = xqc_account_done(st, c0, 0);
+        idle = xqc_account_done(st, c0, 0, 1024);
         st->last_done = now_ns();
         if (st->tail_n) st->tail_t = st->last_done, st->tail_key = 0; /* the rest came after the query */
         xqc_busy_update(st);
@@ -131,6 +131,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
      * gap, the tracker kept off the CPU, must not halve a command) */
     uint64_t end = prev > from && t > prev && t - prev <= 2 * POLL_NS ? prev + (t - prev) / 2 : t;
     uint64_t span = end > from ? end - from : 0, est = 0;
+    uint32_t scale = st->ring[head].scale; /* the batch's width: its first mark's (widths change seldom) */
     struct { uint64_t key, w, n; } part[RING];
     uint32_t parts = 0;
     for (uint32_t i = 0; i < take; i++) {
@@ -143,7 +144,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     st->last_done = end;
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
     if (!st->in_flight) st->fl_est = 0;
-    int idle = xqc_account_done(st, count, span);
+    int idle = xqc_account_done(st, count, span, scale);
     if (!st->in_flight && (st->pending || st->dq_n) && st->shm && !LD(&st->shm->gate)) st->dry_at = t;
     xqc_busy_update(st);
     int left = completions_seen(st, idle);

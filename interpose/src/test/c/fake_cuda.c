@@ -47,7 +47,7 @@ static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
 int g_memops = 1;             /* FAKECUDA_MEMOPS */
 static int g_events = 1;      /* FAKECUDA_EVENTS */
 int g_green = 1, g_sms = 132; /* FAKECUDA_GREEN=0: no green contexts; FAKECUDA_SMS */
-static int g_tps = 2048;      /* FAKECUDA_TPS */
+int g_tps = 2048;             /* FAKECUDA_TPS */
 static int g_timing = 1;      /* FAKECUDA_TIMING=0: cuEventElapsedTime fails (not supported) */
 static long g_call_us;        /* FAKECUDA_CALL_US: how long each enqueueing call takes its caller */
 

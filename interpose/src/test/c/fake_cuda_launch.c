@@ -115,7 +115,10 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int val)
     return set_attr(f >= g_funcs && f < g_funcs + 4 ? f : NULL, attr, val);
 }
 
-static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsigned shmem)
+/* threads: the launch's (0 when not known). A spin kernel that could fill more multiprocessors than
+ * the green context it is launched into has runs that much longer (us x its width / the context's):
+ * the time of a kernel that fills the device grows so when it runs on part of it. */
+static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsigned shmem, uint64_t threads)
 {
     if (!f || (f->kind != F_NOP && f->kind != F_FAIL && !params))
         return CUDA_ERROR_INVALID_VALUE;
@@ -127,7 +130,13 @@ static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsign
         return CUDA_ERROR_INVALID_VALUE;
     switch (f->kind) {
     case F_SPIN:
-        return fk_enqueue(h, ptsz, (op){.kind = OP_SPIN, .us = *(unsigned *)params[0]});
+    {
+        unsigned us = *(unsigned *)params[0];
+        uint64_t need = g_tps > 0 ? (threads + (uint64_t)g_tps - 1) / (uint64_t)g_tps : 0;
+        if (gs && gs->green > 0 && need > (uint64_t)gs->green)
+            us = (unsigned)((uint64_t)us * (need < (uint64_t)g_sms ? need : (uint64_t)g_sms) / (uint64_t)gs->green);
+        return fk_enqueue(h, ptsz, (op){.kind = OP_SPIN, .us = us});
+    }
     case F_INC:
         return fk_enqueue(h, ptsz,
                        (op){.kind = OP_INC, .dst = (void *)(uintptr_t) * (CUdeviceptr *)params[0],
@@ -169,19 +178,21 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *
 #define LK_PARAMS                                                                                   \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,     \
      unsigned shmem, CUstream h, void **params, void **extra)
-#define LK_UNUSED (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)extra
-EXPORT CUresult cuLaunchKernel LK_PARAMS { LK_UNUSED; return launch(f, h, params, 0, shmem); }
-EXPORT CUresult cuLaunchKernel_ptsz LK_PARAMS { LK_UNUSED; return launch(f, h, params, 1, shmem); }
+#define LK_UNUSED (void)extra
+#define LK_THREADS ((uint64_t)gx * gy * gz * bx * by * bz)
+EXPORT CUresult cuLaunchKernel LK_PARAMS { LK_UNUSED; return launch(f, h, params, 0, shmem, LK_THREADS); }
+EXPORT CUresult cuLaunchKernel_ptsz LK_PARAMS { LK_UNUSED; return launch(f, h, params, 1, shmem, LK_THREADS); }
 
+#define CFG_THREADS(c) ((uint64_t)(c)->gridDimX * (c)->gridDimY * (c)->gridDimZ * (c)->blockDimX * (c)->blockDimY * (c)->blockDimZ)
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     (void)extra;
-    return c ? launch(f, c->hStream, params, 0, c->sharedMemBytes) : CUDA_ERROR_INVALID_VALUE;
+    return c ? launch(f, c->hStream, params, 0, c->sharedMemBytes, CFG_THREADS(c)) : CUDA_ERROR_INVALID_VALUE;
 }
 EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     (void)extra;
-    return c ? launch(f, c->hStream, params, 1, c->sharedMemBytes) : CUDA_ERROR_INVALID_VALUE;
+    return c ? launch(f, c->hStream, params, 1, c->sharedMemBytes, CFG_THREADS(c)) : CUDA_ERROR_INVALID_VALUE;
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream h)

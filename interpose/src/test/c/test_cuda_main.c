@@ -23,6 +23,7 @@ static const struct {
     {"narrow", test_narrow},
     {"narrow_default_stream", test_narrow_default_stream},
     {"narrow_unavailable", test_narrow_unavailable},
+    {"narrow_widths", test_narrow_widths},
     {"narrow_part", test_narrow_part},
     {"narrow_small", test_narrow_small},
     {"narrow_not_asked", test_narrow_not_asked},
