@@ -190,6 +190,11 @@ public final class ExternalQueueImpl implements NodeQueue {
         return new int[] {partIndex, partCount};
     }
 
+    @Override
+    public synchronized int partCount() {
+        return Math.max(1, partCount);
+    }
+
     /** @return the multiprocessors left to preferred queues now (0: the whole device is this queue's) */
     public synchronized int reserve() {
         return reserve;

@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -132,6 +132,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (guards != null && guards != core.scheduler().arrivalGuards()) {
             core.scheduler().arrivalGuards(guards);
+        }
+        Boolean wide = read("wideBeats", "true or false", s::wideBeats);
+        if (raw.get("wideBeats") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: wideBeats '" + text + "' is not true or false; ignored", null);
+            wide = null;
+        }
+        if (wide != null && wide != core.scheduler().wideBeats()) {
+            core.scheduler().wideBeats(wide);
         }
         Long linger = read("arrivalLingerMicros", "a whole number of microseconds in [0, 100000] (0: off)",
                 s::arrivalLingerMicros);

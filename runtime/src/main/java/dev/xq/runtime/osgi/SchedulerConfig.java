@@ -37,6 +37,15 @@ public @interface SchedulerConfig {
             + "(CUDA's guards). Off: queues launch up to their limits, every launch held.")
     boolean arrivalGuards() default true;
 
+    @AttributeDefinition(name = "Wide beats", description = "A best-effort queue that the policy narrows behind "
+            + "latency-critical queues that are all wider than half the device and arrive on a beat (a CUDA graph or a large "
+            + "batch every N ms) is, instead, held while they work and run on the whole device between their requests, "
+            + "under their arrival guards, where its commands (at that width) fit between their busy periods. Narrowed, "
+            + "both halve: the wide tenant runs on half the device and long kernels on the other half take twice as long. "
+            + "Without a beat, or with commands too long for the gaps, the queue stays narrowed. Part of arrival guards; "
+            + "for policies that decide space (hpf).")
+    boolean wideBeats() default true;
+
     @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "
             + "queues that a periodic queue is preferred over stay held after it went idle early in its busy period "
             + "(before three quarters of its usual arrival-to-idle time; never more than half of that): its owner is "

@@ -62,6 +62,27 @@ final class ActionRecorder implements SchedulerActions {
         }
     }
 
+    /** @return whether this decision narrowed any queue */
+    boolean narrows() {
+        return narrowed != null && !narrowed.isEmpty();
+    }
+
+    /** @return what this decision narrowed {@code handle} to leave, 0 when it did not narrow it */
+    int narrowedLeave(long handle) {
+        Integer n = narrowed == null ? null : narrowed.get(handle);
+        return n == null ? 0 : n;
+    }
+
+    /**
+     * Turns this decision's narrowing of {@code handle} into a hold in time ({@code hold}) or a
+     * run on the whole device (ArrivalGuards' wide beats); a queue it did not narrow is left alone.
+     */
+    void unnarrow(long handle, boolean hold) {
+        if (narrowed != null && narrowed.remove(handle) != null) {
+            decided.put(handle, hold);
+        }
+    }
+
     @Override
     public void wakeAt(long nanos) {
         wake = Math.min(wake, nanos);

@@ -45,6 +45,19 @@ final class GuardKeeper {
         }
     }
 
+    /** Turns the wide beats on or off ({@link ArrivalGuards}). */
+    void wideBeats(boolean on) {
+        synchronized (guards) {
+            guards.wideBeats(on);
+        }
+    }
+
+    boolean wideBeats() {
+        synchronized (guards) {
+            return guards.wideBeats();
+        }
+    }
+
     /** Sets how long after a foreseen arrival a guard still holds ({@link ArrivalGuards}). */
     void graceNanos(long nanos) {
         synchronized (guards) {
@@ -76,11 +89,17 @@ final class GuardKeeper {
      */
     long apply(String policyName, long now, List<QueueView> views, Map<Long, Boolean> decided,
                Map<Long, ScheduledQueue> byHandle) {
+        return apply(policyName, now, views, decided, byHandle, ArrivalGuards.Space.NONE);
+    }
+
+    /** {@link #apply(String, long, List, Map, Map)} for a decision that placed queues in space (the wide beats). */
+    long apply(String policyName, long now, List<QueueView> views, Map<Long, Boolean> decided,
+               Map<Long, ScheduledQueue> byHandle, ArrivalGuards.Space space) {
         Map<Long, ArrivalGuards.Guard> changes;
         long wake = Long.MAX_VALUE;
         synchronized (guards) {
             if (on) {
-                changes = guards.update(policyName, now, views, decided);
+                changes = guards.update(policyName, now, views, decided, space);
                 wake = guards.lingerWake();
             } else {
                 Map<Long, ArrivalGuards.Guard> given = guards.given();

@@ -67,6 +67,14 @@ public interface ScheduledQueue {
         schedule(leaveSms != 0, decisionNanos);
     }
 
+    /**
+     * @return in how many equal parts the device is split among the best-effort processes with
+     *     work, of which this queue's process has one (1: not split, or not a process queue)
+     */
+    default int partCount() {
+        return 1;
+    }
+
     /** @return whether {@link #place} matters even when the suspended state stays (a narrowable queue's reserve may change) */
     default boolean placed() {
         return false;

@@ -630,7 +630,30 @@ public final class Scheduler {
         if (recorded && policy != null && policy.probation()) {
             selection.decidedCleanly(policy);
         }
-        long lingerWake = guards.apply(name, now, views, actions.decided, byHandle);
+        ActionRecorder decidedActions = actions;
+        ArrivalGuards.Space placed = spaced && actions.narrows() ? new ArrivalGuards.Space() {
+            @Override
+            public int narrowed(long handle) {
+                return decidedActions.narrowedLeave(handle);
+            }
+
+            @Override
+            public QueueSpace space(long handle) {
+                return spaces.getOrDefault(handle, QueueSpace.NONE);
+            }
+
+            @Override
+            public int parts(long handle) {
+                ScheduledQueue q = byHandle.get(handle);
+                return q == null ? 1 : q.partCount();
+            }
+
+            @Override
+            public void unnarrow(long handle, boolean hold) {
+                decidedActions.unnarrow(handle, hold);
+            }
+        } : ArrivalGuards.Space.NONE;
+        long lingerWake = guards.apply(name, now, views, actions.decided, byHandle, placed);
         lingerWakeNanos = lingerWake;
         actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
@@ -674,6 +697,20 @@ public final class Scheduler {
 
     public boolean arrivalGuards() {
         return guards.on();
+    }
+
+    /**
+     * Turns the wide beats on or off ({@link ArrivalGuards}: a queue the policy narrowed behind
+     * queues wider than half the device that arrive on a beat is held while they work and runs on
+     * the whole device, guarded, between their requests). Part of arrival guards.
+     */
+    public void wideBeats(boolean on) {
+        guards.wideBeats(on);
+        signal();
+    }
+
+    public boolean wideBeats() {
+        return guards.wideBeats();
     }
 
     /**

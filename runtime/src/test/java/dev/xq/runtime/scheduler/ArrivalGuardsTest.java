@@ -339,4 +339,118 @@ class ArrivalGuardsTest {
         assertEquals(Long.MAX_VALUE, off.lingerWake());
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> off.lingerNanos(-1));
     }
+
+    // ------------------------------------------------------------------ wide beats
+
+    /** Space as a test decision placed the queues: the narrowings, the widths, the parts. */
+    static final class TestSpace implements ArrivalGuards.Space {
+        final Map<Long, Integer> narrowed = new java.util.HashMap<>();
+        final Map<Long, dev.xq.policy.spi.QueueSpace> spaces = new java.util.HashMap<>();
+        int parts = 1;
+
+        @Override
+        public int narrowed(long handle) {
+            return narrowed.getOrDefault(handle, 0);
+        }
+
+        @Override
+        public dev.xq.policy.spi.QueueSpace space(long handle) {
+            return spaces.getOrDefault(handle, dev.xq.policy.spi.QueueSpace.NONE);
+        }
+
+        @Override
+        public int parts(long handle) {
+            return parts;
+        }
+
+        @Override
+        public void unnarrow(long handle, boolean hold) {
+            narrowed.remove(handle);
+        }
+    }
+
+    static QueueView prioritized(long handle, int priority, boolean ready, long readySince, long commandNanos) {
+        return new QueueView(handle, "q" + handle, "d0", "g" + handle, ready, false, false, ready ? readySince : 0, 0, 0,
+                ready ? 1 : 0, 0, 0, commandNanos, List.of(new dev.xq.api.Hint.Priority(priority)), PreemptionLevel.BLOCK);
+    }
+
+    /**
+     * Runs A (priority 2, width aWidth of 132) on a 25 ms beat, busy 2 ms, beside B (priority 1,
+     * narrowable, commands of bCommand at the whole device), the policy narrowing B to leave 64
+     * at each decision (as hpf does for long commands while A is open); extra: more views.
+     * @return B's last decision at A's idle and at A's arrival, its narrowing after each, and its guard
+     */
+    record WideRun(Boolean atIdle, boolean narrowedAtIdle, Boolean atArrival, boolean narrowedAtArrival, ArrivalGuards.Guard guard) {
+    }
+
+    WideRun wideRun(ArrivalGuards guards, int aWidth, long bCommand, int parts, List<QueueView> extra) {
+        long t = 1000 * MS;
+        WideRun r = null;
+        for (int i = 0; i <= ArrivalGuards.MIN_INTERVALS + 1; i++) {
+            long at = t + i * 25 * MS;
+            TestSpace sp = space(aWidth, parts, extra);
+            java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+            List<QueueView> views = new java.util.ArrayList<>(List.of(prioritized(A, 2, true, at, 0), prioritized(B, 1, true, 5, bCommand)));
+            views.addAll(extra);
+            guards.update("hpf", at, views, decided, sp);
+            Boolean atArrival = decided.get(B);
+            boolean nArrival = sp.narrowed(B) > 0;
+            sp = space(aWidth, parts, extra);
+            decided = new java.util.HashMap<>(Map.of(B, true));
+            views = new java.util.ArrayList<>(List.of(prioritized(A, 2, false, 0, 0), prioritized(B, 1, true, 5, bCommand)));
+            views.addAll(extra);
+            Map<Long, ArrivalGuards.Guard> changes = guards.update("hpf", at + 2 * MS, views, decided, sp);
+            r = new WideRun(decided.get(B), sp.narrowed(B) > 0, atArrival, nArrival, guards.given().get(B));
+            assertTrue(changes.isEmpty() || changes.containsKey(B), "only B is guarded: " + changes);
+        }
+        return r;
+    }
+
+    static TestSpace space(int aWidth, int parts, List<QueueView> extra) {
+        TestSpace sp = new TestSpace();
+        sp.narrowed.put(B, 64);
+        sp.spaces.put(A, new dev.xq.policy.spi.QueueSpace(false, aWidth, 132));
+        sp.spaces.put(B, new dev.xq.policy.spi.QueueSpace(true, 8, 132));
+        for (QueueView v : extra) {
+            sp.spaces.put(v.handle(), new dev.xq.policy.spi.QueueSpace(false, 8, 132));
+        }
+        sp.parts = parts;
+        return sp;
+    }
+
+    /**
+     * Behind a queue wider than half the device on a beat, a narrowed queue whose commands fit
+     * the gaps at the width it would run at is held while that queue works and runs on the whole
+     * device between its requests, under its guard (21 ms GEMMs beside a 25 ms graph beat: narrowed,
+     * both halve).
+     */
+    @Test
+    void behindAWideQueueOnABeatANarrowedQueueRunsWholeBetweenItsRequestsAndIsHeldDuringThem() {
+        WideRun r = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of());
+        assertEquals(Boolean.FALSE, r.atIdle(), "runs between A's requests");
+        assertFalse(r.narrowedAtIdle(), "on the whole device");
+        assertNotNull(r.guard(), "under A's guard");
+        assertEquals(Boolean.TRUE, r.atArrival(), "held while A works");
+        assertFalse(r.narrowedAtArrival(), "held, not narrowed");
+    }
+
+    /** Where it would not fit, not wide, not alone above it, or turned off: it stays narrowed. */
+    @Test
+    void otherwiseTheNarrowingStays() {
+        // two best-effort processes split the device: 21 ms at the whole device is 42 on half of it
+        WideRun parts = wideRun(new ArrivalGuards(), 132, 21 * MS, 2, List.of());
+        assertTrue(parts.narrowedAtIdle() && parts.narrowedAtArrival(), "42 ms does not fit 23: " + parts);
+        assertNull(parts.guard(), "and no guard that would refuse it for good");
+        // behind a narrow tenant narrowing is what serves both
+        WideRun narrow = wideRun(new ArrivalGuards(), 16, 21 * MS, 1, List.of());
+        assertTrue(narrow.narrowedAtIdle() && narrow.narrowedAtArrival(), "behind a narrow queue: " + narrow);
+        // another preferred queue without a beat (an eager decoder) keeps its reserve
+        WideRun decoder = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(prioritized(3, 3, true, 7, 0)));
+        assertTrue(decoder.narrowedAtIdle() && decoder.narrowedAtArrival(), "a decoder above too: " + decoder);
+        ArrivalGuards off = new ArrivalGuards();
+        off.wideBeats(false);
+        WideRun offRun = wideRun(off, 132, 21 * MS, 1, List.of());
+        assertTrue(offRun.narrowedAtIdle() && offRun.narrowedAtArrival(), "off: " + offRun);
+        assertTrue(off.given().isEmpty() || offRun.guard() == null, "a narrowed queue counts as held: no guard");
+    }
 }

@@ -144,7 +144,9 @@ public final class MixScenario implements Scenario {
             Mix.of("decode:3", "graph:2", "trainbf16:1", "gemm:1"),
             Mix.of("decode:2", "decode:1"),
             Mix.of("graphp:2", "train32:1"),
-            Mix.of("graphp:2", "gemm:1"));
+            Mix.of("graphp:2", "gemm:1"),
+            Mix.of("graph:2", "gemm:1"),
+            Mix.of("bulk:2", "gemm:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
