@@ -96,6 +96,11 @@ final class ArrivalGuards {
     static final int LINGER_RETRY = 64;
     /** Default of {@link #lingerNanos(long)}: 300 us. */
     static final long DEFAULT_LINGER_NANOS = 300_000;
+    /**
+     * A preferred queue with neither work nor an arrival for this long does not keep a narrowing
+     * from turning into a wide beat (a process's side stream used at start-up only).
+     */
+    static final long QUIET_NANOS = 1_000_000_000L;
 
     /** A guard for one queue; {@link #NONE} when it has none. */
     record Guard(long horizonNanos, long untilNanos) {
@@ -457,13 +462,14 @@ final class ArrivalGuards {
     }
 
     /**
-     * The wide beats: a queue B that the decision narrowed, whose every preferred queue open on
-     * its device (of a higher priority) is wider than half the device, arrives on a beat, has been
-     * preferred over B, and leaves gaps between its busy periods longer than B's commands (at the
-     * width B would run: its whole-device average times the parts best-effort processes split the
-     * device in), is not narrowed: it is held while one of them works and runs on the whole device
-     * (its part of it) between their requests, under their guards, which keep its commands clear
-     * of the next arrival. Narrowed beside a wide tenant, both halve: the tenant ran on half the
+     * The wide beats: a queue B that the decision narrowed, whose preferred queues open on its
+     * device (of a higher priority) all either arrive on a beat, have been preferred over B and
+     * leave gaps between their busy periods longer than B's commands (at the width B would run:
+     * its whole-device average times the parts best-effort processes split the device in), or
+     * have been quiet (no work, no arrival) for {@value #QUIET_NANOS} ns, one of them at least
+     * on a beat and wider than half the device, is not narrowed: it is held while one of them
+     * works and runs on the whole device (its part of it) between their requests, under their
+     * guards, which keep its commands clear of the next arrival. Narrowed beside a wide tenant, both halve: the tenant ran on half the
      * device (a ResNet-50 graph at 1.4-1.6 x its standalone P99, a large batch at 2.1 x) and 21 ms
      * GEMMs on the other half took 42-94 ms each (0.54 of native sharing). Without a beat, or with
      * commands too long for the gaps, B stays narrowed.
@@ -478,7 +484,8 @@ final class ArrivalGuards {
             if (!sb.narrowable() || command <= 0) {
                 continue;
             }
-            boolean fits = false;
+            boolean wide = false;
+            boolean fits = true;
             boolean busy = false;
             for (QueueView a : views) {
                 if (a.handle() == b.handle() || a.priority() <= b.priority() || !a.device().equals(b.device())) {
@@ -487,20 +494,61 @@ final class ArrivalGuards {
                 QueueSpace sa = space.space(a.handle());
                 Track ta = tracks.get(a.handle());
                 Beat beat = ta == null || !ta.over.containsKey(b.handle()) ? null : ta.beat(now, graceNanos);
-                if (!sa.known() || sa.ownContext() || sa.widthSms() <= SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()))
-                        || beat == null || command >= gap(ta, beat)) {
+                boolean working = a.ready() || a.inFlight() > 0;
+                if (beat != null && command < gap(ta, beat) && !sa.ownContext()) {
+                    // on a beat whose gaps B's commands fit: B keeps clear of it under its guard
+                    wide |= sa.known() && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
+                    busy |= working;
+                } else if (working || (ta != null && ta.count > 0 && now - ta.last() < QUIET_NANOS)) {
+                    // one that works or arrived lately without such a beat (an eager decoder) keeps its reserve
                     fits = false;
+                    if (TRACE) {
+                        traceBlocked++;
+                        traceLast = "q" + a.handle() + " (width " + sa.widthSms() + " of " + sa.deviceSms() + ", working "
+                                + working + ", tracked " + (ta != null) + ", preferred over it " + (ta != null && ta.over.containsKey(b.handle()))
+                                + ", beat " + (ta == null ? "-" : String.valueOf(ta.beat(now, graceNanos)))
+                                + (beat != null ? ", gap " + gap(ta, beat) / 1000 + " us" : "") + ") above q" + b.handle()
+                                + " (command " + command / 1000 + " us at its part)";
+                    }
                     break;
                 }
-                fits = true;
-                busy |= a.ready() || a.inFlight() > 0;
+                // else quiet: a queue of the same process that has not worked lately (a side stream
+                // used at start-up) has nothing for the narrowing to keep room for
             }
-            if (fits) {
+            if (fits && wide) {
                 space.unnarrow(b.handle(), busy);
                 decided.put(b.handle(), busy);
             }
+            if (TRACE) {
+                traceConsidered++;
+                if (fits && wide) {
+                    if (busy) {
+                        traceHeld++;
+                    } else {
+                        traceWhole++;
+                    }
+                } else if (fits) {
+                    traceNoWide++;
+                }
+            }
+        }
+        if (TRACE && now - traceAt > 1_000_000_000L) {
+            traceAt = now;
+            System.err.println("xq: wide beats: narrowings considered " + traceConsidered + ", on the whole device " + traceWhole
+                    + ", held " + traceHeld + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
+                    + traceBlocked + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
     }
+
+    /** {@code -Dxq.trace.wideBeats=true}: the node prints what the wide beats did, once a second, on stderr. */
+    private static final boolean TRACE = Boolean.getBoolean("xq.trace.wideBeats");
+    private long traceConsidered;
+    private long traceWhole;
+    private long traceHeld;
+    private long traceNoWide;
+    private long traceBlocked;
+    private long traceAt;
+    private String traceLast = "";
 
     /**
      * The longest command that fits between A's busy periods (a median busy period as long as the

@@ -432,6 +432,10 @@ class ArrivalGuardsTest {
         assertNotNull(r.guard(), "under A's guard");
         assertEquals(Boolean.TRUE, r.atArrival(), "held while A works");
         assertFalse(r.narrowedAtArrival(), "held, not narrowed");
+        // a quiet queue above it (a side stream of the same process, used at start-up only) does not keep it narrowed
+        WideRun quiet = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(prioritized(3, 2, false, 0, 0)));
+        assertEquals(Boolean.FALSE, quiet.atIdle(), "a quiet side queue: " + quiet);
+        assertFalse(quiet.narrowedAtIdle());
     }
 
     /** Where it would not fit, not wide, not alone above it, or turned off: it stays narrowed. */
