@@ -457,4 +457,55 @@ class ArrivalGuardsTest {
         assertTrue(offRun.narrowedAtIdle() && offRun.narrowedAtArrival(), "off: " + offRun);
         assertTrue(off.given().isEmpty() || offRun.guard() == null, "a narrowed queue counts as held: no guard");
     }
+
+    /**
+     * A queue on a beat that goes idle inside its request and comes back (its owner stalled for
+     * longer than the linger) has not arrived again: its beat holds (counted as an arrival, the
+     * interval broke the beat for the next four).
+     */
+    @Test
+    void aReturnWithinItsUsualBusyPeriodIsNotANewArrival() {
+        g.lingerNanos(0); // no linger: the return is seen as such
+        long t = learnt(); // A's arrival due at t
+        g.update("hpf", t, List.of(view(A, true, false, t), view(B, true, false, 5)), Map.of(B, true));
+        g.update("hpf", t + MS / 2, List.of(view(A, false, false, 0), view(B, true, true, 5)), resumeB());
+        long back = t + MS;
+        g.update("hpf", back, List.of(view(A, true, false, back), view(B, true, false, 5)), Map.of(B, true));
+        g.update("hpf", t + 2 * MS, List.of(view(A, false, false, 0), view(B, true, true, 5)), resumeB());
+        ArrivalGuards.Beat beat = g.beat(A, t + 3 * MS);
+        assertNotNull(beat, "the beat holds");
+        assertEquals(t + 25 * MS, beat.nextNanos(), "the next arrival foreseen from the request's start");
+        for (int i = 1; i <= 4; i++) {
+            cycle(t + i * 25 * MS, 2 * MS, true);
+            assertNotNull(g.beat(A, t + i * 25 * MS + 3 * MS), "still on the beat after " + i);
+        }
+    }
+
+    /**
+     * Wide beats: a queue idle early in its request (within its usual busy period) still counts as
+     * working: the queue behind it stays held, and the decision is to be taken again once the
+     * request's usual end has passed.
+     */
+    @Test
+    void behindAWideQueueIdleEarlyInItsRequestTheOtherStaysHeldUntilItsUsualEnd() {
+        ArrivalGuards guards = new ArrivalGuards();
+        guards.lingerNanos(0);
+        wideRun(guards, 132, 21 * MS, 1, List.of()); // the beat (2 ms busy periods every 25 ms) learnt
+        long t = 1000 * MS + (ArrivalGuards.MIN_INTERVALS + 2) * 25 * MS;
+        TestSpace sp = space(132, 1, List.of());
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+        guards.update("hpf", t, List.of(prioritized(A, 2, true, t, 0), prioritized(B, 1, true, 5, 21 * MS)), decided, sp);
+        assertEquals(Boolean.TRUE, decided.get(B), "held while A works");
+        sp = space(132, 1, List.of());
+        decided = new java.util.HashMap<>(Map.of(B, true));
+        guards.update("hpf", t + MS / 2, List.of(prioritized(A, 2, false, 0, 0), prioritized(B, 1, true, 5, 21 * MS)), decided, sp);
+        assertEquals(Boolean.TRUE, decided.get(B), "A idle 0.5 ms into a request that usually takes 2: B stays held");
+        assertFalse(sp.narrowed(B) > 0, "held, not narrowed");
+        assertEquals(t + 2 * MS, guards.lingerWake(), "decided again at the request's usual end");
+        sp = space(132, 1, List.of());
+        decided = new java.util.HashMap<>(Map.of(B, true));
+        guards.update("hpf", t + 2 * MS, List.of(prioritized(A, 2, false, 0, 0), prioritized(B, 1, true, 5, 21 * MS)), decided, sp);
+        assertEquals(Boolean.FALSE, decided.get(B), "then B runs on the whole device");
+        assertNotNull(guards.given().get(B), "under A's guard");
+    }
 }
