@@ -508,4 +508,37 @@ class ArrivalGuardsTest {
         assertEquals(Boolean.FALSE, decided.get(B), "then B runs on the whole device");
         assertNotNull(guards.given().get(B), "under A's guard");
     }
+
+    /**
+     * Wide beats never starve the queue they let run: one that completes nothing for four periods
+     * of the beat plus one of its commands (its commands never fit what the guard leaves) is left
+     * narrowed, where it makes progress.
+     */
+    @Test
+    void aQueueThatCompletesNothingUnderAWideBeatIsNarrowedAgain() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t = 1000 * MS;
+        Boolean lastAtIdle = null;
+        int narrowedFrom = -1;
+        for (int i = 0; i < 20; i++) {
+            long at = t + i * 25 * MS;
+            QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, 7 /* never moves */, 15 * MS,
+                    List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+            TestSpace sp = space(132, 1, List.of());
+            java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+            guards.update("hpf", at, List.of(prioritized(A, 2, true, at, 0), b), decided, sp);
+            sp = space(132, 1, List.of());
+            decided = new java.util.HashMap<>(Map.of(B, true));
+            guards.update("hpf", at + 2 * MS, List.of(prioritized(A, 2, false, 0, 0), b), decided, sp);
+            lastAtIdle = decided.get(B);
+            if (sp.narrowed(B) > 0 && narrowedFrom < 0 && i > 3) {
+                narrowedFrom = i;
+            }
+            if (i == 4) {
+                assertEquals(Boolean.FALSE, lastAtIdle, "first it runs on the whole device between A's requests");
+            }
+        }
+        assertTrue(narrowedFrom > 4 && narrowedFrom <= 4 + 6, "narrowed again once it starved, at " + narrowedFrom);
+        assertEquals(Boolean.TRUE, lastAtIdle, "and stays narrowed (a narrowing counts as held)");
+    }
 }
