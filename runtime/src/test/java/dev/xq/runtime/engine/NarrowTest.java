@@ -37,7 +37,7 @@ class NarrowTest {
     private final XqCore core = new XqCore(RuntimeLog.NONE);
 
     /** A process on the whole device under MPS: the latency-critical one (never held) or a narrowable one. */
-    static final class SpaceOwner extends ExternalQueueTest.Owner implements ExternalQueueShare {
+    static class SpaceOwner extends ExternalQueueTest.Owner implements ExternalQueueShare {
         final boolean narrows;
         volatile int width;
         final List<Integer> reserves = new CopyOnWriteArrayList<>();
@@ -221,6 +221,82 @@ class NarrowTest {
         busyPair("gemm", gemm, 21_000_000, "graph2", graph2, 2, 800_000);
         assertTrue(eventually(() -> gemm.reserve() == 64), "long commands: at most half of 132, in 8s: " + gemm.reserves);
         assertFalse(gemm.holding(), "narrowed, not held: a hold cannot cut a 21 ms kernel: " + gemm.held);
+    }
+
+    /** A narrowable owner that also takes arrival guards (as the process host's sessions do). */
+    static final class GuardedSpaceOwner extends SpaceOwner implements dev.xq.external.spi.ExternalQueueGuard {
+        final List<long[]> guards = new CopyOnWriteArrayList<>();
+
+        GuardedSpaceOwner() {
+            super(true, 132);
+        }
+
+        @Override
+        public void guard(long horizonNanos, long untilNanos) {
+            guards.add(new long[] {horizonNanos, untilNanos});
+        }
+    }
+
+    /**
+     * The wide beats through the node: long commands (20 ms) behind a queue of the whole device
+     * that arrives every 60 ms and works 3 ms are, once its beat is known, held while it works and
+     * let go on the whole device, under its guard, between its requests; with wideBeats off they
+     * stay narrowed to half the device.
+     */
+    @Test
+    void behindAWideQueueOnABeatLongCommandsRunWholeBetweenItsRequestsAndAreHeldDuringThem() throws Exception {
+        use(new SpaceHighest(true, 0)); // as hpf: space decided by the policy
+        for (boolean on : new boolean[] {true, false}) {
+            core.scheduler().wideBeats(on);
+            GuardedSpaceOwner gemm = new GuardedSpaceOwner();
+            SpaceOwner graph = new SpaceOwner(false, 132);
+            ExternalQueue[] q = busyPair("gemm" + on, gemm, 20_000_000, "graph" + on, graph, 2, 1_500_000);
+            ExternalQueue g = q[1];
+            int wholeGuarded = 0;
+            int heldWhileBusy = 0;
+            int narrowed = 0;
+            long completed = 9;
+            long t0 = System.nanoTime();
+            for (int i = 0; i < 16; i++) {
+                long due = t0 + i * 60_000_000L;
+                while (System.nanoTime() < due) {
+                    Thread.sleep(1);
+                }
+                // its arrival as its owner stamps it: on the beat, however late this thread wakes
+                graph.counters = new ExternalCounters(1, 1, 10 + i, 9 + i, 0, 9_000_000, 1_500_000, due);
+                g.changed();
+                Thread.sleep(3);
+                if (i >= 6 && gemm.holding() && gemm.reserve() == 0) {
+                    heldWhileBusy++;
+                }
+                graph.counters = new ExternalCounters(0, 0, 11 + i, 11 + i, 0, 9_000_000, 1_500_000, 0);
+                g.changed();
+                completed += 2; // the long commands make progress
+                gemm.counters = new ExternalCounters(1, 1, completed + 1, completed, 0, 9_000_000, 20_000_000, t0);
+                q[0].changed();
+                while (System.nanoTime() < due + 30_000_000L) {
+                    Thread.sleep(1); // past its longest busy period (at most a quarter of the period): let go between requests
+                }
+                if (i >= 6) {
+                    long[] last = gemm.guards.isEmpty() ? new long[2] : gemm.guards.getLast();
+                    if (!gemm.holding() && gemm.reserve() == 0 && last[0] != 0) {
+                        wholeGuarded++;
+                    }
+                    narrowed += gemm.reserve() > 0 ? 1 : 0;
+                }
+            }
+            if (on) {
+                assertTrue(wholeGuarded >= 3, "whole and guarded between requests in " + wholeGuarded + " of 10 cycles (held "
+                        + heldWhileBusy + ", narrowed " + narrowed + "); reserves " + gemm.reserves);
+                assertTrue(heldWhileBusy >= 3, "held, not narrowed, while the graph works in " + heldWhileBusy + " of 10");
+            } else {
+                assertEquals(0, wholeGuarded, "off: never whole beside the graph");
+                assertEquals(10, narrowed, "off: narrowed throughout: " + gemm.reserves);
+            }
+            q[0].close();
+            g.close();
+        }
+        core.scheduler().wideBeats(true);
     }
 
     /** hpf as a policy that decides space: SpaceRule with holdBehindWide as given, or a fixed narrowing. */
