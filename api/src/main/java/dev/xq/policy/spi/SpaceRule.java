@@ -24,7 +24,10 @@ import java.util.List;
  *   <li>A queue of long commands (average {@value #LONG_COMMAND_NANOS} ns or more) stays narrowed
  *       while a preferred queue is open on the device, even when it runs: one 21 ms kernel
  *       launched on the whole device in a pause would hold the preferred tenant's next request
- *       as long (no level on NVIDIA cuts a running kernel).</li>
+ *       as long (no level on NVIDIA cuts a running kernel). The node knows better where the
+ *       preferred tenants are wide and arrive on a beat: there it turns such a narrowing into a
+ *       hold while they work and a run on the whole device, under their arrival guards, between
+ *       their requests (its "wide beats", {@code dev.xq.scheduler} {@code wideBeats}).</li>
  *   <li>Narrowing leaves room only to preferred queues in the same space: a preferred queue in a
  *       context of its own ({@link QueueSpace#ownContext()}: the GPU time-slices it against the
  *       shared context, so no kernel of it ever runs beside the narrowed queue's) counts for
