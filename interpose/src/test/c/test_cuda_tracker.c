@@ -106,11 +106,18 @@ static void sparse_marks(int all, unsigned window_us)
     CHECK(s && launched >= 1000 && launched == s->launched && s->completed == launched && !s->in_flight,
           "launched %lu (slot %lu), completed %lu, in flight %u", launched, s ? (unsigned long)s->launched : 0,
           s ? (unsigned long)s->completed : 0, s ? s->in_flight : 0);
+    /* under a window a mark covers a quarter of it: the most marks are the device time measured over
+     * that, plus the kinds marked alone (every 32nd) and a few; measured, not assumed, since the fake's
+     * 20 us kernel is a sleep that took 300 us on one VM where it takes 30 on another */
+    double est_ms = 0, run_ms = 0;
+    const char *w = strstr(slurp(a.err), "estimated work launched ");
+    if (w) sscanf(w, "estimated work launched %lf ms, measured %lf ms", &est_ms, &run_ms);
+    unsigned long most = window_us ? launched / 32 + 20 + (unsigned long)(1.5 * run_ms * 1000 / (window_us / 4)) : 250;
     if (all)
         CHECK(marks == launched, "%lu marks for %lu launches (want one each)", marks, launched);
     else
-        CHECK(marks >= 10 && marks <= (window_us ? 500 : 250), "%lu marks for %lu launches (want 10..%d)", marks, launched,
-              window_us ? 500 : 250);
+        CHECK(marks >= 10 && marks <= most && marks < launched / 2, "%lu marks for %lu launches (want 10..%lu, fewer than half): %s",
+              marks, launched, most, slurp(a.err));
     CHECK(idle_seen, "the stream was not seen idle before the process exited");
 }
 /* Timed samples (XQ_ESTIMATES=timed, the default): a kind's first four commands and every 32nd
@@ -169,5 +176,5 @@ void test_marks_under_threshold(void)
 }
 
 void test_sparse_marks(void) { sparse_marks(0, 0); }
-void test_sparse_marks_window(void) { sparse_marks(0, 1000); }
+void test_sparse_marks_window(void) { sparse_marks(0, 4000); }
 void test_marks_all(void) { sparse_marks(1, 0); }
