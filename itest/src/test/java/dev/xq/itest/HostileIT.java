@@ -1147,7 +1147,15 @@ public class HostileIT {
             for (Probes.Wire w : hog) {
                 w.close();
             }
+            long capped = hostId();
             host.delete();
+            // the host restarts without the cap: waited for by its new registration, not only by an
+            // answer (the capped host still answered, then went away under the next test: CI saw
+            // d08 find no socket)
+            waitFor("the process host restarts without maxSessionsPerUser", () -> {
+                long id = hostId();
+                return id != -1 && id != capped;
+            });
             waitFor("the host serves again", () -> {
                 try (Probes.Wire w = new Probes.Wire(hostSocket())) {
                     String a = w.send("HELLO 1 " + ProcessHandle.current().pid() + " probe -\n").line(2_000);

@@ -53,12 +53,14 @@ public class NodeKillIT {
         Path work = Path.of(System.getProperty("xq.itest.work", "/tmp")).toAbsolutePath();
         Path gpu = dir.resolve("gpu.lock");
         FakeApps.App lp = FakeApps.start(work, socket, gpu, Map.of("XQ_NAME", "train", "XQ_PRIORITY", "1"),
-                "--seconds", "8", "--kernels", "10", "--us", "1000", "--period-ms", "0", "--check");
+                "--seconds", "20", "--kernels", "10", "--us", "1000", "--period-ms", "0", "--check");
         FakeApps.App hp = FakeApps.start(work, socket, gpu, Map.of("XQ_NAME", "serve", "XQ_PRIORITY", "2"),
-                "--seconds", "8", "--kernels", "5", "--us", "1000", "--period-ms", "30", "--check");
+                "--seconds", "20", "--kernels", "5", "--us", "1000", "--period-ms", "30", "--check");
         // a HIP program under libxq-hip.so beside them (its own simulated GPU: the double's)
         FakeApps.App rocm = FakeApps.startHip(work, socket, dir.resolve("hipgpu.lock"), false, Map.of("XQ_NAME", "rocm",
-                "XQ_PRIORITY", "3"), "--seconds", "8", "--kernels", "4", "--us", "1000", "--check");
+                "XQ_PRIORITY", "3"), "--seconds", "20", "--kernels", "4", "--us", "1000", "--check");
+        // the apps run 20 s: long enough to outlive a second node's start on a slow machine (with 8 s
+        // they had ended before it served in two runs of three on a 2-vCPU VM where a 20 us sleep took 120)
         Thread.sleep(1500);
         first.destroyForcibly();   // SIGKILL: no goodbye to anyone
         assertTrue(first.waitFor(10, TimeUnit.SECONDS));
