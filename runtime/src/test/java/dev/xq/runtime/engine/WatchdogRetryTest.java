@@ -293,6 +293,7 @@ class WatchdogRetryTest {
         core.scheduler().deadline(20_000_000L);
         CountDownLatch release = new CountDownLatch(1);
         AtomicInteger entered = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean left = new java.util.concurrent.atomic.AtomicBoolean();
         core.scheduler().register("stuck", new Policy() {
             @Override
             public String description() {
@@ -308,6 +309,7 @@ class WatchdogRetryTest {
                     while (release.getCount() > 0) {
                         Thread.onSpinWait();
                     }
+                    left.set(true);
                 }
                 new SchedulerTest.Highest().schedule(view, actions);
             }
@@ -328,6 +330,10 @@ class WatchdogRetryTest {
         } finally {
             release.countDown();
         }
+        // the retry is looked at once, 2 s on: the thread must be out by then (on a loaded machine it
+        // saw the release late, the look put the retry off again, and the clock stood still: CI failed)
+        eventually(left::get, "the thread of the abandoned decision left it");
+        Thread.sleep(200); // and returned from the policy (a plain decision after the loop)
         clock.addAndGet(2 * S);
         eventually(() -> "stuck".equals(core.activePolicy()), "retried once the thread left it");
         eventually(() -> q[0].status().suspendedByScheduler(), "it decides again");
