@@ -110,6 +110,21 @@ final class ArrivalGuards {
     static final long WIDE_REACTION_NANOS = 1_000_000L;
     /** Wide beats: how long a queue that starved under them is left narrowed. */
     static final long STARVED_OFF_NANOS = 5_000_000_000L;
+    /**
+     * Wide beats, learning: a wide queue's first arrivals after a quiet spell (or ever), before its
+     * beat is known, hold the long commands behind it for at most this many of its arrivals...
+     */
+    static final int LEARN_ARRIVALS = 5;
+    /** ...and at most this long from the first of them... */
+    static final long LEARN_NANOS = 600_000_000L;
+    /**
+     * ...and the spells that held something are paid for: their time is a debt that falls by an
+     * eighth of the time that passes, and a new spell begins only while it is under one spell's
+     * length (a queue behind a wide one that never keeps a beat loses at most about a ninth of its
+     * time to them; a warm-up's back-to-back requests cost a few tens of ms and leave the first
+     * requests after it their own spell).
+     */
+    static final int LEARN_DECAY = 8;
 
     /** A guard for one queue; {@link #NONE} when it has none. */
     record Guard(long horizonNanos, long untilNanos) {
@@ -180,6 +195,51 @@ final class ArrivalGuards {
         int hits;
         int misses;
         int skipped;
+        /** Seen busy wider than half its device (a CUDA graph, a large batch). */
+        boolean wideSeen;
+        /** The arrival that began the latest spell of learning (the wide beats); 0 for none. */
+        long learnStart;
+        /** Arrivals since, the first counted. */
+        int learnArrivals;
+        /** The arrival after the spell's last (its end, if it came before the spell's time ran out); 0 until then. */
+        long learnEnd;
+        /** Whether that spell held a queue behind this one. */
+        boolean learnHeld;
+        /** The time spells that held something cost, as of {@link #learnDebtAt}. */
+        long learnDebt;
+        long learnDebtAt;
+
+        /** Counts an arrival at {@code t}, beginning a spell of learning after a quiet one. */
+        void arrivedLearning(long t) {
+            boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS;
+            if (afterQuiet) {
+                if (learnHeld) {
+                    long end = learnEnd != 0 ? learnEnd : t;
+                    learnDebt = debt(learnStart) + Math.min(LEARN_NANOS, end - learnStart);
+                    learnDebtAt = learnStart;
+                    learnHeld = false;
+                }
+                if (debt(t) < LEARN_NANOS) {
+                    learnStart = t;
+                    learnArrivals = 0;
+                    learnEnd = 0;
+                }
+            }
+            arrived(t);
+            learnArrivals++;
+            if (learnArrivals == LEARN_ARRIVALS + 1) {
+                learnEnd = t;
+            }
+        }
+
+        private long debt(long t) {
+            return learnDebtAt == 0 ? 0 : Math.max(0, learnDebt - (t - learnDebtAt) / LEARN_DECAY);
+        }
+
+        /** Whether a wide queue is in its first arrivals after a quiet spell, its beat not known. */
+        boolean learning(long now) {
+            return wideSeen && learnStart != 0 && learnArrivals <= LEARN_ARRIVALS && now - learnStart < LEARN_NANOS;
+        }
 
         void busyEnded(long duration) {
             busy[busyNext] = duration;
@@ -277,7 +337,15 @@ final class ArrivalGuards {
                 long b = d[n - 1];
                 long p = Math.max(a, b);
                 long j = Math.abs(a - b);
-                boolean begun = n == 2 || d[n - 3] < p / 2 || d[n - 3] > 2 * p;
+                // the intervals at the end that agree with the last: the new rhythm so far (at its
+                // fourth arrival, three of them: too few for the rule above, which lets none of four
+                // be off, and the beat was lost for a request on the H200)
+                int run = 2;
+                while (run < n && Math.abs(d[n - 1 - run] - b) <= Math.min(p / 16, NEW_BEAT_MAX_JITTER_NANOS)) {
+                    j = Math.max(j, Math.abs(d[n - 1 - run] - b));
+                    run++;
+                }
+                boolean begun = run == n || d[n - 1 - run] < p / 2 || d[n - 1 - run] > 2 * p;
                 if (begun && p >= MIN_PERIOD_NANOS && p <= MAX_PERIOD_NANOS && j <= p / 16 && j <= NEW_BEAT_MAX_JITTER_NANOS) {
                     period = p;
                     jitter = j;
@@ -381,6 +449,10 @@ final class ArrivalGuards {
                 t = new Track();
                 tracks.put(v.handle(), t);
             }
+            if (!t.wideSeen && space != Space.NONE) {
+                QueueSpace sv = space.space(v.handle());
+                t.wideSeen = sv.known() && sv.widthSms() > SpaceRule.cap(sv.deviceSms());
+            }
             if (v.readySinceNanos() != t.lastReadySince) {
                 t.lastReadySince = v.readySinceNanos();
                 if (t.lingerUntil != 0) {
@@ -399,7 +471,7 @@ final class ArrivalGuards {
                     continue;
                 }
                 t.busyStart = v.readySinceNanos();
-                t.arrived(v.readySinceNanos());
+                t.arrivedLearning(v.readySinceNanos());
                 if (arrived == null) {
                     arrived = new java.util.ArrayList<>(2);
                 }
@@ -501,7 +573,9 @@ final class ArrivalGuards {
      * guards, which keep its commands clear of the next arrival. Narrowed beside a wide tenant, both halve: the tenant ran on half the
      * device (a ResNet-50 graph at 1.4-1.6 x its standalone P99, a large batch at 2.1 x) and 21 ms
      * GEMMs on the other half took 42-94 ms each (0.54 of native sharing). Without a beat, or with
-     * commands too long for the gaps, B stays narrowed.
+     * commands too long for the gaps, B stays narrowed. While such a queue learns its beat (its
+     * first {@value #LEARN_ARRIVALS} arrivals after a quiet spell, at most {@value #LEARN_NANOS} ns,
+     * one such spell holding anything in {@value #LEARN_EVERY_NANOS} ns), B is held throughout.
      */
     private long wideBeats(long now, List<QueueView> views, Map<Long, Boolean> decided, Space space) {
         long wake = Long.MAX_VALUE;
@@ -518,6 +592,7 @@ final class ArrivalGuards {
             boolean fits = true;
             long period = Long.MAX_VALUE;
             boolean busy = false;
+            boolean learning = false;
             for (QueueView a : views) {
                 if (a.handle() == b.handle() || a.priority() <= b.priority() || !a.device().equals(b.device())) {
                     continue;
@@ -539,6 +614,20 @@ final class ArrivalGuards {
                     if (idleEarly) {
                         wake = Math.min(wake, ta.last() + ta.within(beat)); // decide again when its request is over
                     }
+                } else if (ta != null && ta.learning(now) && !sa.ownContext()) {
+                    // a wide queue back after a quiet spell (a service's first requests), its beat
+                    // not known yet: B is held, neither narrowed beside it nor let run between its
+                    // requests, until the beat is known (three arrivals) or the spell is over
+                    // (narrowed, an eager large batch's first five requests on a 100 ms beat took
+                    // 22-48 ms against 8 alone, and set the run's P99 on the H200)
+                    wide = true;
+                    busy = true;
+                    learning = true;
+                    ta.learnHeld = true;
+                    wake = Math.min(wake, ta.learnStart + LEARN_NANOS);
+                    if (TRACE) {
+                        traceLearning++;
+                    }
                 } else if (working || (ta != null && ta.count > 0 && now - ta.last() < QUIET_NANOS)) {
                     // one that works or arrived lately without such a beat (an eager decoder) keeps its reserve
                     fits = false;
@@ -558,7 +647,9 @@ final class ArrivalGuards {
             if (fits && wide) {
                 space.unnarrow(b.handle(), busy);
                 decided.put(b.handle(), busy);
-                progress(b, now, period, command);
+                if (!learning) {
+                    progress(b, now, period, command);
+                }
             }
             if (TRACE) {
                 traceConsidered++;
@@ -576,7 +667,7 @@ final class ArrivalGuards {
         if (TRACE && now - traceAt > 1_000_000_000L) {
             traceAt = now;
             System.err.println("xq: wide beats: narrowings considered " + traceConsidered + ", on the whole device " + traceWhole
-                    + ", held " + traceHeld + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
+                    + ", held " + traceHeld + " (" + traceLearning + " while a beat was learnt), kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
                     + traceBlocked + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
         return wake;
@@ -589,6 +680,7 @@ final class ArrivalGuards {
     private long traceHeld;
     private long traceNoWide;
     private long traceBlocked;
+    private long traceLearning;
     private long traceAt;
     private String traceLast = "";
 

@@ -541,4 +541,98 @@ class ArrivalGuardsTest {
         assertTrue(narrowedFrom > 4 && narrowedFrom <= 4 + 6, "narrowed again once it starved, at " + narrowedFrom);
         assertEquals(Boolean.TRUE, lastAtIdle, "and stays narrowed (a narrowing counts as held)");
     }
+
+    /** One decision: A (priority 2, aWidth of 132) ready since {@code aSince} or idle, B narrowed with 21 ms commands. */
+    static boolean[] step(ArrivalGuards guards, long now, int aWidth, boolean aReady, long aSince) {
+        TestSpace sp = space(aWidth, 1, List.of());
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+        guards.update("hpf", now, List.of(prioritized(A, 2, aReady, aSince, 0), prioritized(B, 1, true, 5, 21 * MS)), decided, sp);
+        return new boolean[] {Boolean.TRUE.equals(decided.get(B)), sp.narrowed(B) > 0};
+    }
+
+    /** A warm-up of {@code n} back-to-back requests of 8 ms from {@code t}; @return its end. */
+    static long warmUp(ArrivalGuards guards, long t, int aWidth, int n) {
+        for (int i = 0; i < n; i++) {
+            long at = t + i * 9 * MS;
+            step(guards, at, aWidth, true, at);
+            step(guards, at + 8 * MS, aWidth, false, 0);
+        }
+        return t + n * 9 * MS;
+    }
+
+    /**
+     * A wide queue back after a quiet spell (a service's first requests after its warm-up) has no
+     * beat yet: the long commands behind it are held throughout, not narrowed beside it, until its
+     * beat is known; then they run on the whole device between its requests.
+     */
+    @Test
+    void whileAWideQueueLearnsItsBeatTheLongCommandsBehindItAreHeld() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long go = warmUp(guards, 1000 * MS, 132, 10) + 3000 * MS;
+        long wakeSeen = 0;
+        for (int i = 0; i < 6; i++) {
+            long at = go + i * 100 * MS;
+            boolean[] arrival = step(guards, at, 132, true, at);
+            assertTrue(arrival[0] && !arrival[1], "held, not narrowed, at arrival " + (i + 1));
+            boolean[] idle = step(guards, at + 8 * MS, 132, false, 0);
+            if (i < 2) {
+                assertTrue(idle[0] && !idle[1], "held between requests before the beat is known, after arrival " + (i + 1));
+                wakeSeen = guards.lingerWake();
+            } else {
+                assertFalse(idle[0] || idle[1], "whole between requests once the beat is known, after arrival " + (i + 1));
+            }
+        }
+        assertEquals(go + ArrivalGuards.LEARN_NANOS, wakeSeen, "decided again when the spell of learning ends");
+        // behind a narrow queue there is nothing to learn: narrowed from its first request
+        ArrivalGuards narrow = new ArrivalGuards();
+        long go2 = warmUp(narrow, 1000 * MS, 16, 10) + 3000 * MS;
+        boolean[] first = step(narrow, go2, 16, true, go2);
+        assertTrue(first[1], "narrowed behind a narrow queue");
+        // turned off: narrowed
+        ArrivalGuards off = new ArrivalGuards();
+        off.wideBeats(false);
+        long go3 = warmUp(off, 1000 * MS, 132, 10) + 3000 * MS;
+        assertTrue(step(off, go3, 132, true, go3)[1], "off: narrowed");
+    }
+
+    /**
+     * A wide queue that never shows a beat (arrivals at random) holds the queue behind it for a
+     * spell of learning only: after {@value ArrivalGuards#LEARN_ARRIVALS} arrivals it is narrowed
+     * again, and spells that come back every time it is quiet stop holding anything once they
+     * have cost the queue behind it more than one spell's time, until that debt has fallen.
+     */
+    @Test
+    void learningEndsAndComesBackOnlyOnceInAWhile() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t = warmUp(guards, 1000 * MS, 132, 10) + 3000 * MS;
+        long[] gaps = {30, 70, 20, 90, 40, 60, 35};
+        int heldUntil = -1;
+        for (int i = 0; i < gaps.length; i++) {
+            boolean[] arrival = step(guards, t, 132, true, t);
+            boolean[] idle = step(guards, t + 8 * MS, 132, false, 0);
+            if (arrival[0] && !arrival[1] && idle[0] && !idle[1]) {
+                heldUntil = i;
+            } else {
+                assertTrue(arrival[1] && idle[1], "narrowed once learning is over, arrival " + (i + 1));
+            }
+            t += gaps[i] * MS;
+        }
+        assertEquals(ArrivalGuards.LEARN_ARRIVALS - 1, heldUntil, "held for the spell's arrivals only");
+        // quiet, then a request, again and again: a spell each time, while their debt allows
+        int spells = 0;
+        long[] quiet = {300, 420, 280, 510, 350, 460, 270, 390, 330, 480}; // no beat
+        for (int i = 0; i < 10; i++) {
+            t += quiet[i] * MS;
+            boolean[] a = step(guards, t, 132, true, t);
+            step(guards, t + 8 * MS, 132, false, 0);
+            if (a[0] && !a[1]) {
+                spells++;
+            }
+        }
+        assertTrue(spells >= 1 && spells <= 4, "spells paid for: " + spells + " of 10");
+        // after a long quiet the debt has fallen: it learns again
+        t += ArrivalGuards.LEARN_DECAY * 2 * ArrivalGuards.LEARN_NANOS;
+        boolean[] later = step(guards, t, 132, true, t);
+        assertTrue(later[0] && !later[1], "a spell again after a while");
+    }
 }
