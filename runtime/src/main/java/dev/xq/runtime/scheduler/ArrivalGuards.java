@@ -112,10 +112,10 @@ final class ArrivalGuards {
     static final long STARVED_OFF_NANOS = 5_000_000_000L;
     /**
      * Wide beats, learning: a wide queue's first arrivals after a quiet spell (or ever), before its
-     * beat is known, hold the long commands behind it for at most this many of its arrivals...
+     * beat is known, hold the long commands behind it for at most this long from the first of them
+     * (its busy periods, not its requests, are arrivals until a beat is known: an eager large
+     * batch's first request can be several)...
      */
-    static final int LEARN_ARRIVALS = 5;
-    /** ...and at most this long from the first of them... */
     static final long LEARN_NANOS = 600_000_000L;
     /**
      * ...and the spells that held something are paid for: their time is a debt that falls by an
@@ -199,10 +199,8 @@ final class ArrivalGuards {
         boolean wideSeen;
         /** The arrival that began the latest spell of learning (the wide beats); 0 for none. */
         long learnStart;
-        /** Arrivals since, the first counted. */
+        /** Arrivals since, the first counted (three make a beat of the spell's own). */
         int learnArrivals;
-        /** The arrival after the spell's last (its end, if it came before the spell's time ran out); 0 until then. */
-        long learnEnd;
         /** Whether that spell held a queue behind this one. */
         boolean learnHeld;
         /** The time spells that held something cost, as of {@link #learnDebtAt}. */
@@ -214,31 +212,30 @@ final class ArrivalGuards {
             boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS;
             if (afterQuiet) {
                 if (learnHeld) {
-                    long end = learnEnd != 0 ? learnEnd : t;
-                    learnDebt = debt(learnStart) + Math.min(LEARN_NANOS, end - learnStart);
+                    learnDebt = debt(learnStart) + Math.min(LEARN_NANOS, t - learnStart);
                     learnDebtAt = learnStart;
                     learnHeld = false;
                 }
                 if (debt(t) < LEARN_NANOS) {
                     learnStart = t;
                     learnArrivals = 0;
-                    learnEnd = 0;
                 }
             }
             arrived(t);
             learnArrivals++;
-            if (learnArrivals == LEARN_ARRIVALS + 1) {
-                learnEnd = t;
-            }
         }
 
         private long debt(long t) {
             return learnDebtAt == 0 ? 0 : Math.max(0, learnDebt - (t - learnDebtAt) / LEARN_DECAY);
         }
 
-        /** Whether a wide queue is in its first arrivals after a quiet spell, its beat not known. */
+        /**
+         * Whether a wide queue is in its first arrivals after a quiet spell, its beat not known
+         * (a beat before the spell's third arrival may be the old rhythm's).
+         */
         boolean learning(long now) {
-            return wideSeen && learnStart != 0 && learnArrivals <= LEARN_ARRIVALS && now - learnStart < LEARN_NANOS;
+            return wideSeen && learnStart != 0 && now - learnStart < LEARN_NANOS
+                    && (learnArrivals < 3 || beat(now, DEFAULT_GRACE_NANOS) == null);
         }
 
         void busyEnded(long duration) {
@@ -573,9 +570,9 @@ final class ArrivalGuards {
      * guards, which keep its commands clear of the next arrival. Narrowed beside a wide tenant, both halve: the tenant ran on half the
      * device (a ResNet-50 graph at 1.4-1.6 x its standalone P99, a large batch at 2.1 x) and 21 ms
      * GEMMs on the other half took 42-94 ms each (0.54 of native sharing). Without a beat, or with
-     * commands too long for the gaps, B stays narrowed. While such a queue learns its beat (its
-     * first {@value #LEARN_ARRIVALS} arrivals after a quiet spell, at most {@value #LEARN_NANOS} ns,
-     * one such spell holding anything in {@value #LEARN_EVERY_NANOS} ns), B is held throughout.
+     * commands too long for the gaps, B stays narrowed. While such a queue learns its beat (for
+     * {@value #LEARN_NANOS} ns after its first arrival after a quiet spell, the spells paid for as
+     * {@link #LEARN_DECAY} says), B is held throughout.
      */
     private long wideBeats(long now, List<QueueView> views, Map<Long, Boolean> decided, Space space) {
         long wake = Long.MAX_VALUE;
@@ -766,7 +763,6 @@ final class ArrivalGuards {
                 continue;
             }
             long horizon = beat.nextNanos() - beat.jitterNanos() - EARLY_MARGIN_NANOS;
-            long until = beat.nextNanos() + beat.jitterNanos() + Math.min(graceNanos, beat.periodNanos() / 4);
             long gap = gap(a, beat);
             for (long b : a.over.keySet()) {
                 QueueView bv = find(views, b);
@@ -783,6 +779,12 @@ final class ArrivalGuards {
                 if (want == null) {
                     want = new HashMap<>(4);
                 }
+                // how long after the foreseen arrival the guard waits for a late one: the configured
+                // grace, or a quarter of B's command where that is longer (a request 1-2 ms late
+                // met a 21 ms GEMM let go a millisecond after its due time and took 22-29 ms
+                // against 8 on the H200: three of its 121 requests, its P99)
+                long grace = Math.max(graceNanos, bv.estimatedCommandNanos() * Math.max(1, space.parts(b)) / 4);
+                long until = beat.nextNanos() + beat.jitterNanos() + Math.min(grace, beat.periodNanos() / 4);
                 Guard g = want.get(b);
                 if (g == null || horizon < g.horizonNanos()) {
                     want.put(b, new Guard(horizon, until));

@@ -430,6 +430,9 @@ class ArrivalGuardsTest {
         assertEquals(Boolean.FALSE, r.atIdle(), "runs between A's requests");
         assertFalse(r.narrowedAtIdle(), "on the whole device");
         assertNotNull(r.guard(), "under A's guard");
+        // a request late by more than the configured grace (1 ms) still finds it held: a quarter of
+        // its command (5.25 ms) past the due time, beyond the 50 us margin before it
+        assertEquals(21 * MS / 4 + ArrivalGuards.EARLY_MARGIN_NANOS, r.guard().untilNanos() - r.guard().horizonNanos(), "waits for a late arrival");
         assertEquals(Boolean.TRUE, r.atArrival(), "held while A works");
         assertFalse(r.narrowedAtArrival(), "held, not narrowed");
         // a quiet queue above it (a side stream of the same process, used at start-up only) does not keep it narrowed
@@ -597,7 +600,7 @@ class ArrivalGuardsTest {
 
     /**
      * A wide queue that never shows a beat (arrivals at random) holds the queue behind it for a
-     * spell of learning only: after {@value ArrivalGuards#LEARN_ARRIVALS} arrivals it is narrowed
+     * spell of learning only: {@value ArrivalGuards#LEARN_NANOS} ns after its first arrival it is narrowed
      * again, and spells that come back every time it is quiet stop holding anything once they
      * have cost the queue behind it more than one spell's time, until that debt has fallen.
      */
@@ -605,7 +608,7 @@ class ArrivalGuardsTest {
     void learningEndsAndComesBackOnlyOnceInAWhile() {
         ArrivalGuards guards = new ArrivalGuards();
         long t = warmUp(guards, 1000 * MS, 132, 10) + 3000 * MS;
-        long[] gaps = {30, 70, 20, 90, 40, 60, 35};
+        long[] gaps = {90, 130, 70, 150, 110, 120, 95, 140}; // arrivals at 0, 90, 220, 290, 440, 550, 670, 765 ms
         int heldUntil = -1;
         for (int i = 0; i < gaps.length; i++) {
             boolean[] arrival = step(guards, t, 132, true, t);
@@ -617,7 +620,7 @@ class ArrivalGuardsTest {
             }
             t += gaps[i] * MS;
         }
-        assertEquals(ArrivalGuards.LEARN_ARRIVALS - 1, heldUntil, "held for the spell's arrivals only");
+        assertEquals(5, heldUntil, "held for the spell's 600 ms only");
         // quiet, then a request, again and again: a spell each time, while their debt allows
         int spells = 0;
         long[] quiet = {300, 420, 280, 510, 350, 460, 270, 390, 330, 480}; // no beat
