@@ -112,9 +112,10 @@ final class ArrivalGuards {
     static final long STARVED_OFF_NANOS = 5_000_000_000L;
     /**
      * Wide beats, learning: a wide queue's first arrivals after a quiet spell (or ever), before its
-     * beat is known, hold the long commands behind it for at most this long from the first of them
-     * (its busy periods, not its requests, are arrivals until a beat is known: an eager large
-     * batch's first request can be several)...
+     * beat is known, hold the long commands behind it for this long from the first of them, unless
+     * a beat they fit is found before (its busy periods, not its requests, are arrivals until a
+     * beat is known: an eager large batch's first request can be several, and five arrivals ended
+     * the spell inside it)...
      */
     static final long LEARN_NANOS = 600_000_000L;
     /**
@@ -199,8 +200,6 @@ final class ArrivalGuards {
         boolean wideSeen;
         /** The arrival that began the latest spell of learning (the wide beats); 0 for none. */
         long learnStart;
-        /** Arrivals since, the first counted (three make a beat of the spell's own). */
-        int learnArrivals;
         /** Whether that spell held a queue behind this one. */
         boolean learnHeld;
         /** The time spells that held something cost, as of {@link #learnDebtAt}. */
@@ -218,11 +217,9 @@ final class ArrivalGuards {
                 }
                 if (debt(t) < LEARN_NANOS) {
                     learnStart = t;
-                    learnArrivals = 0;
                 }
             }
             arrived(t);
-            learnArrivals++;
         }
 
         private long debt(long t) {
@@ -230,12 +227,14 @@ final class ArrivalGuards {
         }
 
         /**
-         * Whether a wide queue is in its first arrivals after a quiet spell, its beat not known
-         * (a beat before the spell's third arrival may be the old rhythm's).
+         * Whether a wide queue is in its first arrivals after a quiet spell. A beat found then
+         * that the queue behind fits ends it (the wide beats take over); one it does not fit does
+         * not: a rhythm of busy periods inside the first request (an eager large batch's) is a beat
+         * too, and ending the spell on it let a narrowed GEMM beside the second request (19 ms
+         * against 8, H200).
          */
         boolean learning(long now) {
-            return wideSeen && learnStart != 0 && now - learnStart < LEARN_NANOS
-                    && (learnArrivals < 3 || beat(now, DEFAULT_GRACE_NANOS) == null);
+            return wideSeen && learnStart != 0 && now - learnStart < LEARN_NANOS;
         }
 
         void busyEnded(long duration) {

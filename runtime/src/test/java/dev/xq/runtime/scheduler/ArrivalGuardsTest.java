@@ -369,6 +369,12 @@ class ArrivalGuardsTest {
         }
     }
 
+    /** B at priority 1 with work, commands of {@code commandNanos}, completing one a millisecond (so never starved). */
+    static QueueView behind(long commandNanos, long now) {
+        return new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, now / MS, commandNanos,
+                List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+    }
+
     static QueueView prioritized(long handle, int priority, boolean ready, long readySince, long commandNanos) {
         return new QueueView(handle, "q" + handle, "d0", "g" + handle, ready, false, false, ready ? readySince : 0, 0, 0,
                 ready ? 1 : 0, 0, 0, commandNanos, List.of(new dev.xq.api.Hint.Priority(priority)), PreemptionLevel.BLOCK);
@@ -383,21 +389,24 @@ class ArrivalGuardsTest {
     record WideRun(Boolean atIdle, boolean narrowedAtIdle, Boolean atArrival, boolean narrowedAtArrival, ArrivalGuards.Guard guard) {
     }
 
+    /** Arrivals in a {@link #wideRun}: past the first spell of learning. */
+    static final int WIDE_RUN_ARRIVALS = (int) (ArrivalGuards.LEARN_NANOS / (25 * MS)) + 4;
+
     WideRun wideRun(ArrivalGuards guards, int aWidth, long bCommand, int parts, List<QueueView> extra) {
         long t = 1000 * MS;
         WideRun r = null;
-        for (int i = 0; i <= ArrivalGuards.MIN_INTERVALS + 1; i++) {
+        for (int i = 0; i < WIDE_RUN_ARRIVALS; i++) {
             long at = t + i * 25 * MS;
             TestSpace sp = space(aWidth, parts, extra);
             java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
-            List<QueueView> views = new java.util.ArrayList<>(List.of(prioritized(A, 2, true, at, 0), prioritized(B, 1, true, 5, bCommand)));
+            List<QueueView> views = new java.util.ArrayList<>(List.of(prioritized(A, 2, true, at, 0), behind(bCommand, at)));
             views.addAll(extra);
             guards.update("hpf", at, views, decided, sp);
             Boolean atArrival = decided.get(B);
             boolean nArrival = sp.narrowed(B) > 0;
             sp = space(aWidth, parts, extra);
             decided = new java.util.HashMap<>(Map.of(B, true));
-            views = new java.util.ArrayList<>(List.of(prioritized(A, 2, false, 0, 0), prioritized(B, 1, true, 5, bCommand)));
+            views = new java.util.ArrayList<>(List.of(prioritized(A, 2, false, 0, 0), behind(bCommand, at + 2 * MS)));
             views.addAll(extra);
             Map<Long, ArrivalGuards.Guard> changes = guards.update("hpf", at + 2 * MS, views, decided, sp);
             r = new WideRun(decided.get(B), sp.narrowed(B) > 0, atArrival, nArrival, guards.given().get(B));
@@ -494,20 +503,20 @@ class ArrivalGuardsTest {
         ArrivalGuards guards = new ArrivalGuards();
         guards.lingerNanos(0);
         wideRun(guards, 132, 21 * MS, 1, List.of()); // the beat (2 ms busy periods every 25 ms) learnt
-        long t = 1000 * MS + (ArrivalGuards.MIN_INTERVALS + 2) * 25 * MS;
+        long t = 1000 * MS + WIDE_RUN_ARRIVALS * 25 * MS;
         TestSpace sp = space(132, 1, List.of());
         java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
-        guards.update("hpf", t, List.of(prioritized(A, 2, true, t, 0), prioritized(B, 1, true, 5, 21 * MS)), decided, sp);
+        guards.update("hpf", t, List.of(prioritized(A, 2, true, t, 0), behind(21 * MS, t)), decided, sp);
         assertEquals(Boolean.TRUE, decided.get(B), "held while A works");
         sp = space(132, 1, List.of());
         decided = new java.util.HashMap<>(Map.of(B, true));
-        guards.update("hpf", t + MS / 2, List.of(prioritized(A, 2, false, 0, 0), prioritized(B, 1, true, 5, 21 * MS)), decided, sp);
+        guards.update("hpf", t + MS / 2, List.of(prioritized(A, 2, false, 0, 0), behind(21 * MS, t + MS / 2)), decided, sp);
         assertEquals(Boolean.TRUE, decided.get(B), "A idle 0.5 ms into a request that usually takes 2: B stays held");
         assertFalse(sp.narrowed(B) > 0, "held, not narrowed");
         assertEquals(t + 2 * MS, guards.lingerWake(), "decided again at the request's usual end");
         sp = space(132, 1, List.of());
         decided = new java.util.HashMap<>(Map.of(B, true));
-        guards.update("hpf", t + 2 * MS, List.of(prioritized(A, 2, false, 0, 0), prioritized(B, 1, true, 5, 21 * MS)), decided, sp);
+        guards.update("hpf", t + 2 * MS, List.of(prioritized(A, 2, false, 0, 0), behind(21 * MS, t + 2 * MS)), decided, sp);
         assertEquals(Boolean.FALSE, decided.get(B), "then B runs on the whole device");
         assertNotNull(guards.given().get(B), "under A's guard");
     }
@@ -549,7 +558,7 @@ class ArrivalGuardsTest {
     static boolean[] step(ArrivalGuards guards, long now, int aWidth, boolean aReady, long aSince) {
         TestSpace sp = space(aWidth, 1, List.of());
         java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
-        guards.update("hpf", now, List.of(prioritized(A, 2, aReady, aSince, 0), prioritized(B, 1, true, 5, 21 * MS)), decided, sp);
+        guards.update("hpf", now, List.of(prioritized(A, 2, aReady, aSince, 0), behind(21 * MS, now)), decided, sp);
         return new boolean[] {Boolean.TRUE.equals(decided.get(B)), sp.narrowed(B) > 0};
     }
 
