@@ -202,13 +202,20 @@ final class ArrivalGuards {
         long learnStart;
         /** Whether that spell held a queue behind this one. */
         boolean learnHeld;
+        /** The period of the beat seen at the latest arrival; 0 for none. */
+        long lastPeriod;
         /** The time spells that held something cost, as of {@link #learnDebtAt}. */
         long learnDebt;
         long learnDebtAt;
 
         /** Counts an arrival at {@code t}, beginning a spell of learning after a quiet one. */
         void arrivedLearning(long t) {
-            boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS;
+            // quiet: for 250 ms, or for four periods of the rhythm it was on (a warm-up's requests
+            // back to back, then the first request for real, sooner than 250 ms after them when
+            // the service was the last of its node to be ready: the spell begun with the warm-up
+            // had run out, and two of the first three requests met narrowed GEMMs, H200)
+            boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS || (lastPeriod > 0 && t - last() >= 4 * lastPeriod);
+            boolean broken = afterQuiet && count > 0;
             if (afterQuiet) {
                 if (learnHeld) {
                     learnDebt = debt(learnStart) + Math.min(LEARN_NANOS, t - learnStart);
@@ -220,6 +227,10 @@ final class ArrivalGuards {
                 }
             }
             arrived(t);
+            Beat on = beat(t, DEFAULT_GRACE_NANOS);
+            // an interval that ended a rhythm leaves none (the old one still counts it as one late
+            // arrival of eight)
+            lastPeriod = on == null || broken ? 0 : on.periodNanos();
         }
 
         private long debt(long t) {

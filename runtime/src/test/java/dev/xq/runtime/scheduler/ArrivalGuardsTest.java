@@ -595,6 +595,14 @@ class ArrivalGuardsTest {
             }
         }
         assertEquals(go + ArrivalGuards.LEARN_NANOS, wakeSeen, "decided again when the spell of learning ends");
+        // the first request sooner than 250 ms after the warm-up, but after four of its intervals
+        // (the service was the last to be ready): a spell too
+        ArrivalGuards soon = new ArrivalGuards();
+        long go4 = warmUp(soon, 1000 * MS, 132, 70) + 100 * MS; // a warm-up of 630 ms: its own spell is over
+        boolean[] soonFirst = step(soon, go4, 132, true, go4);
+        step(soon, go4 + 8 * MS, 132, false, 0);
+        boolean[] soonSecond = step(soon, go4 + 100 * MS, 132, true, go4 + 100 * MS);
+        assertTrue(soonFirst[0] && !soonFirst[1] && soonSecond[0] && !soonSecond[1], "held through the first requests after a short pause");
         // behind a narrow queue there is nothing to learn: narrowed from its first request
         ArrivalGuards narrow = new ArrivalGuards();
         long go2 = warmUp(narrow, 1000 * MS, 16, 10) + 3000 * MS;
