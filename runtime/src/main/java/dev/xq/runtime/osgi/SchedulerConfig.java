@@ -57,8 +57,10 @@ public @interface SchedulerConfig {
             + "queue's foreseen arrival (give or take its spread) the guards it gives still hold; after that it counts as "
             + "late or gone and the guarded queues launch as before. It must cover the node's own reaction to an arrival "
             + "(its word, the decision, the gate written), or the guarded queues launch freely between the guard's end "
-            + "and the gate's close. It costs them only when the periodic queue skips an arrival, and is at most a quarter "
-            + "of its period. Part of arrival guards.")
+            + "and the gate's close. A guarded queue whose commands are longer than four times this waits a quarter of its "
+            + "command instead (a request a little late must not meet a long kernel let go just before it). It costs them "
+            + "only when the periodic queue skips an arrival, and is at most a quarter of its period; 0 turns the wait off "
+            + "for every queue. Part of arrival guards.")
     long arrivalGraceMicros() default 1000;
 
     @AttributeDefinition(name = "Alone window (us)", min = "0", max = "1000000", description = "How much estimated work "

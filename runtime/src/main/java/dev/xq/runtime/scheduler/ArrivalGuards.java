@@ -624,7 +624,7 @@ final class ArrivalGuards {
                 } else if (ta != null && ta.learning(now) && !sa.ownContext()) {
                     // a wide queue back after a quiet spell (a service's first requests), its beat
                     // not known yet: B is held, neither narrowed beside it nor let run between its
-                    // requests, until the beat is known (three arrivals) or the spell is over
+                    // requests, until it shows a beat B fits (three arrivals) or the spell is over
                     // (narrowed, an eager large batch's first five requests on a 100 ms beat took
                     // 22-48 ms against 8 alone, and set the run's P99 on the H200)
                     wide = true;
@@ -793,7 +793,8 @@ final class ArrivalGuards {
                 // grace, or a quarter of B's command where that is longer (a request 1-2 ms late
                 // met a 21 ms GEMM let go a millisecond after its due time and took 22-29 ms
                 // against 8 on the H200: three of its 121 requests, its P99)
-                long grace = Math.max(graceNanos, bv.estimatedCommandNanos() * Math.max(1, space.parts(b)) / 4);
+                // (a grace configured to 0 stays 0)
+                long grace = graceNanos == 0 ? 0 : Math.max(graceNanos, bv.estimatedCommandNanos() * Math.max(1, space.parts(b)) / 4);
                 long until = beat.nextNanos() + beat.jitterNanos() + Math.min(grace, beat.periodNanos() / 4);
                 Guard g = want.get(b);
                 if (g == null || horizon < g.horizonNanos()) {

@@ -442,6 +442,10 @@ class ArrivalGuardsTest {
         // a request late by more than the configured grace (1 ms) still finds it held: a quarter of
         // its command (5.25 ms) past the due time, beyond the 50 us margin before it
         assertEquals(21 * MS / 4 + ArrivalGuards.EARLY_MARGIN_NANOS, r.guard().untilNanos() - r.guard().horizonNanos(), "waits for a late arrival");
+        ArrivalGuards noGrace = new ArrivalGuards();
+        noGrace.graceNanos(0);
+        WideRun r0 = wideRun(noGrace, 132, 21 * MS, 1, List.of());
+        assertEquals(ArrivalGuards.EARLY_MARGIN_NANOS, r0.guard().untilNanos() - r0.guard().horizonNanos(), "a grace configured to 0 stays 0");
         assertEquals(Boolean.TRUE, r.atArrival(), "held while A works");
         assertFalse(r.narrowedAtArrival(), "held, not narrowed");
         // a quiet queue above it (a side stream of the same process, used at start-up only) does not keep it narrowed
