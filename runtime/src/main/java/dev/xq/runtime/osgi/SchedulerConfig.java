@@ -42,7 +42,9 @@ public @interface SchedulerConfig {
             + "batch every N ms) is, instead, held while they work and run on the whole device between their requests, "
             + "under their arrival guards, where its commands (at that width) fit between their busy periods. Narrowed, "
             + "both halve: the wide tenant runs on half the device and long kernels on the other half take twice as long. "
-            + "Without a beat, or with commands too long for the gaps, the queue stays narrowed. Part of arrival guards; "
+            + "Without a beat, or with commands too long for the gaps, the queue stays narrowed. While such a queue learns "
+            + "its beat (600 ms after it comes back from a pause, or until it shows a beat the other fits), the queue "
+            + "behind it is held throughout; such spells cost it at most about a ninth of its time. Part of arrival guards; "
             + "for policies that decide space (hpf).")
     boolean wideBeats() default true;
 
