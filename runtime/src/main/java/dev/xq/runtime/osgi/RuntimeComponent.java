@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "bestEffortParts", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -141,6 +141,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (wide != null && wide != core.scheduler().wideBeats()) {
             core.scheduler().wideBeats(wide);
+        }
+        Boolean parts = read("bestEffortParts", "true or false", s::bestEffortParts);
+        if (raw.get("bestEffortParts") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: bestEffortParts '" + text + "' is not true or false; ignored", null);
+            parts = null;
+        }
+        if (parts != null && parts != core.bestEffortParts()) {
+            core.bestEffortParts(parts);
         }
         Long linger = read("arrivalLingerMicros", "a whole number of microseconds in [0, 100000] (0: off)",
                 s::arrivalLingerMicros);

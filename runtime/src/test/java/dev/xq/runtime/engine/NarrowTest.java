@@ -436,6 +436,27 @@ class NarrowTest {
     }
 
     @Test
+    void withoutPartsEachBestEffortProcessHasAllOfIt() throws Exception {
+        core.bestEffortParts(false);
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        ExternalQueue qt = open("train", 11, 1, train);
+        ExternalQueue qg = open("gemm", 12, 1, gemm);
+        train.counters = busy(200_000);
+        qt.changed();
+        gemm.counters = busy(21_000_000);
+        qg.changed();
+        Thread.sleep(300); // with parts, the other test sees the halves well within this
+        assertFalse(train.parts.stream().anyMatch(p -> !p.equals("0/1")), "never split: " + train.parts);
+        assertFalse(gemm.parts.stream().anyMatch(p -> !p.equals("0/1")), "never split: " + gemm.parts);
+        assertEquals(100, core.find(qt.handle()).orElseThrow().status().smSharePercent(), "all of the device");
+        core.bestEffortParts(true);
+        qt.changed();
+        qg.changed();
+        assertTrue(eventually(() -> train.part().equals("0/2") && gemm.part().equals("1/2")), "on again: halves: " + train.parts + " " + gemm.parts);
+    }
+
+    @Test
     void withoutAPreferredQueueAHoldStaysAHold() {
         SpaceOwner a = new SpaceOwner(true, 64);
         ExternalQueue qa = open("a", 11, 1, a);
