@@ -10,7 +10,8 @@
 #
 #   sudo [WAKE=1] [TASKS=50] [NODE_OPTS='-Xlog:gc:file=/tmp/gc.log'] [HTTP_CFG=threadNice=0] [NODE_NICE=5] [VICTIM_USER=xqvic] bench/hostile/victim-p99.sh [PAIRS] [ATTACK...]      (default 5 pairs; flood floodhold hog connflood slowbody none spin)
 #
-# Needs root (a user and a group are created: xqatk in xqt), python3 at /usr/bin/python3, curl,
+# Needs root (a user and a group are created: xqatk in xqt), python3 (/usr/bin/python3, or PY=, or
+# the real binary behind the PATH's python3), curl,
 # everything built (node/target/xq-node.jar, interpose/target/fakecuda). Starts its own node
 # (port 50100, socket under /tmp/xqvp/run, hot-deploy folder /tmp/xqvp/bundles with
 # socketGroup=xqt, otherwise default settings: the only way another local user reaches the process
@@ -24,6 +25,14 @@ PAIRS="${1:-5}"; shift || true
 ATTACKS="${*:-flood floodhold hog connflood slowbody none spin}"
 B=/tmp/xqvp; PORT=50100; SOCK=$B/run/node.sock; F=$ROOT/interpose/target/fakecuda
 [ "$(id -u)" = 0 ] || { echo "victim-p99: needs root (setpriv, useradd)" >&2; exit 2; }
+# the attacker's Python: a real binary another user may run (a pyenv shim under root's home is not)
+PY="${PY:-/usr/bin/python3}"
+[ -x "$PY" ] || PY="$(readlink -f "$(command -v python3)")"
+[ -x "$PY" ] || { echo "victim-p99: no python3 for the attacker (set PY=)" >&2; exit 2; }
+# a Java runtime that travelled packed (a GPU machine: .jre.tar.xz, hal-lv1-cuda/jre/make-jre.sh)
+if [ ! -x .jre/bin/java ] && [ -f .jre.tar.xz ]; then
+  mkdir -p .jre.tmp && tar -C .jre.tmp -xJf .jre.tar.xz && mv .jre.tmp .jre || { rm -rf .jre.tmp; echo "victim-p99: could not unpack .jre.tar.xz" >&2; exit 2; }
+fi
 getent group xqt >/dev/null || groupadd xqt
 id xqatk >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin -G xqt xqatk
 rm -rf $B; mkdir -p $B/bundles $B/log $B/a; chmod 755 $B; chmod 700 $B/bundles; chmod 777 $B/a
@@ -82,7 +91,7 @@ for atk in $ATTACKS; do
     connpen) tgt=$((PORT+2)); mode=connflood ;; *) tgt=$PORT ;; esac
   if [ "$atk" = connpen ]; then
     cp bench/hostile/pen.py $B/pen.py; chmod 755 $B/pen.py; rm -f $B/a/pen-ready
-    setpriv --reuid=xqatk --regid=xqatk --groups=xqt /usr/bin/python3 $B/pen.py $tgt $B/a/pen-ready > $B/a/pen.out 2>&1 &
+    setpriv --reuid=xqatk --regid=xqatk --groups=xqt "$PY" $B/pen.py $tgt $B/a/pen-ready > $B/a/pen.out 2>&1 &
     PEN=$!
     for i in $(seq 50); do [ -f $B/a/pen-ready ] && break; sleep 0.1; done
   fi
@@ -91,7 +100,7 @@ for atk in $ATTACKS; do
     n0=$(cpu $NODE); rc=$(victim); n1=$(cpu $NODE); o=$(ops); w=$(wake)
     printf '%s\t%s\tbase\t%s\t%s\t%s\tnode_cpu_ticks=%s settled_after_s=%s%s\n' "$atk" "$p" "$rc" "$(cat $B/v.json)" "$o" $((n1-n0)) $st "$w" >> $B/runs.tsv
     rm -f $B/a/ready
-    setpriv --reuid=xqatk --regid=xqatk --groups=xqt /usr/bin/python3 $B/attack.py $mode $tgt $B/a/ready > $B/a/out 2>&1 &
+    setpriv --reuid=xqatk --regid=xqatk --groups=xqt "$PY" $B/attack.py $mode $tgt $B/a/ready > $B/a/out 2>&1 &
     AP=$!
     for i in $(seq 300); do [ -f $B/a/ready ] && break; sleep 0.1; done
     sleep 1
@@ -104,4 +113,4 @@ for atk in $ATTACKS; do
   done
   [ -n "${PEN:-}" ] && { kill $PEN 2>/dev/null; wait $PEN 2>/dev/null; PEN=; }
 done
-python3 bench/hostile/summary.py $B/runs.tsv
+"$PY" bench/hostile/summary.py $B/runs.tsv
