@@ -218,7 +218,9 @@ final class ArrivalGuards {
             boolean broken = afterQuiet && count > 0;
             if (afterQuiet) {
                 if (learnHeld) {
-                    learnDebt = debt(learnStart) + Math.min(LEARN_NANOS, t - learnStart);
+                    // what the spell held: until its end, or until the queue went quiet again
+                    long end = Math.min(t, last() + QUIET_NANOS);
+                    learnDebt = debt(learnStart) + Math.max(0, Math.min(LEARN_NANOS, end - learnStart));
                     learnDebtAt = learnStart;
                     learnHeld = false;
                 }
@@ -238,14 +240,20 @@ final class ArrivalGuards {
         }
 
         /**
-         * Whether a wide queue is in its first arrivals after a quiet spell. A beat found then
+         * Whether a wide queue is in its first arrivals after a quiet spell (and not quiet again:
+         * a burst of requests that ends well within the spell ends it). A beat found then
          * that the queue behind fits ends it (the wide beats take over); one it does not fit does
          * not: a rhythm of busy periods inside the first request (an eager large batch's) is a beat
          * too, and ending the spell on it let a narrowed GEMM beside the second request (19 ms
          * against 8, H200).
          */
         boolean learning(long now) {
-            return wideSeen && learnStart != 0 && now - learnStart < LEARN_NANOS;
+            return wideSeen && learnStart != 0 && now - learnStart < LEARN_NANOS && now - last() < QUIET_NANOS;
+        }
+
+        /** When the spell in progress ends unless the queue arrives again. */
+        long learnEnds() {
+            return Math.min(learnStart + LEARN_NANOS, last() + QUIET_NANOS);
         }
 
         void busyEnded(long duration) {
@@ -631,7 +639,7 @@ final class ArrivalGuards {
                     busy = true;
                     learning = true;
                     ta.learnHeld = true;
-                    wake = Math.min(wake, ta.learnStart + LEARN_NANOS);
+                    wake = Math.min(wake, ta.learnEnds());
                     if (TRACE) {
                         traceLearning++;
                     }

@@ -598,7 +598,8 @@ class ArrivalGuardsTest {
                 assertFalse(idle[0] || idle[1], "whole between requests once the beat is known, after arrival " + (i + 1));
             }
         }
-        assertEquals(go + ArrivalGuards.LEARN_NANOS, wakeSeen, "decided again when the spell of learning ends");
+        // after the second arrival: when the spell ends unless it arrives again (quiet 250 ms after it, within the 600)
+        assertEquals(go + 100 * MS + ArrivalGuards.QUIET_NANOS, wakeSeen, "decided again when the spell of learning ends");
         // the first request sooner than 250 ms after the warm-up, but after four of its intervals
         // (the service was the last to be ready): a spell too
         ArrivalGuards soon = new ArrivalGuards();
@@ -642,6 +643,17 @@ class ArrivalGuardsTest {
             t += gaps[i] * MS;
         }
         assertEquals(5, heldUntil, "held for the spell's 600 ms only");
+        // a burst of three requests, then quiet: the spell ends with the burst, not 600 ms after its start
+        ArrivalGuards burst = new ArrivalGuards();
+        long b0 = warmUp(burst, 1000 * MS, 132, 10) + 3000 * MS;
+        for (long at : new long[] {b0, b0 + 90 * MS, b0 + 220 * MS}) {
+            boolean[] held = step(burst, at, 132, true, at);
+            assertTrue(held[0] && !held[1], "held during the burst");
+            step(burst, at + 8 * MS, 132, false, 0);
+        }
+        assertEquals(b0 + 220 * MS + ArrivalGuards.QUIET_NANOS, burst.lingerWake(), "decided again when the burst has gone quiet");
+        boolean[] after = step(burst, b0 + 480 * MS, 132, false, 0);
+        assertFalse(after[0] && !after[1], "not held once the burst has gone quiet, 480 ms into the spell");
         // quiet, then a request, again and again: a spell each time, while their debt allows
         int spells = 0;
         long[] quiet = {300, 420, 280, 510, 350, 460, 270, 390, 330, 480}; // no beat
