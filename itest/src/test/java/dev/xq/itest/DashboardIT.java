@@ -297,16 +297,34 @@ public class DashboardIT {
 
     /** @return the text of column {@code column} of the row of the queue named {@code name}, or "" */
     private String cell(String name, int column) {
-        List<WebElement> cells = browser.findElements(By.cssSelector("#queues tbody tr[data-name='" + name + "'] td"));
-        return cells.size() > column ? cells.get(column).getText() : "";
+        return fresh(() -> {
+            List<WebElement> cells = browser.findElements(By.cssSelector("#queues tbody tr[data-name='" + name + "'] td"));
+            return cells.size() > column ? cells.get(column).getText() : "";
+        });
     }
 
     private String text(String id) {
-        return browser.findElement(By.id(id)).getText();
+        return fresh(() -> browser.findElement(By.id(id)).getText());
+    }
+
+    /**
+     * Reads the page again where the dashboard replaced what was found between the find and the
+     * read (it redraws its tables every refresh: a stale element failed CI once).
+     */
+    private static String fresh(java.util.function.Supplier<String> read) {
+        for (int i = 0; ; i++) {
+            try {
+                return read.get();
+            } catch (org.openqa.selenium.StaleElementReferenceException e) {
+                if (i >= 20) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private String attr(String id, String name, String otherwise) {
-        String v = browser.findElement(By.id(id)).getDomAttribute(name);
+        String v = fresh(() -> browser.findElement(By.id(id)).getDomAttribute(name));
         return v == null ? otherwise : v;
     }
 
