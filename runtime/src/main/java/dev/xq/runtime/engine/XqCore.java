@@ -23,7 +23,6 @@ import dev.xq.hal.spi.PreemptionProvider;
 import dev.xq.hal.spi.XpuDriver;
 import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.QueueView;
-import dev.xq.policy.spi.SchedulerActions;
 import dev.xq.policy.spi.SpaceRule;
 import dev.xq.runtime.log.RuntimeLog;
 import dev.xq.runtime.scheduler.ScheduledQueue;
@@ -519,55 +518,6 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     /**
-     * Turns among best-effort processes ({@link BestEffortTurns}), after the policy decided and
-     * before the arrival guards: on each device where more than one narrowable process has work,
-     * the processes whose turn it is not are held.
-     */
-    @Override
-    public void policyDecided(long now, List<QueueView> views, Map<Long, ScheduledQueue> byHandle, SchedulerActions actions) {
-        if (!bestEffortTurns || narrowable.get() == 0) {
-            return;
-        }
-        List<BestEffortTurns.Entry> entries = null;
-        for (QueueView v : views) {
-            if (byHandle.get(v.handle()) instanceof ExternalQueueImpl e && e.narrows() && e.pid() > 0) {
-                if (entries == null) {
-                    entries = new ArrayList<>();
-                }
-                // held by its application or an operator, its work is not waiting for a turn
-                boolean busy = v.inFlight() > 0 || (v.ready() && !v.suspendedByApp());
-                entries.add(new BestEffortTurns.Entry(e.pid(), v.device(), v.handle(), busy, v.estimatedCommandNanos()));
-            }
-        }
-        if (entries != null) {
-            turns.decide(now, entries, actions);
-            if (TRACE_TURNS && now - turnsTracedAt > 1_000_000_000L) {
-                turnsTracedAt = now;
-                System.err.println("xq: best-effort turns: " + turns.passes() + " passed on");
-            }
-        }
-    }
-
-    private final BestEffortTurns turns = new BestEffortTurns();
-    /** With the wide beats' trace ({@code -Dxq.trace.wideBeats=true}): how many turns passed, once a second. */
-    private static final boolean TRACE_TURNS = Boolean.getBoolean("xq.trace.wideBeats");
-    private long turnsTracedAt;
-    private volatile boolean bestEffortTurns = true;
-
-    /**
-     * Whether best-effort processes with work on a device take turns in time ({@link
-     * BestEffortTurns}; the default); then each runs on all that the policy leaves it in its
-     * turn, and {@link #bestEffortParts} does not apply.
-     */
-    public void bestEffortTurns(boolean on) {
-        bestEffortTurns = on;
-    }
-
-    public boolean bestEffortTurns() {
-        return bestEffortTurns;
-    }
-
-    /**
      * Space among best-effort processes, after each decision: on each device the processes whose
      * queues can be narrowed and have work split what they may use in equal parts, one each, in
      * the order of their pids (two of them on the whole device under MPS: one's long kernels
@@ -609,7 +559,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         for (ExternalQueueImpl e : narrowing) {
             java.util.TreeSet<Long> pids = active.get(e.device());
-            if (pids == null || !bestEffortParts || bestEffortTurns) {
+            if (pids == null || !bestEffortParts) {
                 e.part(0, 1);
             } else if (pids.contains(e.pid())) {
                 e.part(pids.headSet(e.pid()).size(), pids.size());

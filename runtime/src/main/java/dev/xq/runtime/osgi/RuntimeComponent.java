@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "bestEffortTurns", "bestEffortParts", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "bestEffortParts", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -141,15 +141,6 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (wide != null && wide != core.scheduler().wideBeats()) {
             core.scheduler().wideBeats(wide);
-        }
-        Boolean turns = read("bestEffortTurns", "true or false", s::bestEffortTurns);
-        if (raw.get("bestEffortTurns") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: bestEffortTurns '" + text + "' is not true or false; ignored", null);
-            turns = null;
-        }
-        if (turns != null && turns != core.bestEffortTurns()) {
-            core.bestEffortTurns(turns);
         }
         Boolean parts = read("bestEffortParts", "true or false", s::bestEffortParts);
         if (raw.get("bestEffortParts") instanceof String text && !text.trim().equalsIgnoreCase("true")

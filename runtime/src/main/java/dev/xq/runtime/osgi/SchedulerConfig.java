@@ -48,19 +48,10 @@ public @interface SchedulerConfig {
             + "for policies that decide space (hpf).")
     boolean wideBeats() default true;
 
-    @AttributeDefinition(name = "Best-effort turns", description = "Best-effort processes with work on a device that the "
-            + "node narrows take turns in time, one at a time, each on all that the policy leaves it, as native sharing "
-            + "time-slices them: a turn lasts four of its holder's longest commands (50 to 400 ms) and passes on at once when "
-            + "its holder has had nothing to do for 2 ms; the next starts while the last one's commands drain. Under MPS two "
-            + "of them on the whole device fight over the same multiprocessors and long kernels win; split in equal parts "
-            + "(bestEffortParts) they are fair in space, not in time. Off: the parts below.")
-    boolean bestEffortTurns() default true;
-
-    @AttributeDefinition(name = "Best-effort parts", description = "With best-effort turns off: best-effort processes with "
-            + "work on a device that the node narrows split what they may use in equal parts, one each, in pid order: under "
-            + "MPS two of them on the whole device fight over the same multiprocessors and long kernels win (training beside "
-            + "21 ms GEMMs at 0.05-0.19 of native sharing on an H200). Off: each has the whole device (less what the policy "
-            + "reserves), for comparisons.")
+    @AttributeDefinition(name = "Best-effort parts", description = "Best-effort processes with work on a device that the "
+            + "node narrows split what they may use in equal parts, one each, in pid order: under MPS two of them on the whole "
+            + "device fight over the same multiprocessors and long kernels win (training beside 21 ms GEMMs at 0.05-0.19 of "
+            + "native sharing on an H200). Off: each has the whole device (less what the policy reserves), for comparisons.")
     boolean bestEffortParts() default true;
 
     @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "

@@ -5,7 +5,6 @@ import dev.xq.policy.spi.DeviceView;
 import dev.xq.policy.spi.Policy;
 import dev.xq.policy.spi.QueueSpace;
 import dev.xq.policy.spi.QueueView;
-import dev.xq.policy.spi.SchedulerActions;
 import dev.xq.policy.spi.SchedulerView;
 import dev.xq.runtime.jfr.Tracing;
 import dev.xq.runtime.log.RuntimeLog;
@@ -109,15 +108,6 @@ public final class Scheduler {
          * first time). Must not block: apply what it implies elsewhere.
          */
         default void topQueuesChanged(Set<Long> top) {
-        }
-
-        /**
-         * A policy (not native, which decides nothing) has decided and nothing is applied yet: the source may add holds of its own
-         * ({@code actions.suspend}) and ask to be called again ({@code actions.wakeAt}), before
-         * arrival guards and the wide beats see the decision (a queue held here is held for them).
-         * Called by the deciding thread in every decision; must be cheap and must not block.
-         */
-        default void policyDecided(long now, List<QueueView> views, Map<Long, ScheduledQueue> byHandle, SchedulerActions actions) {
         }
 
         /**
@@ -639,9 +629,6 @@ public final class Scheduler {
         stats.decided(took);
         if (recorded && policy != null && policy.probation()) {
             selection.decidedCleanly(policy);
-        }
-        if (policy != null && recorded) {
-            source.policyDecided(now, views, byHandle, actions); // not under native: it decides nothing
         }
         ActionRecorder decidedActions = actions;
         ArrivalGuards.Space placed = spaced && actions.narrows() ? new ArrivalGuards.Space() {

@@ -417,7 +417,6 @@ class NarrowTest {
 
     @Test
     void bestEffortProcessesWithWorkSplitWhatTheyMayUse() throws Exception {
-        core.bestEffortTurns(false);
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner gemm = new SpaceOwner(true, 132);
         ExternalQueue qt = open("train", 11, 1, train);
@@ -437,31 +436,7 @@ class NarrowTest {
     }
 
     @Test
-    void bestEffortProcessesWithWorkTakeTurns() throws Exception {
-        SpaceOwner train = new SpaceOwner(true, 132);
-        SpaceOwner gemm = new SpaceOwner(true, 132);
-        ExternalQueue qt = open("train", 11, 1, train);
-        ExternalQueue qg = open("gemm", 12, 1, gemm);
-        train.counters = busy(200_000);
-        qt.changed();
-        gemm.counters = busy(21_000_000);
-        qg.changed();
-        assertTrue(eventually(() -> train.holding() != gemm.holding()), "one of them held: " + train.held + " " + gemm.held);
-        boolean trainFirst = !train.holding();
-        // the turn passes on by itself (a slice of 50 or 84 ms): the other one runs, the first one is held
-        assertTrue(eventually(() -> train.holding() == trainFirst && gemm.holding() != trainFirst),
-                "the turn passed: " + train.held + " " + gemm.held);
-        assertEquals("0/1", train.part(), "each on all of it in its turn: " + train.parts);
-        assertEquals("0/1", gemm.part(), gemm.parts.toString());
-        qt.close();
-        gemm.counters = busy(21_000_000);
-        qg.changed();
-        assertTrue(eventually(() -> !gemm.holding()), "alone: never held: " + gemm.held);
-    }
-
-    @Test
     void withoutPartsEachBestEffortProcessHasAllOfIt() throws Exception {
-        core.bestEffortTurns(false);
         core.bestEffortParts(false);
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner gemm = new SpaceOwner(true, 132);
