@@ -142,11 +142,15 @@ public final class MixScenario implements Scenario {
             Mix.of("graph:2", "triton:1", "gemm:1"),
             Mix.of("bulk:2", "gemm:1", "triton:1"),
             Mix.of("decode:3", "graph:2", "trainbf16:1", "gemm:1"),
-            Mix.of("decode:2", "decode:1"),
+            // two LC tenants at two priorities (the node's latency-critical class is priority 2 and
+            // above: at 2 and 1 the second decoder was best-effort to the node, judged as LC here)
+            Mix.of("decode:3", "decode:2"),
             Mix.of("graphp:2", "train32:1"),
             Mix.of("graphp:2", "gemm:1"),
             Mix.of("graph:2", "gemm:1"),
-            Mix.of("bulk:2", "gemm:1"));
+            Mix.of("bulk:2", "gemm:1"),
+            // the mix a hand-made MPS setup failed on (the second LC tenant at 18 x its standalone P99)
+            Mix.of("decode:3", "decode:2", "train32:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");

@@ -74,7 +74,7 @@ class MixScenarioTest {
     void theFamilyInItsOrderWithRolesAndNames() {
         assertEquals(List.of("decode+trainbf16", "decode+gemm", "decode+trainbf16+gemm", "graph+train32", "bulk+trainbf16",
                 "decode+graph+train32", "graph+triton+gemm", "bulk+gemm+triton", "decode+graph+trainbf16+gemm", "decode+decode",
-                "graphp+train32", "graphp+gemm", "graph+gemm", "bulk+gemm"), MixScenario.MIXES.stream().map(MixScenario.Mix::name).toList());
+                "graphp+train32", "graphp+gemm", "graph+gemm", "bulk+gemm", "decode+decode+train32"), MixScenario.MIXES.stream().map(MixScenario.Mix::name).toList());
         var four = MixScenario.MIXES.get(8).tenants();
         assertEquals(List.of(3, 2, 1, 1), four.stream().map(MixScenario.Tenant::priority).toList());
         assertEquals(List.of(MixScenario.Role.LC, MixScenario.Role.LC, MixScenario.Role.BE, MixScenario.Role.BE),
@@ -83,6 +83,9 @@ class MixScenarioTest {
         assertEquals(List.of("decode-1", "decode-2"), MixScenario.MIXES.get(9).tenants().stream().map(MixScenario.Tenant::name).toList());
         assertEquals(List.of("decode", "gemm"), MixScenario.MIXES.get(1).tenants().stream().map(MixScenario.Tenant::name).toList());
         assertTrue(MixScenario.MIXES.get(9).tenants().stream().allMatch(t -> t.kind().role == MixScenario.Role.LC));
+        // both decoders latency-critical to the node too (priority 2 and above)
+        assertEquals(List.of(3, 2), MixScenario.MIXES.get(9).tenants().stream().map(MixScenario.Tenant::priority).toList());
+        assertEquals(List.of("decode-1", "decode-2", "train32"), MixScenario.MIXES.get(14).tenants().stream().map(MixScenario.Tenant::name).toList());
     }
 
     @Test
@@ -90,7 +93,7 @@ class MixScenarioTest {
         var defaults = BenchArguments.parseBench(List.of("mix"), Map.of("mix", MIX.params())).params();
         assertEquals(List.of("all"), defaults.strings("mixes"));
         assertEquals(List.of("standalone", "native", "xq"), defaults.strings("modes"));
-        assertEquals(14, MixScenario.select(defaults.strings("mixes")).size());
+        assertEquals(15, MixScenario.select(defaults.strings("mixes")).size());
 
         var two = BenchArguments.parseBench(List.of("mix", "mixes=graph+train32,decode+gemm,graph+train32", "modes=xq,mps"),
                 Map.of("mix", MIX.params())).params();
