@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summary of bench/hostile/victim-p99.sh's runs.tsv: every run's P50/P99, the median ratio of the
-P99 under attack to the baseline just before it, the P99 of all tasks of a condition pooled, and
+P99 under attack to the baseline just before it, the P99 of all tasks of a condition pooled (and the
+ratios of the pooled P90, P95 and P99: a P99 of one run of 50-100 tasks is its second slowest), and
 the operator commands' slowest times under attack."""
 import json, statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
@@ -34,7 +35,7 @@ for atk, rs in by.items():
         cpu = "base " + b[5] + "; attack " + a[5].split(" set_up")[0]
         print(f"| {atk} | {p} | {b[3]['p50_ms']:.3f} / {b[3]['p99_ms']:.3f} | {a[3]['p50_ms']:.3f} / {a[3]['p99_ms']:.3f} | {ratio:.2f} "
               f"| {b[3].get('tasks')} rc {b[2]}, {a[3].get('tasks')} rc {a[2]} | {', '.join(f'{t} ({c})' for t, c in zip(o, codes))} | {cpu} |")
-    print(f"| **{atk}** | median | | | **{statistics.median(ratios):.2f}** | lost {lost} | pooled P99 base {pct(base_lat, .99):.3f}, attack {pct(atk_lat, .99):.3f} ms ({len(base_lat)}/{len(atk_lat)} tasks) | |")
+    print(f"| **{atk}** | median | | | **{statistics.median(ratios):.2f}** | lost {lost} | pooled P99 base {pct(base_lat, .99):.3f}, attack {pct(atk_lat, .99):.3f} ms ({len(base_lat)}/{len(atk_lat)} tasks); P90 / P95 / P99 attack/base {' / '.join(f'{pct(atk_lat, q) / pct(base_lat, q):.2f}' for q in (.9, .95, .99))} | |")
 print()
 for atk, rs in by.items():
     for r in rs:
