@@ -38,9 +38,10 @@ static struct { CUdevice dev; int off, n; void *ctx; } g_green[GREEN_MAX];
 static int g_ngreen;
 static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* The process's green context of the n multiprocessors after the first off ones on dev (off: a
- * multiple of n), made once: the device split in groups of n, the (off / n)-th of them. Every
- * process splits the device alike, so processes given different groups do not overlap. */
+/* The process's green context of the n multiprocessors after the first off ones on dev, made once:
+ * off a multiple of n, the device split in groups of n, the (off / n)-th of them; else the device
+ * split once at off and what is after it split by n, the first of those. Every process splits the
+ * device alike, so processes given different groups do not overlap. */
 #define RES_SIZE 144 /* sizeof(CUdevResource) in CUDA 12.4-13.0: its type at 0, its count at 96 */
 #define RES_GROUPS 16
 static uint32_t g_part_logged;
@@ -53,13 +54,21 @@ static void *green_ctx(CUdevice dev, int off, int n)
     if (!g && g_ngreen < GREEN_MAX) {
         static _Alignas(16) unsigned char all[1024], rest[1024], part[RES_SIZE * RES_GROUPS + 1024];
         memset(all, 0, sizeof all), memset(part, 0, sizeof part), memset(rest, 0, sizeof rest);
-        int want = n > 0 && off > 0 && off % n == 0 && off / n < RES_GROUPS ? off / n + 1 : 1;
-        unsigned groups = (unsigned)want;
+        static _Alignas(16) unsigned char head[RES_SIZE * 2 + 1024], after[1024];
+        int aligned = n > 0 && off % n == 0 && off / n < RES_GROUPS;
+        int want = aligned && off > 0 ? off / n + 1 : 1;
+        unsigned groups = (unsigned)want, one = 1;
         void *desc = NULL;
         CUresult r;
         const char *what = "cuDeviceGetDevResource";
         unsigned char *mine = part;
-        if (!(r = xqc_cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) &&
+        if (!(r = xqc_cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) && !aligned && off > 0) {
+            /* a part of its own size: the first off multiprocessors split away, the rest split by n */
+            memset(head, 0, sizeof head), memset(after, 0, sizeof after);
+            if (!(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(head, &one, all, after, 0, (unsigned)off))))
+                memcpy(all, after, sizeof after);
+        }
+        if (!r &&
             !(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(part, &groups, all, rest, 0, (unsigned)n)))) {
             unsigned got = 0;
             int type = 0;
@@ -76,8 +85,12 @@ static void *green_ctx(CUdevice dev, int off, int n)
                 memcpy(&got, mine + 96, sizeof got);
                 g_green[g_ngreen].dev = dev, g_green[g_ngreen].off = off, g_green[g_ngreen].n = n, g_green[g_ngreen].ctx = g;
                 g_ngreen++;
-                xlog(2, "xq: a green context of %u multiprocessors (group %d of %d made, %d asked) on device %d", got,
-                     (int)((mine - part) / RES_SIZE), (int)groups, n, (int)dev);
+                if (aligned || !off)
+                    xlog(2, "xq: a green context of %u multiprocessors (group %d of %d made, %d asked) on device %d", got,
+                         (int)((mine - part) / RES_SIZE), (int)groups, n, (int)dev);
+                else
+                    xlog(2, "xq: a green context of %u multiprocessors (after the first %d, %d asked) on device %d", got, off, n,
+                         (int)dev);
             } else
                 g = NULL;
         }
@@ -125,17 +138,20 @@ int xqc_narrow_width(const xstream *st, uint64_t threads, int *offp, int *needp)
     if (needp) *needp = 0;
     if (!st || !threads || !xqc_narrow_usable() || !st->shm || st->gen != LD(&xqc_state)) return 0;
     uint32_t reserve = LD(&st->shm->reserve_sms), part = LD(&st->shm->part);
-    int count = (int)(part & 0xffff), index = (int)(part >> 16);
+    /* a part of its own size (the top bit): offset and width in sixteenths of the region */
+    int own = (part >> 31) != 0, o16 = own ? (int)((part >> 16) & 0xff) : 0, w16 = own ? (int)(part & 0xff) : 16;
+    if (own && (w16 < 1 || o16 + w16 > 16)) own = 0, o16 = 0, w16 = 16;
+    int count = own ? 1 : (int)(part & 0xffff), index = own ? 0 : (int)(part >> 16);
     if (count < 1 || index >= count) count = 1, index = 0;
-    int tps, sms = reserve || count > 1 ? xqc_dev_sms(st->cudev, &tps) : 0;
+    int tps, sms = reserve || count > 1 || (own && w16 < 16) ? xqc_dev_sms(st->cudev, &tps) : 0;
     if (!sms || (threads != UINT64_MAX && threads <= (uint64_t)NARROW_SMALL * (uint64_t)tps)) return 0;
     /* green partitions come in multiples of 8 multiprocessors on Hopper (fewer elsewhere): the
      * region the reserve leaves, split among count processes */
     int region = !reserve ? sms : reserve >= (uint32_t)sms ? 8 : (sms - (int)reserve) / 8 * 8;
     if (region < 8) region = 8;
-    int n = count > 1 ? region / count / 8 * 8 : region;
+    int n = count > 1 ? region / count / 8 * 8 : own ? region * w16 / 16 / 8 * 8 : region;
     if (n < 8) n = 8;
-    int off = index * n;
+    int off = own ? region * o16 / 16 / 8 * 8 : index * n;
     if (off + n > sms) off = 0;
     if (!off && n >= sms) return 0;
     if (offp) *offp = off;

@@ -41,7 +41,10 @@ typedef struct xq_slot {
     uint64_t horizon_ns, guard_until_ns;
     /* narrowing among best-effort processes (with reserve_sms): index << 16 | count; count > 1: the
      * part of the device the stream's launches may use is split in count equal parts (multiples of
-     * 8 multiprocessors), of which the process has the index-th; 0 or 1: all of it */
+     * 8 multiprocessors), of which the process has the index-th; 0 or 1: all of it. With the top bit
+     * set, a part of its own size: 1 << 31 | offset << 16 | width, offset and width in sixteenths of
+     * that part of the device (each rounded down to 8 multiprocessors, so that the parts of
+     * processes given adjacent sixteenths do not overlap) */
     uint32_t part;
     uint32_t node_reserved[5];
     /* written by the client */

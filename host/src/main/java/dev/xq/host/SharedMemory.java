@@ -208,6 +208,19 @@ final class SharedMemory implements AutoCloseable {
         }
     }
 
+    /**
+     * Writes the slot's part of its own size among best-effort processes: {@code width} sixteenths
+     * from the {@code offset}-th (the top bit tells the interposer so).
+     */
+    synchronized void share(int slot, int offset, int width) {
+        if (offset < 0 || width < 1 || offset + width > 16) {
+            throw new IllegalArgumentException("a share of sixteenths from " + offset + ", " + width + " wide: allowed offset >= 0, width >= 1, offset + width <= 16");
+        }
+        if (!closed) {
+            INT.setRelease(mem, base(slot) + S_PART, 1 << 31 | offset << 16 | width);
+        }
+    }
+
     /** @return the slot's width word (see {@link #S_WIDTH}), 0 once closed */
     synchronized int width(int slot) {
         return closed ? 0 : (int) INT.getAcquire(mem, base(slot) + S_WIDTH);

@@ -86,6 +86,13 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     }
 
     @Override
+    public synchronized void share(int offset, int width) {
+        if (narrows && !retired) {
+            memory.share(slot, offset, width);
+        }
+    }
+
+    @Override
     public int widthSms() {
         return retired ? 0 : memory.width(slot) & 0xffff;
     }

@@ -82,6 +82,20 @@ public interface ExternalQueueShare {
     }
 
     /**
+     * As {@link #part(int, int)}, a part of its own size: of the part left by {@link #narrow(int)}
+     * (or the whole device) cut in sixteenths, this process's launches use {@code width}
+     * sixteenths from the {@code offset}-th on (each rounded down to the device's partition step,
+     * so that processes given adjacent sixteenths do not overlap). {@code part(0, 1)} gives all of
+     * it back.
+     *
+     * @param offset in [0, 15]
+     * @param width in [1, 16 - offset]
+     * @since 1.4
+     */
+    default void share(int offset, int width) {
+    }
+
+    /**
      * @return the multiprocessors this queue's recent commands could fill at once (its widest
      *     launches of the last seconds: threads over threads per multiprocessor; a CUDA graph, the
      *     whole device), 0 when not known

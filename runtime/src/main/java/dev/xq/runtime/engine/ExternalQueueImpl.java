@@ -77,6 +77,12 @@ public final class ExternalQueueImpl implements NodeQueue {
     /** guarded by this: the part among best-effort processes, as last given (index, count; count 1: all) */
     private int partIndex;
     private int partCount = 1;
+    /** guarded by this: a part of its own size, in sixteenths (width 0: none, the equal parts apply) */
+    private int shareOffset;
+    private int shareWidth;
+    /** What the wide beats last found between the requests of a wide queue above it ({@link #fitGap}), and when. */
+    private volatile long fitGapNanos;
+    private volatile long fitGapAt;
 
     ExternalQueueImpl(long handle, ExternalQueueSpec spec, QueueConfig config, ExternalQueueControl control, QueueEvents events,
                       RuntimeLog log) {
@@ -122,14 +128,18 @@ public final class ExternalQueueImpl implements NodeQueue {
     public int smSharePercent() {
         int r;
         int k;
+        int w;
         synchronized (this) {
             r = reserve;
             k = partCount;
+            w = shareWidth;
         }
-        int total = r > 0 || k > 1 ? deviceSms() : 0;
+        int total = r > 0 || k > 1 || (w > 0 && w < 16) ? deviceSms() : 0;
         if (total > 0) {
             int region = r == 0 ? total : r >= total ? NARROW_STEP : Math.max(NARROW_STEP, (total - r) / NARROW_STEP * NARROW_STEP);
-            int n = k > 1 ? Math.max(NARROW_STEP, region / k / NARROW_STEP * NARROW_STEP) : region;
+            // as the interposer reckons it (cuda_narrow.c)
+            int n = w > 0 ? Math.max(NARROW_STEP, region * w / 16 / NARROW_STEP * NARROW_STEP)
+                    : k > 1 ? Math.max(NARROW_STEP, region / k / NARROW_STEP * NARROW_STEP) : region;
             return n >= total ? 100 : Math.max(1, n * 100 / total);
         }
         return control instanceof ExternalQueueShare share ? smShare(share) : 100;
@@ -172,17 +182,66 @@ public final class ExternalQueueImpl implements NodeQueue {
      */
     void part(int index, int count) {
         synchronized (this) {
-            if (closed || (index == partIndex && count == partCount)) {
+            if (closed || (index == partIndex && count == partCount && shareWidth == 0)) {
                 return;
             }
             partIndex = index;
             partCount = count;
+            shareOffset = 0;
+            shareWidth = 0;
             try {
                 ((ExternalQueueShare) control).part(index, count);
             } catch (RuntimeException e) {
                 log.error("external queue " + this + ": its owner failed to take its part", e);
             }
         }
+    }
+
+    /**
+     * A part of its own size among the best-effort processes with work on its device: {@code
+     * width} sixteenths from the {@code offset}-th ({@link ExternalQueueShare#share}); applied when
+     * it changed.
+     */
+    public void share(int offset, int width) {
+        synchronized (this) {
+            if (closed || (offset == shareOffset && width == shareWidth)) {
+                return;
+            }
+            shareOffset = offset;
+            shareWidth = width;
+            partIndex = 0;
+            partCount = 1;
+            try {
+                ((ExternalQueueShare) control).share(offset, width);
+            } catch (RuntimeException e) {
+                log.error("external queue " + this + ": its owner failed to take its share", e);
+            }
+        }
+    }
+
+    /** @return {offset, width} in sixteenths of its part of its own size, {0, 0} when it has none */
+    public synchronized int[] share() {
+        return new int[] {shareOffset, shareWidth};
+    }
+
+    @Override
+    public synchronized double partFraction() {
+        return shareWidth > 0 ? shareWidth / 16.0 : 1.0 / Math.max(1, partCount);
+    }
+
+    @Override
+    public void fitGap(long availNanos, long now) {
+        fitGapNanos = availNanos;
+        fitGapAt = now;
+    }
+
+    /**
+     * @return the time a wide queue above it leaves between its requests for this queue's commands
+     *     (the wide beats' reckoning), as last found no longer ago than {@code maxAgeNanos}; 0: none
+     */
+    long fitGapWithin(long now, long maxAgeNanos) {
+        long at = fitGapAt;
+        return at != 0 && now - at <= maxAgeNanos ? fitGapNanos : 0;
     }
 
     /** @return {index, count}: its part among best-effort processes (count 1: all it may use) */

@@ -532,6 +532,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         Map<String, java.util.TreeSet<Long>> active = null;
         List<ExternalQueueImpl> narrowing = null;
+        Map<Long, QueueView> narrowingViews = bestEffortWeights ? new HashMap<>() : null;
         long now = System.nanoTime();
         for (QueueView v : views) {
             if (byHandle.get(v.handle()) instanceof ExternalQueueImpl e && e.narrows() && e.pid() > 0) {
@@ -540,6 +541,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                     active = new HashMap<>();
                 }
                 narrowing.add(e);
+                if (narrowingViews != null) {
+                    narrowingViews.put(e.handle(), v);
+                }
                 if (v.ready()) {
                     lastBusy.put(e.pid(), now);
                 }
@@ -557,14 +561,102 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (lastBusy.size() > 4 * narrowing.size() + 64) {
             lastBusy.values().removeIf(t -> now - t > PART_LINGER_NANOS);
         }
+        Map<String, Map<Long, int[]>> weighed = bestEffortParts && narrowingViews != null ? weigh(narrowingViews, narrowing, active, now) : Map.of();
         for (ExternalQueueImpl e : narrowing) {
             java.util.TreeSet<Long> pids = active.get(e.device());
+            Map<Long, int[]> shares = weighed.get(e.device());
+            int[] share = shares == null ? null : shares.get(e.pid());
             if (pids == null || !bestEffortParts) {
                 e.part(0, 1);
+            } else if (share != null) {
+                e.share(share[0], share[1]);
             } else if (pids.contains(e.pid())) {
                 e.part(pids.headSet(e.pid()).size(), pids.size());
             }
         }
+    }
+
+    /**
+     * The parts weighed by what fits ({@link BestEffortSplit}) on each device with two to four
+     * best-effort processes with work, one of them at least with a gap found by the wide beats: per
+     * device, per pid, {offset, width} in sixteenths. A device left out keeps equal parts.
+     */
+    private Map<String, Map<Long, int[]>> weigh(Map<Long, QueueView> views, List<ExternalQueueImpl> narrowing,
+                                                Map<String, java.util.TreeSet<Long>> active, long now) {
+        Map<String, Map<Long, int[]>> out = null;
+        for (Map.Entry<String, java.util.TreeSet<Long>> d : active.entrySet()) {
+            java.util.TreeSet<Long> pids = d.getValue();
+            if (pids.size() < 2 || pids.size() > BestEffortSplit.MAX_PROCESSES) {
+                weights.remove(d.getKey());
+                continue;
+            }
+            List<Long> order = new ArrayList<>(pids);
+            long[] command = new long[order.size()];
+            long[] gap = new long[order.size()];
+            for (ExternalQueueImpl e : narrowing) {
+                int i = order.indexOf(e.pid());
+                if (i < 0 || !e.device().equals(d.getKey())) {
+                    continue;
+                }
+                QueueView v = views.get(e.handle());
+                if (v != null && (v.ready() || v.inFlight() > 0)) {
+                    command[i] = Math.max(command[i], v.estimatedCommandNanos());
+                }
+                long g = e.fitGapWithin(now, FIT_GAP_AGE_NANOS);
+                if (g > 0) {
+                    gap[i] = gap[i] == 0 ? g : Math.min(gap[i], g);
+                }
+            }
+            List<BestEffortSplit.Process> ps = new ArrayList<>();
+            for (int i = 0; i < order.size(); i++) {
+                ps.add(new BestEffortSplit.Process(command[i], gap[i]));
+            }
+            Weights was = weights.get(d.getKey());
+            int[] widths = BestEffortSplit.split(ps, was != null && was.pids.equals(order) ? was.widths : null);
+            if (widths == null) {
+                weights.remove(d.getKey());
+                continue;
+            }
+            weights.put(d.getKey(), new Weights(order, widths));
+            Map<Long, int[]> shares = new HashMap<>();
+            int offset = 0;
+            for (int i = 0; i < order.size(); i++) {
+                shares.put(order.get(i), new int[] {offset, widths[i]});
+                offset += widths[i];
+            }
+            if (out == null) {
+                out = new HashMap<>();
+            }
+            out.put(d.getKey(), shares);
+        }
+        if (weights.size() > active.size() + 16) {
+            weights.keySet().retainAll(active.keySet());
+        }
+        return out == null ? Map.of() : out;
+    }
+
+    /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */
+    private record Weights(List<Long> pids, int[] widths) {
+    }
+
+    private final Map<String, Weights> weights = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** How old a gap found by the wide beats may be to weigh a split by. */
+    static final long FIT_GAP_AGE_NANOS = 500_000_000L;
+
+    private volatile boolean bestEffortWeights;
+
+    /**
+     * Whether the parts of best-effort processes are weighed by what fits ({@link
+     * BestEffortSplit}) where the wide beats found a gap for one of them; off (the default until
+     * measured on a GPU), equal parts.
+     */
+    public void bestEffortWeights(boolean on) {
+        bestEffortWeights = on;
+    }
+
+    public boolean bestEffortWeights() {
+        return bestEffortWeights;
     }
 
     private volatile boolean bestEffortParts = true;

@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "bestEffortParts", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "bestEffortParts", "bestEffortWeights", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -141,6 +141,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (wide != null && wide != core.scheduler().wideBeats()) {
             core.scheduler().wideBeats(wide);
+        }
+        Boolean weighed = read("bestEffortWeights", "true or false", s::bestEffortWeights);
+        if (raw.get("bestEffortWeights") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: bestEffortWeights '" + text + "' is not true or false; ignored", null);
+            weighed = null;
+        }
+        if (weighed != null && weighed != core.bestEffortWeights()) {
+            core.bestEffortWeights(weighed);
         }
         Boolean parts = read("bestEffortParts", "true or false", s::bestEffortParts);
         if (raw.get("bestEffortParts") instanceof String text && !text.trim().equalsIgnoreCase("true")

@@ -54,6 +54,14 @@ public @interface SchedulerConfig {
             + "native sharing on an H200). Off: each has the whole device (less what the policy reserves), for comparisons.")
     boolean bestEffortParts() default true;
 
+    @AttributeDefinition(name = "Best-effort weights", description = "With best-effort parts: where the wide beats find a "
+            + "gap between a wide tenant's requests for one of two to four best-effort processes, their parts are weighed by "
+            + "what fits, in sixteenths of the device: the split that maximises the sum of the logarithms of what each gets "
+            + "done, a process in a gap counted by the whole commands that fit it at its width (nine tenths of the gap), the "
+            + "others by their width. Equal halves leave 21 ms GEMMs one kernel a gap (about 43 ms each on half an H200) "
+            + "while a short-command process uses its half throughout. Off by default until measured on a GPU.")
+    boolean bestEffortWeights() default false;
+
     @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "
             + "queues that a periodic queue is preferred over stay held after it went idle early in its busy period "
             + "(before three quarters of its usual arrival-to-idle time; never more than half of that): its owner is "

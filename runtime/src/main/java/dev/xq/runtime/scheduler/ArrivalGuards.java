@@ -164,6 +164,18 @@ final class ArrivalGuards {
             }
         };
 
+        /**
+         * @return the fraction of what it may use that the queue's process has among best-effort
+         *     processes (1 / {@link #parts} for equal parts)
+         */
+        default double fraction(long handle) {
+            return 1.0 / Math.max(1, parts(handle));
+        }
+
+        /** The time a wide queue above it leaves between its requests for the queue's commands (its owner may weigh its part by it). */
+        default void gap(long handle, long availNanos, long now) {
+        }
+
         /** @return the multiprocessors this decision narrowed the queue to leave, 0 when not narrowed */
         int narrowed(long handle);
 
@@ -599,7 +611,7 @@ final class ArrivalGuards {
                 continue;
             }
             QueueSpace sb = space.space(b.handle());
-            long command = b.estimatedCommandNanos() * Math.max(1, space.parts(b.handle()));
+            long command = atWidth(b.estimatedCommandNanos(), space.fraction(b.handle()));
             if (!sb.narrowable() || command <= 0 || starved(b, now)) {
                 continue;
             }
@@ -620,8 +632,12 @@ final class ArrivalGuards {
                 boolean working = a.ready() || a.inFlight() > 0 || idleEarly;
                 // what B has between A's requests: it is held until A's usual end, then let go (the
                 // node's reaction) and must be done before A's next arrival
-                if (beat != null && command < gap(ta, beat) - WIDE_REACTION_NANOS - Math.max(0, ta.within(beat) - ta.medianBusy())
-                        && !sa.ownContext()) {
+                long avail = beat == null ? 0 : gap(ta, beat) - WIDE_REACTION_NANOS - Math.max(0, ta.within(beat) - ta.medianBusy());
+                if (beat != null && !sa.ownContext() && sa.known()
+                        && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms())) && avail > 0) {
+                    space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
+                }
+                if (beat != null && command < avail && !sa.ownContext()) {
                     period = Math.min(period, beat.periodNanos());
                     // on a beat whose gaps B's commands fit: B keeps clear of it under its guard
                     wide |= sa.known() && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
@@ -760,6 +776,10 @@ final class ArrivalGuards {
      * period cannot be this beat's: measured across a change of rhythm, or from stamps written
      * late; not counted).
      */
+    private static long atWidth(long wholeDeviceNanos, double fraction) {
+        return fraction >= 1 ? wholeDeviceNanos : (long) (wholeDeviceNanos / Math.max(1.0 / 16, fraction));
+    }
+
     private static long gap(Track a, Beat beat) {
         long busy = a.busyCount > 0 ? a.medianBusy() : 0;
         return beat.periodNanos() - (busy < beat.periodNanos() ? busy : 0) - beat.jitterNanos() - EARLY_MARGIN_NANOS;
@@ -788,7 +808,7 @@ final class ArrivalGuards {
                     continue;
                 }
                 // at the width B runs at: its whole-device average times the parts the device is split in
-                if (bv.estimatedCommandNanos() * Math.max(1, space.parts(b)) >= gap) {
+                if (atWidth(bv.estimatedCommandNanos(), space.fraction(b)) >= gap) {
                     // its commands never fit before A's next arrival: a guard would refuse every one
                     // of them, for good (21 ms GEMMs beside a 25 ms beat ran at 0.03 of native);
                     // unguarded, it runs between A's requests and is held during them
@@ -802,7 +822,7 @@ final class ArrivalGuards {
                 // met a 21 ms GEMM let go a millisecond after its due time and took 22-29 ms
                 // against 8 on the H200: three of its 121 requests, its P99)
                 // (a grace configured to 0 stays 0)
-                long grace = graceNanos == 0 ? 0 : Math.max(graceNanos, bv.estimatedCommandNanos() * Math.max(1, space.parts(b)) / 4);
+                long grace = graceNanos == 0 ? 0 : Math.max(graceNanos, atWidth(bv.estimatedCommandNanos(), space.fraction(b)) / 4);
                 long until = beat.nextNanos() + beat.jitterNanos() + Math.min(grace, beat.periodNanos() / 4);
                 Guard g = want.get(b);
                 if (g == null || horizon < g.horizonNanos()) {

@@ -75,6 +75,22 @@ public interface ScheduledQueue {
         return 1;
     }
 
+    /**
+     * @return the fraction of what it may use that this queue's process has among the best-effort
+     *     processes with work (1/{@link #partCount()} for equal parts; 1: not split)
+     */
+    default double partFraction() {
+        return 1.0 / Math.max(1, partCount());
+    }
+
+    /**
+     * The wide beats found {@code availNanos} between the requests of a wide queue above this one
+     * for its commands (at {@code now}): what a split among best-effort processes weighted by what
+     * fits may use. Default: nothing.
+     */
+    default void fitGap(long availNanos, long now) {
+    }
+
     /** @return whether {@link #place} matters even when the suspended state stays (a narrowable queue's reserve may change) */
     default boolean placed() {
         return false;

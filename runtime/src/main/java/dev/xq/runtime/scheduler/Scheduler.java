@@ -649,6 +649,20 @@ public final class Scheduler {
             }
 
             @Override
+            public double fraction(long handle) {
+                ScheduledQueue q = byHandle.get(handle);
+                return q == null ? 1 : q.partFraction();
+            }
+
+            @Override
+            public void gap(long handle, long availNanos, long at) {
+                ScheduledQueue q = byHandle.get(handle);
+                if (q != null) {
+                    q.fitGap(availNanos, at);
+                }
+            }
+
+            @Override
             public void unnarrow(long handle, boolean hold) {
                 decidedActions.unnarrow(handle, hold);
             }

@@ -48,6 +48,11 @@ class NarrowTest {
             parts.add(index + "/" + count);
         }
 
+        @Override
+        public void share(int offset, int width) {
+            parts.add(offset + "+" + width + "/16");
+        }
+
         String part() {
             return parts.isEmpty() ? "0/1" : parts.getLast();
         }
@@ -433,6 +438,31 @@ class NarrowTest {
         qg.changed();
         assertTrue(eventually(() -> gemm.part().equals("0/1")), "alone again, all of it: " + gemm.parts);
         assertFalse(train.holding() || gemm.holding());
+    }
+
+    @Test
+    void partsAreWeighedByWhatFitsTheGapOfAWideTenant() throws Exception {
+        core.bestEffortWeights(true);
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        SpaceOwner triton = new SpaceOwner(true, 132);
+        ExternalQueue qg = open("gemm", 11, 1, gemm);
+        ExternalQueue qt = open("triton", 12, 1, triton);
+        gemm.counters = busy(21_300_000);
+        qg.changed();
+        triton.counters = busy(150_000);
+        qt.changed();
+        assertTrue(eventually(() -> gemm.part().equals("0/2") && triton.part().equals("1/2")),
+                "no gap found yet: equal halves: " + gemm.parts + " " + triton.parts);
+        // the wide beats found 84 ms between a wide tenant's requests for the GEMMs
+        ExternalQueueImpl g = (ExternalQueueImpl) core.find(qg.handle()).orElseThrow();
+        g.fitGap(84_000_000L, System.nanoTime());
+        qg.changed();
+        assertTrue(eventually(() -> gemm.part().equals("0+10/16") && triton.part().equals("10+6/16")),
+                "ten sixteenths for the GEMMs (two fit the gap), the rest for Triton: " + gemm.parts + " " + triton.parts);
+        assertEquals(0.625, g.partFraction(), 1e-9);
+        core.bestEffortWeights(false);
+        qg.changed();
+        assertTrue(eventually(() -> gemm.part().equals("0/2") && triton.part().equals("1/2")), "off: halves again: " + gemm.parts);
     }
 
     @Test

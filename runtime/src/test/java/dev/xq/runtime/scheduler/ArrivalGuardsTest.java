@@ -346,7 +346,13 @@ class ArrivalGuardsTest {
     static final class TestSpace implements ArrivalGuards.Space {
         final Map<Long, Integer> narrowed = new java.util.HashMap<>();
         final Map<Long, dev.xq.policy.spi.QueueSpace> spaces = new java.util.HashMap<>();
+        final Map<Long, Long> gaps = new java.util.HashMap<>();
         int parts = 1;
+
+        @Override
+        public void gap(long handle, long availNanos, long now) {
+            gaps.put(handle, availNanos);
+        }
 
         @Override
         public int narrowed(long handle) {
@@ -386,7 +392,7 @@ class ArrivalGuardsTest {
      * at each decision (as hpf does for long commands while A is open); extra: more views.
      * @return B's last decision at A's idle and at A's arrival, its narrowing after each, and its guard
      */
-    record WideRun(Boolean atIdle, boolean narrowedAtIdle, Boolean atArrival, boolean narrowedAtArrival, ArrivalGuards.Guard guard) {
+    record WideRun(Boolean atIdle, boolean narrowedAtIdle, Boolean atArrival, boolean narrowedAtArrival, ArrivalGuards.Guard guard, long gap) {
     }
 
     /** Arrivals in a {@link #wideRun}: past the first spell of learning. */
@@ -409,7 +415,7 @@ class ArrivalGuardsTest {
             views = new java.util.ArrayList<>(List.of(prioritized(A, 2, false, 0, 0), behind(bCommand, at + 2 * MS)));
             views.addAll(extra);
             Map<Long, ArrivalGuards.Guard> changes = guards.update("hpf", at + 2 * MS, views, decided, sp);
-            r = new WideRun(decided.get(B), sp.narrowed(B) > 0, atArrival, nArrival, guards.given().get(B));
+            r = new WideRun(decided.get(B), sp.narrowed(B) > 0, atArrival, nArrival, guards.given().get(B), sp.gaps.getOrDefault(B, 0L));
             assertTrue(changes.isEmpty() || changes.containsKey(B), "only B is guarded: " + changes);
         }
         return r;
@@ -461,9 +467,13 @@ class ArrivalGuardsTest {
         WideRun parts = wideRun(new ArrivalGuards(), 132, 21 * MS, 2, List.of());
         assertTrue(parts.narrowedAtIdle() && parts.narrowedAtArrival(), "42 ms does not fit 23: " + parts);
         assertNull(parts.guard(), "and no guard that would refuse it for good");
+        // the gap is told all the same (what a split weighed by what fits uses): the 25 ms beat less
+        // A's 2 ms, its jitter, the margin and the node's reaction
+        assertTrue(parts.gap() > 15 * MS && parts.gap() < 23 * MS, "the gap told: " + parts.gap());
         // behind a narrow tenant narrowing is what serves both
         WideRun narrow = wideRun(new ArrivalGuards(), 16, 21 * MS, 1, List.of());
         assertTrue(narrow.narrowedAtIdle() && narrow.narrowedAtArrival(), "behind a narrow queue: " + narrow);
+        assertEquals(0, narrow.gap(), "no gap told behind a narrow queue");
         // another preferred queue without a beat (an eager decoder) keeps its reserve
         WideRun decoder = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(prioritized(3, 3, true, 7, 0)));
         assertTrue(decoder.narrowedAtIdle() && decoder.narrowedAtArrival(), "a decoder above too: " + decoder);
