@@ -152,6 +152,11 @@ int xqc_narrow_width(const xstream *st, uint64_t threads, int *offp, int *needp)
     int n = count > 1 ? region / count / 8 * 8 : own ? region * w16 / 16 / 8 * 8 : region;
     if (n < 8) n = 8;
     int off = own ? region * o16 / 16 / 8 * 8 : index * n;
+    /* the last part of its own size takes what the others leave of the region (rounded down to 8
+     * each, 6 sixteenths of 96 after 10 would be 32 of the 40 left). Equal parts keep their
+     * groups of one split (no green context at an offset that is not a multiple of the width,
+     * which no GPU run has tried yet: 48 and 48 of 104 leave 8 to no one) */
+    if (own && o16 + w16 == 16 && region - off >= 8) n = (region - off) / 8 * 8;
     if (off + n > sms) off = 0;
     if (!off && n >= sms) return 0;
     if (offp) *offp = off;

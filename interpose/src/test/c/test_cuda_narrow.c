@@ -80,17 +80,19 @@ void test_narrow_part(void)
 {
     narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 16 | 2u, "of 64 multiprocessors (group 1 of 2 made, 64 asked)");
     narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 16 | 2u, "of 48 multiprocessors (group 1 of 2 made, 48 asked)");
+    /* with 28 reserved, of 104: 48 each (8 to no one: equal parts stay groups of one split) */
+    narrow_run("FAKECUDA_GREEN=1", "new", 28, 1u << 16 | 2u, "of 48 multiprocessors (group 1 of 2 made, 48 asked)");
 }
 
 /* parts of their own sizes, in sixteenths of 132: the first ten (80, from 0), the last six (48,
  * after the first 80: the device split at 80, the rest by 48); with 36 reserved, of 96: 56 from 0
- * and 32 after 56 */
+ * and the rest, 40, after 56 */
 void test_narrow_part_weighted(void)
 {
     narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 31 | 10u, "of 80 multiprocessors (group 0 of 1 made, 80 asked)");
     narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 31 | 10u << 16 | 6u, "of 48 multiprocessors (after the first 80, 48 asked)");
     narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 31 | 10u, "of 56 multiprocessors (group 0 of 1 made, 56 asked)");
-    narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 31 | 10u << 16 | 6u, "of 32 multiprocessors (after the first 56, 32 asked)");
+    narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 31 | 10u << 16 | 6u, "of 40 multiprocessors (after the first 56, 40 asked)");
 }
 
 /* XQ_NARROW=0 asks without "narrow"; an answer saying "narrow" to a question without it is not taken. */

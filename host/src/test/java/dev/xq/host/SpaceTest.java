@@ -315,7 +315,7 @@ class SpaceTest {
         // a part of its own size, as the core weighs it: ten sixteenths from the sixth
         b.share(6, 10);
         assertEquals(1 << 31 | 6 << 16 | 10, be.slotInt(0, SharedMemory.S_PART), "the top bit, the offset, the width");
-        assertEquals(48, b.smSharePercent(), "ten sixteenths of the 104 the reserve leaves (132 - 24): 65, rounded down to 64 of 132");
+        assertEquals(54, b.smSharePercent(), "of the 104 the reserve leaves (132 - 24), from the sixth sixteenth (39, rounded down to 32) to the end: 72 of 132");
         be.writeSlotInt(0, SharedMemory.S_PART, 1 << 16 | 2); // as a part given by the core
         be.send("CLOSE 0");
         ExternalQueueImpl again = queue(be.stream(0, 0, 0, 0, -5, "default"));

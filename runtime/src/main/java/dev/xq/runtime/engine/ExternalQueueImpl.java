@@ -129,10 +129,12 @@ public final class ExternalQueueImpl implements NodeQueue {
         int r;
         int k;
         int w;
+        int o;
         synchronized (this) {
             r = reserve;
             k = partCount;
             w = shareWidth;
+            o = shareOffset;
         }
         int total = r > 0 || k > 1 || (w > 0 && w < 16) ? deviceSms() : 0;
         if (total > 0) {
@@ -140,6 +142,11 @@ public final class ExternalQueueImpl implements NodeQueue {
             // as the interposer reckons it (cuda_narrow.c)
             int n = w > 0 ? Math.max(NARROW_STEP, region * w / 16 / NARROW_STEP * NARROW_STEP)
                     : k > 1 ? Math.max(NARROW_STEP, region / k / NARROW_STEP * NARROW_STEP) : region;
+            if (w > 0 && o + w == 16) {
+                // the last part of its own size takes what the others leave
+                int off = region * o / 16 / NARROW_STEP * NARROW_STEP;
+                n = Math.max(n, (region - off) / NARROW_STEP * NARROW_STEP);
+            }
             return n >= total ? 100 : Math.max(1, n * 100 / total);
         }
         return control instanceof ExternalQueueShare share ? smShare(share) : 100;
