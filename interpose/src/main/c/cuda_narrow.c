@@ -44,7 +44,7 @@ static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
  * device alike, so processes given different groups do not overlap. */
 #define RES_SIZE 144 /* sizeof(CUdevResource) in CUDA 12.4-13.0: its type at 0, its count at 96 */
 #define RES_GROUPS 16
-static uint32_t g_part_logged;
+static uint32_t g_part_logged, g_full_logged;
 static void *green_ctx(CUdevice dev, int off, int n)
 {
     pthread_mutex_lock(&green_mu);
@@ -95,6 +95,19 @@ static void *green_ctx(CUdevice dev, int off, int n)
                 g = NULL;
         }
         if (!g) narrow_off(what, r);
+    }
+    if (!g && g_ngreen >= GREEN_MAX) {
+        /* every place taken (parts of many sizes and offsets): the widest made inside the one asked
+         * for, which overlaps no other process's part; none: the launch goes to the stream as asked */
+        int best = -1;
+        for (int i = 0; i < g_ngreen; i++)
+            if (g_green[i].dev == dev && g_green[i].off >= off && g_green[i].off + g_green[i].n <= off + n &&
+                (best < 0 || g_green[i].n > g_green[best].n))
+                best = i;
+        if (best >= 0) g = g_green[best].ctx;
+        if (!__atomic_fetch_add(&g_full_logged, 1, __ATOMIC_SEQ_CST))
+            xlog(1, "xq: %d green contexts made, no place for more: a part of %d multiprocessors after %d runs %s", GREEN_MAX, n,
+                 off, best >= 0 ? "on a smaller one inside it" : "on the whole device");
     }
     pthread_mutex_unlock(&green_mu);
     return g;

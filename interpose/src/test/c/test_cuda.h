@@ -139,6 +139,7 @@ void test_narrow_unavailable(void);
 void test_narrow_small(void);
 void test_narrow_part(void);
 void test_narrow_part_weighted(void);
+void test_narrow_parts_past_the_cache(void);
 void test_narrow_not_asked(void);
 void test_narrow_widths(void);
 

@@ -26,6 +26,7 @@ static const struct {
     {"narrow_widths", test_narrow_widths},
     {"narrow_part", test_narrow_part},
     {"narrow_part_weighted", test_narrow_part_weighted},
+    {"narrow_parts_past_the_cache", test_narrow_parts_past_the_cache},
     {"narrow_small", test_narrow_small},
     {"narrow_not_asked", test_narrow_not_asked},
     {"visible_devices_uuid", test_visible_devices_uuid},

@@ -167,3 +167,46 @@ void test_narrow_widths(void)
           "stderr: %s", est, run, run > 0 ? est / run : 0.0, err);
     CHECK(n >= 40 && n < 100, "%llu launches narrowed (want the first 40 or more, not all 120)", n);
 }
+
+/* More parts than a process keeps green contexts for (32): the node's parts of their own sizes
+ * moving while the app runs (widths of one, two and three sixteenths at every offset, with and
+ * without a reserve: more than 32 places). Once every place is taken, a part runs on the widest context made inside it
+ * (none: on the stream as asked), said once; the results stay right. */
+void test_narrow_parts_past_the_cache(void)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", "FAKECUDA_TPS=64", "FAKECUDA_GREEN=1", NULL},
+          (const char *[]){"--tasks", "3000", "--kernels", "2", "--us", "50", "--stream", "new", "--block", "1024", "--check", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    uint32_t parts[64];
+    int np = 0;
+    for (uint32_t w = 1; w <= 3; w++)
+        for (uint32_t o = 0; o + w <= 16; o++) parts[np++] = 1u << 31 | o << 16 | w;
+    __atomic_store_n(&s->part, parts[0], __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    /* each part in turn for a while, with and without a reserve, until the app is done */
+    for (int i = 0; !exited(&a) && i < 20000; i++) {
+        __atomic_store_n(&s->reserve_sms, (i / np) % 2 ? 36u : 0u, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->part, parts[i % np], __ATOMIC_SEQ_CST);
+        pause_s(0.0005);
+    }
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    const char *err = slurp(a.err);
+    CHECK(strstr(err, "green contexts made, no place for more"), "the full cache not said: %s", err);
+    CHECK(!strstr(err, "narrowing launches stops"), "stderr: %s", err);
+    const char *f = strstr(err, "green contexts made, no place for more");
+    CHECK(!f || !strstr(f + 1, "green contexts made, no place for more"), "said more than once");
+}
