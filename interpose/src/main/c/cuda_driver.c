@@ -85,6 +85,7 @@ int xqc_cu_resolve(void *hint)
             CU(GetDevResource, "cuDeviceGetDevResource"), CU(SplitByCount, "cuDevSmResourceSplitByCount");
             CU(GenerateDesc, "cuDevResourceGenerateDesc"), CU(GreenCreate, "cuGreenCtxCreate");
             CU(GreenStream, "cuGreenCtxStreamCreate"), CU(WaitEvent, "cuStreamWaitEvent");
+            CU(GreenGetResource, "cuGreenCtxGetDevResource");
             CU(StreamSync, "cuStreamSynchronize");
         }
 #undef CU

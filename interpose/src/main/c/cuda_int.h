@@ -151,6 +151,7 @@ struct xqc_driver {
     CUresult (*GenerateDesc)(void **, void *, unsigned);
     CUresult (*GreenCreate)(void **, void *, CUdevice, unsigned);
     CUresult (*GreenStream)(CUstream *, void *, unsigned, int);
+    CUresult (*GreenGetResource)(void *, void *, int); /* a part at an offset (optional: without it, equal parts only) */
     CUresult (*WaitEvent)(CUstream, CUevent, unsigned);
     CUresult (*StreamSync)(CUstream);
 };

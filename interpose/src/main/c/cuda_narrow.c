@@ -36,12 +36,18 @@ static void narrow_off(const char *what, CUresult r)
 #define GREEN_MAX 32
 static struct { CUdevice dev; int off, n; void *ctx; } g_green[GREEN_MAX];
 static int g_ngreen;
+/* the rest of the device after the first off multiprocessors, a green context to split parts at
+ * offset off from (never given work) */
+#define REST_MAX 16
+static struct { CUdevice dev; int off; void *ctx; } g_rest[REST_MAX];
+static int g_nrest;
 static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The process's green context of the n multiprocessors after the first off ones on dev, made once:
  * off a multiple of n, the device split in groups of n, the (off / n)-th of them; else the device
- * split once at off and what is after it split by n, the first of those. Every process splits the
- * device alike, so processes given different groups do not overlap. */
+ * split once at off, what is after it made a green context, and that context's multiprocessors
+ * split by n, the first of those. Every process splits the device alike, so processes given
+ * different groups do not overlap. */
 #define RES_SIZE 144 /* sizeof(CUdevResource) in CUDA 12.4-13.0: its type at 0, its count at 96 */
 #define RES_GROUPS 16
 static uint32_t g_part_logged, g_full_logged;
@@ -63,10 +69,26 @@ static void *green_ctx(CUdevice dev, int off, int n)
         const char *what = "cuDeviceGetDevResource";
         unsigned char *mine = part;
         if (!(r = xqc_cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) && !aligned && off > 0) {
-            /* a part of its own size: the first off multiprocessors split away, the rest split by n */
-            memset(head, 0, sizeof head), memset(after, 0, sizeof after);
-            if (!(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(head, &one, all, after, 0, (unsigned)off))))
-                memcpy(all, after, sizeof after);
+            /* a part of its own size: the first off multiprocessors split away, the rest split by n.
+             * What a split makes cannot be split again (the H200's driver answers CUDA error 915):
+             * the rest becomes a green context of its own, made once per offset, whose resource
+             * can be */
+            void *restg = NULL;
+            for (int i = 0; i < g_nrest && !restg; i++)
+                if (g_rest[i].dev == dev && g_rest[i].off == off) restg = g_rest[i].ctx;
+            if (!restg) {
+                void *rdesc = NULL;
+                memset(head, 0, sizeof head), memset(after, 0, sizeof after);
+                if (!xqc_cu.GreenGetResource) r = CUDA_ERROR_NOT_FOUND, what = "cuGreenCtxGetDevResource";
+                else if (g_nrest >= REST_MAX) r = CUDA_ERROR_NOT_FOUND, what = "a part at a new offset";
+                else if (!(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(head, &one, all, after, 0, (unsigned)off))) &&
+                         !(r = (what = "cuDevResourceGenerateDesc", xqc_cu.GenerateDesc(&rdesc, after, 1))) &&
+                         !(r = (what = "cuGreenCtxCreate", xqc_cu.GreenCreate(&restg, rdesc, dev, 1)))) {
+                    g_rest[g_nrest].dev = dev, g_rest[g_nrest].off = off, g_rest[g_nrest].ctx = restg;
+                    g_nrest++;
+                }
+            }
+            if (!r) r = (what = "cuGreenCtxGetDevResource", xqc_cu.GreenGetResource(restg, all, 1));
         }
         if (!r &&
             !(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(part, &groups, all, rest, 0, (unsigned)n)))) {
@@ -167,8 +189,8 @@ int xqc_narrow_width(const xstream *st, uint64_t threads, int *offp, int *needp)
     int off = own ? region * o16 / 16 / 8 * 8 : index * n;
     /* the last part of its own size takes what the others leave of the region (rounded down to 8
      * each, 6 sixteenths of 96 after 10 would be 32 of the 40 left). Equal parts keep their
-     * groups of one split (no green context at an offset that is not a multiple of the width,
-     * which no GPU run has tried yet: 48 and 48 of 104 leave 8 to no one) */
+     * groups of one split (one green context each, no rest's context: 48 and 48 of 104 leave 8
+     * to no one) */
     if (own && o16 + w16 == 16 && region - off >= 8) n = (region - off) / 8 * 8;
     if (off + n > sms) off = 0;
     if (!off && n >= sms) return 0;

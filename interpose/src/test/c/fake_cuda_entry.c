@@ -26,7 +26,11 @@ EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
 /* ------------------------------------------------------------------ green contexts
  * As CUDA 12.4+ (Hopper's granularity: partitions of 8 multiprocessors): a CUdevResource is 144
  * bytes, its type at 0 and its count at 96; a green context's streams run on the primary
- * context's device. Here they run as any stream; they count their kernels. */
+ * context's device. Here they run as any stream; they count their kernels. As the real driver (an
+ * H200, driver 580: CUDA error 915), what a split makes, its groups and its remainder, cannot be
+ * split again: only a resource read from the device or from a green context can (the fake marks
+ * those at byte 100). */
+#define FK_SPLITTABLE 0x5a17
 struct xq_fake_green {
     int dev, sms;
 };
@@ -37,6 +41,7 @@ EXPORT CUresult cuDeviceGetDevResource(CUdevice d, void *res, int type)
     memset(res, 0, 144);
     *(int *)res = 1;
     *(unsigned *)((char *)res + 96) = (unsigned)g_sms;
+    *(unsigned *)((char *)res + 100) = FK_SPLITTABLE;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDevSmResourceSplitByCount(void *result, unsigned *groups, const void *in, void *rest, unsigned flags,
@@ -45,6 +50,8 @@ EXPORT CUresult cuDevSmResourceSplitByCount(void *result, unsigned *groups, cons
     if (!result || !groups || !*groups || !in || *(const int *)in != 1 || flags || !min || min % 8)
         return CUDA_ERROR_INVALID_VALUE;
     unsigned have = *(const unsigned *)((const char *)in + 96);
+    if (*(const unsigned *)((const char *)in + 100) != FK_SPLITTABLE)
+        return 915; /* CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION */
     if (min > have)
         return CUDA_ERROR_INVALID_VALUE;
     unsigned made = 0;
@@ -82,6 +89,17 @@ EXPORT CUresult cuGreenCtxCreate(void **g, void *desc, CUdevice d, unsigned flag
     struct xq_fake_green *x = calloc(1, sizeof *x);
     x->dev = d, x->sms = (int)*(unsigned *)desc;
     *g = x;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGreenCtxGetDevResource(void *g, void *res, int type)
+{
+    struct xq_fake_green *x = g;
+    if (!x || !res || type != 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(res, 0, 144);
+    *(int *)res = 1;
+    *(unsigned *)((char *)res + 96) = (unsigned)x->sms;
+    *(unsigned *)((char *)res + 100) = FK_SPLITTABLE;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuGreenCtxStreamCreate(CUstream *ph, void *g, unsigned flags, int prio)
@@ -164,6 +182,7 @@ static const struct {
     P("cuDevSmResourceSplitByCount", cuDevSmResourceSplitByCount, 0, 12040),
     P("cuDevResourceGenerateDesc", cuDevResourceGenerateDesc, 0, 12040), P("cuGreenCtxCreate", cuGreenCtxCreate, 0, 12040),
     P("cuGreenCtxStreamCreate", cuGreenCtxStreamCreate, 0, 12040),
+    P("cuGreenCtxGetDevResource", cuGreenCtxGetDevResource, 0, 12040),
     P("cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent_ptsz, 3020),
 };
 

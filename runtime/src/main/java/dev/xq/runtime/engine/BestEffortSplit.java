@@ -7,10 +7,16 @@ import java.util.List;
  * the one that maximises the sum of the logarithms of what each process gets done (proportional
  * fairness). A process whose commands run between the requests of a wide tenant on a beat (the
  * wide beats) gets done the whole commands that fit a gap at its width ({@value #SAFETY} of the gap
- * for the reckoning's errors), the others an amount in proportion to their width. Equal halves
- * leave a long-command process idle for the part of each gap its commands do not fill (21 ms GEMMs
- * on half of an H200 take about 43 ms: one fits a gap of 84 ms, two do at 80 of 128
- * multiprocessors), while a short-command one uses its half throughout.
+ * for the reckoning's errors), reckoned at the multiprocessors the interposer gives the width
+ * (rounded down to 8). The others get done what their width lets them: in proportion to it where
+ * their commands are long (a GEMM's rate fell to 0.76, 0.43 and 0.21 of its rate on the whole H200
+ * at 75, 50 and 25 % of it), but short commands ({@value #SHORT_COMMAND_NANOS} ns or less at the
+ * whole device: launch-bound processes) gain little past half the device and lose less than their
+ * width below it (Triton's row softmax kept 1.03, 0.92 and 0.53, bf16 training 1.05, 0.95 and
+ * 0.66): {@code min(1, 2w)^0.75} of the device's w. Equal halves leave a long-command process idle
+ * for the part of each gap its commands do not fill (21 ms GEMMs on half of an H200 take about
+ * 43 ms: one fits a gap of 84 ms, two do at 88 of 132 multiprocessors), while a short-command one
+ * uses its half throughout and would do nearly as much on a third.
  *
  * <p>Pure: the node's core ({@link XqCore#decided}) gives it the processes' commands and gaps.
  */
@@ -18,8 +24,19 @@ final class BestEffortSplit {
 
     /** Sixteenths of the device. */
     static final int UNITS = 16;
-    /** The share of a gap a process's commands are reckoned to fill at most. */
-    static final double SAFETY = 0.9;
+    /**
+     * The share of a gap a process's commands are reckoned to fill at most. 0.9 until the first
+     * GPU run (session 36): 23.5-29 ms estimates of the same GEMM and an 81-88 ms gap made two fit
+     * at ten sixteenths and not, by a few hundred microseconds, and the cut went back and forth;
+     * a width too narrow costs a command a beat, one too wide little (the others are launch-bound).
+     */
+    static final double SAFETY = 0.85;
+    /** Commands this short (at the whole device) mark a process whose rate hardly needs width. */
+    static final long SHORT_COMMAND_NANOS = 1_000_000L;
+    /** How a short-command process's rate falls below half the device: {@code (2w)^SHORT_EXPONENT}. */
+    static final double SHORT_EXPONENT = 0.75;
+    /** Green contexts come in multiples of this many multiprocessors (Hopper). */
+    static final int STEP = 8;
     /** A split in force is kept unless another is better by more than this (in the sum of logarithms): estimates move. */
     static final double HYSTERESIS = 0.05;
     /** The most processes weighed (more split in equal parts). */
@@ -45,6 +62,14 @@ final class BestEffortSplit {
      *     process's commands fit a gap at any width, or too many processes (equal parts then)
      */
     static int[] split(List<Process> processes, int[] current) {
+        return split(processes, current, 0);
+    }
+
+    /**
+     * @param deviceSms the device's multiprocessors (0: not known, widths reckoned as sixteenths of it)
+     * @see #split(List, int[])
+     */
+    static int[] split(List<Process> processes, int[] current, int deviceSms) {
         int n = processes.size();
         if (n < 2 || n > MAX_PROCESSES) {
             return null;
@@ -54,7 +79,7 @@ final class BestEffortSplit {
         for (int i = 0; i < n; i++) {
             Process p = processes.get(i);
             // one that fits no command in its gap even on all of it counts in proportion to its width
-            gapped[i] = p.gapped() && fits(p, UNITS - (n - 1)) > 0;
+            gapped[i] = p.gapped() && fits(p, UNITS - (n - 1), deviceSms) > 0;
             any |= gapped[i];
         }
         if (!any) {
@@ -63,12 +88,12 @@ final class BestEffortSplit {
         int[] x = new int[n];
         int[] best = new int[n];
         double[] bestScore = {Double.NEGATIVE_INFINITY};
-        search(processes, gapped, x, 0, UNITS, best, bestScore);
+        search(processes, gapped, deviceSms, x, 0, UNITS, best, bestScore);
         if (bestScore[0] == Double.NEGATIVE_INFINITY) {
             return null;
         }
         if (current != null && current.length == n) {
-            double kept = score(processes, gapped, current);
+            double kept = score(processes, gapped, deviceSms, current);
             if (kept > Double.NEGATIVE_INFINITY && kept >= bestScore[0] - HYSTERESIS) {
                 return current.clone();
             }
@@ -76,17 +101,45 @@ final class BestEffortSplit {
         return best;
     }
 
-    /** Whole commands of {@code p} that fit its gap at {@code units} sixteenths. */
+    /** Whole commands of {@code p} that fit its gap at {@code units} sixteenths (of a device of unknown size). */
     static long fits(Process p, int units) {
-        double atWidth = p.commandNanos() * (double) UNITS / units;
+        return fits(p, units, 0);
+    }
+
+    /** Whole commands of {@code p} that fit its gap at {@code units} sixteenths of a device of {@code deviceSms}. */
+    static long fits(Process p, int units, int deviceSms) {
+        double atWidth = p.commandNanos() / fraction(units, deviceSms);
         return (long) Math.floor(SAFETY * p.gapNanos() / atWidth);
     }
 
-    private static void search(List<Process> ps, boolean[] gapped, int[] x, int i, int left, int[] best, double[] bestScore) {
+    /**
+     * The share of the device {@code units} sixteenths come to: as the interposer makes a part
+     * (cuda_narrow.c), the region split in multiples of {@value #STEP} multiprocessors, rounded down.
+     */
+    static double fraction(int units, int deviceSms) {
+        if (deviceSms < STEP) {
+            return units / (double) UNITS;
+        }
+        int region = deviceSms / STEP * STEP;
+        int n = Math.max(STEP, region * units / UNITS / STEP * STEP);
+        return Math.min(1.0, n / (double) deviceSms);
+    }
+
+    /** What a process with no gap gets done at {@code units} sixteenths, against all of the device. */
+    static double speed(Process p, int units, int deviceSms) {
+        double f = fraction(units, deviceSms);
+        if (p.commandNanos() > 0 && p.commandNanos() <= SHORT_COMMAND_NANOS) {
+            return Math.pow(Math.min(1.0, 2 * f), SHORT_EXPONENT);
+        }
+        return f;
+    }
+
+    private static void search(List<Process> ps, boolean[] gapped, int sms, int[] x, int i, int left, int[] best,
+                               double[] bestScore) {
         int n = x.length;
         if (i == n - 1) {
             x[i] = left;
-            double s = score(ps, gapped, x);
+            double s = score(ps, gapped, sms, x);
             // ties: the one nearest equal parts
             if (s > bestScore[0] + 1e-12 || (Math.abs(s - bestScore[0]) <= 1e-12 && spread(x) < spread(best))) {
                 bestScore[0] = s;
@@ -96,17 +149,17 @@ final class BestEffortSplit {
         }
         for (int u = 1; u <= left - (n - 1 - i); u++) {
             x[i] = u;
-            search(ps, gapped, x, i + 1, left - u, best, bestScore);
+            search(ps, gapped, sms, x, i + 1, left - u, best, bestScore);
         }
     }
 
-    private static double score(List<Process> ps, boolean[] gapped, int[] x) {
+    private static double score(List<Process> ps, boolean[] gapped, int sms, int[] x) {
         double s = 0;
         for (int i = 0; i < x.length; i++) {
             if (x[i] < 1) {
                 return Double.NEGATIVE_INFINITY;
             }
-            double v = gapped[i] ? fits(ps.get(i), x[i]) : x[i];
+            double v = gapped[i] ? fits(ps.get(i), x[i], sms) : speed(ps.get(i), x[i], sms);
             if (v <= 0) {
                 return Double.NEGATIVE_INFINITY;
             }

@@ -593,11 +593,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             List<Long> order = new ArrayList<>(pids);
             long[] command = new long[order.size()];
             long[] gap = new long[order.size()];
+            int sms = 0;
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
                 if (i < 0 || !e.device().equals(d.getKey())) {
                     continue;
                 }
+                sms = Math.max(sms, e.deviceSms());
                 QueueView v = views.get(e.handle());
                 if (v != null && (v.ready() || v.inFlight() > 0)) {
                     command[i] = Math.max(command[i], v.estimatedCommandNanos());
@@ -612,10 +614,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 ps.add(new BestEffortSplit.Process(command[i], gap[i]));
             }
             Weights was = weights.get(d.getKey());
-            int[] widths = BestEffortSplit.split(ps, was != null && was.pids.equals(order) ? was.widths : null);
+            int[] widths = BestEffortSplit.split(ps, was != null && was.pids.equals(order) ? was.widths : null, sms);
             if (widths == null) {
                 weights.remove(d.getKey());
                 continue;
+            }
+            if (TRACE_WEIGHTS && (was == null || !was.pids.equals(order) || !java.util.Arrays.equals(was.widths, widths))) {
+                System.err.println("xq: weighed parts on " + d.getKey() + ": pids " + order + ", sixteenths "
+                        + java.util.Arrays.toString(widths) + ", commands us " + java.util.Arrays.toString(
+                                java.util.Arrays.stream(command).map(c -> c / 1000).toArray())
+                        + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray()));
             }
             weights.put(d.getKey(), new Weights(order, widths));
             Map<Long, int[]> shares = new HashMap<>();
@@ -640,6 +648,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     private final Map<String, Weights> weights = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** {@code -Dxq.trace.wideBeats=true}: the node prints each new weighed split on stderr. */
+    private static final boolean TRACE_WEIGHTS = Boolean.getBoolean("xq.trace.wideBeats");
 
     /** How old a gap found by the wide beats may be to weigh a split by. */
     static final long FIT_GAP_AGE_NANOS = 500_000_000L;

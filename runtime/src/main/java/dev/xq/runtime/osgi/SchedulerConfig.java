@@ -57,9 +57,11 @@ public @interface SchedulerConfig {
     @AttributeDefinition(name = "Best-effort weights", description = "With best-effort parts: where the wide beats find a "
             + "gap between a wide tenant's requests for one of two to four best-effort processes, their parts are weighed by "
             + "what fits, in sixteenths of the device: the split that maximises the sum of the logarithms of what each gets "
-            + "done, a process in a gap counted by the whole commands that fit it at its width (nine tenths of the gap), the "
-            + "others by their width. Equal halves leave 21 ms GEMMs one kernel a gap (about 43 ms each on half an H200) "
-            + "while a short-command process uses its half throughout. Off by default until measured on a GPU.")
+            + "done, a process in a gap counted by the whole commands that fit it at its width (0.85 of the gap, the width "
+            + "in the multiprocessors the interposer gives it), the others by their width, or for short commands (1 ms or "
+            + "less: launch-bound) by min(1, 2 x width)^0.75. Equal halves leave 21 ms GEMMs one kernel a gap (about 43 ms "
+            + "each on half an H200) while a short-command process uses its half throughout. Off by default: its first "
+            + "GPU run (an older rule) did not help the GEMMs.")
     boolean bestEffortWeights() default false;
 
     @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "

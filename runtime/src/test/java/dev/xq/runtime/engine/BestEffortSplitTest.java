@@ -18,7 +18,7 @@ class BestEffortSplitTest {
 
     @Test
     void theLongCommandsGetTheWidthAtWhichTwoFitTheGap() {
-        // equal halves: 43 ms each at 8 sixteenths, one fits 0.9 x 84 ms; at 10 sixteenths 34 ms, two fit
+        // equal halves: 43 ms each at 8 sixteenths, one fits 0.85 x 84 ms; at 10 sixteenths 34 ms, two fit
         assertEquals(1, BestEffortSplit.fits(GEMM, 8));
         assertEquals(2, BestEffortSplit.fits(GEMM, 10));
         assertArrayEquals(new int[] {10, 6}, BestEffortSplit.split(List.of(GEMM, TRITON), null));
@@ -46,10 +46,46 @@ class BestEffortSplitTest {
 
     @Test
     void threeProcessesShareTheSixteenths() {
-        // two GEMMs a gap at 10 leave the others 3 each (log 2 + 2 log 3 = 2.89); one at 5 leaves them
-        // 5 and 6 (log 30 = 3.40): one a gap, as at equal thirds, and the others more
+        // the GEMMs two a gap at 10 leave the others 3 each (log 2 + 1.5 log 0.375 = -0.78); one at 5
+        // leaves them 5 and 6 (0.75 log 0.625 + 0.75 log 0.75 = -0.57): one a gap, as at equal
+        // thirds, and the others more
         assertArrayEquals(new int[] {5, 5, 6}, BestEffortSplit.split(List.of(GEMM, TRITON, new Process(300_000L, 0)), null));
         assertEquals(1, BestEffortSplit.fits(GEMM, 5));
         assertEquals(0, BestEffortSplit.fits(GEMM, 4), "at 4 sixteenths a GEMM takes 85 ms: none fits");
+    }
+
+    /** Session 36 on the H200 (132 multiprocessors, parts in multiples of 8 of 128): the estimates the node had. */
+    @Test
+    void onTheH200TheGemmsGetTheWidthWhereTwoFitWithRoomToSpare() {
+        Process triton = new Process(80_000L, 0);
+        // 23.5 ms at 132: 35.3 ms at 88 (11 sixteenths), two in 70.5 of 0.85 x 87 = 74 ms; at 80 (10) 38.8 ms, one
+        Process gemm = new Process(23_500_000L, 87 * MS);
+        assertEquals(1, BestEffortSplit.fits(gemm, 10, 132));
+        assertEquals(2, BestEffortSplit.fits(gemm, 11, 132));
+        assertArrayEquals(new int[] {11, 5}, BestEffortSplit.split(List.of(gemm, triton), null, 132));
+        // 26 ms: two fit from 12 sixteenths (96 multiprocessors, 35.8 ms)
+        Process slower = new Process(26_000_000L, 87 * MS);
+        assertEquals(1, BestEffortSplit.fits(slower, 11, 132));
+        assertArrayEquals(new int[] {12, 4}, BestEffortSplit.split(List.of(slower, triton), new int[] {11, 5}, 132),
+                "an estimate that grows moves the cut to where two still fit, not back to one");
+        // the flapping of that run: at 0.9 and in plain sixteenths 23.6 ms fitted two at 10/16 and
+        // 24.7 ms did not (10/6 and 6/10 in turn); both fit two at 11 of 132's parts now
+        assertArrayEquals(new int[] {11, 5}, BestEffortSplit.split(List.of(new Process(24_650_000L, 87_446_000L), triton), null, 132));
+    }
+
+    @Test
+    void shortCommandsNeedLittleWidthLongOnesAllOfIt() {
+        Process shortCommands = new Process(150_000L, 0);
+        Process longCommands = new Process(5 * MS, 0);
+        assertEquals(1.0, BestEffortSplit.speed(shortCommands, 8, 0), 1e-9, "half the device: all of its rate");
+        assertEquals(Math.pow(0.5, 0.75), BestEffortSplit.speed(shortCommands, 4, 0), 1e-9, "a quarter: 0.59 (measured 0.53-0.66)");
+        assertEquals(0.25, BestEffortSplit.speed(longCommands, 4, 0), 1e-9, "in proportion");
+        assertEquals(0.25, BestEffortSplit.speed(new Process(0, 0), 4, 0), 1e-9, "not known: in proportion");
+        // parts are multiples of 8 of what 132 rounds to: 4 sixteenths are 32 multiprocessors
+        assertEquals(32 / 132.0, BestEffortSplit.fraction(4, 132), 1e-9);
+        assertEquals(8 / 132.0, BestEffortSplit.fraction(1, 132), 1e-9, "never below one step");
+        // two long-command processes beside a gapped GEMM in thirds: as before, in proportion to the width
+        Process gemm = new Process(21_300_000L, 84 * MS);
+        assertArrayEquals(new int[] {10, 6}, BestEffortSplit.split(List.of(gemm, longCommands), null));
     }
 }
