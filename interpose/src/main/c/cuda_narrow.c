@@ -37,8 +37,8 @@ static void narrow_off(const char *what, CUresult r)
 static struct { CUdevice dev; int off, n; void *ctx; } g_green[GREEN_MAX];
 static int g_ngreen;
 /* the rest of the device after the first off multiprocessors, a green context to split parts at
- * offset off from (never given work) */
-#define REST_MAX 16
+ * offset off from (never given work); offsets are multiples of 8: 32 places cover 256 */
+#define REST_MAX 32
 static struct { CUdevice dev; int off; void *ctx; } g_rest[REST_MAX];
 static int g_nrest;
 static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
