@@ -2,6 +2,7 @@
 # GPU machine: the workload family (./xq bench mix --device cuda) and the node-kill check with MPS.
 # Carry: node/target, interpose/target, .jre.tar.xz. Usage (one device call):
 #   MIXES=all SECS=8 MODES=standalone,native,xq sh bench/gpu/mix-run.sh "$OUT"
+# (MIXES is ';'-separated, one ./xq bench call each; an entry custom=bulk+gemm+trainbf16 runs a mix of one's own)
 # (PAUSE=S: the paired reading, the BE tenants stopped S s of every 2 S; bench/README.md)
 # Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz. KILLCHECK=1: the node
 # killed beside one MPS client; KILLCHECK=2: killed while it narrows one (a decoder beside GEMMs). Where nvidia-smi is, the GPU's
@@ -39,7 +40,12 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   # tenants' latency is made on the host, whose speed moves in phases of seconds on a cloud machine
   python3 bench/gpu/cpu-tick.py 0 100 80000 > "$res/ticks-$i.txt" 2>/dev/null &
   ticker=$!
-  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" mixes="$m" modes="${MODES:-standalone,native,xq}" ${ALT:+alt="$ALT"} ${PAUSE:+pause="$PAUSE"} \
+  # custom=KIND[:P]+KIND[:P]...: a mix of one's own (./xq bench mix custom=...), run alone
+  case "$m" in
+    custom=*) sel="mixes=none $m" ;;
+    *) sel="mixes=$m" ;;
+  esac
+  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" $sel modes="${MODES:-standalone,native,xq}" ${ALT:+alt="$ALT"} ${PAUSE:+pause="$PAUSE"} \
     --json "$res/mix-$i.json" > "$res/mix-$i.txt" 2>&1
   rc=$?
   if [ -n "$sampler" ]; then

@@ -174,11 +174,14 @@ public final class MixScenario implements Scenario {
 
     @Override
     public List<ParamSpec> params() {
-        List<String> mixes = new ArrayList<>(List.of("all"));
+        List<String> mixes = new ArrayList<>(List.of("all", "none"));
         MIXES.forEach(m -> mixes.add(m.name()));
         return List.of(
                 ParamSpec.decimal("seconds", 0, 0, 3600, "measured length of each mode (0: 10 on --device cuda, 3 otherwise)"),
-                ParamSpec.choices("mixes", List.of("all"), mixes, "the mixes to run"),
+                ParamSpec.choices("mixes", List.of("all"), mixes, "the mixes of the family to run (none: only the custom ones)"),
+                ParamSpec.text("custom", "", "mixes of your own, run after the family's: KIND[:PRIORITY]+KIND[:PRIORITY]... "
+                        + "separated by ';' (2 to 4 tenants; kinds " + String.join(", ", KIND_IDS) + "; priority 1-9, by default 2 "
+                        + "for the latency-critical kinds and 1 for the others; e.g. bulk+gemm+trainbf16 or decode:3+graph:2+triton)"),
                 ParamSpec.choices("modes", DEFAULT_MODES, MODES, "the modes to run for each mix: standalone: each LC kind alone, "
                         + "no interposer; xq-alone: each LC kind alone under the interposer with the node (the interposer's overhead "
                         + "on a tenant alone, against standalone; measured once per kind like standalone); native: all together, no "
@@ -197,6 +200,61 @@ public final class MixScenario implements Scenario {
                         + "P99 while they were stopped, in the same run (the host's speed moves in phases of seconds; 0: off)"));
     }
 
+    /** The kinds by their names on the command line. */
+    static final List<String> KIND_IDS = java.util.Arrays.stream(Kind.values()).map(Kind::id).toList();
+
+    /**
+     * A mix of the user's own.
+     *
+     * @param spec {@code KIND[:PRIORITY]+...}, 2 to 4 tenants
+     * @throws UsageException naming the part that is wrong and what is allowed
+     */
+    static Mix custom(String spec) {
+        String[] parts = spec.trim().split("\\+", -1);
+        if (parts.length < 2 || parts.length > 4) {
+            throw new UsageException("custom=" + spec + ": a mix has 2 to 4 tenants joined by '+', not " + parts.length);
+        }
+        List<String> tenants = new ArrayList<>();
+        for (String part : parts) {
+            String t = part.trim().toLowerCase(Locale.ROOT);
+            int colon = t.indexOf(':');
+            String kind = colon < 0 ? t : t.substring(0, colon);
+            if (!KIND_IDS.contains(kind)) {
+                throw new UsageException("custom=" + spec + ": '" + part + "' is not a kind; allowed: " + String.join(", ", KIND_IDS));
+            }
+            Role role = Kind.valueOf(kind.toUpperCase(Locale.ROOT)).role;
+            int priority = role == Role.LC ? 2 : 1;
+            if (colon >= 0) {
+                String pr = t.substring(colon + 1);
+                if (!pr.matches("[1-9]")) {
+                    throw new UsageException("custom=" + spec + ": priority '" + pr + "' of " + kind + " is not allowed; allowed: 1 to 9");
+                }
+                priority = Integer.parseInt(pr);
+            }
+            tenants.add(kind + ":" + priority);
+        }
+        if (tenants.stream().noneMatch(t -> Kind.valueOf(t.substring(0, t.indexOf(':')).toUpperCase(Locale.ROOT)).role == Role.LC)) {
+            throw new UsageException("custom=" + spec + ": a mix needs at least one latency-critical kind (graph, graphp, decode, bulk)");
+        }
+        return Mix.of(tenants.toArray(String[]::new));
+    }
+
+    /** @return the family's mixes {@code names} asks for, then the custom ones of {@code custom} (';'-separated) */
+    static List<Mix> select(List<String> names, String custom) {
+        List<Mix> out = new ArrayList<>(names.contains("none") ? List.of() : select(names));
+        if (custom != null && !custom.isBlank()) {
+            for (String c : custom.split(";")) {
+                if (!c.isBlank()) {
+                    out.add(custom(c));
+                }
+            }
+        }
+        if (out.isEmpty()) {
+            throw new UsageException("mixes=none and no custom mix: nothing to run; name a mix, all, or custom=KIND+KIND");
+        }
+        return out;
+    }
+
     /** @return the mixes {@code names} asks for ({@code all}: every one), each once, in the order given */
     static List<Mix> select(List<String> names) {
         if (names.contains("all")) {
@@ -204,6 +262,9 @@ public final class MixScenario implements Scenario {
         }
         List<Mix> out = new ArrayList<>();
         for (String n : new LinkedHashSet<>(names)) {
+            if (n.equals("none")) {
+                continue;
+            }
             out.add(MIXES.stream().filter(m -> m.name().equals(n)).findFirst().orElseThrow(() -> new UsageException(
                     "mixes=" + n + " is unknown; allowed: all, " + String.join(", ", MIXES.stream().map(Mix::name).toList()))));
         }
@@ -403,7 +464,7 @@ public final class MixScenario implements Scenario {
             throw new UsageException("pause=" + pause + " with seconds=" + seconds + ": a paired reading needs at least two stops, "
                     + "so seconds must be at least 4 x pause (or pause=0, the default: no stops). Nothing was run.");
         }
-        List<Mix> mixes = select(p.strings("mixes"));
+        List<Mix> mixes = select(p.strings("mixes"), p.string("custom"));
         List<String> modes = MODES.stream().filter(p.strings("modes")::contains).toList();
         String mpsPipe = p.string("mps_pipe");
         if (modes.contains("mps") && mpsPipe.isBlank()) {

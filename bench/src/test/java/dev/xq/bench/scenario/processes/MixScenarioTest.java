@@ -112,6 +112,34 @@ class MixScenarioTest {
     }
 
     @Test
+    void customMixesTakeKindsAndPrioritiesAndRefuseWhatIsNotAllowedByName() {
+        var p = BenchArguments.parseBench(List.of("mix", "mixes=none", "custom=bulk+gemm+trainbf16; decode:3+GRAPH:2+triton"),
+                Map.of("mix", MIX.params())).params();
+        List<MixScenario.Mix> mixes = MixScenario.select(p.strings("mixes"), p.string("custom"));
+        assertEquals(List.of("bulk+gemm+trainbf16", "decode+graph+triton"), mixes.stream().map(MixScenario.Mix::name).toList());
+        assertEquals(List.of(2, 1, 1), mixes.get(0).tenants().stream().map(MixScenario.Tenant::priority).toList());
+        assertEquals(List.of(3, 2, 1), mixes.get(1).tenants().stream().map(MixScenario.Tenant::priority).toList());
+        // a custom mix runs after the family's named ones; the same kind twice is numbered as in the family
+        var both = MixScenario.select(List.of("decode+gemm"), "decode:3+decode:2+gemm");
+        assertEquals(List.of("decode+gemm", "decode+decode+gemm"), both.stream().map(MixScenario.Mix::name).toList());
+        assertEquals(List.of("decode-1", "decode-2", "gemm"), both.get(1).tenants().stream().map(MixScenario.Tenant::name).toList());
+
+        var kind = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk+resnet"));
+        assertTrue(kind.getMessage().contains("'resnet'") && kind.getMessage().contains("graph, graphp, decode, bulk, train32"),
+                kind.getMessage());
+        var pr = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk:0+gemm"));
+        assertTrue(pr.getMessage().contains("priority '0'") && pr.getMessage().contains("1 to 9"), pr.getMessage());
+        var one = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk"));
+        assertTrue(one.getMessage().contains("2 to 4 tenants"), one.getMessage());
+        var five = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk+gemm+gemm+triton+train32"));
+        assertTrue(five.getMessage().contains("not 5"), five.getMessage());
+        var noLc = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "gemm+triton"));
+        assertTrue(noLc.getMessage().contains("latency-critical"), noLc.getMessage());
+        var nothing = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), " "));
+        assertTrue(nothing.getMessage().contains("nothing to run"), nothing.getMessage());
+    }
+
+    @Test
     void hostSettingsOfTheXqModesAreParsedOrRefusedByName() {
         assertEquals(Map.of(), MixScenario.hostSettings("xq", "mpsBestEffortShare:75"));
         assertEquals(Map.of("mpsHoldBestEffort", true), MixScenario.hostSettings("xq-hold", ""));
