@@ -47,8 +47,13 @@ final class BestEffortSplit {
      * wide tenant above it leaves for its commands (ns, 0 when none).
      */
     record Process(long commandNanos, long gapNanos) {
+        /**
+         * Counted by the commands that fit its gap: long commands only. Short ones fill a gap at
+         * any width, and what they get done is the short-command curve's (on the H200 Triton in a
+         * gap was counted in proportion to its width, and the cut stayed equal beside GEMMs).
+         */
         boolean gapped() {
-            return commandNanos > 0 && gapNanos > 0;
+            return commandNanos > SHORT_COMMAND_NANOS && gapNanos > 0;
         }
     }
 

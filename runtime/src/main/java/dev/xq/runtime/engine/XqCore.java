@@ -604,6 +604,22 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 if (v != null && (v.ready() || v.inFlight() > 0)) {
                     command[i] = Math.max(command[i], v.estimatedCommandNanos());
                 }
+            }
+            for (int i = 0; i < order.size(); i++) {
+                // a process between two steps (a trainer's host side) has nothing ready nor in flight: its
+                // last known command stands (unknown, it counted as a long one, and on the H200 the cut went
+                // between 12/4 and 6/10 with every step of a bf16 trainer beside GEMMs: session 37)
+                if (command[i] > 0) {
+                    lastCommand.put(order.get(i), command[i]);
+                } else {
+                    command[i] = lastCommand.getOrDefault(order.get(i), 0L);
+                }
+            }
+            for (ExternalQueueImpl e : narrowing) {
+                int i = order.indexOf(e.pid());
+                if (i < 0 || !e.device().equals(d.getKey())) {
+                    continue;
+                }
                 long g = e.fitGapWithin(now, FIT_GAP_AGE_NANOS);
                 if (g > 0) {
                     gap[i] = gap[i] == 0 ? g : Math.min(gap[i], g);
@@ -640,6 +656,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (weights.size() > active.size() + 16) {
             weights.keySet().retainAll(active.keySet());
         }
+        if (lastCommand.size() > 4 * narrowing.size() + 64) {
+            lastCommand.keySet().retainAll(lastBusy.keySet());
+        }
         return out == null ? Map.of() : out;
     }
 
@@ -648,6 +667,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     private final Map<String, Weights> weights = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Per pid, the longest command of its narrowable queues when it last had one ready or in flight (ns). */
+    private final Map<Long, Long> lastCommand = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** {@code -Dxq.trace.wideBeats=true}: the node prints each new weighed split on stderr. */
     private static final boolean TRACE_WEIGHTS = Boolean.getBoolean("xq.trace.wideBeats");

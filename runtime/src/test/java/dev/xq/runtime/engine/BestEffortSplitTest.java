@@ -2,7 +2,9 @@ package dev.xq.runtime.engine;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.runtime.engine.BestEffortSplit.Process;
 import java.util.List;
@@ -32,6 +34,11 @@ class BestEffortSplitTest {
         assertNull(BestEffortSplit.split(List.of(new Process(21_300_000L, 20 * MS), TRITON), null));
         assertNull(BestEffortSplit.split(List.of(GEMM), null), "one process: all of it");
         assertNull(BestEffortSplit.split(List.of(GEMM, TRITON, TRITON, TRITON, TRITON), null), "more than four: equal parts");
+        // short commands in a gap fill it at any width: no weighing by the gap (before: counted in
+        // proportion to the width, beside a GEMM without a gap the cut came out equal all the same)
+        assertNull(BestEffortSplit.split(List.of(new Process(23_000_000L, 0), new Process(87_000L, 85 * MS)), null, 132));
+        assertFalse(new Process(1_000_000L, 85 * MS).gapped(), "1 ms is short");
+        assertTrue(new Process(1_000_001L, 85 * MS).gapped());
     }
 
     @Test

@@ -466,6 +466,33 @@ class NarrowTest {
     }
 
     @Test
+    void aWeighedCutKeepsAProcesssLastCommandBetweenItsSteps() throws Exception {
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        SpaceOwner train = new SpaceOwner(true, 132);
+        ExternalQueue qg = open("gemm", 11, 1, gemm);
+        ExternalQueue qt = open("train", 12, 1, train);
+        gemm.counters = busy(22_000_000);
+        qg.changed();
+        train.counters = busy(60_000);
+        qt.changed();
+        ExternalQueueImpl g = (ExternalQueueImpl) core.find(qg.handle()).orElseThrow();
+        g.fitGap(75_000_000L, System.nanoTime());
+        qg.changed();
+        // two 22 ms GEMMs fit 0.85 x 75 ms at 96 multiprocessors; the trainer's short steps keep most of their rate on 32
+        assertTrue(eventually(() -> gemm.part().equals("0+12/16") && train.part().equals("12+4/16")),
+                "12/4: " + gemm.parts + " " + train.parts);
+        // the trainer between two steps: nothing ready, nothing in flight (its host side); counted as
+        // a long-command process it would get ten sixteenths and the GEMMs one kernel a gap
+        train.counters = ExternalQueueTest.USED_IDLE;
+        qt.changed();
+        gemm.counters = busy(22_000_001);
+        qg.changed();
+        Thread.sleep(100);
+        assertEquals("12+4/16", train.part(), "the cut stands: " + train.parts);
+        assertFalse(train.parts.contains("10+6/16") || train.parts.contains("6+10/16"), "never cut the other way: " + train.parts);
+    }
+
+    @Test
     void withoutPartsEachBestEffortProcessHasAllOfIt() throws Exception {
         core.bestEffortParts(false);
         SpaceOwner train = new SpaceOwner(true, 132);
