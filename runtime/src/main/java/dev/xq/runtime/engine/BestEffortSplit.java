@@ -106,6 +106,58 @@ final class BestEffortSplit {
         return best;
     }
 
+    /**
+     * Every cut as good as the best (the same sum of logarithms, to rounding), in the order the
+     * search meets them: two processes alike beside one gap (two GEMM processes: two of one's
+     * kernels fit at ten sixteenths, one of the other's at six) have two, one for each, and the
+     * node takes them in turn ({@link XqCore}); empty where {@link #split} has none.
+     */
+    static List<int[]> bestCuts(List<Process> processes, int deviceSms) {
+        int n = processes.size();
+        if (n < 2 || n > MAX_PROCESSES) {
+            return List.of();
+        }
+        boolean[] gapped = new boolean[n];
+        boolean any = false;
+        for (int i = 0; i < n; i++) {
+            Process p = processes.get(i);
+            gapped[i] = p.gapped() && fits(p, UNITS - (n - 1), deviceSms) > 0;
+            any |= gapped[i];
+        }
+        if (!any) {
+            return List.of();
+        }
+        List<int[]> all = new java.util.ArrayList<>();
+        collect(processes, gapped, deviceSms, new int[n], 0, UNITS, all);
+        double best = Double.NEGATIVE_INFINITY;
+        for (int[] x : all) {
+            best = Math.max(best, score(processes, gapped, deviceSms, x));
+        }
+        if (best == Double.NEGATIVE_INFINITY) {
+            return List.of();
+        }
+        List<int[]> out = new java.util.ArrayList<>();
+        for (int[] x : all) {
+            if (score(processes, gapped, deviceSms, x) >= best - 1e-9) {
+                out.add(x);
+            }
+        }
+        return out;
+    }
+
+    private static void collect(List<Process> ps, boolean[] gapped, int sms, int[] x, int i, int left, List<int[]> out) {
+        int n = x.length;
+        if (i == n - 1) {
+            x[i] = left;
+            out.add(x.clone());
+            return;
+        }
+        for (int u = 1; u <= left - (n - 1 - i); u++) {
+            x[i] = u;
+            collect(ps, gapped, sms, x, i + 1, left - u, out);
+        }
+    }
+
     /** Whole commands of {@code p} that fit its gap at {@code units} sixteenths (of a device of unknown size). */
     static long fits(Process p, int units) {
         return fits(p, units, 0);

@@ -138,18 +138,30 @@ public final class ExternalQueueImpl implements NodeQueue {
         }
         int total = r > 0 || k > 1 || (w > 0 && w < 16) ? deviceSms() : 0;
         if (total > 0) {
-            int region = r == 0 ? total : r >= total ? NARROW_STEP : Math.max(NARROW_STEP, (total - r) / NARROW_STEP * NARROW_STEP);
-            // as the interposer reckons it (cuda_narrow.c)
-            int n = w > 0 ? Math.max(NARROW_STEP, region * w / 16 / NARROW_STEP * NARROW_STEP)
-                    : k > 1 ? Math.max(NARROW_STEP, region / k / NARROW_STEP * NARROW_STEP) : region;
-            if (w > 0 && o + w == 16) {
-                // the last part of its own size takes what the others leave
-                int off = region * o / 16 / NARROW_STEP * NARROW_STEP;
-                n = Math.max(n, (region - off) / NARROW_STEP * NARROW_STEP);
-            }
+            int n = partSms(total, r, k, w, o);
             return n >= total ? 100 : Math.max(1, n * 100 / total);
         }
         return control instanceof ExternalQueueShare share ? smShare(share) : 100;
+    }
+
+    /**
+     * The multiprocessors a part comes to, as the interposer reckons it (cuda_narrow.c): the
+     * region the reserve leaves, rounded down to {@link #NARROW_STEP}, split by count ({@code k}
+     * equal parts) or by width ({@code w} sixteenths at offset {@code o}; the last part takes what
+     * the others leave).
+     */
+    static int partSms(int total, int r, int k, int w, int o) {
+        int region = r == 0 ? total : r >= total ? NARROW_STEP : Math.max(NARROW_STEP, (total - r) / NARROW_STEP * NARROW_STEP);
+        if (r == 0 && w <= 0 && k <= 1) {
+            return total;
+        }
+        int n = w > 0 ? Math.max(NARROW_STEP, region * w / 16 / NARROW_STEP * NARROW_STEP)
+                : k > 1 ? Math.max(NARROW_STEP, region / k / NARROW_STEP * NARROW_STEP) : region;
+        if (w > 0 && o + w == 16) {
+            int off = region * o / 16 / NARROW_STEP * NARROW_STEP;
+            n = Math.max(n, (region - off) / NARROW_STEP * NARROW_STEP);
+        }
+        return n;
     }
 
     /** Green contexts come in multiples of 8 multiprocessors on Hopper: what an owner narrows to. */
@@ -231,9 +243,31 @@ public final class ExternalQueueImpl implements NodeQueue {
         return new int[] {shareOffset, shareWidth};
     }
 
+    /**
+     * The share of the device its part comes to where nothing is reserved (between a wide
+     * tenant's requests): the multiprocessors the interposer gives it over the device's, as the
+     * interposer scales its whole-device estimate (11 sixteenths of 132 are 88, two thirds, not
+     * 0.6875); in sixteenths where the device's size is not known.
+     */
     @Override
-    public synchronized double partFraction() {
-        return shareWidth > 0 ? shareWidth / 16.0 : 1.0 / Math.max(1, partCount);
+    public double partFraction() {
+        int k;
+        int w;
+        int o;
+        synchronized (this) {
+            k = partCount;
+            w = shareWidth;
+            o = shareOffset;
+        }
+        double plain = w > 0 ? w / 16.0 : 1.0 / Math.max(1, k);
+        if (plain >= 1) {
+            return 1;
+        }
+        int total = deviceSms();
+        if (total < NARROW_STEP) {
+            return plain;
+        }
+        return Math.min(1.0, partSms(total, 0, k, w, o) / (double) total);
     }
 
     @Override

@@ -593,6 +593,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             List<Long> order = new ArrayList<>(pids);
             long[] command = new long[order.size()];
             long[] gap = new long[order.size()];
+            boolean drained = true;
             int sms = 0;
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
@@ -604,6 +605,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 if (v != null && (v.ready() || v.inFlight() > 0)) {
                     command[i] = Math.max(command[i], v.estimatedCommandNanos());
                 }
+                drained &= v == null || v.inFlight() == 0;
             }
             for (int i = 0; i < order.size(); i++) {
                 // a process between two steps (a trainer's host side) has nothing ready nor in flight: its
@@ -635,13 +637,30 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 weights.remove(d.getKey());
                 continue;
             }
+            boolean same = was != null && was.pids.equals(order) && java.util.Arrays.equals(was.widths, widths);
+            long since = same ? was.since : now;
+            if (same && drained && now - since >= ROTATE_NANOS) {
+                // cuts as good as each other (two processes alike: one gets two kernels a gap, the
+                // other one) are taken in turn, each while nothing of theirs is in flight (between
+                // the wide tenant's request and its end, when they are held), so that no part
+                // overlaps a kernel still running on the last cut. Kept, one GEMM process ran at
+                // about 0.5 of native sharing beside the other's 1.0.
+                List<int[]> ties = BestEffortSplit.bestCuts(ps, sms);
+                for (int k = 0; k < ties.size() && ties.size() > 1; k++) {
+                    if (java.util.Arrays.equals(ties.get(k), widths)) {
+                        widths = ties.get((k + 1) % ties.size());
+                        since = now;
+                        break;
+                    }
+                }
+            }
             if (TRACE_WEIGHTS && (was == null || !was.pids.equals(order) || !java.util.Arrays.equals(was.widths, widths))) {
                 System.err.println("xq: weighed parts on " + d.getKey() + ": pids " + order + ", sixteenths "
                         + java.util.Arrays.toString(widths) + ", commands us " + java.util.Arrays.toString(
                                 java.util.Arrays.stream(command).map(c -> c / 1000).toArray())
                         + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray()));
             }
-            weights.put(d.getKey(), new Weights(order, widths));
+            weights.put(d.getKey(), new Weights(order, widths, since));
             Map<Long, int[]> shares = new HashMap<>();
             int offset = 0;
             for (int i = 0; i < order.size(); i++) {
@@ -663,8 +682,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */
-    private record Weights(List<Long> pids, int[] widths) {
+    private record Weights(List<Long> pids, int[] widths, long since) {
     }
+
+    /** How long a weighed cut stands, at least, before one as good takes its turn. */
+    static final long ROTATE_NANOS = 50_000_000L;
 
     private final Map<String, Weights> weights = new java.util.concurrent.ConcurrentHashMap<>();
 

@@ -28,6 +28,19 @@ class BestEffortSplitTest {
     }
 
     @Test
+    void twoProcessesAlikeHaveCutsAsGoodAsEachOther() {
+        Process a = new Process(21_300_000L, 85 * MS);
+        Process b = new Process(21_330_000L, 85 * MS);
+        List<int[]> ties = BestEffortSplit.bestCuts(List.of(a, b), 132);
+        // two kernels fit 0.85 x 85 ms at 10 to 14 sixteenths, one at 5 to 9: one gets two, the other one
+        assertEquals(List.of("[5, 11]", "[6, 10]", "[10, 6]", "[11, 5]"), ties.stream().map(java.util.Arrays::toString).toList());
+        assertArrayEquals(new int[] {6, 10}, BestEffortSplit.split(List.of(a, b), null, 132), "the one nearest equal parts first");
+        // a process that gets more from its width: one best cut, no turns
+        assertEquals(1, BestEffortSplit.bestCuts(List.of(new Process(23_500_000L, 87 * MS), new Process(80_000L, 0)), 132).size());
+        assertTrue(BestEffortSplit.bestCuts(List.of(new Process(80_000L, 0), new Process(90_000L, 0)), 132).isEmpty(), "no gap");
+    }
+
+    @Test
     void equalPartsWhereNothingFitsAGap() {
         assertNull(BestEffortSplit.split(List.of(TRITON, new Process(200_000L, 0)), null), "no gap: equal parts");
         // a 21 ms kernel beside a 25 ms beat: no width fits one in 0.9 x 20 ms

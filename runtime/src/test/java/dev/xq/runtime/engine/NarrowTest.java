@@ -459,7 +459,7 @@ class NarrowTest {
         qg.changed();
         assertTrue(eventually(() -> gemm.part().equals("0+10/16") && triton.part().equals("10+6/16")),
                 "ten sixteenths for the GEMMs (two fit the gap), the rest for Triton: " + gemm.parts + " " + triton.parts);
-        assertEquals(0.625, g.partFraction(), 1e-9);
+        assertEquals(80 / 132.0, g.partFraction(), 1e-9, "ten sixteenths of 128: 80 of the device's 132 multiprocessors");
         core.bestEffortWeights(false);
         qg.changed();
         assertTrue(eventually(() -> gemm.part().equals("0/2") && triton.part().equals("1/2")), "off: halves again: " + gemm.parts);
@@ -490,6 +490,41 @@ class NarrowTest {
         Thread.sleep(100);
         assertEquals("12+4/16", train.part(), "the cut stands: " + train.parts);
         assertFalse(train.parts.contains("10+6/16") || train.parts.contains("6+10/16"), "never cut the other way: " + train.parts);
+    }
+
+    @Test
+    void cutsAsGoodAsEachOtherTakeTurnsWhileNothingOfTheirsIsInFlight() throws Exception {
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner b = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("gemm-1", 11, 1, a);
+        ExternalQueue qb = open("gemm-2", 12, 1, b);
+        a.counters = busy(21_300_000);
+        qa.changed();
+        b.counters = busy(21_300_000);
+        qb.changed();
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gb = (ExternalQueueImpl) core.find(qb.handle()).orElseThrow();
+        ga.fitGap(85_000_000L, System.nanoTime());
+        gb.fitGap(85_000_000L, System.nanoTime());
+        qa.changed();
+        // two 21.3 ms GEMMs in 0.85 x 85 ms: two fit at ten sixteenths, one at six; equal halves fit one each
+        assertTrue(eventually(() -> a.part().equals("0+6/16") && b.part().equals("6+10/16")),
+                "one of the cuts as good as each other: " + a.parts + " " + b.parts);
+        // kernels in flight on both: the cut stands, however long
+        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        qa.changed();
+        qb.changed();
+        Thread.sleep(50);
+        assertEquals("0+6/16", a.part(), "no turn while a kernel runs on the cut: " + a.parts);
+        // both held and drained (the wide tenant's request): the other GEMM process's turn
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        b.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        ga.fitGap(85_000_000L, System.nanoTime());
+        gb.fitGap(85_000_000L, System.nanoTime());
+        qa.changed();
+        qb.changed();
+        assertTrue(eventually(() -> a.part().equals("0+10/16") && b.part().equals("10+6/16")),
+                "the first GEMM process's turn: " + a.parts + " " + b.parts);
     }
 
     @Test
