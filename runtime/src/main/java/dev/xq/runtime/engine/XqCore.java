@@ -637,7 +637,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 weights.remove(d.getKey());
                 continue;
             }
-            boolean same = was != null && was.pids.equals(order) && java.util.Arrays.equals(was.widths, widths);
+            boolean samePids = was != null && was.pids.equals(order);
+            if (samePids && !drained && !java.util.Arrays.equals(was.widths, widths)) {
+                // a new cut for the same processes waits until nothing of theirs is in flight (they
+                // are held during the wide tenant's request): a part moved onto multiprocessors
+                // where another's kernel still runs slows that kernel past the estimate its arrival
+                // guard admitted it by (on the H200 the cut went 10/6 and 11/5 up to 80 times in
+                // 12 s as the GEMMs' estimate moved about the edge of two fitting)
+                widths = was.widths;
+            }
+            boolean same = samePids && java.util.Arrays.equals(was.widths, widths);
             long since = same ? was.since : now;
             if (same && drained && now - since >= ROTATE_NANOS) {
                 // cuts as good as each other (two processes alike: one gets two kernels a gap, the

@@ -485,11 +485,44 @@ class NarrowTest {
         // a long-command process it would get ten sixteenths and the GEMMs one kernel a gap
         train.counters = ExternalQueueTest.USED_IDLE;
         qt.changed();
-        gemm.counters = busy(22_000_001);
+        // the GEMMs held and drained too (a new cut would be taken now)
+        gemm.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 22_000_001, System.nanoTime());
+        g.fitGap(75_000_000L, System.nanoTime());
         qg.changed();
         Thread.sleep(100);
         assertEquals("12+4/16", train.part(), "the cut stands: " + train.parts);
         assertFalse(train.parts.contains("10+6/16") || train.parts.contains("6+10/16"), "never cut the other way: " + train.parts);
+    }
+
+    @Test
+    void aNewCutWaitsUntilNothingOfTheProcessesIsInFlight() throws Exception {
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        SpaceOwner train = new SpaceOwner(true, 132);
+        ExternalQueue qg = open("gemm", 11, 1, gemm);
+        ExternalQueue qt = open("train", 12, 1, train);
+        gemm.counters = busy(22_000_000);
+        qg.changed();
+        train.counters = busy(60_000);
+        qt.changed();
+        ExternalQueueImpl g = (ExternalQueueImpl) core.find(qg.handle()).orElseThrow();
+        g.fitGap(75_000_000L, System.nanoTime());
+        qg.changed();
+        assertTrue(eventually(() -> gemm.part().equals("0+12/16")), "12/4: " + gemm.parts);
+        // a wider gap: two GEMMs fit at ten sixteenths now, and the trainer would have six; kernels in flight
+        gemm.counters = busy(21_300_000);
+        g.fitGap(84_000_000L, System.nanoTime());
+        qg.changed();
+        qt.changed();
+        Thread.sleep(100);
+        assertEquals("0+12/16", gemm.part(), "not while kernels run on the cut: " + gemm.parts);
+        // both held and drained
+        gemm.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        train.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 60_000, System.nanoTime());
+        g.fitGap(84_000_000L, System.nanoTime());
+        qg.changed();
+        qt.changed();
+        assertTrue(eventually(() -> gemm.part().equals("0+10/16") && train.part().equals("10+6/16")),
+                "the new cut, now: " + gemm.parts + " " + train.parts);
     }
 
     @Test
