@@ -648,17 +648,19 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             }
             boolean same = samePids && java.util.Arrays.equals(was.widths, widths);
             long since = same ? was.since : now;
+            boolean turn = false;
             if (same && drained && now - since >= ROTATE_NANOS) {
                 // cuts as good as each other (two processes alike: one gets two kernels a gap, the
                 // other one) are taken in turn, each while nothing of theirs is in flight (between
                 // the wide tenant's request and its end, when they are held), so that no part
-                // overlaps a kernel still running on the last cut. Kept, one GEMM process ran at
-                // about 0.5 of native sharing beside the other's 1.0.
+                // overlaps a kernel still running on the last cut. Kept, one GEMM process would get
+                // two kernels a gap for good and the other one (about 1.0 and 0.5 of native sharing).
                 List<int[]> ties = BestEffortSplit.bestCuts(ps, sms);
                 for (int k = 0; k < ties.size() && ties.size() > 1; k++) {
                     if (java.util.Arrays.equals(ties.get(k), widths)) {
                         widths = ties.get((k + 1) % ties.size());
                         since = now;
+                        turn = true;
                         break;
                     }
                 }
@@ -667,7 +669,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 System.err.println("xq: weighed parts on " + d.getKey() + ": pids " + order + ", sixteenths "
                         + java.util.Arrays.toString(widths) + ", commands us " + java.util.Arrays.toString(
                                 java.util.Arrays.stream(command).map(c -> c / 1000).toArray())
-                        + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray()));
+                        + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray())
+                        + (turn ? ", a turn among cuts as good" : ""));
             }
             weights.put(d.getKey(), new Weights(order, widths, since));
             Map<Long, int[]> shares = new HashMap<>();
