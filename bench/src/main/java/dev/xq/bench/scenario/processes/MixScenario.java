@@ -150,7 +150,11 @@ public final class MixScenario implements Scenario {
             Mix.of("graph:2", "gemm:1"),
             Mix.of("bulk:2", "gemm:1"),
             // the mix a hand-made MPS setup failed on (the second LC tenant at 18 x its standalone P99)
-            Mix.of("decode:3", "decode:2", "train32:1"));
+            Mix.of("decode:3", "decode:2", "train32:1"),
+            // added in session 37, first run as mixes of one's own: two processes alike beside a
+            // batch's beat, and a decoder on top of a batch, GEMMs and Triton
+            Mix.of("bulk:2", "gemm:1", "gemm:1"),
+            Mix.of("decode:3", "bulk:2", "gemm:1", "triton:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
