@@ -188,9 +188,9 @@ int xqc_narrow_width(const xstream *st, uint64_t threads, int *offp, int *needp)
     if (n < 8) n = 8;
     int off = own ? region * o16 / 16 / 8 * 8 : index * n;
     /* the last part of its own size takes what the others leave of the region (rounded down to 8
-     * each, 6 sixteenths of 96 after 10 would be 32 of the 40 left). Equal parts keep their
+     * each, 6 sixteenths of 96 after 10 would be 32 of the 40 left). Parts by count keep their
      * groups of one split (one green context each, no rest's context: 48 and 48 of 104 leave 8
-     * to no one) */
+     * to no one); the node gives two or four equal parts as parts of their own size (48 and 56) */
     if (own && o16 + w16 == 16 && region - off >= 8) n = (region - off) / 8 * 8;
     if (off + n > sms) off = 0;
     if (!off && n >= sms) return 0;

@@ -571,7 +571,17 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             } else if (share != null) {
                 e.share(share[0], share[1]);
             } else if (pids.contains(e.pid())) {
-                e.part(pids.headSet(e.pid()).size(), pids.size());
+                int index = pids.headSet(e.pid()).size();
+                int count = pids.size();
+                if (bestEffortWeights && (count == 2 || count == 4)) {
+                    // equal parts of their own size: the first ones as a split by count makes
+                    // them, the last one what they leave (a split by count of 104 multiprocessors,
+                    // what an eager decoder's reserve leaves of an H200, gives 48 and 48 and leaves
+                    // 8 idle; these give 48 and 56)
+                    e.share(index * (BestEffortSplit.UNITS / count), BestEffortSplit.UNITS / count);
+                } else {
+                    e.part(index, count);
+                }
             }
         }
     }

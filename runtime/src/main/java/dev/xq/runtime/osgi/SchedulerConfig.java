@@ -62,7 +62,9 @@ public @interface SchedulerConfig {
             + "less: launch-bound) by min(1, 2 x width)^0.75. Equal halves leave 21 ms GEMMs one kernel a gap (about 43 ms "
             + "each on half an H200) while a short-command process uses its half throughout. On by default: on the H200 it "
             + "took 23.7 ms GEMMs beside Triton and a large batch from 0.49-0.51 of native sharing to 1.01 (equal parts: "
-            + "1.35-1.40 for Triton, weighed 1.16-1.23); false gives equal parts.")
+            + "1.35-1.40 for Triton, weighed 1.16-1.23). Without a weighed cut, two or four processes get equal parts of their own "
+            + "size, the last taking what the others leave (48 and 56 of 104 multiprocessors, where a split by count gives 48 "
+            + "and 48). false gives equal parts split by count.")
     boolean bestEffortWeights() default true;
 
     @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "

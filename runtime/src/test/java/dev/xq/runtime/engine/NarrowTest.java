@@ -430,14 +430,41 @@ class NarrowTest {
         qt.changed();
         gemm.counters = busy(21_000_000);
         qg.changed();
-        assertTrue(eventually(() -> train.part().equals("0/2") && gemm.part().equals("1/2")),
+        assertTrue(eventually(() -> train.part().equals("0+8/16") && gemm.part().equals("8+8/16")),
                 "halves, in pid order: " + train.parts + " " + gemm.parts);
         assertEquals(48, core.find(qt.handle()).orElseThrow().status().smSharePercent(), "64 of 132 multiprocessors");
+        assertEquals(48, core.find(qg.handle()).orElseThrow().status().smSharePercent(), "64 of the 68 left, rounded down to 8");
         qt.close();
         gemm.counters = busy(21_000_000);
         qg.changed();
         assertTrue(eventually(() -> gemm.part().equals("0/1")), "alone again, all of it: " + gemm.parts);
         assertFalse(train.holding() || gemm.holding());
+    }
+
+    @Test
+    void equalPartsLeaveNoMultiprocessorIdleWhereASplitByCountWould() throws Exception {
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        SpaceOwner serve = new SpaceOwner(false, 0); // no launches yet: the least reserve, 8
+        ExternalQueue qt = open("train", 11, 1, train);
+        ExternalQueue qg = open("gemm", 12, 1, gemm);
+        ExternalQueue qs = open("serve", 13, 2, serve);
+        serve.counters = busy(50_000);
+        qs.changed();
+        train.counters = busy(200_000);
+        qt.changed();
+        gemm.counters = busy(21_000_000);
+        qg.changed();
+        assertTrue(eventually(() -> train.reserve() == 8 && gemm.reserve() == 8), "narrowed beside serve: " + train.reserves);
+        // 124 left, 120 in steps of 8: halves by count are 56 and 56; of their own size 56 and 64
+        assertTrue(eventually(() -> core.find(qg.handle()).orElseThrow().status().smSharePercent() == 64 * 100 / 132),
+                "the last part takes what the first leaves: " + gemm.parts);
+        assertEquals(56 * 100 / 132, core.find(qt.handle()).orElseThrow().status().smSharePercent());
+        // weights off: the split by count of before
+        core.bestEffortWeights(false);
+        qt.changed();
+        assertTrue(eventually(() -> train.part().equals("0/2") && gemm.part().equals("1/2")), "by count: " + train.parts);
+        assertEquals(56 * 100 / 132, core.find(qg.handle()).orElseThrow().status().smSharePercent());
     }
 
     @Test
@@ -451,7 +478,7 @@ class NarrowTest {
         qg.changed();
         triton.counters = busy(150_000);
         qt.changed();
-        assertTrue(eventually(() -> gemm.part().equals("0/2") && triton.part().equals("1/2")),
+        assertTrue(eventually(() -> gemm.part().equals("0+8/16") && triton.part().equals("8+8/16")),
                 "no gap found yet: equal halves: " + gemm.parts + " " + triton.parts);
         // the wide beats found 84 ms between a wide tenant's requests for the GEMMs
         ExternalQueueImpl g = (ExternalQueueImpl) core.find(qg.handle()).orElseThrow();
@@ -578,7 +605,7 @@ class NarrowTest {
         core.bestEffortParts(true);
         qt.changed();
         qg.changed();
-        assertTrue(eventually(() -> train.part().equals("0/2") && gemm.part().equals("1/2")), "on again: halves: " + train.parts + " " + gemm.parts);
+        assertTrue(eventually(() -> train.part().equals("0+8/16") && gemm.part().equals("8+8/16")), "on again: halves: " + train.parts + " " + gemm.parts);
     }
 
     @Test
