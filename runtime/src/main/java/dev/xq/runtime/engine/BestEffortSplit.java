@@ -145,6 +145,54 @@ final class BestEffortSplit {
         return out;
     }
 
+    /** The most processes that take turns on the whole of what they may use ({@link #alternate}). */
+    static final int MAX_ALTERNATING = 3;
+
+    /**
+     * Whether the processes get more done taking turns, one a gap, on the whole of what they may
+     * use than cut in parts: two or three processes, each with long commands that fit a gap at the
+     * whole width. Each is counted by {@code fits(p, all) / n} a gap taking turns, and by its
+     * average over the cuts as good as each other (which the node takes in turn) cut; ties go to
+     * the turns, whose estimate is the one measured (at the whole width), where a cut's is scaled
+     * to a width no kernel of the process ran at (a GEMM kept 0.21 of its rate on a quarter of an
+     * H200, not a quarter). Two GEMM processes of 21.4 ms beside an 88 ms gap on an H200: three
+     * whole-width kernels fit a gap, one and a half each; cut 10/6 and 11/5 in turn, reckoned at
+     * three a gap too, they got 0.53-0.62 of native sharing, about two kernels a gap.
+     *
+     * @param inForce whether the turns are in force: they stay unless a cut is better by more
+     *     than {@link #HYSTERESIS}
+     */
+    static boolean alternate(List<Process> processes, int deviceSms, boolean inForce) {
+        int n = processes.size();
+        if (n < 2 || n > MAX_ALTERNATING) {
+            return false;
+        }
+        double turns = 0;
+        for (Process p : processes) {
+            long whole = p.gapped() ? fits(p, UNITS, deviceSms) : 0;
+            if (whole <= 0) {
+                return false;
+            }
+            turns += Math.log(whole / (double) n);
+        }
+        List<int[]> cuts = bestCuts(processes, deviceSms);
+        if (cuts.isEmpty()) {
+            return true;
+        }
+        double cut = 0;
+        for (int i = 0; i < n; i++) {
+            double sum = 0;
+            for (int[] x : cuts) {
+                sum += fits(processes.get(i), x[i], deviceSms);
+            }
+            if (sum <= 0) {
+                return true;
+            }
+            cut += Math.log(sum / cuts.size());
+        }
+        return inForce ? turns >= cut - HYSTERESIS : turns >= cut - 1e-9;
+    }
+
     private static void collect(List<Process> ps, boolean[] gapped, int sms, int[] x, int i, int left, List<int[]> out) {
         int n = x.length;
         if (i == n - 1) {

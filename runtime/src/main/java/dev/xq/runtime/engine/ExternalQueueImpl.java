@@ -80,6 +80,8 @@ public final class ExternalQueueImpl implements NodeQueue {
     /** guarded by this: a part of its own size, in sixteenths (width 0: none, the equal parts apply) */
     private int shareOffset;
     private int shareWidth;
+    /** Another process's turn on all of what best-effort processes may use ({@link BestEffortSplit#alternate}). */
+    private volatile boolean offTurn;
     /** What the wide beats last found between the requests of a wide queue above it ({@link #fitGap}), and when. */
     private volatile long fitGapNanos;
     private volatile long fitGapAt;
@@ -236,6 +238,33 @@ public final class ExternalQueueImpl implements NodeQueue {
                 log.error("external queue " + this + ": its owner failed to take its share", e);
             }
         }
+    }
+
+    /**
+     * Another best-effort process's turn begins ({@link BestEffortSplit#alternate}): held in time
+     * now, until the next decision places it (the wide beats hold it on). The decision that passed
+     * the turn may just have let it go between a wide queue's requests.
+     *
+     * @return whether it was not held already
+     */
+    boolean holdForTurn(long now) {
+        synchronized (this) {
+            if (closed || (suspendedByScheduler && !narrowed)) {
+                return false;
+            }
+        }
+        inTime(true, now);
+        return true;
+    }
+
+    /** Whether it is another process's turn ({@link BestEffortSplit#alternate}): the wide beats hold it between requests too. */
+    void offTurn(boolean off) {
+        offTurn = off;
+    }
+
+    @Override
+    public boolean offTurn() {
+        return offTurn;
     }
 
     /** @return {offset, width} in sixteenths of its part of its own size, {0, 0} when it has none */

@@ -566,8 +566,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             java.util.TreeSet<Long> pids = active.get(e.device());
             Map<Long, int[]> shares = weighed.get(e.device());
             int[] share = shares == null ? null : shares.get(e.pid());
+            e.offTurn(share != null && share.length > 2 && share[2] == OFF_TURN);
             if (pids == null || !bestEffortParts) {
                 e.part(0, 1);
+            } else if (share != null && share.length > 2) {
+                e.part(0, 1); // turns: each in its turn on all of what they may use
             } else if (share != null) {
                 e.share(share[0], share[1]);
             } else if (pids.contains(e.pid())) {
@@ -604,6 +607,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             long[] command = new long[order.size()];
             long[] gap = new long[order.size()];
             boolean drained = true;
+            boolean[] working = new boolean[order.size()];
             int sms = 0;
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
@@ -614,6 +618,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 QueueView v = views.get(e.handle());
                 if (v != null && (v.ready() || v.inFlight() > 0)) {
                     command[i] = Math.max(command[i], v.estimatedCommandNanos());
+                    working[i] = true;
                 }
                 drained &= v == null || v.inFlight() == 0;
             }
@@ -642,12 +647,105 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 ps.add(new BestEffortSplit.Process(command[i], gap[i]));
             }
             Weights was = weights.get(d.getKey());
-            int[] widths = BestEffortSplit.split(ps, was != null && was.pids.equals(order) ? was.widths : null, sms);
+            boolean samePids = was != null && was.pids.equals(order);
+            boolean wasTurns = samePids && was.turn >= 0;
+            if (wasTurns && now - was.since > TURN_STALE_NANOS) {
+                // no moment to pass the turn for so long (nothing of theirs ever drained): out of
+                // turns, the held ones would otherwise wait on for good
+                weights.remove(d.getKey());
+                was = null;
+                samePids = false;
+                wasTurns = false;
+            }
+            boolean alternate = BestEffortSplit.alternate(ps, sms, wasTurns);
+            if (alternate && !wasTurns && !drained) {
+                // into turns only where nothing of theirs runs on the parts in force (the wide tenant's request)
+                if (!samePids) {
+                    weights.remove(d.getKey());
+                    continue; // equal parts meanwhile
+                }
+                Map<Long, int[]> shares = new HashMap<>();
+                int offset = 0;
+                for (int i = 0; i < order.size(); i++) {
+                    shares.put(order.get(i), new int[] {offset, was.widths[i]});
+                    offset += was.widths[i];
+                }
+                if (out == null) {
+                    out = new HashMap<>();
+                }
+                out.put(d.getKey(), shares);
+                continue;
+            }
+            if (alternate) {
+                // turns on the whole of what they may use, one process a gap (BestEffortSplit.alternate),
+                // the others held by the wide beats meanwhile (ArrivalGuards); the turn passes only
+                // while nothing of theirs is in flight, and the one whose turn ends is held at once
+                // (this decision may have let it go): the next decision lets the other go
+                int turn = wasTurns ? was.turn : first(working);
+                long since = wasTurns ? was.since : now;
+                boolean passed = !wasTurns;
+                if (wasTurns && drained && (now - since >= ROTATE_NANOS || !working[turn])) {
+                    for (int k = 1; k < order.size(); k++) {
+                        int next = (turn + k) % order.size();
+                        if (working[next] || k == order.size() - 1) {
+                            passed = next != turn;
+                            turn = next;
+                            break;
+                        }
+                    }
+                    since = now;
+                }
+                if (passed) {
+                    boolean held = false;
+                    for (ExternalQueueImpl e : narrowing) {
+                        int i = order.indexOf(e.pid());
+                        if (i >= 0 && i != turn && e.device().equals(d.getKey())) {
+                            e.offTurn(true);
+                            held |= e.holdForTurn(now);
+                        }
+                    }
+                    if (held) {
+                        scheduler.signalLoop(); // the next decision lets the one whose turn it is go
+                    }
+                }
+                if (TRACE_WEIGHTS && passed) {
+                    System.err.println("xq: weighed parts on " + d.getKey() + ": pids " + order + ", turns on all of it, pid "
+                            + order.get(turn) + "'s, commands us " + java.util.Arrays.toString(
+                                    java.util.Arrays.stream(command).map(c -> c / 1000).toArray())
+                            + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray()));
+                }
+                weights.put(d.getKey(), new Weights(order, null, since, turn));
+                Map<Long, int[]> shares = new HashMap<>();
+                for (int i = 0; i < order.size(); i++) {
+                    shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == turn ? ON_TURN : OFF_TURN});
+                }
+                if (out == null) {
+                    out = new HashMap<>();
+                }
+                out.put(d.getKey(), shares);
+                continue;
+            }
+            if (wasTurns && !drained) {
+                // out of turns only where no kernel of the last turn still runs on all of it
+                Map<Long, int[]> shares = new HashMap<>();
+                for (int i = 0; i < order.size(); i++) {
+                    shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == was.turn ? ON_TURN : OFF_TURN});
+                }
+                if (out == null) {
+                    out = new HashMap<>();
+                }
+                out.put(d.getKey(), shares);
+                continue;
+            }
+            int[] widths = BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms);
             if (widths == null) {
                 weights.remove(d.getKey());
                 continue;
             }
-            boolean samePids = was != null && was.pids.equals(order);
+            if (wasTurns) {
+                was = null;
+                samePids = false;
+            }
             if (samePids && !drained && !java.util.Arrays.equals(was.widths, widths)) {
                 // a new cut for the same processes waits until nothing of theirs is in flight (they
                 // are held during the wide tenant's request): a part moved onto multiprocessors
@@ -682,7 +780,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                         + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray())
                         + (turn ? ", a turn among cuts as good" : ""));
             }
-            weights.put(d.getKey(), new Weights(order, widths, since));
+            weights.put(d.getKey(), new Weights(order, widths, since, -1));
             Map<Long, int[]> shares = new HashMap<>();
             int offset = 0;
             for (int i = 0; i < order.size(); i++) {
@@ -704,8 +802,24 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */
-    private record Weights(List<Long> pids, int[] widths, long since) {
+    private record Weights(List<Long> pids, int[] widths, long since, int turn) {
     }
+
+    /** In a share of the weighed parts: the process's turn ({@link BestEffortSplit#alternate}), or another's. */
+    private static final int ON_TURN = 0;
+    private static final int OFF_TURN = 1;
+
+    private static int first(boolean[] working) {
+        for (int i = 0; i < working.length; i++) {
+            if (working[i]) {
+                return i;
+            }
+        }
+        return 0;
+    }
+
+    /** Turns not passed for this long (nothing of theirs drained in between) end. */
+    static final long TURN_STALE_NANOS = 1_000_000_000L;
 
     /** How long a weighed cut stands, at least, before one as good takes its turn. */
     static final long ROTATE_NANOS = 50_000_000L;

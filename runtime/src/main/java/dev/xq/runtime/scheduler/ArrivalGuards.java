@@ -172,6 +172,11 @@ final class ArrivalGuards {
             return 1.0 / Math.max(1, parts(handle));
         }
 
+        /** Whether another process has the turn on what best-effort processes may use: held between requests too. */
+        default boolean offTurn(long handle) {
+            return false;
+        }
+
         /** The time a wide queue above it leaves between its requests for the queue's commands (its owner may weigh its part by it). */
         default void gap(long handle, long availNanos, long now) {
         }
@@ -676,9 +681,15 @@ final class ArrivalGuards {
                 // used at start-up) has nothing for the narrowing to keep room for
             }
             if (fits && wide) {
+                // another best-effort process's turn on the gaps: held through them too, and not
+                // starving for it (its time to complete something starts with its turn)
+                boolean offTurn = space.offTurn(b.handle());
+                busy |= offTurn;
                 space.unnarrow(b.handle(), busy);
                 decided.put(b.handle(), busy);
-                if (!learning) {
+                if (offTurn) {
+                    progress.remove(b.handle());
+                } else if (!learning) {
                     progress(b, now, period, command);
                 }
             }

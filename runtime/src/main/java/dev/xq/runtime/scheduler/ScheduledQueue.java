@@ -91,6 +91,14 @@ public interface ScheduledQueue {
     default void fitGap(long availNanos, long now) {
     }
 
+    /**
+     * @return whether best-effort processes take turns on all of what they may use and it is
+     *     another's turn: the wide beats then hold it between a wide queue's requests too
+     */
+    default boolean offTurn() {
+        return false;
+    }
+
     /** @return whether {@link #place} matters even when the suspended state stays (a narrowable queue's reserve may change) */
     default boolean placed() {
         return false;

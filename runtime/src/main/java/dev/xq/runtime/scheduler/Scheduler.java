@@ -655,6 +655,12 @@ public final class Scheduler {
             }
 
             @Override
+            public boolean offTurn(long handle) {
+                ScheduledQueue q = byHandle.get(handle);
+                return q != null && q.offTurn();
+            }
+
+            @Override
             public void gap(long handle, long availNanos, long at) {
                 ScheduledQueue q = byHandle.get(handle);
                 if (q != null) {

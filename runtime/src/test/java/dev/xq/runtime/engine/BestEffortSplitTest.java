@@ -108,4 +108,31 @@ class BestEffortSplitTest {
         Process gemm = new Process(21_300_000L, 84 * MS);
         assertArrayEquals(new int[] {10, 6}, BestEffortSplit.split(List.of(gemm, longCommands), null));
     }
+
+    @Test
+    void processesWhoseCommandsAllFitAGapTakeTurnsOnAllOfIt() {
+        // session 38's two GEMM processes: 21.4 ms beside an 88.4 ms gap: three fit whole
+        Process gemm = new Process(21_400_000L, 88_400_000L);
+        assertEquals(3, BestEffortSplit.fits(gemm, 16, 132));
+        assertTrue(BestEffortSplit.alternate(List.of(gemm, gemm), 132, false), "1.5 each by turns, as much cut: turns");
+        // three of them: one a gap each by turns, cut 5/5/6 leaves 40 multiprocessors, 70.6 ms a kernel: one each too
+        assertTrue(BestEffortSplit.alternate(List.of(gemm, gemm, gemm), 132, false));
+        assertFalse(BestEffortSplit.alternate(List.of(gemm, gemm, gemm, gemm), 132, false), "four: cut");
+        // beside a short-command process (Triton uses its part throughout): cut
+        assertFalse(BestEffortSplit.alternate(List.of(gemm, new Process(80_000L, 88_400_000L)), 132, false));
+        // a command longer than the gap fits no turn
+        assertFalse(BestEffortSplit.alternate(List.of(gemm, new Process(90 * MS, 88_400_000L)), 132, false));
+        // no gap for one of them
+        assertFalse(BestEffortSplit.alternate(List.of(gemm, new Process(21_400_000L, 0)), 132, false));
+        // a gap where a cut does better: 10 ms commands beside a 100 ms gap fit eight whole (four
+        // each by turns), cut 8/8 four each too (64 multiprocessors, 20.6 ms): ties go to the turns
+        Process ten = new Process(10 * MS, 100 * MS);
+        assertTrue(BestEffortSplit.alternate(List.of(ten, ten), 132, false));
+        // unlike ones: a 50 ms command fits one whole (0.5 by turns) and the 10 ms one eight (4): cut
+        // 10/6 gives the long one one at 80 multiprocessors (82.5 ms) and the short one three at 48 (27.5 ms)
+        Process fifty = new Process(50 * MS, 100 * MS);
+        assertFalse(BestEffortSplit.alternate(List.of(fifty, ten), 132, false), "log 0.5 + log 4 < log 1 + log 3");
+        assertTrue(BestEffortSplit.alternate(List.of(new Process(40 * MS, 100 * MS), ten), 132, false),
+                "40 ms: two whole, one by turns; log 1 + log 4 > log 1 + log 3");
+    }
 }

@@ -553,7 +553,7 @@ class NarrowTest {
     }
 
     @Test
-    void cutsAsGoodAsEachOtherTakeTurnsWhileNothingOfTheirsIsInFlight() throws Exception {
+    void processesAlikeTakeTurnsOnAllOfItOneAGapPassedOnlyWithNothingInFlight() throws Exception {
         SpaceOwner a = new SpaceOwner(true, 132);
         SpaceOwner b = new SpaceOwner(true, 132);
         ExternalQueue qa = open("gemm-1", 11, 1, a);
@@ -564,27 +564,46 @@ class NarrowTest {
         qb.changed();
         ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
         ExternalQueueImpl gb = (ExternalQueueImpl) core.find(qb.handle()).orElseThrow();
+        assertTrue(eventually(() -> a.part().equals("0+8/16") && b.part().equals("8+8/16")), "no gap yet: halves: " + a.parts);
         ga.fitGap(85_000_000L, System.nanoTime());
         gb.fitGap(85_000_000L, System.nanoTime());
         qa.changed();
-        // two 21.3 ms GEMMs in 0.85 x 85 ms: two fit at ten sixteenths, one at six; equal halves fit one each
-        assertTrue(eventually(() -> a.part().equals("0+6/16") && b.part().equals("6+10/16")),
-                "one of the cuts as good as each other: " + a.parts + " " + b.parts);
-        // kernels in flight on both: the cut stands, however long
-        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
-        qa.changed();
         qb.changed();
-        Thread.sleep(50);
-        assertEquals("0+6/16", a.part(), "no turn while a kernel runs on the cut: " + a.parts);
-        // both held and drained (the wide tenant's request): the other GEMM process's turn
+        // 21.3 ms GEMMs in 0.85 x 85 ms: three fit at the whole width, one and a half each a gap by
+        // turns; cut, two at ten sixteenths and one at six: as much, by an estimate scaled to widths
+        // they never ran at. Kernels in flight on the halves: no turns yet
+        Thread.sleep(150);
+        assertEquals("8+8/16", b.part(), "not while kernels run on the halves: " + b.parts);
+        assertFalse(ga.offTurn() || gb.offTurn());
+        // nothing in flight (the wide tenant's request): turns, the first process's first, the other held at once
         a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
         b.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
         ga.fitGap(85_000_000L, System.nanoTime());
         gb.fitGap(85_000_000L, System.nanoTime());
         qa.changed();
         qb.changed();
-        assertTrue(eventually(() -> a.part().equals("0+10/16") && b.part().equals("10+6/16")),
-                "the first GEMM process's turn: " + a.parts + " " + b.parts);
+        assertTrue(eventually(() -> a.part().equals("0/1") && b.part().equals("0/1") && !ga.offTurn() && gb.offTurn()),
+                "turns on all of it, the first one's: " + a.parts + " " + b.parts + " " + ga.offTurn() + " " + gb.offTurn());
+        assertTrue(b.held.contains(true), "the other held when the turns began: " + b.held);
+        assertEquals(1.0, ga.partFraction(), 1e-9);
+        // its kernels in flight: the turn stays however long
+        a.counters = busy(21_300_000);
+        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        qa.changed();
+        qb.changed();
+        Thread.sleep(50);
+        assertTrue(!ga.offTurn() && gb.offTurn(), "no turn while its kernel runs");
+        // nothing in flight again: the second one's turn, the first held at once
+        int heldBefore = (int) a.held.stream().filter(h -> h).count();
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        ga.fitGap(85_000_000L, System.nanoTime());
+        gb.fitGap(85_000_000L, System.nanoTime());
+        qa.changed();
+        qb.changed();
+        assertTrue(eventually(() -> ga.offTurn() && !gb.offTurn()), "the second one's turn");
+        assertTrue(a.held.stream().filter(h -> h).count() > heldBefore, "the first held when its turn ended: " + a.held);
+        assertFalse(a.parts.stream().anyMatch(p -> p.startsWith("0+6") || p.startsWith("0+10") || p.startsWith("0+5")),
+                "never cut unequally: " + a.parts);
     }
 
     @Test

@@ -348,6 +348,12 @@ class ArrivalGuardsTest {
         final Map<Long, dev.xq.policy.spi.QueueSpace> spaces = new java.util.HashMap<>();
         final Map<Long, Long> gaps = new java.util.HashMap<>();
         int parts = 1;
+        boolean offTurn;
+
+        @Override
+        public boolean offTurn(long handle) {
+            return offTurn && handle == B;
+        }
 
         @Override
         public void gap(long handle, long availNanos, long now) {
@@ -399,20 +405,33 @@ class ArrivalGuardsTest {
     static final int WIDE_RUN_ARRIVALS = (int) (ArrivalGuards.LEARN_NANOS / (25 * MS)) + 4;
 
     WideRun wideRun(ArrivalGuards guards, int aWidth, long bCommand, int parts, List<QueueView> extra) {
+        return wideRun(guards, aWidth, bCommand, parts, extra, false);
+    }
+
+    /** As {@link #wideRun(ArrivalGuards, int, long, int, List)}, B's process on another's turn ({@code offTurn}) or not. */
+    WideRun wideRun(ArrivalGuards guards, int aWidth, long bCommand, int parts, List<QueueView> extra, boolean offTurn) {
+        return wideRun(guards, aWidth, bCommand, parts, extra, offTurn, true);
+    }
+
+    /** As above; {@code completes} false: B completes nothing (its count stays). */
+    WideRun wideRun(ArrivalGuards guards, int aWidth, long bCommand, int parts, List<QueueView> extra, boolean offTurn,
+                    boolean completes) {
         long t = 1000 * MS;
         WideRun r = null;
         for (int i = 0; i < WIDE_RUN_ARRIVALS; i++) {
             long at = t + i * 25 * MS;
             TestSpace sp = space(aWidth, parts, extra);
+            sp.offTurn = offTurn;
             java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
-            List<QueueView> views = new java.util.ArrayList<>(List.of(prioritized(A, 2, true, at, 0), behind(bCommand, at)));
+            List<QueueView> views = new java.util.ArrayList<>(List.of(prioritized(A, 2, true, at, 0), behind(bCommand, completes ? at : 0)));
             views.addAll(extra);
             guards.update("hpf", at, views, decided, sp);
             Boolean atArrival = decided.get(B);
             boolean nArrival = sp.narrowed(B) > 0;
             sp = space(aWidth, parts, extra);
+            sp.offTurn = offTurn;
             decided = new java.util.HashMap<>(Map.of(B, true));
-            views = new java.util.ArrayList<>(List.of(prioritized(A, 2, false, 0, 0), behind(bCommand, at + 2 * MS)));
+            views = new java.util.ArrayList<>(List.of(prioritized(A, 2, false, 0, 0), behind(bCommand, completes ? at + 2 * MS : 0)));
             views.addAll(extra);
             Map<Long, ArrivalGuards.Guard> changes = guards.update("hpf", at + 2 * MS, views, decided, sp);
             r = new WideRun(decided.get(B), sp.narrowed(B) > 0, atArrival, nArrival, guards.given().get(B), sp.gaps.getOrDefault(B, 0L));
@@ -458,6 +477,28 @@ class ArrivalGuardsTest {
         WideRun quiet = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(prioritized(3, 2, false, 0, 0)));
         assertEquals(Boolean.FALSE, quiet.atIdle(), "a quiet side queue: " + quiet);
         assertFalse(quiet.narrowedAtIdle());
+    }
+
+    /**
+     * Best-effort processes taking turns on the gaps (one process a gap on the whole of what they
+     * may use): on another's turn, the queue is held between the wide queue's requests too, not
+     * narrowed (it would run beside the one whose turn it is), and gets no guard.
+     */
+    @Test
+    void onAnotherProcesssTurnItIsHeldBetweenTheRequestsToo() {
+        WideRun r = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(), true);
+        assertEquals(Boolean.TRUE, r.atIdle(), "held between A's requests: " + r);
+        assertFalse(r.narrowedAtIdle(), "held, not narrowed");
+        assertEquals(Boolean.TRUE, r.atArrival(), "and while A works");
+        assertTrue(r.gap() > 0, "the gap is still told (the turns are weighed by it)");
+        WideRun mine = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(), false);
+        assertEquals(Boolean.FALSE, mine.atIdle(), "on its own turn it runs between them");
+        // completing nothing for the whole run (28 beats of 25 ms): on another's turn that is no starving
+        WideRun waiting = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(), true, false);
+        assertEquals(Boolean.TRUE, waiting.atIdle(), "still held, not narrowed as starving: " + waiting);
+        assertFalse(waiting.narrowedAtIdle(), "not narrowed: " + waiting);
+        WideRun starving = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(), false, false);
+        assertTrue(starving.narrowedAtIdle(), "let go on its own turn and completing nothing: narrowed as starving: " + starving);
     }
 
     /** Where it would not fit, not wide, not alone above it, or turned off: it stays narrowed. */
