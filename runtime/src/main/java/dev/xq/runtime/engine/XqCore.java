@@ -685,15 +685,17 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 long since = wasTurns ? was.since : now;
                 boolean passed = !wasTurns;
                 if (wasTurns && drained && (now - since >= ROTATE_NANOS || !working[turn])) {
+                    // to the next one with work, none: it stays (passed to an idle one, each pass
+                    // a decision, the turn went back and forth 500 times a second on the H200)
                     for (int k = 1; k < order.size(); k++) {
                         int next = (turn + k) % order.size();
-                        if (working[next] || k == order.size() - 1) {
-                            passed = next != turn;
+                        if (working[next]) {
+                            passed = true;
                             turn = next;
+                            since = now;
                             break;
                         }
                     }
-                    since = now;
                 }
                 if (passed) {
                     boolean held = false;
