@@ -623,6 +623,39 @@ class NarrowTest {
     }
 
     @Test
+    void turnsNotPassedForASecondEndAndThoseHeldForThemGoBackToParts() throws Exception {
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner b = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("gemm-1", 11, 1, a);
+        ExternalQueue qb = open("gemm-2", 12, 1, b);
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        b.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gb = (ExternalQueueImpl) core.find(qb.handle()).orElseThrow();
+        ga.fitGap(85_000_000L, System.nanoTime());
+        gb.fitGap(85_000_000L, System.nanoTime());
+        qa.changed();
+        qb.changed();
+        assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn()), "turns, the first one's");
+        // the first one's kernels in flight at every decision from now on: the turn cannot pass
+        a.counters = busy(21_300_000);
+        long end = System.nanoTime() + XqCore.TURN_STALE_NANOS + 300_000_000L;
+        while (System.nanoTime() < end) {
+            ga.fitGap(85_000_000L, System.nanoTime());
+            gb.fitGap(85_000_000L, System.nanoTime());
+            qa.changed();
+            qb.changed();
+            Thread.sleep(50);
+            if (!gb.offTurn()) {
+                break;
+            }
+        }
+        assertFalse(gb.offTurn(), "after a second without a pass, no longer held for another's turn");
+        assertTrue(eventually(() -> a.part().equals("0+8/16") && b.part().equals("8+8/16")),
+                "equal parts while the first one's kernels run: " + a.parts + " " + b.parts);
+    }
+
+    @Test
     void withoutPartsEachBestEffortProcessHasAllOfIt() throws Exception {
         core.bestEffortParts(false);
         SpaceOwner train = new SpaceOwner(true, 132);
