@@ -118,6 +118,12 @@ class BestEffortSplitTest {
         // three of them: one a gap each by turns, cut 5/5/6 leaves 40 multiprocessors, 70.6 ms a kernel: one each too
         assertTrue(BestEffortSplit.alternate(List.of(gemm, gemm, gemm), 132, false));
         assertFalse(BestEffortSplit.alternate(List.of(gemm, gemm, gemm, gemm), 132, false), "four: cut");
+        // session 38's first seconds: 23.5 and 30.7 ms beside a 73.8 ms gap; two of each fit the
+        // whole device (132), one of the slower fits 128 of it (sixteen sixteenths): one each a gap
+        // by turns, as much as the cut 7/9 gives
+        List<Process> unlike = List.of(new Process(23_549_000L, 73_813_000L), new Process(30_710_000L, 73_813_000L));
+        assertEquals(1, BestEffortSplit.fits(unlike.get(1), 16, 132));
+        assertTrue(BestEffortSplit.alternate(unlike, 132, false), "turns reckoned on all of the device");
         // beside a short-command process (Triton uses its part throughout): cut
         assertFalse(BestEffortSplit.alternate(List.of(gemm, new Process(80_000L, 88_400_000L)), 132, false));
         // a command longer than the gap fits no turn
