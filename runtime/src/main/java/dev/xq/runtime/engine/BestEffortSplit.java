@@ -154,10 +154,10 @@ final class BestEffortSplit {
      * whole width. Each is counted by {@code fits(p, all) / n} a gap taking turns, and by its
      * average over the cuts as good as each other (which the node takes in turn) cut; ties go to
      * the turns, whose estimate is the one measured (at the whole width), where a cut's is scaled
-     * to a width no kernel of the process ran at (a GEMM kept 0.21 of its rate on a quarter of an
-     * H200, not a quarter). Two GEMM processes of 21.4 ms beside an 88 ms gap on an H200: three
-     * whole-width kernels fit a gap, one and a half each; cut 10/6 and 11/5 in turn, reckoned at
-     * three a gap too, they got 0.53-0.62 of native sharing, about two kernels a gap.
+     * to a width no kernel of the process ran at. Two GEMM processes of 21.4 ms beside an 88 ms
+     * gap on an H200: three whole-width kernels fit a gap, one and a half each; cut 10/6 and 11/5
+     * in turn, reckoned at three a gap too, they got 0.53-0.62 of native sharing, about two
+     * kernels a gap; taking turns, 0.94-0.97.
      *
      * @param inForce whether the turns are in force: they stay unless a cut is better by more
      *     than {@link #HYSTERESIS}
