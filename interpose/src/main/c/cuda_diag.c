@@ -61,6 +61,23 @@ void xqc_defer_summary(void)
         }
         pthread_mutex_unlock(&st->mu);
     }
+    if (xq_log_level >= 3) {
+        /* the timeline: CLOCK_MONOTONIC (every process's) and the wall clock read together */
+        struct timespec r;
+        clock_gettime(CLOCK_REALTIME, &r);
+        xlog(3, "xq: timeline clock: monotonic %llu ns, realtime %llu ns", (unsigned long long)now_ns(),
+             (unsigned long long)r.tv_sec * 1000000000ull + (unsigned long long)r.tv_nsec);
+        for (xstream *st = LD(&xqc_all); st; st = st->next_all) {
+            pthread_mutex_lock(&st->mu);
+            for (uint32_t i = 0; i < st->ntl; i++) {
+                const tl_entry *t = &st->tl[i];
+                xlog(3, "xq: timeline %s: launched %llu, from %llu, end %llu, estimate %llu, horizon %llu, commands %u, width %u/1024",
+                     st->label, (unsigned long long)t->t_launch, (unsigned long long)t->from, (unsigned long long)t->end,
+                     (unsigned long long)t->est, (unsigned long long)t->hz, t->count, t->scale);
+            }
+            pthread_mutex_unlock(&st->mu);
+        }
+    }
     uint64_t naps = xqc_nap[0] + xqc_nap[1] + xqc_nap[2] + xqc_nap[3] + xqc_nap[4];
     if (naps)
         xlog(2, "xq: tracker naps %llu, ended late by <10 us: %llu, <50 us: %llu, <100 us: %llu, <500 us: %llu, more: %llu; "

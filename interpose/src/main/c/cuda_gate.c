@@ -439,7 +439,8 @@ int xqc_close_tail(xstream *st, int *idle)
         if (st->n == RING) /* full: the newest mark covers these too */
             e->count += c, e->key = 0, e->est += est;
         else
-            e->t_launch = st->tail_t, e->count = c, e->key = c == 1 ? st->tail_key : 0, e->est = est, e->scale = st->tail_scale, st->n++;
+            e->t_launch = st->tail_t, e->count = c, e->key = c == 1 ? st->tail_key : 0, e->est = est, e->scale = st->tail_scale,
+            e->hz = st->adm_hz, st->n++; /* the last admission: this tail's last command's */
     } else {
         st->fl_est -= est <= st->fl_est ? est : st->fl_est;
         *idle |= xqc_account_done(st, c, 0, 1024); /* cannot watch them: take them as done */

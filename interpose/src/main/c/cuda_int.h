@@ -179,7 +179,16 @@ typedef struct ring_entry {
     uint64_t key;      /* cost key of its one command (0: several, or none) */
     uint64_t est;      /* the estimates its commands were launched with, summed */
     uint32_t scale;    /* the share of the device its first command ran on, in 1/1024 (1024: all of it) */
+    uint64_t hz;       /* XQ_LOG=3: the arrival guard's horizon its first command went under (0: none) */
 } ring_entry;
+
+/* XQ_LOG=3: a stream's long commands (an estimate or a run of a millisecond or more), as the
+ * tracker saw them end, printed at exit for a timeline beside another tenant's requests */
+typedef struct tl_entry {
+    uint64_t t_launch, from, end, est, hz;
+    uint32_t count, scale;
+} tl_entry;
+#define TL_MAX 4096
 
 #define SMP 32
 #define SMP_DEAD UINT64_MAX
@@ -275,6 +284,8 @@ typedef struct xstream {
     uint32_t green_next;
     uint64_t narrowed; /* XQ_LOG=2: launches made narrow */
     ring_entry ring[RING];
+    tl_entry *tl; /* XQ_LOG=3, under mu: made on first use, never freed */
+    uint32_t ntl;
 } xstream;
 
 typedef struct gate {

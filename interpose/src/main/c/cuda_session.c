@@ -53,7 +53,7 @@ __attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...)
         }
     }
     pthread_mutex_unlock(&xqc_session.send_mu);
-    xlog(3, "xq: > %.*s", n - 1, buf);
+    xlog(4, "xq: > %.*s", n - 1, buf);
     return rc;
 }
 
@@ -237,7 +237,7 @@ static void detach(const char *why)
 static void handle_line(char *line)
 {
     unsigned slot;
-    xlog(3, "xq: < %s", line);
+    xlog(4, "xq: < %s", line);
     if (sscanf(line, "GATE %u", &slot) == 1) {
         int deferred = 0;
         pthread_mutex_lock(&xqc_session.mu);

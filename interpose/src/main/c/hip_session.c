@@ -48,7 +48,7 @@ __attribute__((format(printf, 1, 2))) int xqh_send_line(const char *fmt, ...)
         else shutdown(xqh_session.fd, SHUT_RDWR), rc = -1;
     }
     pthread_mutex_unlock(&xqh_session.send_mu);
-    xlog(3, "xq: > %.*s", n - 1, buf);
+    xlog(4, "xq: > %.*s", n - 1, buf);
     return rc;
 }
 
@@ -243,7 +243,7 @@ static void handle_line(char *line)
 {
     unsigned slot;
     char word[16];
-    xlog(3, "xq: < %s", line);
+    xlog(4, "xq: < %s", line);
     if (sscanf(line, "%15s %u", word, &slot) != 2) {
         if (!strncmp(line, "ERR", 3)) xlog(1, "xq: node at %s: %s", xqh_session.path, line);
         return;

@@ -64,6 +64,7 @@ static const struct {
     {"fork", test_fork},
     {"failed_launches", test_failed_launches},
     {"local_library", test_local_library},
+    {"timeline", test_timeline},
     {"memop_registration", test_memop_registration},
     {"memop_gate", test_memop_gate},
     {"memop_gate_ptds", test_memop_gate_ptds},

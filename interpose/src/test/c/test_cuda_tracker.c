@@ -178,3 +178,35 @@ void test_marks_under_threshold(void)
 void test_sparse_marks(void) { sparse_marks(0, 0); }
 void test_sparse_marks_window(void) { sparse_marks(0, 4000); }
 void test_marks_all(void) { sparse_marks(1, 0); }
+
+/* XQ_LOG=3: the long commands a stream ran, as the tracker saw them end, printed at exit for a
+ * timeline (with the clocks read together): one line each for 2 ms kernels, none for 20 us ones;
+ * each ends after it could start, and no earlier than it was launched */
+void test_timeline(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_LOG=3", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "6", "--kernels", "1", "--us", "2000", NULL});
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d", a.status);
+    const char *err = slurp(a.err);
+    CHECK(strstr(err, "xq: timeline clock: monotonic "), "no clock line: %s", err);
+    unsigned lines = 0, ordered = 0;
+    for (const char *p = err; (p = strstr(p, "xq: timeline s")) != NULL; p++) {
+        unsigned long long l = 0, f = 0, e = 0, est = 0;
+        const char *q = strstr(p, ": launched ");
+        if (q && sscanf(q, ": launched %llu, from %llu, end %llu, estimate %llu", &l, &f, &e, &est) == 4) {
+            lines++;
+            ordered += f >= l && e > f;
+        }
+    }
+    CHECK(lines >= 5 && lines <= 6 && ordered == lines, "%u timeline lines, %u in order (want 5..6, all): %s", lines, ordered, err);
+    printf("    %u long commands on the timeline\n", lines);
+    tn_kill();
+    app b;
+    tn_start(SOCK, 16);
+    start(&b, (const char *[]){"XQ_LOG=3", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "6", "--kernels", "4", "--us", "20", NULL});
+    CHECK(finish(&b, 20) && b.status == 0, "exit %d", b.status);
+    CHECK(!strstr(slurp(b.err), "xq: timeline s"), "short commands on the timeline: %s", slurp(b.err));
+}

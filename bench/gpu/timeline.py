@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Lays the long commands of best-effort processes beside a latency-critical tenant's requests.
+
+Usage: timeline.py MODE_DIR [LIMIT_MS]
+  MODE_DIR: one mix's xq logs as mix-run.sh brings them back (logs-N/MIX/xq/), run with XQ_LOG=3
+            (each interposed process prints its streams' commands of 1 ms or more at exit, with
+            its clocks read together: docs/guide.md)
+  LIMIT_MS: a request slower than this is a hit (default: 1.1 x the standalone P99 found in
+            MODE_DIR/../../standalone-KIND/KIND.json, else 1.5 x the tenant's own P50)
+
+For each hit: the best-effort commands that ran during it (process, stream, when launched, began
+and ended relative to the request's start, estimate, the arrival guard's horizon relative to the
+request's start). Then, over all requests: of the best-effort commands running at a request's
+start, how many had been launched under a guard whose horizon was at or after that start (the
+guard foresaw the arrival late), under one before it (the command ran over its estimate) or under
+none.
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+TL = re.compile(r"xq: timeline (\S+): launched (\d+), from (\d+), end (\d+), estimate (\d+), horizon (\d+), commands (\d+)")
+CLOCK = re.compile(r"xq: timeline clock: monotonic (\d+) ns, realtime (\d+) ns")
+
+
+def be_commands(mode_dir):
+    out = []
+    for log in sorted(glob.glob(os.path.join(mode_dir, "*.log"))):
+        name = os.path.basename(log)[:-4]
+        off = None
+        rows = []
+        with open(log, errors="replace") as f:
+            for line in f:
+                m = CLOCK.search(line)
+                if m:
+                    off = int(m.group(2)) - int(m.group(1))
+                    continue
+                m = TL.search(line)
+                if m:
+                    rows.append((m.group(1),) + tuple(int(x) for x in m.groups()[1:]))
+        if off is None or not rows:
+            continue
+        for st, l, fr, en, est, hz, n in rows:
+            # to epoch ms, as the tenants' t_ms
+            ms = lambda ns: (ns + off) / 1e6
+            out.append({"proc": name, "stream": st, "launch": ms(l), "from": ms(fr), "end": ms(en),
+                        "est": est / 1e6, "hz": ms(hz) if hz else None, "n": n})
+    return out
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    mode_dir = sys.argv[1]
+    cmds = be_commands(mode_dir)
+    if not cmds:
+        print("no timeline in %s (run with XQ_LOG=3)" % mode_dir)
+        return 1
+    for j in sorted(glob.glob(os.path.join(mode_dir, "*.json"))):
+        d = json.load(open(j))
+        if d.get("role") != "lc" or "lat_ms" not in d:
+            continue
+        kind = d["kind"]
+        lat, at = d["lat_ms"], d["t_ms"]
+        limit = float(sys.argv[2]) if len(sys.argv) > 2 else None
+        if limit is None:
+            sa = os.path.join(mode_dir, "..", "..", "standalone-" + kind, kind + ".json")
+            if os.path.exists(sa):
+                s = sorted(json.load(open(sa))["lat_ms"])
+                limit = 1.1 * s[int(0.99 * (len(s) - 1))]
+            else:
+                s = sorted(lat)
+                limit = 1.5 * s[len(s) // 2]
+        hits = [i for i, x in enumerate(lat) if x > limit]
+        print("%s: %d requests, %d over %.1f ms; best-effort commands on the timeline: %d" % (
+            os.path.basename(j), len(lat), len(hits), limit, len(cmds)))
+        late = over = none = clear = 0
+        for i, a in enumerate(at):
+            running = [c for c in cmds if c["from"] < a < c["end"]]
+            if not running:
+                clear += 1
+            for c in running:
+                if c["hz"] is None:
+                    none += 1
+                elif c["hz"] >= a:
+                    late += 1
+                else:
+                    over += 1
+        print("  at a request's start: nothing long running %d of %d; running: under a guard foreseeing it late %d, "
+              "over its estimate past the horizon %d, under no guard %d" % (clear, len(at), late, over, none))
+        for i in hits:
+            a, e = at[i], at[i] + lat[i]
+            print("  request %d at %+.1f ms: %.1f ms" % (i, a - at[0], lat[i]))
+            for c in cmds:
+                if c["end"] > a - 1 and c["from"] < e:
+                    print("    %-8s %-8s launched %+7.1f began %+7.1f ended %+7.1f (ran %.1f, estimate %.1f%s) horizon %s" % (
+                        c["proc"], c["stream"], c["launch"] - a, c["from"] - a, c["end"] - a, c["end"] - c["from"],
+                        c["est"], ", %d commands" % c["n"] if c["n"] > 1 else "",
+                        "%+.1f" % (c["hz"] - a) if c["hz"] else "none"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
