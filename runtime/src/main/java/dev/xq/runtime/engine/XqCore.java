@@ -608,6 +608,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             long[] gap = new long[order.size()];
             boolean drained = true;
             boolean[] working = new boolean[order.size()];
+            boolean[] inFlight = new boolean[order.size()];
             int sms = 0;
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
@@ -621,6 +622,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                     working[i] = true;
                 }
                 drained &= v == null || v.inFlight() == 0;
+                inFlight[i] |= v != null && v.inFlight() > 0;
             }
             for (int i = 0; i < order.size(); i++) {
                 // a process between two steps (a trainer's host side) has nothing ready nor in flight: its
@@ -684,7 +686,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 int turn = wasTurns ? was.turn : first(working);
                 long since = wasTurns ? was.since : now;
                 boolean passed = !wasTurns;
-                if (wasTurns && drained && (now - since >= ROTATE_NANOS || !working[turn])) {
+                // the last decision had the one whose turn it is wait for the others' kernels: its time starts now
+                boolean waited = wasTurns && was.waiting;
+                if (wasTurns && drained && !waited && (now - since >= ROTATE_NANOS || !working[turn])) {
                     // to the next one with work, or on to the next one where none has any: the turn
                     // goes back and forth between idle ones (up to 800 passes a second on the H200),
                     // and it is the better rule: passed only to one with work, two GEMM processes
@@ -719,10 +723,23 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                                     java.util.Arrays.stream(command).map(c -> c / 1000).toArray())
                             + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray()));
                 }
-                weights.put(d.getKey(), new Weights(order, null, since, turn));
+                // the one whose turn it is waits until the others' kernels have ended (its turn's time
+                // starts then): one launched as the turn passed (its gate open until the hold) runs
+                // beside its first, each at half speed, past the guard that admitted it by its time
+                // alone (H200, session 39: each GEMM kernel that ran into the batch's request ran
+                // 42.6 ms, twice its 21.5, beside the other's; the guards had foreseen the request to
+                // within 0.2 ms)
+                boolean others = false;
+                for (int i = 0; i < order.size(); i++) {
+                    others |= i != turn && inFlight[i];
+                }
+                if (others || waited) {
+                    since = now;
+                }
+                weights.put(d.getKey(), new Weights(order, null, since, turn, others));
                 Map<Long, int[]> shares = new HashMap<>();
                 for (int i = 0; i < order.size(); i++) {
-                    shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == turn ? ON_TURN : OFF_TURN});
+                    shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == turn && !others ? ON_TURN : OFF_TURN});
                 }
                 if (out == null) {
                     out = new HashMap<>();
@@ -731,10 +748,15 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 continue;
             }
             if (wasTurns && !drained) {
-                // out of turns only where no kernel of the last turn still runs on all of it
+                // out of turns only where no kernel of the last turn still runs on all of it (nor
+                // of the others', as in turns)
+                boolean others = false;
+                for (int i = 0; i < order.size(); i++) {
+                    others |= i != was.turn && inFlight[i];
+                }
                 Map<Long, int[]> shares = new HashMap<>();
                 for (int i = 0; i < order.size(); i++) {
-                    shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == was.turn ? ON_TURN : OFF_TURN});
+                    shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == was.turn && !others ? ON_TURN : OFF_TURN});
                 }
                 if (out == null) {
                     out = new HashMap<>();
@@ -785,7 +807,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                         + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray())
                         + (turn ? ", a turn among cuts as good" : ""));
             }
-            weights.put(d.getKey(), new Weights(order, widths, since, -1));
+            weights.put(d.getKey(), new Weights(order, widths, since, -1, false));
             Map<Long, int[]> shares = new HashMap<>();
             int offset = 0;
             for (int i = 0; i < order.size(); i++) {
@@ -807,7 +829,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */
-    private record Weights(List<Long> pids, int[] widths, long since, int turn) {
+    private record Weights(List<Long> pids, int[] widths, long since, int turn, boolean waiting) {
     }
 
     /** In a share of the weighed parts: the process's turn ({@link BestEffortSplit#alternate}), or another's. */

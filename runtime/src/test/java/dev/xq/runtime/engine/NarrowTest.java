@@ -602,6 +602,21 @@ class NarrowTest {
         qb.changed();
         assertTrue(eventually(() -> ga.offTurn() && !gb.offTurn()), "the second one's turn");
         assertTrue(a.held.stream().filter(h -> h).count() > heldBefore, "the first held when its turn ended: " + a.held);
+        // a kernel of the first one's launched as the turn passed (its gate open until the hold):
+        // the second one's turn waits until it has ended, however long that takes
+        a.counters = busy(21_300_000);
+        qa.changed();
+        assertTrue(eventually(() -> ga.offTurn() && gb.offTurn()), "the second one's turn waits for the first one's kernel");
+        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        qb.changed();
+        Thread.sleep(50);
+        assertTrue(ga.offTurn() && gb.offTurn(), "still waiting while it runs");
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        qa.changed();
+        assertTrue(eventually(() -> ga.offTurn() && !gb.offTurn()), "the second one's turn once it has ended");
+        qa.changed();
+        Thread.sleep(30);
+        assertTrue(ga.offTurn() && !gb.offTurn(), "its time counts from then: not passed on at the next decision");
         // the one whose turn it is idle, the other with work: the other's turn at once
         b.counters = ExternalQueueTest.USED_IDLE;
         a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
