@@ -724,17 +724,23 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                             + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray()));
                 }
                 // the one whose turn it is waits until the others' kernels have ended (its turn's time
-                // starts then): one launched as the turn passed (its gate open until the hold) runs
-                // beside its first, each at half speed, past the guard that admitted it by its time
-                // alone (H200, session 39: each GEMM kernel that ran into the batch's request ran
-                // 42.6 ms, twice its 21.5, beside the other's; the guards had foreseen the request to
-                // within 0.2 ms)
-                boolean others = false;
+                // starts then): one launched as the turn passed runs beside its first, each at half
+                // speed, past the guard that admitted it by its time alone (H200, session 39: each GEMM
+                // kernel that ran into the batch's request ran 42.6 ms, twice its 21.5, beside the
+                // other's; the guards had foreseen the request to within 0.2 ms). The counters this
+                // decision read may be just older than such a launch (the old one's next, made as its
+                // last ended: its gate closes only now), and the wide beats place queues by the turns
+                // of the decision before: so it waits in this decision too, and the next one (signalled)
+                // lets it go if the counters, read after the hold, show nothing of the others' in flight
+                boolean others = passed;
                 for (int i = 0; i < order.size(); i++) {
                     others |= i != turn && inFlight[i];
                 }
                 if (others || waited) {
                     since = now;
+                }
+                if ((passed || (waited && !others)) && working[turn]) {
+                    scheduler.signalLoop(); // the next decision places it: now, not at its next event
                 }
                 weights.put(d.getKey(), new Weights(order, null, since, turn, others));
                 Map<Long, int[]> shares = new HashMap<>();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.api.Hint;
+import dev.xq.api.QueueConfig;
 import dev.xq.api.QueueState;
 import dev.xq.api.XQueueStatus;
 import dev.xq.external.spi.ExternalCounters;
@@ -21,6 +22,7 @@ import dev.xq.policy.spi.SpaceRule;
 import dev.xq.runtime.log.RuntimeLog;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -626,6 +628,54 @@ class NarrowTest {
         assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn()), "the one with work has the turn");
         assertFalse(a.parts.stream().anyMatch(p -> p.startsWith("0+6") || p.startsWith("0+10") || p.startsWith("0+5")),
                 "never cut unequally: " + a.parts);
+    }
+
+    @Test
+    void aKernelLaunchedAsTheTurnPassesIsWaitedFor() throws Exception {
+        // the one whose turn ends launches one last kernel after the passing decision read its
+        // counters (nothing in flight), before its hold: the next one is never on turn while that
+        // kernel runs (the passing decision itself lets it wait), and is once it has ended
+        AtomicBoolean armed = new AtomicBoolean();
+        SpaceOwner a = new SpaceOwner(true, 132) {
+            @Override
+            public void apply(boolean hold, QueueConfig cfg) {
+                if (hold && armed.getAndSet(false)) {
+                    counters = busy(21_300_000);
+                }
+                super.apply(hold, cfg);
+            }
+        };
+        SpaceOwner b = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("gemm-1", 11, 1, a);
+        ExternalQueue qb = open("gemm-2", 12, 1, b);
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        b.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gb = (ExternalQueueImpl) core.find(qb.handle()).orElseThrow();
+        ga.fitGap(85_000_000L, System.nanoTime());
+        gb.fitGap(85_000_000L, System.nanoTime());
+        qa.changed();
+        qb.changed();
+        assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn()), "turns, the first one's");
+        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        armed.set(true);
+        qa.changed();
+        // watch both flags until well after the pass
+        int beside = 0;
+        boolean passed = false;
+        for (long end = System.nanoTime() + 200_000_000L; System.nanoTime() < end;) {
+            boolean bOn = !gb.offTurn();
+            passed |= ga.offTurn();
+            if (bOn && a.counters.inFlight() > 0) {
+                beside++;
+            }
+        }
+        assertTrue(passed && !armed.get(), "the turn passed, the first one held");
+        assertEquals(0, beside, "reads of the second one on turn while the first one's last kernel ran");
+        assertTrue(gb.offTurn(), "the second one waits while the first one's last kernel runs");
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        qa.changed();
+        assertTrue(eventually(() -> !gb.offTurn()), "the second one's turn once it has ended");
     }
 
     @Test
