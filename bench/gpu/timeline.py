@@ -2,7 +2,7 @@
 """Lays the long commands of best-effort processes beside a latency-critical tenant's requests.
 
 Usage: timeline.py MODE_DIR [LIMIT_MS]
-  MODE_DIR: one mix's xq logs as mix-run.sh brings them back (logs-N/MIX/xq/), run with XQ_LOG=3
+  MODE_DIR: one mix's xq logs as mix-run.sh brings them back (logs-N/MIX/xq/, .log or .log.gz), run with XQ_LOG=3
             (each interposed process prints its streams' commands of 1 ms or more at exit, with
             its clocks read together: docs/guide.md)
   LIMIT_MS: a request slower than this is a hit (default: 1.1 x the standalone P99 found in
@@ -16,6 +16,7 @@ guard foresaw the arrival late), under one before it (the command ran over its e
 none.
 """
 import glob
+import gzip
 import json
 import os
 import re
@@ -27,11 +28,12 @@ CLOCK = re.compile(r"xq: timeline clock: monotonic (\d+) ns, realtime (\d+) ns")
 
 def be_commands(mode_dir):
     out = []
-    for log in sorted(glob.glob(os.path.join(mode_dir, "*.log"))):
-        name = os.path.basename(log)[:-4]
+    for log in sorted(glob.glob(os.path.join(mode_dir, "*.log")) + glob.glob(os.path.join(mode_dir, "*.log.gz"))):
+        name = os.path.basename(log).split(".log")[0]
         off = None
         rows = []
-        with open(log, errors="replace") as f:
+        opener = gzip.open if log.endswith(".gz") else open
+        with opener(log, "rt", errors="replace") as f:
             for line in f:
                 m = CLOCK.search(line)
                 if m:
