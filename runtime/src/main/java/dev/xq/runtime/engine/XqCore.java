@@ -653,31 +653,20 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean wasTurns = samePids && was.turn >= 0;
             if (wasTurns && now - was.since > TURN_STALE_NANOS) {
                 // no moment to pass the turn for so long (nothing of theirs ever drained): out of
-                // turns, the held ones would otherwise wait on for good
+                // turns, the held ones would otherwise wait on for good; and none for as long again
+                // (turns begin at once, all held until nothing of theirs is in flight)
                 weights.remove(d.getKey());
+                turnsOffUntil.put(d.getKey(), now + TURN_STALE_NANOS);
                 was = null;
                 samePids = false;
                 wasTurns = false;
             }
-            boolean alternate = BestEffortSplit.alternate(ps, sms, wasTurns);
-            if (alternate && !wasTurns && !drained) {
-                // into turns only where nothing of theirs runs on the parts in force (the wide tenant's request)
-                if (!samePids) {
-                    weights.remove(d.getKey());
-                    continue; // equal parts meanwhile
-                }
-                Map<Long, int[]> shares = new HashMap<>();
-                int offset = 0;
-                for (int i = 0; i < order.size(); i++) {
-                    shares.put(order.get(i), new int[] {offset, was.widths[i]});
-                    offset += was.widths[i];
-                }
-                if (out == null) {
-                    out = new HashMap<>();
-                }
-                out.put(d.getKey(), shares);
-                continue;
+            Long off = turnsOffUntil.get(d.getKey());
+            if (off != null && now - off >= 0) {
+                turnsOffUntil.remove(d.getKey());
+                off = null;
             }
+            boolean alternate = off == null && BestEffortSplit.alternate(ps, sms, wasTurns);
             if (alternate) {
                 // turns on the whole of what they may use, one process a gap (BestEffortSplit.alternate),
                 // the others held by the wide beats meanwhile (ArrivalGuards); the turn passes only
@@ -736,7 +725,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 for (int i = 0; i < order.size(); i++) {
                     others |= i != turn && inFlight[i];
                 }
-                if (others || waited) {
+                // into turns at once, all of them held (the one whose turn it is too) until nothing of
+                // theirs runs on the parts they had: kernels narrowed beside the wide tenant, too long
+                // for its gaps at their parts (three GEMM processes on a third each, 94.7 ms against a
+                // 90 ms gap), are never all done at once by themselves, and turns that waited for that
+                // never began (H200, session 39: the three at 0.32, 0.32 and 0.74 of native sharing)
+                others |= waited && !drained;
+                if (others != waited) {
+                    // a wait begins, or ends and the turn with it: its time counts from now (a wait
+                    // keeps the time it began, so that one never over, kernels that never end, ends
+                    // the turns after TURN_STALE_NANOS as turns never passed do)
                     since = now;
                 }
                 if ((passed || (waited && !others)) && working[turn]) {
@@ -837,6 +835,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */
     private record Weights(List<Long> pids, int[] widths, long since, int turn, boolean waiting) {
     }
+
+    /** Per device: no turns until then (turns that ended because none could pass, {@link #TURN_STALE_NANOS}). */
+    private final Map<String, Long> turnsOffUntil = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** In a share of the weighed parts: the process's turn ({@link BestEffortSplit#alternate}), or another's. */
     private static final int ON_TURN = 0;
