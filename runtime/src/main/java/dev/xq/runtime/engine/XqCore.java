@@ -733,8 +733,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 others |= waited && !drained;
                 if (others != waited) {
                     // a wait begins, or ends and the turn with it: its time counts from now (a wait
-                    // keeps the time it began, so that one never over, kernels that never end, ends
-                    // the turns after TURN_STALE_NANOS as turns never passed do)
+                    // keeps the time it began: one that never ends, behind kernels that never end,
+                    // ends the turns after TURN_STALE_NANOS as turns never passed do)
                     since = now;
                 }
                 if ((passed || (waited && !others)) && working[turn]) {
