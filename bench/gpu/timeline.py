@@ -24,6 +24,7 @@ import sys
 
 TL = re.compile(r"xq: timeline (\S+): launched (\d+), from (\d+), end (\d+), estimate (\d+), horizon (\d+), commands (\d+)")
 CLOCK = re.compile(r"xq: timeline clock: monotonic (\d+) ns, realtime (\d+) ns")
+GREEN = re.compile(r"xq: timeline green context: (\d+) multiprocessors at offset (-?\d+), made at (\d+) in (\d+) ns")
 
 
 def be_commands(mode_dir, skip=()):
@@ -44,6 +45,11 @@ def be_commands(mode_dir, skip=()):
                 m = TL.search(line)
                 if m:
                     rows.append((m.group(1),) + tuple(int(x) for x in m.groups()[1:]))
+                m = GREEN.search(line)
+                if m:
+                    # a green context made: a command of its own on the timeline (its making's span)
+                    t, took = int(m.group(3)), int(m.group(4))
+                    rows.append(("green:%s" % m.group(1), t, t, t + took, 0, 0, 0))
         if off is None or not rows:
             continue
         for st, l, fr, en, est, hz, n in rows:

@@ -68,6 +68,7 @@ static void *green_ctx(CUdevice dev, int off, int n)
         CUresult r;
         const char *what = "cuDeviceGetDevResource";
         unsigned char *mine = part;
+        uint64_t t0 = now_ns(); /* XQ_LOG=3: when it was made, and how long that took (the timeline) */
         if (!(r = xqc_cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) && !aligned && off > 0) {
             /* a part of its own size: the first off multiprocessors split away, the rest split by n.
              * What a split makes cannot be split again (the H200's driver answers CUDA error 915):
@@ -113,6 +114,9 @@ static void *green_ctx(CUdevice dev, int off, int n)
                 else
                     xlog(2, "xq: a green context of %u multiprocessors (after the first %d, %d asked) on device %d", got, off, n,
                          (int)dev);
+                uint64_t t1 = now_ns();
+                xlog(3, "xq: timeline green context: %u multiprocessors at offset %d, made at %llu in %llu ns", got, off,
+                     (unsigned long long)t0, (unsigned long long)(t1 - t0));
             } else
                 g = NULL;
         }

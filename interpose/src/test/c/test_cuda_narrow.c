@@ -178,7 +178,7 @@ void test_narrow_parts_past_the_cache(void)
     tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
     tn_defaults(1, 0, 0, 0);
     app a;
-    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", "FAKECUDA_TPS=64", "FAKECUDA_GREEN=1", NULL},
+    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=3", "FAKECUDA_TPS=64", "FAKECUDA_GREEN=1", NULL},
           (const char *[]){"--tasks", "3000", "--kernels", "2", "--us", "50", "--stream", "new", "--block", "1024", "--check", NULL});
     int slot = stream_slot(0, 0, NULL, 0);
     xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
@@ -209,4 +209,14 @@ void test_narrow_parts_past_the_cache(void)
     CHECK(!strstr(err, "narrowing launches stops"), "stderr: %s", err);
     const char *f = strstr(err, "green contexts made, no place for more");
     CHECK(!f || !strstr(f + 1, "green contexts made, no place for more"), "said more than once");
+    /* XQ_LOG=3: each green context made is on the timeline, with when and how long it took */
+    unsigned made = 0;
+    for (const char *p = err; (p = strstr(p, "xq: timeline green context: ")) != NULL; p++) {
+        unsigned sms = 0;
+        unsigned long long at = 0, took = 0;
+        int off = 0;
+        made += sscanf(p, "xq: timeline green context: %u multiprocessors at offset %d, made at %llu in %llu ns", &sms, &off, &at,
+                       &took) == 4 && sms > 0 && at > 0;
+    }
+    CHECK(made >= 2 && made <= 32, "%u green contexts on the timeline (want 2..32, one per context made)", made);
 }
