@@ -157,7 +157,11 @@ public final class MixScenario implements Scenario {
             Mix.of("decode:3", "bulk:2", "gemm:1", "triton:1"),
             // added in session 38, first run as a mix of one's own: a CUDA graph on a beat beside bf16
             // training, where both goals were missed (the graph at 1.81 x, the training at 0.66)
-            Mix.of("graph:2", "trainbf16:1"));
+            Mix.of("graph:2", "trainbf16:1"),
+            // added in session 39, first run as a mix of one's own: three processes alike beside a
+            // batch's beat, where thirds of the device made each kernel longer than the gap and the
+            // GEMMs got 0.32, 0.32 and 0.74 of native sharing
+            Mix.of("bulk:2", "gemm:1", "gemm:1", "gemm:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
