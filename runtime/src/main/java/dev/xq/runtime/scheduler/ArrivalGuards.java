@@ -318,7 +318,14 @@ final class ArrivalGuards {
             arrivals[next] = t;
             next = (next + 1) % HISTORY;
             count = Math.min(count + 1, HISTORY);
+            seen++;
         }
+
+        /** Arrivals counted ever; the beat's period and spread as of {@code rhythmOf} of them ({@link #beat}). */
+        long seen;
+        long rhythmOf = -1;
+        long rhythmPeriod;
+        long rhythmJitter;
 
         long last() {
             return arrivals[(next + HISTORY - 1) % HISTORY];
@@ -336,6 +343,31 @@ final class ArrivalGuards {
             if (n < 2) {
                 return null;
             }
+            // the rhythm changes only with an arrival: found once per arrival, not at every call
+            // (several a decision; on the 2-CPU build VM, where the simulated device's commands are
+            // spins, a profile had it among the node's busiest frames)
+            if (rhythmOf != seen) {
+                rhythm(n);
+                rhythmOf = seen;
+            }
+            long period = rhythmPeriod;
+            long jitter = rhythmJitter;
+            if (jitter < 0) {
+                return null;
+            }
+            long nextAt = last() + period;
+            grace = Math.min(grace, period / 4);
+            if (nextAt + jitter + grace < now) {
+                nextAt += period; // one arrival missed: the beat may go on
+                if (nextAt + jitter + grace < now) {
+                    return null;
+                }
+            }
+            return new Beat(period, jitter, nextAt);
+        }
+
+        /** Sets {@link #rhythmPeriod} and {@link #rhythmJitter} (-1: no beat) from the last {@code n} intervals. */
+        private void rhythm(int n) {
             long[] d = new long[n];
             int start = (next + HISTORY - count) % HISTORY;
             for (int i = 0; i < n; i++) {
@@ -383,18 +415,8 @@ final class ArrivalGuards {
                     jitter = j;
                 }
             }
-            if (jitter < 0) {
-                return null;
-            }
-            long nextAt = last() + period;
-            grace = Math.min(grace, period / 4);
-            if (nextAt + jitter + grace < now) {
-                nextAt += period; // one arrival missed: the beat may go on
-                if (nextAt + jitter + grace < now) {
-                    return null;
-                }
-            }
-            return new Beat(period, jitter, nextAt);
+            rhythmPeriod = period;
+            rhythmJitter = jitter;
         }
     }
 
