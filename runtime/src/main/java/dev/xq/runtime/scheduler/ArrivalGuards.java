@@ -88,7 +88,7 @@ final class ArrivalGuards {
      */
     static final long MAX_JITTER_NANOS = 1_000_000;
     static final long MAX_PERIOD_NANOS = 10_000_000_000L;
-    /** Busy periods (arrival to idle) kept per queue since its latest quiet spell: the linger, early idles, the wide beats. */
+    /** Busy periods (arrival to idle) kept per queue, for the linger. */
     static final int BUSY_HISTORY = 16;
     /** Busy periods needed before an idle can be told early. */
     static final int MIN_BUSY = 8;
@@ -233,15 +233,6 @@ final class ArrivalGuards {
             // had run out, and two of the first three requests met narrowed GEMMs, H200)
             boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS || (lastPeriod > 0 && t - last() >= 4 * lastPeriod);
             boolean broken = afterQuiet && count > 0;
-            if (broken) {
-                // a new phase: the busy periods before the quiet spell (a warm-up's, its first request
-                // with every lazy cost in it) say nothing of this one's requests. Kept, one of them
-                // (at a quarter of the 100 ms beat) held the GEMMs behind an eager large batch 25 ms
-                // after each arrival for its first 16 requests, 8 ms of them after the batch was
-                // done: three 21 ms kernels fitted a gap instead of four (H200)
-                busyCount = 0;
-                busyNext = 0;
-            }
             if (afterQuiet) {
                 if (learnHeld) {
                     // what the spell held: until its end, or until the queue went quiet again
@@ -289,11 +280,7 @@ final class ArrivalGuards {
             busyStart = 0;
         }
 
-        /** The median recent busy period; 0 without one (none yet, or none since the latest quiet spell). */
         long medianBusy() {
-            if (busyCount == 0) {
-                return 0;
-            }
             long[] d = Arrays.copyOf(busy, busyCount);
             Arrays.sort(d);
             return d[busyCount / 2];

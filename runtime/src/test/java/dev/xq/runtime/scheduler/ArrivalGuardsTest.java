@@ -672,39 +672,6 @@ class ArrivalGuardsTest {
     }
 
     /**
-     * The busy periods before a quiet spell (a warm-up whose first request carries every lazy
-     * cost) do not say how long the requests after it take: behind a wide queue on a beat, the
-     * long commands are let go once its request is over, not a quarter of its period after each
-     * arrival; a long request after the spell still counts.
-     */
-    @Test
-    void aWarmUpsLongRequestDoesNotHoldTheOthersAfterTheQuiet() {
-        ArrivalGuards guards = new ArrivalGuards();
-        guards.lingerNanos(0);
-        long t0 = 1000 * MS;
-        step(guards, t0, 132, true, t0);
-        step(guards, t0 + 60 * MS, 132, false, 0); // the first warm-up request: 60 ms
-        long go = warmUp(guards, t0 + 70 * MS, 132, 5) + 3000 * MS;
-        for (int i = 0; i < 6; i++) {
-            long at = go + i * 100 * MS;
-            step(guards, at, 132, true, at);
-            boolean[] idle = step(guards, at + 8 * MS, 132, false, 0); // done after 8 ms
-            if (i >= 2) {
-                assertFalse(idle[0] || idle[1], "whole once the request is over, arrival " + (i + 1));
-            }
-        }
-        // one request of 20 ms in this phase: an idle 9 ms into the next is early again
-        long at = go + 600 * MS;
-        step(guards, at, 132, true, at);
-        step(guards, at + 20 * MS, 132, false, 0);
-        at += 100 * MS;
-        step(guards, at, 132, true, at);
-        boolean[] early = step(guards, at + 9 * MS, 132, false, 0);
-        assertTrue(early[0] && !early[1], "held: 9 ms into a request where one took 20");
-        assertEquals(at + 20 * MS, guards.lingerWake(), "until this phase's longest request has passed");
-    }
-
-    /**
      * A wide queue that never shows a beat (arrivals at random) holds the queue behind it for a
      * spell of learning only: {@value ArrivalGuards#LEARN_NANOS} ns after its first arrival it is narrowed
      * again, and spells that come back every time it is quiet stop holding anything once they
