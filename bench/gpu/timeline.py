@@ -13,7 +13,10 @@ and ended relative to the request's start, estimate, the arrival guard's horizon
 request's start). Then, over all requests: of the best-effort commands running at a request's
 start, how many had been launched under a guard whose horizon was at or after that start (the
 guard foresaw the arrival late), under one before it (the command ran over its estimate) or under
-none.
+none. And where the others run long commands: the device's idle time around the requests, as
+medians over the first 16 requests and over the rest (before a request: since the last long
+command ended; after it: until the next began) and the time long commands ran between one
+request's end and the next one's start (the gaps the arrival guards fill).
 """
 import glob
 import gzip
@@ -57,6 +60,51 @@ def be_commands(mode_dir, skip=()):
             ms = lambda ns: (ns + off) / 1e6
             out.append({"proc": name, "stream": st, "launch": ms(l), "from": ms(fr), "end": ms(en),
                         "est": est / 1e6, "hz": ms(hz) if hz else None, "n": n})
+    return out
+
+
+def union_within(spans, lo, hi):
+    """The time within [lo, hi] that at least one of the (start, end) spans covers."""
+    t, cur = 0.0, lo
+    for a, b in sorted(spans):
+        a, b = max(a, cur), min(b, hi)
+        if b > a:
+            t += b - a
+            cur = b
+    return t
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else float("nan")
+
+
+def around(cmds, at, lat):
+    """Medians, over requests 1-16 and 17 on, of the long commands' idle before and after each request and their busy time between requests."""
+    spans = [(c["from"], c["end"]) for c in cmds if not c["stream"].startswith("green")]
+    if not spans:
+        return None
+    ends = sorted(b for _, b in spans)
+    starts = sorted(a for a, _ in spans)
+    rows = []
+    for i in range(len(at) - 1):
+        a, e, nxt = at[i], at[i] + lat[i], at[i + 1]
+        if any(s0 < a < s1 for s0, s1 in spans):
+            before = 0.0
+        else:
+            prev = [x for x in ends if x <= a]
+            before = a - prev[-1] if prev else None
+        if any(s0 < e < s1 for s0, s1 in spans):
+            after = 0.0
+        else:
+            later = [x for x in starts if x >= e]
+            after = later[0] - e if later and later[0] < nxt else None
+        rows.append((before, after, union_within(spans, e, nxt), nxt - e))
+    out = []
+    for part in (rows[:16], rows[16:]):
+        b = [r[0] for r in part if r[0] is not None]
+        f = [r[1] for r in part if r[1] is not None]
+        out.append((median(b), median(f), median([r[2] for r in part]), median([r[3] for r in part]), len(part)))
     return out
 
 
@@ -108,6 +156,12 @@ def main():
                     over += 1
         print("  at a request's start: nothing long running %d of %d; running: under a guard foreseeing it late %d, "
               "over its estimate past the horizon %d, under no guard %d" % (clear, len(at), late, over, none))
+        ar = around(cmds, at, lat)
+        if ar:
+            (b1, f1, u1, g1, n1), (b2, f2, u2, g2, n2) = ar
+            print("  long commands around the requests (medians; requests 1-%d / the %d after): idle before a request "
+                  "%.1f / %.1f ms, after its end %.1f / %.1f ms; running between requests %.1f of %.1f / %.1f of %.1f ms" % (
+                      n1, n2, b1, b2, f1, f2, u1, g1, u2, g2))
         for i in hits:
             a, e = at[i], at[i] + lat[i]
             print("  request %d at %+.1f ms: %.1f ms" % (i, a - at[0], lat[i]))
