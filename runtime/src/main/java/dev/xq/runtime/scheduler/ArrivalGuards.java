@@ -92,6 +92,8 @@ final class ArrivalGuards {
     static final int BUSY_HISTORY = 16;
     /** Busy periods needed before an idle can be told early. */
     static final int MIN_BUSY = 8;
+    /** Busy periods since a quiet spell after which the wide beats' hold is theirs alone ({@code Track.hold}). */
+    static final int PHASE_BUSY = 4;
     /** Early idles without a linger after which a queue that lost its lingers gets them again. */
     static final int LINGER_RETRY = 64;
     /** Default of {@link #lingerNanos(long)}: 300 us. */
@@ -206,6 +208,12 @@ final class ArrivalGuards {
         final long[] busy = new long[BUSY_HISTORY];
         int busyCount;
         int busyNext;
+        /**
+         * The longest busy period since the latest quiet spell, and how many there were (the wide
+         * beats' hold, {@link #hold}); the history above keeps those from before it.
+         */
+        long phaseLongest;
+        int phaseCount;
         /** While lingering: until when the queues it is preferred over stay held; 0 otherwise. */
         long lingerUntil;
         /** When the lingering queue went idle. */
@@ -233,6 +241,10 @@ final class ArrivalGuards {
             // had run out, and two of the first three requests met narrowed GEMMs, H200)
             boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS || (lastPeriod > 0 && t - last() >= 4 * lastPeriod);
             boolean broken = afterQuiet && count > 0;
+            if (broken) {
+                phaseLongest = 0;
+                phaseCount = 0;
+            }
             if (afterQuiet) {
                 if (learnHeld) {
                     // what the spell held: until its end, or until the queue went quiet again
@@ -274,6 +286,8 @@ final class ArrivalGuards {
         }
 
         void busyEnded(long duration) {
+            phaseLongest = phaseCount == 0 ? duration : Math.max(phaseLongest, duration);
+            phaseCount++;
             busy[busyNext] = duration;
             busyNext = (busyNext + 1) % BUSY_HISTORY;
             busyCount = Math.min(busyCount + 1, BUSY_HISTORY);
@@ -296,6 +310,21 @@ final class ArrivalGuards {
                 m = Math.max(m, busy[i]);
             }
             return Math.min(m, beat.periodNanos() / 4);
+        }
+
+        /**
+         * How long after an arrival on {@code beat} the queues behind it are held while it is idle
+         * (a stall of its owner inside a request): {@link #within}, but once {@value #PHASE_BUSY}
+         * busy periods have ended since its latest quiet spell, the longest of those (at most a
+         * quarter of the period). The busy periods from before the spell still tell a return of
+         * the queue from a new arrival ({@link #within}): forgotten, the fragments of an eager
+         * batch's first requests after its warm-up counted as arrivals, no beat was found and the
+         * GEMMs behind it ran narrowed through its requests (its P99 at 2.7-7.5 x, H200). Kept
+         * for the hold too, one long warm-up request held the GEMMs 25 ms after each of its first
+         * 16 requests for 8 ms requests: three 21 ms kernels a 100 ms gap instead of four.
+         */
+        long hold(Beat beat) {
+            return phaseCount >= PHASE_BUSY ? Math.min(phaseLongest, beat.periodNanos() / 4) : within(beat);
         }
 
         void outcome(boolean hit) {
@@ -655,11 +684,11 @@ final class ArrivalGuards {
                 Track ta = tracks.get(a.handle());
                 Beat beat = ta == null || !ta.over.containsKey(b.handle()) ? null : ta.beat(now, graceNanos);
                 // within its request (an early idle: a stall of its owner) it still counts as working
-                boolean idleEarly = !a.ready() && a.inFlight() == 0 && beat != null && now - ta.last() < ta.within(beat);
+                boolean idleEarly = !a.ready() && a.inFlight() == 0 && beat != null && now - ta.last() < ta.hold(beat);
                 boolean working = a.ready() || a.inFlight() > 0 || idleEarly;
                 // what B has between A's requests: it is held until A's usual end, then let go (the
                 // node's reaction) and must be done before A's next arrival
-                long avail = beat == null ? 0 : gap(ta, beat) - WIDE_REACTION_NANOS - Math.max(0, ta.within(beat) - ta.medianBusy());
+                long avail = beat == null ? 0 : gap(ta, beat) - WIDE_REACTION_NANOS - Math.max(0, ta.hold(beat) - ta.medianBusy());
                 if (beat != null && !sa.ownContext() && sa.known()
                         && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms())) && avail > 0) {
                     space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
@@ -670,7 +699,7 @@ final class ArrivalGuards {
                     wide |= sa.known() && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
                     busy |= working;
                     if (idleEarly) {
-                        wake = Math.min(wake, ta.last() + ta.within(beat)); // decide again when its request is over
+                        wake = Math.min(wake, ta.last() + ta.hold(beat)); // decide again when its request is over
                     }
                 } else if (ta != null && ta.learning(now) && !sa.ownContext()) {
                     // a wide queue back after a quiet spell (a service's first requests), its beat

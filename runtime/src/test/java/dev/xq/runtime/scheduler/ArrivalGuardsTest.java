@@ -671,6 +671,76 @@ class ArrivalGuardsTest {
         assertTrue(step(off, go3, 132, true, go3)[1], "off: narrowed");
     }
 
+    /** A warm-up whose first request is {@code firstMs} long, then 5 of 8 ms back to back, then 3 s quiet; @return the first arrival after. */
+    static long longWarmUp(ArrivalGuards guards, long firstMs) {
+        long t0 = 1000 * MS;
+        step(guards, t0, 132, true, t0);
+        step(guards, t0 + firstMs * MS, 132, false, 0);
+        return warmUp(guards, t0 + (firstMs + 10) * MS, 132, 5) + 3000 * MS;
+    }
+
+    /**
+     * The hold behind a wide queue idle early in its request lasts its longest busy period since
+     * its latest quiet spell, once four have ended: a warm-up's long first request (every lazy
+     * cost in it) does not hold the long commands behind 8 ms requests for a quarter of the
+     * period after each arrival; a long request after the spell does.
+     */
+    @Test
+    void afterFourRequestsTheHoldIsTheirsNotTheWarmUps() {
+        ArrivalGuards guards = new ArrivalGuards();
+        guards.lingerNanos(0);
+        long go = longWarmUp(guards, 60);
+        for (int i = 0; i < 7; i++) {
+            long at = go + i * 100 * MS;
+            step(guards, at, 132, true, at);
+            boolean[] idle = step(guards, at + 9 * MS, 132, false, 0); // done after 9 ms
+            if (i == 2 || i == 3) {
+                assertTrue(idle[0] && !idle[1], "held: fewer than four requests since the quiet, arrival " + (i + 1));
+                assertEquals(at + 25 * MS, guards.lingerWake(), "until a quarter of the period (the warm-up's request, capped)");
+            } else if (i >= 4) {
+                assertFalse(idle[0] || idle[1], "whole once its request is over, arrival " + (i + 1));
+            }
+        }
+        // one request of 20 ms in this phase: an idle 9 ms into the next is early again
+        long at = go + 700 * MS;
+        step(guards, at, 132, true, at);
+        step(guards, at + 20 * MS, 132, false, 0);
+        at += 100 * MS;
+        step(guards, at, 132, true, at);
+        boolean[] early = step(guards, at + 9 * MS, 132, false, 0);
+        assertTrue(early[0] && !early[1], "held: 9 ms into a request where one took 20");
+        assertEquals(at + 20 * MS, guards.lingerWake(), "until this phase's longest request has passed");
+    }
+
+    /**
+     * The busy periods from before a quiet spell still tell a return from an arrival: a stall
+     * inside a request after the spell, longer than any request since but within the warm-up's,
+     * is the same request and keeps the beat (forgotten, the fragments of an eager batch's
+     * requests counted as arrivals, no beat was found and the GEMMs behind it ran narrowed
+     * through its requests: 2.7-7.5 x its standalone P99 on the H200).
+     */
+    @Test
+    void theWarmUpsBusyPeriodsStillTellAReturnFromAnArrival() {
+        ArrivalGuards guards = new ArrivalGuards();
+        guards.lingerNanos(0);
+        long go = longWarmUp(guards, 20);
+        for (int i = 0; i < 6; i++) {
+            long at = go + i * 100 * MS;
+            step(guards, at, 132, true, at);
+            step(guards, at + 8 * MS, 132, false, 0);
+        }
+        long at = go + 600 * MS;
+        assertNotNull(guards.beat(A, at - MS), "the beat known");
+        step(guards, at, 132, true, at);
+        step(guards, at + 3 * MS, 132, false, 0);
+        long back = at + 12 * MS; // past this phase's 8 ms, within the warm-up's 20
+        step(guards, back, 132, true, back);
+        step(guards, at + 15 * MS, 132, false, 0);
+        ArrivalGuards.Beat beat = guards.beat(A, at + 16 * MS);
+        assertNotNull(beat, "the beat holds");
+        assertEquals(at + 100 * MS, beat.nextNanos(), "the next arrival foreseen from the request's start");
+    }
+
     /**
      * A wide queue that never shows a beat (arrivals at random) holds the queue behind it for a
      * spell of learning only: {@value ArrivalGuards#LEARN_NANOS} ns after its first arrival it is narrowed
