@@ -5,8 +5,10 @@
 #   each name V is .ab/runtime-V.jar (a dev.xq.runtime bundle, git-ignored: carry .ab), copied over
 #   node/target/bundles' runtime before its run; the first run has every mode (standalone, native,
 #   xq), the others xq only (their ratios: against the first's). AB_MIX: the mix (default
-#   bulk+gemm+gemm; custom=... as mix-run.sh). Every run's results in OUT/ab-results.tgz; each
-#   run's xq figures (LC P50/P99/max, BE iterations per second) printed as it ends.
+#   bulk+gemm+gemm; custom=... as mix-run.sh; several ';'-separated, each run going through all). Every run's results in OUT/ab-results.tgz; each
+#   run's xq figures (LC P50/P99/max, BE iterations per second) printed as it ends, and at the end
+#   every run's LC P99 / the first run's standalone P99 and BE rate / its native rate (the tenants'
+#   own P99, as the bench judges; also in ab-summary.txt).
 set -u
 out=${1:?usage: ab-run.sh OUTDIR}
 res=/tmp/xq-ab
@@ -22,11 +24,11 @@ for v in ${AB:?AB names the bundles in order}; do
   (cd "$res/$k-$v" && tar xzf mix-results.tgz && rm -f mix-results.tgz clocks-*.csv)
   echo "== run $k: $v"
   grep -E "done \(|^trace:" "$res/$k-$v.txt"
-  for j in "$res/$k-$v"/logs-1/*/xq/*.json; do
+  for j in "$res/$k-$v"/logs-*/*/xq/*.json; do
     python3 - "$j" <<'PY'
 import json, os, sys
 d = json.load(open(sys.argv[1]))
-n = os.path.basename(sys.argv[1])[:-5]
+n = os.path.basename(os.path.dirname(os.path.dirname(sys.argv[1]))) + " " + os.path.basename(sys.argv[1])[:-5]
 if "lat_ms" in d:
     s = sorted(d["lat_ms"])
     print("  %s P50 %.1f P99 %.1f max %.1f ms" % (n, s[len(s) // 2], s[int(0.99 * (len(s) - 1))], s[-1]))
@@ -36,4 +38,31 @@ PY
   done
 done
 cp "$res/runtime-as-carried.jar" "$b"
+# every run judged against the first one's standalone and native: LC P99 / standalone P99, BE rate / native
+python3 - "$res" <<'PY' | tee "$res/ab-summary.txt"
+import glob, json, os, sys
+res = sys.argv[1]
+runs = sorted(glob.glob(os.path.join(res, "[0-9]*-*")), key=lambda d: int(os.path.basename(d).split("-")[0]))
+runs = [d for d in runs if os.path.isdir(d)]
+base = {}
+for m in glob.glob(os.path.join(runs[0], "mix-*.json")) if runs else []:
+    for mix in json.load(open(m)).get("mixes", []):
+        for t in mix.get("tenants", []):
+            if t.get("role") == "lc":
+                base[(mix["name"], t["name"])] = ("lc", t.get("p99_ms", {}).get("standalone"))
+            else:
+                base[(mix["name"], t["name"])] = ("be", t.get("it_per_s", {}).get("native"))
+print("against run 1's standalone (LC P99) and native (BE rate):")
+for d in runs:
+    for j in sorted(glob.glob(os.path.join(d, "logs-*", "*", "xq", "*.json"))):
+        mix = os.path.basename(os.path.dirname(os.path.dirname(j)))
+        name = os.path.basename(j)[:-5]
+        x = json.load(open(j))
+        kind, ref = base.get((mix, name), (None, None))
+        if not ref:
+            continue
+        v = x.get("p99_ms") if kind == "lc" else x.get("it_per_s")
+        if v is not None:
+            print("  %-10s %-24s %-10s %s %.2f" % (os.path.basename(d), mix, name, "P99/standalone" if kind == "lc" else "rate/native", v / ref))
+PY
 tar -C "$res" -czf "$out/ab-results.tgz" .
