@@ -402,51 +402,80 @@ final class ArrivalGuards {
             for (int i = 0; i < n; i++) {
                 d[i] = arrivals[(start + i + 1) % HISTORY] - arrivals[(start + i) % HISTORY];
             }
-            long period = 0;
-            long jitter = -1;
-            for (int m = n; m >= MIN_INTERVALS && jitter < 0; m--) {
-                long[] sorted = Arrays.copyOfRange(d, n - m, n);
-                Arrays.sort(sorted);
-                long p = sorted[m / 2];
-                if (p < MIN_PERIOD_NANOS || p > MAX_PERIOD_NANOS) {
-                    continue;
+            long[] found = rhythmOf(d, n);
+            rhythmPeriod = found[0];
+            rhythmJitter = found[1];
+        }
+    }
+
+    /**
+     * The beat of the intervals {@code d[0..n)} (oldest first): {period, jitter}, jitter -1 for none.
+     * The most of the latest intervals (down to {@value #MIN_INTERVALS}) whose median is a period
+     * and whose deviations from it stay within an eighth of it and {@value #MAX_JITTER_NANOS} ns for
+     * 7 of 8 (one in eight may be off: a late request, a pause); else a rhythm just begun (below).
+     * One sort of the intervals, the latest windows' medians kept by taking the oldest out, and a
+     * count of the deviations within bounds; the deviations are sorted only for the window that is
+     * a beat (a queue off any beat with an arrival per command sorted 24 arrays an arrival: on the
+     * 2-vCPU build VM, where the simulated device's commands are spins, the node's busiest frame).
+     */
+    static long[] rhythmOf(long[] d, int n) {
+        long period = 0;
+        long jitter = -1;
+        long[] sorted = Arrays.copyOf(d, n);
+        Arrays.sort(sorted);
+        int len = n;
+        for (int m = n; m >= MIN_INTERVALS && jitter < 0; m--) {
+            if (m < n) {
+                // the window loses its oldest interval
+                int at = Arrays.binarySearch(sorted, 0, len, d[n - m - 1]);
+                System.arraycopy(sorted, at + 1, sorted, at, len - at - 1);
+                len--;
+            }
+            long p = sorted[m / 2];
+            if (p < MIN_PERIOD_NANOS || p > MAX_PERIOD_NANOS) {
+                continue;
+            }
+            // the k-th smallest deviation is within the bound when at least k + 1 deviations are
+            int k = Math.max(0, (int) Math.ceil(m * 7 / 8.0) - 1);
+            long bound = Math.min(p / 8, MAX_JITTER_NANOS);
+            int within = 0;
+            for (int i = n - m; i < n; i++) {
+                if (Math.abs(d[i] - p) <= bound) {
+                    within++;
                 }
+            }
+            if (within > k) {
                 long[] dev = new long[m];
                 for (int i = 0; i < m; i++) {
                     dev[i] = Math.abs(d[n - m + i] - p);
                 }
                 Arrays.sort(dev);
-                // one interval in eight may be off the beat (a late request, a pause)
-                long j = dev[Math.max(0, (int) Math.ceil(m * 7 / 8.0) - 1)];
-                if (j <= p / 8 && j <= MAX_JITTER_NANOS) {
-                    period = p;
-                    jitter = j;
-                }
+                period = p;
+                jitter = dev[k];
             }
-            if (jitter < 0 && n >= 2) {
-                // a rhythm just begun (the first arrivals, or after a pause or a faster run such as
-                // back-to-back warm-up requests): two intervals that agree closely are taken at once
-                long a = d[n - 2];
-                long b = d[n - 1];
-                long p = Math.max(a, b);
-                long j = Math.abs(a - b);
-                // the intervals at the end that agree with the last: the new rhythm so far (at its
-                // fourth arrival, three of them: too few for the rule above, which lets none of four
-                // be off, and the beat was lost for a request on the H200)
-                int run = 2;
-                while (run < n && Math.abs(d[n - 1 - run] - b) <= Math.min(p / 16, NEW_BEAT_MAX_JITTER_NANOS)) {
-                    j = Math.max(j, Math.abs(d[n - 1 - run] - b));
-                    run++;
-                }
-                boolean begun = run == n || d[n - 1 - run] < p / 2 || d[n - 1 - run] > 2 * p;
-                if (begun && p >= MIN_PERIOD_NANOS && p <= MAX_PERIOD_NANOS && j <= p / 16 && j <= NEW_BEAT_MAX_JITTER_NANOS) {
-                    period = p;
-                    jitter = j;
-                }
-            }
-            rhythmPeriod = period;
-            rhythmJitter = jitter;
         }
+        if (jitter < 0 && n >= 2) {
+            // a rhythm just begun (the first arrivals, or after a pause or a faster run such as
+            // back-to-back warm-up requests): two intervals that agree closely are taken at once
+            long a = d[n - 2];
+            long b = d[n - 1];
+            long p = Math.max(a, b);
+            long j = Math.abs(a - b);
+            // the intervals at the end that agree with the last: the new rhythm so far (at its
+            // fourth arrival, three of them: too few for the rule above, which lets none of four
+            // be off, and the beat was lost for a request on the H200)
+            int run = 2;
+            while (run < n && Math.abs(d[n - 1 - run] - b) <= Math.min(p / 16, NEW_BEAT_MAX_JITTER_NANOS)) {
+                j = Math.max(j, Math.abs(d[n - 1 - run] - b));
+                run++;
+            }
+            boolean begun = run == n || d[n - 1 - run] < p / 2 || d[n - 1 - run] > 2 * p;
+            if (begun && p >= MIN_PERIOD_NANOS && p <= MAX_PERIOD_NANOS && j <= p / 16 && j <= NEW_BEAT_MAX_JITTER_NANOS) {
+                period = p;
+                jitter = j;
+            }
+        }
+        return new long[] {period, jitter};
     }
 
     private final Map<Long, Track> tracks = new HashMap<>();
