@@ -121,6 +121,15 @@ final class ArrivalGuards {
      */
     static final long LEARN_NANOS = 600_000_000L;
     /**
+     * ...of the queue's idle time, not its busy time, up to this long in all: a service's warm-up
+     * of back-to-back requests began the spell, the first request for real followed it at once
+     * (the service the last of its node to be ready, nothing quiet between them), and a spell of
+     * 600 ms from the warm-up's start ended with it: the GEMMs beside an eager batch ran narrowed
+     * through its first three requests (36-50 ms against 8, the batch's P99 at 3.4-3.8 x its
+     * standalone in three runs of five, H200).
+     */
+    static final long LEARN_MAX_NANOS = 2 * LEARN_NANOS;
+    /**
      * ...and the spells that held something are paid for: their time is a debt that falls by an
      * eighth of the time that passes, and a new spell begins only while it is under one spell's
      * length (a queue behind a wide one that never keeps a beat loses at most about a ninth of its
@@ -209,10 +218,10 @@ final class ArrivalGuards {
         int busyCount;
         int busyNext;
         /**
-         * The longest busy period since the latest quiet spell, and how many there were (the wide
-         * beats' hold, {@link #hold}); the history above keeps those from before it.
+         * How many busy periods have ended since the latest quiet spell (the wide beats' hold,
+         * {@link #hold}, is the longest of the latest of them); the history above keeps those
+         * from before it too.
          */
-        long phaseLongest;
         int phaseCount;
         /** While lingering: until when the queues it is preferred over stay held; 0 otherwise. */
         long lingerUntil;
@@ -227,6 +236,8 @@ final class ArrivalGuards {
         long learnStart;
         /** Whether that spell held a queue behind this one. */
         boolean learnHeld;
+        /** The queue's busy time in that spell, ended busy periods only. */
+        long learnBusy;
         /** The period of the beat seen at the latest arrival; 0 for none. */
         long lastPeriod;
         /** The time spells that held something cost, as of {@link #learnDebtAt}. */
@@ -242,19 +253,19 @@ final class ArrivalGuards {
             boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS || (lastPeriod > 0 && t - last() >= 4 * lastPeriod);
             boolean broken = afterQuiet && count > 0;
             if (broken) {
-                phaseLongest = 0;
                 phaseCount = 0;
             }
             if (afterQuiet) {
                 if (learnHeld) {
                     // what the spell held: until its end, or until the queue went quiet again
                     long end = Math.min(t, last() + QUIET_NANOS);
-                    learnDebt = debt(learnStart) + Math.max(0, Math.min(LEARN_NANOS, end - learnStart));
+                    learnDebt = debt(learnStart) + Math.max(0, Math.min(spellEnd(t), end) - learnStart);
                     learnDebtAt = learnStart;
                     learnHeld = false;
                 }
                 if (debt(t) < LEARN_NANOS) {
                     learnStart = t;
+                    learnBusy = 0;
                 }
             }
             arrived(t);
@@ -277,16 +288,35 @@ final class ArrivalGuards {
          * against 8, H200).
          */
         boolean learning(long now) {
-            return wideSeen && learnStart != 0 && now - learnStart < LEARN_NANOS && now - last() < QUIET_NANOS;
+            return wideSeen && learnStart != 0 && now - spellEnd(now) < 0 && now - last() < QUIET_NANOS;
         }
 
-        /** When the spell in progress ends unless the queue arrives again. */
-        long learnEnds() {
-            return Math.min(learnStart + LEARN_NANOS, last() + QUIET_NANOS);
+        /**
+         * When the spell ends as of {@code now}: after {@value #LEARN_NANOS} ns of the queue's idle
+         * time since its start (the busy period in progress counted as busy), at most
+         * {@link #LEARN_MAX_NANOS} after it.
+         */
+        private long spellEnd(long now) {
+            long busyNow = learnBusy + (busyInSpell() ? Math.max(0, now - busyStart) : 0);
+            return learnStart + Math.min(LEARN_MAX_NANOS, LEARN_NANOS + busyNow);
+        }
+
+        private boolean busyInSpell() {
+            return busyStart != 0 && busyStart - learnStart >= 0;
+        }
+
+        /**
+         * When the spell in progress ends unless the queue arrives again: while it is busy, its
+         * longest (the end of the busy period decides again), else {@link #spellEnd}.
+         */
+        long learnEnds(long now) {
+            return Math.min(busyInSpell() ? learnStart + LEARN_MAX_NANOS : spellEnd(now), last() + QUIET_NANOS);
         }
 
         void busyEnded(long duration) {
-            phaseLongest = phaseCount == 0 ? duration : Math.max(phaseLongest, duration);
+            if (learnStart != 0 && busyInSpell()) {
+                learnBusy += duration;
+            }
             phaseCount++;
             busy[busyNext] = duration;
             busyNext = (busyNext + 1) % BUSY_HISTORY;
@@ -315,16 +345,26 @@ final class ArrivalGuards {
         /**
          * How long after an arrival on {@code beat} the queues behind it are held while it is idle
          * (a stall of its owner inside a request): {@link #within}, but once {@value #PHASE_BUSY}
-         * busy periods have ended since its latest quiet spell, the longest of those (at most a
-         * quarter of the period). The busy periods from before the spell still tell a return of
-         * the queue from a new arrival ({@link #within}): forgotten, the fragments of an eager
-         * batch's first requests after its warm-up counted as arrivals, no beat was found and the
-         * GEMMs behind it ran narrowed through its requests (its P99 at 2.7-7.5 x, H200). Kept
-         * for the hold too, one long warm-up request held the GEMMs 25 ms after each of its first
-         * 16 requests for 8 ms requests: three 21 ms kernels a 100 ms gap instead of four.
+         * busy periods have ended since its latest quiet spell, the longest of the latest
+         * {@value #BUSY_HISTORY} of those only (at most a quarter of the period). The busy periods
+         * from before the spell still tell a return of the queue from a new arrival
+         * ({@link #within}): forgotten, the fragments of an eager batch's first requests after its
+         * warm-up counted as arrivals, no beat was found and the GEMMs behind it ran narrowed
+         * through its requests (its P99 at 2.7-7.5 x, H200). Kept for the hold too, one long
+         * warm-up request held the GEMMs 25 ms after each of its first 16 requests for 8 ms
+         * requests: three 21 ms kernels a 100 ms gap instead of four. And the longest since the
+         * spell without a window, one slow request held them after every later one (GEMMs at
+         * 0.67-0.70 of native sharing against 0.88-0.97, H200).
          */
         long hold(Beat beat) {
-            return phaseCount >= PHASE_BUSY ? Math.min(phaseLongest, beat.periodNanos() / 4) : within(beat);
+            if (phaseCount < PHASE_BUSY) {
+                return within(beat);
+            }
+            long m = 0;
+            for (int i = 1, n = Math.min(phaseCount, busyCount); i <= n; i++) {
+                m = Math.max(m, busy[Math.floorMod(busyNext - i, BUSY_HISTORY)]);
+            }
+            return Math.min(m, beat.periodNanos() / 4);
         }
 
         void outcome(boolean hit) {
@@ -740,7 +780,7 @@ final class ArrivalGuards {
                     busy = true;
                     learning = true;
                     ta.learnHeld = true;
-                    wake = Math.min(wake, ta.learnEnds());
+                    wake = Math.min(wake, ta.learnEnds(now));
                     if (TRACE) {
                         traceLearning++;
                     }

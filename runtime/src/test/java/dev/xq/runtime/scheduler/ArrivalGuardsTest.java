@@ -750,6 +750,40 @@ class ArrivalGuardsTest {
     }
 
     /** A warm-up whose first request is {@code firstMs} long, then 5 of 8 ms back to back, then 3 s quiet; @return the first arrival after. */
+    /**
+     * The spell of learning lasts {@value ArrivalGuards#LEARN_NANOS} ns of the queue's idle time:
+     * a warm-up of irregular back-to-back requests after a quiet spell, the first request for
+     * real at once after it (the service the last to be ready), 620 ms after the warm-up began:
+     * the long commands behind it are still held, not narrowed, at its first requests, until its
+     * beat is known (a spell of 600 ms from the warm-up's start left the GEMMs narrowed beside an
+     * eager batch's first three requests: 36-50 ms against 8, H200).
+     */
+    @Test
+    void aWarmUpsBusyTimeDoesNotUseUpTheSpellOfLearning() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t = warmUp(guards, 1000 * MS, 132, 10) + 3000 * MS;
+        long[][] warm = {{30, 22}, {20, 66}, {40, 109}, {25, 64}, {60, 21}, {45, 76}, {30, 12}}; // busy, then idle, ms
+        for (long[] bi : warm) {
+            step(guards, t, 132, true, t);
+            step(guards, t + bi[0] * MS, 132, false, 0);
+            t += (bi[0] + bi[1]) * MS;
+        }
+        assertEquals(620 * MS, t - (warmUp(new ArrivalGuards(), 1000 * MS, 132, 10) + 3000 * MS), "requests for real 620 ms after the warm-up began");
+        for (int i = 0; i < 5; i++) {
+            long at = t + i * 100 * MS;
+            boolean[] arrival = step(guards, at, 132, true, at);
+            assertTrue(arrival[0] && !arrival[1], "held, not narrowed, at request " + (i + 1));
+            step(guards, at + 8 * MS, 132, false, 0);
+            // past the hold after a request (a quarter of the period: the warm-up's long requests)
+            boolean[] idle = step(guards, at + 30 * MS, 132, false, 0);
+            if (i < 2) {
+                assertTrue(idle[0] && !idle[1], "held between requests before the beat is known, after request " + (i + 1));
+            } else {
+                assertFalse(idle[0] || idle[1], "whole between requests once the beat is known, after request " + (i + 1));
+            }
+        }
+    }
+
     static long longWarmUp(ArrivalGuards guards, long firstMs) {
         long t0 = 1000 * MS;
         step(guards, t0, 132, true, t0);
@@ -788,6 +822,19 @@ class ArrivalGuardsTest {
         boolean[] early = step(guards, at + 9 * MS, 132, false, 0);
         assertTrue(early[0] && !early[1], "held: 9 ms into a request where one took 20");
         assertEquals(at + 20 * MS, guards.lingerWake(), "until this phase's longest request has passed");
+        // sixteen requests of 9 ms later the slow one is no longer the hold (kept for the whole
+        // phase, it held the GEMMs behind an eager batch after each of its requests: 0.67-0.70
+        // of native sharing against 0.88-0.97, H200)
+        for (int i = 1; i <= 17; i++) {
+            at += 100 * MS;
+            step(guards, at, 132, true, at);
+            boolean[] idle = step(guards, at + 9 * MS, 132, false, 0);
+            if (i < 16) {
+                assertTrue(idle[0] && !idle[1], "still held within sixteen busy periods of the slow one, request " + i);
+            } else {
+                assertFalse(idle[0] || idle[1], "whole once sixteen have followed the slow one, request " + i);
+            }
+        }
     }
 
     /**
