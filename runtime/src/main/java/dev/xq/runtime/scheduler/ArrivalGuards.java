@@ -121,15 +121,6 @@ final class ArrivalGuards {
      */
     static final long LEARN_NANOS = 600_000_000L;
     /**
-     * ...of the queue's idle time, not its busy time, up to this long in all: a service's warm-up
-     * of back-to-back requests began the spell, the first request for real followed it at once
-     * (the service the last of its node to be ready, nothing quiet between them), and a spell of
-     * 600 ms from the warm-up's start ended with it: the GEMMs beside an eager batch ran narrowed
-     * through its first three requests (36-50 ms against 8, the batch's P99 at 3.4-3.8 x its
-     * standalone in three runs of five, H200).
-     */
-    static final long LEARN_MAX_NANOS = 2 * LEARN_NANOS;
-    /**
      * ...and the spells that held something are paid for: their time is a debt that falls by an
      * eighth of the time that passes, and a new spell begins only while it is under one spell's
      * length (a queue behind a wide one that never keeps a beat loses at most about a ninth of its
@@ -137,6 +128,11 @@ final class ArrivalGuards {
      * requests after it their own spell).
      */
     static final int LEARN_DECAY = 8;
+    /**
+     * Wide beats, learning: a queue behind a wide one that came back after a quiet spell this
+     * recently begins a spell for it ({@code Track.spellOnReturn}).
+     */
+    static final long RETURN_WINDOW_NANOS = 20_000_000L;
 
     /** A guard for one queue; {@link #NONE} when it has none. */
     record Guard(long horizonNanos, long untilNanos) {
@@ -236,8 +232,8 @@ final class ArrivalGuards {
         long learnStart;
         /** Whether that spell held a queue behind this one. */
         boolean learnHeld;
-        /** The queue's busy time in that spell, ended busy periods only. */
-        long learnBusy;
+        /** When the queue came back after a quiet spell (or first arrived); 0 before. */
+        long returnedAt;
         /** The period of the beat seen at the latest arrival; 0 for none. */
         long lastPeriod;
         /** The time spells that held something cost, as of {@link #learnDebtAt}. */
@@ -255,24 +251,46 @@ final class ArrivalGuards {
             if (broken) {
                 phaseCount = 0;
             }
+            if (count == 0 || t - last() >= QUIET_NANOS) {
+                returnedAt = t;
+            }
             if (afterQuiet) {
-                if (learnHeld) {
-                    // what the spell held: until its end, or until the queue went quiet again
-                    long end = Math.min(t, last() + QUIET_NANOS);
-                    learnDebt = debt(learnStart) + Math.max(0, Math.min(spellEnd(t), end) - learnStart);
-                    learnDebtAt = learnStart;
-                    learnHeld = false;
-                }
-                if (debt(t) < LEARN_NANOS) {
-                    learnStart = t;
-                    learnBusy = 0;
-                }
+                beginSpell(t);
             }
             arrived(t);
             Beat on = beat(t, DEFAULT_GRACE_NANOS);
             // an interval that ended a rhythm leaves none (the old one still counts it as one late
             // arrival of eight)
             lastPeriod = on == null || broken ? 0 : on.periodNanos();
+        }
+
+        /** Begins a spell of learning at {@code t} unless the spells that held something cost too much lately. */
+        void beginSpell(long t) {
+            if (learnHeld) {
+                // what the spell held: until its end, or until the queue went quiet again
+                long end = Math.min(t, last() + QUIET_NANOS);
+                learnDebt = debt(learnStart) + Math.max(0, Math.min(LEARN_NANOS, end - learnStart));
+                learnDebtAt = learnStart;
+                learnHeld = false;
+            }
+            if (debt(t) < LEARN_NANOS) {
+                learnStart = t;
+            }
+        }
+
+        /**
+         * Whether a spell of learning begins now for {@code behind}, a queue behind this one that
+         * came back after a quiet spell within {@value #RETURN_WINDOW_NANOS} ns: this one is wide,
+         * off any beat B fits (the caller's) and not learning, and no spell began since that
+         * return (the spell holds B only while this one works or arrived lately). The first request of a service for real follows its warm-up at once when the
+         * service is the last of its node to be ready (nothing quiet between them), the spell begun
+         * with its warm-up had run out, and the GEMMs that began with that request ran narrowed
+         * beside its first three (36-50 ms against 8: the batch's P99 at 3.4-4.6 x its standalone
+         * in five runs of ten, H200).
+         */
+        boolean spellOnReturn(long now, Track behind) {
+            return behind != null && behind.returnedAt != 0 && now - behind.returnedAt < RETURN_WINDOW_NANOS && wideSeen && count > 0
+                    && learnStart - behind.returnedAt < 0 && !learning(now);
         }
 
         private long debt(long t) {
@@ -288,35 +306,15 @@ final class ArrivalGuards {
          * against 8, H200).
          */
         boolean learning(long now) {
-            return wideSeen && learnStart != 0 && now - spellEnd(now) < 0 && now - last() < QUIET_NANOS;
+            return wideSeen && learnStart != 0 && now - learnStart < LEARN_NANOS && now - last() < QUIET_NANOS;
         }
 
-        /**
-         * When the spell ends as of {@code now}: after {@value #LEARN_NANOS} ns of the queue's idle
-         * time since its start (the busy period in progress counted as busy), at most
-         * {@link #LEARN_MAX_NANOS} after it.
-         */
-        private long spellEnd(long now) {
-            long busyNow = learnBusy + (busyInSpell() ? Math.max(0, now - busyStart) : 0);
-            return learnStart + Math.min(LEARN_MAX_NANOS, LEARN_NANOS + busyNow);
-        }
-
-        private boolean busyInSpell() {
-            return busyStart != 0 && busyStart - learnStart >= 0;
-        }
-
-        /**
-         * When the spell in progress ends unless the queue arrives again: while it is busy, its
-         * longest (the end of the busy period decides again), else {@link #spellEnd}.
-         */
-        long learnEnds(long now) {
-            return Math.min(busyInSpell() ? learnStart + LEARN_MAX_NANOS : spellEnd(now), last() + QUIET_NANOS);
+        /** When the spell in progress ends unless the queue arrives again. */
+        long learnEnds() {
+            return Math.min(learnStart + LEARN_NANOS, last() + QUIET_NANOS);
         }
 
         void busyEnded(long duration) {
-            if (learnStart != 0 && busyInSpell()) {
-                learnBusy += duration;
-            }
             phaseCount++;
             busy[busyNext] = duration;
             busyNext = (busyNext + 1) % BUSY_HISTORY;
@@ -745,6 +743,7 @@ final class ArrivalGuards {
             long period = Long.MAX_VALUE;
             boolean busy = false;
             boolean learning = false;
+            Track tb = tracks.get(b.handle());
             for (QueueView a : views) {
                 if (a.handle() == b.handle() || a.priority() <= b.priority() || !a.device().equals(b.device())) {
                     continue;
@@ -762,7 +761,11 @@ final class ArrivalGuards {
                         && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms())) && avail > 0) {
                     space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
                 }
-                if (beat != null && command < avail && !sa.ownContext()) {
+                boolean fitting = beat != null && command < avail && !sa.ownContext();
+                if (!fitting && ta != null && !sa.ownContext() && ta.spellOnReturn(now, tb)) {
+                    ta.beginSpell(now);
+                }
+                if (fitting) {
                     period = Math.min(period, beat.periodNanos());
                     // on a beat whose gaps B's commands fit: B keeps clear of it under its guard
                     wide |= sa.known() && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
@@ -780,7 +783,7 @@ final class ArrivalGuards {
                     busy = true;
                     learning = true;
                     ta.learnHeld = true;
-                    wake = Math.min(wake, ta.learnEnds(now));
+                    wake = Math.min(wake, ta.learnEnds());
                     if (TRACE) {
                         traceLearning++;
                     }

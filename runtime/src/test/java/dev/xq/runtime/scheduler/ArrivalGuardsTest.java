@@ -750,38 +750,83 @@ class ArrivalGuardsTest {
     }
 
     /** A warm-up whose first request is {@code firstMs} long, then 5 of 8 ms back to back, then 3 s quiet; @return the first arrival after. */
+    /** {@link #step}, B ready or idle as given (it comes back when its readiness begins). */
+    static boolean[] stepBoth(ArrivalGuards guards, long now, boolean aReady, long aSince, boolean bReady, long bSince) {
+        TestSpace sp = space(132, 1, List.of());
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+        QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, bReady, false, false, bReady ? bSince : 0, 0, 0, bReady ? 1 : 0, 0, now / MS,
+                21 * MS, List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+        guards.update("hpf", now, List.of(prioritized(A, 2, aReady, aSince, 0), b), decided, sp);
+        return new boolean[] {Boolean.TRUE.equals(decided.get(B)), sp.narrowed(B) > 0};
+    }
+
     /**
-     * The spell of learning lasts {@value ArrivalGuards#LEARN_NANOS} ns of the queue's idle time:
-     * a warm-up of irregular back-to-back requests after a quiet spell, the first request for
-     * real at once after it (the service the last to be ready), 620 ms after the warm-up began:
-     * the long commands behind it are still held, not narrowed, at its first requests, until its
-     * beat is known (a spell of 600 ms from the warm-up's start left the GEMMs narrowed beside an
-     * eager batch's first three requests: 36-50 ms against 8, H200).
+     * A queue behind a wide one coming back after a quiet spell begins a spell of learning for
+     * it when it works without a beat and its own spell has run out: a service's warm-up of
+     * fragments (an eager batch's launches with its owner's stalls between) began a spell that
+     * lasted 600 ms, the first request for real followed it at once, 700 ms after it began (the
+     * service the last of its node to be ready), and the GEMMs that began with it are held, not
+     * narrowed, until its beat is known (narrowed, they ran beside its first three requests:
+     * 36-50 ms against 8, the batch's P99 at 3.4-4.6 x its standalone, H200).
      */
     @Test
-    void aWarmUpsBusyTimeDoesNotUseUpTheSpellOfLearning() {
+    void aQueueBehindThatComesBackBeginsASpellOfLearning() {
         ArrivalGuards guards = new ArrivalGuards();
-        long t = warmUp(guards, 1000 * MS, 132, 10) + 3000 * MS;
-        long[][] warm = {{30, 22}, {20, 66}, {40, 109}, {25, 64}, {60, 21}, {45, 76}, {30, 12}}; // busy, then idle, ms
-        for (long[] bi : warm) {
-            step(guards, t, 132, true, t);
-            step(guards, t + bi[0] * MS, 132, false, 0);
-            t += (bi[0] + bi[1]) * MS;
+        long t = 1000 * MS;
+        stepBoth(guards, t, false, 0, true, t); // B's own warm-up, long before
+        stepBoth(guards, t + 100 * MS, false, 0, false, 0);
+        t += 4000 * MS;
+        for (int i = 0; i < 34; i++) { // A's warm-up: fragments of 2 ms, 8 and 28 ms apart, no beat
+            stepBoth(guards, t, true, t, false, 0);
+            stepBoth(guards, t + 2 * MS, false, 0, false, 0);
+            t += (i % 2 == 0 ? 10 : 30) * MS;
         }
-        assertEquals(620 * MS, t - (warmUp(new ArrivalGuards(), 1000 * MS, 132, 10) + 3000 * MS), "requests for real 620 ms after the warm-up began");
+        long go = t + 10 * MS; // 690 ms after the warm-up began
+        assertFalse(guards.beat(A, go) != null && guards.beat(A, go).periodNanos() > 25 * MS, "no beat the GEMMs fit before the requests");
         for (int i = 0; i < 5; i++) {
-            long at = t + i * 100 * MS;
-            boolean[] arrival = step(guards, at, 132, true, at);
+            long at = go + i * 100 * MS;
+            boolean[] arrival = stepBoth(guards, at, true, at, true, go);
             assertTrue(arrival[0] && !arrival[1], "held, not narrowed, at request " + (i + 1));
-            step(guards, at + 8 * MS, 132, false, 0);
-            // past the hold after a request (a quarter of the period: the warm-up's long requests)
-            boolean[] idle = step(guards, at + 30 * MS, 132, false, 0);
+            stepBoth(guards, at + 8 * MS, false, 0, true, go);
+            boolean[] idle = stepBoth(guards, at + 30 * MS, false, 0, true, go);
             if (i < 2) {
                 assertTrue(idle[0] && !idle[1], "held between requests before the beat is known, after request " + (i + 1));
             } else {
                 assertFalse(idle[0] || idle[1], "whole between requests once the beat is known, after request " + (i + 1));
             }
         }
+        // without B's return, the same A leaves B narrowed beside it (no spell, no beat)
+        ArrivalGuards still = new ArrivalGuards();
+        long s0 = 1000 * MS;
+        stepBoth(still, s0, false, 0, true, s0);
+        s0 += 4000 * MS;
+        long bBack = s0 - 10 * MS; // B back before A's warm-up: its return long past at A's requests
+        for (int i = 0; i < 34; i++) {
+            stepBoth(still, s0, true, s0, true, bBack);
+            stepBoth(still, s0 + 2 * MS, false, 0, true, bBack);
+            s0 += (i % 2 == 0 ? 10 : 30) * MS;
+        }
+        boolean[] first = stepBoth(still, s0 + 10 * MS, true, s0 + 10 * MS, true, bBack);
+        assertTrue(first[1], "narrowed beside A's first request when nothing came back");
+        // B back in the middle of A's spell does not begin another: narrowed once it is over
+        ArrivalGuards mid = new ArrivalGuards();
+        long m0 = 1000 * MS;
+        stepBoth(mid, m0, false, 0, true, m0);
+        stepBoth(mid, m0 + 100 * MS, false, 0, false, 0);
+        m0 += 4000 * MS;
+        long spell = m0;
+        boolean[] late = null;
+        for (int i = 0; i < 34; i++) {
+            boolean bUp = m0 - spell >= 515 * MS;
+            long bSince = spell + 515 * MS;
+            stepBoth(mid, m0, true, m0, bUp, bSince);
+            late = stepBoth(mid, m0 + 2 * MS, false, 0, bUp, bSince);
+            if (m0 - spell >= 515 * MS && m0 - spell < 580 * MS) {
+                assertTrue(late[0] && !late[1], "held within A's spell, " + (m0 - spell) / MS + " ms into it");
+            }
+            m0 += (i % 2 == 0 ? 10 : 30) * MS;
+        }
+        assertTrue(late[1], "narrowed after A's spell: B's return within it began none");
     }
 
     static long longWarmUp(ArrivalGuards guards, long firstMs) {
