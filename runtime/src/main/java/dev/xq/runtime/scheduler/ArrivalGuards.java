@@ -282,11 +282,12 @@ final class ArrivalGuards {
          * Whether a spell of learning begins now for {@code behind}, a queue behind this one that
          * came back after a quiet spell within {@value #RETURN_WINDOW_NANOS} ns: this one is wide,
          * off any beat B fits (the caller's) and not learning, and no spell began since that
-         * return (the spell holds B only while this one works or arrived lately). The first request of a service for real follows its warm-up at once when the
-         * service is the last of its node to be ready (nothing quiet between them), the spell begun
-         * with its warm-up had run out, and the GEMMs that began with that request ran narrowed
-         * beside its first three (36-50 ms against 8: the batch's P99 at 3.4-4.6 x its standalone
-         * in five runs of ten, H200).
+         * return (the spell holds B only while this one works or arrived lately). The first
+         * request of a service for real follows its warm-up at once when the service is the last
+         * of its node to be ready (nothing quiet between them), the spell begun with its warm-up
+         * had run out, and the GEMMs that began with that request ran narrowed beside its first
+         * three (36-50 ms against 8: the batch's P99 at 3.4-4.6 x its standalone in six runs of
+         * fifteen, H200).
          */
         boolean spellOnReturn(long now, Track behind) {
             return behind != null && behind.returnedAt != 0 && now - behind.returnedAt < RETURN_WINDOW_NANOS && wideSeen && count > 0
