@@ -8,7 +8,8 @@
 #   bulk+gemm+gemm; custom=... as mix-run.sh; several ';'-separated, each run going through all). Every run's results in OUT/ab-results.tgz; each
 #   run's xq figures (LC P50/P99/max, BE iterations per second) printed as it ends, and at the end
 #   every run's LC P99 / the first run's standalone P99 and BE rate / its native rate (the tenants'
-#   own P99, as the bench judges; also in ab-summary.txt).
+#   own P99, as the bench judges; also in ab-summary.txt), with the LC requests over twice the
+#   run's median among the first 16 and the rest (the first requests after a warm-up apart).
 set -u
 out=${1:?usage: ab-run.sh OUTDIR}
 res=/tmp/xq-ab
@@ -63,6 +64,15 @@ for d in runs:
             continue
         v = x.get("p99_ms") if kind == "lc" else x.get("it_per_s")
         if v is not None:
-            print("  %-10s %-24s %-10s %s %.2f" % (os.path.basename(d), mix, name, "P99/standalone" if kind == "lc" else "rate/native", v / ref))
+            extra = ""
+            if kind == "lc" and x.get("lat_ms"):
+                # the first requests apart (a service's first ones after its warm-up): how many of
+                # the first 16 and of the rest took over twice the run's median
+                lat = x["lat_ms"]
+                med = sorted(lat)[len(lat) // 2]
+                extra = "   over 2 x P50: first 16 %d, rest %d" % (sum(1 for t in lat[:16] if t > 2 * med),
+                                                                 sum(1 for t in lat[16:] if t > 2 * med))
+            print("  %-10s %-24s %-10s %s %.2f%s" % (os.path.basename(d), mix, name,
+                                                     "P99/standalone" if kind == "lc" else "rate/native", v / ref, extra))
 PY
 tar -C "$res" -czf "$out/ab-results.tgz" .
