@@ -90,6 +90,11 @@ final class ArrivalGuards {
     static final long MAX_PERIOD_NANOS = 10_000_000_000L;
     /** Busy periods (arrival to idle) kept per queue, for the linger. */
     static final int BUSY_HISTORY = 16;
+    /**
+     * Wide beats: requests of a queue whose command counts must all agree before an idle that has
+     * completed that many commands since its arrival ends its request at once ({@code Track.requestDone}).
+     */
+    static final int REQUEST_HISTORY = 8;
     /** Busy periods needed before an idle can be told early. */
     static final int MIN_BUSY = 8;
     /** Busy periods since a quiet spell after which the wide beats' hold is theirs alone ({@code Track.hold}). */
@@ -234,6 +239,14 @@ final class ArrivalGuards {
         boolean learnHeld;
         /** When the queue came back after a quiet spell (or first arrived); 0 before. */
         long returnedAt;
+        /** Its completed commands when last seen idle (nothing ready, nothing in flight); -1 before. */
+        long idleCompleted = -1;
+        /** Its completed commands when its latest request arrived (all of the earlier ones'); -1 before. */
+        long requestBase = -1;
+        /** Commands of its latest requests (arrival to arrival, idle to idle). */
+        final long[] requestCommands = new long[REQUEST_HISTORY];
+        int requestCount;
+        int requestNext;
         /** The period of the beat seen at the latest arrival; 0 for none. */
         long lastPeriod;
         /** The time spells that held something cost, as of {@link #learnDebtAt}. */
@@ -262,6 +275,51 @@ final class ArrivalGuards {
             // an interval that ended a rhythm leaves none (the old one still counts it as one late
             // arrival of eight)
             lastPeriod = on == null || broken ? 0 : on.periodNanos();
+        }
+
+        /** A request arrived: the one before it had the commands completed since its own arrival. */
+        void requestArrived() {
+            if (idleCompleted < 0) {
+                return;
+            }
+            if (requestBase >= 0 && idleCompleted > requestBase) {
+                requestCommands[requestNext] = idleCompleted - requestBase;
+                requestNext = (requestNext + 1) % REQUEST_HISTORY;
+                requestCount = Math.min(requestCount + 1, REQUEST_HISTORY);
+            }
+            requestBase = idleCompleted;
+        }
+
+        /**
+         * The commands of each of its latest {@value #REQUEST_HISTORY} requests when they all
+         * agree (an inference service of fixed shapes launches the same kernels every time), else
+         * 0: not known.
+         */
+        long requestCommands() {
+            if (requestCount < REQUEST_HISTORY) {
+                return 0;
+            }
+            long c = requestCommands[0];
+            for (int i = 1; i < REQUEST_HISTORY; i++) {
+                if (requestCommands[i] != c) {
+                    return 0;
+                }
+            }
+            return c;
+        }
+
+        /**
+         * Whether the request in progress is over at an idle with {@code completed} commands
+         * completed: as many since its arrival as each of the latest requests had. An eager batch's
+         * requests end 7-8 ms after their arrival and its stalls inside one reach 4-5 ms, so the
+         * hold after an idle (its longest busy period, 10-13 ms) left little of a 100 ms gap: with
+         * two GEMM processes behind it taking turns, the gap the node saw was 74-86 ms in five
+         * runs (three 21.5 ms kernels a gap; GEMMs 0.64-0.78 of native sharing) and 87-91 ms in
+         * nine (four; both GEMMs at 0.85-0.97 in seven of them), H200.
+         */
+        boolean requestDone(long completed) {
+            long c = requestCommands();
+            return c > 0 && requestBase >= 0 && completed - requestBase >= c;
         }
 
         /** Begins a spell of learning at {@code t} unless the spells that held something cost too much lately. */
@@ -593,6 +651,12 @@ final class ArrivalGuards {
         List<QueueView> arrived = null;
         for (QueueView v : views) {
             if (!v.ready() || v.readySinceNanos() == 0) {
+                if (!v.ready() && v.inFlight() == 0) {
+                    Track idle = tracks.get(v.handle());
+                    if (idle != null) {
+                        idle.idleCompleted = v.completed();
+                    }
+                }
                 continue;
             }
             Track t = tracks.get(v.handle());
@@ -622,6 +686,7 @@ final class ArrivalGuards {
                     continue;
                 }
                 t.busyStart = v.readySinceNanos();
+                t.requestArrived();
                 t.arrivedLearning(v.readySinceNanos());
                 if (arrived == null) {
                     arrived = new java.util.ArrayList<>(2);
@@ -753,11 +818,18 @@ final class ArrivalGuards {
                 Track ta = tracks.get(a.handle());
                 Beat beat = ta == null || !ta.over.containsKey(b.handle()) ? null : ta.beat(now, graceNanos);
                 // within its request (an early idle: a stall of its owner) it still counts as working
-                boolean idleEarly = !a.ready() && a.inFlight() == 0 && beat != null && now - ta.last() < ta.hold(beat);
+                // (unless it has completed as many commands as each of its latest requests had)
+                boolean idleWithin = !a.ready() && a.inFlight() == 0 && beat != null && now - ta.last() < ta.hold(beat);
+                boolean idleEarly = idleWithin && !ta.requestDone(a.completed());
+                if (TRACE && idleWithin && !idleEarly) {
+                    traceCounted++;
+                }
                 boolean working = a.ready() || a.inFlight() > 0 || idleEarly;
                 // what B has between A's requests: it is held until A's usual end, then let go (the
                 // node's reaction) and must be done before A's next arrival
-                long avail = beat == null ? 0 : gap(ta, beat) - WIDE_REACTION_NANOS - Math.max(0, ta.hold(beat) - ta.medianBusy());
+                // (at its usual end where its requests' commands are known: let go as it completes them)
+                long late = ta == null || ta.requestCommands() > 0 || beat == null ? 0 : Math.max(0, ta.hold(beat) - ta.medianBusy());
+                long avail = beat == null ? 0 : gap(ta, beat) - WIDE_REACTION_NANOS - late;
                 if (beat != null && !sa.ownContext() && sa.known()
                         && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms())) && avail > 0) {
                     space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
@@ -833,7 +905,8 @@ final class ArrivalGuards {
         if (TRACE && now - traceAt > 1_000_000_000L) {
             traceAt = now;
             System.err.println("xq: wide beats: narrowings considered " + traceConsidered + ", on the whole device " + traceWhole
-                    + ", held " + traceHeld + " (" + traceLearning + " while a beat was learnt), kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
+                    + ", held " + traceHeld + " (" + traceLearning + " while a beat was learnt), let go within the hold at a request's commands "
+                    + traceCounted + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
                     + traceBlocked + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
         return wake;
@@ -847,6 +920,7 @@ final class ArrivalGuards {
     private long traceNoWide;
     private long traceBlocked;
     private long traceLearning;
+    private long traceCounted;
     private long traceAt;
     private String traceLast = "";
 

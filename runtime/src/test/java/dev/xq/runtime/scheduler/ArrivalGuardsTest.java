@@ -829,6 +829,59 @@ class ArrivalGuardsTest {
         assertTrue(late[1], "narrowed after A's spell: B's return within it began none");
     }
 
+    /** {@link #step} with A's completed commands given; gap[0]: what the wide beats gave B's owner of the gap (-1: nothing). */
+    static boolean[] stepCounted(ArrivalGuards guards, long now, boolean aReady, long aSince, long aCompleted, long[] gap) {
+        TestSpace sp = space(132, 1, List.of());
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+        QueueView a = new QueueView(A, "q" + A, "d0", "g" + A, aReady, false, false, aReady ? aSince : 0, 0, 0, aReady ? 1 : 0, 0,
+                aCompleted, 0, List.of(new dev.xq.api.Hint.Priority(2)), PreemptionLevel.BLOCK);
+        guards.update("hpf", now, List.of(a, behind(21 * MS, now)), decided, sp);
+        gap[0] = sp.gaps.getOrDefault(B, -1L);
+        return new boolean[] {Boolean.TRUE.equals(decided.get(B)), sp.narrowed(B) > 0};
+    }
+
+    /**
+     * Requests that all have the same number of commands (an inference service of fixed shapes)
+     * end at an idle that has completed that many since the arrival: the long commands behind are
+     * let go then, not held for the longest busy period, and the gap they are given is the whole
+     * time to the next arrival. Requests whose counts differ keep the hold.
+     */
+    @Test
+    void requestsOfOneCommandCountEndWhenTheirCommandsAreDone() {
+        for (boolean same : new boolean[] {true, false}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.lingerNanos(0);
+            long go = longWarmUp(guards, 12);
+            long completed = 0;
+            long[] gap = new long[1];
+            long gapBefore = 0;
+            for (int i = 0; i < 14; i++) {
+                long at = go + i * 100 * MS;
+                stepCounted(guards, at, true, at, completed, gap);
+                completed += same ? 300 : 300 + i % 3;
+                long busy = i == 1 ? 13 : 8; // one slow request: the hold is 13 ms
+                boolean[] idle = stepCounted(guards, at + busy * MS, false, 0, completed, gap);
+                if (i == 6) {
+                    gapBefore = gap[0];
+                }
+                if (i >= 4 && i < 8) {
+                    assertTrue(idle[0] && !idle[1], "held 8 ms into a request while its commands' count is learnt, request " + (i + 1));
+                } else if (i >= 8) {
+                    if (same) {
+                        assertFalse(idle[0] || idle[1], "let go once its request's commands are done, request " + (i + 1));
+                    } else {
+                        assertTrue(idle[0] && !idle[1], "held: requests whose counts differ, request " + (i + 1));
+                    }
+                }
+            }
+            if (same) {
+                assertEquals(gapBefore + 5 * MS, gap[0], "the gap from the request's usual end, not from the hold's");
+            } else {
+                assertEquals(gapBefore, gap[0], "the gap from the hold's end");
+            }
+        }
+    }
+
     static long longWarmUp(ArrivalGuards guards, long firstMs) {
         long t0 = 1000 * MS;
         step(guards, t0, 132, true, t0);
