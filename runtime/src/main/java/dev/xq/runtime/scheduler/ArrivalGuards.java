@@ -314,8 +314,8 @@ final class ArrivalGuards {
          * requests end 7-8 ms after their arrival and its stalls inside one reach 4-5 ms, so the
          * hold after an idle (its longest busy period, 10-13 ms) left little of a 100 ms gap: with
          * two GEMM processes behind it taking turns, the gap the node saw was 74-86 ms in five
-         * runs (three 21.5 ms kernels a gap; GEMMs 0.64-0.78 of native sharing) and 87-91 ms in
-         * nine (four; both GEMMs at 0.85-0.97 in seven of them), H200.
+         * runs (three 21.5 ms kernels a gap; GEMMs 0.63-0.78 of native sharing) and 87-91 ms in
+         * nine (four; both GEMMs at 0.85-0.98 in seven of them), H200.
          */
         boolean requestDone(long completed) {
             long c = requestCommands();
