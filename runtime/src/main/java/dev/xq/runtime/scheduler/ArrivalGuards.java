@@ -318,8 +318,42 @@ final class ArrivalGuards {
          * nine (four; both GEMMs at 0.85-0.98 in seven of them), H200.
          */
         boolean requestDone(long completed) {
-            long c = requestCommands();
-            return c > 0 && requestBase >= 0 && completed - requestBase >= c;
+            return counted() && completed - requestBase >= requestCommands();
+        }
+
+        /** Whether its requests' commands are known ({@link #requestCommands}) and the one in progress has a start. */
+        boolean counted() {
+            return requestBase >= 0 && requestCommands() > 0;
+        }
+
+        /**
+         * Whether the queue, idle at {@code now} with {@code completed} commands done, is still
+         * within its request on {@code beat} (a stall of its owner): where its requests' commands
+         * are known, until it has done as many (at most half the period after its arrival: a
+         * stall longer than its longest request is still one); else for {@link #hold}.
+         */
+        boolean idleWithin(long now, Beat beat, long completed) {
+            if (counted()) {
+                return !requestDone(completed) && now - last() < beat.periodNanos() / 2;
+            }
+            return now - last() < hold(beat);
+        }
+
+        /** Until when {@link #idleWithin} may hold, as of the latest arrival. */
+        long withinUntil(Beat beat) {
+            return last() + (counted() ? beat.periodNanos() / 2 : hold(beat));
+        }
+
+        /**
+         * Whether work at {@code since} is the request in progress going on, not an arrival:
+         * its commands are known and were not all done at its latest idle, within half the
+         * period. An eager batch's request of 29 ms, back after a stall past its longest busy
+         * period, counted as an arrival: the beat moved by 28 ms, a GEMM launched whole 2 ms
+         * before the next request, which took 62 ms, and the GEMMs ran narrowed beside the four
+         * after it (H200).
+         */
+        boolean unfinished(long since, Beat on) {
+            return counted() && idleCompleted >= 0 && idleCompleted - requestBase < requestCommands() && since - last() < on.periodNanos() / 2;
         }
 
         /** Begins a spell of learning at {@code t} unless the spells that held something cost too much lately. */
@@ -677,7 +711,7 @@ final class ArrivalGuards {
                     continue;
                 }
                 Beat on = t.busyCount > 0 ? t.beat(now, graceNanos) : null;
-                if (on != null && v.readySinceNanos() - t.last() < t.within(on)) {
+                if (on != null && (v.readySinceNanos() - t.last() < t.within(on) || t.unfinished(v.readySinceNanos(), on))) {
                     // back within its usual busy period on a beat: the same request goes on after a
                     // stall of its owner, not a new arrival (counted as one, it broke the beat for
                     // the next four: an eager large batch on a 100 ms beat lost it for six requests
@@ -817,11 +851,11 @@ final class ArrivalGuards {
                 QueueSpace sa = space.space(a.handle());
                 Track ta = tracks.get(a.handle());
                 Beat beat = ta == null || !ta.over.containsKey(b.handle()) ? null : ta.beat(now, graceNanos);
-                // within its request (an early idle: a stall of its owner) it still counts as working
-                // (unless it has completed as many commands as each of its latest requests had)
-                boolean idleWithin = !a.ready() && a.inFlight() == 0 && beat != null && now - ta.last() < ta.hold(beat);
-                boolean idleEarly = idleWithin && !ta.requestDone(a.completed());
-                if (TRACE && idleWithin && !idleEarly) {
+                // within its request (an early idle: a stall of its owner) it still counts as working;
+                // where its requests' commands are known, until it has done them
+                boolean idle = !a.ready() && a.inFlight() == 0 && beat != null;
+                boolean idleEarly = idle && ta.idleWithin(now, beat, a.completed());
+                if (TRACE && idle && !idleEarly && now - ta.last() < ta.hold(beat)) {
                     traceCounted++;
                 }
                 boolean working = a.ready() || a.inFlight() > 0 || idleEarly;
@@ -844,7 +878,7 @@ final class ArrivalGuards {
                     wide |= sa.known() && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
                     busy |= working;
                     if (idleEarly) {
-                        wake = Math.min(wake, ta.last() + ta.hold(beat)); // decide again when its request is over
+                        wake = Math.min(wake, ta.withinUntil(beat)); // decide again when its request is over
                     }
                 } else if (ta != null && ta.learning(now) && !sa.ownContext()) {
                     // a wide queue back after a quiet spell (a service's first requests), its beat

@@ -882,6 +882,58 @@ class ArrivalGuardsTest {
         }
     }
 
+    /**
+     * Where its requests' commands are known, a stall inside a request longer than the hold
+     * keeps the long commands behind held until the request has done its commands, and the
+     * work after the stall is the same request, not an arrival: the beat stays where it was
+     * (counted as an arrival, an eager batch's beat moved by 28 ms and a GEMM launched whole
+     * 2 ms before its next request, which took 62 ms, H200). Without known counts the hold
+     * lets the long commands go in the stall and the return moves the beat.
+     */
+    @Test
+    void aStallInsideARequestOfKnownCommandsKeepsItsBeat() {
+        for (boolean same : new boolean[] {true, false}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.lingerNanos(0);
+            long go = longWarmUp(guards, 12);
+            long completed = 0;
+            long[] gap = new long[1];
+            for (int i = 0; i < 12; i++) {
+                long at = go + i * 100 * MS;
+                stepCounted(guards, at, true, at, completed, gap);
+                completed += same ? 300 : 300 + i % 3;
+                stepCounted(guards, at + (i == 1 ? 13 : 8) * MS, false, 0, completed, gap);
+            }
+            long at = go + 1200 * MS;
+            stepCounted(guards, at, true, at, completed, gap);
+            boolean[] stall = stepCounted(guards, at + 5 * MS, false, 0, completed + 200, gap);
+            assertTrue(stall[0] && !stall[1], "held in a stall within the hold");
+            boolean[] late = stepCounted(guards, at + 20 * MS, false, 0, completed + 200, gap);
+            if (same) {
+                assertTrue(late[0] && !late[1], "still held past the hold: a third of the request's commands to do");
+            } else {
+                assertFalse(late[0] || late[1], "let go past the hold where the counts are not known");
+            }
+            stepCounted(guards, at + 35 * MS, true, at + 35 * MS, completed + 200, gap);
+            boolean[] end = stepCounted(guards, at + 40 * MS, false, 0, completed + 300, gap);
+            ArrivalGuards.Beat beat = guards.beat(A, at + 41 * MS);
+            if (same) {
+                assertFalse(end[0] || end[1], "let go once the request's commands are done");
+                assertNotNull(beat, "the beat kept");
+                assertEquals(at + 100 * MS, beat.nextNanos(), "the next arrival foreseen from the request's start");
+                // a request that stops short of its commands holds them for half the period at most
+                long next = at + 100 * MS;
+                stepCounted(guards, next, true, next, completed + 300, gap);
+                boolean[] short1 = stepCounted(guards, next + 45 * MS, false, 0, completed + 400, gap);
+                boolean[] short2 = stepCounted(guards, next + 55 * MS, false, 0, completed + 400, gap);
+                assertTrue(short1[0] && !short1[1], "held within half the period");
+                assertFalse(short2[0] || short2[1], "let go half the period after the arrival");
+            } else {
+                assertTrue(beat == null || beat.nextNanos() != at + 100 * MS, "the return counted as an arrival without known counts");
+            }
+        }
+    }
+
     static long longWarmUp(ArrivalGuards guards, long firstMs) {
         long t0 = 1000 * MS;
         step(guards, t0, 132, true, t0);
