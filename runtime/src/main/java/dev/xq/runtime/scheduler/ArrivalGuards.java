@@ -312,10 +312,11 @@ final class ArrivalGuards {
          * Whether the request in progress is over at an idle with {@code completed} commands
          * completed: as many since its arrival as each of the latest requests had. An eager batch's
          * requests end 7-8 ms after their arrival and its stalls inside one reach 4-5 ms, so the
-         * hold after an idle (its longest busy period, 10-13 ms) left little of a 100 ms gap: with
-         * two GEMM processes behind it taking turns, the gap the node saw was 74-86 ms in five
-         * runs (three 21.5 ms kernels a gap; GEMMs 0.63-0.78 of native sharing) and 87-91 ms in
-         * nine (four; both GEMMs at 0.85-0.98 in seven of them), H200.
+         * GEMMs behind it were let go 11-12 ms after each arrival (the hold: its longest busy
+         * period), a millisecond or two too late for a fourth 21.5 ms kernel before the next one
+         * under their guard: with two GEMM processes taking turns, three kernels a gap after the
+         * first 16 requests in 6 of 14 runs (GEMMs 0.63-0.78 of native sharing), four in 8 (both
+         * at 0.85-0.98 in 7 of them), H200.
          */
         boolean requestDone(long completed) {
             return counted() && completed - requestBase >= requestCommands();
