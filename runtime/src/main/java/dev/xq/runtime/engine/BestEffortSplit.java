@@ -39,6 +39,16 @@ final class BestEffortSplit {
     static final int STEP = 8;
     /** A split in force is kept unless another is better by more than this (in the sum of logarithms): estimates move. */
     static final double HYSTERESIS = 0.05;
+    /**
+     * How much more a cut must be reckoned to get done than turns to be taken over them (the
+     * product of the processes' commands a gap). A cut's widths are ones its kernels never ran at,
+     * and a narrowed kernel fits its gap only when launched at its start: two GEMM processes
+     * (23.4 and 25.9 ms estimates, a 91 ms gap), reckoned at 2 and 1 a gap cut 10/6 against 1.5
+     * and 1 by turns, were cut, starved (nothing completed for half a second, left narrowed five
+     * seconds) and got 0.45-0.47 of native sharing, the batch beside them 4.7 x its standalone P99;
+     * taking turns in the other runs of the build, 0.63-1.00 (H200, session 42).
+     */
+    static final double CUT_OVER_TURNS = 1.5;
     /** The most processes weighed (more split in equal parts). */
     static final int MAX_PROCESSES = 4;
 
@@ -157,10 +167,11 @@ final class BestEffortSplit {
      * to a width no kernel of the process ran at. Two GEMM processes of 21.4 ms beside an 88 ms
      * gap on an H200: three whole-width kernels fit a gap, one and a half each; cut 10/6 and 11/5
      * in turn, reckoned at three a gap too, they got 0.53-0.62 of native sharing, about two
-     * kernels a gap; taking turns, 0.94-0.97.
+     * kernels a gap; taking turns, 0.94-0.97. A cut must do {@link #CUT_OVER_TURNS} times as
+     * much to be taken.
      *
      * @param inForce whether the turns are in force: they stay unless a cut is better by more
-     *     than {@link #HYSTERESIS}
+     *     than {@link #HYSTERESIS} on top
      */
     static boolean alternate(List<Process> processes, int deviceSms, boolean inForce) {
         int n = processes.size();
@@ -192,7 +203,8 @@ final class BestEffortSplit {
             }
             cut += Math.log(sum / cuts.size());
         }
-        return inForce ? turns >= cut - HYSTERESIS : turns >= cut - 1e-9;
+        double favour = Math.log(CUT_OVER_TURNS);
+        return inForce ? turns >= cut - favour - HYSTERESIS : turns >= cut - favour - 1e-9;
     }
 
     private static void collect(List<Process> ps, boolean[] gapped, int sms, int[] x, int i, int left, List<int[]> out) {

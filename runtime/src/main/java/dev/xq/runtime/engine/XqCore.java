@@ -677,7 +677,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 boolean passed = !wasTurns;
                 // the last decision had the one whose turn it is wait for the others' kernels: its time starts now
                 boolean waited = wasTurns && was.waiting;
-                if (wasTurns && drained && !waited && (now - since >= ROTATE_NANOS || !working[turn])) {
+                if (wasTurns && drained && !waited && (now - since >= turnNanos(command[turn], gap[turn]) || !working[turn])) {
                     // to the next one with work, or on to the next one where none has any: the turn
                     // goes back and forth between idle ones (up to 800 passes a second on the H200),
                     // and it is the better rule: passed only to one with work, two GEMM processes
@@ -854,6 +854,20 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     /** Turns not passed for this long (nothing of theirs drained in between) end. */
     static final long TURN_STALE_NANOS = 1_000_000_000L;
+
+    /**
+     * How long a process's turn on all of the device stands, at least, before it passes at a
+     * moment nothing of theirs is in flight: {@link #ROTATE_NANOS}, or where its gap beside the
+     * wide tenant is known, until another of its commands no longer fits it (the turn passes as the
+     * wide tenant's request holds it, one process a gap). A process that launches its next kernel
+     * only once the last has ended (nothing in flight between them) passed its turn after its third
+     * 21.5 ms GEMM of a 92.5 ms gap, 65 ms into it; the other's kernel launched then fitted the gap
+     * in some gaps and not in others: three kernels a gap where four fit, and it got 0.63 of native
+     * sharing beside one that launches ahead and got 0.91 (H200, session 42).
+     */
+    static long turnNanos(long commandNanos, long gapNanos) {
+        return gapNanos > 0 && commandNanos > 0 ? Math.max(ROTATE_NANOS, gapNanos - commandNanos) : ROTATE_NANOS;
+    }
 
     /** How long a weighed cut stands, at least, before one as good takes its turn. */
     static final long ROTATE_NANOS = 50_000_000L;

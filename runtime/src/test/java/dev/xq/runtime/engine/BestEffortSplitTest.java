@@ -136,9 +136,18 @@ class BestEffortSplitTest {
         assertTrue(BestEffortSplit.alternate(List.of(ten, ten), 132, false));
         // unlike ones: a 50 ms command fits one whole (0.5 by turns) and the 10 ms one eight (4): cut
         // 10/6 gives the long one one at 80 multiprocessors (82.5 ms) and the short one three at 48 (27.5 ms)
+        // (a cut must do half as much again: 1 x 3 against 0.5 x 4 is just that, and ties go to the turns)
         Process fifty = new Process(50 * MS, 100 * MS);
-        assertFalse(BestEffortSplit.alternate(List.of(fifty, ten), 132, false), "log 0.5 + log 4 < log 1 + log 3");
+        assertTrue(BestEffortSplit.alternate(List.of(fifty, ten), 132, false), "1 x 3 is 1.5 x (0.5 x 4): turns");
+        assertFalse(BestEffortSplit.alternate(List.of(new Process(43 * MS, 100 * MS), new Process(8 * MS, 100 * MS)), 132, false),
+                "0.5 x 5 by turns against 1 x 4 cut 9/7 (78.8 and 18.9 ms at their widths), 1.6 x: cut");
         assertTrue(BestEffortSplit.alternate(List.of(new Process(40 * MS, 100 * MS), ten), 132, false),
                 "40 ms: two whole, one by turns; log 1 + log 4 > log 1 + log 3");
+        // session 42's cut that starved: 23.4 and 25.9 ms beside a 91 ms gap, 3 and 2 whole (1.5 x 1
+        // by turns) against 2 x 1 cut 10/6: not enough to cut
+        List<Process> s42 = List.of(new Process(23_363_000L, 91_001_000L), new Process(25_933_000L, 91_001_000L));
+        assertEquals(2, BestEffortSplit.fits(s42.get(1), 16, 132));
+        assertEquals(2, BestEffortSplit.fits(s42.get(0), 10, 132));
+        assertTrue(BestEffortSplit.alternate(s42, 132, false), "1.33 x is not 1.5 x: turns");
     }
 }

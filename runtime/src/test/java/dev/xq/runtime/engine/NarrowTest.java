@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.xq.api.Hint;
 import dev.xq.api.QueueConfig;
@@ -631,6 +632,48 @@ class NarrowTest {
         assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn()), "the one with work has the turn");
         assertFalse(a.parts.stream().anyMatch(p -> p.startsWith("0+6") || p.startsWith("0+10") || p.startsWith("0+5")),
                 "never cut unequally: " + a.parts);
+    }
+
+    @Test
+    void aTurnStaysWhileAnotherOfItsCommandsFitsTheGapThoughNothingIsInFlight() throws Exception {
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner b = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("gemm-1", 11, 1, a);
+        ExternalQueue qb = open("gemm-2", 12, 1, b);
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gb = (ExternalQueueImpl) core.find(qb.handle()).orElseThrow();
+        // 21.3 ms GEMMs beside a 130 ms gap: turns; both drained, the first one's turn
+        ExternalCounters drained = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        a.counters = drained;
+        b.counters = drained;
+        ga.fitGap(130_000_000L, System.nanoTime());
+        gb.fitGap(130_000_000L, System.nanoTime());
+        qa.changed();
+        qb.changed();
+        assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn()), "the first one's turn: " + a.parts + " " + b.parts);
+        long since = System.nanoTime();
+        // between two of its kernels, past ROTATE_NANOS and short of 130 - 21.3 ms: its next one
+        // waits at its gate, nothing in flight; another fits the gap, the turn stays
+        a.counters = busy(21_300_000);
+        qa.changed();
+        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 10);
+        a.counters = new ExternalCounters(1, 0, 11, 11, 0, 9_000_000, 21_300_000, System.nanoTime());
+        ga.fitGap(130_000_000L, System.nanoTime());
+        gb.fitGap(130_000_000L, System.nanoTime());
+        qa.changed();
+        qb.changed();
+        Thread.sleep(20);
+        assumeTrue(System.nanoTime() - since < XqCore.turnNanos(21_300_000L, 130_000_000L) - 5_000_000L, "the machine too slow to tell");
+        assertTrue(!ga.offTurn() && gb.offTurn(), "drained between its kernels with another fitting: its turn still");
+        // once another no longer fits, the turn passes at the next moment nothing is in flight
+        Thread.sleep(XqCore.turnNanos(21_300_000L, 130_000_000L) / 1_000_000 - XqCore.ROTATE_NANOS / 1_000_000);
+        ga.fitGap(130_000_000L, System.nanoTime());
+        gb.fitGap(130_000_000L, System.nanoTime());
+        qa.changed();
+        qb.changed();
+        assertTrue(eventually(() -> ga.offTurn() && !gb.offTurn()), "the second one's turn");
+        assertEquals(XqCore.ROTATE_NANOS, XqCore.turnNanos(21_300_000L, 60_000_000L), "a short gap: at least ROTATE_NANOS");
+        assertEquals(XqCore.ROTATE_NANOS, XqCore.turnNanos(21_300_000L, 0), "no gap known");
     }
 
     @Test
