@@ -12,6 +12,12 @@
  * way round (too few small ones, two long ones). */
 #define CTAB 8192
 #define SAMPLE_EVERY 32 /* memop: every 32nd command of a known kind is marked alone, to keep learning it */
+/* A kind this long (its estimate) is sampled every SAMPLE_EVERY_LONG commands, and on an idle
+ * stream too (xqc_smp_take): its samples cost two event records beside milliseconds of work, and
+ * an estimate too long must be unlearned within a few of them, not a few seconds (the arrival
+ * guards refuse what it would not fit) */
+#define SAMPLE_LONG_NS 1000000ull
+#define SAMPLE_EVERY_LONG 4
 static struct {
     uint64_t key, est;
     uint32_t seen;  /* commands of the kind since it was last sampled */
@@ -44,7 +50,7 @@ uint64_t xqc_cost_get(uint64_t key, int *due)
     if (n < 8) {
         r = g_cost[i].est;
         if (due && xqc_timed && g_cost[i].first < SAMPLE_FIRST) g_cost[i].first++, *due = 1;
-        else if (due && ++g_cost[i].seen >= SAMPLE_EVERY) g_cost[i].seen = 0, *due = 1;
+        else if (due && ++g_cost[i].seen >= (r >= SAMPLE_LONG_NS ? SAMPLE_EVERY_LONG : SAMPLE_EVERY)) g_cost[i].seen = 0, *due = 1;
     } else if (due) {
         i = hole < CTAB ? hole : i0;
         memset(&g_cost[i], 0, sizeof g_cost[i]);
@@ -159,12 +165,18 @@ void xqc_cost_put(uint64_t key, uint64_t run, int timed)
  * slot i (ord 0) and returns it, or -1. A kind measured before is sampled only behind at least
  * SMP_LEAD_NS of estimated work, so that the first event is passed when that work ends, with the
  * command already queued behind it: on an idle stream the time between the record and the
- * launch reaching the device would be counted too. Caller holds st->mu. */
+ * launch reaching the device would be counted too. Except a long kind (SAMPLE_LONG_NS), where
+ * those microseconds are small beside it and err long: a stream whose window admits its next
+ * command only once the last has ended (as it does when the estimate is too long) is idle at
+ * every launch, and was never sampled again: two GEMM processes kept estimates of 31.7 and
+ * 37.0 ms for 21.5 ms kernels through a whole run, and the guards refused the fourth kernel a
+ * gap beside a batch (H200, session 42). Caller holds st->mu. */
 int xqc_smp_take(xstream *st, uint64_t known)
 {
     if (!xqc_timed || st->smp_off) return -1;
     uint64_t first, credit;
-    if (st->smp_n == SMP || (known && (st->in_flight <= 1 || xqc_work_left(st, now_ns(), &first, &credit) < SMP_LEAD_NS)))
+    if (st->smp_n == SMP ||
+        (known && known < SAMPLE_LONG_NS && (st->in_flight <= 1 || xqc_work_left(st, now_ns(), &first, &credit) < SMP_LEAD_NS)))
         return st->smp_skip++, -1;
     uint32_t i = (st->smp_head + st->smp_n++) % SMP;
     st->smp[i].ord = 0, st->smp[i].key = 0;

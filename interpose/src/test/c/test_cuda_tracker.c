@@ -155,6 +155,32 @@ static void timed_estimates(int timing)
 void test_timed_estimates(void) { timed_estimates(1); }
 void test_timed_estimates_fallback(void) { timed_estimates(0); }
 
+/* A long kind (1 ms or more) is sampled every 4th command, and on an idle stream too: a task of one
+ * 2 ms kernel and a sync, sixty times, each launch onto an idle stream. Sampled only behind other
+ * work (as short kinds are), such a stream is measured by its first command alone, and an
+ * estimate too long is never unlearned. */
+void test_timed_long_idle(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 2000);
+    app a;
+    start(&a, (const char *[]){"XQ_LOG=2", NULL}, (const char *[]){"--stream", "new", "--tasks", "60", "--kernels", "1", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(s && s->launched == 60 && s->completed == 60, "launched %lu, completed %lu", s ? (unsigned long)s->launched : 0,
+          s ? (unsigned long)s->completed : 0);
+    const char *err = slurp(a.err), *p = strstr(err, "xq: stream s1: timed samples "), *q = strstr(err, "estimated work launched ");
+    unsigned long n = 0, skipped = 0;
+    double est = 0, measured = 0;
+    CHECK(p && sscanf(p, "xq: stream s1: timed samples %lu (due but not taken %lu)", &n, &skipped) == 2, "stderr: %s", err);
+    CHECK(n >= 14 && skipped <= 2, "%lu timed samples, %lu due but not taken (want 14 or more: the first four and every 4th; 2 or fewer)", n,
+          skipped);
+    CHECK(q && sscanf(q, "estimated work launched %lf ms, measured %lf ms", &est, &measured) == 2 && measured > 0 &&
+              est / measured > 0.6 && est / measured < 1.5,
+          "estimates charged %.1f ms for %.1f ms of device time (want 0.6..1.5 x)", est, measured);
+}
+
 /* Under a threshold with a window, a mark covers at most a batch of launches: a stream throttled
  * at the threshold goes on once the tracker sees it at threshold - batch, and short kernels that
  * fill no quarter window would otherwise be seen done only by asking the driver once the stream
