@@ -252,6 +252,23 @@ final class ArrivalGuards {
         /** The time spells that held something cost, as of {@link #learnDebtAt}. */
         long learnDebt;
         long learnDebtAt;
+        /** The spell whose end the trace printed ({@link #learnStart}); 0 for none. */
+        long spellTraced;
+
+        /**
+         * Its latest intervals between arrivals (ms, oldest first, at most {@code k}): what the
+         * trace prints at a spell's end, to tell why no beat was found by then.
+         */
+        String intervals(int k) {
+            int n = Math.min(k, count - 1);
+            StringBuilder sb = new StringBuilder("[");
+            for (int i = n; i >= 1; i--) {
+                long a = arrivals[Math.floorMod(next - 1 - i, HISTORY)];
+                long b = arrivals[Math.floorMod(next - i, HISTORY)];
+                sb.append(i == n ? "" : ", ").append((b - a) / 100_000 / 10.0);
+            }
+            return sb.append("]").toString();
+        }
 
         /** Counts an arrival at {@code t}, beginning a spell of learning after a quiet one. */
         void arrivedLearning(long t) {
@@ -368,6 +385,8 @@ final class ArrivalGuards {
             }
             if (debt(t) < LEARN_NANOS) {
                 learnStart = t;
+            } else if (TRACE) {
+                System.err.println("xq: wide beats: a spell of learning refused: its debt " + debt(t) / 1_000_000 + " ms");
             }
         }
 
@@ -870,8 +889,21 @@ final class ArrivalGuards {
                     space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
                 }
                 boolean fitting = beat != null && command < avail && !sa.ownContext();
+                if (TRACE && ta != null && ta.learnStart != 0 && ta.spellTraced != ta.learnStart && !ta.learning(now)) {
+                    // a spell of learning over (run out, quiet again, or a beat B fits): why B goes where it goes next
+                    ta.spellTraced = ta.learnStart;
+                    System.err.println("xq: wide beats: q" + a.handle() + "'s spell of learning over after " + (now - ta.learnStart) / 1_000_000
+                            + " ms (" + (now - ta.last() >= QUIET_NANOS ? "quiet" : now - ta.learnStart >= LEARN_NANOS ? "run out" : "?")
+                            + "), arrivals " + ta.count + ", intervals ms " + ta.intervals(8) + ", beat " + beat
+                            + (beat != null ? ", gap " + gap(ta, beat) / 1000 + " us, for q" + b.handle() + " " + avail / 1000 + " us" : "")
+                            + ", q" + b.handle() + "'s command " + command / 1000 + " us at its part: " + (fitting ? "fits" : "does not fit"));
+                }
                 if (!fitting && ta != null && !sa.ownContext() && ta.spellOnReturn(now, tb)) {
                     ta.beginSpell(now);
+                    if (TRACE) {
+                        System.err.println("xq: wide beats: q" + b.handle() + " came back behind q" + a.handle() + ", off any beat it fits: a spell of learning for q"
+                                + a.handle() + (ta.learnStart == now ? "" : " refused"));
+                    }
                 }
                 if (fitting) {
                     period = Math.min(period, beat.periodNanos());
