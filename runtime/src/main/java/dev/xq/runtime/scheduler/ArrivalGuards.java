@@ -889,7 +889,7 @@ final class ArrivalGuards {
                     space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
                 }
                 boolean fitting = beat != null && command < avail && !sa.ownContext();
-                if (TRACE && ta != null && ta.learnStart != 0 && ta.spellTraced != ta.learnStart && !ta.learning(now)) {
+                if (TRACE && ta != null && ta.wideSeen && ta.learnStart != 0 && ta.spellTraced != ta.learnStart && !ta.learning(now)) {
                     // a spell of learning over (run out, quiet again, or a beat B fits): why B goes where it goes next
                     ta.spellTraced = ta.learnStart;
                     System.err.println("xq: wide beats: q" + a.handle() + "'s spell of learning over after " + (now - ta.learnStart) / 1_000_000
@@ -906,9 +906,15 @@ final class ArrivalGuards {
                     }
                 }
                 if (fitting) {
-                    period = Math.min(period, beat.periodNanos());
                     // on a beat whose gaps B's commands fit: B keeps clear of it under its guard
-                    wide |= sa.known() && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
+                    boolean aWide = sa.known() && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
+                    if (aWide) {
+                        // B's starving limit counts the wide ones' periods: a narrow decoder's 3 ms
+                        // token beat made it 13 ms, less than a batch's request B is held through
+                        // (Triton narrowed for five seconds beside a decoder and a batch, H200)
+                        period = Math.min(period, beat.periodNanos());
+                    }
+                    wide |= aWide;
                     busy |= working;
                     if (idleEarly) {
                         wake = Math.min(wake, ta.withinUntil(beat)); // decide again when its request is over

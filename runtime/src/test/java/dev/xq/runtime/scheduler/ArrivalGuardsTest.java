@@ -687,6 +687,68 @@ class ArrivalGuardsTest {
         assertEquals(Boolean.TRUE, lastAtIdle, "and stays narrowed (a narrowing counts as held)");
     }
 
+    /**
+     * The starving limit is reckoned on the wide tenants' beats: a narrow decoder above the queue
+     * too (a 3 ms token beat that the queue's short commands fit) does not shorten it to four
+     * tokens, so a hold through a wide batch's 12 ms request is not starving (Triton beside a
+     * decoder and a batch was narrowed for five seconds after 12.9 ms without a completion, H200).
+     */
+    @Test
+    void aHoldThroughAWideRequestIsNoStarvingBesideANarrowBeat() {
+        long[] withDecoder = starvesBesideADecoder(true);
+        assertEquals(0, withDecoder[0], "a narrow decoder's beat beside the batch's: not starved");
+        assertTrue(withDecoder[1] > 500, "let go between the requests (and the tokens): " + withDecoder[1] + " ms of 1600");
+        long[] alone = starvesBesideADecoder(false);
+        assertEquals(0, alone[0], "the batch's beat alone: not starved either");
+        assertTrue(alone[1] > 900, "let go between the requests: " + alone[1] + " ms of 1600");
+    }
+
+    /**
+     * A (132 wide) arrives every 100 ms, busy 12 ms; with {@code decoder}, D (handle 3, 8 wide,
+     * priority 3) every 3 ms, busy 1 ms; B (250 us commands) completes one a millisecond while let
+     * go, none while held. @return {1 if B was ever left narrowed between A's requests once A's
+     * beat was known (starved) else 0, the milliseconds B was let go}.
+     */
+    static long[] starvesBesideADecoder(boolean decoder) {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t0 = 1000 * MS;
+        long completed = 0;
+        boolean lastHeld = true;
+        boolean starved = false;
+        long aSince = 0;
+        long dSince = 0;
+        for (int ms = 0; ms < 1600; ms++) {
+            long now = t0 + ms * MS;
+            boolean aReady = ms % 100 < 12;
+            boolean dReady = decoder && ms % 3 == 0;
+            if (aReady && aSince == 0) {
+                aSince = now;
+            } else if (!aReady) {
+                aSince = 0;
+            }
+            if (dReady) {
+                dSince = now;
+            }
+            if (!lastHeld) {
+                completed++;
+            }
+            QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, completed, 250_000L,
+                    List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+            List<QueueView> views = new java.util.ArrayList<>(List.of(prioritized(A, 2, aReady, aSince, 0), b));
+            if (decoder) {
+                views.add(prioritized(3, 3, dReady, dSince, 0));
+            }
+            TestSpace sp = space(132, 1, decoder ? List.of(prioritized(3, 3, false, 0, 0)) : List.of());
+            java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+            guards.update("hpf", now, views, decided, sp);
+            lastHeld = !Boolean.FALSE.equals(decided.get(B)) || sp.narrowed(B) > 0;
+            if (ms > 600 && !aReady && !dReady && ms % 100 > 30 && ms % 100 < 80 && sp.narrowed(B) > 0) {
+                starved = true;
+            }
+        }
+        return new long[] {starved ? 1 : 0, completed};
+    }
+
     /** One decision: A (priority 2, aWidth of 132) ready since {@code aSince} or idle, B narrowed with 21 ms commands. */
     static boolean[] step(ArrivalGuards guards, long now, int aWidth, boolean aReady, long aSince) {
         TestSpace sp = space(aWidth, 1, List.of());
