@@ -506,6 +506,10 @@ final class ArrivalGuards {
         long rhythmOf = -1;
         long rhythmPeriod;
         long rhythmJitter;
+        /** How long before the latest arrival the latest request of the beat began (0 unless found by {@link #requestRhythmOf}). */
+        long rhythmAnchor;
+        /** Whether a beat of requests in fragments is looked for ({@link ArrivalGuards#requestBeats}). */
+        boolean requestBeats = true;
 
         long last() {
             return arrivals[(next + HISTORY - 1) % HISTORY];
@@ -535,7 +539,7 @@ final class ArrivalGuards {
             if (jitter < 0) {
                 return null;
             }
-            long nextAt = last() + period;
+            long nextAt = last() - rhythmAnchor + period;
             grace = Math.min(grace, period / 4);
             if (nextAt + jitter + grace < now) {
                 nextAt += period; // one arrival missed: the beat may go on
@@ -554,8 +558,17 @@ final class ArrivalGuards {
                 d[i] = arrivals[(start + i + 1) % HISTORY] - arrivals[(start + i) % HISTORY];
             }
             long[] found = rhythmOf(d, n);
+            // (only for a queue preferred over another, where a beat is used: 2-3 times the cost
+            // of rhythmOf, and a best-effort queue off any beat arrives with each command)
+            if (found[1] < 0 && requestBeats && !over.isEmpty()) {
+                long[] requests = requestRhythmOf(d, n);
+                if (requests != null) {
+                    found = requests;
+                }
+            }
             rhythmPeriod = found[0];
             rhythmJitter = found[1];
+            rhythmAnchor = found.length > 2 ? found[2] : 0;
         }
     }
 
@@ -570,6 +583,11 @@ final class ArrivalGuards {
      * 2-vCPU build VM, where the simulated device's commands are spins, the node's busiest frame).
      */
     static long[] rhythmOf(long[] d, int n) {
+        return rhythmOf(d, n, 2);
+    }
+
+    /** {@link #rhythmOf(long[], int)}, a rhythm just begun taken only once {@code newRun} intervals agree. */
+    private static long[] rhythmOf(long[] d, int n, int newRun) {
         long period = 0;
         long jitter = -1;
         long[] sorted = Arrays.copyOf(d, n);
@@ -620,8 +638,11 @@ final class ArrivalGuards {
                 j = Math.max(j, Math.abs(d[n - 1 - run] - b));
                 run++;
             }
-            boolean begun = run == n || d[n - 1 - run] < p / 2 || d[n - 1 - run] > 2 * p;
-            if (begun && p >= MIN_PERIOD_NANOS && p <= MAX_PERIOD_NANOS && j <= p / 16 && j <= NEW_BEAT_MAX_JITTER_NANOS) {
+            // three that agree are a beat whatever came before (the interval from a warm-up's last
+            // request to the first for real, 4 ms longer than the 100 ms beat after it, kept an
+            // eager batch's beat unknown for a request more, H200)
+            boolean begun = run >= 3 || run == n || d[n - 1 - run] < p / 2 || d[n - 1 - run] > 2 * p;
+            if (begun && run >= newRun && p >= MIN_PERIOD_NANOS && p <= MAX_PERIOD_NANOS && j <= p / 16 && j <= NEW_BEAT_MAX_JITTER_NANOS) {
                 period = p;
                 jitter = j;
             }
@@ -629,11 +650,79 @@ final class ArrivalGuards {
         return new long[] {period, jitter};
     }
 
+    /** Periods {@link #requestRhythmOf} tries at most. */
+    static final int REQUEST_RHYTHM_TRIES = 6;
+
+    /**
+     * The beat of requests that come in fragments, for intervals {@code d[0..n)} (oldest first) that
+     * {@link #rhythmOf} finds none in: {period, jitter, how long before the latest arrival the
+     * latest request began}, or null. Until a beat is known every busy period is an arrival, and
+     * an eager batch's request is often two or three of them (its owner's stalls inside it, 0.3-2
+     * ms idle, then more launches): 100 ms apart, then 4, then 96, then 100... has no beat, and
+     * without a beat the stalls are never told from arrivals (in 14 of 24 H200 runs, the
+     * interposer's timeline of the batch's first 1.5 s held 3-14 such fragments; a beat was known
+     * only once four requests in a row came whole, up to 1.1 s after the first). So each of the
+     * latest intervals long enough to leave shorter ones a quarter of it is tried as the period
+     * (an arrival within a quarter of a period after a request began is a fragment of that
+     * request, the bound {@link Track#within} keeps too), the requests' intervals are made from
+     * the arrivals that begin one, and they must be a beat ({@link #rhythmOf}) of about that
+     * period (within an eighth). A token loop whose generations look like requests fails that
+     * bound: its fragments run past a quarter of the period.
+     */
+    static long[] requestRhythmOf(long[] d, int n) {
+        if (n < 3) {
+            return null;
+        }
+        long shortest = Long.MAX_VALUE;
+        for (int i = 0; i < n; i++) {
+            shortest = Math.min(shortest, d[i]);
+        }
+        long[] tried = new long[REQUEST_RHYTHM_TRIES];
+        int tries = 0;
+        long[] requests = new long[n];
+        for (int i = n - 1; i >= 0 && tries < REQUEST_RHYTHM_TRIES; i--) {
+            long p = d[i];
+            // a period with nothing to merge is rhythmOf's, already tried
+            if (p < MIN_PERIOD_NANOS || p > MAX_PERIOD_NANOS || p / 4 <= shortest) {
+                continue;
+            }
+            boolean seen = false;
+            for (int k = 0; k < tries && !seen; k++) {
+                seen = Math.abs(p - tried[k]) <= tried[k] / 8;
+            }
+            if (seen) {
+                continue;
+            }
+            tried[tries++] = p;
+            long t = 0;
+            long start = 0;
+            int m = 0;
+            for (int k = 0; k < n; k++) {
+                t += d[k];
+                if (t - start >= p / 4) {
+                    requests[m++] = t - start;
+                    start = t;
+                }
+            }
+            if (m < 2) {
+                continue;
+            }
+            // a rhythm of requests just begun needs three that agree: two, a few in a hundred
+            // windows of arrivals at random with fragments had one
+            long[] found = rhythmOf(requests, m, 3);
+            if (found[1] >= 0 && Math.abs(found[0] - p) <= p / 8) {
+                return new long[] {found[0], found[1], t - start};
+            }
+        }
+        return null;
+    }
+
     private final Map<Long, Track> tracks = new HashMap<>();
     private final Map<Long, Guard> given = new HashMap<>();
     private long lingerNanos = DEFAULT_LINGER_NANOS;
     private long graceNanos = DEFAULT_GRACE_NANOS;
     private boolean wideBeats = true;
+    private boolean requestBeats = true;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
     private long lingerWake = Long.MAX_VALUE;
 
@@ -664,6 +753,18 @@ final class ArrivalGuards {
     /** Turns the wide beats (the class comment) on or off. */
     void wideBeats(boolean on) {
         wideBeats = on;
+    }
+
+    /**
+     * Turns the beat of requests in fragments ({@link #requestRhythmOf}) on or off (on by default;
+     * off for replays that compare the node with and without it).
+     */
+    void requestBeats(boolean on) {
+        requestBeats = on;
+        for (Track t : tracks.values()) {
+            t.requestBeats = on;
+            t.rhythmOf = -1;
+        }
     }
 
     boolean wideBeats() {
@@ -716,6 +817,7 @@ final class ArrivalGuards {
             Track t = tracks.get(v.handle());
             if (t == null) {
                 t = new Track();
+                t.requestBeats = requestBeats;
                 tracks.put(v.handle(), t);
             }
             if (!t.wideSeen && space != Space.NONE) {

@@ -372,7 +372,7 @@ class ArrivalGuardsTest {
                 j = Math.max(j, Math.abs(d[n - 1 - run] - b));
                 run++;
             }
-            boolean begun = run == n || d[n - 1 - run] < p / 2 || d[n - 1 - run] > 2 * p;
+            boolean begun = run >= 3 || run == n || d[n - 1 - run] < p / 2 || d[n - 1 - run] > 2 * p;
             if (begun && p >= ArrivalGuards.MIN_PERIOD_NANOS && p <= ArrivalGuards.MAX_PERIOD_NANOS && j <= p / 16
                     && j <= ArrivalGuards.NEW_BEAT_MAX_JITTER_NANOS) {
                 period = p;
@@ -1128,5 +1128,91 @@ class ArrivalGuardsTest {
         t += ArrivalGuards.LEARN_DECAY * 2 * ArrivalGuards.LEARN_NANOS;
         boolean[] later = step(guards, t, 132, true, t);
         assertTrue(later[0] && !later[1], "a spell again after a while");
+    }
+
+    /**
+     * An eager batch's busy periods as the interposer's timeline recorded them on the H200 (session
+     * 42, call 4, bulk+gemm: 0.2 ms idle or more between two of them), in us after its first request
+     * for real: its warm-up (back to back, from -171 ms), then requests every 100 ms, several of them
+     * in two pieces (its owner's stalls: 204.2 after 200.3, 403.5 after 400.3, 508.6 after 500.3).
+     * Up to 510 ms: after it a GEMM ran narrowed beside the batch and its requests took 19-51 ms.
+     */
+    static final long[][] EAGER_BATCH_US = {{-170624, -168200}, {-127092, -125246}, {-116336, -115530}, {-114867, -113464},
+        {-112329, -107821}, {-107545, -105834}, {-105524, -104021}, {-103062, -100313}, {-99985, -96524}, {-95957, -94251},
+        {-93039, -90915}, {-90459, -82260}, {-81305, -77774}, {-77276, -74696}, {-74343, -72875}, {-71141, -63530},
+        {-63301, -61240}, {-60362, -54659}, {-54345, -48605}, {-46188, -39063}, {-38332, -37104}, {-36316, -30648},
+        {-30159, -22398}, {-3791, -1121}, {206, 2050}, {2729, 9077}, {100277, 109824}, {200294, 203857}, {204214, 210157},
+        {300282, 309580}, {400303, 402277}, {403503, 410525}, {500290, 506409}, {508622, 510000}};
+
+    /**
+     * The recorded batch beside a GEMM (21 ms commands): its beat is found inside its own requests'
+     * fragments, by its fourth request for real, within the spell of learning its warm-up began,
+     * and the GEMM runs whole between its requests from there, foreseen at the request's start
+     * plus the period (not at its latest fragment's). With every busy period an arrival until a
+     * beat is known, none was by then: the GEMM ran narrowed beside requests 5-9 (20-52 ms against
+     * 8-11).
+     */
+    @Test
+    void anEagerBatchsBeatIsFoundThroughTheFragmentsOfItsRequests() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long base = 10_000 * MS;
+        long wholeFrom = Long.MAX_VALUE;
+        boolean narrowedBeside = false;
+        for (long[] busy : EAGER_BATCH_US) {
+            long at = base + busy[0] * 1000;
+            boolean[] arrival = step(guards, at, 132, true, at);
+            boolean[] idle = step(guards, base + busy[1] * 1000, 132, false, 0);
+            narrowedBeside |= arrival[1] || idle[1];
+            if (!idle[0] && !idle[1] && wholeFrom == Long.MAX_VALUE) {
+                wholeFrom = busy[0];
+            }
+        }
+        assertFalse(narrowedBeside, "never narrowed beside it");
+        // the spell began with the warm-up's first arrival: it ends 429.4 ms after the first request
+        assertEquals(403_503, wholeFrom, "whole between its requests from the end of its fourth (its second piece): from " + wholeFrom + " us");
+        ArrivalGuards.Beat beat = guards.beat(A, base + 510 * MS);
+        assertEquals(base + 500_290_000L + beat.periodNanos(), beat.nextNanos(), "foreseen at the fifth request's start plus the period: " + beat);
+        assertEquals(100 * MS, beat.periodNanos(), 100_000, "the requests' period");
+    }
+
+    /**
+     * The requests' beat through their fragments: the period of the requests, the next one
+     * foreseen from the latest request's start, not from its fragment; nothing where the arrivals
+     * after a request's start run past a quarter of the period (a token loop's generations) or
+     * come at random.
+     */
+    @Test
+    void theBeatOfRequestsInFragments() {
+        long[] d = {2_523_000, 97_548_000, 100_017_000, 3_920_000, 96_068_000, 100_021_000, 3_200_000};
+        assertEquals(-1, ArrivalGuards.rhythmOf(d, d.length)[1], "no beat of the arrivals themselves");
+        long[] found = ArrivalGuards.requestRhythmOf(d, d.length);
+        assertNotNull(found, "the requests' beat");
+        assertEquals(100_021_000, found[0], 100_000, "period");
+        assertTrue(found[1] >= 0 && found[1] <= ArrivalGuards.MAX_JITTER_NANOS, "jitter " + found[1]);
+        assertEquals(3_200_000, found[2], "the latest request began one fragment before the latest arrival");
+        // a token loop: 20 tokens 3 ms apart, a pause of 153 ms, again
+        long[] tokens = new long[16];
+        for (int i = 0; i < tokens.length; i++) {
+            tokens[i] = i % 8 == 7 ? 153 * MS : 3 * MS;
+        }
+        assertNull(ArrivalGuards.requestRhythmOf(tokens, tokens.length), "its generations are no requests of a beat");
+        // at random: exponential intervals of 20 ms with fragments of 0.3-3 ms after a third of them
+        java.util.Random r = new java.util.Random(42);
+        int beats = 0;
+        int arrivalBeats = 0;
+        int trials = 100_000;
+        for (int trial = 0; trial < trials; trial++) {
+            long[] x = new long[16];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = r.nextInt(3) == 0 ? 300_000 + r.nextInt(2_700_000) : (long) (-Math.log(1 - r.nextDouble()) * 20 * MS) + 1;
+            }
+            if (ArrivalGuards.rhythmOf(x, x.length)[1] >= 0) {
+                arrivalBeats++;
+            } else if (ArrivalGuards.requestRhythmOf(x, x.length) != null) {
+                beats++;
+            }
+        }
+        System.out.println("beats at random: of arrivals " + arrivalBeats + ", of requests " + beats + " of " + trials);
+        assertTrue(beats < trials / 1000, "a requests' beat at random in " + beats + " of " + trials);
     }
 }

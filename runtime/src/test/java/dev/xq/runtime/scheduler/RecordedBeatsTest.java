@@ -1,0 +1,135 @@
+package dev.xq.runtime.scheduler;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Replays an eager batch's busy periods as the interposer recorded them on the H200 (session 42:
+ * every run of the batch beside GEMMs, {@code docs/results/h200/2026-11-30-s42}) through the
+ * node's arrival guards, a GEMM process (21 ms commands) behind it, once with the beat of
+ * requests in fragments and once without: the batch's own requests do not depend on the node
+ * (it is never held), so its recorded timeline is what the node would see again, up to the
+ * GEMMs' effect on its lengths in the run recorded. Idle gaps under {@link #IDLE_SEEN_NANOS} are
+ * taken as not seen by the node (it sees an idle only at a decision).
+ */
+class RecordedBeatsTest {
+
+    static final long MS = 1_000_000L;
+    /** Idle gaps shorter than this are merged into one busy period. */
+    static final long IDLE_SEEN_NANOS = 500_000L;
+    /** How long after the batch's first request for real the replay goes on. */
+    static final long REPLAY_NANOS = 1_500 * MS;
+
+    static final Path RECORDED = Path.of("..", "docs", "results", "h200", "2026-11-30-s42");
+
+    private static final Pattern CLOCK = Pattern.compile("xq: timeline clock: monotonic (\\d+) ns, realtime (\\d+) ns");
+    private static final Pattern WINDOW = Pattern.compile("xq: timeline default: launched (\\d+), from \\d+, end (\\d+),");
+    private static final Pattern FIRST_T = Pattern.compile("\"t_ms\": \\[([0-9.]+)");
+
+    /** A run's busy periods (monotonic ns) and its first request for real. */
+    record Recorded(String name, List<long[]> busy, long go) {
+    }
+
+    static Recorded load(Path log) throws IOException {
+        String text;
+        try (InputStream in = new GZIPInputStream(Files.newInputStream(log))) {
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        long mono = -1;
+        long real = -1;
+        List<long[]> windows = new ArrayList<>();
+        for (String line : text.split("\n")) {
+            Matcher c = CLOCK.matcher(line);
+            if (c.find()) {
+                mono = Long.parseLong(c.group(1));
+                real = Long.parseLong(c.group(2));
+            }
+            Matcher w = WINDOW.matcher(line);
+            if (w.find()) {
+                windows.add(new long[] {Long.parseLong(w.group(1)), Long.parseLong(w.group(2))});
+            }
+        }
+        Matcher t = FIRST_T.matcher(Files.readString(log.resolveSibling("bulk.json")));
+        assertTrue(mono > 0 && t.find() && !windows.isEmpty(), "a timeline, its clock and the requests' times in " + log);
+        long go = (long) (Double.parseDouble(t.group(1)) * 1e6) - real + mono;
+        windows.sort((a, b) -> Long.compare(a[0], b[0]));
+        List<long[]> busy = new ArrayList<>();
+        for (long[] w : windows) {
+            long[] lastBusy = busy.isEmpty() ? null : busy.getLast();
+            if (lastBusy != null && w[0] <= lastBusy[1] + IDLE_SEEN_NANOS) {
+                lastBusy[1] = Math.max(lastBusy[1], w[1]);
+            } else {
+                busy.add(new long[] {w[0], w[1]});
+            }
+        }
+        return new Recorded(RECORDED.relativize(log.getParent().getParent()).toString(), busy, go);
+    }
+
+    /** What the GEMM process got: {first request (ms after go) at whose end it ran whole, decisions narrowed after go}. */
+    static long[] replay(Recorded r, boolean requestBeats) {
+        ArrivalGuards guards = new ArrivalGuards();
+        guards.requestBeats(requestBeats);
+        long wholeAt = -1;
+        long narrowed = 0;
+        List<long[]> busy = r.busy();
+        for (int i = 0; i < busy.size(); i++) {
+            long[] b = busy.get(i);
+            if (b[0] - r.go() > REPLAY_NANOS) {
+                break;
+            }
+            boolean[] arrival = ArrivalGuardsTest.step(guards, b[0], 132, true, b[0]);
+            boolean[] idle = ArrivalGuardsTest.step(guards, b[1], 132, false, 0);
+            // and halfway to the next busy period, where that is far: between two requests
+            long next = i + 1 < busy.size() ? busy.get(i + 1)[0] : b[1] + 100 * MS;
+            boolean[] between = next - b[1] > 20 * MS ? ArrivalGuardsTest.step(guards, (b[1] + next) / 2, 132, false, 0) : null;
+            if (b[0] - r.go() > -50 * MS) {
+                narrowed += (arrival[1] ? 1 : 0) + (idle[1] ? 1 : 0) + (between != null && between[1] ? 1 : 0);
+                if (wholeAt < 0 && between != null && !between[0] && !between[1]) {
+                    wholeAt = (b[0] - r.go()) / MS;
+                }
+            }
+        }
+        return new long[] {wholeAt, narrowed};
+    }
+
+    @Test
+    void theRecordedBatchesBeatsWithAndWithoutRequestsInFragments() throws IOException {
+        assertTrue(Files.isDirectory(RECORDED), "the recorded runs at " + RECORDED.toAbsolutePath());
+        List<Path> logs;
+        try (Stream<Path> s = Files.walk(RECORDED)) {
+            logs = s.filter(p -> p.getFileName().toString().equals("bulk.log.gz") && p.getParent().getFileName().toString().equals("xq"))
+                    .sorted().toList();
+        }
+        assertTrue(logs.size() >= 20, "the batch's runs beside GEMMs: " + logs.size());
+        StringBuilder table = new StringBuilder("run: first request at whose end the GEMMs ran whole (ms after the first request), decisions that narrowed them; without / with the beat of requests in fragments\n");
+        int better = 0;
+        int worse = 0;
+        for (Path log : logs) {
+            Recorded r = load(log);
+            long[] without = replay(r, false);
+            long[] with = replay(r, true);
+            table.append(String.format("  %-48s %6d ms %3d  /  %6d ms %3d%n", r.name(), without[0], without[1], with[0], with[1]));
+            long w0 = without[0] < 0 ? Long.MAX_VALUE : without[0];
+            long w1 = with[0] < 0 ? Long.MAX_VALUE : with[0];
+            if (w1 > w0 || with[1] > without[1]) {
+                worse++;
+            } else if (w1 < w0 || with[1] < without[1]) {
+                better++;
+            }
+        }
+        System.out.print(table);
+        assertTrue(worse == 0 && better > 0, "with the beat of requests in fragments: better in " + better + ", worse in " + worse + "\n" + table);
+    }
+}
