@@ -22,13 +22,18 @@ import org.junit.jupiter.api.Test;
  * requests in fragments and once without: the batch's own requests do not depend on the node
  * (it is never held), so its recorded timeline is what the node would see again, up to the
  * GEMMs' effect on its lengths in the run recorded. Idle gaps under {@link #IDLE_SEEN_NANOS} are
- * taken as not seen by the node (it sees an idle only at a decision).
+ * taken as not seen by the node (it sees an idle only at a decision). The GEMMs are ready
+ * throughout (in the runs they came back at some point around the batch's first requests, which
+ * began a spell of learning of its own; here the spell is the one its warm-up began).
  */
 class RecordedBeatsTest {
 
     static final long MS = 1_000_000L;
-    /** Idle gaps shorter than this are merged into one busy period. */
-    static final long IDLE_SEEN_NANOS = 500_000L;
+    /**
+     * Idle gaps shorter than this are merged into one busy period: the node sees an idle only at a
+     * decision, how soon after it goes idle is not recorded; both are replayed.
+     */
+    static final long[] IDLE_SEEN_NANOS = {200_000L, 500_000L};
     /** How long after the batch's first request for real the replay goes on. */
     static final long REPLAY_NANOS = 1_500 * MS;
 
@@ -42,7 +47,7 @@ class RecordedBeatsTest {
     record Recorded(String name, List<long[]> busy, long go) {
     }
 
-    static Recorded load(Path log) throws IOException {
+    static Recorded load(Path log, long idleSeen) throws IOException {
         String text;
         try (InputStream in = new GZIPInputStream(Files.newInputStream(log))) {
             text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
@@ -68,7 +73,7 @@ class RecordedBeatsTest {
         List<long[]> busy = new ArrayList<>();
         for (long[] w : windows) {
             long[] lastBusy = busy.isEmpty() ? null : busy.getLast();
-            if (lastBusy != null && w[0] <= lastBusy[1] + IDLE_SEEN_NANOS) {
+            if (lastBusy != null && w[0] <= lastBusy[1] + idleSeen) {
                 lastBusy[1] = Math.max(lastBusy[1], w[1]);
             } else {
                 busy.add(new long[] {w[0], w[1]});
@@ -113,11 +118,14 @@ class RecordedBeatsTest {
                     .sorted().toList();
         }
         assertTrue(logs.size() >= 20, "the batch's runs beside GEMMs: " + logs.size());
-        StringBuilder table = new StringBuilder("run: first request at whose end the GEMMs ran whole (ms after the first request), decisions that narrowed them; without / with the beat of requests in fragments\n");
+        StringBuilder table = new StringBuilder("run: first request after which the GEMMs ran whole between two (ms after the first"
+                + " request; -1: none in 1.5 s), decisions that narrowed them; without / with the beat of requests in fragments\n");
         int better = 0;
         int worse = 0;
-        for (Path log : logs) {
-            Recorded r = load(log);
+        for (long idleSeen : IDLE_SEEN_NANOS) {
+          table.append("idle seen from ").append(idleSeen / 1000).append(" us:\n");
+          for (Path log : logs) {
+            Recorded r = load(log, idleSeen);
             long[] without = replay(r, false);
             long[] with = replay(r, true);
             table.append(String.format("  %-48s %6d ms %3d  /  %6d ms %3d%n", r.name(), without[0], without[1], with[0], with[1]));
@@ -128,6 +136,7 @@ class RecordedBeatsTest {
             } else if (w1 < w0 || with[1] < without[1]) {
                 better++;
             }
+          }
         }
         System.out.print(table);
         assertTrue(worse == 0 && better > 0, "with the beat of requests in fragments: better in " + better + ", worse in " + worse + "\n" + table);
