@@ -1215,4 +1215,56 @@ class ArrivalGuardsTest {
         System.out.println("beats at random: of arrivals " + arrivalBeats + ", of requests " + beats + " of " + trials);
         assertTrue(beats < trials / 1000, "a requests' beat at random in " + beats + " of " + trials);
     }
+
+    /**
+     * One decision of {@link #aGapMeasuredBesideTheQueueBehindIsNotTheGapItWouldLeave}: A (a graph
+     * tenant, one command a request) ready since {@code aSince} or idle with {@code completed}
+     * done, B with commands of {@code command} (null: B has no work). @return {held, narrowed}
+     */
+    static boolean[] stepGraph(ArrivalGuards guards, long now, boolean aReady, long aSince, long completed, Long command) {
+        TestSpace sp = space(132, 1, List.of());
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+        QueueView a = new QueueView(A, "q" + A, "d0", "g" + A, aReady, false, false, aReady ? aSince : 0, 0, 0, aReady ? 1 : 0, 0,
+                completed, 0, List.of(new dev.xq.api.Hint.Priority(2)), PreemptionLevel.BLOCK);
+        QueueView b = command == null
+                ? new QueueView(B, "q" + B, "d0", "g" + B, false, false, false, 0, 0, 0, 0, 0, 0, 0, List.of(new dev.xq.api.Hint.Priority(1)),
+                        PreemptionLevel.BLOCK)
+                : behind(command, now);
+        guards.update("hpf", now, List.of(a, b), decided, sp);
+        return new boolean[] {Boolean.TRUE.equals(decided.get(B)), sp.narrowed(B) > 0};
+    }
+
+    /**
+     * A graph tenant on a 25 ms beat whose requests take 2.3 ms alone and 3.2 ms beside a GEMM
+     * narrowed next to it: the GEMM's first estimates are too long for the gap (30 ms), so it runs
+     * narrowed beside the requests for a while; once its estimate is 21.1 ms it fits the gap the
+     * tenant leaves when it runs alone (25 - 2.3 - the node's reaction), and runs whole between
+     * the requests, held during them. Reckoned from the busy periods measured beside the narrowed
+     * GEMM, the gap was 21.7 ms and the GEMM stayed narrowed for good (0.47 of native sharing,
+     * the graph at 1.56-1.58 x its standalone P99, four runs of four, H200).
+     */
+    @Test
+    void aGapMeasuredBesideTheQueueBehindIsNotTheGapItWouldLeave() {
+        ArrivalGuards guards = new ArrivalGuards();
+        guards.lingerNanos(0);
+        long t = 10_000 * MS;
+        long completed = 0;
+        boolean[] between = null;
+        boolean[] atArrival = null;
+        boolean narrowedBeside = false;
+        for (int i = 0; i < 120; i++) {
+            long at = t + i * 25 * MS;
+            Long command = i < 30 ? null : i < 60 ? Long.valueOf(30 * MS) : Long.valueOf(21_100_000L);
+            atArrival = stepGraph(guards, at, true, at, completed, command);
+            boolean beside = command != null && atArrival[1];
+            narrowedBeside |= i >= 30 && i < 60 && beside;
+            completed++;
+            long end = at + (beside ? 3_200_000L : 2_300_000L);
+            stepGraph(guards, end, false, 0, completed, command);
+            between = stepGraph(guards, end + 5 * MS, false, 0, completed, command);
+        }
+        assertTrue(narrowedBeside, "narrowed beside the requests while its commands did not fit");
+        assertFalse(between[0] || between[1], "whole between the requests once its commands fit the gap left alone");
+        assertTrue(atArrival[0] && !atArrival[1], "held during them");
+    }
 }
