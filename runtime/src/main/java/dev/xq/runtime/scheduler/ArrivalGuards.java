@@ -454,10 +454,11 @@ final class ArrivalGuards {
          * preferred over ran beside (held, nothing of theirs in flight), once
          * {@value #ALONE_BUSY} are known; else {@link #medianBusy}: what its requests take while
          * the queues behind it are held through them, as they are between whole runs in the
-         * gaps. Measured beside a narrowed GEMM, a graph tenant's 1.8 ms requests took 3.2: the
-         * gap it left was reckoned 21.7 ms of 25, too short for the GEMM's 21.1 ms command with the
-         * node's reaction, so the GEMM stayed narrowed beside it all run (0.47 of native sharing,
-         * the graph's P99 1.56-1.58 x its standalone, four runs of four, H200).
+         * gaps. Beside a narrowed GEMM a graph tenant's requests took 2.4 ms against 1.8 alone, and
+         * its busy periods as the node saw them 3.2: the gap it left was reckoned 21.7 ms of 25, too
+         * short for the GEMM's 21.1 ms command with the node's reaction, so the GEMM stayed narrowed
+         * beside it all run (0.47 of native sharing, the graph's P99 1.56-1.58 x its standalone,
+         * four runs of four, H200).
          */
         long medianAloneBusy() {
             if (aloneCount < ALONE_BUSY) {
