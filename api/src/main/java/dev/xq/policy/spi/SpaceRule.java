@@ -27,7 +27,9 @@ import java.util.List;
  *       as long (no level on NVIDIA cuts a running kernel). The node knows better where the
  *       preferred tenants are wide and arrive on a beat: there it turns such a narrowing into a
  *       hold while they work and a run on the whole device, under their arrival guards, between
- *       their requests (its "wide beats", {@code dev.xq.scheduler} {@code wideBeats}).</li>
+ *       their requests (its "wide beats", {@code dev.xq.scheduler} {@code wideBeats}); beside
+ *       narrow preferred tenants without such a beat (an eager decoder), a run on the device less
+ *       their reserve.</li>
  *   <li>Narrowing leaves room only to preferred queues in the same space: a preferred queue in a
  *       context of its own ({@link QueueSpace#ownContext()}: the GPU time-slices it against the
  *       shared context, so no kernel of it ever runs beside the narrowed queue's) counts for

@@ -83,6 +83,16 @@ final class ActionRecorder implements SchedulerActions {
         }
     }
 
+    /**
+     * Narrows a queue this decision narrowed to leave {@code leaveSms} instead (ArrivalGuards' wide
+     * beats, beside a narrow tenant's reserve); a queue it did not narrow is left alone.
+     */
+    void renarrow(long handle, int leaveSms) {
+        if (narrowed != null && leaveSms > 0 && narrowed.containsKey(handle)) {
+            narrowed.put(handle, leaveSms);
+        }
+    }
+
     @Override
     public void wakeAt(long nanos) {
         wake = Math.min(wake, nanos);

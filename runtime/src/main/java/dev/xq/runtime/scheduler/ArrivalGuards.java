@@ -206,6 +206,14 @@ final class ArrivalGuards {
 
         /** Turns the queue's narrowing into a hold in time ({@code hold}) or a run on the whole device. */
         void unnarrow(long handle, boolean hold);
+
+        /**
+         * Narrows the queue, narrowed by the decision, to leave {@code leaveSms} instead (fewer):
+         * what narrow tenants above it without a beat it fits keep while the wide ones' gaps are
+         * its. A space that cannot leaves it as the decision narrowed it.
+         */
+        default void renarrow(long handle, int leaveSms) {
+        }
     }
 
     private static final class Track {
@@ -752,6 +760,12 @@ final class ArrivalGuards {
     }
 
     private final Map<Long, Track> tracks = new HashMap<>();
+    /**
+     * Queues the latest decision's wide beats left narrowed only to keep the narrow tenants'
+     * reserve, between the wide ones' requests, with their command at that width: guarded as if
+     * they ran ({@link #guards}).
+     */
+    private final Map<Long, Long> partly = new HashMap<>();
     private final Map<Long, Guard> given = new HashMap<>();
     private long lingerNanos = DEFAULT_LINGER_NANOS;
     private long graceNanos = DEFAULT_GRACE_NANOS;
@@ -1006,6 +1020,7 @@ final class ArrivalGuards {
      */
     private long wideBeats(long now, List<QueueView> views, Map<Long, Boolean> decided, Space space) {
         long wake = Long.MAX_VALUE;
+        partly.clear();
         for (QueueView b : views) {
             if (space.narrowed(b.handle()) <= 0) {
                 continue;
@@ -1020,6 +1035,10 @@ final class ArrivalGuards {
             long period = Long.MAX_VALUE;
             boolean busy = false;
             boolean learning = false;
+            // the widest of the narrow tenants above it that keep their reserve (no beat B fits,
+            // working or arrived lately), and the least time the wide ones' gaps leave B
+            int reserve = 0;
+            long leastAvail = Long.MAX_VALUE;
             Track tb = tracks.get(b.handle());
             for (QueueView a : views) {
                 if (a.handle() == b.handle() || a.priority() <= b.priority() || !a.device().equals(b.device())) {
@@ -1074,6 +1093,7 @@ final class ArrivalGuards {
                     }
                     wide |= aWide;
                     busy |= working;
+                    leastAvail = Math.min(leastAvail, avail);
                     if (idleEarly) {
                         wake = Math.min(wake, ta.withinUntil(beat)); // decide again when its request is over
                     }
@@ -1091,8 +1111,14 @@ final class ArrivalGuards {
                     if (TRACE) {
                         traceLearning++;
                     }
+                } else if ((working || (ta != null && ta.count > 0 && now - ta.last() < QUIET_NANOS)) && !sa.ownContext() && sa.known()
+                        && sa.widthSms() > 0 && sa.widthSms() <= SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()))) {
+                    // a narrow one that works or arrived lately without such a beat (an eager
+                    // decoder) keeps its reserve, and only that, where wide ones above have gaps B
+                    // fits (below)
+                    reserve = Math.max(reserve, sa.widthSms());
                 } else if (working || (ta != null && ta.count > 0 && now - ta.last() < QUIET_NANOS)) {
-                    // one that works or arrived lately without such a beat (an eager decoder) keeps its reserve
+                    // one that works or arrived lately without such a beat keeps its reserve
                     fits = false;
                     if (TRACE) {
                         traceBlocked++;
@@ -1108,27 +1134,43 @@ final class ArrivalGuards {
                 // else quiet: a queue of the same process that has not worked lately (a side stream
                 // used at start-up) has nothing for the narrowing to keep room for
             }
-            if (fits && wide) {
+            int deviceSms = sb.deviceSms() > 0 ? sb.deviceSms() : 128;
+            int leave = reserve == 0 ? 0 : Math.min(SpaceRule.cap(deviceSms), (reserve + SpaceRule.STEP - 1) / SpaceRule.STEP * SpaceRule.STEP);
+            // on the multiprocessors the reserve leaves, B's commands take longer (as many SMs fewer)
+            long atLeave = leave == 0 ? command : command * deviceSms / Math.max(1, deviceSms - leave);
+            boolean narrowerFits = leave > 0 && leave < space.narrowed(b.handle()) && atLeave < leastAvail;
+            if (fits && wide && (leave == 0 || narrowerFits)) {
                 // another best-effort process's turn on the gaps: held through them too, and not
                 // starving for it (its time to complete something starts with its turn)
                 boolean offTurn = space.offTurn(b.handle());
                 busy |= offTurn;
-                space.unnarrow(b.handle(), busy);
-                decided.put(b.handle(), busy);
+                if (leave == 0 || busy) {
+                    space.unnarrow(b.handle(), busy);
+                    decided.put(b.handle(), busy);
+                } else {
+                    // between the wide ones' requests, beside the narrow ones' reserve, under the
+                    // wide ones' guards (its decision stays a hold: a narrowing counts as one)
+                    space.renarrow(b.handle(), leave);
+                    partly.put(b.handle(), atLeave);
+                }
                 if (offTurn) {
                     progress.remove(b.handle());
                 } else if (!learning) {
-                    progress(b, now, period, command);
+                    progress(b, now, period, atLeave);
                 }
             }
             if (TRACE) {
                 traceConsidered++;
-                if (fits && wide) {
+                if (fits && wide && (leave == 0 || narrowerFits)) {
                     if (busy) {
                         traceHeld++;
+                    } else if (leave > 0) {
+                        tracePartly++;
                     } else {
                         traceWhole++;
                     }
+                } else if (fits && wide) {
+                    traceReserveTooWide++;
                 } else if (fits) {
                     traceNoWide++;
                 }
@@ -1137,7 +1179,8 @@ final class ArrivalGuards {
         if (TRACE && now - traceAt > 1_000_000_000L) {
             traceAt = now;
             System.err.println("xq: wide beats: narrowings considered " + traceConsidered + ", on the whole device " + traceWhole
-                    + ", held " + traceHeld + " (" + traceLearning + " while a beat was learnt), let go within the hold at a request's commands "
+                    + ", on the device less a narrow tenant's reserve " + tracePartly + " (kept: its command too long for the gap there, or the reserve no"
+                    + " narrower " + traceReserveTooWide + "), held " + traceHeld + " (" + traceLearning + " while a beat was learnt), let go within the hold at a request's commands "
                     + traceCounted + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
                     + traceBlocked + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
@@ -1148,6 +1191,8 @@ final class ArrivalGuards {
     private static final boolean TRACE = Boolean.getBoolean("xq.trace.wideBeats");
     private long traceConsidered;
     private long traceWhole;
+    private long tracePartly;
+    private long traceReserveTooWide;
     private long traceHeld;
     private long traceNoWide;
     private long traceBlocked;
@@ -1249,11 +1294,14 @@ final class ArrivalGuards {
             long gap = gap(a, beat);
             for (long b : a.over.keySet()) {
                 QueueView bv = find(views, b);
-                if (bv == null || held(bv, decided)) {
+                Long partlyCommand = partly.get(b);
+                if (bv == null || (held(bv, decided) && partlyCommand == null)) {
                     continue;
                 }
                 // at the width B runs at: its whole-device average times the parts the device is split in
-                if (atWidth(bv.estimatedCommandNanos(), space.fraction(b)) >= gap) {
+                // (less the narrow tenants' reserve, where that is all it leaves)
+                long command = partlyCommand != null ? partlyCommand : atWidth(bv.estimatedCommandNanos(), space.fraction(b));
+                if (command >= gap) {
                     // its commands never fit before A's next arrival: a guard would refuse every one
                     // of them, for good (21 ms GEMMs beside a 25 ms beat ran at 0.03 of native);
                     // unguarded, it runs between A's requests and is held during them
@@ -1267,7 +1315,7 @@ final class ArrivalGuards {
                 // met a 21 ms GEMM let go a millisecond after its due time and took 22-29 ms
                 // against 8 on the H200: three of its 121 requests, its P99)
                 // (a grace configured to 0 stays 0)
-                long grace = graceNanos == 0 ? 0 : Math.max(graceNanos, atWidth(bv.estimatedCommandNanos(), space.fraction(b)) / 4);
+                long grace = graceNanos == 0 ? 0 : Math.max(graceNanos, command / 4);
                 long until = beat.nextNanos() + beat.jitterNanos() + Math.min(grace, beat.periodNanos() / 4);
                 Guard g = want.get(b);
                 if (g == null || horizon < g.horizonNanos()) {

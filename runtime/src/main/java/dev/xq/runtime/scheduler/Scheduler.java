@@ -672,6 +672,11 @@ public final class Scheduler {
             public void unnarrow(long handle, boolean hold) {
                 decidedActions.unnarrow(handle, hold);
             }
+
+            @Override
+            public void renarrow(long handle, int leaveSms) {
+                decidedActions.renarrow(handle, leaveSms);
+            }
         } : ArrivalGuards.Space.NONE;
         long lingerWake = guards.apply(name, now, views, actions.decided, byHandle, placed);
         lingerWakeNanos = lingerWake;

@@ -457,6 +457,11 @@ class ArrivalGuardsTest {
         public void unnarrow(long handle, boolean hold) {
             narrowed.remove(handle);
         }
+
+        @Override
+        public void renarrow(long handle, int leaveSms) {
+            narrowed.computeIfPresent(handle, (h, was) -> leaveSms);
+        }
     }
 
     /** B at priority 1 with work, commands of {@code commandNanos}, completing one a millisecond (so never starved). */
@@ -593,9 +598,11 @@ class ArrivalGuardsTest {
         WideRun narrow = wideRun(new ArrivalGuards(), 16, 21 * MS, 1, List.of());
         assertTrue(narrow.narrowedAtIdle() && narrow.narrowedAtArrival(), "behind a narrow queue: " + narrow);
         assertEquals(0, narrow.gap(), "no gap told behind a narrow queue");
-        // another preferred queue without a beat (an eager decoder) keeps its reserve
+        // another preferred queue without a beat (an eager decoder, 8 wide here) keeps its reserve:
+        // on the 124 multiprocessors it leaves, 21 ms take 22.4, more than the 25 ms beat leaves
         WideRun decoder = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(prioritized(3, 3, true, 7, 0)));
         assertTrue(decoder.narrowedAtIdle() && decoder.narrowedAtArrival(), "a decoder above too: " + decoder);
+        assertNull(decoder.guard(), "narrowed as the decision had it: no guard");
         ArrivalGuards off = new ArrivalGuards();
         off.wideBeats(false);
         WideRun offRun = wideRun(off, 132, 21 * MS, 1, List.of());
@@ -1266,5 +1273,61 @@ class ArrivalGuardsTest {
         assertTrue(narrowedBeside, "narrowed beside the requests while its commands did not fit");
         assertFalse(between[0] || between[1], "whole between the requests once its commands fit the gap left alone");
         assertTrue(atArrival[0] && !atArrival[1], "held during them");
+    }
+
+    /**
+     * Behind a wide tenant on a 100 ms beat (8 ms requests) and an eager decoder without a beat
+     * (working throughout, {@code decoderWidth} wide), a GEMM process (21 ms commands) narrowed
+     * by the decision to leave half the device. @return at A's idle: {held, what B leaves}, at its
+     * arrival: {held, what B leaves}, and B's guard at A's idle
+     */
+    static Object[] besideADecoder(int decoderWidth) {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t = 10_000 * MS;
+        Object[] r = null;
+        for (int i = 0; i < 30; i++) {
+            long at = t + i * 100 * MS;
+            Object[] arrival = stepDecoder(guards, at, true, at, decoderWidth);
+            Object[] idle = stepDecoder(guards, at + 8 * MS, false, 0, decoderWidth);
+            r = new Object[] {idle[0], idle[1], arrival[0], arrival[1], guards.given().get(B)};
+        }
+        return r;
+    }
+
+    static Object[] stepDecoder(ArrivalGuards guards, long now, boolean aReady, long aSince, int decoderWidth) {
+        TestSpace sp = space(132, 1, List.of());
+        sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, decoderWidth, 132));
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+        guards.update("hpf", now, List.of(prioritized(A, 2, aReady, aSince, 0), prioritized(3, 3, true, 7, 0), behind(21 * MS, now)),
+                decided, sp);
+        return new Object[] {decided.get(B), sp.narrowed(B)};
+    }
+
+    /**
+     * Beside a wide tenant whose gaps it fits and an eager decoder without a beat, the GEMMs are
+     * held through the wide tenant's requests and run between them on the device less the
+     * decoder's reserve (its widest, in steps of 8), under the wide tenant's guard: narrowed to
+     * half the device throughout instead, they ran at 0.61 of native sharing and the batch's P99
+     * at 1.74 x its standalone (decoder, batch, GEMM and Triton, H200 session 42). A decoder wider
+     * than half the device, or whose reserve is no narrower than the decision's, leaves them as
+     * the decision had them.
+     */
+    @Test
+    void besideAWideBeatAndANarrowDecoderTheDecodersReserveIsAllThatIsLeft() {
+        Object[] r = besideADecoder(20);
+        assertEquals(Boolean.TRUE, r[0], "a narrowing counts as a hold: " + java.util.Arrays.toString(r));
+        assertEquals(24, r[1], "between the requests, on the device less the decoder's 20 (24 in steps of 8)");
+        assertEquals(Boolean.TRUE, r[2], "held during a request");
+        assertEquals(0, r[3], "held, not narrowed");
+        ArrivalGuards.Guard g = (ArrivalGuards.Guard) r[4];
+        assertNotNull(g, "under the wide tenant's guard");
+        assertEquals(10_000 * MS + 30 * 100 * MS - ArrivalGuards.EARLY_MARGIN_NANOS, g.horizonNanos(), 1 * MS, "its next request: " + g);
+        Object[] same = besideADecoder(64);
+        assertEquals(64, same[1], "a reserve of 64, no narrower than the decision's: " + java.util.Arrays.toString(same));
+        assertEquals(64, same[3], "narrowed through the requests too");
+        assertNull(same[4], "no guard");
+        Object[] wide = besideADecoder(96);
+        assertEquals(64, wide[1], "a decoder wider than half the device: " + java.util.Arrays.toString(wide));
+        assertEquals(64, wide[3]);
     }
 }
