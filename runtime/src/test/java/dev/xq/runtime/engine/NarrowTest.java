@@ -307,6 +307,65 @@ class NarrowTest {
         core.scheduler().wideBeats(true);
     }
 
+    /**
+     * As above with an eager decoder beside the graph (as preferred, 20 multiprocessors wide, busy
+     * throughout, no beat): between the graph's requests the long commands run on the device less
+     * the decoder's reserve (24, in steps of 8), under the graph's guard, and are held while the
+     * graph works; before, the decoder kept them narrowed to half the device throughout.
+     */
+    @Test
+    void besideAWideBeatAndAnEagerDecoderLongCommandsLeaveOnlyTheDecodersReserve() throws Exception {
+        use(new SpaceHighest(true, 0));
+        GuardedSpaceOwner gemm = new GuardedSpaceOwner();
+        SpaceOwner graph = new SpaceOwner(false, 132);
+        SpaceOwner decoder = new SpaceOwner(false, 20);
+        ExternalQueue[] q = busyPair("gemm", gemm, 20_000_000, "graph", graph, 2, 1_500_000);
+        ExternalQueue g = q[1];
+        long t0 = System.nanoTime();
+        ExternalQueue dec = open("decoder", 13, 2, decoder);
+        decoder.counters = new ExternalCounters(1, 1, 10, 9, 0, 9_000_000, 300_000, t0);
+        dec.changed();
+        int reserveGuarded = 0;
+        int heldWhileBusy = 0;
+        int half = 0;
+        long completed = 9;
+        for (int i = 0; i < 16; i++) {
+            long due = t0 + i * 60_000_000L;
+            while (System.nanoTime() < due) {
+                Thread.sleep(1);
+            }
+            graph.counters = new ExternalCounters(1, 1, 10 + i, 9 + i, 0, 9_000_000, 1_500_000, due);
+            g.changed();
+            Thread.sleep(3);
+            if (i >= 6 && gemm.holding() && gemm.reserve() == 0) {
+                heldWhileBusy++;
+            }
+            graph.counters = new ExternalCounters(0, 0, 11 + i, 11 + i, 0, 9_000_000, 1_500_000, 0);
+            g.changed();
+            completed += 2;
+            gemm.counters = new ExternalCounters(1, 1, completed + 1, completed, 0, 9_000_000, 20_000_000, t0);
+            q[0].changed();
+            decoder.counters = new ExternalCounters(1, 1, 10 + i, 9 + i, 0, 9_000_000, 300_000, t0); // busy throughout, one arrival
+            dec.changed();
+            while (System.nanoTime() < due + 30_000_000L) {
+                Thread.sleep(1);
+            }
+            if (i >= 6) {
+                long[] last = gemm.guards.isEmpty() ? new long[2] : gemm.guards.getLast();
+                if (gemm.reserve() == 24 && last[0] != 0) {
+                    reserveGuarded++;
+                }
+                half += gemm.reserve() == 64 ? 1 : 0;
+            }
+        }
+        assertTrue(reserveGuarded >= 3, "on the device less the decoder's 24 and guarded between requests in " + reserveGuarded
+                + " of 10 cycles (held " + heldWhileBusy + ", at half " + half + "); reserves " + gemm.reserves);
+        assertTrue(heldWhileBusy >= 3, "held while the graph works in " + heldWhileBusy + " of 10; reserves " + gemm.reserves);
+        q[0].close();
+        g.close();
+        dec.close();
+    }
+
     /** hpf as a policy that decides space: SpaceRule with holdBehindWide as given, or a fixed narrowing. */
     static final class SpaceHighest implements Policy {
         final boolean holdBehindWide;
