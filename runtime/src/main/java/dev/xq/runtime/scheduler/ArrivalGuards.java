@@ -97,6 +97,8 @@ final class ArrivalGuards {
     static final int REQUEST_HISTORY = 8;
     /** Busy periods alone needed before the gap is reckoned from them ({@code Track.medianAloneBusy}). */
     static final int ALONE_BUSY = 4;
+    /** An idle before an arrival off any beat this long at least may end a rhythm ({@code Track.arrivedLearning}). */
+    static final long CHANGE_MIN_IDLE_NANOS = 5_000_000L;
     /** Busy periods needed before an idle can be told early. */
     static final int MIN_BUSY = 8;
     /** Busy periods since a quiet spell after which the wide beats' hold is theirs alone ({@code Track.hold}). */
@@ -234,6 +236,20 @@ final class ArrivalGuards {
         int aloneNext;
         /** Whether a queue it is preferred over ran beside the busy period in progress. */
         boolean busyShared;
+        /** When its latest busy period ended; 0 before. */
+        long lastBusyEnd;
+        /** Its latest idles, busy period's end to the next arrival. */
+        final long[] idles = new long[BUSY_HISTORY];
+        int idleCount;
+        int idleNext;
+
+        long longestIdle() {
+            long m = 0;
+            for (int i = 0; i < idleCount; i++) {
+                m = Math.max(m, idles[i]);
+            }
+            return m;
+        }
         /**
          * How many busy periods have ended since the latest quiet spell (the wide beats' hold,
          * {@link #hold}, is the longest of the latest of them); the history above keeps those
@@ -292,7 +308,18 @@ final class ArrivalGuards {
             // back to back, then the first request for real, sooner than 250 ms after them when
             // the service was the last of its node to be ready: the spell begun with the warm-up
             // had run out, and two of the first three requests met narrowed GEMMs, H200)
-            boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS || (lastPeriod > 0 && t - last() >= 4 * lastPeriod);
+            // or after an idle four times the longest of its latest ones (a warm-up's
+            // requests back to back, idle 0.2-2.4 ms between their pieces, then the first request
+            // for real 18.6 ms after: the spell begun with the warm-up ran out before its beat was
+            // known, and a GEMM ready throughout ran narrowed beside its first requests)
+            long idle = lastBusyEnd == 0 ? 0 : t - lastBusyEnd;
+            boolean changed = idleCount >= MIN_BUSY && idle >= CHANGE_MIN_IDLE_NANOS && idle >= 4 * longestIdle();
+            if (lastBusyEnd != 0 && idle > 0) {
+                idles[idleNext] = idle;
+                idleNext = (idleNext + 1) % BUSY_HISTORY;
+                idleCount = Math.min(idleCount + 1, BUSY_HISTORY);
+            }
+            boolean afterQuiet = count == 0 || t - last() >= QUIET_NANOS || (lastPeriod > 0 && t - last() >= 4 * lastPeriod) || changed;
             boolean broken = afterQuiet && count > 0;
             if (broken) {
                 phaseCount = 0;
@@ -454,6 +481,7 @@ final class ArrivalGuards {
             busy[busyNext] = duration;
             busyNext = (busyNext + 1) % BUSY_HISTORY;
             busyCount = Math.min(busyCount + 1, BUSY_HISTORY);
+            lastBusyEnd = busyStart + duration;
             busyStart = 0;
         }
 

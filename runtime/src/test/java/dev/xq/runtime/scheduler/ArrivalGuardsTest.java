@@ -1330,4 +1330,39 @@ class ArrivalGuardsTest {
         assertEquals(64, wide[1], "a decoder wider than half the device: " + java.util.Arrays.toString(wide));
         assertEquals(64, wide[3]);
     }
+
+    /**
+     * A GEMM ready throughout, a service warming up for 700 ms (requests back to back in pieces,
+     * idle 0.3-2.3 ms between them, no beat) and then, 18.6 ms after, its first request for real
+     * and one every 100 ms: the spell its warm-up began has run out, and one begins again at that
+     * first request (an idle four times the longest of its latest), so the GEMM is held, not
+     * narrowed, through the first requests until their beat is known. Without, it ran narrowed
+     * beside them (a GEMM ready from the start, replayed on session 42's timelines).
+     */
+    @Test
+    void aSpellBeginsAgainWhenTheWarmUpsRhythmEnds() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t = 10_000 * MS;
+        long[] idles = {300_000, 1_200_000, 700_000, 2_300_000, 500_000, 1_700_000, 900_000};
+        long[] busies = {2_400_000, 5_900_000, 1_300_000, 7_100_000, 3_300_000, 4_400_000};
+        for (int i = 0; t < 10_700 * MS; i++) {
+            step(guards, t, 132, true, t);
+            t += busies[i % busies.length];
+            step(guards, t, 132, false, 0);
+            t += idles[i % idles.length];
+        }
+        long go = t - idles[0] + 18_600_000L;
+        int narrowed = 0;
+        boolean whole = false;
+        for (int i = 0; i < 8; i++) {
+            long at = go + i * 100 * MS;
+            boolean[] arrival = step(guards, at, 132, true, at);
+            boolean[] idle = step(guards, at + 9 * MS, 132, false, 0);
+            boolean[] between = step(guards, at + 50 * MS, 132, false, 0);
+            narrowed += (arrival[1] ? 1 : 0) + (idle[1] ? 1 : 0) + (between[1] ? 1 : 0);
+            whole |= !between[0] && !between[1];
+        }
+        assertEquals(0, narrowed, "never narrowed beside its first requests");
+        assertTrue(whole, "whole between them once their beat is known");
+    }
 }
