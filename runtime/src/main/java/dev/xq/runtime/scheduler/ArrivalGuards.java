@@ -947,6 +947,7 @@ final class ArrivalGuards {
         if (++decisions % 1024 == 0) {
             forgetClosed(views);
         }
+        partly.clear(); // this decision's, from the wide beats below or none
         long wideWake = wideBeats && space != Space.NONE ? wideBeats(now, views, decided, space) : Long.MAX_VALUE;
         shared(views, decided, space);
         linger(now, views, decided);
@@ -1048,7 +1049,6 @@ final class ArrivalGuards {
      */
     private long wideBeats(long now, List<QueueView> views, Map<Long, Boolean> decided, Space space) {
         long wake = Long.MAX_VALUE;
-        partly.clear();
         for (QueueView b : views) {
             if (space.narrowed(b.handle()) <= 0) {
                 continue;
@@ -1403,6 +1403,7 @@ final class ArrivalGuards {
         tracks.clear();
         progress.clear();
         given.clear();
+        partly.clear();
         lingerWake = Long.MAX_VALUE;
     }
 

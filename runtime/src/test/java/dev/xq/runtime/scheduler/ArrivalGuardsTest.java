@@ -1322,6 +1322,20 @@ class ArrivalGuardsTest {
         ArrivalGuards.Guard g = (ArrivalGuards.Guard) r[4];
         assertNotNull(g, "under the wide tenant's guard");
         assertEquals(10_000 * MS + 30 * 100 * MS - ArrivalGuards.EARLY_MARGIN_NANOS, g.horizonNanos(), 1 * MS, "its next request: " + g);
+        // a later decision that places nothing in space (a policy swapped for one that does not)
+        // and holds B: no guard is left from the one before
+        ArrivalGuards again = new ArrivalGuards();
+        long t = 10_000 * MS;
+        for (int i = 0; i < 30; i++) {
+            long at = t + i * 100 * MS;
+            stepDecoder(again, at, true, at, 20);
+            stepDecoder(again, at + 8 * MS, false, 0, 20);
+        }
+        assertNotNull(again.given().get(B), "guarded while partly narrowed");
+        long later = t + 30 * 100 * MS - 40 * MS;
+        again.update("hpf", later, List.of(prioritized(A, 2, false, 0, 0), prioritized(3, 2, true, 7, 0), behind(21 * MS, later)),
+                new java.util.HashMap<>(Map.of(B, true)));
+        assertNull(again.given().get(B), "held, and nothing partly narrowed in this decision: no guard");
         Object[] same = besideADecoder(64);
         assertEquals(64, same[1], "a reserve of 64, no narrower than the decision's: " + java.util.Arrays.toString(same));
         assertEquals(64, same[3], "narrowed through the requests too");
