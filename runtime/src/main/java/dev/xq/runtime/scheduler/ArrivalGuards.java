@@ -1042,10 +1042,16 @@ final class ArrivalGuards {
      * works and runs on the whole device (its part of it) between their requests, under their
      * guards, which keep its commands clear of the next arrival. Narrowed beside a wide tenant, both halve: the tenant ran on half the
      * device (a ResNet-50 graph at 1.4-1.6 x its standalone P99, a large batch at 2.1 x) and 21 ms
-     * GEMMs on the other half took 42-94 ms each (0.54 of native sharing). Without a beat, or with
-     * commands too long for the gaps, B stays narrowed. While such a queue learns its beat (for
-     * {@value #LEARN_NANOS} ns after its first arrival after a quiet spell, the spells paid for as
-     * {@link #LEARN_DECAY} says), B is held throughout.
+     * GEMMs on the other half took 42-94 ms each (0.54 of native sharing). Where the others
+     * include narrow ones (at most half the device) that work or arrived lately without a beat B
+     * fits (an eager decoder), B is held the same way through the wide ones' requests and between
+     * them runs on the device less the narrow ones' reserve (their widest, in steps of
+     * {@value SpaceRule#STEP}), still a narrowing, under the wide ones' guards, where its command
+     * at that width fits their gaps and that reserve is less than the decision's. Without a beat,
+     * or with commands too long for the gaps, B stays narrowed as decided. While such a queue
+     * learns its beat (for {@value #LEARN_NANOS} ns after its first arrival after a quiet spell
+     * or a change of rhythm, the spells paid for as {@link #LEARN_DECAY} says), B is held
+     * throughout.
      */
     private long wideBeats(long now, List<QueueView> views, Map<Long, Boolean> decided, Space space) {
         long wake = Long.MAX_VALUE;
