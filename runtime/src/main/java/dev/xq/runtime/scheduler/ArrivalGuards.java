@@ -26,7 +26,8 @@ import java.util.Set;
  *     next to their median, the next arrival is foreseen at the last one plus the median, give or
  *     take the spread (at most an eighth of the period and {@value #MAX_JITTER_NANOS} ns); a
  *     rhythm just begun needs two intervals that agree within {@value #NEW_BEAT_MAX_JITTER_NANOS}
- *     ns;</li>
+ *     ns (three such are a beat whatever came before); where the arrivals have no beat, that of
+ *     the requests they make when each comes in pieces ({@link #requestRhythmOf});</li>
  * <li><b>who yields to whom</b>: a queue A is preferred over B when, in the latest decision in
  *     which both had work, A ran and B was held. Only that relation is used, so a policy's own
  *     rule (priorities, deadlines, shares) decides who is guarded, and a swap of policy forgets
