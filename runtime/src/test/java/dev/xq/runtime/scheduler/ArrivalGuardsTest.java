@@ -1349,7 +1349,7 @@ class ArrivalGuardsTest {
      * A GEMM ready throughout, a service warming up for 700 ms (requests back to back in pieces,
      * idle 0.3-2.3 ms between them, no beat) and then, 18.6 ms after, its first request for real
      * and one every 100 ms: the spell its warm-up began has run out, and one begins again at that
-     * first request (an idle four times the longest of its latest), so the GEMM is held, not
+     * first request (an idle twice the longest of its latest 16), so the GEMM is held, not
      * narrowed, through the first requests until their beat is known. Without, it ran narrowed
      * beside them (a GEMM ready from the start, replayed on session 42's timelines).
      */
