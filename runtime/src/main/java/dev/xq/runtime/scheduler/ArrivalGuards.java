@@ -732,8 +732,9 @@ final class ArrivalGuards {
      * an eager batch's request is often two or three of them (its owner's stalls inside it, 0.3-2
      * ms idle, then more launches): 100 ms apart, then 4, then 96, then 100... has no beat, and
      * without a beat the stalls are never told from arrivals (in 14 of 24 H200 runs, the
-     * interposer's timeline of the batch's first 1.5 s held 3-14 such fragments; a beat was known
-     * only once four requests in a row came whole, up to 1.1 s after the first). So each of the
+     * interposer's timeline of the batch's first 1.5 s held 3-14 such fragments, as gaps between
+     * its runs of 1 ms or more; a beat was known only once four requests in a row came whole, up
+     * to 1.1 s after the first). So each of the
      * latest intervals long enough to leave shorter ones a quarter of it is tried as the period
      * (an arrival within a quarter of a period after a request began is a fragment of that
      * request, the bound {@link Track#within} keeps too), the requests' intervals are made from
