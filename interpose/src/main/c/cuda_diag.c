@@ -75,6 +75,9 @@ void xqc_defer_summary(void)
                      st->label, (unsigned long long)t->t_launch, (unsigned long long)t->from, (unsigned long long)t->end,
                      (unsigned long long)t->est, (unsigned long long)t->hz, t->count, t->scale);
             }
+            for (uint32_t i = 0; i < st->narr; i++)
+                xlog(3, "xq: arrivals %s: arrived %llu, idle %llu", st->label, (unsigned long long)st->arr[i].arrived,
+                     (unsigned long long)st->arr[i].idle);
             pthread_mutex_unlock(&st->mu);
         }
     }

@@ -190,6 +190,15 @@ typedef struct tl_entry {
 } tl_entry;
 #define TL_MAX 4096
 
+/* XQ_LOG=3: one busy period of a stream as its slot showed it to the node: its arrival stamp
+ * (ready_since_ns) and when the slot next showed it idle (0 while it is not), printed at exit
+ * beside the timeline, for replaying the node's view of a tenant (its short runs are not on the
+ * timeline, so gaps there need not be idles) */
+typedef struct arr_entry {
+    uint64_t arrived, idle;
+} arr_entry;
+#define ARR_MAX 16384
+
 #define SMP 32
 #define SMP_DEAD UINT64_MAX
 typedef struct xstream {
@@ -286,6 +295,9 @@ typedef struct xstream {
     ring_entry ring[RING];
     tl_entry *tl; /* XQ_LOG=3, under mu: made on first use, never freed */
     uint32_t ntl;
+    arr_entry *arr; /* XQ_LOG=3, under mu: its busy periods as the node was shown them; made on first use, never freed */
+    uint32_t narr;
+    uint64_t arr_shown; /* the arrival stamp last copied into the slot */
 } xstream;
 
 typedef struct gate {

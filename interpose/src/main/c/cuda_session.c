@@ -70,6 +70,15 @@ void xqc_mirror(xstream *st)
     __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&s->estimate_ns, st->est_full, __ATOMIC_RELAXED); /* at the whole device */
     __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
+    if (xq_log_level >= 3 && st->ready_since != st->arr_shown) {
+        /* XQ_LOG=3: the busy periods the node was shown (an arrival stamp, then idle or another) */
+        if (!st->arr) st->arr = calloc(ARR_MAX, sizeof *st->arr);
+        if (st->arr) {
+            if (st->narr && !st->arr[st->narr - 1].idle) st->arr[st->narr - 1].idle = st->ready_since ? st->ready_since : now_ns();
+            if (st->ready_since && st->narr < ARR_MAX) st->arr[st->narr++] = (arr_entry){st->ready_since, 0};
+        }
+        st->arr_shown = st->ready_since;
+    }
     uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
     __atomic_store_n(&s->width, w ? w | (uint32_t)xqc_dev_sms_known(st->cudev) << 16 : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);

@@ -96,6 +96,7 @@ void test_window_kinds(void);
 /* test_cuda_tracker.c */
 void test_estimate(void);
 void test_timeline(void);
+void test_arrivals(void);
 void test_memop_registration(void);
 void test_memop_gate(void);
 void test_memop_gate_ptds(void);

@@ -65,6 +65,7 @@ static const struct {
     {"failed_launches", test_failed_launches},
     {"local_library", test_local_library},
     {"timeline", test_timeline},
+    {"arrivals", test_arrivals},
     {"memop_registration", test_memop_registration},
     {"memop_gate", test_memop_gate},
     {"memop_gate_ptds", test_memop_gate_ptds},

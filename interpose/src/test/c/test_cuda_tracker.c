@@ -236,3 +236,37 @@ void test_timeline(void)
     CHECK(finish(&b, 20) && b.status == 0, "exit %d", b.status);
     CHECK(!strstr(slurp(b.err), "xq: timeline s"), "short commands on the timeline: %s", slurp(b.err));
 }
+
+/* XQ_LOG=3: the busy periods the node was shown, arrival stamp to idle, printed at exit: tasks
+ * of three 1 ms kernels every 10 ms are one busy period each, in order, about 3 ms long and
+ * 10 ms apart; none printed below level 3 */
+void test_arrivals(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_LOG=3", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "8", "--kernels", "3", "--us", "1000", "--period-ms", "10", NULL});
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d", a.status);
+    const char *err = slurp(a.err);
+    unsigned n = 0, ordered = 0, spaced = 0, lengths = 0;
+    unsigned long long prev = 0, prev_idle = 0;
+    for (const char *p = err; (p = strstr(p, "xq: arrivals s1: ")) != NULL; p++) {
+        unsigned long long t = 0, idle = 0;
+        if (sscanf(p, "xq: arrivals s1: arrived %llu, idle %llu", &t, &idle) != 2) continue;
+        n++;
+        ordered += idle > t && t >= prev_idle;
+        lengths += idle - t >= 2500000ull && idle - t < 9000000ull;
+        spaced += prev && t - prev >= 8000000ull && t - prev <= 14000000ull;
+        prev = t, prev_idle = idle;
+    }
+    CHECK(n == 8 && ordered == n && lengths == n && spaced == n - 1,
+          "%u busy periods (want 8), %u in order, %u of 3 ms or so, %u 10 ms apart: %s", n, ordered, lengths, spaced, err);
+    printf("    %u busy periods as the node was shown them\n", n);
+    tn_kill();
+    app b;
+    tn_start(SOCK, 16);
+    start(&b, (const char *[]){"XQ_LOG=2", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "3", "--kernels", "3", "--us", "1000", "--period-ms", "10", NULL});
+    CHECK(finish(&b, 20) && b.status == 0, "exit %d", b.status);
+    CHECK(!strstr(slurp(b.err), "xq: arrivals "), "arrivals below level 3: %s", slurp(b.err));
+}

@@ -46,6 +46,8 @@ class RecordedBeatsTest {
 
     private static final Pattern CLOCK = Pattern.compile("xq: timeline clock: monotonic (\\d+) ns, realtime (\\d+) ns");
     private static final Pattern WINDOW = Pattern.compile("xq: timeline default: launched (\\d+), from \\d+, end (\\d+),");
+    /** The busy periods the node was shown (interposers from session 43 on, XQ_LOG=3): used where present. */
+    private static final Pattern SHOWN = Pattern.compile("xq: arrivals default: arrived (\\d+), idle (\\d+)");
     private static final Pattern FIRST_T = Pattern.compile("\"t_ms\": \\[([0-9.]+)");
 
     /** A run's busy periods (monotonic ns) and its first request for real. */
@@ -60,7 +62,12 @@ class RecordedBeatsTest {
         long mono = -1;
         long real = -1;
         List<long[]> windows = new ArrayList<>();
+        List<long[]> shown = new ArrayList<>();
         for (String line : text.split("\n")) {
+            Matcher a = SHOWN.matcher(line);
+            if (a.find() && Long.parseLong(a.group(2)) != 0) {
+                shown.add(new long[] {Long.parseLong(a.group(1)), Long.parseLong(a.group(2))});
+            }
             Matcher c = CLOCK.matcher(line);
             if (c.find()) {
                 mono = Long.parseLong(c.group(1));
@@ -72,8 +79,11 @@ class RecordedBeatsTest {
             }
         }
         Matcher t = FIRST_T.matcher(Files.readString(log.resolveSibling("bulk.json")));
-        assertTrue(mono > 0 && t.find() && !windows.isEmpty(), "a timeline, its clock and the requests' times in " + log);
+        assertTrue(mono > 0 && t.find() && (!windows.isEmpty() || !shown.isEmpty()), "a timeline, its clock and the requests' times in " + log);
         long go = (long) (Double.parseDouble(t.group(1)) * 1e6) - real + mono;
+        if (!shown.isEmpty()) {
+            windows = shown; // what the node was shown, not the long runs the timeline keeps
+        }
         windows.sort((a, b) -> Long.compare(a[0], b[0]));
         List<long[]> busy = new ArrayList<>();
         for (long[] w : windows) {
@@ -84,7 +94,9 @@ class RecordedBeatsTest {
                 busy.add(new long[] {w[0], w[1]});
             }
         }
-        return new Recorded(RECORDED.relativize(log.getParent().getParent()).toString(), busy, go);
+        Path base = RECORDED.toAbsolutePath().normalize();
+        Path run = log.toAbsolutePath().normalize().getParent().getParent();
+        return new Recorded(run.startsWith(base) ? base.relativize(run).toString() : run.getFileName().toString(), busy, go);
     }
 
     /** What the GEMM process got: {first request (ms after go) at whose end it ran whole, decisions narrowed after go}. */
@@ -145,5 +157,27 @@ class RecordedBeatsTest {
         }
         System.out.print(table);
         assertTrue(worse == 0 && better > 0, "with the beat of requests in fragments: better in " + better + ", worse in " + worse + "\n" + table);
+    }
+
+    /** Where the log has the busy periods the node was shown, those are replayed, not the timeline's long runs. */
+    @Test
+    void theBusyPeriodsShownAreTakenOverTheTimeline(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        Path xq = Files.createDirectories(dir.resolve("run/xq"));
+        String log = String.join("\n",
+                "xq: timeline clock: monotonic 5000000000 ns, realtime 1800000000000000000 ns",
+                "xq: timeline default: launched 1000000000, from 1000000000, end 1009000000, estimate 1, horizon 0, commands 300, width 1024/1024",
+                "xq: arrivals default: arrived 1000000000, idle 1003000000",
+                "xq: arrivals default: arrived 1003400000, idle 1009000000",
+                "xq: arrivals default: arrived 1100000000, idle 0", "");
+        try (java.io.OutputStream out = new java.util.zip.GZIPOutputStream(Files.newOutputStream(xq.resolve("bulk.log.gz")))) {
+            out.write(log.getBytes(StandardCharsets.UTF_8));
+        }
+        Files.writeString(xq.resolve("bulk.json"), "{\"t_ms\": [1799999996000.0]}");
+        Recorded r = load(xq.resolve("bulk.log.gz"), 200_000);
+        assertTrue(r.busy().size() == 2 && r.busy().get(0)[1] == 1_003_000_000L && r.busy().get(1)[0] == 1_003_400_000L,
+                "the two shown busy periods (the one still open at exit left out), apart: " + r.busy().stream().map(java.util.Arrays::toString).toList());
+        assertTrue(r.go() == 1_000_000_000L, "the first request at monotonic 1 s: " + r.go());
+        Recorded merged = load(xq.resolve("bulk.log.gz"), 500_000);
+        assertTrue(merged.busy().size() == 1, "an idle of 400 us not seen from 500 us: one busy period");
     }
 }
