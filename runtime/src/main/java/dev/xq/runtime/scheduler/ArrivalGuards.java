@@ -104,6 +104,12 @@ final class ArrivalGuards {
     static final int MIN_BUSY = 8;
     /** Busy periods since a quiet spell after which the wide beats' hold is theirs alone ({@code Track.hold}). */
     static final int PHASE_BUSY = 4;
+    /**
+     * Requests in a row without a return (work again within the request after an idle: a stall of
+     * its owner) after which a queue's requests are taken for whole busy periods: the wide beats'
+     * hold ({@code Track.hold}) is then none.
+     */
+    static final int STALL_FREE = 16;
     /** Early idles without a linger after which a queue that lost its lingers gets them again. */
     static final int LINGER_RETRY = 64;
     /** Default of {@link #lingerNanos(long)}: 300 us. */
@@ -120,8 +126,14 @@ final class ArrivalGuards {
      * own reaction (the idle seen, a decision, the gate written: 300-500 us on the H200 host).
      */
     static final long WIDE_REACTION_NANOS = 1_000_000L;
-    /** Wide beats: how long a queue that starved under them is left narrowed. */
+    /**
+     * Wide beats: how long a queue that starved under them is left narrowed the first time; each
+     * time it starves again within {@value #STARVED_MEMORY_NANOS} ns of the last, twice as long,
+     * up to {@value #STARVED_OFF_NANOS} ns.
+     */
+    static final long STARVED_FIRST_OFF_NANOS = 500_000_000L;
     static final long STARVED_OFF_NANOS = 5_000_000_000L;
+    static final long STARVED_MEMORY_NANOS = 20_000_000_000L;
     /**
      * Wide beats, learning: a wide queue's first arrivals after a quiet spell (or ever), before its
      * beat is known, hold the long commands behind it for this long from the first of them, unless
@@ -257,6 +269,17 @@ final class ArrivalGuards {
          * from before it too.
          */
         int phaseCount;
+        /**
+         * Requests that arrived since its latest return within a request or its latest quiet
+         * spell ({@link #STALL_FREE}).
+         */
+        int sinceReturn;
+        /** Whether the request in progress came back after an idle (a stall of its owner). */
+        boolean returnedInRequest;
+        /** The spans of its latest requests that had a stall, since its latest quiet spell ({@link #hold}). */
+        final long[] stalled = new long[BUSY_HISTORY];
+        int stalledCount;
+        int stalledNext;
         /** While lingering: until when the queues it is preferred over stay held; 0 otherwise. */
         long lingerUntil;
         /** When the lingering queue went idle. */
@@ -325,6 +348,8 @@ final class ArrivalGuards {
             boolean broken = afterQuiet && count > 0;
             if (broken) {
                 phaseCount = 0;
+                stalledCount = 0;
+                sinceReturn = 0;
             }
             if (count == 0 || t - last() >= QUIET_NANOS) {
                 returnedAt = t;
@@ -479,6 +504,12 @@ final class ArrivalGuards {
                 aloneCount = Math.min(aloneCount + 1, BUSY_HISTORY);
             }
             busyShared = false;
+            if (returnedInRequest) {
+                stalled[stalledNext] = duration;
+                stalledNext = (stalledNext + 1) % BUSY_HISTORY;
+                stalledCount = Math.min(stalledCount + 1, BUSY_HISTORY);
+                returnedInRequest = false;
+            }
             phaseCount++;
             busy[busyNext] = duration;
             busyNext = (busyNext + 1) % BUSY_HISTORY;
@@ -537,11 +568,32 @@ final class ArrivalGuards {
          * warm-up request held the GEMMs 25 ms after each of its first 16 requests for 8 ms
          * requests: three 21 ms kernels a 100 ms gap instead of four. And the longest since the
          * spell without a window, one slow request held them after every later one (GEMMs at
-         * 0.67-0.70 of native sharing against 0.88-0.97, H200).
+         * 0.67-0.70 of native sharing against 0.88-0.97, H200). Once its requests are told apart
+         * (a return within one, after its owner's stall, or {@value #STALL_FREE} in a row
+         * without), only the requests that had a stall count: the longest of the latest of those,
+         * or, where the latest {@value #STALL_FREE} had none, its usual request
+         * ({@link #medianAloneBusy}): a slow request that never stalled holds nothing after it.
          */
         long hold(Beat beat) {
             if (phaseCount < PHASE_BUSY) {
                 return within(beat);
+            }
+            if (sinceReturn >= STALL_FREE) {
+                // its latest requests were whole busy periods: held through an idle before its
+                // usual length only (replayed, a ResNet-50 graph's one request of 3.4 ms among
+                // ones of 1.7 held a 21.5 ms GEMM until 3.4 ms after each of the next arrivals,
+                // less than its command left of the 25 ms beat: on the H200 the GEMM got none for
+                // five gaps there, was narrowed for starving and the graph ran beside it, P50
+                // 2.4 ms against 1.8)
+                return Math.min(medianAloneBusy(), beat.periodNanos() / 4);
+            }
+            if (stalledCount > 0) {
+                // what it is held for is a stall: the longest of its latest requests that had one
+                long m = 0;
+                for (int i = 0; i < stalledCount; i++) {
+                    m = Math.max(m, stalled[i]);
+                }
+                return Math.min(m, beat.periodNanos() / 4);
             }
             long m = 0;
             for (int i = 1, n = Math.min(phaseCount, busyCount); i <= n; i++) {
@@ -909,6 +961,8 @@ final class ArrivalGuards {
                     // back while lingered for: the same busy period goes on
                     t.lingerUntil = 0;
                     t.outcome(true);
+                    t.sinceReturn = 0;
+                    t.returnedInRequest = true;
                     continue;
                 }
                 Beat on = t.busyCount > 0 ? t.beat(now, graceNanos) : null;
@@ -918,11 +972,16 @@ final class ArrivalGuards {
                     // the next four: an eager large batch on a 100 ms beat lost it for six requests
                     // on the H200, and the GEMMs beside it ran narrowed again)
                     t.busyStart = t.last();
+                    t.sinceReturn = 0;
+                    t.returnedInRequest = true;
                     continue;
                 }
                 t.busyStart = v.readySinceNanos();
                 t.requestArrived();
                 t.arrivedLearning(v.readySinceNanos());
+                if (t.sinceReturn < STALL_FREE) {
+                    t.sinceReturn++;
+                }
                 if (arrived == null) {
                     arrived = new java.util.ArrayList<>(2);
                 }
@@ -1247,6 +1306,9 @@ final class ArrivalGuards {
         long at;
         long limit;
         long offUntil;
+        /** How long it was left narrowed the latest time, and when that ended; 0 before. */
+        long lastOff;
+        long lastOffEnd;
     }
 
     private final Map<Long, Progress> progress = new HashMap<>();
@@ -1257,7 +1319,12 @@ final class ArrivalGuards {
      * leaves (estimates short of the truth, a reaction slower than allowed for), and the guard
      * refuses them for good (21 ms GEMMs between a ResNet-50 graph's requests, 25 ms apart, ran at
      * 0.03 of native sharing on the H200 while the node's sums said they fit). It is left narrowed
-     * for {@value #STARVED_OFF_NANOS} ns: narrowed, it makes progress.
+     * (narrowed, it makes progress) for {@value #STARVED_FIRST_OFF_NANOS} ns, then tries again,
+     * twice as long each time it starves again soon after, up to {@value #STARVED_OFF_NANOS} ns
+     * (five seconds at once, a GEMM that had run whole between a graph's requests for three
+     * seconds ran narrowed beside it to the end of the run after five gaps without a command:
+     * 0.62 of native sharing, the graph's P99 1.55 x its standalone, against 0.80 and 1.15 in the
+     * same build's run where it did not starve, H200).
      */
     private void progress(QueueView b, long now, long period, long command) {
         Progress p = progress.computeIfAbsent(b.handle(), h -> new Progress());
@@ -1284,10 +1351,14 @@ final class ArrivalGuards {
             return false;
         }
         if (p.at != 0 && b.completed() == p.completed && now - p.at > p.limit && now - p.at <= 2 * p.limit) {
-            p.offUntil = now + STARVED_OFF_NANOS;
+            long off = p.lastOffEnd != 0 && now - p.lastOffEnd < STARVED_MEMORY_NANOS
+                    ? Math.min(STARVED_OFF_NANOS, 2 * p.lastOff) : STARVED_FIRST_OFF_NANOS;
+            p.lastOff = off;
+            p.offUntil = now + off;
+            p.lastOffEnd = p.offUntil;
             if (TRACE) {
                 System.err.println("xq: wide beats: q" + b.handle() + " completed nothing for " + (now - p.at) / 1000
-                        + " us on the whole device between another's requests; narrowed for " + STARVED_OFF_NANOS / 1_000_000 + " ms");
+                        + " us on the whole device between another's requests; narrowed for " + off / 1_000_000 + " ms");
             }
             return true;
         }

@@ -192,4 +192,51 @@ class RecordedBeatsTest {
         Recorded merged = load(xq.resolve("bulk.log.gz"), 500_000);
         assertTrue(merged.busy().size() == 1, "an idle of 400 us not seen from 500 us: one busy period");
     }
+
+    /**
+     * A ResNet-50 graph's busy periods as its interposer showed them to the node on the H200
+     * (session 44's first call, the run whose GEMM starved): one request of 3.4 ms among ones of
+     * 1.7 ms, on a 25 ms beat, a 21.5 ms GEMM behind it. Its requests never stall, so the slow one
+     * holds nothing after it: the GEMM runs whole in every gap after the beat is known, under a
+     * guard that leaves it its command. Before (the hold the longest of the latest 16 requests) the
+     * replay narrowed it from the slow request on for sixteen requests (3.4 ms held after each
+     * arrival left it 20.2 ms, less than its command), as the GPU run starved it there.
+     */
+    @Test
+    void aGraphsSlowRequestDoesNotKeepTheGemmOutOfItsGaps() throws IOException {
+        Path log = Path.of("..", "docs", "results", "h200", "2026-11-30-s44", "call1", "1-s43", "logs-2", "graph+gemm", "xq", "graph.log.gz");
+        Recorded r = load(log, 1);
+        ArrivalGuards guards = new ArrivalGuards();
+        List<long[]> busy = r.busy();
+        int narrowed = 0;
+        int whole = 0;
+        int gaps = 0;
+        int slow = 0;
+        long beatKnown = -1;
+        for (int i = 0; i < busy.size(); i++) {
+            long[] b = busy.get(i);
+            long next = i + 1 < busy.size() ? busy.get(i + 1)[0] : b[1] + 25 * MS;
+            boolean[] arrival = ArrivalGuardsTest.step(guards, b[0], 132, true, b[0]);
+            boolean[] idle = ArrivalGuardsTest.step(guards, b[1], 132, false, 0);
+            boolean[] later = next - b[1] > 2 * MS ? ArrivalGuardsTest.step(guards, b[1] + MS / 2, 132, false, 0) : null;
+            if (beatKnown < 0 && later != null && !later[0] && !later[1]) {
+                beatKnown = i;
+            }
+            if (beatKnown >= 0 && next - b[1] > 20 * MS) {
+                gaps++;
+                narrowed += (arrival[1] ? 1 : 0) + (idle[1] ? 1 : 0) + (later != null && later[1] ? 1 : 0);
+                ArrivalGuards.Guard g = guards.given().get(ArrivalGuardsTest.B);
+                if (later != null && !later[0] && !later[1] && g != null && g.horizonNanos() - (b[1] + MS / 2) > 21_500_000L) {
+                    whole++;
+                }
+                if (b[1] - b[0] > 3 * MS) {
+                    slow++;
+                }
+            }
+        }
+        assertTrue(beatKnown > 0 && beatKnown < 60, "the graph's beat found in its first requests: " + beatKnown);
+        assertTrue(slow >= 5, "the recorded run has its slow requests: " + slow);
+        assertTrue(narrowed == 0, "the GEMM narrowed in " + narrowed + " decisions of " + gaps + " gaps");
+        assertTrue(whole >= gaps - slow, "whole with its command's room under the guard in " + whole + " of " + gaps + " gaps (" + slow + " after a slow request)");
+    }
 }
