@@ -891,25 +891,38 @@ class ArrivalGuardsTest {
         }
         boolean[] first = stepBoth(still, s0 + 10 * MS, true, s0 + 10 * MS, true, bBack);
         assertTrue(first[1], "narrowed beside A's first request when nothing came back");
-        // B back in the middle of A's spell does not begin another: narrowed once it is over
+        // B back in the middle of A's spell (held by it) begins another as that one ends: held
+        // through A's warm-up going on past its end, narrowed once the second is over, and no
+        // third for the same return (a GEMM job back 60 ms before a batch's warm-up spell ran out
+        // was narrowed beside its first four requests: its P99 3.15 x standalone, H200)
         ArrivalGuards mid = new ArrivalGuards();
         long m0 = 1000 * MS;
         stepBoth(mid, m0, false, 0, true, m0);
         stepBoth(mid, m0 + 100 * MS, false, 0, false, 0);
         m0 += 4000 * MS;
         long spell = m0;
+        long bSince = spell + 540 * MS;
         boolean[] late = null;
-        for (int i = 0; i < 34; i++) {
-            boolean bUp = m0 - spell >= 515 * MS;
-            long bSince = spell + 515 * MS;
+        int heldAfterFirst = 0;
+        int narrowedAfterSecond = 0;
+        for (int i = 0; i < 90; i++) {
+            boolean bUp = m0 - bSince >= 0;
             stepBoth(mid, m0, true, m0, bUp, bSince);
             late = stepBoth(mid, m0 + 2 * MS, false, 0, bUp, bSince);
-            if (m0 - spell >= 515 * MS && m0 - spell < 580 * MS) {
-                assertTrue(late[0] && !late[1], "held within A's spell, " + (m0 - spell) / MS + " ms into it");
+            long into = m0 - spell;
+            if (bUp && into < 1100 * MS) {
+                assertTrue(late[0] && !late[1], "held within A's spell and the one begun as it ended, " + into / MS + " ms into the first");
+                if (into > 620 * MS) {
+                    heldAfterFirst++;
+                }
+            }
+            if (into > 1300 * MS && late[1]) {
+                narrowedAfterSecond++;
             }
             m0 += (i % 2 == 0 ? 10 : 30) * MS;
         }
-        assertTrue(late[1], "narrowed after A's spell: B's return within it began none");
+        assertTrue(heldAfterFirst > 10, "held after the first spell: " + heldAfterFirst);
+        assertTrue(late[1] && narrowedAfterSecond > 5, "narrowed after the second spell, no third: " + narrowedAfterSecond);
     }
 
     /** {@link #step} with A's completed commands given; gap[0]: what the wide beats gave B's owner of the gap (-1: nothing). */
