@@ -161,7 +161,8 @@ final class BestEffortSplit {
     /**
      * Whether the processes get more done taking turns, one a gap, on the whole of what they may
      * use than cut in parts: two or three processes, each with long commands that fit a gap at the
-     * whole width. Each is counted by {@code fits(p, all) / n} a gap taking turns, and by its
+     * whole width or with short ones (counted by their rate on the whole device for their share of
+     * the time), one at least with long ones. Each is counted by {@code fits(p, all) / n} a gap taking turns, and by its
      * average over the cuts as good as each other (which the node takes in turn) cut; ties go to
      * the turns, whose estimate is the one measured (at the whole width), where a cut's is scaled
      * to a width no kernel of the process ran at. Two GEMM processes of 21.4 ms beside an 88 ms
@@ -179,14 +180,34 @@ final class BestEffortSplit {
             return false;
         }
         double turns = 0;
+        boolean anyGapped = false;
         for (Process p : processes) {
+            if (!p.gapped() && p.commandNanos() > 0 && p.gapNanos() > 0) {
+                // short commands: on its turn it has the whole device for a share of the time
+                // (what the cut gives it is reckoned the same way, by its width)
+                turns += Math.log(speed(p, UNITS, deviceSms) / n);
+                continue;
+            }
+            anyGapped = true;
             // on its turn a process has all of the device (not the 128 of 132 multiprocessors
             // sixteen sixteenths come to: a 30.7 ms command fitted one 74 ms gap so, two whole)
             long whole = p.gapped() ? (long) Math.floor(SAFETY * p.gapNanos() / (double) p.commandNanos()) : 0;
+            if (whole <= 0 && p.gapped() && p.commandNanos() < p.gapNanos()) {
+                // one whole command fits the gap as the guard reckons it (the gap less the node's
+                // reaction), though not within the safety: the only way it runs between the
+                // requests at all (a 21.5 ms GEMM beside a graph's 21.8 ms gap and Triton: cut,
+                // the GEMM had half the device, 44.5 ms a kernel, and ran narrowed beside the
+                // graph's requests: 0.44 of native sharing, the graph at 1.45 x its standalone P99,
+                // H200)
+                whole = 1;
+            }
             if (whole <= 0) {
                 return false;
             }
             turns += Math.log(whole / (double) n);
+        }
+        if (!anyGapped) {
+            return false;
         }
         List<int[]> cuts = bestCuts(processes, deviceSms);
         if (cuts.isEmpty()) {

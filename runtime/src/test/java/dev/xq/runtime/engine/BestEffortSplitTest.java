@@ -149,5 +149,14 @@ class BestEffortSplitTest {
         assertEquals(2, BestEffortSplit.fits(s42.get(1), 16, 132));
         assertEquals(2, BestEffortSplit.fits(s42.get(0), 10, 132));
         assertTrue(BestEffortSplit.alternate(s42, 132, false), "1.33 x is not 1.5 x: turns");
+        // session 44's graph+triton+gemm: a 25 ms beat leaves 21.8 ms (less the node's reaction), a
+        // 21.5 ms GEMM fits it whole once (not within the safety) and at no cut width: turns, the
+        // only way it runs between the graph's requests (cut, it ran narrowed beside them)
+        Process graphGap = new Process(21_500_000L, 21_849_000L);
+        Process triton = new Process(80_000L, 21_849_000L);
+        assertEquals(0, BestEffortSplit.fits(graphGap, 16, 132), "not within the safety");
+        assertTrue(BestEffortSplit.alternate(List.of(graphGap, triton), 132, false), "one whole a turn: turns");
+        assertFalse(BestEffortSplit.alternate(List.of(new Process(22_000_000L, 21_849_000L), triton), 132, false),
+                "a command longer than the gap: no turn");
     }
 }

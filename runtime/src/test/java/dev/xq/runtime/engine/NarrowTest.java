@@ -693,6 +693,40 @@ class NarrowTest {
                 "never cut unequally: " + a.parts);
     }
 
+    /**
+     * A long-command process and a short-command one beside a gap its long command fits whole
+     * once, not within the split's safety (a 21.5 ms GEMM and Triton beside a graph's 21.8 ms):
+     * turns on all of it, where a cut left the GEMM half the device, a 44.5 ms kernel that fits no
+     * gap, narrowed beside the graph's requests (0.44 of native sharing, the graph 1.45 x its
+     * standalone P99, H200). With a gap shorter than the command: no turns.
+     */
+    @Test
+    void aLongCommandThatFitsATightGapWholeTakesTurnsWithAShortCommandProcess() throws Exception {
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("gemm", 11, 1, a);
+        ExternalQueue qt = open("triton", 12, 1, t);
+        a.counters = busy(21_500_000);
+        qa.changed();
+        t.counters = busy(80_000);
+        qt.changed();
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gt = (ExternalQueueImpl) core.find(qt.handle()).orElseThrow();
+        assertTrue(eventually(() -> a.part().equals("0+8/16") && t.part().equals("8+8/16")), "no gap yet: halves: " + a.parts + " " + t.parts);
+        // a gap shorter than the GEMM's command: parts as before
+        ga.fitGap(21_000_000L, System.nanoTime());
+        gt.fitGap(21_000_000L, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        Thread.sleep(150);
+        assertFalse(a.part().equals("0/1") || t.part().equals("0/1"), "no turns: " + a.parts + " " + t.parts);
+        ga.fitGap(21_849_000L, System.nanoTime());
+        gt.fitGap(21_849_000L, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0/1") && t.part().equals("0/1")), "turns on all of it: " + a.parts + " " + t.parts);
+    }
+
     @Test
     void aTurnStaysWhileAnotherOfItsCommandsFitsTheGapThoughNothingIsInFlight() throws Exception {
         SpaceOwner a = new SpaceOwner(true, 132);
