@@ -525,11 +525,17 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * keeps the part it had until it has work again (its arrival brings a decision).
      */
     @Override
-    public void decided(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
+    public long decided(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
         if (narrowable.get() == 0) {
             lastBusy.clear();
-            return; // the usual node: no process to narrow, nothing to look at
+            return Long.MAX_VALUE; // the usual node: no process to narrow, nothing to look at
         }
+        turnWake = Long.MAX_VALUE;
+        parts(views, byHandle);
+        return turnWake;
+    }
+
+    private void parts(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
         Map<String, java.util.TreeSet<Long>> active = null;
         List<ExternalQueueImpl> narrowing = null;
         Map<Long, QueueView> narrowingViews = bestEffortWeights ? new HashMap<>() : null;
@@ -625,6 +631,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 inFlight[i] |= v != null && v.inFlight() > 0;
             }
             for (int i = 0; i < order.size(); i++) {
+                if (working[i]) {
+                    idleSince.remove(order.get(i));
+                } else {
+                    idleSince.putIfAbsent(order.get(i), now);
+                }
+            }
+            for (int i = 0; i < order.size(); i++) {
                 // a process between two steps (a trainer's host side) has nothing ready nor in flight: its
                 // last known command stands (unknown, it counted as a long one, and on the H200 the cut went
                 // between 12/4 and 6/10 with every step of a bf16 trainer beside GEMMs: session 37)
@@ -677,7 +690,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 boolean passed = !wasTurns;
                 // the last decision had the one whose turn it is wait for the others' kernels: its time starts now
                 boolean waited = wasTurns && was.waiting;
-                if (wasTurns && drained && !waited && (now - since >= turnNanos(command[turn], gap[turn]) || !working[turn])) {
+                // a process with nothing ready nor in flight passes its turn once it has had none for
+                // TURN_IDLE_NANOS: one that waits for each of its steps (a Triton loop, a trainer's
+                // host side) has none between two of them, for microseconds; passed then, its turns
+                // ended at the first such moment, 28 ms median against the GEMM's 72 (Triton 0.59,
+                // the GEMM 1.37 of native sharing beside a graph, H200, session 45). Its time up,
+                // the turn passes at a moment it has work held and nothing in flight (as the wide
+                // tenant's request holds it), as a long-command process's does
+                long idle = idleFor(order.get(turn), working[turn], now);
+                if (wasTurns && drained && !waited && ((working[turn] && now - since >= turnNanos(command[turn], gap[turn]))
+                        || idle >= TURN_IDLE_NANOS)) {
                     // to the next one with work, or on to the next one where none has any: the turn
                     // goes back and forth between idle ones (up to 800 passes a second on the H200),
                     // and it is the better rule: passed only to one with work, two GEMM processes
@@ -685,13 +707,17 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                     // three pairs of runs taken in turn on one machine (session 39; why is not known)
                     for (int k = 1; k < order.size(); k++) {
                         int next = (turn + k) % order.size();
-                        if (working[next] || k == order.size() - 1) {
+                        if (idleFor(order.get(next), working[next], now) < TURN_IDLE_NANOS || k == order.size() - 1) {
                             passed = next != turn;
                             turn = next;
                             break;
                         }
                     }
                     since = now;
+                } else if (wasTurns && !working[turn] && idle < TURN_IDLE_NANOS) {
+                    // decide again when its idle has lasted long enough to pass the turn: the others
+                    // are held and may bring no decision by themselves
+                    turnWake = Math.min(turnWake, now + TURN_IDLE_NANOS - idle);
                 }
                 if (passed) {
                     boolean held = false;
@@ -829,6 +855,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (lastCommand.size() > 4 * narrowing.size() + 64) {
             lastCommand.keySet().retainAll(lastBusy.keySet());
         }
+        if (idleSince.size() > 4 * narrowing.size() + 64) {
+            idleSince.keySet().retainAll(lastBusy.keySet());
+        }
         return out == null ? Map.of() : out;
     }
 
@@ -850,6 +879,24 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             }
         }
         return 0;
+    }
+
+    /**
+     * How long the process whose turn it is may have nothing ready nor in flight before its turn
+     * passes (between two of its steps it keeps it).
+     */
+    static final long TURN_IDLE_NANOS = 10_000_000L;
+
+    /** Per pid: when a decision first saw it with no work ready nor in flight, since it last had some. */
+    private final Map<Long, Long> idleSince = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The earliest time a decision in turns asked to be decided again at (nanoTime; Long.MAX_VALUE: none). */
+    private long turnWake = Long.MAX_VALUE;
+
+    /** How long {@code pid} has had no work, as the decisions saw it (0 while it has). */
+    private long idleFor(long pid, boolean working, long now) {
+        Long since = working ? null : idleSince.get(pid);
+        return since == null ? 0 : now - since;
     }
 
     /** Turns not passed for this long (nothing of theirs drained in between) end. */

@@ -113,8 +113,11 @@ public final class Scheduler {
         /**
          * A decision was applied: {@code views} is what the policy saw, {@code byHandle} the queues.
          * Called by the deciding thread after every decision; must be cheap and must not block.
+         *
+         * @return when (System.nanoTime) to decide again at the latest, events or not; Long.MAX_VALUE: no such time
          */
-        default void decided(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
+        default long decided(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
+            return Long.MAX_VALUE;
         }
 
         /**
@@ -685,7 +688,10 @@ public final class Scheduler {
         int suspends = actions.applySuspends(byHandle, now);
         guards.lift(); // after the holds: a queue held now must not see neither guard nor gate first
         dormant.end(now, views, byHandle);
-        source.decided(views, byHandle);
+        long sourceWake = source.decided(views, byHandle);
+        if (sourceWake != Long.MAX_VALUE) {
+            actions.wakeAt(sourceWake);
+        }
         wakeAtNanos = actions.wake;
         Set<Long> nowTop = tops.update(name, views, actions.decided);
         if (nowTop != null) {
