@@ -7,23 +7,38 @@
 # of its own round, seconds apart) and their median: the host's CPU speed moves in phases of seconds
 # on the H200 test machine (docs/performance.md, "The host under the decoder"), so runs minutes apart
 # compare the host as much as the interposer.
-# Usage: SECS=8 [ROUNDS=6] sh bench/gpu/overhead-decode.sh "$OUT"
+# PEER=1: a fourth mode, ./xq run beside an idle best-effort process under ./xq run (xqpeer).
+# KIND=graph (default decode): another of tenant.py's latency-critical kinds (graph: CUDA-graph
+# inference, whose standalone latency moves by less than 2 % within a run).
+# Usage: SECS=8 [ROUNDS=6] [KIND=decode] sh bench/gpu/overhead-decode.sh "$OUT"
 set -u
 out=${1:?usage: overhead-decode.sh OUTDIR}
 mkdir -p "$out"
 S=${SECS:-8}
+K=${KIND:-decode}
 ./xq serve > "$out/overhead-node.txt" 2>&1 &
 node=$!
 sleep 6
 for round in $(seq "${ROUNDS:-2}"); do
-  python3 -u bench/torch/family/tenant.py --kind decode --seconds "$S" > "$out/bare-$round.txt" 2> "$out/bare-$round.err"
-  XQ_MPS=0 ./xq run --priority 2 --name decode -- python3 -u bench/torch/family/tenant.py --kind decode --seconds "$S" \
+  python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" > "$out/bare-$round.txt" 2> "$out/bare-$round.err"
+  XQ_MPS=0 ./xq run --priority 2 --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
     > "$out/xqnomps-$round.txt" 2> "$out/xqnomps-$round.err"
-  ./xq run --priority 2 --name decode -- python3 -u bench/torch/family/tenant.py --kind decode --seconds "$S" \
+  ./xq run --priority 2 --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
     > "$out/xq-$round.txt" 2> "$out/xq-$round.err"
+  if [ "${PEER:-0}" = 1 ]; then
+    # the same beside an idle best-effort process under ./xq run (a context on the device, no work):
+    # what another MPS client costs by being there
+    ./xq run --priority 1 --name idle -- python3 -c "import torch, time; torch.zeros(1, device='cuda'); torch.cuda.synchronize(); time.sleep($S + 12)" \
+      > "$out/peer-$round.txt" 2>&1 &
+    peer=$!
+    sleep 6
+    ./xq run --priority 2 --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
+      > "$out/xqpeer-$round.txt" 2> "$out/xqpeer-$round.err"
+    kill $peer 2>/dev/null; wait $peer 2>/dev/null
+  fi
 done
 kill $node; wait $node 2>/dev/null
-for f in "$out"/bare-*.txt "$out"/xqnomps-*.txt "$out"/xq-*.txt; do
+for f in "$out"/bare-*.txt "$out"/xqnomps-*.txt "$out"/xq-*.txt "$out"/xqpeer-*.txt; do
   echo "$(basename "$f"): $(grep -o '"p50_ms": *[0-9.]*\|"p99_ms": *[0-9.]*\|"requests": *[0-9]*' "$f" | tr '\n' ' ')"
 done
 python3 - "$out" "${ROUNDS:-2}" <<'PY'
@@ -35,7 +50,7 @@ def get(name):
         j = json.loads(lines[-1]); return j["p50_ms"], j["p99_ms"]
     except Exception:
         return None
-for mode in ("xqnomps", "xq"):
+for mode in ("xqnomps", "xq", "xqpeer"):
     r50, r99 = [], []
     for i in range(1, n + 1):
         b, x = get(f"bare-{i}.txt"), get(f"{mode}-{i}.txt")

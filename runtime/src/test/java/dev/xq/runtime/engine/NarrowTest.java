@@ -784,6 +784,21 @@ class NarrowTest {
     }
 
     @Test
+    void aTurnOfSeveralGapsIsUpAtTheGapNearestItsTime() {
+        // a graph's 21.8 ms gaps, 25 ms apart: a 50 ms turn that began a moment after the graph's
+        // request is up as its second gap ends (49.5 ms), not only as the third does (74.5 ms)
+        assertEquals(XqCore.ROTATE_NANOS, XqCore.turnNanos(21_500_000L, 21_849_000L));
+        assertFalse(XqCore.turnUp(24_500_000L, 21_500_000L, 21_849_000L), "one gap: not yet");
+        assertTrue(XqCore.turnUp(49_500_000L, 21_500_000L, 21_849_000L), "two gaps");
+        assertTrue(XqCore.turnUp(49_500_000L, 150_000L, 21_849_000L), "two gaps for a short-command process too");
+        // one gap a turn (an eager batch's 92.5 ms): not before its time, between two of its kernels
+        assertFalse(XqCore.turnUp(64_500_000L, 21_500_000L, 92_500_000L), "between its third and fourth kernel");
+        assertTrue(XqCore.turnUp(71_000_000L, 21_500_000L, 92_500_000L));
+        assertFalse(XqCore.turnUp(49_000_000L, 21_500_000L, 0), "no gap known: ROTATE_NANOS");
+        assertTrue(XqCore.turnUp(XqCore.ROTATE_NANOS, 21_500_000L, 0));
+    }
+
+    @Test
     void aTurnStaysWhileAnotherOfItsCommandsFitsTheGapThoughNothingIsInFlight() throws Exception {
         SpaceOwner a = new SpaceOwner(true, 132);
         SpaceOwner b = new SpaceOwner(true, 132);
