@@ -1385,10 +1385,6 @@ final class ArrivalGuards {
         return fraction >= 1 ? wholeDeviceNanos : (long) (wholeDeviceNanos / Math.max(1.0 / 16, fraction));
     }
 
-    private static long gap(Track a, Beat beat) {
-        return gap(a, beat, a.busyCount > 0 ? a.medianBusy() : 0);
-    }
-
     /** The gap between requests on {@code beat} of a queue whose requests take {@code busy}. */
     private static long gap(Track a, Beat beat, long busy) {
         return beat.periodNanos() - (busy < beat.periodNanos() ? busy : 0) - beat.jitterNanos() - EARLY_MARGIN_NANOS;
@@ -1410,7 +1406,12 @@ final class ArrivalGuards {
                 continue;
             }
             long horizon = beat.nextNanos() - beat.jitterNanos() - EARLY_MARGIN_NANOS;
-            long gap = gap(a, beat);
+            // the gap its requests leave when they run alone, as the wide beats weigh it: by all its
+            // busy periods, those B ran into count too, and once half of them had (a graph's
+            // requests waiting 13-22 ms behind an unguarded 21.6 ms GEMM on a 25 ms beat), the gap
+            // left no room for B's command, B went unguarded, and ran into the next ones: for the
+            // whole run (the graph at 14 x its standalone P99, H200, session 45)
+            long gap = gap(a, beat, a.medianAloneBusy());
             for (long b : a.over.keySet()) {
                 QueueView bv = find(views, b);
                 Long partlyCommand = partly.get(b);

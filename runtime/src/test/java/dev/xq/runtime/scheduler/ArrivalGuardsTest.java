@@ -151,6 +151,42 @@ class ArrivalGuardsTest {
         }
     }
 
+    /**
+     * A graph on a 25 ms beat and a 21.5 ms GEMM that ran into its requests (launched before the
+     * beat was known): the requests it ran into took 15 ms. By all its busy periods the graph's
+     * gap left no room for the GEMM, so it went unguarded and ran into the next requests, for the
+     * whole run (the graph at 14 x its standalone P99, H200, session 45). The gap is the one its
+     * requests leave alone (as the wide beats weigh it, that let the GEMM run between them): the
+     * GEMM stays guarded.
+     */
+    @Test
+    void requestsTheGuardedQueueRanIntoDoNotTakeItsGuardAway() {
+        long command = 21_500_000L;
+        for (int aloneFirst : new int[] {6, 24}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            long t = 1000 * MS;
+            Map<Long, ArrivalGuards.Guard> last = Map.of();
+            for (int i = 0; i < 24; i++) {
+                long at = t + i * 25 * MS;
+                // alone: the GEMM held at the arrival, nothing of it in flight; or its kernel ran into it
+                boolean alone = i < aloneFirst;
+                boolean quick = alone;
+                QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, alone ? 0 : 1, 0, command,
+                        List.of(), PreemptionLevel.BLOCK);
+                guards.update("hpf", at, List.of(view(A, true, false, at), b), Map.of(B, true));
+                // (B still held as A's busy period is seen to end)
+                guards.update("hpf", at + (quick ? 1_700_000L : 15 * MS), List.of(view(A, false, false, 0), viewB(command, true)),
+                        Map.of(B, true));
+                last = guards.update("hpf", at + (quick ? 1_800_000L : 15_100_000L), List.of(view(A, false, false, 0), viewB(command, true)),
+                        Map.of(B, false));
+            }
+            ArrivalGuards.Guard guard = last.get(B) != null ? last.get(B) : guards.given().get(B);
+            assertNotNull(guard, "guarded after " + aloneFirst + " requests alone, then " + (24 - aloneFirst) + " it ran into: "
+                    + last + " " + guards.given());
+            assertEquals(t + 24 * 25 * MS - ArrivalGuards.EARLY_MARGIN_NANOS, guard.horizonNanos(), "before the next arrival");
+        }
+    }
+
     static QueueView viewB(long commandNanos, boolean ready) {
         return new QueueView(B, "q" + B, "d0", "g" + B, ready, false, false, ready ? 5 : 0, 0, 0, ready ? 1 : 0, 0, 0, commandNanos,
                 List.of(), PreemptionLevel.BLOCK);
