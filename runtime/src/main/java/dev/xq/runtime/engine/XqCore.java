@@ -736,7 +736,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                     System.err.println("xq: weighed parts on " + d.getKey() + ": pids " + order + ", turns on all of it, pid "
                             + order.get(turn) + "'s, commands us " + java.util.Arrays.toString(
                                     java.util.Arrays.stream(command).map(c -> c / 1000).toArray())
-                            + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray()));
+                            + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray())
+                            + (wasTurns ? ", after " + (now - was.since) / 1000 + " us" : "") + ", at " + now + " ns");
                 }
                 // the one whose turn it is waits until the others' kernels have ended (its turn's time
                 // starts then): one launched as the turn passed runs beside its first, each at half
@@ -761,6 +762,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                     // a wait begins, or ends and the turn with it: its time counts from now (a wait
                     // keeps the time it began: one that never ends, behind kernels that never end,
                     // ends the turns after TURN_STALE_NANOS as turns never passed do)
+                    if (TRACE_WEIGHTS && waited) {
+                        System.err.println("xq: turns on " + d.getKey() + ": pid " + order.get(turn) + "'s begins after a wait of "
+                                + (now - since) / 1000 + " us, at " + now + " ns");
+                    }
                     since = now;
                 }
                 if ((passed || (waited && !others)) && working[turn]) {
