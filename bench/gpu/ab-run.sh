@@ -10,6 +10,7 @@
 #   every run's LC P99 / the first run's standalone P99 and BE rate / its native rate (the tenants'
 #   own P99, as the bench judges; also in ab-summary.txt), with the LC requests over twice the
 #   run's median among the first 16 and the rest (the first requests after a warm-up apart).
+#   OUT/ab-results.tgz is written again after every run, so a call cut short keeps the runs done.
 set -u
 out=${1:?usage: ab-run.sh OUTDIR}
 res=/tmp/xq-ab
@@ -37,6 +38,8 @@ else:
     print("  %s %.2f it/s" % (n, d.get("it_per_s", 0.0)))
 PY
   done
+  # what is done so far, under OUT after every run: a device call cut short returns it
+  tar -C "$res" -czf "$out/ab-results.tgz" .
 done
 cp "$res/runtime-as-carried.jar" "$b"
 # every run judged against the first one's standalone and native: LC P99 / standalone P99, BE rate / native
