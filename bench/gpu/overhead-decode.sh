@@ -10,6 +10,9 @@
 # PEER=1: a fourth mode, ./xq run beside an idle best-effort process under ./xq run (xqpeer).
 # KIND=graph (default decode): another of tenant.py's latency-critical kinds (graph: CUDA-graph
 # inference, whose standalone latency moves by less than 2 % within a run).
+# On the device machine, give it a folder outside $OUT and pack that into $OUT afterwards (it
+# writes 3-4 files a round; a call returns only a few files). Outside the bench, ./xq run needs both
+# interposers built or carried (interpose/target/libxq-cuda.so and libxq-hip.so).
 # Usage: SECS=8 [ROUNDS=6] [KIND=decode] sh bench/gpu/overhead-decode.sh "$OUT"
 set -u
 out=${1:?usage: overhead-decode.sh OUTDIR}
