@@ -922,7 +922,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * the first after it: beside a graph's 21.8 ms gaps, 25 ms apart, a 50 ms turn that began a
      * moment after the wide tenant's request passed at its third, the other's at its second (the
      * GEMM's turns 72 ms median, Triton's 54: the GEMM 1.25-1.28 and Triton 0.70-0.71 of native
-     * sharing, H200, session 45).
+     * sharing, H200, session 45). Measured in two runs it changed nothing (the GEMM's turns still
+     * three kernels, 71.6 ms; why is not known: the turn trace lines carry their time since).
      */
     static boolean turnUp(long elapsedNanos, long commandNanos, long gapNanos) {
         long need = turnNanos(commandNanos, gapNanos);
