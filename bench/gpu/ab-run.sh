@@ -3,7 +3,8 @@
 # call to call by as much as the effects sought: the host's CPU ticked 4.95 to 9.85 ms in session 39).
 # Usage: AB="wait old wait old" sh bench/gpu/ab-run.sh OUT
 #   each name V is .ab/runtime-V.jar (a dev.xq.runtime bundle, git-ignored: carry .ab), copied over
-#   node/target/bundles' runtime before its run; the first run has every mode (standalone, native,
+#   node/target/bundles' runtime before its run, and .ab/libxq-cuda-V.so, where there is one, over
+#   interpose/target/libxq-cuda.so (an A/B of the interposer too; put one for every name then); the first run has every mode (standalone, native,
 #   xq), the others xq only (their ratios: against the first's). AB_MIX: the mix (default
 #   bulk+gemm+gemm; custom=... as mix-run.sh; several ';'-separated, each run going through all). Every run's results in OUT/ab-results.tgz; each
 #   run's xq figures (LC P50/P99/max, BE iterations per second) printed as it ends, and at the end
@@ -17,10 +18,13 @@ res=/tmp/xq-ab
 rm -rf "$res"; mkdir -p "$res" "$out"
 b=node/target/bundles/dev.xq.runtime-0.1.0-SNAPSHOT.jar
 cp "$b" "$res/runtime-as-carried.jar"
+so=interpose/target/libxq-cuda.so
+cp "$so" "$res.libxq-cuda.so"
 k=0
 for v in ${AB:?AB names the bundles in order}; do
   k=$((k+1))
   cp ".ab/runtime-$v.jar" "$b" || exit 1
+  if [ -f ".ab/libxq-cuda-$v.so" ]; then cp ".ab/libxq-cuda-$v.so" "$so" || exit 1; fi
   m=xq; [ "$k" = 1 ] && m=standalone,native,xq
   MIXES="${AB_MIX:-bulk+gemm+gemm}" SECS="${SECS:-12}" MODES=$m TMO="${TMO:-110}" sh bench/gpu/mix-run.sh "$res/$k-$v" > "$res/$k-$v.txt" 2>&1
   (cd "$res/$k-$v" && tar xzf mix-results.tgz && rm -f mix-results.tgz clocks-*.csv)
@@ -42,6 +46,8 @@ PY
   tar -C "$res" -czf "$out/ab-results.tgz" .
 done
 cp "$res/runtime-as-carried.jar" "$b"
+cp "$res.libxq-cuda.so" "$so"
+rm -f "$res.libxq-cuda.so"
 # every run judged against the first one's standalone and native: LC P99 / standalone P99, BE rate / native
 python3 - "$res" <<'PY' | tee "$res/ab-summary.txt"
 import glob, json, os, sys

@@ -80,6 +80,9 @@
 #define POLL_NS 100000ull            /* and this often otherwise */
 #define MEMOP_LIMIT_NS 5000ull       /* the same for XQ_COMPLETION=memop streams (a look is a load) */
 #define MEMOP_NS 50000ull
+/* est_full: for this long after a run on the whole device, narrowed runs scaled to the whole do not
+ * raise it (cuda_gate.c, xqc_account_done) */
+#define FULL_TRUST_NS 3000000000ull
 #define PARK_AFTER_NS 5000000ull     /* tracker: parks after this long with nothing in flight */
 #define BUCKETS 256
 #define FREE_MARK_NS 2000000ull      /* memop streams with no limits in force: a mark every 2 ms of work (cuda_gate.c) */
@@ -225,6 +228,7 @@ typedef struct xstream {
      * with the runs of narrowed launches scaled to the whole device (by the share they ran on), so
      * that the node compares one width with another (a 21 ms GEMM took 42 ms on 64 of 132) */
     uint64_t est_full;
+    uint64_t full_at; /* when a run on the whole device was last accounted (0: none yet) */
     uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
     /* memop marks are sparse (each costs the GPU about 2 us): the launches made since the last
      * mark, which none covers yet: how many, their estimates summed, the first one's launch

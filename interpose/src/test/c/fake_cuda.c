@@ -47,6 +47,9 @@ static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
 int g_memops = 1;             /* FAKECUDA_MEMOPS */
 static int g_events = 1;      /* FAKECUDA_EVENTS */
 int g_green = 1, g_sms = 132; /* FAKECUDA_GREEN=0: no green contexts; FAKECUDA_SMS */
+/* FAKECUDA_GREEN_SLOW: a narrowed spin kernel takes this many percent of what its share says (others'
+ * work beside it on a real device: memory, caches); 100 by default */
+int g_green_slow = 100;
 int g_tps = 2048;             /* FAKECUDA_TPS */
 static int g_timing = 1;      /* FAKECUDA_TIMING=0: cuEventElapsedTime fails (not supported) */
 static long g_call_us;        /* FAKECUDA_CALL_US: how long each enqueueing call takes its caller */
@@ -583,6 +586,9 @@ __attribute__((constructor)) static void fake_init(void)
     g_green = !(gr && !strcmp(gr, "0"));
     if (sm && atoi(sm) > 0)
         g_sms = atoi(sm);
+    const char *gs = getenv("FAKECUDA_GREEN_SLOW");
+    if (gs && atoi(gs) >= 100)
+        g_green_slow = atoi(gs);
     const char *tp = getenv("FAKECUDA_TPS");
     if (tp && atoi(tp) > 0)
         g_tps = atoi(tp);

@@ -134,7 +134,8 @@ static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsign
         unsigned us = *(unsigned *)params[0];
         uint64_t need = g_tps > 0 ? (threads + (uint64_t)g_tps - 1) / (uint64_t)g_tps : 0;
         if (gs && gs->green > 0 && need > (uint64_t)gs->green)
-            us = (unsigned)((uint64_t)us * (need < (uint64_t)g_sms ? need : (uint64_t)g_sms) / (uint64_t)gs->green);
+            us = (unsigned)((uint64_t)us * (need < (uint64_t)g_sms ? need : (uint64_t)g_sms) * (uint64_t)g_green_slow
+                            / 100 / (uint64_t)gs->green);
         return fk_enqueue(h, ptsz, (op){.kind = OP_SPIN, .us = us});
     }
     case F_INC:

@@ -145,6 +145,7 @@ void test_narrow_part_weighted(void);
 void test_narrow_parts_past_the_cache(void);
 void test_narrow_not_asked(void);
 void test_narrow_widths(void);
+void test_narrow_slower_than_share(void);
 
 /* test_cuda_hooks.c */
 void test_capture(void);

@@ -24,6 +24,7 @@ static const struct {
     {"narrow_default_stream", test_narrow_default_stream},
     {"narrow_unavailable", test_narrow_unavailable},
     {"narrow_widths", test_narrow_widths},
+    {"narrow_slower_than_share", test_narrow_slower_than_share},
     {"narrow_part", test_narrow_part},
     {"narrow_part_weighted", test_narrow_part_weighted},
     {"narrow_parts_past_the_cache", test_narrow_parts_past_the_cache},

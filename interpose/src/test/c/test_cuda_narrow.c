@@ -168,6 +168,52 @@ void test_narrow_widths(void)
     CHECK(n >= 40 && n < 100, "%llu launches narrowed (want the first 40 or more, not all 120)", n);
 }
 
+/* A narrowed run beside others' work takes longer than its share says (on the H200 a 21.5 ms GEMM took
+ * 44.3-46.5 ms on 64 of 132 beside a graph: 21.5-22.6 ms scaled to the whole device). The node
+ * judges by the slot's estimate whether a command fits between another tenant's requests on the
+ * whole device, so runs on the whole device measured lately stand: narrowed ones do not raise the
+ * estimate for FULL_TRUST_NS. Spin kernels of 3 ms on the whole device, then narrowed to 8 of the
+ * 32 they could fill and half as slow again as that (18 ms, 4.5 scaled): the node still sees about 3. */
+static int completed_16(xq_slot *s) { return LD(&s->completed) >= 16; }
+static int completed_32(xq_slot *s) { return LD(&s->completed) >= 32; }
+void test_narrow_slower_than_share(void)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", "FAKECUDA_TPS=32", "FAKECUDA_GREEN_SLOW=150", NULL},
+          (const char *[]){"--tasks", "30", "--kernels", "2", "--us", "3000", "--stream", "new", "--block", "1024", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    __atomic_store_n(&s->reserve_sms, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(wait_until(s, completed_16, 10.0), "16 commands not completed (%llu)", (unsigned long long)LD(&s->completed));
+    uint64_t whole = LD(&s->estimate_ns);
+    __atomic_store_n(&s->reserve_sms, 124, __ATOMIC_SEQ_CST); /* 8 of the 132 left */
+    CHECK(wait_until(s, completed_32, 10.0), "32 commands not completed (%llu)", (unsigned long long)LD(&s->completed));
+    uint64_t narrowed = LD(&s->estimate_ns);
+    __atomic_store_n(&s->reserve_sms, 0, __ATOMIC_SEQ_CST);
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    const char *err = slurp(a.err);
+    const char *p = strstr(err, "launches narrowed");
+    unsigned long long n = 0;
+    while (p && p > err && p[-1] != ':') p--;
+    if (p) n = strtoull(p + 1, NULL, 10);
+    CHECK(n >= 8, "%llu launches narrowed, want 8 or more: stderr: %s", n, err);
+    CHECK(whole >= 2500000 && whole <= 4000000, "the whole device's estimate %.1f us, want about 3,000", whole / 1e3);
+    CHECK(narrowed <= whole + whole / 10, "the node saw %.1f us a command after narrowed runs slower than their share, "
+          "want the %.1f us measured on the whole device just before (not about 4,500)", narrowed / 1e3, whole / 1e3);
+}
+
 /* More parts than a process keeps green contexts for (32): the node's parts of their own sizes
  * moving while the app runs (widths of one, two and three sixteenths at every offset, with and
  * without a reserve: more than 32 places). Once every place is taken, a part runs on the widest context made inside it

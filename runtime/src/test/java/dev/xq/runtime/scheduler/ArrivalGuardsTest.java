@@ -623,6 +623,27 @@ class ArrivalGuardsTest {
         assertTrue(starving.everNarrowedAtIdle(), "let go on its own turn and completing nothing: narrowed as starving: " + starving);
     }
 
+    /**
+     * On another process's turn a queue of short commands, which the policy lets run on the whole
+     * device between the wide queue's requests (not narrowed: hpf narrows long commands only), is
+     * held too; on its own turn it is left as the policy placed it.
+     */
+    @Test
+    void onAnotherProcesssTurnAQueueThePolicyLetRunIsHeldToo() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t = 1000 * MS;
+        for (boolean offTurn : new boolean[] {true, false, true}) {
+            t += 25 * MS;
+            TestSpace sp = space(132, 1, List.of());
+            sp.narrowed.remove(B);
+            sp.offTurn = offTurn;
+            Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, false));
+            guards.update("hpf", t, List.of(prioritized(A, 2, false, 0, 0), behind(MS / 2, t)), decided, sp);
+            assertEquals(offTurn, decided.get(B), offTurn ? "held on another's turn" : "let run on its own turn");
+            assertFalse(sp.narrowed(B) > 0, "never narrowed by it");
+        }
+    }
+
     /** Where it would not fit, not wide, not alone above it, or turned off: it stays narrowed. */
     @Test
     void otherwiseTheNarrowingStays() {
