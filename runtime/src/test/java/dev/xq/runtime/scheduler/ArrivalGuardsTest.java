@@ -626,14 +626,17 @@ class ArrivalGuardsTest {
     /**
      * On another process's turn a queue of short commands, which the policy lets run on the whole
      * device between the wide queue's requests (not narrowed: hpf narrows long commands only), is
-     * held too; on its own turn it is left as the policy placed it.
+     * held too; on its own turn it is left as the policy placed it. Either way the wide queue's
+     * gap is told for it (the turns are weighed by every process's gap).
      */
     @Test
     void onAnotherProcesssTurnAQueueThePolicyLetRunIsHeldToo() {
         ArrivalGuards guards = new ArrivalGuards();
-        long t = 1000 * MS;
+        WideRun learnt = wideRun(guards, 132, MS / 2, 1, List.of());
+        assertTrue(learnt.gap() > 15 * MS, "A's beat learnt: " + learnt);
+        long t = 1000 * MS + (WIDE_RUN_ARRIVALS - 1) * 25 * MS + 2 * MS; // A's last request just ended
         for (boolean offTurn : new boolean[] {true, false, true}) {
-            t += 25 * MS;
+            t += MS;
             TestSpace sp = space(132, 1, List.of());
             sp.narrowed.remove(B);
             sp.offTurn = offTurn;
@@ -641,6 +644,7 @@ class ArrivalGuardsTest {
             guards.update("hpf", t, List.of(prioritized(A, 2, false, 0, 0), behind(MS / 2, t)), decided, sp);
             assertEquals(offTurn, decided.get(B), offTurn ? "held on another's turn" : "let run on its own turn");
             assertFalse(sp.narrowed(B) > 0, "never narrowed by it");
+            assertTrue(sp.gaps.getOrDefault(B, 0L) > 15 * MS, "A's gap told, B not narrowed: " + sp.gaps);
         }
     }
 
