@@ -201,7 +201,7 @@ final class ArrivalGuards {
             return 1.0 / Math.max(1, parts(handle));
         }
 
-        /** Whether another process has the turn on what best-effort processes may use: held between requests too. */
+        /** Whether another process has the turn on what best-effort processes may use: held, whatever the decision (the wide beats). */
         default boolean offTurn(long handle) {
             return false;
         }
@@ -1129,19 +1129,27 @@ final class ArrivalGuards {
     private long wideBeats(long now, List<QueueView> views, Map<Long, Boolean> decided, Space space) {
         long wake = Long.MAX_VALUE;
         for (QueueView b : views) {
-            if (space.narrowed(b.handle()) <= 0) {
-                if (space.offTurn(b.handle()) && !held(b, decided)) {
-                    // another process's turn, and the policy let this queue run on the whole device:
-                    // short commands (under SpaceRule.LONG_COMMAND_NANOS) are not narrowed between
-                    // the wide ones' requests. Let go, they ran beside the one whose turn it was and
-                    // waited behind its kernels: a Triton loop's commands, 0.9 ms on average, went
-                    // with the GEMM's 21.5 ms kernel in most gaps, ran 20.7 ms, and each time the
-                    // wait for them began the GEMM's turn again (turns of 150-250 ms against the
-                    // Triton's 50, the GEMM at 1.23 and the Triton at 0.72 of native sharing beside a
-                    // graph, H200, session 46)
-                    decided.put(b.handle(), Boolean.TRUE);
-                    progress.remove(b.handle());
+            if (space.offTurn(b.handle())) {
+                // another process's turn (BestEffortSplit.alternate): held, whatever the policy
+                // decided and whatever fits. Held only where it would have run on the whole device
+                // between the wide ones' requests, it ran beside the one whose turn it was:
+                // - short commands (under SpaceRule.LONG_COMMAND_NANOS) are not narrowed by hpf: a
+                //   Triton loop's went with the GEMM's 21.5 ms kernel in most gaps and waited behind
+                //   it, and each wait for them began the GEMM's turn again (turns of 150-250 ms
+                //   against the Triton's 50: the GEMM at 1.23, the Triton at 0.72 of native sharing
+                //   beside a graph);
+                // - a GEMM narrowed beside an eager decoder's reserve, where its command did not fit
+                //   the gaps at that width, went on launching through a bf16 trainer's turn, which
+                //   waited for it 176 ms at a time and did 0.03 of native sharing (H200, session 46)
+                if (space.narrowed(b.handle()) > 0) {
+                    space.unnarrow(b.handle(), true);
                 }
+                decided.put(b.handle(), Boolean.TRUE);
+                progress.remove(b.handle());
+                tellGaps(now, views, b, space);
+                continue;
+            }
+            if (space.narrowed(b.handle()) <= 0) {
                 tellGaps(now, views, b, space);
                 continue;
             }
@@ -1256,10 +1264,6 @@ final class ArrivalGuards {
             long atLeave = leave == 0 ? command : command * deviceSms / Math.max(1, deviceSms - leave);
             boolean narrowerFits = leave > 0 && leave < space.narrowed(b.handle()) && atLeave < leastAvail;
             if (fits && wide && (leave == 0 || narrowerFits)) {
-                // another best-effort process's turn on the gaps: held through them too, and not
-                // starving for it (its time to complete something starts with its turn)
-                boolean offTurn = space.offTurn(b.handle());
-                busy |= offTurn;
                 if (leave == 0 || busy) {
                     space.unnarrow(b.handle(), busy);
                     decided.put(b.handle(), busy);
@@ -1269,9 +1273,7 @@ final class ArrivalGuards {
                     space.renarrow(b.handle(), leave);
                     partly.put(b.handle(), atLeave);
                 }
-                if (offTurn) {
-                    progress.remove(b.handle());
-                } else if (!learning) {
+                if (!learning) {
                     progress(b, now, period, atLeave);
                 }
             }

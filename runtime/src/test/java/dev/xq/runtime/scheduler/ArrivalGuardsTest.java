@@ -621,6 +621,14 @@ class ArrivalGuardsTest {
         assertFalse(waiting.everNarrowedAtIdle(), "never narrowed: " + waiting);
         WideRun starving = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, List.of(), false, false);
         assertTrue(starving.everNarrowedAtIdle(), "let go on its own turn and completing nothing: narrowed as starving: " + starving);
+        // beside an eager decoder's reserve, where its command does not fit the gaps at that width
+        // (it stays narrowed on its own turn), it is held on another's turn all the same
+        List<QueueView> decoder = List.of(prioritized(3, 3, true, 7, 0));
+        WideRun besideOwn = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, decoder, false);
+        assertTrue(besideOwn.narrowedAtIdle(), "its own turn beside a decoder: narrowed as decided: " + besideOwn);
+        WideRun beside = wideRun(new ArrivalGuards(), 132, 21 * MS, 1, decoder, true);
+        assertEquals(Boolean.TRUE, beside.atIdle(), "another's turn beside a decoder: held: " + beside);
+        assertFalse(beside.narrowedAtIdle() || beside.narrowedAtArrival(), "held, not narrowed: " + beside);
     }
 
     /**
