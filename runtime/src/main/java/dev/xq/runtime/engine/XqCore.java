@@ -698,7 +698,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 // the turn passes at a moment it has work held and nothing in flight (as the wide
                 // tenant's request holds it), as a long-command process's does
                 long idle = idleFor(order.get(turn), working[turn], now);
-                if (wasTurns && drained && !waited && ((working[turn] && turnUp(now - since, command[turn], gap[turn]))
+                // its time long up and its work still in flight: held until that ends, then the turn
+                // passes. A process whose kernels nothing holds never drains by itself: a GEMM narrowed
+                // beside an eager decoder's reserve ran them back to back and kept its turns for 2 s
+                // at a time (until TURN_STALE_NANOS ended the turns), a bf16 trainer beside it had 50
+                // ms turns and did 0.44-0.47 of native sharing (H200, session 46)
+                boolean yielding = wasTurns && !waited && working[turn]
+                        && (was.yielding || now - since >= turnNanos(command[turn], gap[turn]) * TURN_OVERDUE_PERCENT / 100);
+                if (wasTurns && drained && !waited && ((working[turn] && (yielding || turnUp(now - since, command[turn], gap[turn])))
                         || idle >= TURN_IDLE_NANOS)) {
                     // to the next one with work, or on to the next one where none has any: the turn
                     // goes back and forth between idle ones (up to 800 passes a second on the H200),
@@ -714,16 +721,18 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                         }
                     }
                     since = now;
+                    yielding = false;
                 } else if (wasTurns && !working[turn] && idle < TURN_IDLE_NANOS) {
                     // decide again when its idle has lasted long enough to pass the turn: the others
                     // are held and may bring no decision by themselves
                     turnWake = Math.min(turnWake, now + TURN_IDLE_NANOS - idle);
                 }
-                if (passed) {
+                boolean yieldBegins = yielding && !(wasTurns && was.yielding);
+                if (passed || yieldBegins) {
                     boolean held = false;
                     for (ExternalQueueImpl e : narrowing) {
                         int i = order.indexOf(e.pid());
-                        if (i >= 0 && i != turn && e.device().equals(d.getKey())) {
+                        if (i >= 0 && (i != turn || yieldBegins) && e.device().equals(d.getKey())) {
                             e.offTurn(true);
                             held |= e.holdForTurn(now);
                         }
@@ -731,6 +740,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                     if (held) {
                         scheduler.signalLoop(); // the next decision lets the one whose turn it is go
                     }
+                }
+                if (TRACE_WEIGHTS && yieldBegins) {
+                    System.err.println("xq: turns on " + d.getKey() + ": pid " + order.get(turn) + "'s given up after " + (now - since) / 1000
+                            + " us, its work in flight, at " + now + " ns");
                 }
                 if (TRACE_WEIGHTS && passed) {
                     System.err.println("xq: weighed parts on " + d.getKey() + ": pids " + order + ", turns on all of it, pid "
@@ -771,10 +784,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 if ((passed || (waited && !others)) && working[turn]) {
                     scheduler.signalLoop(); // the next decision places it: now, not at its next event
                 }
-                weights.put(d.getKey(), new Weights(order, null, since, turn, others));
+                weights.put(d.getKey(), new Weights(order, null, since, turn, others, yielding));
                 Map<Long, int[]> shares = new HashMap<>();
                 for (int i = 0; i < order.size(); i++) {
-                    shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == turn && !others ? ON_TURN : OFF_TURN});
+                    shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == turn && !others && !yielding ? ON_TURN : OFF_TURN});
                 }
                 if (out == null) {
                     out = new HashMap<>();
@@ -842,7 +855,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                         + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray())
                         + (turn ? ", a turn among cuts as good" : ""));
             }
-            weights.put(d.getKey(), new Weights(order, widths, since, -1, false));
+            weights.put(d.getKey(), new Weights(order, widths, since, -1, false, false));
             Map<Long, int[]> shares = new HashMap<>();
             int offset = 0;
             for (int i = 0; i < order.size(); i++) {
@@ -867,8 +880,17 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */
-    private record Weights(List<Long> pids, int[] widths, long since, int turn, boolean waiting) {
+    private record Weights(List<Long> pids, int[] widths, long since, int turn, boolean waiting, boolean yielding) {
     }
+
+    /**
+     * A turn whose process still has work in flight this long (in percent of its time, {@link
+     * #turnNanos}) is given up: the process is held until its work ends, then the turn passes. Past
+     * its time only: a turn passes sooner where its process is held anyway (a wide tenant's request),
+     * and a short-command process let go at its time up lost the rest of a gap (on the H200 the turns
+     * beside a graph passed at its requests, 49.5 ms apart).
+     */
+    static final long TURN_OVERDUE_PERCENT = 150;
 
     /** Per device: no turns until then (turns that ended because none could pass, {@link #TURN_STALE_NANOS}). */
     private final Map<String, Long> turnsOffUntil = new java.util.concurrent.ConcurrentHashMap<>();

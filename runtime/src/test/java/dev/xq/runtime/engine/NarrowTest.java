@@ -783,6 +783,53 @@ class NarrowTest {
         assertTrue(stayed, "its turn stayed until then");
     }
 
+    /**
+     * A process whose work is always in flight (kernels narrowed beside an eager decoder's reserve,
+     * which nothing holds) never drains by itself: past its time by half again it is held, and once
+     * its work has ended the turn passes.
+     */
+    @Test
+    void aTurnLongOverdueIsGivenUpOnceItsWorkEnds() throws Exception {
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("gemm", 11, 1, a);
+        ExternalQueue qt = open("trainer", 12, 1, t);
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gt = (ExternalQueueImpl) core.find(qt.handle()).orElseThrow();
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_500_000, System.nanoTime());
+        t.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 80_000, System.nanoTime());
+        ga.fitGap(21_849_000L, System.nanoTime());
+        gt.fitGap(21_849_000L, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> !ga.offTurn() && gt.offTurn()), "the GEMM's turn: " + a.parts + " " + t.parts);
+        long began = System.nanoTime();
+        // its kernels in flight from now on, one after another
+        a.counters = busy(21_500_000);
+        qa.changed();
+        long turn = XqCore.turnNanos(21_500_000L, 21_849_000L);
+        Thread.sleep(turn / 1_000_000 + 5);
+        ga.fitGap(21_849_000L, System.nanoTime());
+        gt.fitGap(21_849_000L, System.nanoTime());
+        qa.changed();
+        Thread.sleep(5);
+        boolean keptPastItsTime = !ga.offTurn() && gt.offTurn();
+        boolean inTime = System.nanoTime() - began < turn * XqCore.TURN_OVERDUE_PERCENT / 100 - 5_000_000L;
+        Thread.sleep(turn * XqCore.TURN_OVERDUE_PERCENT / 100 / 1_000_000 - turn / 1_000_000);
+        ga.fitGap(21_849_000L, System.nanoTime());
+        gt.fitGap(21_849_000L, System.nanoTime());
+        qa.changed();
+        assertTrue(eventually(() -> ga.offTurn() && gt.offTurn()), "long overdue: the GEMM held too, the trainer still waits");
+        // its last kernel ends: the trainer's turn
+        a.counters = new ExternalCounters(1, 0, 14, 14, 0, 9_000_000, 21_500_000, System.nanoTime());
+        ga.fitGap(21_849_000L, System.nanoTime());
+        gt.fitGap(21_849_000L, System.nanoTime());
+        qa.changed();
+        assertTrue(eventually(() -> ga.offTurn() && !gt.offTurn()), "the trainer's turn once the GEMM's work ended");
+        assumeTrue(inTime, "the machine too slow to tell");
+        assertTrue(keptPastItsTime, "the turn kept past its time while its work was in flight, short of overdue");
+    }
+
     @Test
     void aTurnOfSeveralGapsIsUpAtTheGapNearestItsTime() {
         // a graph's 21.8 ms gaps, 25 ms apart: a 50 ms turn that began a moment after the graph's
