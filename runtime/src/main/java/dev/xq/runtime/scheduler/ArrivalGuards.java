@@ -549,6 +549,23 @@ final class ArrivalGuards {
             return d[aloneCount / 2];
         }
 
+        /**
+         * The busy period the gaps are reckoned from: {@link #medianAloneBusy}, or the median of
+         * all its latest busy periods where that is shorter. Those alone may all be old: a graph's
+         * first requests, slow and alone while the queues behind it were held through its spell of
+         * learning (3.23 ms), were its only ones alone all run once the GEMM behind it was narrowed
+         * beside every later one (1.79-1.90 ms of all): the gap came to 20.7 ms, less than the
+         * GEMM's 21.5 ms command, so the GEMM stayed narrowed, no request ran alone again to put it
+         * right, and the graph was at 1.39 x its standalone P99 (H200, session 46; session 45: 2.36
+         * ms alone against 1.84-2.21 of all, a gap 0.08 ms longer than the GEMM's command). All of
+         * them longer (its requests slowed by, or waiting behind, what ran beside them), those alone
+         * stand, as before.
+         */
+        long gapBusy() {
+            long alone = medianAloneBusy();
+            return busyCount > 0 ? Math.min(alone, medianBusy()) : alone;
+        }
+
         long medianBusy() {
             long[] d = Arrays.copyOf(busy, busyCount);
             Arrays.sort(d);
@@ -1195,7 +1212,7 @@ final class ArrivalGuards {
                     System.err.println("xq: wide beats: q" + a.handle() + "'s spell of learning over after " + (now - ta.learnStart) / 1_000_000
                             + " ms (" + (now - ta.last() >= QUIET_NANOS ? "quiet" : now - ta.learnStart >= LEARN_NANOS ? "run out" : "?")
                             + "), arrivals " + ta.count + ", intervals ms " + ta.intervals(8) + ", beat " + beat
-                            + (beat != null ? ", gap " + gap(ta, beat, ta.medianAloneBusy()) / 1000 + " us (busy alone " + ta.medianAloneBusy() / 1000
+                            + (beat != null ? ", gap " + gap(ta, beat, ta.gapBusy()) / 1000 + " us (busy alone " + ta.medianAloneBusy() / 1000
                                     + " us, of all " + (ta.busyCount > 0 ? ta.medianBusy() / 1000 : 0) + "), for q" + b.handle() + " " + avail / 1000 + " us" : "")
                             + ", q" + b.handle() + "'s command " + command / 1000 + " us at its part: " + (fitting ? "fits" : "does not fit"));
                 }
@@ -1249,7 +1266,7 @@ final class ArrivalGuards {
                         traceLast = "q" + a.handle() + " (width " + sa.widthSms() + " of " + sa.deviceSms() + ", working "
                                 + working + ", tracked " + (ta != null) + ", preferred over it " + (ta != null && ta.over.containsKey(b.handle()))
                                 + ", beat " + (ta == null ? "-" : String.valueOf(ta.beat(now, graceNanos)))
-                                + (beat != null ? ", gap " + gap(ta, beat, ta.medianAloneBusy()) / 1000 + " us, busy alone " + ta.medianAloneBusy() / 1000
+                                + (beat != null ? ", gap " + gap(ta, beat, ta.gapBusy()) / 1000 + " us, busy alone " + ta.medianAloneBusy() / 1000
                                         + " us, of all " + (ta.busyCount > 0 ? ta.medianBusy() / 1000 : 0) + " us" : "") + ") above q" + b.handle()
                                 + " (command " + command / 1000 + " us at its part)";
                     }
@@ -1312,7 +1329,7 @@ final class ArrivalGuards {
      */
     private long avail(Track ta, Beat beat) {
         long late = ta.requestCommands() > 0 ? 0 : Math.max(0, ta.hold(beat) - ta.medianAloneBusy());
-        return gap(ta, beat, ta.medianAloneBusy()) - WIDE_REACTION_NANOS - late;
+        return gap(ta, beat, ta.gapBusy()) - WIDE_REACTION_NANOS - late;
     }
 
     /**
@@ -1457,12 +1474,12 @@ final class ArrivalGuards {
                 continue;
             }
             long horizon = beat.nextNanos() - beat.jitterNanos() - EARLY_MARGIN_NANOS;
-            // the gap its requests leave when they run alone, as the wide beats weigh it: by all its
+            // the gap its requests leave when they run alone, as the wide beats weigh it (Track.gapBusy): by all its
             // busy periods, those B ran into count too, and once half of them had (a graph's
             // requests waiting 13-22 ms behind an unguarded 21.6 ms GEMM on a 25 ms beat), the gap
             // left no room for B's command, B went unguarded, and ran into the next ones: for the
             // whole run (the graph at 14 x its standalone P99, H200, session 45)
-            long gap = gap(a, beat, a.medianAloneBusy());
+            long gap = gap(a, beat, a.gapBusy());
             for (long b : a.over.keySet()) {
                 QueueView bv = find(views, b);
                 Long partlyCommand = partly.get(b);

@@ -656,6 +656,48 @@ class ArrivalGuardsTest {
         }
     }
 
+    /**
+     * Busy periods alone taken early (a graph's first requests, slow, while the queues behind it
+     * were held through its spell of learning) and none since (a GEMM narrowed beside every later
+     * request): the gap is reckoned from its busy periods of late, where those are shorter. Kept,
+     * the gap was too short for the GEMM's command, which stayed narrowed, and no request ran alone
+     * again to put it right (H200). Longer of late (slowed by what runs beside them), those alone stand.
+     */
+    @Test
+    void busyPeriodsAloneOlderAndLongerThanTheRestDoNotShortenTheGap() {
+        long period = 25 * MS;
+        long slow = gapTold(3200_000L, 3200_000L, period);
+        long fast = gapTold(1800_000L, 1800_000L, period);
+        long early = gapTold(3200_000L, 1800_000L, period);
+        long slowedBeside = gapTold(1800_000L, 3200_000L, period);
+        assertEquals(period - 3200_000L - ArrivalGuards.EARLY_MARGIN_NANOS - ArrivalGuards.WIDE_REACTION_NANOS, slow, "slow all along");
+        assertEquals(period - 1800_000L - ArrivalGuards.EARLY_MARGIN_NANOS - ArrivalGuards.WIDE_REACTION_NANOS, fast, "fast all along");
+        assertEquals(fast, early, "slow alone early only: from its busy periods of late");
+        assertEquals(fast, slowedBeside, "slower beside B later: from those alone");
+    }
+
+    /**
+     * A (priority 2, 132 wide) on a beat: through its first spell of learning and a little after
+     * (B held, A alone) busy {@code early} a request, then {@code later} with B narrowed beside it
+     * (two best-effort parts: B's 21 ms command, 42 on half the device, fits no gap); a decision at
+     * each arrival, at each idle and a millisecond after it. @return the gap last told for B
+     */
+    long gapTold(long early, long later, long period) {
+        ArrivalGuards guards = new ArrivalGuards();
+        long told = 0;
+        for (int i = 0; i < 3 * WIDE_RUN_ARRIVALS; i++) {
+            long at = 1000 * MS + i * period;
+            long busy = i < WIDE_RUN_ARRIVALS - 4 ? early : later;
+            for (long now : new long[] {at, at + busy, at + busy + MS}) {
+                TestSpace sp = space(132, 2, List.of());
+                java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+                guards.update("hpf", now, new java.util.ArrayList<>(List.of(prioritized(A, 2, now == at, at, 0), behind(21 * MS, now))), decided, sp);
+                told = sp.gaps.getOrDefault(B, told);
+            }
+        }
+        return told;
+    }
+
     /** Where it would not fit, not wide, not alone above it, or turned off: it stays narrowed. */
     @Test
     void otherwiseTheNarrowingStays() {
