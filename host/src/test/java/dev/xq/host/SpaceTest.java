@@ -302,6 +302,10 @@ class SpaceTest {
         be.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 132);
         assertEquals(19, q.widthSms());
         assertEquals(132, b.deviceSms());
+        // the node's own decisions (the queues' arrivals and widths are events) place b too: done
+        // before b is placed by hand, they cannot undo it between the two (CI, session 46: the
+        // reserve read 0 once, a decision's "run on the whole device" after the hand's narrowing)
+        settled();
         b.schedule(true, System.nanoTime());
         assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "narrowed, not held");
         assertEquals(24, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "serve's 19 multiprocessors, rounded up to 8s");
