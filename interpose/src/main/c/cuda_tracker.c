@@ -49,11 +49,16 @@ static int completions_seen(xstream *st, int idle)
 }
 
 /* A stream with unmarked launches and no mark left to wait for: once it has launched nothing for
- * a while (50 us under a window, else 500 us), asks the driver whether it is idle (cuStreamQuery:
- * a driver call, so not while it launches) and, if so, counts those launches done, unmeasured.
- * Returns whether work may still be in flight. Tracker only, with xqc_query_mu held. */
+ * a while (50 us under a window, else 500 us, and not before the launches' estimated work could
+ * be done), asks the driver whether it is idle (cuStreamQuery: a driver call, so not while it
+ * launches) and, if so, counts those launches done, unmeasured. Not idle yet, it asks again
+ * within QUIET_RETRY_NS, not a whole quiet time later: a CUDA graph's 1.7 ms request a little past
+ * its estimate was seen done a second estimate later, the node saw it busy 3.3-3.4 ms one request
+ * in eight and held a GEMM behind it out of those gaps (H200, session 46). Returns whether work
+ * may still be in flight. Tracker only, with xqc_query_mu held. */
 #define QUIET_LIMIT_NS 50000ull
 #define QUIET_NS 500000ull
+#define QUIET_RETRY_NS 100000ull
 static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
 {
     pthread_mutex_lock(&st->mu);
@@ -61,7 +66,7 @@ static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
     uint64_t quiet = xqc_mark_every(st) < FREE_MARK_NS ? QUIET_LIMIT_NS : QUIET_NS;
     if (quiet < st->tail_est) quiet = st->tail_est; /* not before the work could be done: a query too early only costs */
     int due = c0 && !st->n && (LD(&xqc_final) || (now - st->last_launch >= quiet && now >= st->query_at));
-    if (due) st->query_at = now + quiet;
+    if (due) st->query_at = now + (quiet < QUIET_RETRY_NS ? quiet : QUIET_RETRY_NS);
     pthread_mutex_unlock(&st->mu);
     if (!c0) return 0;
     if (!due || st->kind == K_PTDS) return 1;

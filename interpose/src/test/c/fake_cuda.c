@@ -50,6 +50,9 @@ int g_green = 1, g_sms = 132; /* FAKECUDA_GREEN=0: no green contexts; FAKECUDA_S
 /* FAKECUDA_GREEN_SLOW: a narrowed spin kernel takes this many percent of what its share says (others'
  * work beside it on a real device: memory, caches); 100 by default */
 int g_green_slow = 100;
+/* FAKECUDA_SLOW_EVERY=N, FAKECUDA_SLOW_US=T: every Nth spin kernel of the process runs T us longer
+ * than asked (a command past its kind's estimate now and then); 0: none */
+int g_slow_every, g_slow_us;
 int g_tps = 2048;             /* FAKECUDA_TPS */
 static int g_timing = 1;      /* FAKECUDA_TIMING=0: cuEventElapsedTime fails (not supported) */
 static long g_call_us;        /* FAKECUDA_CALL_US: how long each enqueueing call takes its caller */
@@ -589,6 +592,9 @@ __attribute__((constructor)) static void fake_init(void)
     const char *gs = getenv("FAKECUDA_GREEN_SLOW");
     if (gs && atoi(gs) >= 100)
         g_green_slow = atoi(gs);
+    const char *se = getenv("FAKECUDA_SLOW_EVERY"), *su = getenv("FAKECUDA_SLOW_US");
+    if (se && atoi(se) > 0 && su && atoi(su) > 0)
+        g_slow_every = atoi(se), g_slow_us = atoi(su);
     const char *tp = getenv("FAKECUDA_TPS");
     if (tp && atoi(tp) > 0)
         g_tps = atoi(tp);

@@ -54,6 +54,7 @@ extern int g_memops; /* FAKECUDA_MEMOPS */
 extern int g_green;  /* FAKECUDA_GREEN=0: no green contexts */
 extern int g_sms;    /* FAKECUDA_SMS */
 extern int g_green_slow; /* FAKECUDA_GREEN_SLOW */
+extern int g_slow_every, g_slow_us; /* FAKECUDA_SLOW_EVERY, FAKECUDA_SLOW_US */
 extern int g_tps;    /* FAKECUDA_TPS */
 /* kernels launched into green streams (fake_cuda_launch.c; xq_fake_green_launches) */
 extern unsigned long long g_green_launches;

@@ -136,6 +136,9 @@ static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsign
         if (gs && gs->green > 0 && need > (uint64_t)gs->green)
             us = (unsigned)((uint64_t)us * (need < (uint64_t)g_sms ? need : (uint64_t)g_sms) * (uint64_t)g_green_slow
                             / 100 / (uint64_t)gs->green);
+        static unsigned spins;
+        if (g_slow_every && __atomic_add_fetch(&spins, 1, __ATOMIC_RELAXED) % (unsigned)g_slow_every == 0)
+            us += (unsigned)g_slow_us;
         return fk_enqueue(h, ptsz, (op){.kind = OP_SPIN, .us = us});
     }
     case F_INC:

@@ -97,6 +97,7 @@ void test_window_kinds(void);
 void test_estimate(void);
 void test_timeline(void);
 void test_arrivals(void);
+void test_tail_requery(void);
 void test_memop_registration(void);
 void test_memop_gate(void);
 void test_memop_gate_ptds(void);

@@ -67,6 +67,7 @@ static const struct {
     {"local_library", test_local_library},
     {"timeline", test_timeline},
     {"arrivals", test_arrivals},
+    {"tail_requery", test_tail_requery},
     {"memop_registration", test_memop_registration},
     {"memop_gate", test_memop_gate},
     {"memop_gate_ptds", test_memop_gate_ptds},
