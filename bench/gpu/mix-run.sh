@@ -55,7 +55,7 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   echo "== mix run $i ($m) rc=$rc $(( $(date +%s) - s )) s"
   grep -v '^  \[' "$res/mix-$i.txt" | tail -40
   # the node's trace (-Dxq.trace.wideBeats=true) in numbers; the lines themselves are in mix-N.txt
-  echo "trace: cuts $(grep 'weighed parts' "$res/mix-$i.txt" | grep -vc 'turns on all'), turns passed $(grep -c 'turns on all' "$res/mix-$i.txt"), taken for starving $(grep -c 'completed nothing' "$res/mix-$i.txt")"
+  echo "trace: cuts $(grep 'weighed parts' "$res/mix-$i.txt" | grep -vc 'turns on all'), turns passed $(grep -c 'turns on all' "$res/mix-$i.txt"), taken for starving $(grep -c 'completed nothing' "$res/mix-$i.txt"), guards dropped for starving $(grep -c 'arrival guard: q.*unguarded for' "$res/mix-$i.txt")"
   d=$(ls -dt /tmp/xq-mix-* 2>/dev/null | head -1)
   [ -n "$d" ] && mkdir -p "$res/logs-$i" && cp -r "$d"/. "$res/logs-$i/" 2>/dev/null
   pack

@@ -1445,6 +1445,75 @@ final class ArrivalGuards {
     }
 
     /**
+     * Per queue under an arrival guard: its completions when it last made progress, and then; until
+     * when it goes unguarded because it made none.
+     */
+    private final Map<Long, Progress> guarded = new HashMap<>();
+
+    /**
+     * A queue under a guard that waits to launch (work held in its process, nothing of it on the
+     * device, not held by the policy) and completes nothing for four of A's periods plus one of its
+     * commands: the guard refuses its every command. That happens where the process's own estimate
+     * of a command is not the node's: a GEMM narrowed to half the device measured 41 ms a command
+     * in its process, where the node reckoned 21.8 ms at the whole device, fitting a ResNet-50
+     * graph's 23 ms gaps; the interposer refused it 190,499 times in 8 s (0.03 of native sharing,
+     * H200, session 47, the graph in a context of its own). It goes unguarded, as a command that
+     * never fits does (it runs between A's requests and is held during them), for
+     * {@value #STARVED_FIRST_OFF_NANOS} ns, then is guarded again, twice as long each time it
+     * starves again soon after, up to {@value #STARVED_OFF_NANOS} ns.
+     */
+    private boolean guardStarved(QueueView b, long now, long period, long command) {
+        Progress p = guarded.computeIfAbsent(b.handle(), h -> new Progress());
+        if (p.offUntil != 0) {
+            if (now - p.offUntil < 0) {
+                return true;
+            }
+            p.offUntil = 0;
+            p.at = 0;
+        }
+        long limit = 4 * period + command;
+        boolean waiting = b.pending() > 0 && b.inFlight() == 0;
+        if (!waiting || b.completed() != p.completed || p.at == 0 || now - p.at > 2 * Math.max(limit, p.limit)) {
+            // progress, nothing to launch, or the first look (or the first after a long while)
+            p.completed = b.completed();
+            p.at = waiting ? now : 0;
+            p.limit = limit;
+            return false;
+        }
+        p.limit = limit;
+        if (now - p.at <= limit) {
+            return false;
+        }
+        long off = p.lastOffEnd != 0 && now - p.lastOffEnd < STARVED_MEMORY_NANOS
+                ? Math.min(STARVED_OFF_NANOS, 2 * p.lastOff) : STARVED_FIRST_OFF_NANOS;
+        p.lastOff = off;
+        p.offUntil = now + off;
+        p.lastOffEnd = p.offUntil;
+        starvedGuards++;
+        if (TRACE) {
+            System.err.println("xq: arrival guard: q" + b.handle() + " waited to launch for " + (now - p.at) / 1000
+                    + " us under it with no command ended (its command " + command / 1000 + " us by the node's reckoning); unguarded for "
+                    + off / 1_000_000 + " ms");
+        }
+        return true;
+    }
+
+    /** B held by the policy (or not guarded): its wait under a guard begins again. */
+    private void waited(QueueView b) {
+        Progress p = guarded.get(b.handle());
+        if (p != null) {
+            p.at = 0;
+        }
+    }
+
+    /** How many times a queue went unguarded because the guard refused its every command. */
+    private long starvedGuards;
+
+    long starvedGuards() {
+        return starvedGuards;
+    }
+
+    /**
      * The longest command that fits between A's busy periods (a median busy period as long as the
      * period cannot be this beat's: measured across a change of rhythm, or from stamps written
      * late; not counted).
@@ -1484,6 +1553,9 @@ final class ArrivalGuards {
                 QueueView bv = find(views, b);
                 Long partlyCommand = partly.get(b);
                 if (bv == null || (held(bv, decided) && partlyCommand == null)) {
+                    if (bv != null) {
+                        waited(bv); // held by the policy: not the guard's doing
+                    }
                     continue;
                 }
                 // at the width B runs at: its whole-device average times the parts the device is split in
@@ -1494,6 +1566,9 @@ final class ArrivalGuards {
                     // of them, for good (21 ms GEMMs beside a 25 ms beat ran at 0.03 of native);
                     // unguarded, it runs between A's requests and is held during them
                     continue;
+                }
+                if (guardStarved(bv, now, beat.periodNanos(), command)) {
+                    continue; // as one that never fits, for a while
                 }
                 if (want == null) {
                     want = new HashMap<>(4);
@@ -1552,6 +1627,7 @@ final class ArrivalGuards {
         }
         tracks.keySet().retainAll(open);
         progress.keySet().retainAll(open);
+        guarded.keySet().retainAll(open);
         given.keySet().retainAll(open);
         for (Track t : tracks.values()) {
             t.over.keySet().retainAll(open);
@@ -1562,6 +1638,7 @@ final class ArrivalGuards {
     void clear() {
         tracks.clear();
         progress.clear();
+        guarded.clear();
         given.clear();
         partly.clear();
         lingerWake = Long.MAX_VALUE;

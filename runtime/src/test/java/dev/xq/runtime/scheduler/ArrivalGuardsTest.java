@@ -12,6 +12,7 @@ import dev.xq.policy.spi.QueueView;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,9 +27,16 @@ class ArrivalGuardsTest {
     final ArrivalGuards g = new ArrivalGuards();
     boolean bHeld;
 
+    /**
+     * B's completions in the views below: one more each time it is seen (it runs between A's
+     * requests); a B that completes nothing while it waits under a guard loses the guard for a
+     * while (aGuardThatRefusesEveryCommandOfAQueueIsDroppedForAWhile).
+     */
+    static final AtomicLong B_DONE = new AtomicLong();
+
     static QueueView view(long handle, boolean ready, boolean suspended, long readySince) {
         return new QueueView(handle, "q" + handle, "d0", "g" + handle, ready, suspended, false, ready ? readySince : 0, 0, 0,
-                ready ? 1 : 0, 0, 0, 0, List.of(), PreemptionLevel.BLOCK);
+                ready ? 1 : 0, 0, handle == B ? B_DONE.incrementAndGet() : 0, 0, List.of(), PreemptionLevel.BLOCK);
     }
 
     /** A arrives at t (B busy, held by the decision), then goes idle at t + busy (B resumed). */
@@ -152,6 +160,63 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * A guard the queue's own process reckons tighter than the node does (a GEMM narrowed to half
+     * the device, 41 ms a command there, where the node reckoned 21.8 ms at the whole device
+     * against a graph's 23 ms gaps: 0.03 of native sharing, H200, session 47) refuses every
+     * command: B waits to launch, nothing of it on the device, and completes nothing. After four
+     * of A's periods and one of B's commands the guard is dropped (B runs between A's requests
+     * and is held during them, as a command that never fits), for the first starving's time;
+     * then B is guarded again. A B that completes commands keeps its guard throughout.
+     */
+    @Test
+    void aGuardThatRefusesEveryCommandOfAQueueIsDroppedForAWhile() {
+        long command = 20 * MS;
+        for (boolean progresses : new boolean[] {false, true}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            long t = 1000 * MS;
+            long done = 7;
+            long firstGuard = 0;
+            long dropped = 0;
+            long again = 0;
+            for (int i = 0; i < 40; i++) {
+                long at = t + i * 25 * MS;
+                if (progresses) {
+                    done++;
+                }
+                // waiting to launch: one launch held in its process, nothing in flight
+                QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, done, command, List.of(),
+                        PreemptionLevel.BLOCK);
+                guards.update("hpf", at, List.of(view(A, true, false, at), b), Map.of(B, true));
+                guards.update("hpf", at + 2 * MS, List.of(view(A, false, false, 0), b), Map.of(B, false));
+                boolean has = guards.given().containsKey(B);
+                if (has && firstGuard == 0) {
+                    firstGuard = at;
+                } else if (!has && firstGuard != 0 && dropped == 0) {
+                    dropped = at;
+                } else if (has && dropped != 0 && again == 0) {
+                    again = at;
+                }
+            }
+            assertTrue(firstGuard != 0, "B is guarded once A's beat is known");
+            if (progresses) {
+                assertEquals(0, dropped, "a B that completes commands keeps its guard");
+                assertEquals(0, guards.starvedGuards());
+            } else {
+                assertTrue(dropped != 0, "a B that completes nothing under its guard loses it");
+                long limit = 4 * 25 * MS + command;
+                assertTrue(dropped - firstGuard > limit - 25 * MS && dropped - firstGuard <= limit + 50 * MS,
+                        "dropped " + (dropped - firstGuard) / MS + " ms after the first guard; limit " + limit / MS + " ms");
+                assertTrue(again != 0, "guarded again after the time off");
+                assertTrue(again - dropped >= ArrivalGuards.STARVED_FIRST_OFF_NANOS - 25 * MS
+                        && again - dropped <= ArrivalGuards.STARVED_FIRST_OFF_NANOS + 50 * MS,
+                        "guarded again " + (again - dropped) / MS + " ms after it was dropped");
+                // and once more, four periods and a command after it was guarded again (within the 1 s run)
+                assertEquals(2, guards.starvedGuards());
+            }
+        }
+    }
+
+    /**
      * A graph on a 25 ms beat and a 21.5 ms GEMM that ran into its requests (launched before the
      * beat was known): the requests it ran into took 15 ms. By all its busy periods the graph's
      * gap left no room for the GEMM, so it went unguarded and ran into the next requests, for the
@@ -171,7 +236,7 @@ class ArrivalGuardsTest {
                 // alone: the GEMM held at the arrival, nothing of it in flight; or its kernel ran into it
                 boolean alone = i < aloneFirst;
                 boolean quick = alone;
-                QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, alone ? 0 : 1, 0, command,
+                QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, alone ? 0 : 1, B_DONE.incrementAndGet(), command,
                         List.of(), PreemptionLevel.BLOCK);
                 guards.update("hpf", at, List.of(view(A, true, false, at), b), Map.of(B, true));
                 // (B still held as A's busy period is seen to end)
@@ -188,7 +253,7 @@ class ArrivalGuardsTest {
     }
 
     static QueueView viewB(long commandNanos, boolean ready) {
-        return new QueueView(B, "q" + B, "d0", "g" + B, ready, false, false, ready ? 5 : 0, 0, 0, ready ? 1 : 0, 0, 0, commandNanos,
+        return new QueueView(B, "q" + B, "d0", "g" + B, ready, false, false, ready ? 5 : 0, 0, 0, ready ? 1 : 0, 0, B_DONE.incrementAndGet(), commandNanos,
                 List.of(), PreemptionLevel.BLOCK);
     }
 
