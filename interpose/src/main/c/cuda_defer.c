@@ -236,7 +236,7 @@ void xqc_drain(xstream *st, int force)
         xqc_note_launch(st, est);
         st->fl_est += est;
         uint64_t t = now_ns();
-        if (st->dry_at) st->dry_ns += t - st->dry_at, st->dry_at = 0;
+        xqc_wait_end(st, t);
         xqc_mirror(st);
         pthread_mutex_unlock(&st->mu);
         if (!pushed && !made) {

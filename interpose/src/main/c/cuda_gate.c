@@ -108,7 +108,7 @@ static int guarded(xstream *st, const xq_slot *s, uint64_t est, uint64_t win_ns,
 int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
 {
     if (retry) *retry = 0;
-    if (LD(&s->gate)) return 1;
+    if (LD(&s->gate)) return st->why_held++, 1;
     uint32_t thr = LD(&s->threshold), n = st->in_flight;
     if (thr && n >= thr) {
         st->throttled = 1;
@@ -301,7 +301,9 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
         if (!waited) {
             waited = 1;
             st->pending++;
-            if (st->active++ == 0) st->ready_since = now_ns(), wake = 1;
+            uint64_t t = now_ns();
+            if (st->active++ == 0) st->ready_since = t, wake = 1;
+            if (!st->in_flight) xqc_wait_begin(st, t);
             xqc_mirror(st);
         }
         uint32_t seq = st->wseq;
@@ -322,7 +324,7 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
     xqc_note_launch(st, g->est);
     st->fl_est += g->est;
     g->t = now_ns();
-    if (st->dry_at) st->dry_ns += g->t - st->dry_at, st->dry_at = 0;
+    xqc_wait_end(st, g->t);
     /* ready since the first launch after idle: a thread that waited kept the stream ready (its
      * arrival is when it began to wait, not when it was let go) */
     if (!waited && st->active++ == 0) st->ready_since = g->t, wake = 1;
@@ -372,7 +374,9 @@ int xqc_gate_defer(gate *g, dop *op)
     if (st->kind == K_LEGACY) ADD(&xqc_legacy_deferred, 1);
     if (!g->waited) {
         st->pending++;
-        if (st->active++ == 0) st->ready_since = now_ns(), wake = 1;
+        uint64_t t = now_ns();
+        if (st->active++ == 0) st->ready_since = t, wake = 1;
+        if (!st->in_flight) xqc_wait_begin(st, t);
     }
     xqc_mirror(st);
     pthread_mutex_unlock(&st->mu);

@@ -268,9 +268,12 @@ typedef struct xstream {
     struct dop *dq_head, *dq_tail;
     uint32_t dq_n;
     int dq_lw; /* counted in xqc_limit_waiters: its head waits on the limits */
-    /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet;
-     * dry: nothing in flight while work waited on the host (held or deferred), gate open */
-    uint64_t why_thr, why_win, why_est, why_guard, guard_seen, dry_at, dry_ns;
+    /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet /
+     * the arrival guard / the closed gate; the time nothing was in flight while work waited in the
+     * process (from dry_at), told by what refused it meanwhile: the gate (wait_held_ns), else the arrival
+     * guard (wait_guarded_ns), else nothing (dry_ns: the node's reaction, a launch on its way) */
+    uint64_t why_thr, why_win, why_est, why_guard, guard_seen, why_held, dry_at, dry_ns;
+    uint64_t wait_held0, wait_guard0, wait_held_ns, wait_guarded_ns;
     uint64_t est_sum;        /* XQ_LOG=2: estimated work launched (what the window was charged) */
     uint64_t left_at[6];     /* XQ_LOG=2: launches by the estimated work left in flight when made */
     /* timed samples (XQ_ESTIMATES=timed): a command of a kind due to be measured goes between two
@@ -471,6 +474,26 @@ extern uint32_t xqc_limit_waiters;
 uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_t *credit);
 void xqc_note_launch(xstream *st, uint64_t est);
 int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry);
+
+/* XQ_LOG=2: from t nothing of st is in flight while work waits in the process (a launch held or
+ * deferred). Caller holds st->mu. */
+static inline void xqc_wait_begin(xstream *st, uint64_t t)
+{
+    if (st->dry_at) return;
+    st->dry_at = t, st->wait_held0 = st->why_held, st->wait_guard0 = st->why_guard;
+}
+
+/* XQ_LOG=2: the wait begun by xqc_wait_begin ends at t (a launch is made): its time goes to what
+ * refused the stream meanwhile. Caller holds st->mu. */
+static inline void xqc_wait_end(xstream *st, uint64_t t)
+{
+    if (!st->dry_at) return;
+    uint64_t d = t > st->dry_at ? t - st->dry_at : 0;
+    if (st->why_held != st->wait_held0) st->wait_held_ns += d;
+    else if (st->why_guard != st->wait_guard0) st->wait_guarded_ns += d;
+    else st->dry_ns += d;
+    st->dry_at = 0;
+}
 uint64_t xqc_unknown_charge(const xstream *st);
 uint64_t xqc_mark_every(const xstream *st);
 int xqc_account_done(xstream *st, uint32_t count, uint64_t run, uint32_t scale);

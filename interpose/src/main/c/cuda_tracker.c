@@ -155,7 +155,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
     if (!st->in_flight) st->fl_est = 0;
     int idle = xqc_account_done(st, count, span, scale);
-    if (!st->in_flight && (st->pending || st->dq_n) && st->shm && !LD(&st->shm->gate)) st->dry_at = t;
+    if (!st->in_flight && (st->pending || st->dq_n)) xqc_wait_begin(st, t);
     xqc_busy_update(st);
     int left = completions_seen(st, idle);
     /* each command of the batch learns its share of the span, by the estimates it was launched

@@ -8,7 +8,7 @@ static void gate_test(const char *const *args)
     tn_start(SOCK, 16);
     tn_defaults(1, 0, 0, 0);
     app a;
-    start(&a, NULL, args);
+    start(&a, (const char *[]){"XQ_LOG=2", NULL}, args);
     int slot = stream_slot(0, 0, NULL, 0);
     xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
     CHECK(s, "no STREAM");
@@ -34,6 +34,13 @@ static void gate_test(const char *const *args)
     CHECK(went && dt < 0.02, "released after %.1f ms", dt * 1000);
     printf("    released %.2f ms after GATE\n", dt * 1000);
     CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    /* XQ_LOG=2: the 330 ms it was held with nothing in flight are the node's, not the guard's */
+    double held = -1, guarded = -1, dry = -1;
+    const char *p = strstr(slurp(a.err), "nothing in flight with work waiting: ");
+    CHECK(p && sscanf(p, "nothing in flight with work waiting: held by the node %lf ms, refused by the arrival guard %lf ms, "
+                         "other (dry) %lf ms", &held, &guarded, &dry) == 3, "no wait summary: %s", slurp(a.err));
+    CHECK(held >= 320 && held < 2000 && guarded == 0, "held %.1f ms (want the 330 it was held), guarded %.1f ms, dry %.1f ms",
+          held, guarded, dry);
 }
 
 void test_gate_direct(void)
@@ -234,6 +241,13 @@ static void guard_test(int defer)
     __atomic_store_n(&s->horizon_ns, 0, __ATOMIC_SEQ_CST);
     CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
     CHECK(strstr(slurp(a.err), "arrival guard 0") == NULL, "no guard refusal counted: %s", slurp(a.err));
+    /* XQ_LOG=2: from the last launch that ended by the horizon to the lapse (about 20 ms) nothing ran
+     * while the next waited: the guard's time, not the node's (the gate stayed open) */
+    double held = -1, guarded = -1, dry = -1;
+    const char *p = strstr(slurp(a.err), "nothing in flight with work waiting: ");
+    CHECK(p && sscanf(p, "nothing in flight with work waiting: held by the node %lf ms, refused by the arrival guard %lf ms, "
+                         "other (dry) %lf ms", &held, &guarded, &dry) == 3, "no wait summary: %s", slurp(a.err));
+    CHECK(guarded >= 15 && guarded < 200 && held == 0, "guarded %.1f ms (want about 20), held %.1f ms, dry %.1f ms", guarded, held, dry);
 }
 
 void test_guard(void) { guard_test(0); }

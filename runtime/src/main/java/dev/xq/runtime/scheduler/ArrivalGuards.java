@@ -1458,17 +1458,18 @@ final class ArrivalGuards {
      * in its process, where the node reckoned 21.8 ms at the whole device, fitting a ResNet-50
      * graph's 23 ms gaps; the interposer refused it 190,499 times in 8 s (0.03 of native sharing,
      * H200, session 47, the graph in a context of its own). It goes unguarded, as a command that
-     * never fits does (it runs between A's requests and is held during them), for
-     * {@value #STARVED_FIRST_OFF_NANOS} ns, then is guarded again, twice as long each time it
-     * starves again soon after, up to {@value #STARVED_OFF_NANOS} ns.
+     * never fits does (it runs between A's requests and is held during them), until it has
+     * completed a command, at most {@value #STARVED_FIRST_OFF_NANOS} ns; then it is guarded again.
+     * So a guard that cannot be met costs its queue at most one command a round of four of A's
+     * periods, and A at most the request that command runs into.
      */
     private boolean guardStarved(QueueView b, long now, long period, long command) {
         Progress p = guarded.computeIfAbsent(b.handle(), h -> new Progress());
         if (p.offUntil != 0) {
-            if (now - p.offUntil < 0) {
+            if (b.completed() == p.completed && now - p.offUntil < 0) {
                 return true;
             }
-            p.offUntil = 0;
+            p.offUntil = 0; // a command done (or the time up): guarded again, its wait begins now
             p.at = 0;
         }
         long limit = 4 * period + command;
@@ -1484,16 +1485,12 @@ final class ArrivalGuards {
         if (now - p.at <= limit) {
             return false;
         }
-        long off = p.lastOffEnd != 0 && now - p.lastOffEnd < STARVED_MEMORY_NANOS
-                ? Math.min(STARVED_OFF_NANOS, 2 * p.lastOff) : STARVED_FIRST_OFF_NANOS;
-        p.lastOff = off;
-        p.offUntil = now + off;
-        p.lastOffEnd = p.offUntil;
+        p.offUntil = now + STARVED_FIRST_OFF_NANOS;
         starvedGuards++;
         if (TRACE) {
             System.err.println("xq: arrival guard: q" + b.handle() + " waited to launch for " + (now - p.at) / 1000
                     + " us under it with no command ended (its command " + command / 1000 + " us by the node's reckoning); unguarded for "
-                    + off / 1_000_000 + " ms");
+                    + "a command, at most " + STARVED_FIRST_OFF_NANOS / 1_000_000 + " ms");
         }
         return true;
     }

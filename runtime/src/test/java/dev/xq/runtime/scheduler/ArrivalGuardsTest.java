@@ -165,13 +165,15 @@ class ArrivalGuardsTest {
      * against a graph's 23 ms gaps: 0.03 of native sharing, H200, session 47) refuses every
      * command: B waits to launch, nothing of it on the device, and completes nothing. After four
      * of A's periods and one of B's commands the guard is dropped (B runs between A's requests
-     * and is held during them, as a command that never fits), for the first starving's time;
-     * then B is guarded again. A B that completes commands keeps its guard throughout.
+     * and is held during them, as a command that never fits) until B has completed a command, or
+     * for the starving's time where it completes none; then B is guarded again. A B that completes
+     * commands keeps its guard throughout.
      */
     @Test
-    void aGuardThatRefusesEveryCommandOfAQueueIsDroppedForAWhile() {
+    void aGuardThatRefusesEveryCommandOfAQueueIsDroppedUntilItCompletesOne() {
         long command = 20 * MS;
-        for (boolean progresses : new boolean[] {false, true}) {
+        long limit = 4 * 25 * MS + command;
+        for (String kind : new String[] {"progresses", "starves", "starves, then completes one"}) {
             ArrivalGuards guards = new ArrivalGuards();
             long t = 1000 * MS;
             long done = 7;
@@ -180,8 +182,8 @@ class ArrivalGuardsTest {
             long again = 0;
             for (int i = 0; i < 40; i++) {
                 long at = t + i * 25 * MS;
-                if (progresses) {
-                    done++;
+                if (kind.equals("progresses") || (kind.startsWith("starves, then") && dropped != 0 && done == 7)) {
+                    done++; // one command ends (the one run unguarded)
                 }
                 // waiting to launch: one launch held in its process, nothing in flight
                 QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, done, command, List.of(),
@@ -197,21 +199,26 @@ class ArrivalGuardsTest {
                     again = at;
                 }
             }
-            assertTrue(firstGuard != 0, "B is guarded once A's beat is known");
-            if (progresses) {
+            assertTrue(firstGuard != 0, kind + ": B is guarded once A's beat is known");
+            if (kind.equals("progresses")) {
                 assertEquals(0, dropped, "a B that completes commands keeps its guard");
                 assertEquals(0, guards.starvedGuards());
-            } else {
-                assertTrue(dropped != 0, "a B that completes nothing under its guard loses it");
-                long limit = 4 * 25 * MS + command;
-                assertTrue(dropped - firstGuard > limit - 25 * MS && dropped - firstGuard <= limit + 50 * MS,
-                        "dropped " + (dropped - firstGuard) / MS + " ms after the first guard; limit " + limit / MS + " ms");
-                assertTrue(again != 0, "guarded again after the time off");
+                continue;
+            }
+            assertTrue(dropped != 0, kind + ": a B that completes nothing under its guard loses it");
+            assertTrue(dropped - firstGuard > limit - 25 * MS && dropped - firstGuard <= limit + 50 * MS,
+                    kind + ": dropped " + (dropped - firstGuard) / MS + " ms after the first guard; limit " + limit / MS + " ms");
+            assertTrue(again != 0, kind + ": guarded again");
+            if (kind.equals("starves")) {
                 assertTrue(again - dropped >= ArrivalGuards.STARVED_FIRST_OFF_NANOS - 25 * MS
                         && again - dropped <= ArrivalGuards.STARVED_FIRST_OFF_NANOS + 50 * MS,
-                        "guarded again " + (again - dropped) / MS + " ms after it was dropped");
-                // and once more, four periods and a command after it was guarded again (within the 1 s run)
+                        "with nothing completed, guarded again " + (again - dropped) / MS + " ms after it was dropped");
+                // and dropped once more, four periods and a command after it was guarded again (within the 1 s run)
                 assertEquals(2, guards.starvedGuards());
+            } else {
+                assertEquals(25 * MS, again - dropped, "guarded again at the look after its command ended");
+                // then it starves again (nothing more completes): dropped again after the same wait, and so on
+                assertTrue(guards.starvedGuards() >= 2, "starved again: " + guards.starvedGuards());
             }
         }
     }
