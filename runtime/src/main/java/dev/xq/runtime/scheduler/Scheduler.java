@@ -171,6 +171,8 @@ public final class Scheduler {
     private final AtomicReference<InProgress> inProgress = new AtomicReference<>();
 
     private final DecisionStats stats = new DecisionStats();
+    /** The node's reaction to arrivals that hold others, traced with -Dxq.trace.wideBeats=true (else not kept). */
+    private final ArrivalReactions reactions = Boolean.getBoolean("xq.trace.wideBeats") ? new ArrivalReactions(true) : null;
     private final GuardKeeper guards = new GuardKeeper();
     private final TopQueues tops = new TopQueues(); // the deciding thread's
     /** The sleepers; tells {@link #source} of each falling asleep and waking. */
@@ -686,6 +688,9 @@ public final class Scheduler {
         actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
+        if (reactions != null) {
+            reactions.decided(views, actions.decided, suspends, System.nanoTime());
+        }
         guards.lift(); // after the holds: a queue held now must not see neither guard nor gate first
         dormant.end(now, views, byHandle);
         long sourceWake = source.decided(views, byHandle);

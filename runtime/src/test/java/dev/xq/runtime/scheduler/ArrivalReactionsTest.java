@@ -1,0 +1,56 @@
+package dev.xq.runtime.scheduler;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.xq.api.PreemptionLevel;
+import dev.xq.policy.spi.QueueView;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The node's reaction to arrivals that hold others: counted once per arrival, only where others were held for it. */
+class ArrivalReactionsTest {
+
+    static final long MS = 1_000_000L;
+    static final long US = 1_000L;
+
+    static QueueView view(long handle, boolean ready, boolean suspended, long readySince) {
+        return new QueueView(handle, "q" + handle, "d0", "g" + handle, ready, suspended, false, ready ? readySince : 0, 0, 0,
+                ready ? 1 : 0, 0, 0, 0, List.of(), PreemptionLevel.BLOCK);
+    }
+
+    @Test
+    void anArrivalThatHeldOthersIsCountedOnceFromItsStampToTheDecisionApplied() {
+        ArrivalReactions r = new ArrivalReactions(false);
+        long t = 1000 * MS;
+        // A arrives at t; the decision 350 us later holds B (busy since long before: not an arrival now)
+        r.decided(List.of(view(1, true, false, t), view(2, true, false, t - 50 * MS)), Map.of(2L, true), 1, t + 350 * US);
+        assertEquals(1, r.total(), "A's arrival, which held B");
+        assertArrayEquals(new long[] {350 * US}, r.sorted());
+        // a later decision while A is still ready since the same stamp: not counted again
+        r.decided(List.of(view(1, true, false, t), view(2, true, true, t - 50 * MS)), Map.of(2L, true), 1, t + 2 * MS);
+        assertEquals(1, r.total());
+        // A's next arrival 25 ms on, held others after 500 us
+        long t2 = t + 25 * MS;
+        r.decided(List.of(view(1, true, false, t2), view(2, true, false, t - 50 * MS)), Map.of(2L, true), 1, t2 + 500 * US);
+        assertEquals(2, r.total());
+        assertArrayEquals(new long[] {350 * US, 500 * US}, r.sorted());
+        assertTrue(r.summary().startsWith("2 arrivals that held others (the latest 2: P50 350 us"), r.summary());
+    }
+
+    @Test
+    void arrivalsThatHeldNothingOrWereHeldThemselvesAreNotCounted() {
+        ArrivalReactions r = new ArrivalReactions(false);
+        long t = 1000 * MS;
+        // nothing held by the decision
+        r.decided(List.of(view(1, true, false, t)), Map.of(), 0, t + 300 * US);
+        // B arrives and is held itself (A runs): B's arrival is not a reaction
+        r.decided(List.of(view(1, true, false, t), view(2, true, false, t + MS)), Map.of(2L, true), 1, t + MS + 200 * US);
+        // a stamp from far before (ready for over a second): not an arrival's reaction
+        r.decided(List.of(view(3, true, false, t - 2_000 * MS), view(2, true, false, t + MS)), Map.of(2L, true), 1, t + 3 * MS);
+        assertEquals(0, r.total(), r.summary());
+        assertEquals("no arrival held others", r.summary());
+    }
+}
