@@ -327,6 +327,33 @@ class MixScenarioTest {
         assertEquals(Boolean.FALSE, v.met(), "the goal stays on every request");
     }
 
+    /**
+     * The floor beside the tail: each mode's median over the standalone P99; where the xq median
+     * alone is over the goal's bound, the verdict's line says so (no tail removed makes that goal).
+     */
+    @Test
+    void theMedianOverTheStandaloneP99TellsAFloorFromATail() {
+        double[] alone = new double[100];
+        java.util.Arrays.fill(alone, 1.0);
+        var sa = MixScenario.Outcome.of("{\"tasks\":100,\"checksum\":7,\"lat_ms\":" + java.util.Arrays.toString(alone) + "}",
+                MixScenario.Role.LC, 1);
+        var mix = MixScenario.MIXES.get(1);
+        for (double median : new double[] {1.05, 1.15}) {
+            double[] shared = new double[100];
+            java.util.Arrays.fill(shared, median);
+            var xq = MixScenario.Outcome.of("{\"tasks\":100,\"checksum\":7,\"lat_ms\":" + java.util.Arrays.toString(shared) + "}",
+                    MixScenario.Role.LC, 1);
+            var v = MixScenario.judge(mix, modes(sa, lc(30, 7), be(100), xq, be(95)));
+            @SuppressWarnings("unchecked")
+            var tenants = (List<Map<String, Object>>) v.json().get("tenants");
+            var floor = (Map<?, ?>) tenants.get(0).get("p50_over_standalone_p99");
+            assertEquals(median, floor.get("xq"), "xq's median over the standalone P99");
+            assertEquals(30.0, floor.get("native"));
+            String line = v.measured();
+            assertEquals(median > MixScenario.LC_BOUND, line.contains("its xq median alone over the bound (P50 " + median), line);
+        }
+    }
+
     @Test
     void theMixesTravelAsATopLevelJsonMemberAndTheTableIsTheScenarios() {
         var r = new ScenarioReport("mix", "sim0", Map.of());
