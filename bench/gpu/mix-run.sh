@@ -56,6 +56,12 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   grep -v '^  \[' "$res/mix-$i.txt" | tail -40
   # the node's trace (-Dxq.trace.wideBeats=true) in numbers; the lines themselves are in mix-N.txt
   echo "trace: cuts $(grep 'weighed parts' "$res/mix-$i.txt" | grep -vc 'turns on all'), turns passed $(grep -c 'turns on all' "$res/mix-$i.txt"), taken for starving $(grep -c 'completed nothing' "$res/mix-$i.txt"), guards dropped for starving $(grep -c 'arrival guard: q.*unguarded for' "$res/mix-$i.txt")"
+  # the node's reaction to arrivals that held others, as each together-mode ended (its last trace line)
+  for md in $(echo "${MODES:-standalone,native,xq}" | tr ',' ' '); do
+    case "$md" in standalone|native) continue ;; esac
+    r=$(awk -v s=": $md started" -v e=": $md ended" 'index($0, s) {on=1} on && /arrival reaction/ {l=$0} index($0, e) {on=0} END {print l}' "$res/mix-$i.txt")
+    [ -n "$r" ] && echo "trace $md: ${r#xq: }"
+  done
   d=$(ls -dt /tmp/xq-mix-* 2>/dev/null | head -1)
   [ -n "$d" ] && mkdir -p "$res/logs-$i" && cp -r "$d"/. "$res/logs-$i/" 2>/dev/null
   pack
