@@ -13,20 +13,23 @@
 # On the device machine, give it a folder outside $OUT and pack that into $OUT afterwards (it
 # writes 3-4 files a round; a call returns only a few files). Outside the bench, ./xq run needs both
 # interposers built or carried (interpose/target/libxq-cuda.so and libxq-hip.so).
-# Usage: SECS=8 [ROUNDS=6] [KIND=decode] sh bench/gpu/overhead-decode.sh "$OUT"
+# KIND=trainbf16 (or another best-effort kind: train32, gemm, triton) with PRIO=1: a best-effort
+# process alone (never held: no company), judged by its iterations per second (rate / bare).
+# Usage: SECS=8 [ROUNDS=6] [KIND=decode] [PRIO=2] sh bench/gpu/overhead-decode.sh "$OUT"
 set -u
 out=${1:?usage: overhead-decode.sh OUTDIR}
 mkdir -p "$out"
 S=${SECS:-8}
 K=${KIND:-decode}
+P=${PRIO:-2}
 ./xq serve > "$out/overhead-node.txt" 2>&1 &
 node=$!
 sleep 6
 for round in $(seq "${ROUNDS:-2}"); do
   python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" > "$out/bare-$round.txt" 2> "$out/bare-$round.err"
-  XQ_MPS=0 ./xq run --priority 2 --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
+  XQ_MPS=0 ./xq run --priority "$P" --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
     > "$out/xqnomps-$round.txt" 2> "$out/xqnomps-$round.err"
-  ./xq run --priority 2 --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
+  ./xq run --priority "$P" --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
     > "$out/xq-$round.txt" 2> "$out/xq-$round.err"
   if [ "${PEER:-0}" = 1 ]; then
     # the same beside an idle best-effort process under ./xq run (a context on the device, no work):
@@ -35,14 +38,14 @@ for round in $(seq "${ROUNDS:-2}"); do
       > "$out/peer-$round.txt" 2>&1 &
     peer=$!
     sleep 6
-    ./xq run --priority 2 --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
+    ./xq run --priority "$P" --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
       > "$out/xqpeer-$round.txt" 2> "$out/xqpeer-$round.err"
     kill $peer 2>/dev/null; wait $peer 2>/dev/null
   fi
 done
 kill $node; wait $node 2>/dev/null
 for f in "$out"/bare-*.txt "$out"/xqnomps-*.txt "$out"/xq-*.txt "$out"/xqpeer-*.txt; do
-  echo "$(basename "$f"): $(grep -o '"p50_ms": *[0-9.]*\|"p99_ms": *[0-9.]*\|"requests": *[0-9]*' "$f" | tr '\n' ' ')"
+  echo "$(basename "$f"): $(grep -o '"p50_ms": *[0-9.]*\|"p99_ms": *[0-9.]*\|"requests": *[0-9]*\|"it_per_s": *[0-9.]*' "$f" | tr '\n' ' ')"
 done
 python3 - "$out" "${ROUNDS:-2}" <<'PY'
 import json, os, statistics, sys
@@ -50,7 +53,10 @@ d, n = sys.argv[1], int(sys.argv[2])
 def get(name):
     try:
         lines = [l for l in open(os.path.join(d, name)).read().splitlines() if l.startswith("{")]
-        j = json.loads(lines[-1]); return j["p50_ms"], j["p99_ms"]
+        j = json.loads(lines[-1])
+        if "p50_ms" not in j:  # a best-effort kind: its rate, as (rate, rate), higher is better
+            return j["it_per_s"], j["it_per_s"]
+        return j["p50_ms"], j["p99_ms"]
     except Exception:
         return None
 for mode in ("xqnomps", "xq", "xqpeer"):
@@ -60,6 +66,7 @@ for mode in ("xqnomps", "xq", "xqpeer"):
         if b and x:
             r50.append(x[0] / b[0]); r99.append(x[1] / b[1])
     if r50:
-        print(f"{mode} / bare, per round: P50 {' '.join(f'{v:.3f}' for v in r50)}; P99 {' '.join(f'{v:.3f}' for v in r99)}; "
+        what = ("rate", "rate") if "it_per_s" in open(os.path.join(d, "bare-1.txt")).read() else ("P50", "P99")
+        print(f"{mode} / bare ({what[0]}), per round: P50 {' '.join(f'{v:.3f}' for v in r50)}; P99 {' '.join(f'{v:.3f}' for v in r99)}; "
               f"medians P50 {statistics.median(r50):.3f}, P99 {statistics.median(r99):.3f} ({len(r50)} rounds)")
 PY

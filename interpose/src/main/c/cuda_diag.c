@@ -1,8 +1,96 @@
 /*
  * cuda_diag.c: diagnostics: the XQ_LOG=2 summary printed at exit (per stream, the tracker's naps,
- * the entry points that waited for deferred work).
+ * the host time spent in the interposer, the entry points that waited for deferred work).
  */
 #include "cuda_int.h"
+
+#include <sys/resource.h>
+
+/* ------------------------------------------------------------------ host time (XQ_LOG=2) */
+
+/* Host time the application's threads spent in the interposer around gated calls: what the
+ * interposer costs a launch-bound process on its own threads. Waits to launch (the node held the
+ * stream, a guard, a limit, deferred work ahead) are the schedule, not this cost, and deferred
+ * launches made on the way are launches the program would have made anyway: both are told apart.
+ * The clock reads that measure it are in it (about 20-40 ns a call). */
+#define HT_BUCKETS 8
+static const uint64_t ht_edge[HT_BUCKETS - 1] = {200, 500, 1000, 2000, 5000, 10000, 50000};
+static uint64_t g_ht_n, g_ht_pre, g_ht_post, g_ht_wait, g_ht_ndef, g_ht_def, g_ht_drain, g_ht_by[HT_BUCKETS], g_ht_why[6];
+
+static void ht_bucket(uint64_t ns)
+{
+    int i = 0;
+    while (i < HT_BUCKETS - 1 && ns >= ht_edge[i]) i++;
+    __atomic_add_fetch(&g_ht_by[i], 1, __ATOMIC_RELAXED);
+}
+
+static void ht_waits(const gate *g)
+{
+    __atomic_add_fetch(&g_ht_wait, g->wait_ns, __ATOMIC_RELAXED);
+    for (int i = 0; i < 6; i++)
+        if (g->wait_by[i]) __atomic_add_fetch(&g_ht_why[i], g->wait_by[i], __ATOMIC_RELAXED);
+}
+
+/* A call that went through the gate: t0 its entry, t1 the driver call's start, t2 its end (0:
+ * none made here: the call's driver work is the caller's, after t1); now is its exit. */
+void xqc_ht_call(uint64_t t0, uint64_t t1, uint64_t t2, const gate *g)
+{
+    uint64_t t3 = t2 ? now_ns() : 0, pre = t1 - t0, post = t2 ? t3 - t2 : 0;
+    pre = pre > g->wait_ns ? pre - g->wait_ns : 0;
+    __atomic_add_fetch(&g_ht_n, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_ht_pre, pre, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_ht_post, post, __ATOMIC_RELAXED);
+    if (g->wait_ns) ht_waits(g);
+    ht_bucket(pre + post);
+}
+
+/* A call deferred (queued to be launched later): t0 its entry; now it returns to the program. */
+void xqc_ht_deferred(uint64_t t0, const gate *g)
+{
+    uint64_t d = now_ns() - t0, off = g->wait_ns + g->drain_ns;
+    d = d > off ? d - off : 0;
+    __atomic_add_fetch(&g_ht_ndef, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_ht_def, d, __ATOMIC_RELAXED);
+    if (g->drain_ns) __atomic_add_fetch(&g_ht_drain, g->drain_ns, __ATOMIC_RELAXED);
+    if (g->wait_ns) ht_waits(g);
+    ht_bucket(d);
+}
+
+void xqc_ht_reset(void)
+{
+    g_ht_n = g_ht_pre = g_ht_post = g_ht_wait = g_ht_ndef = g_ht_def = g_ht_drain = 0;
+    for (int i = 0; i < HT_BUCKETS; i++) g_ht_by[i] = 0;
+    for (int i = 0; i < 6; i++) g_ht_why[i] = 0;
+    xqc_threads_reset();
+}
+
+static void ht_summary(void)
+{
+    uint64_t n = LD(&g_ht_n), nd = LD(&g_ht_ndef);
+    if (!n && !nd) return;
+    uint64_t pre = LD(&g_ht_pre), post = LD(&g_ht_post), def = LD(&g_ht_def);
+    char threads[256];
+    xqc_threads_cpu(threads, sizeof threads);
+    struct rusage ru;
+    double cpu = getrusage(RUSAGE_SELF, &ru) ? 0.0
+                 : (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+    xlog(2, "xq: host time in the interposer: %llu calls through the gate, %.1f ms in all, %.0f ns a call (%.0f before the "
+            "driver call, %.0f after); %llu deferred, %.1f ms, %.0f ns a call; calls under 200 ns %llu, 500 ns %llu, 1 us %llu, "
+            "2 us %llu, 5 us %llu, 10 us %llu, 50 us %llu, longer %llu; not counted: waits to launch %.1f ms, deferred launches "
+            "made on the way %.1f ms; our threads' CPU: %s; the process's CPU %.1f ms",
+         (unsigned long long)n, (pre + post) / 1e6, n ? (double)(pre + post) / n : 0.0, n ? (double)pre / n : 0.0,
+         n ? (double)post / n : 0.0, (unsigned long long)nd, def / 1e6, nd ? (double)def / nd : 0.0,
+         (unsigned long long)LD(&g_ht_by[0]), (unsigned long long)LD(&g_ht_by[1]), (unsigned long long)LD(&g_ht_by[2]),
+         (unsigned long long)LD(&g_ht_by[3]), (unsigned long long)LD(&g_ht_by[4]), (unsigned long long)LD(&g_ht_by[5]),
+         (unsigned long long)LD(&g_ht_by[6]), (unsigned long long)LD(&g_ht_by[7]), LD(&g_ht_wait) / 1e6,
+         LD(&g_ht_drain) / 1e6, threads[0] ? threads : "none", cpu);
+    if (LD(&g_ht_wait))
+        xlog(2, "xq: waits to launch by what held the call first: the gate %.1f ms, a limit %.1f ms, a guard for an arrival %.1f ms, "
+                "deferred launches ahead on its stream %.1f ms, a full deferral queue %.1f ms, the process's deferred launches "
+                "(a call that cannot be deferred) %.1f ms",
+             LD(&g_ht_why[1]) / 1e6, LD(&g_ht_why[2]) / 1e6, LD(&g_ht_why[4]) / 1e6, LD(&g_ht_why[3]) / 1e6,
+             LD(&g_ht_why[5]) / 1e6, LD(&g_ht_why[0]) / 1e6);
+}
 
 void xqc_defer_summary(void)
 {
@@ -89,6 +177,7 @@ void xqc_defer_summary(void)
              (unsigned long long)naps, (unsigned long long)xqc_nap[0], (unsigned long long)xqc_nap[1],
              (unsigned long long)xqc_nap[2], (unsigned long long)xqc_nap[3], (unsigned long long)xqc_nap[4],
              xqc_nap_late / 1e3 / naps);
+    ht_summary();
     if (LD(&xqc_stubs_ok) <= 0) return;
     xlog(2, "xq: %llu launches deferred; %llu driver calls waited for deferred work", (unsigned long long)xqc_deferred_total,
          (unsigned long long)xqc_flush_waits);

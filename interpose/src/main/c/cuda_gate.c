@@ -245,10 +245,15 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
     g->ck = ck, g->threads = threads, g->est = xqc_cost_get_w(ck, w, need, &due, &g->wk, &g->scale);
     g->isolate = due, g->smp = 0;
     if (!LD(&xqc_session.started)) xqc_session_start();
-    if (!LD(&xqc_tracker_on) && !__atomic_exchange_n(&xqc_tracker_on, 1, __ATOMIC_SEQ_CST)) xqc_spawn(xqc_tracker_main);
+    if (!LD(&xqc_tracker_on) && !__atomic_exchange_n(&xqc_tracker_on, 1, __ATOMIC_SEQ_CST)) xqc_spawn(xqc_tracker_main, "tracker");
     deferrable = deferrable && xqc_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
-    if (!deferrable && LD(&xqc_deferred)) xqc_flush_all(); /* made after everything deferred before it */
-    int waited = 0, wake = 0;
+    if (!deferrable && LD(&xqc_deferred)) { /* made after everything deferred before it */
+        uint64_t f0 = XQ_HT_ON ? now_ns() : 0;
+        xqc_flush_all();
+        if (f0) g->wait_ns += now_ns() - f0, g->wait_by[0] += now_ns() - f0;
+    }
+    int waited = 0, wake = 0, wait_why = 0;
+    uint64_t wait_t0 = 0;
     pthread_mutex_lock(&st->mu);
     for (;;) {
         uint32_t gs = LD(&xqc_state);
@@ -294,7 +299,9 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
         }
         if (!why) { /* not deferrable, and other streams still have deferred launches */
             pthread_mutex_unlock(&st->mu);
+            uint64_t f0 = XQ_HT_ON ? now_ns() : 0;
             xqc_flush_all();
+            if (f0) g->wait_ns += now_ns() - f0, g->wait_by[0] += now_ns() - f0;
             pthread_mutex_lock(&st->mu);
             continue;
         }
@@ -302,6 +309,7 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
             waited = 1;
             st->pending++;
             uint64_t t = now_ns();
+            wait_t0 = t, wait_why = deferrable && why && why <= 4 ? 5 : why; /* deferrable but not deferred: the queue is full */
             if (st->active++ == 0) st->ready_since = t, wake = 1;
             if (!st->in_flight) xqc_wait_begin(st, t);
             xqc_mirror(st);
@@ -324,6 +332,7 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
     xqc_note_launch(st, g->est);
     st->fl_est += g->est;
     g->t = now_ns();
+    if (wait_t0) g->wait_ns += g->t - wait_t0, g->wait_by[wait_why >= 0 && wait_why <= 5 ? wait_why : 0] += g->t - wait_t0;
     xqc_wait_end(st, g->t);
     /* ready since the first launch after idle: a thread that waited kept the stream ready (its
      * arrival is when it began to wait, not when it was let go) */
@@ -381,7 +390,9 @@ int xqc_gate_defer(gate *g, dop *op)
     xqc_mirror(st);
     pthread_mutex_unlock(&st->mu);
     if (wake) xqc_wake_node(st);
+    uint64_t d0 = XQ_HT_ON ? now_ns() : 0;
     xqc_drain(st, 0); /* when the stream may launch after all, this thread makes it */
+    if (d0) g->drain_ns = now_ns() - d0;
     xqc_tracker_kick();
     errno = saved_errno;
     return 1;

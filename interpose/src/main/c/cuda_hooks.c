@@ -133,10 +133,16 @@ static void *real_of(wdef *d, int k)
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         gate g_ = {0};                                                                              \
-        if (!xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), 0))                                 \
+        uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \
+        if (!xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), 0)) {                               \
+            if (h0_) xqc_ht_call(h0_, now_ns(), 0, &g_);                                            \
             return real_ ARGS;                                                                       \
+        }                                                                                           \
+        uint64_t h1_ = h0_ ? now_ns() : 0;                                                          \
         CUresult r_ = real_ ARGS;                                                                     \
+        uint64_t h2_ = h0_ ? now_ns() : 0;                                                          \
         xqc_gate_exit(&g_, r_);                                                                           \
+        if (h0_) xqc_ht_call(h0_, h1_, h2_, &g_);                                                   \
         return r_;                                                                                   \
     }
 /* Deferrable: through cuGetProcAddress (K 2, 3: every other entry point handed out there is a
@@ -149,26 +155,34 @@ static void *real_of(wdef *d, int k)
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         gate g_ = {0};                                                                              \
+        uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \
         int k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&xqc_stubs_ok) > 0, (CK), (THREADS));\
         if (k_ == 2) {                                                                              \
             dop *op_ = BUILD;                                                                       \
             if (op_) {                                                                              \
                 op_->real = (void *)real_, op_->ck = g_.ck; /* its kind: the width is the drain's */             \
-                if (xqc_gate_defer(&g_, op_))                                                           \
+                if (xqc_gate_defer(&g_, op_)) {                                                         \
+                    if (h0_) xqc_ht_deferred(h0_, &g_);                                             \
                     return CUDA_SUCCESS;                                                            \
+                }                                                                                   \
             } else                                                                                  \
                 xqc_gate_undefer(&g_);                                                                  \
             k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), (THREADS));                  \
         }                                                                                           \
-        if (!k_)                                                                                    \
+        if (!k_) {                                                                                  \
+            if (h0_) xqc_ht_call(h0_, now_ns(), 0, &g_);                                            \
             return real_ ARGS;                                                                      \
+        }                                                                                           \
         g_.key = (void *)(KEY);                                                                     \
         g_.threads = (THREADS);                                                                     \
         CUstream sx_ = NULL, ns_ = g_.threads != 0 ? xqc_narrow_begin(g_.st, (STREAM), (K) & 1, g_.threads, &sx_) : NULL;  \
+        uint64_t h1_ = h0_ ? now_ns() : 0;                                                          \
         CUresult r_ = ns_ ? (NCALL) : real_ ARGS;                                                   \
+        uint64_t h2_ = h0_ ? now_ns() : 0;                                                          \
         if (ns_ && xqc_narrow_end(sx_, ns_, r_))                                                        \
             r_ = real_ ARGS;                                                                        \
         xqc_gate_exit(&g_, r_);                                                                         \
+        if (h0_) xqc_ht_call(h0_, h1_, h2_, &g_);                                                   \
         return r_;                                                                                  \
     }
 #define DGATED(ID, NAME, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)                              \
@@ -542,6 +556,7 @@ static void atfork_child(void)
     xqc_tabgen++;
     xqc_busy = xqc_owed = xqc_closing = xqc_limit_waiters = xqc_captures = 0;
     xqc_deferred = xqc_legacy_deferred = xqc_dq_waiters = 0; /* the parent's deferred launches are its own */
+    xqc_ht_reset(); /* the parent's host time and threads are its own */
     pthread_mutex_init(&xqc_fc_mu, NULL);
     pthread_mutex_init(&xqc_stub_mu, NULL);
     pthread_mutex_init(&xqc_kset_mu, NULL);

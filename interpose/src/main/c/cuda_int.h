@@ -242,8 +242,7 @@ typedef struct xstream {
     uint64_t by_est[4];      /* XQ_LOG=2: launches by estimate: < 100 us, < 300 us, < 1 ms, longer */
     int gate_seen;           /* tracker only: the gate as it last saw it */
     uint32_t closes;         /* XQ_LOG=2: times the tracker saw the gate close, with work in flight or not */
-    uint32_t nleft;          /* XQ_LOG=2: work left in flight each time the tracker saw the gate close */
-    uint32_t left_us[1024];
+    uint32_t nleft;          /* XQ_LOG=2: work left in flight each time the tracker saw the gate close (left_us) */
     /* XQ_LOG=2: those closes by the arrival guard of the last command admitted (the node lifts
      * the guard as it closes the gate, so the guard at the close says nothing): none set, set but
      * lapsed when that command went (the other queue later than its until), in force and the
@@ -252,9 +251,7 @@ typedef struct xstream {
      * lapse_us: for the lapsed ones, how long after the guard's until the gate closed */
     uint32_t close_guard[4];
     uint64_t adm_hz, adm_until, adm_t, adm_guarded_t;
-    uint32_t nlapse, nunguarded;
-    uint32_t lapse_us[256];
-    uint32_t unguarded_us[256]; /* for the closes with none: how long before the close a launch last went under a guard */
+    uint32_t nlapse, nunguarded; /* lapse_us, unguarded_us */
     uint32_t wseq;      /* futex word of the threads held on this stream */
     uint32_t wake_owed; /* a WAKE delayed by the pacing */
     uint32_t head, n;   /* ring: oldest entry, entries */
@@ -305,6 +302,11 @@ typedef struct xstream {
     arr_entry *arr; /* XQ_LOG=3, under mu: its busy periods as the node was shown them; made on first use, never freed */
     uint32_t narr;
     uint64_t arr_shown; /* the arrival stamp last copied into the slot */
+    /* XQ_LOG=2 arrays, last: the fields a launch touches stay on few cache lines (each launch
+     * finds them cold on a GPU host, where the driver and the framework run between two launches) */
+    uint32_t left_us[1024];
+    uint32_t lapse_us[256];
+    uint32_t unguarded_us[256]; /* for the closes with none: how long before the close a launch last went under a guard */
 } xstream;
 
 typedef struct gate {
@@ -320,6 +322,11 @@ typedef struct gate {
     int smp;     /* a timed sample: its slot + 1 (0: none) */
     int wake, kick; /* owed once the launch is made: a WAKE to the node, a kick to the tracker */
     uint64_t threads; /* the launch's threads (UINT64_MAX: a graph; 0: not a kernel) */
+    uint64_t wait_ns; /* XQ_LOG=2: how long this call waited to launch (the node's decision, not our cost) */
+    uint64_t wait_by[6]; /* XQ_LOG=2: that wait by what held it first: 0 the deferred launches of the process (a call
+                          * that cannot be deferred), 1 the gate, 2 a limit, 3 deferred launches ahead on its stream,
+                          * 4 the arrival guard, 5 a full deferral queue */
+    uint64_t drain_ns; /* XQ_LOG=2: deferred launches made on this thread meanwhile (their own driver time) */
 } gate;
 
 typedef struct cword {
@@ -409,7 +416,9 @@ extern struct xqc_session xqc_session;
 /* ------------------------------------------------------------------ shared between translation units */
 
 /* cuda_driver.c */
-void xqc_spawn(void *(*fn)(void *));
+void xqc_spawn(void *(*fn)(void *), const char *name);
+void xqc_threads_cpu(char *buf, size_t len);
+void xqc_threads_reset(void);
 extern dlsym_t xqc_dlsym_glibc;
 void *xqc_real_dlsym(void *h, const char *name);
 extern int xqc_stall;     /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device */
@@ -509,6 +518,13 @@ void xqc_gate_exit(gate *g, CUresult r);
 extern uint32_t xqc_deferred;        /* launches deferred, all streams (the trampolines read it) */
 extern uint32_t xqc_legacy_deferred; /* of which on a legacy default stream */
 extern uint64_t xqc_deferred_total, xqc_flush_waits; /* for XQ_LOG=2 */
+/* XQ_LOG=2: the host time the application's threads spend in the interposer around gated calls
+ * (cuda_diag.c): the gate before the driver call, the gate after it, a deferred call's whole
+ * visit; waits to launch and deferred launches made on the way are told apart, not counted. */
+#define XQ_HT_ON (xq_log_level >= 2)
+void xqc_ht_call(uint64_t t0, uint64_t t1, uint64_t t2, const gate *g);
+void xqc_ht_deferred(uint64_t t0, const gate *g);
+void xqc_ht_reset(void);
 extern uint32_t xqc_dq_waiters;
 extern int xqc_defer;                /* XQ_DEFER=1 */
 extern finfo xqc_fcache[FCACHE];

@@ -346,7 +346,7 @@ void xqc_session_start(void)
         char why[256];
         if (try_attach(why, sizeof why)) xqc_session.ever_attached = 1;
         else if (!xw_refused) xlog(1, "xq: no node at %s (%s); running unscheduled", xqc_session.path, why); /* a refusal was said */
-        xqc_spawn(reader_main);
+        xqc_spawn(reader_main, "reader");
         static int exit_registered; /* once per process image: atexit survives fork */
         if (!exit_registered++) atexit(at_exit);
         ST(&xqc_session.started, 1);

@@ -156,5 +156,6 @@ void test_dlsym_not_driver(void);
 void test_dlsym_next_other_library(void);
 void test_failed_launches(void);
 void test_overhead(void);
+void test_overhead_cold(void);
 
 #endif

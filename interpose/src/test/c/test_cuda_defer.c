@@ -55,6 +55,18 @@ static void defer_gate(int defer)
         CHECK(d && strstr(err, "cuStreamSynchronize waited"), "stderr: %s", err);
         const char *e = d ? memchr(d, '\n', strlen(d)) : NULL;
         printf("    %u pending at once with one thread; %.*s\n", maxp, d && e ? (int)(e - d) : 0, d ? d : "");
+        /* the host time: the deferred calls counted as such, the 250 ms held not in the interposer's time */
+        unsigned long long calls = 0, deferred = 0;
+        double all = -1, per = -1, dms = -1;
+        const char *h = strstr(err, "host time in the interposer: ");
+        CHECK(h && sscanf(h, "host time in the interposer: %llu calls through the gate, %lf ms in all, %lf ns a call", &calls,
+                          &all, &per) == 3, "no host time summary: %s", err);
+        const char *q = h ? strstr(h, " deferred, ") : NULL;
+        while (q && q > h && q[-1] != ' ') q--;
+        CHECK(q && sscanf(q, "%llu deferred, %lf ms", &deferred, &dms) == 2, "no deferred figures: %s", h ? h : "");
+        CHECK(deferred >= 1 && calls + deferred >= 160 && all >= 0 && all + dms < 100,
+              "%llu calls and %llu deferred (want 160 in all, some deferred), %.1f + %.1f ms (want the 250 ms held left out)",
+              calls, deferred, all, dms);
     } else
         CHECK(!strstr(err, "launches deferred"), "XQ_DEFER=0 deferred: %s", err);
 }

@@ -41,6 +41,31 @@ static void gate_test(const char *const *args)
                          "other (dry) %lf ms", &held, &guarded, &dry) == 3, "no wait summary: %s", slurp(a.err));
     CHECK(held >= 320 && held < 2000 && guarded == 0, "held %.1f ms (want the 330 it was held), guarded %.1f ms, dry %.1f ms",
           held, guarded, dry);
+    /* XQ_LOG=2: the host time in the interposer counts every gated call and leaves the 330 ms held
+     * out (a wait to launch where the call blocks; a deferred call returns at once) */
+    unsigned long long calls = 0, deferred = 0;
+    double all = -1, per = -1, waits = -1, drained = -1;
+    p = strstr(slurp(a.err), "host time in the interposer: ");
+    CHECK(p && sscanf(p, "host time in the interposer: %llu calls through the gate, %lf ms in all, %lf ns a call", &calls, &all,
+                      &per) == 3, "no host time summary: %s", slurp(a.err));
+    const char *d = p ? strstr(p, " deferred, ") : NULL;
+    while (d && d > p && d[-1] != ' ') d--; /* back to the count */
+    CHECK(d && sscanf(d, "%llu deferred", &deferred) == 1, "no deferred count: %s", p ? p : "");
+    const char *w = p ? strstr(p, "not counted: waits to launch ") : NULL;
+    CHECK(w && sscanf(w, "not counted: waits to launch %lf ms, deferred launches made on the way %lf ms", &waits, &drained) == 2,
+          "no waits: %s", p ? p : "");
+    CHECK(p && strstr(p, "our threads' CPU: ") && strstr(p, "reader ") && strstr(p, "the process's CPU "),
+          "no thread CPU: %s", p ? p : "");
+    CHECK(calls + deferred >= 4 && all >= 0 && all < 50, "%llu calls, %llu deferred, %.1f ms in all (want the 4 launches, the held "
+          "330 ms left out)", calls, deferred, all);
+    CHECK(deferred >= 1 || (waits >= 320 && waits < 2000), "waits to launch %.1f ms and %llu deferred, want the 330 ms held "
+          "as a wait, or the held launch deferred", waits, deferred);
+    double by_gate = -1;
+    const char *b = strstr(slurp(a.err), "waits to launch by what held the call first: ");
+    if (waits >= 320)
+        CHECK(b && sscanf(b, "waits to launch by what held the call first: the gate %lf ms", &by_gate) == 1 &&
+              by_gate >= 320 && by_gate <= waits + 0.1, "the wait not put on the gate: %s", b ? b : slurp(a.err));
+    printf("    host time: %llu calls, %llu deferred, %.0f ns a call, waits %.1f ms\n", calls, deferred, per, waits);
 }
 
 void test_gate_direct(void)

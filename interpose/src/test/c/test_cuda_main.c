@@ -101,6 +101,7 @@ static const struct {
     {"frozen_node_deferred", test_frozen_node_deferred},
     {"frozen_node_controls", test_frozen_node_controls},
     {"overhead", test_overhead},
+    {"overhead_cold", test_overhead_cold},
 };
 
 int main(int argc, char **argv)
