@@ -4,12 +4,10 @@
  */
 #include "cuda_int.h"
 
-uint32_t xqc_deferred;        /* launches deferred, all streams (the trampolines read it) */
 uint32_t xqc_legacy_deferred; /* of which on a legacy default stream */
 uint64_t xqc_deferred_total, xqc_flush_waits; /* for XQ_LOG=2 */
 static uint32_t g_dq_word;  /* futex: bumped when deferred launches were made */
 uint32_t xqc_dq_waiters;    /* threads waiting on it */
-int xqc_defer;                /* XQ_DEFER=1: defer (until measured on a GPU, launches are held by default) */
 finfo xqc_fcache[FCACHE];
 pthread_mutex_t xqc_fc_mu = PTHREAD_MUTEX_INITIALIZER;
 

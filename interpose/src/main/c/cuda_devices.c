@@ -64,7 +64,7 @@ int xqc_dev_sms(CUdevice d, int *tps)
  * narrows others for it. Caller holds st->mu. */
 void xqc_width_note(xstream *st, uint64_t threads, uint64_t now)
 {
-    int tps, sms = threads ? xqc_dev_sms(st->cudev, &tps) : 0;
+    int tps, sms = threads ? xqc_stream_sms(st, &tps) : 0;
     if (!sms) return;
     uint64_t w = threads == UINT64_MAX ? (uint64_t)sms : (threads + (uint64_t)tps - 1) / (uint64_t)tps;
     if (w > (uint64_t)sms) w = (uint64_t)sms;

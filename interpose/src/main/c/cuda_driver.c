@@ -116,10 +116,8 @@ __attribute__((noinline)) void *xqc_real_dlsym(void *h, const char *name)
 
 struct xqc_driver xqc_cu; /* the driver entry points the interposer calls itself (cuda_int.h) */
 int xqc_stall; /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (below) */
-int xqc_timed; /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
 int xqc_memop; /* XQ_COMPLETION=memop */
-int xqc_marks_all; /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
-int xqc_cu_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
+struct xqc_hot_s xqc_hot = {.tabgen = 1}; /* cuda_int.h */
 pthread_mutex_t xqc_cu_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* hint: a real driver function; its library is libcuda even when it was loaded under another name. */

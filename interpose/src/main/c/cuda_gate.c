@@ -69,8 +69,8 @@ uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_
  * may have run dry between commands without the tracker seeing it. Caller holds st->mu. */
 void xqc_note_launch(xstream *st, uint64_t est)
 {
+    if (!xqc_hot.diag) return;
     st->est_sum += est;
-    if (xq_log_level < 2) return;
     uint64_t first, credit, left = st->in_flight > 1 ? xqc_work_left(st, now_ns(), &first, &credit) : 0;
     st->left_at[!left ? 0 : left < 10000 ? 1 : left < 50000 ? 2 : left < 100000 ? 3 : left < 200000 ? 4 : 5]++;
 }
@@ -122,7 +122,7 @@ int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
     uint64_t win = LD(&s->window_us), hz = LD(&s->horizon_ns);
     if (hz && guarded(st, s, est, win * 1000, retry)) return 4;
     /* XQ_LOG=2: the guard a launch goes under (one the window refuses comes back and sets it again) */
-    if (xq_log_level >= 2) {
+    if (xqc_hot.diag) {
         /* hz and until are read apart: a guard lifted in between reads as until 0 (no guard) */
         uint64_t until = LD(&s->guard_until_ns);
         st->adm_hz = until ? hz : 0, st->adm_until = until, st->adm_t = now_ns();
@@ -482,7 +482,7 @@ int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_
 {
     if (!st->tail_n) st->tail_t = t, st->tail_key = ck, st->tail_scale = scale;
     st->tail_n++, st->tail_est += est, st->last_launch = t;
-    st->by_est[est < 100000 ? 0 : est < 300000 ? 1 : est < 1000000 ? 2 : 3]++;
+    if (xqc_hot.diag) st->by_est[est < 100000 ? 0 : est < 300000 ? 1 : est < 1000000 ? 2 : 3]++;
     int kick = xqc_busy_update(st);
     uint32_t mc = mark_count(st);
     if (isolate || st->tail_est >= xqc_mark_every(st) || (mc && st->tail_n >= mc)) kick |= xqc_close_tail(st, idle);

@@ -5,7 +5,6 @@
  */
 #include "cuda_int.h"
 
-uint32_t xqc_captures;     /* captures begun through the wrapped calls, not yet ended */
 static CUresult launch_ex_on(CUresult (*real)(const CUlaunchConfig *, CUfunction, void **, void **), const CUlaunchConfig *c,
                              CUstream s, CUfunction f, void **params, void **extra)
 {
@@ -569,6 +568,7 @@ __attribute__((constructor)) static void xq_init(void)
 {
     const char *v = getenv("XQ_LOG");
     if (v && *v >= '0' && *v <= '9') xq_log_level = atoi(v);
+    xqc_hot.diag = xq_log_level >= 2;
     v = getenv("XQ_DEFER"); /* on unless XQ_DEFER=0 */
     xqc_defer = 1;
     if (v && *v) {

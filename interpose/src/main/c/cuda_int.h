@@ -93,6 +93,44 @@
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
 
+/* The process-wide flags every launch reads, on one cache line of their own: on a GPU host the
+ * driver and the framework run between two launches and each line the interposer reads is a miss
+ * (about 1 us a launch with them spread over a dozen lines, H200 host, session 48). Written
+ * rarely (an attach, a capture, exit, a deferral); the counters other threads bump all the time
+ * (xqc_busy, xqc_owed, ...) stay apart. Each keeps its old name (the macros below). */
+struct xqc_hot_s {
+    uint32_t state;    /* odd: attached; bumped at every attach and detach */
+    uint32_t tabgen;   /* bumped when a stream is forgotten: thread caches go stale */
+    uint32_t captures; /* captures begun through the wrapped calls, not yet ended */
+    uint32_t exiting;  /* exit() began: the driver is being torn down */
+    uint32_t deferred; /* launches deferred, all streams (the trampolines read it) */
+    uint32_t tracker_on;
+    int cu_state;      /* 0 unresolved, 1 ready, -1 missing: run untracked */
+    int marks_all;     /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
+    int stubs_ok;      /* 1: trampolines handed out and none bare: deferral may happen */
+    int defer;         /* XQ_DEFER=1 */
+    int timed;         /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
+    int narrow;        /* the node said this process may be narrowed (SPACE ... narrow) */
+    int narrow_state;  /* 0 usable, -1 off: the driver lacks the calls, or one failed */
+    int final;         /* at exit: quiet streams are queried at once */
+    int diag;          /* XQ_LOG=2 or more: the diagnostics' counters are kept */
+} __attribute__((aligned(64)));
+extern struct xqc_hot_s xqc_hot;
+#define xqc_state (xqc_hot.state)
+#define xqc_tabgen (xqc_hot.tabgen)
+#define xqc_captures (xqc_hot.captures)
+#define xqc_exiting (xqc_hot.exiting)
+#define xqc_deferred (xqc_hot.deferred)
+#define xqc_tracker_on (xqc_hot.tracker_on)
+#define xqc_cu_state (xqc_hot.cu_state)
+#define xqc_marks_all (xqc_hot.marks_all)
+#define xqc_stubs_ok (xqc_hot.stubs_ok)
+#define xqc_defer (xqc_hot.defer)
+#define xqc_timed (xqc_hot.timed)
+#define xqc_narrow (xqc_hot.narrow)
+#define xqc_narrow_state (xqc_hot.narrow_state)
+#define xqc_final (xqc_hot.final)
+
 /* ------------------------------------------------------------------ small helpers */
 
 /* xlog, now_ns: xq_wire.h */
@@ -162,7 +200,6 @@ extern struct xqc_driver xqc_cu;
 
 /* hint: a real driver function; its library is libcuda even when it was loaded under another name. */
 int xqc_cu_resolve(void *hint);
-extern int xqc_cu_state; /* 0 unresolved, 1 ready, -1 missing: run untracked */
 static inline int cu_ready(void *hint)
 {
     int s = LD(&xqc_cu_state);
@@ -277,8 +314,7 @@ typedef struct xstream {
      * timing events; the tracker reads their elapsed time once the stream completed it (ord: its
      * launch's number in launched; 0 while it is being launched, SMP_DEAD when it failed).
      * Events are created on first use and kept, per slot. Under mu. */
-    struct { CUevent a, b; uint64_t key, ord; } smp[SMP];
-    uint32_t smp_head, smp_n;
+    uint32_t smp_head, smp_n; /* smp[], at the end */
     int smp_off;             /* timing failed on this stream: batch estimates, as XQ_ESTIMATES=batch */
     uint64_t timed, smp_skip; /* XQ_LOG=2: samples read; due ones not taken (stream idle, slots full) */
     /* XQ_STALL=1: a word of page-locked host memory (0 go, 1 hold) that guarded launches wait on;
@@ -293,6 +329,7 @@ typedef struct xstream {
      * thread may be launching into one) */
     uint32_t w_cur, w_prev;
     uint64_t w_at;
+    uint32_t sms_c, tps_c; /* its device's multiprocessors and threads per multiprocessor, once known (0: not yet) */
     struct { int off, n; CUstream s; } green[8];
     uint32_t green_next;
     uint64_t narrowed; /* XQ_LOG=2: launches made narrow */
@@ -304,6 +341,7 @@ typedef struct xstream {
     uint64_t arr_shown; /* the arrival stamp last copied into the slot */
     /* XQ_LOG=2 arrays, last: the fields a launch touches stay on few cache lines (each launch
      * finds them cold on a GPU host, where the driver and the framework run between two launches) */
+    struct { CUevent a, b; uint64_t key, ord; } smp[SMP];
     uint32_t left_us[1024];
     uint32_t lapse_us[256];
     uint32_t unguarded_us[256]; /* for the closes with none: how long before the close a launch last went under a guard */
@@ -422,21 +460,27 @@ void xqc_threads_reset(void);
 extern dlsym_t xqc_dlsym_glibc;
 void *xqc_real_dlsym(void *h, const char *name);
 extern int xqc_stall;     /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device */
-extern int xqc_timed;     /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
 extern int xqc_memop;     /* XQ_COMPLETION=memop */
-extern int xqc_marks_all; /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
 extern pthread_mutex_t xqc_cu_mu;
 
 /* cuda_devices.c */
 int xqc_physical_device(int dev);
 void xqc_pci_bus_id(CUdevice dev, char *out, size_t n);
 int xqc_dev_sms(CUdevice d, int *tps);
+/* xqc_dev_sms for st's device, kept in st once known (a launch reads its own stream, not the
+ * device table: one cache line fewer a launch). */
+static inline int xqc_stream_sms(xstream *st, int *tps)
+{
+    if (st->sms_c) return *tps = (int)st->tps_c, (int)st->sms_c;
+    int n = xqc_dev_sms(st->cudev, tps);
+    if (n > 0 && *tps > 0) st->tps_c = (uint32_t)*tps, st->sms_c = (uint32_t)n;
+    return n;
+}
 void xqc_width_note(xstream *st, uint64_t threads, uint64_t now);
 
 /* cuda_streams.c */
 extern pthread_mutex_t xqc_tab_mu;
 extern xstream *xqc_hash[BUCKETS], *xqc_free, *xqc_all;
-extern uint32_t xqc_tabgen; /* bumped when a stream is forgotten: thread caches go stale */
 extern pthread_key_t xqc_ptds_key;
 extern __thread xstream *xqc_t_ptds; /* this thread's per-thread default streams */
 xstream *xqc_stream_find_locked(int kind, CUstream h, CUcontext ctx, pid_t tid);
@@ -456,11 +500,9 @@ void xqc_stall_clear_all(void);
 void xqc_stall_guard(xstream *st, CUstream h, int ptsz);
 
 /* cuda_session.c */
-extern uint32_t xqc_state; /* odd: attached; bumped at every attach and detach */
 extern uint64_t xqc_last_wake;
 extern xw_beat xqc_beat;    /* the node's heartbeat (xq_wire.h) */
 extern uint32_t xqc_frozen; /* the heartbeat stopped: the socket was shut down, the reader detaches */
-extern int xqc_narrow;      /* the node said this process may be narrowed (SPACE ... narrow) */
 void xqc_node_look(void);
 __attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...);
 void xqc_mirror(xstream *st);
@@ -515,18 +557,16 @@ int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_
 void xqc_gate_exit(gate *g, CUresult r);
 
 /* cuda_defer.c */
-extern uint32_t xqc_deferred;        /* launches deferred, all streams (the trampolines read it) */
 extern uint32_t xqc_legacy_deferred; /* of which on a legacy default stream */
 extern uint64_t xqc_deferred_total, xqc_flush_waits; /* for XQ_LOG=2 */
 /* XQ_LOG=2: the host time the application's threads spend in the interposer around gated calls
  * (cuda_diag.c): the gate before the driver call, the gate after it, a deferred call's whole
  * visit; waits to launch and deferred launches made on the way are told apart, not counted. */
-#define XQ_HT_ON (xq_log_level >= 2)
+#define XQ_HT_ON (xqc_hot.diag)
 void xqc_ht_call(uint64_t t0, uint64_t t1, uint64_t t2, const gate *g);
 void xqc_ht_deferred(uint64_t t0, const gate *g);
 void xqc_ht_reset(void);
 extern uint32_t xqc_dq_waiters;
-extern int xqc_defer;                /* XQ_DEFER=1 */
 extern finfo xqc_fcache[FCACHE];
 extern pthread_mutex_t xqc_fc_mu;
 void xqc_known_ok(void *key);
@@ -540,7 +580,6 @@ void xqc_drain_all(int force);
 void xqc_flush_all(void);
 
 /* cuda_narrow.c */
-extern int xqc_narrow_state; /* 0 usable, -1 off: the driver lacks the calls, or one failed */
 CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx);
 int xqc_narrow_width(const xstream *st, uint64_t threads, int *off, int *need);
 int xqc_narrow_end(CUstream s, CUstream gs, CUresult r);
@@ -550,9 +589,7 @@ int xqc_narrow_usable(void);
 extern uint32_t xqc_busy;    /* streams with marks in their ring or unmarked launches */
 extern uint32_t xqc_owed;    /* streams owing a WAKE */
 extern uint32_t xqc_closing; /* destroyed streams not yet closed */
-extern uint32_t xqc_exiting; /* exit() began: the driver is being torn down */
-extern int xqc_final;        /* at exit: quiet streams are queried at once */
-extern uint32_t xqc_tracker_parked, xqc_tracker_on;
+extern uint32_t xqc_tracker_parked;
 extern pthread_mutex_t xqc_query_mu; /* tracker queries vs capture begin */
 extern uint64_t xqc_nap[5], xqc_nap_late; /* XQ_LOG=2, tracker only: its naps by how late they ended */
 void xqc_tracker_kick(void);
@@ -561,7 +598,6 @@ int xqc_cmp_u32(const void *a, const void *b);
 void *xqc_tracker_main(void *arg);
 
 /* cuda_stubs.c */
-extern int xqc_stubs_ok; /* 1: trampolines handed out and none bare: deferral may happen */
 extern uint32_t xqc_nstubs;
 extern pthread_mutex_t xqc_stub_mu, xqc_kset_mu;
 extern int xqc_attr_all; /* XQ_ATTR_WAIT=all */
@@ -578,7 +614,6 @@ void *xqc_stub_for(void *real, const char *name);
 void xqc_defer_summary(void);
 
 /* cuda_hooks.c */
-extern uint32_t xqc_captures; /* captures begun through the wrapped calls, not yet ended */
 
 #pragma GCC visibility pop
 

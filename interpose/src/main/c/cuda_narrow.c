@@ -12,7 +12,6 @@
  * stream by two events: the green stream waits for what the stream has before it, and the stream
  * waits for the launch, so that everything later on the stream (the interposer's marks and
  * samples included) still comes after it. Measured on an H200: 1.3 us more per launch. */
-int xqc_narrow_state; /* 0 usable, -1 off: the driver lacks the calls, or one failed */
 static uint32_t g_narrow_logged;
 static __thread CUcontext t_nctx; /* the context this thread's two join events belong to */
 static __thread CUevent t_nev[2];
@@ -182,7 +181,7 @@ int xqc_narrow_width(const xstream *st, uint64_t threads, int *offp, int *needp)
     if (own && (w16 < 1 || o16 + w16 > 16)) own = 0, o16 = 0, w16 = 16;
     int count = own ? 1 : (int)(part & 0xffff), index = own ? 0 : (int)(part >> 16);
     if (count < 1 || index >= count) count = 1, index = 0;
-    int tps, sms = reserve || count > 1 || (own && w16 < 16) ? xqc_dev_sms(st->cudev, &tps) : 0;
+    int tps, sms = reserve || count > 1 || (own && w16 < 16) ? (st->sms_c ? (tps = (int)st->tps_c, (int)st->sms_c) : xqc_dev_sms(st->cudev, &tps)) : 0;
     if (!sms || (threads != UINT64_MAX && threads <= (uint64_t)NARROW_SMALL * (uint64_t)tps)) return 0;
     /* green partitions come in multiples of 8 multiprocessors on Hopper (fewer elsewhere): the
      * region the reserve leaves, split among count processes */

@@ -5,7 +5,6 @@
  */
 #include "cuda_int.h"
 
-uint32_t xqc_state;        /* odd: attached; bumped at every attach and detach */
 /* ------------------------------------------------------------------ session with the node */
 
 struct xqc_session xqc_session = {.mu = PTHREAD_MUTEX_INITIALIZER, .send_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -80,7 +79,7 @@ void xqc_mirror(xstream *st)
         st->arr_shown = st->ready_since;
     }
     uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
-    __atomic_store_n(&s->width, w ? w | (uint32_t)xqc_dev_sms_known(st->cudev) << 16 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->width, w ? w | (st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) << 16 : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
 }
 
@@ -152,7 +151,6 @@ static void env_read(void)
  * (no node, MPS off there, XQ_MPS=0, or the user's own CUDA_MPS_PIPE_DIRECTORY). With xqc_narrow
  * (see "narrowing") the share is the whole device and the node narrows its streams at times. */
 static int g_space;
-int xqc_narrow; /* the node said this process may be narrowed (SPACE ... narrow) */
 
 /* Before anything can create a CUDA context: join the node's MPS server if it runs one. */
 void xqc_space_setup(void)

@@ -7,7 +7,6 @@
 
 pthread_mutex_t xqc_tab_mu = PTHREAD_MUTEX_INITIALIZER;
 xstream *xqc_hash[BUCKETS], *xqc_free, *xqc_all;
-uint32_t xqc_tabgen = 1;   /* bumped when a stream is forgotten: thread caches go stale */
 static uint32_t g_explicit_n;   /* label counter s<N> */
 pthread_key_t xqc_ptds_key;
 __thread xstream *xqc_t_ptds; /* this thread's per-thread default streams */

@@ -4,7 +4,6 @@
  */
 #include "cuda_int.h"
 
-int xqc_stubs_ok;             /* 1: trampolines handed out and none bare: deferral may happen */
 /* ------------------------------------------------------------------ trampolines */
 
 /* Every other driver entry point handed out (cuGetProcAddress, dlsym) is a trampoline: when

@@ -7,10 +7,8 @@
 uint32_t xqc_busy;         /* streams with marks in their ring or unmarked launches */
 uint32_t xqc_owed;         /* streams owing a WAKE */
 uint32_t xqc_closing;      /* destroyed streams not yet closed */
-uint32_t xqc_exiting;      /* exit() began: the driver is being torn down */
-int xqc_final;             /* at exit: quiet streams are queried at once */
 static uint32_t g_tracker_word;
-uint32_t xqc_tracker_parked, xqc_tracker_on;
+uint32_t xqc_tracker_parked;
 pthread_mutex_t xqc_query_mu = PTHREAD_MUTEX_INITIALIZER; /* tracker queries vs capture begin */
 /* ------------------------------------------------------------------ tracker thread */
 
