@@ -8,39 +8,18 @@
 int xq_log_level = 1; /* XQ_LOG (xq_wire.h) */
 __thread pid_t xqc_t_tid; /* my_tid() (cuda_int.h) */
 
-/* Our own threads (XQ_LOG=2 tells their CPU time at exit: cuda_diag.c) */
+/* Our own threads (XQ_LOG=2 tells their CPU time at exit: cuda_diag.c). Their clocks are taken
+ * by the thread that starts them: a thread that ends takes its clock with it (none of ours ends
+ * before exit but the reader when the node goes), and nothing runs in a new thread before its job
+ * (a wrapper there delayed the tracker's start enough to make a process's first commands look
+ * long to it on the 2-vCPU VM). */
 #define XQ_THREADS 8
 static struct {
     const char *name;
     clockid_t clock;
-    int set;         /* 1: running (clock valid), 2: ended (cpu_ms final) */
-    double cpu_ms;
+    int set;
 } g_threads[XQ_THREADS];
 static unsigned g_nthreads;
-
-typedef struct {
-    void *(*fn)(void *);
-    const char *name;
-} spawn_arg;
-
-static void *spawned(void *p)
-{
-    spawn_arg a = *(spawn_arg *)p;
-    free(p);
-    unsigned i = __atomic_fetch_add(&g_nthreads, 1, __ATOMIC_SEQ_CST);
-    int mine = i < XQ_THREADS && pthread_getcpuclockid(pthread_self(), &g_threads[i].clock) == 0;
-    if (mine) {
-        g_threads[i].name = a.name;
-        ST(&g_threads[i].set, 1);
-    }
-    void *r = a.fn(NULL);
-    struct timespec t;
-    if (mine && !clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)) { /* its clock goes with it */
-        g_threads[i].cpu_ms = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-        ST(&g_threads[i].set, 2);
-    }
-    return r;
-}
 
 /* Each of our threads' CPU time so far, in ms, into buf (empty when none). */
 void xqc_threads_cpu(char *buf, size_t len)
@@ -50,13 +29,9 @@ void xqc_threads_cpu(char *buf, size_t len)
     unsigned n = LD(&g_nthreads);
     for (unsigned i = 0; i < n && i < XQ_THREADS && o < len; i++) {
         struct timespec t;
-        int set = LD(&g_threads[i].set);
-        double ms;
-        if (set == 2) ms = g_threads[i].cpu_ms;
-        else if (set == 1 && !clock_gettime(g_threads[i].clock, &t)) ms = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-        else if (set == 2 || (set = LD(&g_threads[i].set)) == 2) ms = g_threads[i].cpu_ms; /* it ended meanwhile */
-        else continue;
-        int k = snprintf(buf + o, len - o, "%s%s %.1f ms", o ? ", " : "", g_threads[i].name, ms);
+        if (!LD(&g_threads[i].set) || clock_gettime(g_threads[i].clock, &t)) continue;
+        int k = snprintf(buf + o, len - o, "%s%s %.1f ms", o ? ", " : "", g_threads[i].name,
+                         t.tv_sec * 1e3 + t.tv_nsec / 1e6);
         if (k < 0) break;
         o += (size_t)k;
     }
@@ -72,12 +47,6 @@ void xqc_threads_reset(void)
 /* Our own threads take no signals: the application's handlers run on its own threads. */
 void xqc_spawn(void *(*fn)(void *), const char *name)
 {
-    spawn_arg *a = malloc(sizeof *a);
-    if (!a) {
-        xlog(1, "xq: cannot start a thread: out of memory");
-        return;
-    }
-    a->fn = fn, a->name = name;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -85,13 +54,15 @@ void xqc_spawn(void *(*fn)(void *), const char *name)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int e = pthread_create(&t, &at, spawned, a);
-    if (e) {
-        xlog(1, "xq: cannot start a thread: %s", strerror(e));
-        free(a);
-    }
+    int e = pthread_create(&t, &at, fn, NULL);
+    if (e) xlog(1, "xq: cannot start a thread: %s", strerror(e));
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    unsigned i = e ? XQ_THREADS : __atomic_fetch_add(&g_nthreads, 1, __ATOMIC_SEQ_CST);
+    if (i < XQ_THREADS && pthread_getcpuclockid(t, &g_threads[i].clock) == 0) {
+        g_threads[i].name = name;
+        ST(&g_threads[i].set, 1);
+    }
 }
 
 /* ------------------------------------------------------------------ glibc's dlsym, the driver */

@@ -33,28 +33,65 @@ static struct {
 #define SAMPLE_FIRST 4 /* timed: a kind's first commands are all sampled */
 static pthread_mutex_t cost_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Gives entry i to key, cleared: its old key withdrawn first, the new one published last (readers
+ * look keys up without cost_mu). Caller holds cost_mu. */
+static void cost_reset(unsigned i, uint64_t key)
+{
+    __atomic_store_n(&g_cost[i].key, 0, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_cost[i].est, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_cost[i].seen, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_cost[i].first, 0, __ATOMIC_RELAXED);
+    g_cost[i].timed = 0, g_cost[i].last[0] = g_cost[i].last[1] = g_cost[i].last[2] = 0; /* the writers' own, under cost_mu */
+    g_cost[i].base = g_cost[i].prior = 0, g_cost[i].w = g_cost[i].need = 0;
+    __atomic_store_n(&g_cost[i].key, key, __ATOMIC_RELEASE);
+}
+
 /* The estimate for key, 0 when none yet; with due, also whether this command of the kind is the
  * one to sample (measure alone): the first of a kind (which enters the table unmeasured, so the
- * ones launched before its measurement arrives are not all sampled too), then every 32nd. */
+ * ones launched before its measurement arrives are not all sampled too), then every 32nd.
+ * A kind already in the table is read without cost_mu: every launch looks its kind up, and the
+ * mutex was a cache line the launching thread and the tracker (which learns under it) took from
+ * each other at every launch. The writers publish a key with a release store after its entry is
+ * cleared, so a reader that finds its key reads that entry's estimate or 0 (the kind unknown for
+ * an instant: the unknown charge, never a stranger's estimate). The sampling counters may lose a
+ * count between two threads: a sample a little early or late. */
 uint64_t xqc_cost_get(uint64_t key, int *due)
 {
     if (due) *due = 0;
     if (!key) return 0;
+    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0;
+    for (; n < 8; n++, i = (i + 1) % CTAB)
+        if (__atomic_load_n(&g_cost[i].key, __ATOMIC_ACQUIRE) == key) break;
+    if (n < 8) {
+        uint64_t r = __atomic_load_n(&g_cost[i].est, __ATOMIC_RELAXED);
+        if (due) {
+            uint32_t f = __atomic_load_n(&g_cost[i].first, __ATOMIC_RELAXED);
+            if (xqc_timed && f < SAMPLE_FIRST) __atomic_store_n(&g_cost[i].first, f + 1, __ATOMIC_RELAXED), *due = 1;
+            else {
+                uint32_t seen = __atomic_load_n(&g_cost[i].seen, __ATOMIC_RELAXED) + 1;
+                if (seen >= (r >= SAMPLE_LONG_NS ? SAMPLE_EVERY_LONG : SAMPLE_EVERY)) seen = 0, *due = 1;
+                __atomic_store_n(&g_cost[i].seen, seen, __ATOMIC_RELAXED);
+            }
+        }
+        return r;
+    }
+    if (!due) return 0;
+    /* a kind not seen yet: made under the lock (another thread may be making it too) */
     uint64_t r = 0;
     pthread_mutex_lock(&cost_mu);
-    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0, hole = CTAB;
-    for (; n < 8; n++, i = (i + 1) % CTAB) {
+    unsigned hole = CTAB;
+    for (i = i0, n = 0; n < 8; n++, i = (i + 1) % CTAB) {
         if (g_cost[i].key == key) break;
         if (!g_cost[i].key && hole == CTAB) hole = i;
     }
-    if (n < 8) {
+    if (n < 8) { /* made meanwhile */
         r = g_cost[i].est;
-        if (due && xqc_timed && g_cost[i].first < SAMPLE_FIRST) g_cost[i].first++, *due = 1;
-        else if (due && ++g_cost[i].seen >= (r >= SAMPLE_LONG_NS ? SAMPLE_EVERY_LONG : SAMPLE_EVERY)) g_cost[i].seen = 0, *due = 1;
-    } else if (due) {
+        if (xqc_timed && g_cost[i].first < SAMPLE_FIRST) __atomic_store_n(&g_cost[i].first, g_cost[i].first + 1, __ATOMIC_RELAXED), *due = 1;
+    } else {
         i = hole < CTAB ? hole : i0;
-        memset(&g_cost[i], 0, sizeof g_cost[i]);
-        g_cost[i].key = key, g_cost[i].first = 1, *due = 1;
+        cost_reset(i, key);
+        __atomic_store_n(&g_cost[i].first, 1, __ATOMIC_RELAXED), *due = 1;
     }
     pthread_mutex_unlock(&cost_mu);
     return r;
@@ -71,8 +108,7 @@ static int cost_find(uint64_t key, int make)
     }
     if (!make || hole == CTAB) return -1;
     i = hole;
-    memset(&g_cost[i], 0, sizeof g_cost[i]);
-    g_cost[i].key = key;
+    cost_reset(i, key);
     return (int)i;
 }
 
@@ -127,8 +163,8 @@ void xqc_cost_put(uint64_t key, uint64_t run, int timed)
     unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0;
     for (; n < 8; n++, i = (i + 1) % CTAB)
         if (g_cost[i].key == key || !g_cost[i].key) break;
-    if (n == 8) i = i0, g_cost[i].key = 0;
-    if (g_cost[i].key != key) memset(&g_cost[i], 0, sizeof g_cost[i]), g_cost[i].key = key;
+    if (n == 8) i = i0;
+    if (g_cost[i].key != key) cost_reset(i, key);
     if (timed) { /* the median of its last three samples (two: their mean): a sample slowed by
                   * another tenant's kernels running beside it, or one the host delayed, does not
                   * stand for the kind */
@@ -137,13 +173,13 @@ void xqc_cost_put(uint64_t key, uint64_t run, int timed)
         l[k] = run < UINT32_MAX ? (uint32_t)run : UINT32_MAX;
         uint32_t m = ++g_cost[i].timed;
         uint64_t a = l[0], b = l[1], c = l[2];
-        g_cost[i].est = m == 1 ? a : m == 2 ? (a + b) / 2 : a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+        __atomic_store_n(&g_cost[i].est, m == 1 ? a : m == 2 ? (a + b) / 2 : a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b), __ATOMIC_RELAXED);
     } else if (g_cost[i].timed); /* a batch's share: the timed samples know better */
-    else if (!g_cost[i].est) g_cost[i].est = run; /* its first measurement */
+    else if (!g_cost[i].est) __atomic_store_n(&g_cost[i].est, run, __ATOMIC_RELAXED); /* its first measurement */
     else {
         int64_t e = (int64_t)g_cost[i].est;
         e += ((int64_t)run - e) / 4;
-        g_cost[i].est = e > 0 ? (uint64_t)e : 1;
+        __atomic_store_n(&g_cost[i].est, e > 0 ? (uint64_t)e : 1, __ATOMIC_RELAXED);
     }
     if (g_cost[i].base && g_cost[i].w && g_cost[i].est) { /* a narrowed width teaches the whole device's prior */
         uint32_t w = g_cost[i].w, need = g_cost[i].need > w ? g_cost[i].need : w;
