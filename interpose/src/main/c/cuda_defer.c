@@ -209,22 +209,22 @@ void xqc_drain(xstream *st, int force)
     int pushed = 0;
     for (;;) {
         int idle = 0;
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         dop *op = st->dq_head;
         uint64_t ck = 0, base = op ? op->ck : 0; /* only this thread takes from the head */
         int isolate = op ? op->isolate : 0;
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         /* its kind at the width it would be made at now (the node narrows or widens meanwhile) */
         int need = 0, w = op ? xqc_narrow_width(st, dop_threads(op), NULL, &need) : 0;
         uint32_t scale;
         uint64_t est = xqc_cost_get_w(base, w, need, NULL, &ck, &scale);
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         uint32_t gs = LD(&xqc_state);
         int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? xqc_may_launch(st, st->shm, est, NULL) : 0;
         if (!op || why) {
             int lw = why == 2;
             if (lw != st->dq_lw) ADD(&xqc_limit_waiters, lw ? 1 : -1), st->dq_lw = lw;
-            pthread_mutex_unlock(&st->mu);
+            mu_unlock(&st->mu);
             break;
         }
         st->pending--, st->in_flight++;
@@ -236,22 +236,22 @@ void xqc_drain(xstream *st, int force)
         uint64_t t = now_ns();
         xqc_wait_end(st, t);
         xqc_mirror(st);
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         if (!pushed && !made) {
             xqc_cu.CtxGetCurrent(&cur);
             pushed = cur != st->ctx && xqc_cu.CtxPush(st->ctx) == CUDA_SUCCESS;
         }
         if (isolate) { /* what came before is measured apart */
-            pthread_mutex_lock(&st->mu);
+            mu_lock(&st->mu);
             kick |= st->tail_n ? xqc_close_tail(st, &idle) : 0;
-            pthread_mutex_unlock(&st->mu);
+            mu_unlock(&st->mu);
         }
         xqc_stall_guard(st, op->kind == D_KERNEL ? op->a.k.h : op->kind == D_KERNEL_EX ? op->a.kx.cfg.hStream
                         : op->kind == D_GRAPH ? op->a.gr.h : op->a.set.h, 0);
         int timed = smp >= 0 && !xqc_smp_record(st, smp, 0);
         CUresult r = dop_call_narrow(st, op);
         timed = timed && r == CUDA_SUCCESS && !xqc_smp_record(st, smp, 1);
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         st->dq_head = op->next;
         if (!st->dq_head) st->dq_tail = NULL;
         st->dq_n--;
@@ -268,7 +268,7 @@ void xqc_drain(xstream *st, int force)
         }
         smp_launched(st, smp, ck, timed);
         xqc_mirror(st);
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         if (r != CUDA_SUCCESS)
             xlog(__atomic_fetch_add(&g_defer_failed_logged, 1, __ATOMIC_SEQ_CST) < 10 ? 1 : 3,
                  "xq: a deferred launch on stream %s failed when made: CUDA error %d (counted as failed)", st->label, r);

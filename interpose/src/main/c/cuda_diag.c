@@ -16,6 +16,34 @@
 #define HT_BUCKETS 8
 static const uint64_t ht_edge[HT_BUCKETS - 1] = {200, 500, 1000, 2000, 5000, 10000, 50000};
 static uint64_t g_ht_n, g_ht_pre, g_ht_post, g_ht_wait, g_ht_ndef, g_ht_def, g_ht_drain, g_ht_by[HT_BUCKETS], g_ht_why[6];
+/* by entry point (cuda_hooks.c's W_ indices: fewer than HT_IDS): calls, before, after, over 50 us */
+#define HT_IDS 32
+static uint64_t g_ht_id_n[HT_IDS], g_ht_id_pre[HT_IDS], g_ht_id_post[HT_IDS], g_ht_id_long[HT_IDS];
+/* parts (HP_*): how many, how long in all, how many over 50 us, the longest */
+static uint64_t g_hp_n[HP_COUNT], g_hp_ns[HP_COUNT], g_hp_long[HP_COUNT], g_hp_max[HP_COUNT];
+static const char *const hp_name[HP_COUNT] = {"marks (a memop write or an event record)", "timed samples' event records",
+                                              "lines to the node", "tracker kicks (a futex wake)",
+                                              "waits for a stream's lock"};
+
+void xqc_ht_part(int part, uint64_t ns)
+{
+    if (part < 0 || part >= HP_COUNT) return;
+    __atomic_add_fetch(&g_hp_n[part], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_hp_ns[part], ns, __ATOMIC_RELAXED);
+    if (ns >= 50000) __atomic_add_fetch(&g_hp_long[part], 1, __ATOMIC_RELAXED);
+    uint64_t m = LD(&g_hp_max[part]);
+    while (ns > m && !__atomic_compare_exchange_n(&g_hp_max[part], &m, ns, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+static void ht_id(int id, uint64_t pre, uint64_t post)
+{
+    if (id < 0 || id >= HT_IDS) return;
+    __atomic_add_fetch(&g_ht_id_n[id], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_ht_id_pre[id], pre, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_ht_id_post[id], post, __ATOMIC_RELAXED);
+    if (pre + post >= 50000) __atomic_add_fetch(&g_ht_id_long[id], 1, __ATOMIC_RELAXED);
+}
 
 static void ht_bucket(uint64_t ns)
 {
@@ -42,6 +70,7 @@ void xqc_ht_call(uint64_t t0, uint64_t t1, uint64_t t2, const gate *g)
     __atomic_add_fetch(&g_ht_post, post, __ATOMIC_RELAXED);
     if (g->wait_ns) ht_waits(g);
     ht_bucket(pre + post);
+    ht_id(g->id, pre, post);
 }
 
 /* A call deferred (queued to be launched later): t0 its entry; now it returns to the program. */
@@ -54,6 +83,7 @@ void xqc_ht_deferred(uint64_t t0, const gate *g)
     if (g->drain_ns) __atomic_add_fetch(&g_ht_drain, g->drain_ns, __ATOMIC_RELAXED);
     if (g->wait_ns) ht_waits(g);
     ht_bucket(d);
+    ht_id(g->id, d, 0);
 }
 
 void xqc_ht_reset(void)
@@ -61,6 +91,8 @@ void xqc_ht_reset(void)
     g_ht_n = g_ht_pre = g_ht_post = g_ht_wait = g_ht_ndef = g_ht_def = g_ht_drain = 0;
     for (int i = 0; i < HT_BUCKETS; i++) g_ht_by[i] = 0;
     for (int i = 0; i < 6; i++) g_ht_why[i] = 0;
+    for (int i = 0; i < HT_IDS; i++) g_ht_id_n[i] = g_ht_id_pre[i] = g_ht_id_post[i] = g_ht_id_long[i] = 0;
+    for (int i = 0; i < HP_COUNT; i++) g_hp_n[i] = g_hp_ns[i] = g_hp_long[i] = g_hp_max[i] = 0;
     xqc_threads_reset();
 }
 
@@ -90,13 +122,34 @@ static void ht_summary(void)
                 "(a call that cannot be deferred) %.1f ms",
              LD(&g_ht_why[1]) / 1e6, LD(&g_ht_why[2]) / 1e6, LD(&g_ht_why[4]) / 1e6, LD(&g_ht_why[3]) / 1e6,
              LD(&g_ht_why[5]) / 1e6, LD(&g_ht_why[0]) / 1e6);
+    char line[1400];
+    size_t len = 0;
+    for (int i = 0; i < HT_IDS && len < sizeof line - 160; i++) {
+        uint64_t k = LD(&g_ht_id_n[i]);
+        if (!k) continue;
+        int w = snprintf(line + len, sizeof line - len, "%s%s %llu, %.0f + %.0f ns (over 50 us: %llu)", len ? "; " : "",
+                         xqc_entry_name(i), (unsigned long long)k, (double)LD(&g_ht_id_pre[i]) / k,
+                         (double)LD(&g_ht_id_post[i]) / k, (unsigned long long)LD(&g_ht_id_long[i]));
+        if (w > 0) len += (size_t)w < sizeof line - len ? (size_t)w : sizeof line - len - 1;
+    }
+    if (len) xlog(2, "xq: host time by entry point (calls, ns a call before + after the driver call; deferred ones all before): %s", line);
+    len = 0;
+    for (int i = 0; i < HP_COUNT && len < sizeof line - 200; i++) {
+        uint64_t k = LD(&g_hp_n[i]);
+        if (!k) continue;
+        int w = snprintf(line + len, sizeof line - len, "%s%s %llu, %.0f ns each, %llu over 50 us, longest %.1f us", len ? "; " : "",
+                         hp_name[i], (unsigned long long)k, (double)LD(&g_hp_ns[i]) / k, (unsigned long long)LD(&g_hp_long[i]),
+                         LD(&g_hp_max[i]) / 1e3);
+        if (w > 0) len += (size_t)w < sizeof line - len ? (size_t)w : sizeof line - len - 1;
+    }
+    if (len) xlog(2, "xq: host time in our own system and driver calls (on any thread): %s", line);
 }
 
 void xqc_defer_summary(void)
 {
     if (xq_log_level < 2) return;
     for (xstream *st = LD(&xqc_all); st; st = st->next_all) {
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         if (st->launched)
             xlog(2, "xq: stream %s: %llu launched, %llu marks, %llu idle queries, estimate %.1f us, refused by threshold %llu, "
                     "window %llu, no estimate %llu, arrival guard %llu of %llu; nothing in flight with work waiting: held by the node "
@@ -148,7 +201,7 @@ void xqc_defer_summary(void)
             xlog(2, "xq: stream %s: gate closed after a lapsed guard's until by P10 %u us, P50 %u us, P90 %u us, max %u us", st->label,
                  st->lapse_us[n / 10], st->lapse_us[n / 2], st->lapse_us[n * 9 / 10], st->lapse_us[n - 1]);
         }
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
     }
     if (xq_log_level >= 3) {
         /* the timeline: CLOCK_MONOTONIC (every process's) and the wall clock read together */
@@ -157,7 +210,7 @@ void xqc_defer_summary(void)
         xlog(3, "xq: timeline clock: monotonic %llu ns, realtime %llu ns", (unsigned long long)now_ns(),
              (unsigned long long)r.tv_sec * 1000000000ull + (unsigned long long)r.tv_nsec);
         for (xstream *st = LD(&xqc_all); st; st = st->next_all) {
-            pthread_mutex_lock(&st->mu);
+            mu_lock(&st->mu);
             for (uint32_t i = 0; i < st->ntl; i++) {
                 const tl_entry *t = &st->tl[i];
                 xlog(3, "xq: timeline %s: launched %llu, from %llu, end %llu, estimate %llu, horizon %llu, commands %u, width %u/1024",
@@ -167,7 +220,7 @@ void xqc_defer_summary(void)
             for (uint32_t i = 0; i < st->narr; i++)
                 xlog(3, "xq: arrivals %s: arrived %llu, idle %llu", st->label, (unsigned long long)st->arr[i].arrived,
                      (unsigned long long)st->arr[i].idle);
-            pthread_mutex_unlock(&st->mu);
+            mu_unlock(&st->mu);
         }
     }
     uint64_t naps = xqc_nap[0] + xqc_nap[1] + xqc_nap[2] + xqc_nap[3] + xqc_nap[4];

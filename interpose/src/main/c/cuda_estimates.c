@@ -233,6 +233,7 @@ int xqc_smp_record(xstream *st, int i, int end)
     CUevent *ev = end ? &st->smp[i].b : &st->smp[i].a;
     CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
     CUresult r = CUDA_SUCCESS;
+    uint64_t p0 = XQ_HT_ON ? now_ns() : 0;
     if (!*ev) {
         CUcontext cur = NULL, tmp;
         xqc_cu.CtxGetCurrent(&cur);
@@ -242,10 +243,11 @@ int xqc_smp_record(xstream *st, int i, int end)
         if (pushed) xqc_cu.CtxPop(&tmp);
     }
     if (r == CUDA_SUCCESS) r = xqc_cu.EventRecord(*ev, rec);
+    if (p0) xqc_ht_part(HP_SMP, now_ns() - p0);
     if (r != CUDA_SUCCESS) {
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         smp_failed(st, end ? "cuEventRecord (timed sample)" : "cuEventCreate/Record (timed sample)", r);
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         return 1;
     }
     return 0;
@@ -256,12 +258,12 @@ int xqc_smp_record(xstream *st, int i, int end)
 void xqc_smp_read(xstream *st, CUcontext c, CUcontext *cur)
 {
     while (LD(&st->smp_n)) {
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         uint32_t i = st->smp_head;
         uint64_t ord = st->smp[i].ord, key = st->smp[i].key;
         CUevent a = st->smp[i].a, b = st->smp[i].b;
         int ready = st->smp_n && ord && (ord == SMP_DEAD || ord <= st->completed);
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         if (!ready) return;
         float ms = 0;
         CUresult r = CUDA_SUCCESS;
@@ -270,11 +272,11 @@ void xqc_smp_read(xstream *st, CUcontext c, CUcontext *cur)
             r = xqc_cu.EventElapsed(&ms, a, b);
             if (r == CUDA_ERROR_NOT_READY) return; /* counted done without being seen done (no mark could be made) */
         }
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         st->smp_head = (st->smp_head + 1) % SMP, st->smp_n--;
         if (ord != SMP_DEAD && r == CUDA_SUCCESS) st->timed++;
         else if (ord != SMP_DEAD) smp_failed(st, "cuEventElapsedTime", r);
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         if (ord != SMP_DEAD && r == CUDA_SUCCESS && ms > 0) xqc_cost_put(key, (uint64_t)((double)ms * 1e6), 1);
     }
 }

@@ -241,7 +241,7 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
         return 0;
     }
     /* the estimate of its kind at the width it would be launched at now (narrowed or not) */
-    int need, w = xqc_narrow_width(st, threads, NULL, &need);
+    int need, off = 0, w = xqc_narrow_width(st, threads, &off, &need);
     g->ck = ck, g->threads = threads, g->est = xqc_cost_get_w(ck, w, need, &due, &g->wk, &g->scale);
     g->isolate = due, g->smp = 0;
     if (!LD(&xqc_session.started)) xqc_session_start();
@@ -254,30 +254,30 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
     }
     int waited = 0, wake = 0, wait_why = 0;
     uint64_t wait_t0 = 0;
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     for (;;) {
         uint32_t gs = LD(&xqc_state);
         if ((gs & 1) && st->gen != gs) { /* first gated call in this session */
-            pthread_mutex_unlock(&st->mu);
+            mu_unlock(&st->mu);
             xqc_register_stream(st);
-            pthread_mutex_lock(&st->mu);
+            mu_lock(&st->mu);
             continue;
         }
         if (LD(&xqc_captures)) { /* a capture began while we waited: pass through untouched */
             if (waited && (st->pending--, --st->active == 0)) st->ready_since = 0, wake = 1;
             xqc_mirror(st);
-            pthread_mutex_unlock(&st->mu);
+            mu_unlock(&st->mu);
             if (wake) xqc_wake_node(st);
             errno = saved_errno;
             return 0;
         }
         uint64_t retry = 0;
         if (waited && threads) { /* the node may have narrowed it, or let it have the device, meanwhile */
-            int w2 = xqc_narrow_width(st, threads, NULL, &need);
+            int w2 = xqc_narrow_width(st, threads, &off, &need);
             if (w2 != w) {
-                pthread_mutex_unlock(&st->mu);
+                mu_unlock(&st->mu);
                 g->est = xqc_cost_get_w(ck, w = w2, need, NULL, &g->wk, &g->scale);
-                pthread_mutex_lock(&st->mu);
+                mu_lock(&st->mu);
                 continue;
             }
         }
@@ -286,23 +286,23 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
         if (!why && !(deferrable ? cross_order(st) : LD(&xqc_deferred) != 0)) break;
         if (deferrable && st->dq_n < DQ_MAX) {
             if (cross_order(st)) { /* rare: the legacy stream and another both deferring */
-                pthread_mutex_unlock(&st->mu);
+                mu_unlock(&st->mu);
                 xqc_flush_all();
-                pthread_mutex_lock(&st->mu);
+                mu_lock(&st->mu);
                 continue;
             }
             g->st = st, g->waited = waited;
-            pthread_mutex_unlock(&st->mu);
+            mu_unlock(&st->mu);
             if (wake) xqc_wake_node(st);
             errno = saved_errno;
             return 2;
         }
         if (!why) { /* not deferrable, and other streams still have deferred launches */
-            pthread_mutex_unlock(&st->mu);
+            mu_unlock(&st->mu);
             uint64_t f0 = XQ_HT_ON ? now_ns() : 0;
             xqc_flush_all();
             if (f0) g->wait_ns += now_ns() - f0, g->wait_by[0] += now_ns() - f0;
-            pthread_mutex_lock(&st->mu);
+            mu_lock(&st->mu);
             continue;
         }
         if (!waited) {
@@ -317,11 +317,11 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
         uint32_t seq = st->wseq;
         st->waiters++;
         if (why == 2) ADD(&xqc_limit_waiters, 1);
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         if (wake) xqc_wake_node(st), wake = 0;
         futex_wait(&st->wseq, seq, retry && retry < WAIT_NS ? (long)retry : WAIT_NS);
         xqc_node_look(); /* held by a node that may have stopped */
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         st->waiters--;
         if (why == 2) ADD(&xqc_limit_waiters, -1);
     }
@@ -332,25 +332,28 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
     xqc_note_launch(st, g->est);
     st->fl_est += g->est;
     g->t = now_ns();
-    if (wait_t0) g->wait_ns += g->t - wait_t0, g->wait_by[wait_why >= 0 && wait_why <= 5 ? wait_why : 0] += g->t - wait_t0;
+    if (wait_t0 && XQ_HT_ON) g->wait_ns += g->t - wait_t0, g->wait_by[wait_why >= 0 && wait_why <= 5 ? wait_why : 0] += g->t - wait_t0;
     xqc_wait_end(st, g->t);
     /* ready since the first launch after idle: a thread that waited kept the stream ready (its
      * arrival is when it began to wait, not when it was let go) */
     if (!waited && st->active++ == 0) st->ready_since = g->t, wake = 1;
     int kick = g->isolate && st->tail_n ? xqc_close_tail(st, &wake) : 0; /* what came before is measured apart */
-    xqc_mirror(st);
-    pthread_mutex_unlock(&st->mu);
+    /* a call let go after a wait shows the node at once that it no longer waits; one that went
+     * straight through is shown by xqc_gate_exit, a driver call later, before the WAKE that tells
+     * of it (the slot is on cache lines the node reads: a store to them costs a launch a miss) */
+    if (waited) xqc_mirror(st);
+    mu_unlock(&st->mu);
     if (g->smp && xqc_smp_record(st, g->smp - 1, 0)) { /* no sample after all */
-        pthread_mutex_lock(&st->mu);
+        mu_lock(&st->mu);
         smp_launched(st, g->smp - 1, 0, 0);
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         g->smp = 0;
     }
     /* The node hears of the arrival, and the tracker of the mark, in xqc_gate_exit, once the launch
      * is made: the WAKE line is a socket write, and made here it delayed the work itself (a
      * tenant alone: ~20 us per request on the H100). The arrival's time is in the slot already. */
     g->wake = wake, g->kick = kick;
-    g->st = st;
+    g->st = st, g->nw = w, g->noff = off;
     xqc_stall_guard(st, h, ptsz);
     errno = saved_errno;
     return 1;
@@ -362,11 +365,11 @@ int xqc_gate_defer(gate *g, dop *op)
 {
     xstream *st = g->st;
     int wake = 0, saved_errno = errno;
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     if (LD(&xqc_captures) || LD(&xqc_exiting)) {
         if (g->waited && (st->pending--, --st->active == 0)) st->ready_since = 0, wake = 1;
         xqc_mirror(st);
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         if (wake) xqc_wake_node(st);
         free(op);
         errno = saved_errno;
@@ -388,7 +391,7 @@ int xqc_gate_defer(gate *g, dop *op)
         if (!st->in_flight) xqc_wait_begin(st, t);
     }
     xqc_mirror(st);
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     if (wake) xqc_wake_node(st);
     uint64_t d0 = XQ_HT_ON ? now_ns() : 0;
     xqc_drain(st, 0); /* when the stream may launch after all, this thread makes it */
@@ -404,17 +407,26 @@ void xqc_gate_undefer(gate *g)
     if (!g->waited) return;
     xstream *st = g->st;
     int wake = 0;
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     st->pending--;
     if (--st->active == 0) st->ready_since = 0, wake = 1;
     xqc_mirror(st);
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     if (wake) xqc_wake_node(st);
 }
 
 /* Marks on the stream the end of what was launched so far, as entry e: the next sequence number
  * written to the stream's word (memop), else an event. Caller holds st->mu; 0: neither worked. */
+static int mark_made(xstream *st, ring_entry *e, CUstream rec);
 static int mark(xstream *st, ring_entry *e, CUstream rec)
+{
+    uint64_t p0 = XQ_HT_ON ? now_ns() : 0;
+    int ok = mark_made(st, e, rec);
+    if (p0) xqc_ht_part(HP_MARK, now_ns() - p0);
+    return ok;
+}
+
+static int mark_made(xstream *st, ring_entry *e, CUstream rec)
 {
     if (st->cmode > 0) {
         if (xqc_cu.WriteValue64(rec, st->word->dev, st->mseq + 1, 0) == CUDA_SUCCESS) {
@@ -494,7 +506,7 @@ void xqc_gate_exit(gate *g, CUresult r)
     xstream *st = g->st;
     int idle = 0, kick = 0, saved_errno = errno;
     int timed = g->smp && r == CUDA_SUCCESS && !xqc_smp_record(st, g->smp - 1, 1);
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     if (r != CUDA_SUCCESS) { /* nothing was launched */
         st->in_flight--, st->failed++;
         st->fl_est -= g->est <= st->fl_est ? g->est : st->fl_est;
@@ -509,7 +521,7 @@ void xqc_gate_exit(gate *g, CUresult r)
     int waiters = st->waiters;
     static __thread void *t_last_ok;
     if (r == CUDA_SUCCESS && g->key && g->key != t_last_ok) xqc_known_ok(t_last_ok = g->key);
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     if (r != CUDA_SUCCESS && waiters)
         xqc_wake_held(st); /* the limits may allow one more now */
     if (idle || g->wake) xqc_wake_node(st); /* one line tells the node whichever it is now */

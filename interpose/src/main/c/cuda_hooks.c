@@ -95,6 +95,8 @@ static wdef W[W_COUNT];
 
 static int is_ours(void *p);
 
+const char *xqc_entry_name(int id) { return id >= 0 && id < W_COUNT && W[id].sym ? W[id].sym : "?"; }
+
 /* The driver's definition of an exported name: the next one after us, or, when libcuda is not
  * in the global scope (a library linking it was dlopened RTLD_LOCAL, as Python loads
  * extensions), libcuda's own. */
@@ -131,8 +133,10 @@ static void *real_of(wdef *d, int k)
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
-        gate g_ = {0};                                                                              \
+        gate g_;                                                                                    \
+        xqc_gate_init(&g_);                                                                         \
         uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \
+        if (h0_) g_.id = (ID);                                                                      \
         if (!xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), 0)) {                               \
             if (h0_) xqc_ht_call(h0_, now_ns(), 0, &g_);                                            \
             return real_ ARGS;                                                                       \
@@ -153,8 +157,10 @@ static void *real_of(wdef *d, int k)
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
         if (!real_)                                                                                  \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
-        gate g_ = {0};                                                                              \
+        gate g_;                                                                                    \
+        xqc_gate_init(&g_);                                                                         \
         uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \
+        if (h0_) g_.id = (ID);                                                                      \
         int k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&xqc_stubs_ok) > 0, (CK), (THREADS));\
         if (k_ == 2) {                                                                              \
             dop *op_ = BUILD;                                                                       \
@@ -174,7 +180,7 @@ static void *real_of(wdef *d, int k)
         }                                                                                           \
         g_.key = (void *)(KEY);                                                                     \
         g_.threads = (THREADS);                                                                     \
-        CUstream sx_ = NULL, ns_ = g_.threads != 0 ? xqc_narrow_begin(g_.st, (STREAM), (K) & 1, g_.threads, &sx_) : NULL;  \
+        CUstream sx_ = NULL, ns_ = g_.nw ? xqc_narrow_begin_at(g_.st, (STREAM), (K) & 1, g_.nw, g_.noff, &sx_) : NULL;  \
         uint64_t h1_ = h0_ ? now_ns() : 0;                                                          \
         CUresult r_ = ns_ ? (NCALL) : real_ ARGS;                                                   \
         uint64_t h2_ = h0_ ? now_ns() : 0;                                                          \

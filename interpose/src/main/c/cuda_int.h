@@ -55,6 +55,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -142,6 +143,25 @@ static inline void futex_wait(uint32_t *w, uint32_t val, long ns)
 }
 
 static inline void futex_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0); }
+
+/* A stream's lock (xstream.mu): taken twice by every launch, held for a few hundred instructions,
+ * seldom contended (the launching threads and the tracker). One locked instruction each way;
+ * pthread_mutex_lock/unlock cost a launch ~190 instructions and two more functions' cache lines.
+ * w: 0 free, 1 held, 2 held with a thread asleep on it (cuda_streams.c: the slow paths). */
+typedef struct {
+    uint32_t w;
+} xq_mu;
+void xqc_mu_wait(xq_mu *m);
+void xqc_mu_wake(xq_mu *m);
+static inline void mu_lock(xq_mu *m)
+{
+    uint32_t z = 0;
+    if (!__atomic_compare_exchange_n(&m->w, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) xqc_mu_wait(m);
+}
+static inline void mu_unlock(xq_mu *m)
+{
+    if (__atomic_exchange_n(&m->w, 0, __ATOMIC_RELEASE) == 2) xqc_mu_wake(m);
+}
 
 static inline void sleep_ns(long ns)
 {
@@ -249,7 +269,7 @@ typedef struct xstream {
     CUcontext ctx;
     pid_t tid; /* K_PTDS: the owning thread */
     int kind, in_use, closing;
-    pthread_mutex_t mu;
+    xq_mu mu;
     int device, prio, least, greatest;
     CUdevice cudev; /* the driver's handle of the device (device: its physical ordinal) */
     char label[16];
@@ -360,11 +380,13 @@ typedef struct gate {
     int smp;     /* a timed sample: its slot + 1 (0: none) */
     int wake, kick; /* owed once the launch is made: a WAKE to the node, a kick to the tracker */
     uint64_t threads; /* the launch's threads (UINT64_MAX: a graph; 0: not a kernel) */
+    int nw, noff;     /* narrowed when let go: on nw multiprocessors from the noff-th (nw 0: as asked) */
     uint64_t wait_ns; /* XQ_LOG=2: how long this call waited to launch (the node's decision, not our cost) */
     uint64_t wait_by[6]; /* XQ_LOG=2: that wait by what held it first: 0 the deferred launches of the process (a call
                           * that cannot be deferred), 1 the gate, 2 a limit, 3 deferred launches ahead on its stream,
                           * 4 the arrival guard, 5 a full deferral queue */
     uint64_t drain_ns; /* XQ_LOG=2: deferred launches made on this thread meanwhile (their own driver time) */
+    int id;            /* XQ_LOG=2: the entry point (cuda_hooks.c's W_ index), for the account by entry point */
 } gate;
 
 typedef struct cword {
@@ -563,9 +585,21 @@ extern uint64_t xqc_deferred_total, xqc_flush_waits; /* for XQ_LOG=2 */
  * (cuda_diag.c): the gate before the driver call, the gate after it, a deferred call's whole
  * visit; waits to launch and deferred launches made on the way are told apart, not counted. */
 #define XQ_HT_ON (xqc_hot.diag)
+/* A gate's fields zeroed before xqc_gate_enter: the XQ_LOG=2 ones (from wait_ns) only at that
+ * level (a launch's stack lines are cold: zeroing them all cost a launch one more line) */
+static inline void xqc_gate_init(gate *g)
+{
+    memset(g, 0, offsetof(gate, wait_ns));
+    if (XQ_HT_ON) memset(&g->wait_ns, 0, sizeof *g - offsetof(gate, wait_ns));
+}
 void xqc_ht_call(uint64_t t0, uint64_t t1, uint64_t t2, const gate *g);
 void xqc_ht_deferred(uint64_t t0, const gate *g);
 void xqc_ht_reset(void);
+/* XQ_LOG=2: parts of a gated call's host time that are system or driver calls of our own, timed
+ * on whichever thread makes them (cuda_diag.c) */
+enum { HP_MARK, HP_SMP, HP_SEND, HP_KICK, HP_MUWAIT, HP_COUNT };
+void xqc_ht_part(int part, uint64_t ns);
+const char *xqc_entry_name(int id);
 extern uint32_t xqc_dq_waiters;
 extern finfo xqc_fcache[FCACHE];
 extern pthread_mutex_t xqc_fc_mu;
@@ -581,6 +615,7 @@ void xqc_flush_all(void);
 
 /* cuda_narrow.c */
 CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx);
+CUstream xqc_narrow_begin_at(xstream *st, CUstream h, int ptsz, int n, int off, CUstream *sx);
 int xqc_narrow_width(const xstream *st, uint64_t threads, int *off, int *need);
 int xqc_narrow_end(CUstream s, CUstream gs, CUresult r);
 int xqc_narrow_usable(void);

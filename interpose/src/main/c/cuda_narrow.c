@@ -141,15 +141,15 @@ static void *green_ctx(CUdevice dev, int off, int n)
 /* st's green stream on the n multiprocessors after the first off, made once. */
 static CUstream green_stream(xstream *st, int off, int n)
 {
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     for (int i = 0; i < 8; i++)
         if (st->green[i].off == off && st->green[i].n == n && st->green[i].s) {
             CUstream gs = st->green[i].s;
-            pthread_mutex_unlock(&st->mu);
+            mu_unlock(&st->mu);
             return gs;
         }
     int prio = st->prio;
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     void *g = green_ctx(st->cudev, off, n);
     CUstream gs = NULL;
     CUresult r;
@@ -158,10 +158,10 @@ static CUstream green_stream(xstream *st, int off, int n)
         narrow_off("cuGreenCtxStreamCreate", r);
         return NULL;
     }
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     uint32_t i = st->green_next++ % 8; /* a stream replaced is left alone, not destroyed */
     st->green[i].off = off, st->green[i].n = n, st->green[i].s = gs;
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     return gs;
 }
 
@@ -176,6 +176,7 @@ int xqc_narrow_width(const xstream *st, uint64_t threads, int *offp, int *needp)
     if (needp) *needp = 0;
     if (!st || !threads || !xqc_narrow_usable() || !st->shm || st->gen != LD(&xqc_state)) return 0;
     uint32_t reserve = LD(&st->shm->reserve_sms), part = LD(&st->shm->part);
+    if (!reserve && !(part >> 31) && (part & 0xffff) <= 1) return 0; /* the whole device: most launches */
     /* a part of its own size (the top bit): offset and width in sixteenths of the region */
     int own = (part >> 31) != 0, o16 = own ? (int)((part >> 16) & 0xff) : 0, w16 = own ? (int)(part & 0xff) : 16;
     if (own && (w16 < 1 || o16 + w16 > 16)) own = 0, o16 = 0, w16 = 16;
@@ -213,7 +214,13 @@ int xqc_narrow_width(const xstream *st, uint64_t threads, int *offp, int *needp)
 CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx)
 {
     int off = 0, n = xqc_narrow_width(st, threads, &off, NULL);
-    if (!n) return NULL;
+    return n ? xqc_narrow_begin_at(st, h, ptsz, n, off, sx) : NULL;
+}
+
+/* xqc_narrow_begin on n multiprocessors from the off-th (xqc_narrow_width's answer, which the
+ * launch gate took a moment before: the launch path asks it once). */
+CUstream xqc_narrow_begin_at(xstream *st, CUstream h, int ptsz, int n, int off, CUstream *sx)
+{
     CUcontext cur = NULL;
     if (xqc_cu.CtxGetCurrent(&cur) || !cur) return NULL;
     if (t_nctx != cur) {

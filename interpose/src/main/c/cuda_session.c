@@ -40,6 +40,7 @@ __attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...)
     if (n > XQ_MAX_LINE - 1) n = XQ_MAX_LINE - 1;
     buf[n++] = '\n';
     int rc = 0;
+    uint64_t p0 = XQ_HT_ON ? now_ns() : 0;
     pthread_mutex_lock(&xqc_session.send_mu);
     if (xqc_session.fd < 0) rc = -1;
     for (int off = 0; rc == 0 && off < n;) {
@@ -52,6 +53,7 @@ __attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...)
         }
     }
     pthread_mutex_unlock(&xqc_session.send_mu);
+    if (p0) xqc_ht_part(HP_SEND, now_ns() - p0);
     xlog(4, "xq: > %.*s", n - 1, buf);
     return rc;
 }
@@ -90,11 +92,11 @@ static void register_locked(xstream *st)
     if (!(gs & 1) || st->gen == gs) return;
     uint32_t i = 0;
     while (i < xqc_session.nslots && xqc_session.used[i]) i++;
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     st->gen = gs;
     if (i == xqc_session.nslots) { /* more streams than slots: this one runs unscheduled */
         st->slot = -1, st->shm = NULL;
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         if (!xqc_session.no_slot_logged++)
             xlog(1, "xq: all %u slots of the node are taken; stream %s runs unscheduled", xqc_session.nslots, st->label);
         return;
@@ -104,7 +106,7 @@ static void register_locked(xstream *st)
     st->shm = (xq_slot *)(xqc_session.base + XQ_SHM_HEADER + (size_t)i * XQ_SLOT_SIZE);
     xqc_mirror(st);
     uint32_t active = st->active;
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     xqc_send_line("STREAM %u %lx %d %d %d %d %s%s%s", i, (unsigned long)(uintptr_t)st->h, st->device, st->prio,
               st->least, st->greatest, st->label, st->pci[0] ? " " : "", st->pci);
     if (active) xqc_send_line("WAKE %u", i);

@@ -58,7 +58,7 @@ xstream *xqc_stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
         memset(st, 0, sizeof *st);
         st->next_all = keep;
     }
-    pthread_mutex_init(&st->mu, NULL);
+    st->mu.w = 0;
     pthread_mutex_init(&st->sub_mu, NULL);
     st->kind = kind, st->h = h, st->ctx = ctx, st->tid = tid, st->slot = -1;
     st->device = dev, st->cudev = cudev, st->prio = prio, st->least = least, st->greatest = greatest;
@@ -111,9 +111,9 @@ void xqc_stream_forget(CUstream h)
     CUcontext cur = NULL, tmp;
     xqc_cu.CtxGetCurrent(&cur);
     int pushed = cur != st->ctx && xqc_cu.CtxPush(st->ctx) == CUDA_SUCCESS, idle = 0;
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     xqc_close_tail(st, &idle);
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     if (pushed) xqc_cu.CtxPop(&tmp);
     if (idle) xqc_wake_node(st);
     xqc_tracker_kick();
@@ -127,4 +127,36 @@ void xqc_ptds_thread_exit(void *unused)
     pthread_mutex_unlock(&xqc_tab_mu);
     xqc_t_ptds = NULL;
     xqc_tracker_kick();
+}
+
+/* xq_mu's slow paths (cuda_int.h): a short spin (the holder is another thread on its way out of a
+ * few hundred instructions), then sleep on the word marked 2 until an unlock wakes one sleeper. */
+static void mu_wait(xq_mu *m);
+void xqc_mu_wait(xq_mu *m)
+{
+    uint64_t p0 = XQ_HT_ON ? now_ns() : 0;
+    mu_wait(m);
+    if (p0) xqc_ht_part(HP_MUWAIT, now_ns() - p0);
+}
+
+static void mu_wait(xq_mu *m)
+{
+    int saved_errno = errno;
+    for (int i = 0; i < 100; i++) {
+        uint32_t z = 0;
+        if (!LD(&m->w) && __atomic_compare_exchange_n(&m->w, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+    }
+    while (__atomic_exchange_n(&m->w, 2, __ATOMIC_ACQUIRE) != 0)
+        syscall(SYS_futex, &m->w, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+    errno = saved_errno;
+}
+
+void xqc_mu_wake(xq_mu *m)
+{
+    int saved_errno = errno;
+    syscall(SYS_futex, &m->w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = saved_errno;
 }

@@ -131,13 +131,13 @@ static int deferred_sees(void *k)
     int seen = 0;
     for (xstream *st = LD(&xqc_all); st && !seen; st = st->next_all) {
         if (!LD(&st->in_use) || !LD(&st->dq_n)) continue;
-        pthread_mutex_lock(&st->mu); /* taken off the queue under mu, freed after: all valid here */
+        mu_lock(&st->mu); /* taken off the queue under mu, freed after: all valid here */
         if (st->dq_head && st->ctx != cur) seen = 1;
         for (dop *op = st->dq_head; op && !seen; op = op->next) {
             void *g = op->kind == D_KERNEL ? (void *)op->a.k.f : op->kind == D_KERNEL_EX ? (void *)op->a.kx.f : NULL;
             seen = op->kind == D_GRAPH || (g && (g == k || g == (void *)f));
         }
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
     }
     return seen;
 }

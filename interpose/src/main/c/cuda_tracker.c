@@ -15,8 +15,10 @@ pthread_mutex_t xqc_query_mu = PTHREAD_MUTEX_INITIALIZER; /* tracker queries vs 
 void xqc_tracker_kick(void)
 {
     if (LD(&xqc_tracker_parked)) {
+        uint64_t p0 = XQ_HT_ON ? now_ns() : 0;
         ADD(&g_tracker_word, 1);
         futex_wake(&g_tracker_word);
+        if (p0) xqc_ht_part(HP_KICK, now_ns() - p0);
     }
 }
 
@@ -37,7 +39,7 @@ static int completions_seen(xstream *st, int idle)
     xqc_mirror(st);
     int waiters = st->waiters, left = st->tracked;
     xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     if (waiters) {
         xqc_wake_held(st);
         if (s) futex_wake(&s->completion_seq);
@@ -59,20 +61,20 @@ static int completions_seen(xstream *st, int idle)
 #define QUIET_RETRY_NS 100000ull
 static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
 {
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     uint32_t c0 = st->tail_n, gen = st->tail_gen;
     uint64_t quiet = xqc_mark_every(st) < FREE_MARK_NS ? QUIET_LIMIT_NS : QUIET_NS;
     if (quiet < st->tail_est) quiet = st->tail_est; /* not before the work could be done: a query too early only costs */
     int due = c0 && !st->n && (LD(&xqc_final) || (now - st->last_launch >= quiet && now >= st->query_at));
     if (due) st->query_at = now + (quiet < QUIET_RETRY_NS ? quiet : QUIET_RETRY_NS);
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     if (!c0) return 0;
     if (!due || st->kind == K_PTDS) return 1;
     if (c != *cur && xqc_cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
     CUresult r = xqc_cu.StreamQuery(st->kind == K_EXPLICIT ? st->h : NULL);
     if (r == CUDA_ERROR_NOT_READY) return 1;
     int idle = 0; /* done, or an error: either way nothing more will be seen of them */
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     st->queries++;
     if (st->tail_gen == gen && !st->n && st->tail_n >= c0) { /* the c0 oldest of the tail were launched before the query */
         uint64_t est = st->tail_n == c0 ? st->tail_est : st->tail_est / st->tail_n * c0;
@@ -108,11 +110,11 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     st->polled = now;
     st->poll_at = now + (urgent ? lim : memop ? MEMOP_NS : POLL_NS);
     *next = st->poll_at < *next ? st->poll_at : *next;
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     /* entries stay put while in the ring, except the newest of a full ring (re-recorded) */
     uint32_t n = st->n, head = st->head, m = n == RING ? n - 1 : n;
     CUcontext c = st->ctx;
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     if (!n) return poll_tail(st, c, cur, now);
 #define DONE(i) entry_done(st, &st->ring[(head + (i)) % RING], c, cur)
     if (!DONE(0)) return 1;
@@ -126,7 +128,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
         d = m ? m - 1 : 0;
 #undef DONE
     uint64_t t = now_ns();
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     uint32_t count = 0, take = d + 1;
     uint64_t from = st->ring[head].t_launch > st->last_done ? st->ring[head].t_launch : st->last_done;
     /* the batch ended between the last look and now: take the middle, when that look came after
@@ -172,9 +174,9 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
 static void close_stream(xstream *st)
 {
     pthread_mutex_lock(&xqc_session.mu);
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     if (st->n || st->pending || st->in_flight) {
-        pthread_mutex_unlock(&st->mu);
+        mu_unlock(&st->mu);
         pthread_mutex_unlock(&xqc_session.mu);
         return;
     }
@@ -183,7 +185,7 @@ static void close_stream(xstream *st)
         xqc_session.used[st->slot] = 0, xqc_session.owner[st->slot] = NULL;
     }
     st->slot = -1, st->shm = NULL;
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
     pthread_mutex_unlock(&xqc_session.mu);
     for (int i = 0; i < RING; i++)
         if (st->ring[i].ev) xqc_cu.EventDestroy(st->ring[i].ev);
@@ -211,7 +213,7 @@ static void gate_watch(xstream *st)
     if (g == st->gate_seen) return;
     st->gate_seen = g;
     if (!g) return;
-    pthread_mutex_lock(&st->mu);
+    mu_lock(&st->mu);
     st->closes++;
     uint64_t first, credit, left = st->in_flight ? xqc_work_left(st, now_ns(), &first, &credit) : 0;
     if (st->in_flight && st->nleft < sizeof st->left_us / sizeof st->left_us[0]) {
@@ -224,7 +226,7 @@ static void gate_watch(xstream *st)
         if (k == 0 && st->nunguarded < sizeof st->unguarded_us / sizeof st->unguarded_us[0])
             st->unguarded_us[st->nunguarded++] = st->adm_guarded_t ? (uint32_t)((now - st->adm_guarded_t) / 1000) : UINT32_MAX;
     }
-    pthread_mutex_unlock(&st->mu);
+    mu_unlock(&st->mu);
 }
 
 int xqc_cmp_u32(const void *a, const void *b)

@@ -65,7 +65,23 @@ static void gate_test(const char *const *args)
     if (waits >= 320)
         CHECK(b && sscanf(b, "waits to launch by what held the call first: the gate %lf ms", &by_gate) == 1 &&
               by_gate >= 320 && by_gate <= waits + 0.1, "the wait not put on the gate: %s", b ? b : slurp(a.err));
-    printf("    host time: %llu calls, %llu deferred, %.0f ns a call, waits %.1f ms\n", calls, deferred, per, waits);
+    /* by entry point: the launches counted under cuLaunchKernel or cuLaunchKernelEx (every gated
+     * call is a launch here) */
+    unsigned long long by_launch = 0;
+    const char *e = strstr(slurp(a.err), "host time by entry point (");
+    const char *l = e ? strstr(e, "cuLaunchKernel") : NULL;
+    l = l ? strchr(l, ' ') : NULL;
+    CHECK(l && sscanf(l, " %llu,", &by_launch) == 1 && by_launch >= 1 &&
+              by_launch <= calls + deferred, "no account by entry point, or launches %llu against %llu calls + %llu deferred: %s",
+          by_launch, calls, deferred, e ? e : slurp(a.err));
+    /* our own system calls: the lines to the node (the WAKE above at least) */
+    unsigned long long lines = 0;
+    const char *o = strstr(slurp(a.err), "host time in our own system and driver calls (on any thread): ");
+    const char *ln = o ? strstr(o, "lines to the node ") : NULL;
+    CHECK(ln && sscanf(ln, "lines to the node %llu,", &lines) == 1 && lines >= 1, "no account of our own calls: %s",
+          o ? o : slurp(a.err));
+    printf("    host time: %llu calls, %llu deferred, %.0f ns a call, waits %.1f ms; %llu launches by entry point, %llu lines\n",
+           calls, deferred, per, waits, by_launch, lines);
 }
 
 void test_gate_direct(void)
