@@ -628,6 +628,8 @@ extern uint32_t xqc_tracker_parked;
 extern pthread_mutex_t xqc_query_mu; /* tracker queries vs capture begin */
 extern uint64_t xqc_nap[5], xqc_nap_late; /* XQ_LOG=2, tracker only: its naps by how late they ended */
 void xqc_tracker_kick(void);
+void xqc_tracker_wake_now(void);
+extern __thread int xqc_t_tracker; /* this thread is the tracker */
 int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap);
 int xqc_cmp_u32(const void *a, const void *b);
 void *xqc_tracker_main(void *arg);

@@ -123,6 +123,12 @@ void xqc_register_stream(xstream *st)
  * node's line limit (a delayed WAKE is sent by the tracker, coalesced per stream). */
 void xqc_wake_node(xstream *st)
 {
+    if (!xqc_t_tracker && LD(&xqc_tracker_on)) {
+        /* an application's thread: the tracker sends it (cuda_tracker.c: xqc_tracker_wake_now) */
+        if (!__atomic_exchange_n(&st->wake_owed, 1, __ATOMIC_SEQ_CST)) ADD(&xqc_owed, 1);
+        xqc_tracker_wake_now();
+        return;
+    }
     uint64_t now = now_ns(), last = LD(&xqc_last_wake);
     if (now - last < WAKE_GAP_NS || !__atomic_compare_exchange_n(&xqc_last_wake, &last, now, 0,
                                                                 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {

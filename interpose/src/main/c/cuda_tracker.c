@@ -12,6 +12,24 @@ uint32_t xqc_tracker_parked;
 pthread_mutex_t xqc_query_mu = PTHREAD_MUTEX_INITIALIZER; /* tracker queries vs capture begin */
 /* ------------------------------------------------------------------ tracker thread */
 
+__thread int xqc_t_tracker;
+static uint32_t g_tracker_napping; /* the tracker sleeps between looks (on g_tracker_word, up to 100 us) */
+
+/* Has the tracker send a WAKE line owed now: wakes it from a nap too, not only when parked. A
+ * futex wake costs the launching thread ~5 us on the H200 host; the send itself cost it 5-30 us,
+ * ms at times (the node's reader woken, the sender put off the CPU), between a request's first
+ * call and its next launch (cuda_session.c: xqc_wake_node). */
+void xqc_tracker_wake_now(void)
+{
+    ADD(&g_tracker_word, 1);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (LD(&xqc_tracker_parked) || LD(&g_tracker_napping)) {
+        uint64_t p0 = XQ_HT_ON ? now_ns() : 0;
+        futex_wake(&g_tracker_word);
+        if (p0) xqc_ht_part(HP_KICK, now_ns() - p0);
+    }
+}
+
 void xqc_tracker_kick(void)
 {
     if (LD(&xqc_tracker_parked)) {
@@ -237,15 +255,37 @@ int xqc_cmp_u32(const void *a, const void *b)
 
 uint64_t xqc_nap[5], xqc_nap_late; /* XQ_LOG=2, tracker only: its naps by how late they ended */
 
+/* Sends the WAKE lines owed (paced: one per WAKE_GAP_NS) and, with close, closes the streams
+ * destroyed meanwhile. Tracker only. */
+static void send_owed(int close)
+{
+    for (xstream *st = LD(&xqc_all); st && (LD(&xqc_owed) || (close && LD(&xqc_closing))); st = st->next_all) {
+        if (!LD(&st->in_use)) continue;
+        if (LD(&st->wake_owed)) {
+            uint64_t now = now_ns(), last = LD(&xqc_last_wake);
+            if (now - last >= WAKE_GAP_NS && __atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) {
+                ADD(&xqc_owed, -1);
+                ST(&xqc_last_wake, now);
+                int slot = LD(&st->slot);
+                if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0) xqc_send_line("WAKE %d", slot);
+            }
+        }
+        if (close && LD(&st->closing)) close_stream(st);
+    }
+}
+
 void *xqc_tracker_main(void *arg)
 {
     (void)arg;
     prctl(PR_SET_NAME, "xq-tracker");
     prctl(PR_SET_TIMERSLACK, 1000UL); /* its 20 us (memop: 5 us) naps must stay near that */
+    xqc_t_tracker = 1;
     CUcontext cur = NULL;
     uint64_t idle_since = 0;
     for (;;) {
         int busy = 0;
+        uint32_t word = LD(&g_tracker_word); /* a WAKE owed after this ends the nap below */
+        send_owed(0); /* an arrival first: the node holds the others on it */
         uint64_t next = now_ns() + POLL_NS, gap = POLL_LIMIT_NS;
         pthread_mutex_lock(&xqc_query_mu);
         if (LD(&xqc_exiting)) { /* the driver goes away: query nothing more */
@@ -266,26 +306,16 @@ void *xqc_tracker_main(void *arg)
             xqc_drain_all(0);
             busy |= LD(&xqc_deferred) != 0;
         }
-        for (xstream *st = LD(&xqc_all); st && (LD(&xqc_owed) || LD(&xqc_closing)); st = st->next_all) {
-            if (!LD(&st->in_use)) continue;
-            if (LD(&st->wake_owed)) {
-                uint64_t now = now_ns(), last = LD(&xqc_last_wake);
-                if (now - last >= WAKE_GAP_NS && __atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) {
-                    ADD(&xqc_owed, -1);
-                    ST(&xqc_last_wake, now);
-                    int slot = LD(&st->slot);
-                    if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0)
-                        xqc_send_line("WAKE %d", slot);
-                }
-            }
-            if (LD(&st->closing)) close_stream(st);
-        }
+        send_owed(1);
         uint64_t now = now_ns();
         if (busy || LD(&xqc_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
             idle_since = busy || LD(&xqc_owed) ? 0 : idle_since ? idle_since : now;
             uint64_t until = LD(&xqc_limit_waiters) || LD(&xqc_owed) ? now + gap : next;
             long want = until > now + gap ? (long)(until - now) : (long)gap;
-            sleep_ns(want);
+            ST(&g_tracker_napping, 1);
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            futex_wait(&g_tracker_word, word, want); /* a nap, cut short by xqc_tracker_wake_now */
+            ST(&g_tracker_napping, 0);
             if (xq_log_level >= 2) { /* how late its naps end: a late tracker refills a throttled stream late */
                 uint64_t late = now_ns() - now - (uint64_t)want;
                 xqc_nap[late < 10000 ? 0 : late < 50000 ? 1 : late < 100000 ? 2 : late < 500000 ? 3 : 4]++;
