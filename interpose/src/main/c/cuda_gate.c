@@ -244,7 +244,7 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
     int need, off = 0, w = xqc_narrow_width(st, threads, &off, &need);
     g->ck = ck, g->threads = threads, g->est = xqc_cost_get_w(ck, w, need, &due, &g->wk, &g->scale);
     g->isolate = due, g->smp = 0;
-    if (!LD(&xqc_session.started)) xqc_session_start();
+    if (!LD(&xqc_hot.started)) xqc_session_start();
     if (!LD(&xqc_tracker_on) && !__atomic_exchange_n(&xqc_tracker_on, 1, __ATOMIC_SEQ_CST)) xqc_spawn(xqc_tracker_main, "tracker");
     deferrable = deferrable && xqc_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
     if (!deferrable && LD(&xqc_deferred)) { /* made after everything deferred before it */

@@ -544,7 +544,7 @@ DLSYM_VIS void *DLSYM_C(void *handle, const char *name)
 static void atfork_child(void)
 {
     if (xqc_session.fd >= 0) close(xqc_session.fd);
-    xqc_session.fd = -1, xqc_session.started = 0, xqc_session.ever_attached = 0, xqc_session.used = NULL, xqc_session.owner = NULL, xqc_session.nslots = 0;
+    xqc_session.fd = -1, xqc_session.started = 0, xqc_hot.started = 0, xqc_session.ever_attached = 0, xqc_session.used = NULL, xqc_session.owner = NULL, xqc_session.nslots = 0;
     pthread_mutex_init(&xqc_session.mu, NULL);
     pthread_mutex_init(&xqc_session.send_mu, NULL);
     pthread_mutex_init(&xqc_session.start_mu, NULL);
@@ -575,6 +575,7 @@ __attribute__((constructor)) static void xq_init(void)
     const char *v = getenv("XQ_LOG");
     if (v && *v >= '0' && *v <= '9') xq_log_level = atoi(v);
     xqc_hot.diag = xq_log_level >= 2;
+    xqc_hot.log = xq_log_level;
     v = getenv("XQ_DEFER"); /* on unless XQ_DEFER=0 */
     xqc_defer = 1;
     if (v && *v) {

@@ -69,6 +69,14 @@
 #include "cuda_abi.h"
 #include "xq_shm.h"
 #include "xq_wire.h"
+/* xlog (xq_wire.h) reads the level from the hot flags' line (cuda_int.h: xqc_hot), which every
+ * launch reads anyway */
+#undef xlog
+#define xlog(level, ...)                                          \
+    do {                                                          \
+        int xl_ = (level);                                        \
+        if (xqc_hot.log >= xl_) xlog_at(xl_, __VA_ARGS__);       \
+    } while (0)
 
 #pragma GCC visibility push(hidden)
 
@@ -115,6 +123,8 @@ struct xqc_hot_s {
     int narrow_state;  /* 0 usable, -1 off: the driver lacks the calls, or one failed */
     int final;         /* at exit: quiet streams are queried at once */
     int diag;          /* XQ_LOG=2 or more: the diagnostics' counters are kept */
+    int log;           /* XQ_LOG (xq_log_level's copy, read by xlog: one line fewer a launch) */
+    int started;       /* xqc_session.started's copy (a launch's first question) */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
 #define xqc_state (xqc_hot.state)

@@ -71,7 +71,7 @@ void xqc_mirror(xstream *st)
     __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&s->estimate_ns, st->est_full, __ATOMIC_RELAXED); /* at the whole device */
     __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
-    if (xq_log_level >= 3 && st->ready_since != st->arr_shown) {
+    if (xqc_hot.log >= 3 && st->ready_since != st->arr_shown) {
         /* XQ_LOG=3: the busy periods the node was shown (an arrival stamp, then idle or another) */
         if (!st->arr) st->arr = calloc(ARR_MAX, sizeof *st->arr);
         if (st->arr) {
@@ -356,6 +356,7 @@ void xqc_session_start(void)
         static int exit_registered; /* once per process image: atexit survives fork */
         if (!exit_registered++) atexit(at_exit);
         ST(&xqc_session.started, 1);
+        ST(&xqc_hot.started, 1);
     }
     pthread_mutex_unlock(&xqc_session.start_mu);
 }

@@ -162,7 +162,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
         count += e->count, est += e->est;
         part[parts].key = e->count == 1 ? e->key : 0, part[parts].n = e->count, part[parts++].w = e->est;
     }
-    if (xq_log_level >= 3 && (est >= 1000000 || span >= 1000000)) {
+    if (xqc_hot.log >= 3 && (est >= 1000000 || span >= 1000000)) {
         if (!st->tl) st->tl = calloc(TL_MAX, sizeof *st->tl);
         if (st->tl && st->ntl < TL_MAX)
             st->tl[st->ntl++] = (tl_entry){st->ring[head].t_launch, from, end, est, st->ring[head].hz, count, scale};
