@@ -9,7 +9,11 @@
 # interpose/target/libxq-cuda.so for its runs; the carried one is put back at the end).
 # XQ_LOG is unset in the timed runs (the production path); one extra run per build with XQ_LOG=2
 # prints the interposer's own account (host time a call) into its .err file.
-# Carry node/target, interpose/target, .jre.tar.xz. Usage: [ROUNDS=3] [N=100000] [TOUCH=1024]
+# Paired (probe/launchpair.cu, PAIRS pairs, default 50000): in one process, launches through the
+# driver's own cuLaunchKernel and through the one cuGetProcAddress hands out (the interposer's
+# under ./xq run) alternate, each timed alone: the pairs' difference is the interposer's cost with
+# the host's drift cancelled (bare, the control: about 0). Run per round, per touch, per build.
+# Carry node/target, interpose/target, .jre.tar.xz. Usage: [ROUNDS=3] [N=100000] [PAIRS=50000] [TOUCH=1024]
 # [LIBS="s49=.ab/libxq-cuda-s49.so"] sh bench/gpu/launch-cost.sh OUTDIR
 set -u
 out=${1:?usage: launch-cost.sh OUTDIR}
@@ -17,6 +21,8 @@ mkdir -p "$out"
 N=${N:-100000}
 T=${TOUCH:-1024}
 nvcc -O2 -o "$out/launchcost" bench/gpu/probe/launchcost.cu > "$out/build.txt" 2>&1 || { cat "$out/build.txt"; exit 1; }
+nvcc -O2 -o "$out/launchpair" bench/gpu/probe/launchpair.cu -lcuda > "$out/build-pair.txt" 2>&1 || { cat "$out/build-pair.txt"; exit 1; }
+P=${PAIRS:-50000}
 unset XQ_LOG
 ./xq serve > "$out/node.txt" 2>&1 &
 node=$!
@@ -27,10 +33,13 @@ libs="xq=$out/xq.so ${LIBS:-}"
 for round in $(seq "${ROUNDS:-3}"); do
   for kb in 0 "$T"; do
     "$out/launchcost" "$N" "$kb" > "$out/bare-$kb-$round.txt" 2>&1
+    "$out/launchpair" "$P" "$kb" > "$out/pair-bare-$kb-$round.txt" 2>&1
     for l in $libs; do
       name=${l%%=*} path=${l#*=}
       cp "$path" "$so" && XQ_MPS=0 ./xq run --priority 2 --name "lc-$name" -- "$out/launchcost" "$N" "$kb" \
         > "$out/$name-$kb-$round.txt" 2> "$out/$name-$kb-$round.err"
+      XQ_MPS=0 ./xq run --priority 2 --name "lp-$name" -- "$out/launchpair" "$P" "$kb" \
+        > "$out/pair-$name-$kb-$round.txt" 2> "$out/pair-$name-$kb-$round.err"
     done
   done
 done
@@ -66,4 +75,15 @@ for kb in ("0", t):
                 if b and x: diffs.append(x["p50_ns"] - b["p50_ns"])
             if diffs: line += f"; P50 over bare per round " + " ".join(str(v) for v in diffs) + f" (median {statistics.median(diffs):.0f} ns)"
         print(line)
+print("paired (one process, the driver's own cuLaunchKernel and cuGetProcAddress's in turn; via - bare per pair):")
+for kb in ("0", t):
+    for n in names:
+        rows = [get(f"pair-{n}-{kb}-{r}.txt") for r in range(1, rounds + 1)]
+        rows = [r for r in rows if r]
+        if not rows:
+            print(f"  {n} touch {kb} KiB: no result"); continue
+        print(f"  {n:8s} touch {kb:>5s} KiB: difference P50 " + " ".join(str(r["diff_p50_ns"]) for r in rows) +
+              ", P90 " + " ".join(str(r["diff_p90_ns"]) for r in rows) + ", P99 " + " ".join(str(r["diff_p99_ns"]) for r in rows) +
+              ", mean " + " ".join(str(round(r["diff_mean_ns"])) for r in rows) + " ns; bare P50 " +
+              " ".join(str(r["bare_p50_ns"]) for r in rows) + f" ns (median difference {statistics.median(r['diff_p50_ns'] for r in rows):.0f} ns)")
 PY
