@@ -87,6 +87,7 @@ void test_gate_procaddress_legacy(void);
 void test_gate_silent(void);
 void test_wake_after_launch(void);
 void test_threshold(void);
+void test_stream_lock(void);
 void test_batch(void);
 void test_window(void);
 void test_guard(void);

@@ -173,6 +173,28 @@ void test_threshold(void)
     CHECK(s && s->run_ns >= 40 * 1000000ull, "run_ns %lu", s ? (unsigned long)s->run_ns : 0);
 }
 
+/* The stream's lock (xq_mu, cuda_int.h) under contention: eight threads launch on the one legacy
+ * stream, open to all, with the tracker counting completions beside them; every launch is counted
+ * once, launched and completed alike, and nothing is left in flight (a lock that let two threads in
+ * loses increments) */
+void test_stream_lock(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 0);
+    app a;
+    start(&a, NULL, (const char *[]){"--threads", "8", "--stream", "default", "--tasks", "40", "--kernels", "50",
+                                      "--us", "0", "--check", "--linger-ms", "200", NULL});
+    CHECK(finish(&a, 60) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    unsigned long want = 8ul * 40 * (50 + 4); /* a task: the input copy, 50 kernels, the check's kernel, the copy back, the host function */
+    CHECK(s && LD(&s->launched) == want && LD(&s->completed) == want && LD(&s->failed) == 0 && LD(&s->in_flight) == 0 &&
+              LD(&s->pending) == 0,
+          "launched %lu completed %lu failed %lu in flight %u pending %u, want %lu launched and completed",
+          s ? (unsigned long)LD(&s->launched) : 0, s ? (unsigned long)LD(&s->completed) : 0,
+          s ? (unsigned long)LD(&s->failed) : 0, s ? LD(&s->in_flight) : 0, s ? LD(&s->pending) : 0, want);
+}
+
 /* threshold 4, batch 3: after reaching 4, launching resumes only at <= 1 in flight, so between
  * two peaks of 4 at least 3 commands complete (robust to samples missing the short dip) */
 void test_batch(void)

@@ -41,6 +41,7 @@ static const struct {
     {"gate_silent_open", test_gate_silent},
     {"wake_after_launch", test_wake_after_launch},
     {"threshold", test_threshold},
+    {"stream_lock", test_stream_lock},
     {"batch", test_batch},
     {"window", test_window},
     {"dlsym_not_driver", test_dlsym_not_driver},
