@@ -272,40 +272,56 @@ typedef struct arr_entry {
 #define SMP 32
 #define SMP_DEAD UINT64_MAX
 typedef struct xstream {
-    struct xstream *next_all;  /* every struct ever made; the list only grows (tracker walks it) */
-    struct xstream *next_hash; /* bucket chain, or the free list */
-    struct xstream *next_ptds; /* this thread's per-thread default streams */
-    CUstream h;                /* explicit handle; NULL for the default streams */
-    CUcontext ctx;
-    pid_t tid; /* K_PTDS: the owning thread */
-    int kind, in_use, closing;
+    /* What a launch reads and writes, first and together: four cache lines (the record is
+     * allocated on a line's boundary, cuda_streams.c), where they were spread over nine; each is
+     * cold at every launch on a GPU host, where the framework runs between two launches. */
     xq_mu mu;
-    int device, prio, least, greatest;
-    CUdevice cudev; /* the driver's handle of the device (device: its physical ordinal) */
-    char label[16];
-    char pci[24]; /* the device's PCI bus id, dddd:bb:dd.0; "" when the driver does not say */
-    /* session: valid while gen == xqc_state */
-    uint32_t gen;
+    int kind;
+    uint32_t gen; /* session: gen, slot and shm are valid while gen == xqc_state */
     int slot;
     xq_slot *shm;
+    CUstream h; /* explicit handle; NULL for the default streams */
     /* the truth, under mu */
     uint32_t pending, in_flight, active, throttled, waiters, cseq;
+    uint32_t dq_n;    /* deferred launches (dq_head..dq_tail) */
+    int tracked;      /* counted in xqc_busy: entries in the ring or a tail */
+    int cmode;        /* 1: memop (word; mseq: the last value enqueued), -1: memop failed, 0: events */
+    int smp_off;      /* timing failed on this stream: batch estimates, as XQ_ESTIMATES=batch */
+    /* memop marks are sparse (each costs the GPU about 2 us): the launches made since the last
+     * mark, which none covers yet: how many, their estimates summed, the first one's launch
+     * time and cost key; bumped tail_gen at every mark */
+    uint32_t tail_n, tail_gen, tail_scale;
+    uint32_t head, n; /* ring: oldest entry, entries */
+    /* narrowing: the widest recent launches (multiprocessors; this second and the last one, under
+     * mu); the device's multiprocessors and threads per multiprocessor, once known (0: not yet) */
+    uint32_t w_cur, w_prev;
+    uint32_t sms_c, tps_c;
+    CUdevice cudev; /* the driver's handle of the device (device: its physical ordinal) */
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since, last_done;
     /* what the node sees as the stream's average command (the slot's estimate_ns): as estimate_ns,
      * with the runs of narrowed launches scaled to the whole device (by the share they ran on), so
      * that the node compares one width with another (a 21 ms GEMM took 42 ms on 64 of 132) */
     uint64_t est_full;
-    uint64_t full_at; /* when a run on the whole device was last accounted (0: none yet) */
     uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
-    /* memop marks are sparse (each costs the GPU about 2 us): the launches made since the last
-     * mark, which none covers yet: how many, their estimates summed, the first one's launch
-     * time and cost key; bumped tail_gen at every mark */
-    uint32_t tail_n, tail_gen, tail_scale;
     uint64_t tail_est, tail_t, tail_key;
     uint64_t last_launch; /* when the stream last launched */
+    uint64_t marks;
+    struct cword *word;
+    uint64_t mseq;
+    uint64_t w_at;
+    CUcontext ctx;
+    /* the rest */
+    struct xstream *next_all;  /* every struct ever made; the list only grows (tracker walks it) */
+    struct xstream *next_hash; /* bucket chain, or the free list */
+    struct xstream *next_ptds; /* this thread's per-thread default streams */
+    pid_t tid; /* K_PTDS: the owning thread */
+    int in_use, closing;
+    int device, prio, least, greatest;
+    char label[16];
+    char pci[24]; /* the device's PCI bus id, dddd:bb:dd.0; "" when the driver does not say */
+    uint64_t full_at; /* when a run on the whole device was last accounted (0: none yet) */
     uint64_t query_at;    /* tracker only: when it may query a quiet stream's tail again */
-    int tracked;          /* counted in xqc_busy: entries in the ring or a tail */
-    uint64_t marks, queries; /* XQ_LOG=2 */
+    uint64_t queries; /* XQ_LOG=2 */
     uint64_t by_est[4];      /* XQ_LOG=2: launches by estimate: < 100 us, < 300 us, < 1 ms, longer */
     int gate_seen;           /* tracker only: the gate as it last saw it */
     uint32_t closes;         /* XQ_LOG=2: times the tracker saw the gate close, with work in flight or not */
@@ -321,16 +337,11 @@ typedef struct xstream {
     uint32_t nlapse, nunguarded; /* lapse_us, unguarded_us */
     uint32_t wseq;      /* futex word of the threads held on this stream */
     uint32_t wake_owed; /* a WAKE delayed by the pacing */
-    uint32_t head, n;   /* ring: oldest entry, entries */
     uint64_t poll_at;   /* tracker only: when to look next */
     uint64_t polled;    /* tracker only: when it looked last */
-    int cmode;          /* 1: memop (word; mseq: the last value enqueued), -1: memop failed, 0: events */
-    struct cword *word;
-    uint64_t mseq;
     /* deferred launches, under mu; sub_mu: held by the one thread making them (in order) */
     pthread_mutex_t sub_mu;
     struct dop *dq_head, *dq_tail;
-    uint32_t dq_n;
     int dq_lw; /* counted in xqc_limit_waiters: its head waits on the limits */
     /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet /
      * the arrival guard / the closed gate; the time nothing was in flight while work waited in the
@@ -345,7 +356,6 @@ typedef struct xstream {
      * launch's number in launched; 0 while it is being launched, SMP_DEAD when it failed).
      * Events are created on first use and kept, per slot. Under mu. */
     uint32_t smp_head, smp_n; /* smp[], at the end */
-    int smp_off;             /* timing failed on this stream: batch estimates, as XQ_ESTIMATES=batch */
     uint64_t timed, smp_skip; /* XQ_LOG=2: samples read; due ones not taken (stream idle, slots full) */
     /* XQ_STALL=1: a word of page-locked host memory (0 go, 1 hold) that guarded launches wait on;
      * written by the tracker from the node's gate; held_ns: when the gate was last seen closed */
@@ -354,12 +364,8 @@ typedef struct xstream {
     uint64_t held_ns;
     int stall_off;
     uint64_t stall_guards, stall_holds; /* XQ_LOG=2 */
-    /* narrowing: the widest recent launches (multiprocessors; this second and the last one, under
-     * mu), and the green streams made for it (by multiprocessor count; never destroyed: another
+    /* narrowing: the green streams made for it (by multiprocessor count; never destroyed: another
      * thread may be launching into one) */
-    uint32_t w_cur, w_prev;
-    uint64_t w_at;
-    uint32_t sms_c, tps_c; /* its device's multiprocessors and threads per multiprocessor, once known (0: not yet) */
     struct { int off, n; CUstream s; } green[8];
     uint32_t green_next;
     uint64_t narrowed; /* XQ_LOG=2: launches made narrow */
@@ -375,7 +381,7 @@ typedef struct xstream {
     uint32_t left_us[1024];
     uint32_t lapse_us[256];
     uint32_t unguarded_us[256]; /* for the closes with none: how long before the close a launch last went under a guard */
-} xstream;
+} __attribute__((aligned(64))) xstream;
 
 typedef struct gate {
     xstream *st;
@@ -562,7 +568,7 @@ int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
  * deferred). Caller holds st->mu. */
 static inline void xqc_wait_begin(xstream *st, uint64_t t)
 {
-    if (st->dry_at) return;
+    if (!xqc_hot.diag || st->dry_at) return;
     st->dry_at = t, st->wait_held0 = st->why_held, st->wait_guard0 = st->why_guard;
 }
 
@@ -570,7 +576,7 @@ static inline void xqc_wait_begin(xstream *st, uint64_t t)
  * refused the stream meanwhile. Caller holds st->mu. */
 static inline void xqc_wait_end(xstream *st, uint64_t t)
 {
-    if (!st->dry_at) return;
+    if (!xqc_hot.diag || !st->dry_at) return; /* (only XQ_LOG=2 reads them: a launch skips their line) */
     uint64_t d = t > st->dry_at ? t - st->dry_at : 0;
     if (st->why_held != st->wait_held0) st->wait_held_ns += d;
     else if (st->why_guard != st->wait_guard0) st->wait_guarded_ns += d;

@@ -9,6 +9,16 @@ pthread_mutex_t xqc_tab_mu = PTHREAD_MUTEX_INITIALIZER;
 xstream *xqc_hash[BUCKETS], *xqc_free, *xqc_all;
 static uint32_t g_explicit_n;   /* label counter s<N> */
 pthread_key_t xqc_ptds_key;
+
+/* A zeroed stream record on a cache line's boundary (xstream is aligned to 64: its first four
+ * lines are what a launch touches) */
+static xstream *stream_alloc(void)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, sizeof(xstream))) return NULL;
+    memset(p, 0, sizeof(xstream));
+    return p;
+}
 __thread xstream *xqc_t_ptds; /* this thread's per-thread default streams */
 
 /* Explicit streams are keyed by handle alone (ctx only says where their events go). */
@@ -46,7 +56,7 @@ xstream *xqc_stream_new(int kind, CUstream h, CUcontext ctx, pid_t tid)
     pthread_mutex_lock(&xqc_tab_mu);
     xstream *st = xqc_stream_find_locked(kind, h, ctx, tid);
     int fresh = !xqc_free;
-    if (st || (fresh && !(st = calloc(1, sizeof *st)))) { /* made by another thread meanwhile, or no memory */
+    if (st || (fresh && !(st = stream_alloc()))) { /* made by another thread meanwhile, or no memory */
         pthread_mutex_unlock(&xqc_tab_mu);
         if (w) xqc_word_put(w, ctx ? ctx : cur);
         return st;
