@@ -182,12 +182,12 @@ void test_stream_lock(void)
     tn_start(SOCK, 16);
     tn_defaults(0, 0, 0, 0);
     app a;
-    start(&a, NULL, (const char *[]){"--threads", "8", "--stream", "default", "--tasks", "40", "--kernels", "50",
+    start(&a, NULL, (const char *[]){"--threads", "8", "--stream", "default", "--tasks", "100", "--kernels", "50",
                                       "--us", "0", "--check", "--linger-ms", "200", NULL});
     CHECK(finish(&a, 60) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
     int slot = stream_slot(0, 0, NULL, 0);
     xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
-    unsigned long want = 8ul * 40 * (50 + 4); /* a task: the input copy, 50 kernels, the check's kernel, the copy back, the host function */
+    unsigned long want = 8ul * 100 * (50 + 4); /* a task: the input copy, 50 kernels, the check's kernel, the copy back, the host function */
     CHECK(s && LD(&s->launched) == want && LD(&s->completed) == want && LD(&s->failed) == 0 && LD(&s->in_flight) == 0 &&
               LD(&s->pending) == 0,
           "launched %lu completed %lu failed %lu in flight %u pending %u, want %lu launched and completed",

@@ -136,13 +136,18 @@ int main(int argc, char **argv)
             continue;
         /* Several checks bound times (a held thread let go within 50 ms, an estimate within a
            factor of two): a 2-CPU machine busy elsewhere can starve a test's threads now and
-           then. A failed test runs once more; only a second failure counts, and the first
-           one stays in the output. A real defect fails both times. */
-        for (int attempt = 1; attempt <= 2; attempt++) {
+           then. A failed test runs again, up to twice, a second later (the CI's build runs other
+           tests beside these: session 49's rehearsal saw `timeline` fail twice in a row; on the
+           quiet VM `timeline` and `arrivals` failed 5 of 60 first tries, never twice, at that
+           build and the one before alike); only a third failure counts, and the earlier ones stay
+           in the output. A real defect fails every time. */
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            if (attempt > 1) /* the load that starved it may pass: a second before the next try */
+                pause_s(1.0);
             tn_defaults(0, 0, 0, 0);
             failed_now = 0;
             double t0 = tn_now();
-            printf("%s%s\n", TESTS[i].name, attempt > 1 ? " (second try)" : "");
+            printf("%s%s\n", TESTS[i].name, attempt == 2 ? " (second try)" : attempt == 3 ? " (third try)" : "");
             TESTS[i].fn();
             tn_kill();
             printf("  %s %s (%.2f s)\n", failed_now ? "FAIL" : "ok", TESTS[i].name, tn_now() - t0);
