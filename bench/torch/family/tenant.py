@@ -224,7 +224,7 @@ def pct(sorted_vals, q):
     return sorted_vals[min(len(sorted_vals) - 1, int(round(q / 100.0 * (len(sorted_vals) - 1))))]
 
 
-def run_lc(t, seconds, period_ms, poisson=False):
+def run_lc(t, seconds, period_ms, poisson=False, before=None):
     period = period_ms / 1000.0
     rng = random.Random(40)  # the same arrivals in every run and mode
     lat, at = [], []
@@ -242,6 +242,8 @@ def run_lc(t, seconds, period_ms, poisson=False):
             time.sleep(wait - 0.001)
         while time.perf_counter() < next_at:
             pass
+        if before:
+            before(len(lat))
         t0 = time.perf_counter()
         t.request()
         t1 = time.perf_counter()
@@ -280,6 +282,9 @@ def main():
     p.add_argument("--wait-go", action="store_true")
     p.add_argument("--device", default="cuda")
     p.add_argument("--smoke", action="store_true", help="tiny shapes, to check the logic on a CPU")
+    p.add_argument("--ab-interposer", action="store_true",
+                   help="LC kinds under ./xq run: every other request with the interposer's launch path bypassed "
+                        "(its xq_bench_bypass), the order alternating pair by pair; reports both halves")
     a = p.parse_args()
 
     proto = protocol_stdout()
@@ -335,13 +340,38 @@ def main():
             emit({"role": role, "kind": kind, "error": "expected GO, got %r" % line})
             return 2
 
+    bypassed = []
+    before = None
+    if a.ab_interposer:
+        if not lc:
+            emit({"role": role, "kind": kind, "error": "--ab-interposer is for latency-critical kinds"})
+            return 2
+        import ctypes
+        try:
+            bypass = ctypes.CDLL(None).xq_bench_bypass
+        except AttributeError:
+            emit({"role": role, "kind": kind, "error": "--ab-interposer: xq_bench_bypass not found: run under ./xq run "
+                  "(the interposer preloaded)"})
+            return 2
+        bypass.argtypes = [ctypes.c_int]
+
+        def before(i):
+            # pairs (2k, 2k+1): interposed first in even pairs, bypassed first in odd ones; the
+            # previous request ended with its synchronize, so nothing of ours is in flight
+            on = (i % 2 == 1) if (i // 2) % 2 == 0 else (i % 2 == 0)
+            bypass(1 if on else 0)
+            bypassed.append(1 if on else 0)
     if lc:
-        lat, at = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON)
+        lat, at = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON,
+                         before)
+        if before:
+            bypass(0)
         s = sorted(lat)
         emit({"role": "lc", "kind": kind, "requests": len(lat),
               "p50_ms": pct(s, 50) if s else 0.0, "p99_ms": pct(s, 99) if s else 0.0,
               "mean_ms": sum(s) / len(s) if s else 0.0, "checksum": checksum,
-              "lat_ms": [round(v, 4) for v in lat], "t_ms": [round(v, 1) for v in at]})
+              "lat_ms": [round(v, 4) for v in lat], "t_ms": [round(v, 1) for v in at]}
+             | ({"bypassed": bypassed} if a.ab_interposer else {}))
     else:
         n, secs = run_be(t, a.seconds)
         res = {"role": "be", "kind": kind, "iterations": n, "seconds": secs,

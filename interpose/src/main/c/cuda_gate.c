@@ -232,7 +232,7 @@ static int cross_order(const xstream *st)
  * and, when the caller can defer (deferrable), 2 for "defer this launch" (then xqc_gate_defer). */
 int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck, uint64_t threads)
 {
-    if (LD(&xqc_captures) || LD(&xqc_exiting) || !xqc_cu_resolve(hint)) return 0;
+    if (LD(&xqc_captures) || LD(&xqc_exiting) || xqc_hot.bypass || !xqc_cu_resolve(hint)) return 0;
     int due;
     int saved_errno = errno; /* the application sees the driver's errno, not ours */
     xstream *st = stream_get(h, ptsz);
@@ -469,7 +469,8 @@ int xqc_close_tail(xstream *st, int *idle)
     if (!c) return 0;
     uint64_t est = st->tail_est;
     CUstream rec = st->kind == K_EXPLICIT ? st->h : st->kind == K_PTDS ? CU_STREAM_PER_THREAD : NULL;
-    st->tail_n = 0, st->tail_est = 0, st->tail_gen++;
+    st->tail_n = 0, st->tail_est = 0;
+    ST(&st->tail_gen, st->tail_gen + 1); /* after the reset: the tracker reads tail_gen, then tail_n */
     ring_entry *e = &st->ring[(st->head + st->n - (st->n == RING)) % RING];
     if (mark(st, e, rec)) {
         st->marks++;
@@ -478,7 +479,8 @@ int xqc_close_tail(xstream *st, int *idle)
             e->count += c, e->key = 0, e->est += est;
         else
             e->t_launch = st->tail_t, e->count = c, e->key = c == 1 ? st->tail_key : 0, e->est = est, e->scale = st->tail_scale,
-            e->hz = st->adm_hz, st->n++; /* the last admission: this tail's last command's */
+            e->hz = st->adm_hz, /* the last admission: this tail's last command's */
+            ST(&st->n, st->n + 1); /* after the entry: the tracker reads n without the lock */
     } else {
         st->fl_est -= est <= st->fl_est ? est : st->fl_est;
         *idle |= xqc_account_done(st, c, 0, 1024); /* cannot watch them: take them as done */

@@ -69,6 +69,13 @@ static void capture_ended(CUstream h, int ptsz)
     pthread_mutex_unlock(&cap_mu);
 }
 
+/* A measurement, not a control: while on, gated calls on this process's threads pass straight
+ * through to the driver, untracked (as during a capture), so that a program can time the same work
+ * with and without the launch path, request by request in one process (bench/torch/family/tenant.py
+ * --ab-interposer: the host's drift cancels). Call it only with no work of the process's in flight
+ * (after a synchronize): what passes through is never seen end. */
+XQ_EXPORT void xq_bench_bypass(int on) { ST(&xqc_hot.bypass, (int8_t)(on != 0)); }
+
 /* ------------------------------------------------------------------ wrapped entry points */
 
 /* Every wrapped name has four wrappers: the exported symbol and its _ptsz twin (programs that

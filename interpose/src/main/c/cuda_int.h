@@ -115,18 +115,21 @@ struct xqc_hot_s {
     uint32_t deferred; /* launches deferred, all streams (the trampolines read it) */
     uint32_t tracker_on;
     int cu_state;      /* 0 unresolved, 1 ready, -1 missing: run untracked */
-    int marks_all;     /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
     int stubs_ok;      /* 1: trampolines handed out and none bare: deferral may happen */
-    int defer;         /* XQ_DEFER=1 */
-    int timed;         /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
     int narrow;        /* the node said this process may be narrowed (SPACE ... narrow) */
     int narrow_state;  /* 0 usable, -1 off: the driver lacks the calls, or one failed */
-    int final;         /* at exit: quiet streams are queried at once */
-    int diag;          /* XQ_LOG=2 or more: the diagnostics' counters are kept */
     int log;           /* XQ_LOG (xq_log_level's copy, read by xlog: one line fewer a launch) */
     int started;       /* xqc_session.started's copy (a launch's first question) */
+    /* flags of one byte: with them the struct is one cache line (it was 68 bytes, started on a second) */
+    int8_t marks_all;  /* XQ_MARKS=all: a memop mark behind every launch, not sparse ones */
+    int8_t defer;      /* XQ_DEFER=1 */
+    int8_t timed;      /* XQ_ESTIMATES=timed (the default): kinds learn from timing events around samples */
+    int8_t final;      /* at exit: quiet streams are queried at once */
+    int8_t diag;       /* XQ_LOG=2 or more: the diagnostics' counters are kept */
+    int8_t bypass;     /* xq_bench_bypass(1): gated calls pass straight through, untracked (a measurement) */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
+_Static_assert(sizeof(struct xqc_hot_s) == 64, "the hot flags fill one cache line");
 #define xqc_state (xqc_hot.state)
 #define xqc_tabgen (xqc_hot.tabgen)
 #define xqc_captures (xqc_hot.captures)
@@ -274,42 +277,56 @@ typedef struct arr_entry {
 typedef struct xstream {
     /* What a launch reads and writes, first and together: four cache lines (the record is
      * allocated on a line's boundary, cuda_streams.c), where they were spread over nine; each is
-     * cold at every launch on a GPU host, where the framework runs between two launches. */
+     * cold at every launch on a GPU host, where the framework runs between two launches. They are
+     * grouped by who writes them, so that the tracker's looks (every 5-100 us while work is in
+     * flight) take no line a launch writes away from the launching thread's core, but one:
+     * line 0, the lock and the counts every launch changes (the tracker takes the lock only when
+     * it found work done or asks the driver about a quiet tail); line 1, the unmarked tail (a look
+     * reads it); line 2, read-mostly (what the tracker reads every time it wakes, and launches
+     * read: written at a mark, a registration, a completion seen); line 3, the completions' counts. */
     xq_mu mu;
+    /* the truth, under mu */
+    uint32_t pending, in_flight, active, throttled, waiters;
+    uint32_t dq_n;    /* deferred launches (dq_head..dq_tail) */
+    int tracked;      /* counted in xqc_busy: entries in the ring or a tail */
+    /* narrowing: the widest recent launches (multiprocessors; this second and the last one, under mu) */
+    uint32_t w_cur, w_prev;
+    uint64_t launched;
+    uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
+    uint64_t w_at;
+    /* line 1: memop marks are sparse (each costs the GPU about 2 us): the launches made since the
+     * last mark, which none covers yet: how many, their estimates summed, the first one's launch
+     * time and cost key; tail_gen is bumped at every mark (a release store: the tracker reads it
+     * without the lock, then tail_n) */
+    uint32_t tail_n, tail_gen, tail_scale;
+    int smp_off;      /* timing failed on this stream: batch estimates, as XQ_ESTIMATES=batch */
+    uint64_t tail_est, tail_t, tail_key;
+    uint64_t last_launch; /* when the stream last launched */
+    uint64_t ready_since;
+    CUstream h; /* explicit handle; NULL for the default streams */
+    /* line 2, read-mostly */
     int kind;
     uint32_t gen; /* session: gen, slot and shm are valid while gen == xqc_state */
     int slot;
-    xq_slot *shm;
-    CUstream h; /* explicit handle; NULL for the default streams */
-    /* the truth, under mu */
-    uint32_t pending, in_flight, active, throttled, waiters, cseq;
-    uint32_t dq_n;    /* deferred launches (dq_head..dq_tail) */
-    int tracked;      /* counted in xqc_busy: entries in the ring or a tail */
     int cmode;        /* 1: memop (word; mseq: the last value enqueued), -1: memop failed, 0: events */
-    int smp_off;      /* timing failed on this stream: batch estimates, as XQ_ESTIMATES=batch */
-    /* memop marks are sparse (each costs the GPU about 2 us): the launches made since the last
-     * mark, which none covers yet: how many, their estimates summed, the first one's launch
-     * time and cost key; bumped tail_gen at every mark */
-    uint32_t tail_n, tail_gen, tail_scale;
-    uint32_t head, n; /* ring: oldest entry, entries */
-    /* narrowing: the widest recent launches (multiprocessors; this second and the last one, under
-     * mu); the device's multiprocessors and threads per multiprocessor, once known (0: not yet) */
-    uint32_t w_cur, w_prev;
-    uint32_t sms_c, tps_c;
-    CUdevice cudev; /* the driver's handle of the device (device: its physical ordinal) */
-    uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since, last_done;
+    /* ring: oldest entry (the tracker's alone), entries (a mark adds one with a release store after
+     * writing it: the tracker reads n without the lock) */
+    uint32_t head, n;
+    xq_slot *shm;
+    CUcontext ctx;
+    struct cword *word;
+    uint64_t mseq;
+    uint32_t cseq;
+    uint32_t sms_c; /* the device's multiprocessors (tps_c: threads per multiprocessor), once known (0: not yet) */
+    /* line 3 */
+    uint64_t completed, failed, run_ns, estimate_ns, last_done;
     /* what the node sees as the stream's average command (the slot's estimate_ns): as estimate_ns,
      * with the runs of narrowed launches scaled to the whole device (by the share they ran on), so
      * that the node compares one width with another (a 21 ms GEMM took 42 ms on 64 of 132) */
     uint64_t est_full;
-    uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
-    uint64_t tail_est, tail_t, tail_key;
-    uint64_t last_launch; /* when the stream last launched */
     uint64_t marks;
-    struct cword *word;
-    uint64_t mseq;
-    uint64_t w_at;
-    CUcontext ctx;
+    uint32_t tps_c;
+    CUdevice cudev; /* the driver's handle of the device (device: its physical ordinal) */
     /* the rest */
     struct xstream *next_all;  /* every struct ever made; the list only grows (tracker walks it) */
     struct xstream *next_hash; /* bucket chain, or the free list */
@@ -382,6 +399,8 @@ typedef struct xstream {
     uint32_t lapse_us[256];
     uint32_t unguarded_us[256]; /* for the closes with none: how long before the close a launch last went under a guard */
 } __attribute__((aligned(64))) xstream;
+_Static_assert(offsetof(xstream, tail_n) == 64 && offsetof(xstream, kind) == 128 && offsetof(xstream, completed) == 192,
+               "a launch's lines, grouped by who writes them");
 
 typedef struct gate {
     xstream *st;

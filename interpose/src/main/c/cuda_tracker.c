@@ -79,13 +79,14 @@ static int completions_seen(xstream *st, int idle)
 #define QUIET_RETRY_NS 100000ull
 static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
 {
-    mu_lock(&st->mu);
-    uint32_t c0 = st->tail_n, gen = st->tail_gen;
-    uint64_t quiet = xqc_mark_every(st) < FREE_MARK_NS ? QUIET_LIMIT_NS : QUIET_NS;
-    if (quiet < st->tail_est) quiet = st->tail_est; /* not before the work could be done: a query too early only costs */
-    int due = c0 && !st->n && (LD(&xqc_final) || (now - st->last_launch >= quiet && now >= st->query_at));
+    /* read without the lock (taking it would take its line from a launching thread's core every
+     * look): whether to ask is only a guess; what is counted is checked again under the lock.
+     * tail_gen first: a tail_n of a later tail fails that check. */
+    uint32_t gen = LD(&st->tail_gen), c0 = LD(&st->tail_n);
+    uint64_t quiet = xqc_mark_every(st) < FREE_MARK_NS ? QUIET_LIMIT_NS : QUIET_NS, te = LD(&st->tail_est);
+    if (quiet < te) quiet = te; /* not before the work could be done: a query too early only costs */
+    int due = c0 && !LD(&st->n) && (LD(&xqc_final) || (now - LD(&st->last_launch) >= quiet && now >= st->query_at));
     if (due) st->query_at = now + (quiet < QUIET_RETRY_NS ? quiet : QUIET_RETRY_NS);
-    mu_unlock(&st->mu);
     if (!c0) return 0;
     if (!due || st->kind == K_PTDS) return 1;
     if (c != *cur && xqc_cu.CtxSetCurrent(c) == CUDA_SUCCESS) *cur = c;
@@ -128,11 +129,11 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     st->polled = now;
     st->poll_at = now + (urgent ? lim : memop ? MEMOP_NS : POLL_NS);
     *next = st->poll_at < *next ? st->poll_at : *next;
-    mu_lock(&st->mu);
-    /* entries stay put while in the ring, except the newest of a full ring (re-recorded) */
-    uint32_t n = st->n, head = st->head, m = n == RING ? n - 1 : n;
+    /* entries stay put while in the ring, except the newest of a full ring (re-recorded); read
+     * without the lock, which is taken only once something is found done: n is stored after its
+     * entry is written, head and ctx change only here */
+    uint32_t n = LD(&st->n), head = st->head, m = n == RING ? n - 1 : n;
     CUcontext c = st->ctx;
-    mu_unlock(&st->mu);
     if (!n) return poll_tail(st, c, cur, now);
 #define DONE(i) entry_done(st, &st->ring[(head + (i)) % RING], c, cur)
     if (!DONE(0)) return 1;

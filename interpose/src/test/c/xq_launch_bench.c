@@ -5,8 +5,14 @@
  * XQ_BENCH_TOUCH_KB=K: between launches the program reads and writes K KiB of its own memory (a
  * line in every 64 bytes), as a real driver and framework do between two launches, so that the
  * interposer runs with cold caches as it does on a GPU host; the touch is timed alone and taken off.
+ * XQ_BENCH_PAIR=1: paired instead (as bench/gpu/probe/launchpair.cu on a GPU): launches on the
+ * legacy default stream through the fake driver's own cuLaunchKernel (glibc's dlsym, which the
+ * interposer does not see) and through the one cuGetProcAddress hands out (the interposer's under
+ * LD_PRELOAD) alternate, each timed alone after the touch, a synchronize every 32 pairs; prints
+ * {"pairs":N,"diff_p50_ns":..,"diff_p90_ns":..,"diff_p99_ns":..,"diff_mean_ns":..} (via - bare).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -21,8 +27,19 @@ CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuStreamCreate(CUstream *, unsigned int);
 CUresult cuStreamSynchronize(CUstream);
+CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                         CUstream, void **, void **);
+
+typedef CUresult (*launch_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void **, void **);
+typedef void *(*dlsym_t)(void *, const char *);
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
 
 static double now_ns(void)
 {
@@ -48,6 +65,41 @@ int main(int argc, char **argv)
     size_t touch = tk ? (size_t)atol(tk) * 1024 : 0;
     volatile unsigned char *buf = touch ? calloc(1, touch) : NULL;
     if (touch && !buf) return 1;
+    if (getenv("XQ_BENCH_PAIR")) {
+        dlsym_t gd = (dlsym_t)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
+        if (!gd) gd = (dlsym_t)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD), *p = NULL;
+        launch_t bare = gd && h ? (launch_t)gd(h, "cuLaunchKernel") : NULL, via;
+        if (!bare || cuGetProcAddress("cuLaunchKernel", &p, 12000, 0) || !(via = (launch_t)p)) {
+            fprintf(stderr, "xq-launch-bench: no cuLaunchKernel (driver's %p, cuGetProcAddress's %p)\n", (void *)bare, p);
+            return 1;
+        }
+        long long *d = calloc((size_t)n, sizeof *d);
+        if (!d) return 1;
+        double mean = 0;
+        for (long i = -2000; i < n; i++) { /* the first 2,000 pairs warm up */
+            long long t[2];
+            for (int k = 0; k < 2; k++) {
+                int use_via = (i & 1) ? k == 0 : k == 1; /* the order alternates pair by pair */
+                for (size_t o = 0; o < touch; o += 64) buf[o]++;
+                double t0 = now_ns();
+                CUresult r = (use_via ? via : bare)(nop, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+                t[use_via] = (long long)(now_ns() - t0);
+                if (r) {
+                    fprintf(stderr, "xq-launch-bench: launch failed: %d\n", (int)r);
+                    return 1;
+                }
+            }
+            if (i >= 0) d[i] = t[1] - t[0], mean += (double)d[i];
+            if ((i & 31) == 31) cuStreamSynchronize(NULL);
+        }
+        cuStreamSynchronize(NULL);
+        qsort(d, (size_t)n, sizeof *d, cmp_ll);
+        printf("{\"pairs\":%ld,\"touch_kb\":%zu,\"diff_p50_ns\":%lld,\"diff_p90_ns\":%lld,\"diff_p99_ns\":%lld,\"diff_mean_ns\":%.0f,"
+               "\"same_function\":%s}\n", n, touch / 1024, d[n / 2], d[n * 9 / 10], d[n * 99 / 100], mean / n,
+               (void *)bare == p ? "true" : "false");
+        return 0;
+    }
     double touch_ns = 0;
     if (touch) { /* the touch alone, best of 5 */
         touch_ns = 1e18;
