@@ -11,28 +11,43 @@ uint32_t xqc_dq_waiters;    /* threads waiting on it */
 finfo xqc_fcache[FCACHE];
 pthread_mutex_t xqc_fc_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static finfo *finfo_get(void *key, int create)
+static inline unsigned finfo_hash(void *key)
 {
     uintptr_t x = (uintptr_t)key;
-    unsigned i = (unsigned)((x >> 4) ^ (x >> 17)) % FCACHE;
+    return (unsigned)((x >> 4) ^ (x >> 17)) % FCACHE;
+}
+
+static finfo *finfo_get(void *key, int create)
+{
+    unsigned i = finfo_hash(key);
     for (unsigned n = 0; n < FCACHE; n++, i = (i + 1) % FCACHE) {
         finfo *e = &xqc_fcache[i];
         if (e->key == key) return e;
         if (!e->key) {
             if (!create) return NULL;
-            e->key = key, e->np = -2; /* -2: layout not asked yet */
+            e->np = -2; /* -2: layout not asked yet */
+            ST(&e->key, key); /* last: xqc_known_ok looks without the lock */
             return e;
         }
     }
     return NULL; /* full: what is not known is not deferred */
 }
 
+/* Called after a successful launch of a function other than the thread's last one: nearly always
+ * one known ok already (an eager decoder alternates among a few dozen kernels), which a look
+ * without the lock finds (it took a process-wide mutex and stored to the entry every launch). */
 void xqc_known_ok(void *key)
 {
     if (!key) return;
+    unsigned i = finfo_hash(key);
+    for (unsigned n = 0; n < 4; n++, i = (i + 1) % FCACHE) {
+        void *k = LD(&xqc_fcache[i].key);
+        if (k == key && LD(&xqc_fcache[i].ok)) return;
+        if (k == key || !k) break;
+    }
     pthread_mutex_lock(&xqc_fc_mu);
     finfo *e = finfo_get(key, 1);
-    if (e) e->ok = 1;
+    if (e && !e->ok) ST(&e->ok, 1);
     pthread_mutex_unlock(&xqc_fc_mu);
 }
 
