@@ -13,7 +13,9 @@
 # driver's own cuLaunchKernel and through the one cuGetProcAddress hands out (the interposer's
 # under ./xq run) alternate, each timed alone: the pairs' difference is the interposer's cost with
 # the host's drift cancelled (bare, the control: about 0). Run per round, per touch, per build.
-# Carry node/target, interpose/target, .jre.tar.xz. Usage: [ROUNDS=3] [N=100000] [PAIRS=50000] [TOUCH=1024]
+# CODE_KB (default 0): that much code run before each paired launch too (launchpair's third
+# argument: the instruction caches a framework leaves, so the interposer's code is fetched cold).
+# Carry node/target, interpose/target, .jre.tar.xz. Usage: [ROUNDS=3] [N=100000] [PAIRS=50000] [TOUCH=1024] [CODE_KB=0]
 # [LIBS="s49=.ab/libxq-cuda-s49.so"] sh bench/gpu/launch-cost.sh OUTDIR
 set -u
 out=${1:?usage: launch-cost.sh OUTDIR}
@@ -33,12 +35,12 @@ libs="xq=$out/xq.so ${LIBS:-}"
 for round in $(seq "${ROUNDS:-3}"); do
   for kb in 0 "$T"; do
     "$out/launchcost" "$N" "$kb" > "$out/bare-$kb-$round.txt" 2>&1
-    "$out/launchpair" "$P" "$kb" > "$out/pair-bare-$kb-$round.txt" 2>&1
+    "$out/launchpair" "$P" "$kb" "${CODE_KB:-0}" > "$out/pair-bare-$kb-$round.txt" 2>&1
     for l in $libs; do
       name=${l%%=*} path=${l#*=}
       cp "$path" "$so" && XQ_MPS=0 ./xq run --priority 2 --name "lc-$name" -- "$out/launchcost" "$N" "$kb" \
         > "$out/$name-$kb-$round.txt" 2> "$out/$name-$kb-$round.err"
-      XQ_MPS=0 ./xq run --priority 2 --name "lp-$name" -- "$out/launchpair" "$P" "$kb" \
+      XQ_MPS=0 ./xq run --priority 2 --name "lp-$name" -- "$out/launchpair" "$P" "$kb" "${CODE_KB:-0}" \
         > "$out/pair-$name-$kb-$round.txt" 2> "$out/pair-$name-$kb-$round.err"
     done
   done

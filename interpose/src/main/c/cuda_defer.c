@@ -270,8 +270,8 @@ void xqc_drain(xstream *st, int force)
         st->dq_head = op->next;
         if (!st->dq_head) st->dq_tail = NULL;
         st->dq_n--;
+        if (st->kind == K_LEGACY) ADD(&xqc_legacy_deferred, -1); /* first: never more than xqc_deferred */
         ADD(&xqc_deferred, -1);
-        if (st->kind == K_LEGACY) ADD(&xqc_legacy_deferred, -1);
         if (r != CUDA_SUCCESS) {
             st->in_flight--, st->failed++;
             st->fl_est -= est <= st->fl_est ? est : st->fl_est;

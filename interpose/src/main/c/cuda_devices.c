@@ -58,19 +58,3 @@ int xqc_dev_sms(CUdevice d, int *tps)
     *tps = LD(&xqc_devinfo[d].tps);
     return LD(&xqc_devinfo[d].sms);
 }
-
-/* A launch of this many threads (UINT64_MAX: a graph, taken as the whole device) was made on st:
- * the widest of the last one to two seconds is what the node reserves for st's queue when it
- * narrows others for it. Caller holds st->mu. */
-void xqc_width_note(xstream *st, uint64_t threads, uint64_t now)
-{
-    int tps, sms = threads ? xqc_stream_sms(st, &tps) : 0;
-    if (!sms) return;
-    uint64_t w = threads == UINT64_MAX ? (uint64_t)sms : (threads + (uint64_t)tps - 1) / (uint64_t)tps;
-    if (w > (uint64_t)sms) w = (uint64_t)sms;
-    if (now - st->w_at >= 1000000000ull) {
-        st->w_prev = now - st->w_at < 2000000000ull ? st->w_cur : 0;
-        st->w_cur = 0, st->w_at = now;
-    }
-    if (w > st->w_cur) st->w_cur = (uint32_t)w;
-}

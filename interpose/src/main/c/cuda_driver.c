@@ -86,7 +86,6 @@ __attribute__((noinline)) void *xqc_real_dlsym(void *h, const char *name)
 }
 
 struct xqc_driver xqc_cu; /* the driver entry points the interposer calls itself (cuda_int.h) */
-int xqc_stall; /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (below) */
 int xqc_memop; /* XQ_COMPLETION=memop */
 struct xqc_hot_s xqc_hot = {.tabgen = 1}; /* cuda_int.h */
 pthread_mutex_t xqc_cu_mu = PTHREAD_MUTEX_INITIALIZER;

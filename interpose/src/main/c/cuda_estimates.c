@@ -56,31 +56,13 @@ static void cost_reset(unsigned i, uint64_t key)
  * cleared, so a reader that finds its key reads that entry's estimate or 0 (the kind unknown for
  * an instant: the unknown charge, never a stranger's estimate). The sampling counters may lose a
  * count between two threads: a sample a little early or late. */
-uint64_t xqc_cost_get(uint64_t key, int *due)
+/* A kind not in the table yet (xqc_cost_get): made under the lock, another thread may be making it
+ * too. Returns its estimate (0: none yet). */
+static XQ_COLD uint64_t cost_make(uint64_t key, unsigned i0, int *due)
 {
-    if (due) *due = 0;
-    if (!key) return 0;
-    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0;
-    for (; n < 8; n++, i = (i + 1) % CTAB)
-        if (__atomic_load_n(&g_cost[i].key, __ATOMIC_ACQUIRE) == key) break;
-    if (n < 8) {
-        uint64_t r = __atomic_load_n(&g_cost[i].est, __ATOMIC_RELAXED);
-        if (due) {
-            uint32_t f = __atomic_load_n(&g_cost[i].first, __ATOMIC_RELAXED);
-            if (xqc_timed && f < SAMPLE_FIRST) __atomic_store_n(&g_cost[i].first, f + 1, __ATOMIC_RELAXED), *due = 1;
-            else {
-                uint32_t seen = __atomic_load_n(&g_cost[i].seen, __ATOMIC_RELAXED) + 1;
-                if (seen >= (r >= SAMPLE_LONG_NS ? SAMPLE_EVERY_LONG : SAMPLE_EVERY)) seen = 0, *due = 1;
-                __atomic_store_n(&g_cost[i].seen, seen, __ATOMIC_RELAXED);
-            }
-        }
-        return r;
-    }
-    if (!due) return 0;
-    /* a kind not seen yet: made under the lock (another thread may be making it too) */
     uint64_t r = 0;
+    unsigned i, n, hole = CTAB;
     pthread_mutex_lock(&cost_mu);
-    unsigned hole = CTAB;
     for (i = i0, n = 0; n < 8; n++, i = (i + 1) % CTAB) {
         if (g_cost[i].key == key) break;
         if (!g_cost[i].key && hole == CTAB) hole = i;
@@ -94,6 +76,27 @@ uint64_t xqc_cost_get(uint64_t key, int *due)
         __atomic_store_n(&g_cost[i].first, 1, __ATOMIC_RELAXED), *due = 1;
     }
     pthread_mutex_unlock(&cost_mu);
+    return r;
+}
+
+XQ_HOT uint64_t xqc_cost_get(uint64_t key, int *due)
+{
+    if (due) *due = 0;
+    if (XQ_UNLIKELY(!key)) return 0;
+    unsigned i0 = (unsigned)(key % CTAB), i = i0, n = 0;
+    for (; n < 8; n++, i = (i + 1) % CTAB)
+        if (__atomic_load_n(&g_cost[i].key, __ATOMIC_ACQUIRE) == key) break;
+    if (XQ_UNLIKELY(n == 8)) return due ? cost_make(key, i0, due) : 0;
+    uint64_t r = __atomic_load_n(&g_cost[i].est, __ATOMIC_RELAXED);
+    if (due) {
+        uint32_t f = __atomic_load_n(&g_cost[i].first, __ATOMIC_RELAXED);
+        if (XQ_UNLIKELY(xqc_timed && f < SAMPLE_FIRST)) __atomic_store_n(&g_cost[i].first, f + 1, __ATOMIC_RELAXED), *due = 1;
+        else {
+            uint32_t seen = __atomic_load_n(&g_cost[i].seen, __ATOMIC_RELAXED) + 1;
+            if (XQ_UNLIKELY(seen >= (r >= SAMPLE_LONG_NS ? SAMPLE_EVERY_LONG : SAMPLE_EVERY))) seen = 0, *due = 1;
+            __atomic_store_n(&g_cost[i].seen, seen, __ATOMIC_RELAXED);
+        }
+    }
     return r;
 }
 
@@ -123,6 +126,7 @@ static inline uint64_t width_key(uint64_t base, int w)
     return k ? k : 1;
 }
 
+static uint64_t cost_get_w_made(uint64_t base, int w, int need, uint64_t wk, uint32_t scale, uint64_t r);
 /* xqc_cost_get for base launched on w multiprocessors (0: the whole device, the kind itself) by a
  * launch that could fill need of them: *wk the kind's key at that width, *scale how much of the
  * time it takes there it would take on the whole device (1/1024: w / need where need > w, else
@@ -131,21 +135,28 @@ static inline uint64_t width_key(uint64_t base, int w)
  * that waits on memory, less: an estimate too long, never too short); on the whole device, from
  * the latest narrowed width's, times w / need (too short for a kernel that waits on memory: until
  * its own first sample, which is taken at once). */
-uint64_t xqc_cost_get_w(uint64_t base, int w, int need, int *due, uint64_t *wk, uint32_t *scale)
+XQ_HOT uint64_t xqc_cost_get_w(uint64_t base, int w, int need, int *due, uint64_t *wk, uint32_t *scale)
 {
     if (w < 0) w = 0;
     *wk = width_key(base, w);
     *scale = w > 0 && need > w ? (uint32_t)((uint64_t)w * 1024 / (uint64_t)need) : 1024;
     uint64_t r = xqc_cost_get(*wk, due);
-    if (!base || (!w && r)) return r;
+    if (XQ_LIKELY(!base || (!w && r))) return r;
+    return cost_get_w_made(base, w, need, *wk, *scale, r);
+}
+
+/* xqc_cost_get_w's rare part: a narrowed kind's entry made (it must know its base before it
+ * learns), or an estimate from another width when its own is not known yet. */
+static XQ_COLD uint64_t cost_get_w_made(uint64_t base, int w, int need, uint64_t wk, uint32_t scale, uint64_t r)
+{
     pthread_mutex_lock(&cost_mu);
     if (w > 0) {
-        int i = cost_find(*wk, 1); /* made here when not due: it must know its base before it learns */
+        int i = cost_find(wk, 1); /* made here when not due: it must know its base before it learns */
         if (i >= 0 && !g_cost[i].base) g_cost[i].base = base, g_cost[i].w = (uint32_t)w, g_cost[i].need = (uint32_t)need;
     }
     if (!r) {
         int b = cost_find(base, 0);
-        if (b >= 0) r = w > 0 ? g_cost[b].est * 1024 / *scale : g_cost[b].prior;
+        if (b >= 0) r = w > 0 ? g_cost[b].est * 1024 / scale : g_cost[b].prior;
     }
     pthread_mutex_unlock(&cost_mu);
     return r;

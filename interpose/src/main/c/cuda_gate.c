@@ -16,10 +16,24 @@ struct tcache {
 static __thread unsigned t_cache_next;
 static __thread struct tcache t_cache[4];
 
+/* stream_get's miss: the table, under its lock (a stream not seen yet is made). */
+static XQ_COLD xstream *stream_get_slow(int kind, CUstream h, CUcontext ctx, uint32_t tg)
+{
+    pid_t tid = kind == K_PTDS ? my_tid() : 0;
+    pthread_mutex_lock(&xqc_tab_mu);
+    xstream *st = xqc_stream_find_locked(kind, h, ctx, tid);
+    pthread_mutex_unlock(&xqc_tab_mu);
+    if (!st && kind == K_EXPLICIT && xqc_cu.StreamGetCtx(h, &ctx) != CUDA_SUCCESS)
+        return NULL; /* not a valid stream: the launch will say so itself */
+    if (!st) st = xqc_stream_new(kind, h, ctx, tid);
+    if (st) t_cache[t_cache_next++ % 4] = (struct tcache){tg, kind, h, kind == K_EXPLICIT ? NULL : ctx, st};
+    return st;
+}
+
 /* Stream key: explicit streams by handle; the legacy default stream per context; the
  * per-thread default stream per context and thread. A small per-thread cache keeps the
  * common case free of locks. */
-static xstream *stream_get(CUstream h, int ptsz)
+static inline xstream *stream_get(CUstream h, int ptsz)
 {
     int kind = h == NULL ? (ptsz ? K_PTDS : K_LEGACY)
                : h == CU_STREAM_LEGACY ? K_LEGACY
@@ -27,7 +41,7 @@ static xstream *stream_get(CUstream h, int ptsz)
                                            : K_EXPLICIT;
     CUcontext ctx = NULL;
     if (kind != K_EXPLICIT) {
-        if (xqc_cu.CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
+        if (XQ_UNLIKELY(xqc_cu.CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)) return NULL;
         h = NULL;
     }
     uint32_t tg = LD(&xqc_tabgen);
@@ -36,15 +50,7 @@ static xstream *stream_get(CUstream h, int ptsz)
         if (c[i].st && c[i].tabgen == tg && c[i].kind == kind && c[i].h == h &&
             (kind == K_EXPLICIT || c[i].ctx == ctx))
             return c[i].st;
-    pid_t tid = kind == K_PTDS ? my_tid() : 0;
-    pthread_mutex_lock(&xqc_tab_mu);
-    xstream *st = xqc_stream_find_locked(kind, h, ctx, tid);
-    pthread_mutex_unlock(&xqc_tab_mu);
-    if (!st && kind == K_EXPLICIT && xqc_cu.StreamGetCtx(h, &ctx) != CUDA_SUCCESS)
-        return NULL; /* not a valid stream: the launch will say so itself */
-    if (!st) st = xqc_stream_new(kind, h, ctx, tid);
-    if (st) c[t_cache_next++ % 4] = (struct tcache){tg, kind, h, kind == K_EXPLICIT ? NULL : ctx, st};
-    return st;
+    return stream_get_slow(kind, h, ctx, tg);
 }
 
 /* ------------------------------------------------------------------ the launch gate */
@@ -53,7 +59,7 @@ static xstream *stream_get(CUstream h, int ptsz)
 /* The estimated work of st still to run at now: the estimates in flight less what the oldest
  * unfinished command (or marked run of commands; first: its estimate) has run since the later of
  * its launch and the last end seen, up to its estimate (credit). Caller holds st->mu. */
-uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_t *credit)
+XQ_HOT uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_t *credit)
 {
     uint64_t start;
     if (st->n) start = st->ring[st->head].t_launch, *first = st->ring[st->head].est;
@@ -67,7 +73,7 @@ uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_
 /* XQ_LOG=2: a launch is made with left ns of estimated work still to run before it (0: none,
  * under 10 us, 50 us, 100 us, 200 us, more): launches made with little left are where the device
  * may have run dry between commands without the tracker seeing it. Caller holds st->mu. */
-void xqc_note_launch(xstream *st, uint64_t est)
+XQ_COLD void xqc_note_launch(xstream *st, uint64_t est)
 {
     if (!xqc_hot.diag) return;
     st->est_sum += est;
@@ -90,7 +96,7 @@ void xqc_note_launch(xstream *st, uint64_t est)
  * still to run and its own estimate (an unknown kind: a window, or the stream's average) end by
  * then. Refused: *retry is the time left to the lapse (the node holds st anyway when the other
  * queue arrives, and lets it go, with a new guard, when that one is done). Caller holds st->mu. */
-static int guarded(xstream *st, const xq_slot *s, uint64_t est, uint64_t win_ns, uint64_t *retry)
+static XQ_COLD int guarded(xstream *st, const xq_slot *s, uint64_t est, uint64_t win_ns, uint64_t *retry)
 {
     uint64_t until = LD(&s->guard_until_ns), hz = LD(&s->horizon_ns), now = now_ns();
     if (!hz || now >= until) return 0;
@@ -105,7 +111,7 @@ static int guarded(xstream *st, const xq_slot *s, uint64_t est, uint64_t win_ns,
     return 1;
 }
 
-int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
+XQ_HOT int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
 {
     if (retry) *retry = 0;
     if (LD(&s->gate)) return st->why_held++, 1;
@@ -120,9 +126,9 @@ int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
         st->throttled = 0;
     }
     uint64_t win = LD(&s->window_us), hz = LD(&s->horizon_ns);
-    if (hz && guarded(st, s, est, win * 1000, retry)) return 4;
+    if (XQ_UNLIKELY(hz) && guarded(st, s, est, win * 1000, retry)) return 4;
     /* XQ_LOG=2: the guard a launch goes under (one the window refuses comes back and sets it again) */
-    if (xqc_hot.diag) {
+    if (XQ_UNLIKELY(xqc_hot.diag)) {
         /* hz and until are read apart: a guard lifted in between reads as until 0 (no guard) */
         uint64_t until = LD(&s->guard_until_ns);
         st->adm_hz = until ? hz : 0, st->adm_until = until, st->adm_t = now_ns();
@@ -131,7 +137,7 @@ int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
     if (!win || !n) return 0;
     uint64_t w = win * 1000, first, credit, rem = xqc_work_left(st, now_ns(), &first, &credit);
     uint64_t e = est ? est : w, room = w > e + w / 4 ? w - e : w / 4;
-    if (rem <= room) {
+    if (XQ_LIKELY(rem <= room)) {
         xlog(4, "xq: %s: launch %u in flight, %.1f us of work left, this one %.1f us", st->label, n, rem / 1e3, est / 1e3);
         return 0;
     }
@@ -139,6 +145,15 @@ int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
     else st->why_est++;
     if (retry && rem - room <= first - credit) *retry = rem - room;
     return 2;
+}
+
+/* xqc_may_launch where the slot sets no limit, guard or gate (most launches of a preferred
+ * queue, and any with the node's defaults): 0 without the call. */
+static inline int may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
+{
+    if (XQ_LIKELY(!(LD(&s->gate) | LD(&s->threshold) | LD(&s->window_us) | st->throttled | xqc_hot.diag) && !LD(&s->horizon_ns)))
+        return 0;
+    return xqc_may_launch(st, s, est, retry);
 }
 
 /* What a command of a kind not seen yet is charged while in flight: a whole window (it is
@@ -156,9 +171,9 @@ uint64_t xqc_unknown_charge(const xstream *st)
  * every launch; memop streams a quarter of the window under a window, every launch under a
  * threshold alone, every 2 ms of work with no limits in force. Caller holds st->mu. */
 /* FREE_MARK_NS: cuda_int.h */
-uint64_t xqc_mark_every(const xstream *st)
+static inline uint64_t mark_every(const xstream *st)
 {
-    if (st->cmode <= 0 || st->kind == K_PTDS || xqc_marks_all || !xqc_cu.StreamQuery) return 0;
+    if (XQ_UNLIKELY(st->cmode <= 0) || st->kind == K_PTDS || xqc_marks_all || !xqc_cu.StreamQuery) return 0;
     const xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
     if (!s) return FREE_MARK_NS;
     uint64_t win = LD(&s->window_us);
@@ -167,13 +182,18 @@ uint64_t xqc_mark_every(const xstream *st)
     return thr && thr < (1u << 20) ? 0 : FREE_MARK_NS;
 }
 
+uint64_t xqc_mark_every(const xstream *st)
+{
+    return mark_every(st);
+}
+
 /* Under a threshold (with a window: without one every launch is marked), how many launches a mark
  * may cover at most (0: no such bound): a stream throttled at the threshold goes on once it is
  * seen at threshold - batch, so the tracker must be able to see a batch end. Short kernels fill
  * a quarter window only by the dozen: unmarked, 16 of them in flight could only be seen done by
  * asking the driver once the stream had been quiet 50 us (on the H100, ResNet-50 training alone
  * under 16 / 8 / 300 us idled in 50-100 us gaps ~60 times a step). Caller holds st->mu. */
-static uint32_t mark_count(const xstream *st)
+static inline uint32_t mark_count(const xstream *st)
 {
     const xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
     uint32_t thr = s ? LD(&s->threshold) : 0, b = s ? LD(&s->batch) : 0;
@@ -227,35 +247,38 @@ static int cross_order(const xstream *st)
     return st->kind == K_LEGACY ? all > st->dq_n : legacy > (st->kind == K_LEGACY ? st->dq_n : 0);
 }
 
-/* Holds the calling thread while its stream may not launch. Returns 0 for "pass through
- * untracked" (capture, no context, driver helpers missing), 1 for "launch now" (then xqc_gate_exit),
- * and, when the caller can defer (deferrable), 2 for "defer this launch" (then xqc_gate_defer). */
-int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck, uint64_t threads)
+/* A call's first gated call of the process: the session and the tracker started. */
+static XQ_COLD void enter_first(void)
 {
-    if (LD(&xqc_captures) || LD(&xqc_exiting) || xqc_hot.bypass || !xqc_cu_resolve(hint)) return 0;
-    int due;
-    int saved_errno = errno; /* the application sees the driver's errno, not ours */
-    xstream *st = stream_get(h, ptsz);
-    if (!st) {
-        errno = saved_errno;
-        return 0;
-    }
-    /* the estimate of its kind at the width it would be launched at now (narrowed or not) */
-    int need, off = 0, w = xqc_narrow_width(st, threads, &off, &need);
-    g->ck = ck, g->threads = threads, g->est = xqc_cost_get_w(ck, w, need, &due, &g->wk, &g->scale);
-    g->isolate = due, g->smp = 0;
     if (!LD(&xqc_hot.started)) xqc_session_start();
     if (!LD(&xqc_tracker_on) && !__atomic_exchange_n(&xqc_tracker_on, 1, __ATOMIC_SEQ_CST)) xqc_spawn(xqc_tracker_main, "tracker");
-    deferrable = deferrable && xqc_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
-    if (!deferrable && LD(&xqc_deferred)) { /* made after everything deferred before it */
-        uint64_t f0 = XQ_HT_ON ? now_ns() : 0;
-        xqc_flush_all();
-        if (f0) g->wait_ns += now_ns() - f0, g->wait_by[0] += now_ns() - f0;
-    }
-    int waited = 0, wake = 0, wait_why = 0;
-    uint64_t wait_t0 = 0;
-    mu_lock(&st->mu);
+}
+
+/* Makes every deferred launch before a call that cannot be deferred (timed for XQ_LOG=2). */
+static XQ_COLD void flush_before(gate *g)
+{
+    uint64_t f0 = XQ_HT_ON ? now_ns() : 0;
+    xqc_flush_all();
+    if (f0) g->wait_ns += now_ns() - f0, g->wait_by[0] += now_ns() - f0;
+}
+
+/* What xqc_gate_enter's wait leaves to the launch. */
+struct gwait {
+    int waited, wake, why; /* why: what held it first (gate's wait_by) */
+    uint64_t t0;           /* when it began to wait (0: it did not) */
+    int w, off, need;      /* the width it goes at (xqc_narrow_width) */
+};
+
+/* The rare part of xqc_gate_enter: st may not launch at once (the gate, a limit, the guard,
+ * deferred launches ahead, a first call in a session, a capture begun). why0: the slot's answer
+ * the caller already has (-1: none), retry0 with it. Called with st->mu held; returns 1 with it
+ * still held (launch now), or what xqc_gate_enter returns (0, 2) with it released. */
+static XQ_COLD int gate_wait(gate *g, xstream *st, int deferrable, uint64_t ck, uint64_t threads, int saved_errno, int why0,
+                             uint64_t retry0, struct gwait *v)
+{
     for (;;) {
+        int pw = why0;
+        why0 = -1; /* an answer is good for the first look only */
         uint32_t gs = LD(&xqc_state);
         if ((gs & 1) && st->gen != gs) { /* first gated call in this session */
             mu_unlock(&st->mu);
@@ -264,26 +287,26 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
             continue;
         }
         if (LD(&xqc_captures)) { /* a capture began while we waited: pass through untouched */
-            if (waited && (st->pending--, --st->active == 0)) st->ready_since = 0, wake = 1;
+            if (v->waited && (st->pending--, --st->active == 0)) st->ready_since = 0, v->wake = 1;
             xqc_mirror(st);
             mu_unlock(&st->mu);
-            if (wake) xqc_wake_node(st);
+            if (v->wake) xqc_wake_node(st);
             errno = saved_errno;
             return 0;
         }
         uint64_t retry = 0;
-        if (waited && threads) { /* the node may have narrowed it, or let it have the device, meanwhile */
-            int w2 = xqc_narrow_width(st, threads, &off, &need);
-            if (w2 != w) {
+        if (v->waited && threads) { /* the node may have narrowed it, or let it have the device, meanwhile */
+            int w2 = xqc_narrow_width(st, threads, &v->off, &v->need);
+            if (w2 != v->w) {
                 mu_unlock(&st->mu);
-                g->est = xqc_cost_get_w(ck, w = w2, need, NULL, &g->wk, &g->scale);
+                g->est = xqc_cost_get_w(ck, v->w = w2, v->need, NULL, &g->wk, &g->scale);
                 mu_lock(&st->mu);
                 continue;
             }
         }
-        int why = (gs & 1) && st->shm ? xqc_may_launch(st, st->shm, g->est, &retry) : 0;
+        int why = pw >= 0 ? (retry = retry0, pw) : (gs & 1) && st->shm ? xqc_may_launch(st, st->shm, g->est, &retry) : 0;
         if (st->dq_n) why = 3; /* behind what is deferred on this stream */
-        if (!why && !(deferrable ? cross_order(st) : LD(&xqc_deferred) != 0)) break;
+        if (!why && !(deferrable ? cross_order(st) : LD(&xqc_deferred) != 0)) return 1;
         if (deferrable && st->dq_n < DQ_MAX) {
             if (cross_order(st)) { /* rare: the legacy stream and another both deferring */
                 mu_unlock(&st->mu);
@@ -291,26 +314,24 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
                 mu_lock(&st->mu);
                 continue;
             }
-            g->st = st, g->waited = waited;
+            g->st = st, g->waited = v->waited;
             mu_unlock(&st->mu);
-            if (wake) xqc_wake_node(st);
+            if (v->wake) xqc_wake_node(st);
             errno = saved_errno;
             return 2;
         }
         if (!why) { /* not deferrable, and other streams still have deferred launches */
             mu_unlock(&st->mu);
-            uint64_t f0 = XQ_HT_ON ? now_ns() : 0;
-            xqc_flush_all();
-            if (f0) g->wait_ns += now_ns() - f0, g->wait_by[0] += now_ns() - f0;
+            flush_before(g);
             mu_lock(&st->mu);
             continue;
         }
-        if (!waited) {
-            waited = 1;
+        if (!v->waited) {
+            v->waited = 1;
             st->pending++;
             uint64_t t = now_ns();
-            wait_t0 = t, wait_why = deferrable && why && why <= 4 ? 5 : why; /* deferrable but not deferred: the queue is full */
-            if (st->active++ == 0) st->ready_since = t, wake = 1;
+            v->t0 = t, v->why = deferrable && why && why <= 4 ? 5 : why; /* deferrable but not deferred: the queue is full */
+            if (st->active++ == 0) st->ready_since = t, v->wake = 1;
             if (!st->in_flight) xqc_wait_begin(st, t);
             xqc_mirror(st);
         }
@@ -318,43 +339,97 @@ int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, ui
         st->waiters++;
         if (why == 2) ADD(&xqc_limit_waiters, 1);
         mu_unlock(&st->mu);
-        if (wake) xqc_wake_node(st), wake = 0;
+        if (v->wake) xqc_wake_node(st), v->wake = 0;
         futex_wait(&st->wseq, seq, retry && retry < WAIT_NS ? (long)retry : WAIT_NS);
         xqc_node_look(); /* held by a node that may have stopped */
         mu_lock(&st->mu);
         st->waiters--;
         if (why == 2) ADD(&xqc_limit_waiters, -1);
     }
-    if (waited) st->pending--; /* still active: counted when it began to wait */
-    st->in_flight++;
-    if (g->isolate && xqc_timed && !st->smp_off) g->smp = xqc_smp_take(st, g->est) + 1, g->isolate = 0;
-    if (!g->est) g->est = xqc_unknown_charge(st);
-    xqc_note_launch(st, g->est);
-    st->fl_est += g->est;
-    g->t = now_ns();
-    if (wait_t0 && XQ_HT_ON) g->wait_ns += g->t - wait_t0, g->wait_by[wait_why >= 0 && wait_why <= 5 ? wait_why : 0] += g->t - wait_t0;
+}
+
+/* XQ_LOG=2: what xqc_gate_enter counts of a launch let go at g->t. Caller holds st->mu. */
+static XQ_COLD void enter_diag(gate *g, xstream *st, const struct gwait *v)
+{
+    if (v->t0) g->wait_ns += g->t - v->t0, g->wait_by[v->why >= 0 && v->why <= 5 ? v->why : 0] += g->t - v->t0;
     xqc_wait_end(st, g->t);
-    /* ready since the first launch after idle: a thread that waited kept the stream ready (its
-     * arrival is when it began to wait, not when it was let go) */
-    if (!waited && st->active++ == 0) st->ready_since = g->t, wake = 1;
-    int kick = g->isolate && st->tail_n ? xqc_close_tail(st, &wake) : 0; /* what came before is measured apart */
-    /* a call let go after a wait shows the node at once that it no longer waits; one that went
-     * straight through is shown by xqc_gate_exit, a driver call later, before the WAKE that tells
-     * of it (the slot is on cache lines the node reads: a store to them costs a launch a miss) */
-    if (waited) xqc_mirror(st);
-    mu_unlock(&st->mu);
-    if (g->smp && xqc_smp_record(st, g->smp - 1, 0)) { /* no sample after all */
+}
+
+/* A launch measured alone as a timed sample (xqc_gate_enter): its slot, or none after all. */
+static XQ_COLD void sample_begin(gate *g, xstream *st)
+{
+    if (xqc_smp_record(st, g->smp - 1, 0)) { /* no sample after all */
         mu_lock(&st->mu);
         smp_launched(st, g->smp - 1, 0, 0);
         mu_unlock(&st->mu);
         g->smp = 0;
     }
+}
+
+/* Holds the calling thread while its stream may not launch. Returns 0 for "pass through
+ * untracked" (capture, no context, driver helpers missing), 1 for "launch now" (then xqc_gate_exit),
+ * and, when the caller can defer (deferrable), 2 for "defer this launch" (then xqc_gate_defer).
+ * The common case (a stream known to this thread, registered, nothing deferred, a slot that lets
+ * it go at once) runs here alone; the rest is in gate_wait. */
+XQ_HOT int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferrable, uint64_t ck, uint64_t threads)
+{
+    int cs = LD(&xqc_cu_state);
+    if (XQ_UNLIKELY(LD(&xqc_captures) || LD(&xqc_exiting) || xqc_hot.bypass) || XQ_UNLIKELY(cs <= 0 && (cs < 0 || !xqc_cu_resolve(hint))))
+        return 0;
+    int due;
+    int saved_errno = errno; /* the application sees the driver's errno, not ours */
+    xstream *st = stream_get(h, ptsz);
+    if (XQ_UNLIKELY(!st)) {
+        errno = saved_errno;
+        return 0;
+    }
+    /* the estimate of its kind at the width it would be launched at now (narrowed or not) */
+    struct gwait v = {0};
+    v.w = XQ_UNLIKELY(xqc_narrow) ? xqc_narrow_width(st, threads, &v.off, &v.need) : 0;
+    g->ck = ck, g->threads = threads, g->est = xqc_cost_get_w(ck, v.w, v.need, &due, &g->wk, &g->scale);
+    g->isolate = due, g->smp = 0;
+    if (XQ_UNLIKELY(!LD(&xqc_hot.started) || !LD(&xqc_tracker_on))) enter_first();
+    deferrable = deferrable && xqc_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
+    if (XQ_UNLIKELY(!deferrable && LD(&xqc_deferred))) flush_before(g); /* made after everything deferred before it */
+    mu_lock(&st->mu);
+    uint32_t gs = LD(&xqc_state);
+    int why = -1;
+    uint64_t retry = 0;
+    /* with nothing deferred, cross_order says 0 too */
+    if (XQ_LIKELY(gs & 1)) { /* under a node (the common case laid out first) */
+        if (XQ_LIKELY(st->gen == gs && !(LD(&xqc_captures) | st->dq_n | LD(&xqc_deferred))))
+            why = XQ_LIKELY(st->shm != NULL) ? may_launch(st, st->shm, g->est, &retry) : 0;
+    } else if (!(LD(&xqc_captures) | st->dq_n | LD(&xqc_deferred)))
+        why = 0;
+    if (XQ_UNLIKELY(why != 0)) {
+        int k = gate_wait(g, st, deferrable, ck, threads, saved_errno, why, retry, &v);
+        if (k != 1) return k;
+    }
+    if (XQ_UNLIKELY(v.waited)) st->pending--; /* still active: counted when it began to wait */
+    st->in_flight++;
+    if (XQ_UNLIKELY(g->isolate) && xqc_timed && !st->smp_off) g->smp = xqc_smp_take(st, g->est) + 1, g->isolate = 0;
+    if (XQ_UNLIKELY(!g->est)) g->est = xqc_unknown_charge(st);
+    if (XQ_UNLIKELY(xqc_hot.diag)) xqc_note_launch(st, g->est);
+    st->fl_est += g->est;
+    g->t = now_ns();
+    if (XQ_UNLIKELY(xqc_hot.diag)) enter_diag(g, st, &v);
+    /* ready since the first launch after idle: a thread that waited kept the stream ready (its
+     * arrival is when it began to wait, not when it was let go) */
+    int wake = v.wake;
+    if (!v.waited && st->active++ == 0) st->ready_since = g->t, wake = 1;
+    int kick = XQ_UNLIKELY(g->isolate) && st->tail_n ? xqc_close_tail(st, &wake) : 0; /* what came before is measured apart */
+    /* a call let go after a wait shows the node at once that it no longer waits; one that went
+     * straight through is shown by xqc_gate_exit, a driver call later, before the WAKE that tells
+     * of it (the slot is on cache lines the node reads: a store to them costs a launch a miss) */
+    if (XQ_UNLIKELY(v.waited)) xqc_mirror(st);
+    mu_unlock(&st->mu);
+    if (XQ_UNLIKELY(g->smp)) sample_begin(g, st);
     /* The node hears of the arrival, and the tracker of the mark, in xqc_gate_exit, once the launch
      * is made: the WAKE line is a socket write, and made here it delayed the work itself (a
      * tenant alone: ~20 us per request on the H100). The arrival's time is in the slot already. */
     g->wake = wake, g->kick = kick;
-    g->st = st, g->nw = w, g->noff = off;
-    xqc_stall_guard(st, h, ptsz);
+    g->st = st, g->nw = v.w, g->noff = v.off;
+    if (XQ_UNLIKELY(xqc_stall)) xqc_stall_guard(st, h, ptsz);
     errno = saved_errno;
     return 1;
 }
@@ -450,13 +525,18 @@ static int mark_made(xstream *st, ring_entry *e, CUstream rec)
 
 /* Keeps xqc_busy (streams the tracker must watch) true to st. Caller holds st->mu; returns whether
  * st just became watched (then the tracker must be kicked). */
-int xqc_busy_update(xstream *st)
+static inline int busy_update(xstream *st)
 {
     int t = st->n || st->tail_n;
-    if (t == st->tracked) return 0;
+    if (XQ_LIKELY(t == st->tracked)) return 0;
     st->tracked = t;
     ADD(&xqc_busy, t ? 1 : -1);
     return t;
+}
+
+int xqc_busy_update(xstream *st)
+{
+    return busy_update(st);
 }
 
 /* Covers st's unmarked launches with one mark: a new ring entry, or the newest one marked again
@@ -492,18 +572,26 @@ int xqc_close_tail(xstream *st, int *idle)
  * xqc_mark_every(st) of estimated work, or at once for a command measured alone (isolate; the
  * caller marked what came before it). Caller holds st->mu; returns whether the tracker must be
  * kicked. */
-int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_t scale, int isolate, int *idle)
+static inline int after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_t scale, int isolate, int *idle)
 {
     if (!st->tail_n) st->tail_t = t, st->tail_key = ck, st->tail_scale = scale;
     st->tail_n++, st->tail_est += est, st->last_launch = t;
-    if (xqc_hot.diag) st->by_est[est < 100000 ? 0 : est < 300000 ? 1 : est < 1000000 ? 2 : 3]++;
-    int kick = xqc_busy_update(st);
+    if (XQ_UNLIKELY(xqc_hot.diag)) st->by_est[est < 100000 ? 0 : est < 300000 ? 1 : est < 1000000 ? 2 : 3]++;
+    int kick = busy_update(st);
     uint32_t mc = mark_count(st);
-    if (isolate || st->tail_est >= xqc_mark_every(st) || (mc && st->tail_n >= mc)) kick |= xqc_close_tail(st, idle);
+    if (XQ_UNLIKELY(isolate || st->tail_est >= mark_every(st) || (mc && st->tail_n >= mc))) kick |= xqc_close_tail(st, idle);
     return kick;
 }
 
-void xqc_gate_exit(gate *g, CUresult r)
+int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_t scale, int isolate, int *idle)
+{
+    return after_launch(st, t, ck, est, scale, isolate, idle);
+}
+
+static __thread void *t_last_ok; /* the kernel or graph this thread last launched and told xqc_known_ok of */
+
+/* xqc_gate_exit for a launch that failed or was a timed sample. */
+static XQ_COLD void gate_exit_rare(gate *g, CUresult r)
 {
     xstream *st = g->st;
     int idle = 0, kick = 0, saved_errno = errno;
@@ -521,12 +609,31 @@ void xqc_gate_exit(gate *g, CUresult r)
     smp_launched(st, g->smp - 1, g->wk, timed);
     xqc_mirror(st);
     int waiters = st->waiters;
-    static __thread void *t_last_ok;
     if (r == CUDA_SUCCESS && g->key && g->key != t_last_ok) xqc_known_ok(t_last_ok = g->key);
     mu_unlock(&st->mu);
     if (r != CUDA_SUCCESS && waiters)
         xqc_wake_held(st); /* the limits may allow one more now */
     if (idle || g->wake) xqc_wake_node(st); /* one line tells the node whichever it is now */
     if (kick || g->kick) xqc_tracker_kick();
+    errno = saved_errno;
+}
+
+XQ_HOT void xqc_gate_exit(gate *g, CUresult r)
+{
+    if (XQ_UNLIKELY(r != CUDA_SUCCESS || g->smp)) {
+        gate_exit_rare(g, r);
+        return;
+    }
+    xstream *st = g->st;
+    int idle = 0, saved_errno = errno;
+    mu_lock(&st->mu);
+    st->launched++;
+    xqc_width_note(st, g->threads, g->t);
+    int kick = after_launch(st, g->t, g->wk, g->est, g->scale, g->isolate, &idle);
+    xqc_mirror(st);
+    if (g->key && g->key != t_last_ok) xqc_known_ok(t_last_ok = g->key);
+    mu_unlock(&st->mu);
+    if (XQ_UNLIKELY(idle || g->wake)) xqc_wake_node(st); /* one line tells the node whichever it is now */
+    if (XQ_UNLIKELY(kick || g->kick)) xqc_tracker_kick();
     errno = saved_errno;
 }

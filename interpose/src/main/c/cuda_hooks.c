@@ -118,16 +118,20 @@ static void *driver_sym(const char *name)
     return r && !is_ours(r) ? r : NULL;
 }
 
-static void *real_of(wdef *d, int k)
+/* real_of's first call for a direct (exported) entry: the driver's definition, looked up. */
+static XQ_COLD void *real_find(wdef *d, int k)
 {
-    void *r = LD(&d->s[k].real);
-    if (r || k >= 2) return r;
     char nm[80]; /* a direct call before any dlsym */
     snprintf(nm, sizeof nm, "%s%s", d->sym, k ? "_ptsz" : "");
-    r = driver_sym(nm);
-    void *none = NULL;
+    void *r = driver_sym(nm), *none = NULL;
     if (r) __atomic_compare_exchange_n(&d->s[k].real, &none, r, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return LD(&d->s[k].real);
+}
+
+static inline void *real_of(wdef *d, int k)
+{
+    void *r = LD(&d->s[k].real);
+    return XQ_LIKELY(r) || k >= 2 ? r : real_find(d, k);
 }
 
 /* Cost keys: a kernel by its function and shape, anything else by its entry point and size class. */
@@ -138,13 +142,13 @@ static void *real_of(wdef *d, int k)
     {                                                                                               \
         typedef CUresult(*fn_t) PT;                                                                 \
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
-        if (!real_)                                                                                  \
+        if (XQ_UNLIKELY(!real_))                                                                     \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         gate g_;                                                                                    \
         xqc_gate_init(&g_);                                                                         \
         uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \
         if (h0_) g_.id = (ID);                                                                      \
-        if (!xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), 0)) {                               \
+        if (XQ_UNLIKELY(!xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), 0))) {               \
             if (h0_) xqc_ht_call(h0_, now_ns(), 0, &g_);                                            \
             return real_ ARGS;                                                                       \
         }                                                                                           \
@@ -162,14 +166,14 @@ static void *real_of(wdef *d, int k)
     {                                                                                               \
         typedef CUresult(*fn_t) PT;                                                                 \
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
-        if (!real_)                                                                                  \
+        if (XQ_UNLIKELY(!real_))                                                                     \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         gate g_;                                                                                    \
         xqc_gate_init(&g_);                                                                         \
         uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \
         if (h0_) g_.id = (ID);                                                                      \
         int k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&xqc_stubs_ok) > 0, (CK), (THREADS));\
-        if (k_ == 2) {                                                                              \
+        if (XQ_UNLIKELY(k_ == 2)) {                                                                 \
             dop *op_ = BUILD;                                                                       \
             if (op_) {                                                                              \
                 op_->real = (void *)real_, op_->ck = g_.ck; /* its kind: the width is the drain's */             \
@@ -181,27 +185,27 @@ static void *real_of(wdef *d, int k)
                 xqc_gate_undefer(&g_);                                                                  \
             k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), (THREADS));                  \
         }                                                                                           \
-        if (!k_) {                                                                                  \
+        if (XQ_UNLIKELY(!k_)) {                                                                     \
             if (h0_) xqc_ht_call(h0_, now_ns(), 0, &g_);                                            \
             return real_ ARGS;                                                                      \
         }                                                                                           \
         g_.key = (void *)(KEY);                                                                     \
         g_.threads = (THREADS);                                                                     \
-        CUstream sx_ = NULL, ns_ = g_.nw ? xqc_narrow_begin_at(g_.st, (STREAM), (K) & 1, g_.nw, g_.noff, &sx_) : NULL;  \
+        CUstream sx_ = NULL, ns_ = XQ_UNLIKELY(g_.nw) ? xqc_narrow_begin_at(g_.st, (STREAM), (K) & 1, g_.nw, g_.noff, &sx_) : NULL;  \
         uint64_t h1_ = h0_ ? now_ns() : 0;                                                          \
-        CUresult r_ = ns_ ? (NCALL) : real_ ARGS;                                                   \
+        CUresult r_ = XQ_UNLIKELY(ns_ != NULL) ? (NCALL) : real_ ARGS;                                                   \
         uint64_t h2_ = h0_ ? now_ns() : 0;                                                          \
-        if (ns_ && xqc_narrow_end(sx_, ns_, r_))                                                        \
+        if (XQ_UNLIKELY(ns_ != NULL) && xqc_narrow_end(sx_, ns_, r_))                                                        \
             r_ = real_ ARGS;                                                                        \
         xqc_gate_exit(&g_, r_);                                                                         \
         if (h0_) xqc_ht_call(h0_, h1_, h2_, &g_);                                                   \
         return r_;                                                                                  \
     }
 #define DGATED(ID, NAME, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)                              \
-    XQ_EXPORT CUresult NAME PT DBODY(ID, 0, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)           \
-    XQ_EXPORT CUresult NAME##_ptsz PT DBODY(ID, 1, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)    \
-    static CUresult NAME##_gpa PT DBODY(ID, 2, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)        \
-    static CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)
+    XQ_EXPORT XQ_HOT CUresult NAME PT DBODY(ID, 0, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)    \
+    XQ_EXPORT XQ_HOT CUresult NAME##_ptsz PT DBODY(ID, 1, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL) \
+    static XQ_HOT CUresult NAME##_gpa PT DBODY(ID, 2, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL) \
+    static XQ_HOT CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)
 
 #define GATED(ID, NAME, PT, ARGS, STREAM, CK)                                                           \
     XQ_EXPORT CUresult NAME PT BODY(ID, 0, PT, ARGS, STREAM, CK)                                        \
@@ -214,7 +218,7 @@ static void *real_of(wdef *d, int k)
     {                                                                                               \
         typedef CUresult(*fn_t) PT;                                                                 \
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
-        if (!real_)                                                                                  \
+        if (XQ_UNLIKELY(!real_))                                                                     \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
         const int ptsz = (K) & 1;                                                                   \
         (void)ptsz;                                                                                 \

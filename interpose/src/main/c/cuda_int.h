@@ -127,6 +127,7 @@ struct xqc_hot_s {
     int8_t final;      /* at exit: quiet streams are queried at once */
     int8_t diag;       /* XQ_LOG=2 or more: the diagnostics' counters are kept */
     int8_t bypass;     /* xq_bench_bypass(1): gated calls pass straight through, untracked (a measurement) */
+    int8_t stall;      /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (cuda_words.c) */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
 _Static_assert(sizeof(struct xqc_hot_s) == 64, "the hot flags fill one cache line");
@@ -144,6 +145,17 @@ _Static_assert(sizeof(struct xqc_hot_s) == 64, "the hot flags fill one cache lin
 #define xqc_narrow (xqc_hot.narrow)
 #define xqc_narrow_state (xqc_hot.narrow_state)
 #define xqc_final (xqc_hot.final)
+#define xqc_stall (xqc_hot.stall)
+
+/* A launch's path is laid out for the common case (docs/processes.md "The launch path"): what it
+ * always runs is in a few functions marked hot (kept together in .text.hot), what it runs rarely
+ * in cold ones out of line; a launch on a GPU host finds all of its code cold (the framework runs
+ * between two launches), and fetched ~95 instruction-cache lines where a dozen functions mixed
+ * both. */
+#define XQ_LIKELY(x) __builtin_expect(!!(x), 1)
+#define XQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define XQ_HOT __attribute__((hot))
+#define XQ_COLD __attribute__((noinline, cold))
 
 /* ------------------------------------------------------------------ small helpers */
 
@@ -516,7 +528,6 @@ void xqc_threads_cpu(char *buf, size_t len);
 void xqc_threads_reset(void);
 extern dlsym_t xqc_dlsym_glibc;
 void *xqc_real_dlsym(void *h, const char *name);
-extern int xqc_stall;     /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device */
 extern int xqc_memop;     /* XQ_COMPLETION=memop */
 extern pthread_mutex_t xqc_cu_mu;
 
@@ -528,12 +539,26 @@ int xqc_dev_sms(CUdevice d, int *tps);
  * device table: one cache line fewer a launch). */
 static inline int xqc_stream_sms(xstream *st, int *tps)
 {
-    if (st->sms_c) return *tps = (int)st->tps_c, (int)st->sms_c;
+    if (XQ_LIKELY(st->sms_c)) return *tps = (int)st->tps_c, (int)st->sms_c;
     int n = xqc_dev_sms(st->cudev, tps);
     if (n > 0 && *tps > 0) st->tps_c = (uint32_t)*tps, st->sms_c = (uint32_t)n;
     return n;
 }
-void xqc_width_note(xstream *st, uint64_t threads, uint64_t now);
+/* A launch of this many threads (UINT64_MAX: a graph, taken as the whole device) was made on st:
+ * the widest of the last one to two seconds is what the node reserves for st's queue when it
+ * narrows others for it. Caller holds st->mu. */
+static inline void xqc_width_note(xstream *st, uint64_t threads, uint64_t now)
+{
+    int tps, sms = threads ? xqc_stream_sms(st, &tps) : 0;
+    if (!sms) return;
+    uint64_t w = threads == UINT64_MAX ? (uint64_t)sms : (threads + (uint64_t)tps - 1) / (uint64_t)tps;
+    if (w > (uint64_t)sms) w = (uint64_t)sms;
+    if (XQ_UNLIKELY(now - st->w_at >= 1000000000ull)) {
+        st->w_prev = now - st->w_at < 2000000000ull ? st->w_cur : 0;
+        st->w_cur = 0, st->w_at = now;
+    }
+    if (w > st->w_cur) st->w_cur = (uint32_t)w;
+}
 
 /* cuda_streams.c */
 extern pthread_mutex_t xqc_tab_mu;
@@ -562,7 +587,7 @@ extern xw_beat xqc_beat;    /* the node's heartbeat (xq_wire.h) */
 extern uint32_t xqc_frozen; /* the heartbeat stopped: the socket was shut down, the reader detaches */
 void xqc_node_look(void);
 __attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...);
-void xqc_mirror(xstream *st);
+void xqc_mirror_arrivals(xstream *st);
 void xqc_register_stream(xstream *st);
 void xqc_wake_node(xstream *st);
 void xqc_wake_held(xstream *st);
@@ -619,7 +644,7 @@ extern uint64_t xqc_deferred_total, xqc_flush_waits; /* for XQ_LOG=2 */
 /* XQ_LOG=2: the host time the application's threads spend in the interposer around gated calls
  * (cuda_diag.c): the gate before the driver call, the gate after it, a deferred call's whole
  * visit; waits to launch and deferred launches made on the way are told apart, not counted. */
-#define XQ_HT_ON (xqc_hot.diag)
+#define XQ_HT_ON XQ_UNLIKELY(xqc_hot.diag)
 /* A gate's fields zeroed before xqc_gate_enter: the XQ_LOG=2 ones (from wait_ns) only at that
  * level (a launch's stack lines are cold: zeroing them all cost a launch one more line) */
 static inline void xqc_gate_init(gate *g)
@@ -684,6 +709,25 @@ void *xqc_stub_for(void *real, const char *name);
 
 /* cuda_diag.c */
 void xqc_defer_summary(void);
+
+/* Copies the truth into the slot. Caller holds st->mu. */
+static inline void xqc_mirror(xstream *st)
+{
+    xq_slot *s = st->shm;
+    if (!s || st->gen != LD(&xqc_state)) return;
+    __atomic_store_n(&s->pending, st->pending, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->in_flight, st->in_flight, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->launched, st->launched, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->completed, st->completed, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->failed, st->failed, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->estimate_ns, st->est_full, __ATOMIC_RELAXED); /* at the whole device */
+    __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
+    if (XQ_UNLIKELY(xqc_hot.log >= 3) && st->ready_since != st->arr_shown) xqc_mirror_arrivals(st);
+    uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
+    __atomic_store_n(&s->width, w ? w | (st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) << 16 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
+}
 
 /* cuda_hooks.c */
 

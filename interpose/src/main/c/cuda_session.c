@@ -58,31 +58,16 @@ __attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...)
     return rc;
 }
 
-/* Copies the truth into the slot. Caller holds st->mu. */
-void xqc_mirror(xstream *st)
+/* XQ_LOG=3: the busy periods the node was shown (an arrival stamp, then idle or another), as
+ * xqc_mirror (cuda_int.h) shows a new ready_since. Caller holds st->mu. */
+XQ_COLD void xqc_mirror_arrivals(xstream *st)
 {
-    xq_slot *s = st->shm;
-    if (!s || st->gen != LD(&xqc_state)) return;
-    __atomic_store_n(&s->pending, st->pending, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->in_flight, st->in_flight, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->launched, st->launched, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->completed, st->completed, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->failed, st->failed, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->estimate_ns, st->est_full, __ATOMIC_RELAXED); /* at the whole device */
-    __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
-    if (xqc_hot.log >= 3 && st->ready_since != st->arr_shown) {
-        /* XQ_LOG=3: the busy periods the node was shown (an arrival stamp, then idle or another) */
-        if (!st->arr) st->arr = calloc(ARR_MAX, sizeof *st->arr);
-        if (st->arr) {
-            if (st->narr && !st->arr[st->narr - 1].idle) st->arr[st->narr - 1].idle = st->ready_since ? st->ready_since : now_ns();
-            if (st->ready_since && st->narr < ARR_MAX) st->arr[st->narr++] = (arr_entry){st->ready_since, 0};
-        }
-        st->arr_shown = st->ready_since;
+    if (!st->arr) st->arr = calloc(ARR_MAX, sizeof *st->arr);
+    if (st->arr) {
+        if (st->narr && !st->arr[st->narr - 1].idle) st->arr[st->narr - 1].idle = st->ready_since ? st->ready_since : now_ns();
+        if (st->ready_since && st->narr < ARR_MAX) st->arr[st->narr++] = (arr_entry){st->ready_since, 0};
     }
-    uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
-    __atomic_store_n(&s->width, w ? w | (st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) << 16 : 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
+    st->arr_shown = st->ready_since;
 }
 
 /* Gives st a slot of the current session and tells the node. Caller holds S.mu. */
