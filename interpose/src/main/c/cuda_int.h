@@ -147,7 +147,8 @@ _Static_assert(sizeof(struct xqc_hot_s) == 64, "the hot flags fill one cache lin
 #define xqc_final (xqc_hot.final)
 #define xqc_stall (xqc_hot.stall)
 
-/* A launch's path is laid out for the common case (docs/processes.md "The launch path"): what it
+/* A launch's path is laid out for the common case (docs/processes.md, "The launch gate": the
+ * launch path's layout): what it
  * always runs is in a few functions marked hot (kept together in .text.hot), what it runs rarely
  * in cold ones out of line; a launch on a GPU host finds all of its code cold (the framework runs
  * between two launches), and fetched ~95 instruction-cache lines where a dozen functions mixed
