@@ -100,6 +100,23 @@ XQ_HOT uint64_t xqc_cost_get(uint64_t key, int *due)
     return r;
 }
 
+/* xqc_cost_get for a lean launch (cuda_gate.c: xqc_lean_enter): the estimate of a kind in the table
+ * and measured, when this command of it is not one to sample, its count moved on as xqc_cost_get's
+ * would be; 0, with nothing changed, otherwise (the launch takes the full path, which asks again). */
+XQ_HOT uint64_t xqc_cost_lean(uint64_t key)
+{
+    unsigned i = (unsigned)(key % CTAB), n = 0;
+    for (; n < 8; n++, i = (i + 1) % CTAB)
+        if (__atomic_load_n(&g_cost[i].key, __ATOMIC_ACQUIRE) == key) break;
+    if (XQ_UNLIKELY(n == 8)) return 0;
+    uint64_t r = __atomic_load_n(&g_cost[i].est, __ATOMIC_RELAXED);
+    if (XQ_UNLIKELY(!r) || (xqc_timed && __atomic_load_n(&g_cost[i].first, __ATOMIC_RELAXED) < SAMPLE_FIRST)) return 0;
+    uint32_t seen = __atomic_load_n(&g_cost[i].seen, __ATOMIC_RELAXED) + 1;
+    if (XQ_UNLIKELY(seen >= (r >= SAMPLE_LONG_NS ? SAMPLE_EVERY_LONG : SAMPLE_EVERY))) return 0;
+    __atomic_store_n(&g_cost[i].seen, seen, __ATOMIC_RELAXED);
+    return r;
+}
+
 /* The entry of key, or -1; with make, one made for it in a free place (none free: -1; nothing is
  * pushed out). Caller holds cost_mu. */
 static int cost_find(uint64_t key, int make)

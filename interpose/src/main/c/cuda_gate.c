@@ -179,7 +179,7 @@ static inline uint64_t mark_every(const xstream *st)
     uint64_t win = LD(&s->window_us);
     uint32_t thr = LD(&s->threshold);
     if (win) return win * 1000 / 4;
-    return thr && thr < (1u << 20) ? 0 : FREE_MARK_NS;
+    return thr && thr < XQ_THR_NONE ? 0 : FREE_MARK_NS;
 }
 
 uint64_t xqc_mark_every(const xstream *st)
@@ -197,7 +197,7 @@ static inline uint32_t mark_count(const xstream *st)
 {
     const xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
     uint32_t thr = s ? LD(&s->threshold) : 0, b = s ? LD(&s->batch) : 0;
-    if (!thr || thr >= (1u << 20)) return 0;
+    if (!thr || thr >= XQ_THR_NONE) return 0;
     b = b && b < thr ? b : thr / 2;
     return b ? b : 1;
 }
@@ -635,5 +635,85 @@ XQ_HOT void xqc_gate_exit(gate *g, CUresult r)
     mu_unlock(&st->mu);
     if (XQ_UNLIKELY(idle || g->wake)) xqc_wake_node(st); /* one line tells the node whichever it is now */
     if (XQ_UNLIKELY(kick || g->kick)) xqc_tracker_kick();
+    errno = saved_errno;
+}
+
+/* ------------------------------------------------------------------ the lean launch */
+
+/* Whether a launch on h may take the lean path (cuda_int.h: lean); then *l says what xqc_lean_exit
+ * counts, and nothing was changed but the kind's sampling count. Everything read here is read
+ * again by the full path under the stream's lock: a gate closed, a limit or guard set between this
+ * look and the launch is as one set a moment after it (the node's writes to the slot are never
+ * under the stream's lock: the full path has the same instant). A launch on a stream another
+ * thread is deferring to is not lean (dq_n); one racing that thread's first deferral goes either
+ * way, as two launches of two threads at once may. */
+XQ_HOT int xqc_lean_enter(lean *l, CUstream h, int ptsz, uint64_t ck)
+{
+    if (XQ_UNLIKELY((LD(&xqc_captures) | LD(&xqc_exiting) | LD(&xqc_deferred)) || xqc_cu_state <= 0 || !LD(&xqc_hot.started) ||
+                    !LD(&xqc_tracker_on) || (xqc_hot.diag | xqc_hot.bypass | xqc_hot.stall)))
+        return 0;
+    int saved_errno = errno;
+    xstream *st = stream_get(h, ptsz);
+    errno = saved_errno;
+    uint32_t gs = LD(&xqc_state);
+    if (XQ_UNLIKELY(!st || LD(&st->dq_n))) return 0;
+    const xq_slot *s = st->shm;
+    if (XQ_LIKELY(gs & 1)) { /* under a node: as the full path's quick answer (may_launch) */
+        if (XQ_UNLIKELY(st->gen != gs || LD(&st->throttled))) return 0;
+    } else
+        s = NULL; /* no node: nothing holds a launch */
+    if (XQ_LIKELY(s != NULL)) {
+        uint32_t thr = LD(&s->threshold); /* XQ_THR_NONE or more: none (the node's "no limit") */
+        if (XQ_UNLIKELY(LD(&s->gate) | LD(&s->window_us) | (thr && thr < XQ_THR_NONE)) || XQ_UNLIKELY(LD(&s->horizon_ns))) return 0;
+        if (XQ_UNLIKELY(xqc_narrow)) { /* as xqc_narrow_width's first answer: the whole device */
+            uint32_t part = LD(&s->part);
+            if (LD(&s->reserve_sms) || (part >> 31) || (part & 0xffff) > 1) return 0;
+        }
+    }
+    uint64_t est = xqc_cost_lean(ck);
+    if (XQ_UNLIKELY(!est)) return 0;
+    l->st = st, l->ck = ck, l->est = est, l->t = now_ns();
+    return 1;
+}
+
+/* A lean launch was made (r: the driver's answer): what xqc_gate_enter and xqc_gate_exit count of a
+ * launch let go at once, in one turn of the lock. */
+XQ_HOT void xqc_lean_exit(const lean *l, CUresult r, void *key, uint64_t threads)
+{
+    xstream *st = l->st;
+    int idle = 0, wake = 0, kick = 0, saved_errno = errno;
+    mu_lock(&st->mu);
+    if (XQ_LIKELY(r == CUDA_SUCCESS)) {
+        uint64_t t = l->t;
+        st->in_flight++, st->fl_est += l->est;
+        if (st->active++ == 0) st->ready_since = t, wake = 1;
+        st->launched++;
+        xqc_width_note(st, threads, t);
+        /* after_launch with no limit in force: the tail marked every FREE_MARK_NS of work */
+        if (!st->tail_n) st->tail_t = t, st->tail_key = l->ck, st->tail_scale = 1024;
+        st->tail_n++, st->tail_est += l->est, st->last_launch = t;
+        kick = busy_update(st);
+        if (XQ_UNLIKELY(st->tail_est >= mark_every(st))) kick |= xqc_close_tail(st, &idle);
+        /* xqc_mirror of what a launch changed (every other writer of the slot's fields mirrors them) */
+        xq_slot *s = st->shm;
+        if (XQ_LIKELY(s != NULL) && XQ_LIKELY(st->gen == LD(&xqc_state))) {
+            __atomic_store_n(&s->in_flight, st->in_flight, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->launched, st->launched, __ATOMIC_RELAXED);
+            if (XQ_UNLIKELY(wake | idle)) xqc_mirror(st);
+            else {
+                uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
+                __atomic_store_n(&s->width, w ? w | (st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) << 16 : 0,
+                                 __ATOMIC_RELAXED);
+                __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
+            }
+        }
+        if (key && key != t_last_ok) xqc_known_ok(t_last_ok = key);
+    } else {
+        st->failed++; /* nothing was launched */
+        xqc_mirror(st);
+    }
+    mu_unlock(&st->mu);
+    if (XQ_UNLIKELY(idle || wake)) xqc_wake_node(st); /* one line tells the node whichever it is now */
+    if (XQ_UNLIKELY(kick)) xqc_tracker_kick();
     errno = saved_errno;
 }

@@ -159,7 +159,7 @@ static inline void *real_of(wdef *d, int k)
         if (h0_) xqc_ht_call(h0_, h1_, h2_, &g_);                                                   \
         return r_;                                                                                   \
     }
-/* Deferrable: through cuGetProcAddress (K 2, 3: every other entry point handed out there is a
+/* Deferrable: a launch nothing can hold takes the lean path (cuda_int.h: lean); through cuGetProcAddress (K 2, 3: every other entry point handed out there is a
  * trampoline that waits for deferred work), a launch the stream may not make now is copied by
  * BUILD (NULL: it cannot be) and queued; KEY: what becomes known to launch when it did. */
 #define DBODY(ID, K, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)                                                \
@@ -168,6 +168,12 @@ static inline void *real_of(wdef *d, int k)
         fn_t real_ = (fn_t)real_of(&W[ID], K);                                                       \
         if (XQ_UNLIKELY(!real_))                                                                     \
             return CUDA_ERROR_NOT_INITIALIZED;                                                      \
+        lean l_;                                                                                    \
+        if (XQ_LIKELY(xqc_lean_enter(&l_, (STREAM), (K) & 1, (CK)))) {                              \
+            CUresult r_ = real_ ARGS;                                                               \
+            xqc_lean_exit(&l_, r_, (void *)(KEY), (THREADS));                                       \
+            return r_;                                                                              \
+        }                                                                                           \
         gate g_;                                                                                    \
         xqc_gate_init(&g_);                                                                         \
         uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \

@@ -598,6 +598,7 @@ void xqc_session_start(void);
 /* cuda_estimates.c */
 uint64_t xqc_cost_get(uint64_t key, int *due);
 uint64_t xqc_cost_get_w(uint64_t base, int w, int need, int *due, uint64_t *wk, uint32_t *scale);
+uint64_t xqc_cost_lean(uint64_t key);
 void xqc_cost_put(uint64_t key, uint64_t run, int timed);
 int xqc_smp_take(xstream *st, uint64_t known);
 int xqc_smp_record(xstream *st, int i, int end);
@@ -638,6 +639,17 @@ int xqc_busy_update(xstream *st);
 int xqc_close_tail(xstream *st, int *idle);
 int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_t scale, int isolate, int *idle);
 void xqc_gate_exit(gate *g, CUresult r);
+/* The lean launch (cuda_gate.c): a launch that nothing can hold or change (its stream known to the
+ * thread, nothing deferred or captured, no gate, limit, guard or narrowing in its slot, its kind
+ * measured and not due for a sample, no XQ_LOG=2 accounts) is counted after the driver call, in
+ * one turn of the stream's lock, by code of a few cache lines; any other takes the full path. */
+#define XQ_THR_NONE (1u << 20) /* a threshold this high is none (the node's QueueConfig.MAX_THRESHOLD) */
+typedef struct lean {
+    xstream *st;
+    uint64_t ck, est, t;
+} lean;
+int xqc_lean_enter(lean *l, CUstream h, int ptsz, uint64_t ck);
+void xqc_lean_exit(const lean *l, CUresult r, void *key, uint64_t threads);
 
 /* cuda_defer.c */
 extern uint32_t xqc_legacy_deferred; /* of which on a legacy default stream */
