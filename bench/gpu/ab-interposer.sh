@@ -10,8 +10,10 @@
 # LIBS="name=path ...": the runs per interposer build, in turn (copied over
 # interpose/target/libxq-cuda.so; the carried one is put back). XQ_MPS as ./xq run takes it
 # (default: the node's MPS server, as a user runs it).
+# ENVS="name=VAR=v,VAR=v ...": each build also runs under each of these environments (named
+# build+name; "name=" for none), e.g. to tell the launch path from the marks or the samples.
 # Carry node/target, interpose/target, .jre.tar.xz. Usage: [ROUNDS=2] [SECS=30] [KIND=decode]
-# [LIBS="a=.ab/x.so b=.ab/y.so"] sh bench/gpu/ab-interposer.sh OUTDIR
+# [LIBS="a=.ab/x.so b=.ab/y.so"] [ENVS="base= batch=XQ_ESTIMATES=batch"] sh bench/gpu/ab-interposer.sh OUTDIR
 set -u
 out=${1:?usage: ab-interposer.sh OUTDIR}
 mkdir -p "$out"
@@ -23,19 +25,30 @@ libs=${LIBS:-xq=$out/xq.so}
 ./xq serve > "$out/node.txt" 2>&1 &
 node=$!
 sleep 6
+envs=${ENVS:-=}
+runs=""
+for l in $libs; do
+  for e in $envs; do
+    en=${e%%=*}
+    runs="$runs ${l%%=*}${en:++$en}"
+  done
+done
 for round in $(seq "${ROUNDS:-2}"); do
   for l in $libs; do
-    name=${l%%=*} path=${l#*=}
-    cp "$path" "$so" && ./xq run --priority 2 --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" \
-      --seconds "$S" --ab-interposer > "$out/$name-$round.txt" 2> "$out/$name-$round.err"
+    for e in $envs; do
+      name=${l%%=*} path=${l#*=} en=${e%%=*} ev=${e#*=}
+      cp "$path" "$so" && env $(echo "$ev" | tr ',' ' ') ./xq run --priority 2 --name "$K" -- python3 -u \
+        bench/torch/family/tenant.py --kind "$K" --seconds "$S" --ab-interposer \
+        > "$out/$name${en:++$en}-$round.txt" 2> "$out/$name${en:++$en}-$round.err"
+    done
   done
 done
 kill $node; wait $node 2>/dev/null
 cp "$out/xq.so" "$so" && rm -f "$out/xq.so"
-python3 - "$out" "${ROUNDS:-2}" $libs <<'PY'
+python3 - "$out" "${ROUNDS:-2}" $runs <<'PY'
 import json, os, statistics, sys
 d, rounds = sys.argv[1], int(sys.argv[2])
-names = [l.split("=", 1)[0] for l in sys.argv[3:]]
+names = sys.argv[3:]
 def pct(v, q):
     v = sorted(v)
     return v[min(len(v) - 1, int(round(q / 100.0 * (len(v) - 1))))]
@@ -45,6 +58,7 @@ for n in names:
         try:
             j = json.loads([l for l in open(f).read().splitlines() if l.startswith("{")][-1])
             lat, by = j["lat_ms"], j["bypassed"]
+            lean = f"; lean launches {j['lean_launches'] / j['launches']:.3f} of {j['launches']}" if j.get("launches") else ""
         except Exception as e:
             print(f"{n} run {r}: no result ({e})")
             continue
@@ -58,5 +72,5 @@ for n in names:
         print(f"{n} run {r}: {len(on)}+{len(off)} requests; interposed P50 {pct(on, 50):.3f} P99 {pct(on, 99):.3f} ms, "
               f"bypassed P50 {pct(off, 50):.3f} P99 {pct(off, 99):.3f} ms; ratio P50 {pct(on, 50) / pct(off, 50):.4f}, "
               f"P99 {pct(on, 99) / pct(off, 99):.4f}, mean {statistics.mean(on) / statistics.mean(off):.4f}; "
-              f"pairs' ratio median {statistics.median(pairs):.4f}")
+              f"pairs' ratio median {statistics.median(pairs):.4f}{lean}")
 PY

@@ -364,14 +364,21 @@ def main():
     if lc:
         lat, at = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON,
                          before)
+        lean = {}
         if before:
             bypass(0)
+            try:  # the launch path's lean share (this thread's lean launches, the process's launches)
+                counts = (ctypes.c_uint64 * 2)()
+                ctypes.CDLL(None).xq_bench_counts(counts)
+                lean = {"lean_launches": counts[0], "launches": counts[1]}
+            except AttributeError:
+                pass
         s = sorted(lat)
         emit({"role": "lc", "kind": kind, "requests": len(lat),
               "p50_ms": pct(s, 50) if s else 0.0, "p99_ms": pct(s, 99) if s else 0.0,
               "mean_ms": sum(s) / len(s) if s else 0.0, "checksum": checksum,
               "lat_ms": [round(v, 4) for v in lat], "t_ms": [round(v, 1) for v in at]}
-             | ({"bypassed": bypassed} if a.ab_interposer else {}))
+             | ({"bypassed": bypassed} if a.ab_interposer else {}) | lean)
     else:
         n, secs = run_be(t, a.seconds)
         res = {"role": "be", "kind": kind, "iterations": n, "seconds": secs,

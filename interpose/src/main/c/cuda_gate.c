@@ -589,6 +589,7 @@ int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_
 }
 
 static __thread void *t_last_ok; /* the kernel or graph this thread last launched and told xqc_known_ok of */
+static __thread uint64_t t_lean;  /* this thread's lean launches (xq_bench_counts) */
 
 /* xqc_gate_exit for a launch that failed or was a timed sample. */
 static XQ_COLD void gate_exit_rare(gate *g, CUresult r)
@@ -708,6 +709,7 @@ XQ_HOT void xqc_lean_exit(const lean *l, CUresult r, void *key, uint64_t threads
             }
         }
         if (key && key != t_last_ok) xqc_known_ok(t_last_ok = key);
+        t_lean++;
     } else {
         st->failed++; /* nothing was launched */
         xqc_mirror(st);
@@ -716,4 +718,13 @@ XQ_HOT void xqc_lean_exit(const lean *l, CUresult r, void *key, uint64_t threads
     if (XQ_UNLIKELY(idle || wake)) xqc_wake_node(st); /* one line tells the node whichever it is now */
     if (XQ_UNLIKELY(kick)) xqc_tracker_kick();
     errno = saved_errno;
+}
+
+/* A measurement (bench/gpu/ab-interposer.sh): out[0] the launches this thread made by the lean path,
+ * out[1] the launches made on every stream of the process. */
+XQ_EXPORT void xq_bench_counts(uint64_t out[2])
+{
+    uint64_t all = 0;
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all) all += LD(&st->launched);
+    out[0] = t_lean, out[1] = all;
 }
