@@ -30,10 +30,41 @@ static XQ_COLD xstream *stream_get_slow(int kind, CUstream h, CUcontext ctx, uin
     return st;
 }
 
+/* The thread's current context, as kept (cuda_int.h: xqc_ctx_changed); asked of the driver when
+ * none is kept, after a wrapped call changed it, at every 64th look, and when check (the full path:
+ * every launch at XQ_LOG=2, where xqc_ctx_missed counts a kept one found stale). */
+static __thread struct {
+    CUcontext ctx;
+    uint32_t epoch, n;
+} t_cx;
+uint64_t xqc_ctx_missed;
+
+void xqc_ctx_changed(int all)
+{
+    t_cx.ctx = NULL;
+    if (all) ADD(&xqc_hot.ctx_epoch, 1);
+}
+
+static XQ_COLD CUcontext ctx_ask(uint32_t e)
+{
+    CUcontext c = NULL;
+    if (xqc_cu.CtxGetCurrent(&c) != CUDA_SUCCESS) c = NULL;
+    if (t_cx.ctx && t_cx.epoch == e && c != t_cx.ctx) ADD(&xqc_ctx_missed, 1);
+    t_cx.ctx = c, t_cx.epoch = e;
+    return c;
+}
+
+static inline CUcontext ctx_current(int check)
+{
+    uint32_t e = LD(&xqc_hot.ctx_epoch);
+    if (XQ_LIKELY(t_cx.ctx != NULL && t_cx.epoch == e && !check && (++t_cx.n & 63))) return t_cx.ctx;
+    return ctx_ask(e);
+}
+
 /* Stream key: explicit streams by handle; the legacy default stream per context; the
  * per-thread default stream per context and thread. A small per-thread cache keeps the
  * common case free of locks. */
-static inline xstream *stream_get(CUstream h, int ptsz)
+static inline xstream *stream_get(CUstream h, int ptsz, int check)
 {
     int kind = h == NULL ? (ptsz ? K_PTDS : K_LEGACY)
                : h == CU_STREAM_LEGACY ? K_LEGACY
@@ -41,7 +72,7 @@ static inline xstream *stream_get(CUstream h, int ptsz)
                                            : K_EXPLICIT;
     CUcontext ctx = NULL;
     if (kind != K_EXPLICIT) {
-        if (XQ_UNLIKELY(xqc_cu.CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)) return NULL;
+        if (XQ_UNLIKELY(!(ctx = ctx_current(check)))) return NULL;
         h = NULL;
     }
     uint32_t tg = LD(&xqc_tabgen);
@@ -378,7 +409,7 @@ XQ_HOT int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferra
         return 0;
     int due;
     int saved_errno = errno; /* the application sees the driver's errno, not ours */
-    xstream *st = stream_get(h, ptsz);
+    xstream *st = stream_get(h, ptsz, 1);
     if (XQ_UNLIKELY(!st)) {
         errno = saved_errno;
         return 0;
@@ -654,7 +685,7 @@ XQ_HOT int xqc_lean_enter(lean *l, CUstream h, int ptsz, uint64_t ck)
                     !LD(&xqc_tracker_on) || (xqc_hot.diag | xqc_hot.bypass | xqc_hot.stall)))
         return 0;
     int saved_errno = errno;
-    xstream *st = stream_get(h, ptsz);
+    xstream *st = stream_get(h, ptsz, 0);
     errno = saved_errno;
     uint32_t gs = LD(&xqc_state);
     if (XQ_UNLIKELY(!st || LD(&st->dq_n))) return 0;

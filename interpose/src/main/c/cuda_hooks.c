@@ -96,7 +96,8 @@ typedef struct wdef {
 enum {
     W_LAUNCH, W_LAUNCH_EX, W_COOP, W_HOSTFN, W_GRAPH, W_MEMCPY, W_HTOD, W_DTOH, W_DTOD, W_2D,
     W_3D, W_PEER, W_SET8, W_SET16, W_SET32, W_2DSET8, W_2DSET16, W_2DSET32, W_CAP, W_CAP_GRAPH,
-    W_CAP_END, W_DESTROY, W_COUNT
+    W_CAP_END, W_DESTROY, W_CTX_SET, W_CTX_PUSH, W_CTX_POP, W_CTX_CREATE2, W_CTX_CREATE3, W_CTX_CREATE4,
+    W_CTX_DESTROY, W_PCTX_RELEASE, W_PCTX_RESET, W_COUNT
 };
 static wdef W[W_COUNT];
 
@@ -307,6 +308,20 @@ HOOKED(W_DESTROY, cuStreamDestroy_v2, (CUstream hStream), (hStream),
            LD(&xqc_cu_state) > 0) xqc_stream_forget(hStream),
        (void)0)
 
+/* Which context is current on the calling thread (kept: cuda_gate.c, xqc_ctx_changed): dropped before
+ * each call that sets, pushes, pops or makes one (this thread's), or may end one (every thread's). */
+HOOKED(W_CTX_SET, cuCtxSetCurrent, (CUcontext c), (c), xqc_ctx_changed(0), (void)0)
+HOOKED(W_CTX_PUSH, cuCtxPushCurrent_v2, (CUcontext c), (c), xqc_ctx_changed(0), (void)0)
+HOOKED(W_CTX_POP, cuCtxPopCurrent_v2, (CUcontext *c), (c), xqc_ctx_changed(0), (void)0)
+HOOKED(W_CTX_CREATE2, cuCtxCreate_v2, (CUcontext *c, unsigned flags, CUdevice d), (c, flags, d), xqc_ctx_changed(0), (void)0)
+HOOKED(W_CTX_CREATE3, cuCtxCreate_v3, (CUcontext *c, void *aff, int naff, unsigned flags, CUdevice d),
+       (c, aff, naff, flags, d), xqc_ctx_changed(0), (void)0)
+HOOKED(W_CTX_CREATE4, cuCtxCreate_v4, (CUcontext *c, void *params, unsigned flags, CUdevice d), (c, params, flags, d),
+       xqc_ctx_changed(0), (void)0)
+HOOKED(W_CTX_DESTROY, cuCtxDestroy_v2, (CUcontext c), (c), xqc_ctx_changed(1), (void)0)
+HOOKED(W_PCTX_RELEASE, cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d), xqc_ctx_changed(1), (void)0)
+HOOKED(W_PCTX_RESET, cuDevicePrimaryCtxReset_v2, (CUdevice d), (d), xqc_ctx_changed(1), (void)0)
+
 #define DEF(ID, BASE, NAME, MINVER, PTSZ)                                                           \
     [ID] = {BASE, #NAME, MINVER, PTSZ,                                                              \
             {{(void *)NAME, 0}, {(void *)NAME##_ptsz, 0}, {(void *)NAME##_gpa, 0}, {(void *)NAME##_gpa_ptsz, 0}}}
@@ -334,6 +349,16 @@ static wdef W[W_COUNT] = {
     DEF(W_CAP_GRAPH, "cuStreamBeginCaptureToGraph", cuStreamBeginCaptureToGraph, 12030, 1),
     DEF(W_CAP_END, "cuStreamEndCapture", cuStreamEndCapture, 10000, 1),
     DEF(W_DESTROY, "cuStreamDestroy", cuStreamDestroy_v2, 4000, 0),
+    DEF(W_CTX_SET, "cuCtxSetCurrent", cuCtxSetCurrent, 4000, 0),
+    DEF(W_CTX_PUSH, "cuCtxPushCurrent", cuCtxPushCurrent_v2, 4000, 0),
+    DEF(W_CTX_POP, "cuCtxPopCurrent", cuCtxPopCurrent_v2, 4000, 0),
+    /* one name, three ABIs: cuGetProcAddress hands out the newest whose version is asked for */
+    DEF(W_CTX_CREATE2, "cuCtxCreate", cuCtxCreate_v2, 3020, 0),
+    DEF(W_CTX_CREATE3, "cuCtxCreate", cuCtxCreate_v3, 11040, 0),
+    DEF(W_CTX_CREATE4, "cuCtxCreate", cuCtxCreate_v4, 12050, 0),
+    DEF(W_CTX_DESTROY, "cuCtxDestroy", cuCtxDestroy_v2, 4000, 0),
+    DEF(W_PCTX_RELEASE, "cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 11000, 0),
+    DEF(W_PCTX_RESET, "cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 11000, 0),
 };
 
 /* ------------------------------------------------------------------ cuGetProcAddress, dlsym */
@@ -396,10 +421,13 @@ static CUresult gpa_after(CUresult r, const char *sym, void **pfn, int ver, cuui
         *pfn = adopt(ver >= 12000 ? &G2a : &G1a, *pfn, sym);
         return r;
     }
-    for (wdef *d = W; d < W + W_COUNT; d++) {
-        if (strcmp(sym, d->base)) continue;
-        if (ver < d->minver) /* an older ABI than the wrapper's: unscheduled rather than wrong */
-            return r;
+    wdef *d = NULL;
+    int named = 0;
+    for (wdef *e = W; e < W + W_COUNT; e++) /* the newest ABI of the name not newer than asked */
+        if (!strcmp(sym, e->base) && (named = 1) && ver >= e->minver && (!d || e->minver > d->minver)) d = e;
+    if (named && !d) /* an older ABI than the wrappers': unscheduled rather than wrong */
+        return r;
+    if (d) {
         int ptsz = d->has_ptsz && ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ||
                                    *pfn == ptsz_export(d));
         *pfn = adopt(&d->s[2 + ptsz], *pfn, sym);
@@ -570,6 +598,7 @@ static void atfork_child(void)
     pthread_mutex_init(&xqc_query_mu, NULL);
     pthread_mutex_init(&xqc_cu_mu, NULL);
     xqc_state = (xqc_state | 1) + 1; /* detached, and no stream's gen matches */
+    xqc_ctx_changed(1);
     xqc_beat = (xw_beat){0}, xqc_frozen = 0;
     memset(xqc_hash, 0, sizeof xqc_hash); /* the parent's streams are not the child's: leak them */
     xqc_free = NULL, xqc_all = NULL, xqc_t_ptds = NULL;

@@ -128,6 +128,7 @@ struct xqc_hot_s {
     int8_t diag;       /* XQ_LOG=2 or more: the diagnostics' counters are kept */
     int8_t bypass;     /* xq_bench_bypass(1): gated calls pass straight through, untracked (a measurement) */
     int8_t stall;      /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (cuda_words.c) */
+    uint32_t ctx_epoch; /* bumped when a context may have ended: every thread's cached current context is dropped */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
 _Static_assert(sizeof(struct xqc_hot_s) == 64, "the hot flags fill one cache line");
@@ -639,6 +640,11 @@ int xqc_busy_update(xstream *st);
 int xqc_close_tail(xstream *st, int *idle);
 int xqc_after_launch(xstream *st, uint64_t t, uint64_t ck, uint64_t est, uint32_t scale, int isolate, int *idle);
 void xqc_gate_exit(gate *g, CUresult r);
+/* The calling thread's current context is kept (cuda_gate.c: a launch on a default stream asked the
+ * driver at every launch, ~1 % of an eager decoder's request on the H200); the wrapped calls that
+ * change it drop this thread's (all: every thread's, for a context that may have ended). */
+void xqc_ctx_changed(int all);
+extern uint64_t xqc_ctx_missed; /* the kept context found stale (changed by a call not wrapped) */
 /* The lean launch (cuda_gate.c): a launch that nothing can hold or change (its stream known to the
  * thread, nothing deferred or captured, no gate, limit, guard or narrowing in its slot, its kind
  * measured and not due for a sample, no XQ_LOG=2 accounts) is counted after the driver call, in

@@ -35,6 +35,7 @@ static const struct {
     {"priorities_and_names", test_priorities_and_names},
     {"bad_priority", test_bad_priority},
     {"default_stream_labels", test_default_stream_labels},
+    {"ctx_switch", test_ctx_switch},
     {"gate_direct", test_gate_direct},
     {"gate_procaddress_ptds", test_gate_procaddress},
     {"gate_procaddress_legacy", test_gate_procaddress_legacy},

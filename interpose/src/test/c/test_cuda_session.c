@@ -127,6 +127,43 @@ void test_default_stream_labels(void)
     }
 }
 
+/* A thread that makes device 1's context current for every other launch on the default stream
+ * (set and set back, or pushed and popped; linked, or through cuGetProcAddress) and back: each
+ * launch is counted on the default stream of the context it went in (the interposer keeps each
+ * thread's current context, and those calls drop it); at XQ_LOG=2 every gated call checks the
+ * kept context against the driver's and finds it never stale */
+void test_ctx_switch(void)
+{
+    const char *modes[][3] = {{"set", "direct", NULL}, {"push", "direct", NULL}, {"set", "procaddress", NULL},
+                              {"push", "procaddress", "XQ_LOG=2"}};
+    for (int i = 0; i < 4; i++) {
+        tn_start(SOCK, 16);
+        app a;
+        start(&a, (const char *[]){"FAKECUDA_DEVICES=2", modes[i][2], NULL},
+              (const char *[]){"--tasks", "6", "--kernels", "8", "--us", "20", "--stream", "default", "--switch", modes[i][0],
+                               "--via", modes[i][1], NULL});
+        CHECK(finish(&a, 10) && a.status == 0, "--switch %s --via %s: exit %d: %s", modes[i][0], modes[i][1], a.status,
+              slurp(a.err));
+        unsigned long got[2] = {0, 0};
+        int seen[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            char text[600];
+            int dev = -1, slot = stream_slot(0, k, text, sizeof text);
+            if (slot >= 0 && sscanf(text, "STREAM %*d %*s %d", &dev) == 1 && dev >= 0 && dev < 2)
+                got[dev] = (unsigned long)LD(&tn_slot(0, (unsigned)slot)->launched), seen[dev]++;
+        }
+        CHECK(seen[0] == 1 && seen[1] == 1 && got[0] == 24 && got[1] == 24,
+              "--switch %s --via %s: launched %lu on device 0's default stream, %lu on device 1's (want 24 each; streams %d, %d)",
+              modes[i][0], modes[i][1], got[0], got[1], seen[0], seen[1]);
+        if (modes[i][2]) {
+            unsigned long stale = 99;
+            const char *p = strstr(slurp(a.err), "the kept one found changed by a call not wrapped ");
+            CHECK(p && sscanf(p, "the kept one found changed by a call not wrapped %lu", &stale) == 1 && stale == 0,
+                  "stale %lu: %s", stale, slurp(a.err));
+        }
+    }
+}
+
 /* the node dies while two threads are held: both go at once, the work is right */
 void test_node_killed(void)
 {

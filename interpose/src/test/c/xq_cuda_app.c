@@ -6,7 +6,9 @@
  * A task = K "spin" kernels of T us, then cuStreamSynchronize (--attr: each kernel's launch
  * preceded by cuKernelSetAttribute of a dynamic shared memory limit it launches with: "same"
  * 64 KiB every time, "alternate" 96 and 64 KiB in turn, "other" on the kernel "inc" instead); --tasks N tasks (default 10;
- * 0, or --seconds without --tasks: until --seconds). At the end one JSON line:
+ * 0, or --seconds without --tasks: until --seconds); --switch set|push: every odd kernel of a task in
+ * device 1's primary context (FAKECUDA_DEVICES=2), made current and back, or pushed and popped, and
+ * both contexts' default streams synchronized. At the end one JSON line:
  *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P[,"lat_ms":[..],"t_ms":[..]]}
  * Exit 0 on success, 3 when --check found a wrong result, 1 on a CUDA error, 2 on bad usage.
  */
@@ -27,6 +29,8 @@ CUresult cuInit(unsigned int);
 CUresult cuDeviceGet(CUdevice *, int);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
 CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuCtxPushCurrent_v2(CUcontext);
+CUresult cuCtxPopCurrent_v2(CUcontext *);
 CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuStreamCreate(CUstream *, unsigned int);
@@ -67,6 +71,9 @@ static struct api {
     CUresult (*cap_end)(CUstream, CUgraph *);
     CUresult (*kset)(int, int, void *, CUdevice);
     CUresult (*libkernel)(void **, void *, const char *);
+    CUresult (*set)(CUcontext);
+    CUresult (*push)(CUcontext);
+    CUresult (*pop)(CUcontext *);
 } A;
 
 static struct {
@@ -84,7 +91,8 @@ static struct {
     int latencies;    /* --latencies: every task's latency in the JSON line too */
     unsigned block;   /* threads per block of every kernel (--block; default 1) */
     int poisson;      /* --poisson: tasks released at random, exponential gaps of --period-ms on average */
-} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 0};
+    int ctx_switch;   /* --switch set|push: odd kernels of a task go in device 1's primary context (set current, or pushed and popped) */
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 0, 0};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 
 static CUfunction f_spin, f_inc, f_fail;
@@ -128,6 +136,7 @@ static void get_api(void)
         A.hostfn = ptsz ? cuLaunchHostFunc_ptsz : cuLaunchHostFunc;
         A.cap_begin = ptsz ? cuStreamBeginCapture_v2_ptsz : cuStreamBeginCapture_v2;
         A.cap_end = ptsz ? cuStreamEndCapture_ptsz : cuStreamEndCapture;
+        A.set = cuCtxSetCurrent, A.push = cuCtxPushCurrent_v2, A.pop = cuCtxPopCurrent_v2;
         return;
     }
     /* exactly how the CUDA 12/13 runtime gets there */
@@ -150,6 +159,9 @@ static void get_api(void)
     GET(hostfn, "cuLaunchHostFunc", 12000);
     GET(cap_begin, "cuStreamBeginCapture", 12000);
     GET(cap_end, "cuStreamEndCapture", 12000);
+    GET(set, "cuCtxSetCurrent", 12000);
+    GET(push, "cuCtxPushCurrent", 12000);
+    GET(pop, "cuCtxPopCurrent", 12000);
     if (O.attr) {
         GET(kset, "cuKernelSetAttribute", 12000);
         GET(libkernel, "cuLibraryGetKernel", 12000);
@@ -232,7 +244,12 @@ static void *run_thread(void *arg)
     CUstream s = NULL;
     CUcontext ctx;
     CUdevice dev;
-    /* every thread works in the primary context */
+    /* every thread works in the primary context (--switch: device 1's too) */
+    CUcontext ctx1 = NULL;
+    if (O.ctx_switch) {
+        CK(cuDeviceGet(&dev, 1));
+        CK(cuDevicePrimaryCtxRetain(&ctx1, dev));
+    }
     CK(cuDeviceGet(&dev, 0));
     CK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(cuCtxSetCurrent(ctx));
@@ -284,10 +301,21 @@ static void *run_thread(void *arg)
         void *p[] = {&us};
         unsigned lus = O.long_us;
         void *lp[] = {&lus};
-        for (int k = 0; k < O.kernels; k++)
+        for (int k = 0; k < O.kernels; k++) {
+            CUcontext was;
+            if (O.ctx_switch && k % 2) /* device 1's context for this one (its default stream) */
+                CK(O.ctx_switch == 1 ? A.set(ctx1) : A.push(ctx1));
             CK(O.attr                                                 ? launch_attr(s, p, k)
                : O.long_every && k % O.long_every == O.long_every - 1 ? launch_grid(f_spin, s, lp, 2)
                                                                       : launch(f_spin, s, p));
+            if (O.ctx_switch && k % 2)
+                CK(O.ctx_switch == 1 ? A.set(ctx) : A.pop(&was));
+        }
+        if (O.ctx_switch) { /* device 1's default stream too */
+            CK(A.set(ctx1));
+            CK(A.sync(s));
+            CK(A.set(ctx));
+        }
         us = 0; /* the launch took its parameters' values: a deferred one must have copied them */
         if (O.check) {
             CUdeviceptr b = buf;
@@ -327,7 +355,7 @@ static void usage(void)
                     "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check] [--block THREADS]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
-                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies]\n");
+                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push]\n");
     exit(2);
 }
 
@@ -377,6 +405,8 @@ int main(int argc, char **argv)
             O.ex = 1;
         else if (!strcmp(a, "--latencies"))
             O.latencies = 1;
+        else if (OPT("--switch"))
+            O.ctx_switch = !strcmp(v, "set") ? 1 : !strcmp(v, "push") ? 2 : (usage(), 0);
         else
             usage();
     }
