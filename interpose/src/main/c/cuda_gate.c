@@ -182,7 +182,9 @@ XQ_HOT int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t 
  * queue, and any with the node's defaults): 0 without the call. */
 static inline int may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
 {
-    if (XQ_LIKELY(!(LD(&s->gate) | LD(&s->threshold) | LD(&s->window_us) | st->throttled | xqc_hot.diag) && !LD(&s->horizon_ns)))
+    uint32_t thr = LD(&s->threshold); /* XQ_THR_NONE or more: none */
+    if (XQ_LIKELY(!(LD(&s->gate) | (thr && thr < XQ_THR_NONE) | LD(&s->window_us) | st->throttled | xqc_hot.diag) &&
+                  !LD(&s->horizon_ns)))
         return 0;
     return xqc_may_launch(st, s, est, retry);
 }

@@ -144,6 +144,38 @@ void test_overhead(void)
            with_m, alone_m, with_m - bare);
 }
 
+/* The lean path (cuda_int.h: lean): with nothing set in the slot, or a threshold of 1 << 20 (the
+ * node's "no limit"), most launches take it (not the kind's samples, nor those made before it is measured), on a new stream and
+ * on the default one (the thread's current context kept); with a window or a threshold in force
+ * none does; every launch is counted either way */
+void test_lean_path(void)
+{
+    const struct {
+        unsigned thr, win;
+        const char *env;
+        int lean;
+    } c[] = {{0, 0, NULL, 1}, {0, 0, "XQ_BENCH_DEFAULT=1", 1}, {1u << 20, 0, NULL, 1}, {0, 300, NULL, 0},
+             {16, 0, "XQ_BENCH_DEFAULT=1", 0}};
+    /* "spin" for 2 us: a kind measured (the fake's "nop" takes no time, and a kind measured at 0 stays unknown) */
+    for (int i = 0; i < 5; i++) {
+        tn_start(SOCK, 16);
+        tn_defaults(0, c[i].thr, c[i].thr ? 8 : 0, c[i].win);
+        app a;
+        start_prog(&a, BENCH, (const char *[]){"XQ_BENCH_SPIN_US=2", c[i].env, NULL}, (const char *[]){"2000", NULL}, 1);
+        unsigned long long lean = 0, counted = 0;
+        const char *p = finish(&a, 60) && a.status == 0 ? strstr(slurp(a.out), "\"lean\":") : NULL;
+        CHECK(p && sscanf(p, "\"lean\":%llu,\"counted\":%llu", &lean, &counted) == 2, "case %d: exit %d: %s %s", i, a.status,
+              slurp(a.out), slurp(a.err));
+        /* lean: not before the kind's first samples are read, which the first round's 4 ms of work
+         * queued ahead of them delays past its 2,000 launches; then all but one in 32 (its samples) */
+        CHECK(counted == 12000 && (c[i].lean ? lean >= 12000 * 7 / 10 && lean < 12000 : lean == 0),
+              "case %d (threshold %u, window %u us%s%s): %llu lean of %llu counted (want %s of 12000)", i, c[i].thr, c[i].win,
+              c[i].env ? ", " : "", c[i].env ? c[i].env : "", lean, counted, c[i].lean ? "most, not all" : "none");
+        printf("    threshold %u, window %u us%s: %llu of %llu launches lean\n", c[i].thr, c[i].win,
+               c[i].env ? ", default stream" : "", lean, counted);
+    }
+}
+
 /* The hot path with cold caches, as on a GPU host (the driver and the framework run between two
  * launches): 1 MiB of the program's own memory touched between launches, and the interposer's own
  * account of its host time (XQ_LOG=2) read back. Figures only (speed is judged by benchmarks, not

@@ -36,6 +36,7 @@ static const struct {
     {"bad_priority", test_bad_priority},
     {"default_stream_labels", test_default_stream_labels},
     {"ctx_switch", test_ctx_switch},
+    {"lean_path", test_lean_path},
     {"gate_direct", test_gate_direct},
     {"gate_procaddress_ptds", test_gate_procaddress},
     {"gate_procaddress_legacy", test_gate_procaddress_legacy},

@@ -1,7 +1,10 @@
 /*
  * xq-launch-bench: the cost of one cuLaunchKernel call, measured with the fake driver's "nop"
  * kernel (which does no work). Run with and without LD_PRELOAD=libxq-cuda.so; the difference is
- * the interposer's hot path. Prints {"launches":N,"ns_per_launch":X} (best of 5 rounds).
+ * the interposer's hot path. Prints {"launches":N,"ns_per_launch":X,"lean":L,"counted":C} (best of 5
+ * rounds; under the interposer, L of this thread's launches took the lean path and C were counted,
+ * of the 6 N made; 0 0 without it). XQ_BENCH_DEFAULT=1: on the legacy default stream, not a new one;
+ * XQ_BENCH_SPIN_US=T: the fake's "spin" kernel for T us instead of "nop" (whose time measures 0).
  * XQ_BENCH_TOUCH_KB=K: between launches the program reads and writes K KiB of its own memory (a
  * line in every 64 bytes), as a real driver and framework do between two launches, so that the
  * interposer runs with cold caches as it does on a GPU host; the touch is timed alone and taken off.
@@ -72,6 +75,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "xq-launch-bench: setup failed\n");
         return 1;
     }
+    if (getenv("XQ_BENCH_DEFAULT")) s = NULL; /* the timed launches on the legacy default stream */
+    /* XQ_BENCH_SPIN_US=T: the timed launches are of "spin" for T us (a kind whose time can be measured) */
+    unsigned spin_us = getenv("XQ_BENCH_SPIN_US") ? (unsigned)atoi(getenv("XQ_BENCH_SPIN_US")) : 0;
+    void *spin_p[] = {&spin_us}, **kp = NULL;
+    if (spin_us) {
+        if (cuModuleGetFunction(&nop, mod, "spin")) {
+            fprintf(stderr, "xq-launch-bench: no spin kernel\n");
+            return 1;
+        }
+        kp = spin_p;
+    }
     const char *tk = getenv("XQ_BENCH_TOUCH_KB");
     size_t touch = tk ? (size_t)atol(tk) * 1024 : 0;
     volatile unsigned char *buf = touch ? calloc(1, touch) : NULL;
@@ -130,7 +144,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < 6; round++) { /* round 0 warms up */
         double t0 = now_ns();
         for (long i = 0; i < n; i++) {
-            if (cuLaunchKernel(nop, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL)) {
+            if (cuLaunchKernel(nop, 1, 1, 1, 1, 1, 1, 0, s, kp, NULL)) {
                 fprintf(stderr, "xq-launch-bench: launch failed\n");
                 return 1;
             }
@@ -142,6 +156,10 @@ int main(int argc, char **argv)
         if (round && per < best)
             best = per;
     }
-    printf("{\"launches\":%ld,\"ns_per_launch\":%.1f}\n", n, best);
+    /* under the interposer: this thread's lean launches and the launches it counted (xq_bench_counts) */
+    void (*counts)(unsigned long long *) = (void (*)(unsigned long long *))dlsym(RTLD_DEFAULT, "xq_bench_counts");
+    unsigned long long c[2] = {0, 0};
+    if (counts) counts(c);
+    printf("{\"launches\":%ld,\"ns_per_launch\":%.1f,\"lean\":%llu,\"counted\":%llu}\n", n, best, c[0], c[1]);
     return 0;
 }
