@@ -313,11 +313,13 @@ HOOKED(W_DESTROY, cuStreamDestroy_v2, (CUstream hStream), (hStream),
 HOOKED(W_CTX_SET, cuCtxSetCurrent, (CUcontext c), (c), xqc_ctx_changed(0), (void)0)
 HOOKED(W_CTX_PUSH, cuCtxPushCurrent_v2, (CUcontext c), (c), xqc_ctx_changed(0), (void)0)
 HOOKED(W_CTX_POP, cuCtxPopCurrent_v2, (CUcontext *c), (c), xqc_ctx_changed(0), (void)0)
-HOOKED(W_CTX_CREATE2, cuCtxCreate_v2, (CUcontext *c, unsigned flags, CUdevice d), (c, flags, d), xqc_ctx_changed(0), (void)0)
-HOOKED(W_CTX_CREATE3, cuCtxCreate_v3, (CUcontext *c, void *aff, int naff, unsigned flags, CUdevice d),
-       (c, aff, naff, flags, d), xqc_ctx_changed(0), (void)0)
-HOOKED(W_CTX_CREATE4, cuCtxCreate_v4, (CUcontext *c, void *params, unsigned flags, CUdevice d), (c, params, flags, d),
-       xqc_ctx_changed(0), (void)0)
+/* cuCtxCreate has three ABIs (v2: 3 arguments, v3: 5, v4: 4), and which one cuGetProcAddress hands out
+ * for a version is the driver's to say: each wrapper passes five argument registers on untouched
+ * (an x86-64 or AArch64 callee ignores those it does not take), so it is right for any of them */
+#define CTX_CREATE_PT (uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d, uintptr_t e)
+HOOKED(W_CTX_CREATE2, cuCtxCreate_v2, CTX_CREATE_PT, (a, b, c, d, e), xqc_ctx_changed(0), (void)0)
+HOOKED(W_CTX_CREATE3, cuCtxCreate_v3, CTX_CREATE_PT, (a, b, c, d, e), xqc_ctx_changed(0), (void)0)
+HOOKED(W_CTX_CREATE4, cuCtxCreate_v4, CTX_CREATE_PT, (a, b, c, d, e), xqc_ctx_changed(0), (void)0)
 HOOKED(W_CTX_DESTROY, cuCtxDestroy_v2, (CUcontext c), (c), xqc_ctx_changed(1), (void)0)
 HOOKED(W_PCTX_RELEASE, cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d), xqc_ctx_changed(1), (void)0)
 HOOKED(W_PCTX_RESET, cuDevicePrimaryCtxReset_v2, (CUdevice d), (d), xqc_ctx_changed(1), (void)0)
@@ -352,13 +354,13 @@ static wdef W[W_COUNT] = {
     DEF(W_CTX_SET, "cuCtxSetCurrent", cuCtxSetCurrent, 4000, 0),
     DEF(W_CTX_PUSH, "cuCtxPushCurrent", cuCtxPushCurrent_v2, 4000, 0),
     DEF(W_CTX_POP, "cuCtxPopCurrent", cuCtxPopCurrent_v2, 4000, 0),
-    /* one name, three ABIs: cuGetProcAddress hands out the newest whose version is asked for */
+    /* one name, three ABIs (each wrapper passes any of them on): the entry of the newest version asked */
     DEF(W_CTX_CREATE2, "cuCtxCreate", cuCtxCreate_v2, 3020, 0),
     DEF(W_CTX_CREATE3, "cuCtxCreate", cuCtxCreate_v3, 11040, 0),
     DEF(W_CTX_CREATE4, "cuCtxCreate", cuCtxCreate_v4, 12050, 0),
     DEF(W_CTX_DESTROY, "cuCtxDestroy", cuCtxDestroy_v2, 4000, 0),
-    DEF(W_PCTX_RELEASE, "cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 11000, 0),
-    DEF(W_PCTX_RESET, "cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 11000, 0),
+    DEF(W_PCTX_RELEASE, "cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 7000, 0), /* v1: the same ABI */
+    DEF(W_PCTX_RESET, "cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 7000, 0),
 };
 
 /* ------------------------------------------------------------------ cuGetProcAddress, dlsym */

@@ -317,6 +317,21 @@ EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice d) { return d >= 0 && d < fk_
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return cuDevicePrimaryCtxRelease(d); }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext c) { t_stack[t_depth] = c; return CUDA_SUCCESS; }
+
+/* a context of its own on device d, made current (pushed); never destroyed */
+EXPORT CUresult cuCtxCreate_v2(CUcontext *c, unsigned flags, CUdevice d)
+{
+    (void)flags;
+    if (!c || d < 0 || d >= fk_ndev() || t_depth == 15)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext x = calloc(1, sizeof(struct CUctx_st));
+    if (!x)
+        return CUDA_ERROR_INVALID_VALUE; /* out of memory */
+    x->dev = d;
+    pthread_mutex_init(&x->mu, NULL);
+    t_stack[++t_depth] = *c = x;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c) { return c ? (*c = fk_cur(), CUDA_SUCCESS) : CUDA_ERROR_INVALID_VALUE; }
 
 EXPORT CUresult cuCtxGetDevice(CUdevice *d)

@@ -146,6 +146,7 @@ static const struct {
     P("cuCtxSetCurrent", cuCtxSetCurrent, 0, 4000), P("cuCtxGetCurrent", cuCtxGetCurrent, 0, 4000),
     P("cuCtxGetDevice", cuCtxGetDevice, 0, 2000), P("cuCtxSynchronize", cuCtxSynchronize, 0, 2000),
     P("cuCtxPushCurrent", cuCtxPushCurrent_v2, 0, 4000), P("cuCtxPopCurrent", cuCtxPopCurrent_v2, 0, 4000),
+    P("cuCtxCreate", cuCtxCreate_v2, 0, 3020),
     P("cuCtxGetStreamPriorityRange", cuCtxGetStreamPriorityRange, 0, 5050),
     P("cuStreamCreate", cuStreamCreate, 0, 2000),
     P("cuStreamCreateWithPriority", cuStreamCreateWithPriority, 0, 5050),

@@ -83,6 +83,7 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext c);
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c);
 EXPORT CUresult cuCtxGetDevice(CUdevice *d);
 EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c);
+EXPORT CUresult cuCtxCreate_v2(CUcontext *c, unsigned flags, CUdevice d);
 EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *c);
 EXPORT CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest);
 EXPORT CUresult cuCtxSynchronize(void);

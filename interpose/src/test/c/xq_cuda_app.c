@@ -6,9 +6,10 @@
  * A task = K "spin" kernels of T us, then cuStreamSynchronize (--attr: each kernel's launch
  * preceded by cuKernelSetAttribute of a dynamic shared memory limit it launches with: "same"
  * 64 KiB every time, "alternate" 96 and 64 KiB in turn, "other" on the kernel "inc" instead); --tasks N tasks (default 10;
- * 0, or --seconds without --tasks: until --seconds); --switch set|push: every odd kernel of a task in
- * device 1's primary context (FAKECUDA_DEVICES=2), made current and back, or pushed and popped, and
- * both contexts' default streams synchronized. At the end one JSON line:
+ * 0, or --seconds without --tasks: until --seconds); --switch set|push|create: every odd kernel of a
+ * task in device 1's primary context (FAKECUDA_DEVICES=2), made current and back, or pushed and
+ * popped, or (create) from the second half of the tasks on, in a context made on device 1 by
+ * cuCtxCreate for the first one, pushed and popped for the rest; both default streams synchronized. At the end one JSON line:
  *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P[,"lat_ms":[..],"t_ms":[..]]}
  * Exit 0 on success, 3 when --check found a wrong result, 1 on a CUDA error, 2 on bad usage.
  */
@@ -31,6 +32,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
 CUresult cuCtxSetCurrent(CUcontext);
 CUresult cuCtxPushCurrent_v2(CUcontext);
 CUresult cuCtxPopCurrent_v2(CUcontext *);
+CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
 CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuStreamCreate(CUstream *, unsigned int);
@@ -74,6 +76,7 @@ static struct api {
     CUresult (*set)(CUcontext);
     CUresult (*push)(CUcontext);
     CUresult (*pop)(CUcontext *);
+    CUresult (*create)(CUcontext *, unsigned int, CUdevice);
 } A;
 
 static struct {
@@ -91,7 +94,8 @@ static struct {
     int latencies;    /* --latencies: every task's latency in the JSON line too */
     unsigned block;   /* threads per block of every kernel (--block; default 1) */
     int poisson;      /* --poisson: tasks released at random, exponential gaps of --period-ms on average */
-    int ctx_switch;   /* --switch set|push: odd kernels of a task go in device 1's primary context (set current, or pushed and popped) */
+    int ctx_switch;   /* --switch set|push|create: odd kernels of a task go in device 1's primary context (set current, or
+                       * pushed and popped), or (create) a context made on device 1 for the first of them, pushed and popped after */
 } O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 0, 0};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 
@@ -136,7 +140,7 @@ static void get_api(void)
         A.hostfn = ptsz ? cuLaunchHostFunc_ptsz : cuLaunchHostFunc;
         A.cap_begin = ptsz ? cuStreamBeginCapture_v2_ptsz : cuStreamBeginCapture_v2;
         A.cap_end = ptsz ? cuStreamEndCapture_ptsz : cuStreamEndCapture;
-        A.set = cuCtxSetCurrent, A.push = cuCtxPushCurrent_v2, A.pop = cuCtxPopCurrent_v2;
+        A.set = cuCtxSetCurrent, A.push = cuCtxPushCurrent_v2, A.pop = cuCtxPopCurrent_v2, A.create = cuCtxCreate_v2;
         return;
     }
     /* exactly how the CUDA 12/13 runtime gets there */
@@ -162,6 +166,7 @@ static void get_api(void)
     GET(set, "cuCtxSetCurrent", 12000);
     GET(push, "cuCtxPushCurrent", 12000);
     GET(pop, "cuCtxPopCurrent", 12000);
+    GET(create, "cuCtxCreate", 12000);
     if (O.attr) {
         GET(kset, "cuKernelSetAttribute", 12000);
         GET(libkernel, "cuLibraryGetKernel", 12000);
@@ -246,7 +251,7 @@ static void *run_thread(void *arg)
     CUdevice dev;
     /* every thread works in the primary context (--switch: device 1's too) */
     CUcontext ctx1 = NULL;
-    if (O.ctx_switch) {
+    if (O.ctx_switch && O.ctx_switch != 3) {
         CK(cuDeviceGet(&dev, 1));
         CK(cuDevicePrimaryCtxRetain(&ctx1, dev));
     }
@@ -303,15 +308,20 @@ static void *run_thread(void *arg)
         void *lp[] = {&lus};
         for (int k = 0; k < O.kernels; k++) {
             CUcontext was;
-            if (O.ctx_switch && k % 2) /* device 1's context for this one (its default stream) */
-                CK(O.ctx_switch == 1 ? A.set(ctx1) : A.push(ctx1));
+            /* create: from the second half of the tasks on, when the kernel's kind is measured (its
+             * launches take the lean path) */
+            int other = O.ctx_switch && k % 2 && (O.ctx_switch != 3 || t >= tasks / 2);
+            if (other) /* device 1's context for this one (its default stream) */
+                CK(O.ctx_switch == 3 && !ctx1 ? A.create(&ctx1, 0, 1) /* made current */
+                   : O.ctx_switch == 1        ? A.set(ctx1)
+                                              : A.push(ctx1));
             CK(O.attr                                                 ? launch_attr(s, p, k)
                : O.long_every && k % O.long_every == O.long_every - 1 ? launch_grid(f_spin, s, lp, 2)
                                                                       : launch(f_spin, s, p));
-            if (O.ctx_switch && k % 2)
+            if (other)
                 CK(O.ctx_switch == 1 ? A.set(ctx) : A.pop(&was));
         }
-        if (O.ctx_switch) { /* device 1's default stream too */
+        if (O.ctx_switch && ctx1) { /* device 1's default stream too */
             CK(A.set(ctx1));
             CK(A.sync(s));
             CK(A.set(ctx));
@@ -355,7 +365,7 @@ static void usage(void)
                     "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check] [--block THREADS]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
-                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push]\n");
+                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push|create]\n");
     exit(2);
 }
 
@@ -406,7 +416,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--latencies"))
             O.latencies = 1;
         else if (OPT("--switch"))
-            O.ctx_switch = !strcmp(v, "set") ? 1 : !strcmp(v, "push") ? 2 : (usage(), 0);
+            O.ctx_switch = !strcmp(v, "set") ? 1 : !strcmp(v, "push") ? 2 : !strcmp(v, "create") ? 3 : (usage(), 0);
         else
             usage();
     }
