@@ -31,8 +31,8 @@ static XQ_COLD xstream *stream_get_slow(int kind, CUstream h, CUcontext ctx, uin
 }
 
 /* The thread's current context, as kept (cuda_int.h: xqc_ctx_changed); asked of the driver when
- * none is kept, after a wrapped call changed it, at every 64th look, and when check (the full path:
- * every launch at XQ_LOG=2, where xqc_ctx_missed counts a kept one found stale). */
+ * none is kept, after a wrapped call changed it, at every 64th look, and when check (XQ_LOG=2:
+ * every gated call, where xqc_ctx_missed counts a kept one found stale). */
 static __thread struct {
     CUcontext ctx;
     uint32_t epoch, n;
@@ -411,7 +411,7 @@ XQ_HOT int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferra
         return 0;
     int due;
     int saved_errno = errno; /* the application sees the driver's errno, not ours */
-    xstream *st = stream_get(h, ptsz, 1);
+    xstream *st = stream_get(h, ptsz, xqc_hot.diag); /* XQ_LOG=2: the kept context checked at every call */
     if (XQ_UNLIKELY(!st)) {
         errno = saved_errno;
         return 0;

@@ -129,7 +129,7 @@ void test_default_stream_labels(void)
 
 /* A thread that makes device 1's context current for every other launch on the default stream
  * (set and set back, or pushed and popped, or one made by cuCtxCreate for the first of them;
- * linked, or through cuGetProcAddress) and back: each
+ * linked, or through cuGetProcAddress; on the lean path, and under a threshold through the gate) and back: each
  * launch is counted on the default stream of the context it went in (the interposer keeps each
  * thread's current context, and those calls drop it); at XQ_LOG=2 every gated call checks the
  * kept context against the driver's and finds it never stale */
@@ -137,9 +137,12 @@ void test_ctx_switch(void)
 {
     const char *modes[][3] = {{"set", "direct", NULL},         {"push", "direct", NULL},
                               {"set", "procaddress", NULL},    {"push", "procaddress", "XQ_LOG=2"},
-                              {"create", "direct", NULL},      {"create", "procaddress", NULL}};
-    for (int i = 0; i < 6; i++) {
+                              {"create", "direct", NULL},      {"create", "procaddress", NULL},
+                              {"push", "procaddress", NULL}};
+    for (int i = 0; i < 7; i++) {
         tn_start(SOCK, 16);
+        if (i == 6) /* under a threshold: every launch through the gate (the full path), the context kept there too */
+            tn_defaults(0, 64, 32, 0);
         app a;
         start(&a, (const char *[]){"FAKECUDA_DEVICES=2", modes[i][2], NULL},
               (const char *[]){"--tasks", "6", "--kernels", "8", "--us", "20", "--stream", "default", "--switch", modes[i][0],
@@ -154,7 +157,7 @@ void test_ctx_switch(void)
             if (slot >= 0 && sscanf(text, "STREAM %*d %*s %d", &dev) == 1 && dev >= 0 && dev < 2)
                 got[dev] = (unsigned long)LD(&tn_slot(0, (unsigned)slot)->launched), seen[dev]++;
         }
-        unsigned long want1 = i < 4 ? 24 : 12; /* create: device 1's from the fourth task on */
+        unsigned long want1 = i == 4 || i == 5 ? 12 : 24; /* create: device 1's from the fourth task on */
         CHECK(seen[0] == 1 && seen[1] == 1 && got[0] == 48 - want1 && got[1] == want1,
               "--switch %s --via %s: launched %lu on device 0's default stream, %lu on device 1's (want %lu, %lu; streams %d, %d)",
               modes[i][0], modes[i][1], got[0], got[1], 48 - want1, want1, seen[0], seen[1]);
