@@ -524,6 +524,7 @@ public final class MixScenario implements Scenario {
         List<Object> mixJson = new ArrayList<>();
         List<List<String>> rows = new ArrayList<>();
         int met = 0;
+        int mpsMixesMet = 0;
         for (int i = 0; i < mixes.size(); i++) {
             Mix mix = mixes.get(i);
             Map<String, Map<String, Outcome>> byMode = new LinkedHashMap<>();
@@ -585,8 +586,13 @@ public final class MixScenario implements Scenario {
                 report.goal("mix " + mix.name() + ": family goals", v.met(), v.measured());
                 met += v.met() ? 1 : 0;
             }
+            Object mpsMet = v.json().get("mps_goals_met");
+            if (mpsMet instanceof Boolean b) {
+                mpsMixesMet += b ? 1 : 0;
+            }
             ctx.out().line("mix " + mix.name() + " done (" + (i + 1) + "/" + mixes.size() + "): " + v.measured() + "; goals "
-                    + (v.met() == null ? "not judged (a mode left out)" : v.met() ? "MET" : "MISSED"));
+                    + (v.met() == null ? "not judged (a mode left out)" : v.met() ? "MET" : "MISSED")
+                    + (mpsMet instanceof Boolean b ? "; plain MPS by the same goals " + (b ? "MET" : "MISSED") : ""));
             // each LC kind's overhead goal, once, as soon as both of its alone modes have a result: its own line, not the mix's goals
             for (Kind k : xqAloneTried) {
                 if (!overheadJudged.contains(k) && xqAlone.containsKey(k) && standalone.containsKey(k)) {
@@ -620,6 +626,9 @@ public final class MixScenario implements Scenario {
         report.summary().put("seconds", seconds);
         report.summary().put("mixes_run", mixes.size());
         report.summary().put("mixes_goals_met", met);
+        if (modes.contains("mps")) {
+            report.summary().put("mixes_mps_goals_met", mpsMixesMet);
+        }
         if (modes.contains("xq-alone") && modes.contains("standalone")) {
             report.summary().put("overhead_goals_met", overheadMet + " of " + overheadJudged.size());
         }
@@ -860,6 +869,11 @@ public final class MixScenario implements Scenario {
         boolean allOk = true;
         boolean allReported = true;
         boolean identical = true;
+        // plain MPS with the BE tenants capped (mode mps, no XQ) is judged by the same goals, apart:
+        // a baseline, never part of XQ's verdict
+        boolean mpsJudged = judged && byMode.containsKey("mps");
+        boolean mpsOk = true;
+        boolean mpsReported = true;
         for (Tenant t : mix.tenants()) {
             Map<String, Object> o = new LinkedHashMap<>();
             o.put("name", t.name());
@@ -879,8 +893,10 @@ public final class MixScenario implements Scenario {
                     notes.add(mix.name() + " " + mode + ": " + t.name() + " gave no result: " + oc.error());
                 }
             });
-            // xq-alone has its own goal line (the overhead); it does not decide the mix's goals
-            allReported &= errors.keySet().stream().allMatch(mode -> mode.equals("xq-alone"));
+            // xq-alone has its own goal line (the overhead) and mps is a baseline without XQ: neither
+            // decides the mix's goals
+            allReported &= errors.keySet().stream().allMatch(mode -> mode.equals("xq-alone") || mode.equals("mps"));
+            mpsReported &= !errors.containsKey("mps");
             List<Double> cell = new ArrayList<>();
             if (t.kind().role == Role.LC) {
                 Map<String, Object> p50 = new LinkedHashMap<>();
@@ -957,6 +973,14 @@ public final class MixScenario implements Scenario {
                     o.put("goal_by", paired ? "paired" : "standalone");
                     allOk &= ok;
                 }
+                if (mpsJudged) {
+                    // the same goal for plain MPS with a limit (no XQ): what XQ is measured against
+                    boolean ok = paired && !Double.isNaN(pairedRatio(mine.get("mps")))
+                            ? lcMet(1.0, pairedRatio(mine.get("native")), pairedRatio(mine.get("mps")))
+                            : lcMet(sa, nat, p99(mine.get("mps")));
+                    o.put("mps_goal_met", ok);
+                    mpsOk &= ok;
+                }
                 String alone = "";
                 Outcome saO = mine.get("standalone");
                 Outcome xaO = mine.get("xq-alone");
@@ -991,6 +1015,11 @@ public final class MixScenario implements Scenario {
                     o.put("goal_met", ok);
                     allOk &= ok;
                 }
+                if (mpsJudged) {
+                    boolean ok = beMet(nat, rate(mine.get("mps")));
+                    o.put("mps_goal_met", ok);
+                    mpsOk &= ok;
+                }
                 Map<String, Object> vs = new LinkedHashMap<>();
                 for (String mode : List.of("xq", "xq-hold", "xq-free", "xq-alt", "mps")) {
                     if (o.containsKey(mode + "_vs_native")) {
@@ -1006,6 +1035,7 @@ public final class MixScenario implements Scenario {
             Map<String, Object> sums = new LinkedHashMap<>();
             boolean same = true;
             boolean sameAlone = true;
+            boolean sameMps = true;
             for (var e : mine.entrySet()) {
                 Outcome oc = e.getValue();
                 if (!oc.ok()) {
@@ -1024,9 +1054,12 @@ public final class MixScenario implements Scenario {
                     notes.add(mix.name() + " " + e.getKey() + ": " + t.name() + " checksum " + oc.checksum() + " vs " + refMode + " "
                             + ref.checksum());
                 }
-                // xq-alone's results count in its overhead goal, not in the mix's
+                // xq-alone's results count in its overhead goal, not in the mix's; mps's in nothing of
+                // XQ's (a capped MPS client may get other kernels: cuBLAS picks by the SMs it has)
                 if (e.getKey().equals("xq-alone")) {
                     sameAlone &= ok;
+                } else if (e.getKey().equals("mps")) {
+                    sameMps &= ok;
                 } else {
                     same &= ok;
                 }
@@ -1037,6 +1070,9 @@ public final class MixScenario implements Scenario {
             o.put("results_identical", same);
             if (!sameAlone) {
                 o.put("xq_alone_results_identical", false);
+            }
+            if (!sameMps) {
+                o.put("mps_results_identical", false);
             }
             identical &= same;
             if (!errors.isEmpty()) {
@@ -1051,6 +1087,10 @@ public final class MixScenario implements Scenario {
         json.put("goals_met", met);
         json.put("all_reported", allReported);
         json.put("results_identical", identical);
+        if (mpsJudged) {
+            // the baseline's verdict by the same goals; its outputs are listed per tenant, not judged
+            json.put("mps_goals_met", mpsReported && mpsOk);
+        }
         json.put("tenants", tenants);
         return new MixVerdict(json, met, String.join("; ", measured), cells, aloneCells, notes);
     }
@@ -1093,6 +1133,9 @@ public final class MixScenario implements Scenario {
         } else if (Boolean.FALSE.equals(v.json().get("results_identical"))) {
             goals += " (results differ)";
         }
+        if (v.json().get("mps_goals_met") instanceof Boolean b) {
+            goals += ", mps " + (b ? "MET" : "MISSED");
+        }
         List<String> row = new ArrayList<>(List.of(mix.name(), lc.isEmpty() ? "-" : String.join(", ", lc),
                 be.isEmpty() ? "-" : String.join(", ", be)));
         if (modes.contains("standalone") && modes.contains("xq-alone")) {
@@ -1125,6 +1168,11 @@ public final class MixScenario implements Scenario {
         report.note("goals per mix: every LC tenant's xq P99 <= " + LC_BOUND + " x standalone P99 (and <= native P99 where native is "
                 + "within that too), every BE tenant's xq rate >= " + BE_FLOOR + " x native, checksums within " + CHECKSUM_TOLERANCE
                 + " relative, every tenant reported; the detail is in the JSON's mixes");
+        if (modes.contains("mps")) {
+            report.note("mps: plain MPS, no XQ, the BE tenants capped at CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + s.beShare() + " %, judged "
+                    + "by the same goals apart (the table's 'mps MET|MISSED', the JSON's mps_goals_met, summary mixes_mps_goals_met); "
+                    + "its outputs are listed, never judged (a capped client may get other kernels: cuBLAS picks by its SMs)");
+        }
         if (modes.contains("standalone")) {
             report.note("standalone: each LC kind is measured alone once per run, in the first mix that needs it, and reused by later "
                     + "mixes (device time is scarce); a mode's 'reused' figure names where it came from");

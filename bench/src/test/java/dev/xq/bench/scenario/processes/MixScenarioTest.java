@@ -174,6 +174,10 @@ class MixScenarioTest {
         return MixScenario.Outcome.of("{\"tasks\":" + rate + ",\"check\":\"ok\"}", MixScenario.Role.BE, 1);
     }
 
+    private static MixScenario.Outcome beSum(double rate, double checksum) {
+        return MixScenario.Outcome.of("{\"tasks\":" + rate + ",\"checksum\":" + checksum + ",\"check\":\"ok\"}", MixScenario.Role.BE, 1);
+    }
+
     private static Map<String, Map<String, MixScenario.Outcome>> modes(MixScenario.Outcome sa, MixScenario.Outcome natLc,
             MixScenario.Outcome natBe, MixScenario.Outcome xqLc, MixScenario.Outcome xqBe) {
         Map<String, Map<String, MixScenario.Outcome>> m = new LinkedHashMap<>();
@@ -210,6 +214,43 @@ class MixScenarioTest {
         var noXq = modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(95));
         noXq.remove("xq");
         assertNull(MixScenario.judge(mix, noXq).met());
+    }
+
+    /**
+     * Plain MPS (mode mps, no XQ) is a baseline judged by the same goals apart: its own verdict,
+     * never XQ's, and a different output there (a capped client's other kernels) is listed, not a
+     * missed goal of XQ's.
+     */
+    @Test
+    void plainMpsIsJudgedApartAndItsOutputsNeverDecideXqsVerdict() {
+        var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
+        var m = modes(lc(10, 7), lc(30, 7), beSum(100, 5), lc(10.5, 7), beSum(95, 5));
+        m.put("mps", Map.of("decode", lc(10.9, 7), "gemm", beSum(50, -3)));
+        var v = MixScenario.judge(mix, m);
+        assertEquals(Boolean.TRUE, v.met(), v.measured() + " " + v.notes());
+        assertEquals(Boolean.FALSE, v.json().get("mps_goals_met")); // the GEMM at 0.5 of native
+        assertEquals(Boolean.TRUE, v.json().get("results_identical"));
+        @SuppressWarnings("unchecked")
+        var tenants = (List<Map<String, Object>>) v.json().get("tenants");
+        assertEquals(Boolean.TRUE, tenants.get(0).get("mps_goal_met"));
+        assertEquals(Boolean.FALSE, tenants.get(1).get("mps_goal_met"));
+        assertEquals(0.5, tenants.get(1).get("mps_vs_native"));
+        assertEquals(Boolean.FALSE, tenants.get(1).get("mps_results_identical"));
+        assertTrue(MixScenario.row(mix, v, List.of("standalone", "native", "xq", "mps")).getLast().equals("MET, mps MISSED"),
+                MixScenario.row(mix, v, List.of("standalone", "native", "xq", "mps")).toString());
+        // by the same goals: the decoder over 1.10 x standalone under MPS misses there too
+        m.put("mps", Map.of("decode", lc(11.5, 7), "gemm", be(99)));
+        assertEquals(Boolean.FALSE, MixScenario.judge(mix, m).json().get("mps_goals_met"));
+        m.put("mps", Map.of("decode", lc(10.9, 7), "gemm", be(99)));
+        assertEquals(Boolean.TRUE, MixScenario.judge(mix, m).json().get("mps_goals_met"));
+        // an MPS tenant that failed fails the baseline's verdict, not XQ's
+        m.put("mps", Map.of("decode", lc(10.9, 7), "gemm", MixScenario.Outcome.failed("gemm exited with 1")));
+        var failed = MixScenario.judge(mix, m);
+        assertEquals(Boolean.TRUE, failed.met());
+        assertEquals(Boolean.FALSE, failed.json().get("mps_goals_met"));
+        // without mps there is no baseline verdict
+        m.remove("mps");
+        assertNull(MixScenario.judge(mix, m).json().get("mps_goals_met"));
     }
 
     private static MixScenario.Outcome pairedLc(double sharedP99, double aloneP99) {

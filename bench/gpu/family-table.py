@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The family's verdicts from mix JSON files (./xq bench mix --json), XQ beside plain MPS.
+
+Usage: python3 bench/gpu/family-table.py FILE_OR_DIR...  (directories: every mix-*.json[.gz] under them)
+
+Prints a Markdown table, one row per mix: each LC tenant's P99 / standalone P99 (native / xq / mps),
+each BE tenant's rate / native (xq / mps), and whether xq and plain MPS meet the family's goals
+(LC <= 1.10 x standalone, and <= native where native is within that; BE >= 0.9 x native; for xq
+also its outputs within 1e-3 of native's, as the scenario judges). The goals are judged again from
+the figures, so that files written before the scenario judged mps (session 53) read the same.
+A figure in bold meets its goal."""
+import glob
+import gzip
+import json
+import os
+import sys
+
+LC_BOUND, BE_FLOOR, TOL = 1.10, 0.9, 1e-3
+
+
+def lc_ok(r, nat):
+    return r is not None and r <= LC_BOUND and (nat is None or nat > LC_BOUND or r <= nat)
+
+
+def fmt(v, ok=None):
+    if v is None:
+        return "-"
+    s = "%.2f" % v
+    return "**%s**" % s if ok else s
+
+
+def files(args):
+    for a in args:
+        if os.path.isdir(a):
+            yield from sorted(glob.glob(os.path.join(a, "**", "mix-*.json*"), recursive=True))
+        else:
+            yield a
+
+
+def main(args):
+    if not args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    rows, met = [], {"xq": 0, "mps": 0}
+    for f in files(args):
+        with (gzip.open if f.endswith(".gz") else open)(f, "rt") as fh:
+            d = json.load(fh)
+        for m in d.get("mixes", []):
+            lc, be, ok = [], [], {"xq": True, "mps": True}
+            has_mps = False
+            for t in m["tenants"]:
+                if t["role"] == "lc":
+                    r = t.get("p99_over_standalone", {})
+                    nat = r.get("native")
+                    has_mps |= "mps" in r
+                    lc.append("%s %s / %s / %s" % (t["name"], fmt(nat), fmt(r.get("xq"), lc_ok(r.get("xq"), nat)),
+                                                   fmt(r.get("mps"), lc_ok(r.get("mps"), nat))))
+                    for md in ok:
+                        ok[md] &= lc_ok(r.get(md), nat)
+                else:
+                    x, p = t.get("xq_vs_native"), t.get("mps_vs_native")
+                    has_mps |= p is not None
+                    be.append("%s %s / %s" % (t["name"], fmt(x, x is not None and x >= BE_FLOOR),
+                                              fmt(p, p is not None and p >= BE_FLOOR)))
+                    ok["xq"] &= x is not None and x >= BE_FLOOR
+                    ok["mps"] &= p is not None and p >= BE_FLOOR
+                cs = t.get("checksum", {})
+                ref = cs.get("standalone" if t["role"] == "lc" and "standalone" in cs else "native")
+                x = cs.get("xq")
+                if ref is not None and x is not None and abs(x - ref) > TOL * max(abs(x), abs(ref)):
+                    ok["xq"] = False
+            if not has_mps:
+                ok["mps"] = None
+            for md in met:
+                met[md] += 1 if ok[md] else 0
+            rows.append("| %s | %s | %s | %s | %s |" % (m["name"], "; ".join(lc) or "-", "; ".join(be) or "-",
+                                                        "**met**" if ok["xq"] else "missed",
+                                                        "-" if ok["mps"] is None else "met" if ok["mps"] else "missed"))
+    print("| mix | LC P99 / standalone: native / xq / mps | BE rate / native: xq / mps | xq | mps |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+    print("\nmixes: %d; goals met: xq %d, plain MPS %d" % (len(rows), met["xq"], met["mps"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
