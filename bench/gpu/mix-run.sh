@@ -74,6 +74,8 @@ while [ "$i" -lt "$runs" ]; do
   python3 bench/gpu/ticks-by-mode.py "$res/mix-$i.txt" "$res/ticks-$i.txt" > "$res/ticks-by-mode-$i.txt" 2>&1
   echo "== host CPU by mode, run $i"; cat "$res/ticks-by-mode-$i.txt"
 done
+# every mix of the call in one table, XQ beside plain MPS where the mps mode ran (bench/gpu/family-table.py)
+echo "== the call's mixes"; python3 bench/gpu/family-table.py "$res" 2>&1 | tail -40
 if [ "$smi" = 1 ] && command -v python3 > /dev/null 2>&1; then
   tz=$(tzoff)
   i=0
