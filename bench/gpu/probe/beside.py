@@ -5,7 +5,11 @@ Plain MPS, no XQ: the LC kind (default decode) as an MPS client on the whole dev
 one BE kind capped with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE at each of --percents; also the LC kind
 alone as a client. Each pair is started together (both READY, then GO to both, the family's
 protocol, bench/torch/family/tenant.py) and runs --seconds. Prints one line per run: the LC's P50
-and P99 against its own alone, the BE's rate against its own at 100 %. Whether a decoder's tail
+and P99 against its own alone, the BE's rate against its own at 100 %, and the paired reading:
+the BE process is stopped (SIGSTOP) for --pause seconds of every two and continued in between, and
+the LC's requests with it running are set against those with it stopped in the same run (each
+counted from 0.25 s after the change), so that the host's phases, which move an eager decoder by
+more than the effect looked for between runs, fall on both halves alike. Whether a decoder's tail
 grows with its company's width (memory bandwidth, not multiprocessors) says how much of the device
 a best-effort tenant narrowed beside it should keep: XQ leaves it the device less the decoder's
 widest launch, plain MPS's cap half (docs/performance.md, session 53).
@@ -16,8 +20,13 @@ Usage: python3 bench/gpu/probe/beside.py [--lc decode] [--be trainbf16,train32,g
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
+
+SETTLE_MS = 250.0
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # XQ_BESIDE_TENANT: another script with the same protocol (a check of this driver without a GPU)
@@ -33,9 +42,48 @@ def start(kind, seconds, pct):
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
 
-def together(specs, seconds):
-    """specs: [(kind, pct or None)]; returns each one's JSON result (or {"error": ...})."""
+def pauser(proc, pause, spans, done):
+    """Stops proc for pause s of every 2 pause s (running first), recording (stop, cont) in epoch ms."""
+    while not done.wait(pause):
+        t0 = time.time() * 1000.0
+        try:
+            os.kill(proc.pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            return
+        done.wait(pause)
+        try:
+            os.kill(proc.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            return
+        spans.append((t0, time.time() * 1000.0))
+
+
+def paired(lc, spans):
+    """The LC's requests split by the spans: (shared P50, P99, alone P50, P99, n shared, n alone), or None."""
+    t, lat = lc.get("t_ms") or [], lc.get("lat_ms") or []
+    shared, alone = [], []
+    for at, l in zip(t, lat):
+        end = at + l
+        inside = [sp for sp in spans if sp[0] + SETTLE_MS <= at and end <= sp[1]]
+        touches = [sp for sp in spans if at < sp[1] + SETTLE_MS and end > sp[0]]
+        if inside:
+            alone.append(l)
+        elif not touches:
+            shared.append(l)
+    if len(shared) < 5 or len(alone) < 5:
+        return None
+    def pct(v, q):
+        v = sorted(v)
+        return v[min(len(v) - 1, max(0, int(round(q / 100.0 * len(v) + 0.5)) - 1))]
+    return pct(shared, 50), pct(shared, 99), pct(alone, 50), pct(alone, 99), len(shared), len(alone)
+
+
+def together(specs, seconds, pause=0.0, spans=None):
+    """specs: [(kind, pct or None)]; returns each one's JSON result (or {"error": ...}). With pause,
+    the last process is stopped and continued as pauser() does, its spans put in spans."""
     procs = [start(k, seconds, p) for k, p in specs]
+    done = threading.Event()
+    th = None
     try:
         for pr in procs:
             line = pr.stdout.readline().strip()
@@ -44,12 +92,22 @@ def together(specs, seconds):
         for pr in procs:
             pr.stdin.write("GO\n")
             pr.stdin.flush()
+        if pause > 0 and len(procs) > 1:
+            th = threading.Thread(target=pauser, args=(procs[-1], pause, spans, done), daemon=True)
+            th.start()
         out = []
         for pr in procs:
             last = None
             for line in pr.stdout:
                 if line.strip():
                     last = line
+            if pr is procs[0] and th is not None:
+                done.set()  # the LC is done: the BE runs on to its end
+                th.join()
+                try:
+                    os.kill(procs[-1].pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
             pr.wait(timeout=seconds + 120)
             try:
                 out.append(json.loads(last) if last else {"error": "no result (exit %s)" % pr.returncode})
@@ -57,8 +115,13 @@ def together(specs, seconds):
                 out.append({"error": "not JSON: %r" % last})
         return out
     finally:
+        done.set()
         for pr in procs:
             if pr.poll() is None:
+                try:
+                    os.kill(pr.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
                 pr.kill()
 
 
@@ -69,6 +132,8 @@ def main():
     p.add_argument("--percents", default="100,75,50,25")
     p.add_argument("--seconds", type=float, default=8.0)
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--pause", type=float, default=1.0,
+                   help="the paired reading: the BE stopped this many seconds of every two (0: never)")
     p.add_argument("--json", default=None, help="append every run's results here, one JSON line each")
     a = p.parse_args()
     if not os.environ.get("CUDA_MPS_PIPE_DIRECTORY"):
@@ -90,7 +155,8 @@ def main():
         full = {}
         for be in bes:
             for pct in pcts:
-                lc, bg = together([(a.lc, None), (be, pct)], a.seconds)
+                spans = []
+                lc, bg = together([(a.lc, None), (be, pct)], a.seconds, a.pause, spans)
                 if "error" in lc or "error" in bg:
                     print("round %d: %s beside %s at %d %%: failed: %s %s" % (rnd, a.lc, be, pct, lc.get("error", ""),
                                                                             bg.get("error", "")), flush=True)
@@ -102,8 +168,19 @@ def main():
                       "%s %.1f it/s (%.2f of its rate at 100 %%)" % (
                           rnd, a.lc, be, pct, lc["p50_ms"], lc["p50_ms"] / alone["p50_ms"], lc["p99_ms"],
                           lc["p99_ms"] / alone["p99_ms"], be, bg["it_per_s"], rel), flush=True)
+                pr = paired(lc, spans) if spans else None
+                if pr:
+                    print("round %d:   paired (%s running / stopped, %d / %d requests): P50 %.2f / %.2f ms = %.3f, "
+                          "P99 %.2f / %.2f ms = %.3f" % (rnd, be, pr[4], pr[5], pr[0], pr[2], pr[0] / pr[2], pr[1], pr[3],
+                                                         pr[1] / pr[3]), flush=True)
+                elif a.pause > 0:
+                    print("round %d:   paired: too few requests in a half (a longer --seconds)" % rnd, flush=True)
                 if sink:
-                    sink.write(json.dumps({"round": rnd, "be": be, "percent": pct, "lc": lc, "be_result": bg}) + "\n")
+                    sink.write(json.dumps({"round": rnd, "be": be, "percent": pct, "lc": lc, "be_result": bg,
+                                           "stops_ms": spans,
+                                           "paired": None if not pr else {"shared_p50_ms": pr[0], "shared_p99_ms": pr[1],
+                                                                          "alone_p50_ms": pr[2], "alone_p99_ms": pr[3],
+                                                                          "shared": pr[4], "alone": pr[5]}}) + "\n")
     if sink:
         sink.close()
     return 0
