@@ -3,7 +3,9 @@
 
 Usage: python3 bench/gpu/family-table.py FILE_OR_DIR...  (directories: every mix-*.json[.gz] under them)
 
-Prints a Markdown table, one row per mix: each LC tenant's P99 / standalone P99 (native / xq / mps),
+Prints a Markdown table, one row per mix: each LC tenant's P99 / standalone P99 (native / xq / mps;
+where the scenario judged it by the paired reading, pause=S, its shared / alone P99 in each mode
+instead, marked "paired"),
 each BE tenant's rate / native (xq / mps), and whether xq and plain MPS meet the family's goals
 (LC <= 1.10 x standalone, and <= native where native is within that; BE >= 0.9 x native; for xq
 also its outputs within 1e-3 of native's, as the scenario judges). The goals are judged again from
@@ -41,7 +43,7 @@ def main(args):
     if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    rows, met, mps_runs = [], {"xq": 0, "mps": 0}, 0
+    rows, met, mps_runs, judged = [], {"xq": 0, "mps": 0}, 0, 0
     for f in files(args):
         with (gzip.open if f.endswith(".gz") else open)(f, "rt") as fh:
             d = json.load(fh)
@@ -51,9 +53,13 @@ def main(args):
             for t in m["tenants"]:
                 if t["role"] == "lc":
                     r = t.get("p99_over_standalone", {})
+                    tag = ""
+                    if t.get("goal_by") == "paired":
+                        r = {md: v.get("shared_over_alone_p99") for md, v in t.get("paired", {}).items()}
+                        tag = " (paired)"
                     nat = r.get("native")
                     has_mps |= "mps" in r
-                    lc.append("%s %s / %s / %s" % (t["name"], fmt(nat), fmt(r.get("xq"), lc_ok(r.get("xq"), nat)),
+                    lc.append("%s%s %s / %s / %s" % (t["name"], tag, fmt(nat), fmt(r.get("xq"), lc_ok(r.get("xq"), nat)),
                                                    fmt(r.get("mps"), lc_ok(r.get("mps"), nat))))
                     for md in ok:
                         ok[md] &= lc_ok(r.get(md), nat)
@@ -69,10 +75,15 @@ def main(args):
                 x = cs.get("xq")
                 if ref is not None and x is not None and abs(x - ref) > TOL * max(abs(x), abs(ref)):
                     ok["xq"] = False
+            if "goals_met" in m and m["goals_met"] is None:
+                # the scenario judged nothing (a mode it needs left out: e.g. no standalone, no pause to pair)
+                rows.append("| %s | %s | %s | not judged | not judged |" % (m["name"], "; ".join(lc) or "-", "; ".join(be) or "-"))
+                continue
             if not has_mps:
                 ok["mps"] = None
             else:
                 mps_runs += 1
+            judged += 1
             for md in met:
                 met[md] += 1 if ok[md] else 0
             rows.append("| %s | %s | %s | %s | %s |" % (m["name"], "; ".join(lc) or "-", "; ".join(be) or "-",
@@ -81,7 +92,7 @@ def main(args):
     print("| mix | LC P99 / standalone: native / xq / mps | BE rate / native: xq / mps | xq | mps |")
     print("|---|---|---|---|---|")
     print("\n".join(rows))
-    print("\nmixes: %d; goals met: xq %d%s" % (len(rows), met["xq"], ", plain MPS %d of %d" % (met["mps"], mps_runs)
+    print("\nmixes: %d (judged %d); goals met: xq %d%s" % (len(rows), judged, met["xq"], ", plain MPS %d of %d" % (met["mps"], mps_runs)
                                                   if mps_runs else " (plain MPS not run)"))
     return 0
 

@@ -1190,11 +1190,12 @@ public final class MixScenario implements Scenario {
                     + s.policy());
         }
         if (s.pause() > 0) {
-            report.note("pause=" + s.pause() + ": in native and the xq modes the BE tenants were stopped (SIGSTOP) for " + s.pause()
+            report.note("pause=" + s.pause() + ": in native, the xq modes and mps the BE tenants were stopped (SIGSTOP) for " + s.pause()
                     + " s of every " + 2 * s.pause() + " s; each LC tenant's requests are split into shared (the BE tenants running) "
                     + "and alone (stopped), " + Pauses.SETTLE_MS + " ms after each change, and where every LC tenant has both halves "
                     + "(" + Pauses.MIN_SIDE + "+ requests each) in native and xq its goal is judged by them: xq's shared/alone P99 <= "
-                    + LC_BOUND + " (and <= native's where native's is within that), goal_by 'paired' in the JSON; those modes' P99 "
+                    + LC_BOUND + " (and <= native's where native's is within that), goal_by 'paired' in the JSON (mps by its own "
+                    + "pairs, apart); those modes' P99 "
                     + "over standalone then mix both halves; BE rates count the stopped time in both modes");
         }
         if (modes.contains("mps")) {
