@@ -3,7 +3,9 @@ package dev.xq.bench.scenario.processes;
 import dev.xq.bench.stats.Percentiles;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
 
 /**
  * The mix scenario's paired reading ({@code pause=S}): while a mode runs, its best-effort (BE)
@@ -122,12 +124,64 @@ final class Pauses {
      * @param sharedP99 P99 (ms) of its requests made while the BE processes ran
      * @param aloneP99 P99 (ms) of those made while they were stopped
      */
-    record Paired(double sharedP99, double aloneP99, double sharedP50, double aloneP50, int shared, int alone) {
+    record Paired(double sharedP99, double aloneP99, double sharedP50, double aloneP50, int shared, int alone,
+                  double ratioLow, double ratioHigh) {
+
+        /** A reading without its range (NaN: not reckoned). */
+        Paired(double sharedP99, double aloneP99, double sharedP50, double aloneP50, int shared, int alone) {
+            this(sharedP99, aloneP99, sharedP50, aloneP50, shared, alone, Double.NaN, Double.NaN);
+        }
 
         /** @return shared P99 over alone P99; NaN without enough requests on either side */
         double ratio() {
             return shared >= MIN_SIDE && alone >= MIN_SIDE && aloneP99 > 0 ? sharedP99 / aloneP99 : Double.NaN;
         }
+
+        /** @return whether the range is known (a ratio and its {@link #RESAMPLES} resamples) */
+        boolean ranged() {
+            return !Double.isNaN(ratio()) && !Double.isNaN(ratioLow) && !Double.isNaN(ratioHigh);
+        }
+    }
+
+    /** How many times {@link #range} resamples a reading's halves. */
+    static final int RESAMPLES = 2000;
+
+    /**
+     * How far a ratio of two P99s of this size moves by chance: each half resampled with
+     * replacement ({@link #RESAMPLES} times, a fixed seed, so a reading always gets the same range),
+     * the ratio of the resamples' P99s each time; the 5th and 95th percentiles of those ratios.
+     * With 80 requests a half, a P99 is about the second slowest request, and one slow request
+     * more or less on either side moves the ratio by a tenth or more: two modes' readings whose
+     * ranges overlap are not told apart by this run.
+     *
+     * @return {low, high}; NaNs with fewer than {@link #MIN_SIDE} on either side
+     */
+    static double[] range(double[] shared, double[] alone) {
+        if (shared.length < MIN_SIDE || alone.length < MIN_SIDE) {
+            return new double[] {Double.NaN, Double.NaN};
+        }
+        SplittableRandom rnd = new SplittableRandom(54L);
+        double[] ratios = new double[RESAMPLES];
+        double[] s = new double[shared.length];
+        double[] a = new double[alone.length];
+        int n = 0;
+        for (int r = 0; r < RESAMPLES; r++) {
+            for (int i = 0; i < s.length; i++) {
+                s[i] = shared[rnd.nextInt(shared.length)];
+            }
+            for (int i = 0; i < a.length; i++) {
+                a[i] = alone[rnd.nextInt(alone.length)];
+            }
+            double ap = Percentiles.of(a).at(99);
+            if (ap > 0) {
+                ratios[n++] = Percentiles.of(s).at(99) / ap;
+            }
+        }
+        if (n == 0) {
+            return new double[] {Double.NaN, Double.NaN};
+        }
+        Percentiles p = Percentiles.of(Arrays.copyOf(ratios, n));
+        return new double[] {p.at(5), p.at(95)};
     }
 
     /** The fewest requests on each side for a ratio. */
@@ -169,7 +223,10 @@ final class Pauses {
                 shared.add(latMs[i]);
             }
         }
-        return new Paired(pct(shared, 99), pct(alone, 99), pct(shared, 50), pct(alone, 50), shared.size(), alone.size());
+        double[] r = range(shared.stream().mapToDouble(Double::doubleValue).toArray(),
+                alone.stream().mapToDouble(Double::doubleValue).toArray());
+        return new Paired(pct(shared, 99), pct(alone, 99), pct(shared, 50), pct(alone, 50), shared.size(), alone.size(),
+                r[0], r[1]);
     }
 
     private static double pct(List<Double> v, double q) {

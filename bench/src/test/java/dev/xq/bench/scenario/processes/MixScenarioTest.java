@@ -291,6 +291,45 @@ class MixScenarioTest {
         assertEquals("standalone", d2.get("goal_by"));
     }
 
+    private static MixScenario.Outcome rangedLc(double sharedP99, double aloneP99, double low, double high) {
+        var o = lc(sharedP99, 7);
+        return new MixScenario.Outcome(o.json(), null, o.p50(), o.p99(), o.requests(), o.rate(), o.checksum(), o.lat(),
+                new Pauses.Paired(sharedP99, aloneP99, sharedP99, aloneP99, 80, 80, low, high));
+    }
+
+    /**
+     * A paired LC reading within the bound but over native's (itself within it) misses its goal
+     * either way; where the two readings' ranges overlap, the JSON and a note say the clause was
+     * decided by less than the run can tell apart, and where they do not, nothing is said.
+     */
+    @Test
+    void aMissByTheNativeClauseWithinTheReadingsRangesIsMarkedAndStillMissed() {
+        var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
+        // xq 1.04 [0.95-1.09] against native 0.90 [0.85-1.03]: overlapping
+        var m = modes(lc(10, 7), rangedLc(27, 30, 0.85, 1.03), be(100), rangedLc(31.2, 30, 0.95, 1.09), be(95));
+        m.remove("standalone");
+        var v = MixScenario.judge(mix, m);
+        assertEquals(Boolean.FALSE, v.met(), v.measured());
+        @SuppressWarnings("unchecked")
+        var decode = ((List<Map<String, Object>>) v.json().get("tenants")).get(0);
+        assertEquals(Boolean.TRUE, decode.get("over_native_within_range"));
+        assertEquals(List.of(0.95, 1.09), ((Map<?, ?>) ((Map<?, ?>) decode.get("paired")).get("xq")).get("shared_over_alone_p99_range90"));
+        assertTrue(v.measured().contains("xq 1.04 (80/80, 0.95-1.09)"), v.measured());
+        assertTrue(v.notes().stream().anyMatch(n -> n.contains("decode missed only by the 'no worse than native' clause")), v.notes().toString());
+        // apart: xq 1.08 [1.05-1.10] against native 0.90 [0.85-1.03]: missed and nothing said
+        var apart = MixScenario.judge(mix, modes(lc(10, 7), rangedLc(27, 30, 0.85, 1.03), be(100), rangedLc(32.4, 30, 1.05, 1.10), be(95)));
+        @SuppressWarnings("unchecked")
+        var d2 = ((List<Map<String, Object>>) apart.json().get("tenants")).get(0);
+        assertEquals(Boolean.FALSE, apart.met());
+        assertNull(d2.get("over_native_within_range"));
+        assertTrue(apart.notes().stream().noneMatch(n -> n.contains("no worse than native")), apart.notes().toString());
+        // over the bound itself: not the native clause, nothing said
+        var over = MixScenario.judge(mix, modes(lc(10, 7), rangedLc(27, 30, 0.85, 1.03), be(100), rangedLc(34.5, 30, 0.95, 1.20), be(95)));
+        @SuppressWarnings("unchecked")
+        var d3 = ((List<Map<String, Object>>) over.json().get("tenants")).get(0);
+        assertNull(d3.get("over_native_within_range"));
+    }
+
     /** Real processes stopped and continued (kill -STOP / -CONT) on the fake libcuda: every tenant still reports. */
     @Test
     void theBeTenantsStoppedInTurnStillFinishAndReport(@TempDir Path tmp) throws Exception {

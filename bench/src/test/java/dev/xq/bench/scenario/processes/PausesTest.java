@@ -103,4 +103,50 @@ class PausesTest {
         assertEquals(80, p.alone());
         assertEquals(1.5, p.ratio(), 1e-9);
     }
+
+    /** The spread of a paired ratio: halves resampled, a fixed seed; wide for few requests, absent for too few. */
+    @Test
+    void aReadingsRangeCoversItsRatioIsTheSameEveryTimeAndTellsAClearDifferenceFromNone() {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(1);
+        double[] a = new double[80];
+        double[] b = new double[85];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = 20 + 15 * r.nextDouble();
+        }
+        for (int i = 0; i < b.length; i++) {
+            b[i] = 20 + 15 * r.nextDouble();
+        }
+        double[] same = Pauses.range(b, a);
+        assertTrue(same[0] < 1.0 && same[1] > 0.95 && same[0] < same[1], java.util.Arrays.toString(same));
+        assertEquals(java.util.Arrays.toString(same), java.util.Arrays.toString(Pauses.range(b, a)), "a fixed seed");
+        // twice as slow with the BE running: the whole range is far above 1
+        double[] twice = b.clone();
+        for (int i = 0; i < twice.length; i++) {
+            twice[i] *= 2;
+        }
+        double[] far = Pauses.range(twice, a);
+        assertTrue(far[0] > 1.5, java.util.Arrays.toString(far));
+        // too few on a side: no range, and split's reading says so
+        assertTrue(Double.isNaN(Pauses.range(java.util.Arrays.copyOf(b, Pauses.MIN_SIDE - 1), a)[0]));
+        var p = new Pauses.Paired(30, 30, 20, 20, 5, 80);
+        assertTrue(!p.ranged());
+    }
+
+    /** split() gives its reading the range of the same halves it split. */
+    @Test
+    void aSplitReadingCarriesItsRange() {
+        var stops = List.of(new Pauses.Span(100_000, 200_000));
+        double[] t = new double[200];
+        double[] lat = new double[200];
+        for (int i = 0; i < 100; i++) {
+            t[i] = 1_000 + i * 900; // shared: before the stop
+            lat[i] = 30 + (i % 10);
+            t[100 + i] = 101_000 + i * 900; // alone
+            lat[100 + i] = 20 + (i % 10);
+        }
+        var p = Pauses.split(t, lat, stops);
+        assertTrue(p.ranged());
+        assertTrue(p.ratioLow() <= p.ratio() && p.ratio() <= p.ratioHigh() + 1e-9, p.toString());
+        assertTrue(p.ratioLow() > 1.0, p.toString());
+    }
 }
