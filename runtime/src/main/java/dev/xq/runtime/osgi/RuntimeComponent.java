@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "bestEffortParts", "bestEffortWeights", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -150,6 +150,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (weighed != null && weighed != core.bestEffortWeights()) {
             core.bestEffortWeights(weighed);
+        }
+        Boolean widths = read("bestEffortWidths", "true or false", s::bestEffortWidths);
+        if (raw.get("bestEffortWidths") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: bestEffortWidths '" + text + "' is not true or false; ignored", null);
+            widths = null;
+        }
+        if (widths != null && widths != core.bestEffortWidths()) {
+            core.bestEffortWidths(widths);
         }
         Boolean parts = read("bestEffortParts", "true or false", s::bestEffortParts);
         if (raw.get("bestEffortParts") instanceof String text && !text.trim().equalsIgnoreCase("true")

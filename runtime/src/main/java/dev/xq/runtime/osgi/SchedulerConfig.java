@@ -67,6 +67,15 @@ public @interface SchedulerConfig {
             + "and 48). false gives equal parts split by count.")
     boolean bestEffortWeights() default true;
 
+    @AttributeDefinition(name = "Best-effort widths", description = "With best-effort weights: where no gap is found "
+            + "for any of two to four best-effort processes (beside an eager decoder's reserve, or with no preferred tenant), "
+            + "weigh their parts all the same, each by what its width lets it do: long commands in proportion to it, short "
+            + "ones (1 ms or less) by min(1, 2 x width)^0.75, once every process's command is known; a GEMM process then "
+            + "gets nine sixteenths beside a bf16 trainer's seven instead of halves. Off by default (equal parts there): "
+            + "built for an A/B on the GPU, not yet measured there (beside an eager decoder, equal parts left 21 ms GEMMs "
+            + "at 0.88-0.89 of native sharing and bf16 training at 1.16-1.17 on the H200).")
+    boolean bestEffortWidths() default false;
+
     @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "
             + "queues that a periodic queue is preferred over stay held after it went idle early in its busy period "
             + "(before three quarters of its usual arrival-to-idle time; never more than half of that): its owner is "

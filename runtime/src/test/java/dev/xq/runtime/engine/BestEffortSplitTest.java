@@ -54,6 +54,35 @@ class BestEffortSplitTest {
         assertTrue(new Process(1_000_001L, 85 * MS).gapped());
     }
 
+    /**
+     * Without a gap, by width (bestEffortWidths): a long-command process gets more of a
+     * short-command one's width than halves give it, alike ones keep halves, and nothing is
+     * weighed until every command is known; off, null as before.
+     */
+    @Test
+    void withoutAGapTheWidthsWeighTheCutWhenAsked() {
+        Process gemm = new Process(21_300_000L, 0);
+        Process train = new Process(200_000L, 0);
+        assertNull(BestEffortSplit.split(List.of(train, gemm), null, 132), "off: equal parts");
+        // log 9 + 0.75 log(112/132) = 2.074 against halves' 2.056 and 10/6's 2.064
+        assertArrayEquals(new int[] {7, 9}, BestEffortSplit.split(List.of(train, gemm), null, 132, true));
+        assertArrayEquals(new int[] {9, 7}, BestEffortSplit.split(List.of(gemm, train), null, 132, true), "in the order given");
+        // halves in force give way (0.018 better, over the width hysteresis) ...
+        assertArrayEquals(new int[] {7, 9}, BestEffortSplit.split(List.of(train, gemm), new int[] {8, 8}, 132, true));
+        // ... and the trainer's commands grown long: halves are best, 7/9 only 0.016 worse: back to halves
+        Process longTrain = new Process(1_200_000L, 0);
+        assertArrayEquals(new int[] {8, 8}, BestEffortSplit.split(List.of(longTrain, gemm), new int[] {7, 9}, 132, true));
+        // alike: halves, four alike: quarters
+        assertArrayEquals(new int[] {8, 8}, BestEffortSplit.split(List.of(gemm, new Process(23_000_000L, 0)), null, 132, true));
+        assertArrayEquals(new int[] {8, 8}, BestEffortSplit.split(List.of(train, new Process(90_000L, 0)), null, 132, true));
+        assertArrayEquals(new int[] {4, 4, 4, 4}, BestEffortSplit.split(List.of(gemm, gemm, gemm, gemm), null, 132, true));
+        // a command not known yet (a process that has not run one): equal parts until it is
+        assertNull(BestEffortSplit.split(List.of(new Process(0L, 0), gemm), null, 132, true));
+        // a gap found: the gap's rule and its hysteresis, as without the option
+        assertArrayEquals(BestEffortSplit.split(List.of(GEMM, TRITON), null, 0),
+                BestEffortSplit.split(List.of(GEMM, TRITON), null, 0, true));
+    }
+
     @Test
     void aSplitInForceStaysWhileItIsNearlyAsGood() {
         // 9 of 16 fits one GEMM (score log 1 + log 7) against 10 (log 2 + log 6): 0.54 worse, replaced

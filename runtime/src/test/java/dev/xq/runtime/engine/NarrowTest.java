@@ -529,6 +529,39 @@ class NarrowTest {
         assertEquals(56 * 100 / 132, core.find(qg.handle()).orElseThrow().status().smSharePercent());
     }
 
+    /**
+     * bestEffortWidths: beside a narrow tenant's reserve (no gap), a trainer's short steps and a
+     * GEMM's long kernels are cut by their widths, seven sixteenths and nine, not halves; off, halves.
+     */
+    @Test
+    void besideANarrowTenantWithoutAGapTheWidthsCutWhenAsked() throws Exception {
+        SpaceOwner train = new SpaceOwner(true, 132);
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        SpaceOwner serve = new SpaceOwner(false, 0); // the least reserve, 8
+        ExternalQueue qt = open("train", 11, 1, train);
+        ExternalQueue qg = open("gemm", 12, 1, gemm);
+        ExternalQueue qs = open("serve", 13, 2, serve);
+        serve.counters = busy(50_000);
+        qs.changed();
+        train.counters = busy(200_000);
+        qt.changed();
+        gemm.counters = busy(21_000_000);
+        qg.changed();
+        assertTrue(eventually(() -> train.part().equals("0+8/16") && gemm.part().equals("8+8/16")),
+                "off by default: halves: " + train.parts + " " + gemm.parts);
+        core.bestEffortWidths(true);
+        qt.changed();
+        assertTrue(eventually(() -> train.part().equals("0+7/16") && gemm.part().equals("7+9/16")),
+                "by width: seven sixteenths for the trainer, nine for the GEMMs: " + train.parts + " " + gemm.parts);
+        // of the 120 multiprocessors the reserve leaves: 7 sixteenths 52 -> 48, the GEMMs the other 72
+        assertEquals(48 * 100 / 132, core.find(qt.handle()).orElseThrow().status().smSharePercent());
+        assertEquals(72 * 100 / 132, core.find(qg.handle()).orElseThrow().status().smSharePercent());
+        core.bestEffortWidths(false);
+        qt.changed();
+        assertTrue(eventually(() -> train.part().equals("0+8/16") && gemm.part().equals("8+8/16")),
+                "off again: halves: " + train.parts + " " + gemm.parts);
+    }
+
     @Test
     void partsAreWeighedByWhatFitsTheGapOfAWideTenant() throws Exception {
         core.bestEffortWeights(true);
