@@ -3,7 +3,8 @@
 
 Plain MPS, no XQ: the LC kind (default decode) as an MPS client on the whole device, and beside it
 one BE kind capped with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE at each of --percents; also the LC kind
-alone as a client. Each pair is started together (both READY, then GO to both, the family's
+alone as a client. A --be entry KIND:P+KIND:P... is a group run once beside the LC, each member at
+its own cap and all stopped together (how XQ's best-effort parts split the device: session 55). Each pair is started together (both READY, then GO to both, the family's
 protocol, bench/torch/family/tenant.py) and runs --seconds. Prints one line per run: the LC's P50
 and P99 against its own alone, the BE's rate against its own at 100 %, and the paired reading:
 the BE process is stopped (SIGSTOP) for --pause seconds of every two and continued in between, and
@@ -16,7 +17,8 @@ widest launch, plain MPS's cap half (docs/performance.md, session 53).
 
 Needs CUDA_MPS_PIPE_DIRECTORY of a running daemon (bench/gpu/beside.sh starts one).
 Usage: python3 bench/gpu/probe/beside.py [--lc decode] [--be trainbf16,train32,gemm]
-       [--percents 100,75,50,25] [--seconds 8] [--rounds 1] [--json OUT.jsonl]"""
+       [--percents 100,75,50,25] [--seconds 8] [--rounds 1] [--json OUT.jsonl]
+       (--be gemm:56+triton:44: a group, each at its cap)"""
 import argparse
 import json
 import os
@@ -42,18 +44,26 @@ def start(kind, seconds, pct):
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
 
-def pauser(proc, pause, spans, done):
-    """Stops proc for pause s of every 2 pause s (running first), recording (stop, cont) in epoch ms."""
+def signal_all(procs, sig):
+    """Sends sig to every process still there; False when none was."""
+    sent = False
+    for proc in procs:
+        try:
+            os.kill(proc.pid, sig)
+            sent = True
+        except ProcessLookupError:
+            pass
+    return sent
+
+
+def pauser(procs, pause, spans, done):
+    """Stops procs for pause s of every 2 pause s (running first), recording (stop, cont) in epoch ms."""
     while not done.wait(pause):
         t0 = time.time() * 1000.0
-        try:
-            os.kill(proc.pid, signal.SIGSTOP)
-        except ProcessLookupError:
+        if not signal_all(procs, signal.SIGSTOP):
             return
         done.wait(pause)
-        try:
-            os.kill(proc.pid, signal.SIGCONT)
-        except ProcessLookupError:
+        if not signal_all(procs, signal.SIGCONT):
             return
         spans.append((t0, time.time() * 1000.0))
 
@@ -80,7 +90,8 @@ def paired(lc, spans):
 
 def together(specs, seconds, pause=0.0, spans=None):
     """specs: [(kind, pct or None)]; returns each one's JSON result (or {"error": ...}). With pause,
-    the last process is stopped and continued as pauser() does, its spans put in spans."""
+    every process but the first is stopped and continued together as pauser() does, the spans put in
+    spans."""
     procs = [start(k, seconds, p) for k, p in specs]
     done = threading.Event()
     th = None
@@ -93,7 +104,7 @@ def together(specs, seconds, pause=0.0, spans=None):
             pr.stdin.write("GO\n")
             pr.stdin.flush()
         if pause > 0 and len(procs) > 1:
-            th = threading.Thread(target=pauser, args=(procs[-1], pause, spans, done), daemon=True)
+            th = threading.Thread(target=pauser, args=(procs[1:], pause, spans, done), daemon=True)
             th.start()
         out = []
         for pr in procs:
@@ -104,10 +115,7 @@ def together(specs, seconds, pause=0.0, spans=None):
             if pr is procs[0] and th is not None:
                 done.set()  # the LC is done: the BE runs on to its end
                 th.join()
-                try:
-                    os.kill(procs[-1].pid, signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
+                signal_all(procs[1:], signal.SIGCONT)
             pr.wait(timeout=seconds + 120)
             try:
                 out.append(json.loads(last) if last else {"error": "no result (exit %s)" % pr.returncode})
@@ -123,6 +131,43 @@ def together(specs, seconds, pause=0.0, spans=None):
                 except ProcessLookupError:
                     pass
                 pr.kill()
+
+
+def parse_group(text):
+    """'gemm:56+triton:44' -> [("gemm", 56), ("triton", 44)]; ValueError naming the part when bad."""
+    out = []
+    for part in text.split("+"):
+        kind, _, pct = part.partition(":")
+        if not kind or not pct.isdigit() or not 1 <= int(pct) <= 100:
+            raise ValueError("--be group part %r: want KIND:PERCENT with PERCENT in [1, 100]" % part)
+        out.append((kind, int(pct)))
+    return out
+
+
+def group(a, rnd, be, alone, sink):
+    """One run of the LC beside a group of BE processes, each at its own cap, all stopped together."""
+    members = parse_group(be)
+    spans = []
+    res = together([(a.lc, None)] + members, a.seconds, a.pause, spans)
+    lc, bgs = res[0], res[1:]
+    bad = [r.get("error") for r in res if "error" in r]
+    if bad:
+        print("round %d: %s beside %s: failed: %s" % (rnd, a.lc, be, "; ".join(bad)), flush=True)
+        return
+    rates = ", ".join("%s %.1f it/s" % (k, r["it_per_s"]) for (k, _), r in zip(members, bgs))
+    print("round %d: %s beside %s: P50 %6.2f ms (%.2f x alone), P99 %6.2f ms (%.2f x); %s" % (
+        rnd, a.lc, be, lc["p50_ms"], lc["p50_ms"] / alone["p50_ms"], lc["p99_ms"], lc["p99_ms"] / alone["p99_ms"],
+        rates), flush=True)
+    pr = paired(lc, spans) if spans else None
+    if pr:
+        print("round %d:   paired (group running / stopped, %d / %d requests): P50 %.2f / %.2f ms = %.3f, "
+              "P99 %.2f / %.2f ms = %.3f" % (rnd, pr[4], pr[5], pr[0], pr[2], pr[0] / pr[2], pr[1], pr[3],
+                                             pr[1] / pr[3]), flush=True)
+    if sink:
+        sink.write(json.dumps({"round": rnd, "be": be, "percent": None, "lc": lc, "be_results": bgs, "stops_ms": spans,
+                               "paired": None if not pr else {"shared_p50_ms": pr[0], "shared_p99_ms": pr[1],
+                                                              "alone_p50_ms": pr[2], "alone_p99_ms": pr[3],
+                                                              "shared": pr[4], "alone": pr[5]}}) + "\n")
 
 
 def main():
@@ -143,6 +188,12 @@ def main():
         if not 1 <= x <= 100:
             p.error("--percents %d is out of range [1, 100]" % x)
     bes = [x for x in a.be.split(",") if x]
+    for x in bes:
+        if ":" in x:
+            try:
+                parse_group(x)
+            except ValueError as e:
+                p.error(str(e))
     sink = open(a.json, "a") if a.json else None
     for rnd in range(1, a.rounds + 1):
         alone = together([(a.lc, None)], a.seconds)[0]
@@ -153,7 +204,9 @@ def main():
         if sink:
             sink.write(json.dumps({"round": rnd, "be": None, "percent": None, "lc": alone}) + "\n")
         full = {}
-        for be in bes:
+        for be in [x for x in bes if ":" in x]:
+            group(a, rnd, be, alone, sink)
+        for be in [x for x in bes if ":" not in x]:
             for pct in pcts:
                 spans = []
                 lc, bg = together([(a.lc, None), (be, pct)], a.seconds, a.pause, spans)

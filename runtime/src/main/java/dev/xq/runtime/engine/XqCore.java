@@ -985,16 +985,17 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return bestEffortWeights;
     }
 
-    private volatile boolean bestEffortWidths = false;
+    private volatile boolean bestEffortWidths = true;
 
     /**
      * Whether the parts of best-effort processes are weighed by their widths where no gap is found
      * for any of them ({@link BestEffortSplit#split(List, int[], int, boolean)}: beside an eager
      * decoder's reserve, or with no preferred tenant): long commands by their width, short ones
      * by the short-command curve, so that a GEMM process gets nine sixteenths beside a trainer's
-     * seven instead of halves. Off by default: built in session 54 for an A/B on the GPU (beside
-     * a decoder the GEMM was at 0.88-0.89 of native sharing and bf16 training at 1.16-1.17 with
-     * equal parts), not measured there yet. Needs {@link #bestEffortWeights()}.
+     * seven instead of halves. On by default since session 55 (H200, 13 paired A/B readings in
+     * six mixes: the GEMM beside a decoder and a trainer 0.80-1.02 of native sharing against
+     * 0.72-0.88 with halves, higher in every reading; the trainers 1.00-1.63; the latency-critical
+     * tenants' paired tails within the runs' spread of the halves'). Needs {@link #bestEffortWeights()}.
      */
     public void bestEffortWidths(boolean on) {
         bestEffortWidths = on;

@@ -484,6 +484,7 @@ class NarrowTest {
 
     @Test
     void bestEffortProcessesWithWorkSplitWhatTheyMayUse() throws Exception {
+        core.bestEffortWidths(false); // the equal parts are this test's subject (by width: besideANarrowTenant...)
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner gemm = new SpaceOwner(true, 132);
         ExternalQueue qt = open("train", 11, 1, train);
@@ -505,6 +506,7 @@ class NarrowTest {
 
     @Test
     void equalPartsLeaveNoMultiprocessorIdleWhereASplitByCountWould() throws Exception {
+        core.bestEffortWidths(false); // equal parts, not parts by width
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner gemm = new SpaceOwner(true, 132);
         SpaceOwner serve = new SpaceOwner(false, 0); // no launches yet: the least reserve, 8
@@ -531,7 +533,8 @@ class NarrowTest {
 
     /**
      * bestEffortWidths: beside a narrow tenant's reserve (no gap), a trainer's short steps and a
-     * GEMM's long kernels are cut by their widths, seven sixteenths and nine, not halves; off, halves.
+     * GEMM's long kernels are cut by their widths, seven sixteenths and nine, not halves (the
+     * default); off, halves.
      */
     @Test
     void besideANarrowTenantWithoutAGapTheWidthsCutWhenAsked() throws Exception {
@@ -547,10 +550,7 @@ class NarrowTest {
         qt.changed();
         gemm.counters = busy(21_000_000);
         qg.changed();
-        assertTrue(eventually(() -> train.part().equals("0+8/16") && gemm.part().equals("8+8/16")),
-                "off by default: halves: " + train.parts + " " + gemm.parts);
-        core.bestEffortWidths(true);
-        qt.changed();
+        assertTrue(core.bestEffortWidths(), "on by default");
         assertTrue(eventually(() -> train.part().equals("0+7/16") && gemm.part().equals("7+9/16")),
                 "by width: seven sixteenths for the trainer, nine for the GEMMs: " + train.parts + " " + gemm.parts);
         // of the 120 multiprocessors the reserve leaves: 7 sixteenths 52 -> 48, the GEMMs the other 72
@@ -559,7 +559,11 @@ class NarrowTest {
         core.bestEffortWidths(false);
         qt.changed();
         assertTrue(eventually(() -> train.part().equals("0+8/16") && gemm.part().equals("8+8/16")),
-                "off again: halves: " + train.parts + " " + gemm.parts);
+                "off: halves: " + train.parts + " " + gemm.parts);
+        core.bestEffortWidths(true);
+        qt.changed();
+        assertTrue(eventually(() -> train.part().equals("0+7/16") && gemm.part().equals("7+9/16")),
+                "on again: by width: " + train.parts + " " + gemm.parts);
     }
 
     @Test
@@ -573,12 +577,21 @@ class NarrowTest {
         qg.changed();
         triton.counters = busy(150_000);
         qt.changed();
-        assertTrue(eventually(() -> gemm.part().equals("0+8/16") && triton.part().equals("8+8/16")),
-                "no gap found yet: equal halves: " + gemm.parts + " " + triton.parts);
-        // the wide beats found 84 ms between a wide tenant's requests for the GEMMs
+        assertTrue(eventually(() -> gemm.part().equals("0+9/16") && triton.part().equals("9+7/16")),
+                "no gap found yet: by width (the default): " + gemm.parts + " " + triton.parts);
+        // the wide beats found 84 ms between a wide tenant's requests for the GEMMs; the cut by
+        // width in force gives way to the one by the gap once both are held and drained (as during
+        // the wide tenant's request)
         ExternalQueueImpl g = (ExternalQueueImpl) core.find(qg.handle()).orElseThrow();
         g.fitGap(84_000_000L, System.nanoTime());
         qg.changed();
+        Thread.sleep(100);
+        assertEquals("0+9/16", gemm.part(), "not while kernels run on the cut: " + gemm.parts);
+        gemm.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        triton.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 150_000, System.nanoTime());
+        g.fitGap(84_000_000L, System.nanoTime());
+        qg.changed();
+        qt.changed();
         assertTrue(eventually(() -> gemm.part().equals("0+10/16") && triton.part().equals("10+6/16")),
                 "ten sixteenths for the GEMMs (two fit the gap), the rest for Triton: " + gemm.parts + " " + triton.parts);
         assertEquals(80 / 132.0, g.partFraction(), 1e-9, "ten sixteenths of 128: 80 of the device's 132 multiprocessors");
@@ -589,6 +602,9 @@ class NarrowTest {
 
     @Test
     void aWeighedCutKeepsAProcesssLastCommandBetweenItsSteps() throws Exception {
+        // the cut by the gap taken from halves (with widths on, a cut by width may come first and the
+        // gap's waits for a drained moment: partsAreWeighedByWhatFitsTheGapOfAWideTenant)
+        core.bestEffortWidths(false);
         SpaceOwner gemm = new SpaceOwner(true, 132);
         SpaceOwner train = new SpaceOwner(true, 132);
         ExternalQueue qg = open("gemm", 11, 1, gemm);
@@ -618,6 +634,9 @@ class NarrowTest {
 
     @Test
     void aNewCutWaitsUntilNothingOfTheProcessesIsInFlight() throws Exception {
+        // the cut by the gap taken from halves (with widths on, a cut by width may come first and the
+        // gap's waits for a drained moment: partsAreWeighedByWhatFitsTheGapOfAWideTenant)
+        core.bestEffortWidths(false);
         SpaceOwner gemm = new SpaceOwner(true, 132);
         SpaceOwner train = new SpaceOwner(true, 132);
         ExternalQueue qg = open("gemm", 11, 1, gemm);
@@ -745,7 +764,8 @@ class NarrowTest {
         qt.changed();
         ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
         ExternalQueueImpl gt = (ExternalQueueImpl) core.find(qt.handle()).orElseThrow();
-        assertTrue(eventually(() -> a.part().equals("0+8/16") && t.part().equals("8+8/16")), "no gap yet: halves: " + a.parts + " " + t.parts);
+        assertTrue(eventually(() -> a.part().equals("0+9/16") && t.part().equals("9+7/16")),
+                "no gap yet: by width (the default), nine sixteenths for the long commands: " + a.parts + " " + t.parts);
         // a gap shorter than the GEMM's command: parts as before
         ga.fitGap(21_000_000L, System.nanoTime());
         gt.fitGap(21_000_000L, System.nanoTime());
@@ -1089,6 +1109,7 @@ class NarrowTest {
     @Test
     void withoutPartsEachBestEffortProcessHasAllOfIt() throws Exception {
         core.bestEffortParts(false);
+        core.bestEffortWidths(false); // parts on again are equal halves
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner gemm = new SpaceOwner(true, 132);
         ExternalQueue qt = open("train", 11, 1, train);
