@@ -134,8 +134,10 @@ class MixScenarioTest {
         assertTrue(one.getMessage().contains("2 to 4 tenants"), one.getMessage());
         var five = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk+gemm+gemm+triton+train32"));
         assertTrue(five.getMessage().contains("not 5"), five.getMessage());
-        var noLc = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "gemm+triton"));
-        assertTrue(noLc.getMessage().contains("latency-critical"), noLc.getMessage());
+        // best-effort kinds alone are a mix (two training jobs on one GPU), each at priority 1 unless given
+        var beOnly = MixScenario.select(List.of("none"), "gemm+trainbf16:2");
+        assertEquals(List.of("gemm+trainbf16"), beOnly.stream().map(MixScenario.Mix::name).toList());
+        assertEquals(List.of(1, 2), beOnly.get(0).tenants().stream().map(MixScenario.Tenant::priority).toList());
         var nothing = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), " "));
         assertTrue(nothing.getMessage().contains("nothing to run"), nothing.getMessage());
     }
@@ -214,6 +216,29 @@ class MixScenarioTest {
         var noXq = modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(95));
         noXq.remove("xq");
         assertNull(MixScenario.judge(mix, noXq).met());
+    }
+
+    /**
+     * A mix of best-effort kinds alone has no standalone to wait for: native and xq judge it, each
+     * tenant by its rate against native sharing.
+     */
+    @Test
+    void aMixOfBestEffortKindsAloneIsJudgedByTheirRates() {
+        var mix = MixScenario.select(List.of("none"), "gemm+trainbf16").get(0);
+        Map<String, Map<String, MixScenario.Outcome>> m = new LinkedHashMap<>();
+        m.put("native", Map.of("gemm", be(100), "trainbf16", be(50)));
+        m.put("xq", Map.of("gemm", be(95), "trainbf16", be(46)));
+        var ok = MixScenario.judge(mix, m);
+        assertEquals(Boolean.TRUE, ok.met(), ok.measured());
+        @SuppressWarnings("unchecked")
+        var tenants = (List<Map<String, Object>>) ok.json().get("tenants");
+        assertEquals(0.95, tenants.get(0).get("xq_vs_native"));
+        assertEquals(0.92, tenants.get(1).get("xq_vs_native"));
+        assertEquals(List.of("gemm+trainbf16", "-", "gemm 0.95, trainbf16 0.92", "MET"), MixScenario.row(mix, ok, List.of("native", "xq")));
+        m.put("xq", Map.of("gemm", be(95), "trainbf16", be(44)));
+        var missed = MixScenario.judge(mix, m);
+        assertEquals(Boolean.FALSE, missed.met(), missed.measured());
+        assertTrue(missed.measured().contains("trainbf16"), missed.measured());
     }
 
     /**
