@@ -93,6 +93,9 @@
  * raise it (cuda_gate.c, xqc_account_done) */
 #define FULL_TRUST_NS 3000000000ull
 #define PARK_AFTER_NS 5000000ull     /* tracker: parks after this long with nothing in flight */
+/* tracker: kept from looking this long (20 of its looks), it cannot say when a batch it then finds
+ * done ended, and the span teaches nothing (cuda_tracker.c, xqc_poll_stream) */
+#define BLIND_NS 2000000ull
 #define BUCKETS 256
 #define FREE_MARK_NS 2000000ull      /* memop streams with no limits in force: a mark every 2 ms of work (cuda_gate.c) */
 #define NSTUBS 2048                  /* trampolines (cuda_stubs.c) */

@@ -115,6 +115,7 @@ void test_memop_by_default(void);
 void test_timed_estimates(void);
 void test_timed_estimates_fallback(void);
 void test_timed_long_idle(void);
+void test_stopped_process(void);
 void test_marks_under_threshold(void);
 void test_sparse_marks(void);
 void test_sparse_marks_window(void);

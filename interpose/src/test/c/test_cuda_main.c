@@ -92,6 +92,7 @@ static const struct {
     {"timed_estimates", test_timed_estimates},
     {"timed_estimates_fallback", test_timed_estimates_fallback},
     {"timed_long_idle", test_timed_long_idle},
+    {"stopped_process", test_stopped_process},
     {"marks_under_threshold", test_marks_under_threshold},
     {"sparse_marks", test_sparse_marks},
     {"sparse_marks_window", test_sparse_marks_window},

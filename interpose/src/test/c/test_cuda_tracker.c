@@ -308,3 +308,49 @@ void test_arrivals(void)
     CHECK(finish(&b, 20) && b.status == 0, "exit %d", b.status);
     CHECK(!strstr(slurp(b.err), "xq: arrivals "), "arrivals below level 3: %s", slurp(b.err));
 }
+
+/* A process stopped (SIGSTOP: a job scheduler's suspend, the mix scenario's paired reading) with a
+ * kernel in flight: its tracker finds the kernel done only when the process runs again, and that
+ * span is no measurement. Taught, it moved the node's estimate by a quarter of the stop (a 21 ms
+ * GEMM read 180-203 ms on the H200). 2 ms kernels, each waited for (the fake's device is threads of
+ * the process, so work queued behind the one in flight would stop with it, where a GPU's runs on),
+ * the process stopped 300 ms three times: the estimate the node sees stays near 2 ms throughout
+ * (sampled every millisecond). */
+void test_stopped_process(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--stream", "new", "--tasks", "900", "--kernels", "1", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s != NULL, "no stream registered");
+    if (!s) {
+        finish(&a, 20);
+        return;
+    }
+    uint64_t most = 0, settled = 0;
+    int stops = 0;
+    for (int round = 0; round < 3 && !exited(&a); round++) {
+        for (int i = 0; i < 150; i++) { /* running: a few dozen kernels, the estimate learnt */
+            uint64_t e = __atomic_load_n(&s->estimate_ns, __ATOMIC_RELAXED);
+            most = e > most ? e : most;
+            pause_s(0.001);
+        }
+        if (!settled) settled = __atomic_load_n(&s->estimate_ns, __ATOMIC_RELAXED);
+        if (kill(a.pid, SIGSTOP) == 0) {
+            stops++;
+            pause_s(0.3);
+            kill(a.pid, SIGCONT);
+        }
+    }
+    for (int i = 0; i < 150 && !exited(&a); i++) { /* after the last stop */
+        uint64_t e = __atomic_load_n(&s->estimate_ns, __ATOMIC_RELAXED);
+        most = e > most ? e : most;
+        pause_s(0.001);
+    }
+    CHECK(finish(&a, 30) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(stops == 3, "stopped %d times (want 3: the app ended early?)", stops);
+    CHECK(settled > 1000000 && settled < 4000000, "estimate before the first stop %.2f ms (want 1-4)", settled / 1e6);
+    CHECK(most < 6000000, "the estimate the node saw reached %.2f ms for 2 ms kernels (want under 6: a stop taught it)", most / 1e6);
+    printf("    estimate before the stops %.2f ms, the most seen %.2f ms (three stops of 300 ms)\n", settled / 1e6, most / 1e6);
+}
