@@ -58,6 +58,9 @@
 #define POLL_LIMIT_NS 20000ull /* tracker: looks this often while launchers wait on a limit */
 #define POLL_NS 100000ull      /* and this often otherwise */
 #define PARK_AFTER_NS 5000000ull
+/* tracker: kept from looking this long, it cannot say when a batch it then finds done ended, and
+ * the span teaches nothing (hip_tracker.c; as the CUDA interposer's) */
+#define BLIND_NS 2000000ull
 #define BUCKETS 256
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -171,7 +174,7 @@ typedef struct xstream {
     uint32_t pending, in_flight, active, throttled, waiters, cseq, wseq, wake_owed;
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since, last_done, fl_est;
     uint32_t head, n;
-    uint64_t poll_at;
+    uint64_t poll_at, polled; /* polled: the tracker's last look (hip_tracker.c) */
     /* Lv3: the stream's KFD queue (0: none), whether mapping was tried, whether suspended (K.mu) */
     uint32_t kq;
     int kq_tried, suspended;

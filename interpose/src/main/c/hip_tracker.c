@@ -30,6 +30,10 @@ int xqh_poll_stream(xstream *st, uint64_t *next)
     return r;
 }
 
+/* The tracker's latest wake later than it meant by over BLIND_NS (meant, woke): the process
+ * stopped or the tracker kept off the CPU; a batch that began before it ended unseen. Tracker only. */
+static uint64_t g_late_meant, g_late_woke;
+
 static int poll_stream(xstream *st, uint64_t *next)
 {
     uint64_t now = now_ns();
@@ -40,6 +44,8 @@ static int poll_stream(xstream *st, uint64_t *next)
     }
     st->poll_at = now + (urgent ? POLL_LIMIT_NS : POLL_NS);
     if (st->poll_at < *next) *next = st->poll_at;
+    uint64_t prev = st->polled; /* the last look: what is found done now ended after it */
+    st->polled = now;
     pthread_mutex_lock(&st->mu);
     uint32_t n = st->n, head = st->head, m = n == RING ? n - 1 : n; /* a full ring's newest may be re-recorded */
     pthread_mutex_unlock(&st->mu);
@@ -61,6 +67,10 @@ static int poll_stream(xstream *st, uint64_t *next)
     st->n -= take;
     if (!st->n) ADD(&xqh_busy, -1);
     uint64_t span = t > from ? t - from : 0;
+    /* not watched to its end (the CUDA interposer's rule, cuda_tracker.c): counted, unmeasured */
+    if (span && ((prev >= from && t > prev && t - prev > BLIND_NS) ||
+                 (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= BLIND_NS)))
+        span = 0;
     st->last_done = t;
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
     st->completed += count, st->in_flight -= count, st->active -= count, st->run_ns += span, st->cseq++;
@@ -153,7 +163,10 @@ void *xqh_tracker_main(void *arg)
         if (busy || LD(&xqh_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
             idle_since = busy || LD(&xqh_owed) ? 0 : idle_since ? idle_since : now;
             uint64_t gap = LD(&xqh_limit_waiters) || LD(&xqh_owed) ? POLL_LIMIT_NS : next > now ? next - now : POLL_LIMIT_NS;
-            sleep_ns((long)(gap < POLL_LIMIT_NS ? POLL_LIMIT_NS : gap));
+            long want = (long)(gap < POLL_LIMIT_NS ? POLL_LIMIT_NS : gap);
+            sleep_ns(want);
+            uint64_t woke = now_ns();
+            if (woke > now + (uint64_t)want + BLIND_NS) g_late_meant = now + (uint64_t)want, g_late_woke = woke;
             continue;
         }
         idle_since = 0;

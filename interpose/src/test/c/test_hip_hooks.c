@@ -185,3 +185,46 @@ void test_vendor_library(void)
 {
     run_counted(NULL, (const char *[]){"--tasks", "2", "--vendor", "3", "--check", NULL}, 2, 9, "s1");
 }
+
+/* The CUDA interposer's stopped_process, for HIP: a process stopped three times for 300 ms with a
+ * 2 ms kernel in flight; the span its tracker then finds is no measurement, and the estimate the
+ * node sees stays near the stream's average command (sampled every millisecond). */
+void test_stopped_process(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "400", "--kernels", "1", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s != NULL, "no stream registered");
+    if (!s) {
+        finish(&a, 20);
+        return;
+    }
+    uint64_t most = 0, settled = 0;
+    int stops = 0;
+    for (int round = 0; round < 3 && !exited(&a); round++) {
+        for (int i = 0; i < 150; i++) {
+            uint64_t e = __atomic_load_n(&s->estimate_ns, __ATOMIC_RELAXED);
+            most = e > most ? e : most;
+            pause_s(0.001);
+        }
+        if (!settled) settled = __atomic_load_n(&s->estimate_ns, __ATOMIC_RELAXED);
+        if (kill(a.pid, SIGSTOP) == 0) {
+            stops++;
+            pause_s(0.3);
+            kill(a.pid, SIGCONT);
+        }
+    }
+    for (int i = 0; i < 150 && !exited(&a); i++) {
+        uint64_t e = __atomic_load_n(&s->estimate_ns, __ATOMIC_RELAXED);
+        most = e > most ? e : most;
+        pause_s(0.001);
+    }
+    CHECK(finish(&a, 30) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(stops == 3, "stopped %d times (want 3: the app ended early?)", stops);
+    CHECK(settled > 0 && settled < 4000000, "estimate before the first stop %.2f ms (want under 4)", settled / 1e6);
+    CHECK(most < 3 * settled + 2000000, "the estimate the node saw reached %.2f ms, %.2f ms before the stops (a stop taught it)",
+          most / 1e6, settled / 1e6);
+    printf("    estimate before the stops %.2f ms, the most seen %.2f ms (three stops of 300 ms)\n", settled / 1e6, most / 1e6);
+}

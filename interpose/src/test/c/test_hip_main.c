@@ -20,6 +20,7 @@ static const struct {
 } TESTS[] = {
     {"hip_registration", test_registration},
     {"hip_priority_hint", test_priority_hint},
+    {"hip_stopped_process", test_stopped_process},
     {"hip_null_stream", test_null_stream},
     {"hip_per_thread_stream", test_per_thread_stream},
     {"hip_spt_entry_points", test_spt_entry_points},
