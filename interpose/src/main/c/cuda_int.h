@@ -96,6 +96,10 @@
 /* tracker: kept from looking this long (20 of its looks), it cannot say when a batch it then finds
  * done ended, and the span teaches nothing (cuda_tracker.c, xqc_poll_stream) */
 #define BLIND_NS 2000000ull
+/* and a batch that began before such an absence and is found done this soon after it is counted
+ * unmeasured too: what a GPU ran meanwhile is found at the first look, but a device that stops
+ * with the process (the fake drivers' threads) may take some milliseconds to be run again */
+#define AFTER_BLIND_NS 10000000ull
 #define BUCKETS 256
 #define FREE_MARK_NS 2000000ull      /* memop streams with no limits in force: a mark every 2 ms of work (cuda_gate.c) */
 #define NSTUBS 2048                  /* trampolines (cuda_stubs.c) */

@@ -108,10 +108,22 @@ static int poll_tail(xstream *st, CUcontext c, CUcontext *cur, uint64_t now)
     return completions_seen(st, idle);
 }
 
-/* The tracker's latest wake later than it meant by over BLIND_NS (meant, woke): the process
- * stopped (SIGSTOP: a job scheduler's suspend, a debugger) or the tracker kept off the CPU. A
- * batch that began before it ended unseen somewhere in between. Tracker thread only. */
-static uint64_t g_late_meant, g_late_woke;
+/* The tracker's latest absence: back at g_late_woke, over BLIND_NS after it meant to be (from a
+ * nap, or between two readings of the clock in one pass): the process stopped (SIGSTOP: a job
+ * scheduler's suspend, a debugger) or the tracker kept off the CPU. A batch that began before it
+ * ended unseen somewhere in between. g_tick: its latest reading of the clock; g_nap: the nap it
+ * began then (0: none). Tracker thread only. */
+static uint64_t g_late_meant, g_late_woke, g_tick, g_nap;
+
+/* The tracker's clock: now, and an absence noted (other threads read the clock plainly). */
+static uint64_t tick(void)
+{
+    uint64_t t = now_ns();
+    if (!xqc_t_tracker) return t;
+    if (g_tick && t > g_tick + g_nap + BLIND_NS) g_late_meant = g_tick + g_nap, g_late_woke = t;
+    g_tick = t, g_nap = 0;
+    return t;
+}
 
 /* Counts the finished commands of st; returns whether work is still in flight. The done ones
  * are found at once (marks end in stream order: a binary search over the ring) and accounted
@@ -123,7 +135,7 @@ static uint64_t g_late_meant, g_late_woke;
 int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
 {
     int urgent = LD(&xqc_limit_waiters) > 0, memop = LD(&st->cmode) > 0;
-    uint64_t now = now_ns(), lim = memop ? MEMOP_LIMIT_NS : POLL_LIMIT_NS;
+    uint64_t now = tick(), lim = memop ? MEMOP_LIMIT_NS : POLL_LIMIT_NS;
     if (memop && LD(&st->n)) *gap = MEMOP_LIMIT_NS;
     if (now < st->poll_at && !(urgent && now - st->polled >= lim)) {
         *next = st->poll_at < *next ? st->poll_at : *next;
@@ -151,7 +163,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     else
         d = m ? m - 1 : 0;
 #undef DONE
-    uint64_t t = now_ns();
+    uint64_t t = tick();
     mu_lock(&st->mu);
     uint32_t count = 0, take = d + 1;
     uint64_t from = st->ring[head].t_launch > st->last_done ? st->ring[head].t_launch : st->last_done;
@@ -162,14 +174,14 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     uint64_t span = end > from ? end - from : 0, est = 0;
     /* the end is known to lie only in (the last look, now]: where the tracker was kept from
      * looking for BLIND_NS there (this stream watched and not looked at since), or the batch
-     * began before a late wake of the tracker and is found done just after it, the span is not a
-     * measurement. Taught, it would move the estimate by a quarter of the stop: GEMM processes
+     * began before an absence of the tracker and is found done within AFTER_BLIND_NS of its end,
+     * the span is not a measurement. Taught, it would move the estimate by a quarter of the stop: GEMM processes
      * stopped 1.5 s of every 3 read 180-203 ms for their 21 ms kernels, trainers' 20 us steps
      * 4-15 ms, and changed class (H200, session 55). A command that did end just after such a
-     * wake goes unmeasured: one sample lost. */
-    if (span && ((prev >= from && t > prev && t - prev > BLIND_NS) ||
-                 (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= BLIND_NS)))
-        span = 0;
+     * wake goes unmeasured: one sample lost. Its device time is charged at its launch estimates. */
+    int blind = span && ((prev >= from && t > prev && t - prev > BLIND_NS) ||
+                         (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= AFTER_BLIND_NS));
+    if (blind) span = 0;
     uint32_t scale = st->ring[head].scale; /* the batch's width: its first mark's (widths change seldom) */
     struct { uint64_t key, w, n; } part[RING];
     uint32_t parts = 0;
@@ -189,6 +201,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
     if (!st->in_flight) st->fl_est = 0;
     int idle = xqc_account_done(st, count, span, scale);
+    if (blind) st->run_ns += est;
     if (!st->in_flight && (st->pending || st->dq_n)) xqc_wait_begin(st, t);
     xqc_busy_update(st);
     int left = completions_seen(st, idle);
@@ -302,7 +315,7 @@ void *xqc_tracker_main(void *arg)
         int busy = 0;
         uint32_t word = LD(&g_tracker_word); /* a WAKE owed after this ends the nap below */
         send_owed(0); /* an arrival first: the node holds the others on it */
-        uint64_t next = now_ns() + POLL_NS, gap = POLL_LIMIT_NS;
+        uint64_t next = tick() + POLL_NS, gap = POLL_LIMIT_NS;
         pthread_mutex_lock(&xqc_query_mu);
         if (LD(&xqc_exiting)) { /* the driver goes away: query nothing more */
             pthread_mutex_unlock(&xqc_query_mu);
@@ -323,17 +336,17 @@ void *xqc_tracker_main(void *arg)
             busy |= LD(&xqc_deferred) != 0;
         }
         send_owed(1);
-        uint64_t now = now_ns();
+        uint64_t now = tick();
         if (busy || LD(&xqc_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
             idle_since = busy || LD(&xqc_owed) ? 0 : idle_since ? idle_since : now;
             uint64_t until = LD(&xqc_limit_waiters) || LD(&xqc_owed) ? now + gap : next;
             long want = until > now + gap ? (long)(until - now) : (long)gap;
             ST(&g_tracker_napping, 1);
             __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            g_tick = now, g_nap = (uint64_t)want;
             futex_wait(&g_tracker_word, word, want); /* a nap, cut short by xqc_tracker_wake_now */
             ST(&g_tracker_napping, 0);
-            uint64_t woke = now_ns();
-            if (woke > now + (uint64_t)want + BLIND_NS) g_late_meant = now + (uint64_t)want, g_late_woke = woke;
+            tick();
             if (xq_log_level >= 2) { /* how late its naps end: a late tracker refills a throttled stream late */
                 uint64_t late = now_ns() - now - (uint64_t)want;
                 xqc_nap[late < 10000 ? 0 : late < 50000 ? 1 : late < 100000 ? 2 : late < 500000 ? 3 : 4]++;
@@ -346,8 +359,11 @@ void *xqc_tracker_main(void *arg)
         uint32_t w = LD(&g_tracker_word);
         ST(&xqc_tracker_parked, 1);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (!LD(&xqc_busy) && !LD(&xqc_owed) && !LD(&xqc_closing) && !LD(&xqc_deferred))
+        if (!LD(&xqc_busy) && !LD(&xqc_owed) && !LD(&xqc_closing) && !LD(&xqc_deferred)) {
+            g_tick = now_ns(), g_nap = 1000000000ull;
             futex_wait(&g_tracker_word, w, 1000000000L);
+            tick();
+        }
         ST(&xqc_tracker_parked, 0);
     }
     return NULL;

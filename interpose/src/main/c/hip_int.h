@@ -61,6 +61,10 @@
 /* tracker: kept from looking this long, it cannot say when a batch it then finds done ended, and
  * the span teaches nothing (hip_tracker.c; as the CUDA interposer's) */
 #define BLIND_NS 2000000ull
+/* and a batch that began before such an absence and is found done this soon after it is counted
+ * unmeasured too: what a GPU ran meanwhile is found at the first look, but a device that stops
+ * with the process (the fake drivers' threads) may take some milliseconds to be run again */
+#define AFTER_BLIND_NS 10000000ull
 #define BUCKETS 256
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)

@@ -30,13 +30,24 @@ int xqh_poll_stream(xstream *st, uint64_t *next)
     return r;
 }
 
-/* The tracker's latest wake later than it meant by over BLIND_NS (meant, woke): the process
- * stopped or the tracker kept off the CPU; a batch that began before it ended unseen. Tracker only. */
-static uint64_t g_late_meant, g_late_woke;
+/* The tracker's latest absence, as the CUDA interposer's (cuda_tracker.c): back at g_late_woke,
+ * over BLIND_NS after it meant to be; g_tick its latest reading of the clock, g_nap the nap it
+ * began then. Tracker thread only (g_tracker). */
+static uint64_t g_late_meant, g_late_woke, g_tick, g_nap;
+static __thread int g_tracker;
+
+static uint64_t tick(void)
+{
+    uint64_t t = now_ns();
+    if (!g_tracker) return t;
+    if (g_tick && t > g_tick + g_nap + BLIND_NS) g_late_meant = g_tick + g_nap, g_late_woke = t;
+    g_tick = t, g_nap = 0;
+    return t;
+}
 
 static int poll_stream(xstream *st, uint64_t *next)
 {
-    uint64_t now = now_ns();
+    uint64_t now = tick();
     int urgent = LD(&xqh_limit_waiters) > 0;
     if (now < st->poll_at && !urgent) {
         if (st->poll_at < *next) *next = st->poll_at;
@@ -58,7 +69,7 @@ static int poll_stream(xstream *st, uint64_t *next)
         pthread_mutex_unlock(&st->mu);
     }
     if (!take) return 1;
-    uint64_t t = now_ns();
+    uint64_t t = tick();
     pthread_mutex_lock(&st->mu);
     uint32_t count = 0;
     uint64_t est = 0, from = st->ring[head].t_launch > st->last_done ? st->ring[head].t_launch : st->last_done;
@@ -67,13 +78,14 @@ static int poll_stream(xstream *st, uint64_t *next)
     st->n -= take;
     if (!st->n) ADD(&xqh_busy, -1);
     uint64_t span = t > from ? t - from : 0;
-    /* not watched to its end (the CUDA interposer's rule, cuda_tracker.c): counted, unmeasured */
-    if (span && ((prev >= from && t > prev && t - prev > BLIND_NS) ||
-                 (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= BLIND_NS)))
-        span = 0;
+    /* not watched to its end (the CUDA interposer's rule, cuda_tracker.c): counted, unmeasured,
+     * its device time charged at its launch estimates */
+    int blind = span && ((prev >= from && t > prev && t - prev > BLIND_NS) ||
+                         (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= AFTER_BLIND_NS));
+    if (blind) span = 0;
     st->last_done = t;
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
-    st->completed += count, st->in_flight -= count, st->active -= count, st->run_ns += span, st->cseq++;
+    st->completed += count, st->in_flight -= count, st->active -= count, st->run_ns += blind ? est : span, st->cseq++;
     if (!st->in_flight) st->fl_est = 0;
     if (span) {
         int64_t x = (int64_t)(span / count), e = (int64_t)st->estimate_ns;
@@ -130,11 +142,12 @@ void *xqh_tracker_main(void *arg)
     (void)arg;
     prctl(PR_SET_NAME, "xq-hip-tracker");
     prctl(PR_SET_TIMERSLACK, 1000UL);
+    g_tracker = 1;
     uint64_t idle_since = 0;
     for (;;) {
         if (LD(&xqh_exiting)) return NULL;
         int busy = 0;
-        uint64_t next = now_ns() + POLL_NS;
+        uint64_t next = tick() + POLL_NS;
         if (LD(&xqh_captures)) busy = 1; /* an event query could invalidate a global-mode capture */
         else
             for (xstream *st = LD(&xqh_all); st; st = st->next_all)
@@ -159,21 +172,25 @@ void *xqh_tracker_main(void *arg)
             }
             if (LD(&st->closing)) xqh_close_stream(st);
         }
-        uint64_t now = now_ns();
+        uint64_t now = tick();
         if (busy || LD(&xqh_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
             idle_since = busy || LD(&xqh_owed) ? 0 : idle_since ? idle_since : now;
             uint64_t gap = LD(&xqh_limit_waiters) || LD(&xqh_owed) ? POLL_LIMIT_NS : next > now ? next - now : POLL_LIMIT_NS;
             long want = (long)(gap < POLL_LIMIT_NS ? POLL_LIMIT_NS : gap);
+            g_nap = (uint64_t)want;
             sleep_ns(want);
-            uint64_t woke = now_ns();
-            if (woke > now + (uint64_t)want + BLIND_NS) g_late_meant = now + (uint64_t)want, g_late_woke = woke;
+            tick();
             continue;
         }
         idle_since = 0;
         uint32_t w = LD(&xqh_tracker_word);
         ST(&xqh_tracker_parked, 1);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (!LD(&xqh_busy) && !LD(&xqh_owed) && !LD(&xqh_closing)) futex_wait(&xqh_tracker_word, w, 1000000000L);
+        if (!LD(&xqh_busy) && !LD(&xqh_owed) && !LD(&xqh_closing)) {
+            g_tick = now_ns(), g_nap = 1000000000ull;
+            futex_wait(&xqh_tracker_word, w, 1000000000L);
+            tick();
+        }
         ST(&xqh_tracker_parked, 0);
     }
     return NULL;

@@ -352,5 +352,8 @@ void test_stopped_process(void)
     CHECK(stops == 3, "stopped %d times (want 3: the app ended early?)", stops);
     CHECK(settled > 1000000 && settled < 4000000, "estimate before the first stop %.2f ms (want 1-4)", settled / 1e6);
     CHECK(most < 6000000, "the estimate the node saw reached %.2f ms for 2 ms kernels (want under 6: a stop taught it)", most / 1e6);
+    /* the device time charged: the stops' batches at their launch estimates, not at 300 ms each */
+    double per = s->completed ? (double)s->run_ns / (double)s->completed / 1e6 : 0;
+    CHECK(per > 1.5 && per < 3.0, "device time per command %.2f ms over %lu commands (want 1.5-3)", per, (unsigned long)s->completed);
     printf("    estimate before the stops %.2f ms, the most seen %.2f ms (three stops of 300 ms)\n", settled / 1e6, most / 1e6);
 }
