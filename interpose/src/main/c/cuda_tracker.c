@@ -332,7 +332,9 @@ void *xqc_tracker_main(void *arg)
                 }
         pthread_mutex_unlock(&xqc_query_mu);
         if (LD(&xqc_deferred)) { /* completions seen, or the gate opened: make what may go now */
-            xqc_drain_all(0);
+            tick();
+            xqc_drain_all(0); /* launches made here may take milliseconds: the tracker's work, not an absence */
+            g_tick = now_ns();
             busy |= LD(&xqc_deferred) != 0;
         }
         send_owed(1);
