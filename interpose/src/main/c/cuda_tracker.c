@@ -178,7 +178,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
      * the span is not a measurement. Taught, it would move the estimate by a quarter of the stop: GEMM processes
      * stopped 1.5 s of every 3 read 180-203 ms for their 21 ms kernels, trainers' 20 us steps
      * 4-15 ms, and changed class (H200, session 55). A command that did end just after such a
-     * wake goes unmeasured: one sample lost. Its device time is charged at its launch estimates. */
+     * wake goes unmeasured: one sample lost. Its device time is charged at the stream's estimate. */
     int blind = span && ((prev >= from && t > prev && t - prev > BLIND_NS) ||
                          (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= AFTER_BLIND_NS));
     if (blind) span = 0;
@@ -201,7 +201,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
     if (!st->in_flight) st->fl_est = 0;
     int idle = xqc_account_done(st, count, span, scale);
-    if (blind) st->run_ns += est;
+    if (blind) st->run_ns += st->estimate_ns * count; /* at the stream's estimate: what the span would have said */
     if (!st->in_flight && (st->pending || st->dq_n)) xqc_wait_begin(st, t);
     xqc_busy_update(st);
     int left = completions_seen(st, idle);

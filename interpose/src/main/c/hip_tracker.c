@@ -79,13 +79,13 @@ static int poll_stream(xstream *st, uint64_t *next)
     if (!st->n) ADD(&xqh_busy, -1);
     uint64_t span = t > from ? t - from : 0;
     /* not watched to its end (the CUDA interposer's rule, cuda_tracker.c): counted, unmeasured,
-     * its device time charged at its launch estimates */
+     * its device time charged at the stream's estimate */
     int blind = span && ((prev >= from && t > prev && t - prev > BLIND_NS) ||
                          (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= AFTER_BLIND_NS));
     if (blind) span = 0;
     st->last_done = t;
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
-    st->completed += count, st->in_flight -= count, st->active -= count, st->run_ns += blind ? est : span, st->cseq++;
+    st->completed += count, st->in_flight -= count, st->active -= count, st->run_ns += blind ? st->estimate_ns * count : span, st->cseq++;
     if (!st->in_flight) st->fl_est = 0;
     if (span) {
         int64_t x = (int64_t)(span / count), e = (int64_t)st->estimate_ns;
