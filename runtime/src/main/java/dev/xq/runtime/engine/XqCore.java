@@ -812,7 +812,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 out.put(d.getKey(), shares);
                 continue;
             }
-            int[] widths = BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, bestEffortWidths);
+            // the cut by width only where no wide tenant is open above them: beside one (a graph, a
+            // large batch on a beat) the wide beats' gaps decide, and until a gap is found the parts
+            // are equal, as before session 55. By width there, the GEMMs of bulk+gemm+triton did
+            // 0.76-0.83 of native sharing in three runs, 1.00-1.01 without (the same calls, H200,
+            // session 56), the graph beside GEMMs and Triton 1.15-2.39 x its standalone P99 against 1.14-1.69
+            boolean byWidth = bestEffortWidths && !wideAbove(narrowing, d.getKey(), now);
+            int[] widths = BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
             if (widths == null) {
                 weights.remove(d.getKey());
                 continue;
@@ -1076,6 +1082,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         return SpaceRule.leave(total, widest, widestBusy, widestShared, me.estimatedCommandNanos(), held,
                 SpaceRule.DEFAULT_HOLD_BEHIND_WIDE);
+    }
+
+    /** Whether a queue wider than half the device is open above any of the narrowed processes' queues on {@code device}. */
+    private boolean wideAbove(List<ExternalQueueImpl> narrowing, String device, long now) {
+        for (ExternalQueueImpl e : narrowing) {
+            if (e.device().equals(device) && widePreferredOpen(e, now)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private final Object wideLock = new Object();

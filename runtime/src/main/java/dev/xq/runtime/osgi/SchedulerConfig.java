@@ -73,8 +73,10 @@ public @interface SchedulerConfig {
             + "ones (1 ms or less) by min(1, 2 x width)^0.75, once every process's command is known; a GEMM process then "
             + "gets nine sixteenths beside a bf16 trainer's seven instead of halves. On by default (measured on the H200 beside "
             + "an eager decoder: 21 ms GEMMs at 0.80-1.02 of native sharing against 0.72-0.88 with halves, in every one of 13 "
-            + "paired readings; the trainers beside them 1.00-1.63; the decoder's tail within the runs' spread). false gives "
-            + "equal parts there.")
+            + "paired readings; the trainers beside them 1.00-1.63; the decoder's tail within the runs' spread). Never beside "
+            + "a tenant wider than half the device (a graph, a large batch): there the wide beats' gaps decide and the parts "
+            + "are equal until one is found (by width there, GEMMs beside Triton and a large batch did 0.76-0.83 of native "
+            + "sharing against 1.00-1.01). false gives equal parts there.")
     boolean bestEffortWidths() default true;
 
     @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "
