@@ -300,6 +300,11 @@ public final class ExternalQueueImpl implements NodeQueue {
     }
 
     @Override
+    public boolean ownerStopped() {
+        return ProcessState.stopped(pid());
+    }
+
+    @Override
     public void fitGap(long availNanos, long now) {
         fitGapNanos = availNanos;
         fitGapAt = now;

@@ -210,6 +210,11 @@ final class ArrivalGuards {
         default void gap(long handle, long availNanos, long now) {
         }
 
+        /** Whether the queue's process is stopped now ({@link ScheduledQueue#ownerStopped}): its silence is not starving. */
+        default boolean stopped(long handle) {
+            return false;
+        }
+
         /** @return the multiprocessors this decision narrowed the queue to leave, 0 when not narrowed */
         int narrowed(long handle);
 
@@ -1172,7 +1177,7 @@ final class ArrivalGuards {
             }
             QueueSpace sb = space.space(b.handle());
             long command = atWidth(b.estimatedCommandNanos(), space.fraction(b.handle()));
-            if (!sb.narrowable() || command <= 0 || starved(b, now)) {
+            if (!sb.narrowable() || command <= 0 || starved(b, now, space)) {
                 continue;
             }
             boolean wide = false;
@@ -1317,7 +1322,8 @@ final class ArrivalGuards {
                     + ", on the device less a narrow tenant's reserve " + tracePartly + " (kept: its command too long for the gap there, or the reserve no"
                     + " narrower " + traceReserveTooWide + "), held " + traceHeld + " (" + traceLearning + " while a beat was learnt), let go within the hold at a request's commands "
                     + traceCounted + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
-                    + traceBlocked + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
+                    + traceBlocked + ", not taken as starving while stopped " + stoppedNotStarving
+                    + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
         return wake;
     }
@@ -1388,6 +1394,8 @@ final class ArrivalGuards {
         /** How long it was left narrowed the latest time, and when that ended; 0 before. */
         long lastOff;
         long lastOffEnd;
+        /** Whether its process was stopped at the latest look past the limit: back since, its wait begins at the next. */
+        boolean stopped;
     }
 
     private final Map<Long, Progress> progress = new HashMap<>();
@@ -1412,11 +1420,12 @@ final class ArrivalGuards {
             // progress, or the first look (or the first after a long while without a wide beat)
             p.completed = b.completed();
             p.at = now;
+            p.stopped = false;
         }
         p.limit = limit;
     }
 
-    private boolean starved(QueueView b, long now) {
+    private boolean starved(QueueView b, long now, Space space) {
         Progress p = progress.get(b.handle());
         if (p == null) {
             return false;
@@ -1430,6 +1439,15 @@ final class ArrivalGuards {
             return false;
         }
         if (p.at != 0 && b.completed() == p.completed && now - p.at > p.limit && now - p.at <= 2 * p.limit) {
+            boolean stoppedNow = space.stopped(b.handle());
+            if (stoppedNow || p.stopped) {
+                // its process is stopped (or was at the last look, and is back since): nothing ended
+                // because nothing of it ran; its wait begins again
+                p.stopped = stoppedNow;
+                p.at = now;
+                stoppedNotStarving++;
+                return false;
+            }
             long off = p.lastOffEnd != 0 && now - p.lastOffEnd < STARVED_MEMORY_NANOS
                     ? Math.min(STARVED_OFF_NANOS, 2 * p.lastOff) : STARVED_FIRST_OFF_NANOS;
             p.lastOff = off;
@@ -1463,7 +1481,7 @@ final class ArrivalGuards {
      * So a guard that cannot be met costs its queue at most one command a round of four of A's
      * periods, and A at most the request that command runs into.
      */
-    private boolean guardStarved(QueueView b, long now, long period, long command) {
+    private boolean guardStarved(QueueView b, long now, long period, long command, Space space) {
         Progress p = guarded.computeIfAbsent(b.handle(), h -> new Progress());
         if (p.offUntil != 0) {
             if (b.completed() == p.completed && now - p.offUntil < 0) {
@@ -1479,10 +1497,20 @@ final class ArrivalGuards {
             p.completed = b.completed();
             p.at = waiting ? now : 0;
             p.limit = limit;
+            p.stopped = false;
             return false;
         }
         p.limit = limit;
         if (now - p.at <= limit) {
+            return false;
+        }
+        boolean stoppedNow = space.stopped(b.handle());
+        if (stoppedNow || p.stopped) {
+            // its process is stopped (or was at the last look, and is back since): it waited because
+            // it could not launch, not because of the guard; its wait begins again
+            p.stopped = stoppedNow;
+            p.at = now;
+            stoppedNotStarving++;
             return false;
         }
         p.offUntil = now + STARVED_FIRST_OFF_NANOS;
@@ -1505,6 +1533,16 @@ final class ArrivalGuards {
 
     /** How many times a queue went unguarded because the guard refused its every command. */
     private long starvedGuards;
+
+    /**
+     * How many times a queue that would have been taken as starving (under the wide beats or a
+     * guard) was not, its process being stopped.
+     */
+    private long stoppedNotStarving;
+
+    long stoppedNotStarving() {
+        return stoppedNotStarving;
+    }
 
     long starvedGuards() {
         return starvedGuards;
@@ -1564,7 +1602,7 @@ final class ArrivalGuards {
                     // unguarded, it runs between A's requests and is held during them
                     continue;
                 }
-                if (guardStarved(bv, now, beat.periodNanos(), command)) {
+                if (guardStarved(bv, now, beat.periodNanos(), command, space)) {
                     continue; // as one that never fits, for a while
                 }
                 if (want == null) {

@@ -92,6 +92,15 @@ public interface ScheduledQueue {
     }
 
     /**
+     * Whether the process that owns this queue is stopped now (SIGSTOP, a debugger, job control):
+     * it can neither launch nor see its commands end, so its making no progress says nothing of
+     * how the scheduler treats it. Default: never (the node's own queues).
+     */
+    default boolean ownerStopped() {
+        return false;
+    }
+
+    /**
      * @return whether best-effort processes take turns on all of what they may use and it is
      *     another's turn: the wide beats then hold it between a wide queue's requests too
      */

@@ -674,6 +674,12 @@ public final class Scheduler {
             }
 
             @Override
+            public boolean stopped(long handle) {
+                ScheduledQueue q = byHandle.get(handle);
+                return q != null && q.ownerStopped();
+            }
+
+            @Override
             public void unnarrow(long handle, boolean hold) {
                 decidedActions.unnarrow(handle, hold);
             }

@@ -535,10 +535,16 @@ class ArrivalGuardsTest {
         final Map<Long, Long> gaps = new java.util.HashMap<>();
         int parts = 1;
         boolean offTurn;
+        final java.util.Set<Long> stopped = new java.util.HashSet<>();
 
         @Override
         public boolean offTurn(long handle) {
             return offTurn && handle == B;
+        }
+
+        @Override
+        public boolean stopped(long handle) {
+            return stopped.contains(handle);
         }
 
         @Override
@@ -889,6 +895,68 @@ class ArrivalGuardsTest {
         assertTrue(first >= 19 && first <= 21, "half a second (20 periods) the first time: " + seen);
         assertTrue(second >= 39 && second <= 41, "twice as long the second: " + seen);
         assertTrue(spells.get(1)[0] - spells.get(0)[1] <= 8, "starving again soon after it was let go: " + seen);
+    }
+
+    /**
+     * A queue whose process is stopped (SIGSTOP: the paired reading stops best-effort processes
+     * 1.5 s of every 3) completes nothing because nothing of it runs: not starving. On the H200 a
+     * stopped GEMM process was taken as starving four times in 12 s and left narrowed for 0.5, 1, 2
+     * and 4 s (0.56 of native sharing, session 56). Its wait begins again at each look while it is
+     * stopped; back and still completing nothing, it is taken as starving after the usual limit.
+     */
+    @Test
+    void aStoppedProcessUnderAWideBeatIsNotTakenAsStarving() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t = 1000 * MS;
+        int firstNarrowed = -1;
+        for (int i = 0; i < 100; i++) {
+            long at = t + i * 25 * MS;
+            QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, 7 /* never moves */, 15 * MS,
+                    List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+            for (int half = 0; half < 2; half++) {
+                TestSpace sp = space(132, 1, List.of());
+                if (i < 60) {
+                    sp.stopped.add(B); // stopped for the first 1.5 s
+                }
+                java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+                guards.update("hpf", at + half * 2 * MS, List.of(prioritized(A, 2, half == 0, half == 0 ? at : 0, 0), b), decided, sp);
+                if (half == 1 && i > 3 && sp.narrowed(B) > 0 && firstNarrowed < 0) {
+                    firstNarrowed = i;
+                }
+            }
+        }
+        assertTrue(guards.stoppedNotStarving() > 0, "taken for stopped, not starving: " + guards.stoppedNotStarving());
+        // back at period 60; four periods and a command (115 ms) without a completion after that: starving
+        assertTrue(firstNarrowed >= 60 + 4 && firstNarrowed <= 60 + 8,
+                "never narrowed for starving while stopped; after it is back, once the limit has passed: at period " + firstNarrowed);
+    }
+
+    /**
+     * The same under an arrival guard: a process stopped with a launch held (nothing of it on the
+     * device) waits because it cannot launch, and keeps its guard.
+     */
+    @Test
+    void aStoppedProcessKeepsItsGuard() {
+        long command = 20 * MS;
+        ArrivalGuards guards = new ArrivalGuards();
+        long t = 1000 * MS;
+        boolean everGuarded = false;
+        for (int i = 0; i < 40; i++) {
+            long at = t + i * 25 * MS;
+            QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, 7, command, List.of(),
+                    PreemptionLevel.BLOCK);
+            TestSpace sp = new TestSpace();
+            sp.stopped.add(B);
+            guards.update("hpf", at, List.of(view(A, true, false, at), b), Map.of(B, true), sp);
+            guards.update("hpf", at + 2 * MS, List.of(view(A, false, false, 0), b), Map.of(B, false), sp);
+            everGuarded |= guards.given().containsKey(B);
+            if (everGuarded) {
+                assertTrue(guards.given().containsKey(B), "guarded throughout once guarded, at period " + i);
+            }
+        }
+        assertTrue(everGuarded, "B is guarded once A's beat is known");
+        assertEquals(0, guards.starvedGuards(), "never dropped for starving while stopped");
+        assertTrue(guards.stoppedNotStarving() > 0);
     }
 
     /**
