@@ -299,9 +299,22 @@ public final class ExternalQueueImpl implements NodeQueue {
         return Math.min(1.0, partSms(total, 0, k, w, o) / (double) total);
     }
 
+    /** How long a look at the process's state stands: the node asks at every decision (parts, turns). */
+    static final long STOPPED_LOOK_NANOS = 20_000_000L;
+    private volatile long stoppedLookAt;
+    private volatile boolean stoppedSeen;
+
     @Override
     public boolean ownerStopped() {
-        return ProcessState.stopped(pid());
+        long now = System.nanoTime();
+        long at = stoppedLookAt;
+        if (at != 0 && now - at < STOPPED_LOOK_NANOS) {
+            return stoppedSeen;
+        }
+        boolean stopped = ProcessState.stopped(pid());
+        stoppedSeen = stopped;
+        stoppedLookAt = now;
+        return stopped;
     }
 
     @Override

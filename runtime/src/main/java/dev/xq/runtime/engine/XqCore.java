@@ -550,12 +550,15 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 if (narrowingViews != null) {
                     narrowingViews.put(e.handle(), v);
                 }
-                if (v.ready()) {
-                    lastBusy.put(e.pid(), now);
-                }
                 Long last = lastBusy.get(e.pid());
-                // a process between two steps of its work (a training loop's host side) still has its part
-                if (v.ready() || (last != null && now - last < PART_LINGER_NANOS)) {
+                // a process between two steps of its work (a training loop's host side) still has its
+                // part; a stopped one (SIGSTOP: a batch system's suspend, job control, a debugger) has
+                // none, whatever its counters, frozen with it, say: its part and its turns go to the
+                // others until it is back (its first completion brings a decision)
+                if ((v.ready() || (last != null && now - last < PART_LINGER_NANOS)) && !e.ownerStopped()) {
+                    if (v.ready()) {
+                        lastBusy.put(e.pid(), now);
+                    }
                     active.computeIfAbsent(v.device(), d -> new java.util.TreeSet<>()).add(e.pid());
                 }
             }

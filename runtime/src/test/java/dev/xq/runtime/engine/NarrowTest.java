@@ -609,6 +609,48 @@ class NarrowTest {
     }
 
     /**
+     * A stopped process (SIGSTOP: a batch system's suspend, job control) gives its part up: its
+     * counters, frozen with it, still say it has work, but the others split the device without it
+     * (one left: all of it) until it is back. A real process stands in for it, stopped and
+     * continued.
+     */
+    @Test
+    void aStoppedProcessGivesItsPartUpUntilItIsBack() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/stat")), "Linux /proc");
+        Process sleeper = new ProcessBuilder("sleep", "60").start();
+        try {
+            long pid = sleeper.pid();
+            SpaceOwner train = new SpaceOwner(true, 132);
+            SpaceOwner gemm = new SpaceOwner(true, 132);
+            ExternalQueue qt = open("train", pid, 1, train);
+            ExternalQueue qg = open("gemm", 12, 1, gemm);
+            train.counters = busy(200_000);
+            qt.changed();
+            gemm.counters = busy(21_000_000);
+            qg.changed();
+            assertTrue(eventually(() -> train.part().endsWith("+7/16") && gemm.part().endsWith("+9/16")),
+                    "by width: " + train.parts + " " + gemm.parts);
+            ProcessStateTest.signal("-STOP", pid);
+            assertTrue(eventually(() -> ProcessState.stopped(pid)), "stopped");
+            Thread.sleep(2 * ExternalQueueImpl.STOPPED_LOOK_NANOS / 1_000_000);
+            qg.changed();
+            assertTrue(eventually(() -> {
+                qg.changed();
+                return gemm.part().equals("0/1");
+            }), "the trainer stopped, its counters still busy: the GEMMs have all of it: " + gemm.parts);
+            ProcessStateTest.signal("-CONT", pid);
+            Thread.sleep(2 * ExternalQueueImpl.STOPPED_LOOK_NANOS / 1_000_000);
+            assertTrue(eventually(() -> {
+                qt.changed();
+                return train.part().endsWith("+7/16") && gemm.part().endsWith("+9/16");
+            }), "back: by width again: " + train.parts + " " + gemm.parts);
+        } finally {
+            sleeper.destroyForcibly();
+            sleeper.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * Without a wide tenant above them, a cut by width in force gives way to a new cut (a process
      * that changes class) only once nothing of theirs is in flight, as any new cut for the same
      * processes: a part moved onto multiprocessors where another's kernel still runs slows it.

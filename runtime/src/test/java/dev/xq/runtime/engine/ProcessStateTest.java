@@ -50,7 +50,7 @@ class ProcessStateTest {
         }
     }
 
-    private static void signal(String sig, long pid) throws Exception {
+    static void signal(String sig, long pid) throws Exception {
         Process k = new ProcessBuilder("kill", sig, Long.toString(pid)).inheritIO().start();
         assertTrue(k.waitFor(5, TimeUnit.SECONDS) && k.exitValue() == 0, "kill " + sig + " " + pid);
     }
