@@ -4,6 +4,7 @@
 #   MIXES=all SECS=8 MODES=standalone,native,xq sh bench/gpu/mix-run.sh "$OUT"
 # (MIXES is ';'-separated, one ./xq bench call each; an entry custom=bulk+gemm+trainbf16 runs a mix of one's own)
 # (PAUSE=S: the paired reading, the BE tenants stopped S s of every 2 S; bench/README.md)
+# (ORDER=listed: the modes in the order MODES lists them, after standalone/xq-alone: an A/B both ways round)
 # Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz. KILLCHECK=1: the node
 # killed beside one MPS client; KILLCHECK=2: killed while it narrows one (a decoder beside GEMMs). Where nvidia-smi is, the GPU's
 # clocks, power, temperature, utilization and throttle reasons are sampled every 100 ms during each run
@@ -45,7 +46,7 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
     custom=*) sel="mixes=none $m" ;;
     *) sel="mixes=$m" ;;
   esac
-  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" $sel modes="${MODES:-standalone,native,xq}" ${ALT:+alt="$ALT"} ${PAUSE:+pause="$PAUSE"} \
+  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" $sel modes="${MODES:-standalone,native,xq}" ${ALT:+alt="$ALT"} ${PAUSE:+pause="$PAUSE"} ${ORDER:+order="$ORDER"} \
     --json "$res/mix-$i.json" > "$res/mix-$i.txt" 2>&1
   rc=$?
   if [ -n "$sampler" ]; then

@@ -202,6 +202,9 @@ public final class MixScenario implements Scenario {
                         + "daemon unless mps_pipe names another"),
                 ParamSpec.text("alt", "", "xq-alt mode: dev.xq.host settings for that mode, KEY:VALUE[;KEY:VALUE] (e.g. "
                         + "mpsBestEffortShare:50), integers and true/false as such"),
+                ParamSpec.choice("order", "fixed", List.of("fixed", "listed"), "the order of the modes within each mix: fixed, "
+                        + String.join(", ", MODES) + "; listed, standalone and xq-alone first, then the others as modes= lists "
+                        + "them (an A/B run both ways round: modes=native,xq-alt,xq)"),
                 ParamSpec.choice("policy", "hpf", Processes.POLICIES, "policy deciding in the xq mode"),
                 ParamSpec.choice("python", "python3", List.of("python3", "python"), "the Python to run (cuda)"),
                 ParamSpec.integer("be_share", 50, 1, 100, "mps mode: BE tenants' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
@@ -423,6 +426,29 @@ public final class MixScenario implements Scenario {
      * keys are dev.xq.host's, or {@code PID/KEY} for another one (a policy's, say
      * {@code dev.xq.policy.hpf/holdBehindWide:false}).
      */
+    /**
+     * The modes in the order each mix runs them: {@code fixed}, the order of {@link #MODES};
+     * {@code listed}, the modes a mix is judged against run alone ({@code standalone},
+     * {@code xq-alone}) first, then the others in the order given (each once).
+     */
+    static List<String> modeOrder(List<String> given, String order) {
+        if (!order.equals("listed")) {
+            return MODES.stream().filter(given::contains).toList();
+        }
+        List<String> out = new ArrayList<>();
+        for (String alone : List.of("standalone", "xq-alone")) {
+            if (given.contains(alone)) {
+                out.add(alone);
+            }
+        }
+        for (String m : given) {
+            if (!out.contains(m)) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
     static Map<String, Map<String, Object>> modeSettings(String mode, String alt) {
         Map<String, Map<String, Object>> m = new LinkedHashMap<>();
         switch (mode) {
@@ -475,7 +501,7 @@ public final class MixScenario implements Scenario {
                     + "so seconds must be at least 4 x pause (or pause=0, the default: no stops). Nothing was run.");
         }
         List<Mix> mixes = select(p.strings("mixes"), p.string("custom"));
-        List<String> modes = MODES.stream().filter(p.strings("modes")::contains).toList();
+        List<String> modes = modeOrder(p.strings("modes"), p.string("order"));
         String mpsPipe = p.string("mps_pipe");
         if (modes.contains("mps") && mpsPipe.isBlank()) {
             mpsPipe = Processes.hostMpsPipe(ctx);

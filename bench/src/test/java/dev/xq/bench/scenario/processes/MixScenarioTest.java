@@ -36,6 +36,15 @@ class MixScenarioTest {
 
     private static final MixScenario MIX = new MixScenario();
 
+    /** order=listed runs an A/B both ways round; the alone modes still come first (the others are judged against them). */
+    @Test
+    void modesRunInTheFixedOrderOrAsListed() {
+        List<String> given = List.of("xq-alt", "native", "standalone", "xq", "xq-alt");
+        assertEquals(List.of("standalone", "native", "xq", "xq-alt"), MixScenario.modeOrder(given, "fixed"));
+        assertEquals(List.of("standalone", "xq-alt", "native", "xq"), MixScenario.modeOrder(given, "listed"));
+        assertEquals(List.of("xq-alone", "mps", "xq"), MixScenario.modeOrder(List.of("mps", "xq-alone", "xq"), "listed"));
+    }
+
     @Test
     void lcGoalBoundsXqByStandaloneAndByNativeWhereNativeIsWithinIt() {
         // native beyond the bound: xq within 1.10 x standalone is enough
