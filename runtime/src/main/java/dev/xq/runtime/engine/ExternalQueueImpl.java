@@ -299,6 +299,95 @@ public final class ExternalQueueImpl implements NodeQueue {
         return Math.min(1.0, partSms(total, 0, k, w, o) / (double) total);
     }
 
+    /** Whether it had work at the last decision's view: only then does the loop's sweep read its counters. */
+    private volatile boolean busyAtView;
+    /** guarded by this: the counters' moving parts when they last moved, and when (0: idle) */
+    private long frozenLaunched = -1;
+    private long frozenCompleted = -1;
+    private int frozenPending = -1;
+    private long frozenSince;
+    /** guarded by this: when the process's state was last looked at while frozen (0: not yet), and what it was */
+    private long frozenLookAt;
+    private boolean frozenStopped;
+
+    /**
+     * The counters as the scheduler sees them ({@link #view}): a stopped process's counters are
+     * frozen with it and say it has work it cannot do, held in a launch call or launched before the
+     * stop; the scheduler takes it as idle instead, so that a latency-critical process stopped in
+     * its request (a debugger, job control) does not hold the others for as long as it stays
+     * stopped, nor a best-effort one keep a part or a turn. Only counters that have not moved for
+     * {@link #FROZEN_LOOK_NANOS} while it has work are looked behind; a look stands as long. Its
+     * first completion or launch after it is back moves them and it has work again.
+     */
+    private ExternalCounters asScheduled(ExternalCounters c, long now) {
+        busyAtView = c.ready() && spec.pid() > 0;
+        if (!c.ready() || spec.pid() <= 0) {
+            frozenSince = 0;
+            frozenStopped = false;
+            return c;
+        }
+        if (frozenSince == 0 || c.launched() != frozenLaunched || c.completed() != frozenCompleted || c.pending() != frozenPending) {
+            frozenLaunched = c.launched();
+            frozenCompleted = c.completed();
+            frozenPending = c.pending();
+            frozenSince = now;
+            frozenLookAt = 0;
+            frozenStopped = false;
+            return c;
+        }
+        if (now - frozenSince < FROZEN_LOOK_NANOS) {
+            return c;
+        }
+        if (frozenLookAt == 0 || now - frozenLookAt >= FROZEN_LOOK_NANOS) {
+            frozenStopped = ownerStopped();
+            frozenLookAt = now;
+        }
+        return frozenStopped ? new ExternalCounters(0, 0, c.launched(), c.completed(), c.failed(), c.runNanos(), c.estimateNanos(), 0) : c;
+    }
+
+    /**
+     * The scheduler's loop, off the decision path: where the queue has work and its counters have
+     * stood still for {@link #FROZEN_LOOK_NANOS} (and it was not looked at for as long), looks at
+     * whether its process is stopped. @return whether that changed (the next decision's view shows
+     * it: the scheduler decides again)
+     */
+    boolean sweepStopped(long now) {
+        if (!busyAtView) {
+            return false; // idle at the last decision (asleep, most of thousands): its counters are not read
+        }
+        ExternalCounters c = counters();
+        synchronized (this) {
+            if (closed || !c.ready() || spec.pid() <= 0) {
+                return false;
+            }
+            if (frozenSince == 0 || c.launched() != frozenLaunched || c.completed() != frozenCompleted || c.pending() != frozenPending) {
+                frozenLaunched = c.launched();
+                frozenCompleted = c.completed();
+                frozenPending = c.pending();
+                frozenSince = now;
+                frozenLookAt = 0;
+                boolean was = frozenStopped;
+                frozenStopped = false;
+                return was;
+            }
+            if (now - frozenSince < FROZEN_LOOK_NANOS || (frozenLookAt != 0 && now - frozenLookAt < FROZEN_LOOK_NANOS)) {
+                return false;
+            }
+            boolean was = frozenStopped;
+            frozenStopped = ownerStopped();
+            frozenLookAt = now;
+            return frozenStopped != was;
+        }
+    }
+
+    /**
+     * How long a queue's counters must stand still while it has work before the scheduler looks at
+     * whether its process is stopped ({@link #asScheduled}): longer than most commands (a 21 ms GEMM
+     * moves them every 21 ms), short beside the stops it is for (a debugger, job control, a batch
+     * system's suspend: seconds); and then as often.
+     */
+    static final long FROZEN_LOOK_NANOS = 100_000_000L;
+
     /** How long a look at the process's state stands: the node asks at every decision (parts, turns). */
     static final long STOPPED_LOOK_NANOS = 20_000_000L;
     private volatile long stoppedLookAt;
@@ -517,6 +606,7 @@ public final class ExternalQueueImpl implements NodeQueue {
             if (closed) {
                 return null;
             }
+            c = asScheduled(c, System.nanoTime());
             return new QueueView(handle, spec.name(), spec.device(), spec.group(), c.ready(), suspendedByScheduler,
                     suspendedByApp, c.ready() ? c.readySinceNanos() : 0, c.runNanos(), lastResumedNanos, c.pending(), c.inFlight(),
                     c.completed(), c.estimateNanos(), hintList, PreemptionLevel.BLOCK);

@@ -535,6 +535,23 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return turnWake;
     }
 
+    /**
+     * Off the decision path (the scheduler's loop thread): whether a process with work whose
+     * counters have stood still was found stopped, or back, since the last look
+     * ({@link ExternalQueueImpl#sweepStopped}); then the scheduler decides again. Without it the
+     * decision made before a stop would stand for as long as nothing else happens.
+     */
+    @Override
+    public boolean sweepStopped(long now) {
+        boolean changed = false;
+        for (NodeQueue q : queues.values()) {
+            if (q instanceof ExternalQueueImpl e) {
+                changed |= e.sweepStopped(now);
+            }
+        }
+        return changed;
+    }
+
     private void parts(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {
         Map<String, java.util.TreeSet<Long>> active = null;
         List<ExternalQueueImpl> narrowing = null;

@@ -95,6 +95,16 @@ public final class Scheduler {
         }
 
         /**
+         * Looks, off the decision path (the loop thread, every {@value Scheduler#STOPPED_SWEEP_NANOS}
+         * ns), at the processes behind queues that have work but whose counters stand still: a
+         * stopped one's are frozen with it. @return whether one was found stopped or back (then the
+         * scheduler decides again)
+         */
+        default boolean sweepStopped(long now) {
+            return false;
+        }
+
+        /**
          * @return whether any open queue may have a place in space ({@link ScheduledQueue#space()}):
          *     only then are views given their spaces (cheap, called every decision)
          */
@@ -476,6 +486,10 @@ public final class Scheduler {
 
     /** How often the loop thread asks the drivers for their devices again. */
     private static final long DEVICE_RENEWAL_NANOS = 50_000_000L;
+    /** How often the loop looks for stopped processes behind queues with work ({@link Source#sweepStopped}). */
+    static final long STOPPED_SWEEP_NANOS = 50_000_000L;
+    /** The loop thread's: when it last looked. */
+    private long stoppedSweptNanos;
     private volatile long devicesRenewedNanos; // written by the loop thread
 
     private void run(int gen) {
@@ -498,6 +512,17 @@ public final class Scheduler {
                     }
                 } catch (RuntimeException e) {
                     log.error("renewing the device list failed", e);
+                }
+            }
+            if (now - stoppedSweptNanos >= STOPPED_SWEEP_NANOS) {
+                stoppedSweptNanos = now;
+                try {
+                    if (source.sweepStopped(now) && !dirty.get()) {
+                        firstEventNanos.compareAndSet(0, now); // a process stopped or back: decide again
+                        dirty.set(true);
+                    }
+                } catch (RuntimeException e) {
+                    log.error("looking for stopped processes failed", e);
                 }
             }
             if (dormant.sweepDue(now) && dormant.sweep(now)) {

@@ -170,6 +170,43 @@ class NarrowTest {
     }
 
     /**
+     * A latency-critical process stopped in its request (a debugger, job control: its counters,
+     * frozen with it, still say it has work) holds no one for as long as it stays stopped: once its
+     * counters have stood still for {@link ExternalQueueImpl#FROZEN_LOOK_NANOS} the node looks at
+     * its state, on its own (no event comes from anyone), and takes it as idle; back, and its
+     * counters moving, it has work again. A real process stands in for it, stopped and continued.
+     */
+    @Test
+    void aLatencyCriticalProcessStoppedInItsRequestHoldsNoOne() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/stat")), "Linux /proc");
+        Process sleeper = new ProcessBuilder("sleep", "60").start();
+        try {
+            long pid = sleeper.pid();
+            SpaceOwner train = new SpaceOwner(true, 132);
+            SpaceOwner serve = new SpaceOwner(false, 21);
+            ExternalQueue qt = open("train", 11, 1, train);
+            ExternalQueue qs = open("serve", pid, 2, serve);
+            train.counters = busy(200_000);
+            qt.changed();
+            serve.counters = busy(50_000);
+            qs.changed();
+            assertTrue(eventually(() -> train.reserve() == 24), "narrowed beside serve's request: " + train.reserves);
+            Thread.sleep(2 * ExternalQueueImpl.FROZEN_LOOK_NANOS / 1_000_000);
+            assertEquals(24, train.reserve(), "serve's counters standing still, its process running: still narrowed");
+            ProcessStateTest.signal("-STOP", pid);
+            assertTrue(eventually(() -> train.reserve() == 0), "serve stopped in its request: the whole device: " + train.reserves);
+            assertEquals(QueueState.READY, core.find(qs.handle()).orElseThrow().status().state(), "its status shows its counters as they are");
+            ProcessStateTest.signal("-CONT", pid);
+            serve.counters = new ExternalCounters(1, 4, 11, 10, 0, 9_000_000, 50_000, System.nanoTime()); // back: one more done
+            qs.changed();
+            assertTrue(eventually(() -> train.reserve() == 24), "back and working: narrowed again: " + train.reserves);
+        } finally {
+            sleeper.destroyForcibly();
+            sleeper.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * Narrowed beside a narrow preferred queue, a queue has the alone window while nothing wider
      * than half the device is open above it, and the narrowed window (500 us) once such a queue is
      * open, idle or not: that one holds it when it arrives and waits for what it left in flight.
