@@ -316,8 +316,9 @@ public final class ExternalQueueImpl implements NodeQueue {
      * stop; the scheduler takes it as idle instead, so that a latency-critical process stopped in
      * its request (a debugger, job control) does not hold the others for as long as it stays
      * stopped, nor a best-effort one keep a part or a turn. Only counters that have not moved for
-     * {@link #FROZEN_LOOK_NANOS} while it has work are looked behind; a look stands as long. Its
-     * first completion or launch after it is back moves them and it has work again.
+     * {@link #FROZEN_LOOK_NANOS} while it has work are looked behind, by the scheduler's loop
+     * ({@link #sweepStopped}); its first completion or launch after it is back moves them and it
+     * has work again.
      */
     private ExternalCounters asScheduled(ExternalCounters c, long now) {
         busyAtView = c.ready() && spec.pid() > 0;
@@ -335,13 +336,7 @@ public final class ExternalQueueImpl implements NodeQueue {
             frozenStopped = false;
             return c;
         }
-        if (now - frozenSince < FROZEN_LOOK_NANOS) {
-            return c;
-        }
-        if (frozenLookAt == 0 || now - frozenLookAt >= FROZEN_LOOK_NANOS) {
-            frozenStopped = ownerStopped();
-            frozenLookAt = now;
-        }
+        // the look itself is the scheduler's loop's (sweepStopped): no file is read on the decision path
         return frozenStopped ? new ExternalCounters(0, 0, c.launched(), c.completed(), c.failed(), c.runNanos(), c.estimateNanos(), 0) : c;
     }
 
