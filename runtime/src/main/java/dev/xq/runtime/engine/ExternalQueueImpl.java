@@ -340,6 +340,11 @@ public final class ExternalQueueImpl implements NodeQueue {
         return frozenStopped ? new ExternalCounters(0, 0, c.launched(), c.completed(), c.failed(), c.runNanos(), c.estimateNanos(), 0) : c;
     }
 
+    /** Whether the scheduler's loop last found its process stopped, its counters not moved since (no file read here). */
+    synchronized boolean seenStopped() {
+        return frozenStopped;
+    }
+
     /**
      * The scheduler's loop, off the decision path: where the queue has work and its counters have
      * stood still for {@link #FROZEN_LOOK_NANOS} (and it was not looked at for as long), looks at

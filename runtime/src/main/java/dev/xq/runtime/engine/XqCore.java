@@ -571,8 +571,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 // a process between two steps of its work (a training loop's host side) still has its
                 // part; a stopped one (SIGSTOP: a batch system's suspend, job control, a debugger) has
                 // none, whatever its counters, frozen with it, say: its part and its turns go to the
-                // others until it is back (its first completion brings a decision)
-                if ((v.ready() || (last != null && now - last < PART_LINGER_NANOS)) && !e.ownerStopped()) {
+                // others until it is back (the scheduler's loop finds it stopped, and back, and has
+                // the scheduler decide again: ExternalQueueImpl.sweepStopped)
+                if ((v.ready() || (last != null && now - last < PART_LINGER_NANOS)) && !e.seenStopped()) {
                     if (v.ready()) {
                         lastBusy.put(e.pid(), now);
                     }
