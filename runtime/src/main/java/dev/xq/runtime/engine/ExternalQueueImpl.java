@@ -370,7 +370,11 @@ public final class ExternalQueueImpl implements NodeQueue {
                 frozenStopped = false;
                 return was;
             }
-            if (now - frozenSince < FROZEN_LOOK_NANOS || (frozenLookAt != 0 && now - frozenLookAt < FROZEN_LOOK_NANOS)) {
+            // found stopped, it is looked at again at each of the loop's looks (50 ms apart): back,
+            // it waits for the look that finds it so (its process, waiting for launches it had
+            // announced, sends nothing new); running with its counters still, every 100 ms
+            long again = frozenStopped ? STOPPED_LOOK_NANOS : FROZEN_LOOK_NANOS;
+            if (now - frozenSince < FROZEN_LOOK_NANOS || (frozenLookAt != 0 && now - frozenLookAt < again)) {
                 return false;
             }
             boolean was = frozenStopped;
