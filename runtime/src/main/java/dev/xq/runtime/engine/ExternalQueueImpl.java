@@ -346,6 +346,23 @@ public final class ExternalQueueImpl implements NodeQueue {
     }
 
     /**
+     * Whether a decision to let it go is taken as a hold: its process was found stopped with work
+     * (the policy sees it idle, {@link #asScheduled}, and hpf lets an idle queue go where nothing
+     * above it is ready). Stopped, it launches nothing either way; continued, what it had announced
+     * before the stop would go to the device at once through a gate the policy left open, without
+     * the decision that places it (its turn, its part, its guard). Three GEMM processes stopped
+     * 1.5 s of every 3 beside a large batch, taking turns on its gaps: after a continue the one
+     * whose turn it was waited 64 ms for another's kernels, two read 27 ms for their 21.6 ms ones
+     * (run side by side), and one of the batch's requests took 38 ms against a median of 7.7
+     * (H200, session 57; the open gate is the reading of those lines, not seen directly). Held, it
+     * goes once the loop's look finds it back and a decision places it. Not a queue that space
+     * alone decides for (never held).
+     */
+    private boolean heldWhileStopped() {
+        return !spaceOnly && seenStopped();
+    }
+
+    /**
      * The scheduler's loop, off the decision path: where the queue has work and its counters have
      * stood still for {@link #FROZEN_LOOK_NANOS} (and it was not looked at for as long), looks at
      * whether its process is stopped. @return whether that changed (the next decision's view shows
@@ -646,6 +663,7 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     @Override
     public void schedule(boolean suspend, long decisionNanos) {
+        suspend |= heldWhileStopped();
         // space decides for such a queue: its company runs beside it on capped shares, and a hold
         // would idle the multiprocessors it could use (a second latency-critical process held
         // behind the first went to 18 x its standalone P99 on the H200)
@@ -697,6 +715,9 @@ public final class ExternalQueueImpl implements NodeQueue {
      */
     @Override
     public void place(int leaveSms, long decisionNanos) {
+        if (leaveSms == 0 && heldWhileStopped()) {
+            leaveSms = SpaceRule.HOLD;
+        }
         if (spaceOnly && leaveSms != 0) {
             return;
         }

@@ -85,20 +85,11 @@ class ExternalQueueTest {
     }
 
     /**
-     * A held process stopped with work it announced (launches deferred behind the gate, its
-     * thread waiting for them) counts as idle and, held, falls asleep after a second (DormantQueues).
-     * Continued, it sends nothing new: the loop's look for stopped processes wakes it, so it is let
-     * go at once where nothing above it works, not at the sleepers' own sweep, once a second (a GEMM
-     * process stopped 1.5 s of every 3 waited 0.75-0.82 s after each continue: 0.49 of native
-     * sharing beside a graph, 0.91 unstopped; H200, session 57). On the build VM, without that
-     * wake: 987-989 ms after each of the four continues; with it, 75-81 ms while a stopped one was
-     * looked at again every 100 ms, 27-30 ms at each of the loop's looks (50 ms apart).
+     * As hpf: idle queues too are held below the device's top ready priority and let go where
+     * nothing above them is ready (the test's Highest lets idle ones go always, so an idle queue
+     * is never held and never sleeps).
      */
-    @Test
-    void aHeldProcessBackFromAStopIsLetGoWithoutWaitingForTheSleepersSweep() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/stat")), "Linux /proc");
-        // as hpf: idle queues too are held below the device's top ready priority (the test's
-        // Highest lets them go, so an idle queue is never held and never sleeps)
+    private void useHpfLike() {
         core.scheduler().register("hpf-like", new dev.xq.policy.spi.Policy() {
             @Override
             public String description() {
@@ -119,6 +110,62 @@ class ExternalQueueTest {
             }
         }, "test", 1);
         core.scheduler().select("hpf-like", true);
+    }
+
+    /**
+     * A process found stopped with work counts as idle to the policy, which lets an idle queue go
+     * where nothing above it is ready (hpf); its gate stays closed all the same until the loop's
+     * look finds it back and a decision places it: launches it announced before the stop must not
+     * reach the device the moment it continues, outside its turn and guard.
+     */
+    @Test
+    void aStoppedProcessWithWorkIsNotLetGoUntilItIsBack() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/stat")), "Linux /proc");
+        useHpfLike();
+        Process sleeper = new ProcessBuilder("sleep", "60").start();
+        try {
+            long pid = sleeper.pid();
+            Owner lo = new Owner();
+            Owner hi = new Owner();
+            ExternalQueue qlo = core.open(new ExternalQueueSpec("gemm/s1", "cuda0", pid + ":gemm", pid, List.of(new Hint.Priority(1)), null), lo);
+            ExternalQueue qhi = core.open(new ExternalQueueSpec("batch/default", "cuda0", "12:batch", 12, List.of(new Hint.Priority(2)), null), hi);
+            lo.counters = new ExternalCounters(4, 0, 10, 10, 0, 9_000_000, 21_000_000, System.nanoTime());
+            qlo.changed();
+            hi.counters = busy(0, 1);
+            qhi.changed();
+            assertTrue(eventually(lo::holding), "held while the batch works: " + lo.held);
+            ProcessStateTest.signal("-STOP", pid);
+            ExternalQueueImpl impl = (ExternalQueueImpl) core.find(qlo.handle()).orElseThrow();
+            assertTrue(eventually(impl::seenStopped), "found stopped by the loop's look");
+            hi.counters = USED_IDLE;
+            qhi.changed();
+            for (int i = 0; i < 10; i++) {
+                Thread.sleep(20);
+                qhi.changed(); // decisions, each of which would let an idle queue go
+                assertTrue(lo.holding(), "stopped with work: held though the policy sees it idle with nothing above it: " + lo.held);
+            }
+            ProcessStateTest.signal("-CONT", pid);
+            assertTrue(eventually(() -> !lo.holding()), "back: let go by the next decision: " + lo.held);
+        } finally {
+            sleeper.destroyForcibly();
+            sleeper.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A held process stopped with work it announced (launches deferred behind the gate, its
+     * thread waiting for them) counts as idle and, held, falls asleep after a second (DormantQueues).
+     * Continued, it sends nothing new: the loop's look for stopped processes wakes it, so it is let
+     * go at once where nothing above it works, not at the sleepers' own sweep, once a second (a GEMM
+     * process stopped 1.5 s of every 3 waited 0.75-0.82 s after each continue: 0.49 of native
+     * sharing beside a graph, 0.91 unstopped; H200, session 57). On the build VM, without that
+     * wake: 987-989 ms after each of the four continues; with it, 75-81 ms while a stopped one was
+     * looked at again every 100 ms, 27-30 ms at each of the loop's looks (50 ms apart).
+     */
+    @Test
+    void aHeldProcessBackFromAStopIsLetGoWithoutWaitingForTheSleepersSweep() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/stat")), "Linux /proc");
+        useHpfLike();
         Process sleeper = new ProcessBuilder("sleep", "60").start();
         try {
             long pid = sleeper.pid();
