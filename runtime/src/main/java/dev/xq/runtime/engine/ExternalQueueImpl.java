@@ -350,7 +350,8 @@ public final class ExternalQueueImpl implements NodeQueue {
      * (the policy sees it idle, {@link #asScheduled}, and hpf lets an idle queue go where nothing
      * above it is ready). Stopped, it launches nothing either way; continued, what it had announced
      * before the stop would go to the device at once through a gate the policy left open, without
-     * the decision that places it (its turn, its part, its guard). Three GEMM processes stopped
+     * the decision that places it (its turn, its part; its guard, still given, reckons with its
+     * kernel alone on the device). Three GEMM processes stopped
      * 1.5 s of every 3 beside a large batch, taking turns on its gaps: after a continue the one
      * whose turn it was waited 64 ms for another's kernels, two read 27 ms for their 21.6 ms ones
      * (run side by side), and one of the batch's requests took 38 ms against a median of 7.7

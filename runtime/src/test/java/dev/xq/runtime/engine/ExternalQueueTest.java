@@ -116,7 +116,7 @@ class ExternalQueueTest {
      * A process found stopped with work counts as idle to the policy, which lets an idle queue go
      * where nothing above it is ready (hpf); its gate stays closed all the same until the loop's
      * look finds it back and a decision places it: launches it announced before the stop must not
-     * reach the device the moment it continues, outside its turn and guard.
+     * reach the device the moment it continues, outside its turn.
      */
     @Test
     void aStoppedProcessWithWorkIsNotLetGoUntilItIsBack() throws Exception {
