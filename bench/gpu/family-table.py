@@ -6,7 +6,9 @@ Usage: python3 bench/gpu/family-table.py FILE_OR_DIR...  (directories: every mix
 Prints a Markdown table, one row per mix: each LC tenant's P99 / standalone P99 (native / xq / mps;
 where the scenario judged it by the paired reading, pause=S, its shared / alone P99 in each mode
 instead, marked "paired", and where a mode missed only by being over native's within the
-readings' ranges, the scenario's over_native_within_range, that said),
+readings' ranges, the scenario's over_native_within_range, that said; with xq's shared requests
+split by when they began, within 0.75 s of a continue or later, where the file has them: "xq early /
+late"),
 each BE tenant's rate / native (xq / mps), and whether xq and plain MPS meet the family's goals
 (LC <= 1.10 x standalone, and <= native where native is within that; BE >= 0.9 x native; for xq
 also its outputs within 1e-3 of native's, as the scenario judges). The goals are judged again from
@@ -62,10 +64,14 @@ def main(args):
                     has_mps |= "mps" in r
                     close = [md for md, key in (("xq", "over_native_within_range"), ("mps", "mps_over_native_within_range"))
                              if t.get(key)]
-                    lc.append("%s%s %s / %s / %s%s" % (t["name"], tag, fmt(nat), fmt(r.get("xq"), lc_ok(r.get("xq"), nat)),
-                                                       fmt(r.get("mps"), lc_ok(r.get("mps"), nat)),
-                                                       " (%s over native within the readings' ranges)" % " and ".join(close)
-                                                       if close else ""))
+                    # xq's shared requests within 0.75 s of a continue and after (files since session 57)
+                    px = t.get("paired", {}).get("xq", {}) if tag else {}
+                    phase = (" (xq early / late %s / %s)" % (fmt(px.get("early_over_alone_p99")), fmt(px.get("late_over_alone_p99")))
+                             if "early_over_alone_p99" in px else "")
+                    lc.append("%s%s %s / %s / %s%s%s" % (t["name"], tag, fmt(nat), fmt(r.get("xq"), lc_ok(r.get("xq"), nat)),
+                                                         fmt(r.get("mps"), lc_ok(r.get("mps"), nat)), phase,
+                                                         " (%s over native within the readings' ranges)" % " and ".join(close)
+                                                         if close else ""))
                     for md in ok:
                         ok[md] &= lc_ok(r.get(md), nat)
                 else:

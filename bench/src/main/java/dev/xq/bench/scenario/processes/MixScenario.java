@@ -362,10 +362,10 @@ public final class MixScenario implements Scenario {
      * there is none.
      */
     record Outcome(String json, String error, double p50, double p99, long requests, double rate, double checksum, double[] lat,
-                   Pauses.Paired paired) {
+                   Pauses.Paired paired, double[] phases, List<Pauses.Span> stops) {
 
         Outcome(String json, String error, double p50, double p99, long requests, double rate, double checksum, double[] lat) {
-            this(json, error, p50, p99, requests, rate, checksum, lat, null);
+            this(json, error, p50, p99, requests, rate, checksum, lat, null, null, List.of());
         }
 
         static Outcome failed(String error) {
@@ -377,8 +377,10 @@ public final class MixScenario implements Scenario {
             if (json == null || stops.isEmpty()) {
                 return this;
             }
-            Pauses.Paired p = Pauses.split(TenantProcess.numbers(json, "t_ms"), lat, stops);
-            return p == null ? this : new Outcome(json, error, p50, p99, requests, rate, checksum, lat, p);
+            double[] t = TenantProcess.numbers(json, "t_ms");
+            Pauses.Paired p = Pauses.split(t, lat, stops);
+            return p == null ? this : new Outcome(json, error, p50, p99, requests, rate, checksum, lat, p, Pauses.byPhase(t, lat, stops),
+                    List.copyOf(stops));
         }
 
         /** @param seconds the measured length: the fake app's rate is its tasks over it */
@@ -988,6 +990,21 @@ public final class MixScenario implements Scenario {
                         if (pr.ranged()) {
                             pm.put("shared_over_alone_p99_range90", List.of(Measures.round(pr.ratioLow()), Measures.round(pr.ratioHigh())));
                         }
+                        double[] ph = oc.phases();
+                        if (ph != null) {
+                            // the shared requests within 0.75 s of a continue and after (Pauses.byPhase)
+                            pm.put("shared_early_p99_ms", Measures.round(ph[0]));
+                            pm.put("shared_early_requests", (int) ph[1]);
+                            pm.put("shared_late_p99_ms", Measures.round(ph[2]));
+                            pm.put("shared_late_requests", (int) ph[3]);
+                            pm.put("early_over_alone_p99", Measures.round(Measures.ratio(ph[0], pr.aloneP99())));
+                            pm.put("late_over_alone_p99", Measures.round(Measures.ratio(ph[2], pr.aloneP99())));
+                        }
+                        List<List<Long>> spans = new ArrayList<>();
+                        for (Pauses.Span sp : oc.stops()) {
+                            spans.add(List.of(sp.stopMs(), sp.contMs()));
+                        }
+                        pm.put("stops_ms", spans);
                         pairs.put(mode, pm);
                         pairText.add(mode + " " + fmt(pr.ratio()) + " (" + pr.shared() + "/" + pr.alone()
                                 + (pr.ranged() ? ", " + fmt(pr.ratioLow()) + "-" + fmt(pr.ratioHigh()) : "") + ")");

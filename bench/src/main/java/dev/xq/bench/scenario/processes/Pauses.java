@@ -229,6 +229,45 @@ final class Pauses {
                 r[0], r[1]);
     }
 
+    /** How long after a continue a shared request counts as early ({@link #byPhase}). */
+    static final long EARLY_MS = 750;
+
+    /**
+     * The shared requests of {@link #split} by when they start: early, within {@link #EARLY_MS} of
+     * the latest continue (the first 500 ms once {@link #SETTLE_MS} has passed), or late (later, or
+     * before any stop). A scheduler slow to take back processes that were stopped shows in the
+     * early ones alone; a tenant that never stops meets only what the late ones show.
+     * @return {early P99, early count, late P99, late count} (a P99 NaN with fewer than
+     *     {@link #MIN_SIDE}); null when the times and latencies do not pair up
+     */
+    static double[] byPhase(double[] tMs, double[] latMs, List<Span> spans) {
+        if (tMs == null || latMs == null || tMs.length != latMs.length || tMs.length == 0) {
+            return null;
+        }
+        List<Double> early = new ArrayList<>();
+        List<Double> late = new ArrayList<>();
+        for (int i = 0; i < tMs.length; i++) {
+            double a = tMs[i];
+            double b = a + latMs[i];
+            boolean touches = false;
+            double lastCont = Double.NEGATIVE_INFINITY;
+            for (Span s : spans) {
+                if (b > s.stopMs() && a < s.contMs()) {
+                    touches = true;
+                }
+                if (s.contMs() <= a && s.contMs() > lastCont) {
+                    lastCont = s.contMs();
+                }
+            }
+            if (touches || a < lastCont + SETTLE_MS) {
+                continue; // alone, across a stop's edge, or settling: not shared
+            }
+            (a < lastCont + EARLY_MS ? early : late).add(latMs[i]);
+        }
+        return new double[] {early.size() >= MIN_SIDE ? pct(early, 99) : Double.NaN, early.size(),
+                late.size() >= MIN_SIDE ? pct(late, 99) : Double.NaN, late.size()};
+    }
+
     private static double pct(List<Double> v, double q) {
         if (v.isEmpty()) {
             return Double.NaN;

@@ -392,6 +392,15 @@ class MixScenarioTest {
             int shared = ((Number) paired.get("shared_requests")).intValue();
             int alone = ((Number) paired.get("alone_requests")).intValue();
             assertTrue(shared > 0 && alone >= 0 && Double.isFinite(((Number) paired.get("shared_p99_ms")).doubleValue()), json);
+            // the stops as they were made (epoch ms), and the shared requests by when they start
+            var spans = (List<?>) paired.get("stops_ms");
+            assertTrue(spans.size() >= 2, json);
+            for (Object sp : spans) {
+                var pair = (List<?>) sp;
+                assertTrue(((Number) pair.get(1)).longValue() > ((Number) pair.get(0)).longValue(), json);
+            }
+            assertEquals(shared, ((Number) paired.get("shared_early_requests")).intValue()
+                    + ((Number) paired.get("shared_late_requests")).intValue(), json);
             assertTrue(r.notes().stream().anyMatch(n -> n.startsWith("pause=0.8")), r.notes().toString());
         } finally {
             if (before == null) {

@@ -149,4 +149,35 @@ class PausesTest {
         assertTrue(p.ratioLow() <= p.ratio() && p.ratio() <= p.ratioHigh() + 1e-9, p.toString());
         assertTrue(p.ratioLow() > 1.0, p.toString());
     }
+
+    /**
+     * The shared requests by when they start: within 0.75 s of the latest continue (early), or
+     * later or before any stop (late); together the shared ones of the split, the rest left out.
+     */
+    @Test
+    void sharedRequestsSplitIntoEarlyAfterAContinueAndLate() {
+        var stops = new ArrayList<Pauses.Span>();
+        List<Double> ts = new ArrayList<>();
+        List<Double> ls = new ArrayList<>();
+        for (int k = 0; k < 4; k++) {
+            long base = 3_000L * k;
+            stops.add(new Pauses.Span(base + 1_500, base + 3_000));
+            for (int i = 0; i < 30; i++) {
+                double t = base + 50 * i; // 0-1.45 s of each running half
+                ts.add(t);
+                // after a continue (every half but the first): slow until 0.75 s in
+                ls.add(k > 0 && 50 * i < Pauses.EARLY_MS ? 12.0 : 8.0);
+            }
+        }
+        double[] t = ts.stream().mapToDouble(Double::doubleValue).toArray();
+        double[] lat = ls.stream().mapToDouble(Double::doubleValue).toArray();
+        double[] ph = Pauses.byPhase(t, lat, stops);
+        var p = Pauses.split(t, lat, stops);
+        // each half after a continue: 0.25-0.75 s early (10 requests), 0.75-1.45 s late; the first half all late
+        assertEquals(30, (int) ph[1], java.util.Arrays.toString(ph));
+        assertEquals(p.shared(), (int) (ph[1] + ph[3]), "early and late make up the shared ones");
+        assertEquals(12.0, ph[0], 1e-9);
+        assertEquals(8.0, ph[2], 1e-9);
+        assertNull(Pauses.byPhase(new double[] {1, 2}, lat, stops));
+    }
 }
