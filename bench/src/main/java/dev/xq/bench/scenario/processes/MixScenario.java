@@ -368,6 +368,12 @@ public final class MixScenario implements Scenario {
             this(json, error, p50, p99, requests, rate, checksum, lat, null, null, List.of());
         }
 
+        /** A paired reading without its stops nor its phases. */
+        Outcome(String json, String error, double p50, double p99, long requests, double rate, double checksum, double[] lat,
+                Pauses.Paired paired) {
+            this(json, error, p50, p99, requests, rate, checksum, lat, paired, null, List.of());
+        }
+
         static Outcome failed(String error) {
             return new Outcome(null, error, Double.NaN, Double.NaN, 0, Double.NaN, Double.NaN, new double[0]);
         }
