@@ -150,6 +150,8 @@ class NarrowTest {
         ExternalQueue qt = q[0];
         ExternalQueue qs = q[1];
         assertTrue(eventually(() -> train.reserve() == 24), "narrowed to leave serve its 21 SMs, rounded up to 24: " + train.reserves);
+        // the limits of the same decision reach the owner just after the narrowing (ExternalQueueImpl.narrowTo)
+        eventually(() -> train.config.threshold() == dev.xq.api.QueueConfig.MAX_THRESHOLD);
         assertFalse(train.holding(), "narrowed, not held: " + train.held);
         assertEquals(dev.xq.api.QueueConfig.MAX_THRESHOLD, train.config.threshold(), "no threshold while narrowed");
         assertEquals(core.aloneWindowMicros(), train.config.windowMicros(),
@@ -223,7 +225,10 @@ class NarrowTest {
         SpaceOwner decode = new SpaceOwner(false, 16);
         ExternalQueue[] q = busyPair("train", train, 200_000, "decode", decode, 3, 40_000);
         assertTrue(eventually(() -> train.reserve() == 16), "narrowed beside the decoder: " + train.reserves);
-        assertEquals(core.aloneWindowMicros(), train.config.windowMicros(), "nothing wide above it: the alone window");
+        // the narrowing reaches the owner just before the window of the same decision (ExternalQueueImpl.narrowTo):
+        // read at once, the window could still be the one before (CI, session 57: 300 for 2000)
+        assertTrue(eventually(() -> train.config.windowMicros() == core.aloneWindowMicros()),
+                "nothing wide above it: the alone window (" + train.config.windowMicros() + ")");
 
         SpaceOwner graph = new SpaceOwner(false, 132);
         ExternalQueue g = open("graph", 13, 2, graph);
