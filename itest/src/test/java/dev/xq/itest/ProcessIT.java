@@ -166,29 +166,40 @@ public class ProcessIT {
     @Test
     public void aStoppedBestEffortProcessGoesOnAtOnceWhenContinued() throws Exception {
         scheduler.selectPolicy("hpf");
-        FakeApps.App lp = app("train", 1, "--seconds", "14", "--kernels", "4", "--us", "2000", "--period-ms", "0", "--check");
+        FakeApps.App lp = app("train", 1, "--seconds", "20", "--kernels", "4", "--us", "2000", "--period-ms", "0", "--check");
         XQueueStatus lpq = awaitQueue(lp.pid(), 5_000);
         List<Long> lags = new java.util.ArrayList<>();
-        for (int round = 0; round < 3; round++) {
-            FakeApps.App hp = app("serve-" + round, 2, "--seconds", "2", "--kernels", "4", "--us", "1000", "--period-ms", "0", "--check");
+        int tries = 0;
+        while (lags.size() < 3) {
+            assertTrue("three rounds in eight tries: " + lags, ++tries <= 8);
+            FakeApps.App hp = app("serve-" + tries, 2, "--seconds", "2", "--kernels", "4", "--us", "1000", "--period-ms", "0", "--check");
             awaitQueue(hp.pid(), 5_000);
-            assertTrue("round " + round + ": the trainer held behind the serving process, its launches waiting",
+            // held with launches waiting and nothing of its own on the (fake) device: the fake GPU is a
+            // lock its kernel holds while it runs, which a stopped process would keep from the other
+            assertTrue("try " + tries + ": the trainer held behind the serving process, its launches waiting",
                     XqNode.eventually(2_000, () -> xq.find(lpq.handle()).map(q -> q.status().suspendedByScheduler()
-                            && q.status().pending() > 0).orElse(false)));
+                            && q.status().pending() > 0 && q.status().inFlight() == 0).orElse(false)));
             signal("-STOP", lp.pid());
-            assertFinishedCorrectly(hp, 20);
+            if (!hp.process().waitFor(6, java.util.concurrent.TimeUnit.SECONDS)) {
+                // stopped with a kernel on the fake GPU after all (let go in between): not this test's case
+                signal("-CONT", lp.pid());
+                assertFinishedCorrectly(hp, 20);
+                continue;
+            }
+            assertFinishedCorrectly(hp, 1);
             Thread.sleep(1_300); // found stopped within 150 ms, held, idle a second: asleep
             long before = xq.find(lpq.handle()).orElseThrow().status().completed();
             long t = System.nanoTime();
             signal("-CONT", lp.pid());
             boolean went = XqNode.eventually(5_000, () -> xq.find(lpq.handle()).map(q -> q.status().completed() > before).orElse(false));
             lags.add((System.nanoTime() - t) / 1_000_000);
-            assertTrue("round " + round + ": the stopped process's work goes on after it is continued", went);
+            assertTrue("try " + tries + ": the stopped process's work goes on after it is continued", went);
         }
         assertFinishedCorrectly(lp, 30);
         System.out.println("ProcessIT: a stopped best-effort process went on " + lags + " ms after each continue");
-        // the loop's looks are 50 ms apart; the sleepers' sweep is a second
-        assertTrue("went on within 500 ms of each continue: " + lags + " ms", lags.stream().allMatch(ms -> ms < 500));
+        // the loop's looks are 50 ms apart; the sleepers' sweep is a second (build VM: 27-78 ms with the
+        // wake in six runs; without it 92-923 ms, each run over 600 ms at least once)
+        assertTrue("went on within 300 ms of each continue: " + lags + " ms", lags.stream().allMatch(ms -> ms < 300));
     }
 
     private static void signal(String sig, long pid) throws Exception {
