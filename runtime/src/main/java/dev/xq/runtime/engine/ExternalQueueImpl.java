@@ -406,7 +406,8 @@ public final class ExternalQueueImpl implements NodeQueue {
      * How long a queue's counters must stand still while it has work before the scheduler looks at
      * whether its process is stopped ({@link #asScheduled}): longer than most commands (a 21 ms GEMM
      * moves them every 21 ms), short beside the stops it is for (a debugger, job control, a batch
-     * system's suspend: seconds); and then as often.
+     * system's suspend: seconds); and then as often while it runs ({@link #STOPPED_LOOK_NANOS} once
+     * found stopped: it is looked at again at each of the loop's looks).
      */
     static final long FROZEN_LOOK_NANOS = 100_000_000L;
 
