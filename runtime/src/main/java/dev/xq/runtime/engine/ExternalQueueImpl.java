@@ -355,12 +355,25 @@ public final class ExternalQueueImpl implements NodeQueue {
      * 1.5 s of every 3 beside a large batch, taking turns on its gaps: after a continue the one
      * whose turn it was waited 64 ms for another's kernels, two read 27 ms for their 21.6 ms ones
      * (run side by side), and one of the batch's requests took 38 ms against a median of 7.7
-     * (H200, session 57; the open gate is the reading of those lines, not seen directly). Held, it
-     * goes once the loop's look finds it back and a decision places it. Not a queue that space
-     * alone decides for (never held).
+     * (H200, session 57; the open gate is the reading of those lines, not seen directly). Held in
+     * time, not narrowed (a narrowed one launches at once too, onto multiprocessors another's turn
+     * may be using), it goes once the loop's look finds it back and a decision places it. Not a
+     * queue that space alone decides for (never held).
      */
     private boolean heldWhileStopped() {
         return !spaceOnly && seenStopped();
+    }
+
+    /** Whether its hold is the one {@link #heldWhileStopped} gave (in time, whatever was decided). */
+    private volatile boolean stopHold;
+
+    /**
+     * Held in time for a stop and found back: the next decision that holds it places it as such a
+     * decision does (narrowed, say), not left held in time because it is held already.
+     */
+    @Override
+    public boolean holdStale() {
+        return stopHold && !seenStopped();
     }
 
     /**
@@ -665,7 +678,12 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     @Override
     public void schedule(boolean suspend, long decisionNanos) {
-        suspend |= heldWhileStopped();
+        if (heldWhileStopped()) {
+            stopHold = true;
+            inTime(true, decisionNanos);
+            return;
+        }
+        stopHold = false;
         // space decides for such a queue: its company runs beside it on capped shares, and a hold
         // would idle the multiprocessors it could use (a second latency-critical process held
         // behind the first went to 18 x its standalone P99 on the H200)
@@ -717,9 +735,12 @@ public final class ExternalQueueImpl implements NodeQueue {
      */
     @Override
     public void place(int leaveSms, long decisionNanos) {
-        if (leaveSms == 0 && heldWhileStopped()) {
-            leaveSms = SpaceRule.HOLD;
+        if (heldWhileStopped()) {
+            stopHold = true;
+            inTime(true, decisionNanos);
+            return;
         }
+        stopHold = false;
         if (spaceOnly && leaveSms != 0) {
             return;
         }

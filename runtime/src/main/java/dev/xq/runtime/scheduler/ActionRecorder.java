@@ -124,7 +124,7 @@ final class ActionRecorder implements SchedulerActions {
                     boolean was = q.isSuspendedByScheduler();
                     q.place(leave != null ? leave : suspend ? SpaceRule.HOLD : 0, decisionNanos);
                     n += was != suspend ? 1 : 0;
-                } else if (q.isSuspendedByScheduler() != suspend) {
+                } else if (q.isSuspendedByScheduler() != suspend || (suspend && q.holdStale())) {
                     if (space) {
                         q.place(suspend ? SpaceRule.HOLD : 0, decisionNanos);
                     } else {

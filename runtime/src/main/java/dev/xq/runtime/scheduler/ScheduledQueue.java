@@ -25,6 +25,15 @@ public interface ScheduledQueue {
     void schedule(boolean suspend, long decisionNanos);
 
     /**
+     * Whether a decision that holds it must be applied again although it is held already: its
+     * current hold is not the one such a decision gives (a process's queue held in time while its
+     * process was stopped, where a hold is a narrowing; {@code ExternalQueueImpl}). Default: no.
+     */
+    default boolean holdStale() {
+        return false;
+    }
+
+    /**
      * Keeps the queue clear of a foreseen arrival of a queue preferred over it (see
      * {@code ArrivalGuards}): what it launches from now on should be done by {@code horizonNanos};
      * after {@code untilNanos} the guard lapses. Both 0: no guard. A queue that cannot bound what

@@ -209,6 +209,45 @@ class NarrowTest {
     }
 
     /**
+     * A best-effort process narrowed beside a preferred one and then stopped with work is held in
+     * time, not left narrowed: continued, a narrowed queue launches what it had announced at once,
+     * onto multiprocessors another process's turn may be using; held, it waits for the decision
+     * after the loop's look finds it back, which narrows it again.
+     */
+    @Test
+    void aStoppedNarrowedProcessIsHeldInTimeUntilItIsBack() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/stat")), "Linux /proc");
+        Process sleeper = new ProcessBuilder("sleep", "60").start();
+        try {
+            long pid = sleeper.pid();
+            SpaceOwner train = new SpaceOwner(true, 132);
+            SpaceOwner serve = new SpaceOwner(false, 21);
+            ExternalQueue qt = open("train", pid, 1, train);
+            ExternalQueue qs = open("serve", 12, 2, serve);
+            train.counters = busy(200_000);
+            qt.changed();
+            serve.counters = busy(50_000);
+            qs.changed();
+            assertTrue(eventually(() -> train.reserve() == 24 && !train.holding()), "narrowed beside serve: " + train.reserves + " " + train.held);
+            ProcessStateTest.signal("-STOP", pid);
+            assertTrue(eventually(() -> {
+                qs.changed();
+                return train.holding() && train.reserve() == 0;
+            }), "stopped with work: held in time on the whole device, not narrowed: " + train.reserves + " " + train.held);
+            ProcessStateTest.signal("-CONT", pid);
+            assertTrue(eventually(() -> {
+                qs.changed();
+                return train.reserve() == 24 && !train.holding();
+            }), "back: narrowed again: " + train.reserves + " " + train.held + " seen stopped "
+                    + ((ExternalQueueImpl) core.find(qt.handle()).orElseThrow()).seenStopped() + " asleep " + core.scheduler().dormantQueues()
+                    + " view " + core.find(qt.handle()).orElseThrow().status());
+        } finally {
+            sleeper.destroyForcibly();
+            sleeper.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * Narrowed beside a narrow preferred queue, a queue has the alone window while nothing wider
      * than half the device is open above it, and the narrowed window (500 us) once such a queue is
      * open, idle or not: that one holds it when it arrives and waits for what it left in flight.
