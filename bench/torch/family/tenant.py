@@ -258,16 +258,19 @@ def run_lc(t, seconds, period_ms, poisson=False, before=None):
 def run_be(t, seconds):
     n = 0
     start = time.perf_counter()
+    epoch0 = time.time() * 1000.0 - start * 1000.0
+    done = []  # epoch ms at each synchronization: when the work issued so far had finished
     while time.perf_counter() - start < seconds:
         t.step()
         n += 1
         if n % t.sync_every == 0:
             t.sync()
+            done.append(round(epoch0 + time.perf_counter() * 1000.0, 1))
     # Count only work that finished: everything issued is waited for before the clock stops.
     t.sync()
     if torch.cuda.is_initialized():
         torch.cuda.synchronize()
-    return n, time.perf_counter() - start
+    return n, time.perf_counter() - start, done
 
 
 def main():
@@ -380,9 +383,10 @@ def main():
               "lat_ms": [round(v, 4) for v in lat], "t_ms": [round(v, 1) for v in at]}
              | ({"bypassed": bypassed} if a.ab_interposer else {}) | lean)
     else:
-        n, secs = run_be(t, a.seconds)
+        n, secs, done = run_be(t, a.seconds)
         res = {"role": "be", "kind": kind, "iterations": n, "seconds": secs,
-               "it_per_s": n / secs if secs > 0 else 0.0, "checksum": checksum}
+               "it_per_s": n / secs if secs > 0 else 0.0, "checksum": checksum,
+               "sync_every": t.sync_every, "sync_ms": done}
         if hasattr(t, "model"):
             res["losses"] = losses
         emit(res)

@@ -323,11 +323,13 @@ public final class ExternalQueueImpl implements NodeQueue {
     private ExternalCounters asScheduled(ExternalCounters c, long now) {
         busyAtView = c.ready() && spec.pid() > 0;
         if (!c.ready() || spec.pid() <= 0) {
+            backSeen |= frozenStopped;
             frozenSince = 0;
             frozenStopped = false;
             return c;
         }
         if (frozenSince == 0 || c.launched() != frozenLaunched || c.completed() != frozenCompleted || c.pending() != frozenPending) {
+            backSeen |= frozenStopped;
             frozenLaunched = c.launched();
             frozenCompleted = c.completed();
             frozenPending = c.pending();
@@ -339,6 +341,13 @@ public final class ExternalQueueImpl implements NodeQueue {
         // the look itself is the scheduler's loop's (sweepStopped): no file is read on the decision path
         return frozenStopped ? new ExternalCounters(0, 0, c.launched(), c.completed(), c.failed(), c.runNanos(), c.estimateNanos(), 0) : c;
     }
+
+    /**
+     * guarded by this: a view found the process back (its counters moved after it was found
+     * stopped); {@link #view} tells the scheduler once it has let go of this queue's lock
+     * ({@link QueueEvents#backFromStop}).
+     */
+    private boolean backSeen;
 
     /** Whether the scheduler's loop last found its process stopped, its counters not moved since (no file read here). */
     synchronized boolean seenStopped() {
@@ -366,6 +375,19 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** Whether its hold is the one {@link #heldWhileStopped} gave (in time, whatever was decided). */
     private volatile boolean stopHold;
+
+    /** {@code -Dxq.trace.stops=true}: a line on stderr at each step of a stopped process's queue (found stopped, back, asleep, placed). */
+    static final boolean TRACE_STOPS = Boolean.getBoolean("xq.trace.stops");
+
+    /** With {@link #TRACE_STOPS}: how many of the holds and goes applied after a stop's hold ended are still to be traced. */
+    private volatile int traceApplies;
+
+    void traceStop(String what) {
+        ExternalCounters c = counters();
+        System.err.println("xq: stops: q" + handle + " (pid " + spec.pid() + ") " + what + " at " + System.currentTimeMillis()
+                + " ms: ready " + c.ready() + ", pending " + c.pending() + ", in flight " + c.inFlight() + ", held " + suspendedByScheduler
+                + ", narrowed " + narrowed + ", reserve " + reserve + ", stop hold " + stopHold);
+    }
 
     /**
      * Held in time for a stop and found back: the next decision that holds it places it as such a
@@ -399,6 +421,9 @@ public final class ExternalQueueImpl implements NodeQueue {
                 frozenLookAt = 0;
                 boolean was = frozenStopped;
                 frozenStopped = false;
+                if (TRACE_STOPS && was) {
+                    traceStop("moved (back)");
+                }
                 return was;
             }
             // found stopped, it is looked at again at each of the loop's looks (50 ms apart): back,
@@ -411,6 +436,9 @@ public final class ExternalQueueImpl implements NodeQueue {
             boolean was = frozenStopped;
             frozenStopped = ownerStopped();
             frozenLookAt = now;
+            if (TRACE_STOPS && frozenStopped != was) {
+                traceStop(frozenStopped ? "found stopped" : "found back");
+            }
             return frozenStopped != was;
         }
     }
@@ -638,15 +666,26 @@ public final class ExternalQueueImpl implements NodeQueue {
     @Override
     public QueueView view() {
         ExternalCounters c = counters();
+        QueueView v;
+        boolean back;
         synchronized (this) {
             if (closed) {
                 return null;
             }
             c = asScheduled(c, System.nanoTime());
-            return new QueueView(handle, spec.name(), spec.device(), spec.group(), c.ready(), suspendedByScheduler,
+            back = backSeen;
+            backSeen = false;
+            v = new QueueView(handle, spec.name(), spec.device(), spec.group(), c.ready(), suspendedByScheduler,
                     suspendedByApp, c.ready() ? c.readySinceNanos() : 0, c.runNanos(), lastResumedNanos, c.pending(), c.inFlight(),
                     c.completed(), c.estimateNanos(), hintList, PreemptionLevel.BLOCK);
         }
+        if (back) {
+            if (TRACE_STOPS) {
+                traceStop("seen back by a view");
+            }
+            events.backFromStop(this);
+        }
+        return v;
     }
 
     @Override
@@ -682,6 +721,10 @@ public final class ExternalQueueImpl implements NodeQueue {
             stopHold = true;
             inTime(true, decisionNanos);
             return;
+        }
+        if (TRACE_STOPS && stopHold) {
+            traceStop("decided after its return: " + (suspend ? "hold" : "go"));
+            traceApplies = 4;
         }
         stopHold = false;
         // space decides for such a queue: its company runs beside it on capped shares, and a hold
@@ -739,6 +782,10 @@ public final class ExternalQueueImpl implements NodeQueue {
             stopHold = true;
             inTime(true, decisionNanos);
             return;
+        }
+        if (TRACE_STOPS && stopHold) {
+            traceStop("placed after its return: leave " + leaveSms);
+            traceApplies = 4;
         }
         stopHold = false;
         if (spaceOnly && leaveSms != 0) {
@@ -935,6 +982,11 @@ public final class ExternalQueueImpl implements NodeQueue {
     private void applyLocked() {
         boolean held = ((suspendedByScheduler && !narrowed) || suspendedByApp) && !closed;
         QueueConfig limits = limitsLocked();
+        if (TRACE_STOPS && traceApplies > 0) {
+            traceApplies--;
+            System.err.println("xq: stops: q" + handle + " applied at " + System.currentTimeMillis() + " ms: " + (held ? "hold" : "go")
+                    + (narrowed ? ", narrowed, reserve " + reserve : ""));
+        }
         try {
             control.apply(held, limits.withLevel(PreemptionLevel.BLOCK));
         } catch (RuntimeException e) {

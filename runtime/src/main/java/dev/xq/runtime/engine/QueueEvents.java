@@ -15,6 +15,15 @@ public interface QueueEvents {
         changed(queue);
     }
 
+    /**
+     * A view found the queue's process back from a stop (its counters moved after it was found
+     * stopped): the queue, held for the stop and perhaps asleep, must be decided for again. Safe
+     * from a thread in a decision (the loop thread decides; see {@link XqCore#backFromStop}).
+     */
+    default void backFromStop(NodeQueue queue) {
+        changed(queue);
+    }
+
     /** The queue was closed and must be forgotten. */
     void closed(NodeQueue queue);
 

@@ -265,6 +265,19 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         scheduler.signal(queue); // wakes it if asleep (DormantQueues)
     }
 
+    /**
+     * A view (any decision's: the space rule's, the parts', reads every queue of a device) found a
+     * queue's process back from a stop before the loop's look did: that look then finds nothing
+     * changed, and a queue held for the stop and asleep in the scheduler (its process, waiting for
+     * launches it had announced, sends no event) stayed held until the sleepers' sweep, once a
+     * second: an fp32 trainer beside two decoders launched nothing for 0.62-0.69 s after two
+     * continues in four (H200, session 58). The loop thread decides, never the viewing one.
+     */
+    @Override
+    public void backFromStop(NodeQueue queue) {
+        scheduler.signalLoop(queue);
+    }
+
     /** Its first work: company from now on (see {@link #open(ExternalQueueSpec, ExternalQueueControl)}). */
     @Override
     public void firstWork(NodeQueue queue) {
@@ -468,6 +481,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      */
     @Override
     public void queueSlept(ScheduledQueue q) {
+        if (ExternalQueueImpl.TRACE_STOPS && q instanceof ExternalQueueImpl e) {
+            e.traceStop("asleep");
+        }
         if (q instanceof NodeQueue n) {
             contention.slept(n);
         }
@@ -480,6 +496,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      */
     @Override
     public void queueWoke(ScheduledQueue q) {
+        if (ExternalQueueImpl.TRACE_STOPS && q instanceof ExternalQueueImpl e) {
+            e.traceStop("woke");
+        }
         if (q instanceof NodeQueue n) {
             contention.woke(n);
         }

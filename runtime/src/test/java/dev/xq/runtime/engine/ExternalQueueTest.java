@@ -203,6 +203,57 @@ class ExternalQueueTest {
         }
     }
 
+    /**
+     * As above, but another decision's view (the space rule and the parts read every queue of a
+     * device) sees the process back first: its counters move as its work in flight completes
+     * after the continue, and the loop's look then finds nothing changed. The view must wake it
+     * (on the H200 a trainer stayed held 0.62-0.69 s after such continues, until the sleepers'
+     * sweep; without the view's wake this takes up to a second).
+     */
+    @Test
+    void aProcessSeenBackByAnotherDecisionsViewIsWokenAtOnce() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/stat")), "Linux /proc");
+        useHpfLike();
+        Process sleeper = new ProcessBuilder("sleep", "60").start();
+        try {
+            long pid = sleeper.pid();
+            Owner lo = new Owner();
+            Owner hi = new Owner();
+            ExternalQueue qlo = core.open(new ExternalQueueSpec("train/default", "cuda0", pid + ":train", pid, List.of(new Hint.Priority(1)), null), lo);
+            ExternalQueue qhi = core.open(new ExternalQueueSpec("decode/default", "cuda0", "12:decode", 12, List.of(new Hint.Priority(2)), null), hi);
+            ExternalQueueImpl impl = (ExternalQueueImpl) core.find(qlo.handle()).orElseThrow();
+            List<Long> lags = new java.util.ArrayList<>();
+            for (int round = 0; round < 4; round++) {
+                long done = 10L * (round + 1);
+                lo.counters = new ExternalCounters(4, 0, done, done, 0, 9_000_000, 1_000_000, System.nanoTime());
+                qlo.changed();
+                hi.counters = busy(0, 1);
+                qhi.changed();
+                assertTrue(eventually(lo::holding), "round " + round + ": held while the decoder works: " + lo.held);
+                ProcessStateTest.signal("-STOP", pid);
+                assertTrue(eventually(() -> {
+                    qhi.changed();
+                    return core.scheduler().dormantQueues() == 1;
+                }), "round " + round + ": stopped, held, seen idle: asleep (" + core.scheduler().dormantQueues() + ")");
+                hi.counters = USED_IDLE;
+                qhi.changed();
+                Thread.sleep(20);
+                assertTrue(lo.holding(), "round " + round + ": asleep while stopped: still held");
+                long t = System.nanoTime();
+                ProcessStateTest.signal("-CONT", pid);
+                // back, it announces one launch more; a view reads that first
+                lo.counters = new ExternalCounters(5, 0, done, done, 0, 9_000_000, 1_000_000, System.nanoTime());
+                assertTrue(impl.view().ready(), "round " + round + ": the view shows its work");
+                assertTrue(eventually(() -> !lo.holding()), "round " + round + ": back, nothing above it working: let go " + lo.held);
+                lags.add((System.nanoTime() - t) / 1_000_000);
+            }
+            assertTrue(lags.stream().allMatch(ms -> ms < 300), "let go after each continue within 300 ms: " + lags + " ms");
+        } finally {
+            sleeper.destroyForcibly();
+            sleeper.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void theSchedulerHoldsTheLowerProcessWhileTheHigherOneHasWork() throws Exception {
         Owner lo = new Owner();
