@@ -27,6 +27,10 @@ def lc_ok(r, nat):
     return r is not None and r <= LC_BOUND and (nat is None or nat > LC_BOUND or r <= nat)
 
 
+def ms(v):
+    return "-" if v is None else "%.0f" % v
+
+
 def fmt(v, ok=None):
     if v is None:
         return "-"
@@ -77,8 +81,13 @@ def main(args):
                 else:
                     x, p = t.get("xq_vs_native"), t.get("mps_vs_native")
                     has_mps |= p is not None
-                    be.append("%s %s / %s" % (t["name"], fmt(x, x is not None and x >= BE_FLOOR),
-                                              fmt(p, p is not None and p >= BE_FLOOR)))
+                    # paired: its pace with the stops left out, and its first finish after a continue (files since session 58)
+                    st, pb = t.get("steady_vs_native", {}), t.get("paired_pace", {})
+                    pace = (" (steady %s; first done after a continue %s / %s ms)"
+                            % (fmt(st.get("xq")), ms(pb.get("native", {}).get("first_done_after_continue_median_ms")),
+                               ms(pb.get("xq", {}).get("first_done_after_continue_median_ms"))) if "xq" in st else "")
+                    be.append("%s %s / %s%s" % (t["name"], fmt(x, x is not None and x >= BE_FLOOR),
+                                                fmt(p, p is not None and p >= BE_FLOOR), pace))
                     ok["xq"] &= x is not None and x >= BE_FLOOR
                     ok["mps"] &= p is not None and p >= BE_FLOOR
                 cs = t.get("checksum", {})

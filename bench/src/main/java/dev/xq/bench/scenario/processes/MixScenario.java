@@ -355,6 +355,83 @@ public final class MixScenario implements Scenario {
         return Percentiles.of(java.util.Arrays.copyOfRange(o.lat(), STEADY_SKIP, o.lat().length)).at(99);
     }
 
+    /**
+     * A best-effort tenant's pace around the paired reading's stops, into its JSON ({@code paired_pace}:
+     * per mode the first synchronization after each continue and the steady interval; {@code
+     * steady_vs_native} per mode) and as text for its line: the rate counts the stops, in which a
+     * held process has nothing queued on the device and a natively sharing one has (see
+     * {@link Pauses#resume}); the steady figure leaves them out.
+     */
+    /**
+     * @return when a best-effort tenant's work was seen done (epoch ms): the PyTorch tenants'
+     *     synchronizations ({@code sync_ms}), or the fake app's tasks' ends (each start plus its
+     *     latency); empty where it reports neither
+     */
+    static double[] doneTimes(String json) {
+        double[] sync = TenantProcess.numbers(json, "sync_ms");
+        if (sync.length > 0) {
+            return sync;
+        }
+        double[] t = TenantProcess.numbers(json, "t_ms");
+        double[] lat = TenantProcess.numbers(json, "lat_ms");
+        if (t.length == 0 || t.length != lat.length) {
+            return new double[0];
+        }
+        double[] done = new double[t.length];
+        for (int i = 0; i < t.length; i++) {
+            done[i] = t[i] + lat[i];
+        }
+        return done;
+    }
+
+    static String resumeText(Map<String, Outcome> mine, Map<String, Object> o) {
+        Map<String, Pauses.Resume> by = new LinkedHashMap<>();
+        mine.forEach((mode, oc) -> {
+            if (oc.ok() && oc.json() != null && !oc.stops().isEmpty()) {
+                Pauses.Resume r = Pauses.resume(doneTimes(oc.json()), oc.stops());
+                if (r != null) {
+                    by.put(mode, r);
+                }
+            }
+        });
+        if (by.isEmpty()) {
+            return "";
+        }
+        Map<String, Object> pairs = new LinkedHashMap<>();
+        List<String> after = new ArrayList<>();
+        by.forEach((mode, r) -> {
+            Map<String, Object> pm = new LinkedHashMap<>();
+            List<Double> ms = new ArrayList<>();
+            for (double d : r.afterContMs()) {
+                ms.add(Double.isNaN(d) ? null : Measures.round(d));
+            }
+            pm.put("first_done_after_continue_ms", ms);
+            pm.put("first_done_after_continue_median_ms", Measures.round(r.medianAfterContMs()));
+            pm.put("steady_sync_ms", Measures.round(r.steadyMs()));
+            pairs.put(mode, pm);
+            double med = r.medianAfterContMs();
+            after.add(mode + " " + (Double.isNaN(med) ? "-" : Math.round(med) + " ms"));
+        });
+        o.put("paired_pace", pairs);
+        Pauses.Resume nat = by.get("native");
+        Map<String, Object> steady = new LinkedHashMap<>();
+        if (nat != null) {
+            by.forEach((mode, r) -> {
+                if (!mode.equals("native")) {
+                    double v = Measures.ratio(nat.steadyMs(), r.steadyMs());
+                    if (!Double.isNaN(v)) {
+                        steady.put(mode, Measures.round(v));
+                    }
+                }
+            });
+        }
+        if (!steady.isEmpty()) {
+            o.put("steady_vs_native", steady);
+        }
+        return " (" + (steady.isEmpty() ? "" : "steady " + ratios(steady) + "; ") + "first done after a continue, median: "
+                + String.join(", ", after) + ")";
+    }
+
     // ------------------------------------------------------------------ one tenant's result
 
     /**
@@ -382,6 +459,10 @@ public final class MixScenario implements Scenario {
         Outcome pairedBy(List<Pauses.Span> stops) {
             if (json == null || stops.isEmpty()) {
                 return this;
+            }
+            if (lat.length == 0 && !Double.isNaN(rate)) {
+                // a best-effort tenant: its stops are kept for its pace around them (Pauses.resume)
+                return new Outcome(json, error, p50, p99, requests, rate, checksum, lat, null, null, List.copyOf(stops));
             }
             double[] t = TenantProcess.numbers(json, "t_ms");
             Pauses.Paired p = Pauses.split(t, lat, stops);
@@ -828,9 +909,7 @@ public final class MixScenario implements Scenario {
         List<String> c = new ArrayList<>(List.of(Processes.fakeApp(s.home()).toString(), "--seconds", seconds,
                 "--kernels", Integer.toString(k.kernels), "--us", Integer.toString(k.us),
                 "--period-ms", Double.toString(k.role == Role.LC ? k.periodMs : 0), "--check"));
-        if (k.role == Role.LC) {
-            c.add("--latencies");
-        }
+        c.add("--latencies"); // a BE tenant's too: its tasks' ends are its pace around the stops (doneTimes)
         if (k.poisson) {
             c.add("--poisson");
         }
@@ -1087,7 +1166,7 @@ public final class MixScenario implements Scenario {
                         vs.put(mode, o.get(mode + "_vs_native"));
                     }
                 }
-                measured.add(t.name() + " rate/native " + ratios(vs));
+                measured.add(t.name() + " rate/native " + ratios(vs) + resumeText(mine, o));
             }
             cells.put(t.name(), cell);
             // The same input gives the same output in every mode: LC against standalone, BE against native.

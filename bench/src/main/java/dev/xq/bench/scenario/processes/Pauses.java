@@ -268,6 +268,66 @@ final class Pauses {
                 late.size() >= MIN_SIDE ? pct(late, 99) : Double.NaN, late.size()};
     }
 
+    /**
+     * A best-effort tenant's pace around the stops, read from the times its work was seen done
+     * (its synchronizations, epoch ms, as the PyTorch tenants report them in {@code sync_ms}).
+     *
+     * @param afterContMs for each stop, how long after the continue its first synchronization
+     *     came (NaN: none came after it)
+     * @param steadyMs the median interval between two synchronizations with no stop between them
+     *     (NaN: fewer than two such)
+     */
+    record Resume(double[] afterContMs, double steadyMs) {
+
+        /** @return the median of {@link #afterContMs} (NaN: none) */
+        double medianAfterContMs() {
+            List<Double> v = new ArrayList<>();
+            for (double d : afterContMs) {
+                if (!Double.isNaN(d)) {
+                    v.add(d);
+                }
+            }
+            return v.isEmpty() ? Double.NaN : pct(v, 50);
+        }
+    }
+
+    /**
+     * Where the stops cost a held tenant more than a free one: a process stopped while its
+     * launches wait for the node's leave has nothing on the device through the stop, where one
+     * sharing natively has what it had queued (a GEMM's four 21 ms kernels), which runs on; back,
+     * the first has all of it still to do. The steady interval is the pace with the stops left out.
+     *
+     * @return null where there is nothing to read (no synchronization times, or no stops)
+     */
+    static Resume resume(double[] doneMs, List<Span> spans) {
+        if (doneMs.length == 0 || spans.isEmpty()) {
+            return null;
+        }
+        double[] d = doneMs.clone();
+        Arrays.sort(d);
+        double[] after = new double[spans.size()];
+        for (int k = 0; k < spans.size(); k++) {
+            long cont = spans.get(k).contMs();
+            int i = Arrays.binarySearch(d, cont);
+            int at = i >= 0 ? i : -i - 1;
+            after[k] = at < d.length ? d[at] - cont : Double.NaN;
+        }
+        List<Double> gaps = new ArrayList<>();
+        for (int i = 1; i < d.length; i++) {
+            boolean across = false;
+            for (Span sp : spans) {
+                if (sp.stopMs() < d[i] && sp.contMs() > d[i - 1]) {
+                    across = true;
+                    break;
+                }
+            }
+            if (!across) {
+                gaps.add(d[i] - d[i - 1]);
+            }
+        }
+        return new Resume(after, gaps.size() < 2 ? Double.NaN : pct(gaps, 50));
+    }
+
     private static double pct(List<Double> v, double q) {
         if (v.isEmpty()) {
             return Double.NaN;

@@ -401,6 +401,12 @@ class MixScenarioTest {
             }
             assertEquals(shared, ((Number) paired.get("shared_early_requests")).intValue()
                     + ((Number) paired.get("shared_late_requests")).intValue(), json);
+            // the BE tenant's pace around the same stops: when its first task after each continue ended, and its steady interval
+            var bePaired = (Map<?, ?>) ((Map<?, ?>) tenants.get(1).get("paired_pace")).get("native");
+            var after = (List<?>) bePaired.get("first_done_after_continue_ms");
+            assertEquals(spans.size(), after.size(), json);
+            assertTrue(after.stream().anyMatch(v -> v != null && ((Number) v).doubleValue() >= 0), json);
+            assertTrue(((Number) bePaired.get("steady_sync_ms")).doubleValue() > 0, json);
             assertTrue(r.notes().stream().anyMatch(n -> n.startsWith("pause=0.8")), r.notes().toString());
         } finally {
             if (before == null) {

@@ -180,4 +180,32 @@ class PausesTest {
         assertEquals(8.0, ph[2], 1e-9);
         assertNull(Pauses.byPhase(new double[] {1, 2}, lat, stops));
     }
+
+    /**
+     * A best-effort tenant's pace around the stops: the first synchronization after each continue
+     * (none after the last: NaN), and the median interval between synchronizations with no stop
+     * between them (the ones across a stop left out, however long).
+     */
+    @Test
+    void aBestEffortTenantsPaceIsReadAroundTheStops() {
+        var stops = List.of(new Pauses.Span(1_000, 2_000), new Pauses.Span(3_000, 4_000), new Pauses.Span(5_000, 6_000));
+        List<Double> done = new ArrayList<>();
+        for (int run = 0; run < 3; run++) {
+            long from = run == 0 ? 0 : 2_000L * run;
+            // back after a continue: the first one 90 ms later, then every 100 ms until the stop
+            for (double t = from + (run == 0 ? 100 : 90); t < from + 1_000; t += 100) {
+                done.add(t);
+            }
+        }
+        double[] d = done.stream().mapToDouble(Double::doubleValue).toArray();
+        var r = Pauses.resume(d, stops);
+        assertEquals(3, r.afterContMs().length);
+        assertEquals(90.0, r.afterContMs()[0], 1e-9);
+        assertEquals(90.0, r.afterContMs()[1], 1e-9);
+        assertTrue(Double.isNaN(r.afterContMs()[2]), "nothing after the last continue: " + java.util.Arrays.toString(r.afterContMs()));
+        assertEquals(90.0, r.medianAfterContMs(), 1e-9);
+        assertEquals(100.0, r.steadyMs(), 1e-9, "the intervals across a stop (1.09-1.19 s) are left out");
+        assertNull(Pauses.resume(new double[0], stops));
+        assertNull(Pauses.resume(d, List.of()));
+    }
 }
