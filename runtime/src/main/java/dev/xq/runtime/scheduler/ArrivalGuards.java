@@ -1274,6 +1274,17 @@ final class ArrivalGuards {
                                 + (beat != null ? ", gap " + gap(ta, beat, ta.gapBusy()) / 1000 + " us, busy alone " + ta.medianAloneBusy() / 1000
                                         + " us, of all " + (ta.busyCount > 0 ? ta.medianBusy() / 1000 : 0) + " us" : "") + ") above q" + b.handle()
                                 + " (command " + command / 1000 + " us at its part)";
+                        if (ta != null && traceBlockedLines < TRACE_BLOCKED_LINES) {
+                            // each one, while few: why a queue behind a wide one was left narrowed (a
+                            // GEMM beside a graph's first requests, 1.3 x its alone P99 for 3-5 of them,
+                            // H200 session 58, had only the count and the last)
+                            traceBlockedLines++;
+                            System.err.println("xq: wide beats: q" + b.handle() + " left narrowed behind q" + a.handle() + " at "
+                                    + System.currentTimeMillis() + " ms: " + traceLast + "; q" + a.handle() + " wide seen " + ta.wideSeen
+                                    + ", learning " + ta.learning(now) + ", spell " + (ta.learnStart == 0 ? "none" : "began " + (now - ta.learnStart) / 1_000_000 + " ms ago")
+                                    + ", spell debt " + ta.debt(now) / 1_000_000 + " ms, arrivals " + ta.count + ", last " + (now - ta.last()) / 1_000_000
+                                    + " ms ago; q" + b.handle() + " back " + (tb == null || tb.returnedAt == 0 ? "never" : (now - tb.returnedAt) / 1_000_000 + " ms ago"));
+                        }
                     }
                     break;
                 }
@@ -1381,6 +1392,9 @@ final class ArrivalGuards {
     private long traceCounted;
     private long traceAt;
     private String traceLast = "";
+    /** How many blocked considerations were printed one by one (at most {@link #TRACE_BLOCKED_LINES} a node's life). */
+    private int traceBlockedLines;
+    static final int TRACE_BLOCKED_LINES = 24;
 
     /**
      * What the wide beats keep per queue they let run on the whole device: its completions when it
