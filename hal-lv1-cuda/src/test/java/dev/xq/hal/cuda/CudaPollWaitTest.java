@@ -66,20 +66,29 @@ class CudaPollWaitTest {
 
     @Test
     void aWaitLongerThanTheLongestSpinParksFirstAndSpinsOnlyItsEnd() throws Exception {
-        // How late the end is seen depends on the thread getting a CPU while it spins: beside two busy
-        // loops on 2 vCPUs it lost one for 6.5 ms once (fresh-clone run, 28 Nov). The samples say how
-        // it waits; the lateness is judged on the best of three tries, so a try the OS took the CPU
-        // from does not fail the test, and a thread that sleeps through the end fails all three.
-        List<Long> lates = new java.util.ArrayList<>();
-        for (int attempt = 0; attempt < 3 && (lates.isEmpty() || lates.getLast() >= TimeUnit.MILLISECONDS.toNanos(5)); attempt++) {
-            lates.add(longWaitSeenLate());
+        // How late the end is seen, and whether the thread is caught in a park just inside the last
+        // 20 ms, depend on it getting a CPU: beside two busy loops on 2 vCPUs it lost one for 6.5 ms
+        // once (fresh-clone run, 28 Nov), and a park meant to end 20 ms before the end woke 2 ms
+        // into the spin window once (CI, 1 Dec). So a try is judged whole and the test passes on the
+        // first good one of three: a try the OS took the CPU from does not fail it, and a thread that
+        // sleeps through the end, or parks where it should spin, fails all three.
+        List<String> tries = new java.util.ArrayList<>();
+        for (int attempt = 0; attempt < 3; attempt++) {
+            LongWait w = longWait();
+            assertTrue(w.far() > 50, "far from the look, the thread parks instead of spinning (" + w.far() + " samples)");
+            tries.add(w.near() + " parked samples, seen " + w.late() / 1000 + " us late");
+            if (w.near() == 0 && w.late() < TimeUnit.MILLISECONDS.toNanos(5)) {
+                return;
+            }
         }
-        assertTrue(lates.getLast() < TimeUnit.MILLISECONDS.toNanos(5), "seen " + lates.stream().map(n -> n / 1000 + " us").toList()
-                + " after its end: the thread must spin the last 20 ms, not sleep through the end");
+        throw new AssertionError("tries " + tries + ": within pollSpinMicros of the look the thread must spin (no samples "
+                + "in a timed park) and see the end within 5 ms, not sleep through it");
     }
 
-    /** @return how late the end of a 300 ms command was seen, after checking how the thread waited for it */
-    private long longWaitSeenLate() throws Exception {
+    /** One try: samples in a timed park far from and near the end of a 300 ms command, and how late its end was seen. */
+    private record LongWait(int far, int near, long late) {}
+
+    private LongWait longWait() throws Exception {
         try (CudaDouble d = new CudaDouble()) {
             CudaSettings settings = CudaSettings.defaults().withPollWait(true).withPollSpinMicros(20_000);
             CudaPlatform p = CudaPlatform.start(d.api(), settings, RuntimeLog.NONE);
@@ -89,16 +98,14 @@ class CudaPollWaitTest {
                 long launched = System.nanoTime();
                 q.launch(new HwCommand(0, Command.spin(300_000)));
                 Thread.sleep(20);
-                int timed = timedParks(completionThread(), 150);
-                assertTrue(timed > 50, "far from the look, the thread parks instead of spinning (" + timed + " samples)");
+                int far = timedParks(completionThread(), 150);
                 // 15-7 ms before the end: inside the last 20 ms, where it spins
                 Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(launched + TimeUnit.MILLISECONDS.toNanos(285) - System.nanoTime())));
                 int near = timedParks(completionThread(), 8);
-                assertEquals(0, near, "within pollSpinMicros of the look the thread spins");
                 assertTrue(l.await(1));
                 long late = l.reports.get(0).seenNanos() - d.kernelEnds.get(0);
                 q.close();
-                return late;
+                return new LongWait(far, near, late);
             } finally {
                 p.close();
             }
