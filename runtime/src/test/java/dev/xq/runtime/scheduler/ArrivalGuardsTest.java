@@ -1176,6 +1176,67 @@ class ArrivalGuardsTest {
         assertTrue(late[1] && narrowedAfterSecond > 5, "narrowed after the second spell, no third: " + narrowedAfterSecond);
     }
 
+    /** One decision: A (main stream) and S (a side stream of the same width) ready or idle as given, B narrowed with 21 ms commands. */
+    static boolean[] stepSide(ArrivalGuards guards, long now, boolean aReady, long aSince, boolean sReady, long sSince) {
+        TestSpace sp = space(132, 1, List.of());
+        sp.spaces.put(SIDE, new dev.xq.policy.spi.QueueSpace(false, 132, 132));
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+        guards.update("hpf", now, List.of(prioritized(A, 2, aReady, aSince, 0), prioritized(SIDE, 2, sReady, sSince, 0), behind(21 * MS, now)),
+                decided, sp);
+        return new boolean[] {Boolean.TRUE.equals(decided.get(B)), sp.narrowed(B) > 0};
+    }
+
+    static final long SIDE = 5;
+
+    /**
+     * A CUDA graph service's capture stream (S) works without a beat for 460 ms, then falls silent;
+     * its main stream (A) begins its requests on a 25 ms beat 20 ms after. S's spell of learning
+     * would run out at 600 ms while S still counts as arrived lately (until 250 ms after its last
+     * arrival): the GEMM behind was then narrowed beside A's requests 5-9 (2.3-2.4 ms against 1.65,
+     * enough to set the graph's P99 at 1.23-1.33 x its standalone, H200 session 58). A spell whose
+     * queue falls silent before it runs out lasts until that queue goes quiet: B is held, never
+     * narrowed, from A's first request on, and runs whole between A's requests once S is quiet.
+     */
+    @Test
+    void aSideStreamFallenSilentBeforeItsSpellRanOutHoldsUntilItIsQuiet() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long t0 = 1000 * MS;
+        // A's warm-up, long before (its width seen), then quiet
+        for (int i = 0; i < 5; i++) {
+            long at = t0 + i * 9 * MS;
+            stepSide(guards, at, true, at, false, 0);
+            stepSide(guards, at + 8 * MS, false, 0, false, 0);
+        }
+        long s0 = t0 + 2000 * MS;
+        // S's arrivals as the capture stream's were on the H200 (bursts 130-150 ms apart, never twice
+        // its longest idle after eight: no change of rhythm that would begin a spell again)
+        long[] sAt = {0, 9, 22, 49, 52, 71, 76, 210, 211, 216, 238, 241, 245, 246, 399, 416, 428, 437, 438, 458};
+        for (long off : sAt) {
+            long at = s0 + off * MS;
+            stepSide(guards, at, false, 0, true, at);
+            stepSide(guards, at + MS, false, 0, false, 0);
+        }
+        long go = s0 + 480 * MS;
+        List<Long> narrowedAt = new java.util.ArrayList<>();
+        int wholeBetween = 0;
+        for (int i = 0; i < 40; i++) {
+            long at = go + i * 25 * MS;
+            boolean[] arrival = stepSide(guards, at, true, at, false, 0);
+            boolean[] idle = stepSide(guards, at + 2 * MS, false, 0, false, 0);
+            boolean[] between = stepSide(guards, at + 12 * MS, false, 0, false, 0);
+            for (boolean[] d : new boolean[][] {arrival, idle, between}) {
+                if (d[1]) {
+                    narrowedAt.add((at - go) / MS);
+                }
+            }
+            if (!between[0] && !between[1] && at - s0 > 458 * MS + ArrivalGuards.QUIET_NANOS) {
+                wholeBetween++;
+            }
+        }
+        assertTrue(narrowedAt.isEmpty(), "B narrowed beside A's requests at (ms after the first) " + narrowedAt);
+        assertTrue(wholeBetween > 20, "B whole between A's requests once S is quiet: " + wholeBetween + " of 40");
+    }
+
     /** {@link #step} with A's completed commands given; gap[0]: what the wide beats gave B's owner of the gap (-1: nothing). */
     static boolean[] stepCounted(ArrivalGuards guards, long now, boolean aReady, long aSince, long aCompleted, long[] gap) {
         TestSpace sp = space(132, 1, List.of());
