@@ -43,7 +43,7 @@ public @interface SchedulerConfig {
             + "under their arrival guards, where its commands (at that width) fit between their busy periods. Narrowed, "
             + "both halve: the wide tenant runs on half the device and long kernels on the other half take twice as long. "
             + "Without a beat, or with commands too long for the gaps, the queue stays narrowed. While such a queue learns "
-            + "its beat (600 ms after it comes back from a pause, or until it shows a beat the other fits or pauses again), the queue "
+            + "its beat (from when it comes back from a pause to its first arrival 600 ms later, or until it shows a beat the other fits or pauses again), the queue "
             + "behind it is held throughout; such spells cost it at most about a ninth of its time. Part of arrival guards; "
             + "for policies that decide space (hpf).")
     boolean wideBeats() default true;
