@@ -221,8 +221,8 @@ void xqc_defer_summary(void)
                      (unsigned long long)t->est, (unsigned long long)t->hz, t->count, t->scale);
             }
             for (uint32_t i = 0; i < st->narr; i++)
-                xlog(3, "xq: arrivals %s: arrived %llu, idle %llu", st->label, (unsigned long long)st->arr[i].arrived,
-                     (unsigned long long)st->arr[i].idle);
+                xlog(3, "xq: arrivals %s: arrived %llu, idle %llu, width %u of %u", st->label, (unsigned long long)st->arr[i].arrived,
+                     (unsigned long long)st->arr[i].idle, st->arr[i].width & 0xffffu, st->arr[i].width >> 16);
             mu_unlock(&st->mu);
         }
     }

@@ -735,9 +735,7 @@ XQ_HOT void xqc_lean_exit(const lean *l, CUresult r, void *key, uint64_t threads
             __atomic_store_n(&s->launched, st->launched, __ATOMIC_RELAXED);
             if (XQ_UNLIKELY(wake | idle)) xqc_mirror(st);
             else {
-                uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
-                __atomic_store_n(&s->width, w ? w | (st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) << 16 : 0,
-                                 __ATOMIC_RELAXED);
+                __atomic_store_n(&s->width, xqc_width_word(st), __ATOMIC_RELAXED);
                 __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
             }
         }

@@ -290,6 +290,7 @@ typedef struct tl_entry {
  * timeline, so gaps there need not be idles) */
 typedef struct arr_entry {
     uint64_t arrived, idle;
+    uint32_t width; /* the slot's width word then (xqc_width_word): what the node read of the stream's width */
 } arr_entry;
 #define ARR_MAX 16384
 
@@ -736,6 +737,14 @@ void *xqc_stub_for(void *real, const char *name);
 /* cuda_diag.c */
 void xqc_defer_summary(void);
 
+/* The slot's width word: the multiprocessors the stream's launches of the last one to two seconds
+ * could fill, its device's in the high 16 bits; 0 while not known. Caller holds st->mu. */
+static inline uint32_t xqc_width_word(const xstream *st)
+{
+    uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
+    return w ? w | (st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) << 16 : 0;
+}
+
 /* Copies the truth into the slot. Caller holds st->mu. */
 static inline void xqc_mirror(xstream *st)
 {
@@ -750,8 +759,7 @@ static inline void xqc_mirror(xstream *st)
     __atomic_store_n(&s->estimate_ns, st->est_full, __ATOMIC_RELAXED); /* at the whole device */
     __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
     if (XQ_UNLIKELY(xqc_hot.log >= 3) && st->ready_since != st->arr_shown) xqc_mirror_arrivals(st);
-    uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
-    __atomic_store_n(&s->width, w ? w | (st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) << 16 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->width, xqc_width_word(st), __ATOMIC_RELAXED);
     __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
 }
 

@@ -65,7 +65,7 @@ XQ_COLD void xqc_mirror_arrivals(xstream *st)
     if (!st->arr) st->arr = calloc(ARR_MAX, sizeof *st->arr);
     if (st->arr) {
         if (st->narr && !st->arr[st->narr - 1].idle) st->arr[st->narr - 1].idle = st->ready_since ? st->ready_since : now_ns();
-        if (st->ready_since && st->narr < ARR_MAX) st->arr[st->narr++] = (arr_entry){st->ready_since, 0};
+        if (st->ready_since && st->narr < ARR_MAX) st->arr[st->narr++] = (arr_entry){st->ready_since, 0, xqc_width_word(st)};
     }
     st->arr_shown = st->ready_since;
 }

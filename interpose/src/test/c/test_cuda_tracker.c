@@ -277,7 +277,9 @@ void test_tail_requery(void)
 
 /* XQ_LOG=3: the busy periods the node was shown, arrival stamp to idle, printed at exit: tasks
  * of three 1 ms kernels every 10 ms are one busy period each, in order, about 3 ms long and
- * 10 ms apart; none printed below level 3 */
+ * 10 ms apart, each with the width the node read at its arrival (the fake device's, known from
+ * the first launch on: what a replay of the node's view needs to tell a wide queue from one whose
+ * width it did not know); none printed below level 3 */
 void test_arrivals(void)
 {
     tn_start(SOCK, 16);
@@ -286,19 +288,22 @@ void test_arrivals(void)
           (const char *[]){"--stream", "new", "--tasks", "8", "--kernels", "3", "--us", "1000", "--period-ms", "10", NULL});
     CHECK(finish(&a, 20) && a.status == 0, "exit %d", a.status);
     const char *err = slurp(a.err);
-    unsigned n = 0, ordered = 0, spaced = 0, lengths = 0;
+    unsigned n = 0, ordered = 0, spaced = 0, lengths = 0, widths = 0;
     unsigned long long prev = 0, prev_idle = 0;
     for (const char *p = err; (p = strstr(p, "xq: arrivals s1: ")) != NULL; p++) {
         unsigned long long t = 0, idle = 0;
-        if (sscanf(p, "xq: arrivals s1: arrived %llu, idle %llu", &t, &idle) != 2) continue;
+        unsigned w = 0, sms = 0;
+        if (sscanf(p, "xq: arrivals s1: arrived %llu, idle %llu, width %u of %u", &t, &idle, &w, &sms) != 4) continue;
         n++;
+        widths += sms > 0 && w >= 1 && w <= sms;
         ordered += idle > t && t >= prev_idle;
         lengths += idle - t >= 2500000ull && idle - t < 9000000ull;
         spaced += prev && t - prev >= 8000000ull && t - prev <= 14000000ull;
         prev = t, prev_idle = idle;
     }
-    CHECK(n == 8 && ordered == n && lengths == n && spaced == n - 1,
-          "%u busy periods (want 8), %u in order, %u of 3 ms or so, %u 10 ms apart: %s", n, ordered, lengths, spaced, err);
+    CHECK(n == 8 && ordered == n && lengths == n && spaced == n - 1 && widths == n,
+          "%u busy periods (want 8), %u in order, %u of 3 ms or so, %u 10 ms apart, %u with a known width: %s", n, ordered, lengths,
+          spaced, widths, err);
     printf("    %u busy periods as the node was shown them\n", n);
     tn_kill();
     app b;

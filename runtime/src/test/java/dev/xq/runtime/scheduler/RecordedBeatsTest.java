@@ -197,6 +197,47 @@ class RecordedBeatsTest {
     }
 
     /**
+     * A graph service's streams, each with the width the node read at each arrival where the log
+     * says it (interposers from 1 Dec on): a stream the node never knew the width of is replayed
+     * as such, and it keeps the GEMM narrowed beside the graph's first requests while it counts as
+     * arrived lately (the lines of older logs, without a width, replay every stream as wide as the device).
+     */
+    @Test
+    void aStreamsWidthIsTakenFromTheLogWhereItSaysIt(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        Path xq = Files.createDirectories(dir.resolve("run/xq"));
+        List<String> lines = new ArrayList<>(List.of("xq: timeline clock: monotonic 5000000000 ns, realtime 1800000000000000000 ns"));
+        long go = 2_000_000_000L;
+        // a side stream of two launches whose width the node did not know, 10 ms before the first request
+        lines.add("xq: arrivals s1: arrived " + (go - 10 * MS) + ", idle " + (go - 9 * MS) + ", width 0 of 0");
+        for (int i = 0; i < 70; i++) { // past the replay's end
+            long t = go + i * 25 * MS;
+            lines.add("xq: arrivals default: arrived " + t + ", idle " + (t + 1_700_000L) + ", width 132 of 132");
+        }
+        // its warm-up, long before (its width seen)
+        for (int i = 0; i < 5; i++) {
+            long t = go - 1500 * MS + i * 9 * MS;
+            lines.add("xq: arrivals default: arrived " + t + ", idle " + (t + 8 * MS) + ", width 132 of 132");
+        }
+        try (java.io.OutputStream out = new java.util.zip.GZIPOutputStream(Files.newOutputStream(xq.resolve("graph.log.gz")))) {
+            out.write(String.join("\n", lines).getBytes(StandardCharsets.UTF_8));
+        }
+        Files.writeString(xq.resolve("graph.json"), "{\"t_ms\": [" + ((1_800_000_000_000_000_000L - 5_000_000_000L + go) / 1_000_000) + ".0]}");
+        Streams r = loadStreams(xq.resolve("graph.log.gz"));
+        assertTrue(r != null && r.busy().get("s1").get(0)[2] == 0 && r.busy().get("default").get(0)[2] == (132 | 132L << 16),
+                "each busy period with the width read at its arrival");
+        int[] unknown = replayStreams(r);
+        assertTrue(unknown[0] > 0, "a stream of unknown width that arrived lately keeps the GEMM narrowed beside the requests: " + unknown[0]);
+        assertTrue(unknown[1] > 0, "and it runs whole between them once that stream is quiet: " + unknown[1]);
+        // the same log without widths (an older interposer's): every stream as wide as the device
+        List<String> old = lines.stream().map(l -> l.replaceAll(", width \\d+ of \\d+", "")).toList();
+        try (java.io.OutputStream out = new java.util.zip.GZIPOutputStream(Files.newOutputStream(xq.resolve("graph.log.gz")))) {
+            out.write(String.join("\n", old).getBytes(StandardCharsets.UTF_8));
+        }
+        int[] wide = replayStreams(loadStreams(xq.resolve("graph.log.gz")));
+        assertTrue(wide[0] == 0 && wide[1] > 0, "all wide: never narrowed beside the requests, whole between them: " + java.util.Arrays.toString(wide));
+    }
+
+    /**
      * A ResNet-50 graph's busy periods as its interposer showed them to the node on the H200
      * (session 44's first call, the run whose GEMM starved): one request of 3.4 ms among ones of
      * 1.7 ms, on a 25 ms beat, a 21.5 ms GEMM behind it. Its requests never stall, so the slow one
@@ -244,9 +285,13 @@ class RecordedBeatsTest {
     }
 
     /** Every stream's busy periods as the interposer showed them to the node (XQ_LOG=3). */
-    private static final Pattern SHOWN_ANY = Pattern.compile("xq: arrivals (\\S+): arrived (\\d+), idle (\\d+)");
+    private static final Pattern SHOWN_ANY = Pattern.compile("xq: arrivals (\\S+): arrived (\\d+), idle (\\d+)(?:, width (\\d+) of (\\d+))?");
 
-    /** A graph service's streams, each its busy periods (idles under 200 us merged), and its first request for real. */
+    /**
+     * A graph service's streams, each its busy periods (idles under 200 us merged): {arrival, idle,
+     * width the node read at the arrival (multiprocessors, the device's in the high 16 bits; 0 not
+     * known; -1 where the log does not say, interposers before 1 Dec)}, and its first request for real.
+     */
     record Streams(String name, Map<String, List<long[]>> busy, long go) {
     }
 
@@ -261,7 +306,8 @@ class RecordedBeatsTest {
         for (String line : text.split("\n")) {
             Matcher a = SHOWN_ANY.matcher(line);
             if (a.find() && Long.parseLong(a.group(3)) != 0) {
-                shown.computeIfAbsent(a.group(1), k -> new ArrayList<>()).add(new long[] {Long.parseLong(a.group(2)), Long.parseLong(a.group(3))});
+                long width = a.group(4) == null ? -1 : Long.parseLong(a.group(4)) | Long.parseLong(a.group(5)) << 16;
+                shown.computeIfAbsent(a.group(1), k -> new ArrayList<>()).add(new long[] {Long.parseLong(a.group(2)), Long.parseLong(a.group(3)), width});
             }
             Matcher c = CLOCK.matcher(line);
             if (c.find()) {
@@ -284,7 +330,7 @@ class RecordedBeatsTest {
                 if (!merged.isEmpty() && p[0] <= merged.getLast()[1] + 200_000L) {
                     merged.getLast()[1] = Math.max(merged.getLast()[1], p[1]);
                 } else {
-                    merged.add(new long[] {p[0], p[1]});
+                    merged.add(new long[] {p[0], p[1], p[2]});
                 }
             }
             busy.put(e.getKey(), merged);
@@ -310,20 +356,24 @@ class RecordedBeatsTest {
     /** {@link #replayStreams(Streams)} with the GEMM process there from {@code bFrom} (monotonic ns) on. */
     static int[] replayStreams(Streams r, long bFrom) {
         Map<String, Long> handles = new HashMap<>();
-        List<long[]> events = new ArrayList<>(); // {time, handle, 1 arrival / 0 idle}
+        List<long[]> events = new ArrayList<>(); // {time, handle, 1 arrival / 0 idle, width word}
         for (Map.Entry<String, List<long[]>> e : r.busy().entrySet()) {
             long h = e.getKey().equals("default") ? ArrivalGuardsTest.A : 10 + handles.size();
             handles.put(e.getKey(), h);
             for (long[] b : e.getValue()) {
-                events.add(new long[] {b[0], h, 1});
-                events.add(new long[] {b[1], h, 0});
+                events.add(new long[] {b[0], h, 1, b[2]});
+                events.add(new long[] {b[1], h, 0, b[2]});
             }
         }
         events.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[2], y[2]));
         ArrivalGuards guards = new ArrivalGuards();
         Map<Long, Long> since = new HashMap<>();
+        // each stream's width as the node read it at its latest arrival (where the log says; else
+        // as wide as the device, a CUDA graph's), not known before its first
+        Map<Long, dev.xq.policy.spi.QueueSpace> widths = new HashMap<>();
         for (long h : handles.values()) {
             since.put(h, 0L);
+            widths.put(h, new dev.xq.policy.spi.QueueSpace(false, 132, 132));
         }
         long end = r.go() + REPLAY_NANOS;
         int narrowed = 0;
@@ -334,6 +384,9 @@ class RecordedBeatsTest {
                 break;
             }
             since.put(ev[1], ev[2] == 1 ? ev[0] : 0L);
+            if (ev[2] == 1 && ev[3] >= 0) {
+                widths.put(ev[1], new dev.xq.policy.spi.QueueSpace(false, (int) (ev[3] & 0xffff), (int) (ev[3] >> 16)));
+            }
             List<Long> at = new ArrayList<>(List.of(ev[0]));
             long next = i + 1 < events.size() ? events.get(i + 1)[0] : ev[0] + 100 * MS;
             if (next - ev[0] > 20 * MS) {
@@ -346,7 +399,7 @@ class RecordedBeatsTest {
                 ArrivalGuardsTest.TestSpace sp = ArrivalGuardsTest.space(132, 1, List.of());
                 List<dev.xq.policy.spi.QueueView> views = new ArrayList<>();
                 for (Map.Entry<Long, Long> q : since.entrySet()) {
-                    sp.spaces.put(q.getKey(), new dev.xq.policy.spi.QueueSpace(false, 132, 132));
+                    sp.spaces.put(q.getKey(), widths.get(q.getKey()));
                     views.add(ArrivalGuardsTest.prioritized(q.getKey(), 2, q.getValue() != 0, q.getValue(), 0));
                 }
                 if (now < bFrom) {
