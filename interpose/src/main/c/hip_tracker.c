@@ -78,10 +78,14 @@ static int poll_stream(xstream *st, uint64_t *next)
     st->n -= take;
     if (!st->n) ADD(&xqh_busy, -1);
     uint64_t span = t > from ? t - from : 0;
-    /* not watched to its end (the CUDA interposer's rule, cuda_tracker.c): counted, unmeasured,
-     * its device time charged at the stream's estimate */
-    int blind = span && ((prev >= from && t > prev && t - prev > BLIND_NS) ||
-                         (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= AFTER_BLIND_NS));
+    /* not watched to its end for over half of it (the CUDA interposer's rule, cuda_tracker.c):
+     * counted, unmeasured, its device time charged at the stream's estimate */
+    uint64_t absent = 0;
+    if (prev >= from && t > prev && t - prev > BLIND_NS) absent = t - prev;
+    if (g_late_woke > from && g_late_woke - g_late_meant > BLIND_NS && t >= g_late_woke && t - g_late_woke <= AFTER_BLIND_NS &&
+        g_late_woke - g_late_meant > absent)
+        absent = g_late_woke - g_late_meant;
+    int blind = span && absent && 2 * absent > span;
     if (blind) span = 0;
     st->last_done = t;
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
