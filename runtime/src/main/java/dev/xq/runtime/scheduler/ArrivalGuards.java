@@ -1276,10 +1276,16 @@ final class ArrivalGuards {
                     // fits (below)
                     reserve = Math.max(reserve, sa.widthSms());
                 } else if (working || (ta != null && ta.count > 0 && now - ta.last() < QUIET_NANOS)) {
-                    // one that works or arrived lately without such a beat keeps its reserve
+                    // one that works or arrived lately without such a beat keeps its reserve: B is
+                    // not let onto the whole device. The others are still looked at: one that
+                    // learns its beat holds B throughout whatever else is above it (it was left
+                    // narrowed, and where such a queue came first among the views the learning one
+                    // was never looked at)
+                    if (TRACE && fits) {
+                        traceBlocked++;
+                    }
                     fits = false;
                     if (TRACE) {
-                        traceBlocked++;
                         traceLast = "q" + a.handle() + " (width " + sa.widthSms() + " of " + sa.deviceSms() + ", working "
                                 + working + ", tracked " + (ta != null) + ", preferred over it " + (ta != null && ta.over.containsKey(b.handle()))
                                 + ", beat " + (ta == null ? "-" : String.valueOf(ta.beat(now, graceNanos)))
@@ -1298,7 +1304,6 @@ final class ArrivalGuards {
                                     + " ms ago; q" + b.handle() + " back " + (tb == null || tb.returnedAt == 0 ? "never" : (now - tb.returnedAt) / 1_000_000 + " ms ago"));
                         }
                     }
-                    break;
                 }
                 // else quiet: a queue of the same process that has not worked lately (a side stream
                 // used at start-up) has nothing for the narrowing to keep room for
@@ -1308,6 +1313,14 @@ final class ArrivalGuards {
             // on the multiprocessors the reserve leaves, B's commands take longer (as many SMs fewer)
             long atLeave = leave == 0 ? command : command * deviceSms / Math.max(1, deviceSms - leave);
             boolean narrowerFits = leave > 0 && leave < space.narrowed(b.handle()) && atLeave < leastAvail;
+            if (learning && !(fits && wide && (leave == 0 || narrowerFits))) {
+                // a wide one learns its beat: held throughout, not left narrowed for the others
+                space.unnarrow(b.handle(), true);
+                decided.put(b.handle(), Boolean.TRUE);
+                if (TRACE) {
+                    traceHeldLearningBlocked++;
+                }
+            }
             if (fits && wide && (leave == 0 || narrowerFits)) {
                 if (leave == 0 || busy) {
                     space.unnarrow(b.handle(), busy);
@@ -1345,7 +1358,8 @@ final class ArrivalGuards {
                     + ", on the device less a narrow tenant's reserve " + tracePartly + " (kept: its command too long for the gap there, or the reserve no"
                     + " narrower " + traceReserveTooWide + "), held " + traceHeld + " (" + traceLearning + " while a beat was learnt), let go within the hold at a request's commands "
                     + traceCounted + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
-                    + traceBlocked + ", not taken as starving while stopped " + stoppedNotStarving
+                    + traceBlocked + " (held all the same while one above learnt its beat " + traceHeldLearningBlocked + ")"
+                    + ", not taken as starving while stopped " + stoppedNotStarving
                     + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
         return wake;
@@ -1400,6 +1414,7 @@ final class ArrivalGuards {
     private long traceHeld;
     private long traceNoWide;
     private long traceBlocked;
+    private long traceHeldLearningBlocked;
     private long traceLearning;
     private long traceCounted;
     private long traceAt;

@@ -1237,6 +1237,48 @@ class ArrivalGuardsTest {
         assertTrue(wholeBetween > 20, "B whole between A's requests once S is quiet: " + wholeBetween + " of 40");
     }
 
+    /**
+     * While a wide queue learns its beat the queue behind is held throughout, whatever else is
+     * above it: a side stream whose width the node does not know (or without a beat) that arrived
+     * lately kept it narrowed beside the wide queue's first requests, and only where that stream
+     * came first among the views did the wide queue's spell even get looked at. Both orders.
+     */
+    @Test
+    void whileAWideQueueLearnsItsBeatAQueueWithoutOneDoesNotLeaveTheQueueBehindNarrowed() {
+        for (boolean sideFirst : new boolean[] {true, false}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            long t0 = 1000 * MS;
+            for (int i = 0; i < 5; i++) { // A's warm-up, long before, then quiet
+                long at = t0 + i * 9 * MS;
+                stepOrdered(guards, at, true, at, false, 0, sideFirst);
+                stepOrdered(guards, at + 8 * MS, false, 0, false, 0, sideFirst);
+            }
+            long go = t0 + 3000 * MS;
+            stepOrdered(guards, go - 10 * MS, false, 0, true, go - 10 * MS, sideFirst); // S: one launch
+            stepOrdered(guards, go - 9 * MS, false, 0, false, 0, sideFirst);
+            for (int i = 0; i < 2; i++) {
+                long at = go + i * 100 * MS;
+                boolean[] arrival = stepOrdered(guards, at, true, at, false, 0, sideFirst);
+                boolean[] between = stepOrdered(guards, at + 30 * MS, false, 0, false, 0, sideFirst);
+                assertTrue(arrival[0] && !arrival[1], "held, not narrowed, at A's request " + (i + 1) + " (the side stream "
+                        + (sideFirst ? "first" : "last") + ")");
+                assertTrue(between[0] && !between[1], "held between A's requests while its beat is learnt, after request " + (i + 1)
+                        + " (the side stream " + (sideFirst ? "first" : "last") + ")");
+            }
+        }
+    }
+
+    /** {@link #stepSide} with S of unknown width, listed before A or after it. */
+    static boolean[] stepOrdered(ArrivalGuards guards, long now, boolean aReady, long aSince, boolean sReady, long sSince, boolean sideFirst) {
+        TestSpace sp = space(132, 1, List.of());
+        sp.spaces.put(SIDE, new dev.xq.policy.spi.QueueSpace(false, 0, 0));
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+        QueueView a = prioritized(A, 2, aReady, aSince, 0);
+        QueueView side = prioritized(SIDE, 2, sReady, sSince, 0);
+        guards.update("hpf", now, sideFirst ? List.of(side, a, behind(21 * MS, now)) : List.of(a, side, behind(21 * MS, now)), decided, sp);
+        return new boolean[] {Boolean.TRUE.equals(decided.get(B)), sp.narrowed(B) > 0};
+    }
+
     /** {@link #step} with A's completed commands given; gap[0]: what the wide beats gave B's owner of the gap (-1: nothing). */
     static boolean[] stepCounted(ArrivalGuards guards, long now, boolean aReady, long aSince, long aCompleted, long[] gap) {
         TestSpace sp = space(132, 1, List.of());
