@@ -713,7 +713,7 @@ public final class Scheduler {
             public void renarrow(long handle, int leaveSms) {
                 decidedActions.renarrow(handle, leaveSms);
             }
-        } : ArrivalGuards.Space.NONE;
+        } : spaced ? ArrivalGuards.Space.widths(h -> spaces.getOrDefault(h, QueueSpace.NONE)) : ArrivalGuards.Space.NONE;
         long lingerWake = guards.apply(name, now, views, actions.decided, byHandle, placed);
         lingerWakeNanos = lingerWake;
         actions.wakeAt(lingerWake);
