@@ -116,8 +116,15 @@ final class ArrivalGuards {
      * held between its requests (a beat needs two to four of them)...
      */
     static final int FIRST_ARRIVALS = 4;
-    /** ...each hold lasting at most this long after its latest arrival, or twice its latest interval. */
+    /** ...each hold lasting at most this long after its latest arrival, or twice its latest interval... */
     static final long FIRST_HOLD_NANOS = 100_000_000L;
+    /**
+     * ...or through whatever intervals it has within this long of its return (a service's last
+     * warm-up requests on its main stream, back to back in the 75 ms before the first for real,
+     * used up the four intervals before it: in 4 of 101 recorded graph runs a request of the first
+     * three met a trainer's launches).
+     */
+    static final long FIRST_WINDOW_NANOS = 250_000_000L;
     /** Early idles without a linger after which a queue that lost its lingers gets them again. */
     static final int LINGER_RETRY = 64;
     /** Default of {@link #lingerNanos(long)}: 300 us. */
@@ -366,6 +373,8 @@ final class ArrivalGuards {
         long spellTraced;
         /** Arrivals since its latest quiet spell (or ever), the one that ended it the first ({@link #firstArrivals}). */
         int sinceQuiet;
+        /** The arrival that ended its latest quiet spell (or its first); 0 before. */
+        long quietReturn;
 
         /** Its latest interval between two arrivals; 0 before two. */
         long lastInterval() {
@@ -418,6 +427,7 @@ final class ArrivalGuards {
             if (afterQuiet) {
                 beginSpell(t);
                 sinceQuiet = 0;
+                quietReturn = t;
             }
             if (sinceQuiet <= FIRST_ARRIVALS) {
                 sinceQuiet++;
@@ -1197,13 +1207,16 @@ final class ArrivalGuards {
      * A wide queue's first arrivals after a quiet spell (a service's first requests), before its
      * beat is known: no guard keeps the launches of the queues it is preferred over clear of its
      * next request yet, so those the decision lets run between its requests stay held, from its
-     * first arrival to its beat (or its fifth arrival), each time until twice its latest interval
-     * after its latest arrival (at most {@value #FIRST_HOLD_NANOS} ns; at the first, that). Queues
+     * first arrival to its beat (or past its first four intervals and {@value #FIRST_WINDOW_NANOS}
+     * ns), each time until twice its latest interval after its latest arrival (at most
+     * {@value #FIRST_HOLD_NANOS} ns; at the first, that). Queues
      * narrowed behind it are held by the spell of learning already ({@link #wideBeats}); these are
      * the ones held in time, whose commands are short (a trainer's): in 15 of 16 runs of a CUDA
      * graph service beside a trainer on the H200 (sessions 54-58) its requests 2-4 took 2.0-3.8 ms
-     * against a P50 of 1.6-1.9, and in none of its standalone runs. Costs the held queues at most a
-     * few of the wide queue's periods a return.
+     * against a P50 of 1.6-1.9, and in none of its standalone runs. Replayed on the 101 recorded
+     * graph runs with a trainer's short commands behind (RecordedBeatsTest): the trainer let run
+     * unguarded before 194 of the graph's 303 requests 2-4 before, 1 after, held 45 ms (median; at
+     * most 69) of the run's first 1.5 s with no stream of the graph working.
      *
      * @return when the deciding thread must decide again for such a hold to end; Long.MAX_VALUE for none
      */
@@ -1211,7 +1224,7 @@ final class ArrivalGuards {
         long wake = Long.MAX_VALUE;
         for (Map.Entry<Long, Track> e : tracks.entrySet()) {
             Track a = e.getValue();
-            if (!a.wideSeen || a.sinceQuiet == 0 || a.sinceQuiet > FIRST_ARRIVALS || a.over.isEmpty()) {
+            if (!a.wideSeen || a.sinceQuiet == 0 || (a.sinceQuiet > FIRST_ARRIVALS && now - a.quietReturn >= FIRST_WINDOW_NANOS) || a.over.isEmpty()) {
                 continue;
             }
             QueueView av = find(views, e.getKey());

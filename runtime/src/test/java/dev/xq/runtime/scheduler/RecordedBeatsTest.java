@@ -471,4 +471,131 @@ class RecordedBeatsTest {
                 "graph runs with their streams shown: " + runs + ", of them beside a GEMM alone: " + pairs);
         assertTrue(failed.isEmpty(), "the GEMM narrowed beside the graph's requests, or never whole at the end, in " + failed + "\n" + table);
     }
+
+    /**
+     * Replays a graph service's streams with a queue of short commands behind them (a trainer's,
+     * 200 us), held in time as hpf holds it: held while a stream of the service works, let run
+     * while none does, the node's space telling widths only; decisions at every busy period's
+     * start and end, halfway through gaps over 20 ms, and when the guards ask to decide again.
+     *
+     * @return {the graph's requests 2-4 after its first for real before which the trainer ran in
+     *     the gap with no guard, ms the trainer was held while no stream worked in the 1.5 s from
+     *     the first request}
+     */
+    static long[] replayShort(Streams r) {
+        Map<String, Long> handles = new HashMap<>();
+        List<long[]> events = new ArrayList<>();
+        for (Map.Entry<String, List<long[]>> e : r.busy().entrySet()) {
+            long h = e.getKey().equals("default") ? ArrivalGuardsTest.A : 10 + handles.size();
+            handles.put(e.getKey(), h);
+            for (long[] b : e.getValue()) {
+                events.add(new long[] {b[0], h, 1, b[2]});
+                events.add(new long[] {b[1], h, 0, b[2]});
+            }
+        }
+        events.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[2], y[2]));
+        ArrivalGuards guards = new ArrivalGuards();
+        Map<Long, Long> since = new HashMap<>();
+        Map<Long, dev.xq.policy.spi.QueueSpace> widths = new HashMap<>();
+        for (long h : handles.values()) {
+            since.put(h, 0L);
+            widths.put(h, new dev.xq.policy.spi.QueueSpace(false, 132, 132));
+        }
+        widths.put(ArrivalGuardsTest.B, new dev.xq.policy.spi.QueueSpace(true, 8, 132));
+        long end = r.go() + REPLAY_NANOS;
+        int requests = 0; // the default stream's arrivals from the first request for real on
+        boolean ranUnguarded = false;
+        long unguardedBefore = 0;
+        long heldIdle = 0;
+        long lastAt = 0;
+        boolean lastHeldIdle = false;
+        long wake = Long.MAX_VALUE;
+        for (int i = 0; i < events.size(); i++) {
+            long[] ev = events.get(i);
+            if (ev[0] > end) {
+                break;
+            }
+            if (ev[1] == ArrivalGuardsTest.A && ev[2] == 1 && ev[0] >= r.go()) {
+                requests++;
+                if (requests >= 2 && requests <= 4 && ranUnguarded) {
+                    unguardedBefore++;
+                }
+                ranUnguarded = false;
+            }
+            since.put(ev[1], ev[2] == 1 ? ev[0] : 0L);
+            if (ev[2] == 1 && ev[3] >= 0) {
+                widths.put(ev[1], new dev.xq.policy.spi.QueueSpace(false, (int) (ev[3] & 0xffff), (int) (ev[3] >> 16)));
+            }
+            long next = i + 1 < events.size() ? events.get(i + 1)[0] : ev[0] + 100 * MS;
+            List<Long> at = new ArrayList<>(List.of(ev[0]));
+            if (next - ev[0] > 20 * MS) {
+                at.add((ev[0] + next) / 2);
+            }
+            for (int k = 0; k < at.size(); k++) {
+                long now = at.get(k);
+                boolean anyReady = since.values().stream().anyMatch(v -> v != 0);
+                if (lastAt != 0 && lastHeldIdle && lastAt >= r.go()) {
+                    heldIdle += Math.min(now, end) - lastAt;
+                }
+                List<dev.xq.policy.spi.QueueView> views = new ArrayList<>();
+                for (Map.Entry<Long, Long> q : since.entrySet()) {
+                    views.add(ArrivalGuardsTest.prioritized(q.getKey(), 2, q.getValue() != 0, q.getValue(), 0));
+                }
+                views.add(ArrivalGuardsTest.behind(200_000L, now));
+                Map<Long, Boolean> decided = new HashMap<>(Map.of(ArrivalGuardsTest.B, anyReady));
+                guards.update("hpf", now, views, decided, ArrivalGuards.Space.widths(h -> widths.getOrDefault(h, dev.xq.policy.spi.QueueSpace.NONE)));
+                boolean held = Boolean.TRUE.equals(decided.get(ArrivalGuardsTest.B));
+                if (!held && !anyReady && guards.given().get(ArrivalGuardsTest.B) == null) {
+                    ranUnguarded = true;
+                }
+                lastAt = now;
+                lastHeldIdle = held && !anyReady;
+                wake = guards.lingerWake();
+                if (wake > now && wake < next && (k + 1 == at.size() || wake < at.get(k + 1))) {
+                    at.add(k + 1, wake); // the scheduler decides again when the guards ask
+                }
+            }
+        }
+        return new long[] {unguardedBefore, heldIdle / MS};
+    }
+
+    /**
+     * Every recorded graph run replayed with a trainer's short commands behind it: before the
+     * graph's beat is known the trainer is held between its requests (it ran into requests 2-4,
+     * unguarded, in 15 of 16 such runs on the H200; replayed before the rule, before 194 of the
+     * 303 requests 2-4 of these 101 runs), at the cost of a few of its periods (45 ms median).
+     */
+    @Test
+    void aGraphsFirstRequestsFindTheShortCommandsBehindItHeld() throws IOException {
+        Path dir = Path.of(System.getProperty("xq.replay.dir", Path.of("..", "docs", "results", "h200").toString()));
+        List<Path> logs;
+        try (Stream<Path> s = Files.walk(dir)) {
+            logs = s.filter(p -> p.getFileName().toString().equals("graph.log.gz") && p.getParent().getFileName().toString().equals("xq")).sorted().toList();
+        }
+        StringBuilder table = new StringBuilder("run: the graph's requests 2-4 with the trainer let run unguarded before them, ms it was held with no stream working (1.5 s)\n");
+        int runs = 0;
+        long unguarded = 0;
+        long mostHeld = 0;
+        List<Long> held = new ArrayList<>();
+        for (Path log : logs) {
+            Streams r = loadStreams(log);
+            if (r == null) {
+                continue;
+            }
+            runs++;
+            long[] got = replayShort(r);
+            table.append(String.format("  %-66s %d %4d%n", r.name(), got[0], got[1]));
+            unguarded += got[0];
+            mostHeld = Math.max(mostHeld, got[1]);
+            held.add(got[1]);
+        }
+        System.out.print(table);
+        java.util.Collections.sort(held);
+        System.out.println("held with no stream working, ms: median " + (held.isEmpty() ? 0 : held.get(held.size() / 2)) + ", most " + mostHeld);
+        assertTrue(runs >= (System.getProperty("xq.replay.dir") == null ? 90 : 1), "graph runs with their streams shown: " + runs);
+        // before the rule (session 58's build): 194 of the 303 requests, in all 101 runs, and held 0 ms
+        assertTrue(unguarded * 100 <= 3L * runs, unguarded + " of the graph's " + 3 * runs
+                + " requests 2-4 found the trainer let run unguarded before them (at most 1 %)\n" + table);
+        assertTrue(mostHeld < 100, "the trainer held up to " + mostHeld + " ms of 1.5 s with no stream working\n" + table);
+    }
 }
