@@ -4,6 +4,12 @@
  */
 #include "cuda_int.h"
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 #include <sys/resource.h>
 
 /* ------------------------------------------------------------------ host time (XQ_LOG=2) */
@@ -191,6 +197,21 @@ void xqc_defer_summary(void)
                     "arrival guard of the last launch: none %u, lapsed %u, in force and closed before its horizon %u, past it %u",
                  st->label, st->closes, n, st->left_us[n / 2], st->left_us[n * 9 / 10], st->left_us[n * 99 / 100], st->left_us[n - 1],
                  st->close_guard[0], st->close_guard[1], st->close_guard[2], st->close_guard[3]);
+        }
+        if (st->ndrain || st->nreopen) {
+            /* what a tenant the node preferred really waited behind once the gate closed: the work
+             * in flight then, until its end was seen (the tracker's look: tens of us late at most) */
+            uint32_t n = st->ndrain;
+            if (n) {
+                qsort(st->drain_us, n, sizeof st->drain_us[0], xqc_cmp_u32);
+                qsort(st->over_us, n, sizeof st->over_us[0], cmp_i32);
+                xlog(2, "xq: stream %s: drained after %u of those closes (%u opened again first): took P50 %u us, P90 %u us, P99 %u us, "
+                        "max %u us; past the work estimated left by P50 %d us, P90 %d us, max %d us",
+                     st->label, n, st->nreopen, st->drain_us[n / 2], st->drain_us[n * 9 / 10], st->drain_us[n * 99 / 100],
+                     st->drain_us[n - 1], st->over_us[n / 2], st->over_us[n * 9 / 10], st->over_us[n - 1]);
+            } else {
+                xlog(2, "xq: stream %s: drained after 0 of those closes (%u opened again first)", st->label, st->nreopen);
+            }
         }
         if (st->nunguarded) {
             qsort(st->unguarded_us, st->nunguarded, sizeof st->unguarded_us[0], xqc_cmp_u32);

@@ -101,6 +101,18 @@ XQ_HOT uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, 
     return st->fl_est > *credit ? st->fl_est - *credit : 0;
 }
 
+/* XQ_LOG=2: what was in flight when the gate closed has all ended (seen now): how long that took
+ * against the work estimated left at the close. Caller holds st->mu. */
+XQ_COLD void xqc_note_drained(xstream *st)
+{
+    uint64_t took = now_ns() - st->drain_from;
+    if (st->ndrain < sizeof st->drain_us / sizeof st->drain_us[0]) {
+        st->drain_us[st->ndrain] = (uint32_t)(took / 1000);
+        st->over_us[st->ndrain++] = (int32_t)(((int64_t)took - (int64_t)st->drain_est) / 1000);
+    }
+    st->drain_from = 0;
+}
+
 /* XQ_LOG=2: a launch is made with left ns of estimated work still to run before it (0: none,
  * under 10 us, 50 us, 100 us, 200 us, more): launches made with little left are where the device
  * may have run dry between commands without the tracker seeing it. Caller holds st->mu. */
@@ -242,6 +254,7 @@ int xqc_account_done(xstream *st, uint32_t count, uint64_t run, uint32_t scale)
     st->completed += count;
     st->in_flight -= count;
     st->active -= count;
+    if (XQ_UNLIKELY(st->drain_from) && !st->in_flight) xqc_note_drained(st);
     st->run_ns += run;
     if (run) { /* 0: not measured (no event could be recorded) */
         int64_t x = (int64_t)(run / count), e = (int64_t)st->estimate_ns;

@@ -414,12 +414,20 @@ typedef struct xstream {
     arr_entry *arr; /* XQ_LOG=3, under mu: its busy periods as the node was shown them; made on first use, never freed */
     uint32_t narr;
     uint64_t arr_shown; /* the arrival stamp last copied into the slot */
+    /* XQ_LOG=2, under mu: a close with work in flight not yet drained: when the tracker saw it and
+     * the work it estimated left then (drain_from 0: none); each such close that drained before the
+     * gate opened again: how long the work then in flight really took to end (drain_us) and by how
+     * much that passed the estimate (over_us, negative when it ended sooner) */
+    uint64_t drain_from, drain_est;
+    uint32_t ndrain, nreopen;
     /* XQ_LOG=2 arrays, last: the fields a launch touches stay on few cache lines (each launch
      * finds them cold on a GPU host, where the driver and the framework run between two launches) */
     struct { CUevent a, b; uint64_t key, ord; } smp[SMP];
     uint32_t left_us[1024];
     uint32_t lapse_us[256];
     uint32_t unguarded_us[256]; /* for the closes with none: how long before the close a launch last went under a guard */
+    uint32_t drain_us[256];
+    int32_t over_us[256];
 } __attribute__((aligned(64))) xstream;
 _Static_assert(offsetof(xstream, tail_n) == 64 && offsetof(xstream, kind) == 128 && offsetof(xstream, completed) == 192,
                "a launch's lines, grouped by who writes them");
@@ -617,6 +625,7 @@ void xqc_smp_read(xstream *st, CUcontext c, CUcontext *cur);
 extern uint32_t xqc_limit_waiters;
 uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_t *credit);
 void xqc_note_launch(xstream *st, uint64_t est);
+void xqc_note_drained(xstream *st);
 int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry);
 
 /* XQ_LOG=2: from t nothing of st is in flight while work waits in the process (a launch held or

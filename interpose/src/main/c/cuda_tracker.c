@@ -268,10 +268,17 @@ static void gate_watch(xstream *st)
     int g = s && LD(&s->gate);
     if (g == st->gate_seen) return;
     st->gate_seen = g;
-    if (!g) return;
+    if (!g) {
+        /* opened again before what was in flight at the close ended: not a drain behind a close */
+        mu_lock(&st->mu);
+        if (st->drain_from) st->drain_from = 0, st->nreopen++;
+        mu_unlock(&st->mu);
+        return;
+    }
     mu_lock(&st->mu);
     st->closes++;
     uint64_t first, credit, left = st->in_flight ? xqc_work_left(st, now_ns(), &first, &credit) : 0;
+    if (st->in_flight && !st->drain_from) st->drain_from = now_ns(), st->drain_est = left;
     if (st->in_flight && st->nleft < sizeof st->left_us / sizeof st->left_us[0]) {
         st->left_us[st->nleft++] = (uint32_t)(left / 1000);
         uint64_t now = now_ns();

@@ -95,6 +95,7 @@ void test_window(void);
 void test_guard(void);
 void test_guard_deferred(void);
 void test_window_kinds(void);
+void test_drain(void);
 
 /* test_cuda_tracker.c */
 void test_estimate(void);

@@ -340,3 +340,56 @@ void test_window_kinds(void)
     CHECK(s && finish(&a, 10) && a.status == 0, "exit %d", a.status);
     CHECK(max >= 14 && max <= 24, "max %u in flight (want 14..24: short kernels by their own estimate)", max);
 }
+
+/* XQ_LOG=2: what was in flight when the gate closed, and how long it really took to end. 20 ms
+ * kernels under an 80 ms window (three or four in flight); the gate closed once and opened again
+ * 10 ms later (in flight still: not a drain), then closed until all of it has ended, then opened:
+ * one drain, about the work in flight at the second close, within a few ms of the estimate. */
+static int completed_3(xq_slot *s) { return LD(&s->completed) >= 3 && LD(&s->in_flight) >= 2; }
+static int none_in_flight(xq_slot *s) { return LD(&s->in_flight) == 0; }
+
+void test_drain(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 80000);
+    app a;
+    start(&a, (const char *[]){"XQ_LOG=2", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "16", "--us", "20000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, completed_3, 5.0), "no 3 completions with 2 in flight");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+    pause_s(0.01);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    tn_send(0, gate);
+    CHECK(wait_until(s, completed_3, 1.0), "nothing in flight after the gate opened");
+    pause_s(0.005);
+    unsigned n = LD(&s->in_flight);
+    __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+    double t0 = tn_now();
+    CHECK(wait_until(s, none_in_flight, 2.0), "still %u in flight 2 s after the close", LD(&s->in_flight));
+    double took = tn_now() - t0;
+    pause_s(0.05);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    tn_send(0, gate);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    unsigned drained = 99, reopened = 99, p50 = 0, p90, p99, max;
+    int o50 = 0, o90, omax;
+    const char *p = strstr(slurp(a.err), "drained after ");
+    CHECK(p && sscanf(p, "drained after %u of those closes (%u opened again first): took P50 %u us, P90 %u us, P99 %u us, max %u us; "
+                         "past the work estimated left by P50 %d us, P90 %d us, max %d us",
+                      &drained, &reopened, &p50, &p90, &p99, &max, &o50, &o90, &omax) == 9,
+          "no drain summary: %s", slurp(a.err));
+    printf("    %u in flight at the close, drained in %.1f ms (seen here), %u us (the interposer's), %d us past its estimate\n", n,
+           took * 1000, p50, o50);
+    CHECK(drained == 1 && reopened == 1, "drained %u (want 1), opened again first %u (want 1)", drained, reopened);
+    /* the close came 5 ms after a completion: the work in flight then ends (n - 1) x 20 ms + 15 ms later */
+    CHECK(n >= 2 && p50 >= (n - 1) * 20000u && p50 <= n * 20000u + 15000u, "took %u us with %u of 20 ms in flight at the close", p50, n);
+    CHECK(o50 > -15000 && o50 < 15000, "%d us past the estimate left (want within 15 ms: 20 ms kernels, estimated)", o50);
+}

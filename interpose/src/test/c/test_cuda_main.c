@@ -49,6 +49,7 @@ static const struct {
     {"dlsym_not_driver", test_dlsym_not_driver},
     {"dlsym_next_other_library", test_dlsym_next_other_library},
     {"window_kinds", test_window_kinds},
+    {"drain", test_drain},
     {"guard", test_guard},
     {"guard_deferred", test_guard_deferred},
     {"stall", test_stall},
