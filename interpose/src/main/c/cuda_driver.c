@@ -1,6 +1,6 @@
 /*
  * cuda_driver.c: glibc's own dlsym, the driver entry points the interposer calls itself (xqc_cu,
- * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_ESTIMATES),
+ * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_GUARD_PAD, XQ_ESTIMATES),
  * and starting our own threads.
  */
 #include "cuda_int.h"
@@ -141,6 +141,10 @@ int xqc_cu_resolve(void *hint)
         xqc_marks_all = k && !strcmp(k, "all");
         if (k && *k && !xqc_marks_all && strcmp(k, "sparse"))
             xlog(1, "xq: ignoring XQ_MARKS='%s': not sparse or all", k);
+        const char *gp = getenv("XQ_GUARD_PAD"); /* learnt unless XQ_GUARD_PAD=0 */
+        xqc_pad_on = !(gp && !strcmp(gp, "0"));
+        if (gp && *gp && strcmp(gp, "0") && strcmp(gp, "1"))
+            xlog(1, "xq: ignoring XQ_GUARD_PAD='%s': not 0 or 1", gp);
         const char *q = getenv("XQ_ESTIMATES"); /* timed unless XQ_ESTIMATES=batch */
         xqc_timed = !(q && !strcmp(q, "batch")) && xqc_cu.EventElapsed;
         if (q && *q && strcmp(q, "batch") && strcmp(q, "timed"))

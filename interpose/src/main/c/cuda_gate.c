@@ -105,13 +105,25 @@ XQ_HOT uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, 
  * against the work estimated left at the close. Caller holds st->mu. */
 XQ_COLD void xqc_note_drained(xstream *st)
 {
-    uint64_t took = now_ns() - st->drain_from;
+    uint64_t now = now_ns();
+    if (st->pad_hz) {
+        /* the work the guard admitted to end by its horizon ended this far past it */
+        uint64_t over = now > st->pad_hz ? now - st->pad_hz : 0;
+        if (over > PAD_MAX_NS) over = PAD_MAX_NS;
+        if (over > st->pad_ns) st->pad_ns = over;
+        st->pads_up++;
+        st->pad_hz = 0;
+    }
+    if (!st->drain_from) return;
+    uint64_t took = now - st->drain_from;
     if (st->ndrain < sizeof st->drain_us / sizeof st->drain_us[0]) {
         st->drain_us[st->ndrain] = (uint32_t)(took / 1000);
         st->over_us[st->ndrain++] = (int32_t)(((int64_t)took - (int64_t)st->drain_est) / 1000);
     }
     st->drain_from = 0;
 }
+
+int xqc_pad_on = 1;
 
 /* XQ_LOG=2: a launch is made with left ns of estimated work still to run before it (0: none,
  * under 10 us, 50 us, 100 us, 200 us, more): launches made with little left are where the device
@@ -142,11 +154,15 @@ XQ_COLD void xqc_note_launch(xstream *st, uint64_t est)
 static XQ_COLD int guarded(xstream *st, const xq_slot *s, uint64_t est, uint64_t win_ns, uint64_t *retry)
 {
     uint64_t until = LD(&s->guard_until_ns), hz = LD(&s->horizon_ns), now = now_ns();
-    if (!hz || now >= until) return 0;
+    if (!hz || now >= until) return st->g_hz = 0, 0;
     st->guard_seen++;
     uint64_t first, credit, left = st->in_flight ? xqc_work_left(st, now, &first, &credit) : 0;
     uint64_t e = est ? est : win_ns ? win_ns : st->estimate_ns;
-    if (now + left + e <= hz) return 0;
+    /* the pad: what the stream's work ran past a horizon lately, beyond its estimates */
+    if (now + left + e + st->pad_ns <= hz) {
+        st->g_hz = hz, st->g_until = until;
+        return 0;
+    }
     st->why_guard++;
     if (retry) *retry = until - now;
     xlog(4, "xq: %s: guarded: %.1f us left, this one %.1f us, due in %.1f us", st->label, left / 1e3, e / 1e3,
@@ -169,6 +185,8 @@ XQ_HOT int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t 
         st->throttled = 0;
     }
     uint64_t win = LD(&s->window_us), hz = LD(&s->horizon_ns);
+    /* (a launch with no horizon leaves g_hz as it was: the launch path touches none of the pad's
+     * lines, and a close counts for the pad only within its guard's until and PAD_GRACE_NS) */
     if (XQ_UNLIKELY(hz) && guarded(st, s, est, win * 1000, retry)) return 4;
     /* XQ_LOG=2: the guard a launch goes under (one the window refuses comes back and sets it again) */
     if (XQ_UNLIKELY(xqc_hot.diag)) {
@@ -254,7 +272,7 @@ int xqc_account_done(xstream *st, uint32_t count, uint64_t run, uint32_t scale)
     st->completed += count;
     st->in_flight -= count;
     st->active -= count;
-    if (XQ_UNLIKELY(st->drain_from) && !st->in_flight) xqc_note_drained(st);
+    if (XQ_UNLIKELY(st->drain_from | st->pad_hz) && !st->in_flight) xqc_note_drained(st);
     st->run_ns += run;
     if (run) { /* 0: not measured (no event could be recorded) */
         int64_t x = (int64_t)(run / count), e = (int64_t)st->estimate_ns;

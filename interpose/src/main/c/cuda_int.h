@@ -420,6 +420,14 @@ typedef struct xstream {
      * much that passed the estimate (over_us, negative when it ended sooner) */
     uint64_t drain_from, drain_est;
     uint32_t ndrain, nreopen;
+    /* the arrival guard's pad (cuda_gate.c, guarded()): how far this stream's work ran past a
+     * guard's horizon lately, kept clear on top of its estimates. g_hz, g_until: the guard the
+     * last command admitted under one went under (g_hz 0: the last check found none in force);
+     * at a close past that horizon with work in flight, pad_hz holds it until the work has ended
+     * (the tracker: the pad rises to how far past it that was, PAD_MAX_NS at most), and each close
+     * past it that found nothing in flight wears the pad down by 1/PAD_WEAR. Under mu. */
+    uint64_t pad_ns, g_hz, g_until, pad_hz;
+    uint32_t pads_up, pads_down; /* XQ_LOG=2 */
     /* XQ_LOG=2 arrays, last: the fields a launch touches stay on few cache lines (each launch
      * finds them cold on a GPU host, where the driver and the framework run between two launches) */
     struct { CUevent a, b; uint64_t key, ord; } smp[SMP];
@@ -626,6 +634,11 @@ extern uint32_t xqc_limit_waiters;
 uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, uint64_t *credit);
 void xqc_note_launch(xstream *st, uint64_t est);
 void xqc_note_drained(xstream *st);
+/* XQ_GUARD_PAD (on unless 0): the arrival guard learns each stream's pad (xstream.pad_ns) */
+extern int xqc_pad_on;
+#define PAD_MAX_NS 1000000ull  /* a pad of 1 ms at most: beside a 25 ms beat, 4 % of a stream's time */
+#define PAD_WEAR 32            /* each close the guard kept clear wears 1/32 of the pad off */
+#define PAD_GRACE_NS 2000000ull /* a close this long after a guard's until still counts as its (the node's reaction) */
 int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry);
 
 /* XQ_LOG=2: from t nothing of st is in flight while work waits in the process (a launch held or

@@ -260,8 +260,10 @@ static void close_stream(xstream *st)
     ADD(&xqc_closing, -1);
 }
 
-/* XQ_LOG=2: each time the tracker sees st's gate close with work in flight, how much estimated
- * work was left: what a tenant the node preferred waited behind, once the node had decided. */
+/* Each time the tracker sees st's gate close: the arrival guard's pad learns from it (always;
+ * xstream.pad_ns), and with XQ_LOG=2, where work was in flight, how much estimated work was left
+ * and how long it took to end: what a tenant the node preferred waited behind, once the node had
+ * decided. */
 static void gate_watch(xstream *st)
 {
     xq_slot *s = st->gen == LD(&xqc_state) ? st->shm : NULL;
@@ -272,10 +274,26 @@ static void gate_watch(xstream *st)
         /* opened again before what was in flight at the close ended: not a drain behind a close */
         mu_lock(&st->mu);
         if (st->drain_from) st->drain_from = 0, st->nreopen++;
+        st->pad_hz = 0;
         mu_unlock(&st->mu);
         return;
     }
     mu_lock(&st->mu);
+    uint64_t at = now_ns();
+    if (xqc_pad_on && st->g_hz && at > st->g_hz && at <= st->g_until + PAD_GRACE_NS) {
+        /* the gate closed past the horizon of the guard the last command went under: work still
+         * in flight ran past it (the pad learns how far when it ends); none, and the guard (with
+         * the pad) kept the stream clear: the pad wears down */
+        if (st->in_flight)
+            st->pad_hz = st->g_hz;
+        else if (st->pad_ns)
+            st->pad_ns -= st->pad_ns / PAD_WEAR, st->pads_down++;
+        st->g_hz = 0;
+    }
+    if (xq_log_level < 2) {
+        mu_unlock(&st->mu);
+        return;
+    }
     st->closes++;
     uint64_t first, credit, left = st->in_flight ? xqc_work_left(st, now_ns(), &first, &credit) : 0;
     if (st->in_flight && !st->drain_from) st->drain_from = now_ns(), st->drain_est = left;
@@ -343,7 +361,7 @@ void *xqc_tracker_main(void *arg)
             for (xstream *st = LD(&xqc_all); st; st = st->next_all)
                 if (LD(&st->in_use)) {
                     if (xqc_stall) xqc_stall_watch(st);
-                    if (xq_log_level >= 2) gate_watch(st);
+                    gate_watch(st);
                     busy |= xqc_poll_stream(st, &cur, &next, &gap);
                 }
         pthread_mutex_unlock(&xqc_query_mu);

@@ -393,3 +393,78 @@ void test_drain(void)
     CHECK(n >= 2 && p50 >= (n - 1) * 20000u && p50 <= n * 20000u + 15000u, "took %u us with %u of 20 ms in flight at the close", p50, n);
     CHECK(o50 > -15000 && o50 < 15000, "%d us past the estimate left (want within 15 ms: 20 ms kernels, estimated)", o50);
 }
+
+/* The arrival guard's pad: 2 ms kernels, every third one 4 ms (their kind's estimate about 2.7
+ * ms), under a 6 ms window. The test, as the node, foresees another queue's arrival 10 ms ahead 40
+ * times over, closes the gate 0.3 ms past that horizon (the node's reaction) and lifts the guard,
+ * and opens the gate again once the work has ended. A command admitted to end by the horizon by
+ * its estimate runs up to 1.3 ms past it now and then; the pad learns how far and keeps that much
+ * more clear. Counted: the closes that found work still in flight, over the first and the last 20
+ * rounds (by then the pad has been learnt). XQ_GUARD_PAD=0: none learnt, the same rounds. */
+static int in_flight_some(xq_slot *s) { return LD(&s->in_flight) > 0; }
+
+static void pad_rounds(int on, unsigned *late_first, unsigned *late_last, const char **err)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 6000);
+    app a;
+    start(&a, on ? (const char *[]){"XQ_LOG=2", "FAKECUDA_SLOW_EVERY=3", "FAKECUDA_SLOW_US=2000", NULL}
+                 : (const char *[]){"XQ_LOG=2", "FAKECUDA_SLOW_EVERY=3", "FAKECUDA_SLOW_US=2000", "XQ_GUARD_PAD=0", NULL},
+          (const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "600", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, completed_5, 5.0), "no 5 completions");
+    *late_first = *late_last = 0;
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    for (int r = 0; r < 40; r++) {
+        uint64_t hz = mono_ns() + 10000000ull, until = hz + 5000000ull;
+        __atomic_store_n(&s->guard_until_ns, until, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->horizon_ns, hz, __ATOMIC_SEQ_CST);
+        while (mono_ns() < hz + 300000ull)
+            ;
+        __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+        unsigned n = LD(&s->in_flight);
+        __atomic_store_n(&s->horizon_ns, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->guard_until_ns, 0, __ATOMIC_SEQ_CST);
+        CHECK(wait_until(s, none_in_flight, 1.0), "round %d: still %u in flight 1 s after the close", r, LD(&s->in_flight));
+        if (getenv("PAD_DEBUG")) printf("    round %d: %u in flight at the close, all ended %.2f ms past the horizon, estimate %.0f us\n", r, n, ((double)mono_ns() - (double)hz) / 1e6, (double)LD(&s->estimate_ns) / 1e3);
+        if (n) {
+            if (r < 20) (*late_first)++;
+            else (*late_last)++;
+        }
+        pause_s(0.001);
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        tn_send(0, gate);
+        CHECK(wait_until(s, in_flight_some, 1.0), "round %d: nothing launched after the gate opened", r);
+        pause_s(0.004); /* a window's worth in flight again, its estimates taken */
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    *err = slurp(a.err);
+}
+
+void test_guard_pad(void)
+{
+    unsigned off_first, off_last, on_first, on_last;
+    const char *err = "";
+    pad_rounds(0, &off_first, &off_last, &err);
+    CHECK(!strstr(err, "guard pad "), "XQ_GUARD_PAD=0 and a pad learnt: %s", err);
+    pad_rounds(1, &on_first, &on_last, &err);
+    double pad = -1;
+    unsigned up = 0, down = 0;
+    const char *p = strstr(err, "guard pad ");
+    CHECK(p && sscanf(p, "guard pad %lf us at exit (raised at %u closes with work past a horizon, worn at %u kept clear)", &pad, &up,
+                      &down) == 3, "no pad line: %s", err);
+    printf("    work in flight at the close, rounds 1-20 / 21-40: without the pad %u / %u, with it %u / %u "
+           "(pad %.0f us at exit, raised %u times, worn %u)\n", off_first, off_last, on_first, on_last, pad, up, down);
+    /* the runs would be alike without the pad: it must have work past the horizon to learn from */
+    CHECK(off_first + off_last >= 4, "without the pad only %u of 40 closes found work in flight (the test needs overruns)",
+          off_first + off_last);
+    CHECK(up >= 1 && pad > 0 && pad <= 1000, "pad %.0f us, raised %u times (want raised, at most 1000 us)", pad, up);
+    CHECK(on_last * 2 <= off_last || on_last <= 1, "with the pad %u of the last 20 closes found work in flight, without it %u", on_last,
+          off_last);
+}

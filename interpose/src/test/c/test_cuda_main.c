@@ -50,6 +50,7 @@ static const struct {
     {"dlsym_next_other_library", test_dlsym_next_other_library},
     {"window_kinds", test_window_kinds},
     {"drain", test_drain},
+    {"guard_pad", test_guard_pad},
     {"guard", test_guard},
     {"guard_deferred", test_guard_deferred},
     {"stall", test_stall},
