@@ -201,7 +201,8 @@ public final class MixScenario implements Scenario {
                         + "adds to their share); xq-alt: xq with the host settings of alt; mps: by hand, without XQ, on the node's MPS "
                         + "daemon unless mps_pipe names another"),
                 ParamSpec.text("alt", "", "xq-alt mode: dev.xq.host settings for that mode, KEY:VALUE[;KEY:VALUE] (e.g. "
-                        + "mpsBestEffortShare:50), integers and true/false as such"),
+                        + "mpsBestEffortShare:50), integers and true/false as such; PID/KEY:VALUE another component's; "
+                        + "env/XQ_NAME:VALUE an interposer variable for that mode's tenants (e.g. env/XQ_GUARD_PAD:0)"),
                 ParamSpec.choice("order", "fixed", List.of("fixed", "listed"), "the order of the modes within each mix: fixed, "
                         + String.join(", ", MODES) + "; listed, standalone and xq-alone first, then the others as modes= lists "
                         + "them (an A/B run both ways round: modes=native,xq-alt,xq)"),
@@ -504,6 +505,8 @@ public final class MixScenario implements Scenario {
 
     /** The configuration PID of the node's process host, where alt's keys go unless they name another. */
     static final String HOST_PID = "dev.xq.host";
+    /** In {@link #modeSettings}: not a component but the xq-alt tenants' environment ({@code env/XQ_NAME:VALUE}). */
+    static final String ENV = "env";
 
     /** The dev.xq.host settings a mode runs with (empty: the node's own). */
     static Map<String, Object> hostSettings(String mode, String alt) {
@@ -563,6 +566,19 @@ public final class MixScenario implements Scenario {
                             throw new UsageException("alt '" + alt + "': '" + kv + "' needs a PID and a key around its '/'");
                         }
                     }
+                    if (pid.equals(ENV)) {
+                        // an interposer variable for the mode's tenants: the interposer's own names, plain values
+                        if (!k.matches("XQ_[A-Z0-9_]+") || !v.matches("[A-Za-z0-9._:,+-]*")) {
+                            throw new UsageException("alt '" + alt + "': '" + kv + "' sets an environment variable: its name must be "
+                                    + "XQ_ followed by A-Z, 0-9 or _ (the interposer's variables), its value of A-Z a-z 0-9 . _ : , + -");
+                        }
+                        if (k.equals("XQ_SOCKET") || k.equals("XQ_NAME") || k.equals("XQ_PRIORITY")) {
+                            throw new UsageException("alt '" + alt + "': '" + kv + "': " + k + " is the mix's own (each tenant's "
+                                    + "socket, name and priority); set another interposer variable");
+                        }
+                        m.computeIfAbsent(ENV, x -> new LinkedHashMap<>()).put(k, v);
+                        continue;
+                    }
                     m.computeIfAbsent(pid, x -> new LinkedHashMap<>()).put(k, v.equals("true") || v.equals("false")
                             ? (Object) Boolean.valueOf(v) : v.matches("-?[0-9]+") ? (Object) Long.valueOf(v) : v);
                 }
@@ -577,7 +593,18 @@ public final class MixScenario implements Scenario {
 
     /** What the whole run needs to start tenants. */
     private record Setup(boolean torch, Path home, Path interposer, String socket, String policy, double seconds, String python,
-                         int beShare, String mpsPipe, Path runDir, double pause) { }
+                         int beShare, String mpsPipe, Path runDir, double pause, Map<String, String> altEnv) { }
+
+    /** The xq-alt tenants' own environment variables from {@code alt} ({@code env/XQ_NAME:VALUE}), none where there are none. */
+    static Map<String, String> altEnv(String alt) {
+        if (alt == null || alt.isBlank()) {
+            return Map.of();
+        }
+        Map<String, Object> e = modeSettings("xq-alt", alt).getOrDefault(ENV, Map.of());
+        Map<String, String> out = new LinkedHashMap<>();
+        e.forEach((k, v) -> out.put(k, v.toString()));
+        return out;
+    }
 
     @Override
     public ScenarioReport run(ScenarioContext ctx, Params p) throws Exception {
@@ -624,7 +651,7 @@ public final class MixScenario implements Scenario {
         ctx.out().line("mix: " + mixes.size() + " mixes x " + modes + ", " + seconds + " s each, on "
                 + (torch ? "PyTorch" : "the fake libcuda") + "; processes' logs in " + runDir);
         Setup setup = new Setup(torch, home, interposer, socket, policy, seconds, p.string("python"), p.intValue("be_share"), mpsPipe,
-                runDir, pause);
+                runDir, pause, altEnv(p.string("alt")));
 
         ScenarioReport report = new ScenarioReport(name(), ctx.device(), p.asMap());
         Map<Kind, Outcome> standalone = new HashMap<>();
@@ -660,7 +687,7 @@ public final class MixScenario implements Scenario {
                     Map<String, Object> host = settings.getOrDefault(HOST_PID, Map.of());
                     List<PolicySettings> others = new ArrayList<>();
                     for (var e : settings.entrySet()) {
-                        if (!e.getKey().equals(HOST_PID)) {
+                        if (!e.getKey().equals(HOST_PID) && !e.getKey().equals(ENV)) {
                             others.add(PolicySettings.apply(ctx, e.getKey(), e.getValue()));
                         }
                     }
@@ -919,7 +946,12 @@ public final class MixScenario implements Scenario {
     private static Map<String, String> env(Setup s, Tenant t, String mode, Path dir) {
         Map<String, String> env = s.torch() ? new HashMap<>() : Processes.fakeGpu(s.home(), dir);
         switch (mode) {
-            case "xq", "xq-alone", "xq-hold", "xq-free", "xq-alt" -> env = Processes.interposed(env, s.interposer(), s.socket(), t.name(), t.priority());
+            case "xq", "xq-alone", "xq-hold", "xq-free", "xq-alt" -> {
+                env = Processes.interposed(env, s.interposer(), s.socket(), t.name(), t.priority());
+                if (mode.equals("xq-alt")) {
+                    env.putAll(s.altEnv());
+                }
+            }
             case "mps" -> {
                 env.put("CUDA_MPS_PIPE_DIRECTORY", s.mpsPipe());
                 if (t.kind().role == Role.BE) {

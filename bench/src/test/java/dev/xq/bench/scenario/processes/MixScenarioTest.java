@@ -174,6 +174,67 @@ class MixScenarioTest {
         assertTrue(bad.getMessage().contains("needs a PID and a key"), bad.getMessage());
     }
 
+    @Test
+    void altMaySetInterposerVariablesForTheAltModesTenantsOnly() {
+        var m = MixScenario.modeSettings("xq-alt", "env/XQ_GUARD_PAD:0;mps:off");
+        assertEquals(Map.of("XQ_GUARD_PAD", "0"), m.get("env"));
+        assertEquals(Map.of("mps", "off"), m.get("dev.xq.host"));
+        assertEquals(Map.of("mps", "off"), MixScenario.hostSettings("xq-alt", "env/XQ_GUARD_PAD:0;mps:off"));
+        assertEquals(Map.of("XQ_GUARD_PAD", "0", "XQ_LOG", "2"), MixScenario.altEnv("env/XQ_GUARD_PAD:0; env/XQ_LOG:2"));
+        assertEquals(Map.of(), MixScenario.altEnv("mps:off"));
+        assertEquals(Map.of(), MixScenario.altEnv(""));
+        // alone it is a setting of the mode: xq-alt runs with it
+        assertEquals(Map.of("env", Map.of("XQ_GUARD_PAD", "0")), MixScenario.modeSettings("xq-alt", "env/XQ_GUARD_PAD:0"));
+        var lower = assertThrows(UsageException.class, () -> MixScenario.modeSettings("xq-alt", "env/LD_PRELOAD:/tmp/x.so"));
+        assertTrue(lower.getMessage().contains("'env/LD_PRELOAD:/tmp/x.so' sets an environment variable: its name must be XQ_"),
+                lower.getMessage());
+        var value = assertThrows(UsageException.class, () -> MixScenario.modeSettings("xq-alt", "env/XQ_LOG:2 3"));
+        assertTrue(value.getMessage().contains("its value of A-Z a-z 0-9"), value.getMessage());
+        var own = assertThrows(UsageException.class, () -> MixScenario.altEnv("env/XQ_PRIORITY:5"));
+        assertTrue(own.getMessage().contains("XQ_PRIORITY is the mix's own"), own.getMessage());
+    }
+
+    /**
+     * xq-alt's tenants get alt's interposer variables, and only they: on the fake libcuda with no
+     * node (the interposer runs unscheduled), XQ_LOG=2 set by alt makes each xq-alt tenant print
+     * its streams' summaries at exit, which the xq tenants of the same run do not.
+     */
+    @Test
+    void theAltModesTenantsGetAltsInterposerVariables(@TempDir Path tmp) throws Exception {
+        Path home = Path.of("..").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isExecutable(home.resolve("interpose/target/fakecuda/xq-cuda-app"))
+                && Files.isRegularFile(home.resolve("interpose/target/libxq-cuda.so")), "interpose is not built");
+        String before = System.getProperty("xq.home");
+        System.setProperty("xq.home", home.toString());
+        List<String> lines = new ArrayList<>();
+        try (ScenarioContext ctx = ScenarioContext.open(service(), scheduler(), bundles(tmp.resolve("no-node.sock")), lines::add,
+                "sim")) {
+            var p = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm", "modes=xq,xq-alt", "seconds=1",
+                    "alt=env/XQ_LOG:2"), Map.of("mix", MIX.params())).params();
+            MIX.run(ctx, p);
+            Path dir = lines.stream().filter(l -> l.contains("processes' logs in ")).findFirst()
+                    .map(l -> Path.of(l.substring(l.indexOf("processes' logs in ") + "processes' logs in ".length()).trim()))
+                    .orElseThrow(() -> new AssertionError("no logs directory in " + lines));
+            Map<String, Integer> summaries = new java.util.TreeMap<>();
+            try (var files = Files.walk(dir)) {
+                for (Path f : files.filter(Files::isRegularFile).toList()) {
+                    String rel = dir.relativize(f).toString();
+                    int n = (int) Files.readAllLines(f).stream().filter(l -> l.startsWith("xq: stream ")).count();
+                    summaries.put(rel, n);
+                }
+            }
+            int alt = summaries.entrySet().stream().filter(e -> e.getKey().contains("xq-alt")).mapToInt(Map.Entry::getValue).sum();
+            int xq = summaries.entrySet().stream().filter(e -> !e.getKey().contains("xq-alt")).mapToInt(Map.Entry::getValue).sum();
+            assertTrue(alt > 0 && xq == 0, "stream summaries per file (XQ_LOG=2 for xq-alt only): " + summaries);
+        } finally {
+            if (before == null) {
+                System.clearProperty("xq.home");
+            } else {
+                System.setProperty("xq.home", before);
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ a mix's verdict
 
     private static MixScenario.Outcome lc(double p99, double checksum) {
