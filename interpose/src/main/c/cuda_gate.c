@@ -101,8 +101,10 @@ XQ_HOT uint64_t xqc_work_left(const xstream *st, uint64_t now, uint64_t *first, 
     return st->fl_est > *credit ? st->fl_est - *credit : 0;
 }
 
-/* XQ_LOG=2: what was in flight when the gate closed has all ended (seen now): how long that took
- * against the work estimated left at the close. Caller holds st->mu. */
+/* What was in flight when the gate closed has all ended (seen now): the guard's pad rises to how
+ * far past its horizon that was, where the close was past the horizon of the guard it went under
+ * (always); with XQ_LOG=2, how long it took against the work estimated left at the close. Caller
+ * holds st->mu. */
 XQ_COLD void xqc_note_drained(xstream *st)
 {
     uint64_t now = now_ns();

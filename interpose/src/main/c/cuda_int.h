@@ -427,7 +427,7 @@ typedef struct xstream {
      * (the tracker: the pad rises to how far past it that was, PAD_MAX_NS at most), and each close
      * past it that found nothing in flight wears the pad down by 1/PAD_WEAR. Under mu. */
     uint64_t pad_ns, g_hz, g_until, pad_hz;
-    uint32_t pads_up, pads_down; /* XQ_LOG=2 */
+    uint32_t pads_up, pads_down; /* how often it rose and wore down (printed with XQ_LOG=2) */
     /* XQ_LOG=2 arrays, last: the fields a launch touches stay on few cache lines (each launch
      * finds them cold on a GPU host, where the driver and the framework run between two launches) */
     struct { CUevent a, b; uint64_t key, ord; } smp[SMP];
