@@ -97,6 +97,7 @@ void test_guard_deferred(void);
 void test_window_kinds(void);
 void test_drain(void);
 void test_guard_pad(void);
+void test_guard_pad_stopped(void);
 
 /* test_cuda_tracker.c */
 void test_estimate(void);

@@ -403,8 +403,9 @@ void test_drain(void)
  * rounds (by then the pad has been learnt). XQ_GUARD_PAD=0: none learnt, the same rounds. */
 static int in_flight_some(xq_slot *s) { return LD(&s->in_flight) > 0; }
 
-static void pad_rounds(int on, unsigned *late_first, unsigned *late_last, const char **err)
+static void pad_rounds(int on, int stop, unsigned *late_first, unsigned *late_last, unsigned *stops, const char **err)
 {
+    *stops = 0;
     tn_start(SOCK, 16);
     tn_defaults(0, 0, 0, 6000);
     app a;
@@ -429,6 +430,17 @@ static void pad_rounds(int on, unsigned *late_first, unsigned *late_last, const 
             ;
         __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
         unsigned n = LD(&s->in_flight);
+        if (stop && n) {
+            /* stopped with that work in flight, once its tracker has seen the close: its end is
+             * seen 30 ms late, after SIGCONT */
+            pause_s(0.0003);
+            if (LD(&s->in_flight)) {
+                kill(a.pid, SIGSTOP);
+                pause_s(0.030);
+                kill(a.pid, SIGCONT);
+                (*stops)++;
+            }
+        }
         __atomic_store_n(&s->horizon_ns, 0, __ATOMIC_SEQ_CST);
         __atomic_store_n(&s->guard_until_ns, 0, __ATOMIC_SEQ_CST);
         CHECK(wait_until(s, none_in_flight, 1.0), "round %d: still %u in flight 1 s after the close", r, LD(&s->in_flight));
@@ -449,11 +461,11 @@ static void pad_rounds(int on, unsigned *late_first, unsigned *late_last, const 
 
 void test_guard_pad(void)
 {
-    unsigned off_first, off_last, on_first, on_last;
+    unsigned off_first, off_last, on_first, on_last, stops;
     const char *err = "";
-    pad_rounds(0, &off_first, &off_last, &err);
+    pad_rounds(0, 0, &off_first, &off_last, &stops, &err);
     CHECK(!strstr(err, "guard pad "), "XQ_GUARD_PAD=0 and a pad learnt: %s", err);
-    pad_rounds(1, &on_first, &on_last, &err);
+    pad_rounds(1, 0, &on_first, &on_last, &stops, &err);
     double pad = -1;
     unsigned up = 0, down = 0;
     const char *p = strstr(err, "guard pad ");
@@ -467,4 +479,30 @@ void test_guard_pad(void)
     CHECK(up >= 1 && pad > 0 && pad <= 1000, "pad %.0f us, raised %u times (want raised, at most 1000 us)", pad, up);
     CHECK(on_last * 2 <= off_last || on_last <= 1, "with the pad %u of the last 20 closes found work in flight, without it %u", on_last,
           off_last);
+}
+
+/* The pad's rounds again, the process stopped (SIGSTOP) for 30 ms at each close that found work
+ * in flight: those ends are seen 30 ms past the horizon, the process's stop and not the work's
+ * overrun. Not learnt from (before 1 Dec they set the pad to its most, 1 ms, and the mix scenario's
+ * paired reading, which stops the best-effort tenants every 3 s, left it there for dozens of
+ * closes after each stop): the pad line counts them, and the pad rises only from the others. */
+void test_guard_pad_stopped(void)
+{
+    unsigned first, last, stops;
+    const char *err = "";
+    pad_rounds(1, 1, &first, &last, &stops, &err);
+    double pad = -1;
+    unsigned up = 0, down = 0, late = 0, limit = 0;
+    const char *p = strstr(err, "guard pad ");
+    CHECK(p && sscanf(p, "guard pad %lf us at exit (raised at %u closes with work past a horizon, worn at %u kept clear); "
+                         "%u ends seen over %u us past the horizon",
+                      &pad, &up, &down, &late, &limit) == 5, "no pad line: %s", err);
+    printf("    closes with work in flight %u, stopped 30 ms with it still in flight %u; pad %.0f us at exit, raised %u times, "
+           "ends seen late %u\n", first + last, stops, pad, up, late);
+    CHECK(stops >= 2, "only %u of 40 closes stopped with work in flight (the test needs them)", stops);
+    CHECK(late >= 1 && late <= stops, "%u ends seen late (want 1 to %u, the stops)", late, stops);
+    /* raised only at the closes whose work ended within the 0.3 ms before the stop: 0.6 ms past
+     * the horizon at most (the 30 ms stops would have set it to 1 ms) */
+    CHECK(up + stops <= first + last && pad <= 600, "pad %.0f us, raised %u times with %u of %u closes stopped (want at most "
+          "the others, and 600 us at most)", pad, up, stops, first + last);
 }

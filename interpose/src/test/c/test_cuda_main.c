@@ -51,6 +51,7 @@ static const struct {
     {"window_kinds", test_window_kinds},
     {"drain", test_drain},
     {"guard_pad", test_guard_pad},
+    {"guard_pad_stopped", test_guard_pad_stopped},
     {"guard", test_guard},
     {"guard_deferred", test_guard_deferred},
     {"stall", test_stall},
