@@ -91,9 +91,10 @@ public @interface SchedulerConfig {
             + "late or gone and the guarded queues launch as before. It must cover the node's own reaction to an arrival "
             + "(its word, the decision, the gate written), or the guarded queues launch freely between the guard's end "
             + "and the gate's close. A guarded queue whose commands are longer than four times this waits a quarter of its "
-            + "command instead (a request a little late must not meet a long kernel let go just before it). It costs them "
-            + "only when the periodic queue skips an arrival, and is at most a quarter of its period; 0 turns the wait off "
-            + "for every queue. Part of arrival guards.")
+            + "command instead (a request a little late must not meet a long kernel let go just before it), and where the "
+            + "node has lately been slower than this to react to arrivals (the P99 of its latest reactions, up to 5 ms) the "
+            + "guards hold that long. It costs them only when the periodic queue skips an arrival, and is at most a quarter "
+            + "of its period; 0 turns the wait off for every queue. Part of arrival guards.")
     long arrivalGraceMicros() default 1000;
 
     @AttributeDefinition(name = "Alone window (us)", min = "0", max = "1000000", description = "How much estimated work "

@@ -81,6 +81,12 @@ final class ArrivalGuards {
      * more than a quarter of the period.
      */
     static final long DEFAULT_GRACE_NANOS = 1_000_000;
+    /**
+     * The most the node's measured reaction ({@link #reactionNanos(long)}) lengthens the grace:
+     * a slower tail is a host in trouble (a collector's pause, the node starved of CPU), and
+     * holding guarded queues longer for it would cost them more than it saves.
+     */
+    static final long MAX_REACTION_GRACE_NANOS = 5_000_000;
     static final long MIN_PERIOD_NANOS = 1_000_000;
     /**
      * Beyond this spread a guard costs the guarded queue more (it idles for twice the spread
@@ -966,6 +972,8 @@ final class ArrivalGuards {
     private final Map<Long, Guard> given = new HashMap<>();
     private long lingerNanos = DEFAULT_LINGER_NANOS;
     private long graceNanos = DEFAULT_GRACE_NANOS;
+    /** The node's reaction to arrivals lately (its P99; {@link ArrivalReactions#tailNanos}), 0 unknown. */
+    private long reactionNanos;
     private boolean wideBeats = true;
     private boolean requestBeats = true;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
@@ -993,6 +1001,22 @@ final class ArrivalGuards {
 
     long graceNanos() {
         return graceNanos;
+    }
+
+    /**
+     * Tells the guards how long the node has lately taken to hold others for an arrival (the P99;
+     * 0 unknown): a guard must not lapse before the node has reacted to an arrival on time, or the
+     * guarded queue launches in between and the arriving one waits behind that. The grace in use
+     * ({@link #grace()}) is the configured one or this, whichever is longer, up to
+     * {@value #MAX_REACTION_GRACE_NANOS} ns for this (and a quarter period in all).
+     */
+    void reactionNanos(long nanos) {
+        reactionNanos = Math.max(0, Math.min(nanos, MAX_REACTION_GRACE_NANOS));
+    }
+
+    /** The grace in use: the configured one (0: none, whatever the reaction), or the node's reaction where longer. */
+    long grace() {
+        return graceNanos == 0 ? 0 : Math.max(graceNanos, reactionNanos);
     }
 
     /** Turns the wide beats (the class comment) on or off. */
@@ -1079,7 +1103,7 @@ final class ArrivalGuards {
                     t.returnedInRequest = true;
                     continue;
                 }
-                Beat on = t.busyCount > 0 ? t.beat(now, graceNanos) : null;
+                Beat on = t.busyCount > 0 ? t.beat(now, grace()) : null;
                 if (on != null && (v.readySinceNanos() - t.last() < t.within(on) || t.unfinished(v.readySinceNanos(), on))) {
                     // back within its usual busy period on a beat: the same request goes on after a
                     // stall of its owner, not a new arrival (counted as one, it broke the beat for
@@ -1178,7 +1202,7 @@ final class ArrivalGuards {
             } else {
                 long elapsed = now - a.busyStart;
                 if (lingerNanos > 0 && !a.over.isEmpty() && a.busyCount >= MIN_BUSY && elapsed < a.medianBusy() / 4 * 3
-                        && a.beat(now, graceNanos) != null) {
+                        && a.beat(now, grace()) != null) {
                     if (a.lingers()) {
                         a.lingerFrom = now;
                         a.lingerUntil = now + Math.min(lingerNanos, a.medianBusy() / 2);
@@ -1228,7 +1252,7 @@ final class ArrivalGuards {
                 continue;
             }
             QueueView av = find(views, e.getKey());
-            if (av == null || av.ready() || av.inFlight() > 0 || a.beat(now, graceNanos) != null) {
+            if (av == null || av.ready() || av.inFlight() > 0 || a.beat(now, grace()) != null) {
                 continue; // gone, working (the policy holds the others itself), or on a beat: its guards
             }
             long interval = a.lastInterval();
@@ -1336,7 +1360,7 @@ final class ArrivalGuards {
                 }
                 QueueSpace sa = space.space(a.handle());
                 Track ta = tracks.get(a.handle());
-                Beat beat = ta == null || !ta.over.containsKey(b.handle()) ? null : ta.beat(now, graceNanos);
+                Beat beat = ta == null || !ta.over.containsKey(b.handle()) ? null : ta.beat(now, grace());
                 // within its request (an early idle: a stall of its owner) it still counts as working;
                 // where its requests' commands are known, until it has done them
                 boolean idle = !a.ready() && a.inFlight() == 0 && beat != null;
@@ -1416,7 +1440,7 @@ final class ArrivalGuards {
                     if (TRACE) {
                         traceLast = "q" + a.handle() + " (width " + sa.widthSms() + " of " + sa.deviceSms() + ", working "
                                 + working + ", tracked " + (ta != null) + ", preferred over it " + (ta != null && ta.over.containsKey(b.handle()))
-                                + ", beat " + (ta == null ? "-" : String.valueOf(ta.beat(now, graceNanos)))
+                                + ", beat " + (ta == null ? "-" : String.valueOf(ta.beat(now, grace())))
                                 + (beat != null ? ", gap " + gap(ta, beat, ta.gapBusy()) / 1000 + " us, busy alone " + ta.medianAloneBusy() / 1000
                                         + " us, of all " + (ta.busyCount > 0 ? ta.medianBusy() / 1000 : 0) + " us" : "") + ") above q" + b.handle()
                                 + " (command " + command / 1000 + " us at its part)";
@@ -1522,7 +1546,7 @@ final class ArrivalGuards {
             }
             QueueSpace sa = space.space(a.handle());
             Track ta = tracks.get(a.handle());
-            Beat beat = ta == null || !ta.over.containsKey(b.handle()) ? null : ta.beat(now, graceNanos);
+            Beat beat = ta == null || !ta.over.containsKey(b.handle()) ? null : ta.beat(now, grace());
             if (beat == null || sa.ownContext() || !sa.known() || sa.widthSms() <= SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()))) {
                 continue;
             }
@@ -1742,7 +1766,7 @@ final class ArrivalGuards {
             if (av == null || av.ready()) {
                 continue; // gone, or here already: the policy holds the others itself
             }
-            Beat beat = a.beat(now, graceNanos);
+            Beat beat = a.beat(now, grace());
             if (beat == null) {
                 continue;
             }
@@ -1782,7 +1806,7 @@ final class ArrivalGuards {
                 // met a 21 ms GEMM let go a millisecond after its due time and took 22-29 ms
                 // against 8 on the H200: three of its 121 requests, its P99)
                 // (a grace configured to 0 stays 0)
-                long grace = graceNanos == 0 ? 0 : Math.max(graceNanos, command / 4);
+                long grace = graceNanos == 0 ? 0 : Math.max(grace(), command / 4);
                 long until = beat.nextNanos() + beat.jitterNanos() + Math.min(grace, beat.periodNanos() / 4);
                 Guard g = want.get(b);
                 if (g == null || horizon < g.horizonNanos()) {
@@ -1851,7 +1875,7 @@ final class ArrivalGuards {
     /** @return the beat learnt for a queue now, or null (for status and tests) */
     Beat beat(long handle, long now) {
         Track t = tracks.get(handle);
-        return t == null ? null : t.beat(now, graceNanos);
+        return t == null ? null : t.beat(now, grace());
     }
 
     /** @return the guards in force, by handle (a copy) */

@@ -71,6 +71,20 @@ final class GuardKeeper {
         }
     }
 
+    /** The node's reaction to arrivals lately, for the grace in use ({@link ArrivalGuards#reactionNanos}). */
+    void reactionNanos(long nanos) {
+        synchronized (guards) {
+            guards.reactionNanos(nanos);
+        }
+    }
+
+    /** The grace in use ({@link ArrivalGuards#grace}). */
+    long graceInUseNanos() {
+        synchronized (guards) {
+            return guards.grace();
+        }
+    }
+
     /** @return the guards in force: handle to {horizon, until} nanos (status and tests) */
     Map<Long, long[]> given() {
         synchronized (guards) {

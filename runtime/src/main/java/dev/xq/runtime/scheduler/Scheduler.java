@@ -182,7 +182,7 @@ public final class Scheduler {
 
     private final DecisionStats stats = new DecisionStats();
     /** The node's reaction to arrivals that hold others, traced with -Dxq.trace.wideBeats=true (else not kept). */
-    private final ArrivalReactions reactions = Boolean.getBoolean("xq.trace.wideBeats") ? new ArrivalReactions(true) : null;
+    private final ArrivalReactions reactions = new ArrivalReactions(Boolean.getBoolean("xq.trace.wideBeats"));
     private final GuardKeeper guards = new GuardKeeper();
     private final TopQueues tops = new TopQueues(); // the deciding thread's
     /** The sleepers; tells {@link #source} of each falling asleep and waking. */
@@ -719,9 +719,8 @@ public final class Scheduler {
         actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
-        if (reactions != null) {
-            reactions.decided(views, actions.decided, suspends, System.nanoTime());
-        }
+        reactions.decided(views, actions.decided, suspends, System.nanoTime());
+        guards.reactionNanos(reactions.tailNanos());
         guards.lift(); // after the holds: a queue held now must not see neither guard nor gate first
         dormant.end(now, views, byHandle);
         long sourceWake = source.decided(views, byHandle);
@@ -816,6 +815,14 @@ public final class Scheduler {
 
     public long arrivalGraceMicros() {
         return guards.graceNanos() / 1000;
+    }
+
+    /**
+     * The grace the guards use now: the configured one, or the node's own reaction to arrivals
+     * lately (their P99, up to 5 ms) where that is longer; 0 where the configured one is 0.
+     */
+    public long arrivalGraceInUseMicros() {
+        return guards.graceInUseNanos() / 1000;
     }
 
     /** @return the queues on top of their device as of the last decision ({@link TopQueues}) */

@@ -77,6 +77,50 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * The node's reaction to arrivals (its P99, told by the scheduler) lengthens the grace where
+     * it is longer than the configured one: 2.5 ms of reaction on a 25 ms beat holds B 2.5 ms past
+     * the foreseen arrival; a reaction past {@link ArrivalGuards#MAX_REACTION_GRACE_NANOS} counts as
+     * that much; a shorter one leaves the configured grace; a grace configured to 0 stays 0.
+     */
+    @Test
+    void theGraceCoversTheNodesReactionWhereItIsLonger() {
+        long t = 1000 * MS;
+        long[][] cases = { // reaction, configured grace, want grace
+            {2_500_000, ArrivalGuards.DEFAULT_GRACE_NANOS, 2_500_000},
+            {40 * MS, ArrivalGuards.DEFAULT_GRACE_NANOS, ArrivalGuards.MAX_REACTION_GRACE_NANOS},
+            {300_000, ArrivalGuards.DEFAULT_GRACE_NANOS, ArrivalGuards.DEFAULT_GRACE_NANOS},
+            {0, 700_000, 700_000},
+            {2_500_000, 0, 0},
+        };
+        for (long[] c : cases) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.graceNanos(c[1]);
+            guards.reactionNanos(c[0]);
+            assertEquals(c[2], guards.grace(), "grace in use for reaction " + c[0] + ", configured " + c[1]);
+            Map<Long, ArrivalGuards.Guard> got = Map.of();
+            for (int i = 0; i <= 8; i++) {
+                long at = t + i * 25 * MS;
+                guards.update("hpf", at, List.of(view(A, true, false, at), view(B, true, false, 5)), Map.of(B, true));
+                got = guards.update("hpf", at + 2 * MS, List.of(view(A, false, false, 0), view(B, true, true, 5)), Map.of(B, false));
+            }
+            ArrivalGuards.Guard guard = got.get(B);
+            assertNotNull(guard, "B guarded: " + got);
+            assertEquals(t + 9 * 25 * MS + c[2], guard.untilNanos(), "until, reaction " + c[0] + ", configured " + c[1] + ": " + got);
+        }
+        // on a 4 ms beat a quarter period (1 ms) bounds it still
+        ArrivalGuards shortBeat = new ArrivalGuards();
+        shortBeat.reactionNanos(3 * MS);
+        long p = 4 * MS;
+        Map<Long, ArrivalGuards.Guard> got = Map.of();
+        for (int i = 0; i <= 8; i++) {
+            long at = t + i * p;
+            shortBeat.update("hpf", at, List.of(view(A, true, false, at), view(B, true, false, 5)), Map.of(B, true));
+            got = shortBeat.update("hpf", at + p / 4, List.of(view(A, false, false, 0), view(B, true, true, 5)), Map.of(B, false));
+        }
+        assertEquals(t + 9 * p + p / 4, got.get(B).untilNanos(), "a quarter of a 4 ms period: " + got);
+    }
+
+    /**
      * A tenant's warm-up (requests back to back, 1.7 ms apart), a pause until it is told to go,
      * then requests every 25 ms: a rhythm just begun, so its guards come after two intervals of
      * the new beat (requests 1-4 were the slowest of six H200 runs while it took four), not once

@@ -53,4 +53,35 @@ class ArrivalReactionsTest {
         assertEquals(0, r.total(), r.summary());
         assertEquals("no arrival held others", r.summary());
     }
+
+    /**
+     * The tail the guards' grace follows: nothing before {@link ArrivalReactions#TAIL_MIN}
+     * reactions, then their P99, found again every {@link ArrivalReactions#TAIL_EVERY} more.
+     */
+    @Test
+    void theTailIsTheP99OfTheLatestReactionsOnceThereAreEnough() {
+        ArrivalReactions r = new ArrivalReactions(false);
+        long t = 1000 * MS;
+        int n = 0;
+        // reactions of 300 us, every 50th 3 ms (the host's tail)
+        for (; n < ArrivalReactions.TAIL_MIN - 1; n++) {
+            long at = t + n * 25 * MS;
+            r.decided(List.of(view(1, true, false, at), view(2, true, false, t - 50 * MS)), Map.of(2L, true), 1,
+                    at + (n % 50 == 49 ? 3 * MS : 300 * US));
+        }
+        assertEquals(0, r.tailNanos(), "too few reactions yet: " + r.summary());
+        for (; n < 200; n++) {
+            long at = t + n * 25 * MS;
+            r.decided(List.of(view(1, true, false, at), view(2, true, false, t - 50 * MS)), Map.of(2L, true), 1,
+                    at + (n % 50 == 49 ? 3 * MS : 300 * US));
+        }
+        assertEquals(200, r.total());
+        assertEquals(3 * MS, r.tailNanos(), "4 of 200 at 3 ms: the P99 is one of them: " + r.summary());
+        // 400 more at 300 us: the tail falls once it is found again
+        for (; n < 600; n++) {
+            long at = t + n * 25 * MS;
+            r.decided(List.of(view(1, true, false, at), view(2, true, false, t - 50 * MS)), Map.of(2L, true), 1, at + 300 * US);
+        }
+        assertEquals(300 * US, r.tailNanos(), "4 of 600 at 3 ms: under 1 %: " + r.summary());
+    }
 }
