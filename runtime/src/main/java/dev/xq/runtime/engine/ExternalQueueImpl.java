@@ -378,6 +378,26 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** {@code -Dxq.trace.stops=true}: a line on stderr at each step of a stopped process's queue (found stopped, back, asleep, placed). */
     static final boolean TRACE_STOPS = Boolean.getBoolean("xq.trace.stops");
+    /** The first word of each arrival timed ({@link #toldNanos}): only with the wide beats' trace. */
+    static final boolean TRACE_TOLD = Boolean.getBoolean("xq.trace.wideBeats");
+    /** The ready stamp the node was last told of, and when (TRACE_TOLD; toldAt written first). */
+    private volatile long toldFor;
+    private volatile long toldAt;
+
+    /** The owner's word (a WAKE) read: the first for a new ready stamp is timed. */
+    private void told() {
+        long since = counters().readySinceNanos();
+        if (since != 0 && since != toldFor) {
+            toldAt = System.nanoTime();
+            toldFor = since;
+        }
+    }
+
+    @Override
+    public long toldNanos(long readySinceNanos) {
+        long at = toldAt;
+        return readySinceNanos != 0 && toldFor == readySinceNanos ? at : 0;
+    }
 
     /** With {@link #TRACE_STOPS}: how many of the holds and goes applied after a stop's hold ended are still to be traced. */
     private volatile int traceApplies;
@@ -554,6 +574,9 @@ public final class ExternalQueueImpl implements NodeQueue {
 
             @Override
             public void changed() {
+                if (TRACE_TOLD) {
+                    told();
+                }
                 if (firstWork()) {
                     events.firstWork(ExternalQueueImpl.this);
                 }

@@ -50,6 +50,8 @@ final class ArrivalReactions {
     /** Per queue: the latest readySinceNanos seen, so that an arrival is counted once. */
     private final Map<Long, Long> seen = new HashMap<>();
     private final long[] recent = new long[RECENT];
+    /** Per entry of {@link #recent}: the part before the node was told (-1 unknown). */
+    private final long[] way = new long[RECENT];
     private int count;
     private int next;
     private long total;
@@ -66,6 +68,20 @@ final class ArrivalReactions {
      * @param decided what the decision said per queue (true: held); queues absent kept their state
      */
     void decided(List<QueueView> views, Map<Long, Boolean> decided, int suspends, long appliedNanos) {
+        decided(views, decided, suspends, appliedNanos, (h, since) -> 0);
+    }
+
+    /** When the node was first told of a queue's work ready since a stamp ({@code ScheduledQueue.toldNanos}); 0 unknown. */
+    interface Told {
+        long at(long handle, long readySinceNanos);
+    }
+
+    /**
+     * As {@link #decided(List, Map, int, long)}, each counted reaction also split where the node's
+     * first word of the arrival is known ({@code told}): from the stamp to that word read (the
+     * owner's interposer, its tracker, the socket) and from it to the decision applied (the node).
+     */
+    void decided(List<QueueView> views, Map<Long, Boolean> decided, int suspends, long appliedNanos, Told told) {
         for (QueueView v : views) {
             long since = v.readySinceNanos();
             if (!v.ready() || since == 0) {
@@ -79,6 +95,8 @@ final class ArrivalReactions {
             long r = appliedNanos - since;
             if (suspends > 0 && !Boolean.TRUE.equals(decided.get(v.handle())) && !v.suspended() && r >= 0 && r <= MAX_NANOS) {
                 recent[next] = r;
+                long at = told.at(v.handle(), since);
+                way[next] = at >= since && at <= appliedNanos ? at - since : -1;
                 next = (next + 1) % RECENT;
                 count = Math.min(count + 1, RECENT);
                 total++;
@@ -132,8 +150,35 @@ final class ArrivalReactions {
         if (s.length == 0) {
             return "no arrival held others";
         }
-        return total + " arrivals that held others (the latest " + s.length + ": P50 " + at(s, 0.50) / 1000 + " us, P90 "
+        String line = total + " arrivals that held others (the latest " + s.length + ": P50 " + at(s, 0.50) / 1000 + " us, P90 "
                 + at(s, 0.90) / 1000 + " us, P99 " + at(s, 0.99) / 1000 + " us, max " + s[s.length - 1] / 1000 + " us)";
+        long[][] parts = split();
+        if (parts[0].length > 0) {
+            line += "; of " + parts[0].length + " with the node's first word timed: to the word P50 " + at(parts[0], 0.50) / 1000
+                    + " us, P99 " + at(parts[0], 0.99) / 1000 + " us, max " + parts[0][parts[0].length - 1] / 1000
+                    + " us; from it to applied P50 " + at(parts[1], 0.50) / 1000 + " us, P99 " + at(parts[1], 0.99) / 1000
+                    + " us, max " + parts[1][parts[1].length - 1] / 1000 + " us";
+        }
+        return line;
+    }
+
+    /** The latest reactions whose first word was timed: {the part before the word, the part after}, each sorted. */
+    long[][] split() {
+        int n = 0;
+        for (int i = 0; i < count; i++) {
+            n += way[i] >= 0 ? 1 : 0;
+        }
+        long[] before = new long[n];
+        long[] after = new long[n];
+        for (int i = 0, k = 0; i < count; i++) {
+            if (way[i] >= 0) {
+                before[k] = way[i];
+                after[k++] = recent[i] - way[i];
+            }
+        }
+        Arrays.sort(before);
+        Arrays.sort(after);
+        return new long[][] {before, after};
     }
 
     private static long at(long[] sorted, double p) {

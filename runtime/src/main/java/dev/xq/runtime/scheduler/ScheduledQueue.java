@@ -34,6 +34,16 @@ public interface ScheduledQueue {
     }
 
     /**
+     * With {@code -Dxq.trace.wideBeats=true}: when the node was first told of the work the queue
+     * has been ready with since {@code readySinceNanos} (its owner's word read; {@link
+     * System#nanoTime()}), 0 unknown. The node's reaction to an arrival ({@code ArrivalReactions})
+     * is split by it into the word's way to the node and the node's own part. Default: unknown.
+     */
+    default long toldNanos(long readySinceNanos) {
+        return 0;
+    }
+
+    /**
      * Keeps the queue clear of a foreseen arrival of a queue preferred over it (see
      * {@code ArrivalGuards}): what it launches from now on should be done by {@code horizonNanos};
      * after {@code untilNanos} the guard lapses. Both 0: no guard. A queue that cannot bound what

@@ -719,7 +719,10 @@ public final class Scheduler {
         actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
-        reactions.decided(views, actions.decided, suspends, System.nanoTime());
+        reactions.decided(views, actions.decided, suspends, System.nanoTime(), (h, since) -> {
+            ScheduledQueue q = byHandle.get(h);
+            return q == null ? 0 : q.toldNanos(since);
+        });
         guards.reactionNanos(reactions.tailNanos());
         guards.lift(); // after the holds: a queue held now must not see neither guard nor gate first
         dormant.end(now, views, byHandle);

@@ -84,4 +84,26 @@ class ArrivalReactionsTest {
         }
         assertEquals(300 * US, r.tailNanos(), "4 of 600 at 3 ms: under 1 %: " + r.summary());
     }
+
+    /**
+     * Where the node's first word of an arrival is timed, its reaction is split at it: the way to
+     * the node (the interposer, its tracker, the socket) and the node's own part; reactions whose
+     * word is unknown, or timed outside the reaction, count in the whole only.
+     */
+    @Test
+    void aReactionIsSplitAtTheNodesFirstWordWhereThatIsKnown() {
+        ArrivalReactions r = new ArrivalReactions(false);
+        long t = 1000 * MS;
+        for (int n = 0; n < 10; n++) {
+            long at = t + n * 25 * MS;
+            long word = n < 6 ? at + (n + 1) * 100 * US : n < 8 ? 0 : at - US; // 6 timed, 2 unknown, 2 before the stamp
+            r.decided(List.of(view(1, true, false, at), view(2, true, false, t - 50 * MS)), Map.of(2L, true), 1, at + 800 * US,
+                    (h, since) -> h == 1 && since == at ? word : 0);
+        }
+        assertEquals(10, r.total());
+        long[][] parts = r.split();
+        assertArrayEquals(new long[] {100 * US, 200 * US, 300 * US, 400 * US, 500 * US, 600 * US}, parts[0], "to the word");
+        assertArrayEquals(new long[] {200 * US, 300 * US, 400 * US, 500 * US, 600 * US, 700 * US}, parts[1], "from it to applied");
+        assertTrue(r.summary().contains("; of 6 with the node's first word timed: to the word P50 300 us"), r.summary());
+    }
 }
