@@ -37,10 +37,12 @@ final class ArrivalReactions {
     static final long MAX_NANOS = 1_000_000_000L;
 
     /**
-     * Reactions needed before {@link #tailNanos()} says anything: below that, a handful of
-     * arrivals (the first ones, the slowest: a thread still waking up) would set the tail.
+     * Reactions needed before {@link #tailNanos()} says anything: below that, the P99 is the
+     * slowest one or two, and a single outlier (a tenant's first arrival, 40 ms on the build VM's
+     * process pair, a thread still waking up) would set the tail; from 200 on it is the third
+     * slowest at least (5 s of a 25 ms beat).
      */
-    static final int TAIL_MIN = 64;
+    static final int TAIL_MIN = 200;
     /** New reactions after which the tail is found again (a sort of at most {@value #RECENT}). */
     static final int TAIL_EVERY = 64;
 
@@ -113,7 +115,7 @@ final class ArrivalReactions {
             lastPrint = appliedNanos;
             printedTotal = total;
             long t = tailNanos();
-            System.err.println("xq: arrival reaction: " + summary() + (t > 0 ? "; guards hold at least its P99 after a foreseen arrival (" + t / 1000 + " us, 5 ms at most)" : ""));
+            System.err.println("xq: arrival reaction: " + summary() + (t > 0 ? "; guards hold at least its P99 after a foreseen arrival (P99 " + t / 1000 + " us, of it " + ArrivalGuards.MAX_REACTION_GRACE_NANOS / 1000 + " us at most)" : ""));
         }
     }
 
