@@ -9,7 +9,10 @@ and B (its P99 / standalone where the run was not paired), each BE tenant's rate
 and B; then, from the tenants' logs beside the JSON (logs-K/MIX/MODE/NAME.log[.gz], as
 bench/gpu/mix-run.sh keeps them), the interposer's XQ_LOG=2 lines about the guard: each stream's
 pad at exit ("guard pad ...") and the work in flight at its gate's closes ("gate closed ...",
-"drained after ..."), A's and B's. Runs without XQ_LOG=2 have no such lines: only the table."""
+"drained after ..."), A's and B's. Runs without XQ_LOG=2 have no such lines: only the table.
+Last, from the scenario's output beside the JSON (mix-K.txt[.gz]), the node's last "arrival
+reaction" line within each mode's run (the node's trace; over its latest reactions, which may
+reach back into the mode run before)."""
 import glob
 import gzip
 import json
@@ -50,6 +53,31 @@ def guard_lines(run_dir, k, mix, mode):
     return out
 
 
+def reaction_lines(run_dir, k, mix):
+    """mode -> the node's last 'arrival reaction' line between that mode's start and end."""
+    out = {}
+    for path in (os.path.join(run_dir, "mix-%s.txt" % k), os.path.join(run_dir, "mix-%s.txt.gz" % k)):
+        if not os.path.exists(path):
+            continue
+        mode = None
+        start = re.compile(r"^mix %s: (\S+) started at " % re.escape(mix))
+        end = re.compile(r"^mix %s: (\S+) ended at " % re.escape(mix))
+        with opener(path) as fh:
+            for line in fh:
+                line = line.rstrip("\n")
+                m = start.match(line)
+                if m:
+                    mode = m.group(1)
+                    continue
+                if end.match(line):
+                    mode = None
+                    continue
+                if mode and line.startswith("xq: arrival reaction: "):
+                    out[mode] = line[len("xq: arrival reaction: "):]
+        break
+    return out
+
+
 def main(args):
     if not args:
         print(__doc__, file=sys.stderr)
@@ -81,6 +109,10 @@ def main(args):
             for mode in (a, b):
                 for line in guard_lines(os.path.dirname(f), m.group(1), mix["name"], mode):
                     print("  [%s] %s" % (mode, line))
+            reactions = reaction_lines(os.path.dirname(f), m.group(1), mix["name"])
+            for mode in (a, b):
+                if mode in reactions:
+                    print("  [%s] node's arrival reaction: %s" % (mode, reactions[mode]))
     if not found:
         print("no mix under %s ran both %s and %s" % (root, a, b), file=sys.stderr)
         return 1
