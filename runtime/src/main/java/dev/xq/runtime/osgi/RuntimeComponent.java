@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -186,6 +186,16 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
             } catch (IllegalArgumentException e) {
                 log.error("dev.xq.scheduler: arrivalGraceMicros: " + e.getMessage() + "; keeping "
                         + core.scheduler().arrivalGraceMicros() + " us", null);
+            }
+        }
+        Long reaction = read("arrivalReactionGraceMicros", "a whole number of microseconds in [0, 100000] (0: off)",
+                s::arrivalReactionGraceMicros);
+        if (reaction != null && reaction != core.scheduler().arrivalReactionGraceMicros()) {
+            try {
+                core.scheduler().arrivalReactionGraceMicros(reaction);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: arrivalReactionGraceMicros: " + e.getMessage() + "; keeping "
+                        + core.scheduler().arrivalReactionGraceMicros() + " us", null);
             }
         }
         Long alone = read("aloneWindowMicros", "a whole number of microseconds in [0, 1000000] (0: off)", s::aloneWindowMicros);

@@ -92,10 +92,18 @@ public @interface SchedulerConfig {
             + "(its word, the decision, the gate written), or the guarded queues launch freely between the guard's end "
             + "and the gate's close. A guarded queue whose commands are longer than four times this waits a quarter of its "
             + "command instead (a request a little late must not meet a long kernel let go just before it), and where the "
-            + "node has lately been slower than this to react to arrivals (the P99 of its latest reactions, up to 5 ms) the "
-            + "guards hold that long. It costs them only when the periodic queue skips an arrival, and is at most a quarter "
-            + "of its period; 0 turns the wait off for every queue. Part of arrival guards.")
+            + "node has lately been slower than this to react to arrivals (the P99 of its latest reactions, up to "
+            + "arrivalReactionGraceMicros) the guards hold that long. It costs them only when the periodic queue skips an "
+            + "arrival, and is at most a quarter of its period; 0 turns the wait off for every queue. Part of arrival guards.")
     long arrivalGraceMicros() default 1000;
+
+    @AttributeDefinition(name = "Arrival grace from the node's reaction, at most (us)", min = "0", max = "100000",
+            description = "How far the node's own reaction to arrivals lately (the P99 of its latest 1,024 that held "
+            + "others, once 200 are known) may lengthen the arrival grace: a guard must not lapse before the node has held "
+            + "the guarded queues for an arrival on time, or they launch in between and the arriving queue waits behind "
+            + "that. A slower tail than this is a host in trouble, and holding longer for it would cost the guarded queues "
+            + "more than it saves. 0: the configured grace only. Part of arrival guards.")
+    long arrivalReactionGraceMicros() default 5000;
 
     @AttributeDefinition(name = "Alone window (us)", min = "0", max = "1000000", description = "How much estimated work "
             + "an application queue may keep on the hardware while no other open queue (of another group or priority) "

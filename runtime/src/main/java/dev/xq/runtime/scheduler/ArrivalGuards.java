@@ -82,9 +82,10 @@ final class ArrivalGuards {
      */
     static final long DEFAULT_GRACE_NANOS = 1_000_000;
     /**
-     * The most the node's measured reaction ({@link #reactionNanos(long)}) lengthens the grace:
-     * a slower tail is a host in trouble (a collector's pause, the node starved of CPU), and
-     * holding guarded queues longer for it would cost them more than it saves.
+     * Default of {@link #reactionCapNanos(long)}: the most the node's measured reaction
+     * ({@link #reactionNanos(long)}) lengthens the grace: a slower tail is a host in trouble (a
+     * collector's pause, the node starved of CPU), and holding guarded queues longer for it would
+     * cost them more than it saves.
      */
     static final long MAX_REACTION_GRACE_NANOS = 5_000_000;
     static final long MIN_PERIOD_NANOS = 1_000_000;
@@ -974,6 +975,7 @@ final class ArrivalGuards {
     private long graceNanos = DEFAULT_GRACE_NANOS;
     /** The node's reaction to arrivals lately (its P99; {@link ArrivalReactions#tailNanos}), 0 unknown. */
     private long reactionNanos;
+    private long reactionCapNanos = MAX_REACTION_GRACE_NANOS;
     private boolean wideBeats = true;
     private boolean requestBeats = true;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
@@ -1007,16 +1009,28 @@ final class ArrivalGuards {
      * Tells the guards how long the node has lately taken to hold others for an arrival (the P99;
      * 0 unknown): a guard must not lapse before the node has reacted to an arrival on time, or the
      * guarded queue launches in between and the arriving one waits behind that. The grace in use
-     * ({@link #grace()}) is the configured one or this, whichever is longer, up to
-     * {@value #MAX_REACTION_GRACE_NANOS} ns for this (and a quarter period in all).
+     * ({@link #grace()}) is the configured one or this, whichever is longer, this up to
+     * {@link #reactionCapNanos()} (and a quarter period in all).
      */
     void reactionNanos(long nanos) {
-        reactionNanos = Math.max(0, Math.min(nanos, MAX_REACTION_GRACE_NANOS));
+        reactionNanos = Math.max(0, nanos);
     }
 
-    /** The grace in use: the configured one (0: none, whatever the reaction), or the node's reaction where longer. */
+    /** Sets the most the reaction lengthens the grace ({@link #MAX_REACTION_GRACE_NANOS} by default); 0: not at all. */
+    void reactionCapNanos(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("reaction cap " + nanos + " ns is negative; give 0 (off) or more");
+        }
+        reactionCapNanos = nanos;
+    }
+
+    long reactionCapNanos() {
+        return reactionCapNanos;
+    }
+
+    /** The grace in use: the configured one (0: none, whatever the reaction), or the node's reaction (up to its cap) where longer. */
     long grace() {
-        return graceNanos == 0 ? 0 : Math.max(graceNanos, reactionNanos);
+        return graceNanos == 0 ? 0 : Math.max(graceNanos, Math.min(reactionNanos, reactionCapNanos));
     }
 
     /** Turns the wide beats (the class comment) on or off. */

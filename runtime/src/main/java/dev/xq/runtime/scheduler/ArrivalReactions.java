@@ -115,7 +115,7 @@ final class ArrivalReactions {
             lastPrint = appliedNanos;
             printedTotal = total;
             long t = tailNanos();
-            System.err.println("xq: arrival reaction: " + summary() + (t > 0 ? "; guards hold at least its P99 after a foreseen arrival (P99 " + t / 1000 + " us, of it " + ArrivalGuards.MAX_REACTION_GRACE_NANOS / 1000 + " us at most)" : ""));
+            System.err.println("xq: arrival reaction: " + summary() + (t > 0 ? "; guards hold at least its P99 after a foreseen arrival (P99 " + t / 1000 + " us, of it arrivalReactionGraceMicros at most)" : ""));
         }
     }
 

@@ -78,6 +78,19 @@ final class GuardKeeper {
         }
     }
 
+    /** How far the reaction may lengthen the grace ({@link ArrivalGuards#reactionCapNanos(long)}). */
+    void reactionCapNanos(long nanos) {
+        synchronized (guards) {
+            guards.reactionCapNanos(nanos);
+        }
+    }
+
+    long reactionCapNanos() {
+        synchronized (guards) {
+            return guards.reactionCapNanos();
+        }
+    }
+
     /** The grace in use ({@link ArrivalGuards#grace}). */
     long graceInUseNanos() {
         synchronized (guards) {

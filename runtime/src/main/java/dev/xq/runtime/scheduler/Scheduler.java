@@ -821,8 +821,28 @@ public final class Scheduler {
     }
 
     /**
+     * Sets how far the node's own reaction to arrivals lately may lengthen the grace
+     * ({@link ArrivalGuards#reactionNanos}); 0: the configured grace only.
+     *
+     * @param micros 0 to 100000
+     * @throws IllegalArgumentException outside that range; nothing changes then
+     */
+    public void arrivalReactionGraceMicros(long micros) {
+        if (micros < 0 || micros > 100_000) {
+            throw new IllegalArgumentException("arrival grace from the reaction " + micros + " us is outside [0, 100000]");
+        }
+        guards.reactionCapNanos(micros * 1000);
+        signal();
+    }
+
+    public long arrivalReactionGraceMicros() {
+        return guards.reactionCapNanos() / 1000;
+    }
+
+    /**
      * The grace the guards use now: the configured one, or the node's own reaction to arrivals
-     * lately (their P99, up to 5 ms) where that is longer; 0 where the configured one is 0.
+     * lately (their P99, up to {@link #arrivalReactionGraceMicros()}) where that is longer; 0 where
+     * the configured one is 0.
      */
     public long arrivalGraceInUseMicros() {
         return guards.graceInUseNanos() / 1000;

@@ -102,4 +102,16 @@ class SchedulerConfigTest {
         rc.modified(only(Map.of("arrivalGraceMicros", 100_001L)), Map.of("arrivalGraceMicros", 100_001L));
         assertEquals(400L, rc.core().scheduler().arrivalGraceMicros(), "100001 is refused, 400 stays");
     }
+
+    @Test
+    void theArrivalGraceFromTheReactionIsSetAndAValueOutOfRangeChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertEquals(5000L, rc.core().scheduler().arrivalReactionGraceMicros(), "the default");
+        rc.modified(only(Map.of("arrivalReactionGraceMicros", 0L)), Map.of("arrivalReactionGraceMicros", 0L));
+        assertEquals(0L, rc.core().scheduler().arrivalReactionGraceMicros(), "0: off");
+        rc.modified(only(Map.of("arrivalReactionGraceMicros", -1L)), Map.of("arrivalReactionGraceMicros", -1L));
+        assertEquals(0L, rc.core().scheduler().arrivalReactionGraceMicros(), "-1 is refused, 0 stays");
+        rc.modified(only(Map.of("arrivalReactionGraceMicros", 2500L)), Map.of("arrivalReactionGraceMicros", 2500L));
+        assertEquals(2500L, rc.core().scheduler().arrivalReactionGraceMicros());
+    }
 }

@@ -79,23 +79,29 @@ class ArrivalGuardsTest {
     /**
      * The node's reaction to arrivals (its P99, told by the scheduler) lengthens the grace where
      * it is longer than the configured one: 2.5 ms of reaction on a 25 ms beat holds B 2.5 ms past
-     * the foreseen arrival; a reaction past {@link ArrivalGuards#MAX_REACTION_GRACE_NANOS} counts as
-     * that much; a shorter one leaves the configured grace; a grace configured to 0 stays 0.
+     * the foreseen arrival; a reaction past {@link ArrivalGuards#MAX_REACTION_GRACE_NANOS} (the cap's
+     * default) counts as that much, past a cap set lower as that, none with a cap of 0; a shorter
+     * one leaves the configured grace; a grace configured to 0 stays 0.
      */
     @Test
     void theGraceCoversTheNodesReactionWhereItIsLonger() {
         long t = 1000 * MS;
-        long[][] cases = { // reaction, configured grace, want grace
+        long[][] cases = { // reaction, configured grace, want grace[, cap]
             {2_500_000, ArrivalGuards.DEFAULT_GRACE_NANOS, 2_500_000},
             {40 * MS, ArrivalGuards.DEFAULT_GRACE_NANOS, ArrivalGuards.MAX_REACTION_GRACE_NANOS},
             {300_000, ArrivalGuards.DEFAULT_GRACE_NANOS, ArrivalGuards.DEFAULT_GRACE_NANOS},
             {0, 700_000, 700_000},
             {2_500_000, 0, 0},
+            {2_500_000, ArrivalGuards.DEFAULT_GRACE_NANOS, 1_500_000, 1_500_000}, // a cap of 1.5 ms
+            {2_500_000, ArrivalGuards.DEFAULT_GRACE_NANOS, ArrivalGuards.DEFAULT_GRACE_NANOS, 0}, // cap 0: off
         };
         for (long[] c : cases) {
             ArrivalGuards guards = new ArrivalGuards();
             guards.graceNanos(c[1]);
             guards.reactionNanos(c[0]);
+            if (c.length > 3) {
+                guards.reactionCapNanos(c[3]);
+            }
             assertEquals(c[2], guards.grace(), "grace in use for reaction " + c[0] + ", configured " + c[1]);
             Map<Long, ArrivalGuards.Guard> got = Map.of();
             for (int i = 0; i <= 8; i++) {
