@@ -201,7 +201,7 @@ void xqc_defer_summary(void)
         if (st->pads_up || st->pads_late)
             xlog(2, "xq: stream %s: guard pad %.1f us at exit (raised at %u closes with work past a horizon, worn at %u kept clear); "
                     "%u ends seen over %u us past the horizon not learnt from (the process stopped, or its tracker not run)",
-                 st->label, st->pad_ns / 1e3, st->pads_up, st->pads_down, st->pads_late, (unsigned)(PAD_MAX_NS / 1000));
+                 st->label, st->pad_ns / 1e3, st->pads_up, st->pads_down, st->pads_late, (unsigned)(PAD_STALE_NS / 1000));
         if (st->ndrain || st->nreopen) {
             /* what a tenant the node preferred really waited behind once the gate closed: the work
              * in flight then, until its end was seen (the tracker's look: tens of us late at most) */

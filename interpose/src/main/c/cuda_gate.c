@@ -109,15 +109,17 @@ XQ_COLD void xqc_note_drained(xstream *st)
 {
     uint64_t now = now_ns();
     if (st->pad_hz) {
-        /* the work the guard admitted to end by its horizon ended this far past it, as seen here.
-         * Seen more than PAD_MAX_NS past it: more than any pad keeps clear, and mostly not the
-         * work's overrun but the process's own (SIGSTOP, a job scheduler's suspend, the mix's
-         * paired reading; or the tracker not run for a while), which would leave the pad at its
-         * most for its next few dozen closes: not learnt from, counted */
+        /* the work the guard admitted to end by its horizon ended this far past it, as seen here
+         * (the node's reaction and the drain: 1-2 ms at times on the H200 host; PAD_MAX_NS at
+         * most is learnt). Seen more than PAD_STALE_NS past it: not the work's overrun but the
+         * process's own stop (SIGSTOP, a job scheduler's suspend, the mix's paired reading; or
+         * its tracker not run), which would set the pad to its most for its next few dozen
+         * closes: not learnt from, counted */
         uint64_t over = now > st->pad_hz ? now - st->pad_hz : 0;
-        if (over > PAD_MAX_NS)
+        if (over > PAD_STALE_NS)
             st->pads_late++;
         else {
+            if (over > PAD_MAX_NS) over = PAD_MAX_NS;
             if (over > st->pad_ns) st->pad_ns = over;
             st->pads_up++;
         }

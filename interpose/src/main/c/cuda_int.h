@@ -424,9 +424,9 @@ typedef struct xstream {
      * guard's horizon lately, kept clear on top of its estimates. g_hz, g_until: the guard the
      * last command admitted under one went under (g_hz 0: the last check found none in force);
      * at a close past that horizon with work in flight, pad_hz holds it until the work has ended
-     * (the tracker: the pad rises to how far past it that was; seen more than PAD_MAX_NS past
-     * it, not learnt from), and each close past it that found nothing in flight wears the pad
-     * down by 1/PAD_WEAR. Under mu. */
+     * (the tracker: the pad rises to how far past it that was, PAD_MAX_NS at most; seen more
+     * than PAD_STALE_NS past it, not learnt from), and each close past it that found nothing in
+     * flight wears the pad down by 1/PAD_WEAR. Under mu. */
     uint64_t pad_ns, g_hz, g_until, pad_hz;
     /* how often it rose, wore down, and was not raised for an end seen too late (XQ_LOG=2) */
     uint32_t pads_up, pads_down, pads_late;
@@ -638,8 +638,8 @@ void xqc_note_launch(xstream *st, uint64_t est);
 void xqc_note_drained(xstream *st);
 /* XQ_GUARD_PAD (on unless 0): the arrival guard learns each stream's pad (xstream.pad_ns) */
 extern int xqc_pad_on;
-#define PAD_MAX_NS 1000000ull  /* a pad of 1 ms at most (beside a 25 ms beat, 4 % of a stream's time); an end seen
-                                   * later than that past the horizon is not learnt from */
+#define PAD_MAX_NS 1000000ull  /* a pad of 1 ms at most: beside a 25 ms beat, 4 % of a stream's time */
+#define PAD_STALE_NS 10000000ull /* an end seen this long past the horizon is the process's stop: not learnt from */
 #define PAD_WEAR 32            /* each close the guard kept clear wears 1/32 of the pad off */
 #define PAD_GRACE_NS 2000000ull /* a close this long after a guard's until still counts as its (the node's reaction) */
 int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry);
