@@ -259,6 +259,7 @@ void xqc_defer_summary(void)
              (unsigned long long)xqc_nap[2], (unsigned long long)xqc_nap[3], (unsigned long long)xqc_nap[4],
              xqc_nap_late / 1e3 / naps);
     ht_summary();
+    xqc_told_summary();
     if (LD(&xqc_stubs_ok) <= 0) return;
     xlog(2, "xq: %llu launches deferred; %llu driver calls waited for deferred work", (unsigned long long)xqc_deferred_total,
          (unsigned long long)xqc_flush_waits);

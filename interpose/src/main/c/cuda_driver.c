@@ -1,6 +1,6 @@
 /*
  * cuda_driver.c: glibc's own dlsym, the driver entry points the interposer calls itself (xqc_cu,
- * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_GUARD_PAD, XQ_ESTIMATES),
+ * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_GUARD_PAD, XQ_ARRIVAL_DIRECT, XQ_ESTIMATES),
  * and starting our own threads.
  */
 #include "cuda_int.h"
@@ -145,6 +145,10 @@ int xqc_cu_resolve(void *hint)
         xqc_pad_on = !(gp && !strcmp(gp, "0"));
         if (gp && *gp && strcmp(gp, "0") && strcmp(gp, "1"))
             xlog(1, "xq: ignoring XQ_GUARD_PAD='%s': not 0 or 1", gp);
+        const char *ad = getenv("XQ_ARRIVAL_DIRECT"); /* through the tracker unless XQ_ARRIVAL_DIRECT=1 */
+        xqc_arrival_direct = ad && !strcmp(ad, "1");
+        if (ad && *ad && strcmp(ad, "0") && strcmp(ad, "1"))
+            xlog(1, "xq: ignoring XQ_ARRIVAL_DIRECT='%s': not 0 or 1", ad);
         const char *q = getenv("XQ_ESTIMATES"); /* timed unless XQ_ESTIMATES=batch */
         xqc_timed = !(q && !strcmp(q, "batch")) && xqc_cu.EventElapsed;
         if (q && *q && strcmp(q, "batch") && strcmp(q, "timed"))

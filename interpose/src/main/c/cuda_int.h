@@ -619,6 +619,11 @@ void xqc_mirror_arrivals(xstream *st);
 void xqc_register_stream(xstream *st);
 void xqc_wake_node(xstream *st);
 void xqc_wake_held(xstream *st);
+/* XQ_ARRIVAL_DIRECT=1 (off by default: an A/B): a launching thread tells the node of an arrival
+ * itself instead of through the tracker (XQ_LOG=2 times both ways: xqc_told_summary) */
+extern int xqc_arrival_direct;
+void xqc_told_by_tracker(const xstream *st);
+void xqc_told_summary(void);
 void xqc_space_setup(void);
 void xqc_session_start(void);
 

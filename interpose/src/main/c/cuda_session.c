@@ -104,11 +104,87 @@ void xqc_register_stream(xstream *st)
     pthread_mutex_unlock(&xqc_session.mu);
 }
 
+/* ------------------------------------------------------------------ how soon the node hears of an arrival
+ * XQ_LOG=2: for each WAKE line that tells of an arrival (the stream ready, its ready_since set),
+ * the time from that stamp to the line's send, by who sent it; and what a direct send cost the
+ * launching thread. The node's trace times the rest (its reaction: to its first word, from the word
+ * to applied), so the two say where an arrival's time goes. */
+int xqc_arrival_direct;
+#define TOLD_MAX 8192
+static uint32_t g_told_tr[TOLD_MAX], g_told_dir[TOLD_MAX], g_told_cost[TOLD_MAX];
+static uint32_t g_ntold_tr, g_ntold_dir, g_ntold_cost, g_told_paced;
+
+static void told_note(uint32_t *a, uint32_t *n, uint64_t ns)
+{
+    uint32_t i = __atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
+    if (i < TOLD_MAX) a[i] = ns > 0xffffffffull ? 0xffffffffu : (uint32_t)ns;
+}
+
+static uint64_t told_since(const xstream *st, uint64_t now)
+{
+    uint64_t since = LD(&st->ready_since);
+    return since && LD(&st->active) > 0 && now > since ? now - since : 0;
+}
+
+/* The tracker is about to send st's owed WAKE line. */
+void xqc_told_by_tracker(const xstream *st)
+{
+    if (xq_log_level < 2) return;
+    uint64_t d = told_since(st, now_ns());
+    if (d) told_note(g_told_tr, &g_ntold_tr, d);
+}
+
+static void told_line(const char *who, uint32_t *a, uint32_t n)
+{
+    if (n > TOLD_MAX) n = TOLD_MAX;
+    if (!n) return;
+    qsort(a, n, sizeof a[0], xqc_cmp_u32);
+    xlog(2, "xq: arrival lines to the node %s: %u, sent after the arrival P50 %.1f us, P90 %.1f us, P99 %.1f us, max %.1f us", who, n,
+         a[n / 2] / 1e3, a[n * 9 / 10] / 1e3, a[n * 99 / 100] / 1e3, a[n - 1] / 1e3);
+}
+
+void xqc_told_summary(void)
+{
+    told_line("by the tracker", g_told_tr, LD(&g_ntold_tr));
+    told_line("by the launching thread (XQ_ARRIVAL_DIRECT=1)", g_told_dir, LD(&g_ntold_dir));
+    uint32_t n = LD(&g_ntold_cost);
+    if (n > TOLD_MAX) n = TOLD_MAX;
+    if (n) {
+        qsort(g_told_cost, n, sizeof g_told_cost[0], xqc_cmp_u32);
+        xlog(2, "xq: a direct send cost the launching thread P50 %.1f us, P99 %.1f us, max %.1f us; %u left to the tracker by the pacing",
+             g_told_cost[n / 2] / 1e3, g_told_cost[n * 99 / 100] / 1e3, g_told_cost[n - 1] / 1e3, LD(&g_told_paced));
+    }
+}
+
+/* XQ_ARRIVAL_DIRECT=1: the launching thread sends an arrival's WAKE line itself; 0 when the pacing
+ * leaves it to the tracker. */
+static int wake_direct(xstream *st)
+{
+    uint64_t now = now_ns(), last = LD(&xqc_last_wake);
+    if (now - last < WAKE_GAP_NS ||
+        !__atomic_compare_exchange_n(&xqc_last_wake, &last, now, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        ADD(&g_told_paced, 1);
+        return 0;
+    }
+    /* a line owed by the tracker for this stream says the same: this one goes first */
+    if (__atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) ADD(&xqc_owed, -1);
+    uint64_t d = xq_log_level >= 2 ? told_since(st, now) : 0;
+    int slot = LD(&st->slot);
+    if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0) xqc_send_line("WAKE %d", slot);
+    if (d) {
+        told_note(g_told_dir, &g_ntold_dir, d);
+        told_note(g_told_cost, &g_ntold_cost, now_ns() - now);
+    }
+    return 1;
+}
+
 /* Tells the node to decide; paced so that a process flipping busy/idle fast stays under the
  * node's line limit (a delayed WAKE is sent by the tracker, coalesced per stream). */
 void xqc_wake_node(xstream *st)
 {
     if (!xqc_t_tracker && LD(&xqc_tracker_on)) {
+        /* an arrival, with XQ_ARRIVAL_DIRECT=1: this thread tells the node (wake_direct) */
+        if (XQ_UNLIKELY(xqc_arrival_direct) && LD(&st->active) > 0 && wake_direct(st)) return;
         /* an application's thread: the tracker sends it (cuda_tracker.c: xqc_tracker_wake_now) */
         if (!__atomic_exchange_n(&st->wake_owed, 1, __ATOMIC_SEQ_CST)) ADD(&xqc_owed, 1);
         xqc_tracker_wake_now();

@@ -330,6 +330,7 @@ static void send_owed(int close)
                 ADD(&xqc_owed, -1);
                 ST(&xqc_last_wake, now);
                 int slot = LD(&st->slot);
+                xqc_told_by_tracker(st);
                 if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0) xqc_send_line("WAKE %d", slot);
             }
         }

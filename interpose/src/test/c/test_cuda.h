@@ -98,6 +98,7 @@ void test_window_kinds(void);
 void test_drain(void);
 void test_guard_pad(void);
 void test_guard_pad_stopped(void);
+void test_arrival_direct(void);
 
 /* test_cuda_tracker.c */
 void test_estimate(void);

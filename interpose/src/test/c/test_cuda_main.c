@@ -52,6 +52,7 @@ static const struct {
     {"drain", test_drain},
     {"guard_pad", test_guard_pad},
     {"guard_pad_stopped", test_guard_pad_stopped},
+    {"arrival_direct", test_arrival_direct},
     {"guard", test_guard},
     {"guard_deferred", test_guard_deferred},
     {"stall", test_stall},

@@ -418,3 +418,50 @@ void test_space_not_asked(void)
     h = tn_find(h + 1, -1, "HELLO ", 2.0);
     CHECK(h >= 0 && !strstr(line_text(h), "mps"), "HELLO '%s' says mps", h >= 0 ? line_text(h) : "-");
 }
+
+/* Reads "N, sent after the arrival P50 X us" of the line "xq: arrival lines to the node WHO: ..." in err: N, or -1 without one. */
+static int told(const char *err, const char *who, double *p50)
+{
+    char key[160];
+    snprintf(key, sizeof key, "xq: arrival lines to the node %s: ", who);
+    const char *p = strstr(err, key);
+    int n = -1;
+    if (!p || sscanf(p + strlen(key), "%d, sent after the arrival P50 %lf us", &n, p50) != 2) return -1;
+    return n;
+}
+
+/* XQ_ARRIVAL_DIRECT=1: the launching thread tells the node of each arrival itself (the WAKE lines
+ * still come, the work is still right); by default the tracker does; either way XQ_LOG=2 times
+ * them from the arrival; a value other than 0 or 1 is named and ignored. */
+void test_arrival_direct(void)
+{
+    const char *args[] = {"--tasks", "6", "--kernels", "2", "--us", "1000", "--period-ms", "20", "--stream", "new", "--check", NULL};
+    for (int direct = 0; direct <= 2; direct++) {
+        tn_start(SOCK, 16);
+        app a;
+        start(&a, direct == 1 ? (const char *[]){"XQ_LOG=2", "XQ_ARRIVAL_DIRECT=1", NULL}
+                  : direct == 2 ? (const char *[]){"XQ_LOG=2", "XQ_ARRIVAL_DIRECT=yes", NULL}
+                                : (const char *[]){"XQ_LOG=2", NULL},
+              args);
+        CHECK(finish(&a, 10) && a.status == 0, "direct %d: exit %d, stderr: %s", direct, a.status, slurp(a.err));
+        CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "direct %d: output: %s", direct, slurp(a.out));
+        const char *err = slurp(a.err);
+        char text[600], wake[32];
+        int slot = stream_slot(0, 0, text, sizeof text);
+        snprintf(wake, sizeof wake, "WAKE %d", slot);
+        /* each of the six tasks a period apart: a ready and an idle at least */
+        CHECK(slot >= 0 && tn_count(0, wake) >= 12, "direct %d: %d WAKE lines for six tasks", direct, tn_count(0, wake));
+        double p50 = -1;
+        int byThread = told(err, "by the launching thread (XQ_ARRIVAL_DIRECT=1)", &p50);
+        if (direct == 1) {
+            CHECK(byThread >= 6 && p50 >= 0 && p50 < 100000, "told by the launching thread %d, P50 %.1f us; stderr: %s", byThread, p50, err);
+            CHECK(strstr(err, "xq: a direct send cost the launching thread P50 "), "no cost line: %s", err);
+        } else {
+            int byTracker = told(err, "by the tracker", &p50);
+            CHECK(byThread == -1, "direct %d: told by the launching thread %d", direct, byThread);
+            CHECK(byTracker >= 6 && p50 >= 0, "direct %d: told by the tracker %d, P50 %.1f us; stderr: %s", direct, byTracker, p50, err);
+        }
+        CHECK((direct == 2) == (strstr(err, "xq: ignoring XQ_ARRIVAL_DIRECT='yes': not 0 or 1") != NULL), "direct %d: stderr: %s",
+              direct, err);
+    }
+}
