@@ -102,6 +102,11 @@ public class HostComponent {
         } catch (IllegalArgumentException e) {
             log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; MPS off", null);
         }
+        try {
+            s.useArrivalWatch(config.arrivalWatchMicros());
+        } catch (IllegalArgumentException e) {
+            log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; no arrival watch", null);
+        }
         if (s.start()) {
             // Tools in the node (the process scenarios) find the socket through this registration.
             Hashtable<String, Object> props = new Hashtable<>();

@@ -171,6 +171,25 @@ final class HostServer {
         spaceSettings = s;
     }
 
+    /** The arrival watch's period, microseconds (0: none, the default); set before {@link #start()} */
+    private volatile long arrivalWatchMicros;
+    private volatile ArrivalWatch arrivalWatch;
+
+    /**
+     * Asks for the arrival watch ({@link ArrivalWatch}) at {@code micros} (0: none).
+     *
+     * @throws IllegalArgumentException naming the value and what is allowed; nothing changes then
+     */
+    void useArrivalWatch(long micros) {
+        ArrivalWatch.check(micros);
+        arrivalWatchMicros = micros;
+    }
+
+    /** @return the arrival watch while the host serves with one, else null */
+    ArrivalWatch arrivalWatch() {
+        return arrivalWatch;
+    }
+
     SpacePlan space() {
         return space;
     }
@@ -265,6 +284,12 @@ final class HostServer {
         t.scheduleWithFixedDelay(this::checkProcesses, PeerProcess.CHECK_MILLIS, PeerProcess.CHECK_MILLIS, TimeUnit.MILLISECONDS);
         timer = t;
         int lfd = fd;
+        long watch = arrivalWatchMicros;
+        if (watch > 0) {
+            ArrivalWatch w = new ArrivalWatch(sessions, watch);
+            arrivalWatch = w;
+            w.start();
+        }
         acceptThread = Thread.ofPlatform().daemon().name("xq-host-accept").start(() -> acceptLoop(lfd));
         serving = true;
         status = "serving on " + sock + " (slots " + settings.slots() + " per process, at most " + settings.maxSessions()
@@ -285,6 +310,11 @@ final class HostServer {
             Libc.shutdown(listenFd); // wakes accept4 with EINVAL
         }
         join(a, "accept");
+        ArrivalWatch w = arrivalWatch;
+        if (w != null) {
+            w.stop();
+            log.info("process host: " + w.describe());
+        }
         if (listenFd >= 0) {
             Libc.close(listenFd);
             listenFd = -1;

@@ -106,7 +106,9 @@ final class ProcessesCommand {
     }
 
     static String all(HostServer server) {
+        ArrivalWatch watch = server == null ? null : server.arrivalWatch();
         String head = "process host: " + (server == null ? "not serving: not started" : server.status()) + "\n"
+                + (watch == null ? "" : "process host: " + watch.describe() + "\n")
                 + (server == null ? "" : "spatial sharing (MPS): " + server.space().state() + "\n");
         // RUNTIME: the interposer's (cuda, hip); LV2/3: "lv2" a CUDA process under XQ_STALL=1; for Lv3
         // "-" not offered, "off" not asked (host setting interruptProcesses), else the interrupts done and failed

@@ -47,7 +47,9 @@ final class Session {
     private static final int CMDLINE_MAX = 256;
 
     /** One registered stream. */
-    record Stream(int slot, String key, String name, String device, long handle, SlotControl control, ExternalQueue queue) {
+    /** @param latency whether its priority is at the node's latency-critical class or above (the arrival watch looks at it) */
+    record Stream(int slot, String key, String name, String device, long handle, SlotControl control, ExternalQueue queue,
+                  boolean latency) {
     }
 
     /** One stream as the operator sees it; {@code gate} is the slot's gate word (1 held, 0 open, -1 unmapped). */
@@ -491,7 +493,8 @@ final class Session {
             refuse("node failed to open a queue for stream " + slot);
             return;
         }
-        streams.set(slot, new Stream(slot, f[2], qname, device, q.handle(), control, q));
+        boolean latency = hint != null && hint >= server.space().latencyPriority();
+        streams.set(slot, new Stream(slot, f[2], qname, device, q.handle(), control, q, latency));
         streamCount.incrementAndGet();
         // Answered before the Q goes out, under the send lock: a limit that grows from now on
         // sends its GATE, and that GATE queues behind the Q (flipped after the send, a change made
@@ -528,8 +531,46 @@ final class Session {
         }
         Stream s = streams.get(slot);
         if (s != null) { // a free slot: a late wake of a stream already closed, harmless
+            ArrivalWatch w = server.arrivalWatch();
+            if (w != null && s.latency()) {
+                w.told(this, slot);
+            }
             s.queue().changed();
         }
+    }
+
+    /** The arrival watch's state for this process's slots (its ready stamps told the node): see {@link ArrivalWatch}. */
+    private volatile java.util.concurrent.atomic.AtomicLongArray toldStamps;
+
+    /** @return the slot's ready stamp now (0: none, or unmapped) */
+    long readyStamp(int slot) {
+        SharedMemory m = memory;
+        return m == null ? 0 : m.readyStamp(slot);
+    }
+
+    /** @return the stamps told per slot, made on first use */
+    java.util.concurrent.atomic.AtomicLongArray toldStamps() {
+        java.util.concurrent.atomic.AtomicLongArray t = toldStamps;
+        int n = streams.length();
+        if (t == null || t.length() != n) {
+            synchronized (this) {
+                t = toldStamps;
+                if (t == null || t.length() != n) {
+                    toldStamps = t = new java.util.concurrent.atomic.AtomicLongArray(n);
+                }
+            }
+        }
+        return t;
+    }
+
+    /** @return the streams registered now, by slot (the array itself: read only) */
+    AtomicReferenceArray<Stream> streamSlots() {
+        return streams;
+    }
+
+    /** @return how many streams it has registered */
+    int streamCount() {
+        return streamCount.get();
     }
 
     /** {@code LV3 <slot> suspended|resumed|failed <reason>}: what became of a SUSPEND or RESUME. */

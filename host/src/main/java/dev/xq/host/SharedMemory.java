@@ -272,6 +272,22 @@ final class SharedMemory implements AutoCloseable {
     }
 
     /**
+     * The slot's ready stamp as the process wrote it, for the arrival watch ({@link ArrivalWatch}):
+     * its {@code ready_since} while it has work pending or in flight, else 0 (0 once unmapped).
+     * Unchecked: the watch only compares it with the one it saw before.
+     */
+    synchronized long readyStamp(int slot) {
+        if (closed) {
+            return 0;
+        }
+        long base = base(slot);
+        if ((int) INT.getAcquire(mem, base + S_PENDING) <= 0 && (int) INT.getAcquire(mem, base + S_IN_FLIGHT) <= 0) {
+            return 0;
+        }
+        return (long) LONG.getAcquire(mem, base + S_READY_SINCE_NS);
+    }
+
+    /**
      * Writes the heartbeat: a process held by this node takes it for frozen when the value stops
      * moving for a second (docs/processes.md, "Faults").
      *

@@ -108,6 +108,11 @@ class HostSettingsTest {
             public boolean mpsLatencyOwnContext() {
                 return SpacePlan.DEFAULT_LATENCY_OWN_CONTEXT;
             }
+
+            @Override
+            public long arrivalWatchMicros() {
+                return 0;
+            }
         };
     }
 

@@ -1,0 +1,140 @@
+package dev.xq.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.xq.runtime.engine.XqCore;
+import dev.xq.runtime.log.RuntimeLog;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The node's arrival watch ({@code arrivalWatchMicros}): with it, a stream at the latency class
+ * that goes ready in its shared memory is decided for without a {@code WAKE} line; without it, or
+ * below that class, only the line does it. Real sessions over the socket, the real core and
+ * scheduler; the policy holds every ready queue, so a held gate shows a decision saw the arrival.
+ */
+class ArrivalWatchTest {
+
+    @TempDir
+    Path tmp;
+
+    XqCore core;
+    HostServer server;
+    Path sock;
+    final List<TestClient> clients = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() {
+        core = new XqCore(RuntimeLog.NONE);
+        core.start();
+        core.scheduler().register("test-hold", new HostServerTest.HoldPolicy(), "test", 4711, false);
+        core.selectPolicy("test-hold");
+        sock = tmp.resolve("x").resolve("node.sock");
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        for (TestClient c : clients) {
+            c.close();
+        }
+        if (server != null) {
+            server.stop();
+            assertEquals(0, server.liveSessions(), "sessions left after stop");
+        }
+        core.stop();
+    }
+
+    private void start(long watchMicros) {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, new Await.Log());
+        server.useArrivalWatch(watchMicros);
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+    }
+
+    private TestClient client(String name, String priority) throws Exception {
+        TestClient c = TestClient.connect(sock);
+        clients.add(c);
+        c.hello(name, priority);
+        c.map();
+        c.stream(0, 0, 0, 0, 0, "default");
+        return c;
+    }
+
+    /**
+     * Work in the slot as the interposer writes it at an arrival; no WAKE line. First the decisions
+     * the streams' registration asked for are let end (one of those would see the work too).
+     */
+    private static void arrive(TestClient c) throws InterruptedException {
+        Thread.sleep(300);
+        c.writeSlotInt(0, SharedMemory.S_PENDING, 1);
+        c.writeSlotLong(0, SharedMemory.S_READY_SINCE_NS, System.nanoTime());
+    }
+
+    private static boolean held(TestClient c) {
+        return c.slotInt(0, SharedMemory.S_GATE) == 1;
+    }
+
+    @Test
+    void theWatchDecidesOnAnArrivalAtTheLatencyClassWithoutItsLine() throws Exception {
+        start(50);
+        TestClient lc = client("server", "3"); // at the latency class (2) and above
+        client("trainer", "1");
+        arrive(lc);
+        Await.until(() -> held(lc), () -> "the watch did not tell the node of the arrival: " + server.arrivalWatch().describe());
+        ArrivalWatch w = server.arrivalWatch();
+        assertTrue(w.toldFirst() >= 1, w.describe());
+        assertTrue(ProcessesCommand.all(server).contains("arrival watch every 50 us"), ProcessesCommand.all(server));
+        // the same arrival's line, once it comes, is not told again
+        lc.send("WAKE 0");
+        long told = w.toldFirst();
+        Thread.sleep(100);
+        assertEquals(told, w.toldFirst(), w.describe());
+        assertEquals(0, w.toldByLine(), "the line told an arrival the watch had told: " + w.describe());
+    }
+
+    @Test
+    void withoutTheWatchOnlyTheLineTellsTheNode() throws Exception {
+        start(0);
+        assertNull(server.arrivalWatch());
+        TestClient lc = client("server", "3");
+        client("trainer", "1");
+        arrive(lc);
+        Thread.sleep(300);
+        assertEquals(0, lc.slotInt(0, SharedMemory.S_GATE), "decided on an arrival no one told the node of");
+        lc.send("WAKE 0");
+        Await.until(() -> held(lc), () -> "the WAKE line was not decided on");
+    }
+
+    @Test
+    void aStreamBelowTheLatencyClassIsNotWatched() throws Exception {
+        start(50);
+        client("server", "3");
+        TestClient be = client("trainer", "1");
+        arrive(be);
+        Thread.sleep(300);
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "a best-effort stream's arrival was watched: " + server.arrivalWatch().describe());
+        assertEquals(0, server.arrivalWatch().toldFirst());
+        be.send("WAKE 0");
+        Await.until(() -> held(be), () -> "the WAKE line was not decided on");
+    }
+
+    @Test
+    void aPeriodOutOfRangeIsRefusedNamingItAndChangesNothing() {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, new Await.Log());
+        server.useArrivalWatch(100);
+        for (long bad : new long[] {-1, 5, 10_001}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> server.useArrivalWatch(bad));
+            assertTrue(e.getMessage().contains("arrivalWatchMicros " + bad + " is out of range")
+                    && e.getMessage().contains("0 (off) or [10, 10000]"), e.getMessage());
+        }
+        assertTrue(server.start(), server.status());
+        assertTrue(server.arrivalWatch().describe().startsWith("arrival watch every 100 us"), server.arrivalWatch().describe());
+    }
+}
