@@ -25,9 +25,10 @@ import java.util.concurrent.locks.LockSupport;
  * more decision per period per stream of its own, what its WAKE lines could ask for already
  * (those are limited to 200,000 a second).
  *
- * <p>The line and the look do not double each other: the session marks the stamp its {@code WAKE}
- * told ({@link #told}), the watch the ones it told, and each arrival is told once by whichever
- * comes first (a second {@code changed} would cost a decision, not a mistake).
+ * <p>The watch leaves alone an arrival the line told already: the session marks the stamp its
+ * {@code WAKE} told ({@link #told}). The line itself is always decided on (it tells of idles and
+ * other changes too), so an arrival the watch told first costs one more decision when its line
+ * comes: a decision, not a mistake.
  */
 final class ArrivalWatch {
 
