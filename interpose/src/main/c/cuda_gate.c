@@ -490,13 +490,16 @@ XQ_HOT int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferra
     if (XQ_UNLIKELY(xqc_hot.diag)) enter_diag(g, st, &v);
     /* ready since the first launch after idle: a thread that waited kept the stream ready (its
      * arrival is when it began to wait, not when it was let go) */
-    int wake = v.wake;
-    if (!v.waited && st->active++ == 0) st->ready_since = g->t, wake = 1;
+    int wake = v.wake, arrived = 0;
+    if (!v.waited && st->active++ == 0) st->ready_since = g->t, wake = 1, arrived = 1;
     int kick = XQ_UNLIKELY(g->isolate) && st->tail_n ? xqc_close_tail(st, &wake) : 0; /* what came before is measured apart */
-    /* a call let go after a wait shows the node at once that it no longer waits; one that went
-     * straight through is shown by xqc_gate_exit, a driver call later, before the WAKE that tells
-     * of it (the slot is on cache lines the node reads: a store to them costs a launch a miss) */
-    if (XQ_UNLIKELY(v.waited)) xqc_mirror(st);
+    /* a call let go after a wait shows the node at once that it no longer waits, and an arrival
+     * (the stream was idle) its stamp: the node's arrival watch reads the slot, and a request's
+     * first driver call can take milliseconds (a copy from pageable memory: the arrival lines
+     * went 2.1-2.6 ms after the arrival at P99 on the H200). Any other launch is shown by
+     * xqc_gate_exit, a driver call later, before the WAKE that tells of it (the slot is on cache
+     * lines the node reads: a store to them costs a launch a miss; an arrival's, one a request) */
+    if (XQ_UNLIKELY(v.waited | arrived)) xqc_mirror(st);
     mu_unlock(&st->mu);
     if (XQ_UNLIKELY(g->smp)) sample_begin(g, st);
     /* The node hears of the arrival, and the tracker of the mark, in xqc_gate_exit, once the launch

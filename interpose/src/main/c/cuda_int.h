@@ -788,7 +788,8 @@ static inline void xqc_mirror(xstream *st)
     __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&s->estimate_ns, st->est_full, __ATOMIC_RELAXED); /* at the whole device */
     __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
-    if (XQ_UNLIKELY(xqc_hot.log >= 3) && st->ready_since != st->arr_shown) xqc_mirror_arrivals(st);
+    if (XQ_UNLIKELY(xqc_hot.log >= 3) && (st->ready_since != st->arr_shown || (st->ready_since && st->narr && !(st->arr[st->narr - 1].width & 0xffffu))))
+        xqc_mirror_arrivals(st);
     __atomic_store_n(&s->width, xqc_width_word(st), __ATOMIC_RELAXED);
     __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);
 }

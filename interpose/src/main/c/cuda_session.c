@@ -62,6 +62,12 @@ __attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...)
  * xqc_mirror (cuda_int.h) shows a new ready_since. Caller holds st->mu. */
 XQ_COLD void xqc_mirror_arrivals(xstream *st)
 {
+    if (st->ready_since && st->ready_since == st->arr_shown) {
+        /* the same arrival shown again, after its launch: a width not known when it was shown
+         * first (the stream's first launch ever, shown before its driver call) is known now */
+        if (st->arr && st->narr && st->arr[st->narr - 1].arrived == st->ready_since) st->arr[st->narr - 1].width = xqc_width_word(st);
+        return;
+    }
     if (!st->arr) st->arr = calloc(ARR_MAX, sizeof *st->arr);
     if (st->arr) {
         if (st->narr && !st->arr[st->narr - 1].idle) st->arr[st->narr - 1].idle = st->ready_since ? st->ready_since : now_ns();

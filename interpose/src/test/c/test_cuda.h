@@ -99,6 +99,7 @@ void test_drain(void);
 void test_guard_pad(void);
 void test_guard_pad_stopped(void);
 void test_arrival_direct(void);
+void test_stamp_before_launch(void);
 
 /* test_cuda_tracker.c */
 void test_estimate(void);

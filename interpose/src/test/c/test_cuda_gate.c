@@ -149,6 +149,36 @@ void test_wake_after_launch(void)
     CHECK(finish(&a, 10) && a.status == 0, "exit %d, stderr: %s", a.status, slurp(a.err));
 }
 
+static int some_ready(xq_slot *s)
+{
+    return LD(&s->ready_since_ns) != 0;
+}
+
+/* An arrival's stamp is in the slot before its first driver call returns (the node's arrival
+ * watch reads it there; a request's first call can take milliseconds: a copy from pageable
+ * memory, the arrival lines' P99 2.1-2.6 ms after the arrival on the H200); the counts of the
+ * launch itself follow once it is made. FAKECUDA_CALL_US: every enqueueing call takes 30 ms. */
+void test_stamp_before_launch(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 0);
+    app a;
+    start(&a, (const char *[]){"FAKECUDA_CALL_US=30000", NULL},
+          (const char *[]){"--tasks", "1", "--kernels", "1", "--us", "100", "--stream", "new", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, some_ready, 5.0), "no ready stamp in the slot");
+    double ready = tn_now();
+    unsigned long launched_then = s ? (unsigned long)LD(&s->launched) : 1;
+    CHECK(s && wait_until(s, some_launched, 5.0), "nothing launched");
+    double launched = tn_now();
+    CHECK(launched_then == 0 && launched - ready > 0.015,
+          "the stamp was seen %.1f ms before the first launch was made (launched %lu then; want it seen during the 30 ms call)",
+          (launched - ready) * 1000, launched_then);
+    printf("    the stamp was in the slot %.1f ms before the first launch was made\n", (launched - ready) * 1000);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d, stderr: %s", a.status, slurp(a.err));
+}
+
 /* in_flight never exceeds the threshold; three threads launch on one (legacy) stream */
 void test_threshold(void)
 {

@@ -53,6 +53,7 @@ static const struct {
     {"guard_pad", test_guard_pad},
     {"guard_pad_stopped", test_guard_pad_stopped},
     {"arrival_direct", test_arrival_direct},
+    {"stamp_before_launch", test_stamp_before_launch},
     {"guard", test_guard},
     {"guard_deferred", test_guard_deferred},
     {"stall", test_stall},
