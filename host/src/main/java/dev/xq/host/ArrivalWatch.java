@@ -37,6 +37,9 @@ final class ArrivalWatch {
     /** The shortest period allowed, and the longest (microseconds; 0 is off). */
     static final long MIN_MICROS = 10;
     static final long MAX_MICROS = 10_000;
+    /** With {@code -Dxq.trace.wideBeats=true} (the node's trace), its counts go to stderr every 2 s while they move. */
+    private static final boolean TRACE = Boolean.getBoolean("xq.trace.wideBeats");
+    private static final long PRINT_NANOS = 2_000_000_000L;
 
     private final Collection<Session> sessions;
     private final long periodNanos;
@@ -108,12 +111,23 @@ final class ArrivalWatch {
 
     private void run() {
         slackSet = Libc.timerSlack(Math.max(1000, periodNanos / 10));
+        long printed = System.nanoTime();
+        long printedTold = 0;
         while (!stopping) {
             boolean busy = false;
             try {
                 busy = look();
             } catch (RuntimeException e) {
                 // a session closing under the look: the next look sees it gone
+            }
+            if (TRACE) {
+                long now = System.nanoTime();
+                long told = toldFirst.get() + toldByLine.get();
+                if (now - printed >= PRINT_NANOS && told != printedTold) {
+                    printed = now;
+                    printedTold = told;
+                    System.err.println("xq: " + describe());
+                }
             }
             LockSupport.parkNanos(busy ? periodNanos : IDLE_NANOS);
         }
