@@ -1,5 +1,7 @@
 package dev.xq.host;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Collection;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -48,6 +50,8 @@ final class ArrivalWatch {
     private final AtomicLong looks = new AtomicLong();
     private volatile boolean stopping;
     private volatile boolean slackSet;
+    private volatile long threadId = -1;
+    private volatile long startedNanos;
     private Thread thread;
 
     /**
@@ -111,6 +115,8 @@ final class ArrivalWatch {
 
     private void run() {
         slackSet = Libc.timerSlack(Math.max(1000, periodNanos / 10));
+        startedNanos = System.nanoTime();
+        threadId = Thread.currentThread().threadId();
         long printed = System.nanoTime();
         long printedTold = 0;
         while (!stopping) {
@@ -178,9 +184,27 @@ final class ArrivalWatch {
 
     /** @return one line for the host's status */
     String describe() {
+        long cpu = cpuNanos();
+        long up = startedNanos == 0 ? 0 : System.nanoTime() - startedNanos;
         return "arrival watch every " + periodNanos / 1000 + " us" + (slackSet ? "" : " (timer slack not set)") + ": "
                 + toldFirst.get() + " arrivals told by the watch first, " + toldByLine.get() + " by the processes' lines, "
-                + looks.get() + " looks";
+                + looks.get() + " looks"
+                + (cpu < 0 || up <= 0 ? "" : "; its CPU " + cpu / 1_000_000 + " ms in " + up / 1_000_000_000 + " s ("
+                        + String.format(java.util.Locale.ROOT, "%.1f", 100.0 * cpu / up) + " % of a core)");
+    }
+
+    /** @return the watch thread's CPU time so far, ns; -1 where the JVM does not tell it or the thread has not started */
+    long cpuNanos() {
+        long id = threadId;
+        if (id < 0) {
+            return -1;
+        }
+        try {
+            ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+            return bean.isThreadCpuTimeSupported() ? bean.getThreadCpuTime(id) : -1;
+        } catch (UnsupportedOperationException | SecurityException e) {
+            return -1;
+        }
     }
 
     long toldFirst() {

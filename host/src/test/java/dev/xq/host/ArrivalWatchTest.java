@@ -98,6 +98,9 @@ class ArrivalWatchTest {
         Thread.sleep(100);
         assertEquals(told, w.toldFirst(), w.describe());
         assertEquals(0, w.toldByLine(), "the line told an arrival the watch had told: " + w.describe());
+        // what it costs is shown: its thread's CPU time, some of it spent by now (it looked every 50 us)
+        assertTrue(w.cpuNanos() > 0, w.describe());
+        assertTrue(w.describe().matches(".*; its CPU \\d+ ms in \\d+ s \\(\\d+\\.\\d % of a core\\)"), w.describe());
     }
 
     @Test
