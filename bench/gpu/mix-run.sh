@@ -60,7 +60,7 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   # the node's reaction to arrivals that held others, as each together-mode ended (its last trace line)
   for md in $(echo "${MODES:-standalone,native,xq}" | tr ',' ' '); do
     case "$md" in standalone|native) continue ;; esac
-    r=$(awk -v s=": $md started" -v e=": $md ended" 'index($0, s) {on=1} on && /arrival reaction/ {l=$0} index($0, e) {on=0} END {print l}' "$res/mix-$i.txt")
+    r=$(awk -v s=": $md started" -v e=": $md ended" 'index($0, s) {on=1} on && /arrival reaction: / {l=$0} index($0, e) {on=0} END {print l}' "$res/mix-$i.txt")
     [ -n "$r" ] && echo "trace $md: ${r#xq: }"
   done
   d=$(ls -dt /tmp/xq-mix-* 2>/dev/null | head -1)

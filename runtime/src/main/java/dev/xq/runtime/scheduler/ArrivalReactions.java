@@ -35,6 +35,14 @@ final class ArrivalReactions {
     static final long PRINT_NANOS = 2_000_000_000L;
     /** A queue ready longer than this before the decision held others for it: not an arrival's reaction. */
     static final long MAX_NANOS = 1_000_000_000L;
+    /**
+     * A pause this long without an arrival that held others begins a new run: the printed
+     * figures ({@link #summary()}) count the current run's reactions only, so that two runs of a
+     * benchmark against one node (an A/B, its modes a few seconds apart) each get their own line;
+     * the tail the guards follow ({@link #tailNanos()}) keeps every recent one. A tenant beside
+     * nothing to hold (its company stopped for 1.5 s in the paired reading) does not begin one.
+     */
+    static final long RUN_GAP_NANOS = 3_000_000_000L;
 
     /**
      * Reactions needed before {@link #tailNanos()} says anything: below that, the P99 is the
@@ -59,6 +67,9 @@ final class ArrivalReactions {
     private long total;
     private long lastPrint;
     private long printedTotal;
+    /** {@link #total} when the current run began (the first reaction after {@value #RUN_GAP_NANOS} ns without one). */
+    private long runFrom;
+    private long lastCounted;
 
     ArrivalReactions(boolean print) {
         this.print = print;
@@ -96,6 +107,16 @@ final class ArrivalReactions {
             seen.put(v.handle(), since);
             long r = appliedNanos - since;
             if (suspends > 0 && !Boolean.TRUE.equals(decided.get(v.handle())) && !v.suspended() && r >= 0 && r <= MAX_NANOS) {
+                if (lastCounted != 0 && appliedNanos - lastCounted > RUN_GAP_NANOS) {
+                    if (print) {
+                        // the run that ended, whole (its last periodic line may be up to PRINT_NANOS old);
+                        // a prefix of its own, so that a reader of the periodic lines passes it by
+                        System.err.println("xq: arrival reaction, the run before (its last " + (appliedNanos - lastCounted) / 1_000_000
+                                + " ms before this one): " + summary());
+                    }
+                    runFrom = total; // a new run of work: the printed figures start again
+                }
+                lastCounted = appliedNanos;
                 recent[next] = r;
                 long at = told.at(v.handle(), since);
                 way[next] = at >= since && at <= appliedNanos ? at - since : -1;
@@ -147,12 +168,24 @@ final class ArrivalReactions {
         return c;
     }
 
+    /** The current run's reactions (the latest {@value #RECENT} of it at most), as {@link #sorted()}. */
+    long[] run() {
+        int k = (int) Math.min(count, total - runFrom);
+        long[] c = new long[k];
+        for (int i = 0; i < k; i++) {
+            c[i] = recent[Math.floorMod(next - 1 - i, RECENT)];
+        }
+        Arrays.sort(c);
+        return c;
+    }
+
     String summary() {
-        long[] s = sorted();
+        long[] s = run();
         if (s.length == 0) {
             return "no arrival held others";
         }
-        String line = total + " arrivals that held others (the latest " + s.length + ": P50 " + at(s, 0.50) / 1000 + " us, P90 "
+        String line = total + " arrivals that held others (the latest " + s.length
+                + (runFrom > 0 ? " since a pause of " + RUN_GAP_NANOS / 1_000_000_000L + " s without one" : "") + ": P50 " + at(s, 0.50) / 1000 + " us, P90 "
                 + at(s, 0.90) / 1000 + " us, P99 " + at(s, 0.99) / 1000 + " us, max " + s[s.length - 1] / 1000 + " us)";
         long[][] parts = split();
         if (parts[0].length > 0) {
@@ -164,18 +197,20 @@ final class ArrivalReactions {
         return line;
     }
 
-    /** The latest reactions whose first word was timed: {the part before the word, the part after}, each sorted. */
+    /** The current run's reactions whose first word was timed: {the part before the word, the part after}, each sorted. */
     long[][] split() {
+        int k = (int) Math.min(count, total - runFrom);
         int n = 0;
-        for (int i = 0; i < count; i++) {
-            n += way[i] >= 0 ? 1 : 0;
+        for (int j = 0; j < k; j++) {
+            n += way[Math.floorMod(next - 1 - j, RECENT)] >= 0 ? 1 : 0;
         }
         long[] before = new long[n];
         long[] after = new long[n];
-        for (int i = 0, k = 0; i < count; i++) {
+        for (int j = 0, m = 0; j < k; j++) {
+            int i = Math.floorMod(next - 1 - j, RECENT);
             if (way[i] >= 0) {
-                before[k] = way[i];
-                after[k++] = recent[i] - way[i];
+                before[m] = way[i];
+                after[m++] = recent[i] - way[i];
             }
         }
         Arrays.sort(before);

@@ -40,6 +40,37 @@ class ArrivalReactionsTest {
         assertTrue(r.summary().startsWith("2 arrivals that held others (the latest 2: P50 350 us"), r.summary());
     }
 
+    /**
+     * Two runs against one node (an A/B's modes, seconds apart): the printed figures are the
+     * current run's; the tail the guards follow keeps every recent reaction.
+     */
+    @Test
+    void aPauseWithoutReactionsBeginsANewRunForTheFiguresNotForTheTail() {
+        ArrivalReactions r = new ArrivalReactions(false);
+        long t = 1000 * MS;
+        // the first run: ten arrivals held others after 2 ms each
+        for (int n = 0; n < 10; n++) {
+            long at = t + n * 25 * MS;
+            r.decided(List.of(view(1, true, false, at), view(2, true, false, t - 50 * MS)), Map.of(2L, true), 1, at + 2 * MS);
+        }
+        assertTrue(r.summary().startsWith("10 arrivals that held others (the latest 10: P50 2000 us"), r.summary());
+        // 1.5 s without one (the paired reading's stop): the same run
+        long t2 = t + 10 * 25 * MS + 1_500 * MS;
+        r.decided(List.of(view(1, true, false, t2), view(2, true, false, t - 50 * MS)), Map.of(2L, true), 1, t2 + 2 * MS);
+        assertEquals(11, r.run().length, r.summary());
+        // the next run, 5 s later: 100 us each
+        long t3 = t2 + 5_000 * MS;
+        for (int n = 0; n < 4; n++) {
+            long at = t3 + n * 25 * MS;
+            r.decided(List.of(view(3, true, false, at), view(4, true, false, t3 - 50 * MS)), Map.of(4L, true), 1, at + 100 * US);
+        }
+        assertEquals(15, r.total());
+        assertArrayEquals(new long[] {100 * US, 100 * US, 100 * US, 100 * US}, r.run(), r.summary());
+        assertTrue(r.summary().startsWith("15 arrivals that held others (the latest 4 since a pause of 3 s without one: P50 100 us, P90 100 us,"),
+                r.summary());
+        assertEquals(15, r.sorted().length, "the tail's window keeps both runs");
+    }
+
     @Test
     void arrivalsThatHeldNothingOrWereHeldThemselvesAreNotCounted() {
         ArrivalReactions r = new ArrivalReactions(false);
