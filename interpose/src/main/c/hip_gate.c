@@ -49,7 +49,8 @@ static uint64_t work_left(const xstream *st, uint64_t now)
 }
 
 /* docs/processes.md "The launch gate", with the stream's average as every command's estimate:
- * 0 launch, 1 held, 2 limits, 4 guarded. Caller holds st->mu. */
+ * 0 launch, 1 held, 2 limits, 4 guarded (the arrival guard, with the stream's pad). Caller holds
+ * st->mu. */
 static int may_launch(xstream *st, const xq_slot *s, uint64_t *retry)
 {
     *retry = 0;
@@ -63,7 +64,12 @@ static int may_launch(xstream *st, const xq_slot *s, uint64_t *retry)
     uint64_t win = (uint64_t)LD(&s->window_us) * 1000, now = now_ns();
     uint64_t e = st->estimate_ns ? st->estimate_ns : win;
     uint64_t hz = LD(&s->horizon_ns), until = LD(&s->guard_until_ns);
-    if (hz && now < until && now + (n ? work_left(st, now) : 0) + e > hz) return *retry = until - now, 4;
+    if (hz && now < until) {
+        /* the pad: what the stream's work ran past a horizon lately, beyond its estimates */
+        if (now + (n ? work_left(st, now) : 0) + e + st->pad_ns > hz) return *retry = until - now, 4;
+        st->g_hz = hz, st->g_until = until;
+    } else if (hz)
+        st->g_hz = 0; /* lapsed: a close after it is not this guard's */
     if (!win || !n) return 0;
     uint64_t room = win > e + win / 4 ? win - e : win / 4;
     return work_left(st, now) <= room ? 0 : 2;
@@ -121,6 +127,10 @@ int xqh_gate_enter(gate *g, hipStream_t h, int ptsz)
     if (waited) st->pending--;
     st->in_flight++;
     g->est = st->estimate_ns;
+    /* before the stream's first measured end, a command counts a whole window (as may_launch takes
+     * it, and the CUDA interposer a kind not measured yet): counted as nothing, a program's first
+     * hundreds of launches all went in at once past any window */
+    if (!g->est && st->shm && st->gen == LD(&xqh_state)) g->est = (uint64_t)LD(&st->shm->window_us) * 1000;
     st->fl_est += g->est;
     g->t = now_ns();
     if (!waited && st->active++ == 0) st->ready_since = g->t, wake = 1;

@@ -306,6 +306,8 @@ __attribute__((constructor)) static void xq_hip_init(void)
 {
     const char *v = getenv("XQ_LOG");
     if (v && *v >= '0' && *v <= '9') xq_log_level = atoi(v);
+    const char *gp = getenv("XQ_GUARD_PAD");
+    xqh_pad_on = !(gp && !strcmp(gp, "0"));
     pthread_key_create(&xqh_ptds_key, xqh_ptds_thread_exit);
     pthread_atfork(NULL, NULL, atfork_child);
 }

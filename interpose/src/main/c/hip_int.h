@@ -66,6 +66,14 @@
  * with the process (the fake drivers' threads) may take some milliseconds to be run again */
 #define AFTER_BLIND_NS 10000000ull
 #define BUCKETS 256
+/* the arrival guard's pad (hip_gate.c, hip_tracker.c; the CUDA interposer's rule, docs/processes.md
+ * "Arrival guards"): a pad of 1 ms at most; an end seen this long past the horizon is the process's
+ * stop, not learnt from; each close the guard kept clear wears 1/32 of the pad off; a close this long
+ * after a guard's until still counts as its (the node's reaction) */
+#define PAD_MAX_NS 1000000ull
+#define PAD_STALE_NS 10000000ull
+#define PAD_WEAR 32
+#define PAD_GRACE_NS 2000000ull
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -182,6 +190,16 @@ typedef struct xstream {
     /* Lv3: the stream's KFD queue (0: none), whether mapping was tried, whether suspended (K.mu) */
     uint32_t kq;
     int kq_tried, suspended;
+    /* the arrival guard's pad: how far this stream's work ran past a horizon lately, beyond its
+     * estimates; the guard admits a command only if it ends that much before the horizon. g_hz,
+     * g_until: the guard the latest launch went under; at a close past that horizon with work in
+     * flight, pad_hz holds it until the work has ended (the tracker: the pad rises to how far past
+     * it that was, PAD_MAX_NS at most; seen over PAD_STALE_NS past it, not learnt from), and a
+     * close past it with nothing in flight wears the pad by 1/PAD_WEAR. Under mu but gate_seen
+     * (the tracker's). */
+    uint64_t pad_ns, g_hz, g_until, pad_hz;
+    uint32_t pads_up, pads_down, pads_late;
+    int gate_seen;
     ring_entry ring[RING];
 } xstream;
 
@@ -228,6 +246,8 @@ void xqh_kfd_after_create(int held, hipError_t r, hipStream_t *out);
 extern pthread_mutex_t xqh_tab_mu;
 extern xstream *xqh_hash[BUCKETS], *xqh_free, *xqh_all;
 extern uint32_t xqh_busy, xqh_owed, xqh_closing, xqh_limit_waiters, xqh_captures, xqh_exiting;
+/* XQ_GUARD_PAD (on unless 0): the arrival guard learns each stream's pad (xstream.pad_ns) */
+extern int xqh_pad_on;
 extern uint32_t xqh_state; /* odd: attached */
 extern uint32_t xqh_tracker_word, xqh_tracker_parked, xqh_tracker_on;
 extern pthread_key_t xqh_ptds_key;

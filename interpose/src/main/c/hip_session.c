@@ -319,6 +319,11 @@ static void at_exit(void)
         }
     for (xstream *st = LD(&xqh_all); st; st = st->next_all) /* destroyed streams whose work is done leave the node */
         if (LD(&st->in_use) && LD(&st->closing)) xqh_close_stream(st);
+    for (xstream *st = LD(&xqh_all); st; st = st->next_all)
+        if (st->pads_up || st->pads_late)
+            xlog(2, "xq: stream %s: guard pad %.1f us at exit (raised at %u closes with work past a horizon, worn at %u kept clear); "
+                    "%u ends seen over %u us past the horizon not learnt from (the process stopped, or its tracker not run)",
+                 st->label, st->pad_ns / 1e3, st->pads_up, st->pads_down, st->pads_late, (unsigned)(PAD_STALE_NS / 1000));
     ST(&xqh_exiting, 1);
     resume_all("at exit");
 }

@@ -45,6 +45,51 @@ static uint64_t tick(void)
     return t;
 }
 
+int xqh_pad_on = 1;
+
+/* What was in flight when the gate closed past a guard's horizon has all ended (seen now): the pad
+ * rises to how far past the horizon that was (PAD_MAX_NS at most); seen over PAD_STALE_NS past it,
+ * the process's own stop (SIGSTOP, a job scheduler's suspend) and not the work's overrun: counted,
+ * not learnt from. Caller holds st->mu. */
+static void pad_drained(xstream *st)
+{
+    uint64_t now = now_ns(), over = now > st->pad_hz ? now - st->pad_hz : 0;
+    if (over > PAD_STALE_NS)
+        st->pads_late++;
+    else {
+        if (over > PAD_MAX_NS) over = PAD_MAX_NS;
+        if (over > st->pad_ns) st->pad_ns = over;
+        st->pads_up++;
+    }
+    st->pad_hz = 0;
+}
+
+/* Each time the tracker sees st's gate close past the horizon of the guard its latest launch went
+ * under (within its until and PAD_GRACE_NS): work still in flight ran past it, and the pad learns
+ * how far when it ends; none, and the guard (with the pad) kept the stream clear: the pad wears
+ * down. Opened again first: nothing to learn. */
+static void gate_watch(xstream *st)
+{
+    xq_slot *s = st->gen == LD(&xqh_state) ? st->shm : NULL;
+    int g = s && LD(&s->gate);
+    if (g == st->gate_seen) return;
+    st->gate_seen = g;
+    pthread_mutex_lock(&st->mu);
+    if (!g)
+        st->pad_hz = 0;
+    else {
+        uint64_t at = now_ns();
+        if (xqh_pad_on && st->g_hz && at > st->g_hz && at <= st->g_until + PAD_GRACE_NS) {
+            if (st->in_flight)
+                st->pad_hz = st->g_hz;
+            else if (st->pad_ns)
+                st->pad_ns -= st->pad_ns / PAD_WEAR, st->pads_down++;
+            st->g_hz = 0;
+        }
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
 static int poll_stream(xstream *st, uint64_t *next)
 {
     uint64_t now = tick();
@@ -90,7 +135,10 @@ static int poll_stream(xstream *st, uint64_t *next)
     st->last_done = t;
     st->fl_est -= est <= st->fl_est ? est : st->fl_est;
     st->completed += count, st->in_flight -= count, st->active -= count, st->run_ns += blind ? st->estimate_ns * count : span, st->cseq++;
-    if (!st->in_flight) st->fl_est = 0;
+    if (!st->in_flight) {
+        st->fl_est = 0;
+        if (st->pad_hz) pad_drained(st);
+    }
     if (span) {
         int64_t x = (int64_t)(span / count), e = (int64_t)st->estimate_ns;
         e = e ? e + (x - e) / 4 : x;
@@ -156,6 +204,7 @@ void *xqh_tracker_main(void *arg)
         else
             for (xstream *st = LD(&xqh_all); st; st = st->next_all)
                 if (LD(&st->in_use)) {
+                    gate_watch(st); /* before the poll: a close is seen with what was in flight at it */
                     busy |= xqh_poll_stream(st, &next);
                     /* a queue left stopped behind an open gate (a RESUME line lost) goes on */
                     if (LD(&st->suspended) && st->shm && st->gen == LD(&xqh_state) && !LD(&st->shm->gate)) {

@@ -78,6 +78,9 @@ void test_vendor_library(void);
 void test_gate_explicit(void);
 void test_gate_null_stream(void);
 void test_threshold(void);
+void test_hip_guard_pad(void);
+void test_hip_guard_pad_stopped(void);
+void test_hip_window_before_first_estimate(void);
 void test_nested_entry_points(void);
 void test_failed_launches(void);
 

@@ -84,3 +84,160 @@ void test_failed_launches(void)
     CHECK(s && s->failed == 3 && s->launched == 6 && s->completed == 6 && s->in_flight == 0,
           "failed %lu launched %lu", s ? (unsigned long)s->failed : 0, s ? (unsigned long)s->launched : 0);
 }
+
+/* The arrival guard's pad, as the CUDA interposer's (test_cuda_gate.c, test_guard_pad): 2 ms
+ * kernels, every third one 6 ms (--slow-every 3 --slow-us 4000; the stream's estimate, its recent
+ * average, 2.5-4 ms), under a 6 ms window. The test, as the node, foresees another queue's arrival
+ * 10 ms ahead 60 times over, closes the gate 0.3 ms past that horizon (the node's reaction) and
+ * lifts the guard, and opens the gate again once the work has ended. A command admitted to end by
+ * the horizon by its estimate runs past it now and then (12-22 rounds of 60 here); the pad learns how far and keeps that much more clear. Counted: the closes that found
+ * work still in flight, over the first and the last 30 rounds. XQ_GUARD_PAD=0: none learnt, the
+ * same rounds. stop: at each close that finds work in flight, the process is stopped 30 ms (its
+ * ends seen past PAD_STALE_NS: not learnt). */
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+static int hip_completed_5(xq_slot *s) { return LD(&s->completed) >= 5; }
+static int hip_none_in_flight(xq_slot *s) { return LD(&s->in_flight) == 0; }
+static int hip_in_flight_some(xq_slot *s) { return LD(&s->in_flight) > 0; }
+
+static void hip_pad_rounds(int on, int stop, unsigned *late_first, unsigned *late_last, unsigned *stops, const char **err)
+{
+    *stops = 0;
+    *late_first = *late_last = 0;
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 6000);
+    app a;
+    start(&a, on ? (const char *[]){"XQ_LOG=2", NULL} : (const char *[]){"XQ_LOG=2", "XQ_GUARD_PAD=0", NULL},
+          (const char *[]){"--tasks", "1", "--kernels", "600", "--us", "2000", "--slow-every", "3", "--slow-us", "4000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, hip_completed_5, 5.0), "no 5 completions");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    for (int r = 0; r < 60; r++) {
+        uint64_t hz = mono_ns() + 10000000ull, until = hz + 5000000ull;
+        __atomic_store_n(&s->guard_until_ns, until, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->horizon_ns, hz, __ATOMIC_SEQ_CST);
+        while (mono_ns() < hz + 300000ull)
+            ;
+        __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+        unsigned n = LD(&s->in_flight);
+        if (stop && n) {
+            pause_s(0.0003); /* its tracker sees the close first */
+            if (LD(&s->in_flight)) {
+                kill(a.pid, SIGSTOP);
+                pause_s(0.030);
+                kill(a.pid, SIGCONT);
+                (*stops)++;
+            }
+        }
+        __atomic_store_n(&s->horizon_ns, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->guard_until_ns, 0, __ATOMIC_SEQ_CST);
+        CHECK(wait_until(s, hip_none_in_flight, 1.0), "round %d: still %u in flight 1 s after the close", r, LD(&s->in_flight));
+        if (getenv("PAD_DEBUG"))
+            printf("    round %d: %u in flight at the close, all ended %.2f ms past the horizon, estimate %.0f us\n", r, n, ((double)mono_ns() - (double)hz) / 1e6, (double)LD(&s->estimate_ns) / 1e3);
+        if (n) {
+            if (r < 30) (*late_first)++;
+            else (*late_last)++;
+        }
+        pause_s(0.001);
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        tn_send(0, gate);
+        CHECK(wait_until(s, hip_in_flight_some, 1.0), "round %d: nothing launched after the gate opened", r);
+        pause_s(0.004); /* a window's worth in flight again */
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    *err = slurp(a.err);
+}
+
+void test_hip_guard_pad(void)
+{
+    unsigned off_first, off_last, on_first, on_last, stops;
+    const char *err = "";
+    hip_pad_rounds(0, 0, &off_first, &off_last, &stops, &err);
+    CHECK(!strstr(err, "guard pad "), "XQ_GUARD_PAD=0 and a pad learnt: %s", err);
+    hip_pad_rounds(1, 0, &on_first, &on_last, &stops, &err);
+    double pad = -1;
+    unsigned up = 0, down = 0;
+    const char *p = strstr(err, "guard pad ");
+    CHECK(p && sscanf(p, "guard pad %lf us at exit (raised at %u closes with work past a horizon, worn at %u kept clear)", &pad, &up,
+                      &down) == 3, "no pad line: %s", err);
+    printf("    work in flight at the close, rounds 1-30 / 31-60: without the pad %u / %u, with it %u / %u "
+           "(pad %.0f us at exit, raised %u times, worn %u)\n", off_first, off_last, on_first, on_last, pad, up, down);
+    /* the runs would be alike without the pad: it must have work past the horizon to learn from */
+    CHECK(off_first + off_last >= 2, "without the pad only %u of 60 closes found work in flight (the test needs overruns)",
+          off_first + off_last);
+    /* raised at the closes with work past the horizon (no more than there were), worn at the
+     * others, and bounded */
+    CHECK(up >= 1 && up <= on_first + on_last && pad > 0 && pad <= 1000, "pad %.0f us, raised %u times of %u closes with work "
+          "(want raised, at most that often, at most 1000 us)", pad, up, on_first + on_last);
+    CHECK(down >= 1, "the pad was never worn down by a close the guard kept clear (%u)", down);
+    /* its effect: about half the closes with work in flight, or fewer (three runs on the build VM:
+     * 4 against 12, 5 against 22, 7 against 18), give or take two for the noise of small counts */
+    CHECK((on_first + on_last) * 2 <= off_first + off_last + 2, "with the pad %u of 60 closes found work in flight, without it %u",
+          on_first + on_last, off_first + off_last);
+}
+
+void test_hip_guard_pad_stopped(void)
+{
+    unsigned first, last, stops;
+    const char *err = "";
+    hip_pad_rounds(1, 1, &first, &last, &stops, &err);
+    double pad = -1;
+    unsigned up = 0, down = 0, late = 0, limit = 0;
+    const char *p = strstr(err, "guard pad ");
+    CHECK(p && sscanf(p, "guard pad %lf us at exit (raised at %u closes with work past a horizon, worn at %u kept clear); "
+                         "%u ends seen over %u us past the horizon",
+                      &pad, &up, &down, &late, &limit) == 5, "no pad line: %s", err);
+    printf("    closes with work in flight %u, stopped 30 ms with it still in flight %u; pad %.0f us at exit, raised %u times, "
+           "ends seen late %u\n", first + last, stops, pad, up, late);
+    CHECK(stops >= 2, "only %u of 60 closes stopped with work in flight (the test needs them)", stops);
+    CHECK(late >= 1 && late <= stops, "%u ends seen late (want 1 to %u, the stops)", late, stops);
+    CHECK(limit == 10000, "the line names %u us as the limit (want 10000)", limit);
+    CHECK(up + late <= first + last && pad <= 1000, "pad %.0f us, raised %u times, %u ends late, of %u closes with work in "
+          "flight (want at most that many, and 1000 us at most)", pad, up, late, first + last);
+}
+
+/* A window bounds a stream's work from its first launch: before its first measured end, each
+ * command counts a whole window (as the CUDA interposer's kinds not measured yet). Counted as
+ * nothing, a program's first hundreds of launches went in at once past any window (600 of 2 ms
+ * kernels in flight under a 6 ms window, before this). */
+static int hip_launched_some(xq_slot *s) { return LD(&s->launched) >= 1; }
+
+void test_hip_window_before_first_estimate(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 6000);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "1", "--kernels", "200", "--us", "2000", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, hip_launched_some, 5.0), "nothing launched");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    unsigned most = 0;
+    for (int i = 0; i < 200; i++) { /* 20 ms: the first ends and a few after */
+        unsigned n = LD(&s->in_flight);
+        if (n > most) most = n;
+        if (getenv("WIN_DEBUG") && i % 10 == 0)
+            printf("    %d: in flight %u, launched %lu, completed %lu, estimate %.0f us\n", i, n, (unsigned long)LD(&s->launched),
+                   (unsigned long)LD(&s->completed), LD(&s->estimate_ns) / 1e3);
+        pause_s(0.0001);
+    }
+    printf("    most in flight over the first 20 ms: %u (window 6 ms, kernels 2 ms)\n", most);
+    /* a few kernels and the copies before them (4-7 in five runs on the build VM: the stream's one
+     * estimate starts from its short copies and admits a few 2 ms kernels as short ones until
+     * their ends come back; about 200 before this) */
+    CHECK(most <= 12, "%u commands in flight under a 6 ms window of 2 ms kernels (want 12 at most)", most);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+}

@@ -79,7 +79,9 @@ static struct {
     unsigned us;
     const char *stream, *via, *module;
     int check, fail, linger_ms, spt, vendor, with_stream;
-} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0, 0};
+    int slow_every;
+    unsigned slow_us;
+} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static double now_s(void)
 {
@@ -110,6 +112,15 @@ static int cmp(const void *a, const void *b)
 static hipFunction_t g_spin;
 static hipStream_t g_s;
 
+/* --slow-every N --slow-us U: every Nth kernel the app launches runs U us longer (work that runs
+ * past the estimates its stream has learnt: the arrival guard's pad, test_hip_gate.c) */
+static uint64_t kernel_us(void)
+{
+    static unsigned long made;
+    made++;
+    return O.slow_every > 0 && made % (unsigned long)O.slow_every == 0 ? (uint64_t)O.us + O.slow_us : O.us;
+}
+
 static void spin(uint64_t us)
 {
     void *args[] = {&us};
@@ -134,7 +145,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: xq-hip-app --module FILE [--tasks N] [--seconds S] [--kernels K] [--us T]\n"
                     "  [--stream new|default|ptds|spt|prio:<p>] [--via module|kernel|ext|extmodule|coop|graph|dlsym|getproc]\n"
-                    "  [--check] [--fail N] [--vendor N] [--copy-with-stream] [--linger-ms M]\n");
+                    "  [--check] [--fail N] [--vendor N] [--copy-with-stream] [--linger-ms M] [--slow-every N --slow-us U]\n");
     exit(2);
 }
 
@@ -154,6 +165,8 @@ int main(int argc, char **argv)
         else if (OPT("--fail")) O.fail = atoi(v);
         else if (OPT("--linger-ms")) O.linger_ms = atoi(v);
         else if (OPT("--vendor")) O.vendor = atoi(v);
+        else if (OPT("--slow-every")) O.slow_every = atoi(v);
+        else if (OPT("--slow-us")) O.slow_us = (unsigned)atol(v);
         else if (!strcmp(a, "--check")) O.check = 1;
         else if (!strcmp(a, "--copy-with-stream")) O.with_stream = 1;
         else usage();
@@ -263,7 +276,7 @@ int main(int argc, char **argv)
         }
         if (exec) H(O.spt ? hipGraphLaunch_spt(exec, g_s) : hipGraphLaunch(exec, g_s));
         else
-            for (int k = 0; k < O.kernels; k++) spin(O.us);
+            for (int k = 0; k < O.kernels; k++) spin(kernel_us());
         if (vendor_run && vendor_run(g_s, g_spin, O.vendor, O.us)) die("the vendor library", -1);
         if (O.with_stream) H(hipMemcpyWithStream(host_out, dev, sizeof dev, 2, g_s));
         else H(O.spt ? hipMemcpyAsync_spt(host_out, dev, sizeof dev, 2, NULL) : hipMemcpyAsync(host_out, dev, sizeof dev, 2, g_s));
