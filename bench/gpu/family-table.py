@@ -13,7 +13,12 @@ each BE tenant's rate / native (xq / mps), and whether xq and plain MPS meet the
 (LC <= 1.10 x standalone, and <= native where native is within that; BE >= 0.9 x native; for xq
 also its outputs within 1e-3 of native's, as the scenario judges). The goals are judged again from
 the figures, so that files written before the scenario judged mps (session 53) read the same.
-A figure in bold meets its goal."""
+Under the paired reading a BE tenant is judged by its rate between the stops (the mean interval
+between two of its synchronizations with no stop between them, against native's; 5 such intervals
+at least in both modes), as the scenario does since session 64: from the file's
+steady_rate_vs_native, or, in files written before, from the tenants' own JSON beside the mix file
+(logs-K/MIX/MODE/TENANT.json, their sync_ms) and the stops the file kept; the rate over the whole
+run is printed first. A figure in bold meets its goal."""
 import glob
 import gzip
 import json
@@ -21,6 +26,44 @@ import os
 import sys
 
 LC_BOUND, BE_FLOOR, TOL = 1.10, 0.9, 1e-3
+MIN_STEADY_GAPS = 5
+
+
+def steady_mean(sync, stops):
+    """The mean interval between two synchronizations with no stop between them, and how many."""
+    d = sorted(sync)
+    gaps = [b - a for a, b in zip(d, d[1:]) if not any(s < b and c > a for s, c in stops)]
+    return (sum(gaps) / len(gaps) if len(gaps) >= 2 else None), len(gaps)
+
+
+def between_stops(f, m, t):
+    """A BE tenant's xq and mps rate between the paired reading's stops against native's (None: not paired)."""
+    have = t.get("steady_rate_vs_native")
+    if have is not None:
+        return have
+    stops = {}
+    for u in m["tenants"]:
+        for md, p in (u.get("paired") or {}).items():
+            if "stops_ms" in p:
+                stops[md] = p["stops_ms"]
+    if "native" not in stops:
+        return None
+    k = os.path.basename(f).split(".")[0][len("mix-"):]
+    pace = {}
+    for md, sp in stops.items():
+        j = os.path.join(os.path.dirname(f), "logs-%s" % k, m["name"], md, t["name"] + ".json")
+        for path, op in ((j, open), (j + ".gz", gzip.open)):
+            if os.path.exists(path):
+                with op(path, "rt") as fh:
+                    sync = json.load(fh).get("sync_ms")
+                if sync:
+                    mean, n = steady_mean(sync, sp)
+                    if mean and n >= MIN_STEADY_GAPS:
+                        pace[md] = mean
+                break
+    if "native" not in pace:
+        return None
+    return {md: pace["native"] / v for md, v in pace.items() if md != "native"}
 
 
 def lc_ok(r, nat):
@@ -81,15 +124,22 @@ def main(args):
                 else:
                     x, p = t.get("xq_vs_native"), t.get("mps_vs_native")
                     has_mps |= p is not None
-                    # paired: its pace with the stops left out, and its first finish after a continue (files since session 58)
+                    # paired: judged by its rate between the stops; its median interval and its first
+                    # finish after a continue (files since session 58) printed beside
+                    bs = between_stops(f, m, t) or {}
+                    jx, jp = bs.get("xq", x), bs.get("mps", p)
                     st, pb = t.get("steady_vs_native", {}), t.get("paired_pace", {})
-                    pace = (" (steady %s; first done after a continue %s / %s ms)"
-                            % (fmt(st.get("xq")), ms(pb.get("native", {}).get("first_done_after_continue_median_ms")),
-                               ms(pb.get("xq", {}).get("first_done_after_continue_median_ms"))) if "xq" in st else "")
-                    be.append("%s %s / %s%s" % (t["name"], fmt(x, x is not None and x >= BE_FLOOR),
-                                                fmt(p, p is not None and p >= BE_FLOOR), pace))
-                    ok["xq"] &= x is not None and x >= BE_FLOOR
-                    ok["mps"] &= p is not None and p >= BE_FLOOR
+                    pace = ""
+                    if "xq" in bs or "xq" in st:
+                        pace = " (between the stops %s%s; median interval %s; first done after a continue %s / %s ms)" % (
+                            fmt(bs.get("xq"), bs.get("xq") is not None and bs["xq"] >= BE_FLOOR),
+                            " / " + fmt(bs["mps"], bs["mps"] >= BE_FLOOR) if "mps" in bs else "",
+                            fmt(st.get("xq")), ms(pb.get("native", {}).get("first_done_after_continue_median_ms")),
+                            ms(pb.get("xq", {}).get("first_done_after_continue_median_ms")))
+                    be.append("%s %s / %s%s" % (t["name"], fmt(x, "xq" not in bs and x is not None and x >= BE_FLOOR),
+                                                fmt(p, "mps" not in bs and p is not None and p >= BE_FLOOR), pace))
+                    ok["xq"] &= jx is not None and jx >= BE_FLOOR
+                    ok["mps"] &= jp is not None and jp >= BE_FLOOR
                 cs = t.get("checksum", {})
                 ref = cs.get("standalone" if t["role"] == "lc" and "standalone" in cs else "native")
                 x = cs.get("xq")

@@ -393,6 +393,86 @@ class MixScenarioTest {
     }
 
     /**
+     * A BE tenant under the paired reading, its work seen done every {@code everyMs} between the
+     * stops (two of 1 s, every 2 s from 1 s), the first after each continue {@code backMs} late and
+     * one interval {@code holdMs} long in the first running stretch; its rate over the whole run
+     * as given.
+     */
+    private static MixScenario.Outcome pacedBe(double rate, double everyMs, double backMs, double holdMs) {
+        var stops = List.of(new Pauses.Span(1_000, 2_000), new Pauses.Span(3_000, 4_000));
+        List<String> done = new ArrayList<>();
+        double t = 0;
+        boolean held = false;
+        while (t < 5_000) {
+            double next = t + (!held && t > 100 ? holdMs : everyMs);
+            held |= t > 100;
+            for (Pauses.Span sp : stops) {
+                if (next > sp.stopMs() && t < sp.contMs()) {
+                    next = sp.contMs() + backMs; // stopped: nothing ends until after the continue
+                }
+            }
+            t = next;
+            done.add(String.valueOf(t));
+        }
+        var o = MixScenario.Outcome.of("{\"tasks\":" + rate + ",\"check\":\"ok\",\"sync_ms\":[" + String.join(",", done) + "]}",
+                MixScenario.Role.BE, 1);
+        return new MixScenario.Outcome(o.json(), null, o.p50(), o.p99(), o.requests(), o.rate(), o.checksum(), o.lat(), null, null,
+                stops);
+    }
+
+    /**
+     * Under the paired reading a BE tenant is judged by its rate between the stops: a held process
+     * stopped has nothing queued on the device, a natively sharing one has, so the rate over the
+     * run (0.72 here) counts the reading's stops; between them (the mean interval, every hold
+     * inside counted) it keeps 0.96 and meets its goal, and a hold of 600 ms between the stops
+     * (the mean 0.80 of native's, the median still 1.0) misses it. Unpaired: judged by the rate.
+     */
+    @Test
+    void aPairedBeTenantIsJudgedByItsRateBetweenTheStops() {
+        var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
+        var lcNat = rangedLc(30, 10, 2.9, 3.1);
+        var lcXq = rangedLc(10.2, 10, 0.98, 1.05);
+        var met = MixScenario.judge(mix, modes(lc(10, 7), lcNat, pacedBe(100, 50, 1, 50), lcXq, pacedBe(72, 50, 150, 150)));
+        @SuppressWarnings("unchecked")
+        var be = ((List<Map<String, Object>>) met.json().get("tenants")).get(1);
+        assertEquals(0.72, ((Number) be.get("xq_vs_native")).doubleValue(), 1e-9, be.toString());
+        double between = ((Number) ((Map<?, ?>) be.get("steady_rate_vs_native")).get("xq")).doubleValue();
+        assertTrue(between > 0.9 && between < 1.0, be.toString());
+        assertEquals("between_stops", be.get("goal_by"), be.toString());
+        assertEquals(Boolean.TRUE, be.get("goal_met"), be.toString());
+        assertEquals(Boolean.TRUE, met.met(), met.json().toString());
+
+        var held = MixScenario.judge(mix, modes(lc(10, 7), lcNat, pacedBe(100, 50, 1, 50), lcXq, pacedBe(72, 50, 150, 600)));
+        @SuppressWarnings("unchecked")
+        var be2 = ((List<Map<String, Object>>) held.json().get("tenants")).get(1);
+        assertEquals(1.0, ((Number) ((Map<?, ?>) be2.get("steady_vs_native")).get("xq")).doubleValue(), 1e-9, be2.toString());
+        assertTrue(((Number) ((Map<?, ?>) be2.get("steady_rate_vs_native")).get("xq")).doubleValue() < 0.9, be2.toString());
+        assertEquals(Boolean.FALSE, be2.get("goal_met"), be2.toString());
+
+        // unpaired: by the rate over the run, as ever
+        var unpaired = MixScenario.judge(mix, modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(72)));
+        @SuppressWarnings("unchecked")
+        var be3 = ((List<Map<String, Object>>) unpaired.json().get("tenants")).get(1);
+        assertEquals("rate", be3.get("goal_by"), be3.toString());
+        assertEquals(Boolean.FALSE, be3.get("goal_met"), be3.toString());
+    }
+
+    @Test
+    void theRateBetweenTheStopsNeedsEnoughIntervalsInBothModes() {
+        double[] many = new double[20];
+        for (int i = 0; i < many.length; i++) {
+            many[i] = i * 10.0;
+        }
+        var stops = List.of(new Pauses.Span(500, 600));
+        var nat = Pauses.resume(many, stops);
+        var few = Pauses.resume(new double[] {0, 10, 20, 30, 40}, stops);
+        assertEquals(4, few.steadyGaps());
+        assertTrue(Double.isNaN(MixScenario.steadyRate(Map.of("native", nat, "xq", few), "xq")), "four intervals: too few");
+        assertEquals(1.0, MixScenario.steadyRate(Map.of("native", nat, "xq", nat), "xq"), 1e-9);
+        assertTrue(Double.isNaN(MixScenario.steadyRate(Map.of("xq", nat), "xq")), "no native reading");
+    }
+
+    /**
      * A paired LC reading within the bound but over native's (itself within it) misses its goal
      * either way; where the two readings' ranges overlap, the JSON and a note say the clause was
      * decided by less than the run can tell apart, and where they do not, nothing is said.

@@ -205,7 +205,28 @@ class PausesTest {
         assertTrue(Double.isNaN(r.afterContMs()[2]), "nothing after the last continue: " + java.util.Arrays.toString(r.afterContMs()));
         assertEquals(90.0, r.medianAfterContMs(), 1e-9);
         assertEquals(100.0, r.steadyMs(), 1e-9, "the intervals across a stop (1.09-1.19 s) are left out");
+        assertEquals(100.0, r.steadyMeanMs(), 1e-9);
+        assertEquals(done.size() - 3, r.steadyGaps(), "every interval but the two across a stop, of " + done.size() + " ends");
         assertNull(Pauses.resume(new double[0], stops));
         assertNull(Pauses.resume(d, List.of()));
+    }
+
+    /**
+     * A hold between the stops counts in the mean interval and not in the median: nine intervals
+     * of 100 ms and one of 1,000 leave the median at 100 and make the mean 190.
+     */
+    @Test
+    void aHoldBetweenTheStopsCountsInTheMeanPace() {
+        var stops = List.of(new Pauses.Span(5_000, 6_000), new Pauses.Span(7_000, 8_000));
+        List<Double> done = new ArrayList<>();
+        double t = 0;
+        for (int i = 0; i <= 10; i++) {
+            done.add(t);
+            t += i == 4 ? 1_000 : 100;
+        }
+        var r = Pauses.resume(done.stream().mapToDouble(Double::doubleValue).toArray(), stops);
+        assertEquals(10, r.steadyGaps());
+        assertEquals(100.0, r.steadyMs(), 1e-9);
+        assertEquals(190.0, r.steadyMeanMs(), 1e-9);
     }
 }
