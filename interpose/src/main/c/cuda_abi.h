@@ -43,6 +43,10 @@ typedef struct CUlaunchConfig_st {
 #define XQ_LAUNCH_ATTR_SIZE 72
 /* CU_LAUNCH_PARAM_END, the end of a launch's "extra" list */
 #define XQ_LAUNCH_PARAM_END ((void *)0x00)
+/* CU_LAUNCH_PARAM_BUFFER_POINTER and CU_LAUNCH_PARAM_BUFFER_SIZE: the parameters packed in one
+ * buffer (its address, then the address of a size_t holding its size) */
+#define XQ_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+#define XQ_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
 
 /* Kernel parameter layout (CUDA 12.4+): cuFuncGetParamInfo(CUfunction, size_t index, size_t *offset,
  * size_t *size) and cuKernelGetParamInfo(CUkernel, ...) with the same shape; an index past the

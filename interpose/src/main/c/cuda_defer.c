@@ -84,23 +84,76 @@ static int layout(finfo *e, void *f)
     return 1;
 }
 
+uint64_t xqc_nodefer[ND_COUNT];
+
+static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+/* A kernel launched with its parameters packed in one buffer (extra: CU_LAUNCH_PARAM_BUFFER_POINTER
+ * and _SIZE, as libraries that pack their arguments launch): the buffer is copied (the driver
+ * copies it at the call too) and the list rebuilt to point at the copy; any other item in the
+ * list, or parameters given both ways, and it is not deferred. Measured (H200, session 64): bf16
+ * training's launches through cuLaunchKernelEx that could not be deferred waited 2.0 s of a 12 s
+ * run beside a CUDA graph, each for all the process's deferred launches to be made. */
+static dop *dop_extra(void **params, void **extra, size_t attrs)
+{
+    const void *buf = NULL;
+    const size_t *szp = NULL;
+    int i = 0;
+    for (; i < 8 && extra[i] != XQ_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] == XQ_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
+        else if (extra[i] == XQ_LAUNCH_PARAM_BUFFER_SIZE) szp = (const size_t *)extra[i + 1];
+        else break;
+    }
+    if (params || i >= 8 || extra[i] != XQ_LAUNCH_PARAM_END || !szp || (*szp && !buf)) {
+        ADD(&xqc_nodefer[ND_EXTRA], 1);
+        return NULL;
+    }
+    size_t n = *szp;
+    if (n > 32768) {
+        ADD(&xqc_nodefer[ND_BIG], 1);
+        return NULL;
+    }
+    size_t at = round16(attrs), list = 5 * sizeof(void *), sz = round16(list + sizeof(size_t));
+    dop *op = malloc(sizeof *op + at + sz + round16(n ? n : 1));
+    if (!op) return NULL;
+    void **x = (void **)(op->blob + at);
+    size_t *size = (size_t *)(op->blob + at + list);
+    unsigned char *copy = op->blob + at + sz;
+    if (n) memcpy(copy, buf, n);
+    *size = n;
+    x[0] = XQ_LAUNCH_PARAM_BUFFER_POINTER, x[1] = copy, x[2] = XQ_LAUNCH_PARAM_BUFFER_SIZE, x[3] = size,
+    x[4] = XQ_LAUNCH_PARAM_END;
+    op->params = NULL, op->extra = x;
+    return op;
+}
+
 /* A deferred kernel launch with its parameters copied (the driver copies them at the call too,
  * so the caller may reuse them when we return), or NULL: not deferred. */
 static dop *dop_kernel(void *f, void **params, void **extra, size_t attrs)
 {
-    if (!f || (extra && extra[0] != XQ_LAUNCH_PARAM_END)) return NULL;
+    if (!f) return NULL;
     pthread_mutex_lock(&xqc_fc_mu);
     finfo *e = finfo_get(f, 0);
-    int np = -1;
+    int known = e && e->ok, np = -1;
     uint32_t total = 0, *off = NULL, *sz = NULL;
-    if (e && e->ok && layout(e, f)) np = e->np, total = e->total, off = e->off, sz = e->sz;
+    int packed = extra && extra[0] != XQ_LAUNCH_PARAM_END;
+    if (known && !packed && layout(e, f)) np = e->np, total = e->total, off = e->off, sz = e->sz;
     pthread_mutex_unlock(&xqc_fc_mu);
-    if (np < 0 || (np && !params)) return NULL;
-    size_t ptrs = (size_t)np * sizeof(void *), vals = (total + 15) & ~(size_t)15;
-    dop *op = malloc(sizeof *op + attrs + ptrs + vals);
+    if (!known) {
+        ADD(&xqc_nodefer[ND_UNKNOWN], 1);
+        return NULL;
+    }
+    if (packed) return dop_extra(params, extra, attrs);
+    if (np < 0 || (np && !params)) {
+        ADD(&xqc_nodefer[ND_LAYOUT], 1);
+        return NULL;
+    }
+    size_t at = round16(attrs), ptrs = (size_t)np * sizeof(void *), vals = round16(total);
+    dop *op = malloc(sizeof *op + at + ptrs + vals);
     if (!op) return NULL;
-    op->params = np ? (void **)(op->blob + attrs) : NULL;
-    unsigned char *v = op->blob + attrs + ptrs;
+    op->params = np ? (void **)(op->blob + at) : NULL;
+    op->extra = NULL;
+    unsigned char *v = op->blob + at + ptrs;
     for (int i = 0; i < np; i++) {
         memcpy(v + off[i], params[i], sz[i]);
         op->params[i] = v + off[i];
@@ -111,7 +164,7 @@ static dop *dop_kernel(void *f, void **params, void **extra, size_t attrs)
 static dop *dop_plain(void)
 {
     dop *op = malloc(sizeof *op);
-    if (op) op->params = NULL;
+    if (op) op->params = NULL, op->extra = NULL;
     return op;
 }
 
@@ -152,6 +205,37 @@ dop *xqc_build_set(int kind, CUdeviceptr d, unsigned v, size_t n, CUstream h)
     return op;
 }
 
+size_t xqc_defer_copy_max = XQ_DEFER_COPY_DEFAULT;
+
+/* A host-to-device copy deferred: its source is read now, into the entry, as the driver reads a
+ * pageable source before the call returns (the caller may reuse it at once); a pinned source may
+ * only be reused once the copy is done in stream order, so reading it at the call reads what the
+ * copy would. Made later from the entry (pageable memory to the driver: it is staged before the
+ * call returns, and the entry is freed after). Over xqc_defer_copy_max bytes: not deferred (the
+ * caller waits, as before). A training step's few small copies (an optimizer's step count, a
+ * learning rate) otherwise made its thread wait for all its deferred kernels at each (H200,
+ * session 64: bf16 training beside a CUDA graph every 25 ms waited 1.7 s of 12 on the guard and
+ * 1.6 s for deferred kernels in calls that could not be deferred). */
+dop *xqc_build_htod(CUdeviceptr dst, const void *src, size_t n, CUstream h)
+{
+    if (!n || n > xqc_defer_copy_max || !src) return NULL;
+    dop *op = malloc(sizeof *op + n);
+    if (!op) return NULL;
+    memcpy(op->blob, src, n);
+    op->params = NULL, op->extra = NULL;
+    op->kind = D_HTOD, op->a.cp.dst = dst, op->a.cp.src = 0, op->a.cp.hsrc = op->blob, op->a.cp.n = n, op->a.cp.h = h;
+    return op;
+}
+
+/* A device-to-device copy deferred: nothing of the host's is read (unless XQ_DEFER_COPIES=0). */
+dop *xqc_build_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
+{
+    if (!xqc_defer_copy_max) return NULL;
+    dop *op = dop_plain();
+    if (op) op->kind = D_DTOD, op->a.cp.dst = dst, op->a.cp.src = src, op->a.cp.hsrc = NULL, op->a.cp.n = n, op->a.cp.h = h;
+    return op;
+}
+
 static CUresult dop_call(dop *op)
 {
     switch (op->kind) {
@@ -159,10 +243,10 @@ static CUresult dop_call(dop *op)
         return ((CUresult(*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void **, void **))op->real)(op->a.k.f, op->a.k.g[0], op->a.k.g[1], op->a.k.g[2],
                                                                    op->a.k.b[0], op->a.k.b[1], op->a.k.b[2],
-                                                                   op->a.k.shmem, op->a.k.h, op->params, NULL);
+                                                                   op->a.k.shmem, op->a.k.h, op->params, op->extra);
     case D_KERNEL_EX:
         return ((CUresult(*)(const CUlaunchConfig *, CUfunction, void **, void **))op->real)(&op->a.kx.cfg, op->a.kx.f,
-                                                                                           op->params, NULL);
+                                                                                           op->params, op->extra);
     case D_GRAPH:
         return ((CUresult(*)(CUgraphExec, CUstream))op->real)(op->a.gr.g, op->a.gr.h);
     case D_SET8:
@@ -171,6 +255,12 @@ static CUresult dop_call(dop *op)
     case D_SET16:
         return ((CUresult(*)(CUdeviceptr, unsigned short, size_t, CUstream))op->real)(
             op->a.set.d, (unsigned short)op->a.set.v, op->a.set.n, op->a.set.h);
+    case D_HTOD:
+        return ((CUresult(*)(CUdeviceptr, const void *, size_t, CUstream))op->real)(op->a.cp.dst, op->a.cp.hsrc, op->a.cp.n,
+                                                                                   op->a.cp.h);
+    case D_DTOD:
+        return ((CUresult(*)(CUdeviceptr, CUdeviceptr, size_t, CUstream))op->real)(op->a.cp.dst, op->a.cp.src, op->a.cp.n,
+                                                                                 op->a.cp.h);
     default:
         return ((CUresult(*)(CUdeviceptr, unsigned, size_t, CUstream))op->real)(op->a.set.d, op->a.set.v, op->a.set.n,
                                                                               op->a.set.h);
@@ -262,7 +352,7 @@ void xqc_drain(xstream *st, int force)
             mu_unlock(&st->mu);
         }
         xqc_stall_guard(st, op->kind == D_KERNEL ? op->a.k.h : op->kind == D_KERNEL_EX ? op->a.kx.cfg.hStream
-                        : op->kind == D_GRAPH ? op->a.gr.h : op->a.set.h, 0);
+                        : op->kind == D_GRAPH ? op->a.gr.h : op->kind == D_HTOD || op->kind == D_DTOD ? op->a.cp.h : op->a.set.h, 0);
         int timed = smp >= 0 && !xqc_smp_record(st, smp, 0);
         CUresult r = dop_call_narrow(st, op);
         timed = timed && r == CUDA_SUCCESS && !xqc_smp_record(st, smp, 1);

@@ -24,7 +24,8 @@ static const uint64_t ht_edge[HT_BUCKETS - 1] = {200, 500, 1000, 2000, 5000, 100
 static uint64_t g_ht_n, g_ht_pre, g_ht_post, g_ht_wait, g_ht_ndef, g_ht_def, g_ht_drain, g_ht_by[HT_BUCKETS], g_ht_why[6];
 /* by entry point (cuda_hooks.c's W_ indices: fewer than HT_IDS): calls, before, after, over 50 us */
 #define HT_IDS 32
-static uint64_t g_ht_id_n[HT_IDS], g_ht_id_pre[HT_IDS], g_ht_id_post[HT_IDS], g_ht_id_long[HT_IDS];
+static uint64_t g_ht_id_n[HT_IDS], g_ht_id_pre[HT_IDS], g_ht_id_post[HT_IDS], g_ht_id_long[HT_IDS], g_ht_id_wait[HT_IDS],
+    g_ht_id_nwait[HT_IDS];
 /* parts (HP_*): how many, how long in all, how many over 50 us, the longest */
 static uint64_t g_hp_n[HP_COUNT], g_hp_ns[HP_COUNT], g_hp_long[HP_COUNT], g_hp_max[HP_COUNT];
 static const char *const hp_name[HP_COUNT] = {"marks (a memop write or an event record)", "timed samples' event records",
@@ -61,6 +62,8 @@ static void ht_bucket(uint64_t ns)
 static void ht_waits(const gate *g)
 {
     __atomic_add_fetch(&g_ht_wait, g->wait_ns, __ATOMIC_RELAXED);
+    if (g->id >= 0 && g->id < HT_IDS)
+        __atomic_add_fetch(&g_ht_id_wait[g->id], g->wait_ns, __ATOMIC_RELAXED), __atomic_add_fetch(&g_ht_id_nwait[g->id], 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 6; i++)
         if (g->wait_by[i]) __atomic_add_fetch(&g_ht_why[i], g->wait_by[i], __ATOMIC_RELAXED);
 }
@@ -97,7 +100,7 @@ void xqc_ht_reset(void)
     g_ht_n = g_ht_pre = g_ht_post = g_ht_wait = g_ht_ndef = g_ht_def = g_ht_drain = 0;
     for (int i = 0; i < HT_BUCKETS; i++) g_ht_by[i] = 0;
     for (int i = 0; i < 6; i++) g_ht_why[i] = 0;
-    for (int i = 0; i < HT_IDS; i++) g_ht_id_n[i] = g_ht_id_pre[i] = g_ht_id_post[i] = g_ht_id_long[i] = 0;
+    for (int i = 0; i < HT_IDS; i++) g_ht_id_n[i] = g_ht_id_pre[i] = g_ht_id_post[i] = g_ht_id_long[i] = g_ht_id_wait[i] = g_ht_id_nwait[i] = 0;
     for (int i = 0; i < HP_COUNT; i++) g_hp_n[i] = g_hp_ns[i] = g_hp_long[i] = g_hp_max[i] = 0;
     xqc_threads_reset();
 }
@@ -142,6 +145,15 @@ static void ht_summary(void)
         if (w > 0) len += (size_t)w < sizeof line - len ? (size_t)w : sizeof line - len - 1;
     }
     if (len) xlog(2, "xq: host time by entry point (calls, ns a call before + after the driver call; deferred ones all before): %s", line);
+    len = 0;
+    for (int i = 0; i < HT_IDS && len < sizeof line - 160; i++) {
+        uint64_t k = LD(&g_ht_id_nwait[i]);
+        if (!k) continue;
+        int w = snprintf(line + len, sizeof line - len, "%s%s %llu, %.1f ms", len ? "; " : "", xqc_entry_name(i),
+                         (unsigned long long)k, LD(&g_ht_id_wait[i]) / 1e6);
+        if (w > 0) len += (size_t)w < sizeof line - len ? (size_t)w : sizeof line - len - 1;
+    }
+    if (len) xlog(2, "xq: waits to launch by entry point (calls that waited, the time in all): %s", line);
     len = 0;
     for (int i = 0; i < HP_COUNT && len < sizeof line - 200; i++) {
         uint64_t k = LD(&g_hp_n[i]);
@@ -261,6 +273,11 @@ void xqc_defer_summary(void)
     ht_summary();
     xqc_told_summary();
     if (LD(&xqc_stubs_ok) <= 0) return;
+    if (LD(&xqc_nodefer[ND_EXTRA]) + LD(&xqc_nodefer[ND_UNKNOWN]) + LD(&xqc_nodefer[ND_LAYOUT]) + LD(&xqc_nodefer[ND_BIG]))
+        xlog(2, "xq: kernel launches that could not be deferred: a function not launched before %llu, its parameters' layout "
+                "unknown %llu, its packed parameters over 32 KiB %llu, an extra list of another kind %llu",
+             (unsigned long long)LD(&xqc_nodefer[ND_UNKNOWN]), (unsigned long long)LD(&xqc_nodefer[ND_LAYOUT]),
+             (unsigned long long)LD(&xqc_nodefer[ND_BIG]), (unsigned long long)LD(&xqc_nodefer[ND_EXTRA]));
     xlog(2, "xq: %llu launches deferred; %llu driver calls waited for deferred work", (unsigned long long)xqc_deferred_total,
          (unsigned long long)xqc_flush_waits);
     for (uint32_t i = 0; i < xqc_nstubs; i++)

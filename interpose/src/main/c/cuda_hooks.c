@@ -265,12 +265,12 @@ DGATED(W_GRAPH, cuGraphLaunch, (CUgraphExec g, CUstream hStream), (g, hStream), 
        UINT64_MAX, real_(g, ns_))
 GATED(W_MEMCPY, cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
       (dst, src, n, hStream), hStream, SIZED(W_MEMCPY, n))
-GATED(W_HTOD, cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
-      (dst, src, n, hStream), hStream, SIZED(W_HTOD, n))
+DGATED(W_HTOD, cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
+       (dst, src, n, hStream), hStream, SIZED(W_HTOD, n), NULL, xqc_build_htod(dst, src, n, hStream), 0, CUDA_SUCCESS)
 GATED(W_DTOH, cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t n, CUstream hStream),
       (dst, src, n, hStream), hStream, SIZED(W_DTOH, n))
-GATED(W_DTOD, cuMemcpyDtoDAsync_v2, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
-      (dst, src, n, hStream), hStream, SIZED(W_DTOD, n))
+DGATED(W_DTOD, cuMemcpyDtoDAsync_v2, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
+       (dst, src, n, hStream), hStream, SIZED(W_DTOD, n), NULL, xqc_build_dtod(dst, src, n, hStream), 0, CUDA_SUCCESS)
 GATED(W_2D, cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *p, CUstream hStream), (p, hStream), hStream,
       SIZED(W_2D, 0))
 GATED(W_3D, cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *p, CUstream hStream), (p, hStream), hStream,
@@ -629,6 +629,15 @@ __attribute__((constructor)) static void xq_init(void)
     if (v && *v) {
         if (!strcmp(v, "0")) xqc_defer = 0;
         else if (strcmp(v, "1")) xlog(1, "xq: ignoring XQ_DEFER='%s': not 0 or 1; launches are deferred", v);
+    }
+    v = getenv("XQ_DEFER_COPIES"); /* the most bytes of a host-to-device copy deferred; 0: no copy */
+    if (v && *v) {
+        char *end = NULL;
+        unsigned long long b = strtoull(v, &end, 10);
+        if (end && !*end && *v != '-' && b <= (64ull << 20)) xqc_defer_copy_max = (size_t)b;
+        else
+            xlog(1, "xq: ignoring XQ_DEFER_COPIES='%s': not a number of bytes from 0 to 67108864; copies of up to %zu bytes are deferred",
+                 v, xqc_defer_copy_max);
     }
     v = getenv("XQ_ATTR_WAIT"); /* kernel (the default) or all */
     if (v && *v) {

@@ -475,7 +475,12 @@ typedef struct cword {
 #define DQ_MAX 4096  /* deferred launches per stream; past it the launching thread waits */
 #define FCACHE 4096  /* functions and graphs known (open addressing) */
 
-enum { D_KERNEL, D_KERNEL_EX, D_GRAPH, D_SET8, D_SET16, D_SET32 };
+enum { D_KERNEL, D_KERNEL_EX, D_GRAPH, D_SET8, D_SET16, D_SET32, D_HTOD, D_DTOD };
+/* XQ_DEFER_COPIES: the most bytes of a host-to-device copy deferred (its source copied into the
+ * deferred entry at the call); 0: no copy deferred. Device-to-device copies are deferred whatever
+ * their size unless it is 0. */
+extern size_t xqc_defer_copy_max;
+#define XQ_DEFER_COPY_DEFAULT (256u << 10)
 typedef struct dop {
     struct dop *next;
     int kind;
@@ -487,10 +492,15 @@ typedef struct dop {
         struct { CUlaunchConfig cfg; CUfunction f; } kx;
         struct { CUgraphExec g; CUstream h; } gr;
         struct { CUdeviceptr d; unsigned v; size_t n; CUstream h; } set;
+        struct { CUdeviceptr dst, src; const void *hsrc; size_t n; CUstream h; } cp; /* hsrc: in blob (D_HTOD) */
     } a;
     void **params;
-    unsigned char blob[]; /* parameter pointers, then their values; launch attributes */
+    void **extra; /* a kernel's parameters packed in one buffer (CU_LAUNCH_PARAM_BUFFER_*): its copy in blob */
+    unsigned char blob[]; /* launch attributes; parameter pointers, then their values (or the extra list, its size, the buffer) */
 } dop;
+/* XQ_LOG=2: kernel launches that could not be deferred, by why (cuda_defer.c) */
+enum { ND_EXTRA, ND_UNKNOWN, ND_LAYOUT, ND_BIG, ND_COUNT };
+extern uint64_t xqc_nodefer[ND_COUNT];
 
 /* What is known of a kernel or graph: launched once without an error (only those are deferred:
  * a launch the driver would refuse is refused to the caller, at once), and a kernel's parameter
@@ -726,6 +736,8 @@ dop *xqc_build_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
 dop *xqc_build_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra);
 dop *xqc_build_graph(CUgraphExec g, CUstream h);
 dop *xqc_build_set(int kind, CUdeviceptr d, unsigned v, size_t n, CUstream h);
+dop *xqc_build_htod(CUdeviceptr dst, const void *src, size_t n, CUstream h);
+dop *xqc_build_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h);
 void xqc_drain(xstream *st, int force);
 void xqc_drain_all(int force);
 void xqc_flush_all(void);

@@ -165,6 +165,7 @@ static void *worker(void *arg)
         __atomic_store_n(&s->head, o->next, __ATOMIC_RELEASE); /* read without the lock by write_of */
         if (!s->head)
             s->tail = NULL;
+        free(o->own);
         free(o);
         struct timespec dn;
         clock_gettime(CLOCK_MONOTONIC, &dn);
@@ -229,8 +230,10 @@ CUresult fk_enqueue(CUstream h, int ptsz, op o)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (s->destroyed)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (s->capturing) /* captured, not run */
+    if (s->capturing) { /* captured, not run */
+        free(o.own);
         return CUDA_SUCCESS;
+    }
     if (g_call_us > 0) { /* a slow driver: the call itself takes the caller's time */
         struct timespec d = {g_call_us / 1000000, g_call_us % 1000000 * 1000};
         while (nanosleep(&d, &d) == -1 && errno == EINTR) {

@@ -167,6 +167,7 @@ static const struct {
     P("cuMemAlloc", cuMemAlloc_v2, 0, 3020), P("cuMemFree", cuMemFree_v2, 0, 3020),
     P("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz, 3020),
     P("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, 3020),
+    P("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz, 3020),
     P("cuMemsetD32Async", cuMemsetD32Async, cuMemsetD32Async_ptsz, 3020),
     P("cuLaunchHostFunc", cuLaunchHostFunc, cuLaunchHostFunc_ptsz, 10000),
     P("cuStreamBeginCapture", cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz, 10010),

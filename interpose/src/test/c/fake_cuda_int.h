@@ -23,6 +23,7 @@ typedef struct op {
     CUhostFn fn;
     void *data;
     struct CUstream_st *on; /* OP_WAITEV: the stream whose first v64 commands must be done */
+    void *own;              /* freed once the command ran (a pageable source staged at the call) */
 } op;
 
 struct CUctx_st {
@@ -126,6 +127,8 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUs
 EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream h);
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream h);
 EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *d, CUdeviceptr s, size_t n, CUstream h);
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h);
+EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h);
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream h);
 EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream h);
 EXPORT CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *data);

@@ -118,6 +118,34 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int val)
 /* threads: the launch's (0 when not known). A spin kernel that could fill more multiprocessors than
  * the green context it is launched into has runs that much longer (us x its width / the context's):
  * the time of a kernel that fills the device grows so when it runs on part of it. */
+static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsigned shmem, uint64_t threads);
+
+/* Parameters packed in one buffer (extra: CU_LAUNCH_PARAM_BUFFER_POINTER, _SIZE, END), read at the
+ * call as the driver does, by the layout cuFuncGetParamInfo gives; both ways at once is refused. */
+static CUresult launch_x(CUfunction f, CUstream h, void **params, void **extra, int ptsz, unsigned shmem, uint64_t threads)
+{
+    if (!extra || extra[0] == (void *)0x00)
+        return launch(f, h, params, ptsz, shmem, threads);
+    if (params)
+        return CUDA_ERROR_INVALID_VALUE;
+    const unsigned char *buf = NULL;
+    const size_t *size = NULL;
+    int i = 0;
+    for (; i < 8 && extra[i] != (void *)0x00; i += 2) {
+        if (extra[i] == (void *)0x01) buf = extra[i + 1];
+        else if (extra[i] == (void *)0x02) size = extra[i + 1];
+        else return CUDA_ERROR_INVALID_VALUE;
+    }
+    size_t need = !f ? 0 : f->kind == F_SPIN ? 4 : f->kind == F_INC ? 12 : 0;
+    if (i >= 8 || !size || *size < need || (need && !buf))
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned char copy[16];
+    memcpy(copy, buf, need);
+    void *p[] = {copy, copy + 8};
+    if (f->kind == F_SPIN) p[0] = copy;
+    return launch(f, h, need ? p : NULL, ptsz, shmem, threads);
+}
+
 static CUresult launch(CUfunction f, CUstream h, void **params, int ptsz, unsigned shmem, uint64_t threads)
 {
     if (!f || (f->kind != F_NOP && f->kind != F_FAIL && !params))
@@ -182,30 +210,40 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *
 #define LK_PARAMS                                                                                   \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,     \
      unsigned shmem, CUstream h, void **params, void **extra)
-#define LK_UNUSED (void)extra
 #define LK_THREADS ((uint64_t)gx * gy * gz * bx * by * bz)
-EXPORT CUresult cuLaunchKernel LK_PARAMS { LK_UNUSED; return launch(f, h, params, 0, shmem, LK_THREADS); }
-EXPORT CUresult cuLaunchKernel_ptsz LK_PARAMS { LK_UNUSED; return launch(f, h, params, 1, shmem, LK_THREADS); }
+EXPORT CUresult cuLaunchKernel LK_PARAMS { return launch_x(f, h, params, extra, 0, shmem, LK_THREADS); }
+EXPORT CUresult cuLaunchKernel_ptsz LK_PARAMS { return launch_x(f, h, params, extra, 1, shmem, LK_THREADS); }
 
 #define CFG_THREADS(c) ((uint64_t)(c)->gridDimX * (c)->gridDimY * (c)->gridDimZ * (c)->blockDimX * (c)->blockDimY * (c)->blockDimZ)
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
-    (void)extra;
-    return c ? launch(f, c->hStream, params, 0, c->sharedMemBytes, CFG_THREADS(c)) : CUDA_ERROR_INVALID_VALUE;
+    return c ? launch_x(f, c->hStream, params, extra, 0, c->sharedMemBytes, CFG_THREADS(c)) : CUDA_ERROR_INVALID_VALUE;
 }
 EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
-    (void)extra;
-    return c ? launch(f, c->hStream, params, 1, c->sharedMemBytes, CFG_THREADS(c)) : CUDA_ERROR_INVALID_VALUE;
+    return c ? launch_x(f, c->hStream, params, extra, 1, c->sharedMemBytes, CFG_THREADS(c)) : CUDA_ERROR_INVALID_VALUE;
 }
 
-EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream h)
+/* A host source is pageable here (nothing is pinned on the fake): it is staged at the call, as
+ * the real driver does, so the caller may reuse it as soon as the call returns. */
+static CUresult htod(CUdeviceptr d, const void *s, size_t n, CUstream h, int ptsz)
 {
-    return fk_enqueue(h, 0, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = s, .n = n});
+    void *staged = malloc(n ? n : 1);
+    if (!staged) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(staged, s, n);
+    CUresult r = fk_enqueue(h, ptsz, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = staged, .n = n, .own = staged});
+    if (r != CUDA_SUCCESS) free(staged);
+    return r;
 }
-EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream h)
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream h) { return htod(d, s, n, h, 0); }
+EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream h) { return htod(d, s, n, h, 1); }
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h)
 {
-    return fk_enqueue(h, 1, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = s, .n = n});
+    return fk_enqueue(h, 0, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = (const void *)(uintptr_t)s, .n = n});
+}
+EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 1, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = (const void *)(uintptr_t)s, .n = n});
 }
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream h)
 {

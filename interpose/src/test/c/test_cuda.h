@@ -128,6 +128,10 @@ void test_marks_all(void);
 
 /* test_cuda_defer.c */
 void test_defer_gate(void);
+void test_defer_copies(void);
+void test_defer_copies_off(void);
+void test_defer_packed(void);
+void test_defer_packed_ex(void);
 void test_defer_off(void);
 void test_defer_by_default(void);
 void test_defer_threshold(void);

@@ -184,3 +184,103 @@ void test_defer_attr_same(void) { defer_attr("same", 0); }
 void test_defer_attr_other(void) { defer_attr("other", 0); }
 void test_defer_attr_alternate(void) { defer_attr("alternate", 0); }
 void test_defer_attr_all(void) { defer_attr("same", 1); }
+
+/* Small copies deferred (XQ_DEFER_COPIES): behind a closed gate, a task's host-to-device copy,
+ * its four kernels, a device-to-device copy and the increment are all pending at once (the
+ * device-to-host copy into pageable memory is the first call that waits), where without it the
+ * thread waits at the first copy; the host source is overwritten as soon as its copy returns
+ * (--scribble), so a copy deferred without its source taken at the call gives wrong results.
+ * Gate closed five times for 60 ms; the app checks every task's output (--check). */
+static void defer_copies(int on)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, on ? (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", NULL} : (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", "XQ_DEFER_COPIES=0", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "60", "--kernels", "4", "--us", "300", "--check",
+                           "--dtod", "--scribble", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, launched_20, 3.0), "the app did not get going: %s", slurp(a.err));
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    unsigned maxp = 0;
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    for (int round = 0; round < 5 && !exited(&a); round++) {
+        __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST); /* suspended, as the node does it */
+        for (double end = tn_now() + 0.06; tn_now() < end;) {
+            unsigned p = LD(&s->pending);
+            maxp = p > maxp ? p : maxp;
+        }
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        tn_send(0, gate);
+        pause_s(0.01);
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d (3: a task's output was wrong): %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    /* a task: the two copies in, 4 kernels, the increment, the copy out, the host function */
+    CHECK(LD(&s->launched) == 60 * 9 && LD(&s->completed) == 60 * 9 && LD(&s->pending) == 0,
+          "launched %lu completed %lu pending %u (want 540, 540, 0)", (unsigned long)LD(&s->launched),
+          (unsigned long)LD(&s->completed), LD(&s->pending));
+    const char *err = slurp(a.err);
+    const char *w = strstr(err, "waits to launch by entry point");
+    const char *e = w ? strchr(w, '\n') : NULL;
+    printf("    %s: %u pending at most; %.*s\n", on ? "copies deferred" : "XQ_DEFER_COPIES=0", maxp, w && e ? (int)(e - w) : 0, w ? w : "");
+    if (on) {
+        CHECK(maxp >= 6, "pending at most %u (want 6 or more: the copies deferred with the kernels)", maxp);
+        CHECK(w && !strstr(w, "cuMemcpyHtoDAsync") && !strstr(w, "cuMemcpyDtoDAsync"), "a copy waited: %s", err);
+    } else {
+        CHECK(maxp <= 5, "pending at most %u with copies not deferred (want 5 at most: 4 kernels and a copy)", maxp);
+        CHECK(w && strstr(w, "cuMemcpyHtoDAsync"), "no wait of a host-to-device copy: %s", err);
+    }
+}
+void test_defer_copies(void) { defer_copies(1); }
+void test_defer_copies_off(void) { defer_copies(0); }
+
+/* Kernels launched with their parameters packed in one buffer (extra: CU_LAUNCH_PARAM_BUFFER_POINTER
+ * and _SIZE, as libraries that pack their arguments launch, through cuLaunchKernelEx here when
+ * ex) are deferred like the others: behind a closed gate a task's four kernels and its increment
+ * are pending at once, and the buffer, overwritten as soon as each call returns, was copied (the
+ * app checks every task's output). Without it each such launch held the thread, and a training
+ * step's waited for everything deferred before it. */
+static void defer_packed(int ex)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", NULL},
+          (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "60", "--kernels", "4", "--us", "300", "--check",
+                           "--packed", ex ? "--ex" : NULL, NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, launched_20, 3.0), "the app did not get going: %s", slurp(a.err));
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    unsigned maxp = 0;
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    for (int round = 0; round < 5 && !exited(&a); round++) {
+        __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST);
+        for (double end = tn_now() + 0.06; tn_now() < end;) {
+            unsigned p = LD(&s->pending);
+            maxp = p > maxp ? p : maxp;
+        }
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        tn_send(0, gate);
+        pause_s(0.01);
+    }
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d (3: a task's output was wrong): %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "output: %s", slurp(a.out));
+    const char *err = slurp(a.err);
+    const char *w = strstr(err, "could not be deferred");
+    const char *e = w ? strchr(w, '\n') : NULL;
+    printf("    %s: %u pending at most; %.*s\n", ex ? "cuLaunchKernelEx" : "cuLaunchKernel", maxp, w ? (e ? (int)(e - w) : (int)strlen(w)) : 40,
+           w ? w : "kernel launches that could not be deferred: none");
+    CHECK(maxp >= 5, "pending at most %u (want 5 or more: the packed launches deferred)", maxp);
+    CHECK(!w || strstr(w, "an extra list of another kind 0"), "%s", err);
+}
+void test_defer_packed(void) { defer_packed(0); }
+void test_defer_packed_ex(void) { defer_packed(1); }

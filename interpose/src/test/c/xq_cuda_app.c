@@ -52,6 +52,8 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void *, size_t, CUstream);
 CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr, const void *, size_t, CUstream);
 CUresult cuMemcpyDtoHAsync_v2(void *, CUdeviceptr, size_t, CUstream);
 CUresult cuMemcpyDtoHAsync_v2_ptsz(void *, CUdeviceptr, size_t, CUstream);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 CUresult cuLaunchHostFunc(CUstream, CUhostFn, void *);
 CUresult cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void *);
 CUresult cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode);
@@ -68,6 +70,7 @@ static struct api {
     CUresult (*sync)(CUstream);
     CUresult (*htod)(CUdeviceptr, const void *, size_t, CUstream);
     CUresult (*dtoh)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
     CUresult (*hostfn)(CUstream, CUhostFn, void *);
     CUresult (*cap_begin)(CUstream, CUstreamCaptureMode);
     CUresult (*cap_end)(CUstream, CUgraph *);
@@ -98,6 +101,10 @@ static struct {
                        * pushed and popped), or (create) a context made on device 1 for the first of them, pushed and popped after */
 } O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 0, 0};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
+/* --check with --dtod: the input goes through a second buffer (a device-to-device copy) before
+ * the increment; --scribble: the host input is overwritten as soon as its copy returns (a
+ * pageable source may be reused at once). */
+static int g_dtod, g_scribble;
 
 static CUfunction f_spin, f_inc, f_fail;
 static int g_bad;
@@ -137,6 +144,7 @@ static void get_api(void)
         A.sync = ptsz ? cuStreamSynchronize_ptsz : cuStreamSynchronize;
         A.htod = ptsz ? cuMemcpyHtoDAsync_v2_ptsz : cuMemcpyHtoDAsync_v2;
         A.dtoh = ptsz ? cuMemcpyDtoHAsync_v2_ptsz : cuMemcpyDtoHAsync_v2;
+        A.dtod = ptsz ? cuMemcpyDtoDAsync_v2_ptsz : cuMemcpyDtoDAsync_v2;
         A.hostfn = ptsz ? cuLaunchHostFunc_ptsz : cuLaunchHostFunc;
         A.cap_begin = ptsz ? cuStreamBeginCapture_v2_ptsz : cuStreamBeginCapture_v2;
         A.cap_end = ptsz ? cuStreamEndCapture_ptsz : cuStreamEndCapture;
@@ -160,6 +168,7 @@ static void get_api(void)
     GET(sync, "cuStreamSynchronize", 12000);
     GET(htod, "cuMemcpyHtoDAsync", 12000);
     GET(dtoh, "cuMemcpyDtoHAsync", 12000);
+    GET(dtod, "cuMemcpyDtoDAsync", 12000);
     GET(hostfn, "cuLaunchHostFunc", 12000);
     GET(cap_begin, "cuStreamBeginCapture", 12000);
     GET(cap_end, "cuStreamEndCapture", 12000);
@@ -195,13 +204,32 @@ static void setup(void)
     }
 }
 
+/* --packed: the parameters go packed in one buffer (extra: CU_LAUNCH_PARAM_BUFFER_POINTER and
+ * _SIZE), laid out as the fake's kernels take them (spin: a 4-byte count; inc: an 8-byte pointer,
+ * a 4-byte count), and the buffer is overwritten as soon as the call returns. */
+static int g_packed;
 static CUresult launch_smem(CUfunction f, CUstream s, void **params, unsigned gx, unsigned smem)
 {
     unsigned bx = O.block ? O.block : 1;
+    unsigned char packed[16] = {0};
+    size_t size = 0;
+    void *extra[] = {(void *)0x01, packed, (void *)0x02, &size, (void *)0x00};
+    void **ex = NULL;
+    if (g_packed) {
+        if (f == f_inc) memcpy(packed, params[0], 8), memcpy(packed + 8, params[1], 4), size = 12;
+        else memcpy(packed, params[0], 4), size = 4;
+        params = NULL, ex = extra;
+    }
+    CUresult r;
     if (!O.ex)
-        return A.launch(f, gx, 1, 1, bx, 1, 1, smem, s, params, NULL);
-    CUlaunchConfig c = {gx, 1, 1, bx, 1, 1, smem, s, NULL, 0};
-    return A.launch_ex(&c, f, params, NULL);
+        r = A.launch(f, gx, 1, 1, bx, 1, 1, smem, s, params, ex);
+    else {
+        CUlaunchConfig c = {gx, 1, 1, bx, 1, 1, smem, s, NULL, 0};
+        r = A.launch_ex(&c, f, params, ex);
+    }
+    memset(packed, 0xee, sizeof packed); /* a launch deferred must have copied them */
+    size = 0;
+    return r;
 }
 static CUresult launch_grid(CUfunction f, CUstream s, void **params, unsigned gx)
 {
@@ -279,10 +307,12 @@ static void *run_thread(void *arg)
     }
     enum { N = 4096 };
     unsigned *host = malloc(N * sizeof *host), *out = malloc(N * sizeof *out);
-    CUdeviceptr buf = 0;
+    CUdeviceptr buf = 0, buf2 = 0;
     long hostfn_calls = 0;
     if (O.check)
         CK(cuMemAlloc_v2(&buf, N * sizeof *host));
+    if (O.check && g_dtod)
+        CK(cuMemAlloc_v2(&buf2, N * sizeof *host));
     double start = now_s();
     long t = 0;
     double due = start;
@@ -301,6 +331,8 @@ static void *run_thread(void *arg)
             for (unsigned i = 0; i < N; i++)
                 host[i] = i + (unsigned)t;
             CK(A.htod(buf, host, N * sizeof *host, s));
+            if (g_scribble)
+                memset(host, 0xab, N * sizeof *host);
         }
         unsigned us = O.us;
         void *p[] = {&us};
@@ -328,12 +360,15 @@ static void *run_thread(void *arg)
         }
         us = 0; /* the launch took its parameters' values: a deferred one must have copied them */
         if (O.check) {
-            CUdeviceptr b = buf;
+            CUdeviceptr b = g_dtod ? buf2 : buf;
+            if (g_dtod)
+                CK(A.dtod(buf2, buf, N * sizeof *host, s));
+            CUdeviceptr from = b;
             unsigned n = N;
             void *q[] = {&b, &n};
             CK(launch(f_inc, s, q));
             b = 0, n = 0;
-            CK(A.dtoh(out, buf, N * sizeof *out, s));
+            CK(A.dtoh(out, from, N * sizeof *out, s));
             CK(A.hostfn(s, count_hostfn, &hostfn_calls));
         }
         CK(A.sync(s));
@@ -347,6 +382,8 @@ static void *run_thread(void *arg)
         __atomic_store_n(&g_bad, 1, __ATOMIC_SEQ_CST);
     if (buf)
         CK(cuMemFree_v2(buf));
+    if (buf2)
+        CK(cuMemFree_v2(buf2));
     if (s && s != CU_STREAM_PER_THREAD)
         CK(cuStreamDestroy_v2(s));
     free(host), free(out);
@@ -364,6 +401,7 @@ static void usage(void)
     fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P [--poisson]]\n"
                     "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check] [--block THREADS]\n"
+                    "  [--dtod] [--scribble] (with --check) [--packed]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
                     "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push|create]\n");
     exit(2);
@@ -393,6 +431,12 @@ int main(int argc, char **argv)
             O.period_ms = atof(v);
         else if (!strcmp(a, "--poisson"))
             O.poisson = 1;
+        else if (!strcmp(a, "--dtod"))
+            g_dtod = 1;
+        else if (!strcmp(a, "--packed"))
+            g_packed = 1;
+        else if (!strcmp(a, "--scribble"))
+            g_scribble = 1;
         else if (OPT("--stream"))
             O.stream = v;
         else if (OPT("--via"))
