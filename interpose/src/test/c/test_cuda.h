@@ -130,6 +130,7 @@ void test_marks_all(void);
 void test_defer_gate(void);
 void test_defer_copies(void);
 void test_defer_copies_off(void);
+void test_defer_copies_bad(void);
 void test_defer_packed(void);
 void test_defer_packed_ex(void);
 void test_defer_off(void);

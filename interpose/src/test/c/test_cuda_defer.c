@@ -195,7 +195,9 @@ static void defer_copies(int on)
 {
     tn_start(SOCK, 16);
     app a;
-    start(&a, on ? (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", NULL} : (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", "XQ_DEFER_COPIES=0", NULL},
+    start(&a, on == 2 ? (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", "XQ_DEFER_COPIES=-5", NULL}
+          : on       ? (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", NULL}
+                     : (const char *[]){"XQ_LOG=2", "XQ_DEFER=1", "XQ_DEFER_COPIES=0", NULL},
           (const char *[]){"--via", "procaddress", "--stream", "new", "--tasks", "60", "--kernels", "4", "--us", "300", "--check",
                            "--dtod", "--scribble", NULL});
     int slot = stream_slot(0, 0, NULL, 0);
@@ -228,6 +230,10 @@ static void defer_copies(int on)
     const char *w = strstr(err, "waits to launch by entry point");
     const char *e = w ? strchr(w, '\n') : NULL;
     printf("    %s: %u pending at most; %.*s\n", on ? "copies deferred" : "XQ_DEFER_COPIES=0", maxp, w && e ? (int)(e - w) : 0, w ? w : "");
+    if (on == 2)
+        CHECK(strstr(err, "xq: ignoring XQ_DEFER_COPIES='-5': not a number of bytes from 0 to 67108864; copies of up to 262144 "
+                          "bytes are deferred"),
+              "no word of the bad value: %s", err);
     if (on) {
         CHECK(maxp >= 6, "pending at most %u (want 6 or more: the copies deferred with the kernels)", maxp);
         CHECK(w && !strstr(w, "cuMemcpyHtoDAsync") && !strstr(w, "cuMemcpyDtoDAsync"), "a copy waited: %s", err);
@@ -238,6 +244,7 @@ static void defer_copies(int on)
 }
 void test_defer_copies(void) { defer_copies(1); }
 void test_defer_copies_off(void) { defer_copies(0); }
+void test_defer_copies_bad(void) { defer_copies(2); } /* a bad XQ_DEFER_COPIES is named and changes nothing */
 
 /* Kernels launched with their parameters packed in one buffer (extra: CU_LAUNCH_PARAM_BUFFER_POINTER
  * and _SIZE, as libraries that pack their arguments launch, through cuLaunchKernelEx here when

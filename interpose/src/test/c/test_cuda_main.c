@@ -89,6 +89,7 @@ static const struct {
     {"defer_gate", test_defer_gate},
     {"defer_copies", test_defer_copies},
     {"defer_copies_off", test_defer_copies_off},
+    {"defer_copies_bad", test_defer_copies_bad},
     {"defer_packed", test_defer_packed},
     {"defer_packed_ex", test_defer_packed_ex},
     {"defer_off", test_defer_off},
