@@ -59,8 +59,67 @@ static void ht_bucket(uint64_t ns)
     __atomic_add_fetch(&g_ht_by[i], 1, __ATOMIC_RELAXED);
 }
 
+/* Calls that waited for the process's deferred launches (a call that cannot be deferred), by the
+ * library that made them, the entry point and why it was not deferred: what keeps a process's
+ * launching thread waiting, and what to defer next. Filled under XQ_LOG=2 only (a dladdr each). */
+#define FW_MAX 24
+static struct fwho {
+    const char *lib; /* dli_fname: the loader's string, alive as long as the library is loaded */
+    int id, nd;
+    uint64_t n, ns;
+} g_fw[FW_MAX];
+static pthread_mutex_t g_fw_mu = PTHREAD_MUTEX_INITIALIZER;
+static const char *const nd_name[ND_WHY_COUNT] = {"not a deferrable call", "reached through an exported symbol",
+                                                  "on a per-thread default stream", "deferral off",
+                                                  "its launch could not be copied"};
+
+static void fw_note(const gate *g)
+{
+    Dl_info di;
+    const char *lib = g->ra && dladdr(g->ra, &di) && di.dli_fname ? di.dli_fname : "?";
+    const char *b = strrchr(lib, '/');
+    lib = b ? b + 1 : lib;
+    pthread_mutex_lock(&g_fw_mu);
+    for (int i = 0; i < FW_MAX; i++) {
+        struct fwho *w = &g_fw[i];
+        if (!w->lib) w->lib = lib, w->id = g->id, w->nd = g->nd;
+        if (w->id == g->id && w->nd == g->nd && !strcmp(w->lib, lib)) {
+            w->n++, w->ns += g->wait_by[0];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_fw_mu);
+}
+
+static int cmp_fw(const void *a, const void *b)
+{
+    const struct fwho *x = a, *y = b;
+    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+static void fw_summary(char *line, size_t cap)
+{
+    struct fwho w[FW_MAX];
+    pthread_mutex_lock(&g_fw_mu);
+    memcpy(w, g_fw, sizeof w);
+    pthread_mutex_unlock(&g_fw_mu);
+    qsort(w, FW_MAX, sizeof w[0], cmp_fw);
+    size_t len = 0;
+    for (int i = 0; i < FW_MAX && w[i].lib && len < cap - 200; i++) {
+        int k = snprintf(line + len, cap - len, "%s%s %s (%s) %llu, %.1f ms", len ? "; " : "", w[i].lib,
+                         xqc_entry_name(w[i].id), nd_name[w[i].nd >= 0 && w[i].nd < ND_WHY_COUNT ? w[i].nd : 0],
+                         (unsigned long long)w[i].n, w[i].ns / 1e6);
+        if (k > 0) len += (size_t)k < cap - len ? (size_t)k : cap - len - 1;
+    }
+    if (len)
+        xlog(2, "xq: calls that waited for the process's deferred launches, by the library that made them, the entry point "
+                "and why it was not deferred itself (calls, the wait in all): %s",
+             line);
+}
+
 static void ht_waits(const gate *g)
 {
+    if (g->wait_by[0]) fw_note(g);
     __atomic_add_fetch(&g_ht_wait, g->wait_ns, __ATOMIC_RELAXED);
     if (g->id >= 0 && g->id < HT_IDS)
         __atomic_add_fetch(&g_ht_id_wait[g->id], g->wait_ns, __ATOMIC_RELAXED), __atomic_add_fetch(&g_ht_id_nwait[g->id], 1, __ATOMIC_RELAXED);
@@ -102,6 +161,9 @@ void xqc_ht_reset(void)
     for (int i = 0; i < 6; i++) g_ht_why[i] = 0;
     for (int i = 0; i < HT_IDS; i++) g_ht_id_n[i] = g_ht_id_pre[i] = g_ht_id_post[i] = g_ht_id_long[i] = g_ht_id_wait[i] = g_ht_id_nwait[i] = 0;
     for (int i = 0; i < HP_COUNT; i++) g_hp_n[i] = g_hp_ns[i] = g_hp_long[i] = g_hp_max[i] = 0;
+    pthread_mutex_lock(&g_fw_mu);
+    memset(g_fw, 0, sizeof g_fw);
+    pthread_mutex_unlock(&g_fw_mu);
     xqc_threads_reset();
 }
 
@@ -154,6 +216,7 @@ static void ht_summary(void)
         if (w > 0) len += (size_t)w < sizeof line - len ? (size_t)w : sizeof line - len - 1;
     }
     if (len) xlog(2, "xq: waits to launch by entry point (calls that waited, the time in all): %s", line);
+    fw_summary(line, sizeof line);
     len = 0;
     for (int i = 0; i < HP_COUNT && len < sizeof line - 200; i++) {
         uint64_t k = LD(&g_hp_n[i]);

@@ -464,6 +464,8 @@ XQ_HOT int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferra
     g->ck = ck, g->threads = threads, g->est = xqc_cost_get_w(ck, v.w, v.need, &due, &g->wk, &g->scale);
     g->isolate = due, g->smp = 0;
     if (XQ_UNLIKELY(!LD(&xqc_hot.started) || !LD(&xqc_tracker_on))) enter_first();
+    if (XQ_UNLIKELY(XQ_HT_ON) && !g->nd && g->id >= 0 && xqc_entry_deferrable(g->id))
+        g->nd = !deferrable ? ND_WHY_ENTRY : !xqc_defer ? ND_WHY_OFF : st->kind == K_PTDS ? ND_WHY_PTDS : ND_WHY_NONE;
     deferrable = deferrable && xqc_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
     if (XQ_UNLIKELY(!deferrable && LD(&xqc_deferred))) flush_before(g); /* made after everything deferred before it */
     mu_lock(&st->mu);

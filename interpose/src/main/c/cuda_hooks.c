@@ -80,6 +80,10 @@ XQ_EXPORT void xq_bench_bypass(int on) { ST(&xqc_hot.bypass, (int8_t)(on != 0));
 
 /* Every wrapped name has four wrappers: the exported symbol and its _ptsz twin (programs that
  * link libcuda, or dlsym it), and two handed out by cuGetProcAddress (legacy, per-thread).
+ * Launches that can be deferred (DGATED) have two more, handed out by dlsym: a library that
+ * dlsyms its launches (cuBLASLt does: it neither links libcuda nor asks cuGetProcAddress for
+ * them) gets trampolines from dlsym for every other driver entry point, as cuGetProcAddress
+ * hands out, so its launches may be deferred as safely; a linked caller's may not (below).
  * Each forwards to the one real pointer it was handed out for. */
 typedef struct wslot {
     void *fn;
@@ -90,7 +94,8 @@ typedef struct wdef {
     const char *sym;  /* exported name */
     int minver;       /* the CUDA version from which base has the ABI wrapped here */
     int has_ptsz;
-    wslot s[4]; /* export, export _ptsz, proc address legacy, proc address per-thread */
+    wslot s[6]; /* export, export _ptsz, proc address legacy, proc address per-thread, dlsym legacy, dlsym
+                 * per-thread (DGATED only; else no fn) */
 } wdef;
 
 enum {
@@ -104,6 +109,12 @@ static wdef W[W_COUNT];
 static int is_ours(void *p);
 
 const char *xqc_entry_name(int id) { return id >= 0 && id < W_COUNT && W[id].sym ? W[id].sym : "?"; }
+/* The entry points a launch can be deferred through (DGATED below) */
+int xqc_entry_deferrable(int id)
+{
+    return id == W_LAUNCH || id == W_LAUNCH_EX || id == W_GRAPH || id == W_HTOD || id == W_DTOD || id == W_SET8 ||
+           id == W_SET16 || id == W_SET32;
+}
 
 /* The driver's definition of an exported name: the next one after us, or, when libcuda is not
  * in the global scope (a library linking it was dlopened RTLD_LOCAL, as Python loads
@@ -148,7 +159,7 @@ static inline void *real_of(wdef *d, int k)
         gate g_;                                                                                    \
         xqc_gate_init(&g_);                                                                         \
         uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \
-        if (h0_) g_.id = (ID);                                                                      \
+        if (h0_) g_.id = (ID), g_.ra = __builtin_return_address(0);                                                                      \
         if (XQ_UNLIKELY(!xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), 0))) {               \
             if (h0_) xqc_ht_call(h0_, now_ns(), 0, &g_);                                            \
             return real_ ARGS;                                                                       \
@@ -178,7 +189,7 @@ static inline void *real_of(wdef *d, int k)
         gate g_;                                                                                    \
         xqc_gate_init(&g_);                                                                         \
         uint64_t h0_ = XQ_HT_ON ? now_ns() : 0;                                                     \
-        if (h0_) g_.id = (ID);                                                                      \
+        if (h0_) g_.id = (ID), g_.ra = __builtin_return_address(0);                                                                      \
         int k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, (K) >= 2 && LD(&xqc_stubs_ok) > 0, (CK), (THREADS));\
         if (XQ_UNLIKELY(k_ == 2)) {                                                                 \
             dop *op_ = BUILD;                                                                       \
@@ -190,6 +201,7 @@ static inline void *real_of(wdef *d, int k)
                 }                                                                                   \
             } else                                                                                  \
                 xqc_gate_undefer(&g_);                                                                  \
+            if (h0_) g_.nd = ND_WHY_BUILD;                                                          \
             k_ = xqc_gate_enter(&g_, (STREAM), (K) & 1, (void *)real_, 0, (CK), (THREADS));                  \
         }                                                                                           \
         if (XQ_UNLIKELY(!k_)) {                                                                     \
@@ -212,7 +224,9 @@ static inline void *real_of(wdef *d, int k)
     XQ_EXPORT XQ_HOT CUresult NAME PT DBODY(ID, 0, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)    \
     XQ_EXPORT XQ_HOT CUresult NAME##_ptsz PT DBODY(ID, 1, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL) \
     static XQ_HOT CUresult NAME##_gpa PT DBODY(ID, 2, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL) \
-    static XQ_HOT CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)
+    static XQ_HOT CUresult NAME##_gpa_ptsz PT DBODY(ID, 3, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL) \
+    static XQ_HOT CUresult NAME##_dls PT DBODY(ID, 4, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL) \
+    static XQ_HOT CUresult NAME##_dls_ptsz PT DBODY(ID, 5, PT, ARGS, STREAM, CK, KEY, BUILD, THREADS, NCALL)
 
 #define GATED(ID, NAME, PT, ARGS, STREAM, CK)                                                           \
     XQ_EXPORT CUresult NAME PT BODY(ID, 0, PT, ARGS, STREAM, CK)                                        \
@@ -327,23 +341,27 @@ HOOKED(W_PCTX_RESET, cuDevicePrimaryCtxReset_v2, (CUdevice d), (d), xqc_ctx_chan
 #define DEF(ID, BASE, NAME, MINVER, PTSZ)                                                           \
     [ID] = {BASE, #NAME, MINVER, PTSZ,                                                              \
             {{(void *)NAME, 0}, {(void *)NAME##_ptsz, 0}, {(void *)NAME##_gpa, 0}, {(void *)NAME##_gpa_ptsz, 0}}}
+#define DEFD(ID, BASE, NAME, MINVER, PTSZ)                                                          \
+    [ID] = {BASE, #NAME, MINVER, PTSZ,                                                              \
+            {{(void *)NAME, 0}, {(void *)NAME##_ptsz, 0}, {(void *)NAME##_gpa, 0}, {(void *)NAME##_gpa_ptsz, 0},   \
+             {(void *)NAME##_dls, 0}, {(void *)NAME##_dls_ptsz, 0}}}
 /* Minimum versions: cuGetProcAddress hands older ABIs (32-bit pointers, v1 capture) below them. */
 static wdef W[W_COUNT] = {
-    DEF(W_LAUNCH, "cuLaunchKernel", cuLaunchKernel, 4000, 1),
-    DEF(W_LAUNCH_EX, "cuLaunchKernelEx", cuLaunchKernelEx, 11060, 1),
+    DEFD(W_LAUNCH, "cuLaunchKernel", cuLaunchKernel, 4000, 1),
+    DEFD(W_LAUNCH_EX, "cuLaunchKernelEx", cuLaunchKernelEx, 11060, 1),
     DEF(W_COOP, "cuLaunchCooperativeKernel", cuLaunchCooperativeKernel, 9000, 1),
     DEF(W_HOSTFN, "cuLaunchHostFunc", cuLaunchHostFunc, 10000, 1),
-    DEF(W_GRAPH, "cuGraphLaunch", cuGraphLaunch, 10000, 1),
+    DEFD(W_GRAPH, "cuGraphLaunch", cuGraphLaunch, 10000, 1),
     DEF(W_MEMCPY, "cuMemcpyAsync", cuMemcpyAsync, 4000, 1),
-    DEF(W_HTOD, "cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2, 3020, 1),
+    DEFD(W_HTOD, "cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2, 3020, 1),
     DEF(W_DTOH, "cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2, 3020, 1),
-    DEF(W_DTOD, "cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2, 3020, 1),
+    DEFD(W_DTOD, "cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2, 3020, 1),
     DEF(W_2D, "cuMemcpy2DAsync", cuMemcpy2DAsync_v2, 3020, 1),
     DEF(W_3D, "cuMemcpy3DAsync", cuMemcpy3DAsync_v2, 3020, 1),
     DEF(W_PEER, "cuMemcpyPeerAsync", cuMemcpyPeerAsync, 4000, 1),
-    DEF(W_SET8, "cuMemsetD8Async", cuMemsetD8Async, 3020, 1),
-    DEF(W_SET16, "cuMemsetD16Async", cuMemsetD16Async, 3020, 1),
-    DEF(W_SET32, "cuMemsetD32Async", cuMemsetD32Async, 3020, 1),
+    DEFD(W_SET8, "cuMemsetD8Async", cuMemsetD8Async, 3020, 1),
+    DEFD(W_SET16, "cuMemsetD16Async", cuMemsetD16Async, 3020, 1),
+    DEFD(W_SET32, "cuMemsetD32Async", cuMemsetD32Async, 3020, 1),
     DEF(W_2DSET8, "cuMemsetD2D8Async", cuMemsetD2D8Async, 3020, 1),
     DEF(W_2DSET16, "cuMemsetD2D16Async", cuMemsetD2D16Async, 3020, 1),
     DEF(W_2DSET32, "cuMemsetD2D32Async", cuMemsetD2D32Async, 3020, 1),
@@ -381,8 +399,8 @@ static int is_ours(void *p)
     if (p == G1x.fn || p == G1a.fn || p == G2x.fn || p == G2a.fn || p == (void *)dlsym) return 1;
     if (p == (void *)xqc_kernel_set_attr || p == (void *)xqc_func_set_attr) return 1;
     for (int i = 0; i < W_COUNT; i++)
-        for (int k = 0; k < 4; k++)
-            if (W[i].s[k].fn == p) return 1;
+        for (int k = 0; k < 6; k++)
+            if (W[i].s[k].fn && W[i].s[k].fn == p) return 1;
     return 0;
 }
 
@@ -553,6 +571,9 @@ XQ_EXPORT void *dlsym(void *handle, const char *name);
 #define DLSYM_C dlsym
 #define DLSYM_VIS XQ_EXPORT
 #endif
+/* XQ_DEFER_DLSYM=0: launch entry points dlsym'd are handed out as the exported ones (never deferred) */
+static int g_defer_dlsym = 1;
+
 /* Names that are not the driver's go to the next dlsym after us (libxq-hip's when it is preloaded
  * after us: it answers HIP names from a libamdhip64 handle with its wrappers; else glibc's). */
 static void *chain_dlsym(void *handle, const char *name)
@@ -578,8 +599,9 @@ DLSYM_VIS void *DLSYM_C(void *handle, const char *name)
     for (wdef *d = W; d < W + W_COUNT; d++) {
         size_t n = strlen(d->sym);
         if (strncmp(name, d->sym, n)) continue;
-        if (!name[n]) return adopt(&d->s[0], r, name);
-        if (d->has_ptsz && !strcmp(name + n, "_ptsz")) return adopt(&d->s[1], r, name);
+        int dls = d->s[4].fn != NULL && LD(&g_defer_dlsym); /* a deferrable launch: its dlsym wrappers */
+        if (!name[n]) return adopt(&d->s[dls ? 4 : 0], r, name);
+        if (d->has_ptsz && !strcmp(name + n, "_ptsz")) return adopt(&d->s[dls ? 5 : 1], r, name);
     }
     return in_driver(r) ? xqc_stub_for(r, name) : r;
 }
@@ -629,6 +651,12 @@ __attribute__((constructor)) static void xq_init(void)
     if (v && *v) {
         if (!strcmp(v, "0")) xqc_defer = 0;
         else if (strcmp(v, "1")) xlog(1, "xq: ignoring XQ_DEFER='%s': not 0 or 1; launches are deferred", v);
+    }
+    v = getenv("XQ_DEFER_DLSYM"); /* launches through dlsym'd entry points deferred unless 0 */
+    if (v && *v) {
+        if (!strcmp(v, "0")) ST(&g_defer_dlsym, 0);
+        else if (strcmp(v, "1"))
+            xlog(1, "xq: ignoring XQ_DEFER_DLSYM='%s': not 0 or 1; launches through dlsym'd entry points are deferred", v);
     }
     v = getenv("XQ_DEFER_COPIES"); /* the most bytes of a host-to-device copy deferred; 0: no copy */
     if (v && *v) {

@@ -462,7 +462,11 @@ typedef struct gate {
                           * 4 the arrival guard, 5 a full deferral queue */
     uint64_t drain_ns; /* XQ_LOG=2: deferred launches made on this thread meanwhile (their own driver time) */
     int id;            /* XQ_LOG=2: the entry point (cuda_hooks.c's W_ index), for the account by entry point */
+    void *ra;          /* XQ_LOG=2: the caller's return address (the library that made the call) */
+    int nd;            /* XQ_LOG=2: why it was not deferred (ND_WHY_*; 0: it could have been, or is no launch) */
 } gate;
+/* XQ_LOG=2: why a call that waited for the process's deferred launches was not deferred itself */
+enum { ND_WHY_NONE, ND_WHY_ENTRY, ND_WHY_PTDS, ND_WHY_OFF, ND_WHY_BUILD, ND_WHY_COUNT };
 
 typedef struct cword {
     struct cword *next;
@@ -727,6 +731,7 @@ void xqc_ht_reset(void);
 enum { HP_MARK, HP_SMP, HP_SEND, HP_KICK, HP_MUWAIT, HP_COUNT };
 void xqc_ht_part(int part, uint64_t ns);
 const char *xqc_entry_name(int id);
+int xqc_entry_deferrable(int id);
 extern uint32_t xqc_dq_waiters;
 extern finfo xqc_fcache[FCACHE];
 extern pthread_mutex_t xqc_fc_mu;

@@ -151,8 +151,30 @@ static void get_api(void)
         A.set = cuCtxSetCurrent, A.push = cuCtxPushCurrent_v2, A.pop = cuCtxPopCurrent_v2, A.create = cuCtxCreate_v2;
         return;
     }
-    /* exactly how the CUDA 12/13 runtime gets there */
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (O.procaddress == 2) { /* as cuBLASLt does: libcuda dlopened, each entry point dlsym'd by its exported name */
+        const char *sfx = ptsz ? "_ptsz" : "";
+        char nm[80];
+#define DLS(field, name, pt)                                                                        \
+    snprintf(nm, sizeof nm, "%s%s", name, (pt) ? sfx : "");                                         \
+    if (!h || !(*(void **)&A.field = dlsym(h, nm))) die("dlsym(" name ")", CUDA_ERROR_NOT_FOUND);
+        DLS(launch, "cuLaunchKernel", 1);
+        DLS(launch_ex, "cuLaunchKernelEx", 1);
+        DLS(sync, "cuStreamSynchronize", 1);
+        DLS(htod, "cuMemcpyHtoDAsync_v2", 1);
+        DLS(dtoh, "cuMemcpyDtoHAsync_v2", 1);
+        DLS(dtod, "cuMemcpyDtoDAsync_v2", 1);
+        DLS(hostfn, "cuLaunchHostFunc", 1);
+        DLS(cap_begin, "cuStreamBeginCapture_v2", 1);
+        DLS(cap_end, "cuStreamEndCapture", 1);
+        DLS(set, "cuCtxSetCurrent", 0);
+        DLS(push, "cuCtxPushCurrent_v2", 0);
+        DLS(pop, "cuCtxPopCurrent_v2", 0);
+        DLS(create, "cuCtxCreate_v2", 0);
+#undef DLS
+        return;
+    }
+    /* exactly how the CUDA 12/13 runtime gets there */
     gpa2_t entry = h ? (gpa2_t)dlsym(h, "cuGetProcAddress_v2") : NULL, gpa = NULL;
     CUdriverProcAddressQueryResult q;
     if (!entry || entry("cuGetProcAddress", (void **)&gpa, 12000, 0, &q) || !gpa) {
@@ -400,7 +422,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P [--poisson]]\n"
                     "  [--long-every N --long-us T]\n"
-                    "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress] [--check] [--block THREADS]\n"
+                    "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress|dlsym] [--check] [--block THREADS]\n"
                     "  [--dtod] [--scribble] (with --check) [--packed]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
                     "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push|create]\n");
@@ -440,7 +462,7 @@ int main(int argc, char **argv)
         else if (OPT("--stream"))
             O.stream = v;
         else if (OPT("--via"))
-            O.procaddress = !strcmp(v, "procaddress") ? 1 : !strcmp(v, "direct") ? 0 : (usage(), 0);
+            O.procaddress = !strcmp(v, "procaddress") ? 1 : !strcmp(v, "dlsym") ? 2 : !strcmp(v, "direct") ? 0 : (usage(), 0);
         else if (OPT("--threads"))
             O.threads = atoi(v);
         else if (OPT("--capture"))
@@ -466,7 +488,7 @@ int main(int argc, char **argv)
     }
     if (O.seconds > 0 && !tasks_set)
         O.tasks = 0; /* --seconds alone: as many tasks as fit */
-    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0) || (O.attr && !O.procaddress))
+    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0) || (O.attr && O.procaddress != 1))
         usage();
     setup();
     pthread_t th[64];
