@@ -404,7 +404,7 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     void traceStop(String what) {
         ExternalCounters c = counters();
-        System.err.println("xq: stops: q" + handle + " (pid " + spec.pid() + ") " + what + " at " + System.currentTimeMillis()
+        dev.xq.runtime.scheduler.TraceLines.line("xq: stops: q" + handle + " (pid " + spec.pid() + ") " + what + " at " + System.currentTimeMillis()
                 + " ms: ready " + c.ready() + ", pending " + c.pending() + ", in flight " + c.inFlight() + ", held " + suspendedByScheduler
                 + ", narrowed " + narrowed + ", reserve " + reserve + ", stop hold " + stopHold);
     }
@@ -1007,7 +1007,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         QueueConfig limits = limitsLocked();
         if (TRACE_STOPS && traceApplies > 0) {
             traceApplies--;
-            System.err.println("xq: stops: q" + handle + " applied at " + System.currentTimeMillis() + " ms: " + (held ? "hold" : "go")
+            dev.xq.runtime.scheduler.TraceLines.line("xq: stops: q" + handle + " applied at " + System.currentTimeMillis() + " ms: " + (held ? "hold" : "go")
                     + (narrowed ? ", narrowed, reserve " + reserve : ""));
         }
         try {

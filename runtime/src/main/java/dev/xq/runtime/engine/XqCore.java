@@ -788,11 +788,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                     }
                 }
                 if (TRACE_WEIGHTS && yieldBegins) {
-                    System.err.println("xq: turns on " + d.getKey() + ": pid " + order.get(turn) + "'s given up after " + (now - since) / 1000
+                    dev.xq.runtime.scheduler.TraceLines.line("xq: turns on " + d.getKey() + ": pid " + order.get(turn) + "'s given up after " + (now - since) / 1000
                             + " us, its work in flight, at " + now + " ns");
                 }
                 if (TRACE_WEIGHTS && passed) {
-                    System.err.println("xq: weighed parts on " + d.getKey() + ": pids " + order + ", turns on all of it, pid "
+                    dev.xq.runtime.scheduler.TraceLines.line("xq: weighed parts on " + d.getKey() + ": pids " + order + ", turns on all of it, pid "
                             + order.get(turn) + "'s, commands us " + java.util.Arrays.toString(
                                     java.util.Arrays.stream(command).map(c -> c / 1000).toArray())
                             + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray())
@@ -822,7 +822,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                     // keeps the time it began: one that never ends, behind kernels that never end,
                     // ends the turns after TURN_STALE_NANOS as turns never passed do)
                     if (TRACE_WEIGHTS && waited) {
-                        System.err.println("xq: turns on " + d.getKey() + ": pid " + order.get(turn) + "'s begins after a wait of "
+                        dev.xq.runtime.scheduler.TraceLines.line("xq: turns on " + d.getKey() + ": pid " + order.get(turn) + "'s begins after a wait of "
                                 + (now - since) / 1000 + " us, at " + now + " ns");
                     }
                     since = now;
@@ -901,7 +901,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 }
             }
             if (TRACE_WEIGHTS && (was == null || !was.pids.equals(order) || !java.util.Arrays.equals(was.widths, widths))) {
-                System.err.println("xq: weighed parts on " + d.getKey() + ": pids " + order + ", sixteenths "
+                dev.xq.runtime.scheduler.TraceLines.line("xq: weighed parts on " + d.getKey() + ": pids " + order + ", sixteenths "
                         + java.util.Arrays.toString(widths) + ", commands us " + java.util.Arrays.toString(
                                 java.util.Arrays.stream(command).map(c -> c / 1000).toArray())
                         + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray())

@@ -182,10 +182,48 @@ final class ArrivalGuards {
     /** A guard for one queue; {@link #NONE} when it has none. */
     record Guard(long horizonNanos, long untilNanos) {
         static final Guard NONE = new Guard(0, 0);
+
+        // written out, as Beat's below: a record's own are bootstrapped at their first call, and the
+        // first guard compared cost that decision 10-17 ms on the build VM (docs/processes.md,
+        // "First calls in a decision")
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Guard g && g.horizonNanos == horizonNanos && g.untilNanos == untilNanos;
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(horizonNanos) * 31 + Long.hashCode(untilNanos);
+        }
+
+        @Override
+        public String toString() {
+            return "Guard[horizonNanos=" + horizonNanos + ", untilNanos=" + untilNanos + "]";
+        }
     }
 
-    /** A queue's beat: next arrival expected at {@code next}, give or take {@code jitter}. */
+    /**
+     * A queue's beat: next arrival expected at {@code next}, give or take {@code jitter}. Its
+     * methods are written out: a record's own are bootstrapped at their first call (14-26 ms on
+     * the build VM), and the wide beats' trace first printed a beat in the decision that ended a
+     * batch's spell of learning: the node applied that arrival's decision 6 ms late, and a GEMM
+     * launched inside the batch's request (28.5 ms against 8, H200, session 65).
+     */
     record Beat(long periodNanos, long jitterNanos, long nextNanos) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Beat b && b.periodNanos == periodNanos && b.jitterNanos == jitterNanos && b.nextNanos == nextNanos;
+        }
+
+        @Override
+        public int hashCode() {
+            return (Long.hashCode(periodNanos) * 31 + Long.hashCode(jitterNanos)) * 31 + Long.hashCode(nextNanos);
+        }
+
+        @Override
+        public String toString() {
+            return "Beat[periodNanos=" + periodNanos + ", jitterNanos=" + jitterNanos + ", nextNanos=" + nextNanos + "]";
+        }
     }
 
     /**
@@ -540,7 +578,7 @@ final class ArrivalGuards {
             if (debt(t) < LEARN_NANOS) {
                 learnStart = t;
             } else if (TRACE) {
-                System.err.println("xq: wide beats: a spell of learning refused: its debt " + debt(t) / 1_000_000 + " ms");
+                TraceLines.line("xq: wide beats: a spell of learning refused: its debt " + debt(t) / 1_000_000 + " ms");
             }
         }
 
@@ -1282,7 +1320,7 @@ final class ArrivalGuards {
                     wake = Math.min(wake, until);
                     if (TRACE && firstHeldLines < TRACE_BLOCKED_LINES) {
                         firstHeldLines++;
-                        System.err.println("xq: first arrivals: q" + b + " held behind q" + e.getKey() + " (its arrival " + a.sinceQuiet
+                        TraceLines.line("xq: first arrivals: q" + b + " held behind q" + e.getKey() + " (its arrival " + a.sinceQuiet
                                 + " since a quiet spell, " + (now - a.last()) / 1000 + " us ago, latest interval " + interval / 1000
                                 + " us, no beat yet) until " + (until - now) / 1000 + " us from now");
                     }
@@ -1392,7 +1430,7 @@ final class ArrivalGuards {
                 if (TRACE && ta != null && ta.wideSeen && ta.learnStart != 0 && ta.spellTraced != ta.learnStart && !ta.learning(now)) {
                     // a spell of learning over (run out, quiet again, or a beat B fits): why B goes where it goes next
                     ta.spellTraced = ta.learnStart;
-                    System.err.println("xq: wide beats: q" + a.handle() + "'s spell of learning over after " + (now - ta.learnStart) / 1_000_000
+                    TraceLines.line("xq: wide beats: q" + a.handle() + "'s spell of learning over after " + (now - ta.learnStart) / 1_000_000
                             + " ms (" + (now - ta.last() >= QUIET_NANOS ? "quiet" : now - ta.learnStart >= LEARN_NANOS ? "run out" : "?")
                             + "), arrivals " + ta.count + ", intervals ms " + ta.intervals(8) + ", beat " + beat
                             + (beat != null ? ", gap " + gap(ta, beat, ta.gapBusy()) / 1000 + " us (busy alone " + ta.medianAloneBusy() / 1000
@@ -1402,7 +1440,7 @@ final class ArrivalGuards {
                 if (!fitting && ta != null && !sa.ownContext() && ta.spellOnReturn(now, tb)) {
                     ta.beginSpell(now);
                     if (TRACE) {
-                        System.err.println("xq: wide beats: q" + b.handle() + " came back behind q" + a.handle() + ", off any beat it fits: a spell of learning for q"
+                        TraceLines.line("xq: wide beats: q" + b.handle() + " came back behind q" + a.handle() + ", off any beat it fits: a spell of learning for q"
                                 + a.handle() + (ta.learnStart == now ? "" : " refused"));
                     }
                 }
@@ -1463,7 +1501,7 @@ final class ArrivalGuards {
                             // GEMM beside a graph's first requests, 1.3 x its alone P99 for 3-5 of them,
                             // H200 session 58, had only the count and the last)
                             traceBlockedLines++;
-                            System.err.println("xq: wide beats: q" + b.handle() + " left narrowed behind q" + a.handle() + " at "
+                            TraceLines.line("xq: wide beats: q" + b.handle() + " left narrowed behind q" + a.handle() + " at "
                                     + System.currentTimeMillis() + " ms: " + traceLast + "; q" + a.handle() + " wide seen " + ta.wideSeen
                                     + ", learning " + ta.learning(now) + ", spell " + (ta.learnStart == 0 ? "none" : "began " + (now - ta.learnStart) / 1_000_000 + " ms ago")
                                     + ", spell debt " + ta.debt(now) / 1_000_000 + " ms, arrivals " + ta.count + ", last " + (now - ta.last()) / 1_000_000
@@ -1520,7 +1558,7 @@ final class ArrivalGuards {
         }
         if (TRACE && now - traceAt > 1_000_000_000L) {
             traceAt = now;
-            System.err.println("xq: wide beats: narrowings considered " + traceConsidered + ", on the whole device " + traceWhole
+            TraceLines.line("xq: wide beats: narrowings considered " + traceConsidered + ", on the whole device " + traceWhole
                     + ", on the device less a narrow tenant's reserve " + tracePartly + " (kept: its command too long for the gap there, or the reserve no"
                     + " narrower " + traceReserveTooWide + "), held " + traceHeld + " (" + traceLearning + " while a beat was learnt), let go within the hold at a request's commands "
                     + traceCounted + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
@@ -1661,7 +1699,7 @@ final class ArrivalGuards {
             p.offUntil = now + off;
             p.lastOffEnd = p.offUntil;
             if (TRACE) {
-                System.err.println("xq: wide beats: q" + b.handle() + " completed nothing for " + (now - p.at) / 1000
+                TraceLines.line("xq: wide beats: q" + b.handle() + " completed nothing for " + (now - p.at) / 1000
                         + " us on the whole device between another's requests; narrowed for " + off / 1_000_000 + " ms");
             }
             return true;
@@ -1723,7 +1761,7 @@ final class ArrivalGuards {
         p.offUntil = now + STARVED_FIRST_OFF_NANOS;
         starvedGuards++;
         if (TRACE) {
-            System.err.println("xq: arrival guard: q" + b.handle() + " waited to launch for " + (now - p.at) / 1000
+            TraceLines.line("xq: arrival guard: q" + b.handle() + " waited to launch for " + (now - p.at) / 1000
                     + " us under it with no command ended (its command " + command / 1000 + " us by the node's reckoning); unguarded for "
                     + "a command, at most " + STARVED_FIRST_OFF_NANOS / 1_000_000 + " ms");
         }

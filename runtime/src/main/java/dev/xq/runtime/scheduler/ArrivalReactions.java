@@ -111,7 +111,7 @@ final class ArrivalReactions {
                     if (print) {
                         // the run that ended, whole (its last periodic line may be up to PRINT_NANOS old);
                         // a prefix of its own, so that a reader of the periodic lines passes it by
-                        System.err.println("xq: arrival reaction, the run before (its last " + (appliedNanos - lastCounted) / 1_000_000
+                        TraceLines.line("xq: arrival reaction, the run before (its last " + (appliedNanos - lastCounted) / 1_000_000
                                 + " ms before this one): " + summary());
                     }
                     runFrom = total; // a new run of work: the printed figures start again
@@ -136,7 +136,7 @@ final class ArrivalReactions {
             lastPrint = appliedNanos;
             printedTotal = total;
             long t = tailNanos();
-            System.err.println("xq: arrival reaction: " + summary() + (t > 0 ? "; guards hold at least its P99 after a foreseen arrival (P99 " + t / 1000 + " us, of it arrivalReactionGraceMicros at most)" : ""));
+            TraceLines.line("xq: arrival reaction: " + summary() + (t > 0 ? "; guards hold at least its P99 after a foreseen arrival (P99 " + t / 1000 + " us, of it arrivalReactionGraceMicros at most)" : ""));
         }
     }
 
