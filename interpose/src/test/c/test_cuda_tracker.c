@@ -303,12 +303,15 @@ void test_arrivals(void)
         widths += sms > 0 && w >= 1 && w <= sms;
         ordered += idle > t && t >= prev_idle;
         lengths += idle - t >= 2500000ull && idle - t < 9000000ull;
-        spaced += prev && t - prev >= 8000000ull && t - prev <= 14000000ull;
+        /* the first task's arrival comes after the session's start (registration, the first
+         * launch): on a loaded CI VM 2.1 ms late, its interval to the second 7.85-7.87 ms in two
+         * tries of one run; the later ones are the period's */
+        spaced += prev && t - prev >= (n == 2 ? 5000000ull : 8000000ull) && t - prev <= 14000000ull;
         prev = t, prev_idle = idle;
     }
     CHECK(n == 8 && ordered == n && lengths == n && spaced == n - 1 && widths == n,
-          "%u busy periods (want 8), %u in order, %u of 3 ms or so, %u 10 ms apart, %u with a known width: %s", n, ordered, lengths,
-          spaced, widths, err);
+          "%u busy periods (want 8), %u in order, %u of 3 ms or so, %u 10 ms apart (the first 5 ms or more), %u with a known width: %s", n,
+          ordered, lengths, spaced, widths, err);
     printf("    %u busy periods as the node was shown them\n", n);
     tn_kill();
     app b;
