@@ -1659,7 +1659,11 @@ final class ArrivalGuards {
      * same build's run where it did not starve, H200).
      */
     private void progress(QueueView b, long now, long period, long command) {
-        Progress p = progress.computeIfAbsent(b.handle(), h -> new Progress());
+        Progress p = progress.get(b.handle()); // no lambda: its first call is bootstrapped (FirstCallsTest)
+        if (p == null) {
+            p = new Progress();
+            progress.put(b.handle(), p);
+        }
         long limit = (period == Long.MAX_VALUE ? 0 : 4 * period) + command;
         if (b.completed() != p.completed || p.at == 0 || now - p.at > 2 * Math.max(limit, p.limit)) {
             // progress, or the first look (or the first after a long while without a wide beat)
@@ -1727,7 +1731,11 @@ final class ArrivalGuards {
      * periods, and A at most the request that command runs into.
      */
     private boolean guardStarved(QueueView b, long now, long period, long command, Space space) {
-        Progress p = guarded.computeIfAbsent(b.handle(), h -> new Progress());
+        Progress p = guarded.get(b.handle()); // no lambda: its first call is bootstrapped (FirstCallsTest)
+        if (p == null) {
+            p = new Progress();
+            guarded.put(b.handle(), p);
+        }
         if (p.offUntil != 0) {
             if (b.completed() == p.completed && now - p.offUntil < 0) {
                 return true;

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
  * No call in the node's decisions pays a bootstrap at its first use: string concatenation is
  * compiled inline (a site's first call through {@code StringConcatFactory} cost 4.6 ms on the build
  * VM), and the records compared or printed in every decision have their methods written out (a
- * record's own, through {@code ObjectMethods}, cost 10-26 ms at the first call: on the H200 the
+ * record's own, through {@code ObjectMethods}, cost 10-26 ms at the first call, a lambda's about a
+ * millisecond: on the H200 the
  * node applied an arrival's decision 6 ms late at such a first call, and a GEMM launched inside a
  * batch's request, 28.5 ms against 8). Read from the compiled classes.
  */
@@ -41,6 +42,16 @@ class FirstCallsTest {
                     .map(p -> root.relativize(p).toString()).toList();
         }
         assertTrue(found.isEmpty(), "classes concatenating through StringConcatFactory (compile with -XDstringConcat=inline): " + found);
+    }
+
+    /** The arrival guards decide every launch's fate: no lambda in them either (each site's first call spins a class). */
+    @Test
+    void theArrivalGuardsBootstrapNothing() throws Exception {
+        Path f = classes().resolve("dev/xq/runtime/scheduler/ArrivalGuards.class");
+        assertTrue(Files.exists(f), "compiled: " + f);
+        for (String b : List.of("java/lang/invoke/LambdaMetafactory", "java/lang/runtime/ObjectMethods", "java/lang/invoke/StringConcatFactory")) {
+            assertTrue(!holds(f, b), "ArrivalGuards bootstraps through " + b + " at a first call");
+        }
     }
 
     @Test
