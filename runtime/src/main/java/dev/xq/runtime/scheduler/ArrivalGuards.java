@@ -577,7 +577,7 @@ final class ArrivalGuards {
             }
             if (debt(t) < LEARN_NANOS) {
                 learnStart = t;
-            } else if (TRACE) {
+            } else if (trace) {
                 TraceLines.line("xq: wide beats: a spell of learning refused: its debt " + debt(t) / 1_000_000 + " ms");
             }
         }
@@ -793,6 +793,8 @@ final class ArrivalGuards {
         long rhythmAnchor;
         /** Whether a beat of requests in fragments is looked for ({@link ArrivalGuards#requestBeats}). */
         boolean requestBeats = true;
+        /** Whether its owner prints a trace ({@link ArrivalGuards#trace}). */
+        boolean trace;
 
         long last() {
             return arrivals[(next + HISTORY - 1) % HISTORY];
@@ -1139,6 +1141,7 @@ final class ArrivalGuards {
             if (t == null) {
                 t = new Track();
                 t.requestBeats = requestBeats;
+                t.trace = trace;
                 tracks.put(v.handle(), t);
             }
             if (!t.wideSeen && space != Space.NONE) {
@@ -1318,7 +1321,7 @@ final class ArrivalGuards {
                     decided.put(b, Boolean.TRUE);
                     firstHeld++;
                     wake = Math.min(wake, until);
-                    if (TRACE && firstHeldLines < TRACE_BLOCKED_LINES) {
+                    if (trace && firstHeldLines < TRACE_BLOCKED_LINES) {
                         firstHeldLines++;
                         TraceLines.line("xq: first arrivals: q" + b + " held behind q" + e.getKey() + " (its arrival " + a.sinceQuiet
                                 + " since a quiet spell, " + (now - a.last()) / 1000 + " us ago, latest interval " + interval / 1000
@@ -1417,7 +1420,7 @@ final class ArrivalGuards {
                 // where its requests' commands are known, until it has done them
                 boolean idle = !a.ready() && a.inFlight() == 0 && beat != null;
                 boolean idleEarly = idle && ta.idleWithin(now, beat, a.completed());
-                if (TRACE && idle && !idleEarly && now - ta.last() < ta.hold(beat)) {
+                if (trace && idle && !idleEarly && now - ta.last() < ta.hold(beat)) {
                     traceCounted++;
                 }
                 boolean working = a.ready() || a.inFlight() > 0 || idleEarly;
@@ -1427,7 +1430,7 @@ final class ArrivalGuards {
                     space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
                 }
                 boolean fitting = beat != null && command < avail && !sa.ownContext();
-                if (TRACE && ta != null && ta.wideSeen && ta.learnStart != 0 && ta.spellTraced != ta.learnStart && !ta.learning(now)) {
+                if (trace && ta != null && ta.wideSeen && ta.learnStart != 0 && ta.spellTraced != ta.learnStart && !ta.learning(now)) {
                     // a spell of learning over (run out, quiet again, or a beat B fits): why B goes where it goes next
                     ta.spellTraced = ta.learnStart;
                     TraceLines.line("xq: wide beats: q" + a.handle() + "'s spell of learning over after " + (now - ta.learnStart) / 1_000_000
@@ -1439,7 +1442,7 @@ final class ArrivalGuards {
                 }
                 if (!fitting && ta != null && !sa.ownContext() && ta.spellOnReturn(now, tb)) {
                     ta.beginSpell(now);
-                    if (TRACE) {
+                    if (trace) {
                         TraceLines.line("xq: wide beats: q" + b.handle() + " came back behind q" + a.handle() + ", off any beat it fits: a spell of learning for q"
                                 + a.handle() + (ta.learnStart == now ? "" : " refused"));
                     }
@@ -1470,7 +1473,7 @@ final class ArrivalGuards {
                     learning = true;
                     ta.learnHeld = true;
                     wake = Math.min(wake, ta.learnEnds());
-                    if (TRACE) {
+                    if (trace) {
                         traceLearning++;
                     }
                 } else if ((working || (ta != null && ta.count > 0 && now - ta.last() < QUIET_NANOS)) && !sa.ownContext() && sa.known()
@@ -1485,11 +1488,11 @@ final class ArrivalGuards {
                     // learns its beat holds B throughout whatever else is above it (it was left
                     // narrowed, and where such a queue came first among the views the learning one
                     // was never looked at)
-                    if (TRACE && fits) {
+                    if (trace && fits) {
                         traceBlocked++;
                     }
                     fits = false;
-                    if (TRACE) {
+                    if (trace) {
                         traceLast = "q" + a.handle() + " (width " + sa.widthSms() + " of " + sa.deviceSms() + ", working "
                                 + working + ", tracked " + (ta != null) + ", preferred over it " + (ta != null && ta.over.containsKey(b.handle()))
                                 + ", beat " + (ta == null ? "-" : String.valueOf(ta.beat(now, grace())))
@@ -1521,7 +1524,7 @@ final class ArrivalGuards {
                 // a wide one learns its beat: held throughout, not left narrowed for the others
                 space.unnarrow(b.handle(), true);
                 decided.put(b.handle(), Boolean.TRUE);
-                if (TRACE) {
+                if (trace) {
                     traceHeldLearningBlocked++;
                 }
             }
@@ -1539,7 +1542,7 @@ final class ArrivalGuards {
                     progress(b, now, period, atLeave);
                 }
             }
-            if (TRACE) {
+            if (trace) {
                 traceConsidered++;
                 if (fits && wide && (leave == 0 || narrowerFits)) {
                     if (busy) {
@@ -1556,7 +1559,7 @@ final class ArrivalGuards {
                 }
             }
         }
-        if (TRACE && now - traceAt > 1_000_000_000L) {
+        if (trace && now - traceAt > 1_000_000_000L) {
             traceAt = now;
             TraceLines.line("xq: wide beats: narrowings considered " + traceConsidered + ", on the whole device " + traceWhole
                     + ", on the device less a narrow tenant's reserve " + tracePartly + " (kept: its command too long for the gap there, or the reserve no"
@@ -1611,6 +1614,18 @@ final class ArrivalGuards {
 
     /** {@code -Dxq.trace.wideBeats=true}: the node prints what the wide beats did, once a second, on stderr. */
     private static final boolean TRACE = Boolean.getBoolean("xq.trace.wideBeats");
+    /** {@link #TRACE} for the node's guards; off for a rehearsal's ({@link GuardsRehearsal}). */
+    private final boolean trace;
+
+    /** Guards that print the wide beats' trace when {@code -Dxq.trace.wideBeats=true}. */
+    ArrivalGuards() {
+        this(TRACE);
+    }
+
+    /** Guards that print the wide beats' trace or not. */
+    ArrivalGuards(boolean trace) {
+        this.trace = trace;
+    }
     private long traceConsidered;
     private long traceWhole;
     private long tracePartly;
@@ -1702,7 +1717,7 @@ final class ArrivalGuards {
             p.lastOff = off;
             p.offUntil = now + off;
             p.lastOffEnd = p.offUntil;
-            if (TRACE) {
+            if (trace) {
                 TraceLines.line("xq: wide beats: q" + b.handle() + " completed nothing for " + (now - p.at) / 1000
                         + " us on the whole device between another's requests; narrowed for " + off / 1_000_000 + " ms");
             }
@@ -1768,7 +1783,7 @@ final class ArrivalGuards {
         }
         p.offUntil = now + STARVED_FIRST_OFF_NANOS;
         starvedGuards++;
-        if (TRACE) {
+        if (trace) {
             TraceLines.line("xq: arrival guard: q" + b.handle() + " waited to launch for " + (now - p.at) / 1000
                     + " us under it with no command ended (its command " + command / 1000 + " us by the node's reckoning); unguarded for "
                     + "a command, at most " + STARVED_FIRST_OFF_NANOS / 1_000_000 + " ms");
