@@ -40,6 +40,9 @@ final class ContentionRule {
     private volatile Set<Long> top = Set.of();
     private volatile boolean onTop = true;
 
+    /** {@code recompute(null)}, bound once (a lambda's first use is bootstrapped: not in a decision). */
+    private final Runnable recomputeAll = () -> recompute(null);
+
     ContentionRule(Map<Long, NodeQueue> queues) {
         this.queues = queues;
     }
@@ -112,7 +115,7 @@ final class ContentionRule {
             }
             sleepApplyDue = true;
         }
-        Thread.ofVirtual().name("xq-contention-sleep").start(() -> recompute(null));
+        Thread.ofVirtual().name("xq-contention-sleep").start(recomputeAll);
     }
 
     /**

@@ -77,6 +77,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         void selected(String name);
     }
 
+    /** The on-top rule's work, bound once: a method reference's first use is bootstrapped (about a millisecond), here not in a decision. */
+    private final Runnable recompute = this::recomputeContention;
+
     public XqCore(RuntimeLog log) {
         this.log = log;
         this.scheduler = new Scheduler(this, log);
@@ -471,7 +474,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     @Override
     public void topQueuesChanged(Set<Long> nowTop) {
         contention.top(nowTop);
-        Thread.ofVirtual().name("xq-on-top").start(this::recomputeContention);
+        Thread.ofVirtual().name("xq-on-top").start(recompute);
     }
 
     /**

@@ -1614,7 +1614,7 @@ final class ArrivalGuards {
 
     /** {@code -Dxq.trace.wideBeats=true}: the node prints what the wide beats did, once a second, on stderr. */
     private static final boolean TRACE = Boolean.getBoolean("xq.trace.wideBeats");
-    /** {@link #TRACE} for the node's guards; off for a rehearsal's ({@link GuardsRehearsal}). */
+    /** {@link #TRACE} for the node's guards; off for a rehearsal's ({@link DecisionRehearsal}). */
     private final boolean trace;
 
     /** Guards that print the wide beats' trace when {@code -Dxq.trace.wideBeats=true}. */

@@ -229,16 +229,30 @@ public final class Scheduler {
                 return;
             }
             running = true;
-            // JFR's event classes, then the arrival guards' code, before any tenant needs them
-            // (a decision that first ran a path of the guards was applied 6 ms late on the H200)
+            // JFR's event classes, then the decision's bookkeeping (guards, queues on top, reactions),
+            // before any tenant needs them (a decision that first ran a path of the guards was
+            // applied 6 ms late on the H200), the trace's printer and the JVM's virtual threads, first started by a decision that changes the queues on
+            // top (the on-top rule's thread): 21-44 ms on the deciding thread at a node's first hold
+            // on the build VM (xq.trace.slowDecisions)
             Thread.ofPlatform().daemon().name("xq-warmup").start(() -> {
+                warmVirtualThreads();
+                TraceLines.warm();
                 Tracing.warmUp();
-                GuardsRehearsal.once(log);
+                DecisionRehearsal.once(log);
             });
             startLoop(generation);
             watchdog = new Watchdog(inProgress, () -> deadlineNanos, () -> running, this::takeAway).start();
         }
         signal();
+    }
+
+    /** Starts and joins one virtual thread: what the JVM sets up for the first is not a decision's to pay. */
+    static void warmVirtualThreads() {
+        try {
+            Thread.ofVirtual().name("xq-warmup-virtual").start(Thread::onSpinWait).join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public void stop() {
@@ -719,24 +733,31 @@ public final class Scheduler {
                 decidedActions.renarrow(handle, leaveSms);
             }
         } : spaced ? ArrivalGuards.Space.widths(h -> spaces.getOrDefault(h, QueueSpace.NONE)) : ArrivalGuards.Space.NONE;
+        long tGuards = System.nanoTime();
         long lingerWake = guards.apply(name, now, views, actions.decided, byHandle, placed);
+        long tApply = System.nanoTime();
         lingerWakeNanos = lingerWake;
         actions.wakeAt(lingerWake);
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
+        long tApplied = System.nanoTime();
         reactions.decided(views, actions.decided, suspends, System.nanoTime(), (h, since) -> {
             ScheduledQueue q = byHandle.get(h);
             return q == null ? 0 : q.toldNanos(since);
         });
         guards.reactionNanos(reactions.tailNanos());
+        long tReactions = System.nanoTime();
         guards.lift(); // after the holds: a queue held now must not see neither guard nor gate first
         dormant.end(now, views, byHandle);
+        long tDormant = System.nanoTime();
         long sourceWake = source.decided(views, byHandle);
+        long tSource = System.nanoTime();
         if (sourceWake != Long.MAX_VALUE) {
             actions.wakeAt(sourceWake);
         }
         wakeAtNanos = actions.wake;
         Set<Long> nowTop = tops.update(name, views, actions.decided);
+        long tTops = System.nanoTime();
         if (nowTop != null) {
             top = nowTop;
             source.topQueuesChanged(nowTop);
@@ -757,8 +778,28 @@ public final class Scheduler {
             log.info("scheduling policy now deciding: '" + name + "' (was '" + was + "')");
         }
         Tracing.decision(name, views.size(), suspends, resumes, took, end - enter);
+        if (TRACE_SLOW && end - enter >= SLOW_DECISION_NANOS && !views.isEmpty() && slowTraced < SLOW_DECISION_LINES) {
+            slowTraced++;
+            TraceLines.line("xq: slow decision: " + (end - enter) / 1000 + " us (views " + (now - enter) / 1000 + ", policy '" + name + "' " + took / 1000
+                    + ", before the guards " + (tGuards - t0 - took) / 1000 + ", guards " + (tApply - tGuards) / 1000 + ", holds and lets-go "
+                    + (tApplied - tApply) / 1000 + " (" + suspends + " held, " + resumes + " let go), reactions " + (tReactions - tApplied) / 1000
+                    + ", guards lifted and sleepers " + (tDormant - tReactions) / 1000 + ", the source's " + (tSource - tDormant) / 1000 + ", top queues "
+                    + (tTops - tSource) / 1000 + ", told " + (end - tTops) / 1000 + "), "
+                    + views.size() + " queues, narrowing " + actions.narrows() + ", at " + end + " ns");
+        }
         return true;
     }
+
+    /**
+     * {@code -Dxq.trace.slowDecisions=true}: a decision that took {@link #SLOW_DECISION_NANOS} or
+     * more from its start to its end is printed with where its time went (at most
+     * {@link #SLOW_DECISION_LINES} in a node's life): what the first decisions that take a path
+     * pay, and anything else that makes one slow.
+     */
+    private static final boolean TRACE_SLOW = Boolean.getBoolean("xq.trace.slowDecisions");
+    static final long SLOW_DECISION_NANOS = 1_000_000L;
+    static final int SLOW_DECISION_LINES = 64;
+    private int slowTraced; // deciding threads only: a count for the cap, a lost update harms nothing
 
     /**
      * Turns arrival guards on or off (see {@link ArrivalGuards}); off lifts the guards given at

@@ -35,6 +35,13 @@ public final class TraceLines {
         }
     }
 
+    /** Starts the printing thread now, so that the first line of a decision does not (the scheduler's start). */
+    static void warm() {
+        if (printer == null) {
+            start();
+        }
+    }
+
     private static synchronized void start() {
         if (printer != null) {
             return;

@@ -57,7 +57,7 @@ class FirstCallsTest {
     @Test
     void theRecordsOfEveryDecisionHaveTheirMethodsWrittenOut() throws Exception {
         Path c = classes();
-        for (String r : List.of("ArrivalGuards$Guard", "ArrivalGuards$Beat")) {
+        for (String r : List.of("ArrivalGuards$Guard", "ArrivalGuards$Beat", "TopQueues$Key", "TopQueues$DeviceKey")) {
             Path f = c.resolve("dev/xq/runtime/scheduler/" + r + ".class");
             assertTrue(Files.exists(f), "compiled: " + f);
             assertTrue(!holds(f, "java/lang/runtime/ObjectMethods"), r + " bootstraps its equals, hashCode or toString at the first call");

@@ -10,8 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A rehearsal of the arrival guards, run once when the scheduler starts, on a throwaway instance
- * with its trace off and a clock of its own: a wide latency-critical queue's warm-up, a quiet
+ * A rehearsal of the decision's bookkeeping (the arrival guards, the queues on top, the arrival
+ * reactions), run once when the scheduler starts, on throwaway instances with their traces off
+ * and a clock of their own: a wide latency-critical queue's warm-up, a quiet
  * spell, its requests on a beat (some in fragments), then at random, then one that never ends,
  * beside a narrowable queue of long commands, a narrow one and a process that stops and goes.
  * Nothing of it reaches the node's own guards or any queue.
@@ -23,7 +24,7 @@ import java.util.Map;
  * answered, and a GEMM launched inside a batch's request (28.5 ms against 8). Rehearsed, those
  * paths are loaded and compiled before any tenant arrives.
  */
-final class GuardsRehearsal {
+final class DecisionRehearsal {
 
     static final long MS = 1_000_000L;
     /** Rounds of the scenario: enough calls for the JIT to compile the guards' hot paths. */
@@ -36,7 +37,7 @@ final class GuardsRehearsal {
 
     private static final java.util.concurrent.atomic.AtomicBoolean DONE = new java.util.concurrent.atomic.AtomicBoolean();
 
-    private GuardsRehearsal() {
+    private DecisionRehearsal() {
     }
 
     /**
@@ -64,11 +65,13 @@ final class GuardsRehearsal {
         long unnarrowed;
         long gapsTold;
         long renarrowed;
+        long topChanges;
 
         @Override
         public String toString() {
             return "decisions " + decisions + ", guards given " + guardsGiven + ", lifted " + guardsLifted + ", held " + held + ", narrowed " + narrowed
-                    + ", let out of a narrowing " + unnarrowed + ", gaps told " + gapsTold + ", narrowed anew " + renarrowed;
+                    + ", let out of a narrowing " + unnarrowed + ", gaps told " + gapsTold + ", narrowed anew " + renarrowed + ", changes on top "
+                    + topChanges;
         }
     }
 
@@ -143,9 +146,13 @@ final class GuardsRehearsal {
     static Tally run(int rounds) {
         Tally tally = new Tally();
         for (int r = 0; r < rounds; r++) {
-            round(new ArrivalGuards(false), tally, 1_000_000 * MS * (r + 1));
+            round(new Round(new ArrivalGuards(false), new TopQueues(), new ArrivalReactions(false)), tally, 1_000_000 * MS * (r + 1));
         }
         return tally;
+    }
+
+    /** One round's throwaway instances. */
+    private record Round(ArrivalGuards guards, TopQueues tops, ArrivalReactions reactions) {
     }
 
     /** The queues' state at one decision. */
@@ -166,7 +173,7 @@ final class GuardsRehearsal {
         int decisions;
     }
 
-    private static void round(ArrivalGuards guards, Tally tally, long t0) {
+    private static void round(Round guards, Tally tally, long t0) {
         World w = new World();
         long t = t0;
         // B's own first commands, alone
@@ -231,14 +238,15 @@ final class GuardsRehearsal {
             t += 3 * MS;
             decide(guards, tally, t, w, false);
         }
-        guards.lingerWake();
-        guards.firstHeld();
-        guards.given();
-        guards.clear();
+        guards.guards().lingerWake();
+        guards.guards().firstHeld();
+        guards.guards().given();
+        guards.guards().clear();
+        guards.reactions().summary(); // what the trace prints
     }
 
     /** A request of A: arrives at {@code t}, busy {@code busy}; @return when the next may arrive ({@code t + interval}). */
-    private static long request(ArrivalGuards guards, Tally tally, long t, long busy, long interval, World w) {
+    private static long request(Round guards, Tally tally, long t, long busy, long interval, World w) {
         w.aSince = t;
         decide(guards, tally, t, w, false);
         w.aSince = 0;
@@ -257,7 +265,7 @@ final class GuardsRehearsal {
         return t + Math.max(interval, busy);
     }
 
-    private static void decide(ArrivalGuards guards, Tally tally, long now, World w, boolean nothingPlaced) {
+    private static void decide(Round round, Tally tally, long now, World w, boolean nothingPlaced) {
         List<QueueView> views = new ArrayList<>(4);
         Map<Long, Boolean> decided = new HashMap<>();
         views.add(view(A, 2, w.aSince, 0, 0));
@@ -265,15 +273,27 @@ final class GuardsRehearsal {
             views.add(view(B, 1, w.bReady ? now - 30 * MS : 0, 21 * MS, w.bCompleted));
             decided.put(B, w.aSince != 0);
         }
-        views.add(view(C, 3, w.cSince, 0, 0));
+        // C, between its own arrivals, has work while A works and yields to it: A on top
+        views.add(view(C, 3, w.cSince != 0 ? w.cSince : w.aSince, 0, 0));
+        decided.put(C, w.aSince != 0 && w.cSince == 0);
         if (w.dThere) {
             views.add(view(D, 1, w.dSince, 5 * MS, w.dCompleted));
             decided.put(D, w.aSince != 0);
         }
         Placed space = new Placed(tally, w);
+        String policy = ++w.decisions % 500 == 0 ? "fixed-priority" : "hpf";
         Map<Long, ArrivalGuards.Guard> changes = nothingPlaced
-                ? guards.update("hpf", now, views, decided, ArrivalGuards.Space.widths(space::space))
-                : guards.update(++w.decisions % 500 == 0 ? "fixed-priority" : "hpf", now, views, decided, space);
+                ? round.guards().update(policy, now, views, decided, ArrivalGuards.Space.widths(space::space))
+                : round.guards().update(policy, now, views, decided, space);
+        int suspends = 0;
+        for (Boolean h : decided.values()) {
+            suspends += Boolean.TRUE.equals(h) ? 1 : 0;
+        }
+        round.reactions().decided(views, decided, suspends, now + 200_000, (h, since) -> since + 50_000);
+        round.reactions().tailNanos();
+        if (round.tops().update(policy, views, decided) != null) {
+            tally.topChanges++;
+        }
         tally.decisions++;
         for (ArrivalGuards.Guard g : changes.values()) {
             if (g.equals(ArrivalGuards.Guard.NONE)) {
