@@ -84,8 +84,14 @@ node() {
   # descheduled for 3-4 ms inside a 10 us decision after a policy swap; with C1 only, the
   # hot-swap scenario's longest decision gap on the 2-vCPU build VM fell from 1-6 ms to 0.5-0.7 ms,
   # and every other scenario there was as good or better (docs/performance.md, "JIT on two CPUs").
+  # With C2, no speculation that a later decision can undo: a branch or a type the compiled code
+  # never saw (the rehearsal's queues are not the tenants') made C2's code fall back to the
+  # interpreter (deoptimised) 49-64 times a run in the scheduler's code on the H200, in bursts as a
+  # mix's requests began; with the trap limits at 0 and type speculation off, 2-4, and the arrival
+  # reactions' P99 393-503 us against 710-756 in the same call (docs/performance.md, "The node's
+  # JIT without speculation"). C1 (two CPUs) does not speculate so.
   # XQ_JAVA_OPTS replaces all of it.
-  local jit=""
+  local jit="-XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0 -XX:-UseTypeSpeculation"
   if [ "$(nproc 2>/dev/null || echo 4)" -le 2 ]; then
     jit="-XX:TieredStopAtLevel=1"
   fi
