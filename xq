@@ -87,9 +87,8 @@ node() {
   # With C2, no speculation that a later decision can undo: a branch or a type the compiled code
   # never saw (the rehearsal's queues are not the tenants') made C2's code fall back to the
   # interpreter (deoptimised) 49-64 times a run in the scheduler's code on the H200, in bursts as a
-  # mix's requests began; with the trap limits at 0 and type speculation off, 2-4, and the arrival
-  # reactions' P99 393-503 us against 710-756 in the same call (docs/performance.md, "The node's
-  # JIT without speculation"). C1 (two CPUs) does not speculate so.
+  # mix's requests began; with the trap limits at 0 and type speculation off, 2-6 (docs/performance.md,
+  # "The node's JIT without speculation"). C1 (two CPUs) does not speculate so.
   # XQ_JAVA_OPTS replaces all of it.
   local jit="-XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0 -XX:-UseTypeSpeculation"
   if [ "$(nproc 2>/dev/null || echo 4)" -le 2 ]; then
