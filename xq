@@ -86,8 +86,8 @@ node() {
   # and every other scenario there was as good or better (docs/performance.md, "JIT on two CPUs").
   # With C2, no speculation that a later decision can undo: a branch or a type the compiled code
   # never saw (the rehearsal's queues are not the tenants') made C2's code fall back to the
-  # interpreter (deoptimised) 49-64 times a run in the scheduler's code on the H200, in bursts as a
-  # mix's requests began; with the trap limits at 0 and type speculation off, 2-6 (docs/performance.md,
+  # interpreter (deoptimised) 33-57 times in a 12 s run of the node's code on the H200, in bursts as a
+  # mix's requests began; with the trap limits at 0 and type speculation off, 1-5 (docs/performance.md,
   # "The node's JIT without speculation"). C1 (two CPUs) does not speculate so.
   # XQ_JAVA_OPTS replaces all of it.
   local jit="-XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0 -XX:-UseTypeSpeculation"
