@@ -1182,14 +1182,16 @@ final class ArrivalGuards {
             }
         }
         if (arrived != null) {
-            // who yields to a queue that just arrived: those with work that it left held
+            // who yields to a queue that just arrived: those with work that it left held, and that
+            // it outranks where both have priorities (one held for another reason, on another's
+            // turn or behind a third queue, does not yield to a queue of its own class)
             for (QueueView a : arrived) {
                 if (held(a, decided)) {
                     continue;
                 }
                 Track ta = tracks.get(a.handle());
                 for (QueueView b : views) {
-                    if (b.handle() != a.handle() && b.ready() && !b.suspendedByApp() && held(b, decided)) {
+                    if (b.handle() != a.handle() && b.ready() && !b.suspendedByApp() && held(b, decided) && outranks(a, b)) {
                         ta.over.put(b.handle(), now);
                         Track tb = tracks.get(b.handle());
                         if (tb != null) {
@@ -1339,6 +1341,29 @@ final class ArrivalGuards {
 
     long firstHeld() {
         return firstHeld;
+    }
+
+    /**
+     * Whether a queue held as {@code a} arrived may be taken as yielding to it: not where both carry
+     * a priority and {@code a}'s is not the higher. Two best-effort processes of one priority are
+     * never preferred one over the other by hpf; one is held as the other arrives for other
+     * reasons (on the other's turn, behind a third, wider queue's request), and taken as yielding
+     * it was guarded against the other's rhythm and held through the other's "first arrivals": on
+     * the H200 a Triton loop's steps (3.5 ms apart, on the whole device) held a GEMM process for up
+     * to 100 ms at a time beside a decoder and a large batch (the GEMM at 0.52-0.55 of native
+     * sharing between the paired reading's stops, the Triton loop at 1.15-1.31; sessions 66-67).
+     * Queues without priorities (a policy of deadlines) keep the decisions' word, as before.
+     */
+    static boolean outranks(QueueView a, QueueView b) {
+        boolean aHas = false;
+        boolean bHas = false;
+        for (dev.xq.api.Hint h : a.hints()) {
+            aHas |= h instanceof dev.xq.api.Hint.Priority;
+        }
+        for (dev.xq.api.Hint h : b.hints()) {
+            bHas |= h instanceof dev.xq.api.Hint.Priority;
+        }
+        return !aHas || !bHas || a.priority() > b.priority();
     }
 
     private static boolean held(QueueView v, Map<Long, Boolean> decided) {

@@ -1403,6 +1403,62 @@ class ArrivalGuardsTest {
         }
     }
 
+    /**
+     * {@link #stepShort} (with widths) where A has priority {@code aPriority} (none: null) and B
+     * priority 1 or none ({@code bHint} false); B is held while A works, as a decision holding it
+     * for any reason would.
+     * @return {B held, B's guard or null}
+     */
+    static Object[] stepShortRanked(ArrivalGuards guards, long now, boolean aReady, long aSince, Integer aPriority, boolean bHint) {
+        java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, aReady));
+        ArrivalGuards.Space sp = ArrivalGuards.Space.widths(h -> h == A ? new dev.xq.policy.spi.QueueSpace(false, 132, 132)
+                : h == B ? new dev.xq.policy.spi.QueueSpace(true, 8, 132) : dev.xq.policy.spi.QueueSpace.NONE);
+        QueueView a = new QueueView(A, "q" + A, "d0", "g" + A, aReady, false, false, aReady ? aSince : 0, 0, 0, aReady ? 1 : 0, 0, 0, 0,
+                aPriority == null ? List.of() : List.of(new dev.xq.api.Hint.Priority(aPriority)), PreemptionLevel.BLOCK);
+        QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, now / MS, 200_000L,
+                bHint ? List.of(new dev.xq.api.Hint.Priority(1)) : List.of(), PreemptionLevel.BLOCK);
+        guards.update("hpf", now, List.of(a, b), decided, sp);
+        return new Object[] {Boolean.TRUE.equals(decided.get(B)), guards.given().get(B)};
+    }
+
+    /**
+     * A wide queue of B's own priority that arrives while B is held for another reason (on its
+     * turn, behind a third queue) is not one B yields to: B is not held through its first
+     * requests nor guarded against its beat (a Triton loop's steps held a GEMM process up to
+     * 100 ms at a time on the H200, session 67). One of a higher priority still holds B (the
+     * control), and where either has no priority (a policy of deadlines) the decisions' word
+     * stands, as before.
+     */
+    @Test
+    void aQueueOfTheSamePriorityIsNotOneToYieldTo() {
+        record Case(Integer aPriority, boolean bHint, boolean yields) {
+        }
+        for (Case c : List.of(new Case(1, true, false), new Case(0, true, false), new Case(2, true, true), new Case(null, true, true),
+                new Case(1, false, true))) {
+            ArrivalGuards guards = new ArrivalGuards();
+            long t0 = 1000 * MS;
+            for (int i = 0; i < 5; i++) { // A's warm-up, long before (its width seen), then quiet
+                long at = t0 + i * 9 * MS;
+                stepShortRanked(guards, at, true, at, c.aPriority(), c.bHint());
+                stepShortRanked(guards, at + 8 * MS, false, 0, c.aPriority(), c.bHint());
+            }
+            long go = t0 + 3000 * MS;
+            boolean heldBetween = false;
+            boolean guarded = false;
+            for (int i = 0; i < 8; i++) {
+                long at = go + i * 25 * MS;
+                stepShortRanked(guards, at, true, at, c.aPriority(), c.bHint());
+                Object[] idle = stepShortRanked(guards, at + 2 * MS, false, 0, c.aPriority(), c.bHint());
+                Object[] later = stepShortRanked(guards, at + 12 * MS, false, 0, c.aPriority(), c.bHint());
+                heldBetween |= (Boolean) idle[0] || (Boolean) later[0];
+                guarded |= later[1] != null;
+            }
+            assertEquals(c.yields(), heldBetween, "held between A's first requests: " + c);
+            assertEquals(c.yields(), guarded, "guarded against A's beat: " + c);
+            assertEquals(c.yields(), guards.firstHeld() > 0, "counted as held through A's first arrivals: " + c);
+        }
+    }
+
     /** {@link #step} with A's completed commands given; gap[0]: what the wide beats gave B's owner of the gap (-1: nothing). */
     static boolean[] stepCounted(ArrivalGuards guards, long now, boolean aReady, long aSince, long aCompleted, long[] gap) {
         TestSpace sp = space(132, 1, List.of());
