@@ -1591,7 +1591,7 @@ final class ArrivalGuards {
                     + " narrower " + traceReserveTooWide + "), held " + traceHeld + " (" + traceLearning + " while a beat was learnt), let go within the hold at a request's commands "
                     + traceCounted + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
                     + traceBlocked + " (held all the same while one above learnt its beat " + traceHeldLearningBlocked + ")"
-                    + ", not taken as starving while stopped " + stoppedNotStarving
+                    + ", not taken as starving while stopped " + stoppedNotStarving + ", held through a wide queue's first arrivals " + firstHeld
                     + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
         return wake;
