@@ -168,7 +168,13 @@ public final class MixScenario implements Scenario {
             // added in session 39, first run as a mix of one's own: three processes alike beside a
             // batch's beat, where thirds of the device made each kernel longer than the gap and the
             // GEMMs got 0.32, 0.32 and 0.74 of native sharing
-            Mix.of("bulk:2", "gemm:1", "gemm:1", "gemm:1"));
+            Mix.of("bulk:2", "gemm:1", "gemm:1", "gemm:1"),
+            // added in session 68, first run as mixes of one's own: a wide tenant on top of a
+            // large batch and an eager decoder (XQ worse than native sharing for all three LC
+            // tenants: the graph 5.73-5.95 x against 2.65, the GEMM narrowed to half beside its
+            // requests, unguarded), and best-effort processes only (the bf16 trainer at 0.52)
+            Mix.of("graph:3", "decode:2", "bulk:2", "gemm:1"),
+            Mix.of("gemm:1", "triton:1", "trainbf16:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
