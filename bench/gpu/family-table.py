@@ -11,7 +11,10 @@ split by when they began, within 0.75 s of a continue or later, where the file h
 late"),
 each BE tenant's rate / native (xq / mps), and whether xq and plain MPS meet the family's goals
 (LC <= 1.10 x standalone, and <= native where native is within that; BE >= 0.9 x native; for xq
-also its outputs within 1e-3 of native's, as the scenario judges). The goals are judged again from
+also its outputs within 1e-3 of native's, as the scenario judges). A missed mix where XQ left an LC tenant worse
+off than native sharing by more than the run tells apart (the scenario's lc_worse_than_native since
+session 68; for older files the same test on their figures: paired with ranges, xq's range of the
+ratio wholly above native's, otherwise xq over 1.10 x native) says "worse than native for NAME". The goals are judged again from
 the figures, so that files written before the scenario judged mps (session 53) read the same.
 Under the paired reading a BE tenant is judged by its rate between the stops (the mean interval
 between two of its synchronizations with no stop between them, against native's; 5 such intervals
@@ -89,6 +92,23 @@ def files(args):
             yield a
 
 
+def worse_than_native(t, r, tag):
+    """XQ worse than native sharing for an LC tenant by more than the run tells apart, as the scenario's
+    lc_worse_than_native (files since session 68) and, for older files, from their figures: paired with
+    ranges, xq's range of the ratio wholly above native's; paired without, or unpaired, xq over 1.10 x native."""
+    if t.get("xq_worse_than_native"):
+        return True
+    nat, xq = r.get("native"), r.get("xq")
+    if nat is None or xq is None:
+        return False
+    if tag:
+        pn, px = t.get("paired", {}).get("native", {}), t.get("paired", {}).get("xq", {})
+        rn, rx = pn.get("shared_over_alone_p99_range90"), px.get("shared_over_alone_p99_range90")
+        if rn and rx:
+            return rx[0] > rn[1]
+    return xq > LC_BOUND * nat
+
+
 def main(args):
     if not args:
         print(__doc__, file=sys.stderr)
@@ -98,7 +118,7 @@ def main(args):
         with (gzip.open if f.endswith(".gz") else open)(f, "rt") as fh:
             d = json.load(fh)
         for m in d.get("mixes", []):
-            lc, be, ok = [], [], {"xq": True, "mps": True}
+            lc, be, ok, worse = [], [], {"xq": True, "mps": True}, []
             has_mps = False
             for t in m["tenants"]:
                 if t["role"] == "lc":
@@ -121,6 +141,8 @@ def main(args):
                                                          if close else ""))
                     for md in ok:
                         ok[md] &= lc_ok(r.get(md), nat)
+                    if worse_than_native(t, r, tag):
+                        worse.append(t["name"])
                 else:
                     x, p = t.get("xq_vs_native"), t.get("mps_vs_native")
                     has_mps |= p is not None
@@ -157,7 +179,8 @@ def main(args):
             for md in met:
                 met[md] += 1 if ok[md] else 0
             rows.append("| %s | %s | %s | %s | %s |" % (m["name"], "; ".join(lc) or "-", "; ".join(be) or "-",
-                                                        "**met**" if ok["xq"] else "missed",
+                                                        "**met**" if ok["xq"] else "missed" + (
+                                                            ": **worse than native for %s**" % ", ".join(worse) if worse else ""),
                                                         "-" if ok["mps"] is None else "met" if ok["mps"] else "missed"))
     print("| mix | LC P99 / standalone: native / xq / mps | BE rate / native: xq / mps | xq | mps |")
     print("|---|---|---|---|---|")

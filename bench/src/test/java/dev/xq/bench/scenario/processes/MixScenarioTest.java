@@ -506,6 +506,36 @@ class MixScenarioTest {
         assertNull(d3.get("over_native_within_range"));
     }
 
+    /**
+     * XQ worse than native sharing for an LC tenant beyond the readings' ranges is said per tenant,
+     * per mix and in a note; within them, or better than native, nothing is said.
+     */
+    @Test
+    void anLcTenantWorseThanNativeBeyondTheRangesIsSaid() {
+        var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
+        // xq 1.61 [1.40-1.75] against native 0.94 [0.90-1.01]: apart
+        var bad = MixScenario.judge(mix, modes(lc(10, 7), rangedLc(28.2, 30, 0.90, 1.01), be(100), rangedLc(48.3, 30, 1.40, 1.75), be(95)));
+        @SuppressWarnings("unchecked")
+        var d = ((List<Map<String, Object>>) bad.json().get("tenants")).get(0);
+        assertEquals(Boolean.TRUE, d.get("xq_worse_than_native"), d.toString());
+        assertEquals(List.of("decode"), bad.json().get("lc_worse_than_native"));
+        assertTrue(bad.notes().stream().anyMatch(n -> n.contains("decode worse than native sharing")), bad.notes().toString());
+        // overlapping ranges: xq 1.04 [0.95-1.09] against native 0.90 [0.85-1.03]
+        var near = MixScenario.judge(mix, modes(lc(10, 7), rangedLc(27, 30, 0.85, 1.03), be(100), rangedLc(31.2, 30, 0.95, 1.09), be(95)));
+        @SuppressWarnings("unchecked")
+        var d2 = ((List<Map<String, Object>>) near.json().get("tenants")).get(0);
+        assertNull(d2.get("xq_worse_than_native"));
+        assertNull(near.json().get("lc_worse_than_native"));
+        // better than native: nothing
+        var good = MixScenario.judge(mix, modes(lc(10, 7), rangedLc(60, 30, 1.9, 2.2), be(100), rangedLc(30, 30, 0.95, 1.05), be(95)));
+        assertNull(good.json().get("lc_worse_than_native"));
+        // unpaired: by P99 against 1.10 x native's
+        var unpaired = MixScenario.judge(mix, modes(lc(10, 7), lc(10, 7), be(100), lc(11.5, 7), be(95)));
+        assertEquals(List.of("decode"), unpaired.json().get("lc_worse_than_native"));
+        var unpairedNear = MixScenario.judge(mix, modes(lc(10, 7), lc(10, 7), be(100), lc(10.5, 7), be(95)));
+        assertNull(unpairedNear.json().get("lc_worse_than_native"));
+    }
+
     /** Real processes stopped and continued (kill -STOP / -CONT) on the fake libcuda: every tenant still reports. */
     @Test
     void theBeTenantsStoppedInTurnStillFinishAndReport(@TempDir Path tmp) throws Exception {
