@@ -560,6 +560,7 @@ public final class ExternalQueueImpl implements NodeQueue {
     }
 
     /** @return whether the scheduler's holds and limits pass this queue by (its process has the whole device in space) */
+    @Override
     public boolean spaceOnly() {
         return spaceOnly;
     }

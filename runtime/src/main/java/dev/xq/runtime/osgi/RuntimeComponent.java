@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -141,6 +141,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (wide != null && wide != core.scheduler().wideBeats()) {
             core.scheduler().wideBeats(wide);
+        }
+        Boolean narrowedGuards = read("narrowedGuards", "true or false", s::narrowedGuards);
+        if (raw.get("narrowedGuards") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: narrowedGuards '" + text + "' is not true or false; ignored", null);
+            narrowedGuards = null;
+        }
+        if (narrowedGuards != null && narrowedGuards != core.scheduler().narrowedGuards()) {
+            core.scheduler().narrowedGuards(narrowedGuards);
         }
         Boolean weighed = read("bestEffortWeights", "true or false", s::bestEffortWeights);
         if (raw.get("bestEffortWeights") instanceof String text && !text.trim().equalsIgnoreCase("true")

@@ -48,6 +48,13 @@ public @interface SchedulerConfig {
             + "for policies that decide space (hpf).")
     boolean wideBeats() default true;
 
+    @AttributeDefinition(name = "Narrowed guards", description = "With wide beats: a best-effort queue left narrowed "
+            + "(no width at which its commands fit every wide tenant's gaps while a narrow tenant keeps its reserve) is still "
+            + "held while a wide tenant on a beat whose gaps its command fits at its narrowed width works, and guarded against "
+            + "that tenant's next arrival between its requests. Off: it runs narrowed through their requests, unguarded (beside a "
+            + "half-device GEMM kernel a large batch's kernels did not start until it ended, on an H200).")
+    boolean narrowedGuards() default true;
+
     @AttributeDefinition(name = "Best-effort parts", description = "Best-effort processes with work on a device that the "
             + "node narrows split what they may use in equal parts, one each, in pid order: under MPS two of them on the whole "
             + "device fight over the same multiprocessors and long kernels win (training beside 21 ms GEMMs at 0.05-0.19 of "

@@ -271,6 +271,15 @@ final class ArrivalGuards {
         default void gap(long handle, long availNanos, long now) {
         }
 
+        /**
+         * Whether the scheduler never holds the queue in time ({@link ScheduledQueue#spaceOnly}: a
+         * latency-critical process with the whole device in space): a hold decided for it is not
+         * applied, and it works as if let run.
+         */
+        default boolean spaceOnly(long handle) {
+            return false;
+        }
+
         /** Whether the queue's process is stopped now ({@link ScheduledQueue#ownerStopped}): its silence is not starving. */
         default boolean stopped(long handle) {
             return false;
@@ -309,7 +318,17 @@ final class ArrivalGuards {
          * widths only (a wide tenant told apart, {@link #firstArrivals}); otherwise as {@link #NONE}.
          */
         static Space widths(java.util.function.LongFunction<QueueSpace> spaces) {
+            return widths(spaces, h -> false);
+        }
+
+        /** {@link #widths(java.util.function.LongFunction)}, with the queues never held in time ({@link #spaceOnly}). */
+        static Space widths(java.util.function.LongFunction<QueueSpace> spaces, java.util.function.LongPredicate spaceOnly) {
             return new Space() {
+                @Override
+                public boolean spaceOnly(long handle) {
+                    return spaceOnly.test(handle);
+                }
+
                 @Override
                 public int narrowed(long handle) {
                     return 0;
@@ -1017,6 +1036,7 @@ final class ArrivalGuards {
     private long reactionNanos;
     private long reactionCapNanos = MAX_REACTION_GRACE_NANOS;
     private boolean wideBeats = true;
+    private boolean narrowedGuards = true;
     private boolean requestBeats = true;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
     private long lingerWake = Long.MAX_VALUE;
@@ -1092,6 +1112,19 @@ final class ArrivalGuards {
 
     boolean wideBeats() {
         return wideBeats;
+    }
+
+    /**
+     * Turns on or off the guards of a queue the wide beats leave narrowed: held while a wide queue
+     * on a beat whose gaps its command fits at the width it runs works, and guarded against that
+     * queue's next arrival between ({@link #wideBeats}).
+     */
+    void narrowedGuards(boolean on) {
+        narrowedGuards = on;
+    }
+
+    boolean narrowedGuards() {
+        return narrowedGuards;
     }
 
     /** @return when the deciding thread must decide again for a linger to end; Long.MAX_VALUE for none */
@@ -1186,7 +1219,14 @@ final class ArrivalGuards {
             // it outranks where both have priorities (one held for another reason, on another's
             // turn or behind a third queue, does not yield to a queue of its own class)
             for (QueueView a : arrived) {
-                if (held(a, decided)) {
+                if (held(a, decided) && !space.spaceOnly(a.handle())) {
+                    // held on arrival (a queue whose hold is never applied, a latency-critical
+                    // process with the whole device in space, works as if let run: its arrivals
+                    // count. A large batch on a 100 ms beat that arrived with a CUDA graph of a
+                    // higher priority, on a 25 ms beat, was "held" at each of its arrivals, never
+                    // took its place over the GEMM process below it, and so had no beat for it:
+                    // the GEMM's half-device kernels ran through its requests, unguarded, and kept
+                    // its kernels from starting until they ended; H200, sessions 68-69)
                     continue;
                 }
                 Track ta = tracks.get(a.handle());
@@ -1434,6 +1474,13 @@ final class ArrivalGuards {
             int reserve = 0;
             long leastAvail = Long.MAX_VALUE;
             Track tb = tracks.get(b.handle());
+            // where B stays narrowed after all (below): its command at the width the decision left it,
+            // and the wide ones on a beat whose gaps that fits (narrowedGuards)
+            int deviceSmsB = sb.deviceSms() > 0 ? sb.deviceSms() : 128;
+            long atNarrowed = command * deviceSmsB / Math.max(1, deviceSmsB - Math.min(deviceSmsB - 1, space.narrowed(b.handle())));
+            boolean narrowedFits = false;
+            boolean narrowedBusy = false;
+            long narrowedPeriod = Long.MAX_VALUE;
             for (QueueView a : views) {
                 if (a.handle() == b.handle() || a.priority() <= b.priority() || !a.device().equals(b.device())) {
                     continue;
@@ -1455,6 +1502,12 @@ final class ArrivalGuards {
                     space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
                 }
                 boolean fitting = beat != null && command < avail && !sa.ownContext();
+                if (narrowedGuards && beat != null && !sa.ownContext() && sa.known()
+                        && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms())) && atNarrowed < avail) {
+                    narrowedFits = true;
+                    narrowedBusy |= working;
+                    narrowedPeriod = Math.min(narrowedPeriod, beat.periodNanos());
+                }
                 if (trace && ta != null && ta.wideSeen && ta.learnStart != 0 && ta.spellTraced != ta.learnStart && !ta.learning(now)) {
                     // a spell of learning over (run out, quiet again, or a beat B fits): why B goes where it goes next
                     ta.spellTraced = ta.learnStart;
@@ -1553,7 +1606,28 @@ final class ArrivalGuards {
                     traceHeldLearningBlocked++;
                 }
             }
-            if (fits && wide && (leave == 0 || narrowerFits)) {
+            boolean placedAround = fits && wide && (leave == 0 || narrowerFits);
+            if (!placedAround && !learning && narrowedFits && space.narrowed(b.handle()) > 0) {
+                // left narrowed (no width fits every wide one's gaps, the narrow ones' reserve kept),
+                // yet its command at the width it runs fits the gaps of some wide ones on a beat: it
+                // is held while one of those works and runs narrowed between their requests, under
+                // their guards. Narrowed beside them it ran into their requests unguarded (the policy
+                // "holds" a narrowed queue, so no guard was given), and a half-device GEMM kernel
+                // kept a large batch's kernels from starting until it ended: 43 of its 44 slow
+                // requests ended within 2 ms of a GEMM kernel's end, and a CUDA graph above both
+                // waited behind them (5.95 x its standalone P99 against 2.65 natively, H200, session 68)
+                if (narrowedBusy) {
+                    space.unnarrow(b.handle(), true);
+                    decided.put(b.handle(), Boolean.TRUE);
+                } else {
+                    partly.put(b.handle(), atNarrowed);
+                }
+                progress(b, now, narrowedPeriod, atNarrowed);
+                if (trace) {
+                    traceNarrowedGuarded++;
+                }
+            }
+            if (placedAround) {
                 if (leave == 0 || busy) {
                     space.unnarrow(b.handle(), busy);
                     decided.put(b.handle(), busy);
@@ -1591,6 +1665,7 @@ final class ArrivalGuards {
                     + " narrower " + traceReserveTooWide + "), held " + traceHeld + " (" + traceLearning + " while a beat was learnt), let go within the hold at a request's commands "
                     + traceCounted + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
                     + traceBlocked + " (held all the same while one above learnt its beat " + traceHeldLearningBlocked + ")"
+                    + ", left narrowed but held and guarded by the wide beats it fits at that width " + traceNarrowedGuarded
                     + ", not taken as starving while stopped " + stoppedNotStarving + ", held through a wide queue's first arrivals " + firstHeld
                     + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
@@ -1652,6 +1727,7 @@ final class ArrivalGuards {
         this.trace = trace;
     }
     private long traceConsidered;
+    private long traceNarrowedGuarded;
     private long traceWhole;
     private long tracePartly;
     private long traceReserveTooWide;
@@ -1710,8 +1786,15 @@ final class ArrivalGuards {
             p.completed = b.completed();
             p.at = now;
             p.stopped = false;
+            p.limit = limit;
+        } else {
+            // one wait under rules that alternate (whole in a 25 ms graph's gaps while an eager
+            // decoder is quiet, narrowed and guarded by a 100 ms batch's beat while it works) is
+            // starving past the longest limit among them: by the last one alone, the graph's 121 ms
+            // cut the batch's wait short, and the starving queue ran narrowed and unguarded for
+            // 0.5-2 s through both tenants' requests (H200, session 69)
+            p.limit = Math.max(p.limit, limit);
         }
-        p.limit = limit;
     }
 
     private boolean starved(QueueView b, long now, Space space) {

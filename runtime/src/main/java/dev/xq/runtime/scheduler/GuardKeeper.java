@@ -58,6 +58,19 @@ final class GuardKeeper {
         }
     }
 
+    /** Turns the guards of queues the wide beats leave narrowed on or off ({@link ArrivalGuards#narrowedGuards}). */
+    void narrowedGuards(boolean on) {
+        synchronized (guards) {
+            guards.narrowedGuards(on);
+        }
+    }
+
+    boolean narrowedGuards() {
+        synchronized (guards) {
+            return guards.narrowedGuards();
+        }
+    }
+
     /** Sets how long after a foreseen arrival a guard still holds ({@link ArrivalGuards}). */
     void graceNanos(long nanos) {
         synchronized (guards) {

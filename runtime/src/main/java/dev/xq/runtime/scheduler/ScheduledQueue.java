@@ -111,6 +111,15 @@ public interface ScheduledQueue {
     }
 
     /**
+     * Whether the scheduler's holds and limits pass this queue by: its process has the whole
+     * device in space (a latency-critical MPS client), so a hold decided for it is never applied.
+     * Default: no (every queue the node holds in time).
+     */
+    default boolean spaceOnly() {
+        return false;
+    }
+
+    /**
      * Whether the process that owns this queue is stopped now (SIGSTOP, a debugger, job control):
      * it can neither launch nor see its commands end, so its making no progress says nothing of
      * how the scheduler treats it. Default: never (the node's own queues).

@@ -724,6 +724,12 @@ public final class Scheduler {
             }
 
             @Override
+            public boolean spaceOnly(long handle) {
+                ScheduledQueue q = byHandle.get(handle);
+                return q != null && q.spaceOnly();
+            }
+
+            @Override
             public void unnarrow(long handle, boolean hold) {
                 decidedActions.unnarrow(handle, hold);
             }
@@ -732,7 +738,10 @@ public final class Scheduler {
             public void renarrow(long handle, int leaveSms) {
                 decidedActions.renarrow(handle, leaveSms);
             }
-        } : spaced ? ArrivalGuards.Space.widths(h -> spaces.getOrDefault(h, QueueSpace.NONE)) : ArrivalGuards.Space.NONE;
+        } : spaced ? ArrivalGuards.Space.widths(h -> spaces.getOrDefault(h, QueueSpace.NONE), h -> {
+            ScheduledQueue q = byHandle.get(h);
+            return q != null && q.spaceOnly();
+        }) : ArrivalGuards.Space.NONE;
         long tGuards = System.nanoTime();
         long lingerWake = guards.apply(name, now, views, actions.decided, byHandle, placed);
         long tApply = System.nanoTime();
@@ -826,6 +835,20 @@ public final class Scheduler {
 
     public boolean wideBeats() {
         return guards.wideBeats();
+    }
+
+    /**
+     * Turns on or off the guards of a queue the wide beats leave narrowed ({@link ArrivalGuards}):
+     * held while a queue wider than half the device whose gaps its command fits at its narrowed
+     * width works, and guarded against that queue's next arrival between its requests.
+     */
+    public void narrowedGuards(boolean on) {
+        guards.narrowedGuards(on);
+        signal();
+    }
+
+    public boolean narrowedGuards() {
+        return guards.narrowedGuards();
     }
 
     /**

@@ -84,6 +84,18 @@ class SchedulerConfigTest {
     }
 
     @Test
+    void narrowedGuardsSwitchAndAnythingButTrueOrFalseChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertTrue(rc.core().scheduler().narrowedGuards(), "on by default");
+        rc.modified(only(Map.of("narrowedGuards", false)), Map.of("narrowedGuards", "no"));
+        assertEquals(true, rc.core().scheduler().narrowedGuards(), "'no' is refused, on stays");
+        rc.modified(only(Map.of("narrowedGuards", false)), Map.of("narrowedGuards", "false"));
+        assertEquals(false, rc.core().scheduler().narrowedGuards());
+        rc.modified(only(Map.of("narrowedGuards", true)), Map.of("narrowedGuards", true));
+        assertEquals(true, rc.core().scheduler().narrowedGuards());
+    }
+
+    @Test
     void theArrivalLingerIsSetAndAValueOutOfRangeChangesNothing() {
         rc.activate(only(Map.of("arrivalLingerMicros", 150L)), Map.of("arrivalLingerMicros", 150L));
         assertEquals(150L, rc.core().scheduler().arrivalLingerMicros());

@@ -586,6 +586,12 @@ class ArrivalGuardsTest {
         int parts = 1;
         boolean offTurn;
         final java.util.Set<Long> stopped = new java.util.HashSet<>();
+        final java.util.Set<Long> spaceOnly = new java.util.HashSet<>();
+
+        @Override
+        public boolean spaceOnly(long handle) {
+            return spaceOnly.contains(handle);
+        }
 
         @Override
         public boolean offTurn(long handle) {
@@ -1887,7 +1893,12 @@ class ArrivalGuardsTest {
      * arrival: {held, what B leaves}, and B's guard at A's idle
      */
     static Object[] besideADecoder(int decoderWidth) {
+        return besideADecoder(decoderWidth, false);
+    }
+
+    static Object[] besideADecoder(int decoderWidth, boolean narrowedGuards) {
         ArrivalGuards guards = new ArrivalGuards();
+        guards.narrowedGuards(narrowedGuards);
         long t = 10_000 * MS;
         Object[] r = null;
         for (int i = 0; i < 30; i++) {
@@ -1948,6 +1959,94 @@ class ArrivalGuardsTest {
         Object[] wide = besideADecoder(96);
         assertEquals(64, wide[1], "a decoder wider than half the device: " + java.util.Arrays.toString(wide));
         assertEquals(64, wide[3]);
+    }
+
+    /**
+     * With narrowed guards on: a queue the wide beats leave narrowed (the decoder's reserve no
+     * narrower than the decision's, or a decoder wider than half the device above it) whose command
+     * at its narrowed width (21 ms whole, 43 ms on the 68 multiprocessors left) fits the wide
+     * tenant's gaps (100 ms, busy 8) is held through that tenant's requests and runs narrowed
+     * between them, under its guard (the default). Off, it stays narrowed through
+     * the requests, unguarded: beside a half-device GEMM kernel a large batch's kernels did not start
+     * until it ended (H200, sessions 68-69).
+     */
+    @Test
+    void leftNarrowedItIsStillHeldThroughTheRequestsOfAWideBeatItsNarrowedCommandFits() {
+        for (int width : new int[] {64, 96}) {
+            Object[] on = besideADecoder(width, true);
+            assertEquals(Boolean.TRUE, on[0], "a narrowing counts as a hold: " + java.util.Arrays.toString(on));
+            assertEquals(64, on[1], "narrowed between the requests as decided");
+            assertEquals(Boolean.TRUE, on[2], "held during a request");
+            assertEquals(0, on[3], "held, not narrowed, during a request: " + java.util.Arrays.toString(on));
+            ArrivalGuards.Guard g = (ArrivalGuards.Guard) on[4];
+            assertNotNull(g, "under the wide tenant's guard: " + java.util.Arrays.toString(on));
+            assertEquals(10_000 * MS + 30 * 100 * MS - ArrivalGuards.EARLY_MARGIN_NANOS, g.horizonNanos(), 1 * MS, "its next request: " + g);
+            Object[] off = besideADecoder(width, false);
+            assertEquals(64, off[3], "off: narrowed through the requests");
+            assertNull(off[4], "off: no guard");
+        }
+        // a command too long for the gaps even narrowed (60 ms whole: 116 ms on 68) is left as decided
+        ArrivalGuards guards = new ArrivalGuards();
+        guards.narrowedGuards(true);
+        long t = 10_000 * MS;
+        Object[] r = null;
+        for (int i = 0; i < 30; i++) {
+            long at = t + i * 100 * MS;
+            TestSpace sp = space(132, 1, List.of());
+            sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 64, 132));
+            java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+            guards.update("hpf", at, List.of(prioritized(A, 2, true, at, 0), prioritized(3, 3, true, 7, 0), behind(60 * MS, at)), decided, sp);
+            r = new Object[] {decided.get(B), sp.narrowed(B), guards.given().get(B)};
+        }
+        assertEquals(64, r[1], "narrowed through the request: " + java.util.Arrays.toString(r));
+        assertNull(r[2], "no guard");
+    }
+
+    /**
+     * A wide latency-critical queue whose hold is never applied (an MPS client with the whole
+     * device, {@link ArrivalGuards.Space#spaceOnly}) that the decision "holds" at each of its
+     * arrivals (a CUDA graph of a higher priority arrives with it) still takes its place over the
+     * narrowed queue below it: its beat counts, and that queue is held through its requests and
+     * runs between them under its guard. Counted as held, a large batch arriving with a graph every
+     * 100 ms never did, and the GEMM's half-device kernels ran through its requests, unguarded
+     * (its intervals exactly 100 ms, its beat toward the GEMM null; H200, session 69).
+     */
+    @Test
+    void aQueueWhoseHoldIsNeverAppliedTakesItsPlaceOverTheQueuesBelowIt() {
+        for (boolean spaceOnly : new boolean[] {true, false}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            long t = 10_000 * MS;
+            Boolean atIdle = null;
+            Boolean atArrival = null;
+            int narrowedAtIdle = -1;
+            for (int i = 0; i < 30; i++) {
+                long at = t + i * 100 * MS;
+                TestSpace sp = space(132, 1, List.of());
+                if (spaceOnly) {
+                    sp.spaceOnly.add(A);
+                }
+                java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true, A, true));
+                guards.update("hpf", at, List.of(prioritized(A, 2, true, at, 0), behind(21 * MS, at)), decided, sp);
+                atArrival = decided.get(B);
+                sp = space(132, 1, List.of());
+                if (spaceOnly) {
+                    sp.spaceOnly.add(A);
+                }
+                decided = new java.util.HashMap<>(Map.of(B, true));
+                guards.update("hpf", at + 8 * MS, List.of(prioritized(A, 2, false, 0, 0), behind(21 * MS, at + 8 * MS)), decided, sp);
+                atIdle = decided.get(B);
+                narrowedAtIdle = sp.narrowed(B);
+            }
+            if (spaceOnly) {
+                assertEquals(Boolean.FALSE, atIdle, "runs between its requests");
+                assertEquals(0, narrowedAtIdle, "on the whole device");
+                assertEquals(Boolean.TRUE, atArrival, "held during them");
+                assertNotNull(guards.given().get(B), "under its guard");
+            } else {
+                assertEquals(64, narrowedAtIdle, "a queue held on arrival, its hold applied, takes no place: B stays narrowed");
+                assertNull(guards.given().get(B), "and unguarded");
+            }
+        }
     }
 
     /**
