@@ -1613,9 +1613,12 @@ final class ArrivalGuards {
                 // is held while one of those works and runs narrowed between their requests, under
                 // their guards. Narrowed beside them it ran into their requests unguarded (the policy
                 // "holds" a narrowed queue, so no guard was given), and a half-device GEMM kernel
-                // kept a large batch's kernels from starting until it ended: 43 of its 44 slow
-                // requests ended within 2 ms of a GEMM kernel's end, and a CUDA graph above both
-                // waited behind them (5.95 x its standalone P99 against 2.65 natively, H200, session 68)
+                // kept a large batch's kernels from starting until it ended: each of the 43 groups of
+                // its commands slowed beside one ended within 2 ms of a GEMM kernel's end
+                // (bench/gpu/blocked-by.py), and a CUDA graph above both waited behind them (5.95 x
+                // its standalone P99 against 2.65 natively, H200, session 68). So held, the three
+                // latency-critical tenants of that mix were within 0.94-1.25 x in three runs (4.4-8.6 x
+                // without), the GEMM at 0.40-0.51 of native sharing (0.52-0.57 without; session 69)
                 if (narrowedBusy) {
                     space.unnarrow(b.handle(), true);
                     decided.put(b.handle(), Boolean.TRUE);
