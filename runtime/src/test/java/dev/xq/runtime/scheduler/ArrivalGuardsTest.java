@@ -954,6 +954,32 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * A wait under wide-beat rules that alternate (whole in a 25 ms graph's gaps while an eager
+     * decoder is quiet, narrowed under a 100 ms batch's guard while it works) is starving only past
+     * the longest limit among them (four periods and a command: 444 ms here, not the graph's
+     * 121 ms, which let the GEMM run narrowed and unguarded for 0.5-2 s at a time on the H200); once
+     * the queue completes something, the limit is the rule's in force again.
+     */
+    @Test
+    void aWaitUnderAlternatingRulesStarvesOnlyPastTheLongestLimit() {
+        ArrivalGuards guards = new ArrivalGuards();
+        TestSpace sp = new TestSpace();
+        long t = 1000 * MS;
+        QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, 7, 21 * MS,
+                List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+        guards.progress(b, t, 100 * MS, 44 * MS);
+        guards.progress(b, t + 10 * MS, 25 * MS, 21 * MS);
+        assertFalse(guards.starved(b, t + 200 * MS, sp), "past the graph's limit only");
+        assertTrue(guards.starved(b, t + 450 * MS, sp), "past the batch's");
+        ArrivalGuards again = new ArrivalGuards();
+        again.progress(b, t, 100 * MS, 44 * MS);
+        QueueView moved = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, 8, 21 * MS,
+                List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+        again.progress(moved, t + 300 * MS, 25 * MS, 21 * MS);
+        assertTrue(again.starved(moved, t + 300 * MS + 130 * MS, sp), "after progress, the rule in force: 121 ms");
+    }
+
+    /**
      * A queue whose process is stopped (SIGSTOP: the paired reading stops best-effort processes
      * 1.5 s of every 3) completes nothing because nothing of it runs: not starving. On the H200 a
      * stopped GEMM process was taken as starving four times in 12 s and left narrowed for 0.5, 1, 2
