@@ -1370,7 +1370,8 @@ final class ArrivalGuards {
             }
             // the longest of its latest three intervals: a service whose last warm-up calls came
             // 1-3 ms before its first request for real (a READY, then GO) had the hold end 2-7 ms
-            // after that request, and the trainer ran before its second (5 of 15 recorded runs of
+            // after that request, and the trainer ran before its second (replayed: 4 of the 7
+            // requests 2-4 so met in 119 recorded graph runs were in runs of
             // graph:3+decode:2+bulk:2+gemm, sessions 68-69)
             long interval = a.longestInterval(FIRST_INTERVALS);
             long until = a.last() + (a.sinceQuiet >= 2 && interval > 0 ? Math.min(FIRST_HOLD_NANOS, 2 * interval) : FIRST_HOLD_NANOS);
