@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """The family's verdicts from mix JSON files (./xq bench mix --json), XQ beside plain MPS.
 
-Usage: python3 bench/gpu/family-table.py FILE_OR_DIR...  (directories: every mix-*.json[.gz] under them)
+Usage: python3 bench/gpu/family-table.py [--mode MODE] FILE_OR_DIR...  (directories: every mix-*.json[.gz] under them)
+
+--mode MODE: judge that mode in XQ's place (xq-alt, xq-free, xq-hold, ...: an A/B call's alternate);
+the scenario's own markers (over native within the ranges, worse than native) are xq's, so for
+another mode "worse than native" is judged from the figures as for older files.
 
 Prints a Markdown table, one row per mix: each LC tenant's P99 / standalone P99 (native / xq / mps;
 where the scenario judged it by the paired reading, pause=S, its shared / alone P99 in each mode
@@ -29,6 +33,7 @@ import os
 import sys
 
 LC_BOUND, BE_FLOOR, TOL = 1.10, 0.9, 1e-3
+XQ = "xq"  # the mode judged in XQ's place (--mode)
 MIN_STEADY_GAPS = 5
 
 
@@ -96,13 +101,13 @@ def worse_than_native(t, r, tag):
     """XQ worse than native sharing for an LC tenant by more than the run tells apart, as the scenario's
     lc_worse_than_native (files since session 68) and, for older files, from their figures: paired with
     ranges, xq's range of the ratio wholly above native's; paired without, or unpaired, xq over 1.10 x native."""
-    if t.get("xq_worse_than_native"):
+    if XQ == "xq" and t.get("xq_worse_than_native"):
         return True
-    nat, xq = r.get("native"), r.get("xq")
+    nat, xq = r.get("native"), r.get(XQ)
     if nat is None or xq is None:
         return False
     if tag:
-        pn, px = t.get("paired", {}).get("native", {}), t.get("paired", {}).get("xq", {})
+        pn, px = t.get("paired", {}).get("native", {}), t.get("paired", {}).get(XQ, {})
         rn, rx = pn.get("shared_over_alone_p99_range90"), px.get("shared_over_alone_p99_range90")
         if rn and rx:
             return rx[0] > rn[1]
@@ -110,6 +115,9 @@ def worse_than_native(t, r, tag):
 
 
 def main(args):
+    global XQ
+    if len(args) >= 2 and args[0] == "--mode":
+        XQ, args = args[1], args[2:]
     if not args:
         print(__doc__, file=sys.stderr)
         return 2
@@ -118,6 +126,9 @@ def main(args):
         with (gzip.open if f.endswith(".gz") else open)(f, "rt") as fh:
             d = json.load(fh)
         for m in d.get("mixes", []):
+            if XQ != "xq" and not any(XQ in (t.get("p99_over_standalone") or {}) or XQ in (t.get("paired") or {})
+                                      or XQ + "_vs_native" in t for t in m["tenants"]):
+                continue  # the mode judged was not run on this mix
             lc, be, ok, worse = [], [], {"xq": True, "mps": True}, []
             has_mps = False
             for t in m["tenants"]:
@@ -130,41 +141,41 @@ def main(args):
                     nat = r.get("native")
                     has_mps |= "mps" in r
                     close = [md for md, key in (("xq", "over_native_within_range"), ("mps", "mps_over_native_within_range"))
-                             if t.get(key)]
+                             if t.get(key) and (md != "xq" or XQ == "xq")]
                     # xq's shared requests within 0.75 s of a continue and after (files since session 57)
-                    px = t.get("paired", {}).get("xq", {}) if tag else {}
-                    phase = (" (xq early / late %s / %s)" % (fmt(px.get("early_over_alone_p99")), fmt(px.get("late_over_alone_p99")))
+                    px = t.get("paired", {}).get(XQ, {}) if tag else {}
+                    phase = (" (%s early / late %s / %s)" % (XQ, fmt(px.get("early_over_alone_p99")), fmt(px.get("late_over_alone_p99")))
                              if "early_over_alone_p99" in px else "")
-                    lc.append("%s%s %s / %s / %s%s%s" % (t["name"], tag, fmt(nat), fmt(r.get("xq"), lc_ok(r.get("xq"), nat)),
+                    lc.append("%s%s %s / %s / %s%s%s" % (t["name"], tag, fmt(nat), fmt(r.get(XQ), lc_ok(r.get(XQ), nat)),
                                                          fmt(r.get("mps"), lc_ok(r.get("mps"), nat)), phase,
                                                          " (%s over native within the readings' ranges)" % " and ".join(close)
                                                          if close else ""))
                     for md in ok:
-                        ok[md] &= lc_ok(r.get(md), nat)
+                        ok[md] &= lc_ok(r.get(XQ if md == "xq" else md), nat)
                     if worse_than_native(t, r, tag):
                         worse.append(t["name"])
                 else:
-                    x, p = t.get("xq_vs_native"), t.get("mps_vs_native")
+                    x, p = t.get(XQ + "_vs_native"), t.get("mps_vs_native")
                     has_mps |= p is not None
                     # paired: judged by its rate between the stops; its median interval and its first
                     # finish after a continue (files since session 58) printed beside
                     bs = between_stops(f, m, t) or {}
-                    jx, jp = bs.get("xq", x), bs.get("mps", p)
+                    jx, jp = bs.get(XQ, x), bs.get("mps", p)
                     st, pb = t.get("steady_vs_native", {}), t.get("paired_pace", {})
                     pace = ""
-                    if "xq" in bs or "xq" in st:
+                    if XQ in bs or XQ in st:
                         pace = " (between the stops %s%s; median interval %s; first done after a continue %s / %s ms)" % (
-                            fmt(bs.get("xq"), bs.get("xq") is not None and bs["xq"] >= BE_FLOOR),
+                            fmt(bs.get(XQ), bs.get(XQ) is not None and bs[XQ] >= BE_FLOOR),
                             " / " + fmt(bs["mps"], bs["mps"] >= BE_FLOOR) if "mps" in bs else "",
-                            fmt(st.get("xq")), ms(pb.get("native", {}).get("first_done_after_continue_median_ms")),
-                            ms(pb.get("xq", {}).get("first_done_after_continue_median_ms")))
-                    be.append("%s %s / %s%s" % (t["name"], fmt(x, "xq" not in bs and x is not None and x >= BE_FLOOR),
+                            fmt(st.get(XQ)), ms(pb.get("native", {}).get("first_done_after_continue_median_ms")),
+                            ms(pb.get(XQ, {}).get("first_done_after_continue_median_ms")))
+                    be.append("%s %s / %s%s" % (t["name"], fmt(x, XQ not in bs and x is not None and x >= BE_FLOOR),
                                                 fmt(p, "mps" not in bs and p is not None and p >= BE_FLOOR), pace))
                     ok["xq"] &= jx is not None and jx >= BE_FLOOR
                     ok["mps"] &= jp is not None and jp >= BE_FLOOR
                 cs = t.get("checksum", {})
                 ref = cs.get("standalone" if t["role"] == "lc" and "standalone" in cs else "native")
-                x = cs.get("xq")
+                x = cs.get(XQ)
                 if ref is not None and x is not None and abs(x - ref) > TOL * max(abs(x), abs(ref)):
                     ok["xq"] = False
             if "goals_met" in m and m["goals_met"] is None:
@@ -182,10 +193,10 @@ def main(args):
                                                         "**met**" if ok["xq"] else "missed" + (
                                                             ": **worse than native for %s**" % ", ".join(worse) if worse else ""),
                                                         "-" if ok["mps"] is None else "met" if ok["mps"] else "missed"))
-    print("| mix | LC P99 / standalone: native / xq / mps | BE rate / native: xq / mps | xq | mps |")
+    print("| mix | LC P99 / standalone: native / %s / mps | BE rate / native: %s / mps | %s | mps |" % (XQ, XQ, XQ))
     print("|---|---|---|---|---|")
     print("\n".join(rows))
-    print("\nmixes: %d (judged %d); goals met: xq %d%s" % (len(rows), judged, met["xq"], ", plain MPS %d of %d" % (met["mps"], mps_runs)
+    print("\nmixes: %d (judged %d); goals met: %s %d%s" % (len(rows), judged, XQ, met["xq"], ", plain MPS %d of %d" % (met["mps"], mps_runs)
                                                   if mps_runs else " (plain MPS not run)"))
     return 0
 
