@@ -106,13 +106,128 @@ public final class MixScenario implements Scenario {
     }
 
     /** One process of a mix: its kind, its {@code XQ_PRIORITY}, and its name in the mix (the kind, numbered if it repeats). */
-    record Tenant(String name, Kind kind, int priority) { }
+    record Tenant(String name, Kind kind, int priority, Sizes sizes) {
+
+        Tenant(String name, Kind kind, int priority) {
+            this(name, kind, priority, Sizes.NONE);
+        }
+
+        /** @return what the tenant alone is measured as: its kind, and its sizes where it has its own */
+        String shape() {
+            return kind.id() + sizes.suffix();
+        }
+    }
+
+    /**
+     * A tenant's own sizes (a custom mix's {@code KIND@OPTION=VALUE}), each left to its kind where
+     * not given: {@code period} (ms between an LC tenant's requests; on the fake libcuda too),
+     * {@code batch} (graph, graphp, decode, bulk, train32, trainbf16), {@code size} (gemm: the matrices' n;
+     * triton: rows) and {@code layers} (decode, trainbf16): PyTorch's tenants only, for the fake
+     * libcuda has one shape per kind.
+     */
+    record Sizes(Map<String, Number> given) {
+
+        static final Sizes NONE = new Sizes(Map.of());
+
+        /** Each option, the kinds that take it, and its range. */
+        static final Map<String, List<Kind>> KINDS = Map.of(
+                "period", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.BULK),
+                "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.BULK, Kind.TRAIN32, Kind.TRAINBF16),
+                "size", List.of(Kind.GEMM, Kind.TRITON),
+                "layers", List.of(Kind.DECODE, Kind.TRAINBF16));
+
+        /** The order the options are written in a tenant's name and passed to tenant.py. */
+        static final List<String> ORDER = List.of("period", "batch", "size", "layers");
+
+        /**
+         * @param kind the tenant's kind
+         * @param options {@code OPTION=VALUE} each
+         * @param spec the whole mix, for the message
+         * @throws UsageException naming the option or value that is wrong and what is allowed
+         */
+        static Sizes parse(Kind kind, List<String> options, String spec) {
+            Map<String, Number> given = new java.util.TreeMap<>(java.util.Comparator.comparingInt(ORDER::indexOf));
+            for (String o : options) {
+                int eq = o.indexOf('=');
+                String key = eq < 0 ? o : o.substring(0, eq);
+                List<Kind> kinds = KINDS.get(key);
+                if (kinds == null) {
+                    throw new UsageException("custom=" + spec + ": '" + o + "' of " + kind.id() + " is not an option; allowed: "
+                            + String.join(", ", ORDER.stream().map(k -> k + "=N").toList()));
+                }
+                if (!kinds.contains(kind)) {
+                    throw new UsageException("custom=" + spec + ": " + key + " is not an option of " + kind.id() + "; " + key
+                            + " is for " + String.join(", ", kinds.stream().map(Kind::id).toList()));
+                }
+                if (given.containsKey(key)) {
+                    throw new UsageException("custom=" + spec + ": " + key + " of " + kind.id() + " given twice");
+                }
+                String v = eq < 0 ? "" : o.substring(eq + 1);
+                if (key.equals("period")) {
+                    double ms;
+                    try {
+                        ms = Double.parseDouble(v);
+                    } catch (NumberFormatException e) {
+                        ms = Double.NaN;
+                    }
+                    if (!(ms >= 1 && ms <= 10_000) || !v.matches("[0-9]+(\\.[0-9]+)?")) {
+                        throw new UsageException("custom=" + spec + ": period '" + v + "' of " + kind.id()
+                                + " is not allowed; allowed: 1 to 10000 (ms)");
+                    }
+                    given.put(key, ms);
+                } else {
+                    int max = key.equals("size") ? 1 << 20 : key.equals("layers") ? 96 : 4096;
+                    if (!v.matches("[0-9]{1,7}") || Integer.parseInt(v) < 1 || Integer.parseInt(v) > max) {
+                        throw new UsageException("custom=" + spec + ": " + key + " '" + v + "' of " + kind.id()
+                                + " is not allowed; allowed: 1 to " + max);
+                    }
+                    given.put(key, Integer.parseInt(v));
+                }
+            }
+            return given.isEmpty() ? NONE : new Sizes(java.util.Collections.unmodifiableMap(given));
+        }
+
+        /** @return {@code @period=10@size=4096} as given (empty for none): the tenant's part of the mix's name */
+        String suffix() {
+            StringBuilder b = new StringBuilder();
+            given.forEach((k, v) -> b.append('@').append(k).append('=').append(text(v)));
+            return b.toString();
+        }
+
+        /** @return tenant.py's options for these sizes */
+        List<String> args() {
+            List<String> a = new ArrayList<>();
+            given.forEach((k, v) -> {
+                a.add("--" + (k.equals("period") ? "period-ms" : k));
+                a.add(text(v));
+            });
+            return a;
+        }
+
+        /** @return the LC period in ms: the given one, else the kind's */
+        double periodMs(Kind kind) {
+            Number p = given.get("period");
+            return p == null ? kind.periodMs : p.doubleValue();
+        }
+
+        private static String text(Number v) {
+            return v instanceof Double d && d == Math.rint(d) ? Long.toString(d.longValue()) : v.toString();
+        }
+    }
 
     /** A mix: its name (the kinds joined by '+') and its tenants. */
     record Mix(String name, List<Tenant> tenants) {
 
         /** @param spec {@code kind:priority} per tenant */
         static Mix of(String... spec) {
+            return of(java.util.Collections.nCopies(spec.length, Sizes.NONE), spec);
+        }
+
+        /**
+         * @param sizes each tenant's own sizes, in the order of {@code spec}
+         * @param spec {@code kind:priority} per tenant
+         */
+        static Mix of(List<Sizes> sizes, String... spec) {
             List<Kind> kinds = new ArrayList<>();
             for (String s : spec) {
                 kinds.add(Kind.valueOf(s.substring(0, s.indexOf(':')).toUpperCase(Locale.ROOT)));
@@ -132,9 +247,9 @@ public final class MixScenario implements Scenario {
                         }
                     }
                 }
-                tenants.add(new Tenant(same > 1 ? k.id() + "-" + nth : k.id(), k, priority));
+                tenants.add(new Tenant(same > 1 ? k.id() + "-" + nth : k.id(), k, priority, sizes.get(i)));
             }
-            return new Mix(String.join("+", kinds.stream().map(Kind::id).toList()), List.copyOf(tenants));
+            return new Mix(String.join("+", tenants.stream().map(Tenant::shape).toList()), List.copyOf(tenants));
         }
     }
 
@@ -203,9 +318,12 @@ public final class MixScenario implements Scenario {
         return List.of(
                 ParamSpec.decimal("seconds", 0, 0, 3600, "measured length of each mode (0: 10 on --device cuda, 3 otherwise)"),
                 ParamSpec.choices("mixes", List.of("all"), mixes, "the mixes of the family to run (none: only the custom ones)"),
-                ParamSpec.text("custom", "", "mixes of your own, run after the family's: KIND[:PRIORITY]+KIND[:PRIORITY]... "
+                ParamSpec.text("custom", "", "mixes of your own, run after the family's: KIND[:PRIORITY][@OPTION=N...]+... "
                         + "separated by ';' (2 to 4 tenants; kinds " + String.join(", ", KIND_IDS) + "; priority 1-9, by default 2 "
-                        + "for the latency-critical kinds and 1 for the others; e.g. bulk+gemm+trainbf16 or decode:3+graph:2+triton)"),
+                        + "for the latency-critical kinds and 1 for the others; a tenant's own sizes: period=MS (LC kinds), "
+                        + "batch=N (graph, graphp, decode, bulk, train32, trainbf16), size=N (gemm: n of its matrices, 8192 by default; "
+                        + "triton: rows), layers=N (decode, trainbf16), PyTorch's tenants only but period; e.g. bulk+gemm+trainbf16, "
+                        + "decode:3+graph:2+triton or graph:3@period=10+gemm@size=12288)"),
                 ParamSpec.choices("modes", DEFAULT_MODES, MODES, "the modes to run for each mix: standalone: each LC kind alone, "
                         + "no interposer; xq-alone: each LC kind alone under the interposer with the node (the interposer's overhead "
                         + "on a tenant alone, against standalone; measured once per kind like standalone); native: all together, no "
@@ -243,8 +361,11 @@ public final class MixScenario implements Scenario {
             throw new UsageException("custom=" + spec + ": a mix has 2 to 4 tenants joined by '+', not " + parts.length);
         }
         List<String> tenants = new ArrayList<>();
+        List<Sizes> sizes = new ArrayList<>();
         for (String part : parts) {
             String t = part.trim().toLowerCase(Locale.ROOT);
+            List<String> options = new ArrayList<>(List.of(t.split("@", -1)));
+            t = options.removeFirst();
             int colon = t.indexOf(':');
             String kind = colon < 0 ? t : t.substring(0, colon);
             if (!KIND_IDS.contains(kind)) {
@@ -260,10 +381,11 @@ public final class MixScenario implements Scenario {
                 priority = Integer.parseInt(pr);
             }
             tenants.add(kind + ":" + priority);
+            sizes.add(Sizes.parse(Kind.valueOf(kind.toUpperCase(Locale.ROOT)), options, spec));
         }
         // best-effort kinds alone (two training jobs on one GPU) are a mix too: judged by their
         // rates against native sharing, with no latency-critical tenant to pair or to run alone
-        return Mix.of(tenants.toArray(String[]::new));
+        return Mix.of(sizes, tenants.toArray(String[]::new));
     }
 
     /** @return the family's mixes {@code names} asks for, then the custom ones of {@code custom} (';'-separated) */
@@ -322,9 +444,9 @@ public final class MixScenario implements Scenario {
         return Math.abs(other - reference) <= CHECKSUM_TOLERANCE * Math.max(Math.abs(reference), Math.abs(other));
     }
 
-    /** @return the goal line of the interposer's overhead on {@code kind} alone */
-    static String overheadGoal(Kind kind) {
-        return "interposer overhead on " + kind.id() + " alone <= " + Math.round(OVERHEAD_BOUND * 100) + " % at P50 and P99";
+    /** @return the goal line of the interposer's overhead on {@code shape} (a kind, with its sizes where its own) alone */
+    static String overheadGoal(String shape) {
+        return "interposer overhead on " + shape + " alone <= " + Math.round(OVERHEAD_BOUND * 100) + " % at P50 and P99";
     }
 
     /** @return "+x.x %" ("-" when not a number) */
@@ -700,13 +822,13 @@ public final class MixScenario implements Scenario {
                 runDir, pause, altEnv(p.string("alt")));
 
         ScenarioReport report = new ScenarioReport(name(), ctx.device(), p.asMap());
-        Map<Kind, Outcome> standalone = new HashMap<>();
-        Map<Kind, String> standaloneFrom = new HashMap<>();
+        Map<String, Outcome> standalone = new HashMap<>();
+        Map<String, String> standaloneFrom = new HashMap<>();
         // xq-alone's own cache, kept like standalone's; the kinds tried, in order, for its goal lines
-        Map<Kind, Outcome> xqAlone = new HashMap<>();
-        Map<Kind, String> xqAloneFrom = new HashMap<>();
-        LinkedHashSet<Kind> xqAloneTried = new LinkedHashSet<>();
-        LinkedHashSet<Kind> overheadJudged = new LinkedHashSet<>();
+        Map<String, Outcome> xqAlone = new HashMap<>();
+        Map<String, String> xqAloneFrom = new HashMap<>();
+        LinkedHashSet<String> xqAloneTried = new LinkedHashSet<>();
+        LinkedHashSet<String> overheadJudged = new LinkedHashSet<>();
         int overheadMet = 0;
         List<Object> mixJson = new ArrayList<>();
         List<List<String>> rows = new ArrayList<>();
@@ -721,7 +843,7 @@ public final class MixScenario implements Scenario {
                     byMode.put(mode, alone(ctx, setup, mix, mode, standalone, standaloneFrom, m));
                 } else if (mode.equals("xq-alone")) {
                     ctx.selectPolicy(policy, 10_000);
-                    mix.tenants().stream().filter(t -> t.kind().role == Role.LC).forEach(t -> xqAloneTried.add(t.kind()));
+                    mix.tenants().stream().filter(t -> t.kind().role == Role.LC).forEach(t -> xqAloneTried.add(t.shape()));
                     byMode.put(mode, alone(ctx, setup, mix, mode, xqAlone, xqAloneFrom, m));
                 } else {
                     if (mode.startsWith("xq")) {
@@ -781,7 +903,7 @@ public final class MixScenario implements Scenario {
                     + (v.met() == null ? "not judged (a mode left out)" : v.met() ? "MET" : "MISSED")
                     + (mpsMet instanceof Boolean b ? "; plain MPS by the same goals " + (b ? "MET" : "MISSED") : ""));
             // each LC kind's overhead goal, once, as soon as both of its alone modes have a result: its own line, not the mix's goals
-            for (Kind k : xqAloneTried) {
+            for (String k : xqAloneTried) {
                 if (!overheadJudged.contains(k) && xqAlone.containsKey(k) && standalone.containsKey(k)) {
                     overheadJudged.add(k);
                     Overhead ov = Overhead.of(standalone.get(k), xqAlone.get(k));
@@ -793,7 +915,7 @@ public final class MixScenario implements Scenario {
         }
         // a kind whose xq-alone never gave a result misses its overhead goal (where standalone ran to compare it with)
         if (modes.contains("standalone")) {
-            for (Kind k : xqAloneTried) {
+            for (String k : xqAloneTried) {
                 if (!overheadJudged.contains(k)) {
                     overheadJudged.add(k);
                     report.goal(overheadGoal(k), false, xqAlone.containsKey(k) ? "standalone gave no result to compare with"
@@ -828,30 +950,31 @@ public final class MixScenario implements Scenario {
      * interposer), measured the first time a mix needs it and reused after (device time is scarce;
      * the tenant alone does not depend on the mix). Each mode has its own {@code cache}.
      */
-    private Map<String, Outcome> alone(ScenarioContext ctx, Setup s, Mix mix, String mode, Map<Kind, Outcome> cache,
-                                       Map<Kind, String> from, ModeResult m) throws Exception {
+    private Map<String, Outcome> alone(ScenarioContext ctx, Setup s, Mix mix, String mode, Map<String, Outcome> cache,
+                                       Map<String, String> from, ModeResult m) throws Exception {
         Map<String, Outcome> out = new LinkedHashMap<>();
         LinkedHashSet<String> reused = new LinkedHashSet<>();
         for (Tenant t : mix.tenants()) {
             if (t.kind().role != Role.LC) {
                 continue;
             }
-            Outcome o = cache.get(t.kind());
+            String shape = t.shape();
+            Outcome o = cache.get(shape);
             if (o == null) {
-                ctx.out().line("mix " + mix.name() + ": " + mode + " " + t.kind().id() + " (" + s.seconds() + " s)");
-                Tenant alone = new Tenant(t.kind().id(), t.kind(), t.priority());
-                o = timed(ctx, mix.name(), mode + " " + t.kind().id(), () -> together(s, List.of(alone), mode,
-                        s.runDir().resolve(mode + "-" + t.kind().id()))).get(alone.name());
+                ctx.out().line("mix " + mix.name() + ": " + mode + " " + shape + " (" + s.seconds() + " s)");
+                Tenant alone = new Tenant(t.kind().id(), t.kind(), t.priority(), t.sizes());
+                o = timed(ctx, mix.name(), mode + " " + shape, () -> together(s, List.of(alone), mode,
+                        s.runDir().resolve(mode + "-" + shape))).get(alone.name());
                 // a failure is not kept: the next mix that needs the kind tries again
                 if (o.ok()) {
-                    cache.put(t.kind(), o);
-                    from.put(t.kind(), mix.name());
+                    cache.put(shape, o);
+                    from.put(shape, mix.name());
                 }
                 figures(m, List.of(t), Map.of(t.name(), o), true);
             } else {
                 // two tenants of one kind in this mix: the second shares the first's measurement
-                if (!from.get(t.kind()).equals(mix.name())) {
-                    reused.add(t.kind().id() + " from " + from.get(t.kind()));
+                if (!from.get(shape).equals(mix.name())) {
+                    reused.add(shape + " from " + from.get(shape));
                 }
                 figures(m, List.of(t), Map.of(t.name(), o), false);
             }
@@ -975,13 +1098,15 @@ public final class MixScenario implements Scenario {
     private static List<String> command(Setup s, Tenant t) {
         String seconds = Double.toString(s.seconds());
         if (s.torch()) {
-            return List.of(s.python(), "-u", s.home().resolve("bench/torch/family/tenant.py").toString(), "--kind", t.kind().id(),
-                    "--seconds", seconds, "--wait-go");
+            List<String> c = new ArrayList<>(List.of(s.python(), "-u", s.home().resolve("bench/torch/family/tenant.py").toString(),
+                    "--kind", t.kind().id(), "--seconds", seconds, "--wait-go"));
+            c.addAll(t.sizes().args());
+            return c;
         }
         Kind k = t.kind();
         List<String> c = new ArrayList<>(List.of(Processes.fakeApp(s.home()).toString(), "--seconds", seconds,
                 "--kernels", Integer.toString(k.kernels), "--us", Integer.toString(k.us),
-                "--period-ms", Double.toString(k.role == Role.LC ? k.periodMs : 0), "--check"));
+                "--period-ms", Double.toString(k.role == Role.LC ? t.sizes().periodMs(k) : 0), "--check"));
         c.add("--latencies"); // a BE tenant's too: its tasks' ends are its pace around the stops (doneTimes)
         if (k.poisson) {
             c.add("--poisson");
@@ -1070,6 +1195,9 @@ public final class MixScenario implements Scenario {
             Map<String, Object> o = new LinkedHashMap<>();
             o.put("name", t.name());
             o.put("kind", t.kind().id());
+            if (!t.sizes().given().isEmpty()) {
+                o.put("sizes", t.sizes().given());
+            }
             o.put("priority", t.priority());
             o.put("role", t.kind().role.name().toLowerCase(Locale.ROOT));
             Map<String, Outcome> mine = new LinkedHashMap<>();

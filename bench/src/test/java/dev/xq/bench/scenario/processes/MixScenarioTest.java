@@ -153,6 +153,41 @@ class MixScenarioTest {
     }
 
     @Test
+    void aCustomTenantTakesSizesOfItsOwnForItsKindAndRefusesOthersByName() {
+        var mixes = MixScenario.select(List.of("none"), "graph:3@period=10+gemm@size=12288;bulk@batch=16@period=50.5+decode@layers=8");
+        assertEquals(List.of("graph@period=10+gemm@size=12288", "bulk@period=50.5@batch=16+decode@layers=8"),
+                mixes.stream().map(MixScenario.Mix::name).toList());
+        MixScenario.Tenant graph = mixes.get(0).tenants().get(0);
+        assertEquals(3, graph.priority());
+        assertEquals("graph", graph.name());
+        assertEquals("graph@period=10", graph.shape());
+        assertEquals(List.of("--period-ms", "10"), graph.sizes().args());
+        assertEquals(10.0, graph.sizes().periodMs(MixScenario.Kind.GRAPH));
+        assertEquals(List.of("--size", "12288"), mixes.get(0).tenants().get(1).sizes().args());
+        MixScenario.Tenant bulk = mixes.get(1).tenants().get(0);
+        assertEquals(List.of("--period-ms", "50.5", "--batch", "16"), bulk.sizes().args());
+        // a tenant without sizes of its own keeps its kind's, and the family's names stay as they were
+        MixScenario.Tenant plain = MixScenario.select(List.of("none"), "decode+gemm").get(0).tenants().get(0);
+        assertEquals("decode", plain.shape());
+        assertEquals(List.of(), plain.sizes().args());
+        assertEquals(MixScenario.Kind.DECODE.periodMs, plain.sizes().periodMs(MixScenario.Kind.DECODE));
+
+        for (String[] bad : new String[][] {
+                {"graph@depth=3+gemm", "'depth=3'", "period=N, batch=N, size=N, layers=N"},
+                {"graph+gemm@layers=4", "layers is not an option of gemm", "decode, trainbf16"},
+                {"graph@period=0+gemm", "period '0'", "1 to 10000"},
+                {"graph@period=fast+gemm", "period 'fast'", "1 to 10000"},
+                {"graph@period=1e3+gemm", "period '1e3'", "1 to 10000"},
+                {"graph+gemm@size=-5", "size '-5'", "1 to 1048576"},
+                {"graph+gemm@size=", "size ''", "1 to 1048576"},
+                {"graph+gemm@size=4096@size=8192", "size of gemm given twice", ""},
+                {"decode@layers=200+gemm", "layers '200'", "1 to 96"}}) {
+            var e = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), bad[0]), bad[0]);
+            assertTrue(e.getMessage().contains(bad[1]) && e.getMessage().contains(bad[2]), e.getMessage());
+        }
+    }
+
+    @Test
     void hostSettingsOfTheXqModesAreParsedOrRefusedByName() {
         assertEquals(Map.of(), MixScenario.hostSettings("xq", "mpsBestEffortShare:75"));
         assertEquals(Map.of("mpsHoldBestEffort", true), MixScenario.hostSettings("xq-hold", ""));
@@ -719,7 +754,7 @@ class MixScenarioTest {
         assertEquals(Boolean.TRUE, differ.met());
         assertFalse(MixScenario.Overhead.of(lc(10, 7), lc(10.1, 8)).met());
         assertTrue(MixScenario.Overhead.of(lc(10, 7), lc(10.1, 7)).met());
-        assertEquals("interposer overhead on decode alone <= 2 % at P50 and P99", MixScenario.overheadGoal(MixScenario.Kind.DECODE));
+        assertEquals("interposer overhead on decode alone <= 2 % at P50 and P99", MixScenario.overheadGoal("decode"));
     }
 
     /**
