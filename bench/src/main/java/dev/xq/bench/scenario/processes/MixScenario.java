@@ -626,6 +626,11 @@ public final class MixScenario implements Scenario {
 
         /** @return this with its paired reading split by {@code stops} (none: unchanged) */
         Outcome pairedBy(List<Pauses.Span> stops) {
+            return pairedBy(stops, Pauses.SETTLE_MS);
+        }
+
+        /** @return this with its paired reading split by {@code stops}, alone from {@code aloneSettleMs} into each */
+        Outcome pairedBy(List<Pauses.Span> stops, long aloneSettleMs) {
             if (json == null || stops.isEmpty()) {
                 return this;
             }
@@ -634,7 +639,7 @@ public final class MixScenario implements Scenario {
                 return new Outcome(json, error, p50, p99, requests, rate, checksum, lat, null, null, List.copyOf(stops));
             }
             double[] t = TenantProcess.numbers(json, "t_ms");
-            Pauses.Paired p = Pauses.split(t, lat, stops);
+            Pauses.Paired p = Pauses.split(t, lat, stops, aloneSettleMs);
             return p == null ? this : new Outcome(json, error, p50, p99, requests, rate, checksum, lat, p, Pauses.byPhase(t, lat, stops),
                     List.copyOf(stops));
         }
@@ -1080,7 +1085,15 @@ public final class MixScenario implements Scenario {
                     throw new IOException("stopping the BE tenants for the paired reading failed: " + pauseError[0].getMessage(),
                             pauseError[0]);
                 }
-                out.replaceAll((name, o) -> o.pairedBy(stops));
+                List<double[]> dones = new ArrayList<>();
+                for (Tenant t : tenants) {
+                    Outcome o = out.get(t.name());
+                    if (t.kind().role == Role.BE && o != null && o.json() != null) {
+                        dones.add(doneTimes(o.json()));
+                    }
+                }
+                long settle = Pauses.aloneSettleMs(dones, stops);
+                out.replaceAll((name, o) -> o.pairedBy(stops, settle));
             }
             return out;
         } finally {
@@ -1279,6 +1292,7 @@ public final class MixScenario implements Scenario {
                         pm.put("alone_p50_ms", Measures.round(pr.aloneP50()));
                         pm.put("shared_requests", pr.shared());
                         pm.put("alone_requests", pr.alone());
+                        pm.put("alone_settle_ms", pr.aloneSettleMs());
                         if (pr.ranged()) {
                             pm.put("shared_over_alone_p99_range90", List.of(Measures.round(pr.ratioLow()), Measures.round(pr.ratioHigh())));
                         }

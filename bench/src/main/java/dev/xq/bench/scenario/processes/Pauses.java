@@ -125,11 +125,17 @@ final class Pauses {
      * @param aloneP99 P99 (ms) of those made while they were stopped
      */
     record Paired(double sharedP99, double aloneP99, double sharedP50, double aloneP50, int shared, int alone,
-                  double ratioLow, double ratioHigh) {
+                  double ratioLow, double ratioHigh, long aloneSettleMs) {
 
         /** A reading without its range (NaN: not reckoned). */
         Paired(double sharedP99, double aloneP99, double sharedP50, double aloneP50, int shared, int alone) {
             this(sharedP99, aloneP99, sharedP50, aloneP50, shared, alone, Double.NaN, Double.NaN);
+        }
+
+        /** A reading whose stops settled for {@link #SETTLE_MS}. */
+        Paired(double sharedP99, double aloneP99, double sharedP50, double aloneP50, int shared, int alone,
+               double ratioLow, double ratioHigh) {
+            this(sharedP99, aloneP99, sharedP50, aloneP50, shared, alone, ratioLow, ratioHigh, SETTLE_MS);
         }
 
         /** @return shared P99 over alone P99; NaN without enough requests on either side */
@@ -195,6 +201,15 @@ final class Pauses {
      * @return null when the times and latencies do not pair up (a tenant that reports no times)
      */
     static Paired split(double[] tMs, double[] latMs, List<Span> spans) {
+        return split(tMs, latMs, spans, SETTLE_MS);
+    }
+
+    /**
+     * As {@link #split(double[], double[], List)}, a request alone only when it starts
+     * {@code aloneSettleMs} or more after its stop began ({@link #aloneSettleMs}: a stopped process's
+     * work already on the device runs on).
+     */
+    static Paired split(double[] tMs, double[] latMs, List<Span> spans, long aloneSettleMs) {
         if (tMs == null || latMs == null || tMs.length != latMs.length || tMs.length == 0) {
             return null;
         }
@@ -207,7 +222,7 @@ final class Pauses {
             boolean touches = false;
             boolean settling = false;
             for (Span s : spans) {
-                if (a >= s.stopMs() + SETTLE_MS && b <= s.contMs()) {
+                if (a >= s.stopMs() + aloneSettleMs && b <= s.contMs()) {
                     isAlone = true;
                 }
                 if (b > s.stopMs() && a < s.contMs()) {
@@ -226,7 +241,49 @@ final class Pauses {
         double[] r = range(shared.stream().mapToDouble(Double::doubleValue).toArray(),
                 alone.stream().mapToDouble(Double::doubleValue).toArray());
         return new Paired(pct(shared, 99), pct(alone, 99), pct(shared, 50), pct(alone, 50), shared.size(), alone.size(),
-                r[0], r[1]);
+                r[0], r[1], aloneSettleMs);
+    }
+
+    /**
+     * How long after a stop begins the latency-critical tenants are alone. SIGSTOP stops a process,
+     * not the work it has already put on the device: a best-effort tenant that synchronizes every
+     * few long kernels (the family's GEMM at n=16384: four of ~165 ms) leaves up to one
+     * synchronization's worth running. So a stop settles for {@link #SETTLE_MS} plus the longest,
+     * over the best-effort tenants, of their median time between two synchronizations (what one
+     * may have in flight), but never past half the shortest stop: a tenant held by the scheduler
+     * synchronizes seldom with little on the device, and the alone side keeps requests to read.
+     * Measured when it was built (H200, a batch tenant beside such GEMMs, their stops 1.5 s):
+     * natively 1.01 x with the fixed 250 ms (its "alone" P99 30.4 ms, the GEMM's kernels still
+     * running), 2.35 x settled 750 ms (alone P99 13.1 ms, as with the GEMM gone).
+     *
+     * @param doneTimes each best-effort tenant's synchronizations (epoch ms, MixScenario.doneTimes)
+     * @param spans the stops
+     * @return the settling time of a stop's alone side, ms
+     */
+    static long aloneSettleMs(List<double[]> doneTimes, List<Span> spans) {
+        long shortest = Long.MAX_VALUE;
+        for (Span s : spans) {
+            shortest = Math.min(shortest, s.contMs() - s.stopMs());
+        }
+        long settle = aloneSettleMs(doneTimes);
+        return spans.isEmpty() ? settle : Math.max(SETTLE_MS, Math.min(settle, shortest / 2));
+    }
+
+    /** @return {@link #SETTLE_MS} plus the longest median interval of {@code doneTimes}, uncapped */
+    static long aloneSettleMs(List<double[]> doneTimes) {
+        double longest = 0;
+        for (double[] d : doneTimes) {
+            if (d == null || d.length < 3) {
+                continue;
+            }
+            double[] gaps = new double[d.length - 1];
+            for (int i = 1; i < d.length; i++) {
+                gaps[i - 1] = d[i] - d[i - 1];
+            }
+            java.util.Arrays.sort(gaps);
+            longest = Math.max(longest, gaps[gaps.length / 2]);
+        }
+        return SETTLE_MS + (long) Math.ceil(longest);
     }
 
     /** How long after a continue a shared request counts as early ({@link #byPhase}). */

@@ -83,6 +83,36 @@ class PausesTest {
     }
 
     @Test
+    void aStopSettlesForAsLongAsABestEffortTenantsWorkInFlightRunsOn() {
+        // none, or too few synchronizations to tell: the fixed settling time
+        assertEquals(Pauses.SETTLE_MS, Pauses.aloneSettleMs(List.of()));
+        assertEquals(Pauses.SETTLE_MS, Pauses.aloneSettleMs(List.of(new double[] {1_000, 1_660})));
+        // the longest of the tenants' median intervals: a GEMM synchronizing every ~660 ms (one
+        // 2 s stop among its intervals) beside a trainer every ~100 ms
+        double[] gemm = {0, 660, 1_320, 3_320, 3_980, 4_640};
+        double[] trainer = {0, 100, 201, 300, 2_300, 2_401};
+        assertEquals(Pauses.SETTLE_MS + 660, Pauses.aloneSettleMs(List.of(trainer, gemm)));
+        assertEquals(Pauses.SETTLE_MS + 101, Pauses.aloneSettleMs(List.of(trainer)));
+        // never past half the shortest stop (a tenant held by the scheduler synchronizes seldom)
+        var twoStops = List.of(new Pauses.Span(0, 1_500), new Pauses.Span(3_000, 5_000));
+        assertEquals(750, Pauses.aloneSettleMs(List.of(trainer, gemm), twoStops));
+        assertEquals(Pauses.SETTLE_MS + 101, Pauses.aloneSettleMs(List.of(trainer), twoStops));
+        assertEquals(Pauses.SETTLE_MS, Pauses.aloneSettleMs(List.of(gemm), List.of(new Pauses.Span(0, 300))));
+
+        // a request 400 ms into a stop is alone with the fixed settling time, left out with 910 ms
+        var stops = List.of(new Pauses.Span(10_000, 12_000));
+        double[] t = {10_400, 11_000};
+        double[] lat = {30, 13};
+        var fixed = Pauses.split(t, lat, stops);
+        assertEquals(2, fixed.alone());
+        assertEquals(30.0, fixed.aloneP99(), 0.5);
+        var drained = Pauses.split(t, lat, stops, Pauses.SETTLE_MS + 660);
+        assertEquals(1, drained.alone());
+        assertEquals(13.0, drained.aloneP99(), 0.5);
+        assertEquals(Pauses.SETTLE_MS + 660, drained.aloneSettleMs());
+    }
+
+    @Test
     void theRatioIsSharedP99OverAloneP99() {
         var stops = new ArrayList<Pauses.Span>();
         List<Double> ts = new ArrayList<>();
