@@ -289,7 +289,13 @@ public final class MixScenario implements Scenario {
             // tenants: the graph 5.73-5.95 x against 2.65, the GEMM narrowed to half beside its
             // requests, unguarded), and best-effort processes only (the bf16 trainer at 0.52)
             Mix.of("graph:3", "decode:2", "bulk:2", "gemm:1"),
-            Mix.of("gemm:1", "triton:1", "trainbf16:1"));
+            Mix.of("gemm:1", "triton:1", "trainbf16:1"),
+            // added in session 70, first run as a mix of one's own with sizes the family never had:
+            // a batch of 128 every 150 ms beside GEMMs of n=16384 (~165 ms a kernel): under XQ
+            // 23.9-24.9 x its P99 alone (natively 2.1-2.3 x), each request waiting for the GEMM's
+            // green-context-narrowed kernel to end; capped by MPS's thread percentage instead, 1.50 x
+            Mix.of(List.of(Sizes.parse(Kind.BULK, List.of("batch=128", "period=150"), "the family"),
+                    Sizes.parse(Kind.GEMM, List.of("size=16384"), "the family")), "bulk:2", "gemm:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");

@@ -84,8 +84,14 @@ class MixScenarioTest {
         assertEquals(List.of("decode+trainbf16", "decode+gemm", "decode+trainbf16+gemm", "graph+train32", "bulk+trainbf16",
                 "decode+graph+train32", "graph+triton+gemm", "bulk+gemm+triton", "decode+graph+trainbf16+gemm", "decode+decode",
                 "graphp+train32", "graphp+gemm", "graph+gemm", "bulk+gemm", "decode+decode+train32", "bulk+gemm+gemm",
-                "decode+bulk+gemm+triton", "graph+trainbf16", "bulk+gemm+gemm+gemm", "graph+decode+bulk+gemm", "gemm+triton+trainbf16"),
+                "decode+bulk+gemm+triton", "graph+trainbf16", "bulk+gemm+gemm+gemm", "graph+decode+bulk+gemm", "gemm+triton+trainbf16",
+                "bulk@period=150@batch=128+gemm@size=16384"),
                 MixScenario.MIXES.stream().map(MixScenario.Mix::name).toList());
+        // a family mix with sizes of its own passes them to its tenants
+        var sized = MixScenario.MIXES.get(21).tenants();
+        assertEquals(List.of("bulk", "gemm"), sized.stream().map(MixScenario.Tenant::name).toList());
+        assertEquals(List.of("--period-ms", "150", "--batch", "128"), sized.get(0).sizes().args());
+        assertEquals(List.of("--size", "16384"), sized.get(1).sizes().args());
         var four = MixScenario.MIXES.get(8).tenants();
         assertEquals(List.of(3, 2, 1, 1), four.stream().map(MixScenario.Tenant::priority).toList());
         assertEquals(List.of(MixScenario.Role.LC, MixScenario.Role.LC, MixScenario.Role.BE, MixScenario.Role.BE),
@@ -104,7 +110,7 @@ class MixScenarioTest {
         var defaults = BenchArguments.parseBench(List.of("mix"), Map.of("mix", MIX.params())).params();
         assertEquals(List.of("all"), defaults.strings("mixes"));
         assertEquals(List.of("standalone", "native", "xq"), defaults.strings("modes"));
-        assertEquals(21, MixScenario.select(defaults.strings("mixes")).size());
+        assertEquals(22, MixScenario.select(defaults.strings("mixes")).size());
 
         var two = BenchArguments.parseBench(List.of("mix", "mixes=graph+train32,decode+gemm,graph+train32", "modes=xq,mps"),
                 Map.of("mix", MIX.params())).params();
