@@ -1,0 +1,55 @@
+#!/bin/sh
+# GPU machine (issue 40): does a best-effort GEMM narrowed by a green context block a latency-critical
+# tenant's kernels in the same MPS server, where one capped by MPS's thread percentage does not?
+# Under an MPS daemon of its own, no XQ: bench/gpu/probe/blocked.py (the LC tenant, profiled) alone,
+# then beside bench/gpu/probe/gemmload.cu on the whole device, on a green context of SMS
+# multiprocessors, and at CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=PCT. Usage (one device call, ~2 min):
+#   [KINDS="bulk:128 bulk:8 graph:8"] [N=16384] [SMS=64] [PCT=50] sh bench/gpu/blocked-probe.sh OUTDIR
+set -u
+out=${1:?usage: blocked-probe.sh OUTDIR}
+mkdir -p "$out"
+b=/tmp/xq-blocked
+rm -rf "$b"; mkdir -p "$b/pipe" "$b/log"
+# cuBLAS from the toolkit, else from PyTorch's wheel (nvidia-cublas: headers and libcublas.so.N)
+if ! nvcc -O2 -o "$b/gemmload" bench/gpu/probe/gemmload.cu -lcublas -lcuda 2> "$b/build.txt"; then
+  cb=$(python3 -c "import nvidia.cublas as m; print(list(m.__path__)[0])" 2>/dev/null)
+  lib=$(ls "$cb"/lib/libcublas.so* 2>/dev/null | head -1)
+  [ -n "$lib" ] && nvcc -O2 -o "$b/gemmload" bench/gpu/probe/gemmload.cu -I"$cb/include" -L"$cb/lib" -l:"$(basename "$lib")" -lcuda \
+    -Xlinker -rpath="$cb/lib" 2>> "$b/build.txt" || { cat "$b/build.txt"; echo "blocked-probe: build failed"; exit 1; }
+fi
+export CUDA_MPS_PIPE_DIRECTORY=$b/pipe CUDA_MPS_LOG_DIRECTORY=$b/log PYTHONUNBUFFERED=1
+nvidia-cuda-mps-control -d || { echo "blocked-probe: the MPS control daemon did not start" >&2; exit 1; }
+trap 'echo quit | nvidia-cuda-mps-control' EXIT
+N=${N:-16384}; SMS=${SMS:-64}; PCT=${PCT:-50}
+{
+# which kind of launch waits: a small kernel, plain, in a cluster of 2, with programmatic
+# serialization, or behind a driver memset or copy on its stream
+for mode in ${GEMMMODES:-none full green pct}; do
+  case $mode in
+    none) g= ;;
+    full) "$b/gemmload" 0 "$N" 30 > "$b/g.out" 2>&1 & g=$! ;;
+    green) "$b/gemmload" "$SMS" "$N" 30 > "$b/g.out" 2>&1 & g=$! ;;
+    pct) CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$PCT "$b/gemmload" 0 "$N" 30 > "$b/g.out" 2>&1 & g=$! ;;
+  esac
+  [ -n "$g" ] && sleep 3
+  for lm in ${LCMODES:-plain cluster pdl memset dtod htod}; do echo "beside gemm $mode: $("$b/gemmload" lc $lm 3)"; done
+  if [ -n "$g" ]; then kill -INT $g 2>/dev/null; wait $g 2>/dev/null; cat "$b/g.out"; fi
+done
+[ "${LCONLY:-0}" = 1 ] && exit 0
+for kb in ${KINDS:-bulk:128 bulk:8 graph:8}; do
+  kind=${kb%%:*}; batch=${kb#*:}
+  python3 bench/gpu/probe/blocked.py --kind "$kind" --batch "$batch" --label "alone" 2>&1 | grep -v Warning
+  for mode in full green pct; do
+    case $mode in
+      full) "$b/gemmload" 0 "$N" 30 > "$b/g.out" 2>&1 & ;;
+      green) "$b/gemmload" "$SMS" "$N" 30 > "$b/g.out" 2>&1 & ;;
+      pct) CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$PCT "$b/gemmload" 0 "$N" 30 > "$b/g.out" 2>&1 & ;;
+    esac
+    g=$!
+    sleep 3
+    python3 bench/gpu/probe/blocked.py --kind "$kind" --batch "$batch" --label "beside gemm $mode (n=$N, green $SMS SMs, pct $PCT)" 2>&1 | grep -v Warning
+    kill -INT $g 2>/dev/null; wait $g 2>/dev/null
+    cat "$b/g.out"
+  done
+done
+} 2>&1 | tee "$out/blocked.txt"
