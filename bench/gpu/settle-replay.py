@@ -8,12 +8,22 @@ Usage: settle-replay.py DIR...   (each DIR searched for mix-N.json with logs-N/M
 Prints, per LC tenant and mode that had a paired reading: the ratio before and now, the settle, and
 the alone requests left; then how many ratios moved by more than 5 %."""
 import glob
+import gzip
 import json
 import math
 import os
 import sys
 
 SETTLE = 250
+
+
+def load(path):
+    """A JSON file as recorded: plain, or gzipped (results over 20 KB are kept as .gz)."""
+    for p in (path, path + ".gz"):
+        if os.path.exists(p):
+            with (gzip.open(p, "rt") if p.endswith(".gz") else open(p)) as f:
+                return json.load(f)
+    return None
 
 
 def pct(v, q):
@@ -44,10 +54,12 @@ def split(t, lat, stops, settle):
 def main():
     moved = total = 0
     for d in sys.argv[1:]:
-        for mj in sorted(glob.glob(os.path.join(d, "**", "mix-*.json"), recursive=True)):
+        files = glob.glob(os.path.join(d, "**", "mix-*.json"), recursive=True)
+        files += [f[:-3] for f in glob.glob(os.path.join(d, "**", "mix-*.json.gz"), recursive=True)]
+        for mj in sorted(set(files)):
             n = os.path.basename(mj)[4:-5]
             try:
-                mixes = json.load(open(mj)).get("mixes", [])
+                mixes = (load(mj) or {}).get("mixes", [])
             except (OSError, ValueError):
                 continue
             for m in mixes:
@@ -58,16 +70,15 @@ def main():
                 for t in m["tenants"]:
                     for mode, p in (t.get("paired") or {}).items():
                         stops = p.get("stops_ms")
-                        lj = os.path.join(base, mode, t["name"] + ".json")
-                        if not stops or not os.path.exists(lj):
+                        lc = load(os.path.join(base, mode, t["name"] + ".json"))
+                        if not stops or lc is None:
                             continue
-                        lc = json.load(open(lj))
                         dones = []
                         for o in m["tenants"]:
                             if o["role"] == "be":
-                                bj = os.path.join(base, mode, o["name"] + ".json")
-                                if os.path.exists(bj):
-                                    dones.append(json.load(open(bj)).get("sync_ms") or [])
+                                bj = load(os.path.join(base, mode, o["name"] + ".json"))
+                                if bj is not None:
+                                    dones.append(bj.get("sync_ms") or [])
                         med = 0
                         for dd in dones:
                             if len(dd) >= 3:
