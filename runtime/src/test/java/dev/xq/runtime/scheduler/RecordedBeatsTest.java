@@ -89,7 +89,7 @@ class RecordedBeatsTest {
         if (!tenant.equals("bulk") && shown.isEmpty()) {
             return null; // a graph's timeline holds its warm-up only: nothing to replay
         }
-        Matcher t = FIRST_T.matcher(Files.readString(log.resolveSibling(tenant + ".json")));
+        Matcher t = FIRST_T.matcher(json(log.resolveSibling(tenant + ".json")));
         assertTrue(mono > 0 && t.find() && (!windows.isEmpty() || !shown.isEmpty()), "a timeline, its clock and the requests' times in " + log);
         long go = (long) (Double.parseDouble(t.group(1)) * 1e6) - real + mono;
         if (!shown.isEmpty()) {
@@ -295,6 +295,16 @@ class RecordedBeatsTest {
     record Streams(String name, Map<String, List<long[]>> busy, long go) {
     }
 
+    /** A tenant's JSON as recorded: plain, or gzipped beside its log (results over 20 KB are kept as {@code .gz}). */
+    static String json(Path file) throws IOException {
+        if (Files.exists(file)) {
+            return Files.readString(file);
+        }
+        try (InputStream in = new GZIPInputStream(Files.newInputStream(file.resolveSibling(file.getFileName() + ".gz")))) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
     static Streams loadStreams(Path log) throws IOException {
         String text;
         try (InputStream in = new GZIPInputStream(Files.newInputStream(log))) {
@@ -318,7 +328,7 @@ class RecordedBeatsTest {
         if (shown.size() < 2 || !shown.containsKey("default")) {
             return null;
         }
-        Matcher t = FIRST_T.matcher(Files.readString(log.resolveSibling("graph.json")));
+        Matcher t = FIRST_T.matcher(json(log.resolveSibling("graph.json")));
         assertTrue(mono > 0 && t.find(), "the timeline's clock and the requests' times in " + log);
         long go = (long) (Double.parseDouble(t.group(1)) * 1e6) - real + mono;
         Map<String, List<long[]>> busy = new TreeMap<>();
