@@ -124,7 +124,7 @@ int xqc_cu_resolve(void *hint)
             CU(GenerateDesc, "cuDevResourceGenerateDesc"), CU(GreenCreate, "cuGreenCtxCreate");
             CU(GreenStream, "cuGreenCtxStreamCreate"), CU(WaitEvent, "cuStreamWaitEvent");
             CU(GreenGetResource, "cuGreenCtxGetDevResource");
-            CU(StreamSync, "cuStreamSynchronize"), CU(EventSync, "cuEventSynchronize");
+            CU(StreamSync, "cuStreamSynchronize");
         }
 #undef CU
         const char *sv = getenv("XQ_STALL"); /* off unless XQ_STALL=1 */

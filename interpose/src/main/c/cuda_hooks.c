@@ -102,8 +102,7 @@ enum {
     W_LAUNCH, W_LAUNCH_EX, W_COOP, W_HOSTFN, W_GRAPH, W_MEMCPY, W_HTOD, W_DTOH, W_DTOD, W_2D,
     W_3D, W_PEER, W_SET8, W_SET16, W_SET32, W_2DSET8, W_2DSET16, W_2DSET32, W_CAP, W_CAP_GRAPH,
     W_CAP_END, W_DESTROY, W_CTX_SET, W_CTX_PUSH, W_CTX_POP, W_CTX_CREATE2, W_CTX_CREATE3, W_CTX_CREATE4,
-    W_CTX_DESTROY, W_PCTX_RELEASE, W_PCTX_RESET, W_SCREATE, W_SCREATE_PRIO, W_GSCREATE, W_CTX_FROM_GREEN,
-    W_CTX_SYNC, W_CTX_SYNC2, W_COUNT
+    W_CTX_DESTROY, W_PCTX_RELEASE, W_PCTX_RESET, W_COUNT
 };
 static wdef W[W_COUNT];
 
@@ -318,7 +317,7 @@ HOOKED(W_CAP_END, cuStreamEndCapture, (CUstream hStream, CUgraph *g), (hStream, 
        capture_ended(hStream, ptsz))
 /* Forgotten before the real call: a handle freed by it may be reused at once by another thread. */
 HOOKED(W_DESTROY, cuStreamDestroy_v2, (CUstream hStream), (hStream),
-       xqc_flush_all(); xqc_ctxsync_destroying(hStream);
+       xqc_flush_all();
        if (hStream && hStream != CU_STREAM_LEGACY && hStream != CU_STREAM_PER_THREAD &&
            LD(&xqc_cu_state) > 0) xqc_stream_forget(hStream),
        (void)0)
@@ -338,26 +337,6 @@ HOOKED(W_CTX_CREATE4, cuCtxCreate_v4, CTX_CREATE_PT, (a, b, c, d, e), xqc_ctx_ch
 HOOKED(W_CTX_DESTROY, cuCtxDestroy_v2, (CUcontext c), (c), xqc_ctx_changed(1), (void)0)
 HOOKED(W_PCTX_RELEASE, cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d), xqc_ctx_changed(1), (void)0)
 HOOKED(W_PCTX_RESET, cuDevicePrimaryCtxReset_v2, (CUdevice d), (d), xqc_ctx_changed(1), (void)0)
-
-/* Streams the program makes are known to the context synchronize by streams (cuda_ctxsync.c);
- * a context made from a green context ends it (its default stream is not known). */
-HOOKED(W_SCREATE, cuStreamCreate, (CUstream *ph, unsigned flags), (ph, flags), (void)0,
-       if (r == CUDA_SUCCESS && ph) xqc_ctxsync_made(*ph, 0))
-HOOKED(W_SCREATE_PRIO, cuStreamCreateWithPriority, (CUstream *ph, unsigned flags, int prio), (ph, flags, prio), (void)0,
-       if (r == CUDA_SUCCESS && ph) xqc_ctxsync_made(*ph, 0))
-HOOKED(W_GSCREATE, cuGreenCtxStreamCreate, (CUstream *ph, void *g, unsigned flags, int prio), (ph, g, flags, prio), (void)0,
-       if (r == CUDA_SUCCESS && ph) xqc_ctxsync_made(*ph, 1))
-HOOKED(W_CTX_FROM_GREEN, cuCtxFromGreenCtx, (CUcontext *pctx, void *g), (pctx, g), (void)0,
-       if (r == CUDA_SUCCESS) xqc_ctxsync_unsafe("a context was made from a green context"))
-/* The context's synchronize: by its streams where cuda_ctxsync.c can (an MPS client), else the
- * driver's after deferred launches were made (what the trampoline did before). v2 (CUDA 13) takes
- * the context, NULL for the current one. */
-HOOKED(W_CTX_SYNC, cuCtxSynchronize, (void), (),
-       CUresult mine_; if (xqc_ctxsync_run(NULL, &mine_)) return mine_;
-       if (LD(&xqc_deferred)) xqc_flush_all(), (void)0)
-HOOKED(W_CTX_SYNC2, cuCtxSynchronize_v2, (CUcontext c), (c),
-       CUresult mine_; if (xqc_ctxsync_run(c, &mine_)) return mine_;
-       if (LD(&xqc_deferred)) xqc_flush_all(), (void)0)
 
 #define DEF(ID, BASE, NAME, MINVER, PTSZ)                                                           \
     [ID] = {BASE, #NAME, MINVER, PTSZ,                                                              \
@@ -400,13 +379,6 @@ static wdef W[W_COUNT] = {
     DEF(W_CTX_DESTROY, "cuCtxDestroy", cuCtxDestroy_v2, 4000, 0),
     DEF(W_PCTX_RELEASE, "cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 7000, 0), /* v1: the same ABI */
     DEF(W_PCTX_RESET, "cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 7000, 0),
-    DEF(W_SCREATE, "cuStreamCreate", cuStreamCreate, 2000, 0),
-    DEF(W_SCREATE_PRIO, "cuStreamCreateWithPriority", cuStreamCreateWithPriority, 5050, 0),
-    DEF(W_GSCREATE, "cuGreenCtxStreamCreate", cuGreenCtxStreamCreate, 12040, 0),
-    DEF(W_CTX_FROM_GREEN, "cuCtxFromGreenCtx", cuCtxFromGreenCtx, 12040, 0),
-    /* one name, two ABIs: v1 (none) and, from CUDA 13, v2 (the context) */
-    DEF(W_CTX_SYNC, "cuCtxSynchronize", cuCtxSynchronize, 2000, 0),
-    DEF(W_CTX_SYNC2, "cuCtxSynchronize", cuCtxSynchronize_v2, 13000, 0),
 };
 
 /* ------------------------------------------------------------------ cuGetProcAddress, dlsym */

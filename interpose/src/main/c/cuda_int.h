@@ -31,7 +31,6 @@
  *   cuda_tracker.c    the tracker thread: completions, WAKE pacing, closing streams
  *   cuda_session.c    the session with the node (xq_wire.h) and the reader thread
  *   cuda_narrow.c     narrowing: launches into green contexts
- *   cuda_ctxsync.c    cuCtxSynchronize by the context's streams (an MPS server's false waits)
  *   cuda_diag.c       the XQ_LOG=2 summary at exit
  *
  * Everything here is hidden (the library is built with -fvisibility=hidden); names shared between
@@ -250,7 +249,6 @@ struct xqc_driver {
     CUresult (*GreenGetResource)(void *, void *, int); /* a part at an offset (optional: without it, equal parts only) */
     CUresult (*WaitEvent)(CUstream, CUevent, unsigned);
     CUresult (*StreamSync)(CUstream);
-    CUresult (*EventSync)(CUevent); /* optional: a destroyed stream's mark is polled without it */
 };
 extern struct xqc_driver xqc_cu;
 
@@ -748,14 +746,6 @@ dop *xqc_build_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h);
 void xqc_drain(xstream *st, int force);
 void xqc_drain_all(int force);
 void xqc_flush_all(void);
-/* cuda_ctxsync.c: a context's synchronize made of its streams' (MPS clients) */
-extern int xqc_ctxsync;
-void xqc_ctxsync_setup(int mps_client);
-void xqc_ctxsync_unsafe(const char *why);
-void xqc_ctxsync_made(CUstream h, int green);
-void xqc_ctxsync_destroying(CUstream h);
-int xqc_ctxsync_run(CUcontext want, CUresult *r);
-void xqc_ctxsync_summary(void);
 
 /* cuda_narrow.c */
 CUstream xqc_narrow_begin(xstream *st, CUstream h, int ptsz, uint64_t threads, CUstream *sx);

@@ -228,14 +228,7 @@ static void env_read(void)
 static int g_space;
 
 /* Before anything can create a CUDA context: join the node's MPS server if it runs one. */
-static void space_setup(void);
 void xqc_space_setup(void)
-{
-    space_setup();
-    xqc_ctxsync_setup(g_space > 0); /* a client of the node's server: its context synchronize by streams */
-}
-
-static void space_setup(void)
 {
     const char *v = getenv("XQ_MPS");
     if (v && !strcmp(v, "0")) return;

@@ -374,35 +374,17 @@ EXPORT CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
     return CUDA_SUCCESS;
 }
 
-/* FAKECUDA_CTXSYNC_US=T: a context's synchronize also waits T us after its streams are done, as an
- * MPS client's did for another client's kernel in a green context (cuda_ctxsync.c); the calls are
- * counted and the count said at exit ("fakecuda: cuCtxSynchronize called N times"). */
-static long g_ctxsync_us = -1;
-static unsigned long g_ctxsync_calls;
-static CUresult ctx_sync(CUcontext c)
+EXPORT CUresult cuCtxSynchronize(void)
 {
+    CUcontext c = fk_cur();
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
-    __atomic_add_fetch(&g_ctxsync_calls, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&c->mu);
     struct CUstream_st *all = c->streams;
     pthread_mutex_unlock(&c->mu);
     for (struct CUstream_st *s = all; s; s = s->next) /* the list only grows at its head */
         wait_for(s, submitted(s));
-    if (g_ctxsync_us > 0) {
-        struct timespec ts = {g_ctxsync_us / 1000000, (g_ctxsync_us % 1000000) * 1000};
-        while (nanosleep(&ts, &ts) && errno == EINTR) {
-        }
-    }
     return CUDA_SUCCESS;
-}
-EXPORT CUresult cuCtxSynchronize(void) { return ctx_sync(fk_cur()); }
-/* CUDA 13's: the context given, NULL for the current one */
-EXPORT CUresult cuCtxSynchronize_v2(CUcontext c) { return ctx_sync(c ? c : fk_cur()); }
-__attribute__((destructor)) static void ctxsync_said(void)
-{
-    if (g_ctxsync_us >= 0)
-        fprintf(stderr, "fakecuda: cuCtxSynchronize called %lu times\n", __atomic_load_n(&g_ctxsync_calls, __ATOMIC_SEQ_CST));
 }
 
 /* ------------------------------------------------------------------ streams and events */
@@ -631,9 +613,6 @@ __attribute__((constructor)) static void fake_init(void)
     const char *se = getenv("FAKECUDA_SLOW_EVERY"), *su = getenv("FAKECUDA_SLOW_US");
     if (se && atoi(se) > 0 && su && atoi(su) > 0)
         g_slow_every = atoi(se), g_slow_us = atoi(su);
-    const char *cs = getenv("FAKECUDA_CTXSYNC_US");
-    if (cs && *cs)
-        g_ctxsync_us = strtol(cs, NULL, 10);
     const char *tp = getenv("FAKECUDA_TPS");
     if (tp && atoi(tp) > 0)
         g_tps = atoi(tp);

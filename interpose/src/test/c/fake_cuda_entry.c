@@ -144,8 +144,7 @@ static const struct {
     P("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain, 0, 7000),
     P("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 0, 11000),
     P("cuCtxSetCurrent", cuCtxSetCurrent, 0, 4000), P("cuCtxGetCurrent", cuCtxGetCurrent, 0, 4000),
-    P("cuCtxGetDevice", cuCtxGetDevice, 0, 2000), P("cuCtxSynchronize", cuCtxSynchronize_v2, 0, 13000),
-    P("cuCtxSynchronize", cuCtxSynchronize, 0, 2000), /* the newest ABI first: the first that the version allows */
+    P("cuCtxGetDevice", cuCtxGetDevice, 0, 2000), P("cuCtxSynchronize", cuCtxSynchronize, 0, 2000),
     P("cuCtxPushCurrent", cuCtxPushCurrent_v2, 0, 4000), P("cuCtxPopCurrent", cuCtxPopCurrent_v2, 0, 4000),
     P("cuCtxCreate", cuCtxCreate_v2, 0, 3020),
     P("cuCtxGetStreamPriorityRange", cuCtxGetStreamPriorityRange, 0, 5050),
@@ -200,7 +199,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint
     int found = 0;
     if (!strcmp(sym, "cuGetProcAddress"))
         *pfn = ver >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress, found = 1;
-    for (size_t i = 0; !*pfn && i < sizeof g_procs / sizeof g_procs[0]; i++)
+    for (size_t i = 0; !found && i < sizeof g_procs / sizeof g_procs[0]; i++)
         if (!strcmp(sym, g_procs[i].name)) {
             found = 1;
             if (ver >= g_procs[i].minver)

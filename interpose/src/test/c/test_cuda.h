@@ -73,8 +73,6 @@ void test_frozen_node_held(void);
 void test_frozen_node_deferred(void);
 void test_frozen_node_controls(void);
 void test_space_mps(void);
-void test_ctxsync_by_streams(void);
-void test_ctxsync_driver(void);
 void test_space_not_asked(void);
 
 /* test_cuda_trust.c */

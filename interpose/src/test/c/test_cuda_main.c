@@ -20,8 +20,6 @@ static const struct {
     {"registration", test_registration},
     {"space_mps", test_space_mps},
     {"space_not_asked", test_space_not_asked},
-    {"ctxsync_by_streams", test_ctxsync_by_streams},
-    {"ctxsync_driver", test_ctxsync_driver},
     {"narrow", test_narrow},
     {"narrow_default_stream", test_narrow_default_stream},
     {"narrow_unavailable", test_narrow_unavailable},

@@ -48,8 +48,6 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *, CUfunction, void **, void **);
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction, void **, void **);
 CUresult cuStreamSynchronize(CUstream);
 CUresult cuStreamSynchronize_ptsz(CUstream);
-CUresult cuCtxSynchronize(void);
-CUresult cuCtxSynchronize_v2(CUcontext);
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void *, size_t, CUstream);
 CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr, const void *, size_t, CUstream);
 CUresult cuMemcpyDtoHAsync_v2(void *, CUdeviceptr, size_t, CUstream);
@@ -82,8 +80,6 @@ static struct api {
     CUresult (*push)(CUcontext);
     CUresult (*pop)(CUcontext *);
     CUresult (*create)(CUcontext *, unsigned int, CUdevice);
-    CUresult (*ctxsync)(void);         /* --end ctx */
-    CUresult (*ctxsync2)(CUcontext);   /* --end ctx2 (CUDA 13's) */
 } A;
 
 static struct {
@@ -101,13 +97,9 @@ static struct {
     int latencies;    /* --latencies: every task's latency in the JSON line too */
     unsigned block;   /* threads per block of every kernel (--block; default 1) */
     int poisson;      /* --poisson: tasks released at random, exponential gaps of --period-ms on average */
-    const char *end;  /* --end stream|ctx|ctx2: a task ends with its stream's synchronize or the context's (v1, v2) */
-    int side;         /* --side: each task also runs a kernel and a host function on a stream of its own, made
-                       * and destroyed in the task before it ends (with --end ctx*: the context's synchronize must
-                       * wait for them) */
     int ctx_switch;   /* --switch set|push|create: odd kernels of a task go in device 1's primary context (set current, or
                        * pushed and popped), or (create) a context made on device 1 for the first of them, pushed and popped after */
-} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 0, "stream", 0, 0};
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 0, 0};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 /* --check with --dtod: the input goes through a second buffer (a device-to-device copy) before
  * the increment; --scribble: the host input is overwritten as soon as its copy returns (a
@@ -116,7 +108,6 @@ static int g_dtod, g_scribble;
 
 static CUfunction f_spin, f_inc, f_fail;
 static int g_bad;
-static long g_side_done; /* --side: host functions run on the tasks' own streams */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static double *g_lat, *g_at; /* latencies (ms) in the order they were taken, and each task's start (epoch ms) */
 static long g_nlat, g_caplat;
@@ -158,7 +149,6 @@ static void get_api(void)
         A.cap_begin = ptsz ? cuStreamBeginCapture_v2_ptsz : cuStreamBeginCapture_v2;
         A.cap_end = ptsz ? cuStreamEndCapture_ptsz : cuStreamEndCapture;
         A.set = cuCtxSetCurrent, A.push = cuCtxPushCurrent_v2, A.pop = cuCtxPopCurrent_v2, A.create = cuCtxCreate_v2;
-        A.ctxsync = cuCtxSynchronize, A.ctxsync2 = cuCtxSynchronize_v2;
         return;
     }
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -181,8 +171,6 @@ static void get_api(void)
         DLS(push, "cuCtxPushCurrent_v2", 0);
         DLS(pop, "cuCtxPopCurrent_v2", 0);
         DLS(create, "cuCtxCreate_v2", 0);
-        DLS(ctxsync, "cuCtxSynchronize", 0);
-        DLS(ctxsync2, "cuCtxSynchronize_v2", 0);
 #undef DLS
         return;
     }
@@ -210,8 +198,6 @@ static void get_api(void)
     GET(push, "cuCtxPushCurrent", 12000);
     GET(pop, "cuCtxPopCurrent", 12000);
     GET(create, "cuCtxCreate", 12000);
-    GET(ctxsync, "cuCtxSynchronize", 12000); /* v1 below CUDA 13 */
-    GET(ctxsync2, "cuCtxSynchronize", 13000);
     if (O.attr) {
         GET(kset, "cuKernelSetAttribute", 12000);
         GET(libkernel, "cuLibraryGetKernel", 12000);
@@ -407,24 +393,8 @@ static void *run_thread(void *arg)
             CK(A.dtoh(out, from, N * sizeof *out, s));
             CK(A.hostfn(s, count_hostfn, &hostfn_calls));
         }
-        if (O.side) { /* a stream of the task's own, destroyed before the task ends */
-            CUstream side;
-            unsigned sus = O.us;
-            void *sp[] = {&sus};
-            CK(cuStreamCreate(&side, 0));
-            CK(launch(f_spin, side, sp));
-            CK(A.hostfn(side, count_hostfn, &g_side_done));
-            CK(cuStreamDestroy_v2(side));
-        }
-        if (!strcmp(O.end, "ctx"))
-            CK(A.ctxsync());
-        else if (!strcmp(O.end, "ctx2"))
-            CK(A.ctxsync2(NULL));
-        else
-            CK(A.sync(s));
+        CK(A.sync(s));
         add_latency((now_s() - t0) * 1000, at0);
-        if (O.side && __atomic_load_n(&g_side_done, __ATOMIC_SEQ_CST) < t + 1) /* one thread: its tasks' side work */
-            __atomic_store_n(&g_bad, 1, __ATOMIC_SEQ_CST);
         if (O.check)
             for (unsigned i = 0; i < N; i++)
                 if (out[i] != i + (unsigned)t + 1)
@@ -455,8 +425,7 @@ static void usage(void)
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress|dlsym] [--check] [--block THREADS]\n"
                     "  [--dtod] [--scribble] (with --check) [--packed]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
-                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push|create]\n"
-                    "  [--end stream|ctx|ctx2] [--side]\n");
+                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push|create]\n");
     exit(2);
 }
 
@@ -512,10 +481,6 @@ int main(int argc, char **argv)
             O.ex = 1;
         else if (!strcmp(a, "--latencies"))
             O.latencies = 1;
-        else if (OPT("--end"))
-            O.end = v;
-        else if (!strcmp(a, "--side"))
-            O.side = 1;
         else if (OPT("--switch"))
             O.ctx_switch = !strcmp(v, "set") ? 1 : !strcmp(v, "push") ? 2 : !strcmp(v, "create") ? 3 : (usage(), 0);
         else
@@ -523,8 +488,7 @@ int main(int argc, char **argv)
     }
     if (O.seconds > 0 && !tasks_set)
         O.tasks = 0; /* --seconds alone: as many tasks as fit */
-    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0) || (O.attr && O.procaddress != 1) ||
-        (strcmp(O.end, "stream") && strcmp(O.end, "ctx") && strcmp(O.end, "ctx2")))
+    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0) || (O.attr && O.procaddress != 1))
         usage();
     setup();
     pthread_t th[64];
