@@ -4,7 +4,11 @@
 # Under an MPS daemon of its own, no XQ: bench/gpu/probe/blocked.py (the LC tenant, profiled) alone,
 # then beside bench/gpu/probe/gemmload.cu on the whole device, on a green context of SMS
 # multiprocessors, and at CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=PCT. Usage (one device call, ~2 min):
-#   [KINDS="bulk:128 bulk:8 graph:8"] [N=16384] [SMS=64] [PCT=50] sh bench/gpu/blocked-probe.sh OUTDIR
+#   [KINDS="bulk:128 bulk:8 graph:8"] [N="16384"] [SMS="64"] [PCT=50] [BMODES="full green pct"] sh bench/gpu/blocked-probe.sh OUTDIR
+# (N and SMS may be lists: each green load once per SMS value, each load once per N; SYNCS="own
+# device stream event query": how the tenant's requests end, probe/blocked.py --sync, each in turn;
+# PROFILES="1 0": with torch.profiler and without, each in turn, beside the loads; MARKS="none memop
+# event tevent": what probe/blocked.py --marks puts behind every 8th layer, each in turn, beside them)
 set -u
 out=${1:?usage: blocked-probe.sh OUTDIR}
 mkdir -p "$out"
@@ -27,9 +31,9 @@ N=${N:-16384}; SMS=${SMS:-64}; PCT=${PCT:-50}
 for mode in ${GEMMMODES:-none full green pct}; do
   case $mode in
     none) g= ;;
-    full) "$b/gemmload" 0 "$N" 30 > "$b/g.out" 2>&1 & g=$! ;;
-    green) "$b/gemmload" "$SMS" "$N" 30 > "$b/g.out" 2>&1 & g=$! ;;
-    pct) CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$PCT "$b/gemmload" 0 "$N" 30 > "$b/g.out" 2>&1 & g=$! ;;
+    full) "$b/gemmload" 0 "${N%% *}" 120 > "$b/g.out" 2>&1 & g=$! ;;
+    green) "$b/gemmload" "${SMS%% *}" "${N%% *}" 120 > "$b/g.out" 2>&1 & g=$! ;;
+    pct) CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$PCT "$b/gemmload" 0 "${N%% *}" 120 > "$b/g.out" 2>&1 & g=$! ;;
   esac
   [ -n "$g" ] && sleep 3
   for lm in ${LCMODES:-plain cluster pdl memset dtod htod}; do echo "beside gemm $mode: $("$b/gemmload" lc $lm 3)"; done
@@ -38,18 +42,32 @@ done
 [ "${LCONLY:-0}" = 1 ] && exit 0
 for kb in ${KINDS:-bulk:128 bulk:8 graph:8}; do
   kind=${kb%%:*}; batch=${kb#*:}
-  python3 bench/gpu/probe/blocked.py --kind "$kind" --batch "$batch" --label "alone" 2>&1 | grep -v Warning
-  for mode in full green pct; do
+  for sy in ${SYNCS:-own}; do
+    python3 bench/gpu/probe/blocked.py --kind "$kind" --batch "$batch" --sync "$sy" --label "alone" 2>&1 | grep -v Warning
+  done
+  # BMODES: which loads beside it; green once per value in SMS (a list: "32 64 100")
+  for mode in ${BMODES:-full green pct}; do
+   for s in $( [ "$mode" = green ] && echo "$SMS" || echo -); do
+    for n in $N; do
+    # a load of its own for each variant, started 3 s before it and ended after it: one load for
+    # several variants in turn ran out (30 s) before the later ones began, which then read "not
+    # held" with nothing beside them (session 71's first probes)
+    for sy in ${SYNCS:-own}; do for pr in ${PROFILES:-1}; do for mk in ${MARKS:-none}; do
     case $mode in
-      full) "$b/gemmload" 0 "$N" 30 > "$b/g.out" 2>&1 & ;;
-      green) "$b/gemmload" "$SMS" "$N" 30 > "$b/g.out" 2>&1 & ;;
-      pct) CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$PCT "$b/gemmload" 0 "$N" 30 > "$b/g.out" 2>&1 & ;;
+      full) "$b/gemmload" 0 "$n" 120 > "$b/g.out" 2>&1 & ;;
+      green) "$b/gemmload" "$s" "$n" 120 > "$b/g.out" 2>&1 & ;;
+      pct) CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$PCT "$b/gemmload" 0 "$n" 120 > "$b/g.out" 2>&1 & ;;
     esac
     g=$!
     sleep 3
-    python3 bench/gpu/probe/blocked.py --kind "$kind" --batch "$batch" --label "beside gemm $mode (n=$N, green $SMS SMs, pct $PCT)" 2>&1 | grep -v Warning
+      python3 bench/gpu/probe/blocked.py --kind "$kind" --batch "$batch" --sync "$sy" --profile "$pr" --marks "$mk" \
+        --label "beside gemm $mode (n=$n, green $s SMs, pct $PCT)" 2>&1 | grep -v Warning
+    if kill -0 $g 2>/dev/null; then echo "(the load ran through the variant)"; else echo "NOTE: the load had ended before the variant did: not beside it"; fi
     kill -INT $g 2>/dev/null; wait $g 2>/dev/null
     cat "$b/g.out"
+    done; done; done
+    done
+   done
   done
 done
 } 2>&1 | tee "$out/blocked.txt"

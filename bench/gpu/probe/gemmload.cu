@@ -5,12 +5,13 @@
 // capped that way instead.
 // Usage: gemmload SMS N SECS   (SMS 0: no green context)
 //        gemmload lc MODE SECS  the other side: every 10 ms a 50 us kernel of 64 blocks, synchronized,
-//                               launched plain, with a cluster of 2 (MODE cluster) or with
+//                               launched plain, with a cluster of 2 (MODE cluster; clusterN: of N) or with
 //                               programmatic stream serialization (MODE pdl), cooperative (coop: 64
 //                               blocks; coopfull: as many as the device holds at once; wide: that grid, not
 //                               cooperative), or plain after a 4 MiB
 //                               driver memset (memset), device-to-device copy (dtod) or host-to-device
-//                               copy (htod) on its stream; prints P50 / max latency
+//                               copy (htod) on its stream; MODE+dev (plain+dev, memset+dev):
+//                               cudaDeviceSynchronize instead of the stream's; prints P50 / max latency
 // Build: nvcc -O2 -o gemmload gemmload.cu -lcublas -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -38,15 +39,21 @@ __global__ void spin(unsigned long long ns) {
 
 static int cmp(const void *a, const void *b) { double x = *(const double *) a, y = *(const double *) b; return x < y ? -1 : x > y; }
 
-static int lc(const char *mode, double secs) {
+static int lc(const char *mode_arg, double secs) {
+    // MODE+dev: synchronize the device (cudaDeviceSynchronize, what torch.cuda.synchronize does)
+    // instead of the stream
+    char mode[64]; snprintf(mode, sizeof mode, "%s", mode_arg);
+    char *plus = strstr(mode, "+dev");
+    int devsync = plus != NULL;
+    if (plus) *plus = 0;
     CK(cudaFree(0));
     cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(64); cfg.blockDim = dim3(128); cfg.stream = s;
     cudaLaunchAttribute at[1];
-    if (!strcmp(mode, "cluster")) {
+    if (!strncmp(mode, "cluster", 7)) { /* cluster: of 2; clusterN: of N (4, 8: portable sizes) */
         at[0].id = cudaLaunchAttributeClusterDimension;
-        at[0].val.clusterDim.x = 2; at[0].val.clusterDim.y = 1; at[0].val.clusterDim.z = 1;
+        at[0].val.clusterDim.x = mode[7] ? atoi(mode + 7) : 2; at[0].val.clusterDim.y = 1; at[0].val.clusterDim.z = 1;
         cfg.attrs = at; cfg.numAttrs = 1;
     } else if (!strcmp(mode, "coop") || !strcmp(mode, "coopfull")) {
         // a cooperative grid (all its blocks resident at once): 64 blocks, or as many as the whole
@@ -86,13 +93,13 @@ static int lc(const char *mode, double secs) {
         if (op == 2) CK(cudaMemcpyAsync(d2, d1, nb, cudaMemcpyDeviceToDevice, s));
         if (op == 3) CK(cudaMemcpyAsync(d1, h, nb, cudaMemcpyHostToDevice, s));
         CK(cudaLaunchKernelEx(&cfg, spin, ns));
-        CK(cudaStreamSynchronize(s));
+        if (devsync) CK(cudaDeviceSynchronize()); else CK(cudaStreamSynchronize(s));
         lat[n++] = (now() - a) * 1e3;
         next += 0.010;
         while (now() < next) { }
     }
     qsort(lat, n, sizeof(double), cmp);
-    printf("lc %s: %d kernels of %u x 50 us, latency P50 %.3f ms, P99 %.3f ms, max %.3f ms\n", mode, n, cfg.gridDim.x, lat[n / 2],
+    printf("lc %s%s: %d kernels of %u x 50 us, latency P50 %.3f ms, P99 %.3f ms, max %.3f ms\n", mode, devsync ? " (device synchronize)" : "", n, cfg.gridDim.x, lat[n / 2],
            lat[n * 99 / 100], lat[n - 1]);
     return 0;
 }
