@@ -8,7 +8,10 @@
 # (N and SMS may be lists: each green load once per SMS value, each load once per N; SYNCS="own
 # device stream event query": how the tenant's requests end, probe/blocked.py --sync, each in turn;
 # PROFILES="1 0": with torch.profiler and without, each in turn, beside the loads; MARKS="none memop
-# event tevent": what probe/blocked.py --marks puts behind every 8th layer, each in turn, beside them)
+# event tevent": what probe/blocked.py --marks puts behind every 8th layer, each in turn, beside them;
+# SMMAP="32 64 104": the GPCs and each green context's multiprocessors first, probe/smmap.cu).
+# Session 71's next step, one call of about a minute:
+#   SMMAP="32 64 104" LCONLY=1 GEMMMODES=green LCMODES="plain cluster cluster4 cluster8" sh bench/gpu/blocked-probe.sh OUT
 set -u
 out=${1:?usage: blocked-probe.sh OUTDIR}
 mkdir -p "$out"
@@ -21,11 +24,18 @@ if ! nvcc -O2 -o "$b/gemmload" bench/gpu/probe/gemmload.cu -lcublas -lcuda 2> "$
   [ -n "$lib" ] && nvcc -O2 -o "$b/gemmload" bench/gpu/probe/gemmload.cu -I"$cb/include" -L"$cb/lib" -l:"$(basename "$lib")" -lcuda \
     -Xlinker -rpath="$cb/lib" 2>> "$b/build.txt" || { cat "$b/build.txt"; echo "blocked-probe: build failed"; exit 1; }
 fi
+# SMMAP="32 64 104": first map the GPCs and which multiprocessors a green context of each size takes
+# (probe/smmap.cu), inside the same MPS daemon
+if [ -n "${SMMAP:-}" ] && ! nvcc -O2 -o "$b/smmap" bench/gpu/probe/smmap.cu -lcuda 2>> "$b/build.txt"; then
+  cat "$b/build.txt"; echo "blocked-probe: smmap did not build"; SMMAP=
+fi
 export CUDA_MPS_PIPE_DIRECTORY=$b/pipe CUDA_MPS_LOG_DIRECTORY=$b/log PYTHONUNBUFFERED=1
 nvidia-cuda-mps-control -d || { echo "blocked-probe: the MPS control daemon did not start" >&2; exit 1; }
 trap 'echo quit | nvidia-cuda-mps-control' EXIT
 N=${N:-16384}; SMS=${SMS:-64}; PCT=${PCT:-50}
 {
+# shellcheck disable=SC2086
+[ -n "${SMMAP:-}" ] && "$b/smmap" $SMMAP
 # which kind of launch waits: a small kernel, plain, in a cluster of 2, with programmatic
 # serialization, or behind a driver memset or copy on its stream
 for mode in ${GEMMMODES:-none full green pct}; do
