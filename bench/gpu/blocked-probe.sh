@@ -10,8 +10,10 @@
 # PROFILES="1 0": with torch.profiler and without, each in turn, beside the loads; MARKS="none memop
 # event tevent": what probe/blocked.py --marks puts behind every 8th layer, each in turn, beside them;
 # SMMAP="32 64 104": the GPCs and each green context's multiprocessors first, probe/smmap.cu).
-# Session 71's next step, one call of about a minute:
-#   SMMAP="32 64 104" LCONLY=1 GEMMMODES=green LCMODES="plain cluster cluster4 cluster8" sh bench/gpu/blocked-probe.sh OUT
+# GREEN_SPLIT=cluster: the green contexts (gemmload's, smmap's) split for the largest clusters, as
+# the interposer's XQ_NARROW_SPLIT=cluster. Session 71's next step, one call of about two minutes:
+#   SMMAP="32 64 104" LCONLY=1 GEMMMODES=green LCMODES="plain cluster cluster4 cluster8" sh bench/gpu/blocked-probe.sh OUT/a
+#   GREEN_SPLIT=cluster SMMAP="64" KINDS=bulk:128 BMODES=green sh bench/gpu/blocked-probe.sh OUT/b
 set -u
 out=${1:?usage: blocked-probe.sh OUTDIR}
 mkdir -p "$out"

@@ -3,7 +3,8 @@
 // multiprocessors (the way the interposer narrows a process), for SECS seconds; prints the mean
 // time a GEMM took. With CUDA_MPS_ACTIVE_THREAD_PERCENTAGE set by the caller it is an MPS client
 // capped that way instead.
-// Usage: gemmload SMS N SECS   (SMS 0: no green context)
+// Usage: gemmload SMS N SECS   (SMS 0: no green context; GREEN_SPLIT=cluster: the device split for
+//                               the largest thread clusters, as the interposer's XQ_NARROW_SPLIT=cluster)
 //        gemmload lc MODE SECS  the other side: every 10 ms a 50 us kernel of 64 blocks, synchronized,
 //                               launched plain, with a cluster of 2 (MODE cluster; clusterN: of N) or with
 //                               programmatic stream serialization (MODE pdl), cooperative (coop: 64
@@ -27,6 +28,12 @@ static void on_int(int sig) { (void) sig; stop = 1; }
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1);} } while (0)
 #define DK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *m_ = ""; cuGetErrorString(r_, &m_); fprintf(stderr, "%s:%d %s failed %d %s\n", __FILE__, __LINE__, #x, (int) r_, m_); exit(1);} } while (0)
+/* GREEN_SPLIT=cluster: split with CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE (groups for the
+ * largest clusters), as the interposer's XQ_NARROW_SPLIT=cluster does */
+static unsigned split_flags(void) {
+    const char *v = getenv("GREEN_SPLIT");
+    return v && !strcmp(v, "cluster") ? CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE : 0;
+}
 #define BK(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "%s:%d %s: cublas %d\n", __FILE__, __LINE__, #x, (int) s_); exit(1);} } while (0)
 
 static double now() { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
@@ -115,13 +122,13 @@ int main(int argc, char **argv) {
         CUdevice dev; DK(cuDeviceGet(&dev, 0));
         CUdevResource all, part[1], rest; unsigned groups = 1;
         DK(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM));
-        DK(cuDevSmResourceSplitByCount(part, &groups, &all, &rest, 0, nsm));
+        DK(cuDevSmResourceSplitByCount(part, &groups, &all, &rest, split_flags(), nsm));
         CUdevResourceDesc desc; DK(cuDevResourceGenerateDesc(&desc, &part[0], 1));
         CUgreenCtx g; DK(cuGreenCtxCreate(&g, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
         CUstream gs; DK(cuGreenCtxStreamCreate(&gs, g, CU_STREAM_NON_BLOCKING, 0));
         s = (cudaStream_t) gs;
-        fprintf(stderr, "gemmload: green context of %u SMs of %u (alignment %u)\n", part[0].sm.smCount, all.sm.smCount,
-                all.sm.smCoscheduledAlignment);
+        fprintf(stderr, "gemmload: green context of %u SMs of %u (alignment %u)%s\n", part[0].sm.smCount, all.sm.smCount,
+                all.sm.smCoscheduledAlignment, split_flags() ? ", split for clusters" : "");
     } else {
         CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     }

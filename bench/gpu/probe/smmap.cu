@@ -5,7 +5,8 @@
 // room enough for a cluster. This prints the GPCs (multiprocessors linked by sharing a cluster of
 // 8: every cluster's blocks run in one GPC) and, for each green context size asked, which
 // multiprocessors its kernel ran on and how many each GPC keeps free beside it.
-// Usage: smmap [SMS...]   e.g. smmap 32 64 104      Build: nvcc -O2 -o smmap smmap.cu -lcuda
+// Usage: [GREEN_SPLIT=cluster] smmap [SMS...]   e.g. smmap 32 64 104      Build: nvcc -O2 -o smmap smmap.cu -lcuda
+// (GREEN_SPLIT=cluster: the device split for the largest clusters, as XQ_NARROW_SPLIT=cluster does)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -14,6 +15,12 @@
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1);} } while (0)
 #define DK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *m_ = ""; cuGetErrorString(r_, &m_); fprintf(stderr, "%s:%d %s failed %d %s\n", __FILE__, __LINE__, #x, (int) r_, m_); exit(1);} } while (0)
+/* GREEN_SPLIT=cluster: split with CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE (groups for the
+ * largest clusters), as the interposer's XQ_NARROW_SPLIT=cluster does */
+static unsigned split_flags(void) {
+    const char *v = getenv("GREEN_SPLIT");
+    return v && !strcmp(v, "cluster") ? CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE : 0;
+}
 
 enum { MAXSM = 1024 };
 
@@ -74,7 +81,7 @@ int main(int argc, char **argv) {
         unsigned want = (unsigned) atoi(argv[a]);
         CUdevResource all, part[1], rest; unsigned groups = 1;
         DK(cuDeviceGetDevResource(dev, &all, CU_DEV_RESOURCE_TYPE_SM));
-        DK(cuDevSmResourceSplitByCount(part, &groups, &all, &rest, 0, want));
+        DK(cuDevSmResourceSplitByCount(part, &groups, &all, &rest, split_flags(), want));
         CUdevResourceDesc desc; DK(cuDevResourceGenerateDesc(&desc, &part[0], 1));
         CUgreenCtx gc; DK(cuGreenCtxCreate(&gc, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
         CUstream gs; DK(cuGreenCtxStreamCreate(&gs, gc, CU_STREAM_NON_BLOCKING, 0));
@@ -90,7 +97,8 @@ int main(int argc, char **argv) {
             for (int i = 0; i < pb; i++) if (ph[i] < (unsigned) nsm) used[ph[i]] = 1;
         }
         int n = 0, minfree = nsm, maxfree = 0;
-        printf("smmap: a green context of %u multiprocessors (%u asked) ran on:", part[0].sm.smCount, want);
+        printf("smmap: a green context of %u multiprocessors (%u asked%s) ran on:", part[0].sm.smCount, want,
+               split_flags() ? ", split for clusters" : "");
         for (int s = 0; s < nsm; s++) if (used[s]) printf(" %d", s), n++;
         printf("  (%d)\n  free beside it, per GPC:", n);
         for (int g = 0; g < ngpc; g++) {

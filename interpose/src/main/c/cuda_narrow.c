@@ -47,6 +47,26 @@ static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
  * split once at off, what is after it made a green context, and that context's multiprocessors
  * split by n, the first of those. Every process splits the device alike, so processes given
  * different groups do not overlap. */
+/* XQ_NARROW_SPLIT=cluster: the device is split with CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE
+ * (CUDA 12.4+, compute capability 9.0+), groups the driver makes for the largest thread clusters,
+ * which should leave whole GPCs to the other clients too. Off by default: an experiment for session
+ * 71's hold (another client's large eager batch waited for a kernel in a green context of 64 or
+ * 104 multiprocessors, not of 32; a guess is its clusters finding no GPC with room), not measured
+ * on a GPU yet. */
+static unsigned g_split_flags;
+static int g_split_read;
+static unsigned split_flags(void)
+{
+    if (!g_split_read) { /* under green_mu */
+        g_split_read = 1;
+        const char *v = getenv("XQ_NARROW_SPLIT");
+        if (v && !strcmp(v, "cluster")) g_split_flags = 2;
+        else if (v && *v && strcmp(v, "default"))
+            xlog(1, "xq: ignoring XQ_NARROW_SPLIT='%s': not default or cluster; the default split is used", v);
+    }
+    return g_split_flags;
+}
+
 #define RES_SIZE 144 /* sizeof(CUdevResource) in CUDA 12.4-13.0: its type at 0, its count at 96 */
 #define RES_GROUPS 16
 static uint32_t g_part_logged, g_full_logged;
@@ -68,6 +88,7 @@ static void *green_ctx(CUdevice dev, int off, int n)
         const char *what = "cuDeviceGetDevResource";
         unsigned char *mine = part;
         uint64_t t0 = now_ns(); /* XQ_LOG=3: when it was made, and how long that took (the timeline) */
+        unsigned sf = split_flags();
         if (!(r = xqc_cu.GetDevResource(dev, all, 1 /* CU_DEV_RESOURCE_TYPE_SM */)) && !aligned && off > 0) {
             /* a part of its own size: the first off multiprocessors split away, the rest split by n.
              * What a split makes cannot be split again (the H200's driver answers CUDA error 915):
@@ -81,7 +102,7 @@ static void *green_ctx(CUdevice dev, int off, int n)
                 memset(head, 0, sizeof head), memset(after, 0, sizeof after);
                 if (!xqc_cu.GreenGetResource) r = CUDA_ERROR_NOT_FOUND, what = "cuGreenCtxGetDevResource";
                 else if (g_nrest >= REST_MAX) r = CUDA_ERROR_NOT_FOUND, what = "a part at a new offset";
-                else if (!(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(head, &one, all, after, 0, (unsigned)off))) &&
+                else if (!(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(head, &one, all, after, sf, (unsigned)off))) &&
                          !(r = (what = "cuDevResourceGenerateDesc", xqc_cu.GenerateDesc(&rdesc, after, 1))) &&
                          !(r = (what = "cuGreenCtxCreate", xqc_cu.GreenCreate(&restg, rdesc, dev, 1)))) {
                     g_rest[g_nrest].dev = dev, g_rest[g_nrest].off = off, g_rest[g_nrest].ctx = restg;
@@ -91,7 +112,7 @@ static void *green_ctx(CUdevice dev, int off, int n)
             if (!r) r = (what = "cuGreenCtxGetDevResource", xqc_cu.GreenGetResource(restg, all, 1));
         }
         if (!r &&
-            !(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(part, &groups, all, rest, 0, (unsigned)n)))) {
+            !(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(part, &groups, all, rest, sf, (unsigned)n)))) {
             unsigned got = 0;
             int type = 0;
             if (want > 1) { /* the group asked for, if the driver made it and it reads as one */
@@ -108,11 +129,11 @@ static void *green_ctx(CUdevice dev, int off, int n)
                 g_green[g_ngreen].dev = dev, g_green[g_ngreen].off = off, g_green[g_ngreen].n = n, g_green[g_ngreen].ctx = g;
                 g_ngreen++;
                 if (aligned || !off)
-                    xlog(2, "xq: a green context of %u multiprocessors (group %d of %d made, %d asked) on device %d", got,
-                         (int)((mine - part) / RES_SIZE), (int)groups, n, (int)dev);
+                    xlog(2, "xq: a green context of %u multiprocessors (group %d of %d made, %d asked) on device %d%s", got,
+                         (int)((mine - part) / RES_SIZE), (int)groups, n, (int)dev, sf ? ", split for clusters" : "");
                 else
-                    xlog(2, "xq: a green context of %u multiprocessors (after the first %d, %d asked) on device %d", got, off, n,
-                         (int)dev);
+                    xlog(2, "xq: a green context of %u multiprocessors (after the first %d, %d asked) on device %d%s", got, off,
+                         n, (int)dev, sf ? ", split for clusters" : "");
                 uint64_t t1 = now_ns();
                 xlog(3, "xq: timeline green context: %u multiprocessors at offset %d, made at %llu in %llu ns", got, off,
                      (unsigned long long)t0, (unsigned long long)(t1 - t0));

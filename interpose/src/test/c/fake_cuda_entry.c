@@ -47,8 +47,12 @@ EXPORT CUresult cuDeviceGetDevResource(CUdevice d, void *res, int type)
 EXPORT CUresult cuDevSmResourceSplitByCount(void *result, unsigned *groups, const void *in, void *rest, unsigned flags,
                                             unsigned min)
 {
-    if (!result || !groups || !*groups || !in || *(const int *)in != 1 || flags || !min || min % 8)
+    if (!result || !groups || !*groups || !in || *(const int *)in != 1 || (flags & ~3u) || !min || min % 8)
         return CUDA_ERROR_INVALID_VALUE;
+    /* flag 2 (CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE): groups of whole GPCs, 16
+     * multiprocessors each in the fake */
+    if (flags & 2)
+        min = (min + 15) / 16 * 16;
     unsigned have = *(const unsigned *)((const char *)in + 96);
     if (*(const unsigned *)((const char *)in + 100) != FK_SPLITTABLE)
         return 915; /* CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION */

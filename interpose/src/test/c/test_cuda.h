@@ -159,6 +159,7 @@ void test_stall_node_killed(void);
 void test_narrow(void);
 void test_narrow_default_stream(void);
 void test_narrow_unavailable(void);
+void test_narrow_split(void);
 void test_narrow_small(void);
 void test_narrow_part(void);
 void test_narrow_part_weighted(void);

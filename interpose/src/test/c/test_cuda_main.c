@@ -23,6 +23,7 @@ static const struct {
     {"narrow", test_narrow},
     {"narrow_default_stream", test_narrow_default_stream},
     {"narrow_unavailable", test_narrow_unavailable},
+    {"narrow_split", test_narrow_split},
     {"narrow_widths", test_narrow_widths},
     {"narrow_slower_than_share", test_narrow_slower_than_share},
     {"narrow_part", test_narrow_part},

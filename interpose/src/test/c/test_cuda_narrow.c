@@ -72,6 +72,15 @@ void test_narrow_default_stream(void)
     narrow_run("FAKECUDA_GREEN=1", "default", 100, 0, "of 32 multiprocessors (group 0 of 1 made, 32 asked)");
 }
 void test_narrow_unavailable(void) { narrow_run("FAKECUDA_GREEN=0", "new", 100, 0, ""); }
+/* XQ_NARROW_SPLIT=cluster: the device split for the largest clusters (the fake's groups are whole
+ * GPCs of 16): 40 asked (132 - 92) makes 48; a bad value is said and the default split kept (40) */
+void test_narrow_split(void)
+{
+    narrow_run("XQ_NARROW_SPLIT=cluster", "new", 92, 0, "of 48 multiprocessors (group 0 of 1 made, 40 asked) on device 0, split for clusters");
+    narrow_run("XQ_NARROW_SPLIT=default", "new", 92, 0, "of 40 multiprocessors (group 0 of 1 made, 40 asked) on device 0\n");
+    narrow_run("XQ_NARROW_SPLIT=gpc", "new", 92, 0, "xq: ignoring XQ_NARROW_SPLIT='gpc': not default or cluster; the default split is used");
+    narrow_run("XQ_NARROW_SPLIT=gpc", "new", 92, 0, "of 40 multiprocessors (group 0 of 1 made, 40 asked) on device 0\n");
+}
 /* kernels of 512 threads on multiprocessors of 64 could fill 8: small, never narrowed */
 void test_narrow_small(void) { narrow_block("FAKECUDA_GREEN=1", "new", 100, 0, "", "512"); }
 /* the second of two best-effort processes, nothing reserved: the second half, 64 after 64; with
