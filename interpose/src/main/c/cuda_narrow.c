@@ -47,24 +47,46 @@ static pthread_mutex_t green_mu = PTHREAD_MUTEX_INITIALIZER;
  * split once at off, what is after it made a green context, and that context's multiprocessors
  * split by n, the first of those. Every process splits the device alike, so processes given
  * different groups do not overlap. */
-/* XQ_NARROW_SPLIT=cluster: the device is split with CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE
- * (CUDA 12.4+, compute capability 9.0+), groups the driver makes for the largest thread clusters,
- * which should leave whole GPCs to the other clients too. Off by default: an experiment for session
- * 71's hold (another client's large eager batch waited for a kernel in a green context of 64 or
- * 104 multiprocessors, not of 32; a guess is its clusters finding no GPC with room), not measured
- * on a GPU yet. */
-static unsigned g_split_flags;
+/* How the device is split (XQ_NARROW_SPLIT): by default with
+ * CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE (CUDA 12.4+, compute capability 9.0+: groups
+ * the driver makes for the largest thread clusters); XQ_NARROW_SPLIT=plain without it. Measured on
+ * the H200 (session 72): both splits give a green context the same multiprocessors, but beside a
+ * kernel in one split plainly another client's large eager batch waited for that kernel to end
+ * (ResNet-50 batch 128 beside a GEMM on 64 of 132: 333.4 ms a request against 13.6 alone), and
+ * beside one split for clusters it did not (22.3 against 14.3). A driver that refuses the flag (a
+ * device before compute capability 9.0) is said once and the plain split used from then on. */
+static unsigned g_split_flags = 2;
 static int g_split_read;
+static uint32_t g_split_refused;
 static unsigned split_flags(void)
 {
     if (!g_split_read) { /* under green_mu */
         g_split_read = 1;
         const char *v = getenv("XQ_NARROW_SPLIT");
-        if (v && !strcmp(v, "cluster")) g_split_flags = 2;
-        else if (v && *v && strcmp(v, "default"))
-            xlog(1, "xq: ignoring XQ_NARROW_SPLIT='%s': not default or cluster; the default split is used", v);
+        if (v && !strcmp(v, "plain")) g_split_flags = 0;
+        else if (v && *v && strcmp(v, "cluster"))
+            xlog(1, "xq: ignoring XQ_NARROW_SPLIT='%s': not cluster or plain; the split for clusters is used", v);
     }
     return g_split_flags;
+}
+
+/* cuDevSmResourceSplitByCount with the flags asked; refused with them and made without, the plain
+ * split kept for the process's later green contexts (under green_mu). Refused both ways, the
+ * first answer is returned and the flags kept: it was not the flag that was refused. */
+static CUresult split_by_count(void *result, unsigned *groups, void *in, void *rest, unsigned *flags, unsigned n)
+{
+    unsigned want = *groups;
+    CUresult r = xqc_cu.SplitByCount(result, groups, in, rest, *flags, n);
+    if (r && *flags) {
+        *groups = want;
+        if (xqc_cu.SplitByCount(result, groups, in, rest, 0, n)) return r;
+        if (!__atomic_fetch_add(&g_split_refused, 1, __ATOMIC_SEQ_CST))
+            xlog(1, "xq: the driver refused a split for thread clusters (CUDA error %d, %u multiprocessors); the plain "
+                    "split is used from now on", (int)r, n);
+        *flags = g_split_flags = 0;
+        r = CUDA_SUCCESS;
+    }
+    return r;
 }
 
 #define RES_SIZE 144 /* sizeof(CUdevResource) in CUDA 12.4-13.0: its type at 0, its count at 96 */
@@ -102,7 +124,7 @@ static void *green_ctx(CUdevice dev, int off, int n)
                 memset(head, 0, sizeof head), memset(after, 0, sizeof after);
                 if (!xqc_cu.GreenGetResource) r = CUDA_ERROR_NOT_FOUND, what = "cuGreenCtxGetDevResource";
                 else if (g_nrest >= REST_MAX) r = CUDA_ERROR_NOT_FOUND, what = "a part at a new offset";
-                else if (!(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(head, &one, all, after, sf, (unsigned)off))) &&
+                else if (!(r = (what = "cuDevSmResourceSplitByCount", split_by_count(head, &one, all, after, &sf, (unsigned)off))) &&
                          !(r = (what = "cuDevResourceGenerateDesc", xqc_cu.GenerateDesc(&rdesc, after, 1))) &&
                          !(r = (what = "cuGreenCtxCreate", xqc_cu.GreenCreate(&restg, rdesc, dev, 1)))) {
                     g_rest[g_nrest].dev = dev, g_rest[g_nrest].off = off, g_rest[g_nrest].ctx = restg;
@@ -112,7 +134,7 @@ static void *green_ctx(CUdevice dev, int off, int n)
             if (!r) r = (what = "cuGreenCtxGetDevResource", xqc_cu.GreenGetResource(restg, all, 1));
         }
         if (!r &&
-            !(r = (what = "cuDevSmResourceSplitByCount", xqc_cu.SplitByCount(part, &groups, all, rest, sf, (unsigned)n)))) {
+            !(r = (what = "cuDevSmResourceSplitByCount", split_by_count(part, &groups, all, rest, &sf, (unsigned)n)))) {
             unsigned got = 0;
             int type = 0;
             if (want > 1) { /* the group asked for, if the driver made it and it reads as one */

@@ -46,6 +46,7 @@ static CUcontext g_primary[MAXDEV];
 static int g_gpu_fd = -2; /* -2: not opened yet; -1: no shared GPU */
 int g_memops = 1;             /* FAKECUDA_MEMOPS */
 static int g_events = 1;      /* FAKECUDA_EVENTS */
+int g_cluster_split = 1, g_split_log; /* FAKECUDA_CLUSTER_SPLIT=0, FAKECUDA_SPLIT_LOG=1 */
 int g_green = 1, g_sms = 132; /* FAKECUDA_GREEN=0: no green contexts; FAKECUDA_SMS */
 /* FAKECUDA_GREEN_SLOW: a narrowed spin kernel takes this many percent of what its share says (others'
  * work beside it on a real device: memory, caches); 100 by default */
@@ -607,6 +608,9 @@ __attribute__((constructor)) static void fake_init(void)
     g_green = !(gr && !strcmp(gr, "0"));
     if (sm && atoi(sm) > 0)
         g_sms = atoi(sm);
+    const char *cs = getenv("FAKECUDA_CLUSTER_SPLIT"), *sl = getenv("FAKECUDA_SPLIT_LOG");
+    g_cluster_split = !(cs && !strcmp(cs, "0"));
+    g_split_log = sl && !strcmp(sl, "1");
     const char *gs = getenv("FAKECUDA_GREEN_SLOW");
     if (gs && atoi(gs) >= 100)
         g_green_slow = atoi(gs);

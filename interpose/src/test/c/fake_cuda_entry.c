@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fake_cuda_int.h"
+#include <stdio.h>
 
 /* ------------------------------------------------------------------ errors, entry points */
 
@@ -49,10 +50,13 @@ EXPORT CUresult cuDevSmResourceSplitByCount(void *result, unsigned *groups, cons
 {
     if (!result || !groups || !*groups || !in || *(const int *)in != 1 || (flags & ~3u) || !min || min % 8)
         return CUDA_ERROR_INVALID_VALUE;
-    /* flag 2 (CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE): groups of whole GPCs, 16
-     * multiprocessors each in the fake */
-    if (flags & 2)
-        min = (min + 15) / 16 * 16;
+    /* flag 2 (CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE): the counts asked, as the H200's
+     * driver made them; refused with FAKECUDA_CLUSTER_SPLIT=0 (a device before compute capability
+     * 9.0). FAKECUDA_SPLIT_LOG=1: every split said on stderr, with its flags */
+    if ((flags & 2) && !g_cluster_split)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (g_split_log)
+        fprintf(stderr, "fakecuda: split by %u, flags %u\n", min, flags);
     unsigned have = *(const unsigned *)((const char *)in + 96);
     if (*(const unsigned *)((const char *)in + 100) != FK_SPLITTABLE)
         return 915; /* CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION */

@@ -53,6 +53,7 @@ struct CUevent_st {
 /* the FAKECUDA_ knobs read at load (fake_cuda.c) */
 extern int g_memops; /* FAKECUDA_MEMOPS */
 extern int g_green;  /* FAKECUDA_GREEN=0: no green contexts */
+extern int g_cluster_split, g_split_log; /* FAKECUDA_CLUSTER_SPLIT=0: flag 2 refused; FAKECUDA_SPLIT_LOG=1 */
 extern int g_sms;    /* FAKECUDA_SMS */
 extern int g_green_slow; /* FAKECUDA_GREEN_SLOW */
 extern int g_slow_every, g_slow_us; /* FAKECUDA_SLOW_EVERY, FAKECUDA_SLOW_US */

@@ -8,6 +8,7 @@
  * stay right (--check: copies, increments and spins in stream order), the log counts them, and
  * the stream's width (multiprocessors its launches could fill) and the device's count reach the
  * node. With green contexts unavailable it says so once and runs on the whole device. */
+static const char *narrow_extra; /* one more variable for the process (test_narrow_split) */
 static void narrow_block(const char *green, const char *stream, uint32_t reserve, uint32_t part, const char *made,
                          const char *block)
 {
@@ -16,7 +17,7 @@ static void narrow_block(const char *green, const char *stream, uint32_t reserve
     tn_defaults(1, 0, 0, 0); /* held until the reserve is set */
     app a;
     /* blocks of 1024 threads on multiprocessors of 64: each kernel could fill 16, more than a small one */
-    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", "FAKECUDA_TPS=64", green, NULL},
+    start(&a, (const char *[]){"XQ_PRIORITY=1", "XQ_LOG=2", "FAKECUDA_TPS=64", green, narrow_extra, NULL},
           (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "300", "--stream", stream, "--block", block, "--check", NULL});
     int slot = stream_slot(0, 0, NULL, 0);
     xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
@@ -72,14 +73,29 @@ void test_narrow_default_stream(void)
     narrow_run("FAKECUDA_GREEN=1", "default", 100, 0, "of 32 multiprocessors (group 0 of 1 made, 32 asked)");
 }
 void test_narrow_unavailable(void) { narrow_run("FAKECUDA_GREEN=0", "new", 100, 0, ""); }
-/* XQ_NARROW_SPLIT=cluster: the device split for the largest clusters (the fake's groups are whole
- * GPCs of 16): 40 asked (132 - 92) makes 48; a bad value is said and the default split kept (40) */
+/* How the device is split (XQ_NARROW_SPLIT): for the largest thread clusters by default (flag 2
+ * reaches the driver, FAKECUDA_SPLIT_LOG=1 says each split's flags), plainly with
+ * XQ_NARROW_SPLIT=plain (flags 0); a bad value is said and the default kept; a driver that refuses
+ * the flag (FAKECUDA_CLUSTER_SPLIT=0, as before compute capability 9.0) is said once, and the
+ * process narrowed all the same, split plainly */
 void test_narrow_split(void)
 {
-    narrow_run("XQ_NARROW_SPLIT=cluster", "new", 92, 0, "of 48 multiprocessors (group 0 of 1 made, 40 asked) on device 0, split for clusters");
-    narrow_run("XQ_NARROW_SPLIT=default", "new", 92, 0, "of 40 multiprocessors (group 0 of 1 made, 40 asked) on device 0\n");
-    narrow_run("XQ_NARROW_SPLIT=gpc", "new", 92, 0, "xq: ignoring XQ_NARROW_SPLIT='gpc': not default or cluster; the default split is used");
-    narrow_run("XQ_NARROW_SPLIT=gpc", "new", 92, 0, "of 40 multiprocessors (group 0 of 1 made, 40 asked) on device 0\n");
+    const char *on_dev = "of 40 multiprocessors (group 0 of 1 made, 40 asked) on device 0";
+    char clusters[160], plain[160];
+    snprintf(clusters, sizeof clusters, "%s, split for clusters\n", on_dev);
+    snprintf(plain, sizeof plain, "%s\n", on_dev);
+    narrow_extra = "FAKECUDA_SPLIT_LOG=1";
+    narrow_run("FAKECUDA_GREEN=1", "new", 92, 0, clusters);
+    narrow_run("FAKECUDA_GREEN=1", "new", 92, 0, "fakecuda: split by 40, flags 2\n");
+    narrow_run("XQ_NARROW_SPLIT=plain", "new", 92, 0, plain);
+    narrow_run("XQ_NARROW_SPLIT=plain", "new", 92, 0, "fakecuda: split by 40, flags 0\n");
+    narrow_run("XQ_NARROW_SPLIT=gpc", "new", 92, 0, "xq: ignoring XQ_NARROW_SPLIT='gpc': not cluster or plain; the split for clusters is used");
+    narrow_run("XQ_NARROW_SPLIT=gpc", "new", 92, 0, clusters);
+    narrow_extra = "FAKECUDA_CLUSTER_SPLIT=0";
+    narrow_run("FAKECUDA_GREEN=1", "new", 92, 0,
+               "xq: the driver refused a split for thread clusters (CUDA error 1, 40 multiprocessors); the plain split is used from now on");
+    narrow_run("FAKECUDA_GREEN=1", "new", 92, 0, plain);
+    narrow_extra = NULL;
 }
 /* kernels of 512 threads on multiprocessors of 64 could fill 8: small, never narrowed */
 void test_narrow_small(void) { narrow_block("FAKECUDA_GREEN=1", "new", 100, 0, "", "512"); }
