@@ -12,13 +12,19 @@ pad at exit ("guard pad ...") and the work in flight at its gate's closes ("gate
 "drained after ..."), A's and B's. Runs without XQ_LOG=2 have no such lines: only the table.
 Last, from the scenario's output beside the JSON (mix-K.txt[.gz]), the node's last "arrival
 reaction" line within each mode's run (the node's trace; over its latest reactions, which may
-reach back into the mode run before)."""
+reach back into the mode run before). A call without a native mode prints each BE tenant's
+iterations a second and B's over A's; the end sums up: the LC readings within 1.10 in one mode
+only, and the BE ratios' median and range.
+
+  [ALT=... bench/gpu/mix-run.sh prints it for every A/B call, as "== the call's A/B".]"""
 import glob
 import gzip
 import json
 import os
 import re
 import sys
+
+LC_BOUND = 1.10
 
 
 def opener(path):
@@ -35,7 +41,16 @@ def lc_figure(t, mode):
 
 def be_figure(t, mode):
     r = t.get(mode + "_vs_native")
-    return "-" if r is None else "%.2f" % r
+    if r is not None:
+        return "%.2f" % r
+    # no native mode in the call (session 72's MODES=xq,xq-alt): iterations a second
+    it = (t.get("it_per_s") or {}).get(mode)
+    return "-" if it is None else "%.4g it/s" % it
+
+
+def lc_value(t, mode):
+    p = (t.get("paired") or {}).get(mode) or {}
+    return p.get("shared_over_alone_p99")
 
 
 GUARD = re.compile(r"^xq: stream (\S+): (guard pad .*|gate closed .*|drained after .*)$")
@@ -85,7 +100,7 @@ def main(args):
     root = args[0]
     a = args[1] if len(args) > 1 else "xq"
     b = args[2] if len(args) > 2 else "xq-alt"
-    found = 0
+    found, fixed, broke, ratios = 0, [], [], []
     for f in sorted(glob.glob(os.path.join(root, "**", "mix-*.json*"), recursive=True)):
         m = re.search(r"mix-(\d+)\.json", os.path.basename(f))
         if not m:
@@ -104,8 +119,16 @@ def main(args):
             for t in tenants:
                 if t.get("role") == "lc":
                     print("  %-10s LC P99 shared/alone  %s %s   %s %s" % (t["name"], a, lc_figure(t, a), b, lc_figure(t, b)))
+                    va, vb = lc_value(t, a), lc_value(t, b)
+                    if va is not None and vb is not None and (va > LC_BOUND) != (vb > LC_BOUND):
+                        (fixed if va > LC_BOUND else broke).append("%s %s" % (mix["name"], t["name"]))
                 else:
-                    print("  %-10s BE rate / native     %s %s   %s %s" % (t["name"], a, be_figure(t, a), b, be_figure(t, b)))
+                    its = t.get("it_per_s") or {}
+                    q = its[b] / its[a] if its.get(a) and its.get(b) is not None else None
+                    if q is not None:
+                        ratios.append(q)
+                    print("  %-10s BE rate / native     %s %s   %s %s%s" % (t["name"], a, be_figure(t, a), b, be_figure(t, b),
+                                                                       "" if q is None else "   (%s / %s it/s %.2f)" % (b, a, q)))
             for mode in (a, b):
                 for line in guard_lines(os.path.dirname(f), m.group(1), mix["name"], mode):
                     print("  [%s] %s" % (mode, line))
@@ -116,6 +139,11 @@ def main(args):
     if not found:
         print("no mix under %s ran both %s and %s" % (root, a, b), file=sys.stderr)
         return 1
+    print("== %d mixes: LC paired P99 within %.2f in %s only %d (%s); in %s only %d (%s)" % (
+        found, LC_BOUND, b, len(fixed), ", ".join(fixed) or "-", a, len(broke), ", ".join(broke) or "-"))
+    if ratios:
+        r = sorted(ratios)
+        print("== BE it/s %s / %s: median %.2f, range %.2f-%.2f, %d readings" % (b, a, r[len(r) // 2], r[0], r[-1], len(r)))
     return 0
 
 

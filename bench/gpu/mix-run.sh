@@ -77,6 +77,10 @@ while [ "$i" -lt "$runs" ]; do
 done
 # every mix of the call in one table, XQ beside plain MPS where the mps mode ran (bench/gpu/family-table.py)
 echo "== the call's mixes"; python3 bench/gpu/family-table.py "$res" 2>&1 | tail -40
+# an A/B call (ALT set): its two modes side by side, with or without native (bench/gpu/ab-modes.py)
+[ -n "${ALT:-}" ] && { echo "== the call's A/B"; python3 bench/gpu/ab-modes.py "$res" 2>&1 | grep -E '^(==|  [^ []+ )' | tail -80; }
+# an A/B call (ALT set): its two modes side by side, no native needed (family-table.py --ab)
+[ -n "${ALT:-}" ] && { echo "== the call's A/B (xq -> xq-alt)"; python3 bench/gpu/family-table.py --ab "$res" 2>&1 | tail -40; }
 if [ "$smi" = 1 ] && command -v python3 > /dev/null 2>&1; then
   tz=$(tzoff)
   i=0
