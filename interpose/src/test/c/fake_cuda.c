@@ -21,7 +21,10 @@
  * 0000:(0x10 + d):00.0, or at the d-th entry of FAKECUDA_PCI (comma-separated DOMAIN:BUS:DEVICE in
  * hex, e.g. 0000:3b:00; what a container showing only some GPUs would see). FAKECUDA_EVENTS=0 makes cuEventRecord fail (CUDA_ERROR_NOT_SUPPORTED).
  * Devices have FAKECUDA_SMS multiprocessors (default 132) of FAKECUDA_TPS threads (default 2048); green contexts (cuGreenCtxCreate)
- * can be made unless FAKECUDA_GREEN=0, and count the kernels launched into their streams.
+ * can be made unless FAKECUDA_GREEN=0, and count the kernels launched into their streams; a split
+ * for thread clusters (flag 2) makes the counts asked, as the H200's driver did, unless
+ * FAKECUDA_CLUSTER_SPLIT=0 (then refused, as before compute capability 9.0); FAKECUDA_SPLIT_LOG=1
+ * says each split and its flags on stderr.
  * cuEventElapsedTime: an event's time is when its stream completed the work recorded before it
  * (or the record, if later); FAKECUDA_TIMING=0 makes it fail (CUDA_ERROR_NOT_SUPPORTED).
  * The library's units: this core, fake_cuda_launch.c (the work a stream is given), fake_cuda_entry.c
