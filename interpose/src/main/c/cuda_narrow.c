@@ -80,9 +80,11 @@ static CUresult split_by_count(void *result, unsigned *groups, void *in, void *r
     if (r && *flags) {
         *groups = want;
         if (xqc_cu.SplitByCount(result, groups, in, rest, 0, n)) return r;
-        if (!__atomic_fetch_add(&g_split_refused, 1, __ATOMIC_SEQ_CST))
+        if (!__atomic_fetch_add(&g_split_refused, 1, __ATOMIC_SEQ_CST)) {
             xlog(1, "xq: the driver refused a split for thread clusters (CUDA error %d, %u multiprocessors); the plain "
                     "split is used from now on", (int)r, n);
+            if (LD(&xqc_state) & 1) xqc_send_line("NARROW plain"); /* the node says so and shows it */
+        }
         *flags = g_split_flags = 0;
         r = CUDA_SUCCESS;
     }

@@ -58,6 +58,10 @@ static void narrow_block(const char *green, const char *stream, uint32_t reserve
         CHECK(n == 9, "%llu launches narrowed, want 9; stderr: %s", n, err);
         CHECK(!strstr(err, "narrowing launches stops"), "stderr: %s", err);
         CHECK(strstr(err, made), "no '%s' in stderr: %s", made, err);
+        if (narrow_extra) { /* test_narrow_split: a driver refusing the split for clusters is told to the node, once */
+            int want = !strcmp(narrow_extra, "FAKECUDA_CLUSTER_SPLIT=0"), said = tn_find(0, -1, "NARROW plain", want ? 2.0 : 0.2) >= 0;
+            CHECK(said == want, "NARROW plain %s the node (%s)", said ? "reached" : "did not reach", narrow_extra);
+        }
     }
 }
 

@@ -19,6 +19,8 @@ final class ProcessSpace {
     private volatile boolean narrowed;
     /** Not a client of the node's server while it runs: a context the GPU time-slices against the server's */
     private volatile boolean ownContext;
+    /** Narrowed on green contexts split plainly: its driver refused the split for thread clusters ({@code NARROW plain}) */
+    private volatile boolean splitPlain;
 
     /** At HELLO: what {@code plan} gives a process of priority {@code prio} that offered {@code caps}. */
     void hello(SpacePlan plan, Integer prio, List<String> caps) {
@@ -62,6 +64,19 @@ final class ProcessSpace {
         return true;
     }
 
+    /** Its green contexts are split plainly; @return whether it is narrowed and was not known to be until now */
+    boolean splitPlainly() {
+        if (!narrowed || splitPlain) {
+            return false; // not narrowed, or said before
+        }
+        splitPlain = true;
+        return true;
+    }
+
+    boolean splitPlain() {
+        return splitPlain;
+    }
+
     /** @return the part of the registration's log line that tells the share ("" in time only) */
     String registered() {
         return spatial ? ", MPS client on " + smShare + " % of the device" + (narrowed ? ", narrowed at times" : "")
@@ -70,7 +85,8 @@ final class ProcessSpace {
 
     /** @return the operator's column: {@code time}, {@code own context}, or {@code mps <share>%} and how it is held */
     String display() {
-        return spatial ? "mps " + smShare + "%" + (narrowed ? " narrowed" : heldInTime ? "" : " untimed") : ownContext && !heldInTime
+        return spatial ? "mps " + smShare + "%" + (narrowed ? splitPlain ? " narrowed (plain split)" : " narrowed" : heldInTime ? "" : " untimed")
+                : ownContext && !heldInTime
                 ? "own context" : "time";
     }
 }

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -278,7 +279,7 @@ final class Session {
             case "WAKE" -> wake(f);
             case "CLOSE" -> close(f);
             case "LV3" -> lv3(f);
-            case "NARROW" -> narrowOff(f);
+            case "NARROW" -> narrow(f);
             default -> refuse("unknown request '" + WireLines.shorten(f[0]) + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3, NARROW");
         }
     }
@@ -628,11 +629,23 @@ final class Session {
     /**
      * {@code NARROW off}: the process's narrowing stopped (its driver failed to make a green
      * context or a stream in one): its queues are held in time from now on, as a process's that
-     * cannot be narrowed (docs/processes.md, "Narrowing").
+     * cannot be narrowed (docs/processes.md, "Narrowing"). {@code NARROW plain}: its driver refused
+     * the split for thread clusters and its green contexts are split plainly, beside which another
+     * client's large eager batch was measured waiting for their kernels: said and shown, the
+     * process narrowed as before (docs/processes.md, "How the device is split").
      */
-    private void narrowOff(String[] f) {
-        if (f.length != 2 || !f[1].equals("off")) {
-            refuse("NARROW takes 1 field, off (NARROW off)");
+    private void narrow(String[] f) {
+        if (f.length != 2 || !(f[1].equals("off") || f[1].equals("plain"))) {
+            refuse("NARROW takes 1 field, off or plain (NARROW off, NARROW plain), got '"
+                    + WireLines.shorten(String.join(" ", Arrays.copyOfRange(f, 1, f.length))) + "'");
+            return;
+        }
+        if (f[1].equals("plain")) {
+            if (space.splitPlainly()) {
+                server.log().warn(who() + ": its driver refused the split for thread clusters; its green contexts are split "
+                        + "plainly, beside which another process's large batch can wait for their kernels (docs/processes.md, "
+                        + "\"How the device is split\")");
+            }
             return;
         }
         if (!space.narrowingStopped()) {

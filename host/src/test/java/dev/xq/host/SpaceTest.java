@@ -312,6 +312,13 @@ class SpaceTest {
         assertEquals(78, b.smSharePercent());
         assertTrue(server.sessions().stream().anyMatch(i -> i.space().equals("mps 100% narrowed")),
                 () -> server.sessions().stream().map(Session.Info::space).toList().toString());
+        // its driver refused the split for thread clusters: shown, and still narrowed, not held
+        be.send("NARROW plain");
+        Await.until(() -> server.sessions().stream().anyMatch(i -> i.space().equals("mps 100% narrowed (plain split)")),
+                () -> "not shown after NARROW plain: " + server.sessions().stream().map(Session.Info::space).toList());
+        assertTrue(b.narrows(), "narrowed as before");
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "narrowed, not held");
+        assertEquals(24, be.slotInt(0, SharedMemory.S_RESERVE_SMS));
         b.schedule(false, System.nanoTime());
         assertEquals(0, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "the whole device again");
         b.schedule(true, System.nanoTime());
@@ -343,7 +350,7 @@ class SpaceTest {
         TestClient odd = client();
         odd.hello("odd", "1", "cuda,mps");
         odd.send("NARROW on");
-        HostServerTest.refusedWith(odd, "NARROW takes 1 field, off (NARROW off)");
+        HostServerTest.refusedWith(odd, "NARROW takes 1 field, off or plain (NARROW off, NARROW plain), got 'on'");
 
         TestClient bad = client();
         bad.send("SPACE 1 " + TestClient.PID + " app 1 wide");
