@@ -954,6 +954,63 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * A queue starving whole between a 25 ms beat's requests (A, busy 2 ms) is left narrowed, and
+     * still held through the requests of a second wide queue (C, priority 3, a 100 ms beat, busy
+     * 8 ms) whose gaps its command at that width fits (15 ms whole, 29 ms on 68 multiprocessors),
+     * under C's guard between them; A's gaps it does not fit narrowed, so beside A alone it runs
+     * narrowed. With narrowed guards off, it runs narrowed through both, unguarded, as before
+     * (a graph's requests that came with a batch's took 8.7-9.6 ms beside a GEMM so starving
+     * against 5-6 without it, H200 session 72).
+     */
+    @Test
+    void aStarvingQueueIsStillHeldThroughTheRequestsOfAWideBeatItFitsNarrowed() {
+        for (boolean on : new boolean[] {true, false}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.narrowedGuards(on);
+            long t = 1000 * MS;
+            int starvingWithC = 0;
+            int heldWithC = 0;
+            int starvingAlone = 0;
+            int guardedAlone = 0;
+            for (int i = 0; i < 240; i++) {
+                long at = t + i * 25 * MS;
+                boolean c = i % 4 == 0;
+                for (long dt : new long[] {0, 2 * MS}) {
+                    long now = at + dt;
+                    TestSpace sp = space(132, 1, List.of());
+                    sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 132, 132));
+                    java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+                    QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, true, false, false, 5, 0, 0, 1, 0, 7 /* never moves */, 15 * MS,
+                            List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+                    guards.update("hpf", now, List.of(prioritized(A, 2, dt == 0, at, 0), prioritized(3, 3, c, at, 0), b), decided, sp);
+                    if (dt == 0 || i < 40) {
+                        continue;
+                    }
+                    boolean starving = guards.leftForStarving(B, now);
+                    if (starving && c) {
+                        starvingWithC++;
+                        heldWithC += sp.narrowed(B) == 0 && Boolean.TRUE.equals(decided.get(B)) ? 1 : 0;
+                    } else if (starving && i % 4 == 2) {
+                        starvingAlone++;
+                        guardedAlone += sp.narrowed(B) > 0 && guards.given().get(B) != null ? 1 : 0;
+                        assertEquals(64, sp.narrowed(B), "narrowed beside A alone, as decided");
+                    }
+                }
+            }
+            assertTrue(starvingWithC >= 5 && starvingAlone >= 5, "it starved: " + starvingWithC + ", " + starvingAlone);
+            if (on) {
+                assertEquals(starvingWithC, heldWithC, "held through C's requests while starving");
+                assertEquals(starvingAlone, guardedAlone, "narrowed under C's guard between them");
+                assertTrue(guards.starvingGuarded() > 0);
+            } else {
+                assertEquals(0, heldWithC, "off: narrowed through C's requests");
+                assertEquals(0, guardedAlone, "off: unguarded");
+                assertEquals(0, guards.starvingGuarded());
+            }
+        }
+    }
+
+    /**
      * A wait under wide-beat rules that alternate (whole in a 25 ms graph's gaps while an eager
      * decoder is quiet, narrowed under a 100 ms batch's guard while it works) is starving only past
      * the longest limit among them (four periods and a command: 444 ms here, not the graph's
