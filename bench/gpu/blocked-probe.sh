@@ -11,9 +11,10 @@
 # event tevent": what probe/blocked.py --marks puts behind every 8th layer, each in turn, beside them;
 # SMMAP="32 64 104": the GPCs and each green context's multiprocessors first, probe/smmap.cu).
 # GREEN_SPLIT=cluster: the green contexts (gemmload's, smmap's) split for the largest clusters, as
-# the interposer's XQ_NARROW_SPLIT=cluster. Session 71's next step, one call of about two minutes:
-#   SMMAP="32 64 104" LCONLY=1 GEMMMODES=green LCMODES="plain cluster cluster4 cluster8" sh bench/gpu/blocked-probe.sh OUT/a
-#   GREEN_SPLIT=cluster SMMAP="64" KINDS=bulk:128 BMODES=green sh bench/gpu/blocked-probe.sh OUT/b
+# the interposer does by default since session 72 (unset: the plain split, XQ_NARROW_SPLIT=plain).
+# Session 72's A/B, one call: for each split, SMMAP=64 KINDS=bulk:128 BMODES=green GEMMMODES=none
+# LCMODES=plain: the batch 333.4 ms a request beside the plain split, 22.3 beside the split for
+# clusters, the GEMM on multiprocessors 0-63 both times (docs/results/h200/2026-12-02-s72/).
 set -u
 out=${1:?usage: blocked-probe.sh OUTDIR}
 mkdir -p "$out"
