@@ -1877,7 +1877,7 @@ final class ArrivalGuards {
      * latency-critical request for the half second or more it starved, and a CUDA graph's requests
      * that came with a large batch's took 8.7-9.6 ms against 5-6 beside the batch alone (the GEMM
      * process, starving between the graph's requests behind a queue without a beat, narrowed for
-     * 500 ms; the graph 1.53 x its P99 alone, H200, session 72). Starved under those guards
+     * 500 ms; the graph 1.54 x its P99 alone, H200, session 72). Starved under those guards
      * themselves, it is left as decided, unguarded: that is where it makes progress.
      */
     private void starvingGuarded(QueueView b, QueueSpace sb, long command, long now, List<QueueView> views, Map<Long, Boolean> decided,
