@@ -180,6 +180,20 @@ final class ArrivalGuards {
      * recently begins a spell for it ({@code Track.spellOnReturn}).
      */
     static final long RETURN_WINDOW_NANOS = 20_000_000L;
+    /**
+     * Wide beats, learning: a wide queue whose latest spell ran out without a beat and that has
+     * gone on arriving without one, neither quiet nor on a beat, for this long after that spell's
+     * end, begins no spell again (on a return of the queue behind it or on a change of its rhythm)
+     * until it goes quiet or shows a beat ({@code Track.aperiodic}): its arrivals are not on a
+     * beat (a service whose requests come as they come), another spell would hold the queues
+     * behind it for its whole length and learn nothing. A graph service with requests at random
+     * (25 ms apart on average) held the GEMM behind it in two or three such spells of 600 ms in
+     * each 12 s run, a fifth of the time the GEMM was not stopped (H200, session 73, two runs);
+     * between spells the GEMM ran narrowed beside it, which set the graph's P99 anyway.
+     */
+    static final long APERIODIC_NANOS = LEARN_NANOS;
+    /** The fewest arrivals past a spell's length that tell a queue off any beat ({@code Track.aperiodic}). */
+    static final int APERIODIC_ARRIVALS = 8;
 
     /** A guard for one queue; {@link #NONE} when it has none. */
     record Guard(long horizonNanos, long untilNanos) {
@@ -441,6 +455,15 @@ final class ArrivalGuards {
         int sinceQuiet;
         /** The arrival that ended its latest quiet spell (or its first); 0 before. */
         long quietReturn;
+        /**
+         * Its arrivals past its latest spell's length, on a beat and off any ({@link #aperiodic}),
+         * and whether the first of them (the one that ran the spell out) was off any.
+         */
+        int onBeatAfterSpell;
+        int offBeatAfterSpell;
+        boolean ranOutOffBeat;
+        /** Whether spells of learning begin for it even where it is {@link #aperiodic} ({@link ArrivalGuards#aperiodicSpells}). */
+        boolean aperiodicSpells;
 
         /** Its latest interval between two arrivals; 0 before two. */
         long lastInterval() {
@@ -515,6 +538,35 @@ final class ArrivalGuards {
             // an interval that ended a rhythm leaves none (the old one still counts it as one late
             // arrival of eight)
             lastPeriod = on == null || broken ? 0 : on.periodNanos();
+            if (learnStart != 0 && t - learnStart >= LEARN_NANOS) {
+                if (onBeatAfterSpell + offBeatAfterSpell == 0) {
+                    ranOutOffBeat = on == null;
+                }
+                if (on == null) {
+                    offBeatAfterSpell++;
+                } else {
+                    onBeatAfterSpell++;
+                }
+            }
+        }
+
+        /**
+         * Whether its arrivals at {@code t} are known to be off any beat ({@value #APERIODIC_NANOS}):
+         * its latest spell of learning ran out (it arrived past the spell's length) off any beat,
+         * with no quiet spell since, and it has gone on arriving for {@value #APERIODIC_NANOS} ns
+         * past the spell's end, at least {@value #APERIODIC_ARRIVALS} times, fewer than a quarter of
+         * them on a beat (requests at random line up now and then: a beat of a few intervals
+         * seen at one arrival is lost at the next). A service's warm-up whose spell ran out just
+         * before its first requests for real is not: those come within a spell's length, and on
+         * a beat.
+         */
+        boolean aperiodic(long t) {
+            if (learnStart == 0 || count == 0 || returnedAt - learnStart > 0 || !ranOutOffBeat) {
+                return false;
+            }
+            int after = onBeatAfterSpell + offBeatAfterSpell;
+            return after >= APERIODIC_ARRIVALS && 4 * onBeatAfterSpell < after && t - (learnStart + LEARN_NANOS) >= APERIODIC_NANOS
+                    && t - last() < QUIET_NANOS;
         }
 
         /** A request arrived: the one before it had the commands completed since its own arrival. */
@@ -608,8 +660,16 @@ final class ArrivalGuards {
                 learnDebtAt = learnStart;
                 learnHeld = false;
             }
-            if (debt(t) < LEARN_NANOS) {
+            if (!aperiodicSpells && aperiodic(t)) {
+                if (trace) {
+                    TraceLines.line("xq: wide beats: a spell of learning skipped: its latest ran out " + (t - learnStart - LEARN_NANOS) / 1_000_000
+                            + " ms ago off any beat, and " + offBeatAfterSpell + " of " + (offBeatAfterSpell + onBeatAfterSpell) + " arrivals since were off any too");
+                }
+            } else if (debt(t) < LEARN_NANOS) {
                 learnStart = t;
+                onBeatAfterSpell = 0;
+                offBeatAfterSpell = 0;
+                ranOutOffBeat = false;
             } else if (trace) {
                 TraceLines.line("xq: wide beats: a spell of learning refused: its debt " + debt(t) / 1_000_000 + " ms");
             }
@@ -1052,6 +1112,7 @@ final class ArrivalGuards {
     private boolean wideBeats = true;
     private boolean narrowedGuards = true;
     private boolean requestBeats = true;
+    private boolean aperiodicSpells;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
     private long lingerWake = Long.MAX_VALUE;
 
@@ -1116,6 +1177,21 @@ final class ArrivalGuards {
      * Turns the beat of requests in fragments ({@link #requestRhythmOf}) on or off (on by default;
      * off for replays that compare the node with and without it).
      */
+    /**
+     * Turns on spells of learning for wide queues whose arrivals are off any beat
+     * ({@link #APERIODIC_NANOS}); off by default: such a queue begins no new spell.
+     */
+    void aperiodicSpells(boolean on) {
+        aperiodicSpells = on;
+        for (Track t : tracks.values()) {
+            t.aperiodicSpells = on;
+        }
+    }
+
+    boolean aperiodicSpells() {
+        return aperiodicSpells;
+    }
+
     void requestBeats(boolean on) {
         requestBeats = on;
         for (Track t : tracks.values()) {
@@ -1188,6 +1264,7 @@ final class ArrivalGuards {
             if (t == null) {
                 t = new Track();
                 t.requestBeats = requestBeats;
+                t.aperiodicSpells = aperiodicSpells;
                 t.trace = trace;
                 tracks.put(v.handle(), t);
             }
@@ -1547,7 +1624,7 @@ final class ArrivalGuards {
                     ta.beginSpell(now);
                     if (trace) {
                         TraceLines.line("xq: wide beats: q" + b.handle() + " came back behind q" + a.handle() + ", off any beat it fits: a spell of learning for q"
-                                + a.handle() + (ta.learnStart == now ? "" : " refused"));
+                                + a.handle() + (ta.learnStart == now ? "" : ta.aperiodic(now) && !aperiodicSpells ? " skipped (off any beat)" : " refused"));
                     }
                 }
                 if (fitting) {

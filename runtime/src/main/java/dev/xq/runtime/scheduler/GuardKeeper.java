@@ -58,6 +58,19 @@ final class GuardKeeper {
         }
     }
 
+    /** Turns spells of learning for wide queues off any beat on or off ({@link ArrivalGuards#aperiodicSpells}). */
+    void aperiodicSpells(boolean on) {
+        synchronized (guards) {
+            guards.aperiodicSpells(on);
+        }
+    }
+
+    boolean aperiodicSpells() {
+        synchronized (guards) {
+            return guards.aperiodicSpells();
+        }
+    }
+
     /** Turns the guards of queues the wide beats leave narrowed on or off ({@link ArrivalGuards#narrowedGuards}). */
     void narrowedGuards(boolean on) {
         synchronized (guards) {

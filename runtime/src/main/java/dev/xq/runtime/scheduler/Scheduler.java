@@ -838,6 +838,20 @@ public final class Scheduler {
     }
 
     /**
+     * Turns on or off spells of learning for a wide queue whose arrivals are off any beat
+     * ({@link ArrivalGuards}): off (the default), such a queue, once a spell ran out without a
+     * beat and it went on arriving without one, begins no new spell until it goes quiet.
+     */
+    public void aperiodicSpells(boolean on) {
+        guards.aperiodicSpells(on);
+        signal();
+    }
+
+    public boolean aperiodicSpells() {
+        return guards.aperiodicSpells();
+    }
+
+    /**
      * Turns on or off the guards of a queue the wide beats leave narrowed ({@link ArrivalGuards}):
      * held while a queue wider than half the device whose gaps its command fits at its narrowed
      * width works, and guarded against that queue's next arrival between its requests.

@@ -1,6 +1,7 @@
 package dev.xq.runtime.osgi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.reflect.Proxy;
@@ -93,6 +94,18 @@ class SchedulerConfigTest {
         assertEquals(false, rc.core().scheduler().narrowedGuards());
         rc.modified(only(Map.of("narrowedGuards", true)), Map.of("narrowedGuards", true));
         assertEquals(true, rc.core().scheduler().narrowedGuards());
+    }
+
+    @Test
+    void aperiodicSpellsSwitchAndAnythingButTrueOrFalseChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertFalse(rc.core().scheduler().aperiodicSpells(), "off by default");
+        rc.modified(only(Map.of("aperiodicSpells", true)), Map.of("aperiodicSpells", "yes"));
+        assertEquals(false, rc.core().scheduler().aperiodicSpells(), "'yes' is refused, off stays");
+        rc.modified(only(Map.of("aperiodicSpells", true)), Map.of("aperiodicSpells", "true"));
+        assertEquals(true, rc.core().scheduler().aperiodicSpells());
+        rc.modified(only(Map.of("aperiodicSpells", false)), Map.of("aperiodicSpells", false));
+        assertEquals(false, rc.core().scheduler().aperiodicSpells());
     }
 
     @Test

@@ -1315,6 +1315,66 @@ class ArrivalGuardsTest {
         assertTrue(late[1] && narrowedAfterSecond > 5, "narrowed after the second spell, no third: " + narrowedAfterSecond);
     }
 
+    /**
+     * A wide queue whose requests come at random (25 ms apart on average, a graph service's,
+     * {@code graphp}) has no beat to learn: once a spell ran out without one and it went on
+     * arriving without one for another spell's length, the GEMM behind it coming back (after a
+     * pause of its own) begins no new spell and runs narrowed beside it, as before the pause;
+     * with {@code aperiodicSpells} on it is held for a spell again (600 ms of its time for
+     * nothing: two or three such spells in each 12 s run, a fifth of the GEMM's running time,
+     * H200 session 73). After a quiet spell of the wide queue a spell begins as ever.
+     */
+    @Test
+    void aWideQueueOffAnyBeatBeginsNoSpellOnceOneRanOutWithoutABeat() {
+        for (boolean on : new boolean[] {false, true}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.aperiodicSpells(on);
+            java.util.Random random = new java.util.Random(73);
+            long t = 1000 * MS;
+            stepBoth(guards, t, false, 0, true, t); // B's warm-up, long before
+            stepBoth(guards, t + 100 * MS, false, 0, false, 0);
+            t += 4000 * MS;
+            long start = t;
+            long away = t + 3500 * MS;
+            long back = away + 1500 * MS;
+            int heldFirst = 0;
+            int heldLater = 0;
+            int narrowedLater = 0;
+            boolean returned = false;
+            while (t < start + 12_000 * MS) {
+                if (t >= back && !returned) {
+                    stepBoth(guards, back, false, 0, true, back); // a decision as B comes back, A idle
+                    returned = true;
+                }
+                boolean up = t < away || t >= back;
+                long since = t < away ? start : back;
+                boolean[] arrival = stepBoth(guards, t, true, t, up, since);
+                stepBoth(guards, t + 1_500_000L, false, 0, up, since);
+                boolean held = up && arrival[0] && !arrival[1];
+                if (t - start < 600 * MS) {
+                    heldFirst += held ? 1 : 0;
+                } else if (t - start > 1300 * MS && up) {
+                    heldLater += held ? 1 : 0;
+                    narrowedLater += arrival[1] ? 1 : 0;
+                }
+                t += Math.max(3 * MS, (long) (-Math.log(1 - random.nextDouble()) * 25 * MS));
+            }
+            assertNull(guards.beat(A, t), "requests at random: no beat");
+            assertTrue(heldFirst > 5, "held through the first spell, which finds no beat: " + heldFirst);
+            // (a decision or two may hold B for reasons of their own: not a spell's 600 ms)
+            if (on) {
+                assertTrue(heldLater > 10, "aperiodicSpells on: held through later spells: " + heldLater + " held, " + narrowedLater + " narrowed");
+            } else {
+                assertTrue(heldLater <= 2 && narrowedLater > 100, "no spell once it is known to be off any beat, coming back included: " + heldLater
+                        + " held, " + narrowedLater + " narrowed");
+            }
+            // quiet for 400 ms, then arriving again: a spell, as after any pause
+            t += 400 * MS;
+            boolean[] first = stepBoth(guards, t, true, t, true, back);
+            assertTrue(first[0] && !first[1], "held at the first arrival after a quiet spell (aperiodicSpells " + on + ")");
+        }
+    }
+
     /** One decision: A (main stream) and S (a side stream of the same width) ready or idle as given, B narrowed with 21 ms commands. */
     static boolean[] stepSide(ArrivalGuards guards, long now, boolean aReady, long aSince, boolean sReady, long sSince) {
         TestSpace sp = space(132, 1, List.of());
