@@ -77,6 +77,8 @@ while [ "$i" -lt "$runs" ]; do
 done
 # every mix of the call in one table, XQ beside plain MPS where the mps mode ran (bench/gpu/family-table.py)
 echo "== the call's mixes"; python3 bench/gpu/family-table.py "$res" 2>&1 | tail -40
+# where each BE tenant's time went in the XQ modes (kernels whole, narrowed, idle; bench/gpu/be-time.py)
+echo "== best-effort time"; for dir in "$res"/logs-*/*/xq "$res"/logs-*/*/xq-alt; do [ -d "$dir" ] && python3 bench/gpu/be-time.py "$dir" 2>&1 | sed "s|$res/||"; done | tail -60
 # an A/B call (ALT set): its two modes side by side, with or without native (bench/gpu/ab-modes.py)
 [ -n "${ALT:-}" ] && { echo "== the call's A/B"; python3 bench/gpu/ab-modes.py "$res" 2>&1 | grep -E '^(==|  [^ []+ )' | tail -80; }
 # an A/B call (ALT set): its two modes side by side, no native needed (family-table.py --ab)
