@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "aperiodicSpells", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -151,14 +151,14 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         if (narrowedGuards != null && narrowedGuards != core.scheduler().narrowedGuards()) {
             core.scheduler().narrowedGuards(narrowedGuards);
         }
-        Boolean aperiodic = read("aperiodicSpells", "true or false", s::aperiodicSpells);
-        if (raw.get("aperiodicSpells") instanceof String text && !text.trim().equalsIgnoreCase("true")
+        Boolean fruitless = read("fruitlessSpells", "true or false", s::fruitlessSpells);
+        if (raw.get("fruitlessSpells") instanceof String text && !text.trim().equalsIgnoreCase("true")
                 && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: aperiodicSpells '" + text + "' is not true or false; ignored", null);
-            aperiodic = null;
+            log.error("dev.xq.scheduler: fruitlessSpells '" + text + "' is not true or false; ignored", null);
+            fruitless = null;
         }
-        if (aperiodic != null && aperiodic != core.scheduler().aperiodicSpells()) {
-            core.scheduler().aperiodicSpells(aperiodic);
+        if (fruitless != null && fruitless != core.scheduler().fruitlessSpells()) {
+            core.scheduler().fruitlessSpells(fruitless);
         }
         Boolean weighed = read("bestEffortWeights", "true or false", s::bestEffortWeights);
         if (raw.get("bestEffortWeights") instanceof String text && !text.trim().equalsIgnoreCase("true")

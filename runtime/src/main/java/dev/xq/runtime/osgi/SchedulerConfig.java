@@ -55,12 +55,14 @@ public @interface SchedulerConfig {
             + "half-device GEMM kernel a large batch's kernels did not start until it ended, on an H200).")
     boolean narrowedGuards() default true;
 
-    @AttributeDefinition(name = "Spells for queues off any beat", description = "With wide beats: a wide tenant whose "
-            + "spell of learning ran out without a beat, and that went on arriving without one for another 600 ms, begins no "
-            + "new spell (a spell holds the best-effort queues behind it for 600 ms) until it pauses or shows a beat: requests "
-            + "that come at random have no beat to learn. On: such a tenant begins spells as any other (held a GEMM beside a "
-            + "graph service with random arrivals a fifth of its running time, on an H200).")
-    boolean aperiodicSpells() default false;
+    @AttributeDefinition(name = "Fruitless spells", description = "With wide beats: spells of learning where there is "
+            + "nothing to learn (a spell holds the best-effort queues behind a wide tenant for 600 ms while it learns that "
+            + "tenant's beat). Off: a wide tenant whose spell ran out without a beat, and that went on arriving without one for "
+            + "another 600 ms, begins no new spell until it pauses or shows a beat (requests that come at random); and a "
+            + "best-effort queue coming back behind a tenant whose beat is known, but whose gaps its commands do not fit, begins "
+            + "none for it. On: both begin spells as before (a GEMM held a fifth of its running time beside a graph service "
+            + "with random arrivals, and 747 ms after each return beside a batch on a 150 ms beat, on an H200).")
+    boolean fruitlessSpells() default false;
 
     @AttributeDefinition(name = "Best-effort parts", description = "Best-effort processes with work on a device that the "
             + "node narrows split what they may use in equal parts, one each, in pid order: under MPS two of them on the whole "

@@ -462,8 +462,8 @@ final class ArrivalGuards {
         int onBeatAfterSpell;
         int offBeatAfterSpell;
         boolean ranOutOffBeat;
-        /** Whether spells of learning begin for it even where it is {@link #aperiodic} ({@link ArrivalGuards#aperiodicSpells}). */
-        boolean aperiodicSpells;
+        /** Whether spells of learning begin for it even where it is {@link #aperiodic} ({@link ArrivalGuards#fruitlessSpells}). */
+        boolean fruitlessSpells;
 
         /** Its latest interval between two arrivals; 0 before two. */
         long lastInterval() {
@@ -660,7 +660,7 @@ final class ArrivalGuards {
                 learnDebtAt = learnStart;
                 learnHeld = false;
             }
-            if (!aperiodicSpells && aperiodic(t)) {
+            if (!fruitlessSpells && aperiodic(t)) {
                 if (trace) {
                     TraceLines.line("xq: wide beats: a spell of learning skipped: its latest ran out " + (t - learnStart - LEARN_NANOS) / 1_000_000
                             + " ms ago off any beat, and " + offBeatAfterSpell + " of " + (offBeatAfterSpell + onBeatAfterSpell) + " arrivals since were off any too");
@@ -678,7 +678,8 @@ final class ArrivalGuards {
         /**
          * Whether a spell of learning begins now for {@code behind}, a queue behind this one that
          * came back after a quiet spell within {@value #RETURN_WINDOW_NANOS} ns: this one is wide,
-         * off any beat B fits (the caller's) and not learning, and no spell began since that
+         * without a beat (the caller's; with one B does not fit there is nothing to learn, unless
+         * {@link ArrivalGuards#fruitlessSpells}) and not learning, and no spell began since that
          * return (the spell holds B only while this one works or arrived lately). The first
          * request of a service for real follows its warm-up at once when the service is the last
          * of its node to be ready (nothing quiet between them), the spell begun with its warm-up
@@ -1112,7 +1113,7 @@ final class ArrivalGuards {
     private boolean wideBeats = true;
     private boolean narrowedGuards = true;
     private boolean requestBeats = true;
-    private boolean aperiodicSpells;
+    private boolean fruitlessSpells;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
     private long lingerWake = Long.MAX_VALUE;
 
@@ -1178,18 +1179,19 @@ final class ArrivalGuards {
      * off for replays that compare the node with and without it).
      */
     /**
-     * Turns on spells of learning for wide queues whose arrivals are off any beat
-     * ({@link #APERIODIC_NANOS}); off by default: such a queue begins no new spell.
+     * Turns on spells of learning with nothing to learn; off by default: a wide queue whose
+     * arrivals are off any beat ({@link #APERIODIC_NANOS}) begins no new spell, and a queue coming
+     * back behind one whose beat is known (its commands do not fit the gaps) begins none for it.
      */
-    void aperiodicSpells(boolean on) {
-        aperiodicSpells = on;
+    void fruitlessSpells(boolean on) {
+        fruitlessSpells = on;
         for (Track t : tracks.values()) {
-            t.aperiodicSpells = on;
+            t.fruitlessSpells = on;
         }
     }
 
-    boolean aperiodicSpells() {
-        return aperiodicSpells;
+    boolean fruitlessSpells() {
+        return fruitlessSpells;
     }
 
     void requestBeats(boolean on) {
@@ -1264,7 +1266,7 @@ final class ArrivalGuards {
             if (t == null) {
                 t = new Track();
                 t.requestBeats = requestBeats;
-                t.aperiodicSpells = aperiodicSpells;
+                t.fruitlessSpells = fruitlessSpells;
                 t.trace = trace;
                 tracks.put(v.handle(), t);
             }
@@ -1620,11 +1622,14 @@ final class ArrivalGuards {
                                     + " us, of all " + (ta.busyCount > 0 ? ta.medianBusy() / 1000 : 0) + "), for q" + b.handle() + " " + avail / 1000 + " us" : "")
                             + ", q" + b.handle() + "'s command " + command / 1000 + " us at its part: " + (fitting ? "fits" : "does not fit"));
                 }
-                if (!fitting && ta != null && !sa.ownContext() && ta.spellOnReturn(now, tb)) {
+                // a spell on B's return learns A's beat; one known already (B's command does not
+                // fit its gaps) has nothing to learn: the spells held a GEMM of n=16384 for 747 ms
+                // after its returns beside a batch on a 150 ms beat (H200, session 73)
+                if (!fitting && (beat == null || fruitlessSpells) && ta != null && !sa.ownContext() && ta.spellOnReturn(now, tb)) {
                     ta.beginSpell(now);
                     if (trace) {
                         TraceLines.line("xq: wide beats: q" + b.handle() + " came back behind q" + a.handle() + ", off any beat it fits: a spell of learning for q"
-                                + a.handle() + (ta.learnStart == now ? "" : ta.aperiodic(now) && !aperiodicSpells ? " skipped (off any beat)" : " refused"));
+                                + a.handle() + (ta.learnStart == now ? "" : ta.aperiodic(now) && !fruitlessSpells ? " skipped (off any beat)" : " refused"));
                     }
                 }
                 if (fitting) {

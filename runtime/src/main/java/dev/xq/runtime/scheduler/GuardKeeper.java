@@ -58,16 +58,16 @@ final class GuardKeeper {
         }
     }
 
-    /** Turns spells of learning for wide queues off any beat on or off ({@link ArrivalGuards#aperiodicSpells}). */
-    void aperiodicSpells(boolean on) {
+    /** Turns spells of learning with nothing to learn on or off ({@link ArrivalGuards#fruitlessSpells}). */
+    void fruitlessSpells(boolean on) {
         synchronized (guards) {
-            guards.aperiodicSpells(on);
+            guards.fruitlessSpells(on);
         }
     }
 
-    boolean aperiodicSpells() {
+    boolean fruitlessSpells() {
         synchronized (guards) {
-            return guards.aperiodicSpells();
+            return guards.fruitlessSpells();
         }
     }
 

@@ -838,17 +838,18 @@ public final class Scheduler {
     }
 
     /**
-     * Turns on or off spells of learning for a wide queue whose arrivals are off any beat
-     * ({@link ArrivalGuards}): off (the default), such a queue, once a spell ran out without a
-     * beat and it went on arriving without one, begins no new spell until it goes quiet.
+     * Turns on or off spells of learning with nothing to learn ({@link ArrivalGuards}): off (the
+     * default), a wide queue whose arrivals are off any beat begins no new spell once one ran out
+     * without a beat, until it goes quiet, and a queue coming back behind one whose beat is known
+     * begins none for it.
      */
-    public void aperiodicSpells(boolean on) {
-        guards.aperiodicSpells(on);
+    public void fruitlessSpells(boolean on) {
+        guards.fruitlessSpells(on);
         signal();
     }
 
-    public boolean aperiodicSpells() {
-        return guards.aperiodicSpells();
+    public boolean fruitlessSpells() {
+        return guards.fruitlessSpells();
     }
 
     /**

@@ -97,15 +97,15 @@ class SchedulerConfigTest {
     }
 
     @Test
-    void aperiodicSpellsSwitchAndAnythingButTrueOrFalseChangesNothing() {
+    void fruitlessSpellsSwitchAndAnythingButTrueOrFalseChangesNothing() {
         rc.activate(only(Map.of()), Map.of());
-        assertFalse(rc.core().scheduler().aperiodicSpells(), "off by default");
-        rc.modified(only(Map.of("aperiodicSpells", true)), Map.of("aperiodicSpells", "yes"));
-        assertEquals(false, rc.core().scheduler().aperiodicSpells(), "'yes' is refused, off stays");
-        rc.modified(only(Map.of("aperiodicSpells", true)), Map.of("aperiodicSpells", "true"));
-        assertEquals(true, rc.core().scheduler().aperiodicSpells());
-        rc.modified(only(Map.of("aperiodicSpells", false)), Map.of("aperiodicSpells", false));
-        assertEquals(false, rc.core().scheduler().aperiodicSpells());
+        assertFalse(rc.core().scheduler().fruitlessSpells(), "off by default");
+        rc.modified(only(Map.of("fruitlessSpells", true)), Map.of("fruitlessSpells", "yes"));
+        assertEquals(false, rc.core().scheduler().fruitlessSpells(), "'yes' is refused, off stays");
+        rc.modified(only(Map.of("fruitlessSpells", true)), Map.of("fruitlessSpells", "true"));
+        assertEquals(true, rc.core().scheduler().fruitlessSpells());
+        rc.modified(only(Map.of("fruitlessSpells", false)), Map.of("fruitlessSpells", false));
+        assertEquals(false, rc.core().scheduler().fruitlessSpells());
     }
 
     @Test

@@ -1225,12 +1225,63 @@ class ArrivalGuardsTest {
     /** A warm-up whose first request is {@code firstMs} long, then 5 of 8 ms back to back, then 3 s quiet; @return the first arrival after. */
     /** {@link #step}, B ready or idle as given (it comes back when its readiness begins). */
     static boolean[] stepBoth(ArrivalGuards guards, long now, boolean aReady, long aSince, boolean bReady, long bSince) {
+        return stepBoth(guards, now, aReady, aSince, bReady, bSince, 21 * MS);
+    }
+
+    /** {@link #stepBoth}, B's commands {@code command} ns long. */
+    static boolean[] stepBoth(ArrivalGuards guards, long now, boolean aReady, long aSince, boolean bReady, long bSince, long command) {
         TestSpace sp = space(132, 1, List.of());
         java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
         QueueView b = new QueueView(B, "q" + B, "d0", "g" + B, bReady, false, false, bReady ? bSince : 0, 0, 0, bReady ? 1 : 0, 0, now / MS,
-                21 * MS, List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+                command, List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
         guards.update("hpf", now, List.of(prioritized(A, 2, aReady, aSince, 0), b), decided, sp);
         return new boolean[] {Boolean.TRUE.equals(decided.get(B)), sp.narrowed(B) > 0};
+    }
+
+    /**
+     * A queue behind a wide one on a known beat whose gaps its commands do not fit (a GEMM of
+     * n=16384, 334 ms a kernel, beside a batch of 128 every 150 ms) begins no spell of learning
+     * when it comes back: the beat is known, there is nothing to learn, and each such spell held
+     * the GEMM for 747 ms (H200, session 73: three of them a 12 s run, the GEMM at 0.39 of native
+     * sharing) while the batch's P99 was set beside the narrowed GEMM anyway. With
+     * {@code fruitlessSpells} on (the old way) it does.
+     */
+    @Test
+    void aQueueBackBehindAKnownBeatItDoesNotFitBeginsNoSpell() {
+        for (boolean on : new boolean[] {false, true}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.fruitlessSpells(on);
+            long command = 334 * MS;
+            long t = 1000 * MS;
+            stepBoth(guards, t, false, 0, true, t, command); // B's warm-up, long before
+            stepBoth(guards, t + 100 * MS, false, 0, false, 0, command);
+            t += 4000 * MS;
+            long start = t;
+            long away = start + 2000 * MS;
+            long back = away + 1500 * MS;
+            int held = 0;
+            int narrowed = 0;
+            for (int i = 0; i < 40; i++, t += 150 * MS) {
+                boolean up = t < away || t >= back;
+                long since = t < away ? start : back;
+                if (t >= back && t - back < 150 * MS) {
+                    stepBoth(guards, back, false, 0, true, back, command); // a decision as B comes back, A idle
+                }
+                boolean[] arrival = stepBoth(guards, t, true, t, up, since, command);
+                boolean[] idle = stepBoth(guards, t + 12 * MS, false, 0, up, since, command);
+                if (t >= back && t < back + 700 * MS) {
+                    held += arrival[0] && !arrival[1] ? 1 : 0;
+                    held += idle[0] && !idle[1] ? 1 : 0;
+                    narrowed += arrival[1] ? 1 : 0;
+                }
+            }
+            assertNotNull(guards.beat(A, t), "the batch's beat is known");
+            if (on) {
+                assertTrue(held >= 4, "fruitlessSpells on: held through a spell after coming back: " + held + " held, " + narrowed + " narrowed");
+            } else {
+                assertTrue(held == 0 && narrowed >= 4, "no spell after coming back behind a known beat: " + held + " held, " + narrowed + " narrowed");
+            }
+        }
     }
 
     /**
@@ -1320,7 +1371,7 @@ class ArrivalGuardsTest {
      * {@code graphp}) has no beat to learn: once a spell ran out without one and it went on
      * arriving without one for another spell's length, the GEMM behind it coming back (after a
      * pause of its own) begins no new spell and runs narrowed beside it, as before the pause;
-     * with {@code aperiodicSpells} on it is held for a spell again (600 ms of its time for
+     * with {@code fruitlessSpells} on it is held for a spell again (600 ms of its time for
      * nothing: two or three such spells in each 12 s run, a fifth of the GEMM's running time,
      * H200 session 73). After a quiet spell of the wide queue a spell begins as ever.
      */
@@ -1328,7 +1379,7 @@ class ArrivalGuardsTest {
     void aWideQueueOffAnyBeatBeginsNoSpellOnceOneRanOutWithoutABeat() {
         for (boolean on : new boolean[] {false, true}) {
             ArrivalGuards guards = new ArrivalGuards();
-            guards.aperiodicSpells(on);
+            guards.fruitlessSpells(on);
             java.util.Random random = new java.util.Random(73);
             long t = 1000 * MS;
             stepBoth(guards, t, false, 0, true, t); // B's warm-up, long before
@@ -1363,7 +1414,7 @@ class ArrivalGuardsTest {
             assertTrue(heldFirst > 5, "held through the first spell, which finds no beat: " + heldFirst);
             // (a decision or two may hold B for reasons of their own: not a spell's 600 ms)
             if (on) {
-                assertTrue(heldLater > 10, "aperiodicSpells on: held through later spells: " + heldLater + " held, " + narrowedLater + " narrowed");
+                assertTrue(heldLater > 10, "fruitlessSpells on: held through later spells: " + heldLater + " held, " + narrowedLater + " narrowed");
             } else {
                 assertTrue(heldLater <= 2 && narrowedLater > 100, "no spell once it is known to be off any beat, coming back included: " + heldLater
                         + " held, " + narrowedLater + " narrowed");
@@ -1371,7 +1422,7 @@ class ArrivalGuardsTest {
             // quiet for 400 ms, then arriving again: a spell, as after any pause
             t += 400 * MS;
             boolean[] first = stepBoth(guards, t, true, t, true, back);
-            assertTrue(first[0] && !first[1], "held at the first arrival after a quiet spell (aperiodicSpells " + on + ")");
+            assertTrue(first[0] && !first[1], "held at the first arrival after a quiet spell (fruitlessSpells " + on + ")");
         }
     }
 
