@@ -192,6 +192,8 @@ final class ArrivalGuards {
      * between spells the GEMM ran narrowed beside it, which set the graph's P99 anyway.
      */
     static final long APERIODIC_NANOS = LEARN_NANOS;
+    /** How long after a guard's lapse the node decides again, to give the next one ({@code update}). */
+    static final long LAPSE_MARGIN_NANOS = 50_000L;
     /** The fewest arrivals past a spell's length that tell a queue off any beat ({@code Track.aperiodic}). */
     static final int APERIODIC_ARRIVALS = 8;
 
@@ -1116,6 +1118,8 @@ final class ArrivalGuards {
     private boolean fruitlessSpells;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
     private long lingerWake = Long.MAX_VALUE;
+    /** After {@link #update}: just past the earliest lapse of a guard in force, Long.MAX_VALUE for none. */
+    private long lapseWake = Long.MAX_VALUE;
 
     /** Sets the longest linger (the class comment); 0 turns lingers off. */
     void lingerNanos(long nanos) {
@@ -1222,6 +1226,14 @@ final class ArrivalGuards {
     /** @return when the deciding thread must decide again for a linger to end; Long.MAX_VALUE for none */
     long lingerWake() {
         return lingerWake;
+    }
+
+    /**
+     * @return when the deciding thread must decide again, just past the earliest lapse of a guard
+     *     given (for the next guard of the queue it guarded, {@link #update}); Long.MAX_VALUE for none
+     */
+    long lapseWake() {
+        return lapseWake;
     }
     private String policy = "";
     private long decisions;
@@ -1342,7 +1354,21 @@ final class ArrivalGuards {
         shared(views, decided, space);
         linger(now, views, decided);
         lingerWake = Math.min(lingerWake, Math.min(wideWake, firstArrivals(now, views, decided)));
-        return guards(now, views, decided, space);
+        Map<Long, Guard> changes = guards(now, views, decided, space);
+        // a guard that lapses (its queue late or gone) leaves the guarded queue free until the next
+        // decision, though another queue preferred over it may be due soon after: decided again
+        // just past the lapse, it gets that one's guard. Beside an eager decoder and a CUDA graph
+        // on a 25 ms beat, an fp32 trainer launched 1.4-1.8 ms before three of the graph's five
+        // slowest requests and ran into them: its latest guard was for the decoder's next token,
+        // foreseen 8-9 ms before each, after the last token of a request that had ended 10 ms
+        // before; it lapsed, and nothing gave the graph's until the graph arrived (H200, session 73)
+        lapseWake = Long.MAX_VALUE;
+        for (Guard g : given.values()) {
+            if (g.untilNanos() - now > 0) {
+                lapseWake = Math.min(lapseWake, g.untilNanos() + LAPSE_MARGIN_NANOS);
+            }
+        }
+        return changes;
     }
 
     /**
@@ -2230,6 +2256,7 @@ final class ArrivalGuards {
         given.clear();
         partly.clear();
         lingerWake = Long.MAX_VALUE;
+        lapseWake = Long.MAX_VALUE;
     }
 
     /** @return the beat learnt for a queue now, or null (for status and tests) */

@@ -180,6 +180,16 @@ final class GuardKeeper {
         return wake;
     }
 
+    /**
+     * @return when the deciding thread must decide again, just past the earliest lapse of a guard
+     *     the last {@link #apply} left in force (for the next one); Long.MAX_VALUE for none
+     */
+    long lapseWake() {
+        synchronized (guards) {
+            return on ? guards.lapseWake() : Long.MAX_VALUE;
+        }
+    }
+
     /** Lifts the guards the last {@link #apply} took away; called once that decision's holds are written. */
     void lift() {
         for (ScheduledQueue q : lifts) {

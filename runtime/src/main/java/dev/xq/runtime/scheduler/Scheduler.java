@@ -747,6 +747,9 @@ public final class Scheduler {
         long tApply = System.nanoTime();
         lingerWakeNanos = lingerWake;
         actions.wakeAt(lingerWake);
+        // past a guard's lapse, decided again for the next one (parked to then, not spun: a lapse
+        // is a late arrival, and the spin before a linger's end would come every period)
+        actions.wakeAt(guards.lapseWake());
         int resumes = actions.applyResumes(byHandle, now);
         int suspends = actions.applySuspends(byHandle, now);
         long tApplied = System.nanoTime();

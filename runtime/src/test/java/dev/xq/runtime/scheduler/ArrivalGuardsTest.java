@@ -51,6 +51,60 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * B yields to two queues on beats, A every 50 ms and C every 25 ms (12.5 ms after A's). Its
+     * guard is the nearer one's; when A does not come, A's guard lapses, and the node decides again
+     * just past the lapse (the wake it returns), which gives B C's guard for C's next arrival. Before,
+     * B ran free until the next decision, and its commands met C's request: an fp32 trainer, its
+     * guard for an eager decoder's next token after the request's last, ran into three of a CUDA
+     * graph's five slowest requests (H200, session 73).
+     */
+    @Test
+    void aGuardThatLapsesIsFollowedByTheNextQueuesGuard() {
+        ArrivalGuards guards = new ArrivalGuards();
+        long c = 3;
+        long t0 = 1000 * MS;
+        // events: A busy [50k, 50k + 5], C busy [12.5 + 25k, 12.5 + 25k + 2], for 1 s; B ready throughout
+        java.util.TreeMap<Long, long[]> events = new java.util.TreeMap<>();
+        for (long k = 0; k < 20; k++) {
+            events.put(t0 + k * 50 * MS, new long[] {A, 1});
+            events.put(t0 + k * 50 * MS + 5 * MS, new long[] {A, 0});
+        }
+        for (long k = 0; k < 40; k++) {
+            events.put(t0 + k * 25 * MS + 12_500_000L, new long[] {c, 1});
+            events.put(t0 + k * 25 * MS + 14_500_000L, new long[] {c, 0});
+        }
+        boolean aUp = false;
+        boolean cUp = false;
+        long aSince = 0;
+        long cSince = 0;
+        for (Map.Entry<Long, long[]> e : events.entrySet()) {
+            long now = e.getKey();
+            if (e.getValue()[0] == A) {
+                aUp = e.getValue()[1] == 1;
+                aSince = aUp ? now : 0;
+            } else {
+                cUp = e.getValue()[1] == 1;
+                cSince = cUp ? now : 0;
+            }
+            boolean held = aUp || cUp;
+            guards.update("hpf", now, List.of(view(A, aUp, false, aSince), view(c, cUp, false, cSince), view(B, true, held, 5)), Map.of(B, held));
+        }
+        // the last event: C idle at t0 + 975 + 14.5 ms; A's next (t0 + 1000) is foreseen before C's (t0 + 1012.5)
+        long last = events.lastKey();
+        ArrivalGuards.Guard before = guards.given().get(B);
+        assertTrue(before != null && Math.abs(before.horizonNanos() - (t0 + 1000 * MS)) < 2 * MS, "B guarded against A's arrival first: " + before);
+        long wake = guards.lapseWake();
+        assertTrue(wake > last && wake <= before.untilNanos() + ArrivalGuards.LAPSE_MARGIN_NANOS,
+                "decided again just past the lapse: wake " + (wake - last) / 1000 + " us after the last decision, the guard until "
+                        + (before.untilNanos() - last) / 1000);
+        // A does not come: at the wake, B gets C's guard
+        Map<Long, ArrivalGuards.Guard> changes = guards.update("hpf", wake,
+                List.of(view(A, false, false, 0), view(c, false, false, 0), view(B, true, false, 5)), Map.of(B, false));
+        ArrivalGuards.Guard after = changes.get(B);
+        assertTrue(after != null && Math.abs(after.horizonNanos() - (t0 + 1012_500_000L)) < 2 * MS, "then guarded against C's arrival: " + after);
+    }
+
+    /**
      * The grace after a foreseen arrival covers the node's own reaction: the configured one on a
      * long beat, at most a quarter of the period on a short one.
      */
