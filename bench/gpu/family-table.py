@@ -25,7 +25,11 @@ between two of its synchronizations with no stop between them, against native's;
 at least in both modes), as the scenario does since session 64: from the file's
 steady_rate_vs_native, or, in files written before, from the tenants' own JSON beside the mix file
 (logs-K/MIX/MODE/TENANT.json, their sync_ms) and the stops the file kept; the rate over the whole
-run is printed first. A figure in bold meets its goal."""
+run is printed first. A figure in bold meets its goal.
+
+After the table: the LC readings within the bound by tenant kind and mode (with their range), and
+the BE readings at the floor over the whole run (median) and between the stops, as a closing note
+counts them (the mixes the scenario did not judge left out)."""
 import glob
 import gzip
 import json
@@ -122,6 +126,8 @@ def main(args):
         print(__doc__, file=sys.stderr)
         return 2
     rows, met, mps_runs, judged = [], {"xq": 0, "mps": 0}, 0, 0
+    # the readings by kind, for the summary: LC {kind: {mode: [ratios]}}, BE [(whole run, between the stops)]
+    lc_kinds, be_all = {}, []
     for f in files(args):
         with (gzip.open if f.endswith(".gz") else open)(f, "rt") as fh:
             d = json.load(fh)
@@ -140,6 +146,10 @@ def main(args):
                         tag = " (paired)"
                     nat = r.get("native")
                     has_mps |= "mps" in r
+                    if m.get("goals_met", False) is not None:
+                        for md in ("native", XQ, "mps"):
+                            if r.get(md) is not None:
+                                lc_kinds.setdefault(t.get("kind", t["name"]), {}).setdefault(md, []).append(r[md])
                     close = [md for md, key in (("xq", "over_native_within_range"), ("mps", "mps_over_native_within_range"))
                              if t.get(key) and (md != "xq" or XQ == "xq")]
                     # xq's shared requests within 0.75 s of a continue and after (files since session 57)
@@ -171,6 +181,8 @@ def main(args):
                             ms(pb.get(XQ, {}).get("first_done_after_continue_median_ms")))
                     be.append("%s %s / %s%s" % (t["name"], fmt(x, XQ not in bs and x is not None and x >= BE_FLOOR),
                                                 fmt(p, "mps" not in bs and p is not None and p >= BE_FLOOR), pace))
+                    if x is not None:
+                        be_all.append((x, bs.get(XQ)))
                     ok["xq"] &= jx is not None and jx >= BE_FLOOR
                     ok["mps"] &= jp is not None and jp >= BE_FLOOR
                 cs = t.get("checksum", {})
@@ -198,7 +210,34 @@ def main(args):
     print("\n".join(rows))
     print("\nmixes: %d (judged %d); goals met: %s %d%s" % (len(rows), judged, XQ, met["xq"], ", plain MPS %d of %d" % (met["mps"], mps_runs)
                                                   if mps_runs else " (plain MPS not run)"))
+    summary(lc_kinds, be_all)
     return 0
+
+
+def summary(lc_kinds, be_all):
+    """LC readings within the bound by kind and mode, BE readings at the floor, as the closing note counts them."""
+    if not lc_kinds and not be_all:
+        return
+    modes = [md for md in ("native", XQ, "mps") if any(md in v for v in lc_kinds.values())]
+    tot = {md: [0, 0] for md in modes}
+    lines = []
+    for kind in sorted(lc_kinds):
+        cells = []
+        for md in modes:
+            v = lc_kinds[kind].get(md, [])
+            n_ok = sum(1 for x in v if x <= LC_BOUND)
+            tot[md][0] += n_ok
+            tot[md][1] += len(v)
+            cells.append("%s %d of %d%s" % (md, n_ok, len(v), " (%.2f-%.2f)" % (min(v), max(v)) if v else ""))
+        lines.append("  %s: %s" % (kind, ", ".join(cells)))
+    print("LC readings within %.2f x: %s" % (LC_BOUND, ", ".join("%s %d of %d" % (md, tot[md][0], tot[md][1]) for md in modes)))
+    print("\n".join(lines))
+    if be_all:
+        whole = sorted(x for x, _ in be_all)
+        steady = [b for _, b in be_all if b is not None]
+        print("BE readings (%s over native) at %.2f or more: %d of %d over the whole run (median %.2f); between the stops %d of %d" % (
+            XQ, BE_FLOOR, sum(1 for x in whole if x >= BE_FLOOR), len(whole), whole[len(whole) // 2] if len(whole) % 2
+            else (whole[len(whole) // 2 - 1] + whole[len(whole) // 2]) / 2, sum(1 for b in steady if b >= BE_FLOOR), len(steady)))
 
 
 if __name__ == "__main__":
