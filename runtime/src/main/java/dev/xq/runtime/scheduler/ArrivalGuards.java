@@ -1179,10 +1179,6 @@ final class ArrivalGuards {
     }
 
     /**
-     * Turns the beat of requests in fragments ({@link #requestRhythmOf}) on or off (on by default;
-     * off for replays that compare the node with and without it).
-     */
-    /**
      * Turns on spells of learning with nothing to learn; off by default: a wide queue whose
      * arrivals are off any beat ({@link #APERIODIC_NANOS}) begins no new spell, and a queue coming
      * back behind one whose beat is known (its commands do not fit the gaps) begins none for it.
@@ -1198,6 +1194,10 @@ final class ArrivalGuards {
         return fruitlessSpells;
     }
 
+    /**
+     * Turns the beat of requests in fragments ({@link #requestRhythmOf}) on or off (on by default;
+     * off for replays that compare the node with and without it).
+     */
     void requestBeats(boolean on) {
         requestBeats = on;
         for (Track t : tracks.values()) {
