@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -159,6 +159,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (fruitless != null && fruitless != core.scheduler().fruitlessSpells()) {
             core.scheduler().fruitlessSpells(fruitless);
+        }
+        Boolean wholeBeside = read("wholeBesideReserve", "true or false", s::wholeBesideReserve);
+        if (raw.get("wholeBesideReserve") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: wholeBesideReserve '" + text + "' is not true or false; ignored", null);
+            wholeBeside = null;
+        }
+        if (wholeBeside != null && wholeBeside != core.scheduler().wholeBesideReserve()) {
+            core.scheduler().wholeBesideReserve(wholeBeside);
         }
         Boolean weighed = read("bestEffortWeights", "true or false", s::bestEffortWeights);
         if (raw.get("bestEffortWeights") instanceof String text && !text.trim().equalsIgnoreCase("true")

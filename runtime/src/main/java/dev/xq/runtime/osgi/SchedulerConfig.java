@@ -64,6 +64,17 @@ public @interface SchedulerConfig {
             + "with random arrivals, and 747 ms after each return beside a batch on a 150 ms beat, on an H200).")
     boolean fruitlessSpells() default false;
 
+    @AttributeDefinition(name = "Whole beside a reserve", description = "With wide beats and narrowed guards: a best-effort "
+            + "queue whose long commands fit the gaps between a wide tenant's requests only on the whole device (not beside "
+            + "the reserve a narrow tenant such as an eager decoder keeps, and, narrowed, no wide tenant's gaps) is held while "
+            + "that narrow tenant is within a request (arrived in the last 10 ms) and runs on the whole device between the "
+            + "wide tenant's requests while it is not; a narrow tenant not seen idle for a second is not waited for. Off (the "
+            + "default): left narrowed, its kernels run through the wide tenant's requests. On an H200 with a CUDA graph, an "
+            + "eager decoder, bf16 training and 21 ms GEMMs it kept most graph requests clear of the GEMM and training "
+            + "gained (0.70-0.74 of native sharing against 0.50-0.64), but the GEMM lost (0.35 against 0.41-0.66) and the "
+            + "decoder's P99 rose (47-51 ms against 39-43): an experiment, not yet a default.")
+    boolean wholeBesideReserve() default false;
+
     @AttributeDefinition(name = "Best-effort parts", description = "Best-effort processes with work on a device that the "
             + "node narrows split what they may use in equal parts, one each, in pid order: under MPS two of them on the whole "
             + "device fight over the same multiprocessors and long kernels win (training beside 21 ms GEMMs at 0.05-0.19 of "

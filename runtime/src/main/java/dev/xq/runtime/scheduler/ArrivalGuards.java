@@ -146,6 +146,18 @@ final class ArrivalGuards {
      */
     static final long QUIET_NANOS = 250_000_000L;
     /**
+     * A narrow tenant that keeps its reserve and arrived this lately is taken to be within a
+     * request ({@link #wholeBesideReserve}): an eager decoder's tokens arrive 2.5-8.5 ms apart
+     * within a request, its requests 60 ms apart with about 30 ms of work each (H200, session 74).
+     */
+    static final long RESERVE_REQUEST_NANOS = 10_000_000L;
+    /**
+     * A narrow tenant within a request that was not seen idle for this long has work all the time:
+     * a queue whose commands fit only whole is not held for it ({@link #wholeBesideReserve}), it
+     * would never run.
+     */
+    static final long RESERVE_IDLE_SEEN_NANOS = 1_000_000_000L;
+    /**
      * Wide beats: what a command must leave of the gap between another's requests for the node's
      * own reaction (the idle seen, a decision, the gate written: 300-500 us on the H200 host).
      */
@@ -466,6 +478,8 @@ final class ArrivalGuards {
         boolean ranOutOffBeat;
         /** Whether spells of learning begin for it even where it is {@link #aperiodic} ({@link ArrivalGuards#fruitlessSpells}). */
         boolean fruitlessSpells;
+        /** When it was last seen idle while keeping a reserve above a queue ({@link ArrivalGuards#wholeBesideReserve}), 0 never. */
+        long reserveIdleAt;
 
         /** Its latest interval between two arrivals; 0 before two. */
         long lastInterval() {
@@ -1116,6 +1130,7 @@ final class ArrivalGuards {
     private boolean narrowedGuards = true;
     private boolean requestBeats = true;
     private boolean fruitlessSpells;
+    private boolean wholeBesideReserve;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
     private long lingerWake = Long.MAX_VALUE;
     /** After {@link #update}: just past the earliest lapse of a guard in force, Long.MAX_VALUE for none. */
@@ -1192,6 +1207,26 @@ final class ArrivalGuards {
 
     boolean fruitlessSpells() {
         return fruitlessSpells;
+    }
+
+    /**
+     * Turns on (off by default) the whole device for a queue whose commands fit the wide beats'
+     * gaps only there: beside a narrow tenant's reserve (an eager decoder's) they fit none, and
+     * narrowed no wide one's gaps. Off, it is left narrowed, its long kernels running through the
+     * wide ones' requests; on, it is held while a narrow one is within a request
+     * ({@link #RESERVE_REQUEST_NANOS}) and runs on the whole device between the wide ones'
+     * requests, under their guards, while none is. Off by default: on the H200 (session 74) it
+     * kept a graph's requests clear of the GEMM (9-85 of 480 beside a narrowed GEMM kernel against
+     * 136-269) and the bf16 trainer gained (0.70-0.74 of native sharing against 0.50-0.64), but the
+     * GEMM lost (0.35 against 0.41-0.66), the eager decoder's P99 while the others ran rose
+     * (47-51 ms against 39-43), and the graph's only in one run of two.
+     */
+    void wholeBesideReserve(boolean on) {
+        wholeBesideReserve = on;
+    }
+
+    boolean wholeBesideReserve() {
+        return wholeBesideReserve;
     }
 
     /**
@@ -1602,6 +1637,11 @@ final class ArrivalGuards {
             // the widest of the narrow tenants above it that keep their reserve (no beat B fits,
             // working or arrived lately), and the least time the wide ones' gaps leave B
             int reserve = 0;
+            // whether a narrow one keeping its reserve is within a request (working, or arrived
+            // within RESERVE_REQUEST_NANOS), and when the latest such arrival stops counting
+            boolean reserveBusy = false;
+            boolean reserveStuck = false;
+            long reserveWake = Long.MAX_VALUE;
             long leastAvail = Long.MAX_VALUE;
             Track tb = tracks.get(b.handle());
             // where B stays narrowed after all (below): its command at the width the decision left it,
@@ -1611,6 +1651,8 @@ final class ArrivalGuards {
             boolean narrowedFits = false;
             boolean narrowedBusy = false;
             long narrowedPeriod = Long.MAX_VALUE;
+            // the periodic outcome line (trace): each queue above B as the decision saw it
+            StringBuilder seen = trace && outcomeDue(b.handle(), now) ? new StringBuilder() : null;
             for (QueueView a : views) {
                 if (a.handle() == b.handle() || a.priority() <= b.priority() || !a.device().equals(b.device())) {
                     continue;
@@ -1632,6 +1674,14 @@ final class ArrivalGuards {
                     space.gap(b.handle(), avail, now); // what B's commands may fill, whatever its width now
                 }
                 boolean fitting = beat != null && command < avail && !sa.ownContext();
+                if (seen != null) {
+                    seen.append(" q").append(a.handle()).append(" (").append(a.name()).append(")[width ").append(sa.known() ? sa.widthSms() + "/" + sa.deviceSms() : "unknown")
+                            .append(working ? ", working" : "").append(ta == null ? ", untracked" : ta.over.containsKey(b.handle()) ? ", over it" : ", not over it")
+                            .append(", beat ").append(beat == null ? (ta == null ? "-" : ta.beat(now, grace()) == null ? "none" : "not for it")
+                                    : beat.periodNanos() / 1000 + " us, gap for it " + avail / 1000 + " us")
+                            .append(ta != null && ta.count > 0 ? ", last arrival " + (now - ta.last()) / 1_000_000 + " ms ago" : "")
+                            .append(ta != null && ta.learning(now) ? ", learning" : "").append(fitting ? ", fits" : "").append(']');
+                }
                 if (narrowedGuards && beat != null && !sa.ownContext() && sa.known()
                         && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms())) && atNarrowed < avail) {
                     narrowedFits = true;
@@ -1693,6 +1743,20 @@ final class ArrivalGuards {
                     // decoder) keeps its reserve, and only that, where wide ones above have gaps B
                     // fits (below)
                     reserve = Math.max(reserve, sa.widthSms());
+                    long sinceArrival = ta == null || ta.count == 0 ? Long.MAX_VALUE : now - ta.last();
+                    if (working || sinceArrival < RESERVE_REQUEST_NANOS) {
+                        if (ta == null || now - ta.reserveIdleAt > RESERVE_IDLE_SEEN_NANOS) {
+                            // never idle lately (a tenant with work all the time): no gaps to wait
+                            // for, and B stays where the decision left it
+                            reserveStuck = true;
+                        }
+                        reserveBusy = true;
+                        if (!working) {
+                            reserveWake = Math.min(reserveWake, ta.last() + RESERVE_REQUEST_NANOS);
+                        }
+                    } else if (ta != null) {
+                        ta.reserveIdleAt = now;
+                    }
                 } else if (working || (ta != null && ta.count > 0 && now - ta.last() < QUIET_NANOS)) {
                     // one that works or arrived lately without such a beat keeps its reserve: B is
                     // not let onto the whole device. The others are still looked at: one that
@@ -1731,7 +1795,15 @@ final class ArrivalGuards {
             // on the multiprocessors the reserve leaves, B's commands take longer (as many SMs fewer)
             long atLeave = leave == 0 ? command : command * deviceSms / Math.max(1, deviceSms - leave);
             boolean narrowerFits = leave > 0 && leave < space.narrowed(b.handle()) && atLeave < leastAvail;
-            if (learning && !(fits && wide && (leave == 0 || narrowerFits))) {
+            // beside the reserve its command fits no gap, on the whole device it does, and narrowed
+            // it fits no wide one's gaps either (it would run through all their requests, unguarded):
+            // held while a narrow one is within a request, run whole between the wide ones' requests
+            // while none is. Where narrowed it fits some wide one's gaps (a batch's on a 100 ms
+            // beat), it stays with those (narrowedGuards): held for the decoder too, a GEMM beside a
+            // graph, a batch and a decoder completed nothing for 125 ms four times in 12 s, was
+            // narrowed 7.5 s by the starving rule, and all three tenants above it lost (H200, session 74)
+            boolean wholeAround = wholeBesideReserve && leave > 0 && !narrowerFits && command < leastAvail && !reserveStuck && !narrowedFits;
+            if (learning && !(fits && wide && (leave == 0 || narrowerFits || wholeAround))) {
                 // a wide one learns its beat: held throughout, not left narrowed for the others
                 space.unnarrow(b.handle(), true);
                 decided.put(b.handle(), Boolean.TRUE);
@@ -1739,7 +1811,7 @@ final class ArrivalGuards {
                     traceHeldLearningBlocked++;
                 }
             }
-            boolean placedAround = fits && wide && (leave == 0 || narrowerFits);
+            boolean placedAround = fits && wide && (leave == 0 || narrowerFits || wholeAround);
             if (!placedAround && !learning && narrowedFits && space.narrowed(b.handle()) > 0) {
                 // left narrowed (no width fits every wide one's gaps, the narrow ones' reserve kept),
                 // yet its command at the width it runs fits the gaps of some wide ones on a beat: it
@@ -1765,7 +1837,13 @@ final class ArrivalGuards {
                 }
             }
             if (placedAround) {
-                if (leave == 0 || busy) {
+                if (wholeAround && !busy) {
+                    space.unnarrow(b.handle(), reserveBusy);
+                    decided.put(b.handle(), reserveBusy);
+                    if (reserveBusy && reserveWake != Long.MAX_VALUE) {
+                        wake = Math.min(wake, reserveWake); // decide again once the narrow one's request looks over
+                    }
+                } else if (leave == 0 || busy) {
                     space.unnarrow(b.handle(), busy);
                     decided.put(b.handle(), busy);
                 } else {
@@ -1775,14 +1853,25 @@ final class ArrivalGuards {
                     partly.put(b.handle(), atLeave);
                 }
                 if (!learning) {
-                    progress(b, now, period, atLeave);
+                    progress(b, now, period, wholeAround ? command : atLeave);
                     progress.get(b.handle()).underNarrowed = false;
                 }
             }
+            if (seen != null) {
+                String outcome = placedAround && wholeAround && !busy ? (reserveBusy ? "held while a narrow one is within a request (its command fits only whole)"
+                        : "whole between their requests, the narrow ones idle (its command fits only whole)")
+                        : placedAround ? (leave == 0 || busy ? (busy ? "held while they work" : "whole between their requests")
+                        : "beside the reserve " + leave + " between their requests")
+                        : learning ? "held while one learns its beat"
+                        : !learning && narrowedFits && space.narrowed(b.handle()) > 0 ? (narrowedBusy ? "narrowed, held while one it fits works" : "narrowed between the requests of those it fits")
+                        : "left narrowed" + (fits ? (wide ? ", the reserve " + leave + " too wide" : ", no wide beat above") : ", a queue above without a beat it fits");
+                TraceLines.line("xq: wide beats: q" + b.handle() + " (" + b.name() + ", narrowed by " + space.narrowed(b.handle()) + " SMs, command " + command / 1000
+                        + " us at its part, " + atNarrowed / 1000 + " us narrowed) at " + now + " ns: " + outcome + ";" + seen);
+            }
             if (trace) {
                 traceConsidered++;
-                if (fits && wide && (leave == 0 || narrowerFits)) {
-                    if (busy) {
+                if (fits && wide && (leave == 0 || narrowerFits || wholeAround)) {
+                    if (busy || (wholeAround && reserveBusy)) {
                         traceHeld++;
                     } else if (leave > 0) {
                         tracePartly++;
@@ -1881,6 +1970,22 @@ final class ArrivalGuards {
     /** How many blocked considerations were printed one by one (at most {@link #TRACE_BLOCKED_LINES} a node's life). */
     private int traceBlockedLines;
     static final int TRACE_BLOCKED_LINES = 24;
+    /** The periodic outcome lines (trace): at most one a queue in this long, and this many a node's life. */
+    static final long TRACE_OUTCOME_NANOS = 250_000_000L;
+    static final int TRACE_OUTCOME_LINES = 2_000;
+    private final Map<Long, Long> traceOutcomeAt = new HashMap<>();
+    private int traceOutcomeLines;
+
+    /** Whether B's periodic outcome line is due (and counted as printed). */
+    private boolean outcomeDue(long b, long now) {
+        Long at = traceOutcomeAt.get(b);
+        if (traceOutcomeLines >= TRACE_OUTCOME_LINES || (at != null && now - at < TRACE_OUTCOME_NANOS)) {
+            return false;
+        }
+        traceOutcomeAt.put(b, now);
+        traceOutcomeLines++;
+        return true;
+    }
 
     /**
      * What the wide beats keep per queue they let run on the whole device: its completions when it

@@ -71,6 +71,19 @@ final class GuardKeeper {
         }
     }
 
+    /** Turns the whole device for commands that fit the gaps only there on or off ({@link ArrivalGuards#wholeBesideReserve}). */
+    void wholeBesideReserve(boolean on) {
+        synchronized (guards) {
+            guards.wholeBesideReserve(on);
+        }
+    }
+
+    boolean wholeBesideReserve() {
+        synchronized (guards) {
+            return guards.wholeBesideReserve();
+        }
+    }
+
     /** Turns the guards of queues the wide beats leave narrowed on or off ({@link ArrivalGuards#narrowedGuards}). */
     void narrowedGuards(boolean on) {
         synchronized (guards) {

@@ -841,6 +841,22 @@ public final class Scheduler {
     }
 
     /**
+     * Turns on or off (the default) the whole device for a best-effort queue whose long commands
+     * fit the gaps between a wide tenant's requests only there, not beside a narrow tenant's
+     * reserve: held while the narrow one is within a request, run whole between the wide one's
+     * requests while it is not. Off, it is left narrowed and its kernels run through the wide
+     * tenant's requests.
+     */
+    public void wholeBesideReserve(boolean on) {
+        guards.wholeBesideReserve(on);
+        signal();
+    }
+
+    public boolean wholeBesideReserve() {
+        return guards.wholeBesideReserve();
+    }
+
+    /**
      * Turns on or off spells of learning with nothing to learn ({@link ArrivalGuards}): off (the
      * default), a wide queue whose arrivals are off any beat begins no new spell once one ran out
      * without a beat, until it goes quiet, and a queue coming back behind one whose beat is known

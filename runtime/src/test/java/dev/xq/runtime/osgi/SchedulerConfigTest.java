@@ -109,6 +109,18 @@ class SchedulerConfigTest {
     }
 
     @Test
+    void wholeBesideReserveSwitchAndAnythingButTrueOrFalseChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertFalse(rc.core().scheduler().wholeBesideReserve(), "off by default");
+        rc.modified(only(Map.of("wholeBesideReserve", true)), Map.of("wholeBesideReserve", "yes"));
+        assertEquals(false, rc.core().scheduler().wholeBesideReserve(), "'yes' is refused, off stays");
+        rc.modified(only(Map.of("wholeBesideReserve", true)), Map.of("wholeBesideReserve", "true"));
+        assertEquals(true, rc.core().scheduler().wholeBesideReserve());
+        rc.modified(only(Map.of("wholeBesideReserve", false)), Map.of("wholeBesideReserve", false));
+        assertEquals(false, rc.core().scheduler().wholeBesideReserve());
+    }
+
+    @Test
     void theArrivalLingerIsSetAndAValueOutOfRangeChangesNothing() {
         rc.activate(only(Map.of("arrivalLingerMicros", 150L)), Map.of("arrivalLingerMicros", 150L));
         assertEquals(150L, rc.core().scheduler().arrivalLingerMicros());

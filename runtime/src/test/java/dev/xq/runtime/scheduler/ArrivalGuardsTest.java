@@ -2210,6 +2210,77 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * Beside a wide tenant on a 25 ms beat (busy 2 ms) and an eager decoder off any beat (reserve
+     * 24 of 132 multiprocessors, requests at uneven intervals, tokens 5 ms apart), a 20 ms command
+     * fits the wide tenant's gaps on the whole device but not beside the reserve (24 ms on 108).
+     * On (an experiment, off by default): held while the decoder is within a request, run on the whole device between
+     * the wide tenant's requests while it is not, and never left narrowed through a request of the
+     * wide tenant. Off: left narrowed as decided, through them (a CUDA graph at 1.3-2.5 x its alone
+     * P99 beside a GEMM narrowed to half of an H200, with a decoder and a trainer; session 74).
+     */
+    @Test
+    void aCommandThatFitsTheGapsOnlyWholeIsHeldWhileTheDecoderWorksAndRunsWholeWhileItDoesNot() {
+        for (boolean on : new boolean[] {true, false}) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.wholeBesideReserve(on);
+            long t = 10_000 * MS;
+            // the decoder's requests: start times at uneven intervals, 40 ms of tokens each
+            long[] starts = new long[80];
+            long at0 = t + 7 * MS;
+            for (int k = 0; k < starts.length; k++) {
+                starts[k] = at0;
+                at0 += (k % 3 == 0 ? 90 : k % 3 == 1 ? 130 : 105) * MS;
+            }
+            int heldInRequest = 0;
+            int wholeIdle = 0;
+            int narrowedAtArrival = 0;
+            int arrivals = 0;
+            for (int i = 0; i < 240; i++) {
+                long at = t + i * 25 * MS;
+                boolean late = i >= WIDE_RUN_ARRIVALS;
+                for (long now : new long[] {at, at + 2 * MS}) {
+                    boolean aReady = now == at;
+                    long token = -1;
+                    long last = -1;
+                    for (long st : starts) {
+                        if (st <= now) {
+                            last = Math.min(now, st + 40 * MS);
+                            if (now < st + 40 * MS) {
+                                token = st + (now - st) / (5 * MS) * 5 * MS;
+                            }
+                        }
+                    }
+                    boolean inRequest = token >= 0;
+                    TestSpace sp = space(132, 1, List.of());
+                    sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 24, 132));
+                    java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+                    guards.update("hpf", now, List.of(prioritized(A, 2, aReady, at, 0), prioritized(3, 3, inRequest, token, 0),
+                            behind(20 * MS, now)), decided, sp);
+                    if (!late) {
+                        continue;
+                    }
+                    if (aReady) {
+                        arrivals++;
+                        narrowedAtArrival += sp.narrowed(B) > 0 ? 1 : 0;
+                    } else if (inRequest) {
+                        heldInRequest += Boolean.TRUE.equals(decided.get(B)) && sp.narrowed(B) == 0 ? 1 : 0;
+                    } else if (now - last >= ArrivalGuards.RESERVE_REQUEST_NANOS) {
+                        wholeIdle += Boolean.FALSE.equals(decided.get(B)) && sp.narrowed(B) == 0 ? 1 : 0;
+                    }
+                }
+            }
+            if (on) {
+                assertEquals(0, narrowedAtArrival, "never narrowed at the wide tenant's arrivals (of " + arrivals + ")");
+                assertTrue(heldInRequest > 20, "held while the decoder is within a request: " + heldInRequest);
+                assertTrue(wholeIdle > 10, "whole between the wide tenant's requests while the decoder is idle: " + wholeIdle);
+            } else {
+                assertTrue(narrowedAtArrival > arrivals / 2, "off: left narrowed through the requests: " + narrowedAtArrival + " of " + arrivals);
+                assertEquals(0, wholeIdle, "off: never whole");
+            }
+        }
+    }
+
+    /**
      * With narrowed guards on: a queue the wide beats leave narrowed (the decoder's reserve no
      * narrower than the decision's, or a decoder wider than half the device above it) whose command
      * at its narrowed width (21 ms whole, 43 ms on the 68 multiprocessors left) fits the wide
