@@ -7,7 +7,7 @@
 # (ORDER=listed: the modes in the order MODES lists them, after standalone/xq-alone: an A/B both ways round;
 #  ORDER=alternate: MODES as listed for odd-numbered entries of MIXES, its modes after the first in reverse for
 #  even-numbered ones (native,xq,xq-alt then native,xq-alt,xq): the node's first xq mode reacted slower than the
-#  second in session 74's A/B calls, so an A/B run one way only favours the second)
+#  second in session 74's A/B calls, so an A/B run one way only may favour the second)
 # Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz. KILLCHECK=1: the node
 # killed beside one MPS client; KILLCHECK=2: killed while it narrows one (a decoder beside GEMMs). Where nvidia-smi is, the GPU's
 # clocks, power, temperature, utilization and throttle reasons are sampled every 100 ms during each run
