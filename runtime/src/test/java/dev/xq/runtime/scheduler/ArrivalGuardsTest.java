@@ -2271,6 +2271,7 @@ class ArrivalGuardsTest {
             }
             if (on) {
                 assertEquals(0, narrowedAtArrival, "never narrowed at the wide tenant's arrivals (of " + arrivals + ")");
+                assertTrue(arrivals > 200, "arrivals counted: " + arrivals);
                 assertTrue(heldInRequest > 20, "held while the decoder is within a request: " + heldInRequest);
                 assertTrue(wholeIdle > 10, "whole between the wide tenant's requests while the decoder is idle: " + wholeIdle);
             } else {
@@ -2278,6 +2279,42 @@ class ArrivalGuardsTest {
                 assertEquals(0, wholeIdle, "off: never whole");
             }
         }
+    }
+
+    /**
+     * With {@code wholeBesideReserve} on, a decoder that is never idle (its queue working at every
+     * decision) is not waited for: B, whose command fits the wide tenant's gaps only whole, stays
+     * narrowed as decided, as with the switch off, instead of being held for good.
+     */
+    @Test
+    void aDecoderNeverIdleIsNotWaitedFor() {
+        int[][] got = new int[2][];
+        for (int k = 0; k < 2; k++) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.wholeBesideReserve(k == 0);
+            long t = 10_000 * MS;
+            int narrowed = 0;
+            int held = 0;
+            for (int i = 0; i < 120; i++) {
+                long at = t + i * 25 * MS;
+                for (long now : new long[] {at, at + 2 * MS}) {
+                    TestSpace sp = space(132, 1, List.of());
+                    sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 24, 132));
+                    java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+                    // the decoder has work at every decision (one long busy period)
+                    guards.update("hpf", now, List.of(prioritized(A, 2, now == at, at, 0), prioritized(3, 3, true, 7, 0), behind(20 * MS, now)),
+                            decided, sp);
+                    if (i >= WIDE_RUN_ARRIVALS && now != at) {
+                        narrowed += sp.narrowed(B) > 0 ? 1 : 0;
+                        held += Boolean.TRUE.equals(decided.get(B)) && sp.narrowed(B) == 0 ? 1 : 0;
+                    }
+                }
+            }
+            got[k] = new int[] {narrowed, held};
+        }
+        assertTrue(got[0][0] > 50, "on: left narrowed between the wide tenant's requests: " + java.util.Arrays.toString(got[0]));
+        assertEquals(0, got[0][1], "on: never held for a decoder that is never idle");
+        assertEquals(java.util.Arrays.toString(got[1]), java.util.Arrays.toString(got[0]), "as with the switch off");
     }
 
     /**
