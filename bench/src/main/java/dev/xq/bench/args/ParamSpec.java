@@ -20,8 +20,15 @@ public final class ParamSpec {
     private final double max;
     private final List<String> choices;
     private final String help;
+    /** Said after "allowed: ..." when a choice is refused (another way to ask for it), or empty. */
+    private final String otherwise;
 
     private ParamSpec(String name, Kind kind, Object defaultValue, double min, double max, List<String> choices, String help) {
+        this(name, kind, defaultValue, min, max, choices, help, "");
+    }
+
+    private ParamSpec(String name, Kind kind, Object defaultValue, double min, double max, List<String> choices, String help,
+                      String otherwise) {
         this.name = name;
         this.kind = kind;
         this.defaultValue = defaultValue;
@@ -29,6 +36,16 @@ public final class ParamSpec {
         this.max = max;
         this.choices = choices;
         this.help = help;
+        this.otherwise = otherwise;
+    }
+
+    /**
+     * @param text what a refused choice's message adds after the allowed ones ("; " and it), such as
+     *     another parameter that takes what the choices do not
+     * @return this parameter with that said
+     */
+    public ParamSpec otherwise(String text) {
+        return new ParamSpec(name, kind, defaultValue, min, max, choices, help, text == null ? "" : text);
     }
 
     /** A whole number in [min, max]. */
@@ -102,7 +119,8 @@ public final class ParamSpec {
             }
             case CHOICE -> {
                 if (!choices.contains(text)) {
-                    throw new IllegalArgumentException(name + "=" + text + " is not allowed; allowed: " + String.join(", ", choices));
+                    throw new IllegalArgumentException(name + "=" + text + " is not allowed; allowed: " + String.join(", ", choices)
+                            + (otherwise.isEmpty() ? "" : "; " + otherwise));
                 }
                 yield text;
             }
@@ -111,7 +129,7 @@ public final class ParamSpec {
                 for (String part : splitList(text)) {
                     if (!choices.contains(part)) {
                         throw new IllegalArgumentException(name + "=" + text + ": '" + part + "' is not allowed; allowed: "
-                                + String.join(", ", choices));
+                                + String.join(", ", choices) + (otherwise.isEmpty() ? "" : "; " + otherwise));
                     }
                     out.add(part);
                 }

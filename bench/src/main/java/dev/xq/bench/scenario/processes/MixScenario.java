@@ -323,7 +323,8 @@ public final class MixScenario implements Scenario {
         MIXES.forEach(m -> mixes.add(m.name()));
         return List.of(
                 ParamSpec.decimal("seconds", 0, 0, 3600, "measured length of each mode (0: 10 on --device cuda, 3 otherwise)"),
-                ParamSpec.choices("mixes", List.of("all"), mixes, "the mixes of the family to run (none: only the custom ones)"),
+                ParamSpec.choices("mixes", List.of("all"), mixes, "the mixes of the family to run (none: only the custom ones)")
+                        .otherwise("a mix of your own goes in custom= (e.g. custom=decode:3+graph:2+gemm)"),
                 ParamSpec.text("custom", "", "mixes of your own, run after the family's: KIND[:PRIORITY][@OPTION=N...]+... "
                         + "separated by ';' (2 to 4 tenants; kinds " + String.join(", ", KIND_IDS) + "; priority 1-9, by default 2 "
                         + "for the latency-critical kinds and 1 for the others; a tenant's own sizes: period=MS (LC kinds), "

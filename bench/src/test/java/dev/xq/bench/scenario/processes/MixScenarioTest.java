@@ -121,10 +121,12 @@ class MixScenarioTest {
                 Map.of("mix", MIX.params())));
         assertTrue(e.getMessage().contains("'decode+nope'"), e.getMessage());
         assertTrue(e.getMessage().contains("decode+trainbf16+gemm"), e.getMessage());
+        assertTrue(e.getMessage().contains("custom="), "a mix not in the family is pointed to custom=: " + e.getMessage());
         var m = assertThrows(UsageException.class, () -> BenchArguments.parseBench(List.of("mix", "modes=native,fast"),
                 Map.of("mix", MIX.params())));
         assertTrue(m.getMessage().contains("'fast'")
                 && m.getMessage().contains("standalone, xq-alone, native, xq, xq-hold, xq-free, xq-alt, mps"), m.getMessage());
+        assertFalse(m.getMessage().contains("custom="), "only the mixes say where else to ask: " + m.getMessage());
         assertThrows(UsageException.class, () -> MixScenario.select(List.of("nope")));
     }
 
