@@ -48,10 +48,10 @@ static uint64_t work_left(const xstream *st, uint64_t now)
     return st->fl_est > credit ? st->fl_est - credit : 0;
 }
 
-/* docs/processes.md "The launch gate", with the stream's average as every command's estimate:
- * 0 launch, 1 held, 2 limits, 4 guarded (the arrival guard, with the stream's pad). Caller holds
- * st->mu. */
-static int may_launch(xstream *st, const xq_slot *s, uint64_t *retry)
+/* docs/processes.md "The launch gate", with the stream's average for the command's kind as its
+ * estimate: 0 launch, 1 held, 2 limits, 4 guarded (the arrival guard, with the stream's pad).
+ * Caller holds st->mu. */
+static int may_launch(xstream *st, const xq_slot *s, int kind, uint64_t *retry)
 {
     *retry = 0;
     if (LD(&s->gate)) return 1;
@@ -62,7 +62,7 @@ static int may_launch(xstream *st, const xq_slot *s, uint64_t *retry)
         st->throttled = 0;
     }
     uint64_t win = (uint64_t)LD(&s->window_us) * 1000, now = now_ns();
-    uint64_t e = st->estimate_ns ? st->estimate_ns : win;
+    uint64_t e = st->k_est[kind] ? st->k_est[kind] : win;
     uint64_t hz = LD(&s->horizon_ns), until = LD(&s->guard_until_ns);
     if (hz && now < until) {
         /* the pad: what the stream's work ran past a horizon lately, beyond its estimates */
@@ -79,8 +79,9 @@ static int may_launch(xstream *st, const xq_slot *s, uint64_t *retry)
 
 /* Holds the calling thread while its stream may not launch. 0: pass through untracked
  * (capture, exit, no runtime helpers, no such stream), 1: launch now, then xqh_gate_exit. */
-int xqh_gate_enter(gate *g, hipStream_t h, int ptsz)
+int xqh_gate_enter(gate *g, hipStream_t h, int ptsz, int kind)
 {
+    g->kind = kind = kind == HK_COPY ? HK_COPY : HK_KERNEL;
     if (LD(&xqh_captures) || LD(&xqh_exiting) || !xqh_hip_resolve()) return 0;
     int saved_errno = errno;
     xstream *st = stream_get(h, ptsz);
@@ -105,7 +106,7 @@ int xqh_gate_enter(gate *g, hipStream_t h, int ptsz)
             return errno = saved_errno, 0;
         }
         uint64_t retry = 0;
-        int why = (gs & 1) && st->shm ? may_launch(st, st->shm, &retry) : 0;
+        int why = (gs & 1) && st->shm ? may_launch(st, st->shm, kind, &retry) : 0;
         if (!why) break;
         if (!waited) {
             waited = 1;
@@ -126,10 +127,10 @@ int xqh_gate_enter(gate *g, hipStream_t h, int ptsz)
     }
     if (waited) st->pending--;
     st->in_flight++;
-    g->est = st->estimate_ns;
-    /* before the stream's first measured end, a command counts a whole window (as may_launch takes
-     * it, and the CUDA interposer a kind not measured yet): counted as nothing, a program's first
-     * hundreds of launches all went in at once past any window */
+    g->est = st->k_est[kind];
+    /* before the first measured end of its kind, a command counts a whole window (as may_launch
+     * takes it, and the CUDA interposer a kind not measured yet): counted as nothing, a program's
+     * first hundreds of launches all went in at once past any window */
     if (!g->est && st->shm && st->gen == LD(&xqh_state)) g->est = (uint64_t)LD(&st->shm->window_us) * 1000;
     st->fl_est += g->est;
     g->t = now_ns();
@@ -159,9 +160,9 @@ void xqh_gate_exit(gate *g, hipError_t r)
         ring_entry *e = &st->ring[(st->head + st->n - (st->n == RING)) % RING];
         int made = (e->ev || xqh_hip.EventCreateWithFlags(&e->ev, hipEventDisableTiming) == hipSuccess) &&
                    xqh_hip.EventRecord(e->ev, rec) == hipSuccess;
-        if (made && st->n == RING) e->count++, e->est += g->est; /* full: the newest covers this one too */
+        if (made && st->n == RING) e->count++, e->est += g->est, e->mixed |= e->kind != g->kind; /* full: the newest covers this one too */
         else if (made) {
-            e->t_launch = g->t, e->count = 1, e->est = g->est;
+            e->t_launch = g->t, e->count = 1, e->est = g->est, e->kind = (uint8_t)g->kind, e->mixed = 0;
             if (st->n++ == 0) ADD(&xqh_busy, 1);
         }
         kick = made;

@@ -21,21 +21,24 @@
  * a wrapper again: that inner call is part of the outer one, already counted (gated again, it
  * could wait for the outer launch's own slot under a threshold of 1 forever), so it passes. */
 static __thread int t_inside;
-#define GATED_(NAME, PT, ARGS, STREAM, PTSZ)                                                        \
+#define GATED_(NAME, PT, ARGS, STREAM, PTSZ, KIND)                                                  \
     XQ_EXPORT hipError_t NAME PT                                                                    \
     {                                                                                               \
         REAL(NAME, PT)                                                                              \
         gate g_ = {0};                                                                              \
-        if (t_inside || !xqh_gate_enter(&g_, (STREAM), (PTSZ))) return r_ ARGS;                         \
+        if (t_inside || !xqh_gate_enter(&g_, (STREAM), (PTSZ), (KIND))) return r_ ARGS;                 \
         t_inside++;                                                                                 \
         hipError_t e_ = r_ ARGS;                                                                    \
         t_inside--;                                                                                 \
         xqh_gate_exit(&g_, e_);                                                                         \
         return e_;                                                                                  \
     }
-#define GATED(NAME, PT, ARGS, STREAM) GATED_(NAME, PT, ARGS, STREAM, 0)
+#define GATED(NAME, PT, ARGS, STREAM) GATED_(NAME, PT, ARGS, STREAM, 0, HK_KERNEL)
 /* with the _spt twin (per-thread default stream for a null stream) */
-#define GATED2(NAME, PT, ARGS, STREAM) GATED_(NAME, PT, ARGS, STREAM, 0) GATED_(NAME##_spt, PT, ARGS, STREAM, 1)
+#define GATED2(NAME, PT, ARGS, STREAM) GATED_(NAME, PT, ARGS, STREAM, 0, HK_KERNEL) GATED_(NAME##_spt, PT, ARGS, STREAM, 1, HK_KERNEL)
+/* copies and memsets: estimated apart from kernels (hip_int.h, HK_COPY) */
+#define GATEDC(NAME, PT, ARGS, STREAM) GATED_(NAME, PT, ARGS, STREAM, 0, HK_COPY)
+#define GATEDC2(NAME, PT, ARGS, STREAM) GATED_(NAME, PT, ARGS, STREAM, 0, HK_COPY) GATED_(NAME##_spt, PT, ARGS, STREAM, 1, HK_COPY)
 
 GATED2(hipLaunchKernel, (const void *f, dim3 g, dim3 b, void **args, size_t shm, hipStream_t s), (f, g, b, args, shm, s), s)
 GATED(hipExtLaunchKernel,
@@ -59,24 +62,24 @@ GATED(hipHccModuleLaunchKernel,
       (hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shm,
        hipStream_t s, void **params, void **extra, hipEvent_t a, hipEvent_t z),
       (f, gx, gy, gz, lx, ly, lz, shm, s, params, extra, a, z), s)
-GATED2(hipMemcpyAsync, (void *dst, const void *src, size_t n, hipMemcpyKind k, hipStream_t s), (dst, src, n, k, s), s)
-GATED(hipMemcpyWithStream, (void *dst, const void *src, size_t n, hipMemcpyKind k, hipStream_t s), (dst, src, n, k, s), s)
-GATED(hipMemcpyHtoDAsync, (hipDeviceptr_t dst, void *src, size_t n, hipStream_t s), (dst, src, n, s), s)
-GATED(hipMemcpyDtoHAsync, (void *dst, hipDeviceptr_t src, size_t n, hipStream_t s), (dst, src, n, s), s)
-GATED(hipMemcpyDtoDAsync, (hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, hipStream_t s), (dst, src, n, s), s)
-GATED2(hipMemcpy2DAsync,
+GATEDC2(hipMemcpyAsync, (void *dst, const void *src, size_t n, hipMemcpyKind k, hipStream_t s), (dst, src, n, k, s), s)
+GATEDC(hipMemcpyWithStream, (void *dst, const void *src, size_t n, hipMemcpyKind k, hipStream_t s), (dst, src, n, k, s), s)
+GATEDC(hipMemcpyHtoDAsync, (hipDeviceptr_t dst, void *src, size_t n, hipStream_t s), (dst, src, n, s), s)
+GATEDC(hipMemcpyDtoHAsync, (void *dst, hipDeviceptr_t src, size_t n, hipStream_t s), (dst, src, n, s), s)
+GATEDC(hipMemcpyDtoDAsync, (hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, hipStream_t s), (dst, src, n, s), s)
+GATEDC2(hipMemcpy2DAsync,
        (void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, hipMemcpyKind k, hipStream_t s),
        (dst, dp, src, sp, w, h, k, s), s)
-GATED(hipMemcpyPeerAsync, (void *dst, int dd, const void *src, int sd, size_t n, hipStream_t s), (dst, dd, src, sd, n, s), s)
-GATED2(hipMemcpyToSymbolAsync, (const void *sym, const void *src, size_t n, size_t off, hipMemcpyKind k, hipStream_t s),
+GATEDC(hipMemcpyPeerAsync, (void *dst, int dd, const void *src, int sd, size_t n, hipStream_t s), (dst, dd, src, sd, n, s), s)
+GATEDC2(hipMemcpyToSymbolAsync, (const void *sym, const void *src, size_t n, size_t off, hipMemcpyKind k, hipStream_t s),
        (sym, src, n, off, k, s), s)
-GATED2(hipMemcpyFromSymbolAsync, (void *dst, const void *sym, size_t n, size_t off, hipMemcpyKind k, hipStream_t s),
+GATEDC2(hipMemcpyFromSymbolAsync, (void *dst, const void *sym, size_t n, size_t off, hipMemcpyKind k, hipStream_t s),
        (dst, sym, n, off, k, s), s)
-GATED2(hipMemsetAsync, (void *dst, int v, size_t n, hipStream_t s), (dst, v, n, s), s)
-GATED(hipMemsetD8Async, (hipDeviceptr_t d, unsigned char v, size_t n, hipStream_t s), (d, v, n, s), s)
-GATED(hipMemsetD16Async, (hipDeviceptr_t d, unsigned short v, size_t n, hipStream_t s), (d, v, n, s), s)
-GATED(hipMemsetD32Async, (hipDeviceptr_t d, int v, size_t n, hipStream_t s), (d, v, n, s), s)
-GATED2(hipMemset2DAsync, (void *dst, size_t pitch, int v, size_t w, size_t h, hipStream_t s), (dst, pitch, v, w, h, s), s)
+GATEDC2(hipMemsetAsync, (void *dst, int v, size_t n, hipStream_t s), (dst, v, n, s), s)
+GATEDC(hipMemsetD8Async, (hipDeviceptr_t d, unsigned char v, size_t n, hipStream_t s), (d, v, n, s), s)
+GATEDC(hipMemsetD16Async, (hipDeviceptr_t d, unsigned short v, size_t n, hipStream_t s), (d, v, n, s), s)
+GATEDC(hipMemsetD32Async, (hipDeviceptr_t d, int v, size_t n, hipStream_t s), (d, v, n, s), s)
+GATEDC2(hipMemset2DAsync, (void *dst, size_t pitch, int v, size_t w, size_t h, hipStream_t s), (dst, pitch, v, w, h, s), s)
 GATED2(hipGraphLaunch, (hipGraphExec_t g, hipStream_t s), (g, s), s)
 GATED2(hipLaunchHostFunc, (hipStream_t s, hipHostFn_t fn, void *data), (s, fn, data), s)
 

@@ -163,11 +163,18 @@ extern struct xqh_kfd_state xqh_kfd; /* hip_kfd.c */
 
 enum { K_EXPLICIT, K_NULL, K_PTDS };
 
+/* The kinds of command whose estimates a stream keeps apart: kernels (and graphs, host functions)
+ * and copies or memsets. A program's first commands are often short copies: one estimate for all
+ * took their length for the 2 ms kernels after them, and 30-42 of those went in under a 6 ms
+ * window on a slow build VM (C test hip_window_before_first_estimate). */
+enum { HK_KERNEL, HK_COPY, HK_KINDS };
+
 typedef struct ring_entry {
     hipEvent_t ev;
     uint64_t t_launch;
     uint32_t count;
     uint64_t est;
+    uint8_t kind, mixed; /* mixed: a full ring's newest entry that covers commands of both kinds */
 } ring_entry;
 
 typedef struct xstream {
@@ -185,6 +192,9 @@ typedef struct xstream {
     xq_slot *shm;
     uint32_t pending, in_flight, active, throttled, waiters, cseq, wseq, wake_owed;
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since, last_done, fl_est;
+    /* each kind's moving average (HK_*; 0: none of that kind measured yet: a command of it counts
+     * a whole window), estimate_ns being all commands' (what the node is told) */
+    uint64_t k_est[HK_KINDS];
     uint32_t head, n;
     uint64_t poll_at, polled; /* polled: the tracker's last look (hip_tracker.c) */
     /* Lv3: the stream's KFD queue (0: none), whether mapping was tried, whether suspended (K.mu) */
@@ -207,7 +217,7 @@ typedef struct xstream {
 typedef struct gate {
     xstream *st;
     uint64_t t, est;
-    int wake;
+    int wake, kind;
 } gate;
 
 /* ------------------------------------------------------------------ the session (hip_session.c) */
@@ -272,7 +282,7 @@ int xqh_kfd_resume(xstream *st, const char **why);
 void xqh_session_start(void);
 
 /* hip_gate.c */
-int xqh_gate_enter(gate *g, hipStream_t h, int ptsz);
+int xqh_gate_enter(gate *g, hipStream_t h, int ptsz, int kind);
 void xqh_gate_exit(gate *g, hipError_t r);
 
 /* hip_tracker.c */

@@ -118,7 +118,12 @@ static int poll_stream(xstream *st, uint64_t *next)
     pthread_mutex_lock(&st->mu);
     uint32_t count = 0;
     uint64_t est = 0, from = st->ring[head].t_launch > st->last_done ? st->ring[head].t_launch : st->last_done;
-    for (uint32_t i = 0; i < take; i++) count += st->ring[(head + i) % RING].count, est += st->ring[(head + i) % RING].est;
+    int kind = st->ring[head].kind, one_kind = 1; /* whether every command ended here is of one kind */
+    for (uint32_t i = 0; i < take; i++) {
+        const ring_entry *re = &st->ring[(head + i) % RING];
+        count += re->count, est += re->est;
+        one_kind &= !re->mixed && re->kind == kind;
+    }
     st->head = (head + take) % RING;
     st->n -= take;
     if (!st->n) ADD(&xqh_busy, -1);
@@ -143,6 +148,11 @@ static int poll_stream(xstream *st, uint64_t *next)
         int64_t x = (int64_t)(span / count), e = (int64_t)st->estimate_ns;
         e = e ? e + (x - e) / 4 : x;
         st->estimate_ns = e > 0 ? (uint64_t)e : 1;
+        if (one_kind) { /* the kind's own average; ends of both kinds together teach neither */
+            int64_t k = (int64_t)st->k_est[kind];
+            k = k ? k + (x - k) / 4 : x;
+            st->k_est[kind] = k > 0 ? (uint64_t)k : 1;
+        }
     }
     int idle = 0;
     if (!st->active) st->ready_since = 0, idle = 1;

@@ -239,9 +239,10 @@ void test_hip_window_before_first_estimate(void)
         pause_s(0.0001);
     }
     printf("    most in flight over the first 20 ms: %u (window 6 ms, kernels 2 ms)\n", most);
-    /* a few kernels and the copies before them (4-7 in five runs on the build VM: the stream's one
-     * estimate starts from its short copies and admits a few 2 ms kernels as short ones until
-     * their ends come back; about 200 before this) */
-    CHECK(most <= 12, "%u commands in flight under a 6 ms window of 2 ms kernels (want 12 at most)", most);
+    /* a few kernels and the copies before them: 2-3 in five runs since copies and kernels are
+     * estimated apart (session 74); with one estimate for both, started from the short copies, the
+     * 2 ms kernels went in as short ones until their ends came back (4-7 on the build VM, 18-42 on
+     * a slower day of it); about 200 before a command counted a whole window */
+    CHECK(most <= 8, "%u commands in flight under a 6 ms window of 2 ms kernels (want 8 at most)", most);
     CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
 }
