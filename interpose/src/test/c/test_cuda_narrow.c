@@ -120,6 +120,8 @@ void test_narrow_part_weighted(void)
 {
     narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 31 | 10u, "of 80 multiprocessors (group 0 of 1 made, 80 asked)");
     narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 31 | 10u << 16 | 6u, "of 48 multiprocessors (after the first 80, 48 asked)");
+    /* a latency-critical process below a wider one (the node's mpsNarrowLatency): the upper half, no reserve (the second of two 64s) */
+    narrow_run("FAKECUDA_GREEN=1", "new", 0, 1u << 31 | 8u << 16 | 8u, "of 64 multiprocessors (group 1 of 2 made, 64 asked)");
     narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 31 | 10u, "of 56 multiprocessors (group 0 of 1 made, 56 asked)");
     narrow_run("FAKECUDA_GREEN=1", "new", 36, 1u << 31 | 10u << 16 | 6u, "of 40 multiprocessors (after the first 56, 40 asked)");
 }

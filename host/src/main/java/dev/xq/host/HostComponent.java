@@ -98,7 +98,8 @@ public class HostComponent {
         try {
             s.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.parse(config.mps()), config.mpsControl(),
                     java.nio.file.Path.of("/dev/nvidiactl"), config.mpsLatencyPriority(), config.mpsBestEffortShare(),
-                    config.mpsHoldBestEffort(), config.mpsHoldBehindMicros(), config.mpsNarrow(), config.mpsLatencyOwnContext()));
+                    config.mpsHoldBestEffort(), config.mpsHoldBehindMicros(), config.mpsNarrow(), config.mpsLatencyOwnContext(),
+                    config.mpsNarrowLatency()));
         } catch (IllegalArgumentException e) {
             log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; MPS off", null);
         }

@@ -98,6 +98,14 @@ import org.osgi.service.metatype.annotations.Option;
                     + "(docs/processes.md, Space and time)")
     boolean mpsLatencyOwnContext() default SpacePlan.DEFAULT_LATENCY_OWN_CONTEXT;
 
+    @AttributeDefinition(name = "Narrow latency-critical processes below wider ones",
+            description = "Whether a latency-critical process that can be narrowed (with Narrow best-effort processes on) runs on "
+                    + "the whole device, never held nor throttled, and is narrowed to half of it while a process of a higher "
+                    + "priority wider than half the device has work (a CUDA graph above a large batch: in one MPS server they "
+                    + "share every multiprocessor). Off: latency-critical processes are never narrowed (docs/processes.md, "
+                    + "Latency-critical processes of two priorities)")
+    boolean mpsNarrowLatency() default SpacePlan.DEFAULT_NARROW_LATENCY;
+
     @AttributeDefinition(name = "Arrival watch (us)", min = "0", max = "10000",
             description = "How often (microseconds) the node looks itself whether a stream at the latency-critical priority or "
                     + "above has gone ready, reading its process's shared memory, instead of only waiting for the process's WAKE "

@@ -72,7 +72,14 @@ final class HostServer {
 
     /** The MPS side of the host's configuration (docs/processes.md, "Space and time"). */
     record SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare,
-                         boolean holdBestEffort, long holdBehindMicros, boolean narrow, boolean latencyOwnContext) {
+                         boolean holdBestEffort, long holdBehindMicros, boolean narrow, boolean latencyOwnContext,
+                         boolean narrowLatency) {
+
+        SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare, boolean holdBestEffort,
+                      long holdBehindMicros, boolean narrow, boolean latencyOwnContext) {
+            this(mode, control, device, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, narrow, latencyOwnContext,
+                    SpacePlan.DEFAULT_NARROW_LATENCY);
+        }
 
         SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare, boolean holdBestEffort,
                       long holdBehindMicros) {
@@ -261,7 +268,7 @@ final class HostServer {
             if (sp != null) {
                 MpsDaemon d = MpsDaemon.start(sp.mode(), sp.control(), dir, sp.device(), g, euid, log);
                 space = new SpacePlan(d, sp.latencyPriority(), sp.bestEffortShare(), sp.holdBestEffort(), sp.holdBehindMicros(),
-                        sp.narrow(), sp.latencyOwnContext());
+                        sp.narrow(), sp.latencyOwnContext(), sp.narrowLatency());
             }
         } catch (IOException | IllegalArgumentException | IllegalStateException e) {
             if (fd >= 0) {

@@ -32,7 +32,9 @@ final class ProcessSpace {
         smShare = spatial ? narrowed ? 100 : plan.share(prio) : 100;
         ownContext = plan.on() && !spatial;
         // a latency-critical process the plan keeps out of the server is never held, as one on the whole device in it
-        heldInTime = spatial ? narrowed || plan.heldInTime(smShare) : !plan.ownContext(prio);
+        // (narrowed below a latency-critical one of a higher priority, a latency-critical process
+        // is still never held: its holds become narrowings or nothing)
+        heldInTime = spatial ? narrowed ? !plan.untimedWhenNarrowed(prio) : plan.heldInTime(smShare) : !plan.ownContext(prio);
     }
 
     boolean ownContext() {
@@ -79,13 +81,15 @@ final class ProcessSpace {
 
     /** @return the part of the registration's log line that tells the share ("" in time only) */
     String registered() {
-        return spatial ? ", MPS client on " + smShare + " % of the device" + (narrowed ? ", narrowed at times" : "")
+        return spatial ? ", MPS client on " + smShare + " % of the device" + (narrowed ? heldInTime ? ", narrowed at times"
+                : ", narrowed behind wider latency-critical processes of a higher priority, never held" : "")
                 : ownContext && !heldInTime ? ", a context of its own beside the MPS server, never held" : "";
     }
 
     /** @return the operator's column: {@code time}, {@code own context}, or {@code mps <share>%} and how it is held */
     String display() {
-        return spatial ? "mps " + smShare + "%" + (narrowed ? splitPlain ? " narrowed (plain split)" : " narrowed" : heldInTime ? "" : " untimed")
+        return spatial ? "mps " + smShare + "%" + (narrowed ? (splitPlain ? " narrowed (plain split)" : " narrowed") + (heldInTime ? "" : ", untimed")
+                : heldInTime ? "" : " untimed")
                 : ownContext && !heldInTime
                 ? "own context" : "time";
     }

@@ -113,7 +113,8 @@ final class ProcessesCommand {
         // RUNTIME: the interposer's (cuda, hip); LV2/3: "lv2" a CUDA process under XQ_STALL=1; for Lv3
         // "-" not offered, "off" not asked (host setting interruptProcesses), else the interrupts done and failed
         // SPACE: "mps N%" a client of the node's MPS server on N % of the device ("untimed": never held; "narrowed": on
-        // the whole device, narrowed while preferred queues run), "time" time-shared
+        // the whole device, narrowed while preferred queues run; "narrowed, untimed": a latency-critical one, never held,
+        // narrowed to half below a wider one of a higher priority), "time" time-shared
         Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV2/3", "SPACE", "SINCE", "CMDLINE");
         if (server != null) {
             for (Session.Info i : server.sessions()) {

@@ -651,7 +651,8 @@ final class Session {
         if (!space.narrowingStopped()) {
             return; // never narrowed: nothing to stop
         }
-        server.log().warn(who() + ": narrowing stopped in the process (see its stderr); its queues are held in time from now on");
+        server.log().warn(who() + ": narrowing stopped in the process (see its stderr); its queues are "
+                + (space.heldInTime() ? "held in time from now on" : "on the whole device from now on"));
         for (int i = 0; i < streams.length(); i++) {
             Stream st = streams.get(i);
             if (st != null) {

@@ -28,22 +28,35 @@ import java.nio.file.Path;
  *     the server ({@code SPACE none own-context}): the GPU time-slices it against the server's
  *     context, it is never held, and the server's clients are held behind it when it is wide and
  *     busy, else let run ({@code ExternalQueueShare#ownContext})
+ * @param narrowLatency a latency-critical process that can be narrowed (it asks so) runs on the
+ *     whole device, is never held nor throttled, and is narrowed to half the device while a
+ *     process of a higher priority wider than half of it has work ({@code SPACE ... 100 narrow},
+ *     its queues {@code ExternalQueueShare#narrows} and not {@code heldInTime}): two wide
+ *     latency-critical processes in one MPS server otherwise share every multiprocessor, and the
+ *     higher one's requests take as long as the lower one's kernels let them
  */
 record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros,
-                 boolean narrow, boolean latencyOwnContext) {
+                 boolean narrow, boolean latencyOwnContext, boolean narrowLatency) {
 
     static final int DEFAULT_LATENCY_PRIORITY = 2;
     static final int DEFAULT_BEST_EFFORT_SHARE = 50;
     static final long DEFAULT_HOLD_BEHIND_MICROS = 0;
     static final boolean DEFAULT_NARROW = true;
     static final boolean DEFAULT_LATENCY_OWN_CONTEXT = false;
+    static final boolean DEFAULT_NARROW_LATENCY = true;
 
     /** No spatial sharing: what a node without MPS (and every test that does not ask for it) has. */
     static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true,
-            DEFAULT_HOLD_BEHIND_MICROS, DEFAULT_NARROW, DEFAULT_LATENCY_OWN_CONTEXT);
+            DEFAULT_HOLD_BEHIND_MICROS, DEFAULT_NARROW, DEFAULT_LATENCY_OWN_CONTEXT, DEFAULT_NARROW_LATENCY);
 
     SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros) {
         this(daemon, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, DEFAULT_NARROW, DEFAULT_LATENCY_OWN_CONTEXT);
+    }
+
+    SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros,
+              boolean narrow, boolean latencyOwnContext) {
+        this(daemon, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, narrow, latencyOwnContext,
+                DEFAULT_NARROW_LATENCY);
     }
 
     SpacePlan {
@@ -75,7 +88,12 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
 
     /** @return whether a process at this priority that can be narrowed is: the whole device, narrowed at times */
     boolean narrowed(Integer priority, boolean canNarrow) {
-        return canNarrow && narrow && share(priority) < 100;
+        return canNarrow && narrow && (share(priority) < 100 || narrowLatency && !ownContext(priority));
+    }
+
+    /** @return whether a process at this priority, narrowed ({@link #narrowed}), is still never held nor throttled (a latency-critical one) */
+    boolean untimedWhenNarrowed(Integer priority) {
+        return share(priority) == 100;
     }
 
     /** The answer to {@code SPACE}: where the process's driver finds the MPS server and on how much of the device it runs. */
@@ -102,6 +120,7 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
                 ? "a context of their own, time-sliced against the server's, never held" : "the whole device") + ", below: "
                 + (narrow ? "the whole device, narrowed to what the preferred queues leave while they run (" + bestEffortShare
                         + " % where a process cannot be narrowed" : bestEffortShare + " %") + (narrow ? ")" : "") + (holdBestEffort ? ", held while a preferred queue of commands of " + holdBehindMicros + " us or more has work"
-                : ", never held") : "");
+                : ", never held") + (narrow && narrowLatency && !latencyOwnContext
+                ? "; a latency-critical process narrowed to half while a wider one of a higher priority has work" : "") : "");
     }
 }

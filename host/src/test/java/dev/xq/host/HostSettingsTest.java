@@ -110,6 +110,11 @@ class HostSettingsTest {
             }
 
             @Override
+            public boolean mpsNarrowLatency() {
+                return SpacePlan.DEFAULT_NARROW_LATENCY;
+            }
+
+            @Override
             public long arrivalWatchMicros() {
                 return 0;
             }

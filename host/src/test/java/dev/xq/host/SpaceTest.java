@@ -280,7 +280,8 @@ class SpaceTest {
         String pipe = sock.getParent().resolve("mps").toString();
         assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"));
         assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("-"));
-        assertEquals("SPACE mps " + pipe + " 100", askNarrow("2"), "the latency-critical class is never narrowed");
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("2"),
+                "the latency-critical class too (mpsNarrowLatency, on by default: narrowed only below a wider one, never held)");
         assertEquals("SPACE mps " + pipe + " 40", ask("1"), "a process that cannot be narrowed keeps the capped share");
         assertTrue(server.space().state().contains("narrowed to what the preferred queues leave"), server.space().state());
 
@@ -358,6 +359,79 @@ class SpaceTest {
         bad = client();
         bad.send("HELLO 1 " + TestClient.PID + " app 1 cuda,narrow");
         HostServerTest.refusedWith(bad, "capability 'narrow' without 'mps'");
+    }
+
+    /**
+     * {@code mpsNarrowLatency}: a latency-critical process that can be narrowed is told so (the
+     * whole device, narrowed at times), is never held, and is narrowed to half the device while a
+     * wider process of a higher priority has work; off (the default), the same process is told the
+     * whole device and never narrowed. A process that cannot be narrowed keeps the whole device.
+     */
+    @Test
+    void aLatencyCriticalProcessBelowAWiderOneIsNarrowedWhenAskedAndNeverHeld() throws Exception {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
+        server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, true, false, true));
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        String pipe = sock.getParent().resolve("mps").toString();
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("2"), "latency-critical and narrowable");
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"));
+        assertEquals("SPACE mps " + pipe + " 100", ask("2"), "latency-critical, cannot be narrowed: the whole device");
+        assertTrue(server.space().state().contains("a latency-critical process narrowed to half"), server.space().state());
+
+        TestClient top = client();
+        top.hello("graph", "3", "cuda,mps,narrow");
+        top.map();
+        top.send("MAPPED");
+        ExternalQueueImpl g = queue(top.stream(0, 0, 0, 0, -5, "default"));
+        TestClient low = client();
+        low.hello("batch", "2", "cuda,mps,narrow");
+        low.map();
+        low.send("MAPPED");
+        ExternalQueueImpl b = queue(low.stream(0, 0, 0, 0, -5, "default"));
+        assertTrue(b.ranked() && g.ranked(), "both latency-critical and narrowable");
+        assertFalse(b.narrows(), "not narrowed as a best-effort process");
+        assertTrue(b.spaceOnly(), "never held nor throttled");
+        Await.until(() -> server.sessions().stream().anyMatch(i -> i.space().equals("mps 100% narrowed, untimed")),
+                () -> server.sessions().stream().map(Session.Info::space).toList().toString());
+        top.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 132);
+        low.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 120);
+        settled();
+        // the graph with work (as its slot's counters say once it launched): the batch, held by
+        // the policy, is narrowed to leave the graph half the device, its gate open
+        top.writeSlotLong(0, SharedMemory.S_LAUNCHED, 4);
+        top.writeSlotInt(0, SharedMemory.S_IN_FLIGHT, 4);
+        b.schedule(true, System.nanoTime());
+        assertEquals(1 << 31 | 8 << 16 | 8, low.slotInt(0, SharedMemory.S_PART), "the upper half of the device (the graph has the rest too)");
+        assertEquals(0, low.slotInt(0, SharedMemory.S_RESERVE_SMS), "no reserve: best-effort processes run from the first multiprocessor");
+        assertEquals(0, low.slotInt(0, SharedMemory.S_GATE), "narrowed, not held");
+        assertEquals(dev.xq.api.QueueConfig.MAX_THRESHOLD, low.slotInt(0, SharedMemory.S_THRESHOLD), "no threshold");
+        // the graph idle: the whole device back at the next decision that holds it, never a hold
+        top.writeSlotInt(0, SharedMemory.S_IN_FLIGHT, 0);
+        top.writeSlotLong(0, SharedMemory.S_COMPLETED, 4);
+        b.schedule(true, System.nanoTime());
+        assertEquals(1, low.slotInt(0, SharedMemory.S_PART), "nothing wide with work above it: all of the device (part 0 of 1)");
+        assertEquals(0, low.slotInt(0, SharedMemory.S_GATE));
+        // narrowing stopped in the process: on the whole device, never held
+        top.writeSlotInt(0, SharedMemory.S_IN_FLIGHT, 2);
+        top.writeSlotLong(0, SharedMemory.S_LAUNCHED, 6);
+        b.schedule(true, System.nanoTime());
+        assertEquals(1 << 31 | 8 << 16 | 8, low.slotInt(0, SharedMemory.S_PART));
+        low.send("NARROW off");
+        Await.until(() -> !b.ranked(), () -> "still ranked after NARROW off");
+        assertEquals(1, low.slotInt(0, SharedMemory.S_PART), "its part cleared");
+        b.schedule(true, System.nanoTime());
+        assertEquals(0, low.slotInt(0, SharedMemory.S_GATE), "still never held");
+    }
+
+    @Test
+    void withoutNarrowLatencyALatencyCriticalProcessIsNeverNarrowed() throws Exception {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
+        server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, true, false, false));
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        String pipe = sock.getParent().resolve("mps").toString();
+        assertEquals("SPACE mps " + pipe + " 100", askNarrow("2"), "off: the latency-critical class is never narrowed");
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"), "best-effort ones still are");
+        assertFalse(server.space().state().contains("a latency-critical process narrowed"), server.space().state());
     }
 
     @Test

@@ -67,6 +67,14 @@ public final class ExternalQueueImpl implements NodeQueue {
      * preferred queue the scheduler's hold becomes a reserve left to it.
      */
     private volatile boolean narrows;
+    /**
+     * The owner is never held in time ({@link #spaceOnly}) but can be narrowed
+     * ({@link ExternalQueueShare#narrows()}): a latency-critical process below a wider one of a
+     * higher priority. A hold decided for it becomes a narrowing to the upper half of the device
+     * while such a queue has work and it is wide itself ({@link QueueEvents#rankedLeave}), else
+     * nothing.
+     */
+    private volatile boolean ranked;
     private final boolean openedNarrowable;
     /** guarded by this: the scheduler's hold is a narrowing (its owner was given {@link #reserve}) */
     private boolean narrowed;
@@ -97,8 +105,10 @@ public final class ExternalQueueImpl implements NodeQueue {
         this.spaceOnly = control instanceof ExternalQueueShare share && !heldInTime(share, log);
         this.holdBehindNanos = !spaceOnly && control instanceof ExternalQueueShare share && smShare(share) < 100
                 ? Math.max(0, holdBehind(share)) * 1000 : -1;
-        this.narrows = !spaceOnly && control instanceof ExternalQueueShare share && narrows(share, log);
-        this.openedNarrowable = narrows;
+        boolean canNarrow = control instanceof ExternalQueueShare share && narrows(share, log);
+        this.narrows = !spaceOnly && canNarrow;
+        this.ranked = spaceOnly && canNarrow;
+        this.openedNarrowable = canNarrow;
         for (Hint h : spec.hints()) {
             hints.put(h.getClass(), h);
         }
@@ -172,19 +182,32 @@ public final class ExternalQueueImpl implements NodeQueue {
     /** Its process can no longer be narrowed: held where it would be narrowed; a narrowing in force becomes a hold now. */
     void narrowingStopped() {
         synchronized (this) {
-            if (!narrows) {
+            if (!narrows && !ranked) {
                 return;
             }
+            boolean wasRanked = ranked;
             narrows = false;
+            ranked = false;
             if (!narrowed || closed) {
                 return;
             }
             narrowed = false;
             reserve = 0;
+            if (wasRanked) {
+                suspendedByScheduler = false; // never held: the whole device back, nothing more
+                shareOffset = 0;
+                shareWidth = 0;
+                applyRankLocked();
+            }
             applyNarrowLocked();
-            applyLocked(); // held: suspended by the scheduler, no longer narrowed
+            applyLocked(); // held (a best-effort queue): suspended by the scheduler, no longer narrowed
         }
         fireStateChange();
+    }
+
+    /** @return whether this queue, never held in time, is narrowed below wider latency-critical queues of a higher priority */
+    public boolean ranked() {
+        return ranked;
     }
 
     /** @return whether its process could be narrowed when the queue opened (the core counts such queues) */
@@ -751,6 +774,10 @@ public final class ExternalQueueImpl implements NodeQueue {
             traceApplies = 4;
         }
         stopHold = false;
+        if (ranked) {
+            rank(suspend, decisionNanos);
+            return;
+        }
         // space decides for such a queue: its company runs beside it on capped shares, and a hold
         // would idle the multiprocessors it could use (a second latency-critical process held
         // behind the first went to 18 x its standalone P99 on the H200)
@@ -812,6 +839,10 @@ public final class ExternalQueueImpl implements NodeQueue {
             traceApplies = 4;
         }
         stopHold = false;
+        if (ranked) {
+            rank(leaveSms != 0, decisionNanos);
+            return;
+        }
         if (spaceOnly && leaveSms != 0) {
             return;
         }
@@ -824,7 +855,54 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     @Override
     public boolean placed() {
-        return narrows;
+        return narrows || ranked;
+    }
+
+    /**
+     * A ranked queue's decision ({@link #ranked}): held, it is narrowed while a queue of a higher
+     * priority wider than half the device has work beside it, and runs on the whole device
+     * otherwise; never held in time, whatever was decided.
+     */
+    private void rank(boolean held, long decisionNanos) {
+        boolean narrow = held && events.rankedLeave(this) > 0;
+        synchronized (this) {
+            if (closed || !ranked || narrowed == narrow) {
+                return;
+            }
+            narrowed = narrow;
+            suspendedByScheduler = narrow;
+            if (!narrow) {
+                lastResumedNanos = decisionNanos;
+            }
+            shareOffset = narrow ? 16 - RANKED_SIXTEENTHS : 0;
+            shareWidth = narrow ? RANKED_SIXTEENTHS : 0;
+            applyRankLocked();
+            applyLocked();
+        }
+        fireStateChange();
+    }
+
+    /**
+     * The part of the device a ranked queue runs on while narrowed, in sixteenths of it: the upper
+     * half. Not the device less a reserve (which starts at its first multiprocessor): best-effort
+     * queues narrowed below it run there, on the device less what the latency-critical ones keep,
+     * which is its upper end (H200: a decoder narrowed from the first multiprocessor ran among the
+     * GEMM process's kernels, 105 ms at P99 against 42).
+     */
+    static final int RANKED_SIXTEENTHS = 8;
+
+    /** Caller holds this. */
+    private void applyRankLocked() {
+        try {
+            ExternalQueueShare share = (ExternalQueueShare) control;
+            if (narrowed && !closed) {
+                share.share(16 - RANKED_SIXTEENTHS, RANKED_SIXTEENTHS);
+            } else {
+                share.part(0, 1);
+            }
+        } catch (RuntimeException e) {
+            log.error("external queue " + this + ": its owner failed to narrow it", e);
+        }
     }
 
     @Override

@@ -59,6 +59,19 @@ public interface QueueEvents {
         return held ? dev.xq.policy.spi.SpaceRule.HOLD : 0;
     }
 
+    /**
+     * What a queue that is never held in time but can be narrowed (a latency-critical process
+     * below another, {@code ExternalQueueImpl#ranked}) leaves while the scheduler holds it: half
+     * the device ({@link dev.xq.policy.spi.SpaceRule#cap}) while it is wider than half of it itself
+     * and a queue of a higher priority on its device, in the same space (not in a context of its
+     * own), also wider than half of it, has work; else 0 (the whole device). A narrow queue (an
+     * eager decoder) takes little from a wide one above it, and narrowed it only pays the hops
+     * between its stream and the narrowed one.
+     */
+    default int rankedLeave(NodeQueue queue) {
+        return 0;
+    }
+
     /** @return how long {@code Submission.await} spins around a command's expected end, ns (0: it parks) */
     /**
      * @return the window, in microseconds, of a process queue while an arrival guard is in force

@@ -1133,6 +1133,35 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 SpaceRule.DEFAULT_HOLD_BEHIND_WIDE);
     }
 
+    @Override
+    public int rankedLeave(NodeQueue queue) {
+        QueueView me = queue.view();
+        if (me == null || !(queue instanceof ExternalQueueImpl mine)) {
+            return 0;
+        }
+        int p = priority(me.hints());
+        int total = mine.deviceSms();
+        for (NodeQueue q : queues.values()) {
+            if (q != queue && q.device().equals(me.device()) && q instanceof ExternalQueueImpl e && !e.ownContext()) {
+                total = Math.max(total, e.deviceSms());
+            }
+        }
+        int half = (total > 0 ? total : 128) / 2;
+        if (mine.widthSms() <= half) {
+            return 0;
+        }
+        for (NodeQueue q : queues.values()) {
+            if (q == queue || !q.device().equals(me.device()) || !(q instanceof ExternalQueueImpl e) || e.ownContext()) {
+                continue;
+            }
+            QueueView v = q.view();
+            if (v != null && priority(v.hints()) > p && (v.runnable() || v.inFlight() > 0) && e.widthSms() > half) {
+                return SpaceRule.cap(total);
+            }
+        }
+        return 0;
+    }
+
     /** Whether a queue wider than half the device is open above any of the narrowed processes' queues on {@code device}. */
     private boolean wideAbove(List<ExternalQueueImpl> narrowing, String device, long now) {
         for (ExternalQueueImpl e : narrowing) {

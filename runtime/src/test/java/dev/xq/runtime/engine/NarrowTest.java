@@ -105,6 +105,21 @@ class NarrowTest {
         }
     }
 
+    /**
+     * A latency-critical process the node narrows below wider ones of a higher priority
+     * ({@code dev.xq.host} {@code mpsNarrowLatency}): never held in time, but narrowable.
+     */
+    static final class RankedOwner extends SpaceOwner {
+        RankedOwner(int width) {
+            super(true, width);
+        }
+
+        @Override
+        public boolean heldInTime() {
+            return false;
+        }
+    }
+
     @BeforeEach
     void start() {
         core.start();
@@ -169,6 +184,67 @@ class NarrowTest {
         assertEquals(100, core.find(qt.handle()).orElseThrow().status().smSharePercent());
         assertFalse(train.holding());
         assertEquals(core.defaults().threshold(), train.config.threshold(), "bounded again on the whole device beside serve");
+    }
+
+    /**
+     * Two latency-critical processes of two priorities in one MPS server, the lower one narrowable
+     * (a large batch below a CUDA graph): while the graph, wider than half the device, has work,
+     * the batch runs on the device less half of it, and on the whole device again once the graph
+     * is idle; it is never held nor throttled, whatever the policy decides for it. Below a narrow
+     * one of a higher priority (an eager decoder) it is never narrowed.
+     */
+    @Test
+    void aLatencyCriticalQueueBelowAWideBusyOneIsNarrowedToHalfAndNeverHeld() throws Exception {
+        RankedOwner batch = new RankedOwner(132);
+        SpaceOwner graph = new SpaceOwner(false, 132);
+        ExternalQueue qb = open("batch", 11, 2, batch);
+        ExternalQueue qg = open("graph", 12, 3, graph);
+        assertTrue(((ExternalQueueImpl) core.find(qb.handle()).orElseThrow()).ranked());
+        assertFalse(((ExternalQueueImpl) core.find(qb.handle()).orElseThrow()).narrows(), "not narrowed as a best-effort queue");
+        batch.counters = busy(300_000);
+        qb.changed();
+        graph.counters = busy(1_700_000);
+        qg.changed();
+        assertTrue(eventually(() -> "8+8/16".equals(batch.part())), "the upper half of the device, the graph has the rest too: " + batch.parts);
+        assertEquals(0, batch.reserve(), "no reserve: the device less one starts at its first multiprocessor, where best-effort queues run");
+        assertEquals(48, core.find(qb.handle()).orElseThrow().status().smSharePercent(), "64 of 132");
+        assertFalse(batch.holding(), "never held: " + batch.held);
+        assertEquals(QueueConfig.MAX_THRESHOLD, batch.config.threshold(), "never throttled");
+        assertEquals(0, batch.config.windowMicros(), "no window");
+        assertTrue(batch.parts.stream().allMatch(p -> p.equals("8+8/16") || p.equals("0/1")), "no part among best-effort processes: " + batch.parts);
+
+        graph.counters = ExternalQueueTest.USED_IDLE;
+        qg.changed();
+        assertTrue(eventually(() -> "0/1".equals(batch.part())), "the whole device again while the graph is idle: " + batch.parts);
+        assertEquals(100, core.find(qb.handle()).orElseThrow().status().smSharePercent());
+        assertFalse(batch.holding());
+        assertTrue(batch.held.stream().noneMatch(h -> h), "held at no point: " + batch.held);
+
+        // below a narrow latency-critical queue of a higher priority: the whole device throughout
+        SpaceOwner decoder = new SpaceOwner(false, 24);
+        ExternalQueue qd = open("decoder", 13, 3, decoder);
+        decoder.counters = busy(40_000);
+        qd.changed();
+        batch.counters = new ExternalCounters(1, 4, 12, 11, 0, 9_000_000, 300_000, System.nanoTime());
+        qb.changed();
+        Thread.sleep(100);
+        qd.changed();
+        assertEquals("0/1", batch.part(), "a narrow queue above it leaves it the whole device: " + batch.parts);
+        assertTrue(batch.held.stream().noneMatch(h -> h), "held at no point: " + batch.held);
+        // the wide one back with work beside the decoder: narrowed again
+        graph.counters = new ExternalCounters(1, 4, 11, 10, 0, 9_000_000, 1_700_000, System.nanoTime());
+        qg.changed();
+        assertTrue(eventually(() -> "8+8/16".equals(batch.part())), "narrowed for the graph again: " + batch.parts);
+        assertFalse(batch.holding());
+        // a narrow latency-critical queue below the wide one (a decoder of its own): never narrowed
+        RankedOwner small = new RankedOwner(24);
+        ExternalQueue qs = open("small", 14, 2, small);
+        small.counters = busy(30_000);
+        qs.changed();
+        Thread.sleep(100);
+        qg.changed();
+        assertTrue(small.parts.stream().noneMatch(p -> p.equals("8+8/16")), "narrow itself: left on the whole device: " + small.parts);
+        assertTrue(small.held.stream().noneMatch(h -> h), "held at no point: " + small.held);
     }
 
     /**
