@@ -156,6 +156,11 @@ def main(args):
                     px = t.get("paired", {}).get(XQ, {}) if tag else {}
                     phase = (" (%s early / late %s / %s)" % (XQ, fmt(px.get("early_over_alone_p99")), fmt(px.get("late_over_alone_p99")))
                              if "early_over_alone_p99" in px else "")
+                    # absolute: xq's shared P99 over native's alone P99, same run (what the other LC tenants
+                    # cost it too, which the pairs have on both sides; bench/gpu/lc-absolute.py prints them all)
+                    pn = t.get("paired", {}).get("native", {}) if tag else {}
+                    if px.get("shared_p99_ms") and pn.get("alone_p99_ms"):
+                        phase += " (%s shared over native alone %s)" % (XQ, fmt(px["shared_p99_ms"] / pn["alone_p99_ms"]))
                     lc.append("%s%s %s / %s / %s%s%s" % (t["name"], tag, fmt(nat), fmt(r.get(XQ), lc_ok(r.get(XQ), nat)),
                                                          fmt(r.get("mps"), lc_ok(r.get("mps"), nat)), phase,
                                                          " (%s over native within the readings' ranges)" % " and ".join(close)
