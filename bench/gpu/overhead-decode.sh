@@ -8,6 +8,10 @@
 # on the H200 test machine (docs/performance.md, "The host under the decoder"), so runs minutes apart
 # compare the host as much as the interposer.
 # PEER=1: a fourth mode, ./xq run beside an idle best-effort process under ./xq run (xqpeer).
+# PLAINMPS=1: a mode without the interposer, a plain client of the node's MPS server (mpsonly:
+# CUDA_MPS_PIPE_DIRECTORY set by hand): with xqnomps (the interposer without MPS) it takes apart
+# what the decoder's median pays under ./xq run (1.24 x bare in session 64; a lone decoder's P50
+# 1.31 x native's in the mixes of sessions 72-75, docs/performance.md, session 75).
 # KIND=graph (default decode): another of tenant.py's latency-critical kinds (graph: CUDA-graph
 # inference, whose standalone latency moves by less than 2 % within a run).
 # On the device machine, give it a folder outside $OUT and pack that into $OUT afterwards (it
@@ -25,12 +29,23 @@ P=${PRIO:-2}
 ./xq serve > "$out/overhead-node.txt" 2>&1 &
 node=$!
 sleep 6
+# the node's MPS pipe directory: its log line, else where the node puts it (next to its socket)
+pipe=$(grep -o 'pipe /[^ ;,]*' "$out/overhead-node.txt" | head -1 | cut -d' ' -f2)
+for d in "$pipe" "${XDG_RUNTIME_DIR:-/nonexistent}/xq/mps" /run/xq/mps "/tmp/xq-$(id -u)/mps"; do
+  if [ -n "$d" ] && [ -e "$d/control" ]; then pipe=$d; break; fi
+  pipe=
+done
+[ "${PLAINMPS:-0}" = 1 ] && [ -z "$pipe" ] && echo "overhead-decode: PLAINMPS=1 but no MPS pipe directory of the node found; mode mpsonly left out" >&2
 for round in $(seq "${ROUNDS:-2}"); do
   python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" > "$out/bare-$round.txt" 2> "$out/bare-$round.err"
   XQ_MPS=0 ./xq run --priority "$P" --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
     > "$out/xqnomps-$round.txt" 2> "$out/xqnomps-$round.err"
   ./xq run --priority "$P" --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
     > "$out/xq-$round.txt" 2> "$out/xq-$round.err"
+  if [ "${PLAINMPS:-0}" = 1 ] && [ -n "$pipe" ]; then
+    CUDA_MPS_PIPE_DIRECTORY="$pipe" python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
+      > "$out/mpsonly-$round.txt" 2> "$out/mpsonly-$round.err"
+  fi
   if [ "${PEER:-0}" = 1 ]; then
     # the same beside an idle best-effort process under ./xq run (a context on the device, no work):
     # what another MPS client costs by being there
@@ -44,7 +59,8 @@ for round in $(seq "${ROUNDS:-2}"); do
   fi
 done
 kill $node; wait $node 2>/dev/null
-for f in "$out"/bare-*.txt "$out"/xqnomps-*.txt "$out"/xq-*.txt "$out"/xqpeer-*.txt; do
+for f in "$out"/bare-*.txt "$out"/xqnomps-*.txt "$out"/xq-*.txt "$out"/mpsonly-*.txt "$out"/xqpeer-*.txt; do
+  [ -e "$f" ] || continue
   echo "$(basename "$f"): $(grep -o '"p50_ms": *[0-9.]*\|"p99_ms": *[0-9.]*\|"requests": *[0-9]*\|"it_per_s": *[0-9.]*' "$f" | tr '\n' ' ')"
 done
 python3 - "$out" "${ROUNDS:-2}" <<'PY'
@@ -59,7 +75,7 @@ def get(name):
         return j["p50_ms"], j["p99_ms"]
     except Exception:
         return None
-for mode in ("xqnomps", "xq", "xqpeer"):
+for mode in ("xqnomps", "xq", "mpsonly", "xqpeer"):
     r50, r99 = [], []
     for i in range(1, n + 1):
         b, x = get(f"bare-{i}.txt"), get(f"{mode}-{i}.txt")
