@@ -12,6 +12,11 @@
 # CUDA_MPS_PIPE_DIRECTORY set by hand): with xqnomps (the interposer without MPS) it takes apart
 # what the decoder's median pays under ./xq run (1.24 x bare in session 64; a lone decoder's P50
 # 1.31 x native's in the mixes of sessions 72-75, docs/performance.md, session 75).
+# STOPPEER=1: three more modes, each beside a bf16 trainer that ran 8 s and was then stopped (SIGSTOP
+# to its process group), as a mix's paired reading leaves its best-effort tenants: barestop (both
+# bare, native contexts), xqstop (both under ./xq run, the trainer at priority 1) and mpsstop (the
+# decoder under ./xq run, the trainer a plain client of the node's MPS server): whether a stopped
+# company costs the decoder under XQ (its alone-phase P50 in the mixes, 1.31 x native's, session 75).
 # KIND=graph (default decode): another of tenant.py's latency-critical kinds (graph: CUDA-graph
 # inference, whose standalone latency moves by less than 2 % within a run).
 # On the device machine, give it a folder outside $OUT and pack that into $OUT afterwards (it
@@ -46,6 +51,30 @@ for round in $(seq "${ROUNDS:-2}"); do
     CUDA_MPS_PIPE_DIRECTORY="$pipe" python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
       > "$out/mpsonly-$round.txt" 2> "$out/mpsonly-$round.err"
   fi
+  if [ "${STOPPEER:-0}" = 1 ]; then
+    for sm in barestop xqstop mpsstop; do
+      [ "$sm" = mpsstop ] && [ -z "$pipe" ] && continue
+      case "$sm" in
+        barestop) setsid python3 -u bench/torch/family/tenant.py --kind trainbf16 --seconds 120 > "$out/peer-$sm-$round.txt" 2>&1 & ;;
+        xqstop) setsid ./xq run --priority 1 --name trainbf16 -- python3 -u bench/torch/family/tenant.py --kind trainbf16 --seconds 120 \
+                  > "$out/peer-$sm-$round.txt" 2>&1 & ;;
+        mpsstop) CUDA_MPS_PIPE_DIRECTORY="$pipe" setsid python3 -u bench/torch/family/tenant.py --kind trainbf16 --seconds 120 \
+                  > "$out/peer-$sm-$round.txt" 2>&1 & ;;
+      esac
+      peer=$!
+      sleep 10
+      kill -STOP -- "-$peer" 2>/dev/null
+      sleep 1
+      if [ "$sm" = barestop ]; then
+        python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" > "$out/$sm-$round.txt" 2> "$out/$sm-$round.err"
+      else
+        ./xq run --priority "$P" --name "$K" -- python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" \
+          > "$out/$sm-$round.txt" 2> "$out/$sm-$round.err"
+      fi
+      kill -CONT -- "-$peer" 2>/dev/null; kill -- "-$peer" 2>/dev/null; wait $peer 2>/dev/null
+      sleep 2
+    done
+  fi
   if [ "${PEER:-0}" = 1 ]; then
     # the same beside an idle best-effort process under ./xq run (a context on the device, no work):
     # what another MPS client costs by being there
@@ -59,7 +88,8 @@ for round in $(seq "${ROUNDS:-2}"); do
   fi
 done
 kill $node; wait $node 2>/dev/null
-for f in "$out"/bare-*.txt "$out"/xqnomps-*.txt "$out"/xq-*.txt "$out"/mpsonly-*.txt "$out"/xqpeer-*.txt; do
+for f in "$out"/bare-*.txt "$out"/xqnomps-*.txt "$out"/xq-*.txt "$out"/mpsonly-*.txt "$out"/xqpeer-*.txt \
+    "$out"/barestop-*.txt "$out"/xqstop-*.txt "$out"/mpsstop-*.txt; do
   [ -e "$f" ] || continue
   echo "$(basename "$f"): $(grep -o '"p50_ms": *[0-9.]*\|"p99_ms": *[0-9.]*\|"requests": *[0-9]*\|"it_per_s": *[0-9.]*' "$f" | tr '\n' ' ')"
 done
@@ -75,7 +105,7 @@ def get(name):
         return j["p50_ms"], j["p99_ms"]
     except Exception:
         return None
-for mode in ("xqnomps", "xq", "mpsonly", "xqpeer"):
+for mode in ("xqnomps", "xq", "mpsonly", "xqpeer", "barestop", "xqstop", "mpsstop"):
     r50, r99 = [], []
     for i in range(1, n + 1):
         b, x = get(f"bare-{i}.txt"), get(f"{mode}-{i}.txt")
