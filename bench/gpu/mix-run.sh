@@ -4,10 +4,13 @@
 #   MIXES=all SECS=8 MODES=standalone,native,xq sh bench/gpu/mix-run.sh "$OUT"
 # (MIXES is ';'-separated, one ./xq bench call each; an entry custom=bulk+gemm+trainbf16 runs a mix of one's own)
 # (PAUSE=S: the paired reading, the BE tenants stopped S s of every 2 S; bench/README.md)
-# (ORDER=listed: the modes in the order MODES lists them, after standalone/xq-alone: an A/B both ways round;
-#  ORDER=alternate: MODES as listed for odd-numbered entries of MIXES, its modes after the first in reverse for
-#  even-numbered ones (native,xq,xq-alt then native,xq-alt,xq): the node's first xq mode reacted slower than the
-#  second in session 74's A/B calls, so an A/B run one way only may favour the second)
+# (ORDER=alternate, the default: MODES as listed for odd-numbered entries of MIXES, reversed for even-numbered
+#  ones (native,xq,xq-alt then xq-alt,xq,native; standalone/xq-alone first either way), and within an entry of
+#  several mixes the bench's order=alternate: the node's first xq mode reacted slower than the second in session
+#  74's A/B calls, and the host's speed drifts over minutes, so a reading across modes always taken one way round
+#  (native first, as until session 76) reads that drift as much as XQ;
+#  ORDER=listed: the modes in the order MODES lists them, after standalone/xq-alone, every entry;
+#  ORDER=fixed: the bench's fixed order, standalone, xq-alone, native, xq, ...)
 # Every table, JSON file and tenant log comes back in $OUT/mix-results.tgz. KILLCHECK=1: the node
 # killed beside one MPS client; KILLCHECK=2: killed while it narrows one (a decoder beside GEMMs). Where nvidia-smi is, the GPU's
 # clocks, power, temperature, utilization and throttle reasons are sampled every 100 ms during each run
@@ -50,15 +53,17 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
     *) sel="mixes=$m" ;;
   esac
   modes=${MODES:-standalone,native,xq}
-  order=${ORDER:-}
+  order=${ORDER:-alternate}
   if [ "$order" = alternate ]; then
-    order=listed
     if [ $((i % 2)) = 0 ]; then
-      # the first mode kept, the others reversed
-      first=${modes%%,*}
-      rest=$(echo "$modes" | cut -s -d, -f2- | tr ',' '\n' | awk '{a[NR]=$0} END {for (k = NR; k >= 1; k--) printf "%s%s", a[k], (k > 1 ? "," : "")}')
-      modes=$first${rest:+,$rest}
+      # every mode reversed (the bench still runs standalone and xq-alone first)
+      modes=$(echo "$modes" | tr ',' '\n' | awk '{a[NR]=$0} END {for (k = NR; k >= 1; k--) printf "%s%s", a[k], (k > 1 ? "," : "")}')
     fi
+    # one mix an entry: listed, as just ordered; several (MIXES=all): the bench alternates them itself
+    case "$m" in
+      all|*,*) ;;
+      *) order=listed ;;
+    esac
   fi
   echo "== mix $i ($m): modes $modes${order:+, order $order}"
   timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" $sel modes="$modes" ${ALT:+alt="$ALT"} ${PAUSE:+pause="$PAUSE"} ${order:+order="$order"} \

@@ -341,9 +341,12 @@ public final class MixScenario implements Scenario {
                 ParamSpec.text("alt", "", "xq-alt mode: dev.xq.host settings for that mode, KEY:VALUE[;KEY:VALUE] (e.g. "
                         + "mpsBestEffortShare:50), integers and true/false as such; PID/KEY:VALUE another component's; "
                         + "env/XQ_NAME:VALUE an interposer variable for that mode's tenants (e.g. env/XQ_GUARD_PAD:0)"),
-                ParamSpec.choice("order", "fixed", List.of("fixed", "listed"), "the order of the modes within each mix: fixed, "
-                        + String.join(", ", MODES) + "; listed, standalone and xq-alone first, then the others as modes= lists "
-                        + "them (an A/B run both ways round: modes=native,xq-alt,xq)"),
+                ParamSpec.choice("order", "alternate", List.of("alternate", "fixed", "listed"), "the order of the modes within "
+                        + "each mix: fixed, " + String.join(", ", MODES) + "; alternate, the first, third, ... mix in the fixed "
+                        + "order and the second, fourth, ... with the modes after standalone and xq-alone reversed (xq before "
+                        + "native: the host's speed drifts over minutes, and a reading across modes run always one way round "
+                        + "reads that drift); listed, standalone and xq-alone first, then the others as modes= lists them (an "
+                        + "A/B run both ways round: modes=native,xq-alt,xq)"),
                 ParamSpec.choice("policy", "hpf", Processes.POLICIES, "policy deciding in the xq mode"),
                 ParamSpec.choice("python", "python3", List.of("python3", "python"), "the Python to run (cuda)"),
                 ParamSpec.integer("be_share", 50, 1, 100, "mps mode: BE tenants' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
@@ -701,9 +704,22 @@ public final class MixScenario implements Scenario {
     /**
      * The modes in the order each mix runs them: {@code fixed}, the order of {@link #MODES};
      * {@code listed}, the modes a mix is judged against run alone ({@code standalone},
-     * {@code xq-alone}) first, then the others in the order given (each once).
+     * {@code xq-alone}) first, then the others in the order given (each once); {@code alternate},
+     * the fixed order for mixes 0, 2, 4, ... of a run and for mixes 1, 3, ... the alone modes first,
+     * then the others reversed.
      */
-    static List<String> modeOrder(List<String> given, String order) {
+    static List<String> modeOrder(List<String> given, String order, int mixIndex) {
+        if (order.equals("alternate")) {
+            List<String> fixed = modeOrder(given, "fixed", 0);
+            if (mixIndex % 2 == 0) {
+                return fixed;
+            }
+            List<String> out = new ArrayList<>(fixed.stream().filter(MixScenario::alone).toList());
+            List<String> together = new ArrayList<>(fixed.stream().filter(m -> !alone(m)).toList());
+            java.util.Collections.reverse(together);
+            out.addAll(together);
+            return out;
+        }
         if (!order.equals("listed")) {
             return MODES.stream().filter(given::contains).toList();
         }
@@ -719,6 +735,10 @@ public final class MixScenario implements Scenario {
             }
         }
         return out;
+    }
+
+    private static boolean alone(String mode) {
+        return mode.equals("standalone") || mode.equals("xq-alone");
     }
 
     static Map<String, Map<String, Object>> modeSettings(String mode, String alt) {
@@ -797,7 +817,7 @@ public final class MixScenario implements Scenario {
                     + "so seconds must be at least 4 x pause (or pause=0, the default: no stops). Nothing was run.");
         }
         List<Mix> mixes = select(p.strings("mixes"), p.string("custom"));
-        List<String> modes = modeOrder(p.strings("modes"), p.string("order"));
+        List<String> modes = modeOrder(p.strings("modes"), p.string("order"), 0);
         String mpsPipe = p.string("mps_pipe");
         if (modes.contains("mps") && mpsPipe.isBlank()) {
             mpsPipe = Processes.hostMpsPipe(ctx);
@@ -849,7 +869,7 @@ public final class MixScenario implements Scenario {
         for (int i = 0; i < mixes.size(); i++) {
             Mix mix = mixes.get(i);
             Map<String, Map<String, Outcome>> byMode = new LinkedHashMap<>();
-            for (String mode : modes) {
+            for (String mode : modeOrder(p.strings("modes"), p.string("order"), i)) {
                 ModeResult m = new ModeResult(mix.name() + " " + mode);
                 if (mode.equals("standalone")) {
                     byMode.put(mode, alone(ctx, setup, mix, mode, standalone, standaloneFrom, m));

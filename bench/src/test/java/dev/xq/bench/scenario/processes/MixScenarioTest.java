@@ -40,9 +40,25 @@ class MixScenarioTest {
     @Test
     void modesRunInTheFixedOrderOrAsListed() {
         List<String> given = List.of("xq-alt", "native", "standalone", "xq", "xq-alt");
-        assertEquals(List.of("standalone", "native", "xq", "xq-alt"), MixScenario.modeOrder(given, "fixed"));
-        assertEquals(List.of("standalone", "xq-alt", "native", "xq"), MixScenario.modeOrder(given, "listed"));
-        assertEquals(List.of("xq-alone", "mps", "xq"), MixScenario.modeOrder(List.of("mps", "xq-alone", "xq"), "listed"));
+        assertEquals(List.of("standalone", "native", "xq", "xq-alt"), MixScenario.modeOrder(given, "fixed", 1));
+        assertEquals(List.of("standalone", "xq-alt", "native", "xq"), MixScenario.modeOrder(given, "listed", 1));
+        assertEquals(List.of("xq-alone", "mps", "xq"), MixScenario.modeOrder(List.of("mps", "xq-alone", "xq"), "listed", 0));
+    }
+
+    /**
+     * order=alternate (the default): every other mix of a run has native after the xq modes, so that a reading across
+     * modes (a BE rate over native's, xq's P99 over native's alone) is not always taken with native first; the alone
+     * modes stay first (the others are judged against them).
+     */
+    @Test
+    void alternateRunsEveryOtherMixWithTheTogetherModesReversed() {
+        List<String> given = List.of("xq-alt", "native", "standalone", "xq");
+        assertEquals(List.of("standalone", "native", "xq", "xq-alt"), MixScenario.modeOrder(given, "alternate", 0));
+        assertEquals(List.of("standalone", "xq-alt", "xq", "native"), MixScenario.modeOrder(given, "alternate", 1));
+        assertEquals(List.of("standalone", "native", "xq", "xq-alt"), MixScenario.modeOrder(given, "alternate", 2));
+        assertEquals(List.of("xq", "native"), MixScenario.modeOrder(List.of("native", "xq"), "alternate", 3));
+        assertEquals("alternate", MIX.params().stream().filter(s -> s.name().equals("order")).findFirst().orElseThrow()
+                .defaultValue());
     }
 
     @Test
