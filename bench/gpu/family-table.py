@@ -118,6 +118,26 @@ def worse_than_native(t, r, tag):
     return xq > LC_BOUND * nat
 
 
+
+def run_order(m):
+    """The modes run together, in the order they ran: the JSON's modes_order (since session 76), else
+    the first stop of each paired mode (older runs); empty where neither says."""
+    order = m.get("modes_order")
+    if order:
+        return [mo for mo in order if mo not in ("standalone", "xq-alone")]
+    first = {}
+    for t in m.get("tenants", []):
+        for mo, p in (t.get("paired") or {}).items():
+            if isinstance(p, dict) and p.get("stops_ms"):
+                first[mo] = min(first.get(mo, p["stops_ms"][0][0]), p["stops_ms"][0][0])
+    return sorted(first, key=first.get)
+
+
+def label(m):
+    """A mix's name, with the mode that ran first where that was not native (cross-mode readings read the host's drift)."""
+    order = run_order(m)
+    return m["name"] + (" (%s first)" % order[0] if len(order) > 1 and order[0] != "native" else "")
+
 def main(args):
     global XQ
     if len(args) >= 2 and args[0] == "--mode":
@@ -197,7 +217,7 @@ def main(args):
                     ok["xq"] = False
             if "goals_met" in m and m["goals_met"] is None:
                 # the scenario judged nothing (a mode it needs left out: e.g. no standalone, no pause to pair)
-                rows.append("| %s | %s | %s | not judged | not judged |" % (m["name"], "; ".join(lc) or "-", "; ".join(be) or "-"))
+                rows.append("| %s | %s | %s | not judged | not judged |" % (label(m), "; ".join(lc) or "-", "; ".join(be) or "-"))
                 continue
             if not has_mps:
                 ok["mps"] = None
@@ -206,7 +226,7 @@ def main(args):
             judged += 1
             for md in met:
                 met[md] += 1 if ok[md] else 0
-            rows.append("| %s | %s | %s | %s | %s |" % (m["name"], "; ".join(lc) or "-", "; ".join(be) or "-",
+            rows.append("| %s | %s | %s | %s | %s |" % (label(m), "; ".join(lc) or "-", "; ".join(be) or "-",
                                                         "**met**" if ok["xq"] else "missed" + (
                                                             ": **worse than native for %s**" % ", ".join(worse) if worse else ""),
                                                         "-" if ok["mps"] is None else "met" if ok["mps"] else "missed"))

@@ -25,6 +25,20 @@ def load(path):
         return json.load(fh)
 
 
+
+def run_order(m):
+    """The modes run together, in the order they ran: the JSON's modes_order (since session 76), else
+    the first stop of each paired mode (older runs); empty where neither says."""
+    order = m.get("modes_order")
+    if order:
+        return [mo for mo in order if mo not in ("standalone", "xq-alone")]
+    first = {}
+    for t in m.get("tenants", []):
+        for mo, p in (t.get("paired") or {}).items():
+            if isinstance(p, dict) and p.get("stops_ms"):
+                first[mo] = min(first.get(mo, p["stops_ms"][0][0]), p["stops_ms"][0][0])
+    return sorted(first, key=first.get)
+
 def main(dirs):
     if not dirs:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
@@ -37,7 +51,8 @@ def main(dirs):
             except (OSError, ValueError, KeyError):
                 continue
             for m in mixes:
-                print("%s %s" % (os.path.relpath(f), m.get("name")))
+                order = run_order(m)
+                print("%s %s%s" % (os.path.relpath(f), m.get("name"), " (ran %s)" % ", ".join(order) if len(order) > 1 else ""))
                 for t in m.get("tenants", []):
                     p = t.get("paired") or {}
                     modes = [mo for mo in MODES if isinstance(p.get(mo), dict) and "shared_p99_ms" in p[mo]]

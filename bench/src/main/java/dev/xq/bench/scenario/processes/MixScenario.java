@@ -1499,6 +1499,8 @@ public final class MixScenario implements Scenario {
         json.put("goals_met", met);
         json.put("all_reported", allReported);
         json.put("results_identical", identical);
+        // the order the modes ran in: a reading across modes (a rate over native's) reads the host's drift between them too
+        json.put("modes_order", new ArrayList<>(byMode.keySet()));
         if (mpsJudged) {
             // the baseline's verdict by the same goals; its outputs are listed per tenant, not judged
             json.put("mps_goals_met", mpsReported && mpsOk);

@@ -319,6 +319,21 @@ class MixScenarioTest {
         return m;
     }
 
+    /** The JSON says the order the modes ran in (the judge's map is filled as they run), whatever the verdict. */
+    @Test
+    void theJsonListsTheModesInTheOrderTheyRan() {
+        var mix = MixScenario.MIXES.get(1);
+        var m = modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(95));
+        assertEquals(List.of("standalone", "native", "xq"), MixScenario.judge(mix, m).json().get("modes_order"));
+        Map<String, Map<String, MixScenario.Outcome>> reversed = new LinkedHashMap<>();
+        reversed.put("standalone", m.get("standalone"));
+        reversed.put("xq", m.get("xq"));
+        reversed.put("native", m.get("native"));
+        var v = MixScenario.judge(mix, reversed);
+        assertEquals(List.of("standalone", "xq", "native"), v.json().get("modes_order"));
+        assertEquals(MixScenario.judge(mix, m).met(), v.met(), "the order changes no verdict");
+    }
+
     @Test
     void aMixMeetsItsGoalsOnlyWithEveryTenantWithinItsBoundAndTheSameResults() {
         var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
