@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The latency-critical tenants of mix runs in absolute terms: each mode's P99 (ms) with the
 best-effort tenants running (shared) and stopped (alone), and the shared P99 over native's alone
-P99 in the same run.
+P99 in the same run; then the P50s likewise, with each mode's alone P50 over native's (a reading
+across modes: the host's speed drifts between them, so read it with the order the modes ran in,
+printed after the mix's name; docs/performance.md, "The eager decoder's median taken apart").
 
 The paired reading the mix scenario judges by (shared over alone, in the same mode) says what the
 best-effort tenants cost a tenant; it cannot see what the other latency-critical tenants cost it,
@@ -64,6 +66,14 @@ def main(dirs):
                         base = p["native"]["alone_p99_ms"]
                         line += "  | shared over native alone: " + " ".join("%s %.2f" % (mo, p[mo]["shared_p99_ms"] / base) for mo in modes)
                     print(line)
+                    if all("alone_p50_ms" in p[mo] and "shared_p50_ms" in p[mo] for mo in modes):
+                        cells = ["%s %.2f/%.2f" % (mo, p[mo]["shared_p50_ms"], p[mo]["alone_p50_ms"]) for mo in modes]
+                        line = "  %-10s P50 ms shared/alone: %s" % ("", "  ".join(cells))
+                        if "native" in modes and p["native"]["alone_p50_ms"] > 0:
+                            base = p["native"]["alone_p50_ms"]
+                            line += "  | alone over native alone: " + " ".join(
+                                "%s %.2f" % (mo, p[mo]["alone_p50_ms"] / base) for mo in modes if mo != "native")
+                        print(line)
     return 0
 
 
