@@ -101,8 +101,6 @@ echo "== the call's mixes"; python3 bench/gpu/family-table.py "$res" 2>&1 | tail
 echo "== best-effort time"; for dir in "$res"/logs-*/*/xq "$res"/logs-*/*/xq-alt; do [ -d "$dir" ] && python3 bench/gpu/be-time.py "$dir" 2>&1 | sed "s|$res/||"; done | tail -60
 # an A/B call (ALT set): its two modes side by side, with or without native (bench/gpu/ab-modes.py)
 [ -n "${ALT:-}" ] && { echo "== the call's A/B"; python3 bench/gpu/ab-modes.py "$res" 2>&1 | grep -E '^(==|  [^ []+ )' | tail -80; }
-# an A/B call (ALT set): its two modes side by side, no native needed (family-table.py --ab)
-[ -n "${ALT:-}" ] && { echo "== the call's A/B (xq -> xq-alt)"; python3 bench/gpu/family-table.py --ab "$res" 2>&1 | tail -40; }
 if [ "$smi" = 1 ] && command -v python3 > /dev/null 2>&1; then
   tz=$(tzoff)
   i=0
