@@ -656,6 +656,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             java.util.TreeSet<Long> pids = d.getValue();
             if (pids.size() < 2 || pids.size() > BestEffortSplit.MAX_PROCESSES) {
                 weights.remove(d.getKey());
+                recutWanted.remove(d.getKey());
                 continue;
             }
             List<Long> order = new ArrayList<>(pids);
@@ -870,19 +871,30 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             int[] widths = BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
             if (widths == null) {
                 weights.remove(d.getKey());
+                recutWanted.remove(d.getKey());
                 continue;
             }
             if (wasTurns) {
                 was = null;
                 samePids = false;
             }
-            if (samePids && !drained && !java.util.Arrays.equals(was.widths, widths)) {
+            if (!samePids || drained || java.util.Arrays.equals(was.widths, widths)) {
+                recutWanted.remove(d.getKey());
+            } else {
                 // a new cut for the same processes waits until nothing of theirs is in flight (they
                 // are held during the wide tenant's request): a part moved onto multiprocessors
                 // where another's kernel still runs slows that kernel past the estimate its arrival
                 // guard admitted it by (on the H200 the cut went 10/6 and 11/5 up to 80 times in
-                // 12 s as the GEMMs' estimate moved about the edge of two fitting)
-                widths = was.widths;
+                // 12 s as the GEMMs' estimate moved about the edge of two fitting). By width alone
+                // (no wide tenant above, no guard to keep) the wait is bounded: processes that are
+                // never all drained at once (a GEMM, Triton and a trainer, each always busy) kept
+                // the first cut for good, 6/6/4 taken on Triton's first estimate (1.6 ms, a long
+                // command) where the next weighing wanted 6/5/5: the trainer ran on 32
+                // multiprocessors for the whole run, 0.53 of native sharing (H200, session 77)
+                long wanted = recutWanted.computeIfAbsent(d.getKey(), k -> now);
+                if (!byWidth || now - wanted < UNDRAINED_RECUT_NANOS) {
+                    widths = was.widths;
+                }
             }
             boolean same = samePids && java.util.Arrays.equals(was.widths, widths);
             long since = same ? was.since : now;
@@ -1015,6 +1027,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     static final long ROTATE_NANOS = 50_000_000L;
 
     private final Map<String, Weights> weights = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Per device, since when a new cut by width has been wanted while the processes were never drained. */
+    private final Map<String, Long> recutWanted = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * How long a new cut by width (no wide tenant above the processes) waits for a moment when
+     * nothing of theirs is in flight before it is taken all the same: a kernel still running on a
+     * part moved away is slowed once, where a cut taken on a first estimate would stand for good.
+     */
+    static final long UNDRAINED_RECUT_NANOS = 500_000_000L;
 
     /** Per pid, the longest command of its narrowable queues when it last had one ready or in flight (ns). */
     private final Map<Long, Long> lastCommand = new java.util.concurrent.ConcurrentHashMap<>();

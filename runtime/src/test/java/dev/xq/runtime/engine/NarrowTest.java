@@ -809,8 +809,9 @@ class NarrowTest {
 
     /**
      * Without a wide tenant above them, a cut by width in force gives way to a new cut (a process
-     * that changes class) only once nothing of theirs is in flight, as any new cut for the same
-     * processes: a part moved onto multiprocessors where another's kernel still runs slows it.
+     * that changes class) once nothing of theirs is in flight, as any new cut for the same
+     * processes: a part moved onto multiprocessors where another's kernel still runs slows it (and
+     * at the latest after {@link XqCore#UNDRAINED_RECUT_NANOS}: the next test).
      */
     @Test
     void aCutByWidthChangesOnlyWhenTheyAreDrained() throws Exception {
@@ -835,6 +836,53 @@ class NarrowTest {
         qt.changed();
         assertTrue(eventually(() -> gemm.part().equals("0+8/16") && triton.part().equals("8+8/16")),
                 "drained: halves for two long-command processes: " + gemm.parts + " " + triton.parts);
+    }
+
+    /**
+     * Processes that are never all drained at once (each always has a kernel in flight: a GEMM,
+     * Triton and a trainer beside each other, no wide tenant above) take a new cut by width all the
+     * same once it has been wanted for {@link XqCore#UNDRAINED_RECUT_NANOS}: the first cut, weighed
+     * on a first estimate, stood for a whole run before (H200, session 77: a trainer on 32
+     * multiprocessors at 0.53 of native sharing). Not sooner, and not when it stops being wanted.
+     */
+    @Test
+    void aCutByWidthNeverDrainedIsTakenOnceWantedLongEnough() throws Exception {
+        SpaceOwner gemm = new SpaceOwner(true, 132);
+        SpaceOwner triton = new SpaceOwner(true, 132);
+        ExternalQueue qg = open("gemm", 11, 1, gemm);
+        ExternalQueue qt = open("triton", 12, 1, triton);
+        gemm.counters = busy(21_300_000);
+        qg.changed();
+        triton.counters = busy(150_000);
+        qt.changed();
+        assertTrue(eventually(() -> gemm.part().equals("0+9/16") && triton.part().equals("9+7/16")),
+                "by width: " + gemm.parts + " " + triton.parts);
+        // Triton's commands read long for a moment (2 ms), kernels in flight throughout, then short again
+        triton.counters = busy(2_000_000);
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < XqCore.UNDRAINED_RECUT_NANOS / 2) {
+            qt.changed();
+            Thread.sleep(20);
+        }
+        assertEquals("9+7/16", triton.part(), "wanted for less than the bound: the cut stands: " + triton.parts);
+        triton.counters = busy(150_000);
+        qt.changed();
+        Thread.sleep(50);
+        // long again: the wait begins anew, so half the bound later the cut still stands
+        triton.counters = busy(2_000_000);
+        t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < XqCore.UNDRAINED_RECUT_NANOS * 6 / 10) {
+            qt.changed();
+            Thread.sleep(20);
+        }
+        assertEquals("9+7/16", triton.part(), "wanted anew: the cut stands: " + triton.parts);
+        assertFalse(triton.parts.contains("8+8/16"), "never halves so far: " + triton.parts);
+        // wanted on, never drained: taken after the bound
+        assertTrue(eventually(() -> {
+            qt.changed();
+            return gemm.part().equals("0+8/16") && triton.part().equals("8+8/16");
+        }), "taken with kernels in flight after the bound: halves: " + gemm.parts + " " + triton.parts);
+        assertTrue(System.nanoTime() - t0 >= XqCore.UNDRAINED_RECUT_NANOS, "not before the bound");
     }
 
     @Test
@@ -891,8 +939,16 @@ class NarrowTest {
         g.fitGap(84_000_000L, System.nanoTime());
         qg.changed();
         qt.changed();
-        Thread.sleep(100);
-        assertEquals("0+12/16", gemm.part(), "not while kernels run on the cut: " + gemm.parts);
+        // beside a wide tenant's gap (not a cut by width) the wait has no bound: kernels admitted by
+        // their guards' estimates are not slowed by a part moved under them
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < XqCore.UNDRAINED_RECUT_NANOS + 200_000_000L) {
+            g.fitGap(84_000_000L, System.nanoTime());
+            qg.changed();
+            qt.changed();
+            Thread.sleep(20);
+        }
+        assertEquals("0+12/16", gemm.part(), "not while kernels run on the cut, however long: " + gemm.parts);
         // both held and drained
         gemm.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
         train.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 60_000, System.nanoTime());
