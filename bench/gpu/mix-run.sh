@@ -15,7 +15,9 @@
 # killed beside one MPS client; KILLCHECK=2: killed while it narrows one (a decoder beside GEMMs). Where nvidia-smi is, the GPU's
 # clocks, power, temperature, utilization and throttle reasons are sampled every 100 ms during each run
 # (clocks-N.csv) and split by mix and mode after the runs by bench/gpu/clocks-by-mode.py (clocks-N.txt);
-# the host CPU's speed likewise (bench/gpu/cpu-tick.py, ticks-N.txt; ticks-by-mode-N.txt).
+# the host CPU's speed likewise (bench/gpu/cpu-tick.py, ticks-N.txt; ticks-by-mode-N.txt), and where the
+# tenants' and the node's threads ran on the host (bench/gpu/proc-watch.py, procs-N.txt.gz; by mode and
+# second, procs-report-N.txt).
 set -u
 out=${1:?usage: mix-run.sh OUTDIR}
 res=/tmp/xq-mix
@@ -47,6 +49,9 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   # tenants' latency is made on the host, whose speed moves in phases of seconds on a cloud machine
   python3 bench/gpu/cpu-tick.py 0 100 80000 > "$res/ticks-$i.txt" 2>/dev/null &
   ticker=$!
+  # where the tenants' and the node's threads ran on the host, every 500 ms (bench/gpu/proc-watch.py)
+  python3 bench/gpu/proc-watch.py 500 > "$res/procs-$i.txt" 2>/dev/null &
+  watcher=$!
   # custom=KIND[:P]+KIND[:P]...: a mix of one's own (./xq bench mix custom=...), run alone
   case "$m" in
     custom=*) sel="mixes=none $m" ;;
@@ -73,6 +78,15 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   fi
   kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null
+  kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null
+  # each mode's seconds apart (the bench prints "mix M: MODE started at MS" and "ended at MS")
+  grep -E '^mix .*: [a-z-]+ (started|ended) at [0-9]+$' "$res/mix-$i.txt" | awk '
+    / started at / {mode = $(NF-3); s[mode] = $NF}
+    / ended at / {mode = $(NF-3); if (mode in s) print mode, s[mode], $NF}' | while read -r md from to; do
+    echo "== $md"
+    python3 bench/gpu/proc-watch.py --report "$res/procs-$i.txt" --from "$from" --to "$to" 2>&1
+  done > "$res/procs-report-$i.txt"
+  gzip -f "$res/procs-$i.txt"
   echo "== mix run $i ($m) rc=$rc $(( $(date +%s) - s )) s"
   grep -v '^  \[' "$res/mix-$i.txt" | tail -40
   # the node's trace (-Dxq.trace.wideBeats=true) in numbers; the lines themselves are in mix-N.txt
