@@ -587,8 +587,13 @@ static inline int xqc_stream_sms(xstream *st, int *tps)
     return n;
 }
 /* A launch of this many threads (UINT64_MAX: a graph, taken as the whole device) was made on st:
- * the widest of the last one to two seconds is what the node reserves for st's queue when it
- * narrows others for it. Caller holds st->mu. */
+ * the widest of its last one to two seconds of launching is what the node reserves for st's queue
+ * when it narrows others for it. Seconds of launching, not of the clock: a stream quiet for longer
+ * keeps the width it last had, so the first launches after the quiet, a request's first kernels,
+ * narrower than its widest, do not shrink the reserve (H200, session 80: an eager decoder's reserve
+ * fell from 24 multiprocessors to its first kernels' 2 at its first request after a quiet spell, a
+ * trainer beside it ran on all but 8, and the decoder's first five requests took 2.2-2.4 x its
+ * median). Caller holds st->mu. */
 static inline void xqc_width_note(xstream *st, uint64_t threads, uint64_t now)
 {
     int tps, sms = threads ? xqc_stream_sms(st, &tps) : 0;
@@ -596,7 +601,7 @@ static inline void xqc_width_note(xstream *st, uint64_t threads, uint64_t now)
     uint64_t w = threads == UINT64_MAX ? (uint64_t)sms : (threads + (uint64_t)tps - 1) / (uint64_t)tps;
     if (w > (uint64_t)sms) w = (uint64_t)sms;
     if (XQ_UNLIKELY(now - st->w_at >= 1000000000ull)) {
-        st->w_prev = now - st->w_at < 2000000000ull ? st->w_cur : 0;
+        st->w_prev = st->w_cur; /* the last second that launched, however long ago */
         st->w_cur = 0, st->w_at = now;
     }
     if (w > st->w_cur) st->w_cur = (uint32_t)w;
@@ -784,7 +789,7 @@ void *xqc_stub_for(void *real, const char *name);
 /* cuda_diag.c */
 void xqc_defer_summary(void);
 
-/* The slot's width word: the multiprocessors the stream's launches of the last one to two seconds
+/* The slot's width word: the multiprocessors the stream's launches of its last one to two seconds of launching
  * could fill, its device's in the high 16 bits; 0 while not known. Caller holds st->mu. */
 static inline uint32_t xqc_width_word(const xstream *st)
 {

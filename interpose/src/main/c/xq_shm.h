@@ -53,8 +53,8 @@ typedef struct xq_slot {
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since_ns;
     uint32_t completion_seq; /* bumped at every completion; a futex word */
     /* the multiprocessors the stream's recent launches could fill (low 16 bits: the largest over
-     * the last one to two seconds, threads / threads per multiprocessor, a graph the whole
-     * device; 0 unknown) and the device's count (high 16 bits) */
+     * its last one to two seconds of launching, threads / threads per multiprocessor, a graph the
+     * whole device; 0 unknown) and the device's count (high 16 bits) */
     uint32_t width;
 } xq_slot;
 

@@ -161,6 +161,7 @@ void test_narrow_default_stream(void);
 void test_narrow_unavailable(void);
 void test_narrow_split(void);
 void test_narrow_small(void);
+void test_narrow_width_after_quiet(void);
 void test_narrow_part(void);
 void test_narrow_part_weighted(void);
 void test_narrow_parts_past_the_cache(void);

@@ -103,6 +103,34 @@ void test_narrow_split(void)
 }
 /* kernels of 512 threads on multiprocessors of 64 could fill 8: small, never narrowed */
 void test_narrow_small(void) { narrow_block("FAKECUDA_GREEN=1", "new", 100, 0, "", "512"); }
+
+/* The width the node reserves for a stream is the widest launch of its last one to two seconds of
+ * launching, not of the clock's: a stream quiet for longer (an eager decoder between warm-up and
+ * its first request, a server between bursts) keeps its width, and its first launches after the
+ * quiet, narrow ones, do not shrink it. Here a task of kernels 16 multiprocessors wide (1024
+ * threads, 64 a multiprocessor), 2.3 s of quiet, then a task of kernels one wide: the word still
+ * says 16 after the second. (H200, session 80: the decoder's reserve fell to its first kernels'
+ * width at each request after a quiet spell, a trainer beside it widened to all but 8
+ * multiprocessors, the decoder's first five requests at 2.2-2.4 x its median.) */
+void test_narrow_width_after_quiet(void)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    tn_defaults(0, 0, 0, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_PRIORITY=2", "FAKECUDA_TPS=64", NULL},
+          (const char *[]){"--tasks", "2", "--kernels", "2", "--us", "300", "--stream", "new", "--block", "1024",
+                           "--period-ms", "2300", "--narrow-after", "1", NULL});
+    CHECK(finish(&a, 15) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) return;
+    uint32_t w = LD(&s->width);
+    CHECK(w >> 16 == 132 && (w & 0xffff) == 16,
+          "width word %#x after a narrow task that followed 2.3 s of quiet: want 132 multiprocessors, a width of 16 "
+          "(the wide task's; 1 is the narrow task's alone)", w);
+}
 /* the second of two best-effort processes, nothing reserved: the second half, 64 after 64; with
  * 36 reserved: (132 - 36) / 2 = 48, after the first 48 */
 void test_narrow_part(void)

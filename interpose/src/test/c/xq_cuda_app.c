@@ -96,10 +96,11 @@ static struct {
     const char *attr; /* NULL | same | alternate | other */
     int latencies;    /* --latencies: every task's latency in the JSON line too */
     unsigned block;   /* threads per block of every kernel (--block; default 1) */
+    long narrow_after; /* --narrow-after T: from task T on, blocks of 64 threads (-1: never) */
     int poisson;      /* --poisson: tasks released at random, exponential gaps of --period-ms on average */
     int ctx_switch;   /* --switch set|push|create: odd kernels of a task go in device 1's primary context (set current, or
                        * pushed and popped), or (create) a context made on device 1 for the first of them, pushed and popped after */
-} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 0, 0};
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, -1, 0, 0};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 /* --check with --dtod: the input goes through a second buffer (a device-to-device copy) before
  * the increment; --scribble: the host input is overwritten as soon as its copy returns (a
@@ -230,9 +231,10 @@ static void setup(void)
  * _SIZE), laid out as the fake's kernels take them (spin: a 4-byte count; inc: an 8-byte pointer,
  * a 4-byte count), and the buffer is overwritten as soon as the call returns. */
 static int g_packed;
+static __thread long t_task; /* the task the thread is in (--narrow-after) */
 static CUresult launch_smem(CUfunction f, CUstream s, void **params, unsigned gx, unsigned smem)
 {
-    unsigned bx = O.block ? O.block : 1;
+    unsigned bx = O.narrow_after >= 0 && t_task >= O.narrow_after ? 64 : O.block ? O.block : 1;
     unsigned char packed[16] = {0};
     size_t size = 0;
     void *extra[] = {(void *)0x01, packed, (void *)0x02, &size, (void *)0x00};
@@ -349,6 +351,7 @@ static void *run_thread(void *arg)
             }
         }
         double t0 = now_s(), at0 = epoch_ms();
+        t_task = t;
         if (O.check) {
             for (unsigned i = 0; i < N; i++)
                 host[i] = i + (unsigned)t;
@@ -423,6 +426,7 @@ static void usage(void)
     fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P [--poisson]]\n"
                     "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress|dlsym] [--check] [--block THREADS]\n"
+                    "  [--narrow-after TASK (blocks of 64 threads from that task on)]\n"
                     "  [--dtod] [--scribble] (with --check) [--packed]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
                     "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push|create]\n");
@@ -443,6 +447,8 @@ int main(int argc, char **argv)
             O.kernels = atoi(v);
         else if (OPT("--block"))
             O.block = (unsigned)atoi(v);
+        else if (OPT("--narrow-after"))
+            O.narrow_after = atol(v);
         else if (OPT("--us"))
             O.us = (unsigned)atol(v);
         else if (OPT("--long-every"))
