@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -168,6 +168,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (wholeBeside != null && wholeBeside != core.scheduler().wholeBesideReserve()) {
             core.scheduler().wholeBesideReserve(wholeBeside);
+        }
+        Boolean narrowBeats = read("narrowBeatsKeepReserve", "true or false", s::narrowBeatsKeepReserve);
+        if (raw.get("narrowBeatsKeepReserve") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: narrowBeatsKeepReserve '" + text + "' is not true or false; ignored", null);
+            narrowBeats = null;
+        }
+        if (narrowBeats != null && narrowBeats != core.scheduler().narrowBeatsKeepReserve()) {
+            core.scheduler().narrowBeatsKeepReserve(narrowBeats);
         }
         Boolean weighed = read("bestEffortWeights", "true or false", s::bestEffortWeights);
         if (raw.get("bestEffortWeights") instanceof String text && !text.trim().equalsIgnoreCase("true")

@@ -75,6 +75,15 @@ public @interface SchedulerConfig {
             + "decoder's P99 rose (47-51 ms against 39-43): an experiment, not yet a default.")
     boolean wholeBesideReserve() default false;
 
+    @AttributeDefinition(name = "Narrow beats keep a reserve", description = "With wide beats: beside a wide tenant on a "
+            + "beat (a CUDA graph, a large batch) and a narrow one on a beat too (an eager decoder, its kernels on a "
+            + "fifth of the device), a best-effort queue runs on the device less the narrow one's reserve while only the "
+            + "narrow one works, and is held while the wide one does. Off (the default): held while either works. On an "
+            + "H200 the trainers beside a decoder and a graph or a large batch ran at 0.70-0.77 of native sharing, "
+            + "against 0.89-0.96 beside the decoder alone, where they stay beside its reserve: an experiment, not yet "
+            + "measured on a GPU.")
+    boolean narrowBeatsKeepReserve() default false;
+
     @AttributeDefinition(name = "Best-effort parts", description = "Best-effort processes with work on a device that the "
             + "node narrows split what they may use in equal parts, one each, in pid order: under MPS two of them on the whole "
             + "device fight over the same multiprocessors and long kernels win (training beside 21 ms GEMMs at 0.05-0.19 of "

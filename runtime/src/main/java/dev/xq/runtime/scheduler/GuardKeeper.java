@@ -84,6 +84,19 @@ final class GuardKeeper {
         }
     }
 
+    /** Turns a narrow tenant on a beat keeping its reserve on or off ({@link ArrivalGuards#narrowBeatsKeepReserve}). */
+    void narrowBeatsKeepReserve(boolean on) {
+        synchronized (guards) {
+            guards.narrowBeatsKeepReserve(on);
+        }
+    }
+
+    boolean narrowBeatsKeepReserve() {
+        synchronized (guards) {
+            return guards.narrowBeatsKeepReserve();
+        }
+    }
+
     /** Turns the guards of queues the wide beats leave narrowed on or off ({@link ArrivalGuards#narrowedGuards}). */
     void narrowedGuards(boolean on) {
         synchronized (guards) {

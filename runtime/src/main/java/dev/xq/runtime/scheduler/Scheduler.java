@@ -857,6 +857,21 @@ public final class Scheduler {
     }
 
     /**
+     * Turns on or off (the default) a narrow tenant on a beat (an eager decoder) keeping its
+     * reserve beside a wide one: a best-effort queue runs on the device less that reserve while
+     * only the narrow one works, and is held while the wide one does. Off, it is held while
+     * either works.
+     */
+    public void narrowBeatsKeepReserve(boolean on) {
+        guards.narrowBeatsKeepReserve(on);
+        signal();
+    }
+
+    public boolean narrowBeatsKeepReserve() {
+        return guards.narrowBeatsKeepReserve();
+    }
+
+    /**
      * Turns on or off spells of learning with nothing to learn ({@link ArrivalGuards}): off (the
      * default), a wide queue whose arrivals are off any beat begins no new spell once one ran out
      * without a beat, until it goes quiet, and a queue coming back behind one whose beat is known

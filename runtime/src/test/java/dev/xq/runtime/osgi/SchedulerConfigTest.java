@@ -121,6 +121,18 @@ class SchedulerConfigTest {
     }
 
     @Test
+    void narrowBeatsKeepReserveSwitchAndAnythingButTrueOrFalseChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertFalse(rc.core().scheduler().narrowBeatsKeepReserve(), "off by default");
+        rc.modified(only(Map.of("narrowBeatsKeepReserve", true)), Map.of("narrowBeatsKeepReserve", "1"));
+        assertEquals(false, rc.core().scheduler().narrowBeatsKeepReserve(), "'1' is refused, off stays");
+        rc.modified(only(Map.of("narrowBeatsKeepReserve", true)), Map.of("narrowBeatsKeepReserve", "true"));
+        assertEquals(true, rc.core().scheduler().narrowBeatsKeepReserve());
+        rc.modified(only(Map.of("narrowBeatsKeepReserve", false)), Map.of("narrowBeatsKeepReserve", false));
+        assertEquals(false, rc.core().scheduler().narrowBeatsKeepReserve());
+    }
+
+    @Test
     void theArrivalLingerIsSetAndAValueOutOfRangeChangesNothing() {
         rc.activate(only(Map.of("arrivalLingerMicros", 150L)), Map.of("arrivalLingerMicros", 150L));
         assertEquals(150L, rc.core().scheduler().arrivalLingerMicros());

@@ -2168,6 +2168,59 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * Beside a wide tenant on a 100 ms beat (busy 8 ms, a large batch) and an eager decoder on a
+     * 60 ms beat (requests of 18 ms, 24 of 132 multiprocessors), a trainer's short commands (100 us)
+     * fit both beats' gaps. Off (the default): held while either works, the decoder's requests
+     * included. On ({@code narrowBeatsKeepReserve}): while only the decoder works it runs on the
+     * device less the decoder's reserve (24), and it is held while the batch works, as before.
+     * (H200, session 80: the trainers at 0.70-0.77 of native sharing beside a decoder and a graph or
+     * a batch, "held while they work".)
+     */
+    @Test
+    void aNarrowTenantOnABeatKeepsItsReserveBesideAWideOneWhenAsked() {
+        int[][] got = new int[2][];
+        for (int k = 0; k < 2; k++) {
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.narrowBeatsKeepReserve(k == 1);
+            long t0 = 10_000 * MS;
+            int decoderOnlyHeld = 0;
+            int decoderOnlyBeside = 0;
+            int wideHeld = 0;
+            int wideNarrowed = 0;
+            for (long now = t0; now < t0 + 4_000 * MS; now += 2 * MS) {
+                long inA = (now - t0) % (100 * MS);
+                boolean aReady = inA < 8 * MS;
+                long inD = (now - t0 - 30 * MS) % (60 * MS);
+                boolean dReady = now >= t0 + 30 * MS && inD < 18 * MS;
+                TestSpace sp = space(132, 1, List.of());
+                sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 24, 132));
+                java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+                guards.update("hpf", now, List.of(prioritized(A, 2, aReady, now - inA, 0), prioritized(3, 3, dReady, now - inD, 0),
+                        behind(100_000L, now)), decided, sp);
+                if (now < t0 + 2_000 * MS) {
+                    continue; // past the beats' learning
+                }
+                boolean held = Boolean.TRUE.equals(decided.get(B)) && sp.narrowed(B) == 0;
+                if (dReady && !aReady && inA > 10 * MS) {
+                    decoderOnlyHeld += held ? 1 : 0;
+                    decoderOnlyBeside += sp.narrowed(B) == 24 ? 1 : 0;
+                } else if (aReady) {
+                    wideHeld += held ? 1 : 0;
+                    wideNarrowed += sp.narrowed(B) > 0 ? 1 : 0;
+                }
+            }
+            got[k] = new int[] {decoderOnlyHeld, decoderOnlyBeside, wideHeld, wideNarrowed};
+        }
+        String both = "off " + java.util.Arrays.toString(got[0]) + ", on " + java.util.Arrays.toString(got[1])
+                + " (decoder alone: held, beside 24; batch working: held, narrowed)";
+        assertTrue(got[0][0] > 100, "off: held while the decoder works: " + both);
+        assertEquals(0, got[0][1], "off: never beside the reserve: " + both);
+        assertEquals(0, got[1][0], "on: never held while only the decoder works: " + both);
+        assertTrue(got[1][1] > 100, "on: beside the decoder's reserve of 24: " + both);
+        assertTrue(got[1][2] > 50 && got[1][3] == 0, "on: still held while the batch works: " + both);
+    }
+
+    /**
      * Beside a wide tenant whose gaps it fits and an eager decoder without a beat, the GEMMs are
      * held through the wide tenant's requests and run between them on the device less the
      * decoder's reserve (its widest, in steps of 8), under the wide tenant's guard: narrowed to
