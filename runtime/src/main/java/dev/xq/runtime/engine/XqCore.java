@@ -652,6 +652,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     private Map<String, Map<Long, int[]>> weigh(Map<Long, QueueView> views, List<ExternalQueueImpl> narrowing,
                                                 Map<String, java.util.TreeSet<Long>> active, long now) {
         Map<String, Map<Long, int[]>> out = null;
+        // turns on a device none of whose processes is active now (all stopped, or idle past the
+        // linger) are paused from here (Weights.pausedAt)
+        for (Map.Entry<String, Weights> w : weights.entrySet()) {
+            Weights x = w.getValue();
+            if (x.turn() >= 0 && x.pausedAt() == 0 && !active.containsKey(w.getKey())) {
+                weights.put(w.getKey(), new Weights(x.pids(), x.widths(), x.since(), x.turn(), x.waiting(), x.yielding(), now));
+            }
+        }
         for (Map.Entry<String, java.util.TreeSet<Long>> d : active.entrySet()) {
             java.util.TreeSet<Long> pids = d.getValue();
             if (pids.size() < 2 || pids.size() > BestEffortSplit.MAX_PROCESSES) {
@@ -714,6 +722,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             Weights was = weights.get(d.getKey());
             boolean samePids = was != null && was.pids.equals(order);
             boolean wasTurns = samePids && was.turn >= 0;
+            if (wasTurns && was.pausedAt != 0) {
+                // paused, not stuck (Weights.pausedAt): the turn's clock resumes where it stood
+                was = new Weights(was.pids, was.widths, Math.min(now, was.since + (now - was.pausedAt)), was.turn, was.waiting, was.yielding, 0);
+            }
             if (wasTurns && now - was.since > TURN_STALE_NANOS) {
                 // no moment to pass the turn for so long (nothing of theirs ever drained): out of
                 // turns, the held ones would otherwise wait on for good; and none for as long again
@@ -834,7 +846,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 if ((passed || (waited && !others)) && working[turn]) {
                     scheduler.signalLoop(); // the next decision places it: now, not at its next event
                 }
-                weights.put(d.getKey(), new Weights(order, null, since, turn, others, yielding));
+                weights.put(d.getKey(), new Weights(order, null, since, turn, others, yielding, 0));
                 Map<Long, int[]> shares = new HashMap<>();
                 for (int i = 0; i < order.size(); i++) {
                     shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == turn && !others && !yielding ? ON_TURN : OFF_TURN});
@@ -922,7 +934,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                         + ", gaps us " + java.util.Arrays.toString(java.util.Arrays.stream(gap).map(c -> c / 1000).toArray())
                         + (turn ? ", a turn among cuts as good" : ""));
             }
-            weights.put(d.getKey(), new Weights(order, widths, since, -1, false, false));
+            weights.put(d.getKey(), new Weights(order, widths, since, -1, false, false, 0));
             Map<Long, int[]> shares = new HashMap<>();
             int offset = 0;
             for (int i = 0; i < order.size(); i++) {
@@ -947,7 +959,17 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */
-    private record Weights(List<Long> pids, int[] widths, long since, int turn, boolean waiting, boolean yielding) {
+    /**
+     * @param pausedAt when a decision found none of their processes active on the device (all stopped,
+     *     or idle past {@link #PART_LINGER_NANOS}), 0 while they are: turns paused so are not stuck.
+     *     Back, the turn's time resumes where it stood, instead of the turns being taken as never
+     *     passed ({@link #TURN_STALE_NANOS}). The paired reading's stops (1.5 s of every 3) ended the
+     *     turns at the processes' return and kept them off for a second, on parts meanwhile: a GEMM at
+     *     half the device, its command too long for a graph's gaps there, ran through the graph's
+     *     requests for that second (the graph's slow requests, 2.1-2.5 ms against 1.75, all in it;
+     *     H200, session 80, graph+triton+gemm)
+     */
+    private record Weights(List<Long> pids, int[] widths, long since, int turn, boolean waiting, boolean yielding, long pausedAt) {
     }
 
     /**

@@ -1399,6 +1399,56 @@ class NarrowTest {
         }
     }
 
+    /**
+     * Turns whose processes all go away for longer than a turn may last without passing (both idle
+     * past the parts' linger here; stopped alike in the paired reading) were paused, not stuck: back,
+     * the turns go on at once, not parts for a second as for turns that never passed (H200, session
+     * 80: after a continue a GEMM at half the device ran through a graph's requests for that second).
+     */
+    @Test
+    void turnsWhoseProcessesAllWentAwayGoOnWhenTheyAreBack() throws Exception {
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner b = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("gemm-1", 11, 1, a);
+        ExternalQueue qb = open("gemm-2", 12, 1, b);
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gb = (ExternalQueueImpl) core.find(qb.handle()).orElseThrow();
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        b.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+        ga.fitGap(85_000_000L, System.nanoTime());
+        gb.fitGap(85_000_000L, System.nanoTime());
+        qa.changed();
+        qb.changed();
+        assertTrue(eventually(() -> ga.offTurn() != gb.offTurn()), "turns: " + a.parts + " " + b.parts);
+        // both away (nothing ready nor in flight) well past the linger and a stale turn's second
+        a.counters = new ExternalCounters(0, 0, 11, 11, 0, 9_000_000, 21_300_000, 0);
+        b.counters = new ExternalCounters(0, 0, 11, 11, 0, 9_000_000, 21_300_000, 0);
+        long away = System.nanoTime() + XqCore.PART_LINGER_NANOS + XqCore.TURN_STALE_NANOS + 300_000_000L;
+        while (System.nanoTime() < away) {
+            qa.changed();
+            qb.changed();
+            Thread.sleep(50);
+        }
+        int fromA = a.parts.size();
+        int fromB = b.parts.size();
+        // back, both with work and nothing in flight
+        a.counters = new ExternalCounters(1, 0, 12, 12, 0, 9_000_000, 21_300_000, System.nanoTime());
+        b.counters = new ExternalCounters(1, 0, 12, 12, 0, 9_000_000, 21_300_000, System.nanoTime());
+        long back = System.nanoTime() + XqCore.TURN_STALE_NANOS / 2;
+        while (System.nanoTime() < back) {
+            ga.fitGap(85_000_000L, System.nanoTime());
+            gb.fitGap(85_000_000L, System.nanoTime());
+            qa.changed();
+            qb.changed();
+            Thread.sleep(25);
+        }
+        List<String> sinceA = List.copyOf(a.parts.subList(fromA, a.parts.size()));
+        List<String> sinceB = List.copyOf(b.parts.subList(fromB, b.parts.size()));
+        assertTrue(sinceA.stream().allMatch("0/1"::equals) && sinceB.stream().allMatch("0/1"::equals),
+                "back: turns on all of it, never parts: " + sinceA + " " + sinceB);
+        assertTrue(ga.offTurn() != gb.offTurn(), "one of them on turn: " + ga.offTurn() + " " + gb.offTurn());
+    }
+
     @Test
     void withoutPartsEachBestEffortProcessHasAllOfIt() throws Exception {
         core.bestEffortParts(false);
