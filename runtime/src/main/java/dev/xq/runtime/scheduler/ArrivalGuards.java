@@ -1131,7 +1131,7 @@ final class ArrivalGuards {
     private boolean requestBeats = true;
     private boolean fruitlessSpells;
     private boolean wholeBesideReserve;
-    private boolean narrowBeatsKeepReserve;
+    private boolean narrowBeatsKeepReserve = true;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
     private long lingerWake = Long.MAX_VALUE;
     /** After {@link #update}: just past the earliest lapse of a guard in force, Long.MAX_VALUE for none. */

@@ -123,13 +123,13 @@ class SchedulerConfigTest {
     @Test
     void narrowBeatsKeepReserveSwitchAndAnythingButTrueOrFalseChangesNothing() {
         rc.activate(only(Map.of()), Map.of());
-        assertFalse(rc.core().scheduler().narrowBeatsKeepReserve(), "off by default");
+        assertTrue(rc.core().scheduler().narrowBeatsKeepReserve(), "on by default");
+        rc.modified(only(Map.of("narrowBeatsKeepReserve", false)), Map.of("narrowBeatsKeepReserve", false));
+        assertEquals(false, rc.core().scheduler().narrowBeatsKeepReserve());
         rc.modified(only(Map.of("narrowBeatsKeepReserve", true)), Map.of("narrowBeatsKeepReserve", "1"));
         assertEquals(false, rc.core().scheduler().narrowBeatsKeepReserve(), "'1' is refused, off stays");
         rc.modified(only(Map.of("narrowBeatsKeepReserve", true)), Map.of("narrowBeatsKeepReserve", "true"));
         assertEquals(true, rc.core().scheduler().narrowBeatsKeepReserve());
-        rc.modified(only(Map.of("narrowBeatsKeepReserve", false)), Map.of("narrowBeatsKeepReserve", false));
-        assertEquals(false, rc.core().scheduler().narrowBeatsKeepReserve());
     }
 
     @Test

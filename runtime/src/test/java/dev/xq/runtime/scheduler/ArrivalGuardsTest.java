@@ -1160,12 +1160,20 @@ class ArrivalGuardsTest {
      */
     @Test
     void aHoldThroughAWideRequestIsNoStarvingBesideANarrowBeat() {
-        long[] withDecoder = starvesBesideADecoder(true);
-        assertEquals(0, withDecoder[0], "a narrow decoder's beat beside the batch's: not starved");
-        assertTrue(withDecoder[1] > 500, "let go between the requests (and the tokens): " + withDecoder[1] + " ms of 1600");
-        long[] alone = starvesBesideADecoder(false);
-        assertEquals(0, alone[0], "the batch's beat alone: not starved either");
-        assertTrue(alone[1] > 900, "let go between the requests: " + alone[1] + " ms of 1600");
+        for (boolean keep : new boolean[] {false, true}) {
+            long[] withDecoder = starvesBesideADecoder(true, keep);
+            assertEquals(0, withDecoder[0], "a narrow decoder's beat beside the batch's: not starved (narrow beats keep a reserve: " + keep + ")");
+            assertTrue(withDecoder[1] > 500, "let go between the requests (and the tokens): " + withDecoder[1] + " ms of 1600 (keep " + keep + ")");
+            long[] alone = starvesBesideADecoder(false, keep);
+            assertEquals(0, alone[0], "the batch's beat alone: not starved either (keep " + keep + ")");
+            assertTrue(alone[1] > 900, "let go between the requests: " + alone[1] + " ms of 1600 (keep " + keep + ")");
+        }
+        // the decoder keeping its reserve, the queue runs beside it between the batch's requests,
+        // not only between the tokens: most of the time outside the batch's 12 ms in 100
+        long[] kept = starvesBesideADecoder(true, true);
+        long[] heldForTokens = starvesBesideADecoder(true, false);
+        assertTrue(kept[1] > heldForTokens[1] && kept[1] > 1200,
+                "beside the decoder's reserve " + kept[1] + " ms of 1600, held through its tokens " + heldForTokens[1]);
     }
 
     /**
@@ -1174,8 +1182,14 @@ class ArrivalGuardsTest {
      * go, none while held. @return {1 if B was ever left narrowed between A's requests once A's
      * beat was known (starved) else 0, the milliseconds B was let go}.
      */
-    static long[] starvesBesideADecoder(boolean decoder) {
+    /**
+     * B's completions: it completes a command each millisecond it runs, on the whole device or
+     * beside the decoder's reserve (its width, 8: narrowed by that much and no more); narrowed
+     * further (left for starving, 64) counts as held.
+     */
+    static long[] starvesBesideADecoder(boolean decoder, boolean keepReserve) {
         ArrivalGuards guards = new ArrivalGuards();
+        guards.narrowBeatsKeepReserve(keepReserve);
         long t0 = 1000 * MS;
         long completed = 0;
         boolean lastHeld = true;
@@ -1206,8 +1220,9 @@ class ArrivalGuardsTest {
             TestSpace sp = space(132, 1, decoder ? List.of(prioritized(3, 3, false, 0, 0)) : List.of());
             java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
             guards.update("hpf", now, views, decided, sp);
-            lastHeld = !Boolean.FALSE.equals(decided.get(B)) || sp.narrowed(B) > 0;
-            if (ms > 600 && !aReady && !dReady && ms % 100 > 30 && ms % 100 < 80 && sp.narrowed(B) > 0) {
+            boolean besideReserve = decoder && sp.narrowed(B) == 8;
+            lastHeld = !besideReserve && (!Boolean.FALSE.equals(decided.get(B)) || sp.narrowed(B) > 0);
+            if (ms > 600 && !aReady && !dReady && ms % 100 > 30 && ms % 100 < 80 && sp.narrowed(B) > 0 && !besideReserve) {
                 starved = true;
             }
         }
@@ -2170,8 +2185,8 @@ class ArrivalGuardsTest {
     /**
      * Beside a wide tenant on a 100 ms beat (busy 8 ms, a large batch) and an eager decoder on a
      * 60 ms beat (requests of 18 ms, 24 of 132 multiprocessors), a trainer's short commands (100 us)
-     * fit both beats' gaps. Off (the default): held while either works, the decoder's requests
-     * included. On ({@code narrowBeatsKeepReserve}): while only the decoder works it runs on the
+     * fit both beats' gaps. Off: held while either works, the decoder's requests
+     * included. On ({@code narrowBeatsKeepReserve}, the default since session 81): while only the decoder works it runs on the
      * device less the decoder's reserve (24), and it is held while the batch works, as before.
      * (H200, session 80: the trainers at 0.70-0.77 of native sharing beside a decoder and a graph or
      * a batch, "held while they work".)
