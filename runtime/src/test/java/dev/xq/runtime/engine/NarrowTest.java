@@ -1449,6 +1449,72 @@ class NarrowTest {
         assertTrue(ga.offTurn() != gb.offTurn(), "one of them on turn: " + ga.offTurn() + " " + gb.offTurn());
     }
 
+    /**
+     * While their turns are paused (all stopped, as in the paired reading), the ones whose turn it
+     * was not stay off their turn, so that the decision that finds them back, made before the turns
+     * are weighed again, lets only the one whose turn it is go: left on for all while paused, three
+     * GEMM processes continued together all went on the whole device in that decision, their 21.5 ms
+     * kernels side by side for 43-63 ms, through a large batch's request (49.6 ms against a median of
+     * 9.1; H200, session 81). One that comes back alone, the other still stopped, is not held for the
+     * other's turn. Real processes stand in for them, stopped and continued.
+     */
+    @Test
+    void stoppedFromTheirTurnsTheOnesOffTheirTurnStayOffItUntilTheTurnsGoOn() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/self/stat")), "Linux /proc");
+        Process sa = new ProcessBuilder("sleep", "60").start();
+        Process sb = new ProcessBuilder("sleep", "60").start();
+        try {
+            SpaceOwner a = new SpaceOwner(true, 132);
+            SpaceOwner b = new SpaceOwner(true, 132);
+            ExternalQueue qa = open("gemm-1", sa.pid(), 1, a);
+            ExternalQueue qb = open("gemm-2", sb.pid(), 1, b);
+            ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+            ExternalQueueImpl gb = (ExternalQueueImpl) core.find(qb.handle()).orElseThrow();
+            a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+            b.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
+            ga.fitGap(85_000_000L, System.nanoTime());
+            gb.fitGap(85_000_000L, System.nanoTime());
+            qa.changed();
+            qb.changed();
+            assertTrue(eventually(() -> ga.offTurn() != gb.offTurn()), "turns: " + a.parts + " " + b.parts);
+            // both stopped with work (their counters frozen): once the loop's looks find them so, the
+            // turns are paused, and one of them stays off its turn at every look after that
+            ProcessStateTest.signal("-STOP", sa.pid());
+            ProcessStateTest.signal("-STOP", sb.pid());
+            assertTrue(eventually(() -> ga.seenStopped() && gb.seenStopped()), "both found stopped");
+            int looks = 0;
+            int bothOn = 0;
+            long until = System.nanoTime() + 600_000_000L;
+            while (System.nanoTime() < until) {
+                qa.changed();
+                qb.changed();
+                Thread.sleep(20);
+                looks++;
+                bothOn += !ga.offTurn() && !gb.offTurn() ? 1 : 0;
+            }
+            assertEquals(0, bothOn, "stopped, one of them kept off its turn at every look: both on at " + bothOn + " of " + looks);
+            boolean aOff = ga.offTurn();
+            ExternalQueueImpl off = aOff ? ga : gb;
+            SpaceOwner offOwner = aOff ? a : b;
+            ExternalQueue offQueue = aOff ? qa : qb;
+            // the one off its turn comes back alone, its counters moving, the other still stopped:
+            // not held for the other's turn
+            ProcessStateTest.signal("-CONT", aOff ? sa.pid() : sb.pid());
+            offOwner.counters = new ExternalCounters(1, 0, 12, 12, 0, 9_000_000, 21_300_000, System.nanoTime());
+            off.fitGap(85_000_000L, System.nanoTime());
+            offQueue.changed();
+            assertTrue(eventually(() -> {
+                offQueue.changed();
+                return !off.offTurn();
+            }), "back alone: not held for a turn of one still stopped");
+        } finally {
+            for (Process p : List.of(sa, sb)) {
+                p.destroyForcibly();
+                p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+    }
+
     @Test
     void withoutPartsEachBestEffortProcessHasAllOfIt() throws Exception {
         core.bestEffortParts(false);
