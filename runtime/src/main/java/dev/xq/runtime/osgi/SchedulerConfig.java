@@ -81,7 +81,8 @@ public @interface SchedulerConfig {
             + "narrow one works, and is held while the wide one does. Off: held while either works (the default until "
             + "session 81). On an H200, on: the fp32 trainer beside a decoder and a graph at 0.99 of native sharing "
             + "(off: 0.82), beside a decoder and a large batch at 1.01 (off: 0.65), the decoder's P99 within 1.10 x "
-            + "its standalone either way.")
+            + "its standalone either way. A queue whose command fits the wide one's gaps only on the whole device (a "
+            + "GEMM beside a graph) is held while either works, as with this off.")
     boolean narrowBeatsKeepReserve() default true;
 
     @AttributeDefinition(name = "Best-effort parts", description = "Best-effort processes with work on a device that the "

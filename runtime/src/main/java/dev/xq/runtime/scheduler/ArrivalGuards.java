@@ -1658,6 +1658,12 @@ final class ArrivalGuards {
             // the widest of the narrow tenants above it that keep their reserve (no beat B fits,
             // working or arrived lately), and the least time the wide ones' gaps leave B
             int reserve = 0;
+            // the narrow ones on a beat B fits (narrowBeatsKeepReserve): their widest, whether one
+            // works, the least gap they leave B, and when to decide again once an early idle's request is over
+            int beatReserve = 0;
+            boolean beatBusy = false;
+            long beatAvail = Long.MAX_VALUE;
+            long beatWake = Long.MAX_VALUE;
             // whether a narrow one keeping its reserve is within a request (working, or arrived
             // within RESERVE_REQUEST_NANOS), and when the latest such arrival stops counting
             boolean reserveBusy = false;
@@ -1733,10 +1739,13 @@ final class ArrivalGuards {
                         && sa.widthSms() <= SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
                 if (fittingNarrow) {
                     // a narrow one on a beat B fits keeps its reserve, as one off any beat does
-                    // (narrowBeatsKeepReserve): B beside it, not held for its requests
-                    reserve = Math.max(reserve, sa.widthSms());
-                    if (working) {
-                        reserveBusy = true;
+                    // (narrowBeatsKeepReserve): B beside it, not held for its requests, where B's
+                    // command beside that reserve still fits the wide ones' gaps (after the views)
+                    beatReserve = Math.max(beatReserve, sa.widthSms());
+                    beatBusy |= working;
+                    beatAvail = Math.min(beatAvail, avail);
+                    if (idleEarly) {
+                        beatWake = Math.min(beatWake, ta.withinUntil(beat));
                     }
                 } else if (fitting) {
                     // on a beat whose gaps B's commands fit: B keeps clear of it under its guard
@@ -1821,6 +1830,29 @@ final class ArrivalGuards {
                 // used at start-up) has nothing for the narrowing to keep room for
             }
             int deviceSms = sb.deviceSms() > 0 ? sb.deviceSms() : 128;
+            if (beatReserve > 0) {
+                // the narrow ones on a beat keep their reserve where B's command beside it (with the
+                // others') fits the wide ones' gaps: a trainer's short steps do. One that fits them only
+                // whole is held through the narrow ones' requests as through the wide ones' (the rule
+                // before narrowBeatsKeepReserve) and runs whole between them: left narrowed to half the
+                // device instead ("the reserve too wide"), a GEMM's 44 ms kernels ran unguarded through
+                // a graph's requests, its P50 2.34 ms against 1.75 alone (decode+graph+trainbf16+gemm,
+                // H200, session 81)
+                int with = Math.max(reserve, beatReserve);
+                int leaveWith = Math.min(SpaceRule.cap(deviceSms), (with + SpaceRule.STEP - 1) / SpaceRule.STEP * SpaceRule.STEP);
+                long atWith = command * deviceSms / Math.max(1, deviceSms - leaveWith);
+                if (leaveWith < space.narrowed(b.handle()) && atWith < leastAvail) {
+                    reserve = with;
+                    reserveBusy |= beatBusy;
+                } else {
+                    busy |= beatBusy;
+                    leastAvail = Math.min(leastAvail, beatAvail);
+                    wake = Math.min(wake, beatWake);
+                    if (trace) {
+                        traceBeatReserveDropped++;
+                    }
+                }
+            }
             int leave = reserve == 0 ? 0 : Math.min(SpaceRule.cap(deviceSms), (reserve + SpaceRule.STEP - 1) / SpaceRule.STEP * SpaceRule.STEP);
             // on the multiprocessors the reserve leaves, B's commands take longer (as many SMs fewer)
             long atLeave = leave == 0 ? command : command * deviceSms / Math.max(1, deviceSms - leave);
@@ -1923,6 +1955,7 @@ final class ArrivalGuards {
                     + traceCounted + ", kept: no wide beat above " + traceNoWide + ", a queue above without a fitting beat "
                     + traceBlocked + " (held all the same while one above learnt its beat " + traceHeldLearningBlocked + ")"
                     + ", left narrowed but held and guarded by the wide beats it fits at that width " + traceNarrowedGuarded
+                    + ", held for narrow ones on a beat, its command beside their reserve too long for the wide gaps " + traceBeatReserveDropped
                     + ", not taken as starving while stopped " + stoppedNotStarving + ", held through a wide queue's first arrivals " + firstHeld
                     + ", starving and held through the wide beats it fits narrowed " + starvingGuarded
                     + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
@@ -1986,6 +2019,8 @@ final class ArrivalGuards {
     }
     private long traceConsidered;
     private long traceNarrowedGuarded;
+    /** Trace: decisions where narrow ones on a beat lost their reserve, B's command fitting the wide gaps only whole. */
+    private long traceBeatReserveDropped;
     private long traceWhole;
     private long tracePartly;
     private long traceReserveTooWide;

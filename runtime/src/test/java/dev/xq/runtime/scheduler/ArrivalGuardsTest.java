@@ -2236,6 +2236,59 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * Beside a wide tenant on a 25 ms beat (busy 3 ms, a CUDA graph) and an eager decoder on a 60 ms
+     * beat (18 ms requests, 24 of 132 multiprocessors), a GEMM whose 19 ms command fits the graph's
+     * gaps on the whole device but not beside the decoder's reserve (23 ms on 108) does not keep
+     * clear of the decoder by its reserve: held while either works and whole between their requests,
+     * as without narrowBeatsKeepReserve, never left narrowed to the decision's half of the device,
+     * unguarded through the graph's requests (the graph's P50 2.34 ms against 1.75 alone beside such
+     * a GEMM, H200 session 81). A trainer's short commands beside the same two still keep clear by
+     * the reserve alone (the test above).
+     */
+    @Test
+    void aCommandThatFitsTheWideGapsOnlyWholeIsHeldForANarrowBeatToo() {
+        ArrivalGuards guards = new ArrivalGuards();
+        assertTrue(guards.narrowBeatsKeepReserve(), "on by default");
+        long t0 = 10_000 * MS;
+        int leftNarrowed = 0;
+        int besideReserve = 0;
+        int heldDecoderOnly = 0;
+        int decoderOnly = 0;
+        int wholeInGaps = 0;
+        for (long now = t0; now < t0 + 4_000 * MS; now += MS) {
+            long inA = (now - t0) % (25 * MS);
+            boolean aReady = inA < 3 * MS;
+            long inD = (now - t0 - 7 * MS) % (60 * MS);
+            boolean dReady = now >= t0 + 7 * MS && inD < 18 * MS;
+            TestSpace sp = space(132, 1, List.of());
+            sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 24, 132));
+            java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+            guards.update("hpf", now, List.of(prioritized(A, 2, aReady, now - inA, 0), prioritized(3, 3, dReady, now - inD, 0),
+                    behind(19 * MS, now)), decided, sp);
+            if (now < t0 + 2_000 * MS) {
+                continue; // past the beats' learning
+            }
+            int narrowed = sp.narrowed(B);
+            boolean held = Boolean.TRUE.equals(decided.get(B)) && narrowed == 0;
+            leftNarrowed += narrowed == 64 ? 1 : 0;
+            besideReserve += narrowed == 24 ? 1 : 0;
+            if (dReady && !aReady && inA > 4 * MS) {
+                decoderOnly++;
+                heldDecoderOnly += held ? 1 : 0;
+            }
+            if (!aReady && !dReady && inA > 4 * MS && inA < 6 * MS && Boolean.FALSE.equals(decided.get(B)) && narrowed == 0) {
+                wholeInGaps++;
+            }
+        }
+        String all = "left narrowed " + leftNarrowed + ", beside the reserve " + besideReserve + ", held while only the decoder works "
+                + heldDecoderOnly + " of " + decoderOnly + ", whole in the gaps " + wholeInGaps;
+        assertEquals(0, leftNarrowed, "never left narrowed to half the device: " + all);
+        assertEquals(0, besideReserve, "never beside the decoder's reserve, where it does not fit the graph's gaps: " + all);
+        assertTrue(decoderOnly > 100 && heldDecoderOnly == decoderOnly, "held through the decoder's requests: " + all);
+        assertTrue(wholeInGaps > 20, "whole between the requests: " + all);
+    }
+
+    /**
      * Beside a wide tenant whose gaps it fits and an eager decoder without a beat, the GEMMs are
      * held through the wide tenant's requests and run between them on the device less the
      * decoder's reserve (its widest, in steps of 8), under the wide tenant's guard: narrowed to
