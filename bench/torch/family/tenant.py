@@ -22,12 +22,12 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the helpers, whatever the cwd
 
-LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0, "graphp": 25.0}
+LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0, "graphp": 25.0, "decodep": 60.0, "bulkp": 100.0}
 # LC kinds whose requests come at random (exponential gaps of the period on average, seeded), as
-# an inference server's do: no beat for the node to learn
-POISSON = ("graphp",)
+# an inference server's do: no beat for the node to learn; each is its periodic twin otherwise
+POISSON = ("graphp", "decodep", "bulkp")
 BE_KINDS = ("train32", "trainbf16", "gemm", "triton")
-WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "bulk": 10, "train32": 8, "trainbf16": 8, "gemm": 4, "triton": 32}
+WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "decodep": 5, "bulk": 10, "bulkp": 10, "train32": 8, "trainbf16": 8, "gemm": 4, "triton": 32}
 LOSSES_KEPT = 8
 
 # Full sizes are the workloads the scenario means; --smoke shrinks them so the logic can be
@@ -216,7 +216,8 @@ def build_triton(a, dev, sz):
                            result=lambda: y * y)
 
 
-BUILD = {"graph": build_graph, "graphp": build_graph, "decode": build_decode, "bulk": build_bulk, "train32": build_train32,
+BUILD = {"graph": build_graph, "graphp": build_graph, "decode": build_decode, "decodep": build_decode, "bulk": build_bulk,
+         "bulkp": build_bulk, "train32": build_train32,
          "trainbf16": build_trainbf16, "gemm": build_gemm, "triton": build_triton}
 
 

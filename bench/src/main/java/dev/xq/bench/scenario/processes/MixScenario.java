@@ -70,8 +70,12 @@ public final class MixScenario implements Scenario {
         GRAPHP(Role.LC, 40, 10, 300, true),
         /** token-by-token decoding: many tiny kernels per step, often */
         DECODE(Role.LC, 30, 20, 100),
+        /** the same decoder at random times (exponential gaps, the period on average), as a chat server's requests come */
+        DECODEP(Role.LC, 30, 20, 100, true),
         /** large-batch inference: a few long kernels, seldom */
         BULK(Role.LC, 60, 4, 2000),
+        /** the same batch at random times, as an offline-scoring service's requests come */
+        BULKP(Role.LC, 60, 4, 2000, true),
         /** fp32 training: long kernels */
         TRAIN32(Role.BE, 0, 10, 3000),
         /** bf16 training: more, shorter kernels */
@@ -121,7 +125,7 @@ public final class MixScenario implements Scenario {
     /**
      * A tenant's own sizes (a custom mix's {@code KIND@OPTION=VALUE}), each left to its kind where
      * not given: {@code period} (ms between an LC tenant's requests; on the fake libcuda too),
-     * {@code batch} (graph, graphp, decode, bulk, train32, trainbf16), {@code size} (gemm: the matrices' n;
+     * {@code batch} (the LC kinds, train32, trainbf16), {@code size} (gemm: the matrices' n;
      * triton: rows) and {@code layers} (decode, trainbf16): PyTorch's tenants only, for the fake
      * libcuda has one shape per kind.
      */
@@ -131,10 +135,11 @@ public final class MixScenario implements Scenario {
 
         /** Each option, the kinds that take it, and its range. */
         static final Map<String, List<Kind>> KINDS = Map.of(
-                "period", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.BULK),
-                "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.BULK, Kind.TRAIN32, Kind.TRAINBF16),
+                "period", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.BULK, Kind.BULKP),
+                "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.BULK, Kind.BULKP, Kind.TRAIN32,
+                        Kind.TRAINBF16),
                 "size", List.of(Kind.GEMM, Kind.TRITON),
-                "layers", List.of(Kind.DECODE, Kind.TRAINBF16));
+                "layers", List.of(Kind.DECODE, Kind.DECODEP, Kind.TRAINBF16));
 
         /** The order the options are written in a tenant's name and passed to tenant.py. */
         static final List<String> ORDER = List.of("period", "batch", "size", "layers");
@@ -328,8 +333,8 @@ public final class MixScenario implements Scenario {
                 ParamSpec.text("custom", "", "mixes of your own, run after the family's: KIND[:PRIORITY][@OPTION=N...]+... "
                         + "separated by ';' (2 to 4 tenants; kinds " + String.join(", ", KIND_IDS) + "; priority 1-9, by default 2 "
                         + "for the latency-critical kinds and 1 for the others; a tenant's own sizes: period=MS (LC kinds), "
-                        + "batch=N (graph, graphp, decode, bulk, train32, trainbf16), size=N (gemm: n of its matrices, 8192 by default; "
-                        + "triton: rows), layers=N (decode, trainbf16), PyTorch's tenants only but period; e.g. bulk+gemm+trainbf16, "
+                        + "batch=N (graph, graphp, decode, decodep, bulk, bulkp, train32, trainbf16), size=N (gemm: n of its matrices, "
+                        + "8192 by default; triton: rows), layers=N (decode, decodep, trainbf16), PyTorch's tenants only but period; e.g. bulk+gemm+trainbf16, "
                         + "decode:3+graph:2+triton or graph:3@period=10+gemm@size=12288)"),
                 ParamSpec.choices("modes", DEFAULT_MODES, MODES, "the modes to run for each mix: standalone: each LC kind alone, "
                         + "no interposer; xq-alone: each LC kind alone under the interposer with the node (the interposer's overhead "

@@ -160,7 +160,7 @@ class MixScenarioTest {
         assertEquals(List.of("decode-1", "decode-2", "gemm"), both.get(1).tenants().stream().map(MixScenario.Tenant::name).toList());
 
         var kind = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk+resnet"));
-        assertTrue(kind.getMessage().contains("'resnet'") && kind.getMessage().contains("graph, graphp, decode, bulk, train32"),
+        assertTrue(kind.getMessage().contains("'resnet'") && kind.getMessage().contains("graph, graphp, decode, decodep, bulk, bulkp, train32"),
                 kind.getMessage());
         var pr = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk:0+gemm"));
         assertTrue(pr.getMessage().contains("priority '0'") && pr.getMessage().contains("1 to 9"), pr.getMessage());
@@ -195,10 +195,20 @@ class MixScenarioTest {
         assertEquals("decode", plain.shape());
         assertEquals(List.of(), plain.sizes().args());
         assertEquals(MixScenario.Kind.DECODE.periodMs, plain.sizes().periodMs(MixScenario.Kind.DECODE));
+        // the random-arrival twins take their periodic kinds' sizes, the period as the mean gap
+        var random = MixScenario.select(List.of("none"), "decodep:3@period=30@layers=4+bulkp@batch=32+gemm").get(0);
+        assertEquals("decodep@period=30@layers=4+bulkp@batch=32+gemm", random.name());
+        assertEquals(List.of("--period-ms", "30", "--layers", "4"), random.tenants().get(0).sizes().args());
+        assertTrue(random.tenants().get(0).kind().poisson && random.tenants().get(1).kind().poisson);
+        assertFalse(MixScenario.Kind.DECODE.poisson || MixScenario.Kind.BULK.poisson);
+        assertEquals(MixScenario.Role.LC, random.tenants().get(1).kind().role);
+        assertEquals(3, random.tenants().get(0).priority());
+        assertEquals(2, random.tenants().get(1).priority());
 
         for (String[] bad : new String[][] {
                 {"graph@depth=3+gemm", "'depth=3'", "period=N, batch=N, size=N, layers=N"},
-                {"graph+gemm@layers=4", "layers is not an option of gemm", "decode, trainbf16"},
+                {"graph+gemm@layers=4", "layers is not an option of gemm", "decode, decodep, trainbf16"},
+                {"bulkp@layers=4+gemm", "layers is not an option of bulkp", "decode, decodep, trainbf16"},
                 {"graph@period=0+gemm", "period '0'", "1 to 10000"},
                 {"graph@period=fast+gemm", "period 'fast'", "1 to 10000"},
                 {"graph@period=1e3+gemm", "period '1e3'", "1 to 10000"},
