@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -177,6 +177,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (narrowBeats != null && narrowBeats != core.scheduler().narrowBeatsKeepReserve()) {
             core.scheduler().narrowBeatsKeepReserve(narrowBeats);
+        }
+        Boolean random = read("randomReturns", "true or false", s::randomReturns);
+        if (raw.get("randomReturns") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: randomReturns '" + text + "' is not true or false; ignored", null);
+            random = null;
+        }
+        if (random != null && random != core.scheduler().randomReturns()) {
+            core.scheduler().randomReturns(random);
         }
         Boolean weighed = read("bestEffortWeights", "true or false", s::bestEffortWeights);
         if (raw.get("bestEffortWeights") instanceof String text && !text.trim().equalsIgnoreCase("true")

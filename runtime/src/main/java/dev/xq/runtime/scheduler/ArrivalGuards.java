@@ -134,6 +134,13 @@ final class ArrivalGuards {
      * three met a trainer's launches).
      */
     static final long FIRST_WINDOW_NANOS = 250_000_000L;
+    /**
+     * Returns in a row whose arrivals, up to the next return, were off any beat (more than
+     * {@value #FIRST_ARRIVALS} of them, fewer than a quarter on one) after which a wide queue is
+     * taken for a service whose requests come at random ({@link #randomReturns}): its returns
+     * begin no spell of learning and no first arrivals' hold until one finds a beat.
+     */
+    static final int RANDOM_RETURNS = 2;
     /** Early idles without a linger after which a queue that lost its lingers gets them again. */
     static final int LINGER_RETRY = 64;
     /** Default of {@link #lingerNanos(long)}: 300 us. */
@@ -478,6 +485,13 @@ final class ArrivalGuards {
         boolean ranOutOffBeat;
         /** Whether spells of learning begin for it even where it is {@link #aperiodic} ({@link ArrivalGuards#fruitlessSpells}). */
         boolean fruitlessSpells;
+        /** Arrivals since its latest return (the arrival that ended a quiet spell, that one counted), and how many of them on a beat. */
+        int sinceReturnArrivals;
+        int sinceReturnOnBeat;
+        /** Its latest returns in a row whose arrivals to the next return were off any beat ({@link #RANDOM_RETURNS}). */
+        int returnsOffBeat;
+        /** Whether {@link #returnsOffBeat} counts ({@link ArrivalGuards#randomReturns}). */
+        boolean randomReturns = true;
         /** When it was last seen idle while keeping a reserve above a queue ({@link ArrivalGuards#wholeBesideReserve}), 0 never. */
         long reserveIdleAt;
 
@@ -542,6 +556,12 @@ final class ArrivalGuards {
                 returnedAt = t;
             }
             if (afterQuiet) {
+                // the arrivals since the return before: off any beat (requests at random), or not
+                if (sinceReturnArrivals > FIRST_ARRIVALS) {
+                    returnsOffBeat = 4 * sinceReturnOnBeat < sinceReturnArrivals ? returnsOffBeat + 1 : 0;
+                }
+                sinceReturnArrivals = 0;
+                sinceReturnOnBeat = 0;
                 beginSpell(t);
                 sinceQuiet = 0;
                 quietReturn = t;
@@ -551,6 +571,10 @@ final class ArrivalGuards {
             }
             arrived(t);
             Beat on = beat(t, DEFAULT_GRACE_NANOS);
+            sinceReturnArrivals++;
+            if (on != null) {
+                sinceReturnOnBeat++;
+            }
             // an interval that ended a rhythm leaves none (the old one still counts it as one late
             // arrival of eight)
             lastPeriod = on == null || broken ? 0 : on.periodNanos();
@@ -583,6 +607,18 @@ final class ArrivalGuards {
             int after = onBeatAfterSpell + offBeatAfterSpell;
             return after >= APERIODIC_ARRIVALS && 4 * onBeatAfterSpell < after && t - (learnStart + LEARN_NANOS) >= APERIODIC_NANOS
                     && t - last() < QUIET_NANOS;
+        }
+
+        /**
+         * Whether its latest {@value #RANDOM_RETURNS} returns or more found no beat before the
+         * next ({@link ArrivalGuards#randomReturns}): a service whose requests come at random, and
+         * whose gaps now and then run past a quiet spell's length (a batch every 100 ms on average
+         * has a gap of 250 ms or more about once in twelve requests). Such a return is not a
+         * rhythm beginning, so holding the queues behind it until a beat is known holds them for
+         * nothing.
+         */
+        boolean atRandom() {
+            return randomReturns && returnsOffBeat >= RANDOM_RETURNS;
         }
 
         /** A request arrived: the one before it had the commands completed since its own arrival. */
@@ -680,6 +716,11 @@ final class ArrivalGuards {
                 if (trace) {
                     TraceLines.line("xq: wide beats: a spell of learning skipped: its latest ran out " + (t - learnStart - LEARN_NANOS) / 1_000_000
                             + " ms ago off any beat, and " + offBeatAfterSpell + " of " + (offBeatAfterSpell + onBeatAfterSpell) + " arrivals since were off any too");
+                }
+            } else if (!fruitlessSpells && atRandom()) {
+                if (trace) {
+                    TraceLines.line("xq: wide beats: a spell of learning skipped: its latest " + returnsOffBeat
+                            + " returns found no beat (requests at random)");
                 }
             } else if (debt(t) < LEARN_NANOS) {
                 learnStart = t;
@@ -1130,6 +1171,7 @@ final class ArrivalGuards {
     private boolean narrowedGuards = true;
     private boolean requestBeats = true;
     private boolean fruitlessSpells;
+    private boolean randomReturns = true;
     private boolean wholeBesideReserve;
     private boolean narrowBeatsKeepReserve = true;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
@@ -1208,6 +1250,26 @@ final class ArrivalGuards {
 
     boolean fruitlessSpells() {
         return fruitlessSpells;
+    }
+
+    /**
+     * Turns off (on by default) taking a wide queue whose latest {@value #RANDOM_RETURNS} returns
+     * found no beat for one whose requests come at random ({@link Track#atRandom}): on, its
+     * returns begin no spell of learning and no first arrivals' hold ({@link #firstArrivals}),
+     * until one finds a beat. Off, every return after {@value #QUIET_NANOS} ns without a request
+     * holds the queues behind it through its next four requests (a bf16 trainer beside a batch
+     * service at random gaps of 100 ms on average: 45 % of the run in such holds, 0.71 of
+     * native sharing, H200 session 82).
+     */
+    void randomReturns(boolean on) {
+        randomReturns = on;
+        for (Track t : tracks.values()) {
+            t.randomReturns = on;
+        }
+    }
+
+    boolean randomReturns() {
+        return randomReturns;
     }
 
     /**
@@ -1335,6 +1397,7 @@ final class ArrivalGuards {
                 t = new Track();
                 t.requestBeats = requestBeats;
                 t.fruitlessSpells = fruitlessSpells;
+                t.randomReturns = randomReturns;
                 t.trace = trace;
                 tracks.put(v.handle(), t);
             }
@@ -1525,6 +1588,10 @@ final class ArrivalGuards {
             if (!a.wideSeen || a.sinceQuiet == 0 || (a.sinceQuiet > FIRST_ARRIVALS && now - a.quietReturn >= FIRST_WINDOW_NANOS) || a.over.isEmpty()) {
                 continue;
             }
+            if (a.atRandom()) {
+                firstSkippedAtRandom++;
+                continue; // requests at random: no beat to wait for
+            }
             QueueView av = find(views, e.getKey());
             if (av == null || av.ready() || av.inFlight() > 0 || a.beat(now, grace()) != null) {
                 continue; // gone, working (the policy holds the others itself), or on a beat: its guards
@@ -1560,6 +1627,8 @@ final class ArrivalGuards {
     /** How many times a queue the decision let run was held through a wide queue's first arrivals ({@link #firstArrivals}). */
     private long firstHeld;
     private int firstHeldLines;
+    /** Decisions in which a wide queue's first arrivals held nothing, its requests at random ({@link Track#atRandom}). */
+    private long firstSkippedAtRandom;
 
     long firstHeld() {
         return firstHeld;
@@ -1957,6 +2026,7 @@ final class ArrivalGuards {
                     + ", left narrowed but held and guarded by the wide beats it fits at that width " + traceNarrowedGuarded
                     + ", held for narrow ones on a beat, its command beside their reserve too long for the wide gaps " + traceBeatReserveDropped
                     + ", not taken as starving while stopped " + stoppedNotStarving + ", held through a wide queue's first arrivals " + firstHeld
+                    + " (not held: its requests at random " + firstSkippedAtRandom + ")"
                     + ", starving and held through the wide beats it fits narrowed " + starvingGuarded
                     + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }

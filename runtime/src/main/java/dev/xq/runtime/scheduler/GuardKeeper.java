@@ -84,6 +84,19 @@ final class GuardKeeper {
         }
     }
 
+    /** Turns taking wide queues whose returns find no beat for requests at random on or off ({@link ArrivalGuards#randomReturns}). */
+    void randomReturns(boolean on) {
+        synchronized (guards) {
+            guards.randomReturns(on);
+        }
+    }
+
+    boolean randomReturns() {
+        synchronized (guards) {
+            return guards.randomReturns();
+        }
+    }
+
     /** Turns a narrow tenant on a beat keeping its reserve on or off ({@link ArrivalGuards#narrowBeatsKeepReserve}). */
     void narrowBeatsKeepReserve(boolean on) {
         synchronized (guards) {

@@ -872,6 +872,20 @@ public final class Scheduler {
     }
 
     /**
+     * Turns off (on by default) taking a wide queue whose latest returns after a quiet spell found
+     * no beat for a service whose requests come at random: on, its returns hold nothing behind it
+     * while a beat is learnt (none will be).
+     */
+    public void randomReturns(boolean on) {
+        guards.randomReturns(on);
+        signal();
+    }
+
+    public boolean randomReturns() {
+        return guards.randomReturns();
+    }
+
+    /**
      * Turns on or off spells of learning with nothing to learn ({@link ArrivalGuards}): off (the
      * default), a wide queue whose arrivals are off any beat begins no new spell once one ran out
      * without a beat, until it goes quiet, and a queue coming back behind one whose beat is known

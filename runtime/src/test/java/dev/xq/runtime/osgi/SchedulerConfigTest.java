@@ -133,6 +133,18 @@ class SchedulerConfigTest {
     }
 
     @Test
+    void randomReturnsSwitchAndAnythingButTrueOrFalseChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertTrue(rc.core().scheduler().randomReturns(), "on by default");
+        rc.modified(only(Map.of("randomReturns", false)), Map.of("randomReturns", false));
+        assertEquals(false, rc.core().scheduler().randomReturns());
+        rc.modified(only(Map.of("randomReturns", true)), Map.of("randomReturns", "yes"));
+        assertEquals(false, rc.core().scheduler().randomReturns(), "'yes' is refused, off stays");
+        rc.modified(only(Map.of("randomReturns", true)), Map.of("randomReturns", "true"));
+        assertEquals(true, rc.core().scheduler().randomReturns());
+    }
+
+    @Test
     void theArrivalLingerIsSetAndAValueOutOfRangeChangesNothing() {
         rc.activate(only(Map.of("arrivalLingerMicros", 150L)), Map.of("arrivalLingerMicros", 150L));
         assertEquals(150L, rc.core().scheduler().arrivalLingerMicros());
