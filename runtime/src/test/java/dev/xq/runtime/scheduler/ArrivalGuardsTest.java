@@ -1442,13 +1442,18 @@ class ArrivalGuardsTest {
      * pause of its own) begins no new spell and runs narrowed beside it, as before the pause;
      * with {@code fruitlessSpells} on it is held for a spell again (600 ms of its time for
      * nothing: two or three such spells in each 12 s run, a fifth of the GEMM's running time,
-     * H200 session 73). After a quiet spell of the wide queue a spell begins as ever.
+     * H200 session 73). After a quiet spell of the wide queue a spell begins as ever where its
+     * earlier returns are not all off any beat ({@code randomReturns} off); with it on (the
+     * default), a queue whose returns (its gaps of 250 ms, or four spurious periods) kept finding
+     * no beat begins none after this one either.
      */
     @Test
     void aWideQueueOffAnyBeatBeginsNoSpellOnceOneRanOutWithoutABeat() {
-        for (boolean on : new boolean[] {false, true}) {
+        for (boolean[] config : new boolean[][] {{false, true}, {true, true}, {false, false}}) {
+            boolean on = config[0];
             ArrivalGuards guards = new ArrivalGuards();
             guards.fruitlessSpells(on);
+            guards.randomReturns(config[1]);
             java.util.Random random = new java.util.Random(73);
             long t = 1000 * MS;
             stepBoth(guards, t, false, 0, true, t); // B's warm-up, long before
@@ -1488,10 +1493,13 @@ class ArrivalGuardsTest {
                 assertTrue(heldLater <= 2 && narrowedLater > 100, "no spell once it is known to be off any beat, coming back included: " + heldLater
                         + " held, " + narrowedLater + " narrowed");
             }
-            // quiet for 400 ms, then arriving again: a spell, as after any pause
+            // quiet for 400 ms, then arriving again: a spell, as after any pause, unless its returns
+            // are known to find no beat
             t += 400 * MS;
             boolean[] first = stepBoth(guards, t, true, t, true, back);
-            assertTrue(first[0] && !first[1], "held at the first arrival after a quiet spell (fruitlessSpells " + on + ")");
+            boolean spell = on || !config[1];
+            assertEquals(spell, first[0] && !first[1], "held at the first arrival after a quiet spell (fruitlessSpells " + on
+                    + ", randomReturns " + config[1] + ")");
         }
     }
 

@@ -300,7 +300,14 @@ public final class MixScenario implements Scenario {
             // 23.9-24.9 x its P99 alone (natively 2.1-2.3 x), each request waiting for the GEMM's
             // green-context-narrowed kernel to end; capped by MPS's thread percentage instead, 1.50 x
             Mix.of(List.of(Sizes.parse(Kind.BULK, List.of("batch=128", "period=150"), "the family"),
-                    Sizes.parse(Kind.GEMM, List.of("size=16384"), "the family")), "bulk:2", "gemm:1"));
+                    Sizes.parse(Kind.GEMM, List.of("size=16384"), "the family")), "bulk:2", "gemm:1"),
+            // added in session 82, first run as custom mixes that session: services whose requests
+            // come at random, as a chat or scoring service's do (the family's other LC tenants but
+            // graphp keep a beat the node can learn); beside a random-arrival batch, bf16 training
+            // ran at 0.71 of native sharing until returns that find no beat stopped holding it
+            Mix.of("decodep:2", "trainbf16:1"),
+            Mix.of("bulkp:2", "trainbf16:1"),
+            Mix.of("decodep:3", "graphp:2", "train32:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
