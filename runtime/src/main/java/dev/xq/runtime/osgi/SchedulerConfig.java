@@ -72,7 +72,10 @@ public @interface SchedulerConfig {
             + "default): left narrowed, its kernels run through the wide tenant's requests. On an H200 with a CUDA graph, an "
             + "eager decoder, bf16 training and 21 ms GEMMs it kept most graph requests clear of the GEMM and training "
             + "gained (0.70-0.74 of native sharing against 0.50-0.64), but the GEMM lost (0.35 against 0.41-0.66) and the "
-            + "decoder's P99 rose (47-51 ms against 39-43): an experiment, not yet a default.")
+            + "decoder's P99 rose (47-51 ms against 39-43): an experiment, not yet a default. Since then, where the narrow "
+            + "tenant's requests are on a beat (its latest six request starts, after idles of 10 ms or more, within a tenth of "
+            + "their median), the command is let onto the whole device only where it ends before the next one (not yet "
+            + "measured on a GPU).")
     boolean wholeBesideReserve() default false;
 
     @AttributeDefinition(name = "Narrow beats keep a reserve", description = "With wide beats: beside a wide tenant on a "

@@ -159,6 +159,12 @@ final class ArrivalGuards {
      */
     static final long RESERVE_REQUEST_NANOS = 10_000_000L;
     /**
+     * A narrow tenant's latest request starts (arrivals after an idle of
+     * {@value #RESERVE_REQUEST_NANOS} ns or more) from which its next is foreseen
+     * ({@link Track#nextRequestStart}).
+     */
+    static final int REQUEST_STARTS = 6;
+    /**
      * A narrow tenant within a request that was not seen idle for this long has work all the time:
      * a queue whose commands fit only whole is not held for it ({@link #wholeBesideReserve}), it
      * would never run.
@@ -494,6 +500,10 @@ final class ArrivalGuards {
         boolean randomReturns = true;
         /** When it was last seen idle while keeping a reserve above a queue ({@link ArrivalGuards#wholeBesideReserve}), 0 never. */
         long reserveIdleAt;
+        /** Its latest request starts ({@link #REQUEST_STARTS}), the next to be written at {@code requestStartNext}. */
+        final long[] requestStarts = new long[REQUEST_STARTS];
+        int requestStartNext;
+        int requestStartCount;
 
         /** Its latest interval between two arrivals; 0 before two. */
         long lastInterval() {
@@ -539,6 +549,13 @@ final class ArrivalGuards {
             // GEMM ready throughout ran narrowed beside its first requests; replayed on session
             // 42's 32 runs, four times the longest left 493 decisions narrowed, three 490, twice 392)
             long idle = lastBusyEnd == 0 ? 0 : t - lastBusyEnd;
+            // a request start: its first arrival, or one after an idle of its own (seen since its
+            // latest arrival) of RESERVE_REQUEST_NANOS or more
+            if (count == 0 || (lastBusyEnd - last() > 0 && idle >= RESERVE_REQUEST_NANOS)) {
+                requestStarts[requestStartNext] = t;
+                requestStartNext = (requestStartNext + 1) % REQUEST_STARTS;
+                requestStartCount = Math.min(requestStartCount + 1, REQUEST_STARTS);
+            }
             boolean changed = idleCount >= MIN_BUSY && idle >= CHANGE_MIN_IDLE_NANOS && idle >= 2 * longestIdle();
             if (lastBusyEnd != 0 && idle > 0) {
                 idles[idleNext] = idle;
@@ -619,6 +636,40 @@ final class ArrivalGuards {
          */
         boolean atRandom() {
             return randomReturns && returnsOffBeat >= RANDOM_RETURNS;
+        }
+
+        /**
+         * When its next request is foreseen to start, as of {@code now}: where its latest
+         * {@value #REQUEST_STARTS} request starts (arrivals after an idle of
+         * {@value #RESERVE_REQUEST_NANOS} ns or more) came at intervals within a tenth (at least 2
+         * ms) of their median, the latest start plus that median (a late one: imminent, so at most
+         * that tolerance in the past; one skipped: the one after); else Long.MIN_VALUE, not
+         * foreseen. An eager decoder's tokens come off any beat, 2.5-8.5 ms apart, while its
+         * requests come every 60 ms (H200, session 82's traces).
+         */
+        long nextRequestStart(long now) {
+            if (requestStartCount < REQUEST_STARTS) {
+                return Long.MIN_VALUE;
+            }
+            long[] d = new long[REQUEST_STARTS - 1];
+            for (int i = 0; i < d.length; i++) {
+                d[i] = requestStarts[Math.floorMod(requestStartNext - 1 - i, REQUEST_STARTS)]
+                        - requestStarts[Math.floorMod(requestStartNext - 2 - i, REQUEST_STARTS)];
+            }
+            long[] sorted = d.clone();
+            java.util.Arrays.sort(sorted);
+            long median = sorted[d.length / 2];
+            long tolerance = Math.max(2_000_000L, median / 10);
+            for (long x : d) {
+                if (Math.abs(x - median) > tolerance) {
+                    return Long.MIN_VALUE;
+                }
+            }
+            long next = requestStarts[Math.floorMod(requestStartNext - 1, REQUEST_STARTS)] + median;
+            while (next + tolerance < now) {
+                next += median;
+            }
+            return next;
         }
 
         /** A request arrived: the one before it had the commands completed since its own arrival. */
@@ -1282,7 +1333,10 @@ final class ArrivalGuards {
      * kept a graph's requests clear of the GEMM (9-85 of 480 beside a narrowed GEMM kernel against
      * 136-269) and the bf16 trainer gained (0.70-0.74 of native sharing against 0.50-0.64), but the
      * GEMM lost (0.35 against 0.41-0.66), the eager decoder's P99 while the others ran rose
-     * (47-51 ms against 39-43), and the graph's only in one run of two.
+     * (47-51 ms against 39-43), and the graph's only in one run of two. Since session 82 (not yet
+     * measured on a GPU), where the narrow tenants' requests are on a beat
+     * ({@link Track#nextRequestStart}), the command is let onto the whole device only where it
+     * ends before the next of them, and is held until that request is over otherwise.
      */
     void wholeBesideReserve(boolean on) {
         wholeBesideReserve = on;
@@ -1627,6 +1681,8 @@ final class ArrivalGuards {
     /** How many times a queue the decision let run was held through a wide queue's first arrivals ({@link #firstArrivals}). */
     private long firstHeld;
     private int firstHeldLines;
+    /** Decisions that held a command fitting only whole for a narrow tenant's foreseen next request ({@link #wholeBesideReserve}). */
+    private long traceReserveSoon;
     /** Decisions in which a wide queue's first arrivals held nothing, its requests at random ({@link Track#atRandom}). */
     private long firstSkippedAtRandom;
 
@@ -1737,6 +1793,10 @@ final class ArrivalGuards {
             // within RESERVE_REQUEST_NANOS), and when the latest such arrival stops counting
             boolean reserveBusy = false;
             boolean reserveStuck = false;
+            // the narrow ones' next request start where every one of them has it foreseen
+            // (wholeBesideReserve: a command let onto the whole device must end before it)
+            long reserveNext = Long.MAX_VALUE;
+            boolean reserveForeseen = true;
             long reserveWake = Long.MAX_VALUE;
             long leastAvail = Long.MAX_VALUE;
             Track tb = tracks.get(b.handle());
@@ -1851,6 +1911,12 @@ final class ArrivalGuards {
                     // decoder) keeps its reserve, and only that, where wide ones above have gaps B
                     // fits (below)
                     reserve = Math.max(reserve, sa.widthSms());
+                    long nextStart = ta == null ? Long.MIN_VALUE : ta.nextRequestStart(now);
+                    if (nextStart == Long.MIN_VALUE) {
+                        reserveForeseen = false;
+                    } else {
+                        reserveNext = Math.min(reserveNext, nextStart);
+                    }
                     long sinceArrival = ta == null || ta.count == 0 ? Long.MAX_VALUE : now - ta.last();
                     if (working || sinceArrival < RESERVE_REQUEST_NANOS) {
                         if (ta == null || now - ta.reserveIdleAt > RESERVE_IDLE_SEEN_NANOS) {
@@ -1934,6 +2000,16 @@ final class ArrivalGuards {
             // graph, a batch and a decoder completed nothing for 125 ms four times in 12 s, was
             // narrowed 7.5 s by the starving rule, and all three tenants above it lost (H200, session 74)
             boolean wholeAround = wholeBesideReserve && leave > 0 && !narrowerFits && command < leastAvail && !reserveStuck && !narrowedFits;
+            if (wholeAround && !reserveBusy && reserveForeseen && reserveNext != Long.MAX_VALUE && reserveNext - now < command + grace()) {
+                // the narrow ones' requests are on a beat and the next would meet the command on
+                // the whole device (a GEMM kernel let go between a decoder's requests ran into the
+                // next one: the decoder's P99 47-51 ms against 39-43, H200 session 74): held until
+                // that request is over, as within one
+                reserveBusy = true;
+                if (trace) {
+                    traceReserveSoon++;
+                }
+            }
             if (learning && !(fits && wide && (leave == 0 || narrowerFits || wholeAround))) {
                 // a wide one learns its beat: held throughout, not left narrowed for the others
                 space.unnarrow(b.handle(), true);
@@ -2027,6 +2103,7 @@ final class ArrivalGuards {
                     + ", held for narrow ones on a beat, its command beside their reserve too long for the wide gaps " + traceBeatReserveDropped
                     + ", not taken as starving while stopped " + stoppedNotStarving + ", held through a wide queue's first arrivals " + firstHeld
                     + " (not held: its requests at random " + firstSkippedAtRandom + ")"
+                    + ", held whole-only for a narrow one's foreseen request " + traceReserveSoon
                     + ", starving and held through the wide beats it fits narrowed " + starvingGuarded
                     + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }

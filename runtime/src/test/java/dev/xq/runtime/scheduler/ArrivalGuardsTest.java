@@ -2476,6 +2476,67 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * With {@code wholeBesideReserve} on, beside a wide tenant on a 25 ms beat (busy 2 ms) and an
+     * eager decoder whose requests come every 60 ms (25 ms of tokens 5 ms apart, off any beat
+     * themselves), a 20 ms command that fits the wide gaps only whole is let onto the whole device
+     * only where the decoder's next request is foreseen to start after it ends: never while one
+     * would meet it, and still now and then; never narrowed at the wide tenant's arrivals.
+     */
+    @Test
+    void aCommandLetGoWholeEndsBeforeTheDecodersNextRequest() {
+        ArrivalGuards guards = new ArrivalGuards();
+        guards.wholeBesideReserve(true);
+        long t = 10_000 * MS;
+        long first = t + 7 * MS;
+        int wholeMeeting = 0;
+        int whole = 0;
+        int narrowedAtArrival = 0;
+        int decisions = 0;
+        for (int i = 0; i < 480; i++) {
+            long at = t + i * 25 * MS;
+            // decisions at the wide tenant's arrival and idle, halfway through its gap, and where the
+            // decoder's requests begin and end (the node decides at each arrival and idle)
+            java.util.TreeSet<Long> times = new java.util.TreeSet<>(List.of(at, at + 2 * MS, at + 12 * MS));
+            for (long st = first; st < at + 25 * MS; st += 60 * MS) {
+                for (long e : new long[] {st, st + 25 * MS}) {
+                    if (e >= at && e < at + 25 * MS) {
+                        times.add(e);
+                    }
+                }
+            }
+            for (long now : times) {
+                boolean aReady = now == at;
+                long k = (now - first) / (60 * MS);
+                long st = now < first ? Long.MIN_VALUE : first + k * 60 * MS;
+                boolean inRequest = st != Long.MIN_VALUE && now < st + 25 * MS;
+                long token = inRequest ? st + (now - st) / (5 * MS) * 5 * MS : -1;
+                long nextStart = now < first ? first : st + 60 * MS;
+                TestSpace sp = space(132, 1, List.of());
+                sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 24, 132));
+                java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+                guards.update("hpf", now, List.of(prioritized(A, 2, aReady, at, 0), prioritized(3, 3, inRequest, token, 0),
+                        behind(20 * MS, now)), decided, sp);
+                if (i < WIDE_RUN_ARRIVALS) {
+                    continue;
+                }
+                decisions++;
+                boolean letWhole = Boolean.FALSE.equals(decided.get(B)) && sp.narrowed(B) == 0;
+                if (aReady) {
+                    narrowedAtArrival += sp.narrowed(B) > 0 ? 1 : 0;
+                }
+                if (letWhole) {
+                    whole++;
+                    wholeMeeting += nextStart - now < 20 * MS ? 1 : 0;
+                }
+            }
+        }
+        assertEquals(0, narrowedAtArrival, "never narrowed at the wide tenant's arrivals");
+        assertEquals(0, wholeMeeting, "never let onto the whole device where the decoder's next request would meet it (" + whole + " whole of "
+                + decisions + ")");
+        assertTrue(whole > 10, "let onto the whole device where it ends before that request: " + whole + " of " + decisions);
+    }
+
+    /**
      * With {@code wholeBesideReserve} on, a decoder that is never idle (its queue working at every
      * decision) is not waited for: B, whose command fits the wide tenant's gaps only whole, stays
      * narrowed as decided, as with the switch off, instead of being held for good.
