@@ -72,6 +72,17 @@ def param_sum(model):
 
 # ---- latency-critical kinds: request() returns its result already on the host side of a sync
 
+# When the request's last launch was issued (perf_counter, this thread's CPU time): each LC kind's
+# request() calls issued() between its launches and its one synchronize, so that run_lc can tell
+# the host's share of a slow request (its launches took long: a slow or busy core) from the
+# device's (the wait at the synchronize). A launch-bound decoder's request is nearly all host.
+_ISSUED = [0.0, 0.0]
+
+
+def issued():
+    _ISSUED[0] = time.perf_counter()
+    _ISSUED[1] = time.thread_time()
+
 def build_graph(a, dev, sz):
     # fp16 convolutions on a CPU are slow or missing; the smoke run only checks the logic.
     dtype = torch.float16 if dev.type == "cuda" else torch.float32
@@ -80,7 +91,11 @@ def build_graph(a, dev, sz):
     x = torch.randn(batch, 3, sz["img"], sz["img"], device=dev, dtype=dtype)
     if dev.type != "cuda":
         log("graph: no CUDA graph on %s, plain forward instead" % dev.type)
-        return SimpleNamespace(request=lambda: model(x))
+        def plain():
+            out = model(x)
+            issued()
+            return out
+        return SimpleNamespace(request=plain)
     # Capture needs the lazy work (cuDNN handles, workspace allocations) done outside the graph,
     # and on a non-default stream, as the CUDA graph docs prescribe.
     side = torch.cuda.Stream()
@@ -95,6 +110,7 @@ def build_graph(a, dev, sz):
 
     def request():
         graph.replay()
+        issued()
         torch.cuda.current_stream().synchronize()
         return out
     return SimpleNamespace(request=request)
@@ -119,7 +135,9 @@ def build_decode(a, dev, sz):
 
     def request():
         # .cpu() is the request's one synchronize: the tokens reach the host.
-        return generate(model, prompt, sz["new"], caches).cpu()
+        out = generate(model, prompt, sz["new"], caches)
+        issued()
+        return out.cpu()
     return SimpleNamespace(request=request)
 
 
@@ -131,6 +149,7 @@ def build_bulk(a, dev, sz):
 
     def request():
         out = model(x)
+        issued()
         sync()
         return out
     return SimpleNamespace(request=request)
@@ -228,7 +247,7 @@ def pct(sorted_vals, q):
 def run_lc(t, seconds, period_ms, poisson=False, before=None):
     period = period_ms / 1000.0
     rng = random.Random(40)  # the same arrivals in every run and mode
-    lat, at = [], []
+    lat, at, host, host_cpu = [], [], [], []
     start = time.perf_counter()
     # each request's issue time in epoch ms: a run that pauses the BE tenants now and then (the mix
     # scenario's `pause`) splits the requests by what ran beside them
@@ -245,15 +264,20 @@ def run_lc(t, seconds, period_ms, poisson=False, before=None):
             pass
         if before:
             before(len(lat))
+        c0 = time.thread_time()
         t0 = time.perf_counter()
+        _ISSUED[0] = 0.0
         t.request()
         t1 = time.perf_counter()
         lat.append((t1 - t0) * 1000.0)
+        # until the last launch was issued: wall and this thread's CPU time (-1: not marked)
+        host.append((_ISSUED[0] - t0) * 1000.0 if _ISSUED[0] else -1.0)
+        host_cpu.append((_ISSUED[1] - c0) * 1000.0 if _ISSUED[0] else -1.0)
         at.append(epoch0 + t0 * 1000.0)
         # Open loop: releases stay on the period grid; a request that overran starts the next
         # one at once instead of queueing a burst of catch-up requests.
         next_at = max(next_at + (rng.expovariate(1.0 / period) if poisson else period), t1)
-    return lat, at
+    return lat, at, host, host_cpu
 
 
 def run_be(t, seconds):
@@ -366,7 +390,7 @@ def main():
             bypass(1 if on else 0)
             bypassed.append(1 if on else 0)
     if lc:
-        lat, at = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON,
+        lat, at, host, host_cpu = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON,
                          before)
         lean = {}
         if before:
@@ -381,7 +405,8 @@ def main():
         emit({"role": "lc", "kind": kind, "requests": len(lat),
               "p50_ms": pct(s, 50) if s else 0.0, "p99_ms": pct(s, 99) if s else 0.0,
               "mean_ms": sum(s) / len(s) if s else 0.0, "checksum": checksum,
-              "lat_ms": [round(v, 4) for v in lat], "t_ms": [round(v, 1) for v in at]}
+              "lat_ms": [round(v, 4) for v in lat], "t_ms": [round(v, 1) for v in at],
+              "host_ms": [round(v, 3) for v in host], "host_cpu_ms": [round(v, 3) for v in host_cpu]}
              | ({"bypassed": bypassed} if a.ab_interposer else {}) | lean)
     else:
         n, secs, done = run_be(t, a.seconds)

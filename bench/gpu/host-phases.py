@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Where a latency-critical tenant's slow requests were made: on the host (its launches took long)
+or on the device (the wait at its synchronize).
+
+Each LC request of bench/torch/family/tenant.py records, besides its latency, when its last launch
+was issued (host_ms: wall time from the request's start; host_cpu_ms: the thread's CPU time over
+the same span). An eager decoder's request is nearly all host time (about 950 launches); a slow
+core, or a thread descheduled, stretches host_ms with the GPU idle, and no scheduler of the GPU
+can make that up. For each mix, tenant and mode this prints P50 and P99 of the latency, of host_ms,
+of the device's part (latency - host_ms) and of the time off the CPU while launching
+(host_ms - host_cpu_ms); then, of the mode's slowest 5 % of requests, how many were host-made
+(host_ms over 1.5 x the tenant's median host_ms over every mode of the mix) and how many
+device-made (the device's part over 1.5 x its median likewise; both can hold).
+
+    python3 bench/gpu/host-phases.py CALL_DIR...   (folders holding logs-N/MIX/MODE/KIND.json, as mix-run.sh brings them back)
+"""
+import glob
+import gzip
+import json
+import os
+import sys
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as fh:
+        return json.load(fh)
+
+
+def pct(vals, q):
+    s = sorted(vals)
+    return s[min(len(s) - 1, int(round(q / 100.0 * (len(s) - 1))))] if s else float("nan")
+
+
+def median(vals):
+    return pct(vals, 50)
+
+
+def tenants_of(mix_dir):
+    """{tenant: {mode: json}} for the LC tenants of one mix's logs that carry host_ms."""
+    out = {}
+    for mode_dir in sorted(glob.glob(os.path.join(mix_dir, "*"))):
+        if not os.path.isdir(mode_dir):
+            continue
+        mode = os.path.basename(mode_dir)
+        for f in sorted(glob.glob(os.path.join(mode_dir, "*.json")) + glob.glob(os.path.join(mode_dir, "*.json.gz"))):
+            try:
+                d = load(f)
+            except (OSError, ValueError):
+                continue
+            if d.get("role") != "lc" or not d.get("host_ms") or not d.get("lat_ms"):
+                continue
+            name = os.path.basename(f).split(".json")[0]
+            out.setdefault(name, {})[mode] = d
+    return out
+
+
+def report(mix_dir):
+    lines = []
+    for name, modes in tenants_of(mix_dir).items():
+        host_all, dev_all = [], []
+        for d in modes.values():
+            for lat, h in zip(d["lat_ms"], d["host_ms"]):
+                if h >= 0:
+                    host_all.append(h)
+                    dev_all.append(lat - h)
+        if not host_all:
+            continue
+        ref_host, ref_dev = median(host_all), median(dev_all)
+        lines.append("  %s: median over the modes host %.2f ms, device %.2f ms" % (name, ref_host, ref_dev))
+        for mode, d in modes.items():
+            rows = [(lat, h, c) for lat, h, c in zip(d["lat_ms"], d["host_ms"], d.get("host_cpu_ms") or [-1.0] * len(d["lat_ms"]))
+                    if h >= 0]
+            if not rows:
+                continue
+            lat = [r[0] for r in rows]
+            host = [r[1] for r in rows]
+            dev = [r[0] - r[1] for r in rows]
+            off = [r[1] - r[2] for r in rows if r[2] >= 0]
+            top = sorted(rows, key=lambda r: r[0], reverse=True)[:max(1, len(rows) // 20)]
+            host_made = sum(1 for r in top if r[1] > 1.5 * ref_host)
+            dev_made = sum(1 for r in top if r[0] - r[1] > 1.5 * ref_dev)
+            lines.append("    %-7s n %3d  lat P50/P99 %6.2f/%6.2f  host %6.2f/%6.2f  device %6.2f/%6.2f  off-CPU %5.2f/%5.2f"
+                         "  | slowest %d: host-made %d, device-made %d" % (
+                             mode, len(rows), pct(lat, 50), pct(lat, 99), pct(host, 50), pct(host, 99), pct(dev, 50), pct(dev, 99),
+                             pct(off, 50) if off else float("nan"), pct(off, 99) if off else float("nan"), len(top), host_made, dev_made))
+    return lines
+
+
+def main(dirs):
+    if not dirs:
+        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        return 2
+    found = 0
+    for d in dirs:
+        for mix_dir in sorted(glob.glob(os.path.join(d, "logs-*", "*"))):
+            lines = report(mix_dir)
+            if lines:
+                found += 1
+                print("%s" % os.path.relpath(mix_dir))
+                print("\n".join(lines))
+    if not found:
+        print("no LC tenant logs with host_ms under %s (runs before session 83 do not record it)" % " ".join(dirs), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
