@@ -74,8 +74,9 @@ public @interface SchedulerConfig {
             + "gained (0.70-0.74 of native sharing against 0.50-0.64), but the GEMM lost (0.35 against 0.41-0.66) and the "
             + "decoder's P99 rose (47-51 ms against 39-43): an experiment, not yet a default. Since then, where the narrow "
             + "tenant's requests are on a beat (its latest six request starts, after idles of 10 ms or more, within a tenth of "
-            + "their median), the command is let onto the whole device only where it ends before the next one (not yet "
-            + "measured on a GPU).")
+            + "their median), the command is let onto the whole device only where it ends before the next one; measured "
+            + "with that (H200, five mixes of a decoder beside GEMMs): the four-tenant mix's graph 1.07 x its P99 alone "
+            + "against 1.30 off, its GEMM 0.21 of native against 0.39, no mix changed from missed to met.")
     boolean wholeBesideReserve() default false;
 
     @AttributeDefinition(name = "Narrow beats keep a reserve", description = "With wide beats: beside a wide tenant on a "
