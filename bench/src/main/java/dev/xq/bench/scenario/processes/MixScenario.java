@@ -1411,9 +1411,33 @@ public final class MixScenario implements Scenario {
                     aloneCells.put(t.name(), alone);
                     alone = ", alone under XQ P50/P99 " + alone;
                 }
+                // where its requests' time went (HostParts): the host's launching or the wait for the
+                // device; a diagnostic beside the verdict, which it does not change
+                Map<String, double[][]> marks = new LinkedHashMap<>();
+                mine.forEach((mode, oc) -> {
+                    if (oc.ok() && oc.json() != null) {
+                        double[] host = TenantProcess.numbers(oc.json(), "host_ms");
+                        double[] lat = TenantProcess.numbers(oc.json(), "lat_ms");
+                        if (host.length > 0 && host.length == lat.length) {
+                            marks.put(mode, new double[][] {lat, host});
+                        }
+                    }
+                });
+                Map<String, HostParts.Reading> parts = HostParts.of(marks);
+                List<String> partText = new ArrayList<>();
+                if (!parts.isEmpty()) {
+                    Map<String, Object> pj = new LinkedHashMap<>();
+                    parts.forEach((mode, r) -> {
+                        pj.put(mode, r.json());
+                        partText.add(mode + " " + fmt(r.deviceP99()) + " ms (" + r.hostMade() + "/" + r.deviceMade() + " of " + r.slowest() + ")");
+                    });
+                    o.put("host_device_parts", pj);
+                }
                 measured.add(t.name() + " P99/standalone " + ratios(over) + alone + floorText
                         + (pairText.isEmpty() ? "" : ", P99 shared/alone (requests) " + String.join(", ", pairText))
-                        + (overNativeAlone.isEmpty() ? "" : ", shared P99 over native's alone " + String.join(", ", overNativeAlone)));
+                        + (overNativeAlone.isEmpty() ? "" : ", shared P99 over native's alone " + String.join(", ", overNativeAlone))
+                        + (partText.isEmpty() ? "" : ", the device's part of a request P99 (slowest 5 % host-made/device-made) "
+                                + String.join(", ", partText)));
             } else {
                 Map<String, Object> rate = new LinkedHashMap<>();
                 mine.forEach((mode, oc) -> rate.put(mode, Measures.round(oc.rate())));

@@ -344,6 +344,45 @@ class MixScenarioTest {
         assertEquals(MixScenario.judge(mix, m).met(), v.met(), "the order changes no verdict");
     }
 
+    /** An LC tenant whose requests mark their launches ({@code host_ms}): three requests, the last one slow on the host or the device. */
+    private static MixScenario.Outcome lcMarked(double slowHost, double slowDevice) {
+        StringBuilder lat = new StringBuilder();
+        StringBuilder host = new StringBuilder();
+        for (int i = 0; i < 40; i++) {
+            boolean slow = i == 39;
+            double h = slow ? slowHost : 20 + i * 0.01;
+            double d = slow ? slowDevice : 0.1;
+            lat.append(i == 0 ? "" : ",").append(h + d);
+            host.append(i == 0 ? "" : ",").append(h);
+        }
+        return MixScenario.Outcome.of("{\"tasks\":40,\"checksum\":7,\"lat_ms\":[" + lat + "],\"host_ms\":[" + host + "]}",
+                MixScenario.Role.LC, 1);
+    }
+
+    /** The host's and the device's parts of an LC tenant's requests are reported per mode, and the verdict is the same with them. */
+    @Test
+    void theHostsAndTheDevicesPartsOfAnLcTenantsRequestsAreReported() {
+        var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
+        var v = MixScenario.judge(mix, modes(lcMarked(20, 0.1), lcMarked(20, 30), be(100), lcMarked(50, 0.1), be(95)));
+        @SuppressWarnings("unchecked")
+        var tenants = (List<Map<String, Object>>) v.json().get("tenants");
+        var parts = (Map<?, ?>) tenants.get(0).get("host_device_parts");
+        assertEquals(List.of("standalone", "native", "xq"), List.copyOf(parts.keySet()));
+        var xq = (Map<?, ?>) parts.get("xq");
+        assertEquals(1, xq.get("slowest_host_made"));
+        assertEquals(0, xq.get("slowest_device_made"));
+        var nat = (Map<?, ?>) parts.get("native");
+        assertEquals(0, nat.get("slowest_host_made"));
+        assertEquals(1, nat.get("slowest_device_made"));
+        assertTrue(v.measured().contains("the device's part of a request P99"), v.measured());
+        assertNull(tenants.get(1).get("host_device_parts"), "a best-effort tenant has no requests to split");
+        // tenants that do not mark their launches (the fake app) get no such figure
+        var plain = MixScenario.judge(mix, modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(95)));
+        @SuppressWarnings("unchecked")
+        var plainTenants = (List<Map<String, Object>>) plain.json().get("tenants");
+        assertNull(plainTenants.get(0).get("host_device_parts"));
+    }
+
     @Test
     void aMixMeetsItsGoalsOnlyWithEveryTenantWithinItsBoundAndTheSameResults() {
         var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
