@@ -170,6 +170,9 @@ void xqc_ht_reset(void)
 static void ht_summary(void)
 {
     uint64_t n = LD(&g_ht_n), nd = LD(&g_ht_ndef);
+    if (xqc_hot.lean_diag)
+        xlog(2, "xq: XQ_LOG_LEAN=1: %llu launches took the lean path, untimed: not in the accounts below",
+             (unsigned long long)LD(&xqc_lean_untimed));
     if (!n && !nd) return;
     uint64_t pre = LD(&g_ht_pre), post = LD(&g_ht_post), def = LD(&g_ht_def);
     /* a kept current context found other than the driver's (cuda_gate.c: every gated call asks at this level) */

@@ -731,7 +731,7 @@ XQ_HOT void xqc_gate_exit(gate *g, CUresult r)
 XQ_HOT int xqc_lean_enter(lean *l, CUstream h, int ptsz, uint64_t ck)
 {
     if (XQ_UNLIKELY((LD(&xqc_captures) | LD(&xqc_exiting) | LD(&xqc_deferred)) || xqc_cu_state <= 0 || !LD(&xqc_hot.started) ||
-                    !LD(&xqc_tracker_on) || (xqc_hot.diag | xqc_hot.bypass | xqc_hot.stall)))
+                    !LD(&xqc_tracker_on) || ((xqc_hot.diag & !xqc_hot.lean_diag) | xqc_hot.bypass | xqc_hot.stall)))
         return 0;
     int saved_errno = errno;
     xstream *st = stream_get(h, ptsz, 0);
@@ -788,6 +788,7 @@ XQ_HOT void xqc_lean_exit(const lean *l, CUresult r, void *key, uint64_t threads
         }
         if (key && key != t_last_ok) xqc_known_ok(t_last_ok = key);
         t_lean++;
+        if (XQ_UNLIKELY(xqc_hot.diag)) __atomic_fetch_add(&xqc_lean_untimed, 1, __ATOMIC_RELAXED); /* XQ_LOG_LEAN=1 */
     } else {
         st->failed++; /* nothing was launched */
         xqc_mirror(st);
@@ -797,6 +798,10 @@ XQ_HOT void xqc_lean_exit(const lean *l, CUresult r, void *key, uint64_t threads
     if (XQ_UNLIKELY(kick)) xqc_tracker_kick();
     errno = saved_errno;
 }
+
+/* XQ_LOG_LEAN=1 with XQ_LOG=2 or more: the launches made by the lean path, which the host-time
+ * account (cuda_diag.c) does not time */
+uint64_t xqc_lean_untimed;
 
 /* A measurement (bench/gpu/ab-interposer.sh): out[0] the launches this thread made by the lean path,
  * out[1] the launches made on every stream of the process. */

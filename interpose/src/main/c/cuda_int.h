@@ -135,9 +135,11 @@ struct xqc_hot_s {
     int8_t diag;       /* XQ_LOG=2 or more: the diagnostics' counters are kept */
     int8_t bypass;     /* xq_bench_bypass(1): gated calls pass straight through, untracked (a measurement) */
     int8_t stall;      /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (cuda_words.c) */
+    int8_t lean_diag;  /* XQ_LOG_LEAN=1: with diag, launches nothing can hold or change still take the lean path */
     uint32_t ctx_epoch; /* bumped when a context may have ended: every thread's cached current context is dropped */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
+extern uint64_t xqc_lean_untimed; /* XQ_LOG_LEAN=1: lean launches the diagnostics' accounts leave out */
 _Static_assert(sizeof(struct xqc_hot_s) == 64, "the hot flags fill one cache line");
 #define xqc_state (xqc_hot.state)
 #define xqc_tabgen (xqc_hot.tabgen)
