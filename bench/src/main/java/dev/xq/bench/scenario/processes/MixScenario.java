@@ -720,6 +720,25 @@ public final class MixScenario implements Scenario {
      * the fixed order for mixes 0, 2, 4, ... of a run and for mixes 1, 3, ... the alone modes first,
      * then the others reversed.
      */
+    /**
+     * The modes one mix runs: {@code given}, with {@code standalone} added where its latency-critical
+     * tenants could not be judged without it: native and xq are asked for but no paired reading can
+     * be taken (no pause, or no best-effort tenant to stop, as in {@code decode+decode}). Without it
+     * such a mix ran every mode and came back "not judged" (H200, session 83: a minute of device
+     * time for no verdict).
+     */
+    static List<String> modesFor(Mix mix, List<String> given, double pause) {
+        boolean lc = mix.tenants().stream().anyMatch(t -> t.kind().role == Role.LC);
+        boolean be = mix.tenants().stream().anyMatch(t -> t.kind().role == Role.BE);
+        if (!lc || given.contains("standalone") || !given.contains("native") || !given.contains("xq") || (pause > 0 && be)) {
+            return given;
+        }
+        List<String> out = new ArrayList<>(given.size() + 1);
+        out.add("standalone");
+        out.addAll(given);
+        return out;
+    }
+
     static List<String> modeOrder(List<String> given, String order, int mixIndex) {
         if (order.equals("alternate")) {
             List<String> fixed = modeOrder(given, "fixed", 0);
@@ -881,7 +900,13 @@ public final class MixScenario implements Scenario {
         for (int i = 0; i < mixes.size(); i++) {
             Mix mix = mixes.get(i);
             Map<String, Map<String, Outcome>> byMode = new LinkedHashMap<>();
-            for (String mode : modeOrder(p.strings("modes"), p.string("order"), i)) {
+            List<String> mixModes = modesFor(mix, p.strings("modes"), pause);
+            if (mixModes.size() > p.strings("modes").size()) {
+                ctx.out().line("mix " + mix.name() + ": standalone added to its modes: " + (pause > 0
+                        ? "no best-effort tenant to stop for a paired reading" : "no paired reading (pause=0)")
+                        + ", and its latency-critical tenants are judged against their standalone P99");
+            }
+            for (String mode : modeOrder(mixModes, p.string("order"), i)) {
                 ModeResult m = new ModeResult(mix.name() + " " + mode);
                 if (mode.equals("standalone")) {
                     byMode.put(mode, alone(ctx, setup, mix, mode, standalone, standaloneFrom, m));

@@ -359,6 +359,21 @@ class MixScenarioTest {
                 MixScenario.Role.LC, 1);
     }
 
+    /** A mix that no paired reading can judge gets standalone added to its modes; the others run what was asked for. */
+    @Test
+    void aMixNoPairedReadingCanJudgeRunsStandaloneToo() {
+        var twoDecoders = MixScenario.MIXES.stream().filter(m -> m.name().equals("decode+decode")).findFirst().orElseThrow();
+        var decodeGemm = MixScenario.MIXES.get(1);
+        var beOnly = MixScenario.MIXES.stream().filter(m -> m.name().equals("gemm+triton+trainbf16")).findFirst().orElseThrow();
+        List<String> asked = List.of("native", "xq");
+        assertEquals(List.of("standalone", "native", "xq"), MixScenario.modesFor(twoDecoders, asked, 1.5));
+        assertEquals(asked, MixScenario.modesFor(decodeGemm, asked, 1.5));
+        assertEquals(List.of("standalone", "native", "xq"), MixScenario.modesFor(decodeGemm, asked, 0));
+        assertEquals(asked, MixScenario.modesFor(beOnly, asked, 0), "no LC tenant: nothing to judge against standalone");
+        assertEquals(List.of("standalone", "native", "xq"), MixScenario.modesFor(twoDecoders, List.of("standalone", "native", "xq"), 1.5));
+        assertEquals(List.of("native"), MixScenario.modesFor(twoDecoders, List.of("native"), 1.5), "no xq asked for: no verdict wanted");
+    }
+
     /** The host's and the device's parts of an LC tenant's requests are reported per mode, and the verdict is the same with them. */
     @Test
     void theHostsAndTheDevicesPartsOfAnLcTenantsRequestsAreReported() {
