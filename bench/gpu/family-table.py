@@ -209,6 +209,13 @@ def main(args):
                         medians.append(r50)
                         if r50 >= MEDIAN_FLAG:
                             phase += " (**%s's median with the company stopped %s x native's**)" % (XQ, fmt(r50))
+                    # where its requests' time went (the scenario's host_device_parts, since session 83): the
+                    # device's part at P99 and how many of the mode's slowest were made on its host
+                    hp = (t.get("host_device_parts") or {}).get(XQ)
+                    if hp:
+                        phase += " (%s: device's part P99 %s ms, slowest %d: host-made %d, device-made %d)" % (
+                            XQ, fmt(hp.get("device_p99_ms")), hp.get("slowest", 0), hp.get("slowest_host_made", 0),
+                            hp.get("slowest_device_made", 0))
                     lc.append("%s%s %s / %s / %s%s%s" % (t["name"], tag, fmt(nat), fmt(r.get(XQ), lc_ok(r.get(XQ), nat)),
                                                          fmt(r.get("mps"), lc_ok(r.get("mps"), nat)), phase,
                                                          " (%s over native within the readings' ranges)" % " and ".join(close)
