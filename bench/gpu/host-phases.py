@@ -55,6 +55,10 @@ def tenants_of(mix_dir):
     return out
 
 
+# over every mix read: {kind: {mode: [device P99s, host-made, device-made, slowest]}}
+TOTALS = {}
+
+
 def report(mix_dir):
     lines = []
     for name, modes in tenants_of(mix_dir).items():
@@ -80,6 +84,11 @@ def report(mix_dir):
             top = sorted(rows, key=lambda r: r[0], reverse=True)[:max(1, len(rows) // 20)]
             host_made = sum(1 for r in top if r[1] > 1.5 * ref_host)
             dev_made = sum(1 for r in top if r[0] - r[1] > 1.5 * ref_dev)
+            tot = TOTALS.setdefault(d.get("kind", name), {}).setdefault(mode, [[], 0, 0, 0])
+            tot[0].append(pct(dev, 99))
+            tot[1] += host_made
+            tot[2] += dev_made
+            tot[3] += len(top)
             lines.append("    %-7s n %3d  lat P50/P99 %6.2f/%6.2f  host %6.2f/%6.2f  device %6.2f/%6.2f  off-CPU %5.2f/%5.2f"
                          "  | slowest %d: host-made %d, device-made %d" % (
                              mode, len(rows), pct(lat, 50), pct(lat, 99), pct(host, 50), pct(host, 99), pct(dev, 50), pct(dev, 99),
@@ -99,6 +108,13 @@ def main(dirs):
                 found += 1
                 print("%s" % os.path.relpath(mix_dir))
                 print("\n".join(lines))
+    if found > 1:
+        print("over the %d mixes, by kind and mode: the device's part at P99 (lowest-highest), and of the slowest "
+              "requests how many were host-made and device-made" % found)
+        for kind, modes in TOTALS.items():
+            for mode, (dev99, hm, dm, n) in modes.items():
+                print("  %-8s %-7s %2d readings: device P99 %.2f-%.2f ms; slowest %d: host-made %d, device-made %d" % (
+                    kind, mode, len(dev99), min(dev99), max(dev99), n, hm, dm))
     if not found:
         print("no LC tenant logs with host_ms under %s (runs before session 83 do not record it)" % " ".join(dirs), file=sys.stderr)
         return 1
