@@ -5,7 +5,7 @@
 # (MIXES is ';'-separated, one ./xq bench call each; an entry custom=bulk+gemm+trainbf16 runs a mix of one's own)
 # (PAUSE=S: the paired reading, the BE tenants stopped S s of every 2 S; bench/README.md)
 # (ORDER=alternate, the default: MODES as listed for odd-numbered entries of MIXES, reversed for even-numbered
-#  ones (native,xq,xq-alt then xq-alt,xq,native; standalone/xq-alone first either way), and within an entry of
+#  ones (native,xq,xq-alt then xq-alt,xq,native; standalone and xq-alone first either way, themselves swapped), and within an entry of
 #  several mixes the bench's order=alternate: the node's first xq mode reacted slower than the second in session
 #  74's A/B calls, and the host's speed drifts over minutes, so a reading across modes always taken one way round
 #  (native first, as until session 76) reads that drift as much as XQ;
@@ -65,7 +65,7 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
   order=${ORDER:-alternate}
   if [ "$order" = alternate ]; then
     if [ $((i % 2)) = 0 ]; then
-      # every mode reversed (the bench still runs standalone and xq-alone first)
+      # every mode reversed (the bench still runs standalone and xq-alone first, as listed)
       modes=$(echo "$modes" | tr ',' '\n' | awk '{a[NR]=$0} END {for (k = NR; k >= 1; k--) printf "%s%s", a[k], (k > 1 ? "," : "")}')
     fi
     # one mix an entry: listed, as just ordered; several (MIXES=all): the bench alternates them itself
