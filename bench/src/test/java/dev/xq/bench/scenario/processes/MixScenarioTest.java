@@ -878,7 +878,7 @@ class MixScenarioTest {
         assertEquals(Boolean.TRUE, differ.met());
         assertFalse(MixScenario.Overhead.of(lc(10, 7), lc(10.1, 8)).met());
         assertTrue(MixScenario.Overhead.of(lc(10, 7), lc(10.1, 7)).met());
-        assertEquals("interposer overhead on decode alone <= 2 % at P50 and P99", MixScenario.overheadGoal("decode"));
+        assertEquals("cost of ./xq run (interposer, node, MPS) on decode alone <= 2 % at P50 and P99", MixScenario.overheadGoal("decode"));
     }
 
     /**
@@ -915,11 +915,11 @@ class MixScenarioTest {
             }
             assertTrue(json.contains("\"overhead\": {"), json);
             // one goal line for the one LC kind, measured once and reused by the second mix
-            var goals = r.goals().stream().filter(g -> g.goal().equals("interposer overhead on decode alone <= 2 % at P50 and P99"))
+            var goals = r.goals().stream().filter(g -> g.goal().equals("cost of ./xq run (interposer, node, MPS) on decode alone <= 2 % at P50 and P99"))
                     .toList();
             assertEquals(1, goals.size(), r.goals().toString());
             assertTrue(goals.get(0).measured().contains("P50 ") && goals.get(0).measured().contains("P99 "), goals.get(0).measured());
-            assertEquals(1, r.goals().stream().filter(g -> g.goal().startsWith("interposer overhead")).count(), r.goals().toString());
+            assertEquals(1, r.goals().stream().filter(g -> g.goal().startsWith("cost of ./xq run")).count(), r.goals().toString());
             assertTrue(String.valueOf(r.summary().get("overhead_goals_met")).matches("[01] of 1"), r.summary().toString());
             assertTrue(TextTable.render(r).contains("alone under XQ"), TextTable.render(r));
             // every mode that ran says when it started and ended; the second mix reuses both and runs none
@@ -937,7 +937,7 @@ class MixScenarioTest {
             }
             assertEquals(List.of("decode+gemm standalone decode started", "decode+gemm standalone decode ended",
                     "decode+gemm xq-alone decode started", "decode+gemm xq-alone decode ended"), spans, lines.toString());
-            assertTrue(lines.stream().anyMatch(l -> l.startsWith("interposer overhead on decode alone <= 2 % at P50 and P99: ")),
+            assertTrue(lines.stream().anyMatch(l -> l.startsWith("cost of ./xq run (interposer, node, MPS) on decode alone <= 2 % at P50 and P99: ")),
                     lines.toString());
         } finally {
             if (before == null) {
