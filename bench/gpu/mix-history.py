@@ -11,7 +11,11 @@ native's (between the stops where the run paused, else over the whole run); then
 runs met every goal and each tenant's median over the runs. Runs without a paired reading (pause=0)
 are listed with the figure the scenario judged by, marked so.
 
-Usage: python3 bench/gpu/mix-history.py [--mode xq] [--mix NAME] DIR...
+Usage: python3 bench/gpu/mix-history.py [--mode xq] [--mix NAME] DIR[@MODE]...
+  DIR@MODE reads the files under DIR in MODE (an A/B call whose xq-alt became the default later:
+  .../s81/call1@xq-alt); a mode the scenario gave no verdict for is judged here by its figures (the
+  LC tenants' paired ratios within 1.10 and native's, the BE rates at 0.9 or more), approximately:
+  the scenario also checks results, reports and each reading's range.
   e.g. python3 bench/gpu/mix-history.py docs/results/h200/2026-12-04-s8*
 """
 import argparse
@@ -29,17 +33,21 @@ def load(path):
         return json.load(f)
 
 
-def files(dirs):
+def files(dirs, mode):
+    """[(path, mode)]: every mix-N.json under each DIR, read in mode, or in MODE for a DIR@MODE."""
     out = []
     for d in dirs:
+        m = mode
+        if "@" in d and not os.path.exists(d):
+            d, m = d.rsplit("@", 1)
         if os.path.isfile(d):
-            out.append(d)
+            out.append((d, m))
             continue
         for root, _, names in os.walk(d):
             for n in names:
                 if re.fullmatch(r"mix-\d+\.json(\.gz)?", n):
-                    out.append(os.path.join(root, n))
-    return sorted(out)
+                    out.append((os.path.join(root, n), m))
+    return sorted(set(out))
 
 
 def lc_figure(t, mode):
@@ -56,10 +64,10 @@ def lc_figure(t, mode):
 
 def be_figure(t, mode):
     """(ratio, how) for a BE tenant in mode: between the stops where there were stops, else the whole run."""
+    r = (t.get("steady_rate_vs_native") or {}).get(mode)
+    if isinstance(r, (int, float)) and t.get("goal_by") == "between_stops":
+        return r, "between"
     if mode == "xq":
-        r = (t.get("steady_rate_vs_native") or {}).get(mode)
-        if isinstance(r, (int, float)) and t.get("goal_by") == "between_stops":
-            return r, "between"
         r = t.get("xq_vs_native")
         if isinstance(r, (int, float)):
             return r, "whole"
@@ -69,10 +77,10 @@ def be_figure(t, mode):
     return None, None
 
 
-def runs_of(paths, mode, only):
+def runs_of(paths, only):
     """{mix name: [run]} where a run is (path, verdict, [(tenant, role, ratio, how, native ratio)])."""
     by_mix = {}
-    for p in paths:
+    for p, mode in paths:
         try:
             j = load(p)
         except (OSError, ValueError) as e:
@@ -94,9 +102,23 @@ def runs_of(paths, mode, only):
                 else:
                     r, how = be_figure(t, mode)
                     figs.append((t.get("name") or t.get("kind"), "be", r, how, None))
-            verdict = m.get("goals_met") if mode == "xq" else None
-            by_mix.setdefault(name, []).append((p, verdict, figs))
+            verdict = m.get("goals_met") if mode == "xq" else judge(figs) if mode.startswith("xq") else None
+            by_mix.setdefault(name, []).append((p if mode == "xq" else f"{p}@{mode}", verdict, figs))
     return by_mix
+
+
+def judge(figs):
+    """The scenario's goals from the figures, for a mode it gave no verdict for (xq-alt and the like): every
+    LC ratio at most 1.10 and at most native's where native's is within that, every BE ratio at least 0.9;
+    None where a figure is missing."""
+    for _, role, r, _, nat in figs:
+        if r is None:
+            return None
+        if role == "lc" and (r > 1.10 or (nat is not None and nat <= 1.10 and r > nat)):
+            return False
+        if role == "be" and r < 0.9:
+            return False
+    return True
 
 
 def fmt(r):
@@ -148,11 +170,11 @@ def main(argv):
     ap.add_argument("--mix", default=None, help="only this mix")
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args(argv)
-    paths = files(a.dirs)
+    paths = files(a.dirs, a.mode)
     if not paths:
         print(f"no mix-N.json under {' '.join(a.dirs)}", file=sys.stderr)
         return 1
-    by_mix = runs_of(paths, a.mode, a.mix)
+    by_mix = runs_of(paths, a.mix)
     if not by_mix:
         print(f"no mix with mode {a.mode} in {len(paths)} files", file=sys.stderr)
         return 1
