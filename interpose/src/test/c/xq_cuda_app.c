@@ -111,6 +111,11 @@ static CUfunction f_spin, f_inc, f_fail;
 static int g_bad;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static double *g_lat, *g_at; /* latencies (ms) in the order they were taken, and each task's start (epoch ms) */
+/* --ab: every other task with the interposer's launch path bypassed (its xq_bench_bypass), the order
+ * alternating pair by pair as tenant.py --ab-interposer does; g_byp[i]: task i was bypassed */
+static int g_ab;
+static void (*g_bypass)(int);
+static char *g_byp;
 static long g_nlat, g_caplat;
 
 static double now_s(void)
@@ -280,17 +285,19 @@ static double epoch_ms(void)
 }
 
 /* ms: the task's latency; at: its start, epoch ms */
-static void add_latency(double ms, double at)
+static void add_latency(double ms, double at, int bypassed)
 {
     pthread_mutex_lock(&g_mu);
     if (g_nlat == g_caplat) {
         g_caplat = g_caplat ? 2 * g_caplat : 1024;
         g_lat = realloc(g_lat, g_caplat * sizeof *g_lat);
         g_at = realloc(g_at, g_caplat * sizeof *g_at);
-        if (!g_lat || !g_at)
+        g_byp = realloc(g_byp, g_caplat);
+        if (!g_lat || !g_at || !g_byp)
             abort();
     }
     g_at[g_nlat] = at;
+    g_byp[g_nlat] = (char)bypassed;
     g_lat[g_nlat++] = ms;
     pthread_mutex_unlock(&g_mu);
 }
@@ -350,6 +357,11 @@ static void *run_thread(void *arg)
                 nanosleep(&ts, NULL);
             }
         }
+        /* --ab: pairs (2k, 2k+1), interposed first in even pairs and bypassed first in odd ones; the
+         * previous task ended with its synchronize, so nothing of ours is in flight */
+        int bypassed = g_ab && ((t / 2) % 2 == 0 ? t % 2 == 1 : t % 2 == 0);
+        if (g_ab)
+            g_bypass(bypassed);
         double t0 = now_s(), at0 = epoch_ms();
         t_task = t;
         if (O.check) {
@@ -397,12 +409,14 @@ static void *run_thread(void *arg)
             CK(A.hostfn(s, count_hostfn, &hostfn_calls));
         }
         CK(A.sync(s));
-        add_latency((now_s() - t0) * 1000, at0);
+        add_latency((now_s() - t0) * 1000, at0, bypassed);
         if (O.check)
             for (unsigned i = 0; i < N; i++)
                 if (out[i] != i + (unsigned)t + 1)
                     __atomic_store_n(&g_bad, 1, __ATOMIC_SEQ_CST);
     }
+    if (g_ab)
+        g_bypass(0);
     if (O.check && hostfn_calls != t)
         __atomic_store_n(&g_bad, 1, __ATOMIC_SEQ_CST);
     if (buf)
@@ -429,7 +443,9 @@ static void usage(void)
                     "  [--narrow-after TASK (blocks of 64 threads from that task on)]\n"
                     "  [--dtod] [--scribble] (with --check) [--packed]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
-                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push|create]\n");
+                    "  [--attr same|alternate|other (with --via procaddress)] [--latencies] [--switch set|push|create]\n"
+                    "  [--ab (under the interposer, one thread: every other task with its launch path bypassed; with\n"
+                    "   --latencies each task's 'bypassed' too)]\n");
     exit(2);
 }
 
@@ -487,6 +503,8 @@ int main(int argc, char **argv)
             O.ex = 1;
         else if (!strcmp(a, "--latencies"))
             O.latencies = 1;
+        else if (!strcmp(a, "--ab"))
+            g_ab = 1;
         else if (OPT("--switch"))
             O.ctx_switch = !strcmp(v, "set") ? 1 : !strcmp(v, "push") ? 2 : !strcmp(v, "create") ? 3 : (usage(), 0);
         else
@@ -496,6 +514,13 @@ int main(int argc, char **argv)
         O.tasks = 0; /* --seconds alone: as many tasks as fit */
     if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0) || (O.attr && O.procaddress != 1))
         usage();
+    if (g_ab) { /* the interposer's measurement switch: only under it, and one thread (it is process-wide) */
+        *(void **)&g_bypass = dlsym(RTLD_DEFAULT, "xq_bench_bypass");
+        if (!g_bypass || O.threads != 1) {
+            fprintf(stderr, "xq-cuda-app: --ab needs %s\n", g_bypass ? "--threads 1" : "the interposer preloaded (xq_bench_bypass not found)");
+            return 2;
+        }
+    }
     setup();
     pthread_t th[64];
     int n = O.threads > 64 ? 64 : O.threads;
@@ -541,6 +566,12 @@ int main(int argc, char **argv)
         for (long i = 0; i < g_nlat; i++)
             printf("%s%.1f", i ? "," : "", g_at[i]);
         printf("]");
+        if (g_ab) {
+            printf(",\"bypassed\":[");
+            for (long i = 0; i < g_nlat; i++)
+                printf("%s%d", i ? "," : "", g_byp[i]);
+            printf("]");
+        }
     }
     printf("}\n");
     fflush(stdout);

@@ -310,7 +310,7 @@ public final class MixScenario implements Scenario {
             Mix.of("decodep:3", "graphp:2", "train32:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
-    static final List<String> MODES = List.of("standalone", "xq-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
+    static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
 
     /** The modes a run has unless {@code modes} says otherwise. */
     static final List<String> DEFAULT_MODES = List.of("standalone", "native", "xq");
@@ -345,7 +345,10 @@ public final class MixScenario implements Scenario {
                         + "decode:3+graph:2+triton or graph:3@period=10+gemm@size=12288)"),
                 ParamSpec.choices("modes", DEFAULT_MODES, MODES, "the modes to run for each mix: standalone: each LC kind alone, "
                         + "no interposer; xq-alone: each LC kind alone under the interposer with the node (what ./xq run costs a "
-                        + "tenant alone, interposer and MPS together, against standalone; measured once per kind like standalone); native: all together, no "
+                        + "tenant alone, interposer and MPS together, against standalone; measured once per kind like standalone); xq-ab: each LC "
+                        + "kind alone under the interposer with the node, every other request with the interposer's launch path "
+                        + "bypassed, in one process (the launch path's own cost, the two halves in the same context and MPS "
+                        + "client, the host's drift cancelled pair by pair); native: all together, no "
                         + "interposer; xq: all together under the interposer; xq-hold and xq-free are xq with "
                         + "the host's mpsHoldBestEffort set true or false for the mode (what holding best-effort MPS clients in time "
                         + "adds to their share); xq-alt: xq with the host settings of alt; mps: by hand, without XQ, on the node's MPS "
@@ -506,6 +509,79 @@ public final class MixScenario implements Scenario {
     /** @return whether an overhead at P50 and at P99 (relative: 0.02 is 2 %) is within {@link #OVERHEAD_BOUND} */
     static boolean overheadMet(double p50, double p99) {
         return p50 <= OVERHEAD_BOUND && p99 <= OVERHEAD_BOUND;
+    }
+
+    /** @return the goal line of the interposer's launch path on {@code shape} alone, read in one process (xq-ab) */
+    static String launchPathGoal(String shape) {
+        return "the interposer's launch path on " + shape + " alone <= " + Math.round(OVERHEAD_BOUND * 100)
+                + " % at P50 and P99 (every other request bypassed, one process)";
+    }
+
+    /**
+     * The interposer's launch path on an LC tenant alone, read in one process (mode xq-ab): its requests made with the
+     * launch path (interposed) and those made with it bypassed ({@code xq_bench_bypass}), pair by pair, in the same
+     * context and MPS client, so that neither MPS nor the host's drift is in the comparison.
+     *
+     * @param p50 interposed P50 over bypassed P50, less one
+     * @param p99 interposed P99 over bypassed P99, less one
+     * @param pairs the median over the pairs of one request each way of interposed over bypassed, less one
+     */
+    record LaunchPath(double p50, double p99, double pairs, int interposed, int bypassed, double onP50, double onP99,
+                      double offP50, double offP99) {
+
+        /** @return the figures from a tenant's latencies and its {@code bypassed} list, null without both halves */
+        static LaunchPath of(Outcome o) {
+            if (o == null || !o.ok() || o.json() == null) {
+                return null;
+            }
+            double[] lat = o.lat();
+            double[] by = TenantProcess.numbers(o.json(), "bypassed");
+            if (lat.length == 0 || by.length != lat.length) {
+                return null;
+            }
+            List<Double> on = new ArrayList<>();
+            List<Double> off = new ArrayList<>();
+            List<Double> pairs = new ArrayList<>();
+            for (int i = 0; i < lat.length; i++) {
+                (by[i] != 0 ? off : on).add(lat[i]);
+                if (i % 2 == 0 && i + 1 < lat.length && (by[i] != 0) != (by[i + 1] != 0)) {
+                    pairs.add(by[i] != 0 ? lat[i + 1] / lat[i] : lat[i] / lat[i + 1]);
+                }
+            }
+            if (on.isEmpty() || off.isEmpty() || pairs.isEmpty()) {
+                return null;
+            }
+            Percentiles a = Percentiles.of(on.stream().mapToDouble(Double::doubleValue).toArray());
+            Percentiles b = Percentiles.of(off.stream().mapToDouble(Double::doubleValue).toArray());
+            double median = Percentiles.of(pairs.stream().mapToDouble(Double::doubleValue).toArray()).at(50);
+            return new LaunchPath(Measures.ratio(a.at(50), b.at(50)) - 1, Measures.ratio(a.at(99), b.at(99)) - 1, median - 1,
+                    on.size(), off.size(), a.at(50), a.at(99), b.at(50), b.at(99));
+        }
+
+        /** Within the goal at P50 and P99, as the issue states it (the pairs' median is reported beside). */
+        boolean met() {
+            return overheadMet(p50, p99);
+        }
+
+        String measured() {
+            return "P50 " + percent(p50) + ", P99 " + percent(p99) + ", pairs' median " + percent(pairs) + " (interposed "
+                    + fmt(onP50) + " / " + fmt(onP99) + " ms, bypassed " + fmt(offP50) + " / " + fmt(offP99) + " ms; "
+                    + interposed + " + " + bypassed + " requests)";
+        }
+
+        Map<String, Object> json() {
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("p50", Measures.round(p50));
+            j.put("p99", Measures.round(p99));
+            j.put("pairs_median", Measures.round(pairs));
+            j.put("interposed_p50_ms", Measures.round(onP50));
+            j.put("interposed_p99_ms", Measures.round(onP99));
+            j.put("bypassed_p50_ms", Measures.round(offP50));
+            j.put("bypassed_p99_ms", Measures.round(offP99));
+            j.put("requests", List.of(interposed, bypassed));
+            j.put("goal_met", met());
+            return j;
+        }
     }
 
     /** Requests left out of the steady P99 (a diagnostic): the first ones, before the node can know a beat. */
@@ -778,7 +854,12 @@ public final class MixScenario implements Scenario {
     }
 
     private static boolean alone(String mode) {
-        return mode.equals("standalone") || mode.equals("xq-alone");
+        return mode.equals("standalone") || mode.equals("xq-alone") || mode.equals("xq-ab");
+    }
+
+    /** @return whether {@code mode}'s results count in a goal line of their own, not in the mix's (xq-alone, xq-ab) */
+    private static boolean ownGoal(String mode) {
+        return mode.equals("xq-alone") || mode.equals("xq-ab");
     }
 
     static Map<String, Map<String, Object>> modeSettings(String mode, String alt) {
@@ -902,6 +983,11 @@ public final class MixScenario implements Scenario {
         LinkedHashSet<String> xqAloneTried = new LinkedHashSet<>();
         LinkedHashSet<String> overheadJudged = new LinkedHashSet<>();
         int overheadMet = 0;
+        // xq-ab's cache, and each LC kind's launch-path figures as judged (once per kind)
+        Map<String, Outcome> xqAb = new HashMap<>();
+        Map<String, String> xqAbFrom = new HashMap<>();
+        Map<String, Object> launchJudged = new LinkedHashMap<>();
+        int launchMet = 0;
         List<Object> mixJson = new ArrayList<>();
         List<List<String>> rows = new ArrayList<>();
         int met = 0;
@@ -923,6 +1009,24 @@ public final class MixScenario implements Scenario {
                     ctx.selectPolicy(policy, 10_000);
                     mix.tenants().stream().filter(t -> t.kind().role == Role.LC).forEach(t -> xqAloneTried.add(t.shape()));
                     byMode.put(mode, alone(ctx, setup, mix, mode, xqAlone, xqAloneFrom, m));
+                } else if (mode.equals("xq-ab")) {
+                    ctx.selectPolicy(policy, 10_000);
+                    byMode.put(mode, alone(ctx, setup, mix, mode, xqAb, xqAbFrom, m));
+                    // each LC kind's launch-path goal, once, from its first result
+                    for (Tenant t : mix.tenants()) {
+                        Outcome o = xqAb.get(t.shape());
+                        if (t.kind().role != Role.LC || launchJudged.containsKey(t.shape())) {
+                            continue;
+                        }
+                        LaunchPath lp = o == null ? null : LaunchPath.of(o);
+                        String measured = lp != null ? lp.measured() : o == null ? "xq-ab gave no result"
+                                : "no halves to compare (the tenant reported no 'bypassed' list, or one half is empty)";
+                        boolean ok = lp != null && lp.met();
+                        report.goal(launchPathGoal(t.shape()), ok, measured);
+                        ctx.out().line(launchPathGoal(t.shape()) + ": " + (ok ? "MET" : "MISSED") + " (" + measured + ")");
+                        launchJudged.put(t.shape(), lp == null ? Map.of("error", measured) : lp.json());
+                        launchMet += ok ? 1 : 0;
+                    }
                 } else {
                     if (mode.startsWith("xq")) {
                         ctx.selectPolicy(policy, 10_000);
@@ -1019,6 +1123,10 @@ public final class MixScenario implements Scenario {
         if (modes.contains("xq-alone") && modes.contains("standalone")) {
             report.summary().put("overhead_goals_met", overheadMet + " of " + overheadJudged.size());
         }
+        if (modes.contains("xq-ab")) {
+            report.extra("launch_path", launchJudged);
+            report.summary().put("launch_path_goals_met", launchMet + " of " + launchJudged.size());
+        }
         notes(report, setup, modes);
         return report;
     }
@@ -1104,7 +1212,7 @@ public final class MixScenario implements Scenario {
         Thread pauser = null;
         try {
             for (Tenant t : tenants) {
-                started.add(TenantProcess.start(t.name(), command(s, t), env(s, t, mode, dir), dir));
+                started.add(TenantProcess.start(t.name(), command(s, t, mode), env(s, t, mode, dir), dir));
             }
             // The fake app has no READY/GO: it starts at once, and all start within milliseconds.
             if (s.torch()) {
@@ -1181,12 +1289,16 @@ public final class MixScenario implements Scenario {
         }
     }
 
-    private static List<String> command(Setup s, Tenant t) {
+    private static List<String> command(Setup s, Tenant t, String mode) {
         String seconds = Double.toString(s.seconds());
+        boolean ab = mode.equals("xq-ab");
         if (s.torch()) {
             List<String> c = new ArrayList<>(List.of(s.python(), "-u", s.home().resolve("bench/torch/family/tenant.py").toString(),
                     "--kind", t.kind().id(), "--seconds", seconds, "--wait-go"));
             c.addAll(t.sizes().args());
+            if (ab) {
+                c.add("--ab-interposer");
+            }
             return c;
         }
         Kind k = t.kind();
@@ -1194,6 +1306,9 @@ public final class MixScenario implements Scenario {
                 "--kernels", Integer.toString(k.kernels), "--us", Integer.toString(k.us),
                 "--period-ms", Double.toString(k.role == Role.LC ? t.sizes().periodMs(k) : 0), "--check"));
         c.add("--latencies"); // a BE tenant's too: its tasks' ends are its pace around the stops (doneTimes)
+        if (ab) {
+            c.add("--ab");
+        }
         if (k.poisson) {
             c.add("--poisson");
         }
@@ -1203,7 +1318,7 @@ public final class MixScenario implements Scenario {
     private static Map<String, String> env(Setup s, Tenant t, String mode, Path dir) {
         Map<String, String> env = s.torch() ? new HashMap<>() : Processes.fakeGpu(s.home(), dir);
         switch (mode) {
-            case "xq", "xq-alone", "xq-hold", "xq-free", "xq-alt" -> {
+            case "xq", "xq-alone", "xq-ab", "xq-hold", "xq-free", "xq-alt" -> {
                 env = Processes.interposed(env, s.interposer(), s.socket(), t.name(), t.priority());
                 if (mode.equals("xq-alt")) {
                     env.putAll(s.altEnv());
@@ -1301,7 +1416,7 @@ public final class MixScenario implements Scenario {
             });
             // xq-alone has its own goal line (the overhead) and mps is a baseline without XQ: neither
             // decides the mix's goals
-            allReported &= errors.keySet().stream().allMatch(mode -> mode.equals("xq-alone") || mode.equals("mps"));
+            allReported &= errors.keySet().stream().allMatch(mode -> ownGoal(mode) || mode.equals("mps"));
             mpsReported &= !errors.containsKey("mps");
             List<Double> cell = new ArrayList<>();
             if (t.kind().role == Role.LC) {
@@ -1538,7 +1653,7 @@ public final class MixScenario implements Scenario {
                 }
                 // xq-alone's results count in its overhead goal, not in the mix's; mps's in nothing of
                 // XQ's (a capped MPS client may get other kernels: cuBLAS picks by the SMs it has)
-                if (e.getKey().equals("xq-alone")) {
+                if (ownGoal(e.getKey())) {
                     sameAlone &= ok;
                 } else if (e.getKey().equals("mps")) {
                     sameMps &= ok;
@@ -1729,6 +1844,13 @@ public final class MixScenario implements Scenario {
                     + "'overhead' in the JSON and has a goal line of its own per kind (<= " + Math.round(OVERHEAD_BOUND * 100)
                     + " %), which does not count in a mix's goals; it holds the interposer's, the node's and MPS's costs "
                     + "together (the interposer's alone: bench/gpu/ab-interposer.sh; MPS's alone: bench/gpu/mps-alone.sh)");
+        }
+        if (modes.contains("xq-ab")) {
+            report.note("xq-ab: each LC kind alone under the interposer (as in xq, policy " + s.policy() + "), every other request "
+                    + "with the interposer's launch path bypassed (xq_bench_bypass), the order alternating pair by pair, in one "
+                    + "process: the launch path's own cost, without MPS's (both halves are the same MPS client) or the host's "
+                    + "drift; one goal line per kind (<= " + Math.round(OVERHEAD_BOUND * 100) + " % at P50 and P99, the halves' "
+                    + "percentiles; the pairs' median beside), the JSON's launch_path; not in a mix's goals");
         }
         report.note("each mode's start and end are printed as 'mix MIX: MODE started at MS' / 'ended at MS' (epoch ms) to split "
                 + "GPU clock samples by mode (bench/gpu/clocks-by-mode.py)");

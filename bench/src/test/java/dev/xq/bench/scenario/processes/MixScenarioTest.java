@@ -149,7 +149,7 @@ class MixScenarioTest {
         var m = assertThrows(UsageException.class, () -> BenchArguments.parseBench(List.of("mix", "modes=native,fast"),
                 Map.of("mix", MIX.params())));
         assertTrue(m.getMessage().contains("'fast'")
-                && m.getMessage().contains("standalone, xq-alone, native, xq, xq-hold, xq-free, xq-alt, mps"), m.getMessage());
+                && m.getMessage().contains("standalone, xq-alone, xq-ab, native, xq, xq-hold, xq-free, xq-alt, mps"), m.getMessage());
         assertFalse(m.getMessage().contains("custom="), "only the mixes say where else to ask: " + m.getMessage());
         assertThrows(UsageException.class, () -> MixScenario.select(List.of("nope")));
     }
@@ -939,6 +939,78 @@ class MixScenarioTest {
                     "decode+gemm xq-alone decode started", "decode+gemm xq-alone decode ended"), spans, lines.toString());
             assertTrue(lines.stream().anyMatch(l -> l.startsWith("cost of ./xq run (interposer, node, MPS) on decode alone <= 2 % at P50 and P99: ")),
                     lines.toString());
+        } finally {
+            if (before == null) {
+                System.clearProperty("xq.home");
+            } else {
+                System.setProperty("xq.home", before);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ xq-ab: the launch path's own cost, in one process
+
+    @Test
+    void launchPathIsInterposedOverBypassedInOneProcess() {
+        // pairs (0,1) interposed first, (2,3) bypassed first, as the tenants alternate them; interposed 2 % slower
+        String json = "{\"lat_ms\":[10.2,10.0,20.0,20.4,10.2,10.0,20.0,20.4],\"bypassed\":[0,1,1,0,0,1,1,0],\"checksum\":7}";
+        var lp = MixScenario.LaunchPath.of(MixScenario.Outcome.of(json, MixScenario.Role.LC, 1));
+        assertEquals(0.02, lp.pairs(), 1e-9);
+        assertEquals(4, lp.interposed());
+        assertEquals(4, lp.bypassed());
+        assertTrue(lp.p50() > 0.0 && lp.p50() < 0.03, lp.measured());
+        assertTrue(lp.measured().contains("pairs' median +2.0 %") && lp.measured().contains("4 + 4 requests"), lp.measured());
+        assertEquals(lp.met(), MixScenario.overheadMet(lp.p50(), lp.p99()));
+        assertEquals(Boolean.valueOf(lp.met()), lp.json().get("goal_met"));
+        // 5 % slower interposed: missed
+        String slow = "{\"lat_ms\":[10.5,10.0,10.0,10.5,10.5,10.0],\"bypassed\":[0,1,1,0,0,1]}";
+        var s5 = MixScenario.LaunchPath.of(MixScenario.Outcome.of(slow, MixScenario.Role.LC, 1));
+        assertFalse(s5.met(), s5.measured());
+        assertEquals(0.05, s5.pairs(), 1e-9);
+        // no halves to compare: none (a tenant that ignored --ab, one half only, a failed run)
+        assertNull(MixScenario.LaunchPath.of(MixScenario.Outcome.of("{\"lat_ms\":[1,2]}", MixScenario.Role.LC, 1)));
+        assertNull(MixScenario.LaunchPath.of(MixScenario.Outcome.of("{\"lat_ms\":[1,2],\"bypassed\":[0,0]}", MixScenario.Role.LC, 1)));
+        assertNull(MixScenario.LaunchPath.of(MixScenario.Outcome.of("{\"lat_ms\":[1,2,3],\"bypassed\":[0,1]}", MixScenario.Role.LC, 1)));
+        assertNull(MixScenario.LaunchPath.of(MixScenario.Outcome.failed("exited with 2")));
+        // an alone mode, first with the others, swapped with them on every other mix
+        assertEquals(List.of("standalone", "xq-alone", "xq-ab", "native", "xq"),
+                MixScenario.modeOrder(List.of("xq", "xq-ab", "native", "xq-alone", "standalone"), "fixed", 0));
+        assertEquals(List.of("xq-ab", "xq-alone", "standalone", "xq", "native"),
+                MixScenario.modeOrder(List.of("xq", "xq-ab", "native", "xq-alone", "standalone"), "alternate", 1));
+        assertFalse(MixScenario.togetherMode("xq-ab"));
+        assertEquals("the interposer's launch path on decode alone <= 2 % at P50 and P99 (every other request bypassed, one process)",
+                MixScenario.launchPathGoal("decode"));
+    }
+
+    /** Mode xq-ab run for real on the fake libcuda: the fake app alternates the interposer's bypass as tenant.py does. */
+    @Test
+    void aSmallMixRunsXqAbOnTheFakeLibcuda(@TempDir Path tmp) throws Exception {
+        Path home = Path.of("..").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isExecutable(home.resolve("interpose/target/fakecuda/xq-cuda-app"))
+                && Files.isRegularFile(home.resolve("interpose/target/libxq-cuda.so")), "interpose is not built");
+        String before = System.getProperty("xq.home");
+        System.setProperty("xq.home", home.toString());
+        List<String> lines = new ArrayList<>();
+        try (ScenarioContext ctx = ScenarioContext.open(service(), scheduler(), bundles(tmp.resolve("no-node.sock")), lines::add,
+                "sim")) {
+            var p = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm,decode+trainbf16", "modes=xq-ab", "seconds=1"),
+                    Map.of("mix", MIX.params())).params();
+            ScenarioReport r = MIX.run(ctx, p);
+            String json = Json.write(r.toJsonObject());
+            var goals = r.goals().stream().filter(g -> g.goal().equals(MixScenario.launchPathGoal("decode"))).toList();
+            assertEquals(1, goals.size(), r.goals().toString()); // measured once, reused by the second mix
+            assertTrue(goals.get(0).measured().contains("pairs' median"), goals.get(0).measured());
+            @SuppressWarnings("unchecked")
+            var lp = (Map<String, Object>) ((Map<String, Object>) r.extras().get("launch_path")).get("decode");
+            @SuppressWarnings("unchecked")
+            var n = (List<Integer>) lp.get("requests");
+            assertTrue(n.get(0) > 0 && n.get(1) > 0 && Math.abs(n.get(0) - n.get(1)) <= 1, json);
+            assertTrue(Double.isFinite(((Number) lp.get("pairs_median")).doubleValue()), json);
+            assertTrue(String.valueOf(r.summary().get("launch_path_goals_met")).matches("[01] of 1"), r.summary().toString());
+            assertTrue(lines.stream().anyMatch(l -> l.startsWith(MixScenario.launchPathGoal("decode") + ": ")), lines.toString());
+            for (Object mix : (List<?>) r.extras().get("mixes")) {
+                assertNull(((Map<?, ?>) mix).get("goals_met"), json); // its own goal line, not a mix's
+            }
         } finally {
             if (before == null) {
                 System.clearProperty("xq.home");
