@@ -10,7 +10,10 @@ can make that up. For each mix, tenant and mode this prints P50 and P99 of the l
 of the device's part (latency - host_ms) and of the time off the CPU while launching
 (host_ms - host_cpu_ms); then, of the mode's slowest 5 % of requests, how many were host-made
 (host_ms over 1.5 x the tenant's median host_ms over every mode of the mix) and how many
-device-made (the device's part over 1.5 x its median likewise; both can hold).
+device-made (the device's part over 1.5 x its median likewise; both can hold). Where the run paused
+the best-effort tenants (the paired reading), also the host part's P50 and P99 with them running over
+those with them stopped (requests from the scenario's settle time after each change on): above 1,
+the company slowed the tenant's launching (its CPU, or launches that block behind the device).
 
     python3 bench/gpu/host-phases.py CALL_DIR...   (folders holding logs-N/MIX/MODE/KIND.json, as mix-run.sh brings them back)
 """
@@ -55,6 +58,43 @@ def tenants_of(mix_dir):
     return out
 
 
+def stops_of(mix_dir, tenant, mode):
+    """(stops [[from, to] epoch ms], settle ms) of the paired reading of tenant in mode, from the call's mix-K.json; None without."""
+    k = os.path.basename(os.path.dirname(mix_dir))[len("logs-"):]
+    call = os.path.dirname(os.path.dirname(mix_dir))
+    for f in (os.path.join(call, "mix-%s.json" % k), os.path.join(call, "mix-%s.json.gz" % k)):
+        if not os.path.exists(f):
+            continue
+        try:
+            j = load(f)
+        except (OSError, ValueError):
+            return None
+        for m in j.get("mixes") or []:
+            if m.get("name") != os.path.basename(mix_dir):
+                continue
+            for t in m.get("tenants") or []:
+                p = ((t.get("paired") or {}).get(mode) or {}) if t.get("name") == tenant else {}
+                if p.get("stops_ms"):
+                    return p["stops_ms"], p.get("alone_settle_ms", 350)
+    return None
+
+
+def shared_over_alone(d, paired):
+    """(P50, P99) of host_ms while the company ran over while it was stopped; None with under 10 requests either way."""
+    stops, settle = paired
+    shared, alone = [], []
+    for h, t in zip(d["host_ms"], d.get("t_ms") or []):
+        if h < 0:
+            continue
+        if any(a + settle <= t <= b for a, b in stops):
+            alone.append(h)
+        elif not any(a <= t <= b + settle for a, b in stops):
+            shared.append(h)
+    if len(shared) < 10 or len(alone) < 10:
+        return None
+    return pct(shared, 50) / pct(alone, 50), pct(shared, 99) / pct(alone, 99)
+
+
 # over every mix read: {kind: {mode: [device P99s, host-made, device-made, slowest]}}
 TOTALS = {}
 
@@ -84,15 +124,20 @@ def report(mix_dir):
             top = sorted(rows, key=lambda r: r[0], reverse=True)[:max(1, len(rows) // 20)]
             host_made = sum(1 for r in top if r[1] > 1.5 * ref_host)
             dev_made = sum(1 for r in top if r[0] - r[1] > 1.5 * ref_dev)
-            tot = TOTALS.setdefault(d.get("kind", name), {}).setdefault(mode, [[], 0, 0, 0])
+            tot = TOTALS.setdefault(d.get("kind", name), {}).setdefault(mode, [[], 0, 0, 0, []])
             tot[0].append(pct(dev, 99))
             tot[1] += host_made
             tot[2] += dev_made
             tot[3] += len(top)
+            paired = stops_of(mix_dir, name, mode)
+            split = shared_over_alone(d, paired) if paired else None
+            if split:
+                tot[4].append(split[0])
             lines.append("    %-7s n %3d  lat P50/P99 %6.2f/%6.2f  host %6.2f/%6.2f  device %6.2f/%6.2f  off-CPU %5.2f/%5.2f"
-                         "  | slowest %d: host-made %d, device-made %d" % (
+                         "  | slowest %d: host-made %d, device-made %d%s" % (
                              mode, len(rows), pct(lat, 50), pct(lat, 99), pct(host, 50), pct(host, 99), pct(dev, 50), pct(dev, 99),
-                             pct(off, 50) if off else float("nan"), pct(off, 99) if off else float("nan"), len(top), host_made, dev_made))
+                             pct(off, 50) if off else float("nan"), pct(off, 99) if off else float("nan"), len(top), host_made, dev_made,
+                             " | host shared/alone P50 %.3f P99 %.3f" % split if split else ""))
     return lines
 
 
@@ -112,9 +157,10 @@ def main(dirs):
         print("over the %d mixes, by kind and mode: the device's part at P99 (lowest-highest), and of the slowest "
               "requests how many were host-made and device-made" % found)
         for kind, modes in TOTALS.items():
-            for mode, (dev99, hm, dm, n) in modes.items():
-                print("  %-8s %-7s %2d readings: device P99 %.2f-%.2f ms; slowest %d: host-made %d, device-made %d" % (
-                    kind, mode, len(dev99), min(dev99), max(dev99), n, hm, dm))
+            for mode, (dev99, hm, dm, n, split) in modes.items():
+                print("  %-8s %-7s %2d readings: device P99 %.2f-%.2f ms; slowest %d: host-made %d, device-made %d%s" % (
+                    kind, mode, len(dev99), min(dev99), max(dev99), n, hm, dm,
+                    "; host P50 shared/alone %.3f-%.3f (median %.3f)" % (min(split), max(split), median(split)) if split else ""))
     if not found:
         print("no LC tenant logs with host_ms under %s (runs before session 83 do not record it)" % " ".join(dirs), file=sys.stderr)
         return 1
