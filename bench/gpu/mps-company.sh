@@ -11,9 +11,15 @@
 #             matmul and sleep (a stopped tenant's context)
 #   xq        alone under ./xq run (the node and its MPS daemon, the interposer)
 #   xq+idle   the same with IDLE idle processes under ./xq run --priority 1
+#   xq+idle-nowatch  as xq+idle with the node's arrival watch off (arrivalWatchMicros=0 in
+#             bundles/dev.xq.host.cfg for that node): the watch wakes every 50 us while
+#             a latency-class stream and a lower one are registered, and reads the LC's slot
+# PIN=CPUS: the KIND tenant runs under taskset -c CPUS in every way (where the scheduler places
+# it on a VM's vCPUs is one suspect for runs minutes apart differing by a fifth).
 # Per run: P50/P99 of the latency, its host part (until the last launch) and device part; then
 # each way's medians over rounds against bare. Carry node/target, interpose/target, .jre.tar.xz.
-# Usage: [KIND=decode] [ROUNDS=2] [SECS=10] [IDLE=2] [WAYS="bare mps mps+idle xq xq+idle"] sh bench/gpu/mps-company.sh OUTDIR
+# The run's files go into OUTDIR/comp.tgz too (the device tool brings back a limited count of files).
+# Usage: [KIND=decode] [ROUNDS=2] [SECS=10] [IDLE=2] [PIN=] [WAYS="bare mps mps+idle xq xq+idle"] sh bench/gpu/mps-company.sh OUTDIR
 set -u
 out=${1:?usage: mps-company.sh OUTDIR}
 mkdir -p "$out"
@@ -45,9 +51,11 @@ node_start() { ./xq serve > "$out/node-$1.txt" 2>&1 & node=$!; sleep 6; }
 node_stop() { kill "$node" 2>/dev/null; wait "$node" 2>/dev/null; node=; sleep 1; }
 mps_start() { CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logd nvidia-cuda-mps-control -d || { echo "mps-company: the MPS daemon did not start"; exit 1; }; }
 mps_stop() { echo quit | CUDA_MPS_PIPE_DIRECTORY=$pipe nvidia-cuda-mps-control; sleep 1; }
+pin=
+[ -n "${PIN:-}" ] && pin="taskset -c $PIN"
 tenant() { # NAME [prefix...]
   n=$1; shift
-  "$@" python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" > "$out/$n.txt" 2> "$out/$n.err"
+  "$@" $pin python3 -u bench/torch/family/tenant.py --kind "$K" --seconds "$S" > "$out/$n.txt" 2> "$out/$n.err"
 }
 r=0
 while [ "$r" -lt "${ROUNDS:-2}" ]; do
@@ -63,12 +71,18 @@ while [ "$r" -lt "${ROUNDS:-2}" ]; do
       mps+idle) mps_start; p=$(idle_start env CUDA_MPS_PIPE_DIRECTORY="$pipe"); tenant "$name" env CUDA_MPS_PIPE_DIRECTORY="$pipe"; idle_stop "$p"; mps_stop ;;
       xq) node_start "$r-xq"; tenant "$name" ./xq run --priority 2 --name "$K" --; node_stop ;;
       xq+idle) node_start "$r-xqidle"; p=$(idle_start ./xq run --priority 1 --name idle --); tenant "$name" ./xq run --priority 2 --name "$K" --; idle_stop "$p"; node_stop ;;
-      *) echo "mps-company: way '$w' is not allowed; allowed: bare mps mps+idle xq xq+idle"; exit 2 ;;
+      xq+idle-nowatch)
+        mkdir -p bundles; [ -f bundles/dev.xq.host.cfg ] && { echo "mps-company: bundles/dev.xq.host.cfg exists; not touched"; exit 2; }
+        echo "arrivalWatchMicros=0" > bundles/dev.xq.host.cfg
+        node_start "$r-xqidlenowatch"; p=$(idle_start ./xq run --priority 1 --name idle --); tenant "$name" ./xq run --priority 2 --name "$K" --; idle_stop "$p"; node_stop
+        rm -f bundles/dev.xq.host.cfg ;;
+      *) echo "mps-company: way '$w' is not allowed; allowed: bare mps mps+idle xq xq+idle xq+idle-nowatch"; exit 2 ;;
     esac
   done
 done
 rm -rf "$pipe"
 cp -r "$logd" "$out/mps-log" 2>/dev/null; rm -rf "$logd"
+tar -C "$out" -czf "$out/comp.tgz" --exclude comp.tgz . 2>/dev/null
 python3 - "$out" "$K" <<'PY'
 import json, os, sys
 d, kind = sys.argv[1], sys.argv[2]
