@@ -73,7 +73,7 @@ def between_stops(f, m, t):
     k = os.path.basename(f).split(".")[0][len("mix-"):]
     pace = {}
     for md, sp in stops.items():
-        j = os.path.join(os.path.dirname(f), "logs-%s" % k, m["name"], md, t["name"] + ".json")
+        j = os.path.join(os.path.dirname(f), "logs-%s" % k, run_name(m), md, t["name"] + ".json")
         for path, op in ((j, open), (j + ".gz", gzip.open)):
             if os.path.exists(path):
                 with op(path, "rt") as fh:
@@ -143,10 +143,15 @@ def run_order(m):
     return sorted(first, key=first.get)
 
 
+def run_name(m):
+    """The name a mix's run goes by: its own, or MIX#N for run N of several (./xq bench mix runs=N)."""
+    return m["name"] + ("#%d" % m["run"] if m.get("run") else "")
+
+
 def label(m):
     """A mix's name, with the mode that ran first where that was not native (cross-mode readings read the host's drift)."""
     order = run_order(m)
-    return m["name"] + (" (%s first)" % order[0] if len(order) > 1 and order[0] != "native" else "")
+    return run_name(m) + (" (%s first)" % order[0] if len(order) > 1 and order[0] != "native" else "")
 
 def main(args):
     global XQ

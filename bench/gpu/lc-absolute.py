@@ -54,7 +54,7 @@ def main(dirs):
                 continue
             for m in mixes:
                 order = run_order(m)
-                print("%s %s%s" % (os.path.relpath(f), m.get("name"), " (ran %s)" % ", ".join(order) if len(order) > 1 else ""))
+                print("%s %s%s%s" % (os.path.relpath(f), m.get("name"), "#%d" % m["run"] if m.get("run") else "", " (ran %s)" % ", ".join(order) if len(order) > 1 else ""))
                 for t in m.get("tenants", []):
                     p = t.get("paired") or {}
                     modes = [mo for mo in MODES if isinstance(p.get(mo), dict) and "shared_p99_ms" in p[mo]]

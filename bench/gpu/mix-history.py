@@ -103,7 +103,8 @@ def runs_of(paths, only):
                     r, how = be_figure(t, mode)
                     figs.append((t.get("name") or t.get("kind"), "be", r, how, None))
             verdict = m.get("goals_met") if mode == "xq" else judge(figs) if mode.startswith("xq") else None
-            by_mix.setdefault(name, []).append((p if mode == "xq" else f"{p}@{mode}", verdict, figs))
+            src = (p if mode == "xq" else f"{p}@{mode}") + (f" run {m['run']}" if m.get("run") else "")
+            by_mix.setdefault(name, []).append((src, verdict, figs))
     return by_mix
 
 

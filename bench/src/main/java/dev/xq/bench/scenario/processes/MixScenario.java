@@ -366,6 +366,11 @@ public final class MixScenario implements Scenario {
                 ParamSpec.choice("python", "python3", List.of("python3", "python"), "the Python to run (cuda)"),
                 ParamSpec.integer("be_share", 50, 1, 100, "mps mode: BE tenants' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
                 ParamSpec.text("mps_pipe", "", "mps mode: CUDA_MPS_PIPE_DIRECTORY of a running MPS control daemon (empty: the node's)"),
+                ParamSpec.integer("runs", 1, 1, 20, "each mix this many times, round by round (every mix once, then again), "
+                        + "the modes' order alternating run by run where order=alternate; each run judged by itself (its name "
+                        + "MIX#N, the JSON's run), then every mix by whether it met its goals in every run (a goal counts as met "
+                        + "when it holds run after run; the JSON's run_after_run, summary mixes_met_every_run); the alone modes "
+                        + "are measured once per kind, as across mixes"),
                 ParamSpec.decimal("pause", 0, 0, 60, "paired reading: in the modes that run a mix together, stop the BE tenants "
                         + "(SIGSTOP) for PAUSE s of every 2 x PAUSE s, and judge each LC tenant by its P99 while they ran over its "
                         + "P99 while they were stopped, in the same run (the host's speed moves in phases of seconds; 0: off)"));
@@ -938,6 +943,7 @@ public final class MixScenario implements Scenario {
                     + "so seconds must be at least 4 x pause (or pause=0, the default: no stops). Nothing was run.");
         }
         List<Mix> mixes = select(p.strings("mixes"), p.string("custom"));
+        int runs = p.intValue("runs");
         List<String> modes = modeOrder(p.strings("modes"), p.string("order"), 0);
         String mpsPipe = p.string("mps_pipe");
         if (modes.contains("mps") && mpsPipe.isBlank()) {
@@ -969,7 +975,7 @@ public final class MixScenario implements Scenario {
                     + (torch ? "" : "; build interpose (mvn install -DskipTests)"));
         }
         Path runDir = Files.createTempDirectory("xq-mix-");
-        ctx.out().line("mix: " + mixes.size() + " mixes x " + modes + ", " + seconds + " s each, on "
+        ctx.out().line("mix: " + mixes.size() + " mixes" + (runs > 1 ? " x " + runs + " runs" : "") + " x " + modes + ", " + seconds + " s each, on "
                 + (torch ? "PyTorch" : "the fake libcuda") + "; processes' logs in " + runDir);
         Setup setup = new Setup(torch, home, interposer, socket, policy, seconds, p.string("python"), p.intValue("be_share"), mpsPipe,
                 runDir, pause, altEnv(p.string("alt")));
@@ -992,8 +998,15 @@ public final class MixScenario implements Scenario {
         List<List<String>> rows = new ArrayList<>();
         int met = 0;
         int mpsMixesMet = 0;
-        for (int i = 0; i < mixes.size(); i++) {
-            Mix mix = mixes.get(i);
+        // run after run (runs > 1): each mix's verdicts, in its runs' order (null: not judged)
+        Map<String, List<Boolean>> verdicts = new LinkedHashMap<>();
+        int total = runs * mixes.size();
+        for (int i = 0; i < total; i++) {
+            int run = i / mixes.size();
+            Mix mix = mixes.get(i % mixes.size());
+            // the order index: a mix's modes go the other way round in its next run, whatever the count of mixes
+            int orderIndex = i % mixes.size() + run;
+            String runName = runName(mix, run, runs);
             Map<String, Map<String, Outcome>> byMode = new LinkedHashMap<>();
             List<String> mixModes = modesFor(mix, p.strings("modes"), pause);
             if (mixModes.size() > p.strings("modes").size()) {
@@ -1001,8 +1014,8 @@ public final class MixScenario implements Scenario {
                         ? "no best-effort tenant to stop for a paired reading" : "no paired reading (pause=0)")
                         + ", and its latency-critical tenants are judged against their standalone P99");
             }
-            for (String mode : modeOrder(mixModes, p.string("order"), i)) {
-                ModeResult m = new ModeResult(mix.name() + " " + mode);
+            for (String mode : modeOrder(mixModes, p.string("order"), orderIndex)) {
+                ModeResult m = new ModeResult(runName + " " + mode);
                 if (mode.equals("standalone")) {
                     byMode.put(mode, alone(ctx, setup, mix, mode, standalone, standaloneFrom, m));
                 } else if (mode.equals("xq-alone")) {
@@ -1031,7 +1044,7 @@ public final class MixScenario implements Scenario {
                     if (mode.startsWith("xq")) {
                         ctx.selectPolicy(policy, 10_000);
                     }
-                    ctx.out().line("mix " + mix.name() + ": " + mode + " (" + seconds + " s)");
+                    ctx.out().line("mix " + runName + ": " + mode + " (" + seconds + " s)");
                     Map<String, Outcome> o;
                     Map<String, Map<String, Object>> settings = modeSettings(mode, p.string("alt"));
                     Map<String, Object> host = settings.getOrDefault(HOST_PID, Map.of());
@@ -1050,14 +1063,14 @@ public final class MixScenario implements Scenario {
                         long before = Processes.hostServiceId(ctx);
                         try (PolicySettings h = PolicySettings.apply(ctx, "dev.xq.host", host)) {
                             long with = Processes.awaitNewHost(ctx, before);
-                            o = timed(ctx, mix.name(), mode, () -> together(setup, mix.tenants(), mode,
-                                    runDir.resolve(mix.name()).resolve(mode)));
+                            o = timed(ctx, runName, mode, () -> together(setup, mix.tenants(), mode,
+                                    runDir.resolve(runName).resolve(mode)));
                             before = with;
                         }
                         Processes.awaitNewHost(ctx, before);
                     } else {
-                        o = timed(ctx, mix.name(), mode, () -> together(setup, mix.tenants(), mode,
-                                runDir.resolve(mix.name()).resolve(mode)));
+                        o = timed(ctx, runName, mode, () -> together(setup, mix.tenants(), mode,
+                                runDir.resolve(runName).resolve(mode)));
                     }
                     } finally {
                         for (PolicySettings s : others) {
@@ -1070,18 +1083,24 @@ public final class MixScenario implements Scenario {
                 report.add(m);
             }
             MixVerdict v = judge(mix, byMode);
+            if (runs > 1) {
+                v.json().put("run", run + 1);
+            }
             mixJson.add(v.json());
-            rows.add(row(mix, v, modes));
+            List<String> row = row(mix, v, modes);
+            row.set(0, runName);
+            rows.add(row);
             v.notes().forEach(report::note);
+            verdicts.computeIfAbsent(mix.name(), k -> new ArrayList<>()).add(v.met());
             if (v.met() != null) {
-                report.goal("mix " + mix.name() + ": family goals", v.met(), v.measured());
+                report.goal("mix " + runName + ": family goals", v.met(), v.measured());
                 met += v.met() ? 1 : 0;
             }
             Object mpsMet = v.json().get("mps_goals_met");
             if (mpsMet instanceof Boolean b) {
                 mpsMixesMet += b ? 1 : 0;
             }
-            ctx.out().line("mix " + mix.name() + " done (" + (i + 1) + "/" + mixes.size() + "): " + v.measured() + "; goals "
+            ctx.out().line("mix " + runName + " done (" + (i + 1) + "/" + total + "): " + v.measured() + "; goals "
                     + (v.met() == null ? "not judged (a mode left out)" : v.met() ? "MET" : "MISSED")
                     + (mpsMet instanceof Boolean b ? "; plain MPS by the same goals " + (b ? "MET" : "MISSED") : ""));
             // each LC kind's overhead goal, once, as soon as both of its alone modes have a result: its own line, not the mix's goals
@@ -1106,6 +1125,24 @@ public final class MixScenario implements Scenario {
             }
         }
         report.extra("mixes", mixJson);
+        if (runs > 1) {
+            List<Object> after = new ArrayList<>();
+            int everyRun = 0;
+            for (var e : verdicts.entrySet()) {
+                RunAfterRun rr = RunAfterRun.of(e.getValue());
+                Map<String, Object> j = new LinkedHashMap<>();
+                j.put("name", e.getKey());
+                j.putAll(rr.json());
+                after.add(j);
+                if (rr.judged() > 0) {
+                    report.goal("mix " + e.getKey() + ": family goals in every run", rr.everyRun(), rr.measured());
+                }
+                everyRun += rr.everyRun() ? 1 : 0;
+            }
+            report.extra("run_after_run", after);
+            report.summary().put("runs", runs);
+            report.summary().put("mixes_met_every_run", everyRun);
+        }
         List<String> header = new ArrayList<>(List.of("mix"));
         header.add("LC P99/standalone (" + String.join(" / ", modes.stream().filter(m -> !m.equals("standalone")).toList()) + ")");
         header.add("BE rate/native (" + String.join(" / ", modes.stream().filter(MixScenario::togetherMode).toList()) + ")");
@@ -1116,6 +1153,9 @@ public final class MixScenario implements Scenario {
         report.table(header, rows);
         report.summary().put("seconds", seconds);
         report.summary().put("mixes_run", mixes.size());
+        if (runs > 1) {
+            report.summary().put("mix_runs", total);
+        }
         report.summary().put("mixes_goals_met", met);
         if (modes.contains("mps")) {
             report.summary().put("mixes_mps_goals_met", mpsMixesMet);
@@ -1781,6 +1821,40 @@ public final class MixScenario implements Scenario {
     }
 
     /** The mix's line of the table: each LC tenant's P99 / standalone per together-mode, each BE tenant's rate / native. */
+    /** @return the name a mix's run goes by: its own with one run, MIX#N (N from 1) with several */
+    static String runName(Mix mix, int run, int runs) {
+        return runs > 1 ? mix.name() + "#" + (run + 1) : mix.name();
+    }
+
+    /**
+     * One mix's verdicts over its runs (null: a run not judged, a mode left out or failed): met in
+     * every run when every run was judged and met every goal.
+     */
+    record RunAfterRun(int runs, int judged, int met) {
+        static RunAfterRun of(List<Boolean> verdicts) {
+            int judged = (int) verdicts.stream().filter(java.util.Objects::nonNull).count();
+            int met = (int) verdicts.stream().filter(Boolean.TRUE::equals).count();
+            return new RunAfterRun(verdicts.size(), judged, met);
+        }
+
+        boolean everyRun() {
+            return runs > 0 && judged == runs && met == runs;
+        }
+
+        String measured() {
+            return "met in " + met + " of " + runs + " runs" + (judged < runs ? " (" + (runs - judged) + " not judged)" : "");
+        }
+
+        Map<String, Object> json() {
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("runs", runs);
+            j.put("judged", judged);
+            j.put("met", met);
+            j.put("met_every_run", everyRun());
+            return j;
+        }
+    }
+
     static List<String> row(Mix mix, MixVerdict v, List<String> modes) {
         List<String> lc = new ArrayList<>();
         List<String> be = new ArrayList<>();

@@ -313,6 +313,103 @@ class MixScenarioTest {
         }
     }
 
+    // ------------------------------------------------------------------ runs: a mix run after run
+
+    /** A mix meets its goals run after run only when every run was judged and met them all. */
+    @Test
+    void aMixMeetsItsGoalsInEveryRunOnlyWhenEveryRunWasJudgedAndMet() {
+        var all = MixScenario.RunAfterRun.of(List.of(true, true, true));
+        assertTrue(all.everyRun());
+        assertEquals("met in 3 of 3 runs", all.measured());
+        var one = MixScenario.RunAfterRun.of(List.of(true, false, true));
+        assertFalse(one.everyRun());
+        assertEquals(Map.of("runs", 3, "judged", 3, "met", 2, "met_every_run", false), one.json());
+        java.util.List<Boolean> withUnjudged = new ArrayList<>(List.of(true, true));
+        withUnjudged.add(null);
+        var unjudged = MixScenario.RunAfterRun.of(withUnjudged);
+        assertFalse(unjudged.everyRun(), "a run not judged is not a run met");
+        assertEquals("met in 2 of 3 runs (1 not judged)", unjudged.measured());
+        assertFalse(MixScenario.RunAfterRun.of(List.of()).everyRun());
+        var mix = MixScenario.select(List.of("decode+gemm"), "").get(0);
+        assertEquals("decode+gemm", MixScenario.runName(mix, 0, 1));
+        assertEquals("decode+gemm#2", MixScenario.runName(mix, 1, 3));
+    }
+
+    @Test
+    void runsIsRefusedOutsideItsRangeByName() {
+        var e = assertThrows(UsageException.class, () -> BenchArguments.parseBench(List.of("mix", "runs=0"),
+                Map.of("mix", MIX.params())));
+        assertTrue(e.getMessage().contains("runs") && e.getMessage().contains("0"), e.getMessage());
+        assertThrows(UsageException.class, () -> BenchArguments.parseBench(List.of("mix", "runs=21"), Map.of("mix", MIX.params())));
+    }
+
+    /**
+     * runs=2 on the fake libcuda: each run judged by itself under its own name, the modes the other
+     * way round in the second run, standalone measured once, and the mix judged run after run.
+     */
+    @Test
+    void aMixRunTwiceIsJudgedEachRunAndRunAfterRun(@TempDir Path tmp) throws Exception {
+        Path home = Path.of("..").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isExecutable(home.resolve("interpose/target/fakecuda/xq-cuda-app"))
+                && Files.isRegularFile(home.resolve("interpose/target/libxq-cuda.so")), "interpose is not built");
+        String before = System.getProperty("xq.home");
+        System.setProperty("xq.home", home.toString());
+        List<String> lines = new ArrayList<>();
+        try (ScenarioContext ctx = ScenarioContext.open(service(), scheduler(), bundles(tmp.resolve("no-node.sock")), lines::add,
+                "sim")) {
+            var p = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm", "modes=native,xq", "runs=2", "seconds=1"),
+                    Map.of("mix", MIX.params())).params();
+            ScenarioReport r = MIX.run(ctx, p);
+            String json = Json.write(r.toJsonObject());
+            @SuppressWarnings("unchecked")
+            var mixes = (List<Map<String, Object>>) r.extras().get("mixes");
+            assertEquals(2, mixes.size(), json);
+            assertEquals(1, mixes.get(0).get("run"), json);
+            assertEquals(2, mixes.get(1).get("run"), json);
+            assertEquals("decode+gemm", mixes.get(1).get("name"), json);
+            // each run's modes as they ran: standalone once (reused), native and xq the other way round the second time
+            Pattern at = Pattern.compile("mix (\\S+): (\\S+)(?: \\S+)? started at \\d+");
+            List<String> started = new ArrayList<>();
+            for (String l : lines) {
+                Matcher mt = at.matcher(l);
+                if (mt.matches()) {
+                    started.add(mt.group(1) + " " + mt.group(2));
+                }
+            }
+            assertEquals(List.of("decode+gemm standalone", "decode+gemm#1 native", "decode+gemm#1 xq", "decode+gemm#2 xq",
+                    "decode+gemm#2 native"), started, lines.toString());
+            // a goal line per judged run, and one for the mix run after run that agrees with them
+            var perRun = r.goals().stream().filter(g -> g.goal().matches("mix decode\\+gemm#[12]: family goals")).toList();
+            assertEquals(2, perRun.size(), "each run judged (standalone, native and xq all ran): " + r.goals());
+            @SuppressWarnings("unchecked")
+            var after = (List<Map<String, Object>>) r.extras().get("run_after_run");
+            assertEquals(1, after.size(), json);
+            assertEquals("decode+gemm", after.get(0).get("name"), json);
+            assertEquals(2, after.get(0).get("runs"), json);
+            assertEquals(perRun.size(), after.get(0).get("judged"), json);
+            int metRuns = (int) perRun.stream().filter(g -> g.met()).count();
+            assertEquals(metRuns, after.get(0).get("met"), json);
+            boolean every = perRun.size() == 2 && metRuns == 2;
+            assertEquals(every, after.get(0).get("met_every_run"), json);
+            assertEquals(every ? 1 : 0, r.summary().get("mixes_met_every_run"), r.summary().toString());
+            assertEquals(2, r.summary().get("runs"), r.summary().toString());
+            assertEquals(2, r.summary().get("mix_runs"), r.summary().toString());
+            var whole = r.goals().stream().filter(g -> g.goal().equals("mix decode+gemm: family goals in every run")).toList();
+            assertEquals(1, whole.size(), r.goals().toString());
+            assertEquals(every, whole.get(0).met(), whole.get(0).measured());
+            assertEquals("met in " + metRuns + " of 2 runs", whole.get(0).measured());
+            // the table names each run
+            String table = TextTable.render(r);
+            assertTrue(table.contains("decode+gemm#1") && table.contains("decode+gemm#2"), table);
+        } finally {
+            if (before == null) {
+                System.clearProperty("xq.home");
+            } else {
+                System.setProperty("xq.home", before);
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ a mix's verdict
 
     private static MixScenario.Outcome lc(double p99, double checksum) {
