@@ -23,7 +23,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>What it costs: one thread, awake every period while a stream at the latency class and a
  * stream of another class are registered (else every {@value #IDLE_NANOS} ns), reading two words
- * per watched stream. A process can write any stamp in its own memory: the most it gets is one
+ * per watched stream. While every watched stream is busy with an arrival already told, none can
+ * arrive until it goes idle, so the watch looks only every {@value #QUIET_NANOS} ns, and the
+ * line that tells the node a watched stream went idle wakes it at once: on the H200 the watch took
+ * 4-10 % of a core beside an eager decoder that is busy most of the time (session 85), and every
+ * look reads the line of shared memory that the decoder's launches write. A process can write any stamp in its own memory: the most it gets is one
  * more decision per period per stream of its own, what its WAKE lines could ask for already
  * (those are limited to 200,000 a second).
  *
@@ -36,6 +40,8 @@ final class ArrivalWatch {
 
     /** How long it sleeps while there is nothing to watch (no stream at the latency class, or no other to hold). */
     static final long IDLE_NANOS = 5_000_000L;
+    /** How long it sleeps while every watched stream is busy with an arrival told already (an idle line wakes it sooner). */
+    static final long QUIET_NANOS = 1_000_000L;
     /** The shortest period allowed, and the longest (microseconds; 0 is off). */
     static final long MIN_MICROS = 10;
     static final long MAX_MICROS = 10_000;
@@ -48,6 +54,12 @@ final class ArrivalWatch {
     private final AtomicLong toldFirst = new AtomicLong();
     private final AtomicLong toldByLine = new AtomicLong();
     private final AtomicLong looks = new AtomicLong();
+    /** Looks that found every watched stream busy with an arrival told already (the watch slept {@link #QUIET_NANOS} after). */
+    private final AtomicLong quietLooks = new AtomicLong();
+    /** Whether it sleeps the quiet period now (an idle line unparks it then). */
+    private volatile boolean quiet;
+    /** Whether the last look found every watched stream busy (the watch's own thread, or a test calling look). */
+    private boolean lookQuiet;
     private volatile boolean stopping;
     private volatile boolean slackSet;
     private volatile long threadId = -1;
@@ -98,10 +110,22 @@ final class ArrivalWatch {
         }
     }
 
-    /** The session's {@code WAKE} for a stream at the latency class: the stamp it tells is told. */
+    /**
+     * The session's {@code WAKE} for a stream at the latency class: the stamp it tells is told; a
+     * stream gone idle can arrive again, so a quiet watch wakes to look every period.
+     */
     void told(Session s, int slot) {
         long stamp = s.readyStamp(slot);
         if (stamp == 0) {
+            if (quiet) {
+                Thread t;
+                synchronized (this) {
+                    t = thread;
+                }
+                if (t != null) {
+                    LockSupport.unpark(t);
+                }
+            }
             return;
         }
         AtomicLongArray t = s.toldStamps();
@@ -120,9 +144,11 @@ final class ArrivalWatch {
         long printed = System.nanoTime();
         long printedTold = 0;
         while (!stopping) {
-            boolean busy = false;
+            long sleep = IDLE_NANOS;
+            boolean q = false;
             try {
-                busy = look();
+                sleep = look();
+                q = lookQuiet;
             } catch (RuntimeException e) {
                 // a session closing under the look: the next look sees it gone
             }
@@ -135,19 +161,26 @@ final class ArrivalWatch {
                     System.err.println("xq: " + describe());
                 }
             }
-            LockSupport.parkNanos(busy ? periodNanos : IDLE_NANOS);
+            quiet = q;
+            LockSupport.parkNanos(sleep);
+            quiet = false;
         }
     }
 
     /**
      * One look at every session: tells each queue at the latency class whose stamp is new.
      *
-     * @return whether there is something to watch (a stream at the latency class beside one of another)
+     * @return how long to sleep: the period where a watched stream can arrive (idle, or its arrival
+     *     told now) beside a stream of another class; {@link #QUIET_NANOS} (or the period, if longer)
+     *     where every watched one is busy with an arrival told already; {@link #IDLE_NANOS} with
+     *     nothing to watch
      */
-    boolean look() {
+    long look() {
         looks.incrementAndGet();
+        lookQuiet = false;
         int watched = 0;
         int all = 0;
+        boolean canArrive = false;
         for (Session s : sessions) {
             AtomicReferenceArray<Session.Stream> ss = s.streamSlots();
             int n = s.streamCount();
@@ -166,20 +199,31 @@ final class ArrivalWatch {
                     t = s.toldStamps();
                 }
                 if (i >= t.length()) {
+                    canArrive = true; // not followed: looked at every period, as before
                     continue;
                 }
                 long stamp = s.readyStamp(i);
                 if (stamp == 0) {
+                    canArrive = true; // idle: its next arrival is what the watch is for
                     continue;
                 }
                 long was = t.get(i);
                 if (was != stamp && t.compareAndSet(i, was, stamp)) {
                     toldFirst.incrementAndGet();
                     st.queue().changed();
+                    canArrive = true; // just arrived: the next look may find it idle again
                 }
             }
         }
-        return watched > 0 && all > watched;
+        if (watched == 0 || all == watched) {
+            return IDLE_NANOS;
+        }
+        if (!canArrive) {
+            quietLooks.incrementAndGet();
+            lookQuiet = true;
+            return Math.max(QUIET_NANOS, periodNanos);
+        }
+        return periodNanos;
     }
 
     /** @return one line for the host's status */
@@ -188,7 +232,7 @@ final class ArrivalWatch {
         long up = startedNanos == 0 ? 0 : System.nanoTime() - startedNanos;
         return "arrival watch every " + periodNanos / 1000 + " us" + (slackSet ? "" : " (timer slack not set)") + ": "
                 + toldFirst.get() + " arrivals told by the watch first, " + toldByLine.get() + " by the processes' lines, "
-                + looks.get() + " looks"
+                + looks.get() + " looks (" + quietLooks.get() + " with every watched stream busy)"
                 + (cpu < 0 || up <= 0 ? "" : "; its CPU " + cpu / 1_000_000 + " ms in " + up / 1_000_000_000 + " s ("
                         + String.format(java.util.Locale.ROOT, "%.1f", 100.0 * cpu / up) + " % of a core)");
     }
@@ -213,5 +257,13 @@ final class ArrivalWatch {
 
     long toldByLine() {
         return toldByLine.get();
+    }
+
+    long looks() {
+        return looks.get();
+    }
+
+    long quietLooks() {
+        return quietLooks.get();
     }
 }

@@ -103,6 +103,45 @@ class ArrivalWatchTest {
         assertTrue(w.describe().matches(".*; its CPU \\d+ ms in \\d+ s \\(\\d+\\.\\d % of a core\\)"), w.describe());
     }
 
+    /**
+     * A watched stream busy with an arrival the node was told of cannot arrive again until it goes
+     * idle: the watch looks only every {@link ArrivalWatch#QUIET_NANOS} meanwhile (at 50 us it
+     * would look thousands of times in 300 ms), and the line that tells the node the stream went
+     * idle wakes it, so that the next arrival is again the watch's to tell.
+     */
+    @Test
+    void aBusyToldStreamQuietsTheWatchAndItsIdleLineWakesIt() throws Exception {
+        start(50);
+        TestClient lc = client("server", "3");
+        client("trainer", "1");
+        arrive(lc);
+        Await.until(() -> held(lc), () -> "the watch did not tell the node of the arrival: " + server.arrivalWatch().describe());
+        ArrivalWatch w = server.arrivalWatch();
+        Thread.sleep(50);
+        long looks0 = w.looks();
+        long quiet0 = w.quietLooks();
+        Thread.sleep(300);
+        long looks = w.looks() - looks0;
+        long quiet = w.quietLooks() - quiet0;
+        assertTrue(quiet > 0 && quiet == looks, "busy and told: every look quiet (" + quiet + " of " + looks + "): " + w.describe());
+        assertTrue(looks <= 400, "a quiet watch looked " + looks + " times in 300 ms (every 1 ms: at most ~300): " + w.describe());
+        assertTrue(w.describe().contains(" with every watched stream busy)"), w.describe());
+        // idle, told by its line: the watch looks every period again and tells the next arrival itself
+        lc.writeSlotInt(0, SharedMemory.S_PENDING, 0);
+        lc.writeSlotLong(0, SharedMemory.S_READY_SINCE_NS, 0);
+        lc.send("WAKE 0");
+        Thread.sleep(100);
+        long fast0 = w.looks();
+        long quietBefore = w.quietLooks();
+        Thread.sleep(100);
+        assertEquals(quietBefore, w.quietLooks(), "idle, yet the watch stayed quiet: " + w.describe());
+        assertTrue(w.looks() - fast0 > 0, w.describe());
+        long told = w.toldFirst();
+        arrive(lc);
+        Await.until(() -> w.toldFirst() > told, () -> "the next arrival was not told by the watch: " + w.describe());
+        assertEquals(0, w.toldByLine(), w.describe());
+    }
+
     @Test
     void withoutTheWatchOnlyTheLineTellsTheNode() throws Exception {
         start(0);
