@@ -24,7 +24,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>What it costs: one thread, awake every period while a stream at the latency class and a
  * stream of another class are registered (else every {@value #IDLE_NANOS} ns), reading two words
  * per watched stream. While every watched stream is busy with an arrival already told, none can
- * arrive until it goes idle, so the watch looks only every {@value #QUIET_NANOS} ns, and the
+ * arrive until it goes idle, so the watch looks only every {@code arrivalWatchQuietMicros}
+ * ({@value #DEFAULT_QUIET_MICROS} us by default, or the period if longer; 0: never quiet), and the
  * line that tells the node a watched stream went idle wakes it at once: on the H200 the watch took
  * 4-10 % of a core beside an eager decoder that is busy most of the time (session 85), and every
  * look reads the line of shared memory that the decoder's launches write. A process can write any stamp in its own memory: the most it gets is one
@@ -40,8 +41,10 @@ final class ArrivalWatch {
 
     /** How long it sleeps while there is nothing to watch (no stream at the latency class, or no other to hold). */
     static final long IDLE_NANOS = 5_000_000L;
-    /** How long it sleeps while every watched stream is busy with an arrival told already (an idle line wakes it sooner). */
-    static final long QUIET_NANOS = 1_000_000L;
+    /** How long it sleeps by default while every watched stream is busy with an arrival told already (an idle line wakes it sooner), us. */
+    static final long DEFAULT_QUIET_MICROS = 1000;
+    /** The longest quiet period allowed (microseconds; 0 is never quiet). */
+    static final long MAX_QUIET_MICROS = 100_000;
     /** The shortest period allowed, and the longest (microseconds; 0 is off). */
     static final long MIN_MICROS = 10;
     static final long MAX_MICROS = 10_000;
@@ -51,10 +54,12 @@ final class ArrivalWatch {
 
     private final Collection<Session> sessions;
     private final long periodNanos;
+    /** The quiet period, ns: 0 never quiet */
+    private final long quietNanos;
     private final AtomicLong toldFirst = new AtomicLong();
     private final AtomicLong toldByLine = new AtomicLong();
     private final AtomicLong looks = new AtomicLong();
-    /** Looks that found every watched stream busy with an arrival told already (the watch slept {@link #QUIET_NANOS} after). */
+    /** Looks that found every watched stream busy with an arrival told already (the watch slept its quiet period after). */
     private final AtomicLong quietLooks = new AtomicLong();
     /** Whether it sleeps the quiet period now (an idle line unparks it then). */
     private volatile boolean quiet;
@@ -71,12 +76,30 @@ final class ArrivalWatch {
      * @throws IllegalArgumentException naming the value and what is allowed
      */
     ArrivalWatch(Collection<Session> sessions, long micros) {
+        this(sessions, micros, DEFAULT_QUIET_MICROS);
+    }
+
+    /**
+     * @param micros the period, in [{@value #MIN_MICROS}, {@value #MAX_MICROS}]
+     * @param quietMicros the quiet period (0: never quiet), at most {@value #MAX_QUIET_MICROS}; the period where that is longer
+     */
+    ArrivalWatch(Collection<Session> sessions, long micros, long quietMicros) {
         check(micros);
+        checkQuiet(quietMicros);
         if (micros == 0) {
             throw new IllegalArgumentException("arrivalWatchMicros 0 is off: no watch to make");
         }
         this.sessions = sessions;
         this.periodNanos = micros * 1000;
+        this.quietNanos = quietMicros == 0 ? 0 : Math.max(quietMicros * 1000, periodNanos);
+    }
+
+    /** @throws IllegalArgumentException for a quiet period out of range, naming it and what is allowed */
+    static void checkQuiet(long quietMicros) {
+        if (quietMicros < 0 || quietMicros > MAX_QUIET_MICROS) {
+            throw new IllegalArgumentException("arrivalWatchQuietMicros " + quietMicros + " is out of range; allowed: 0 (never quiet) to "
+                    + MAX_QUIET_MICROS + " microseconds");
+        }
     }
 
     /** @throws IllegalArgumentException for a period out of range, naming it and what is allowed */
@@ -171,9 +194,9 @@ final class ArrivalWatch {
      * One look at every session: tells each queue at the latency class whose stamp is new.
      *
      * @return how long to sleep: the period where a watched stream can arrive (idle, or its arrival
-     *     told now) beside a stream of another class; {@link #QUIET_NANOS} (or the period, if longer)
-     *     where every watched one is busy with an arrival told already; {@link #IDLE_NANOS} with
-     *     nothing to watch
+     *     told now) beside a stream of another class; the quiet period where every watched one is
+     *     busy with an arrival told already (unless never quiet); {@link #IDLE_NANOS} with nothing
+     *     to watch
      */
     long look() {
         looks.incrementAndGet();
@@ -218,10 +241,10 @@ final class ArrivalWatch {
         if (watched == 0 || all == watched) {
             return IDLE_NANOS;
         }
-        if (!canArrive) {
+        if (!canArrive && quietNanos > 0) {
             quietLooks.incrementAndGet();
             lookQuiet = true;
-            return Math.max(QUIET_NANOS, periodNanos);
+            return quietNanos;
         }
         return periodNanos;
     }
@@ -230,7 +253,8 @@ final class ArrivalWatch {
     String describe() {
         long cpu = cpuNanos();
         long up = startedNanos == 0 ? 0 : System.nanoTime() - startedNanos;
-        return "arrival watch every " + periodNanos / 1000 + " us" + (slackSet ? "" : " (timer slack not set)") + ": "
+        return "arrival watch every " + periodNanos / 1000 + " us" + (quietNanos == 0 ? ", never quiet" : ", " + quietNanos / 1000
+                + " us while every watched stream is busy") + (slackSet ? "" : " (timer slack not set)") + ": "
                 + toldFirst.get() + " arrivals told by the watch first, " + toldByLine.get() + " by the processes' lines, "
                 + looks.get() + " looks (" + quietLooks.get() + " with every watched stream busy)"
                 + (cpu < 0 || up <= 0 ? "" : "; its CPU " + cpu / 1_000_000 + " ms in " + up / 1_000_000_000 + " s ("

@@ -104,7 +104,7 @@ public class HostComponent {
             log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; MPS off", null);
         }
         try {
-            s.useArrivalWatch(config.arrivalWatchMicros());
+            s.useArrivalWatch(config.arrivalWatchMicros(), config.arrivalWatchQuietMicros());
         } catch (IllegalArgumentException e) {
             log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; no arrival watch", null);
         }

@@ -112,4 +112,11 @@ import org.osgi.service.metatype.annotations.Option;
                     + "line: a thread awake every period while such a stream and a stream of a lower class are registered. 0: "
                     + "off; else 10 to 10000; 50 by default (docs/processes.md, The node's arrival watch)")
     long arrivalWatchMicros() default 50;
+
+    @AttributeDefinition(name = "Arrival watch, quiet (us)", min = "0", max = "100000",
+            description = "How often (microseconds) the arrival watch looks while every stream it watches is busy with an "
+                    + "arrival the node was told of (none can arrive before it goes idle, and its idle line wakes the watch): "
+                    + "1000 by default; the watch's own period where that is longer; 0: never quiet, every period (docs/processes.md, "
+                    + "The node's arrival watch)")
+    long arrivalWatchQuietMicros() default ArrivalWatch.DEFAULT_QUIET_MICROS;
 }

@@ -180,6 +180,8 @@ final class HostServer {
 
     /** The arrival watch's period, microseconds (0: none, the default); set before {@link #start()} */
     private volatile long arrivalWatchMicros;
+    /** The arrival watch's quiet period, microseconds (0: never quiet) */
+    private volatile long arrivalWatchQuietMicros = ArrivalWatch.DEFAULT_QUIET_MICROS;
     private volatile ArrivalWatch arrivalWatch;
 
     /**
@@ -188,8 +190,20 @@ final class HostServer {
      * @throws IllegalArgumentException naming the value and what is allowed; nothing changes then
      */
     void useArrivalWatch(long micros) {
+        useArrivalWatch(micros, ArrivalWatch.DEFAULT_QUIET_MICROS);
+    }
+
+    /**
+     * Asks for the arrival watch at {@code micros} (0: none), looking every {@code quietMicros}
+     * while every watched stream is busy with an arrival told (0: never quiet).
+     *
+     * @throws IllegalArgumentException naming the value and what is allowed; nothing changes then
+     */
+    void useArrivalWatch(long micros, long quietMicros) {
         ArrivalWatch.check(micros);
+        ArrivalWatch.checkQuiet(quietMicros);
         arrivalWatchMicros = micros;
+        arrivalWatchQuietMicros = quietMicros;
     }
 
     /** @return the arrival watch while the host serves with one, else null */
@@ -293,7 +307,7 @@ final class HostServer {
         int lfd = fd;
         long watch = arrivalWatchMicros;
         if (watch > 0) {
-            ArrivalWatch w = new ArrivalWatch(sessions, watch);
+            ArrivalWatch w = new ArrivalWatch(sessions, watch, arrivalWatchQuietMicros);
             arrivalWatch = w;
             w.start();
         }

@@ -105,7 +105,7 @@ class ArrivalWatchTest {
 
     /**
      * A watched stream busy with an arrival the node was told of cannot arrive again until it goes
-     * idle: the watch looks only every {@link ArrivalWatch#QUIET_NANOS} meanwhile (at 50 us it
+     * idle: the watch looks only every {@link ArrivalWatch#DEFAULT_QUIET_MICROS} us meanwhile (at 50 us it
      * would look thousands of times in 300 ms), and the line that tells the node the stream went
      * idle wakes it, so that the next arrival is again the watch's to tell.
      */
@@ -140,6 +140,24 @@ class ArrivalWatchTest {
         arrive(lc);
         Await.until(() -> w.toldFirst() > told, () -> "the next arrival was not told by the watch: " + w.describe());
         assertEquals(0, w.toldByLine(), w.describe());
+    }
+
+    /** arrivalWatchQuietMicros=0: the watch looks every period whatever the streams do (what it did before session 85). */
+    @Test
+    void neverQuietLooksEveryPeriod() throws Exception {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, new Await.Log());
+        server.useArrivalWatch(50, 0);
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        TestClient lc = client("server", "3");
+        client("trainer", "1");
+        arrive(lc);
+        Await.until(() -> held(lc), () -> "the watch did not tell the node of the arrival: " + server.arrivalWatch().describe());
+        ArrivalWatch w = server.arrivalWatch();
+        long looks0 = w.looks();
+        Thread.sleep(300);
+        assertEquals(0, w.quietLooks(), w.describe());
+        assertTrue(w.looks() - looks0 > 400, "never quiet, yet " + (w.looks() - looks0) + " looks in 300 ms: " + w.describe());
+        assertTrue(w.describe().startsWith("arrival watch every 50 us, never quiet: "), w.describe());
     }
 
     @Test
@@ -177,7 +195,14 @@ class ArrivalWatchTest {
             assertTrue(e.getMessage().contains("arrivalWatchMicros " + bad + " is out of range")
                     && e.getMessage().contains("0 (off) or [10, 10000]"), e.getMessage());
         }
+        for (long bad : new long[] {-1, 100_001}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> server.useArrivalWatch(50, bad));
+            assertTrue(e.getMessage().contains("arrivalWatchQuietMicros " + bad + " is out of range")
+                    && e.getMessage().contains("0 (never quiet) to 100000"), e.getMessage());
+        }
         assertTrue(server.start(), server.status());
-        assertTrue(server.arrivalWatch().describe().startsWith("arrival watch every 100 us"), server.arrivalWatch().describe());
+        // the refused quiet periods changed nothing: the default's (1000 us)
+        assertTrue(server.arrivalWatch().describe().startsWith("arrival watch every 100 us, 1000 us while every watched stream is busy: "),
+                server.arrivalWatch().describe());
     }
 }

@@ -118,6 +118,11 @@ class HostSettingsTest {
             public long arrivalWatchMicros() {
                 return 0;
             }
+
+            @Override
+            public long arrivalWatchQuietMicros() {
+                return ArrivalWatch.DEFAULT_QUIET_MICROS;
+            }
         };
     }
 
