@@ -4,7 +4,9 @@
 # unchanged (bench/gpu/mps-alone.sh). probe/graphmps.cu times a chain of N spinning kernels on the
 # device, launched one by one on a stream and replayed as a graph; this runs it bare and as the
 # only client of a plain MPS daemon (no XQ), ROUNDS rounds alternated, for each CONFIG
-# N:SPIN_NS[:BLOCKS] (BLOCKS 0 or left out: one block per multiprocessor). The summary gives, per
+# N:SPIN_NS[:BLOCKS[:MEM_KB]] (BLOCKS 0 or left out: one block per multiprocessor; MEM_KB > 0: each
+# kernel copies that many KiB from the previous one's output instead of spinning, a memory-bound
+# chain, e.g. 160:0:0:65536 past the L2, 160:0:0:4096 within it). The summary gives, per
 # config and way, the median over rounds of the device time's P50, MPS over bare, and MPS's extra
 # time per kernel: a constant extra per kernel says the cost is the device's dispatch of each next
 # kernel, not the kernels' own running.
@@ -22,11 +24,11 @@ for r in $(seq "${ROUNDS:-3}"); do
       CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logd nvidia-cuda-mps-control -d || { echo "graph-mps: the MPS daemon did not start"; exit 1; }
     fi
     for c in $configs; do
-      n=$(echo "$c" | cut -d: -f1) ns=$(echo "$c" | cut -d: -f2) bl=$(echo "$c" | cut -s -d: -f3)
+      n=$(echo "$c" | cut -d: -f1) ns=$(echo "$c" | cut -d: -f2) bl=$(echo "$c" | cut -s -d: -f3) kb=$(echo "$c" | cut -s -d: -f4)
       if [ "$way" = mps ]; then
-        CUDA_MPS_PIPE_DIRECTORY=$pipe "$out/graphmps" "$n" "$ns" "${bl:-0}" "${ITERS:-400}"
+        CUDA_MPS_PIPE_DIRECTORY=$pipe "$out/graphmps" "$n" "$ns" "${bl:-0}" "${ITERS:-400}" "${kb:-0}"
       else
-        "$out/graphmps" "$n" "$ns" "${bl:-0}" "${ITERS:-400}"
+        "$out/graphmps" "$n" "$ns" "${bl:-0}" "${ITERS:-400}" "${kb:-0}"
       fi | sed "s/^{/{\"round\":$r,\"mps\":$( [ "$way" = mps ] && echo 1 || echo 0),/" >> "$out/runs.jsonl"
     done
     if [ "$way" = mps ]; then
@@ -42,13 +44,14 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 by = {}
 for r in rows:
-    by.setdefault((r["n"], r["spin_ns"], r["blocks"], r["way"], r["mps"]), []).append(r["dev_p50_us"])
-for (n, ns, bl, way, mps) in sorted(k for k in by if k[4] == 1):
-    m = statistics.median(by[(n, ns, bl, way, 1)])
-    b = by.get((n, ns, bl, way, 0))
+    by.setdefault((r["n"], r["spin_ns"], r["blocks"], r.get("mem_kb", 0), r["way"], r["mps"]), []).append(r["dev_p50_us"])
+for (n, ns, bl, kb, way, mps) in sorted(k for k in by if k[5] == 1):
+    m = statistics.median(by[(n, ns, bl, kb, way, 1)])
+    b = by.get((n, ns, bl, kb, way, 0))
     if not b:
         continue
     b = statistics.median(b)
-    print(f"n {n:4d} spin {ns:6d} ns blocks {bl:4d} {way:6s}: device P50 bare {b:9.2f} us, MPS {m:9.2f} us, "
-          f"MPS/bare {m / b:.4f}, extra a kernel {(m - b) * 1000 / n:8.1f} ns ({len(by[(n, ns, bl, way, 1)])} rounds)")
+    what = f"copy {kb:7d} KiB" if kb else f"spin {ns:6d} ns"
+    print(f"n {n:4d} {what} blocks {bl:4d} {way:6s}: device P50 bare {b:9.2f} us, MPS {m:9.2f} us, "
+          f"MPS/bare {m / b:.4f}, extra a kernel {(m - b) * 1000 / n:8.1f} ns ({len(by[(n, ns, bl, kb, way, 1)])} rounds)")
 PY

@@ -8,8 +8,11 @@
 // multiprocessor), each the next one's input (a chain, as a model's layers). Per iteration: the
 // chain made once, then synchronized; timed by events around it (the device's part) and by the
 // host's clock (launch to the synchronize's return).
-// Prints one JSON line per way (stream, graph): n, spin_ns, blocks, dev_p50_us, dev_p90_us, host_p50_us.
-// Build: nvcc -O2 -o graphmps graphmps.cu      Run: graphmps N SPIN_NS [BLOCKS] [ITERS]
+// MEM_KB > 0 (session 85: ~100 ns a boundary was too little for the graph's 7 %): each kernel
+// copies MEM_KB KiB from the previous kernel's output instead of spinning (memory-bound kernels,
+// past the L2 at 65536), to see whether MPS costs a kernel that moves memory more.
+// Prints one JSON line per way (stream, graph): n, spin_ns, blocks, mem_kb, dev_p50_us, dev_p90_us, host_p50_us.
+// Build: nvcc -O2 -o graphmps graphmps.cu      Run: graphmps N SPIN_NS [BLOCKS] [ITERS] [MEM_KB]
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,14 @@ __global__ void spin(const int *in, int *out, long long ns) {
     unsigned long long t0 = gtime();
     while ((long long)(gtime() - t0) < ns) { }
     if (threadIdx.x == 0) out[blockIdx.x] = in[blockIdx.x] + 1;
+}
+
+__global__ void copyk(const float4 *in, float4 *out, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float4 v = in[i];
+        v.x += 1.0f;
+        out[i] = v;
+    }
 }
 
 static inline double now_us() {
@@ -54,9 +65,10 @@ int main(int argc, char **argv) {
     long long spin_ns = argc > 2 ? atoll(argv[2]) : 5000;
     int blocks = argc > 3 ? atoi(argv[3]) : 0;
     int iters = argc > 4 ? atoi(argv[4]) : 400;
-    if (n < 1 || n > 4096 || spin_ns < 0 || blocks < 0 || iters < 10) {
-        fprintf(stderr, "graphmps: N 1-4096, SPIN_NS >= 0, BLOCKS >= 0, ITERS >= 10 (got %d %lld %d %d)\n", n, spin_ns, blocks,
-                iters);
+    long long mem_kb = argc > 5 ? atoll(argv[5]) : 0;
+    if (n < 1 || n > 4096 || spin_ns < 0 || blocks < 0 || iters < 10 || mem_kb < 0 || mem_kb > 4 * 1024 * 1024) {
+        fprintf(stderr, "graphmps: N 1-4096, SPIN_NS >= 0, BLOCKS >= 0, ITERS >= 10, MEM_KB 0-4194304 (got %d %lld %d %d %lld)\n", n,
+                spin_ns, blocks, iters, mem_kb);
         return 2;
     }
     int dev = 0, sms = 0;
@@ -67,10 +79,20 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&buf[0], blocks * sizeof(int)));
     CK(cudaMalloc(&buf[1], blocks * sizeof(int)));
     CK(cudaMemset(buf[0], 0, blocks * sizeof(int)));
+    size_t vecs = (size_t)mem_kb * 1024 / sizeof(float4);
+    float4 *mem[2] = {nullptr, nullptr};
+    if (vecs > 0) {
+        CK(cudaMalloc(&mem[0], vecs * sizeof(float4)));
+        CK(cudaMalloc(&mem[1], vecs * sizeof(float4)));
+        CK(cudaMemset(mem[0], 0, vecs * sizeof(float4)));
+    }
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     auto chain = [&]() {
-        for (int k = 0; k < n; k++) spin<<<blocks, 128, 0, s>>>(buf[k & 1], buf[(k + 1) & 1], spin_ns);
+        for (int k = 0; k < n; k++) {
+            if (vecs > 0) copyk<<<blocks, 128, 0, s>>>(mem[k & 1], mem[(k + 1) & 1], vecs);
+            else spin<<<blocks, 128, 0, s>>>(buf[k & 1], buf[(k + 1) & 1], spin_ns);
+        }
     };
     cudaGraph_t g;
     cudaGraphExec_t ge;
@@ -99,9 +121,9 @@ int main(int argc, char **argv) {
                 host_us.push_back(h1 - h0);
             }
         }
-        printf("{\"way\":\"%s\",\"n\":%d,\"spin_ns\":%lld,\"blocks\":%d,\"sms\":%d,\"dev_p50_us\":%.2f,\"dev_p90_us\":%.2f,"
-               "\"host_p50_us\":%.2f}\n",
-               way == 0 ? "stream" : "graph", n, spin_ns, blocks, sms, pct(dev_us, 50), pct(dev_us, 90), pct(host_us, 50));
+        printf("{\"way\":\"%s\",\"n\":%d,\"spin_ns\":%lld,\"blocks\":%d,\"mem_kb\":%lld,\"sms\":%d,\"dev_p50_us\":%.2f,"
+               "\"dev_p90_us\":%.2f,\"host_p50_us\":%.2f}\n",
+               way == 0 ? "stream" : "graph", n, spin_ns, blocks, mem_kb, sms, pct(dev_us, 50), pct(dev_us, 90), pct(host_us, 50));
         fflush(stdout);
     }
     return 0;
