@@ -109,7 +109,8 @@ import org.osgi.service.metatype.annotations.Option;
     @AttributeDefinition(name = "Arrival watch (us)", min = "0", max = "10000",
             description = "How often (microseconds) the node looks itself whether a stream at the latency-critical priority or "
                     + "above has gone ready, reading its process's shared memory, instead of only waiting for the process's WAKE "
-                    + "line: a thread awake every period while such a stream and a stream of a lower class are registered. 0: "
+                    + "line: a thread awake every period while such a stream and a stream of a lower class are registered (every "
+                    + "arrivalWatchQuietMicros while every such stream is busy with an arrival told). 0: "
                     + "off; else 10 to 10000; 50 by default (docs/processes.md, The node's arrival watch)")
     long arrivalWatchMicros() default 50;
 
