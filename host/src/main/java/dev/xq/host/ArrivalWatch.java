@@ -254,7 +254,7 @@ final class ArrivalWatch {
         long cpu = cpuNanos();
         long up = startedNanos == 0 ? 0 : System.nanoTime() - startedNanos;
         return "arrival watch every " + periodNanos / 1000 + " us" + (quietNanos == 0 ? ", never quiet" : ", " + quietNanos / 1000
-                + " us while every watched stream is busy") + (slackSet ? "" : " (timer slack not set)") + ": "
+                + " us while every watched stream is busy") + (slackSet || startedNanos == 0 ? "" : " (timer slack not set)") + ": "
                 + toldFirst.get() + " arrivals told by the watch first, " + toldByLine.get() + " by the processes' lines, "
                 + looks.get() + " looks (" + quietLooks.get() + " with every watched stream busy)"
                 + (cpu < 0 || up <= 0 ? "" : "; its CPU " + cpu / 1_000_000 + " ms in " + up / 1_000_000_000 + " s ("

@@ -201,8 +201,9 @@ class ArrivalWatchTest {
                     && e.getMessage().contains("0 (never quiet) to 100000"), e.getMessage());
         }
         assertTrue(server.start(), server.status());
-        // the refused quiet periods changed nothing: the default's (1000 us)
-        assertTrue(server.arrivalWatch().describe().startsWith("arrival watch every 100 us, 1000 us while every watched stream is busy: "),
+        // the refused quiet periods changed nothing: the default's (1000 us); whether the thread has set its
+        // timer slack yet (or may, on this kernel) is not what this test is about
+        assertTrue(server.arrivalWatch().describe().startsWith("arrival watch every 100 us, 1000 us while every watched stream is busy"),
                 server.arrivalWatch().describe());
     }
 }
