@@ -147,8 +147,13 @@ class SleepingCompanyTest {
         flood.get(3).close();
         core.scheduler().register("hold2", new DormantQueuesTest.HoldLower(), "test", 2);
         core.scheduler().select("hold2", true);
-        assertTrue(ExternalQueueTest.eventually(() -> victim.config.windowMicros() == 300 && v.contended()),
-                "every sleeper woke: the victim has company");
+        assertTrue(ExternalQueueTest.eventually(() -> v.contended()), "every sleeper woke: the victim has company");
+        // held, idle, while the busy victim runs, they yield to it (the on-top rule): the victim is
+        // on top of them, its window the alone one and not its configured 300 us
+        // (checked together: the one that worked falls asleep again after a second held and idle)
+        assertTrue(pokeUntil(qv::changed, () -> v.status().limits() == XQueueStatus.Limits.ON_TOP
+                        && victim.config.windowMicros() == XqCore.DEFAULT_ALONE_WINDOW_MICROS),
+                "the woken company held behind the busy victim: " + v.status().limits() + ", window " + victim.config.windowMicros());
     }
 
     @Test

@@ -97,6 +97,30 @@ class TopQueuesTest {
     }
 
     @Test
+    void anIdleQueueHeldWhileAnotherRunsYieldsToo() {
+        // bg is idle (a trainer between steps, a service between requests) and hpf holds it while fg
+        // runs: it would not run if its work came now, so fg is on top at once
+        assertEquals(Set.of(1L), tops.update("hpf", List.of(q(1, "d0", "fg", 2, true, false), q(2, "d0", "bg", 1, false, false)),
+                runs(held(2), 1)));
+        // bg falls asleep and wakes (out of one decision, back in the next): it has yielded to
+        // nobody since; fg's next run with bg held and idle puts fg on top again
+        assertEquals(Set.of(), tops.update("hpf", List.of(q(1, "d0", "fg", 2, false, false)), new HashMap<>()),
+                "alone: no company to be on top of");
+        assertNull(tops.update("hpf", List.of(q(1, "d0", "fg", 2, false, false), q(2, "d0", "bg", 1, false, false)),
+                runs(new HashMap<>(), 1, 2)));
+        assertEquals(Set.of(), tops.top(), "bg woke: it has not yielded since");
+        assertEquals(Set.of(1L), tops.update("hpf", List.of(q(1, "d0", "fg", 2, true, false), q(2, "d0", "bg", 1, false, true)),
+                new HashMap<>()), "still held from before (no action), idle, while fg runs");
+        // an idle queue held while nobody runs yields to nobody; nor one its application holds
+        TopQueues other = new TopQueues();
+        assertNull(other.update("hpf", List.of(q(1, "d0", "fg", 2, false, false), q(2, "d0", "bg", 1, false, false)), held(2)));
+        QueueView appHeld = new QueueView(2, "q2", "d0", "bg", false, true, true, 0, 0, 0, 0, 0, 0, 0, List.of(new Hint.Priority(1)),
+                PreemptionLevel.BLOCK);
+        assertNull(other.update("hpf", List.of(q(1, "d0", "fg", 2, true, false), appHeld), runs(held(2), 1)));
+        assertEquals(Set.of(), other.top());
+    }
+
+    @Test
     void queuesThatRunTogetherOrAreHeldByTheirAppDoNotYield() {
         // equal priorities of two groups: the policy runs both, nobody yields, nobody is on top
         assertNull(tops.update("hpf", List.of(q(1, "d0", "a", 1, true, false), q(2, "d0", "b", 1, true, false)), runs(new HashMap<>(), 1, 2)));
