@@ -449,8 +449,11 @@ void test_arrival_direct(void)
         char text[600], wake[32];
         int slot = stream_slot(0, 0, text, sizeof text);
         snprintf(wake, sizeof wake, "WAKE %d", slot);
-        /* each of the six tasks a period apart: a ready and an idle at least */
-        CHECK(slot >= 0 && tn_count(0, wake) >= 12, "direct %d: %d WAKE lines for six tasks", direct, tn_count(0, wake));
+        /* each of the six tasks a period apart: a ready and an idle, but one line tells whichever
+         * the stream is at its send, so on a loaded machine a task's idle, told late, can be the
+         * next one's arrival's line (a CI run beside a busy loop: 11); an arrival after an idle
+         * is always told */
+        CHECK(slot >= 0 && tn_count(0, wake) >= 6, "direct %d: %d WAKE lines for six tasks", direct, tn_count(0, wake));
         double p50 = -1;
         int byThread = told(err, "by the launching thread (XQ_ARRIVAL_DIRECT=1)", &p50);
         if (direct == 1) {
