@@ -240,11 +240,12 @@ void xqc_defer_summary(void)
         if (st->launched)
             xlog(2, "xq: stream %s: %llu launched, %llu marks, %llu idle queries, estimate %.1f us, refused by threshold %llu, "
                     "window %llu, no estimate %llu, arrival guard %llu of %llu; nothing in flight with work waiting: held by the node "
-                    "%.1f ms, refused by the arrival guard %.1f ms, other (dry) %.1f ms",
+                    "%.1f ms, refused by the arrival guard %.1f ms, other (dry) %.1f ms; the process stopped meanwhile %.1f ms (not counted above)",
                  st->label, (unsigned long long)st->launched, (unsigned long long)st->marks,
                  (unsigned long long)st->queries, st->estimate_ns / 1e3, (unsigned long long)st->why_thr,
                  (unsigned long long)st->why_win, (unsigned long long)st->why_est, (unsigned long long)st->why_guard,
-                 (unsigned long long)st->guard_seen, st->wait_held_ns / 1e6, st->wait_guarded_ns / 1e6, st->dry_ns / 1e6);
+                 (unsigned long long)st->guard_seen, st->wait_held_ns / 1e6, st->wait_guarded_ns / 1e6, st->dry_ns / 1e6,
+                 st->wait_stopped_ns / 1e6);
         if (st->launched && (st->narrowed || xqc_narrow))
             xlog(2, "xq: stream %s: %llu launches narrowed (green contexts%s), widest recent launch %u multiprocessors, "
                     "estimate at the whole device %.1f us", st->label,

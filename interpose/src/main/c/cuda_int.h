@@ -390,6 +390,8 @@ typedef struct xstream {
      * guard (wait_guarded_ns), else nothing (dry_ns: the node's reaction, a launch on its way) */
     uint64_t why_thr, why_win, why_est, why_guard, guard_seen, why_held, dry_at, dry_ns;
     uint64_t wait_held0, wait_guard0, wait_held_ns, wait_guarded_ns;
+    /* XQ_LOG=2: xqc_absent_ns when the wait began; the part of waits the process spent stopped */
+    uint64_t wait_absent0, wait_stopped_ns;
     uint64_t est_sum;        /* XQ_LOG=2: estimated work launched (what the window was charged) */
     uint64_t left_at[6];     /* XQ_LOG=2: launches by the estimated work left in flight when made */
     /* timed samples (XQ_ESTIMATES=timed): a command of a kind due to be measured goes between two
@@ -672,10 +674,17 @@ int xqc_may_launch(xstream *st, const xq_slot *s, uint64_t est, uint64_t *retry)
 
 /* XQ_LOG=2: from t nothing of st is in flight while work waits in the process (a launch held or
  * deferred). Caller holds st->mu. */
+/* XQ_LOG=2: how long the process could not run (a SIGSTOP: a job scheduler's suspend, the mix
+ * scenario's paired reading), as its reader thread found its 100 ms looks ending that much late
+ * (over ABSENT_NS; cuda_session.c). A wait it spans is the stop's, not what held the stream. */
+extern uint64_t xqc_absent_ns;
+#define ABSENT_NS 20000000ull
+
 static inline void xqc_wait_begin(xstream *st, uint64_t t)
 {
     if (!xqc_hot.diag || st->dry_at) return;
     st->dry_at = t, st->wait_held0 = st->why_held, st->wait_guard0 = st->why_guard;
+    st->wait_absent0 = __atomic_load_n(&xqc_absent_ns, __ATOMIC_RELAXED);
 }
 
 /* XQ_LOG=2: the wait begun by xqc_wait_begin ends at t (a launch is made): its time goes to what
@@ -684,6 +693,9 @@ static inline void xqc_wait_end(xstream *st, uint64_t t)
 {
     if (!xqc_hot.diag || !st->dry_at) return; /* (only XQ_LOG=2 reads them: a launch skips their line) */
     uint64_t d = t > st->dry_at ? t - st->dry_at : 0;
+    uint64_t stopped = __atomic_load_n(&xqc_absent_ns, __ATOMIC_RELAXED) - st->wait_absent0;
+    stopped = stopped < d ? stopped : d;
+    d -= stopped, st->wait_stopped_ns += stopped;
     if (st->why_held != st->wait_held0) st->wait_held_ns += d;
     else if (st->why_guard != st->wait_guard0) st->wait_guarded_ns += d;
     else st->dry_ns += d;

@@ -341,6 +341,8 @@ static void handle_line(char *line)
     /* Q <slot> <handle>: for information only */
 }
 
+uint64_t xqc_absent_ns; /* cuda_int.h */
+
 static void *reader_main(void *arg)
 {
     (void)arg;
@@ -359,7 +361,12 @@ static void *reader_main(void *arg)
             continue;
         }
         struct pollfd pf = {xqc_session.fd, POLLIN, 0};
+        uint64_t polled = xqc_hot.diag ? now_ns() : 0;
         int ready = poll(&pf, 1, XW_LOOK_MS); /* a frozen node keeps the socket open: its heartbeat tells */
+        if (polled) { /* XQ_LOG=2: a look that ended far past its 100 ms: the process was stopped */
+            uint64_t late = now_ns() - polled, look = XW_LOOK_MS * 1000000ull;
+            if (late > look + ABSENT_NS) __atomic_fetch_add(&xqc_absent_ns, late - look, __ATOMIC_RELAXED);
+        }
         xqc_node_look();
         if (ready <= 0) continue;
         ssize_t r = read(xqc_session.fd, buf + len, sizeof buf - len);

@@ -87,6 +87,7 @@ void test_gate_direct(void);
 void test_gate_procaddress(void);
 void test_gate_procaddress_legacy(void);
 void test_gate_silent(void);
+void test_gate_stopped(void);
 void test_wake_after_launch(void);
 void test_threshold(void);
 void test_stream_lock(void);

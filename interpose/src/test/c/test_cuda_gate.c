@@ -123,6 +123,46 @@ void test_gate_silent(void)
     CHECK(finish(&a, 10) && a.status == 0, "exit %d", a.status);
 }
 
+/* XQ_LOG=2: a stream held with nothing in flight while the process is stopped (SIGSTOP: a job
+ * scheduler's suspend, the mix scenario's paired reading) for 600 ms of its ~900 ms held: the
+ * stop is counted apart ("the process stopped meanwhile"), not as the node's hold (session 85 read
+ * a trainer's 1.5 s "held by the node" as lost time; it was one of the reading's stops). */
+void test_gate_stopped(void)
+{
+    tn_start(SOCK, 16);
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    start(&a, (const char *[]){"XQ_LOG=2", NULL}, (const char *[]){"--tasks", "1", "--kernels", "2", "--us", "500", "--stream", "new", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s && wait_until(s, one_pending, 2.0), "not held");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    pause_s(0.1);
+    int stopped = kill(a.pid, SIGSTOP) == 0;
+    pause_s(0.6);
+    kill(a.pid, SIGCONT);
+    pause_s(0.2);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(wait_until(s, some_launched, 1.0), "nothing launched after the gate opened");
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    double held = -1, guarded = -1, dry = -1, away = -1;
+    const char *p = strstr(slurp(a.err), "nothing in flight with work waiting: ");
+    CHECK(stopped && p && sscanf(p, "nothing in flight with work waiting: held by the node %lf ms, refused by the arrival guard %lf ms, "
+                                    "other (dry) %lf ms; the process stopped meanwhile %lf ms", &held, &guarded, &dry, &away) == 4,
+          "no wait summary: %s", slurp(a.err));
+    /* held ~900 ms in all: ~300 running, ~600 stopped (the reader's look that spans the stop ends
+     * up to its 100 ms early of it) */
+    CHECK(away >= 400 && away <= 750, "stopped %.1f ms counted apart (want about the 600 it was stopped)", away);
+    CHECK(held >= 200 && held < 650, "held by the node %.1f ms (want the ~300 it was held while running)", held);
+    printf("    held 900 ms, 600 of them stopped: held by the node %.1f ms, stopped %.1f ms\n", held, away);
+}
+
 /* The node hears of an arrival once its launch is made, not before: the WAKE line is a socket
  * write, and written first it delayed the work itself (FAKECUDA_CALL_US: a driver whose every
  * enqueueing call takes 30 ms of its caller's time, so that the order shows) */

@@ -43,6 +43,7 @@ static const struct {
     {"gate_procaddress_ptds", test_gate_procaddress},
     {"gate_procaddress_legacy", test_gate_procaddress_legacy},
     {"gate_silent_open", test_gate_silent},
+    {"gate_stopped", test_gate_stopped},
     {"wake_after_launch", test_wake_after_launch},
     {"threshold", test_threshold},
     {"stream_lock", test_stream_lock},
