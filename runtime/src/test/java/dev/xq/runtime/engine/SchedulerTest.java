@@ -553,8 +553,12 @@ class SchedulerTest {
             try {
                 // An event decided by another thread (one already deciding when it was posted: the
                 // loop, after the selection) does not reach the policy here; post again until one does.
+                // The manual device never completes, so only the first submit readies the queue and
+                // posts an event: a hint posts one from this thread every round (a second submit
+                // would post nothing, and a CI run waited 30 s for a trip that could not come)
+                a.submit(Command.spin(10));
                 while (stuckCalls.get() == 0) {
-                    a.submit(Command.spin(10));
+                    a.hint(new Hint.Priority(9));
                     Thread.sleep(5);
                 }
             } catch (Throwable t) {
