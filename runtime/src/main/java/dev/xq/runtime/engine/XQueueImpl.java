@@ -102,6 +102,12 @@ public final class XQueueImpl implements NodeQueue {
                 breakQueue(new CommandFailedException(what + " on " + device + " failed: " + cause.getMessage(), cause));
             }
         }, log, this.name);
+        state.lock();
+        try {
+            book.limits.available(preemption.available());
+        } finally {
+            state.unlock();
+        }
     }
 
     @Override
@@ -466,6 +472,9 @@ public final class XQueueImpl implements NodeQueue {
         try {
             suspend = book.suspendWanted();
             level = book.level(availableLevel());
+            if (book.limits.available(availableLevel())) {
+                book.gate.reconfigured(); // a provider came or went: the window applies or not (WidenedLimits); reconcile pumps
+            }
         } finally {
             state.unlock();
         }

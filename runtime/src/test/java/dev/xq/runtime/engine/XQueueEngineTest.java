@@ -146,6 +146,69 @@ class XQueueEngineTest {
     }
 
     @Test
+    void atLevel3TheWindowIsNotAppliedAndAQueueAloneIsUnthrottled() {
+        ManualDevice d = device(PreemptionLevel.INTERRUPT, false);
+        QueueConfig windowed = new QueueConfig(PreemptionLevel.INTERRUPT, 16, 8, 300);
+        XQueue bg = core.create(QueueOptions.on("m0").inGroup("bg").with(windowed));
+        submit(bg, 40);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        hw.completeNext(200); // the estimate: 200 us a command
+        assertEquals(39, hw.onDeviceCount(), "alone at level 3: unthrottled, all 39 go (at level 1 the 2000 us alone window: 10)");
+        assertEquals(dev.xq.api.XQueueStatus.Limits.ALONE, bg.status().limits());
+        XQueue fg = core.create(QueueOptions.on("m0").inGroup("fg").with(windowed));
+        assertEquals(dev.xq.api.XQueueStatus.Limits.CONFIGURED, bg.status().limits(), "company: the configured limits as they apply at level 3");
+        submit(bg, 20);
+        for (int i = 0; i < 31; i++) {
+            hw.completeNext(200);
+        }
+        assertEquals(16, hw.onDeviceCount(), "with company at level 3: the threshold (16) bounds what goes, not the 300 us window (2)");
+        bg.configure(windowed.withLevel(PreemptionLevel.BLOCK)); // level 1 asked for: a suspend waits for launched work
+        for (int i = 0; i < 14; i++) {
+            hw.completeNext(200);
+        }
+        assertEquals(2, hw.onDeviceCount(), "at level 1 the 300 us window applies again: drained to 2, nothing more goes");
+        fg.close();
+        assertEquals(10, hw.onDeviceCount(), "alone at level 1: the 2000 us alone window (10 x 200 us)");
+    }
+
+    @Test
+    void aProviderThatRaisesTheLevelLiftsTheWindowAndItsWithdrawalBringsItBack() {
+        ManualDevice d = device(PreemptionLevel.BLOCK, false);
+        QueueConfig windowed = new QueueConfig(PreemptionLevel.INTERRUPT, 16, 8, 300);
+        XQueue bg = core.create(QueueOptions.on("m0").inGroup("bg").with(windowed));
+        core.create(QueueOptions.on("m0").inGroup("fg").with(windowed));
+        submit(bg, 40);
+        ManualDevice.ManualQueue hw = d.opened.getFirst();
+        hw.completeNext(200);
+        assertEquals(2, hw.onDeviceCount(), "a level-1 device, with company: the 300 us window (2 x 200 us in flight)");
+        PreemptionControlTest.Recording cwsr = new PreemptionControlTest.Recording("p", PreemptionLevel.INTERRUPT, new ArrayList<>());
+        dev.xq.hal.spi.PreemptionProvider provider = new dev.xq.hal.spi.PreemptionProvider() {
+            @Override
+            public String name() {
+                return "level-3 test provider";
+            }
+
+            @Override
+            public String status() {
+                return "";
+            }
+
+            @Override
+            public java.util.Optional<dev.xq.hal.spi.Preemption> attach(dev.xq.hal.spi.HwQueue queue) {
+                return java.util.Optional.of(cwsr);
+            }
+        };
+        impl(bg).offer(provider);
+        assertEquals(PreemptionLevel.INTERRUPT, bg.status().level());
+        assertEquals(16, hw.onDeviceCount(), "level 3 from the provider: the window no longer applies, the threshold does");
+        impl(bg).withdraw(provider);
+        for (int i = 0; i < 14; i++) {
+            hw.completeNext(200);
+        }
+        assertEquals(2, hw.onDeviceCount(), "back at level 1: the window applies again");
+    }
+
+    @Test
     void aQueueLimitedByAThresholdAloneKeepsItWhenAlone() {
         ManualDevice d = device(PreemptionLevel.BLOCK, false);
         XQueue q = core.create(QueueOptions.on("m0").with(QueueConfig.xsched(4, 2)));
