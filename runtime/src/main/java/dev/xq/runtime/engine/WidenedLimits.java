@@ -17,11 +17,12 @@ import dev.xq.api.XQueueStatus;
  * again. Process queues follow the same rule without a bound (ExternalQueueImpl). A queue that
  * has company but that the policy keeps above all of it (on top) gets the same widened limits.
  *
- * <p>At preemption level 2 or 3 (deactivate, interrupt) a suspend stops the queue's launched work
- * where it stands: the time window, which bounds the work a suspend at level 1 waits for, bounds
- * nothing there but the queue's own speed, so it is not applied (the threshold still bounds what
- * is handed to the hardware), and a queue alone or on top is unthrottled, as a process queue alone
- * is. On the 2-vCPU build VM the sim's fg on top under the 2,000 us window launched four 500 us
+ * <p>At preemption level 3 (interrupt) a suspend stops the queue's launched work where it stands:
+ * the time window, which bounds the work a suspend waits for, bounds nothing there but the queue's
+ * own speed, so it is not applied (the threshold still bounds what is handed to the hardware), and
+ * a queue alone or on top is unthrottled, as a process queue alone is. Not at level 2: CUDA's
+ * stall guards launches only while it expects to need them, so a deactivate may find launched
+ * work unguarded, which then runs as at level 1. On the 2-vCPU build VM the sim's fg on top under the 2,000 us window launched four 500 us
  * commands at a time, and a completion seen milliseconds late (a host stall) idled the device for
  * fg: fg P99 1.03-1.94 x standalone over five runs against 1.01-1.32 with no window for fg
  * (docs/performance.md, session 87).
@@ -87,12 +88,12 @@ final class WidenedLimits {
         return !launchLimits.equals(before);
     }
 
-    /** @return whether a suspend stops the launched work (level 2 or 3 in force), so the window bounds no wait */
+    /** @return whether a suspend stops the launched work (level 3 in force), so the window bounds no wait */
     private boolean stopsLaunched() {
-        return config.level().min(available).number() >= PreemptionLevel.DEACTIVATE.number();
+        return config.level().min(available) == PreemptionLevel.INTERRUPT;
     }
 
-    /** @return the configured limits as they apply at the level in force: no window at level 2 or 3 */
+    /** @return the configured limits as they apply at the level in force: no window at level 3 */
     private QueueConfig configured() {
         return stopsLaunched() && config.windowMicros() > 0 ? config.withWindowMicros(0) : config;
     }

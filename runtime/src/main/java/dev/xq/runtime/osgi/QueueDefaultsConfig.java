@@ -18,7 +18,7 @@ public @interface QueueDefaultsConfig {
     int batch() default 8;
 
     @AttributeDefinition(name = "Window (us)", min = "0", max = "60000000",
-            description = "Time budget: keep the estimated device time in flight under this; 0 = off. Applied at preemption "
-                    + "level 1 only: at levels 2 and 3 a suspend stops the launched work, and the threshold alone bounds it")
+            description = "Time budget: keep the estimated device time in flight under this; 0 = off. Not applied at preemption "
+                    + "level 3: a suspend there stops the launched work, and the threshold alone bounds it")
     long windowMicros() default 300;
 }
