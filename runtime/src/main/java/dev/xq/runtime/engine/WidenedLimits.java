@@ -19,10 +19,11 @@ import dev.xq.api.XQueueStatus;
  *
  * <p>At preemption level 3 (interrupt) a suspend stops the queue's launched work where it stands:
  * the time window, which bounds the work a suspend waits for, bounds nothing there but the queue's
- * own speed, so it is not applied (the threshold still bounds what is handed to the hardware), and
- * a queue alone or on top is unthrottled, as a process queue alone is. Not at level 2: CUDA's
- * stall guards launches only while it expects to need them, so a deactivate may find launched
- * work unguarded, which then runs as at level 1. On the 2-vCPU build VM the sim's fg on top under the 2,000 us window launched four 500 us
+ * own speed, so it is not applied; the threshold and batch still bound what is handed to the
+ * hardware, alone, on top or not (not lifted: what is launched is what a close lets run out its
+ * grace, and the threshold's batch keeps half of it launched across a host stall). Not at level
+ * 2: CUDA's stall guards launches only while it expects to need them, so a deactivate may find
+ * launched work unguarded, which then runs as at level 1. On the 2-vCPU build VM the sim's fg on top under the 2,000 us window launched four 500 us
  * commands at a time, and a completion seen milliseconds late (a host stall) idled the device for
  * fg: fg P99 1.03-1.94 x standalone over five runs against 1.01-1.32 with no window for fg
  * (docs/performance.md, session 87).
@@ -109,11 +110,8 @@ final class WidenedLimits {
     }
 
     private QueueConfig limits() {
-        if ((contended && !onTop) || aloneWindowMicros == 0 || config.windowMicros() == 0) {
-            return configured(); // company, the rule off, or no time window to widen (threshold alone: kept)
-        }
-        if (stopsLaunched()) {
-            return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0); // nobody waits for its launched work
+        if ((contended && !onTop) || aloneWindowMicros == 0 || config.windowMicros() == 0 || stopsLaunched()) {
+            return configured(); // company, the rule off, no time window to widen (threshold alone: kept), or level 3 (no window)
         }
         if (config.windowMicros() >= aloneWindowMicros) {
             return config; // wide enough already

@@ -162,8 +162,8 @@ public @interface SchedulerConfig {
             + "an application queue may keep on the hardware while no other open queue (of another group or priority) "
             + "shares its device: the threshold is lifted and the window widened to this, so that host stalls shorter "
             + "than it do not idle the device. A queue that opens on the device then waits for at most this much of the "
-            + "other's work, once. 0: limits always apply. Process queues, and application queues at preemption level 3 "
-            + "(a suspend stops their launched work), are unthrottled while alone.")
+            + "other's work, once. 0: limits always apply. Process queues are unthrottled while alone; application queues at "
+            + "preemption level 3 have no window to widen (a suspend stops their launched work) and keep their threshold.")
     long aloneWindowMicros() default 2_000;
 
     @AttributeDefinition(name = "Guarded window (us)", min = "0", max = "100000", description = "The window of a process "
