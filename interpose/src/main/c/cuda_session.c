@@ -249,7 +249,10 @@ void xqc_space_setup(void)
     int ask = !(nv && !strcmp(nv, "0"));
     if (nv && *nv && strcmp(nv, "0") && strcmp(nv, "1")) xlog(1, "xq: ignoring XQ_NARROW='%s': not 0 or 1", nv);
     g_space = xw_space(xqc_session.path, xqc_session.name, xqc_session.prio, ask, &xqc_narrow, why, sizeof why);
-    if (g_space) xlog(2, "xq: MPS client on %d %% of the device%s", g_space, xqc_narrow ? ", narrowed by the node at times" : "");
+    const char *cp = getenv("CUDA_MPS_CLIENT_PRIORITY");
+    if (g_space)
+        xlog(2, "xq: MPS client on %d %% of the device%s%s%s", g_space, xqc_narrow ? ", narrowed by the node at times" : "",
+             cp ? ", client priority " : "", cp ? cp : "");
     else xlog(3, "xq: no MPS from the node (%s)", why);
 }
 

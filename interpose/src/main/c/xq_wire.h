@@ -340,13 +340,24 @@ __attribute__((unused)) static int xw_space(const char *path, const char *name, 
         return 0;
     }
     close(fd);
-    /* SPACE mps <pipe directory> <percent> [narrow]: narrow only where it was asked, on the whole device */
-    if (sscanf(line, "SPACE mps %511s %d%n", dir, &pct, &used) != 2 || pct < 1 || pct > 100 || dir[0] != '/' ||
-        (line[used] && (strcmp(line + used, " narrow") || !ask_narrow || pct != 100))) {
+    /* SPACE mps <pipe directory> <percent> [narrow] [low]: narrow only where it was asked, on the
+     * whole device; low: MPS's lower client priority (a best-effort process) */
+    if (sscanf(line, "SPACE mps %511s %d%n", dir, &pct, &used) != 2 || pct < 1 || pct > 100 || dir[0] != '/') {
         snprintf(why, whylen, "%.200s", line);
         return 0;
     }
-    *narrow = line[used] != 0;
+    const char *rest = line + used;
+    int nar = !strncmp(rest, " narrow", 7) && (!rest[7] || rest[7] == ' ');
+    if (nar) rest += 7;
+    int low = !strcmp(rest, " low");
+    if (low) rest += 4;
+    if (*rest || (nar && (!ask_narrow || pct != 100))) {
+        snprintf(why, whylen, "%.200s", line);
+        return 0;
+    }
+    *narrow = nar;
+    /* the process's own CUDA_MPS_CLIENT_PRIORITY is kept */
+    if (low) setenv("CUDA_MPS_CLIENT_PRIORITY", "1", 0);
     char v[24];
     snprintf(v, sizeof v, "%d%s", pct, *narrow ? ":narrow" : "");
     setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);

@@ -383,6 +383,22 @@ void test_space_mps(void)
     CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
     int h = tn_find(0, -1, "HELLO ", 2.0);
     CHECK(h >= 0 && strstr(line_text(h), " cuda,mps"), "HELLO '%s' does not say cuda,mps", h >= 0 ? line_text(h) : "-");
+    /* "low": MPS's lower client priority, unless the process set its own; an unknown word: no MPS */
+    const char *prio[] = {"-c", "echo \"${CUDA_MPS_PIPE_DIRECTORY:-none} ${CUDA_MPS_CLIENT_PRIORITY:-none}\"", NULL};
+    tn_space("SPACE mps /tmp/xq-test-mps 50 low");
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", NULL}, prio, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), "/tmp/xq-test-mps 1\n"), "low: the program saw '%s'", slurp(a.out));
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", "CUDA_MPS_CLIENT_PRIORITY=0", NULL}, prio, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), "/tmp/xq-test-mps 0\n"), "low, the process's own: the program saw '%s'", slurp(a.out));
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow low");
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", NULL}, prio, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), "/tmp/xq-test-mps 1\n"), "narrow low: the program saw '%s'", slurp(a.out));
+    tn_space("SPACE mps /tmp/xq-test-mps 50");
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=2", NULL}, prio, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), "/tmp/xq-test-mps none\n"), "no low: the program saw '%s'", slurp(a.out));
+    tn_space("SPACE mps /tmp/xq-test-mps 50 lowest");
+    start_prog(&a, "/bin/sh", (const char *[]){"XQ_PRIORITY=1", NULL}, prio, 1);
+    CHECK(finish(&a, 10) && !strcmp(slurp(a.out), "none none\n"), "an unknown word: the program saw '%s'", slurp(a.out));
 }
 
 /* No question when the process has its own MPS setting, inherits its parent's share, or says

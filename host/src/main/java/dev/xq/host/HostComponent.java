@@ -99,7 +99,7 @@ public class HostComponent {
             s.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.parse(config.mps()), config.mpsControl(),
                     java.nio.file.Path.of("/dev/nvidiactl"), config.mpsLatencyPriority(), config.mpsBestEffortShare(),
                     config.mpsHoldBestEffort(), config.mpsHoldBehindMicros(), config.mpsNarrow(), config.mpsLatencyOwnContext(),
-                    config.mpsNarrowLatency()));
+                    config.mpsNarrowLatency(), config.mpsLowPriorityBestEffort()));
         } catch (IllegalArgumentException e) {
             log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; MPS off", null);
         }

@@ -106,6 +106,13 @@ import org.osgi.service.metatype.annotations.Option;
                     + "Latency-critical processes of two priorities)")
     boolean mpsNarrowLatency() default SpacePlan.DEFAULT_NARROW_LATENCY;
 
+    @AttributeDefinition(name = "Best-effort processes at MPS's lower client priority",
+            description = "Whether best-effort processes join the node's MPS server at its lower client priority "
+                    + "(CUDA_MPS_CLIENT_PRIORITY=1, unless the process set its own): where their queued thread blocks and a "
+                    + "latency-critical client's wait for the same multiprocessors, the device starts the latency-critical "
+                    + "ones first; running blocks are never cut. Off by default (docs/processes.md, Space and time)")
+    boolean mpsLowPriorityBestEffort() default SpacePlan.DEFAULT_LOW_BEST_EFFORT;
+
     @AttributeDefinition(name = "Arrival watch (us)", min = "0", max = "10000",
             description = "How often (microseconds) the node looks itself whether a stream at the latency-critical priority or "
                     + "above has gone ready, reading its process's shared memory, instead of only waiting for the process's WAKE "

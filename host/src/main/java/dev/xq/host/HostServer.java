@@ -73,7 +73,13 @@ final class HostServer {
     /** The MPS side of the host's configuration (docs/processes.md, "Space and time"). */
     record SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare,
                          boolean holdBestEffort, long holdBehindMicros, boolean narrow, boolean latencyOwnContext,
-                         boolean narrowLatency) {
+                         boolean narrowLatency, boolean lowBestEffort) {
+
+        SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare, boolean holdBestEffort,
+                      long holdBehindMicros, boolean narrow, boolean latencyOwnContext, boolean narrowLatency) {
+            this(mode, control, device, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, narrow, latencyOwnContext,
+                    narrowLatency, SpacePlan.DEFAULT_LOW_BEST_EFFORT);
+        }
 
         SpaceSettings(MpsDaemon.Mode mode, String control, Path device, int latencyPriority, int bestEffortShare, boolean holdBestEffort,
                       long holdBehindMicros, boolean narrow, boolean latencyOwnContext) {
@@ -282,7 +288,7 @@ final class HostServer {
             if (sp != null) {
                 MpsDaemon d = MpsDaemon.start(sp.mode(), sp.control(), dir, sp.device(), g, euid, log);
                 space = new SpacePlan(d, sp.latencyPriority(), sp.bestEffortShare(), sp.holdBestEffort(), sp.holdBehindMicros(),
-                        sp.narrow(), sp.latencyOwnContext(), sp.narrowLatency());
+                        sp.narrow(), sp.latencyOwnContext(), sp.narrowLatency(), sp.lowBestEffort());
             }
         } catch (IOException | IllegalArgumentException | IllegalStateException e) {
             if (fd >= 0) {

@@ -34,9 +34,14 @@ import java.nio.file.Path;
  *     its queues {@code ExternalQueueShare#narrows} and not {@code heldInTime}): two wide
  *     latency-critical processes in one MPS server otherwise share every multiprocessor, and the
  *     higher one's requests take as long as the lower one's kernels let them
+ * @param lowBestEffort a best-effort process joins the server at MPS's lower client priority
+ *     ({@code SPACE ... low}: the interposer sets {@code CUDA_MPS_CLIENT_PRIORITY=1} unless the
+ *     process set it itself), so that where its queued blocks and a latency-critical client's wait
+ *     for the same multiprocessors the device starts the latency-critical ones first; running
+ *     blocks are never cut
  */
 record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros,
-                 boolean narrow, boolean latencyOwnContext, boolean narrowLatency) {
+                 boolean narrow, boolean latencyOwnContext, boolean narrowLatency, boolean lowBestEffort) {
 
     static final int DEFAULT_LATENCY_PRIORITY = 2;
     static final int DEFAULT_BEST_EFFORT_SHARE = 50;
@@ -44,10 +49,11 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
     static final boolean DEFAULT_NARROW = true;
     static final boolean DEFAULT_LATENCY_OWN_CONTEXT = false;
     static final boolean DEFAULT_NARROW_LATENCY = true;
+    static final boolean DEFAULT_LOW_BEST_EFFORT = false;
 
     /** No spatial sharing: what a node without MPS (and every test that does not ask for it) has. */
     static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true,
-            DEFAULT_HOLD_BEHIND_MICROS, DEFAULT_NARROW, DEFAULT_LATENCY_OWN_CONTEXT, DEFAULT_NARROW_LATENCY);
+            DEFAULT_HOLD_BEHIND_MICROS, DEFAULT_NARROW, DEFAULT_LATENCY_OWN_CONTEXT, DEFAULT_NARROW_LATENCY, DEFAULT_LOW_BEST_EFFORT);
 
     SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros) {
         this(daemon, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, DEFAULT_NARROW, DEFAULT_LATENCY_OWN_CONTEXT);
@@ -57,6 +63,12 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
               boolean narrow, boolean latencyOwnContext) {
         this(daemon, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, narrow, latencyOwnContext,
                 DEFAULT_NARROW_LATENCY);
+    }
+
+    SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boolean holdBestEffort, long holdBehindMicros,
+              boolean narrow, boolean latencyOwnContext, boolean narrowLatency) {
+        this(daemon, latencyPriority, bestEffortShare, holdBestEffort, holdBehindMicros, narrow, latencyOwnContext, narrowLatency,
+                DEFAULT_LOW_BEST_EFFORT);
     }
 
     SpacePlan {
@@ -112,7 +124,8 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
         if (ownContext(priority)) {
             return "SPACE none own-context";
         }
-        return narrowed(priority, canNarrow) ? "SPACE mps " + pipe + " 100 narrow" : "SPACE mps " + pipe + " " + share(priority);
+        String low = lowBestEffort && share(priority) < 100 ? " low" : "";
+        return (narrowed(priority, canNarrow) ? "SPACE mps " + pipe + " 100 narrow" : "SPACE mps " + pipe + " " + share(priority)) + low;
     }
 
     String state() {
@@ -121,6 +134,7 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
                 + (narrow ? "the whole device, narrowed to what the preferred queues leave while they run (" + bestEffortShare
                         + " % where a process cannot be narrowed" : bestEffortShare + " %") + (narrow ? ")" : "") + (holdBestEffort ? ", held while a preferred queue of commands of " + holdBehindMicros + " us or more has work"
                 : ", never held") + (narrow && narrowLatency && !latencyOwnContext
-                ? "; a latency-critical process narrowed to half while a wider one of a higher priority has work" : "") : "");
+                ? "; a latency-critical process narrowed to half while a wider one of a higher priority has work" : "")
+                + (lowBestEffort ? "; best-effort processes at MPS's lower client priority" : "") : "");
     }
 }

@@ -115,6 +115,11 @@ class HostSettingsTest {
             }
 
             @Override
+            public boolean mpsLowPriorityBestEffort() {
+                return SpacePlan.DEFAULT_LOW_BEST_EFFORT;
+            }
+
+            @Override
             public long arrivalWatchMicros() {
                 return 0;
             }

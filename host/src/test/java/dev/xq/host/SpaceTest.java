@@ -362,6 +362,34 @@ class SpaceTest {
     }
 
     /**
+     * {@code mpsLowPriorityBestEffort}: best-effort processes, narrowed or on their share, are told
+     * "low" (the interposer sets MPS's lower client priority); latency-critical ones never are, and
+     * with the setting off (the default) no answer says it.
+     */
+    @Test
+    void bestEffortProcessesAreToldTheLowerClientPriorityOnlyWhenConfigured() throws Exception {
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
+        server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, true, false,
+                true, true));
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        String pipe = sock.getParent().resolve("mps").toString();
+        assertEquals("SPACE mps " + pipe + " 40 low", ask("1"), "best-effort on its share");
+        assertEquals("SPACE mps " + pipe + " 100 narrow low", askNarrow("1"), "best-effort, narrowed");
+        assertEquals("SPACE mps " + pipe + " 100", ask("2"), "latency-critical: normal priority");
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("3"), "latency-critical, narrowable: normal priority");
+        assertTrue(server.space().state().contains("lower client priority"), server.space().state());
+        server.stop();
+
+        server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
+        server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, true, false,
+                true));
+        assertTrue(server.start(), () -> "server did not start: " + server.status());
+        assertEquals("SPACE mps " + pipe + " 40", ask("1"), "off by default");
+        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"));
+        assertFalse(server.space().state().contains("lower client priority"), server.space().state());
+    }
+
+    /**
      * {@code mpsNarrowLatency}: a latency-critical process that can be narrowed is told so (the
      * whole device, narrowed at times), is never held, and is narrowed to half the device while a
      * wider process of a higher priority has work; off (the default), the same process is told the
