@@ -131,6 +131,21 @@ public final class FgBgWorkload {
     }
 
     /**
+     * What a reader needs when host stalls ({@link Measures#hostStalled}) were in a mode's fg tasks:
+     * how many, and the P99 over standalone without them; empty when there were none.
+     */
+    public static String stallNote(ModeResult m) {
+        double n = m.number("fg_host_stalled_tasks");
+        if (!(n > 0)) {
+            return "";
+        }
+        return String.format(java.util.Locale.ROOT, "; %d of %d fg tasks in %s met a host stall (%.1f ms or more of CPU charged to "
+                + "submitting one task: the VM's host took the vCPU away, not XQ; docs/performance.md), fg P99 without them %.3f x",
+                (long) n, (long) m.number("fg_tasks"), m.mode(), Measures.STALL_CPU_NANOS / 1e6,
+                m.number("fg_p99_over_standalone_unstalled"));
+    }
+
+    /**
      * The fixed-priority figures of one run within [from, to): fg latency percentiles, fg P99
      * over the standalone task time, bg throughput.
      */
@@ -145,6 +160,21 @@ public final class FgBgWorkload {
         m.put("fg_p99_over_standalone", Measures.round(Measures.ratio(p.at(99), standaloneNanos / 1e6)));
         m.put("bg_tasks_per_s", bg == null ? Double.NaN : Measures.round(Measures.tasksPerSecond(bg.records(), from, to)));
         m.put("fg_tasks", fgMs.length);
+        // tasks whose submitting thread the host stalled (Measures.hostStalled), and the P99 without them
+        boolean[] stalled = Measures.hostStalled(fg.records(), from, to);
+        int nStalled = 0;
+        double[] clean = new double[fgMs.length];
+        int nClean = 0;
+        for (int i = 0; i < fgMs.length; i++) {
+            if (stalled[i]) {
+                nStalled++;
+            } else {
+                clean[nClean++] = fgMs[i];
+            }
+        }
+        m.put("fg_host_stalled_tasks", nStalled);
+        m.put("fg_p99_over_standalone_unstalled", nClean == 0 ? Double.NaN
+                : Measures.round(Measures.ratio(Percentiles.of(java.util.Arrays.copyOf(clean, nClean)).at(99), standaloneNanos / 1e6)));
         // where the slowest fg tasks' time goes (issue 13): launch = first submit to device start,
         // gaps = device idle between the task's commands, device = the commands' own device time
         // (a task slow in it alone, with no other tenant, met a slower device, not a host hiccup);

@@ -27,6 +27,39 @@ public final class Measures {
         return out.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
+    /** A task's submit CPU at or over this, and {@link #STALL_OVER_MEDIAN} x the median's, is a host stall ({@link #hostStalled}). */
+    public static final long STALL_CPU_NANOS = 2_000_000L;
+    /** See {@link #STALL_CPU_NANOS}. */
+    public static final int STALL_OVER_MEDIAN = 5;
+
+    /**
+     * Which tasks released in [from, to) met a host stall: their submitting thread was charged at
+     * least {@link #STALL_CPU_NANOS} and {@link #STALL_OVER_MEDIAN} x the median task's CPU for
+     * submitting the task's commands. On a VM whose host takes a vCPU away without the guest being
+     * told (no steal time), the guest charges the whole absence to the thread it was running: on the
+     * 2-vCPU build VM a sampling profiler saw no sample of any of the node's threads for the ~3 ms
+     * such a task's submit was charged (docs/performance.md, session 88). Tasks without a submit CPU
+     * reading (-1) are never counted. @return one flag per task of {@code latencyMillis}'s order
+     */
+    public static boolean[] hostStalled(List<TaskRecord> tasks, long from, long to) {
+        List<Long> cpu = new ArrayList<>();
+        for (TaskRecord t : tasks) {
+            if (t.releaseNanos() >= from && t.releaseNanos() < to && t.latencyNanos() >= 0) {
+                cpu.add(t.submitCpuNanos());
+            }
+        }
+        long[] known = cpu.stream().mapToLong(Long::longValue).filter(c -> c >= 0).sorted().toArray();
+        boolean[] out = new boolean[cpu.size()];
+        if (known.length == 0) {
+            return out;
+        }
+        long bar = Math.max(STALL_CPU_NANOS, STALL_OVER_MEDIAN * known[known.length / 2]);
+        for (int i = 0; i < out.length; i++) {
+            out[i] = cpu.get(i) >= bar;
+        }
+        return out;
+    }
+
     /**
      * Where the device is idle while two tenants share it (issue 13: what bg's throughput loses
      * under a policy against native). The commands of both tenants' completed tasks released in

@@ -178,4 +178,39 @@ class BreakdownTest {
         assertTrue(text.substring(text.indexOf("median")).contains("task latency 100.0 us"), text);
         assertEquals("", Measures.timelines(List.of(), null, 0, 1, 1, 0, 0));
     }
+
+    /**
+     * A host stall (Measures.hostStalled): a task charged 2 ms or more, and 5 x the median's CPU,
+     * for its submits; tasks without a CPU reading and ones a little over the median are not.
+     */
+    @Test
+    void onlyTasksChargedFarOverTheMedianAndTwoMillisecondsAreHostStalls() {
+        List<TaskRecord> tasks = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            tasks.add(task(i * 1_000_000L, 20, 0, 300));
+        }
+        tasks.add(task(60_000_000L, 20, 0, 3_100)); // stalled
+        tasks.add(task(61_000_000L, 20, 0, 1_400)); // slow, under 2 ms: not a stall
+        tasks.add(task(62_000_000L, 20, 0, -1));    // no reading
+        tasks.add(task(63_000_000L, 20, 0, 2_000)); // exactly the bar
+        boolean[] st = Measures.hostStalled(tasks, 0, Long.MAX_VALUE);
+        assertEquals(54, st.length);
+        int n = 0;
+        for (boolean b : st) {
+            n += b ? 1 : 0;
+        }
+        assertEquals(2, n, "the 3.1 ms and the 2.0 ms task");
+        assertTrue(st[50] && !st[51] && !st[52] && st[53]);
+        // the bar follows the median where submits are slow anyway: 5 x 600 us
+        List<TaskRecord> slow = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            slow.add(task(i * 1_000_000L, 20, 0, 600));
+        }
+        slow.add(task(60_000_000L, 20, 0, 2_500));
+        slow.add(task(61_000_000L, 20, 0, 3_000));
+        boolean[] s2 = Measures.hostStalled(slow, 0, Long.MAX_VALUE);
+        assertTrue(!s2[50] && s2[51], "2.5 ms is under 5 x 600 us; 3.0 ms is at it");
+        // outside [from, to): not counted
+        assertEquals(0, Measures.hostStalled(tasks, 70_000_000L, Long.MAX_VALUE).length);
+    }
 }

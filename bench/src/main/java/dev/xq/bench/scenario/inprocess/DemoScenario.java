@@ -69,7 +69,7 @@ public final class DemoScenario implements Scenario {
         ModeResult hpf = runMode(ctx, w, Mode.xq("hpf"), false, length);
         double bgShare = Measures.ratio(hpf.number("bg_tasks_per_s"), nat.number("bg_tasks_per_s"));
         hpf.note(String.format(Locale.ROOT, "XQ suspends bg whenever fg has work: fg P99 is %.2fx standalone; bg keeps %.0f%% of its "
-                + "native throughput", hpf.number("fg_p99_over_standalone"), bgShare * 100));
+                + "native throughput", hpf.number("fg_p99_over_standalone"), bgShare * 100) + FgBgWorkload.stallNote(hpf));
         report.add(hpf);
 
         ctx.out().line("4/4 live switch: the same workload starts under native; at " + seconds / 2 + " s hpf is selected while it runs");
