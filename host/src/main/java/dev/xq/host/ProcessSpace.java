@@ -21,6 +21,8 @@ final class ProcessSpace {
     private volatile boolean ownContext;
     /** Narrowed on green contexts split plainly: its driver refused the split for thread clusters ({@code NARROW plain}) */
     private volatile boolean splitPlain;
+    /** Told to join the server at MPS's lower client priority ({@code SPACE ... low}; the process may have kept its own) */
+    private volatile boolean lowPriority;
 
     /** At HELLO: what {@code plan} gives a process of priority {@code prio} that offered {@code caps}. */
     void hello(SpacePlan plan, Integer prio, List<String> caps) {
@@ -35,6 +37,11 @@ final class ProcessSpace {
         // (narrowed below a latency-critical one of a higher priority, a latency-critical process
         // is still never held: its holds become narrowings or nothing)
         heldInTime = spatial ? narrowed ? !plan.untimedWhenNarrowed(prio) : plan.heldInTime(smShare) : !plan.ownContext(prio);
+        lowPriority = spatial && plan.lowBestEffort() && plan.share(prio) < 100;
+    }
+
+    boolean lowPriority() {
+        return lowPriority;
     }
 
     boolean ownContext() {
@@ -83,13 +90,14 @@ final class ProcessSpace {
     String registered() {
         return spatial ? ", MPS client on " + smShare + " % of the device" + (narrowed ? heldInTime ? ", narrowed at times"
                 : ", narrowed behind wider latency-critical processes of a higher priority, never held" : "")
+                + (lowPriority ? ", told MPS's lower client priority" : "")
                 : ownContext && !heldInTime ? ", a context of its own beside the MPS server, never held" : "";
     }
 
     /** @return the operator's column: {@code time}, {@code own context}, or {@code mps <share>%} and how it is held */
     String display() {
         return spatial ? "mps " + smShare + "%" + (narrowed ? (splitPlain ? " narrowed (plain split)" : " narrowed") + (heldInTime ? "" : ", untimed")
-                : heldInTime ? "" : " untimed")
+                : heldInTime ? "" : " untimed") + (lowPriority ? ", low" : "")
                 : ownContext && !heldInTime
                 ? "own context" : "time";
     }

@@ -114,7 +114,8 @@ final class ProcessesCommand {
         // "-" not offered, "off" not asked (host setting interruptProcesses), else the interrupts done and failed
         // SPACE: "mps N%" a client of the node's MPS server on N % of the device ("untimed": never held; "narrowed": on
         // the whole device, narrowed while preferred queues run; "narrowed, untimed": a latency-critical one, never held,
-        // narrowed to half below a wider one of a higher priority), "time" time-shared
+        // narrowed to half below a wider one of a higher priority; ", low": told MPS's lower client priority,
+        // mpsLowPriorityBestEffort), "time" time-shared
         Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV2/3", "SPACE", "SINCE", "CMDLINE");
         if (server != null) {
             for (Session.Info i : server.sessions()) {

@@ -378,6 +378,14 @@ class SpaceTest {
         assertEquals("SPACE mps " + pipe + " 100", ask("2"), "latency-critical: normal priority");
         assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("3"), "latency-critical, narrowable: normal priority");
         assertTrue(server.space().state().contains("lower client priority"), server.space().state());
+        // the operator's column says it for the best-effort process, not for the latency-critical one
+        TestClient be = client();
+        be.hello("train", "1", "cuda,mps,narrow");
+        TestClient lc = client();
+        lc.hello("serve", "2", "cuda,mps,narrow");
+        Await.until(() -> server.sessions().stream().map(Session.Info::space).toList().containsAll(
+                        List.of("mps 100% narrowed, low", "mps 100% narrowed, untimed")),
+                () -> server.sessions().stream().map(Session.Info::space).toList().toString());
         server.stop();
 
         server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
