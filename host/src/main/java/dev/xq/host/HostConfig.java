@@ -110,7 +110,8 @@ import org.osgi.service.metatype.annotations.Option;
             description = "Whether best-effort processes join the node's MPS server at its lower client priority "
                     + "(CUDA_MPS_CLIENT_PRIORITY=1, unless the process set its own): where their queued thread blocks and a "
                     + "latency-critical client's wait for the same multiprocessors, the device starts the latency-critical "
-                    + "ones first; running blocks are never cut. Off by default (docs/processes.md, Space and time)")
+                    + "ones first; running blocks are never cut. On by default; off: every client at the normal priority "
+                    + "(docs/processes.md, Space and time)")
     boolean mpsLowPriorityBestEffort() default SpacePlan.DEFAULT_LOW_BEST_EFFORT;
 
     @AttributeDefinition(name = "Arrival watch (us)", min = "0", max = "10000",

@@ -49,7 +49,7 @@ record SpacePlan(MpsDaemon daemon, int latencyPriority, int bestEffortShare, boo
     static final boolean DEFAULT_NARROW = true;
     static final boolean DEFAULT_LATENCY_OWN_CONTEXT = false;
     static final boolean DEFAULT_NARROW_LATENCY = true;
-    static final boolean DEFAULT_LOW_BEST_EFFORT = false;
+    static final boolean DEFAULT_LOW_BEST_EFFORT = true;
 
     /** No spatial sharing: what a node without MPS (and every test that does not ask for it) has. */
     static final SpacePlan OFF = new SpacePlan(MpsDaemon.off("not started"), DEFAULT_LATENCY_PRIORITY, DEFAULT_BEST_EFFORT_SHARE, true,

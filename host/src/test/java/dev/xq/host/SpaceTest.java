@@ -132,9 +132,9 @@ class SpaceTest {
         String pipe = sock.getParent().resolve("mps").toString();
         assertEquals("SPACE mps " + pipe + " 100", ask("2"));
         assertEquals("SPACE mps " + pipe + " 100", ask("7"));
-        assertEquals("SPACE mps " + pipe + " 40", ask("1"));
-        assertEquals("SPACE mps " + pipe + " 40", ask("-"));
-        assertEquals("SPACE mps " + pipe + " 40", ask("-5"));
+        assertEquals("SPACE mps " + pipe + " 40 low", ask("1"));
+        assertEquals("SPACE mps " + pipe + " 40 low", ask("-"));
+        assertEquals("SPACE mps " + pipe + " 40 low", ask("-5"));
         Await.until(() -> server.liveSessions() == 0, () -> server.liveSessions() + " sessions after SPACE: it ends its connection");
     }
 
@@ -278,11 +278,11 @@ class SpaceTest {
     void aProcessThatCanBeNarrowedGetsTheWholeDeviceAndIsNarrowedInsteadOfHeld() throws Exception {
         start(MpsDaemon.Mode.AUTO, device, true);
         String pipe = sock.getParent().resolve("mps").toString();
-        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"));
-        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("-"));
+        assertEquals("SPACE mps " + pipe + " 100 narrow low", askNarrow("1"));
+        assertEquals("SPACE mps " + pipe + " 100 narrow low", askNarrow("-"));
         assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("2"),
                 "the latency-critical class too (mpsNarrowLatency, on by default: narrowed only below a wider one, never held)");
-        assertEquals("SPACE mps " + pipe + " 40", ask("1"), "a process that cannot be narrowed keeps the capped share");
+        assertEquals("SPACE mps " + pipe + " 40 low", ask("1"), "a process that cannot be narrowed keeps the capped share");
         assertTrue(server.space().state().contains("narrowed to what the preferred queues leave"), server.space().state());
 
         TestClient top = client();
@@ -311,11 +311,11 @@ class SpaceTest {
         assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "narrowed, not held");
         assertEquals(24, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "serve's 19 multiprocessors, rounded up to 8s");
         assertEquals(78, b.smSharePercent());
-        assertTrue(server.sessions().stream().anyMatch(i -> i.space().equals("mps 100% narrowed")),
+        assertTrue(server.sessions().stream().anyMatch(i -> i.space().equals("mps 100% narrowed, low")),
                 () -> server.sessions().stream().map(Session.Info::space).toList().toString());
         // its driver refused the split for thread clusters: shown, and still narrowed, not held
         be.send("NARROW plain");
-        Await.until(() -> server.sessions().stream().anyMatch(i -> i.space().equals("mps 100% narrowed (plain split)")),
+        Await.until(() -> server.sessions().stream().anyMatch(i -> i.space().equals("mps 100% narrowed (plain split), low")),
                 () -> "not shown after NARROW plain: " + server.sessions().stream().map(Session.Info::space).toList());
         assertTrue(b.narrows(), "narrowed as before");
         assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "narrowed, not held");
@@ -364,10 +364,11 @@ class SpaceTest {
     /**
      * {@code mpsLowPriorityBestEffort}: best-effort processes, narrowed or on their share, are told
      * "low" (the interposer sets MPS's lower client priority); latency-critical ones never are, and
-     * with the setting off (the default) no answer says it.
+     * with the setting off no answer says it. On is the default (session 89's A/B on the H200).
      */
     @Test
-    void bestEffortProcessesAreToldTheLowerClientPriorityOnlyWhenConfigured() throws Exception {
+    void bestEffortProcessesAreToldTheLowerClientPriorityUnlessConfiguredOff() throws Exception {
+        assertTrue(SpacePlan.DEFAULT_LOW_BEST_EFFORT, "on by default");
         server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
         server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, true, false,
                 true, true));
@@ -390,9 +391,9 @@ class SpaceTest {
 
         server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
         server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, true, false,
-                true));
+                true, false));
         assertTrue(server.start(), () -> "server did not start: " + server.status());
-        assertEquals("SPACE mps " + pipe + " 40", ask("1"), "off by default");
+        assertEquals("SPACE mps " + pipe + " 40", ask("1"), "configured off: every client at the normal priority");
         assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"));
         assertFalse(server.space().state().contains("lower client priority"), server.space().state());
     }
@@ -410,7 +411,7 @@ class SpaceTest {
         assertTrue(server.start(), () -> "server did not start: " + server.status());
         String pipe = sock.getParent().resolve("mps").toString();
         assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("2"), "latency-critical and narrowable");
-        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"));
+        assertEquals("SPACE mps " + pipe + " 100 narrow low", askNarrow("1"));
         assertEquals("SPACE mps " + pipe + " 100", ask("2"), "latency-critical, cannot be narrowed: the whole device");
         assertTrue(server.space().state().contains("a latency-critical process narrowed to half"), server.space().state());
 
@@ -466,7 +467,7 @@ class SpaceTest {
         assertTrue(server.start(), () -> "server did not start: " + server.status());
         String pipe = sock.getParent().resolve("mps").toString();
         assertEquals("SPACE mps " + pipe + " 100", askNarrow("2"), "off: the latency-critical class is never narrowed");
-        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"), "best-effort ones still are");
+        assertEquals("SPACE mps " + pipe + " 100 narrow low", askNarrow("1"), "best-effort ones still are");
         assertFalse(server.space().state().contains("a latency-critical process narrowed"), server.space().state());
     }
 
@@ -478,8 +479,8 @@ class SpaceTest {
         String pipe = sock.getParent().resolve("mps").toString();
         assertEquals("SPACE none own-context", askNarrow("2"));
         assertEquals("SPACE none own-context", ask("5"));
-        assertEquals("SPACE mps " + pipe + " 100 narrow", askNarrow("1"), "best-effort processes still join the server");
-        assertEquals("SPACE mps " + pipe + " 40", ask("-"));
+        assertEquals("SPACE mps " + pipe + " 100 narrow low", askNarrow("1"), "best-effort processes still join the server");
+        assertEquals("SPACE mps " + pipe + " 40 low", ask("-"));
         assertTrue(server.space().state().contains("a context of their own"), server.space().state());
 
         TestClient top = client();
@@ -528,7 +529,7 @@ class SpaceTest {
         server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, false));
         assertTrue(server.start(), () -> "server did not start: " + server.status());
         String pipe = sock.getParent().resolve("mps").toString();
-        assertEquals("SPACE mps " + pipe + " 40", askNarrow("1"));
+        assertEquals("SPACE mps " + pipe + " 40 low", askNarrow("1"));
         TestClient be = client();
         be.hello("train", "1", "cuda,mps,narrow");
         be.map();
