@@ -120,6 +120,8 @@ echo "== the call's mixes"; python3 bench/gpu/family-table.py "$res" 2>&1 | tail
 echo "== best-effort time"; for dir in "$res"/logs-*/*/xq "$res"/logs-*/*/xq-alt; do [ -d "$dir" ] && python3 bench/gpu/be-time.py "$dir" 2>&1 | sed "s|$res/||"; done | tail -60
 # an A/B call (ALT set): its two modes side by side, with or without native (bench/gpu/ab-modes.py)
 [ -n "${ALT:-}" ] && { echo "== the call's A/B"; python3 bench/gpu/ab-modes.py "$res" 2>&1 | grep -E '^(==|  [^ []+ )' | tail -80; }
+# and how many readings it moved, the LC's device and host parts apart (bench/gpu/ab-parts.py)
+[ -n "${ALT:-}" ] && { echo "== the call's A/B by parts"; python3 bench/gpu/ab-parts.py "$res" 2>&1 | tail -4; }
 if [ "$smi" = 1 ] && command -v python3 > /dev/null 2>&1; then
   tz=$(tzoff)
   i=0
