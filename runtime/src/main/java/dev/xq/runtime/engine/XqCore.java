@@ -756,7 +756,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 turnsOffUntil.remove(d.getKey());
                 off = null;
             }
-            boolean alternate = off == null && BestEffortSplit.alternate(ps, sms, wasTurns);
+            boolean alternate = off == null && (BestEffortSplit.alternate(ps, sms, wasTurns)
+                    || (bestEffortTurnsWithoutGap && BestEffortSplit.ungappedTurns(ps)));
             if (alternate) {
                 // turns on the whole of what they may use, one process a gap (BestEffortSplit.alternate),
                 // the others held by the wide beats meanwhile (ArrivalGuards); the turn passes only
@@ -1117,6 +1118,24 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     public boolean bestEffortWidths() {
         return bestEffortWidths;
+    }
+
+    private volatile boolean bestEffortTurnsWithoutGap = false;
+
+    /**
+     * Whether two or three best-effort processes for none of which the wide beats found a gap
+     * (beside a wide tenant whose requests come at random, or with no preferred tenant) take turns
+     * on all of what they may use instead of splitting it ({@link BestEffortSplit#ungappedTurns}).
+     * Off by default: not yet measured (session 89 built it for the A/B that tells whether a
+     * memory-bound process on its part slows the others beyond their width). Needs {@link
+     * #bestEffortWeights()}.
+     */
+    public void bestEffortTurnsWithoutGap(boolean on) {
+        bestEffortTurnsWithoutGap = on;
+    }
+
+    public boolean bestEffortTurnsWithoutGap() {
+        return bestEffortTurnsWithoutGap;
     }
 
     private volatile boolean bestEffortParts = true;

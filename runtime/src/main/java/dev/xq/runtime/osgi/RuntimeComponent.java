@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -204,6 +204,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (widths != null && widths != core.bestEffortWidths()) {
             core.bestEffortWidths(widths);
+        }
+        Boolean ungapped = read("bestEffortTurnsWithoutGap", "true or false", s::bestEffortTurnsWithoutGap);
+        if (raw.get("bestEffortTurnsWithoutGap") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: bestEffortTurnsWithoutGap '" + text + "' is not true or false; ignored", null);
+            ungapped = null;
+        }
+        if (ungapped != null && ungapped != core.bestEffortTurnsWithoutGap()) {
+            core.bestEffortTurnsWithoutGap(ungapped);
         }
         Boolean parts = read("bestEffortParts", "true or false", s::bestEffortParts);
         if (raw.get("bestEffortParts") instanceof String text && !text.trim().equalsIgnoreCase("true")

@@ -132,6 +132,14 @@ public @interface SchedulerConfig {
             + "sharing against 1.00-1.01). false gives equal parts there.")
     boolean bestEffortWidths() default true;
 
+    @AttributeDefinition(name = "Best-effort turns without a gap", description = "With best-effort weights: where no gap is "
+            + "found for any of two or three best-effort processes (beside a wide tenant whose requests come at random, or with "
+            + "no preferred tenant), they take turns on all of what they may use (50 ms or more each, passed when nothing of "
+            + "theirs is in flight) instead of splitting it. A split of multiprocessors does not split memory bandwidth: beside "
+            + "a CUDA graph at random a bf16 trainer next to a memory-bound Triton loop ran at 0.72-0.84 of native sharing "
+            + "while the Triton loop ran at 1.07-1.37 (H200). Off by default: not yet measured.")
+    boolean bestEffortTurnsWithoutGap() default false;
+
     @AttributeDefinition(name = "Arrival linger (us)", min = "0", max = "100000", description = "How long, at most, the "
             + "queues that a periodic queue is preferred over stay held after it went idle early in its busy period "
             + "(before three quarters of its usual arrival-to-idle time; never more than half of that): its owner is "

@@ -188,4 +188,19 @@ class BestEffortSplitTest {
         assertFalse(BestEffortSplit.alternate(List.of(new Process(22_000_000L, 21_849_000L), triton), 132, false),
                 "a command longer than the gap: no turn");
     }
+
+    /** Turns without a gap: two or three processes, every command known, none with a gap. */
+    @Test
+    void turnsWithoutAGapNeedTwoOrThreeProcessesWithKnownCommandsAndNoGap() {
+        Process trainer = new Process(1_600_000L, 0);
+        Process triton = new Process(80_000L, 0);
+        Process gemm = new Process(21_500_000L, 0);
+        assertTrue(BestEffortSplit.ungappedTurns(List.of(trainer, triton)));
+        assertTrue(BestEffortSplit.ungappedTurns(List.of(trainer, triton, gemm)));
+        assertFalse(BestEffortSplit.ungappedTurns(List.of(trainer)), "one process: nothing to take turns with");
+        assertFalse(BestEffortSplit.ungappedTurns(List.of(trainer, triton, gemm, new Process(900_000L, 0))), "four: more than alternate");
+        assertFalse(BestEffortSplit.ungappedTurns(List.of(trainer, new Process(0, 0))), "a command not known yet");
+        assertFalse(BestEffortSplit.ungappedTurns(List.of(trainer, new Process(21_500_000L, 88_000_000L))),
+                "a gap found: the gap's rules decide");
+    }
 }

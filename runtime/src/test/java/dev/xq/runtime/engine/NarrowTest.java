@@ -1074,6 +1074,44 @@ class NarrowTest {
     }
 
     /**
+     * {@code bestEffortTurnsWithoutGap}: two processes for neither of which a gap is found (here no
+     * preferred tenant at all) take turns on all of it, one held while the other runs, instead of
+     * parts by width; off (the default), parts by width, and off again, parts again and none held.
+     */
+    @Test
+    void withTurnsWithoutAGapTwoProcessesWithNoGapTakeTurnsInsteadOfParts() throws Exception {
+        assertFalse(core.bestEffortTurnsWithoutGap(), "off by default");
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("trainer", 11, 1, a);
+        ExternalQueue qt = open("triton", 12, 1, t);
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gt = (ExternalQueueImpl) core.find(qt.handle()).orElseThrow();
+        // work held, nothing in flight: a turn can pass at any decision
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 1_600_000, System.nanoTime());
+        t.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 80_000, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().endsWith("/16") && t.part().endsWith("/16")), "off: parts by width: " + a.parts + " " + t.parts);
+        assertFalse(ga.offTurn() || gt.offTurn(), "off: neither held for a turn");
+        core.bestEffortTurnsWithoutGap(true);
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0/1") && t.part().equals("0/1") && (ga.offTurn() != gt.offTurn())),
+                "turns on all of it, one held: " + a.parts + " " + t.parts + " " + ga.offTurn() + " " + gt.offTurn());
+        boolean first = ga.offTurn();
+        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> ga.offTurn() != first && gt.offTurn() == first), "the turn passes once its time is up");
+        core.bestEffortTurnsWithoutGap(false);
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().endsWith("/16") && t.part().endsWith("/16") && !ga.offTurn() && !gt.offTurn()),
+                "off again: parts by width, none held: " + a.parts + " " + t.parts);
+    }
+
+    /**
      * A process that waits for each of its steps (a Triton loop) has nothing ready nor in flight
      * between two of them: its turn stays there, and passes once its time is up at a moment it has
      * work held and nothing in flight, or once it has had none for {@link XqCore#TURN_IDLE_NANOS}
