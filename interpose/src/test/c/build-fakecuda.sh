@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the fake CUDA driver and the test programs into OUT:
-#   libcuda.so.1 (+ libcuda.so), xq-cuda-app, libxq-next.so (another preloaded library), xq-launch-bench, xq-local-app + libxq-local.so,
+#   libcuda.so.1 (+ libcuda.so), xq-cuda-app, xq-cuda-fuzz, libxq-next.so (another preloaded library), xq-launch-bench, xq-local-app + libxq-local.so,
 #   xq-cuda-tests
 # The fake driver is fake_cuda*.c (fake_cuda_int.h between them), the tests test_cuda_*.c (test_cuda.h) + test_node.c.
 # Usage: build-fakecuda.sh OUT   (CC overrides gcc). The programs find OUT/libcuda.so.1 by an
@@ -21,7 +21,7 @@ flags="-std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -I$inc"
 "$cc" $flags -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o "$out/libcuda.so.1.tmp" "$here"/fake_cuda*.c
 mv -f "$out/libcuda.so.1.tmp" "$out/libcuda.so.1"
 ln -sf libcuda.so.1 "$out/libcuda.so"
-for p in xq-cuda-app:xq_cuda_app.c xq-launch-bench:xq_launch_bench.c; do
+for p in xq-cuda-app:xq_cuda_app.c xq-cuda-fuzz:xq_cuda_fuzz.c xq-launch-bench:xq_launch_bench.c; do
   "$cc" $flags -o "$out/${p%%:*}.tmp" "$here/${p#*:}" -L"$out" -l:libcuda.so.1 -ldl -lm -Wl,--disable-new-dtags,-rpath,'$ORIGIN'
   mv -f "$out/${p%%:*}.tmp" "$out/${p%%:*}"
 done

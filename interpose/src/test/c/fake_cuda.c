@@ -12,7 +12,9 @@
  * A process has one simulated GPU: kernels run one at a time. With FAKECUDA_GPU=/path/lockfile
  * all processes share one: a kernel holds an exclusive flock on that file while it runs.
  * Copies, memsets and host functions do not take the GPU. Device memory is host memory.
- * FAKECUDA_DEVICES sets the device count (default 1). Capture records nothing.
+ * FAKECUDA_DEVICES sets the device count (default 1). A capture records the stream's commands into
+ * a graph (cuStreamEndCapture); each launch of its instantiation (cuGraphLaunch) runs them in order
+ * as one command of the stream it is launched on.
  * Stream memory operations: cuStreamWriteValue32_v2/64_v2 run in stream order on the worker (at
  * once when the stream is idle) and store to the host memory behind the "device pointer"
  * (cuMemHostRegister_v2/cuMemHostAlloc memory: the device pointer is the host address).
@@ -142,6 +144,9 @@ void fk_run(op *o)
         pthread_mutex_unlock(&o->on->mu);
         break;
     }
+    case OP_GRAPH: /* a graph launched: its commands one after another, as one command of the stream */
+        for (op *g = o->exec->head; g; g = g->next) fk_run(g);
+        break;
     case OP_WAIT32: /* the front end waits: nothing behind it on this stream starts until the word matches */
         while (__atomic_load_n((unsigned *)o->dst, __ATOMIC_ACQUIRE) != o->v) {
             struct timespec t = {0, 20000};
@@ -234,8 +239,13 @@ CUresult fk_enqueue(CUstream h, int ptsz, op o)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (s->destroyed)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (s->capturing) { /* captured, not run */
-        free(o.own);
+    if (s->capturing) { /* captured into the stream's graph, not run */
+        op *c = malloc(sizeof *c);
+        *c = o;
+        c->next = NULL;
+        if (s->cap->tail) s->cap->tail->next = c;
+        else s->cap->head = c;
+        s->cap->tail = c;
         return CUDA_SUCCESS;
     }
     if (g_call_us > 0) { /* a slow driver: the call itself takes the caller's time */

@@ -194,6 +194,10 @@ static const struct {
     P("cuGreenCtxStreamCreate", cuGreenCtxStreamCreate, 0, 12040),
     P("cuGreenCtxGetDevResource", cuGreenCtxGetDevResource, 0, 12040),
     P("cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent_ptsz, 3020),
+    P("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags, 0, 11040),
+    P("cuGraphInstantiate", cuGraphInstantiateWithFlags, 0, 12000), /* CUDA 12's cuGraphInstantiate takes flags */
+    P("cuGraphLaunch", cuGraphLaunch, cuGraphLaunch_ptsz, 10000), P("cuGraphExecDestroy", cuGraphExecDestroy, 0, 10000),
+    P("cuGraphDestroy", cuGraphDestroy, 0, 10000),
 };
 
 EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,

@@ -10,7 +10,7 @@
 #define MAXDEV 16
 
 /* A command queued on a stream, run in order by the stream's worker. */
-enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST, OP_WRITE32, OP_WRITE64, OP_WAIT32, OP_WAITEV };
+enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST, OP_WRITE32, OP_WRITE64, OP_WAIT32, OP_WAITEV, OP_GRAPH };
 typedef struct op {
     struct op *next;
     int kind;
@@ -23,6 +23,7 @@ typedef struct op {
     CUhostFn fn;
     void *data;
     struct CUstream_st *on; /* OP_WAITEV: the stream whose first v64 commands must be done */
+    struct CUgraphExec_st *exec; /* OP_GRAPH: the instantiated graph whose commands run in order */
     void *own;              /* freed once the command ran (a pageable source staged at the call) */
 } op;
 
@@ -36,12 +37,21 @@ struct CUstream_st {
     struct CUstream_st *next;
     CUcontext ctx;
     int prio, capturing, destroyed;
+    struct CUgraph_st *cap; /* while capturing: the graph the stream's commands go into */
     int green; /* a green context's stream: its multiprocessors (0: a stream of the whole device) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     op *head, *tail;
     unsigned long long submitted, completed;
     unsigned long long done_ns[1024]; /* when command k (1-based) completed: done_ns[k % 1024] */
+};
+/* A captured graph, and an instantiated one: the commands captured, run in order by one launch. */
+struct CUgraph_st {
+    op *head, *tail;
+};
+struct CUgraphExec_st {
+    op *head;
+    int destroyed;
 };
 struct CUevent_st {
     struct CUstream_st *s;
@@ -150,5 +160,10 @@ EXPORT CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode m);
 EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream h, CUstreamCaptureMode m);
 EXPORT CUresult cuStreamEndCapture(CUstream h, CUgraph *g);
 EXPORT CUresult cuStreamEndCapture_ptsz(CUstream h, CUgraph *g);
+EXPORT CUresult cuGraphDestroy(CUgraph g);
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags);
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec e);
+EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream h);
+EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream h);
 
 #endif

@@ -1,4 +1,4 @@
-/* fake_cuda_launch.c: the fake driver's work: modules, kernels, launches, copies, memops, host memory, capture. */
+/* fake_cuda_launch.c: the fake driver's work: modules, kernels, launches, copies, memops, host memory, capture, graphs. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +347,8 @@ static CUresult begin_of(CUstream h, int ptsz)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (s->capturing)
         return 401; /* CUDA_ERROR_ILLEGAL_STATE */
+    if (!(s->cap = calloc(1, sizeof *s->cap)))
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     s->capturing = 1;
     return CUDA_SUCCESS;
 }
@@ -361,9 +363,74 @@ static CUresult end_of(CUstream h, CUgraph *g, int ptsz)
     if (!s->capturing)
         return 401;
     s->capturing = 0;
+    struct CUgraph_st *cap = s->cap;
+    s->cap = NULL;
     if (g)
-        *g = (CUgraph)&g_module; /* a non-NULL dummy */
+        *g = cap;
+    else
+        cuGraphDestroy(cap);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamEndCapture(CUstream h, CUgraph *g) { return end_of(h, g, 0); }
 EXPORT CUresult cuStreamEndCapture_ptsz(CUstream h, CUgraph *g) { return end_of(h, g, 1); }
+
+/* ------------------------------------------------------------------ graphs */
+
+static void free_ops(op *o)
+{
+    while (o) {
+        op *n = o->next;
+        free(o->own);
+        free(o);
+        o = n;
+    }
+}
+EXPORT CUresult cuGraphDestroy(CUgraph g)
+{
+    if (!g)
+        return CUDA_ERROR_INVALID_VALUE;
+    free_ops(g->head);
+    free(g);
+    return CUDA_SUCCESS;
+}
+/* A copy of the graph's commands (a staged host source copied too): the graph may be destroyed or
+ * instantiated again while the instantiation lives. */
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+    (void)flags;
+    if (!e || !g)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraphExec_st *x = calloc(1, sizeof *x);
+    op **at = &x->head;
+    for (op *o = g->head; x && o; o = o->next) {
+        op *c = malloc(sizeof *c);
+        *c = *o;
+        c->next = NULL;
+        if (o->own) {
+            c->own = malloc(o->n ? o->n : 1);
+            memcpy(c->own, o->own, o->n);
+            c->src = c->own;
+        }
+        *at = c, at = &c->next;
+    }
+    if (!x)
+        return 2;
+    *e = x;
+    return CUDA_SUCCESS;
+}
+/* As the driver, launches made before still run to their end: the fake never frees an instantiation
+ * (a test's few), and refuses to launch one destroyed. */
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+    if (!e || __atomic_exchange_n(&e->destroyed, 1, __ATOMIC_SEQ_CST))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+static CUresult graph_launch(CUgraphExec e, CUstream h, int ptsz)
+{
+    if (!e || __atomic_load_n(&e->destroyed, __ATOMIC_SEQ_CST))
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_enqueue(h, ptsz, (op){.kind = OP_GRAPH, .exec = e});
+}
+EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream h) { return graph_launch(e, h, 0); }
+EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream h) { return graph_launch(e, h, 1); }

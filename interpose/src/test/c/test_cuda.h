@@ -19,7 +19,7 @@
 
 /* set by main (test_cuda_main.c) */
 extern const char *LIB, *DIR_;
-extern char SOCK[108], TMP[64], APP[512], BENCH[512], LOCAL[512];
+extern char SOCK[108], TMP[64], APP[512], BENCH[512], LOCAL[512], FUZZ[512];
 extern int failed_now, napps;
 extern const char *EXTRA[4]; /* added to every program's environment (the memop_ tests) */
 
@@ -74,6 +74,10 @@ void test_frozen_node_deferred(void);
 void test_frozen_node_controls(void);
 void test_space_mps(void);
 void test_space_not_asked(void);
+
+/* test_cuda_fuzz.c */
+void test_fuzz_programs(void);
+void test_capture_after_deferred(void);
 
 /* test_cuda_trust.c */
 void test_refuse_foreign_directory(void);

@@ -1,0 +1,269 @@
+/* test_cuda_fuzz.c: random programs (xq-cuda-fuzz) under a node that changes every decision it can
+ * while they run: every result right, nothing lost, no program held for good. */
+#define _GNU_SOURCE
+#include "test_cuda.h"
+
+/* A node that changes its mind all the time. Every 0.2-2 ms it writes one decision into one of the
+ * latest session's slots, the way the node writes them (limits, then config_seq, then the gate; a
+ * GATE line when the gate opened or a limit grew): the gate closed or opened (never closed for
+ * more than 20 ms), a threshold and batch, a window, an arrival guard, a narrowing reserve, a part
+ * among best-effort processes. Until `until` (tn_now()); then every slot is opened and cleared. */
+typedef struct chaos {
+    unsigned short rs[3];
+    int scanned;          /* tn lines read so far */
+    int sess;             /* the session whose slots are changed (the latest) */
+    int slot[16], nslots; /* its registered slots */
+    double closed_at[16];
+    unsigned changes;
+} chaos;
+
+static unsigned crnd(chaos *c, unsigned n) { return n ? (unsigned)(nrand48(c->rs) % n) : 0; }
+
+static void chaos_scan(chaos *c)
+{
+    int n = tn_nlines(), latest = tn_sessions() - 1;
+    if (latest != c->sess && latest >= 0) c->sess = latest, c->nslots = 0; /* a new session: its slots */
+    if (c->sess < 0) return;
+    for (; c->scanned < n; c->scanned++) {
+        tn_line l = tn_get(c->scanned);
+        unsigned slot;
+        if (l.sess != c->sess || sscanf(l.text, "STREAM %u", &slot) != 1 || slot >= 16) continue;
+        int known = 0;
+        for (int i = 0; i < c->nslots; i++) known |= c->slot[i] == (int)slot;
+        if (!known && c->nslots < 16) c->closed_at[c->nslots] = 0, c->slot[c->nslots++] = (int)slot;
+    }
+}
+
+static void gate_line(int sess, int slot)
+{
+    char g[32];
+    snprintf(g, sizeof g, "GATE %d", slot);
+    tn_send(sess, g);
+}
+
+static void chaos_step(chaos *c)
+{
+    chaos_scan(c);
+    if (!c->nslots) return;
+    int i = (int)crnd(c, (unsigned)c->nslots);
+    xq_slot *s = tn_slot(c->sess, (unsigned)c->slot[i]);
+    if (!s) return;
+    double now = tn_now();
+    for (int k = 0; k < c->nslots; k++) /* a gate closed for 20 ms is opened */
+        if (c->closed_at[k] > 0 && now - c->closed_at[k] > 0.020) {
+            xq_slot *o = tn_slot(c->sess, (unsigned)c->slot[k]);
+            if (o) __atomic_store_n(&o->gate, 0, __ATOMIC_SEQ_CST), gate_line(c->sess, c->slot[k]);
+            c->closed_at[k] = 0;
+        }
+    unsigned what = crnd(c, 100);
+    int wake = 0;
+    if (what < 30) {
+        int close = c->closed_at[i] == 0;
+        __atomic_store_n(&s->gate, close ? 1u : 0u, __ATOMIC_SEQ_CST);
+        c->closed_at[i] = close ? now : 0;
+        wake = !close;
+    } else if (what < 50) {
+        static const unsigned thr[] = {0, 1, 2, 3, 8};
+        unsigned t = thr[crnd(c, 5)], old = LD(&s->threshold);
+        __atomic_store_n(&s->threshold, t, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->batch, t > 1 ? crnd(c, 2) : 0, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&s->config_seq, 1, __ATOMIC_SEQ_CST);
+        wake = t == 0 || (old && t > old);
+    } else if (what < 60) {
+        static const unsigned win[] = {0, 100, 500, 2000};
+        unsigned w = win[crnd(c, 4)], old = LD(&s->window_us);
+        __atomic_store_n(&s->window_us, w, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&s->config_seq, 1, __ATOMIC_SEQ_CST);
+        wake = old && (w == 0 || w > old);
+    } else if (what < 70) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec, hz = ns + crnd(c, 3000) * 1000ull;
+        int clear = crnd(c, 3) == 0;
+        __atomic_store_n(&s->horizon_ns, clear ? 0 : hz, __ATOMIC_SEQ_CST); /* the horizon first, as the node */
+        __atomic_store_n(&s->guard_until_ns, clear ? 0 : hz + crnd(c, 3000) * 1000ull, __ATOMIC_SEQ_CST);
+    } else if (what < 85) {
+        static const unsigned res[] = {0, 36, 64, 124};
+        __atomic_store_n(&s->reserve_sms, res[crnd(c, 4)], __ATOMIC_SEQ_CST);
+    } else {
+        unsigned k = crnd(c, 5), part = 0;
+        if (k == 1) part = 0u << 16 | 2;
+        else if (k == 2) part = 1u << 16 | 2;
+        else if (k == 3) part = crnd(c, 3) << 16 | 3;
+        else if (k == 4) {
+            unsigned w = 1 + crnd(c, 8), o = crnd(c, 16 - w + 1);
+            part = 1u << 31 | o << 16 | w;
+        }
+        __atomic_store_n(&s->part, part, __ATOMIC_SEQ_CST);
+    }
+    if (wake) gate_line(c->sess, c->slot[i]);
+    c->changes++;
+}
+
+static void chaos_clear(chaos *c)
+{
+    chaos_scan(c);
+    for (int i = 0; i < c->nslots; i++) {
+        xq_slot *s = tn_slot(c->sess, (unsigned)c->slot[i]);
+        if (!s) continue;
+        __atomic_store_n(&s->threshold, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->batch, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->window_us, 0, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&s->config_seq, 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->horizon_ns, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->guard_until_ns, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->reserve_sms, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->part, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+        c->closed_at[i] = 0;
+        gate_line(c->sess, c->slot[i]);
+    }
+}
+
+/* What happens to the node in a run besides its decisions. */
+enum { NODE_STAYS, NODE_DIES, NODE_FREEZES, NODE_RESTARTS };
+static const char *const NODE_EVENT[] = {"", ", node killed", ", node frozen 1.5 s", ", node killed and started again"};
+
+/* One random program: first bare (the model itself must hold: otherwise the program, not the
+ * interposer, is wrong), then under the interposer and the changing node. */
+static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, const char *env_a, const char *env_b, int narrow,
+                     int event)
+{
+    char sd[16], th[8];
+    snprintf(sd, sizeof sd, "%u", seed);
+    snprintf(th, sizeof th, "%d", threads);
+    const char *args[] = {"--seed", sd, "--ops", "1200", "--threads", th, "--via", via, "--max-us", "200", "--host-us", "200",
+                          ptsz ? "--ptsz" : NULL, NULL};
+    int failed_before = failed_now;
+    failed_now = 0;
+    char what[200];
+    snprintf(what, sizeof what, "seed %u, %s%s, %d thread%s, %s %s%s%s", seed, via, ptsz ? " ptsz" : "", threads,
+             threads > 1 ? "s" : "", env_a, env_b ? env_b : "", narrow ? ", narrowed" : "", NODE_EVENT[event]);
+    app a;
+    start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", NULL}, args, 0);
+    CHECK(finish(&a, 30) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "%s: bare: exit %d: %s %s", what, a.status,
+          slurp(a.out), slurp(a.err));
+    if (a.status != 0) {
+        failed_now |= failed_before;
+        return;
+    }
+
+    tn_start(SOCK, 16);
+    tn_defaults(0, 0, 0, 0);
+    tn_space(narrow ? "SPACE mps /tmp/xq-test-mps 100 narrow" : "SPACE none off");
+    chaos c = {{(unsigned short)seed, 0x5eed, 7}, 0, -1, {0}, 0, {0}, 0};
+    double t0 = tn_now(), event_at = t0 + 0.1 + 0.002 * (seed % 100), until = t0 + 2.5;
+    const char *env[7] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", env_a};
+    int ne = 3;
+    static char trace[300];
+    if (getenv("XQ_FUZZ_TRACE")) /* the program's XQ_ variables are the test's own */
+        snprintf(trace, sizeof trace, "XQ_FUZZ_TRACE=%s", getenv("XQ_FUZZ_TRACE")), env[ne++] = trace;
+    if (env_b) env[ne++] = env_b;
+    if (narrow) env[ne++] = "FAKECUDA_TPS=64"; /* blocks of 64 threads and more fill a multiprocessor or more */
+    env[ne] = NULL;
+    start_prog(&a, FUZZ, env, args, 1);
+    int done_event = event == NODE_STAYS, frozen = 0, cleared = 0;
+    while (!exited(&a) && tn_now() < t0 + 20) {
+        double now = tn_now();
+        if (!done_event && now >= event_at) {
+            done_event = 1;
+            if (event == NODE_DIES)
+                tn_kill();
+            else if (event == NODE_FREEZES)
+                tn_freeze(1), frozen = 1;
+            else if (event == NODE_RESTARTS) {
+                tn_kill();
+                tn_start(SOCK, 16); /* the process finds it again (its reader retries) */
+                tn_space("SPACE none off");
+                c.scanned = 0, c.sess = -1, c.nslots = 0; /* the new node's lines and slots */
+            }
+        }
+        if (frozen && now >= event_at + 1.5) tn_freeze(0), frozen = 0;
+        if (now < until && !(event == NODE_DIES && done_event) && !frozen)
+            chaos_step(&c);
+        else if (now >= until && !cleared) {
+            chaos_clear(&c);
+            cleared = 1;
+        }
+        pause_s(0.0002 + 0.0018 * crnd(&c, 1000) / 1000.0);
+    }
+    if (frozen) tn_freeze(0);
+    if (event != NODE_DIES) chaos_clear(&c);
+    unsigned changes = c.changes;
+    int ended = finish(&a, 15);
+    const char *out = slurp(a.out);
+    const char *err = slurp(a.err);
+    CHECK(ended && a.status == 0 && strstr(out, "\"check\":\"ok\""), "%s: exit %d (%s): %s stderr: %.600s", what, a.status,
+          ended ? "ended" : "did not end: held for good", out, err);
+    /* nothing lost: every stream's commands launched were completed, none failed, none still held */
+    unsigned long long launched = 0, completed = 0, failed = 0;
+    unsigned pending = 0;
+    for (int i = 0; event == NODE_STAYS && i < c.nslots; i++) {
+        xq_slot *s = tn_slot(c.sess, (unsigned)c.slot[i]);
+        if (!s) continue;
+        launched += LD(&s->launched), completed += LD(&s->completed), failed += LD(&s->failed), pending += LD(&s->pending);
+    }
+    if (event == NODE_STAYS)
+        CHECK(c.nslots >= 3 && launched > 0 && launched == completed && failed == 0 && pending == 0,
+              "%s: %d streams registered, launched %llu, completed %llu, failed %llu, pending %u", what, c.nslots, launched, completed,
+              failed, pending);
+    const char *chk = strstr(out, "\"checked\":");
+    printf("    %s: %s, %.1f s, %u decisions changed, %.14s\n", what, failed_now ? "FAILED" : "ok", tn_now() - t0, changes,
+           chk ? chk : "-");
+    tn_kill();
+    failed_now |= failed_before;
+}
+
+/* XQ_FUZZ_RUNS (default 16) programs from XQ_FUZZ_SEED (default 1) on, every XQ_FUZZ_STEP-th
+ * (default 1; 24 keeps the rest of a seed's run as it is), each in turn: the three
+ * ways to reach the driver, the default stream per thread or legacy, one or three threads, the
+ * production defaults or a mode of their own, narrowed or not, and now and then the node killed,
+ * frozen past the process's patience, or killed and started again. */
+void test_fuzz_programs(void)
+{
+    static const char *const vias[] = {"procaddress", "dlsym", "direct"};
+    static const char *const envs[][2] = {{"XQ_LOG=0", NULL},         {"XQ_LOG=2", NULL},          {"XQ_DEFER=0", NULL},
+                                          {"XQ_COMPLETION=event", NULL}, {"XQ_LOG=2", "XQ_LOG_LEAN=1"}, {"XQ_DEFER_COPIES=0", NULL}};
+    const char *r = getenv("XQ_FUZZ_RUNS"), *s0 = getenv("XQ_FUZZ_SEED"), *st = getenv("XQ_FUZZ_STEP");
+    int runs = r ? atoi(r) : 16;
+    unsigned first = s0 ? (unsigned)strtoul(s0, NULL, 10) : 1, step = st ? (unsigned)strtoul(st, NULL, 10) : 1;
+    for (int k = 0; k < runs; k++) {
+        unsigned seed = first + (unsigned)k * step;
+        int e = (int)(seed % 6);
+        int event = seed % 8 == 3 ? NODE_DIES : seed % 8 == 5 ? NODE_FREEZES : seed % 8 == 7 ? NODE_RESTARTS : NODE_STAYS;
+        fuzz_one(seed, vias[seed % 3], (int)(seed / 3 % 2), seed % 4 == 2 ? 3 : 1 + (int)(seed % 2), envs[e][0], envs[e][1],
+                 (int)(seed / 2 % 2), event);
+    }
+}
+
+/* One case the random programs found, made sure of (xq-cuda-fuzz --capture-race): a copy on a
+ * stream whose second increment the node holds deferred, made while another thread begins a
+ * capture, reads both increments. The capture's thread waits for the deferred launch to be made before it
+ * begins; before the fix, the copy went straight to the driver meanwhile (a capture in progress
+ * let every call through untouched) and read the value before the increment. */
+static int some_completed(xq_slot *s) { return LD(&s->completed) > 0; }
+void test_capture_after_deferred(void)
+{
+    static const char *const vias[] = {"procaddress", "dlsym"};
+    for (int v = 0; v < 2; v++) {
+        tn_start(SOCK, 16);
+        app a;
+        start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", NULL}, (const char *[]){"--capture-race", "--via", vias[v], NULL}, 1);
+        int slot = stream_slot(0, 0, NULL, 0);
+        xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+        CHECK(s && wait_until(s, some_completed, 3.0), "%s: the first increment was not made", vias[v]);
+        if (s) __atomic_store_n(&s->gate, 1, __ATOMIC_SEQ_CST); /* held from now on: the second is deferred */
+        CHECK(s && wait_until(s, one_pending, 3.0), "%s: the second increment was not held", vias[v]);
+        pause_s(0.4); /* the capture waits, and the copy was asked for 100 ms after it began */
+        CHECK(!exited(&a), "%s: the program ended with its stream held: %s", vias[v], slurp(a.out));
+        if (s) {
+            __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+            char g[32];
+            snprintf(g, sizeof g, "GATE %d", slot);
+            tn_send(0, g);
+        }
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "%s: exit %d: %s %s", vias[v], a.status,
+              slurp(a.out), slurp(a.err));
+        tn_kill();
+    }
+}
