@@ -344,16 +344,21 @@ struct gwait {
     int w, off, need;      /* the width it goes at (xqc_narrow_width) */
 };
 
-/* A call that passes through untouched because a capture is beginning or open still comes after
- * what the process deferred before it: while the capture's own thread waits for the deferred
- * launches to be made (capture_pre), another thread's call on a stream with launches deferred
- * went straight to the driver, ahead of them (a copy read a buffer before the increment launched
- * before it; the random programs of test_fuzz_programs found it, a run in about a hundred). Once
- * the capture has begun nothing is deferred, and this costs a load. */
+/* A call that passes through untouched because a capture is open still comes after what the
+ * process deferred before it. Once a capture has begun nothing is deferred (capture_pre made what
+ * was, and nothing more was while it waited), so this costs a load; a launch deferred in a race
+ * with the capture's count is made at once here, whatever the node's decision (the tracker sees
+ * no completions while the capture lasts: waiting for the node could wait for good). Before
+ * session 90 such a call went straight to the driver, ahead of its stream's deferred launches (a
+ * copy read a buffer before an increment launched before it: the random programs of
+ * test_fuzz_programs, 3 runs of 481). */
 static XQ_COLD void capture_pass_slow(void)
 {
     int saved_errno = errno;
-    xqc_flush_all();
+    while (LD(&xqc_deferred)) {
+        xqc_drain_all(1);
+        if (LD(&xqc_deferred)) sched_yield(); /* another thread was making them */
+    }
     errno = saved_errno;
 }
 static inline void capture_pass(void)
@@ -486,7 +491,8 @@ XQ_HOT int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferra
     if (XQ_UNLIKELY(!LD(&xqc_hot.started) || !LD(&xqc_tracker_on))) enter_first();
     if (XQ_UNLIKELY(XQ_HT_ON) && !g->nd && g->id >= 0 && xqc_entry_deferrable(g->id))
         g->nd = !deferrable ? ND_WHY_ENTRY : !xqc_defer ? ND_WHY_OFF : st->kind == K_PTDS ? ND_WHY_PTDS : ND_WHY_NONE;
-    deferrable = deferrable && xqc_defer && st->kind != K_PTDS; /* a per-thread stream is the caller's own */
+    /* a per-thread stream is the caller's own; a capture about to begin waits for what was deferred */
+    deferrable = deferrable && xqc_defer && st->kind != K_PTDS && !LD(&xqc_capture_wait);
     if (XQ_UNLIKELY(!deferrable && LD(&xqc_deferred))) flush_before(g); /* made after everything deferred before it */
     mu_lock(&st->mu);
     uint32_t gs = LD(&xqc_state);
@@ -535,13 +541,14 @@ XQ_HOT int xqc_gate_enter(gate *g, CUstream h, int ptsz, void *hint, int deferra
 }
 
 /* Queues op (after xqc_gate_enter said 2) and returns 1; 0 when it may not after all (a capture
- * began: the launch must be captured now), then op is freed and the caller enters again. */
+ * began or is about to: the launch must be captured now, or made after what was deferred), then
+ * op is freed and the caller enters again. */
 int xqc_gate_defer(gate *g, dop *op)
 {
     xstream *st = g->st;
     int wake = 0, saved_errno = errno;
     mu_lock(&st->mu);
-    if (LD(&xqc_captures) || LD(&xqc_exiting)) {
+    if (LD(&xqc_captures) || LD(&xqc_exiting) || LD(&xqc_capture_wait)) {
         if (g->waited && (st->pending--, --st->active == 0)) st->ready_since = 0, wake = 1;
         xqc_mirror(st);
         mu_unlock(&st->mu);

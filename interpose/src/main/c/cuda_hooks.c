@@ -29,14 +29,23 @@ static void capture_key(CUstream *h, pid_t *tid, int ptsz)
     else if (*h == NULL) *h = CU_STREAM_LEGACY;
 }
 
-/* Counted before the real begin (a launch racing it passes through, harmlessly) and under
- * xqc_query_mu (the tracker is not querying events at that moment). */
+/* Before the real begin: first nothing more is deferred (xqc_capture_wait: a call that would be
+ * waits for what was, in order) and what was deferred is made, not into the graph, as the node
+ * lets it go; then the capture is counted (under xqc_query_mu: the tracker is not querying events
+ * at that moment, and queries none while it lasts: a query could break a global-mode capture).
+ * In that order because the node's limits and decisions follow the completions the tracker sees:
+ * counted first, the capture stopped the tracker while the deferred launches waited for it, and a
+ * process whose stream of a higher stream priority had work in flight stopped for good (the node
+ * held the lower ones behind work it was never told had ended; ProcessIT's random programs). A
+ * launch racing the count passes through, harmlessly. */
 static void capture_pre(void)
 {
+    ADD(&xqc_capture_wait, 1);
+    xqc_flush_all();
     pthread_mutex_lock(&xqc_query_mu);
-    ADD(&xqc_captures, 1); /* from here on nothing more is deferred */
+    ADD(&xqc_captures, 1);
     pthread_mutex_unlock(&xqc_query_mu);
-    xqc_flush_all(); /* and what was is made before the capture begins, not into it */
+    ADD(&xqc_capture_wait, -1);
     for (xstream *st = LD(&xqc_all); st; st = st->next_all) /* held threads go, untouched */
         xqc_wake_held(st);
 }
@@ -630,6 +639,7 @@ static void atfork_child(void)
     pthread_mutex_init(&xqc_words_mu, NULL);
     xqc_tabgen++;
     xqc_busy = xqc_owed = xqc_closing = xqc_limit_waiters = xqc_captures = 0;
+    xqc_capture_wait = 0;
     xqc_deferred = xqc_legacy_deferred = xqc_dq_waiters = 0; /* the parent's deferred launches are its own */
     xqc_ht_reset(); /* the parent's host time and threads are its own */
     pthread_mutex_init(&xqc_fc_mu, NULL);

@@ -136,6 +136,9 @@ struct xqc_hot_s {
     int8_t bypass;     /* xq_bench_bypass(1): gated calls pass straight through, untracked (a measurement) */
     int8_t stall;      /* XQ_STALL=1: level 2, launched work of a held stream stalls on the device (cuda_words.c) */
     int8_t lean_diag;  /* XQ_LOG_LEAN=1: with diag, launches nothing can hold or change still take the lean path */
+    /* captures about to begin, waiting for the deferred launches to be made (cuda_hooks.c,
+     * capture_pre): nothing more is deferred meanwhile, and the tracker still watches */
+    int8_t capture_wait;
     uint32_t ctx_epoch; /* bumped when a context may have ended: every thread's cached current context is dropped */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
@@ -144,6 +147,7 @@ _Static_assert(sizeof(struct xqc_hot_s) == 64, "the hot flags fill one cache lin
 #define xqc_state (xqc_hot.state)
 #define xqc_tabgen (xqc_hot.tabgen)
 #define xqc_captures (xqc_hot.captures)
+#define xqc_capture_wait (xqc_hot.capture_wait)
 #define xqc_exiting (xqc_hot.exiting)
 #define xqc_deferred (xqc_hot.deferred)
 #define xqc_tracker_on (xqc_hot.tracker_on)

@@ -78,6 +78,7 @@ void test_space_not_asked(void);
 /* test_cuda_fuzz.c */
 void test_fuzz_programs(void);
 void test_capture_after_deferred(void);
+void test_capture_behind_limit(void);
 
 /* test_cuda_trust.c */
 void test_refuse_foreign_directory(void);

@@ -267,3 +267,22 @@ void test_capture_after_deferred(void)
         tn_kill();
     }
 }
+
+/* The other case (xq-cuda-fuzz --capture-limit; ProcessIT's random programs found it): a capture
+ * begins while a launch waits deferred behind a threshold of one, a 50 ms kernel in flight ahead
+ * of it. The capture waits for the launch to be made, so the kernel's end must still be seen while
+ * it waits: before the fix the capture was counted first, the tracker stopped looking, the limit
+ * never lifted, and the program never ended. */
+void test_capture_behind_limit(void)
+{
+    static const char *const vias[] = {"procaddress", "dlsym"};
+    for (int v = 0; v < 2; v++) {
+        tn_start(SOCK, 16);
+        tn_defaults(0, 1, 0, 0);
+        app a;
+        start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", NULL}, (const char *[]){"--capture-limit", "--via", vias[v], NULL}, 1);
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "%s: exit %d (%s): %s %s", vias[v],
+              a.status, a.reaped && a.status != -1 ? "ended" : "did not end", slurp(a.out), slurp(a.err));
+        tn_kill();
+    }
+}

@@ -125,6 +125,7 @@ static const struct {
     {"overhead", test_overhead},
     {"overhead_cold", test_overhead_cold},
     {"capture_after_deferred", test_capture_after_deferred},
+    {"capture_behind_limit", test_capture_behind_limit},
     {"fuzz_programs", test_fuzz_programs},
 };
 

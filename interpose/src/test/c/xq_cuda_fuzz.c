@@ -19,7 +19,7 @@
  *
  * Usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K] [--via direct|procaddress|dlsym]
  *                     [--ptsz] [--max-us U] [--host-us U]
- *        xq-cuda-fuzz --capture-race [--via ...]   (below: one case the random programs found, made sure)
+ *        xq-cuda-fuzz --capture-race|--capture-limit [--via ...]   (below: two cases found, made sure of)
  * One JSON line at the end: {"seed":S,"threads":T,"ops":N,"checked":C,"hostfns":H,"graphs":G,"check":"ok"|"bad"[,"first":"..."]}
  * XQ_FUZZ_TRACE=DIR: the last 128 calls of the thread that read a wrong value go to DIR/fuzz-SEED-PID.txt.
  * Exit 0 when every result was right, 3 when one was not, 1 on a CUDA error, 2 on bad usage.
@@ -121,7 +121,7 @@ static struct {
     long ops;
     int threads, streams, ptsz, via; /* via: 0 direct, 1 cuGetProcAddress, 2 dlopen + dlsym */
     unsigned max_us, host_us;
-    int race; /* --capture-race */
+    int race; /* 1 --capture-race, 2 --capture-limit */
 } O = {1, 400, 1, 3, 0, 1, 300, 200, 0};
 
 static CUfunction f_inc, f_spin;
@@ -653,7 +653,11 @@ static void *race_capturer(void *arg)
     CK(A.gdestroy(g));
     return NULL;
 }
-static int capture_race(thr *T)
+/* --capture-limit: the second increment deferred behind a threshold of one (a 50 ms kernel in
+ * flight before it), then another thread begins a capture: the capture waits until the kernel's end
+ * is seen and the increment made, then goes on (the node's limit follows the completions the
+ * interposer sees: it must go on seeing them while the capture waits). */
+static int capture_race(thr *T, int limit)
 {
     CUstream x = T->st[3];
     CUdeviceptr b;
@@ -661,16 +665,22 @@ static int capture_race(thr *T)
     CK(cuMemAlloc_v2(&b, 4)); /* the fake's memory starts at zero */
     kernel(T, 3, f_inc, b, n, 0); /* a kernel launched once (a launch of one never made is not deferred) */
     CK(A.ssync(x));
-    host_pause(300000);           /* meanwhile the node holds the stream */
+    if (limit)
+        kernel(T, 3, f_spin, 0, 0, 50000); /* in flight: the next launch waits for its end */
+    else
+        host_pause(300000); /* meanwhile the node holds the stream */
     n = 1;
     kernel(T, 3, f_inc, b, n, 0); /* deferred */
     pthread_t th;
     pthread_create(&th, NULL, race_capturer, &T[1]);
     while (!__atomic_load_n(&g_race_go, __ATOMIC_SEQ_CST)) host_pause(100);
-    host_pause(100000);
+    if (limit)
+        pthread_join(th, NULL); /* the capture began and ended */
+    else
+        host_pause(100000);
     CK(A.dtoh(&got, b, 4, x));
     CK(A.ssync(x));
-    pthread_join(th, NULL);
+    if (!limit) pthread_join(th, NULL);
     printf("{\"race\":\"capture\",\"read\":%u,\"check\":\"%s\"}\n", got, got == 2 ? "ok" : "bad");
     return got == 2 ? 0 : 3;
 }
@@ -679,7 +689,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K (2..8)] [--via direct|procaddress|dlsym]\n"
                     "                    [--ptsz] [--max-us U] [--host-us U]\n"
-                    "       xq-cuda-fuzz --capture-race [--via ...]\n");
+                    "       xq-cuda-fuzz --capture-race|--capture-limit [--via ...]\n");
     exit(2);
 }
 
@@ -689,6 +699,7 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--ptsz")) O.ptsz = 1;
         else if (!strcmp(a, "--capture-race")) O.race = 1;
+        else if (!strcmp(a, "--capture-limit")) O.race = 2;
         else if (!v) usage();
         else if (!strcmp(a, "--seed")) O.seed = (unsigned)strtoul(v, NULL, 10), i++;
         else if (!strcmp(a, "--ops")) O.ops = atol(v), i++;
@@ -723,7 +734,7 @@ int main(int argc, char **argv)
         T = calloc(2, sizeof *T);
         T[0].nstreams = 4;
         CK(A.screate(&T[0].st[3], 0));
-        return capture_race(T);
+        return capture_race(T, O.race == 2);
     }
     pthread_t th[16];
     for (int i = 0; i < O.threads; i++) {

@@ -34,6 +34,11 @@ final class FakeApps {
         return dir().resolve("fakecuda/xq-cuda-app");
     }
 
+    /** The random driver-API program whose results are known (interpose's xq-cuda-fuzz). */
+    static Path fuzz() {
+        return dir().resolve("fakecuda/xq-cuda-fuzz");
+    }
+
     static Path hipInterposer() {
         return dir().resolve("libxq-hip.so");
     }
@@ -112,8 +117,13 @@ final class FakeApps {
      * @param env more variables (XQ_NAME, XQ_PRIORITY, ...)
      */
     static App start(Path work, Path socket, Path gpuLock, Map<String, String> env, String... args) throws IOException {
+        return start(app(), work, socket, gpuLock, env, args);
+    }
+
+    /** Starts program (one of the fake libcuda's test programs) as {@link #start} starts the test program. */
+    static App start(Path program, Path work, Path socket, Path gpuLock, Map<String, String> env, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
-        cmd.add(app().toString());
+        cmd.add(program.toString());
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("LD_LIBRARY_PATH", dir().resolve("fakecuda").toString());

@@ -222,6 +222,40 @@ public class ProcessIT {
         assertFinishedCorrectly(lp, 30);
     }
 
+    /**
+     * Random driver-API programs whose every result is known (xq-cuda-fuzz: kernels, copies both
+     * ways, memsets, host functions, events between streams, graphs, every way of waiting; through
+     * cuGetProcAddress, dlsym and the linked symbols), three processes at two priorities, two
+     * threads each, on one simulated GPU, while every policy the node has takes its turn and the
+     * node holds, limits and lets go as each decides: each program ends by itself with every
+     * result right.
+     */
+    @Test
+    public void randomProgramsComeOutRightWhilePoliciesSwap() throws Exception {
+        assertTrue("the random program is built: " + FakeApps.fuzz(), Files.isRegularFile(FakeApps.fuzz()));
+        scheduler.selectPolicy("hpf");
+        String[][] runs = {{"11", "procaddress", "2"}, {"12", "dlsym", "1"}, {"13", "direct", "1"}};
+        List<FakeApps.App> apps = new java.util.ArrayList<>();
+        for (String[] r : runs) {
+            apps.add(FakeApps.start(FakeApps.fuzz(), work, socket(), gpu, Map.of("XQ_NAME", "fuzz" + r[0], "XQ_PRIORITY", r[2]),
+                    "--seed", r[0], "--via", r[1], "--threads", "2", "--ops", "1500", "--max-us", "300", "--host-us", "300"));
+        }
+        for (FakeApps.App a : apps) {
+            awaitQueue(a.pid(), 5_000);
+        }
+        List<String> names = scheduler.policies().stream().map(SchedulerControl.PolicyInfo::name).toList();
+        assertTrue("policies to swap: " + names, names.size() >= 4);
+        long end = System.nanoTime() + 3_000_000_000L;
+        for (int i = 0; System.nanoTime() < end && apps.stream().anyMatch(a -> a.process().isAlive()); i++) {
+            scheduler.selectPolicy(names.get(i % names.size()));
+            Thread.sleep(150);
+        }
+        scheduler.selectPolicy("hpf");
+        for (FakeApps.App a : apps) {
+            assertFinishedCorrectly(a, 60);
+        }
+    }
+
     @Test
     public void operatorCommandsWorkOnProcessQueues() throws Exception {
         FakeApps.App a = app("ops", 1, "--tasks", "40", "--kernels", "5", "--us", "1000", "--period-ms", "0", "--check");
