@@ -366,6 +366,21 @@ static inline void capture_pass(void)
     if (XQ_UNLIKELY(LD(&xqc_deferred)) && LD(&xqc_captures) && !LD(&xqc_exiting)) capture_pass_slow();
 }
 
+/* A thread that waited on its own stream and now waits for other streams' deferred launches is
+ * not counted as waiting on its stream meanwhile (pending, active): the node would see that stream
+ * ready and, by a priority, hold the very streams it waits for (a stream of a higher stream
+ * priority held its process's others for good: the random programs under a test node that holds
+ * as a priority policy does, 2 runs of 48). Counted again if it waits on its stream again. Caller
+ * holds st->mu; v->wake: the node must hear of it. */
+static void wait_uncounted(xstream *st, struct gwait *v)
+{
+    if (!v->waited) return;
+    v->waited = 0;
+    st->pending--;
+    if (--st->active == 0) st->ready_since = 0, v->wake = 1;
+    xqc_mirror(st);
+}
+
 /* The rare part of xqc_gate_enter: st may not launch at once (the gate, a limit, the guard,
  * deferred launches ahead, a first call in a session, a capture begun). why0: the slot's answer
  * the caller already has (-1: none), retry0 with it. Called with st->mu held; returns 1 with it
@@ -407,7 +422,9 @@ static XQ_COLD int gate_wait(gate *g, xstream *st, int deferrable, uint64_t ck, 
         if (!why && !(deferrable ? cross_order(st) : LD(&xqc_deferred) != 0)) return 1;
         if (deferrable && st->dq_n < DQ_MAX) {
             if (cross_order(st)) { /* rare: the legacy stream and another both deferring */
+                wait_uncounted(st, v);
                 mu_unlock(&st->mu);
+                if (v->wake) xqc_wake_node(st), v->wake = 0;
                 xqc_flush_all();
                 mu_lock(&st->mu);
                 continue;
@@ -419,7 +436,9 @@ static XQ_COLD int gate_wait(gate *g, xstream *st, int deferrable, uint64_t ck, 
             return 2;
         }
         if (!why) { /* not deferrable, and other streams still have deferred launches */
+            wait_uncounted(st, v);
             mu_unlock(&st->mu);
+            if (v->wake) xqc_wake_node(st), v->wake = 0;
             flush_before(g);
             mu_lock(&st->mu);
             continue;

@@ -7,7 +7,11 @@
  * latest session's slots, the way the node writes them (limits, then config_seq, then the gate; a
  * GATE line when the gate opened or a limit grew): the gate closed or opened (never closed for
  * more than 20 ms), a threshold and batch, a window, an arrival guard, a narrowing reserve, a part
- * among best-effort processes. Until `until` (tn_now()); then every slot is opened and cleared. */
+ * among best-effort processes. In a third of the runs (hold) the gates follow a priority policy's
+ * rule instead: a stream is held, as long as it takes, while one registered before it has work in
+ * flight or waiting (the node only sees what the interposer tells it: a completion it is never
+ * told of holds the streams below for good). Until `until` (tn_now()); then every slot is opened
+ * and cleared, and in a hold run the rule alone goes on to the end. */
 typedef struct chaos {
     unsigned short rs[3];
     int scanned;          /* tn lines read so far */
@@ -15,6 +19,7 @@ typedef struct chaos {
     int slot[16], nslots; /* its registered slots */
     double closed_at[16];
     unsigned changes;
+    int hold; /* as a priority policy: a slot is held while one registered before it has work in flight or waiting */
 } chaos;
 
 static unsigned crnd(chaos *c, unsigned n) { return n ? (unsigned)(nrand48(c->rs) % n) : 0; }
@@ -41,6 +46,24 @@ static void gate_line(int sess, int slot)
     tn_send(sess, g);
 }
 
+/* hold: a slot is held while one registered before it has work in flight or waiting, and let go
+ * (GATE) when none has; to the end of the run, as a priority policy would. */
+static void chaos_hold(chaos *c)
+{
+    chaos_scan(c);
+    int busy_above = 0;
+    for (int k = 0; k < c->nslots; k++) {
+        xq_slot *o = tn_slot(c->sess, (unsigned)c->slot[k]);
+        if (!o) continue;
+        unsigned want = busy_above ? 1u : 0u;
+        if (LD(&o->gate) != want) {
+            __atomic_store_n(&o->gate, want, __ATOMIC_SEQ_CST);
+            if (!want) gate_line(c->sess, c->slot[k]);
+        }
+        busy_above |= LD(&o->in_flight) > 0 || LD(&o->pending) > 0;
+    }
+}
+
 static void chaos_step(chaos *c)
 {
     chaos_scan(c);
@@ -57,6 +80,10 @@ static void chaos_step(chaos *c)
         }
     unsigned what = crnd(c, 100);
     int wake = 0;
+    if (c->hold) { /* the gates follow the rule alone; the rest is drawn as in any run */
+        chaos_hold(c);
+        what = 30 + crnd(c, 70);
+    }
     if (what < 30) {
         int close = c->closed_at[i] == 0;
         __atomic_store_n(&s->gate, close ? 1u : 0u, __ATOMIC_SEQ_CST);
@@ -120,6 +147,22 @@ static void chaos_clear(chaos *c)
     }
 }
 
+/* The slots' state, for a run that did not end: gate, in flight, pending, launched / completed. */
+static const char *slots_text(chaos *c)
+{
+    static char b[1024];
+    size_t n = 0;
+    b[0] = 0;
+    for (int k = 0; k < c->nslots && n < sizeof b - 80; k++) {
+        xq_slot *o = tn_slot(c->sess, (unsigned)c->slot[k]);
+        if (o)
+            n += (size_t)snprintf(b + n, sizeof b - n, "%s%d: gate %u, in flight %u, pending %u, %lu/%lu", k ? "; " : "", c->slot[k],
+                                  LD(&o->gate), LD(&o->in_flight), LD(&o->pending), (unsigned long)LD(&o->launched),
+                                  (unsigned long)LD(&o->completed));
+    }
+    return b;
+}
+
 /* What happens to the node in a run besides its decisions. */
 enum { NODE_STAYS, NODE_DIES, NODE_FREEZES, NODE_RESTARTS };
 static const char *const NODE_EVENT[] = {"", ", node killed", ", node frozen 1.5 s", ", node killed and started again"};
@@ -127,7 +170,7 @@ static const char *const NODE_EVENT[] = {"", ", node killed", ", node frozen 1.5
 /* One random program: first bare (the model itself must hold: otherwise the program, not the
  * interposer, is wrong), then under the interposer and the changing node. */
 static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, const char *env_a, const char *env_b, int narrow,
-                     int event)
+                     int event, int hold)
 {
     char sd[16], th[8];
     snprintf(sd, sizeof sd, "%u", seed);
@@ -137,8 +180,9 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
     int failed_before = failed_now;
     failed_now = 0;
     char what[200];
-    snprintf(what, sizeof what, "seed %u, %s%s, %d thread%s, %s %s%s%s", seed, via, ptsz ? " ptsz" : "", threads,
-             threads > 1 ? "s" : "", env_a, env_b ? env_b : "", narrow ? ", narrowed" : "", NODE_EVENT[event]);
+    snprintf(what, sizeof what, "seed %u, %s%s, %d thread%s, %s %s%s%s%s", seed, via, ptsz ? " ptsz" : "", threads,
+             threads > 1 ? "s" : "", env_a, env_b ? env_b : "", narrow ? ", narrowed" : "", hold ? ", held behind busy streams" : "",
+             NODE_EVENT[event]);
     app a;
     start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", NULL}, args, 0);
     CHECK(finish(&a, 30) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "%s: bare: exit %d: %s %s", what, a.status,
@@ -151,7 +195,7 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
     tn_start(SOCK, 16);
     tn_defaults(0, 0, 0, 0);
     tn_space(narrow ? "SPACE mps /tmp/xq-test-mps 100 narrow" : "SPACE none off");
-    chaos c = {{(unsigned short)seed, 0x5eed, 7}, 0, -1, {0}, 0, {0}, 0};
+    chaos c = {{(unsigned short)seed, 0x5eed, 7}, 0, -1, {0}, 0, {0}, 0, hold};
     double t0 = tn_now(), event_at = t0 + 0.1 + 0.002 * (seed % 100), until = t0 + 2.5;
     const char *env[7] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", env_a};
     int ne = 3;
@@ -184,9 +228,13 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
         else if (now >= until && !cleared) {
             chaos_clear(&c);
             cleared = 1;
-        }
+        } else if (cleared && c.hold && !(event == NODE_DIES && done_event) && !frozen)
+            chaos_hold(&c); /* the limits are cleared; the rule holds to the end */
         pause_s(0.0002 + 0.0018 * crnd(&c, 1000) / 1000.0);
     }
+    /* 20 s: the programs take 0.1-3 s here; one still running waits for something that does not come */
+    int stuck = !exited(&a);
+    CHECK(!stuck, "%s: still running after 20 s under the node (its slots: %s)", what, slots_text(&c));
     if (frozen) tn_freeze(0);
     if (event != NODE_DIES) chaos_clear(&c);
     unsigned changes = c.changes;
@@ -217,8 +265,9 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
 /* XQ_FUZZ_RUNS (default 16) programs from XQ_FUZZ_SEED (default 1) on, every XQ_FUZZ_STEP-th
  * (default 1; 24 keeps the rest of a seed's run as it is), each in turn: the three
  * ways to reach the driver, the default stream per thread or legacy, one or three threads, the
- * production defaults or a mode of their own, narrowed or not, and now and then the node killed,
- * frozen past the process's patience, or killed and started again. */
+ * production defaults or a mode of their own, narrowed or not, gates drawn or held as a priority
+ * policy holds them, and now and then the node killed, frozen past the process's patience, or
+ * killed and started again. */
 void test_fuzz_programs(void)
 {
     static const char *const vias[] = {"procaddress", "dlsym", "direct"};
@@ -232,7 +281,7 @@ void test_fuzz_programs(void)
         int e = (int)(seed % 6);
         int event = seed % 8 == 3 ? NODE_DIES : seed % 8 == 5 ? NODE_FREEZES : seed % 8 == 7 ? NODE_RESTARTS : NODE_STAYS;
         fuzz_one(seed, vias[seed % 3], (int)(seed / 3 % 2), seed % 4 == 2 ? 3 : 1 + (int)(seed % 2), envs[e][0], envs[e][1],
-                 (int)(seed / 2 % 2), event);
+                 (int)(seed / 2 % 2), event, seed / 4 % 3 == 0);
     }
 }
 
@@ -283,6 +332,41 @@ void test_capture_behind_limit(void)
         start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", NULL}, (const char *[]){"--capture-limit", "--via", vias[v], NULL}, 1);
         CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "%s: exit %d (%s): %s %s", vias[v],
               a.status, a.reaped && a.status != -1 ? "ended" : "did not end", slurp(a.out), slurp(a.err));
+        tn_kill();
+    }
+}
+
+/* The third case (xq-cuda-fuzz --hold-race; the random programs under a node that holds as a
+ * priority policy does found it): a thread waits on its stream A, held; meanwhile another thread's
+ * launch on B is deferred, held too. The node lets A go and holds B while A has work waiting (A
+ * registered first: the higher). The thread on A must now wait for B's deferred launch, and while
+ * it does A has nothing waiting of its own: counted as waiting on A, it held B for good. */
+static int two_pending(xq_slot *s) { return LD(&s->pending) >= 1; }
+void test_wait_for_others_not_counted(void)
+{
+    static const char *const vias[] = {"procaddress", "dlsym"};
+    for (int v = 0; v < 2; v++) {
+        tn_start(SOCK, 16);
+        app a;
+        start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", NULL}, (const char *[]){"--hold-race", "--via", vias[v], NULL}, 1);
+        int sa = stream_slot(0, 0, NULL, 0), sb = stream_slot(0, 1, NULL, 0);
+        xq_slot *A = sa >= 0 ? tn_slot(0, (unsigned)sa) : NULL, *B = sb >= 0 ? tn_slot(0, (unsigned)sb) : NULL;
+        CHECK(A && B, "%s: two streams not registered", vias[v]);
+        if (A && B) {
+            __atomic_store_n(&A->gate, 1, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&B->gate, 1, __ATOMIC_SEQ_CST);
+            CHECK(wait_until(A, two_pending, 3.0) && wait_until(B, two_pending, 3.0), "%s: the copy on A and the launch on B not held",
+                  vias[v]);
+            chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1};
+            for (double end = tn_now() + 5; !exited(&a) && tn_now() < end;) {
+                chaos_hold(&c); /* A let go; B held while A has work in flight or waiting */
+                pause_s(0.0005);
+            }
+            CHECK(exited(&a), "%s: still running 5 s after A was let go (%s)", vias[v], slots_text(&c));
+            chaos_clear(&c);
+        }
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "%s: exit %d: %s %s", vias[v], a.status,
+              slurp(a.out), slurp(a.err));
         tn_kill();
     }
 }

@@ -126,6 +126,7 @@ static const struct {
     {"overhead_cold", test_overhead_cold},
     {"capture_after_deferred", test_capture_after_deferred},
     {"capture_behind_limit", test_capture_behind_limit},
+    {"wait_for_others_not_counted", test_wait_for_others_not_counted},
     {"fuzz_programs", test_fuzz_programs},
 };
 

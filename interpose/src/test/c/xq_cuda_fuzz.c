@@ -7,7 +7,8 @@
  * launched by cuLaunchKernel or cuLaunchKernelEx, parameters by pointer or packed, of random
  * widths), memsets, copies host to device (the source overwritten as soon as the call returns),
  * device to device and device to host, host functions, links between streams by events, captures
- * instantiated and launched again and again (graphs), streams destroyed and made anew, and every way of waiting (stream,
+ * instantiated and launched again and again (graphs), streams destroyed and made anew, children
+ * forked that touch nothing of CUDA's, and every way of waiting (stream,
  * event, context synchronize, polling a stream or an event), on the default stream, the per-thread
  * one, the legacy one named, and streams of its own. Every access to a buffer is ordered after the
  * last one before it by the program itself (a buffer belongs to one stream at a time; moving it to
@@ -19,7 +20,7 @@
  *
  * Usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K] [--via direct|procaddress|dlsym]
  *                     [--ptsz] [--max-us U] [--host-us U]
- *        xq-cuda-fuzz --capture-race|--capture-limit [--via ...]   (below: two cases found, made sure of)
+ *        xq-cuda-fuzz --capture-race|--capture-limit|--hold-race [--via ...]   (below: three cases found, made sure of)
  * One JSON line at the end: {"seed":S,"threads":T,"ops":N,"checked":C,"hostfns":H,"graphs":G,"check":"ok"|"bad"[,"first":"..."]}
  * XQ_FUZZ_TRACE=DIR: the last 128 calls of the thread that read a wrong value go to DIR/fuzz-SEED-PID.txt.
  * Exit 0 when every result was right, 3 when one was not, 1 on a CUDA error, 2 on bad usage.
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cuda_abi.h"
@@ -121,7 +123,7 @@ static struct {
     long ops;
     int threads, streams, ptsz, via; /* via: 0 direct, 1 cuGetProcAddress, 2 dlopen + dlsym */
     unsigned max_us, host_us;
-    int race; /* 1 --capture-race, 2 --capture-limit */
+    int race; /* 1 --capture-race, 2 --capture-limit, 3 --hold-race */
 } O = {1, 400, 1, 3, 0, 1, 300, 200, 0};
 
 static CUfunction f_inc, f_spin;
@@ -594,6 +596,11 @@ static void one_op(thr *T)
         check_results(T, c);
         CK(A.sdestroy(T->st[c]));
         new_stream(T, c);
+    } else if (w < 94) { /* a child forked that touches nothing of CUDA's and ends (a data loader's worker) */
+        TR(T, "%ld: fork", T->op);
+        pid_t pid = fork();
+        if (pid == 0) _exit(0);
+        if (pid > 0) waitpid(pid, NULL, 0);
     } else { /* the host busy elsewhere for a while */
         host_pause(rnd(T, O.host_us + 1));
     }
@@ -685,11 +692,47 @@ static int capture_race(thr *T, int limit)
     return got == 2 ? 0 : 3;
 }
 
+/* --hold-race: streams A then B (registered in that order: a priority policy's order in the test);
+ * after 300 ms (the test holds both meanwhile) a second thread copies from A (held: it waits on A),
+ * and 100 ms later this thread's increment on B is deferred (B held). When A is let go, the copy
+ * must first wait for B's deferred increment: that wait is not A's, and a node holding B while A
+ * looks ready must not see A so. */
+static void *hold_copier(void *arg)
+{
+    thr *T = arg;
+    CK(cuCtxSetCurrent(g_ctx));
+    CK(A.dtoh(T->r[0].host, T->buf[0], 4, T->st[3]));
+    CK(A.ssync(T->st[3]));
+    return NULL;
+}
+static int hold_race(thr *T)
+{
+    CUstream a = T->st[3], b = T->st[4];
+    CK(cuMemAlloc_v2(&T->buf[0], 4));
+    CK(cuMemAlloc_v2(&T->buf[1], 4));
+    if (!(T->r[0].host = calloc(1, 4))) abort();
+    kernel(T, 3, f_inc, T->buf[0], 1, 0);
+    CK(A.ssync(a));
+    kernel(T, 4, f_inc, T->buf[1], 1, 0); /* known on B: the next is deferred */
+    CK(A.ssync(b));
+    host_pause(300000);
+    pthread_t th;
+    pthread_create(&th, NULL, hold_copier, T);
+    host_pause(100000);
+    kernel(T, 4, f_inc, T->buf[1], 1, 0);
+    pthread_join(th, NULL);
+    unsigned got = 0;
+    CK(A.dtoh(&got, T->buf[1], 4, b));
+    CK(A.ssync(b));
+    printf("{\"race\":\"hold\",\"read\":%u,\"check\":\"%s\"}\n", got, got == 2 && *T->r[0].host == 1 ? "ok" : "bad");
+    return got == 2 && *T->r[0].host == 1 ? 0 : 3;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K (2..8)] [--via direct|procaddress|dlsym]\n"
                     "                    [--ptsz] [--max-us U] [--host-us U]\n"
-                    "       xq-cuda-fuzz --capture-race|--capture-limit [--via ...]\n");
+                    "       xq-cuda-fuzz --capture-race|--capture-limit|--hold-race [--via ...]\n");
     exit(2);
 }
 
@@ -700,6 +743,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--ptsz")) O.ptsz = 1;
         else if (!strcmp(a, "--capture-race")) O.race = 1;
         else if (!strcmp(a, "--capture-limit")) O.race = 2;
+        else if (!strcmp(a, "--hold-race")) O.race = 3;
         else if (!v) usage();
         else if (!strcmp(a, "--seed")) O.seed = (unsigned)strtoul(v, NULL, 10), i++;
         else if (!strcmp(a, "--ops")) O.ops = atol(v), i++;
@@ -732,9 +776,10 @@ int main(int argc, char **argv)
     get_api();
     if (O.race) {
         T = calloc(2, sizeof *T);
-        T[0].nstreams = 4;
+        T[0].nstreams = 5;
         CK(A.screate(&T[0].st[3], 0));
-        return capture_race(T, O.race == 2);
+        CK(A.screate(&T[0].st[4], 0));
+        return O.race == 3 ? hold_race(T) : capture_race(T, O.race == 2);
     }
     pthread_t th[16];
     for (int i = 0; i < O.threads; i++) {
