@@ -632,7 +632,8 @@ void xqc_word_put(cword *w, CUcontext ctx);
 cword *xqc_word_get(CUdevice dev, const char **why);
 void xqc_memop_unavailable(xstream *st, const char *why);
 void xqc_stall_set(xstream *st, uint32_t v);
-void xqc_stall_watch(xstream *st);
+int xqc_stall_open_busy(void);
+void xqc_stall_watch(xstream *st, int open_busy);
 void xqc_stall_clear_all(void);
 void xqc_stall_guard(xstream *st, CUstream h, int ptsz);
 

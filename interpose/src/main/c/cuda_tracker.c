@@ -358,13 +358,15 @@ void *xqc_tracker_main(void *arg)
         }
         if (LD(&xqc_captures)) /* an event query could invalidate a global-mode capture */
             busy = 1;
-        else
+        else {
+            int open_busy = xqc_stall ? xqc_stall_open_busy() : 0;
             for (xstream *st = LD(&xqc_all); st; st = st->next_all)
                 if (LD(&st->in_use)) {
-                    if (xqc_stall) xqc_stall_watch(st);
+                    if (xqc_stall) xqc_stall_watch(st, open_busy);
                     gate_watch(st);
                     busy |= xqc_poll_stream(st, &cur, &next, &gap);
                 }
+        }
         pthread_mutex_unlock(&xqc_query_mu);
         if (LD(&xqc_deferred)) { /* completions seen, or the gate opened: make what may go now */
             tick();

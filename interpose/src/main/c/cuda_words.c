@@ -96,13 +96,31 @@ void xqc_stall_set(xstream *st, uint32_t v)
     }
 }
 
-/* Tracker: the word follows the node's gate. */
-void xqc_stall_watch(xstream *st)
+/* Tracker, before it looks at each stream: whether a stream of this process that the node lets
+ * launch has work in flight. That work may wait (cuStreamWaitEvent) for work a held stream of the
+ * process launched, and a word holding the held one on the device would then hold both for good:
+ * the node, seeing the open one busy, holds the other behind it (a higher stream priority; found
+ * by the random programs under a test node holding as a priority policy does, with XQ_STALL=1: 3
+ * runs of 24 never ended). So while one is, no word holds any stream: the held ones are held at
+ * level 1 only (what they launched runs; what they have not, waits). */
+int xqc_stall_open_busy(void)
+{
+    uint32_t gs = LD(&xqc_state);
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all) {
+        if (!LD(&st->in_use) || !LD(&st->in_flight)) continue;
+        xq_slot *s = LD(&st->gen) == gs && (gs & 1) ? st->shm : NULL;
+        if (!s || !LD(&s->gate)) return 1;
+    }
+    return 0;
+}
+
+/* Tracker: the word follows the node's gate (open_busy: xqc_stall_open_busy's answer, then 0). */
+void xqc_stall_watch(xstream *st, int open_busy)
 {
     xq_slot *s = LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) ? st->shm : NULL;
     if (s && LD(&s->gate)) {
         ST(&st->held_ns, now_ns());
-        xqc_stall_set(st, 1);
+        xqc_stall_set(st, open_busy ? 0 : 1);
     } else {
         xqc_stall_set(st, 0);
     }

@@ -80,6 +80,7 @@ void test_fuzz_programs(void);
 void test_capture_after_deferred(void);
 void test_capture_behind_limit(void);
 void test_wait_for_others_not_counted(void);
+void test_stall_not_behind_open_work(void);
 
 /* test_cuda_trust.c */
 void test_refuse_foreign_directory(void);

@@ -170,7 +170,7 @@ static const char *const NODE_EVENT[] = {"", ", node killed", ", node frozen 1.5
 /* One random program: first bare (the model itself must hold: otherwise the program, not the
  * interposer, is wrong), then under the interposer and the changing node. */
 static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, const char *env_a, const char *env_b, int narrow,
-                     int event, int hold)
+                     int event, int hold, int stall)
 {
     char sd[16], th[8];
     snprintf(sd, sizeof sd, "%u", seed);
@@ -180,9 +180,9 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
     int failed_before = failed_now;
     failed_now = 0;
     char what[200];
-    snprintf(what, sizeof what, "seed %u, %s%s, %d thread%s, %s %s%s%s%s", seed, via, ptsz ? " ptsz" : "", threads,
+    snprintf(what, sizeof what, "seed %u, %s%s, %d thread%s, %s %s%s%s%s%s", seed, via, ptsz ? " ptsz" : "", threads,
              threads > 1 ? "s" : "", env_a, env_b ? env_b : "", narrow ? ", narrowed" : "", hold ? ", held behind busy streams" : "",
-             NODE_EVENT[event]);
+             stall ? ", XQ_STALL=1" : "", NODE_EVENT[event]);
     app a;
     start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", NULL}, args, 0);
     CHECK(finish(&a, 30) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "%s: bare: exit %d: %s %s", what, a.status,
@@ -197,11 +197,14 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
     tn_space(narrow ? "SPACE mps /tmp/xq-test-mps 100 narrow" : "SPACE none off");
     chaos c = {{(unsigned short)seed, 0x5eed, 7}, 0, -1, {0}, 0, {0}, 0, hold};
     double t0 = tn_now(), event_at = t0 + 0.1 + 0.002 * (seed % 100), until = t0 + 2.5;
-    const char *env[7] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", env_a};
+    const char *env[9] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", env_a};
     int ne = 3;
-    static char trace[300];
+    if (stall) env[ne++] = "XQ_STALL=1"; /* level 2: what a held stream launched waits on the device too */
+    static char trace[300], more[300];
     if (getenv("XQ_FUZZ_TRACE")) /* the program's XQ_ variables are the test's own */
         snprintf(trace, sizeof trace, "XQ_FUZZ_TRACE=%s", getenv("XQ_FUZZ_TRACE")), env[ne++] = trace;
+    if (getenv("XQ_FUZZ_ENV")) /* one more NAME=VALUE for every program (XQ_FUZZ_ENV=XQ_STALL=1) */
+        snprintf(more, sizeof more, "%s", getenv("XQ_FUZZ_ENV")), env[ne++] = more;
     if (env_b) env[ne++] = env_b;
     if (narrow) env[ne++] = "FAKECUDA_TPS=64"; /* blocks of 64 threads and more fill a multiprocessor or more */
     env[ne] = NULL;
@@ -266,8 +269,8 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
  * (default 1; 24 keeps the rest of a seed's run as it is), each in turn: the three
  * ways to reach the driver, the default stream per thread or legacy, one or three threads, the
  * production defaults or a mode of their own, narrowed or not, gates drawn or held as a priority
- * policy holds them, and now and then the node killed, frozen past the process's patience, or
- * killed and started again. */
+ * policy holds them (half of those with XQ_STALL=1), and now and then the node killed, frozen past
+ * the process's patience, or killed and started again. */
 void test_fuzz_programs(void)
 {
     static const char *const vias[] = {"procaddress", "dlsym", "direct"};
@@ -281,7 +284,7 @@ void test_fuzz_programs(void)
         int e = (int)(seed % 6);
         int event = seed % 8 == 3 ? NODE_DIES : seed % 8 == 5 ? NODE_FREEZES : seed % 8 == 7 ? NODE_RESTARTS : NODE_STAYS;
         fuzz_one(seed, vias[seed % 3], (int)(seed / 3 % 2), seed % 4 == 2 ? 3 : 1 + (int)(seed % 2), envs[e][0], envs[e][1],
-                 (int)(seed / 2 % 2), event, seed / 4 % 3 == 0);
+                 (int)(seed / 2 % 2), event, seed / 4 % 3 == 0, seed / 4 % 3 == 0 && seed / 12 % 2 == 1);
     }
 }
 
@@ -369,4 +372,42 @@ void test_wait_for_others_not_counted(void)
               slurp(a.out), slurp(a.err));
         tn_kill();
     }
+}
+
+/* The fourth case (xq-cuda-fuzz --stall-race; the random programs with XQ_STALL=1 under a node
+ * holding as a priority policy does found it): A's work waits (an event) for work B launched
+ * behind a level-2 guard, and the node holds B while A has work in flight. Before the fix the
+ * guard held B's work on the device, A's never ended, and the node held B for good; now no guard
+ * holds while a stream the node lets launch has work in flight. */
+static int in_flight_1(xq_slot *s) { return LD(&s->in_flight) >= 1; }
+void test_stall_not_behind_open_work(void)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", "XQ_STALL=1", NULL}, (const char *[]){"--stall-race", NULL}, 1);
+    int sa = stream_slot(0, 0, NULL, 0), sb = stream_slot(0, 1, NULL, 0);
+    xq_slot *A = sa >= 0 ? tn_slot(0, (unsigned)sa) : NULL, *B = sb >= 0 ? tn_slot(0, (unsigned)sb) : NULL;
+    CHECK(A && B, "two streams not registered");
+    if (A && B) {
+        CHECK(wait_until(B, in_flight_1, 3.0), "B's long kernel not in flight");
+        __atomic_store_n(&B->gate, 1, __ATOMIC_SEQ_CST); /* held a while as it runs: its next launch is guarded */
+        pause_s(0.04);
+        __atomic_store_n(&B->gate, 0, __ATOMIC_SEQ_CST);
+        char g[32];
+        snprintf(g, sizeof g, "GATE %d", sb);
+        tn_send(0, g);
+        CHECK(wait_until(A, in_flight_1, 3.0), "A's kernel not in flight");
+        chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1};
+        for (double end = tn_now() + 5; !exited(&a) && tn_now() < end;) {
+            chaos_hold(&c); /* B held while A has work in flight */
+            pause_s(0.0005);
+        }
+        CHECK(exited(&a), "still running 5 s after B was held behind A (%s)", slots_text(&c));
+        chaos_clear(&c);
+    }
+    CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "exit %d: %s %s", a.status, slurp(a.out),
+          slurp(a.err));
+    const char *err = slurp(a.err);
+    (void)err;
+    tn_kill();
 }

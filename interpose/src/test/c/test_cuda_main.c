@@ -127,6 +127,7 @@ static const struct {
     {"capture_after_deferred", test_capture_after_deferred},
     {"capture_behind_limit", test_capture_behind_limit},
     {"wait_for_others_not_counted", test_wait_for_others_not_counted},
+    {"stall_not_behind_open_work", test_stall_not_behind_open_work},
     {"fuzz_programs", test_fuzz_programs},
 };
 

@@ -20,7 +20,7 @@
  *
  * Usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K] [--via direct|procaddress|dlsym]
  *                     [--ptsz] [--max-us U] [--host-us U]
- *        xq-cuda-fuzz --capture-race|--capture-limit|--hold-race [--via ...]   (below: three cases found, made sure of)
+ *        xq-cuda-fuzz --capture-race|--capture-limit|--hold-race|--stall-race [--via ...]   (below: four cases found, made sure of)
  * One JSON line at the end: {"seed":S,"threads":T,"ops":N,"checked":C,"hostfns":H,"graphs":G,"check":"ok"|"bad"[,"first":"..."]}
  * XQ_FUZZ_TRACE=DIR: the last 128 calls of the thread that read a wrong value go to DIR/fuzz-SEED-PID.txt.
  * Exit 0 when every result was right, 3 when one was not, 1 on a CUDA error, 2 on bad usage.
@@ -123,7 +123,7 @@ static struct {
     long ops;
     int threads, streams, ptsz, via; /* via: 0 direct, 1 cuGetProcAddress, 2 dlopen + dlsym */
     unsigned max_us, host_us;
-    int race; /* 1 --capture-race, 2 --capture-limit, 3 --hold-race */
+    int race; /* 1 --capture-race, 2 --capture-limit, 3 --hold-race, 4 --stall-race */
 } O = {1, 400, 1, 3, 0, 1, 300, 200, 0};
 
 static CUfunction f_inc, f_spin;
@@ -728,11 +728,36 @@ static int hold_race(thr *T)
     return got == 2 && *T->r[0].host == 1 ? 0 : 3;
 }
 
+/* --stall-race (with XQ_STALL=1): streams A then B; a 150 ms kernel on B (the test holds B for a
+ * while as it runs, then lets it go), then, 100 ms in, a kernel on B behind a level-2 guard, an
+ * event recorded on B after it, A made to wait for the event, and a kernel on A. The test then
+ * holds B while A has work in flight (A registered first: the higher): A's work waits for B's, so
+ * B's guard must not hold it on the device. */
+static int stall_race(thr *T)
+{
+    CUstream a = T->st[3], b = T->st[4];
+    CUevent e;
+    CK(A.ecreate(&e, 2));
+    kernel(T, 3, f_spin, 0, 0, 1);
+    CK(A.ssync(a));
+    kernel(T, 4, f_spin, 0, 0, 1);
+    CK(A.ssync(b));
+    kernel(T, 4, f_spin, 0, 0, 150000);
+    host_pause(100000);
+    kernel(T, 4, f_spin, 0, 0, 1000); /* behind a guard: B was held within the last second */
+    CK(A.erecord(e, b));
+    CK(A.swait(a, e, 0));
+    kernel(T, 3, f_spin, 0, 0, 1000);
+    CK(A.ssync(a));
+    printf("{\"race\":\"stall\",\"check\":\"ok\"}\n");
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K (2..8)] [--via direct|procaddress|dlsym]\n"
                     "                    [--ptsz] [--max-us U] [--host-us U]\n"
-                    "       xq-cuda-fuzz --capture-race|--capture-limit|--hold-race [--via ...]\n");
+                    "       xq-cuda-fuzz --capture-race|--capture-limit|--hold-race|--stall-race [--via ...]\n");
     exit(2);
 }
 
@@ -744,6 +769,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--capture-race")) O.race = 1;
         else if (!strcmp(a, "--capture-limit")) O.race = 2;
         else if (!strcmp(a, "--hold-race")) O.race = 3;
+        else if (!strcmp(a, "--stall-race")) O.race = 4;
         else if (!v) usage();
         else if (!strcmp(a, "--seed")) O.seed = (unsigned)strtoul(v, NULL, 10), i++;
         else if (!strcmp(a, "--ops")) O.ops = atol(v), i++;
@@ -779,7 +805,7 @@ int main(int argc, char **argv)
         T[0].nstreams = 5;
         CK(A.screate(&T[0].st[3], 0));
         CK(A.screate(&T[0].st[4], 0));
-        return O.race == 3 ? hold_race(T) : capture_race(T, O.race == 2);
+        return O.race == 4 ? stall_race(T) : O.race == 3 ? hold_race(T) : capture_race(T, O.race == 2);
     }
     pthread_t th[16];
     for (int i = 0; i < O.threads; i++) {
