@@ -11,9 +11,11 @@
  *   - one execution engine per device: kernels, copies and memsets of all the device's streams
  *     take turns on it (a spin "occupies the whole device", as on a GPU). Strict priority: while
  *     a more urgent stream (lower number) has such work queued, a less urgent one waits; among
- *     equals, first come first served. So a mapped stream priority has a visible effect,
+ *     equals, first come first served. So a mapped stream priority has a visible effect (a stream
+ *     stopped at an event wait or a suspended KFD queue is not ahead of anyone),
  *   - events: recorded into a stream's FIFO; the worker stamps CLOCK_MONOTONIC when it
- *     reaches them, so hipEventElapsedTime measures the work in between,
+ *     reaches them, so hipEventElapsedTime measures the work in between; hipStreamWaitEvent
+ *     holds a stream's later work until the event's latest record has ended,
  *   - modules: a text blob (first line "XQ-HIP-DOUBLE 1", then one function name a line)
  *     naming built-in "kernels":
  *       spin(uint64 micros)                          sleeps/spins for micros
@@ -372,6 +374,7 @@ EXPORT int hipEventCreateWithFlags(void **event, unsigned flags) {
             uint64_t gen = ev->gen + 1; /* keeps stale event ops of a former occupant from matching */
             memset(ev, 0, sizeof(*ev));
             ev->gen = gen;
+            ev->born = gen;
             ev->in_use = 1;
             ev->flags = flags;
             ev->device = hd_current_device;
@@ -399,6 +402,31 @@ EXPORT int hipEventRecord(void *event, void *stream) {
             ev->state = EV_PENDING;
             ev->error = hipSuccess;
             o->type = OP_EVENT;
+            o->ev = ev;
+            o->gen = ev->gen;
+            hd_enqueue(s, o);
+        }
+    }
+    pthread_mutex_unlock(&hd_mu);
+    return e;
+}
+
+/* The stream's later work waits for the event's latest record (made before this call) to end, as
+ * on a GPU: a barrier in the stream's queue, so a suspended queue of the recording stream holds it. */
+EXPORT int hipStreamWaitEvent(void *stream, void *event, unsigned flags) {
+    if (flags != 0) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&hd_mu);
+    struct event *ev = event;
+    struct stream *s;
+    int e = valid_event(ev) ? hd_resolve_stream(stream, &s) : hipErrorInvalidHandle;
+    if (e == hipSuccess && ev->state == EV_PENDING) { /* never recorded, or ended: nothing to wait for */
+        struct op *o = calloc(1, sizeof(*o));
+        if (o == NULL) {
+            e = hipErrorOutOfMemory;
+        } else {
+            o->type = OP_WAIT;
             o->ev = ev;
             o->gen = ev->gen;
             hd_enqueue(s, o);

@@ -183,7 +183,7 @@ static int someone_ahead(struct stream *s) {
         if (o == s || !o->in_use || o->device != s->device) {
             continue;
         }
-        if ((o->priority < s->priority && o->engine_ops > 0)
+        if ((o->priority < s->priority && o->engine_ops > 0 && !o->stalled)
             || (o->priority == s->priority && o->wants_engine && o->ticket < s->ticket)) {
             return 1;
         }
@@ -208,6 +208,10 @@ static void release_engine(struct stream *s) {
     pthread_cond_broadcast(&g_engine_free);
 }
 
+/* Kernels, copies and memsets take the engine; events, host functions and waits do not (a host
+ * function counted as engine work was never uncounted, and kept lower priorities waiting). */
+static int uses_engine(int type) { return type != OP_EVENT && type != OP_HOSTFN && type != OP_WAIT; }
+
 static void *worker(void *arg) {
     struct stream *s = arg;
     pthread_mutex_lock(&hd_mu);
@@ -224,15 +228,28 @@ static void *worker(void *arg) {
             s->tail = NULL;
         }
         s->busy = 1;
-        int engine = o->type != OP_EVENT && o->type != OP_HOSTFN;
+        int engine = uses_engine(o->type);
         if (s->kfd_queue != 0) {
             /* a suspended queue runs nothing, not even its event packets */
-            pthread_mutex_unlock(&hd_mu);
-            while (kfd_suspended(s->kfd_queue)) {
-                struct timespec ts = {0, 200000};
-                nanosleep(&ts, NULL);
+            if (kfd_suspended(s->kfd_queue)) {
+                s->stalled = 1; /* lower priorities go on meanwhile */
+                pthread_cond_broadcast(&g_engine_free);
+                pthread_mutex_unlock(&hd_mu);
+                while (kfd_suspended(s->kfd_queue)) {
+                    struct timespec ts = {0, 200000};
+                    nanosleep(&ts, NULL);
+                }
+                pthread_mutex_lock(&hd_mu);
+                s->stalled = 0;
             }
-            pthread_mutex_lock(&hd_mu);
+        }
+        if (o->type == OP_WAIT) {
+            s->stalled = 1;
+            pthread_cond_broadcast(&g_engine_free);
+            while (o->ev->in_use && o->ev->born <= o->gen && o->ev->done_gen < o->gen) {
+                pthread_cond_wait(&hd_done, &hd_mu); /* every op's end is broadcast */
+            }
+            s->stalled = 0;
         }
         if (engine) {
             acquire_engine(s);
@@ -275,6 +292,9 @@ static void *worker(void *arg) {
             s->engine_ops--;
             release_engine(s);
         }
+        if (o->type == OP_EVENT && o->gen > o->ev->done_gen) {
+            o->ev->done_gen = o->gen;
+        }
         if (o->type == OP_EVENT && o->ev->in_use && o->ev->gen == o->gen) {
             o->ev->time_ns = now_ns();
             o->ev->error = s->pending_fault;
@@ -301,7 +321,7 @@ void hd_enqueue(struct stream *s, struct op *o) {
         }
         return;
     }
-    if (o->type != OP_EVENT) {
+    if (uses_engine(o->type)) {
         s->engine_ops++;
     }
     if (s->tail == NULL) {

@@ -55,7 +55,7 @@ struct builtin {
     int sizes[MAX_ARGS];
 };
 
-enum op_type { OP_KERNEL = 1, OP_COPY, OP_MEMSET, OP_EVENT, OP_HOSTFN };
+enum op_type { OP_KERNEL = 1, OP_COPY, OP_MEMSET, OP_EVENT, OP_HOSTFN, OP_WAIT };
 
 struct event;
 
@@ -75,7 +75,7 @@ struct op {
     /* host function */
     void (*hostfn)(void *);
     void *data;
-    /* event */
+    /* event: recorded (OP_EVENT), or waited for (OP_WAIT: until the record of generation gen ends) */
     struct event *ev;
     uint64_t gen;
 };
@@ -93,6 +93,7 @@ struct stream {
     int pending_fault;
     int wants_engine;
     int engine_ops; /* queued or running kernels, copies and memsets */
+    int stalled;    /* waiting for an event (hipStreamWaitEvent) or its KFD queue suspended: not ahead of others */
     uint64_t ticket;
     int capturing;
     struct op *cap_head, *cap_tail; /* operations captured since hipStreamBeginCapture */
@@ -107,6 +108,8 @@ struct event {
     unsigned flags;
     int state;
     uint64_t gen;
+    uint64_t born;     /* gen when created: a wait from a former occupant of the slot ends */
+    uint64_t done_gen; /* the latest generation whose record has ended (hipStreamWaitEvent) */
     int64_t time_ns;
     int error;
 };

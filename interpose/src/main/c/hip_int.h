@@ -200,6 +200,9 @@ typedef struct xstream {
     /* Lv3: the stream's KFD queue (0: none), whether mapping was tried, whether suspended (K.mu) */
     uint32_t kq;
     int kq_tried, suspended;
+    /* the node asked for a SUSPEND and has not taken it back (RESUME, an open gate): made while no
+     * other stream the node lets launch has work in flight (xqh_lv3_watch) */
+    int lv3_want;
     /* the arrival guard's pad: how far this stream's work ran past a horizon lately, beyond its
      * estimates; the guard admits a command only if it ends that much before the horizon. g_hz,
      * g_until: the guard the latest launch went under; at a close past that horizon with work in
@@ -279,6 +282,7 @@ void xqh_register_stream(xstream *st);
 void xqh_wake_node(xstream *st);
 void xqh_wake_held(xstream *st);
 int xqh_kfd_resume(xstream *st, const char **why);
+int xqh_lv3_watch(void);
 void xqh_session_start(void);
 
 /* hip_gate.c */

@@ -171,6 +171,7 @@ static void resume_all(const char *when)
 {
     for (xstream *st = LD(&xqh_all); st; st = st->next_all) {
         const char *why = "";
+        ST(&st->lv3_want, 0);
         if (xqh_kfd_resume(st, &why) < 0) xlog(1, "xq: resuming the KFD queue of stream %s %s failed: %s", st->label, when, why);
     }
 }
@@ -194,9 +195,30 @@ static void detach(const char *why)
         xlog(1, "xq: node at %s lost (%s); running unscheduled", xqh_session.path, why);
 }
 
-/* The node's SUSPEND <slot>: stop the stream's KFD queue, within the rate limit; a failure
- * leaves the queue running (the gate still holds new launches) and is reported. */
-static void lv3_suspend(unsigned slot, xstream *st)
+/* Whether a stream of this process that the node lets launch has work in flight. That work may
+ * wait for work a held stream of the process launched (hipStreamWaitEvent; a launch on the null
+ * stream waits for every blocking stream): with the held one's queue stopped, neither would ever
+ * end, and the node, seeing the open one busy, would keep the other held behind it (a higher
+ * stream priority). So while one is, no queue of the process stays suspended: the held streams
+ * are held at Lv1 only (what they launched runs; what they have not, waits), as the CUDA
+ * interposer's level 2 does (cuda_words.c). */
+static int open_busy(const xstream *but)
+{
+    uint32_t gs = LD(&xqh_state);
+    for (xstream *st = LD(&xqh_all); st; st = st->next_all) {
+        if (st == but || !LD(&st->in_use) || !LD(&st->in_flight)) continue;
+        xq_slot *s = LD(&st->gen) == gs && (gs & 1) ? st->shm : NULL;
+        if (!s || !LD(&s->gate)) return 1;
+    }
+    return 0;
+}
+
+/* The node's SUSPEND <slot> (or, from the tracker, one it asked for and that waited): stop the
+ * stream's KFD queue, within the rate limit; a failure leaves the queue running (the gate still
+ * holds new launches) and is reported. While a stream the node lets launch is busy it waits
+ * (open_busy; nothing is said until it is made). tracker: never sleeps for the rate limit.
+ * Returns 0 when it is to be tried again. */
+static int lv3_suspend(unsigned slot, xstream *st, int tracker)
 {
     const char *why = NULL;
     if (!LD(&st->kq) && !LD(&st->kq_tried)) xqh_kfd_map_default(st); /* a default stream not launched on since the node came */
@@ -204,10 +226,23 @@ static void lv3_suspend(unsigned slot, xstream *st)
     if (!xqh_kfd.wanted || xqh_kfd.fd < 0) why = "not-offered";
     else if (!st->kq) why = "unmapped";
     else if (st->suspended) why = NULL;
-    else if (!xqh_kfd_trap_locked()) why = xqh_kfd.why;
+    else if (open_busy(st)) {
+        pthread_mutex_unlock(&xqh_kfd.mu);
+        if (!tracker) {
+            xlog(3, "xq: stream %s: KFD suspend waits: another stream of the process is busy", st->label);
+            xqh_tracker_kick();
+        }
+        return 0;
+    } else if (!xqh_kfd_trap_locked()) why = xqh_kfd.why;
     else {
         uint64_t now = now_ns();
-        if (xqh_kfd.last_suspend && now < xqh_kfd.last_suspend + xqh_kfd.min_gap_ns) sleep_ns((long)(xqh_kfd.last_suspend + xqh_kfd.min_gap_ns - now));
+        if (xqh_kfd.last_suspend && now < xqh_kfd.last_suspend + xqh_kfd.min_gap_ns) {
+            if (tracker) {
+                pthread_mutex_unlock(&xqh_kfd.mu);
+                return 0;
+            }
+            sleep_ns((long)(xqh_kfd.last_suspend + xqh_kfd.min_gap_ns - now));
+        }
         xqh_kfd.last_suspend = now_ns();
         uint32_t ids[1] = {st->kq};
         /* suspend: exception_mask, queue_array_ptr, num_queues, grace_period */
@@ -219,16 +254,50 @@ static void lv3_suspend(unsigned slot, xstream *st)
     /* the gate may have opened meanwhile: then the queue goes on at once */
     if (!why && st->shm && !LD(&st->shm->gate)) {
         const char *w2 = "";
+        ST(&st->lv3_want, 0);
         if (xqh_kfd_resume(st, &w2) > 0) {
             xqh_send_line("LV3 %u resumed", slot);
-            return;
+            return 1;
         }
     }
     if (why) {
+        ST(&st->lv3_want, 0); /* said: held at Lv1 */
         xlog(2, "xq: stream %s: KFD suspend failed (%s); it runs on at Lv1", st->label, why);
         xqh_send_line("LV3 %u failed %s", slot, why);
     } else
         xqh_send_line("LV3 %u suspended", slot);
+    return 1;
+}
+
+/* Tracker, each round: a suspended queue goes on while another stream of the process that the
+ * node lets launch is busy (open_busy), and a suspend the node asked for is made once none is
+ * and the gate is still closed; a gate seen open takes the ask back. Returns whether an ask
+ * waits (the tracker does not park then). */
+int xqh_lv3_watch(void)
+{
+    int busy, waits = 0;
+    uint32_t gs = LD(&xqh_state);
+    for (xstream *st = LD(&xqh_all); st; st = st->next_all) {
+        int want = LD(&st->lv3_want), sus = LD(&st->suspended), slot = LD(&st->slot);
+        if ((!want && !sus) || LD(&st->in_use) != 1) continue;
+        xq_slot *s = LD(&st->gen) == gs && (gs & 1) ? st->shm : NULL;
+        if (!s || slot < 0) continue; /* detached: resume_all */
+        if (!LD(&s->gate)) {
+            ST(&st->lv3_want, 0); /* opened (a RESUME, if any, is the reader's) */
+            continue;
+        }
+        busy = open_busy(st);
+        if (sus && busy) {
+            const char *why = "";
+            if (xqh_kfd_resume(st, &why) > 0) {
+                xlog(3, "xq: stream %s: KFD queue resumed: another stream of the process is busy", st->label);
+                xqh_send_line("LV3 %d resumed", slot);
+            }
+        } else if (want && !sus && !busy && !lv3_suspend((unsigned)slot, st, 1))
+            waits = 1;
+        if (want && busy) waits = 1;
+    }
+    return waits;
 }
 
 static void lv3_resume(unsigned slot, xstream *st)
@@ -253,13 +322,22 @@ static void handle_line(char *line)
     pthread_mutex_unlock(&xqh_session.mu);
     if (!strcmp(word, "GATE") && st) {
         xqh_wake_held(st);
-        if (st->shm && !LD(&st->shm->gate) && LD(&st->suspended)) lv3_resume(slot, st);
+        if (st->shm && !LD(&st->shm->gate)) {
+            ST(&st->lv3_want, 0);
+            if (LD(&st->suspended)) lv3_resume(slot, st);
+        }
     } else if (!strcmp(word, "SUSPEND")) {
-        if (st) lv3_suspend(slot, st);
-        else xqh_send_line("LV3 %u failed no-stream", slot);
+        if (st) {
+            ST(&st->lv3_want, 1);
+            lv3_suspend(slot, st, 0);
+        } else
+            xqh_send_line("LV3 %u failed no-stream", slot);
     } else if (!strcmp(word, "RESUME")) {
-        if (st) lv3_resume(slot, st);
-        else xqh_send_line("LV3 %u failed no-stream", slot);
+        if (st) {
+            ST(&st->lv3_want, 0);
+            lv3_resume(slot, st);
+        } else
+            xqh_send_line("LV3 %u failed no-stream", slot);
     }
     /* Q <slot> <handle>: for information only */
 }

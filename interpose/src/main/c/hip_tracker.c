@@ -222,6 +222,7 @@ void *xqh_tracker_main(void *arg)
                         if (xqh_kfd_resume(st, &why) > 0 && st->slot >= 0) xqh_send_line("LV3 %d resumed", st->slot);
                     }
                 }
+        if (LD(&xqh_kfd.wanted) && xqh_lv3_watch()) busy = 1;
         for (xstream *st = LD(&xqh_all); st && (LD(&xqh_owed) || LD(&xqh_closing)); st = st->next_all) {
             if (!LD(&st->in_use)) continue;
             if (LD(&st->wake_owed)) {

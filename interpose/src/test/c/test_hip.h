@@ -104,5 +104,7 @@ void test_lv3_node_killed_while_suspended(void);
 void test_lv3_open_gate_resumes(void);
 void test_lv3_rate_limit(void);
 void test_lv3_default_stream_late_node(void);
+void test_lv3_link_suspend_waits(void);
+void test_lv3_link_resumes(void);
 
 #endif

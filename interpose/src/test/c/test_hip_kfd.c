@@ -206,3 +206,73 @@ void test_lv3_default_stream_late_node(void)
     tn_send(0, line);
     CHECK(finish(&a, 15) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
 }
+
+static int busy(xq_slot *s) { return LD(&s->in_flight) > 0; }
+static int six_done(xq_slot *s) { return LD(&s->completed) >= 6 && !LD(&s->in_flight); }
+
+/* Two streams of one process linked by an event (xq-hip-app --link): B, of the greatest priority,
+ * waits for what A launched, and the node holds A behind busy B, as a priority policy does. A
+ * suspend of A is made only once B is done: a queue stopped under the event B waits for stops
+ * both for good (the node keeps A held while B is busy). On the build before, B never ended. */
+void test_lv3_link_suspend_waits(void)
+{
+    tn_start(SOCK, 16);
+    tn_ok_options("lv3");
+    app a;
+    start_kfd(&a, NULL, (const char *[]){"--link", "0", "--kernels", "6", "--us", "20000", NULL});
+    int sa = stream_slot(0, 0, NULL, 0), sb = stream_slot(0, 1, NULL, 0);
+    xq_slot *A = sa >= 0 ? tn_slot(0, (unsigned)sa) : NULL, *B = sb >= 0 ? tn_slot(0, (unsigned)sb) : NULL;
+    CHECK(A && B && wait_until(B, busy, 3.0) && LD(&A->in_flight) > 0, "no work in flight on both streams (slots %d %d)", sa, sb);
+    if (!A || !B) return (void)finish(&a, 1);
+    char line[64], want[64];
+    __atomic_store_n(&A->gate, 1, __ATOMIC_SEQ_CST);
+    snprintf(line, sizeof line, "SUSPEND %d", sa);
+    tn_send(0, line);
+    CHECK(wait_until(B, six_done, 3.0), "B did not end behind A's suspend: completed %lu, in flight %u",
+          (unsigned long)LD(&B->completed), LD(&B->in_flight));
+    snprintf(want, sizeof want, "LV3 %d suspended", sa);
+    CHECK(tn_find(0, 0, want, 3.0) >= 0, "A not suspended once B was done");
+    CHECK(tn_find(0, 0, "LV3 ", 0) < 0 || !strstr(line_text(tn_find(0, 0, "LV3 ", 0)), "failed"), "'%s'",
+          line_text(tn_find(0, 0, "LV3 ", 0)));
+    __atomic_store_n(&A->gate, 0, __ATOMIC_SEQ_CST);
+    snprintf(line, sizeof line, "RESUME %d", sa);
+    tn_send(0, line);
+    snprintf(line, sizeof line, "GATE %d", sa);
+    tn_send(0, line);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+}
+
+/* The same link made while A is already suspended: B's work waiting for it makes the interposer
+ * resume A (said to the node), and suspend it again once B is done, the gate still closed. */
+void test_lv3_link_resumes(void)
+{
+    tn_start(SOCK, 16);
+    tn_ok_options("lv3");
+    app a;
+    start_kfd(&a, NULL, (const char *[]){"--link", "400", "--kernels", "20", "--us", "20000", NULL});
+    int sa = stream_slot(0, 0, NULL, 0);
+    xq_slot *A = sa >= 0 ? tn_slot(0, (unsigned)sa) : NULL;
+    CHECK(A && wait_until(A, deep, 3.0), "no deep in-flight work on A");
+    if (!A) return (void)finish(&a, 1);
+    char line[64], sus[64], res[64];
+    __atomic_store_n(&A->gate, 1, __ATOMIC_SEQ_CST);
+    snprintf(line, sizeof line, "SUSPEND %d", sa);
+    tn_send(0, line);
+    snprintf(sus, sizeof sus, "LV3 %d suspended", sa);
+    snprintf(res, sizeof res, "LV3 %d resumed", sa);
+    int i1 = tn_find(0, 0, sus, 3.0);
+    CHECK(i1 >= 0, "A not suspended before B came");
+    int sb = stream_slot(0, 1, NULL, 0);
+    xq_slot *B = sb >= 0 ? tn_slot(0, (unsigned)sb) : NULL;
+    CHECK(B && wait_until(B, busy, 3.0), "B did not launch");
+    int i2 = i1 >= 0 ? tn_find(i1 + 1, 0, res, 3.0) : -1;
+    CHECK(i2 >= 0, "A not resumed when B's work came to wait for it");
+    CHECK(B && wait_until(B, six_done, 5.0), "B did not end");
+    CHECK(i2 >= 0 && tn_find(i2 + 1, 0, sus, 3.0) >= 0, "A not suspended again once B was done");
+    __atomic_store_n(&A->gate, 0, __ATOMIC_SEQ_CST);
+    snprintf(line, sizeof line, "RESUME %d", sa);
+    tn_send(0, line);
+    snprintf(line, sizeof line, "GATE %d", sa);
+    tn_send(0, line);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+}

@@ -60,6 +60,8 @@ static const struct {
     {"lv3_open_gate_resumes", test_lv3_open_gate_resumes},
     {"lv3_rate_limit", test_lv3_rate_limit},
     {"lv3_default_stream_late_node", test_lv3_default_stream_late_node},
+    {"lv3_link_suspend_waits", test_lv3_link_suspend_waits},
+    {"lv3_link_resumes", test_lv3_link_resumes},
 };
 
 int main(int argc, char **argv)

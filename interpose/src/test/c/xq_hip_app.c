@@ -18,7 +18,11 @@
  * N launches the runtime refuses first. --vendor N: per task, N more kernels launched by
  * libxq-hipvendor.so (next to the program, dlopened RTLD_LOCAL like a Python extension's
  * vendor library). --copy-with-stream: the copy back with hipMemcpyWithStream. --check:
- * results checked (0 unless wrong).
+ * results checked (0 unless wrong). --link MS: instead of tasks, one link between two streams of
+ * the process: K kernels on the stream (A) and an event recorded after them; MS ms later a second
+ * stream of the greatest priority (B) waits for that event (hipStreamWaitEvent) and launches K
+ * kernels; then both are synchronised (the KFD tests: the node holds A behind B, busy waiting
+ * for A).
  * At the end one JSON line:
  *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P}
  * Exit 0 on success, 3 when --check found a wrong result, 1 on a HIP error, 2 on bad usage.
@@ -63,6 +67,11 @@ hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipGraphLaunch_spt(hipGraphExec_t, hipStream_t);
 hipError_t hipStreamSynchronize_spt(hipStream_t) __attribute__((weak));
 hipError_t hipGetProcAddress(const char *, void **, int, uint64_t, hipDriverProcAddressQueryResult *);
+hipError_t hipDeviceGetStreamPriorityRange(int *, int *);
+hipError_t hipEventCreateWithFlags(hipEvent_t *, unsigned);
+hipError_t hipEventRecord(hipEvent_t, hipStream_t);
+hipError_t hipEventDestroy(hipEvent_t);
+hipError_t hipStreamWaitEvent(hipStream_t, hipEvent_t, unsigned);
 
 typedef hipError_t (*module_launch_t)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                       unsigned, hipStream_t, void **, void **);
@@ -81,7 +90,8 @@ static struct {
     int check, fail, linger_ms, spt, vendor, with_stream;
     int slow_every;
     unsigned slow_us;
-} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0, 0, 0, 0};
+    int link_ms; /* -1: no --link */
+} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0, 0, 0, 0, -1};
 
 static double now_s(void)
 {
@@ -141,11 +151,39 @@ static void spin(uint64_t us)
     }
 }
 
+/* --link MS (see the top) */
+static int link_streams(void)
+{
+    int least = 0, greatest = 0;
+    hipStream_t a = g_s, b;
+    hipEvent_t ev;
+    H(hipDeviceGetStreamPriorityRange(&least, &greatest));
+    H(hipStreamCreateWithPriority(&b, 0, greatest));
+    H(hipEventCreateWithFlags(&ev, hipEventDisableTiming));
+    double t0 = now_s();
+    for (int k = 0; k < O.kernels; k++) spin(O.us);
+    H(hipEventRecord(ev, a));
+    usleep((useconds_t)O.link_ms * 1000);
+    H(hipStreamWaitEvent(b, ev, 0));
+    g_s = b;
+    for (int k = 0; k < O.kernels; k++) spin(O.us);
+    g_s = a;
+    H(hipStreamSynchronize(b));
+    H(hipStreamSynchronize(a));
+    double ms = (now_s() - t0) * 1e3;
+    H(hipEventDestroy(ev));
+    H(hipStreamDestroy(b));
+    printf("{\"tasks\":1,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"check\":\"off\",\"pid\":%d}\n", ms, ms, ms,
+           (int)getpid());
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: xq-hip-app --module FILE [--tasks N] [--seconds S] [--kernels K] [--us T]\n"
                     "  [--stream new|default|ptds|spt|prio:<p>] [--via module|kernel|ext|extmodule|coop|graph|dlsym|getproc]\n"
-                    "  [--check] [--fail N] [--vendor N] [--copy-with-stream] [--linger-ms M] [--slow-every N --slow-us U]\n");
+                    "  [--check] [--fail N] [--vendor N] [--copy-with-stream] [--linger-ms M] [--slow-every N --slow-us U]\n"
+                    "  [--link MS]\n");
     exit(2);
 }
 
@@ -167,6 +205,7 @@ int main(int argc, char **argv)
         else if (OPT("--vendor")) O.vendor = atoi(v);
         else if (OPT("--slow-every")) O.slow_every = atoi(v);
         else if (OPT("--slow-us")) O.slow_us = (unsigned)atol(v);
+        else if (OPT("--link")) O.link_ms = atoi(v);
         else if (!strcmp(a, "--check")) O.check = 1;
         else if (!strcmp(a, "--copy-with-stream")) O.with_stream = 1;
         else usage();
@@ -249,6 +288,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (O.link_ms >= 0) return link_streams();
     hipGraphExec_t exec = NULL;
     if (!strcmp(O.via, "graph")) {
         hipGraph_t g;
