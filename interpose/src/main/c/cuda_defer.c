@@ -325,7 +325,7 @@ void xqc_drain(xstream *st, int force)
         uint64_t est = xqc_cost_get_w(base, w, need, NULL, &ck, &scale);
         mu_lock(&st->mu);
         uint32_t gs = LD(&xqc_state);
-        int why = !op || force ? 0 : (gs & 1) && st->gen == gs && st->shm ? xqc_may_launch(st, st->shm, est, NULL) : 0;
+        int why = !op || force || LD(&st->unstick) ? 0 : (gs & 1) && st->gen == gs && st->shm ? xqc_may_launch(st, st->shm, est, NULL) : 0;
         if (!op || why) {
             int lw = why == 2;
             if (lw != st->dq_lw) ADD(&xqc_limit_waiters, lw ? 1 : -1), st->dq_lw = lw;

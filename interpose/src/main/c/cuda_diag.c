@@ -255,6 +255,9 @@ void xqc_defer_summary(void)
             xlog(2, "xq: stream %s: level 2 (XQ_STALL=1): %llu launches guarded, %llu holds on the device%s", st->label,
                  (unsigned long long)st->stall_guards, (unsigned long long)st->stall_holds,
                  st->stall_off ? "; off: no word or a failed wait" : "");
+        if (st->unstuck)
+            xlog(2, "xq: stream %s: let go by the watchdog %u times (another stream of the process, let launch, saw no work end "
+                    "for XQ_UNSTICK_MS)", st->label, st->unstuck);
         if (st->launched)
             xlog(2, "xq: stream %s: launches by estimate: %llu under 100 us, %llu under 300 us, %llu under 1 ms, %llu longer",
                  st->label, (unsigned long long)st->by_est[0], (unsigned long long)st->by_est[1],

@@ -418,6 +418,7 @@ static XQ_COLD int gate_wait(gate *g, xstream *st, int deferrable, uint64_t ck, 
             }
         }
         int why = pw >= 0 ? (retry = retry0, pw) : (gs & 1) && st->shm ? xqc_may_launch(st, st->shm, g->est, &retry) : 0;
+        if (why && LD(&st->unstick)) why = 0; /* the watchdog let it go (cuda_tracker.c) */
         if (st->dq_n) why = 3; /* behind what is deferred on this stream */
         if (!why && !(deferrable ? cross_order(st) : LD(&xqc_deferred) != 0)) return 1;
         if (deferrable && st->dq_n < DQ_MAX) {

@@ -686,6 +686,15 @@ __attribute__((constructor)) static void xq_init(void)
             xlog(1, "xq: ignoring XQ_DEFER_COPIES='%s': not a number of bytes from 0 to 67108864; copies of up to %zu bytes are deferred",
                  v, xqc_defer_copy_max);
     }
+    v = getenv("XQ_UNSTICK_MS"); /* the watchdog's patience (cuda_tracker.c); 0: off */
+    if (v && *v) {
+        char *end = NULL;
+        unsigned long ms = strtoul(v, &end, 10);
+        if (end && !*end && *v != '-' && ms <= 600000) xqc_unstick_ns = (uint64_t)ms * 1000000ull;
+        else
+            xlog(1, "xq: ignoring XQ_UNSTICK_MS='%s': not a number of milliseconds from 0 (off) to 600000; the watchdog waits %llu ms",
+                 v, (unsigned long long)(xqc_unstick_ns / 1000000ull));
+    }
     v = getenv("XQ_ATTR_WAIT"); /* kernel (the default) or all */
     if (v && *v) {
         if (!strcmp(v, "all")) xqc_attr_all = 1;

@@ -388,6 +388,12 @@ typedef struct xstream {
     pthread_mutex_t sub_mu;
     struct dop *dq_head, *dq_tail;
     int dq_lw; /* counted in xqc_limit_waiters: its head waits on the limits */
+    /* the watchdog (cuda_tracker.c, unstick_watch): let go whatever the node's gate says, because
+     * a stream of the process the node lets launch has made no progress for XQ_UNSTICK_MS with work
+     * in flight (set and cleared by the tracker; read by gate_wait and xqc_drain); wd_done, wd_at:
+     * the completions the tracker last saw and since when (tracker only); unstuck: how often */
+    uint32_t unstick, unstuck;
+    uint64_t wd_done, wd_at;
     /* XQ_LOG=2 diagnostics, under mu: refusals by the threshold / the window / no estimate yet /
      * the arrival guard / the closed gate; the time nothing was in flight while work waited in the
      * process (from dry_at), told by what refused it meanwhile: the gate (wait_held_ns), else the arrival
@@ -492,6 +498,7 @@ enum { D_KERNEL, D_KERNEL_EX, D_GRAPH, D_SET8, D_SET16, D_SET32, D_HTOD, D_DTOD 
  * deferred entry at the call); 0: no copy deferred. Device-to-device copies are deferred whatever
  * their size unless it is 0. */
 extern size_t xqc_defer_copy_max;
+extern uint64_t xqc_unstick_ns; /* XQ_UNSTICK_MS (1000) in ns; 0: no watchdog (cuda_tracker.c) */
 #define XQ_DEFER_COPY_DEFAULT (256u << 10)
 typedef struct dop {
     struct dop *next;

@@ -338,6 +338,51 @@ static void send_owed(int close)
     }
 }
 
+/* The watchdog. A stream the node lets launch may have work in flight that waits, on the device,
+ * for work the process has not launched yet because the node holds another of its streams: a
+ * cuStreamWaitValue32 for a word a held stream's cuStreamWriteValue32 would write (a pipeline, a
+ * communication library), a kernel spinning on a flag a held stream's kernel sets, a host function
+ * blocking on a thread held in a launch. The interposer sees none of that; the node, seeing the
+ * open stream busy, holds the other behind it (a priority), and both wait for good. So when a
+ * stream the node lets launch has had work in flight and seen none of it end for XQ_UNSTICK_MS
+ * (1000 ms; 0: off), every stream of the process the node holds with work waiting (deferred, or a
+ * thread held in a launch) is let go (unstick: its deferred launches made, its held threads pass,
+ * the limits too) until the open one's work moves again. What it costs where nothing waited: a
+ * kernel that runs longer than that lets its process's held streams go early. Found by the random
+ * programs' links by a word in memory under a node holding as a priority policy does (3 runs of
+ * 24 never ended). Tracker only, with xqc_query_mu held and no capture open. */
+uint64_t xqc_unstick_ns = 1000000000ull;
+static uint32_t g_unstuck_logged;
+static void unstick_watch(uint64_t now)
+{
+    uint32_t gs = LD(&xqc_state);
+    const xstream *stale = NULL;
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all) {
+        if (!LD(&st->in_use)) continue;
+        uint64_t done = LD(&st->completed);
+        uint32_t fl = LD(&st->in_flight);
+        if (!fl || done != st->wd_done || !st->wd_at) st->wd_done = done, st->wd_at = now;
+        xq_slot *s = (gs & 1) && st->gen == gs ? st->shm : NULL;
+        if (fl && (!s || !LD(&s->gate)) && now - st->wd_at > xqc_unstick_ns && !stale) stale = st;
+    }
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all) {
+        if (!LD(&st->in_use)) continue;
+        xq_slot *s = (gs & 1) && st->gen == gs ? st->shm : NULL;
+        int held = s && LD(&s->gate) && (LD(&st->dq_n) || LD(&st->pending));
+        if (stale && held && !LD(&st->unstick)) {
+            ST(&st->unstick, 1);
+            ADD(&st->unstuck, 1);
+            xlog(ADD(&g_unstuck_logged, 1) <= 3 ? 1 : 3,
+                 "xq: stream %s let go though the node holds it: stream %s of this process, which the node lets launch, has seen "
+                 "none of its work end for %llu ms (it may wait on the device for work of the held one); until it moves again",
+                 st->label, stale->label, (unsigned long long)((now - stale->wd_at) / 1000000ull));
+            xqc_wake_held(st); /* its held threads look again; the tracker makes its deferred launches */
+        } else if (!stale && LD(&st->unstick)) {
+            ST(&st->unstick, 0);
+        }
+    }
+}
+
 void *xqc_tracker_main(void *arg)
 {
     (void)arg;
@@ -366,6 +411,7 @@ void *xqc_tracker_main(void *arg)
                     gate_watch(st);
                     busy |= xqc_poll_stream(st, &cur, &next, &gap);
                 }
+            if (xqc_unstick_ns) unstick_watch(tick());
         }
         pthread_mutex_unlock(&xqc_query_mu);
         if (LD(&xqc_deferred)) { /* completions seen, or the gate opened: make what may go now */

@@ -81,6 +81,7 @@ void test_capture_after_deferred(void);
 void test_capture_behind_limit(void);
 void test_wait_for_others_not_counted(void);
 void test_stall_not_behind_open_work(void);
+void test_unstick_flag_link(void);
 
 /* test_cuda_trust.c */
 void test_refuse_foreign_directory(void);

@@ -197,8 +197,9 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
     tn_space(narrow ? "SPACE mps /tmp/xq-test-mps 100 narrow" : "SPACE none off");
     chaos c = {{(unsigned short)seed, 0x5eed, 7}, 0, -1, {0}, 0, {0}, 0, hold};
     double t0 = tn_now(), event_at = t0 + 0.1 + 0.002 * (seed % 100), until = t0 + 2.5;
-    const char *env[9] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", env_a};
-    int ne = 3;
+    /* the watchdog at 250 ms, not 1000: a held run's links by a word in memory each wait that long */
+    const char *env[10] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", "XQ_UNSTICK_MS=250", env_a};
+    int ne = 4;
     if (stall) env[ne++] = "XQ_STALL=1"; /* level 2: what a held stream launched waits on the device too */
     static char trace[300], more[300];
     if (getenv("XQ_FUZZ_TRACE")) /* the program's XQ_ variables are the test's own */
@@ -410,4 +411,44 @@ void test_stall_not_behind_open_work(void)
     const char *err = slurp(a.err);
     (void)err;
     tn_kill();
+}
+
+/* The fifth case (xq-cuda-fuzz --link-race; the random programs' links by a word in memory under a
+ * node holding as a priority policy does found it: 3 runs of 24 never ended): A's work waits on
+ * the device for a word B's cuStreamWriteValue32 writes, and that write waits for B's increment,
+ * held behind busy A. Without the watchdog (XQ_UNSTICK_MS=0) it is still running after 1.5 s: the
+ * case is real; with it (200 ms here, 1000 by default) B is let go and the program ends right.
+ * Deferred and with XQ_DEFER=0 (B's thread held in the launch). */
+void test_unstick_flag_link(void)
+{
+    static const char *const modes[][2] = {{"XQ_UNSTICK_MS=200", "XQ_DEFER=1"}, {"XQ_UNSTICK_MS=200", "XQ_DEFER=0"},
+                                           {"XQ_UNSTICK_MS=0", "XQ_DEFER=1"}};
+    for (int m = 0; m < 3; m++) {
+        int off = m == 2;
+        tn_start(SOCK, 16);
+        app a;
+        start_prog(&a, FUZZ, (const char *[]){"XQ_TEST_DEFAULTS=1", modes[m][0], modes[m][1], NULL}, (const char *[]){"--link-race", NULL}, 1);
+        int sa = stream_slot(0, 0, NULL, 0), sb = stream_slot(0, 1, NULL, 0);
+        xq_slot *A = sa >= 0 ? tn_slot(0, (unsigned)sa) : NULL, *B = sb >= 0 ? tn_slot(0, (unsigned)sb) : NULL;
+        CHECK(A && B, "%s %s: two streams not registered", modes[m][0], modes[m][1]);
+        if (A && B) {
+            chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1};
+            double t0 = tn_now();
+            for (double end = t0 + (off ? 1.5 : 5); !exited(&a) && tn_now() < end;) {
+                chaos_hold(&c); /* B held while A has work in flight */
+                pause_s(0.0005);
+            }
+            if (off)
+                CHECK(!exited(&a), "XQ_UNSTICK_MS=0: ended by itself in %.2f s (the case did not arise)", tn_now() - t0);
+            else
+                CHECK(exited(&a), "%s %s: still running 5 s under a node holding B behind busy A (%s)", modes[m][0], modes[m][1],
+                      slots_text(&c));
+            chaos_clear(&c); /* B let go: it ends either way */
+        }
+        CHECK(finish(&a, 10) && a.status == 0 && strstr(slurp(a.out), "\"check\":\"ok\""), "%s %s: exit %d: %s %s", modes[m][0],
+              modes[m][1], a.status, slurp(a.out), slurp(a.err));
+        if (!off) CHECK(strstr(slurp(a.err), "let go though the node holds it") != NULL, "%s %s: the watchdog said nothing: %s",
+                        modes[m][0], modes[m][1], slurp(a.err));
+        tn_kill();
+    }
 }

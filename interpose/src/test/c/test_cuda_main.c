@@ -128,6 +128,7 @@ static const struct {
     {"capture_behind_limit", test_capture_behind_limit},
     {"wait_for_others_not_counted", test_wait_for_others_not_counted},
     {"stall_not_behind_open_work", test_stall_not_behind_open_work},
+    {"unstick_flag_link", test_unstick_flag_link},
     {"fuzz_programs", test_fuzz_programs},
 };
 

@@ -8,7 +8,9 @@
  * widths), memsets, copies host to device (the source overwritten as soon as the call returns),
  * device to device and device to host, host functions, links between streams by events, captures
  * instantiated and launched again and again (graphs), streams destroyed and made anew, children
- * forked that touch nothing of CUDA's, and every way of waiting (stream,
+ * forked that touch nothing of CUDA's, links between two non-blocking streams by a word in memory
+ * (cuStreamWaitValue32 on one, work behind it, then cuStreamWriteValue32 on the other: flag_link),
+ * and every way of waiting (stream,
  * event, context synchronize, polling a stream or an event), on the default stream, the per-thread
  * one, the legacy one named, and streams of its own. Every access to a buffer is ordered after the
  * last one before it by the program itself (a buffer belongs to one stream at a time; moving it to
@@ -20,8 +22,8 @@
  *
  * Usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K] [--via direct|procaddress|dlsym]
  *                     [--ptsz] [--max-us U] [--host-us U]
- *        xq-cuda-fuzz --capture-race|--capture-limit|--hold-race|--stall-race [--via ...]   (below: four cases found, made sure of)
- * One JSON line at the end: {"seed":S,"threads":T,"ops":N,"checked":C,"hostfns":H,"graphs":G,"check":"ok"|"bad"[,"first":"..."]}
+ *        xq-cuda-fuzz --capture-race|--capture-limit|--hold-race|--stall-race|--link-race [--via ...]   (below: five cases found, made sure of)
+ * One JSON line at the end: {"seed":S,"threads":T,"ops":N,"checked":C,"hostfns":H,"graphs":G,"links":L,"check":"ok"|"bad"[,"first":"..."]}
  * XQ_FUZZ_TRACE=DIR: the last 128 calls of the thread that read a wrong value go to DIR/fuzz-SEED-PID.txt.
  * Exit 0 when every result was right, 3 when one was not, 1 on a CUDA error, 2 on bad usage.
  */
@@ -87,6 +89,10 @@ CUresult cuGraphLaunch(CUgraphExec, CUstream);
 CUresult cuGraphLaunch_ptsz(CUgraphExec, CUstream);
 CUresult cuGraphExecDestroy(CUgraphExec);
 CUresult cuGraphDestroy(CUgraph);
+CUresult cuStreamWaitValue32_v2(CUstream, CUdeviceptr, unsigned int, unsigned int);
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream, CUdeviceptr, unsigned int, unsigned int);
+CUresult cuStreamWriteValue32_v2(CUstream, CUdeviceptr, unsigned int, unsigned int);
+CUresult cuStreamWriteValue32_v2_ptsz(CUstream, CUdeviceptr, unsigned int, unsigned int);
 
 typedef CUresult (*gpa2_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
@@ -116,6 +122,8 @@ static struct api {
     CUresult (*glaunch)(CUgraphExec, CUstream);
     CUresult (*gxdestroy)(CUgraphExec);
     CUresult (*gdestroy)(CUgraph);
+    CUresult (*vwait)(CUstream, CUdeviceptr, unsigned int, unsigned int);
+    CUresult (*vwrite)(CUstream, CUdeviceptr, unsigned int, unsigned int);
 } A;
 
 static struct {
@@ -123,7 +131,7 @@ static struct {
     long ops;
     int threads, streams, ptsz, via; /* via: 0 direct, 1 cuGetProcAddress, 2 dlopen + dlsym */
     unsigned max_us, host_us;
-    int race; /* 1 --capture-race, 2 --capture-limit, 3 --hold-race, 4 --stall-race */
+    int race; /* 1 --capture-race, 2 --capture-limit, 3 --hold-race, 4 --stall-race, 5 --link-race */
 } O = {1, 400, 1, 3, 0, 1, 300, 200, 0};
 
 static CUfunction f_inc, f_spin;
@@ -186,6 +194,8 @@ static void get_api(void)
         A.glaunch = p ? cuGraphLaunch_ptsz : cuGraphLaunch;
         A.gxdestroy = cuGraphExecDestroy;
         A.gdestroy = cuGraphDestroy;
+        A.vwait = p ? cuStreamWaitValue32_v2_ptsz : cuStreamWaitValue32_v2;
+        A.vwrite = p ? cuStreamWriteValue32_v2_ptsz : cuStreamWriteValue32_v2;
         return;
     }
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -225,6 +235,8 @@ static void get_api(void)
         DLS(glaunch, "cuGraphLaunch", 1);
         DLS(gxdestroy, "cuGraphExecDestroy", 0);
         DLS(gdestroy, "cuGraphDestroy", 0);
+        DLS(vwait, "cuStreamWaitValue32_v2", 1);
+        DLS(vwrite, "cuStreamWriteValue32_v2", 1);
 #undef DLS
         return;
     }
@@ -265,12 +277,14 @@ static void get_api(void)
     GET(glaunch, "cuGraphLaunch");
     GET(gxdestroy, "cuGraphExecDestroy");
     GET(gdestroy, "cuGraphDestroy");
+    GET(vwait, "cuStreamWaitValue32");
+    GET(vwrite, "cuStreamWriteValue32");
 #undef GET
 }
 
 /* ------------------------------------------------------------------ one thread's program */
 
-enum { NB = 4, NE = 64, MAXS = 3 + 8, NEV = 8, NRES = 48, NG = 3, GOPS = 6 };
+enum { NB = 4, NE = 64, MAXS = 3 + 8, NEV = 8, NRES = 48, NG = 3, GOPS = 6, NFLAG = 1024 };
 enum { S_DEFAULT, S_PER_THREAD, S_LEGACY }; /* then the thread's own streams */
 
 /* A host function's record: it checks that its stream ran the ones before it, once each. */
@@ -309,6 +323,9 @@ typedef struct thr {
     unsigned short rs[3];
     int nstreams;
     CUstream st[MAXS];
+    int nonblocking[MAXS]; /* made CU_STREAM_NON_BLOCKING: no implicit order with the legacy stream */
+    CUdeviceptr flags;     /* NFLAG words, each waited for and written once (flag links) */
+    int nflags;
     CUdeviceptr buf[NB];
     unsigned model[NB][NE];
     int owner[NB];
@@ -467,8 +484,41 @@ static res *free_result(thr *T)
 
 static void new_stream(thr *T, int k)
 {
-    if (rnd(T, 2)) CK(A.screate(&T->st[k], rnd(T, 2) /* CU_STREAM_NON_BLOCKING or not */));
-    else CK(A.screate_prio(&T->st[k], rnd(T, 2), g_prio_hi + (int)rnd(T, (unsigned)(g_prio_lo - g_prio_hi + 1))));
+    unsigned nb = 0;
+    if (rnd(T, 2)) CK(A.screate(&T->st[k], nb = rnd(T, 2) /* CU_STREAM_NON_BLOCKING or not */));
+    else CK(A.screate_prio(&T->st[k], nb = rnd(T, 2), g_prio_hi + (int)rnd(T, (unsigned)(g_prio_lo - g_prio_hi + 1))));
+    T->nonblocking[k] = (int)nb;
+}
+
+/* A link between two non-blocking streams of the thread's own by a word in device memory, as a
+ * pipeline or a communication library makes one (cuStreamWaitValue32, cuStreamWriteValue32): the
+ * waiting stream is given its wait and work behind it first (busy, as the node sees it), then the
+ * writing one work of its own and the write. Nothing is told to the interposer: a node holding the
+ * writer behind the busy waiter holds both for good unless the process sees to it. Each word is
+ * used once (writes on different streams to one word could land out of order). Returns 0 when
+ * the thread has no two such streams or no word left. */
+static int flag_link(thr *T)
+{
+    int cand[MAXS], nc = 0;
+    for (int k = 3; k < T->nstreams; k++)
+        if (T->nonblocking[k]) cand[nc++] = k;
+    if (nc < 2 || T->nflags >= NFLAG) return 0;
+    int i = (int)rnd(T, (unsigned)nc), ws = cand[i], wo = cand[(i + 1 + (int)rnd(T, (unsigned)nc - 1)) % nc];
+    CUdeviceptr f = T->flags + (unsigned)T->nflags++ * 4;
+    unsigned v = (unsigned)T->nflags; /* the words start at zero */
+    TR(T, "%ld: stream %d waits for word %d == %u, written by stream %d", T->op, ws, T->nflags - 1, v, wo);
+    CK(A.vwait(T->st[ws], f, v, 1 /* CU_STREAM_WAIT_VALUE_EQ */));
+    kernel(T, ws, f_spin, 0, 0, rnd(T, O.max_us + 1));
+    if (rnd(T, 2)) {
+        int b = (int)rnd(T, NB);
+        unsigned off = rnd(T, NE), n = 1 + rnd(T, NE - off);
+        own(T, b, ws);
+        kernel(T, ws, f_inc, T->buf[b] + off * 4, n, 0);
+        apply(T, &(mop){'i', b, 0, off, n, 0, 0});
+    }
+    if (rnd(T, 3)) kernel(T, wo, f_spin, 0, 0, rnd(T, O.max_us + 1));
+    CK(A.vwrite(T->st[wo], f, v, 0));
+    return 1;
 }
 
 static void one_op(thr *T)
@@ -601,6 +651,7 @@ static void one_op(thr *T)
         pid_t pid = fork();
         if (pid == 0) _exit(0);
         if (pid > 0) waitpid(pid, NULL, 0);
+    } else if (w < 97 && flag_link(T)) { /* a link by a word in memory */
     } else { /* the host busy elsewhere for a while */
         host_pause(rnd(T, O.host_us + 1));
     }
@@ -614,6 +665,8 @@ static void *run_thread(void *arg)
     T->nstreams = 3 + O.streams;
     for (int k = 3; k < T->nstreams; k++) new_stream(T, k);
     for (int k = 0; k < NEV; k++) CK(A.ecreate(&T->ev[k], rnd(T, 2) ? 2 /* CU_EVENT_DISABLE_TIMING */ : 0));
+    CK(cuMemAlloc_v2(&T->flags, NFLAG * 4));
+    CK(A.set32(T->flags, 0, NFLAG, T->st[S_LEGACY]));
     for (int i = 0; i < NRES; i++)
         if (!(T->r[i].host = malloc(NE * 4))) abort();
     for (int b = 0; b < NB; b++) {
@@ -638,6 +691,7 @@ static void *run_thread(void *arg)
             }
         CK(cuMemFree_v2(T->buf[b]));
     }
+    CK(cuMemFree_v2(T->flags));
     return NULL;
 }
 
@@ -728,6 +782,34 @@ static int hold_race(thr *T)
     return got == 2 && *T->r[0].host == 1 ? 0 : 3;
 }
 
+/* --link-race: streams A then B (A registered first: the higher in the test); A waits for a word
+ * in memory (cuStreamWaitValue32) and is given a kernel behind the wait (A busy, as the node sees
+ * it); then an increment on B (held behind busy A: deferred, or its thread held with XQ_DEFER=0)
+ * and B's cuStreamWriteValue32 of the word, which waits for the deferred increment first. Only
+ * the interposer's watchdog ends it (XQ_UNSTICK_MS=0: never). */
+static int link_race(thr *T)
+{
+    CUstream a = T->st[3], b = T->st[4];
+    CUdeviceptr word;
+    CK(cuMemAlloc_v2(&word, 4)); /* the fake's memory starts at zero */
+    CK(cuMemAlloc_v2(&T->buf[0], 4));
+    kernel(T, 3, f_spin, 0, 0, 1);
+    CK(A.ssync(a));
+    kernel(T, 4, f_inc, T->buf[0], 1, 0); /* known on B: the next is deferred */
+    CK(A.ssync(b));
+    CK(A.vwait(a, word, 1, 1 /* CU_STREAM_WAIT_VALUE_EQ */));
+    kernel(T, 3, f_spin, 0, 0, 1000);
+    host_pause(50000); /* the node sees A busy */
+    kernel(T, 4, f_inc, T->buf[0], 1, 0);
+    CK(A.vwrite(b, word, 1, 0));
+    CK(A.ssync(a));
+    unsigned got = 0;
+    CK(A.dtoh(&got, T->buf[0], 4, b));
+    CK(A.ssync(b));
+    printf("{\"race\":\"link\",\"read\":%u,\"check\":\"%s\"}\n", got, got == 2 ? "ok" : "bad");
+    return got == 2 ? 0 : 3;
+}
+
 /* --stall-race (with XQ_STALL=1): streams A then B; a 150 ms kernel on B (the test holds B for a
  * while as it runs, then lets it go), then, 100 ms in, a kernel on B behind a level-2 guard, an
  * event recorded on B after it, A made to wait for the event, and a kernel on A. The test then
@@ -757,7 +839,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K (2..8)] [--via direct|procaddress|dlsym]\n"
                     "                    [--ptsz] [--max-us U] [--host-us U]\n"
-                    "       xq-cuda-fuzz --capture-race|--capture-limit|--hold-race|--stall-race [--via ...]\n");
+                    "       xq-cuda-fuzz --capture-race|--capture-limit|--hold-race|--stall-race|--link-race [--via ...]\n");
     exit(2);
 }
 
@@ -770,6 +852,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--capture-limit")) O.race = 2;
         else if (!strcmp(a, "--hold-race")) O.race = 3;
         else if (!strcmp(a, "--stall-race")) O.race = 4;
+        else if (!strcmp(a, "--link-race")) O.race = 5;
         else if (!v) usage();
         else if (!strcmp(a, "--seed")) O.seed = (unsigned)strtoul(v, NULL, 10), i++;
         else if (!strcmp(a, "--ops")) O.ops = atol(v), i++;
@@ -805,7 +888,7 @@ int main(int argc, char **argv)
         T[0].nstreams = 5;
         CK(A.screate(&T[0].st[3], 0));
         CK(A.screate(&T[0].st[4], 0));
-        return O.race == 4 ? stall_race(T) : O.race == 3 ? hold_race(T) : capture_race(T, O.race == 2);
+        return O.race == 5 ? link_race(T) : O.race == 4 ? stall_race(T) : O.race == 3 ? hold_race(T) : capture_race(T, O.race == 2);
     }
     pthread_t th[16];
     for (int i = 0; i < O.threads; i++) {
@@ -813,14 +896,14 @@ int main(int argc, char **argv)
         T[i].rs[0] = (unsigned short)O.seed, T[i].rs[1] = (unsigned short)(O.seed >> 16), T[i].rs[2] = (unsigned short)(i + 1);
         pthread_create(&th[i], NULL, run_thread, &T[i]);
     }
-    long checked = 0, hostfns = 0, graphs = 0;
+    long checked = 0, hostfns = 0, graphs = 0, links = 0;
     for (int i = 0; i < O.threads; i++) {
         pthread_join(th[i], NULL);
-        checked += T[i].checked, graphs += T[i].graphs;
+        checked += T[i].checked, graphs += T[i].graphs, links += T[i].nflags;
         for (int k = 0; k < T[i].nstreams; k++) hostfns += T[i].hf_ran[k];
     }
-    printf("{\"seed\":%u,\"threads\":%d,\"ops\":%ld,\"checked\":%ld,\"hostfns\":%ld,\"graphs\":%ld,\"check\":\"%s\"", O.seed,
-           O.threads, O.ops, checked, hostfns, graphs, g_bad ? "bad" : "ok");
+    printf("{\"seed\":%u,\"threads\":%d,\"ops\":%ld,\"checked\":%ld,\"hostfns\":%ld,\"graphs\":%ld,\"links\":%ld,\"check\":\"%s\"",
+           O.seed, O.threads, O.ops, checked, hostfns, graphs, links, g_bad ? "bad" : "ok");
     if (g_bad) {
         printf(",\"first\":\"");
         for (const char *c = g_first; *c; c++) putchar(*c == '"' || *c == '\\' ? '\'' : *c);
