@@ -16,6 +16,7 @@
  *   - events: recorded into a stream's FIFO; the worker stamps CLOCK_MONOTONIC when it
  *     reaches them, so hipEventElapsedTime measures the work in between; hipStreamWaitEvent
  *     holds a stream's later work until the event's latest record has ended,
+ *   - hipStreamWaitValue32 / hipStreamWriteValue32 on host memory, in stream order,
  *   - modules: a text blob (first line "XQ-HIP-DOUBLE 1", then one function name a line)
  *     naming built-in "kernels":
  *       spin(uint64 micros)                          sleeps/spins for micros

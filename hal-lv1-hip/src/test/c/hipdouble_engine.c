@@ -210,7 +210,20 @@ static void release_engine(struct stream *s) {
 
 /* Kernels, copies and memsets take the engine; events, host functions and waits do not (a host
  * function counted as engine work was never uncounted, and kept lower priorities waiting). */
-static int uses_engine(int type) { return type != OP_EVENT && type != OP_HOSTFN && type != OP_WAIT; }
+static int uses_engine(int type) {
+    return type != OP_EVENT && type != OP_HOSTFN && type != OP_WAIT && type != OP_WAITVAL && type != OP_WRITEVAL;
+}
+
+/* Whether a hipStreamWaitValue32 is satisfied. */
+static int value_ok(const struct op *o) {
+    uint32_t v = __atomic_load_n((const uint32_t *) o->dst, __ATOMIC_ACQUIRE) & o->mask;
+    switch (o->cmp) {
+    case 0: return v >= (uint32_t) o->value;
+    case 1: return v == (uint32_t) o->value;
+    case 2: return (v & (uint32_t) o->value) != 0;
+    default: return ~(v | (uint32_t) o->value) != 0;
+    }
+}
 
 static void *worker(void *arg) {
     struct stream *s = arg;
@@ -250,6 +263,20 @@ static void *worker(void *arg) {
                 pthread_cond_wait(&hd_done, &hd_mu); /* every op's end is broadcast */
             }
             s->stalled = 0;
+        }
+        if (o->type == OP_WAITVAL && !value_ok(o)) { /* the queue's front stops until the word matches */
+            s->stalled = 1;
+            pthread_cond_broadcast(&g_engine_free);
+            pthread_mutex_unlock(&hd_mu);
+            while (!value_ok(o)) {
+                struct timespec ts = {0, 50000};
+                nanosleep(&ts, NULL);
+            }
+            pthread_mutex_lock(&hd_mu);
+            s->stalled = 0;
+        }
+        if (o->type == OP_WRITEVAL) {
+            __atomic_store_n((uint32_t *) o->dst, (uint32_t) o->value, __ATOMIC_RELEASE);
         }
         if (engine) {
             acquire_engine(s);

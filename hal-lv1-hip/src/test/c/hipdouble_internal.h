@@ -55,7 +55,7 @@ struct builtin {
     int sizes[MAX_ARGS];
 };
 
-enum op_type { OP_KERNEL = 1, OP_COPY, OP_MEMSET, OP_EVENT, OP_HOSTFN, OP_WAIT };
+enum op_type { OP_KERNEL = 1, OP_COPY, OP_MEMSET, OP_EVENT, OP_HOSTFN, OP_WAIT, OP_WAITVAL, OP_WRITEVAL };
 
 struct event;
 
@@ -72,6 +72,10 @@ struct op {
     size_t bytes;
     int value;
     int width; /* memset element size: 1, 2 or 4 */
+    /* OP_WAITVAL: until (*dst & mask) compares with value by cmp (0 >=, 1 ==, 2 & != 0, 3 ~(|) != 0);
+     * OP_WRITEVAL: *dst = value (both 32 bits) */
+    uint32_t mask;
+    unsigned cmp;
     /* host function */
     void (*hostfn)(void *);
     void *data;

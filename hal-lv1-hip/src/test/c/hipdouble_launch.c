@@ -365,6 +365,42 @@ EXPORT int hipMemsetD32Async(void *dst, int value, size_t count, void *stream) {
     return set_async(dst, value, count, 4, stream);
 }
 
+/* ------------------------------------------------------------------ stream memory operations */
+
+/* hipStreamWaitValue32 (flags: hipStreamWaitValueGte 0, Eq 1, And 2, Nor 3) and
+ * hipStreamWriteValue32, in stream order: a wait stops what comes after it on the stream. */
+static int value_op(void *stream, void *ptr, uint32_t value, int type, unsigned cmp, uint32_t mask) {
+    if (ptr == NULL || cmp > 3) {
+        return hipErrorInvalidValue;
+    }
+    pthread_mutex_lock(&hd_mu);
+    struct stream *s;
+    int e = hd_resolve_stream(stream, &s);
+    if (e == hipSuccess) {
+        struct op *o = calloc(1, sizeof(*o));
+        if (o == NULL) {
+            e = hipErrorOutOfMemory;
+        } else {
+            o->type = type;
+            o->dst = ptr;
+            o->value = (int) value;
+            o->cmp = cmp;
+            o->mask = mask;
+            hd_enqueue(s, o);
+        }
+    }
+    pthread_mutex_unlock(&hd_mu);
+    return e;
+}
+
+EXPORT int hipStreamWaitValue32(void *stream, void *ptr, uint32_t value, unsigned flags, uint32_t mask) {
+    return value_op(stream, ptr, value, OP_WAITVAL, flags, mask);
+}
+
+EXPORT int hipStreamWriteValue32(void *stream, void *ptr, uint32_t value, unsigned flags) {
+    return flags != 0 ? hipErrorInvalidValue : value_op(stream, ptr, value, OP_WRITEVAL, 0, 0xffffffffu);
+}
+
 /* ------------------------------------------------------------------ host functions, graphs */
 
 static int hostfn(void *stream, void (*fn)(void *), void *data) {

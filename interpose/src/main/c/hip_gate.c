@@ -106,7 +106,7 @@ int xqh_gate_enter(gate *g, hipStream_t h, int ptsz, int kind)
             return errno = saved_errno, 0;
         }
         uint64_t retry = 0;
-        int why = (gs & 1) && st->shm ? may_launch(st, st->shm, kind, &retry) : 0;
+        int why = (gs & 1) && st->shm && !LD(&st->unstick) ? may_launch(st, st->shm, kind, &retry) : 0;
         if (!why) break;
         if (!waited) {
             waited = 1;

@@ -311,6 +311,15 @@ __attribute__((constructor)) static void xq_hip_init(void)
     if (v && *v >= '0' && *v <= '9') xq_log_level = atoi(v);
     const char *gp = getenv("XQ_GUARD_PAD");
     xqh_pad_on = !(gp && !strcmp(gp, "0"));
+    v = getenv("XQ_UNSTICK_MS"); /* the watchdog's patience (hip_tracker.c); 0: off */
+    if (v && *v) {
+        char *end = NULL;
+        unsigned long ms = strtoul(v, &end, 10);
+        if (end && !*end && *v != '-' && ms <= 600000) xqh_unstick_ns = (uint64_t)ms * 1000000ull;
+        else
+            xlog(1, "xq: ignoring XQ_UNSTICK_MS='%s': not a number of milliseconds from 0 (off) to 600000; the watchdog waits %llu ms",
+                 v, (unsigned long long)(xqh_unstick_ns / 1000000ull));
+    }
     pthread_key_create(&xqh_ptds_key, xqh_ptds_thread_exit);
     pthread_atfork(NULL, NULL, atfork_child);
 }

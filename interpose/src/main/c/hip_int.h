@@ -203,6 +203,12 @@ typedef struct xstream {
     /* the node asked for a SUSPEND and has not taken it back (RESUME, an open gate): made while no
      * other stream the node lets launch has work in flight (xqh_lv3_watch) */
     int lv3_want;
+    /* the watchdog (hip_tracker.c): let go whatever the node's gate and limits say while a stream
+     * of the process the node lets launch has seen none of its work end for XQ_UNSTICK_MS (set,
+     * cleared by the tracker); wd_done, wd_at: the completions it last saw and since when (tracker
+     * only); unstuck: how often */
+    uint32_t unstick, unstuck;
+    uint64_t wd_done, wd_at;
     /* the arrival guard's pad: how far this stream's work ran past a horizon lately, beyond its
      * estimates; the guard admits a command only if it ends that much before the horizon. g_hz,
      * g_until: the guard the latest launch went under; at a close past that horizon with work in
@@ -261,6 +267,7 @@ extern xstream *xqh_hash[BUCKETS], *xqh_free, *xqh_all;
 extern uint32_t xqh_busy, xqh_owed, xqh_closing, xqh_limit_waiters, xqh_captures, xqh_exiting;
 /* XQ_GUARD_PAD (on unless 0): the arrival guard learns each stream's pad (xstream.pad_ns) */
 extern int xqh_pad_on;
+extern uint64_t xqh_unstick_ns; /* XQ_UNSTICK_MS (1000) in ns; 0: no watchdog */
 extern uint32_t xqh_state; /* odd: attached */
 extern uint32_t xqh_tracker_word, xqh_tracker_parked, xqh_tracker_on;
 extern pthread_key_t xqh_ptds_key;

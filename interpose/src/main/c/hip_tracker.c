@@ -199,6 +199,45 @@ void xqh_close_stream(xstream *st)
     ADD(&xqh_closing, -1);
 }
 
+/* The watchdog, as the CUDA interposer's (cuda_tracker.c, docs/processes.md "Deferred launches"):
+ * work a stream the node lets launch has in flight may wait on the device for work a held stream
+ * of the process has not launched (hipStreamWaitValue32, a spinning kernel), its thread held in
+ * the launch; the node, seeing the open one busy, holds the other for good. When a stream the node
+ * lets launch has seen none of its work end for XQ_UNSTICK_MS (1000 ms; 0: off), every stream of
+ * the process the node holds with a thread waiting is let go until it moves. Tracker only, no
+ * capture open. */
+uint64_t xqh_unstick_ns = 1000000000ull;
+static uint32_t g_unstuck_logged;
+static void unstick_watch(uint64_t now)
+{
+    uint32_t gs = LD(&xqh_state);
+    const xstream *stale = NULL;
+    for (xstream *st = LD(&xqh_all); st; st = st->next_all) {
+        if (!LD(&st->in_use)) continue;
+        uint64_t done = LD(&st->completed);
+        uint32_t fl = LD(&st->in_flight);
+        if (!fl || done != st->wd_done || !st->wd_at) st->wd_done = done, st->wd_at = now;
+        xq_slot *s = (gs & 1) && st->gen == gs ? st->shm : NULL;
+        if (fl && (!s || !LD(&s->gate)) && now - st->wd_at > xqh_unstick_ns && !stale) stale = st;
+    }
+    for (xstream *st = LD(&xqh_all); st; st = st->next_all) {
+        if (!LD(&st->in_use)) continue;
+        xq_slot *s = (gs & 1) && st->gen == gs ? st->shm : NULL;
+        int held = s && LD(&s->gate) && LD(&st->pending);
+        if (stale && held && !LD(&st->unstick)) {
+            ST(&st->unstick, 1);
+            ADD(&st->unstuck, 1);
+            xlog(ADD(&g_unstuck_logged, 1) <= 3 ? 1 : 3,
+                 "xq: stream %s let go though the node holds it: stream %s of this process, which the node lets launch, has seen "
+                 "none of its work end for %llu ms (it may wait on the device for work of the held one); until it moves again",
+                 st->label, stale->label, (unsigned long long)((now - stale->wd_at) / 1000000ull));
+            xqh_wake_held(st);
+        } else if (!stale && LD(&st->unstick)) {
+            ST(&st->unstick, 0);
+        }
+    }
+}
+
 void *xqh_tracker_main(void *arg)
 {
     (void)arg;
@@ -223,6 +262,7 @@ void *xqh_tracker_main(void *arg)
                     }
                 }
         if (LD(&xqh_kfd.wanted) && xqh_lv3_watch()) busy = 1;
+        if (xqh_unstick_ns && !LD(&xqh_captures)) unstick_watch(tick());
         for (xstream *st = LD(&xqh_all); st && (LD(&xqh_owed) || LD(&xqh_closing)); st = st->next_all) {
             if (!LD(&st->in_use)) continue;
             if (LD(&st->wake_owed)) {

@@ -83,6 +83,7 @@ void test_hip_guard_pad_stopped(void);
 void test_hip_window_before_first_estimate(void);
 void test_nested_entry_points(void);
 void test_failed_launches(void);
+void test_hip_unstick_value_link(void);
 
 /* test_hip_session.c */
 void test_node_killed_while_held(void);

@@ -247,3 +247,38 @@ void test_hip_window_before_first_estimate(void)
     CHECK(most <= 8, "%u commands in flight under a 6 ms window of 2 ms kernels (want 8 at most)", most);
     CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
 }
+
+static int hip_busy(xq_slot *s) { return LD(&s->in_flight) > 0; }
+static int hip_held(xq_slot *s) { return LD(&s->pending) > 0; }
+
+/* The watchdog (hip_tracker.c): A waits on the device for a word B writes after a launch, and the
+ * node holds B behind busy A (a priority), B's thread held in that launch: with XQ_UNSTICK_MS=0
+ * still running after 1.5 s (the case is real); with the watchdog (200 ms here) B is let go and
+ * the program ends, saying so on stderr. */
+void test_hip_unstick_value_link(void)
+{
+    for (int m = 0; m < 2; m++) {
+        int off = m == 1;
+        tn_start(SOCK, 16);
+        app a;
+        start(&a, (const char *[]){off ? "XQ_UNSTICK_MS=0" : "XQ_UNSTICK_MS=200", NULL}, (const char *[]){"--value-link", NULL});
+        int sa = stream_slot(0, 0, NULL, 0), sb = stream_slot(0, 1, NULL, 0);
+        xq_slot *A = sa >= 0 ? tn_slot(0, (unsigned)sa) : NULL, *B = sb >= 0 ? tn_slot(0, (unsigned)sb) : NULL;
+        CHECK(A && B && wait_until(A, hip_busy, 3.0), "two streams not registered, or A not busy (slots %d %d)", sa, sb);
+        if (!A || !B) return (void)finish(&a, 1);
+        __atomic_store_n(&B->gate, 1, __ATOMIC_SEQ_CST); /* B held behind busy A */
+        CHECK(wait_until(B, hip_held, 3.0), "B's launch not held");
+        double t0 = tn_now();
+        while (!exited(&a) && tn_now() < t0 + (off ? 1.5 : 5)) pause_s(0.01);
+        if (off)
+            CHECK(!exited(&a), "XQ_UNSTICK_MS=0: ended by itself in %.2f s (the case did not arise)", tn_now() - t0);
+        else
+            CHECK(exited(&a), "still running 5 s with B held behind busy A");
+        __atomic_store_n(&B->gate, 0, __ATOMIC_SEQ_CST);
+        char g[32];
+        snprintf(g, sizeof g, "GATE %d", sb);
+        tn_send(0, g);
+        CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+        if (!off) CHECK(strstr(slurp(a.err), "let go though the node holds it") != NULL, "the watchdog said nothing: %s", slurp(a.err));
+    }
+}

@@ -22,7 +22,10 @@
  * the process: K kernels on the stream (A) and an event recorded after them; MS ms later a second
  * stream of the greatest priority (B) waits for that event (hipStreamWaitEvent) and launches K
  * kernels; then both are synchronised (the KFD tests: the node holds A behind B, busy waiting
- * for A).
+ * for A). --value-link: A (this stream) and B (a second one) each launch once and synchronise
+ * (registered in that order), then A waits for a word in memory (hipStreamWaitValue32, ==) with a
+ * kernel behind the wait; 50 ms later B launches a kernel and writes the word
+ * (hipStreamWriteValue32): a node holding B behind busy A holds both (the watchdog's test).
  * At the end one JSON line:
  *   {"tasks":N,"p50_ms":..,"p99_ms":..,"mean_ms":..,"check":"ok"|"bad"|"off","pid":P}
  * Exit 0 on success, 3 when --check found a wrong result, 1 on a HIP error, 2 on bad usage.
@@ -72,6 +75,8 @@ hipError_t hipEventCreateWithFlags(hipEvent_t *, unsigned);
 hipError_t hipEventRecord(hipEvent_t, hipStream_t);
 hipError_t hipEventDestroy(hipEvent_t);
 hipError_t hipStreamWaitEvent(hipStream_t, hipEvent_t, unsigned);
+hipError_t hipStreamWaitValue32(hipStream_t, void *, uint32_t, unsigned, uint32_t);
+hipError_t hipStreamWriteValue32(hipStream_t, void *, uint32_t, unsigned);
 
 typedef hipError_t (*module_launch_t)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                       unsigned, hipStream_t, void **, void **);
@@ -91,7 +96,8 @@ static struct {
     int slow_every;
     unsigned slow_us;
     int link_ms; /* -1: no --link */
-} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0, 0, 0, 0, -1};
+    int value_link;
+} O = {10, 0, 2, 1000, "new", "module", NULL, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0};
 
 static double now_s(void)
 {
@@ -178,12 +184,41 @@ static int link_streams(void)
     return 0;
 }
 
+/* --value-link (see the top) */
+static int value_link(void)
+{
+    static uint32_t word;
+    hipStream_t a = g_s, b;
+    H(hipStreamCreate(&b));
+    spin(1);
+    H(hipStreamSynchronize(a));
+    g_s = b;
+    spin(1);
+    H(hipStreamSynchronize(b));
+    g_s = a;
+    double t0 = now_s();
+    H(hipStreamWaitValue32(a, &word, 1, 1 /* hipStreamWaitValueEq */, 0xffffffffu));
+    spin(1000);
+    usleep(50000); /* the node sees A busy */
+    g_s = b;
+    spin(1000);
+    H(hipStreamWriteValue32(b, &word, 1, 0));
+    g_s = a;
+    H(hipStreamSynchronize(a));
+    H(hipStreamSynchronize(b));
+    double ms = (now_s() - t0) * 1e3;
+    H(hipStreamDestroy(b));
+    printf("{\"tasks\":1,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"check\":\"off\",\"pid\":%d}\n", ms, ms, ms,
+           (int)getpid());
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: xq-hip-app --module FILE [--tasks N] [--seconds S] [--kernels K] [--us T]\n"
                     "  [--stream new|default|ptds|spt|prio:<p>] [--via module|kernel|ext|extmodule|coop|graph|dlsym|getproc]\n"
                     "  [--check] [--fail N] [--vendor N] [--copy-with-stream] [--linger-ms M] [--slow-every N --slow-us U]\n"
-                    "  [--link MS]\n");
+                    "  [--link MS] [--value-link]\n");
     exit(2);
 }
 
@@ -207,6 +242,7 @@ int main(int argc, char **argv)
         else if (OPT("--slow-us")) O.slow_us = (unsigned)atol(v);
         else if (OPT("--link")) O.link_ms = atoi(v);
         else if (!strcmp(a, "--check")) O.check = 1;
+        else if (!strcmp(a, "--value-link")) O.value_link = 1;
         else if (!strcmp(a, "--copy-with-stream")) O.with_stream = 1;
         else usage();
     }
@@ -289,6 +325,7 @@ int main(int argc, char **argv)
         }
     }
     if (O.link_ms >= 0) return link_streams();
+    if (O.value_link) return value_link();
     hipGraphExec_t exec = NULL;
     if (!strcmp(O.via, "graph")) {
         hipGraph_t g;
