@@ -128,6 +128,13 @@ void fk_run(op *o)
         for (size_t i = 0; i < o->n; i++)
             ((unsigned *)o->dst)[i] = o->v;
         break;
+    case OP_SET8:
+        memset(o->dst, (int)(o->v & 0xff), o->n);
+        break;
+    case OP_SET16:
+        for (size_t i = 0; i < o->n; i++)
+            ((unsigned short *)o->dst)[i] = (unsigned short)o->v;
+        break;
     case OP_HOST:
         o->fn(o->data);
         break;

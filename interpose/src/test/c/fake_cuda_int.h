@@ -10,7 +10,7 @@
 #define MAXDEV 16
 
 /* A command queued on a stream, run in order by the stream's worker. */
-enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_HOST, OP_WRITE32, OP_WRITE64, OP_WAIT32, OP_WAITEV, OP_GRAPH };
+enum { OP_SPIN, OP_INC, OP_COPY, OP_SET32, OP_SET8, OP_SET16, OP_HOST, OP_WRITE32, OP_WRITE64, OP_WAIT32, OP_WAITEV, OP_GRAPH };
 typedef struct op {
     struct op *next;
     int kind;
@@ -142,6 +142,12 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUs
 EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h);
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream h);
 EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream h);
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream h);
+EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream h);
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream h);
+EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream h);
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h);
+EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h);
 EXPORT CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *data);
 EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream h, CUhostFn fn, void *data);
 EXPORT CUresult cuStreamWriteValue32_v2(CUstream h, CUdeviceptr a, unsigned v, unsigned f);

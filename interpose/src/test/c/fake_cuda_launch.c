@@ -257,6 +257,32 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstre
 {
     return fk_enqueue(h, 0, (op){.kind = OP_SET32, .dst = (void *)(uintptr_t)d, .v = v, .n = n});
 }
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 0, (op){.kind = OP_SET8, .dst = (void *)(uintptr_t)d, .v = v, .n = n});
+}
+EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 1, (op){.kind = OP_SET8, .dst = (void *)(uintptr_t)d, .v = v, .n = n});
+}
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 0, (op){.kind = OP_SET16, .dst = (void *)(uintptr_t)d, .v = v, .n = n});
+}
+EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 1, (op){.kind = OP_SET16, .dst = (void *)(uintptr_t)d, .v = v, .n = n});
+}
+/* Unified addressing: both pointers are read at run time, in stream order (a host source is not
+ * staged here: the random programs copy from device memory only with it). */
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 0, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = (const void *)(uintptr_t)s, .n = n});
+}
+EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream h)
+{
+    return fk_enqueue(h, 1, (op){.kind = OP_COPY, .dst = (void *)(uintptr_t)d, .src = (const void *)(uintptr_t)s, .n = n});
+}
 EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream h)
 {
     return fk_enqueue(h, 1, (op){.kind = OP_SET32, .dst = (void *)(uintptr_t)d, .v = v, .n = n});

@@ -5,8 +5,8 @@
  *
  * Each thread draws a program from --seed: kernels ("inc" on part of a buffer, "spin" for a while,
  * launched by cuLaunchKernel or cuLaunchKernelEx, parameters by pointer or packed, of random
- * widths), memsets, copies host to device (the source overwritten as soon as the call returns),
- * device to device and device to host, host functions, links between streams by events, captures
+ * widths), memsets (32, 16 and 8 bits wide), copies host to device (the source overwritten as soon
+ * as the call returns), device to device and device to host (also by cuMemcpyAsync), host functions, links between streams by events, captures
  * instantiated and launched again and again (graphs), streams destroyed and made anew, children
  * forked that touch nothing of CUDA's, links between two non-blocking streams by a word in memory
  * (cuStreamWaitValue32 on one, work behind it, then cuStreamWriteValue32 on the other: flag_link),
@@ -75,6 +75,12 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 CUresult cuMemsetD32Async(CUdeviceptr, unsigned int, size_t, CUstream);
 CUresult cuMemsetD32Async_ptsz(CUdeviceptr, unsigned int, size_t, CUstream);
+CUresult cuMemsetD8Async(CUdeviceptr, unsigned char, size_t, CUstream);
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr, unsigned char, size_t, CUstream);
+CUresult cuMemsetD16Async(CUdeviceptr, unsigned short, size_t, CUstream);
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr, unsigned short, size_t, CUstream);
+CUresult cuMemcpyAsync(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 CUresult cuLaunchHostFunc(CUstream, CUhostFn, void *);
 CUresult cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void *);
 CUresult cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode);
@@ -112,6 +118,9 @@ static struct api {
     CUresult (*dtoh)(void *, CUdeviceptr, size_t, CUstream);
     CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
     CUresult (*set32)(CUdeviceptr, unsigned int, size_t, CUstream);
+    CUresult (*set8)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*set16)(CUdeviceptr, unsigned short, size_t, CUstream);
+    CUresult (*copy)(CUdeviceptr, CUdeviceptr, size_t, CUstream); /* cuMemcpyAsync: device sources only */
     CUresult (*hostfn)(CUstream, CUhostFn, void *);
     CUresult (*cap_begin)(CUstream, CUstreamCaptureMode);
     CUresult (*cap_end)(CUstream, CUgraph *);
@@ -184,6 +193,9 @@ static void get_api(void)
         A.dtoh = p ? cuMemcpyDtoHAsync_v2_ptsz : cuMemcpyDtoHAsync_v2;
         A.dtod = p ? cuMemcpyDtoDAsync_v2_ptsz : cuMemcpyDtoDAsync_v2;
         A.set32 = p ? cuMemsetD32Async_ptsz : cuMemsetD32Async;
+        A.set8 = p ? cuMemsetD8Async_ptsz : cuMemsetD8Async;
+        A.set16 = p ? cuMemsetD16Async_ptsz : cuMemsetD16Async;
+        A.copy = p ? cuMemcpyAsync_ptsz : cuMemcpyAsync;
         A.hostfn = p ? cuLaunchHostFunc_ptsz : cuLaunchHostFunc;
         A.cap_begin = p ? cuStreamBeginCapture_v2_ptsz : cuStreamBeginCapture_v2;
         A.cap_end = p ? cuStreamEndCapture_ptsz : cuStreamEndCapture;
@@ -225,6 +237,9 @@ static void get_api(void)
         DLS(dtoh, "cuMemcpyDtoHAsync_v2", 1);
         DLS(dtod, "cuMemcpyDtoDAsync_v2", 1);
         DLS(set32, "cuMemsetD32Async", 1);
+        DLS(set8, "cuMemsetD8Async", 1);
+        DLS(set16, "cuMemsetD16Async", 1);
+        DLS(copy, "cuMemcpyAsync", 1);
         DLS(hostfn, "cuLaunchHostFunc", 1);
         DLS(cap_begin, "cuStreamBeginCapture_v2", 1);
         DLS(cap_end, "cuStreamEndCapture", 1);
@@ -267,6 +282,9 @@ static void get_api(void)
     GET(dtoh, "cuMemcpyDtoHAsync");
     GET(dtod, "cuMemcpyDtoDAsync");
     GET(set32, "cuMemsetD32Async");
+    GET(set8, "cuMemsetD8Async");
+    GET(set16, "cuMemsetD16Async");
+    GET(copy, "cuMemcpyAsync");
     GET(hostfn, "cuLaunchHostFunc");
     GET(cap_begin, "cuStreamBeginCapture");
     GET(cap_end, "cuStreamEndCapture");
@@ -473,6 +491,29 @@ static void wait_stream(thr *T, int s)
     check_results(T, s);
 }
 
+/* A memset of words [off, off + n) of buffer b on stream s, 32, 16 or 8 bits wide (cuMemsetD32Async,
+ * D16, D8; the narrower ones a value repeated in each word); returns the word every one then holds. */
+static unsigned memset_words(thr *T, int s, int b, unsigned off, unsigned n)
+{
+    unsigned v = (unsigned)nrand48(T->rs), kind = rnd(T, 3);
+    CUdeviceptr d = T->buf[b] + off * 4;
+    if (kind == 0) {
+        TR(T, "%ld: memset32 buffer %d [%u, +%u) on stream %d", T->op, b, off, n, s);
+        CK(A.set32(d, v, n, T->st[s]));
+        return v;
+    }
+    if (kind == 1) {
+        unsigned short h = (unsigned short)v;
+        TR(T, "%ld: memset16 buffer %d [%u, +%u) on stream %d", T->op, b, off, n, s);
+        CK(A.set16(d, h, 2 * (size_t)n, T->st[s]));
+        return (unsigned)h | (unsigned)h << 16;
+    }
+    unsigned char c = (unsigned char)v;
+    TR(T, "%ld: memset8 buffer %d [%u, +%u) on stream %d", T->op, b, off, n, s);
+    CK(A.set8(d, c, 4 * (size_t)n, T->st[s]));
+    return c * 0x01010101u;
+}
+
 static res *free_result(thr *T)
 {
     for (int i = 0; i < NRES; i++)
@@ -533,10 +574,8 @@ static void one_op(thr *T)
     } else if (w < 31) { /* spin */
         kernel(T, s, f_spin, 0, 0, rnd(T, O.max_us + 1));
     } else if (w < 38) { /* memset */
-        unsigned v = (unsigned)nrand48(T->rs);
         own(T, b, s);
-        TR(T, "%ld: memset buffer %d [%u, +%u) on stream %d", T->op, b, off, n, s);
-        CK(A.set32(T->buf[b] + off * 4, v, n, T->st[s]));
+        unsigned v = memset_words(T, s, b, off, n);
         apply(T, &(mop){'s', b, 0, off, n, 0, v});
     } else if (w < 46) { /* host to device, the source reused at once */
         unsigned src[NE];
@@ -551,8 +590,9 @@ static void one_op(thr *T)
         unsigned doff = rnd(T, NE - n + 1);
         own(T, b, s);
         own(T, d, s);
-        TR(T, "%ld: buffer %d [%u, +%u) to buffer %d at %u on stream %d", T->op, b, off, n, d, doff, s);
-        CK(A.dtod(T->buf[d] + doff * 4, T->buf[b] + off * 4, n * 4, T->st[s]));
+        int generic = rnd(T, 3) == 0;
+        TR(T, "%ld: buffer %d [%u, +%u) to buffer %d at %u on stream %d%s", T->op, b, off, n, d, doff, s, generic ? " (cuMemcpyAsync)" : "");
+        CK((generic ? A.copy : A.dtod)(T->buf[d] + doff * 4, T->buf[b] + off * 4, n * 4, T->st[s]));
         apply(T, &(mop){'c', b, d, off, n, doff, 0});
     } else if (w < 63) { /* device to host, checked after a wait */
         res *r = free_result(T);
@@ -560,8 +600,10 @@ static void one_op(thr *T)
         r->used = 1, r->s = s, r->n = (int)n, r->op = T->op;
         memcpy(r->want, &T->model[b][off], n * 4);
         memset(r->host, 0xcd, NE * 4);
-        TR(T, "%ld: buffer %d [%u, +%u) to the host on stream %d", T->op, b, off, n, s);
-        CK(A.dtoh(r->host, T->buf[b] + off * 4, n * 4, T->st[s]));
+        int generic = rnd(T, 3) == 0;
+        TR(T, "%ld: buffer %d [%u, +%u) to the host on stream %d%s", T->op, b, off, n, s, generic ? " (cuMemcpyAsync)" : "");
+        if (generic) CK(A.copy((CUdeviceptr)(uintptr_t)r->host, T->buf[b] + off * 4, n * 4, T->st[s]));
+        else CK(A.dtoh(r->host, T->buf[b] + off * 4, n * 4, T->st[s]));
     } else if (w < 69) { /* host function */
         if (T->nhf == T->caphf) {
             /* records are never moved (a pending function holds its pointer): a new block, the old kept */
@@ -606,8 +648,7 @@ static void one_op(thr *T)
                 ops[nops++] = (mop){'i', gb, 0, goff, gn, 0, 0};
                 break;
             case 2:
-                TR(T, "%ld:   memset buffer %d [%u, +%u)", T->op, gb, goff, gn);
-                CK(A.set32(T->buf[gb] + goff * 4, v, gn, T->st[c]));
+                v = memset_words(T, c, gb, goff, gn);
                 ops[nops++] = (mop){'s', gb, 0, goff, gn, 0, v};
                 break;
             default: {
