@@ -197,9 +197,8 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
     tn_space(narrow ? "SPACE mps /tmp/xq-test-mps 100 narrow" : "SPACE none off");
     chaos c = {{(unsigned short)seed, 0x5eed, 7}, 0, -1, {0}, 0, {0}, 0, hold};
     double t0 = tn_now(), event_at = t0 + 0.1 + 0.002 * (seed % 100), until = t0 + 2.5;
-    /* the watchdog at 250 ms, not 1000: a held run's links by a word in memory each wait that long */
-    const char *env[10] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", "XQ_UNSTICK_MS=250", env_a};
-    int ne = 4;
+    const char *env[10] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", env_a};
+    int ne = 3;
     if (stall) env[ne++] = "XQ_STALL=1"; /* level 2: what a held stream launched waits on the device too */
     static char trace[300], more[300];
     if (getenv("XQ_FUZZ_TRACE")) /* the program's XQ_ variables are the test's own */
@@ -208,6 +207,9 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
         snprintf(more, sizeof more, "%s", getenv("XQ_FUZZ_ENV")), env[ne++] = more;
     if (env_b) env[ne++] = env_b;
     if (narrow) env[ne++] = "FAKECUDA_TPS=64"; /* blocks of 64 threads and more fill a multiprocessor or more */
+    /* the watchdog at 250 ms, not 1000: a held run's links by a word in memory each wait that long
+     * (last: the first of a name is the one a program sees, so XQ_FUZZ_ENV may set another) */
+    env[ne++] = "XQ_UNSTICK_MS=250";
     env[ne] = NULL;
     start_prog(&a, FUZZ, env, args, 1);
     int done_event = event == NODE_STAYS, frozen = 0, cleared = 0;

@@ -10,6 +10,7 @@
  * instantiated and launched again and again (graphs), streams destroyed and made anew, children
  * forked that touch nothing of CUDA's, links between two non-blocking streams by a word in memory
  * (cuStreamWaitValue32 on one, work behind it, then cuStreamWriteValue32 on the other: flag_link),
+ * later threads two times in three in a context of their own (pushing the primary one now and then),
  * and every way of waiting (stream,
  * event, context synchronize, polling a stream or an event), on the default stream, the per-thread
  * one, the legacy one named, and streams of its own. Every access to a buffer is ordered after the
@@ -23,7 +24,7 @@
  * Usage: xq-cuda-fuzz --seed S [--ops N] [--threads T] [--streams K] [--via direct|procaddress|dlsym]
  *                     [--ptsz] [--max-us U] [--host-us U]
  *        xq-cuda-fuzz --capture-race|--capture-limit|--hold-race|--stall-race|--link-race [--via ...]   (below: five cases found, made sure of)
- * One JSON line at the end: {"seed":S,"threads":T,"ops":N,"checked":C,"hostfns":H,"graphs":G,"links":L,"check":"ok"|"bad"[,"first":"..."]}
+ * One JSON line at the end: {"seed":S,"threads":T,"ops":N,"checked":C,"hostfns":H,"graphs":G,"links":L,"contexts":X,"check":"ok"|"bad"[,"first":"..."]}
  * XQ_FUZZ_TRACE=DIR: the last 128 calls of the thread that read a wrong value go to DIR/fuzz-SEED-PID.txt.
  * Exit 0 when every result was right, 3 when one was not, 1 on a CUDA error, 2 on bad usage.
  */
@@ -44,6 +45,9 @@ CUresult cuInit(unsigned int);
 CUresult cuDeviceGet(CUdevice *, int);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
 CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
+CUresult cuCtxPushCurrent_v2(CUcontext);
+CUresult cuCtxPopCurrent_v2(CUcontext *);
 CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
@@ -121,6 +125,10 @@ static struct api {
     CUresult (*set8)(CUdeviceptr, unsigned char, size_t, CUstream);
     CUresult (*set16)(CUdeviceptr, unsigned short, size_t, CUstream);
     CUresult (*copy)(CUdeviceptr, CUdeviceptr, size_t, CUstream); /* cuMemcpyAsync: device sources only */
+    CUresult (*ctx_set)(CUcontext);
+    CUresult (*ctx_create)(CUcontext *, unsigned int, CUdevice);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
     CUresult (*hostfn)(CUstream, CUhostFn, void *);
     CUresult (*cap_begin)(CUstream, CUstreamCaptureMode);
     CUresult (*cap_end)(CUstream, CUgraph *);
@@ -196,6 +204,10 @@ static void get_api(void)
         A.set8 = p ? cuMemsetD8Async_ptsz : cuMemsetD8Async;
         A.set16 = p ? cuMemsetD16Async_ptsz : cuMemsetD16Async;
         A.copy = p ? cuMemcpyAsync_ptsz : cuMemcpyAsync;
+        A.ctx_set = cuCtxSetCurrent;
+        A.ctx_create = cuCtxCreate_v2;
+        A.ctx_push = cuCtxPushCurrent_v2;
+        A.ctx_pop = cuCtxPopCurrent_v2;
         A.hostfn = p ? cuLaunchHostFunc_ptsz : cuLaunchHostFunc;
         A.cap_begin = p ? cuStreamBeginCapture_v2_ptsz : cuStreamBeginCapture_v2;
         A.cap_end = p ? cuStreamEndCapture_ptsz : cuStreamEndCapture;
@@ -240,6 +252,10 @@ static void get_api(void)
         DLS(set8, "cuMemsetD8Async", 1);
         DLS(set16, "cuMemsetD16Async", 1);
         DLS(copy, "cuMemcpyAsync", 1);
+        DLS(ctx_set, "cuCtxSetCurrent", 0);
+        DLS(ctx_create, "cuCtxCreate_v2", 0);
+        DLS(ctx_push, "cuCtxPushCurrent_v2", 0);
+        DLS(ctx_pop, "cuCtxPopCurrent_v2", 0);
         DLS(hostfn, "cuLaunchHostFunc", 1);
         DLS(cap_begin, "cuStreamBeginCapture_v2", 1);
         DLS(cap_end, "cuStreamEndCapture", 1);
@@ -285,6 +301,10 @@ static void get_api(void)
     GET(set8, "cuMemsetD8Async");
     GET(set16, "cuMemsetD16Async");
     GET(copy, "cuMemcpyAsync");
+    GET(ctx_set, "cuCtxSetCurrent");
+    GET(ctx_create, "cuCtxCreate");
+    GET(ctx_push, "cuCtxPushCurrent");
+    GET(ctx_pop, "cuCtxPopCurrent");
     GET(hostfn, "cuLaunchHostFunc");
     GET(cap_begin, "cuStreamBeginCapture");
     GET(cap_end, "cuStreamEndCapture");
@@ -340,6 +360,7 @@ typedef struct thr {
     long op;
     unsigned short rs[3];
     int nstreams;
+    CUcontext ctx; /* a context of its own (threads after the first, half the time), else NULL: the primary one */
     CUstream st[MAXS];
     int nonblocking[MAXS]; /* made CU_STREAM_NON_BLOCKING: no implicit order with the legacy stream */
     CUdeviceptr flags;     /* NFLAG words, each waited for and written once (flag links) */
@@ -624,7 +645,15 @@ static void one_op(thr *T)
         CK(A.swait(T->st[s], e, 0));
     } else if (w < 82) { /* a wait for one stream */
         wait_stream(T, s);
-    } else if (w < 84) { /* a wait for the whole context */
+    } else if (w < 84) { /* a wait for the whole context (and, from a context of its own, the primary one's first) */
+        if (T->ctx && rnd(T, 2)) {
+            CUcontext was = NULL;
+            TR(T, "%ld: the primary context pushed, synchronized, popped", T->op);
+            CK(A.ctx_push(g_ctx));
+            CK(A.csync());
+            CK(A.ctx_pop(&was));
+            if (was != g_ctx) bad("thread %d: popped context %p, want the primary %p", T->id, (void *)was, (void *)g_ctx);
+        }
         TR(T, "%ld: context synchronized", T->op);
         CK(A.csync());
         check_results(T, -1);
@@ -701,7 +730,11 @@ static void one_op(thr *T)
 static void *run_thread(void *arg)
 {
     thr *T = arg;
-    CK(cuCtxSetCurrent(g_ctx));
+    CK(A.ctx_set(g_ctx));
+    if (T->id > 0 && (T->id + O.seed) % 3 != 0) { /* everything of this thread's in a context of its own, made current */
+        CK(A.ctx_create(&T->ctx, 0, 0));
+        TR(T, "a context of its own");
+    }
     T->st[S_DEFAULT] = NULL, T->st[S_PER_THREAD] = CU_STREAM_PER_THREAD, T->st[S_LEGACY] = CU_STREAM_LEGACY;
     T->nstreams = 3 + O.streams;
     for (int k = 3; k < T->nstreams; k++) new_stream(T, k);
@@ -934,17 +967,19 @@ int main(int argc, char **argv)
     pthread_t th[16];
     for (int i = 0; i < O.threads; i++) {
         T[i].id = i;
-        T[i].rs[0] = (unsigned short)O.seed, T[i].rs[1] = (unsigned short)(O.seed >> 16), T[i].rs[2] = (unsigned short)(i + 1);
+        /* the thread in the low words too: nrand48's low output bits (rnd(T, 2)) do not depend on the high word */
+        T[i].rs[0] = (unsigned short)(O.seed ^ (unsigned)i * 0x9e37u), T[i].rs[1] = (unsigned short)((O.seed >> 16) ^ (unsigned)i * 0x7f4bu),
+        T[i].rs[2] = (unsigned short)(i + 1);
         pthread_create(&th[i], NULL, run_thread, &T[i]);
     }
-    long checked = 0, hostfns = 0, graphs = 0, links = 0;
+    long checked = 0, hostfns = 0, graphs = 0, links = 0, contexts = 0;
     for (int i = 0; i < O.threads; i++) {
         pthread_join(th[i], NULL);
-        checked += T[i].checked, graphs += T[i].graphs, links += T[i].nflags;
+        checked += T[i].checked, graphs += T[i].graphs, links += T[i].nflags, contexts += T[i].ctx != NULL;
         for (int k = 0; k < T[i].nstreams; k++) hostfns += T[i].hf_ran[k];
     }
-    printf("{\"seed\":%u,\"threads\":%d,\"ops\":%ld,\"checked\":%ld,\"hostfns\":%ld,\"graphs\":%ld,\"links\":%ld,\"check\":\"%s\"",
-           O.seed, O.threads, O.ops, checked, hostfns, graphs, links, g_bad ? "bad" : "ok");
+    printf("{\"seed\":%u,\"threads\":%d,\"ops\":%ld,\"checked\":%ld,\"hostfns\":%ld,\"graphs\":%ld,\"links\":%ld,\"contexts\":%ld,\"check\":\"%s\"",
+           O.seed, O.threads, O.ops, checked, hostfns, graphs, links, contexts, g_bad ? "bad" : "ok");
     if (g_bad) {
         printf(",\"first\":\"");
         for (const char *c = g_first; *c; c++) putchar(*c == '"' || *c == '\\' ? '\'' : *c);
