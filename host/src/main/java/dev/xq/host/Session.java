@@ -507,17 +507,19 @@ final class Session {
     }
 
     /**
-     * The queue's priority hint (docs/processes.md): the process's priority, or 0 when only the
-     * stream has one, plus the steps the stream's CUDA priority is above the least one.
+     * The queue's priority hint (docs/processes.md): the process's priority when it has one (every
+     * stream of it alike: a stream's CUDA priority orders the process's own work on the device, and
+     * added here it let a best-effort process's high-priority stream outrank a latency-critical
+     * process, and held a process's streams behind each other); else the steps the stream's CUDA
+     * priority is above the least one, when it is.
      *
      * @return the hint's value, clamped into the hint's range, or null for no hint
      */
     static Integer priority(Integer processPriority, int prio, int least) {
-        boolean streamHasOne = prio != least;
-        if (processPriority == null && !streamHasOne) {
+        if (processPriority == null && prio == least) {
             return null;
         }
-        long value = (processPriority == null ? 0L : processPriority) + (streamHasOne ? (long) least - prio : 0L);
+        long value = processPriority != null ? processPriority : (long) least - prio;
         return (int) Math.max(Hint.MIN_PRIORITY, Math.min(Hint.MAX_PRIORITY, value));
     }
 

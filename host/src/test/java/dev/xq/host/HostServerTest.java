@@ -340,7 +340,7 @@ class HostServerTest {
         assertEquals("serve/ptds", st.name());
         assertEquals("cuda1", st.device());
         assertEquals(TestClient.PID + ":serve", st.group());
-        assertEquals(List.of(new Hint.Priority(4)), q.hints());
+        assertEquals(List.of(new Hint.Priority(2)), q.hints()); // the process's priority; CUDA's -2 orders its own work only
         assertEquals(TestClient.PID, queue(h).pid());
         assertTrue(core.queues().stream().anyMatch(x -> x.handle() == h));
 
@@ -364,9 +364,11 @@ class HostServerTest {
         assertNull(Session.priority(null, 0, 0));
         assertEquals(0, Session.priority(0, 0, 0));
         assertEquals(5, Session.priority(null, -5, 0));
-        assertEquals(7, Session.priority(2, -5, 0));
+        assertEquals(2, Session.priority(2, -5, 0)); // the process's priority, whatever its streams'
+        assertEquals(1, Session.priority(1, -5, 0)); // a best-effort process's top stream stays below a priority-2 process
         assertEquals(-3, Session.priority(-3, 0, 0));
-        assertEquals(Hint.MAX_PRIORITY, Session.priority(999, -5, 0));
+        assertEquals(Hint.MAX_PRIORITY, Session.priority(5000, -5, 0));
+        assertEquals(Hint.MAX_PRIORITY, Session.priority(null, Integer.MIN_VALUE, 0));
         assertEquals(Hint.MIN_PRIORITY, Session.priority(-5000, 0, 0));
     }
 

@@ -133,11 +133,12 @@ public class HipProcessIT {
         XQueueStatus lpq = awaitQueue(lp.pid(), 5_000);
         assertEquals("train/s1", lpq.name());
         assertEquals("hip0", lpq.device());
-        // XQ_PRIORITY 1, plus one step: the double's streams have priority 0 in its range [1 least, -1 greatest]
-        assertTrue(lpq.hints().toString(), lpq.hints().contains(new Hint.Priority(2)));
+        // XQ_PRIORITY 1, every stream's (the double's streams have priority 0 in its range [1 least, -1
+        // greatest]: one step up, which counts only in a process without XQ_PRIORITY)
+        assertTrue(lpq.hints().toString(), lpq.hints().contains(new Hint.Priority(1)));
         FakeApps.App hp = app("serve", 2, true, "--seconds", "3", "--kernels", "3", "--us", "1000", "--check");
         XQueueStatus hpq = awaitQueue(hp.pid(), 5_000);
-        assertTrue(hpq.hints().toString(), hpq.hints().contains(new Hint.Priority(3)));
+        assertTrue(hpq.hints().toString(), hpq.hints().contains(new Hint.Priority(2)));
         boolean lpHeldWhileHpReady = false;
         long until = System.nanoTime() + 3_000_000_000L;
         while (System.nanoTime() < until && !lpHeldWhileHpReady) {
@@ -229,7 +230,7 @@ public class HipProcessIT {
         XQueueStatus q = awaitQueue(p.pid(), 10_000);
         assertEquals("viaxq/s1", q.name());
         assertEquals("hip0", q.device());
-        assertTrue(q.hints().toString(), q.hints().contains(new Hint.Priority(3)));
+        assertTrue(q.hints().toString(), q.hints().contains(new Hint.Priority(2)));
         assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
         assertEquals(Files.readString(out), 0, p.exitValue());
         assertTrue(Files.readString(out), Files.readString(out).contains("\"check\":\"ok\""));
