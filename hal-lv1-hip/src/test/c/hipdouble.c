@@ -399,7 +399,12 @@ EXPORT int hipEventRecord(void *event, void *stream) {
         if (o == NULL) {
             e = hipErrorOutOfMemory;
         } else {
+            if (ev->npend == (int) (sizeof ev->pend / sizeof ev->pend[0])) {
+                fprintf(stderr, "hipdouble: event %p recorded 256 times with none of them ended: not modelled\n", (void *) ev);
+                abort();
+            }
             ev->gen++;
+            ev->pend[ev->npend++] = ev->gen;
             ev->state = EV_PENDING;
             ev->error = hipSuccess;
             o->type = OP_EVENT;

@@ -214,6 +214,15 @@ static int uses_engine(int type) {
     return type != OP_EVENT && type != OP_HOSTFN && type != OP_WAIT && type != OP_WAITVAL && type != OP_WRITEVAL;
 }
 
+/* Whether the record of generation gen of ev has not ended yet. Caller holds hd_mu. */
+static int ev_pending(const struct event *ev, uint64_t gen) {
+    for (int i = 0; i < ev->npend; i++)
+        if (ev->pend[i] == gen) {
+            return 1;
+        }
+    return 0;
+}
+
 /* Whether a hipStreamWaitValue32 is satisfied. */
 static int value_ok(const struct op *o) {
     uint32_t v = __atomic_load_n((const uint32_t *) o->dst, __ATOMIC_ACQUIRE) & o->mask;
@@ -259,7 +268,7 @@ static void *worker(void *arg) {
         if (o->type == OP_WAIT) {
             s->stalled = 1;
             pthread_cond_broadcast(&g_engine_free);
-            while (o->ev->in_use && o->ev->born <= o->gen && o->ev->done_gen < o->gen) {
+            while (o->ev->in_use && o->ev->born <= o->gen && ev_pending(o->ev, o->gen)) {
                 pthread_cond_wait(&hd_done, &hd_mu); /* every op's end is broadcast */
             }
             s->stalled = 0;
@@ -319,8 +328,13 @@ static void *worker(void *arg) {
             s->engine_ops--;
             release_engine(s);
         }
-        if (o->type == OP_EVENT && o->gen > o->ev->done_gen) {
-            o->ev->done_gen = o->gen;
+        if (o->type == OP_EVENT) { /* this record has ended */
+            struct event *ev = o->ev;
+            for (int i = 0; i < ev->npend; i++)
+                if (ev->pend[i] == o->gen) {
+                    ev->pend[i] = ev->pend[--ev->npend];
+                    break;
+                }
         }
         if (o->type == OP_EVENT && o->ev->in_use && o->ev->gen == o->gen) {
             o->ev->time_ns = now_ns();

@@ -113,7 +113,10 @@ struct event {
     int state;
     uint64_t gen;
     uint64_t born;     /* gen when created: a wait from a former occupant of the slot ends */
-    uint64_t done_gen; /* the latest generation whose record has ended (hipStreamWaitEvent) */
+    /* the generations recorded and not ended yet (records on different streams end in any order:
+     * a wait is for its own record's end, hipStreamWaitEvent) */
+    uint64_t pend[256];
+    int npend;
     int64_t time_ns;
     int error;
 };

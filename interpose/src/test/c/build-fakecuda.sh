@@ -32,5 +32,5 @@ mv -f "$out/libxq-local.so.tmp" "$out/libxq-local.so"
 mv -f "$out/libxq-next.so.tmp" "$out/libxq-next.so"
 "$cc" $flags -o "$out/xq-local-app.tmp" "$here/xq_local.c" -ldl
 mv -f "$out/xq-local-app.tmp" "$out/xq-local-app"
-"$cc" $flags -o "$out/xq-cuda-tests.tmp" "$here"/test_cuda_*.c "$here/test_node.c"
+"$cc" $flags -o "$out/xq-cuda-tests.tmp" "$here"/test_cuda_*.c "$here/test_node.c" "$here/test_chaos.c"
 mv -f "$out/xq-cuda-tests.tmp" "$out/xq-cuda-tests"

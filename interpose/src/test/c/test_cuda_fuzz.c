@@ -2,166 +2,7 @@
  * while they run: every result right, nothing lost, no program held for good. */
 #define _GNU_SOURCE
 #include "test_cuda.h"
-
-/* A node that changes its mind all the time. Every 0.2-2 ms it writes one decision into one of the
- * latest session's slots, the way the node writes them (limits, then config_seq, then the gate; a
- * GATE line when the gate opened or a limit grew): the gate closed or opened (never closed for
- * more than 20 ms), a threshold and batch, a window, an arrival guard, a narrowing reserve, a part
- * among best-effort processes. In a third of the runs (hold) the gates follow a priority policy's
- * rule instead: a stream is held, as long as it takes, while one registered before it has work in
- * flight or waiting (the node only sees what the interposer tells it: a completion it is never
- * told of holds the streams below for good). Until `until` (tn_now()); then every slot is opened
- * and cleared, and in a hold run the rule alone goes on to the end. */
-typedef struct chaos {
-    unsigned short rs[3];
-    int scanned;          /* tn lines read so far */
-    int sess;             /* the session whose slots are changed (the latest) */
-    int slot[16], nslots; /* its registered slots */
-    double closed_at[16];
-    unsigned changes;
-    int hold; /* as a priority policy: a slot is held while one registered before it has work in flight or waiting */
-} chaos;
-
-static unsigned crnd(chaos *c, unsigned n) { return n ? (unsigned)(nrand48(c->rs) % n) : 0; }
-
-static void chaos_scan(chaos *c)
-{
-    int n = tn_nlines(), latest = tn_sessions() - 1;
-    if (latest != c->sess && latest >= 0) c->sess = latest, c->nslots = 0; /* a new session: its slots */
-    if (c->sess < 0) return;
-    for (; c->scanned < n; c->scanned++) {
-        tn_line l = tn_get(c->scanned);
-        unsigned slot;
-        if (l.sess != c->sess || sscanf(l.text, "STREAM %u", &slot) != 1 || slot >= 16) continue;
-        int known = 0;
-        for (int i = 0; i < c->nslots; i++) known |= c->slot[i] == (int)slot;
-        if (!known && c->nslots < 16) c->closed_at[c->nslots] = 0, c->slot[c->nslots++] = (int)slot;
-    }
-}
-
-static void gate_line(int sess, int slot)
-{
-    char g[32];
-    snprintf(g, sizeof g, "GATE %d", slot);
-    tn_send(sess, g);
-}
-
-/* hold: a slot is held while one registered before it has work in flight or waiting, and let go
- * (GATE) when none has; to the end of the run, as a priority policy would. */
-static void chaos_hold(chaos *c)
-{
-    chaos_scan(c);
-    int busy_above = 0;
-    for (int k = 0; k < c->nslots; k++) {
-        xq_slot *o = tn_slot(c->sess, (unsigned)c->slot[k]);
-        if (!o) continue;
-        unsigned want = busy_above ? 1u : 0u;
-        if (LD(&o->gate) != want) {
-            __atomic_store_n(&o->gate, want, __ATOMIC_SEQ_CST);
-            if (!want) gate_line(c->sess, c->slot[k]);
-        }
-        busy_above |= LD(&o->in_flight) > 0 || LD(&o->pending) > 0;
-    }
-}
-
-static void chaos_step(chaos *c)
-{
-    chaos_scan(c);
-    if (!c->nslots) return;
-    int i = (int)crnd(c, (unsigned)c->nslots);
-    xq_slot *s = tn_slot(c->sess, (unsigned)c->slot[i]);
-    if (!s) return;
-    double now = tn_now();
-    for (int k = 0; k < c->nslots; k++) /* a gate closed for 20 ms is opened */
-        if (c->closed_at[k] > 0 && now - c->closed_at[k] > 0.020) {
-            xq_slot *o = tn_slot(c->sess, (unsigned)c->slot[k]);
-            if (o) __atomic_store_n(&o->gate, 0, __ATOMIC_SEQ_CST), gate_line(c->sess, c->slot[k]);
-            c->closed_at[k] = 0;
-        }
-    unsigned what = crnd(c, 100);
-    int wake = 0;
-    if (c->hold) { /* the gates follow the rule alone; the rest is drawn as in any run */
-        chaos_hold(c);
-        what = 30 + crnd(c, 70);
-    }
-    if (what < 30) {
-        int close = c->closed_at[i] == 0;
-        __atomic_store_n(&s->gate, close ? 1u : 0u, __ATOMIC_SEQ_CST);
-        c->closed_at[i] = close ? now : 0;
-        wake = !close;
-    } else if (what < 50) {
-        static const unsigned thr[] = {0, 1, 2, 3, 8};
-        unsigned t = thr[crnd(c, 5)], old = LD(&s->threshold);
-        __atomic_store_n(&s->threshold, t, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&s->batch, t > 1 ? crnd(c, 2) : 0, __ATOMIC_SEQ_CST);
-        __atomic_add_fetch(&s->config_seq, 1, __ATOMIC_SEQ_CST);
-        wake = t == 0 || (old && t > old);
-    } else if (what < 60) {
-        static const unsigned win[] = {0, 100, 500, 2000};
-        unsigned w = win[crnd(c, 4)], old = LD(&s->window_us);
-        __atomic_store_n(&s->window_us, w, __ATOMIC_SEQ_CST);
-        __atomic_add_fetch(&s->config_seq, 1, __ATOMIC_SEQ_CST);
-        wake = old && (w == 0 || w > old);
-    } else if (what < 70) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        uint64_t ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec, hz = ns + crnd(c, 3000) * 1000ull;
-        int clear = crnd(c, 3) == 0;
-        __atomic_store_n(&s->horizon_ns, clear ? 0 : hz, __ATOMIC_SEQ_CST); /* the horizon first, as the node */
-        __atomic_store_n(&s->guard_until_ns, clear ? 0 : hz + crnd(c, 3000) * 1000ull, __ATOMIC_SEQ_CST);
-    } else if (what < 85) {
-        static const unsigned res[] = {0, 36, 64, 124};
-        __atomic_store_n(&s->reserve_sms, res[crnd(c, 4)], __ATOMIC_SEQ_CST);
-    } else {
-        unsigned k = crnd(c, 5), part = 0;
-        if (k == 1) part = 0u << 16 | 2;
-        else if (k == 2) part = 1u << 16 | 2;
-        else if (k == 3) part = crnd(c, 3) << 16 | 3;
-        else if (k == 4) {
-            unsigned w = 1 + crnd(c, 8), o = crnd(c, 16 - w + 1);
-            part = 1u << 31 | o << 16 | w;
-        }
-        __atomic_store_n(&s->part, part, __ATOMIC_SEQ_CST);
-    }
-    if (wake) gate_line(c->sess, c->slot[i]);
-    c->changes++;
-}
-
-static void chaos_clear(chaos *c)
-{
-    chaos_scan(c);
-    for (int i = 0; i < c->nslots; i++) {
-        xq_slot *s = tn_slot(c->sess, (unsigned)c->slot[i]);
-        if (!s) continue;
-        __atomic_store_n(&s->threshold, 0, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&s->batch, 0, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&s->window_us, 0, __ATOMIC_SEQ_CST);
-        __atomic_add_fetch(&s->config_seq, 1, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&s->horizon_ns, 0, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&s->guard_until_ns, 0, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&s->reserve_sms, 0, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&s->part, 0, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
-        c->closed_at[i] = 0;
-        gate_line(c->sess, c->slot[i]);
-    }
-}
-
-/* The slots' state, for a run that did not end: gate, in flight, pending, launched / completed. */
-static const char *slots_text(chaos *c)
-{
-    static char b[1024];
-    size_t n = 0;
-    b[0] = 0;
-    for (int k = 0; k < c->nslots && n < sizeof b - 80; k++) {
-        xq_slot *o = tn_slot(c->sess, (unsigned)c->slot[k]);
-        if (o)
-            n += (size_t)snprintf(b + n, sizeof b - n, "%s%d: gate %u, in flight %u, pending %u, %lu/%lu", k ? "; " : "", c->slot[k],
-                                  LD(&o->gate), LD(&o->in_flight), LD(&o->pending), (unsigned long)LD(&o->launched),
-                                  (unsigned long)LD(&o->completed));
-    }
-    return b;
-}
+#include "test_chaos.h"
 
 /* What happens to the node in a run besides its decisions. */
 enum { NODE_STAYS, NODE_DIES, NODE_FREEZES, NODE_RESTARTS };
@@ -195,7 +36,7 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
     tn_start(SOCK, 16);
     tn_defaults(0, 0, 0, 0);
     tn_space(narrow ? "SPACE mps /tmp/xq-test-mps 100 narrow" : "SPACE none off");
-    chaos c = {{(unsigned short)seed, 0x5eed, 7}, 0, -1, {0}, 0, {0}, 0, hold};
+    chaos c = {{(unsigned short)seed, 0x5eed, 7}, 0, -1, {0}, 0, {0}, 0, hold, 0};
     double t0 = tn_now(), event_at = t0 + 0.1 + 0.002 * (seed % 100), until = t0 + 2.5;
     const char *env[10] = {"XQ_TEST_DEFAULTS=1", "XQ_PRIORITY=1", env_a};
     int ne = 3;
@@ -363,7 +204,7 @@ void test_wait_for_others_not_counted(void)
             __atomic_store_n(&B->gate, 1, __ATOMIC_SEQ_CST);
             CHECK(wait_until(A, two_pending, 3.0) && wait_until(B, two_pending, 3.0), "%s: the copy on A and the launch on B not held",
                   vias[v]);
-            chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1};
+            chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1, 0};
             for (double end = tn_now() + 5; !exited(&a) && tn_now() < end;) {
                 chaos_hold(&c); /* A let go; B held while A has work in flight or waiting */
                 pause_s(0.0005);
@@ -400,7 +241,7 @@ void test_stall_not_behind_open_work(void)
         snprintf(g, sizeof g, "GATE %d", sb);
         tn_send(0, g);
         CHECK(wait_until(A, in_flight_1, 3.0), "A's kernel not in flight");
-        chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1};
+        chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1, 0};
         for (double end = tn_now() + 5; !exited(&a) && tn_now() < end;) {
             chaos_hold(&c); /* B held while A has work in flight */
             pause_s(0.0005);
@@ -434,7 +275,7 @@ void test_unstick_flag_link(void)
         xq_slot *A = sa >= 0 ? tn_slot(0, (unsigned)sa) : NULL, *B = sb >= 0 ? tn_slot(0, (unsigned)sb) : NULL;
         CHECK(A && B, "%s %s: two streams not registered", modes[m][0], modes[m][1]);
         if (A && B) {
-            chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1};
+            chaos c = {{1, 2, 3}, 0, -1, {0}, 0, {0}, 0, 1, 0};
             double t0 = tn_now();
             for (double end = t0 + (off ? 1.5 : 5); !exited(&a) && tn_now() < end;) {
                 chaos_hold(&c); /* B held while A has work in flight */

@@ -108,4 +108,7 @@ void test_lv3_default_stream_late_node(void);
 void test_lv3_link_suspend_waits(void);
 void test_lv3_link_resumes(void);
 
+/* test_hip_fuzz.c */
+void test_hip_fuzz_programs(void);
+
 #endif

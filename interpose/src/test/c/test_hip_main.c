@@ -63,6 +63,7 @@ static const struct {
     {"lv3_default_stream_late_node", test_lv3_default_stream_late_node},
     {"lv3_link_suspend_waits", test_lv3_link_suspend_waits},
     {"lv3_link_resumes", test_lv3_link_resumes},
+    {"hip_fuzz_programs", test_hip_fuzz_programs},
 };
 
 int main(int argc, char **argv)
@@ -96,7 +97,8 @@ int main(int argc, char **argv)
         /* as in xq-cuda-tests: a failed test runs again, up to twice, a second later (a busy 2-CPU
            machine can starve a test's threads); only a third failure counts, and the earlier ones
            stay in the output */
-        for (int attempt = 1; attempt <= 3; attempt++) {
+        int tries = strstr(TESTS[i].name, "fuzz_") ? 1 : 3; /* the random programs bound no time: once */
+        for (int attempt = 1; attempt <= tries; attempt++) {
             if (attempt > 1) /* the load that starved it may pass: a second before the next try */
                 pause_s(1.0);
             tn_defaults(0, 0, 0, 0);
