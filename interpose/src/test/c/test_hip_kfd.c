@@ -209,6 +209,7 @@ void test_lv3_default_stream_late_node(void)
 
 static int busy(xq_slot *s) { return LD(&s->in_flight) > 0; }
 static int six_done(xq_slot *s) { return LD(&s->completed) >= 6 && !LD(&s->in_flight); }
+static int twenty_launched(xq_slot *s) { return LD(&s->launched) >= 20; }
 
 /* Two streams of one process linked by an event (xq-hip-app --link): B, of the greatest priority,
  * waits for what A launched, and the node holds A behind busy B, as a priority policy does. A
@@ -252,7 +253,8 @@ void test_lv3_link_resumes(void)
     start_kfd(&a, NULL, (const char *[]){"--link", "400", "--kernels", "20", "--us", "20000", NULL});
     int sa = stream_slot(0, 0, NULL, 0);
     xq_slot *A = sa >= 0 ? tn_slot(0, (unsigned)sa) : NULL;
-    CHECK(A && wait_until(A, deep, 3.0), "no deep in-flight work on A");
+    /* all twenty launched first: a hold before the last would hold the program's thread on A */
+    CHECK(A && wait_until(A, twenty_launched, 3.0), "A's twenty kernels not launched");
     if (!A) return (void)finish(&a, 1);
     char line[64], sus[64], res[64];
     __atomic_store_n(&A->gate, 1, __ATOMIC_SEQ_CST);
