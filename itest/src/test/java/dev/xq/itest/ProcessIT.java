@@ -224,9 +224,10 @@ public class ProcessIT {
 
     /**
      * Random driver-API programs whose every result is known (xq-cuda-fuzz: kernels, copies both
-     * ways, memsets, host functions, events between streams, graphs, every way of waiting; through
-     * cuGetProcAddress, dlsym and the linked symbols), three processes at two priorities, two
-     * threads each, on one simulated GPU, while every policy the node has takes its turn and the
+     * ways, memsets, host functions, links between streams by events and by words in memory, graphs,
+     * contexts of their own, every way of waiting; through cuGetProcAddress, dlsym and the linked
+     * symbols), three processes at two priorities and one ranked by its streams' CUDA priorities,
+     * two threads each, on one simulated GPU, while every policy the node has takes its turn and the
      * node holds, limits and lets go as each decides: each program ends by itself with every
      * result right.
      */
@@ -234,10 +235,13 @@ public class ProcessIT {
     public void randomProgramsComeOutRightWhilePoliciesSwap() throws Exception {
         assertTrue("the random program is built: " + FakeApps.fuzz(), Files.isRegularFile(FakeApps.fuzz()));
         scheduler.selectPolicy("hpf");
-        String[][] runs = {{"11", "procaddress", "2"}, {"12", "dlsym", "1"}, {"13", "direct", "1"}};
+        // the fourth without XQ_PRIORITY: its streams' CUDA priorities rank them, so a priority policy
+        // may hold some of its streams behind others of its own
+        String[][] runs = {{"11", "procaddress", "2"}, {"12", "dlsym", "1"}, {"13", "direct", "1"}, {"14", "procaddress", "-"}};
         List<FakeApps.App> apps = new java.util.ArrayList<>();
         for (String[] r : runs) {
-            apps.add(FakeApps.start(FakeApps.fuzz(), work, socket(), gpu, Map.of("XQ_NAME", "fuzz" + r[0], "XQ_PRIORITY", r[2]),
+            Map<String, String> env = r[2].equals("-") ? Map.of("XQ_NAME", "fuzz" + r[0]) : Map.of("XQ_NAME", "fuzz" + r[0], "XQ_PRIORITY", r[2]);
+            apps.add(FakeApps.start(FakeApps.fuzz(), work, socket(), gpu, env,
                     "--seed", r[0], "--via", r[1], "--threads", "2", "--ops", "1500", "--max-us", "300", "--host-us", "300"));
         }
         for (FakeApps.App a : apps) {
