@@ -231,6 +231,8 @@ static void unstick_watch(uint64_t now)
                  "xq: stream %s let go though the node holds it: stream %s of this process, which the node lets launch, has seen "
                  "none of its work end for %llu ms (it may wait on the device for work of the held one); until it moves again",
                  st->label, stale->label, (unsigned long long)((now - stale->wd_at) / 1000000ull));
+            int slot = LD(&st->slot);
+            if (slot >= 0) xqh_send_line("UNSTUCK %d %llu", slot, (unsigned long long)((now - stale->wd_at) / 1000000ull));
             xqh_wake_held(st);
         } else if (!stale && LD(&st->unstick)) {
             ST(&st->unstick, 0);

@@ -292,6 +292,8 @@ void test_unstick_flag_link(void)
               modes[m][1], a.status, slurp(a.out), slurp(a.err));
         if (!off) CHECK(strstr(slurp(a.err), "let go though the node holds it") != NULL, "%s %s: the watchdog said nothing: %s",
                         modes[m][0], modes[m][1], slurp(a.err));
+        CHECK(off ? tn_count(0, "UNSTUCK ") == 0 : tn_count(0, "UNSTUCK ") >= 1, "%s %s: %d UNSTUCK lines to the node", modes[m][0],
+              modes[m][1], tn_count(0, "UNSTUCK "));
         tn_kill();
     }
 }

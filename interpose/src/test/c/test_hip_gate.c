@@ -280,5 +280,6 @@ void test_hip_unstick_value_link(void)
         tn_send(0, g);
         CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
         if (!off) CHECK(strstr(slurp(a.err), "let go though the node holds it") != NULL, "the watchdog said nothing: %s", slurp(a.err));
+        CHECK(off ? tn_count(0, "UNSTUCK ") == 0 : tn_count(0, "UNSTUCK ") >= 1, "%d UNSTUCK lines to the node", tn_count(0, "UNSTUCK "));
     }
 }

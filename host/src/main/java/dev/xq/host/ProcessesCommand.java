@@ -55,7 +55,8 @@ final class ProcessesCommand {
         for (Session.Info i : of) {
             sb.append("process ").append(i.pid()).append(" (").append(i.name()).append("), ").append(i.state()).append(" since ")
                     .append(TIME.format(i.since())).append(", GATE lines sent ").append(i.gatesSent()).append(", dropped ")
-                    .append(i.gatesDropped()).append(", runtime ").append(i.runtime()).append(", Lv3 ").append(i.lv3()).append('\n')
+                    .append(i.gatesDropped()).append(", runtime ").append(i.runtime()).append(", Lv3 ").append(i.lv3())
+                    .append(", held streams let go by the process ").append(i.letGo()).append('\n')
                     .append(i.cmdline()).append('\n');
             // LIMITS: threshold/batch/window in force; "none" while no other tenant shares the device
             Table t = new Table("SLOT", "HANDLE", "QUEUE", "DEVICE", "GATE", "LIMITS", "KEY");
@@ -116,10 +117,11 @@ final class ProcessesCommand {
         // the whole device, narrowed while preferred queues run; "narrowed, untimed": a latency-critical one, never held,
         // narrowed to half below a wider one of a higher priority; ", low": told MPS's lower client priority,
         // mpsLowPriorityBestEffort), "time" time-shared
-        Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV2/3", "SPACE", "SINCE", "CMDLINE");
+        // LET GO: held streams the process let go itself (its watchdog: another stream of it, let launch, made no progress)
+        Table t = new Table("PID", "NAME", "RUNTIME", "STREAMS", "LV2/3", "LET GO", "SPACE", "SINCE", "CMDLINE");
         if (server != null) {
             for (Session.Info i : server.sessions()) {
-                t.row(i.pid(), i.name(), i.runtime(), i.streams(), i.lv3(), i.space(), TIME.format(i.since()), i.cmdline());
+                t.row(i.pid(), i.name(), i.runtime(), i.streams(), i.lv3(), i.letGo(), i.space(), TIME.format(i.since()), i.cmdline());
             }
         }
         return head + t;

@@ -62,7 +62,7 @@ final class Session {
      * became of the process's interrupts ({@code -}: not offered, {@code off}: the node does not ask).
      */
     record Info(long pid, long seq, String name, int streams, Instant since, String cmdline, String state, long gatesSent,
-                long gatesDropped, List<StreamInfo> streamList, String runtime, String lv3, String space) {
+                long gatesDropped, List<StreamInfo> streamList, String runtime, String lv3, String space, long letGo) {
     }
 
     private final HostServer server;
@@ -81,6 +81,8 @@ final class Session {
     private volatile SharedMemory memory;
     private volatile AtomicReferenceArray<Stream> streams = new AtomicReferenceArray<>(0);
     private final AtomicInteger streamCount = new AtomicInteger();
+    /** UNSTUCK lines: held streams the process let go itself (its watchdog, docs/processes.md "Deferred launches"). */
+    private final java.util.concurrent.atomic.AtomicLong letGo = new java.util.concurrent.atomic.AtomicLong();
     private final AtomicLong gatesSent = new AtomicLong();
     private final AtomicLong gatesDropped = new AtomicLong();
     private volatile boolean hip;
@@ -280,7 +282,9 @@ final class Session {
             case "CLOSE" -> close(f);
             case "LV3" -> lv3(f);
             case "NARROW" -> narrow(f);
-            default -> refuse("unknown request '" + WireLines.shorten(f[0]) + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3, NARROW");
+            case "UNSTUCK" -> unstuck(f);
+            default -> refuse("unknown request '" + WireLines.shorten(f[0])
+                    + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3, NARROW, UNSTUCK");
         }
     }
 
@@ -576,6 +580,41 @@ final class Session {
         return streamCount.get();
     }
 
+    /**
+     * {@code UNSTUCK <slot> <ms>}: the process let a stream go that the node holds, because another
+     * stream of it that the node lets launch had seen none of its work end for ms milliseconds (its
+     * work may wait on the device for the held one's, which the node cannot see). Counted
+     * (xq:processes) and logged: the first three of a session, then every hundredth.
+     */
+    private void unstuck(String[] f) {
+        if (f.length != 3) {
+            refuse("UNSTUCK takes 2 fields (UNSTUCK <slot> <ms>), got " + (f.length - 1));
+            return;
+        }
+        int slot = slot(f[1]);
+        if (slot < 0) {
+            return;
+        }
+        long ms;
+        try {
+            ms = Long.parseLong(WireLines.asciiDigits(f[2]));
+        } catch (NumberFormatException e) {
+            refuse("UNSTUCK ms '" + WireLines.shorten(f[2]) + "' is not a whole number of milliseconds");
+            return;
+        }
+        if (ms < 0) {
+            refuse("UNSTUCK ms " + ms + " is negative; allowed: 0 or more");
+            return;
+        }
+        long n = letGo.incrementAndGet();
+        Stream s = streams.get(slot);
+        String line = who() + ": stream " + (s == null ? "in slot " + slot : s.name()) + " let go by its process though held: another"
+                + " stream of it, let launch, saw none of its work end for " + ms + " ms (a wait on the device for the held one's?)";
+        if (n <= 3 || n % 100 == 0) {
+            server.log().info(line + (n <= 3 ? "" : " (" + n + " times in this process)"));
+        }
+    }
+
     /** {@code LV3 <slot> suspended|resumed|failed <reason>}: what became of a SUSPEND or RESUME. */
     private void lv3(String[] f) {
         if (!preemption.lv3Offered()) {
@@ -823,7 +862,7 @@ final class Session {
         String n = name;
         return new Info(peer.pid(), seq, n == null ? "-" : n, streamCount.get(), since == null ? connected : since, cmdline,
                 n == null ? "connecting" : "registered", gatesSent.get(), gatesDropped.get(), l, n == null ? "-" : hip ? "hip" : "cuda",
-                n == null ? "-" : preemption.display(), space.display());
+                n == null ? "-" : preemption.display(), space.display(), letGo.get());
     }
 
     private int gate(int slot) {

@@ -840,6 +840,34 @@ class HostServerTest {
     }
 
     @Test
+    void unstuckLinesAreCountedAndBadOnesRefused() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("stuck", "1");
+        c.map();
+        c.stream(2, 0, 0, 0, 0, "default");
+        c.send("UNSTUCK 2 1000");
+        c.send("UNSTUCK 2 1250");
+        Await.until(() -> session(c).info().letGo() == 2, () -> "let go " + session(c).info().letGo());
+        String all = ProcessesCommand.all(server);
+        assertTrue(all.contains("LET GO"), all);
+        assertTrue(ProcessesCommand.streams(server, Long.toString(TestClient.PID)).contains("held streams let go by the process 2"),
+                ProcessesCommand.streams(server, Long.toString(TestClient.PID)));
+        String[][] cases = {
+            {"UNSTUCK 2", "UNSTUCK takes 2 fields"},
+            {"UNSTUCK 99 5", "slot 99 is out of range"},
+            {"UNSTUCK 2 soon", "UNSTUCK ms 'soon' is not a whole number"},
+            {"UNSTUCK 2 -5", "UNSTUCK ms -5 is negative"},
+        };
+        for (String[] k : cases) {
+            TestClient b = client();
+            b.hello("bad", "-");
+            b.send(k[0]);
+            refusedWith(b, k[1]);
+        }
+    }
+
+    @Test
     void limitsGoToTheSlotAndGrowthSendsGate() throws Exception {
         start();
         TestClient c = client();

@@ -38,7 +38,7 @@ class ProcessesCommandTest {
                 String out = ProcessesCommand.run(server);
                 String row = out.lines().filter(l -> l.startsWith(Long.toString(TestClient.PID))).findFirst().orElseThrow(() ->
                         new AssertionError("no row for this process: " + out));
-                assertTrue(row.matches(TestClient.PID + " +lister +cuda +2 +- +time +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +.*java.*"), row);
+                assertTrue(row.matches(TestClient.PID + " +lister +cuda +2 +- +0 +time +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +.*java.*"), row);
                 String one = ProcessesCommand.run(server, Long.toString(TestClient.PID));
                 assertTrue(one.contains("lister/default") && one.contains("cuda2") && one.contains(Long.toString(h)), one);
                 assertTrue(one.lines().anyMatch(l -> l.matches("0 +" + h + " +lister/default +cuda2 +open +none +7f00deadbeef")), one);
