@@ -353,6 +353,51 @@ final class BestEffortSplit {
         return s;
     }
 
+    /**
+     * Parts in proportion to weights an operator gave (the scheduler's {@code bestEffortShares}),
+     * in sixteenths: each at least one, the rest by largest remainder, ties to the earlier process.
+     *
+     * @param weights one per process, each 1 or more; 2 to {@link #MAX_PROCESSES} of them
+     * @return the widths in sixteenths, adding up to {@link #UNITS}
+     * @throws IllegalArgumentException for fewer than 2 or more than {@link #MAX_PROCESSES}
+     *     weights, or a weight below 1
+     */
+    static int[] proportional(int[] weights) {
+        int n = weights.length;
+        if (n < 2 || n > MAX_PROCESSES) {
+            throw new IllegalArgumentException(n + " weights; allowed: 2 to " + MAX_PROCESSES);
+        }
+        long total = 0;
+        for (int w : weights) {
+            if (w < 1) {
+                throw new IllegalArgumentException("weight " + w + "; allowed: 1 or more");
+            }
+            total += w;
+        }
+        int[] out = new int[n];
+        double[] rest = new double[n];
+        int left = UNITS - n; // one each first
+        int given = 0;
+        for (int i = 0; i < n; i++) {
+            double exact = (double) left * weights[i] / total;
+            out[i] = 1 + (int) Math.floor(exact);
+            rest[i] = exact - Math.floor(exact);
+            given += out[i];
+        }
+        while (given < UNITS) {
+            int best = 0;
+            for (int i = 1; i < n; i++) {
+                if (rest[i] > rest[best]) {
+                    best = i;
+                }
+            }
+            out[best]++;
+            rest[best] = -1;
+            given++;
+        }
+        return out;
+    }
+
     private static int spread(int[] x) {
         int lo = Integer.MAX_VALUE;
         int hi = Integer.MIN_VALUE;

@@ -659,6 +659,23 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
     }
 
+    /** The cut by the operator's weights where every one of names has one ({@link #bestEffortShares(String)}), else null. */
+    private int[] namedCut(String[] names) {
+        Map<String, Integer> shares = bestEffortShares;
+        if (shares.isEmpty()) {
+            return null;
+        }
+        int[] w = new int[names.length];
+        for (int i = 0; i < names.length; i++) {
+            Integer v = names[i] == null ? null : shares.get(names[i]);
+            if (v == null) {
+                return null;
+            }
+            w[i] = v;
+        }
+        return BestEffortSplit.proportional(w);
+    }
+
     /**
      * The parts weighed by what fits ({@link BestEffortSplit}) on each device with two to four
      * best-effort processes with work, one of them at least with a gap found by the wide beats: per
@@ -689,10 +706,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean[] working = new boolean[order.size()];
             boolean[] inFlight = new boolean[order.size()];
             int sms = 0;
+            String[] names = new String[order.size()];
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
                 if (i < 0 || !e.device().equals(d.getKey())) {
                     continue;
+                }
+                if (names[i] == null) {
+                    names[i] = processName(e.name());
                 }
                 sms = Math.max(sms, e.deviceSms());
                 QueueView v = views.get(e.handle());
@@ -756,7 +777,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 turnsOffUntil.remove(d.getKey());
                 off = null;
             }
-            boolean alternate = off == null && (BestEffortSplit.alternate(ps, sms, wasTurns)
+            // an operator's weights for every one of them (bestEffortShares): their cut, no turns
+            int[] named = namedCut(names);
+            boolean alternate = named == null && off == null && (BestEffortSplit.alternate(ps, sms, wasTurns)
                     || (bestEffortTurnsWithoutGap && BestEffortSplit.ungappedTurns(ps)));
             if (alternate) {
                 // turns on the whole of what they may use, one process a gap (BestEffortSplit.alternate),
@@ -896,7 +919,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             // 0.76-0.83 of native sharing in three runs, 1.00-1.01 without (the same calls, H200,
             // session 56), the graph beside GEMMs and Triton 1.15-2.39 x its standalone P99 against 1.14-1.69
             boolean byWidth = bestEffortWidths && !wideAbove(narrowing, d.getKey(), now);
-            int[] widths = BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
+            int[] widths = named != null ? named : BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
             if (widths == null) {
                 weights.remove(d.getKey());
                 recutWanted.remove(d.getKey());
@@ -1118,6 +1141,71 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     public boolean bestEffortWidths() {
         return bestEffortWidths;
+    }
+
+    private volatile Map<String, Integer> bestEffortShares = Map.of();
+    private volatile String bestEffortSharesText = "";
+
+    /**
+     * Weights an operator gives best-effort processes by name ({@code XQ_NAME}, or the name the
+     * interposer gave the process): where every best-effort process with work on a device has one,
+     * their parts are cut in proportion to the weights ({@link BestEffortSplit#proportional}),
+     * instead of weighed by what fits or taking turns; where one has none, the node weighs as
+     * without this. What the node cannot see for itself: a memory-bound process keeps most of its
+     * speed on a narrow part and takes the memory bandwidth from the others on theirs (bf16 training
+     * beside Triton's row softmax at 0.72 of native sharing on half an H200, 1.14 beside a GEMM on
+     * seven sixteenths; session 93).
+     *
+     * @param spec {@code NAME=WEIGHT[,NAME=WEIGHT...]}, each weight 1 to 100, each name once, no
+     *     '=', ',' or '/' in a name; empty: none
+     * @throws IllegalArgumentException naming the entry that is wrong and what is allowed; nothing changes then
+     */
+    public void bestEffortShares(String spec) {
+        Map<String, Integer> parsed = parseShares(spec);
+        bestEffortShares = parsed;
+        bestEffortSharesText = spec == null ? "" : spec.trim();
+    }
+
+    public String bestEffortShares() {
+        return bestEffortSharesText;
+    }
+
+    static Map<String, Integer> parseShares(String spec) {
+        if (spec == null || spec.isBlank()) {
+            return Map.of();
+        }
+        Map<String, Integer> out = new java.util.LinkedHashMap<>();
+        for (String entry : spec.split(",", -1)) {
+            String e = entry.trim();
+            int eq = e.indexOf('=');
+            if (eq <= 0 || eq != e.lastIndexOf('=') || eq == e.length() - 1) {
+                throw new IllegalArgumentException("'" + e + "' is not NAME=WEIGHT; allowed: NAME=WEIGHT[,NAME=WEIGHT...], weights 1 to 100");
+            }
+            String name = e.substring(0, eq).trim();
+            String w = e.substring(eq + 1).trim();
+            if (name.isEmpty() || name.contains("/")) {
+                throw new IllegalArgumentException("name '" + name + "' in '" + e + "' is not allowed; allowed: a process name without '/', '=' or ','");
+            }
+            int weight;
+            try {
+                weight = Integer.parseInt(w);
+            } catch (NumberFormatException x) {
+                weight = -1;
+            }
+            if (weight < 1 || weight > 100) {
+                throw new IllegalArgumentException("weight '" + w + "' of " + name + " is not allowed; allowed: a whole number 1 to 100");
+            }
+            if (out.putIfAbsent(name, weight) != null) {
+                throw new IllegalArgumentException("name '" + name + "' given twice; allowed: each name once");
+            }
+        }
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
+    /** The process name of a queue's name ({@code NAME/STREAM}). */
+    private static String processName(String queueName) {
+        int slash = queueName == null ? -1 : queueName.indexOf('/');
+        return queueName == null ? "" : slash < 0 ? queueName : queueName.substring(0, slash);
     }
 
     private volatile boolean bestEffortTurnsWithoutGap = false;

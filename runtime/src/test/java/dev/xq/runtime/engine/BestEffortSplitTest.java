@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.xq.runtime.engine.BestEffortSplit.Process;
@@ -17,6 +18,21 @@ class BestEffortSplitTest {
     private static final Process GEMM = new Process(21_300_000L, 84 * MS);
     /** Triton's row softmax: 150 us commands, no gap of its own (held in time behind the batch). */
     private static final Process TRITON = new Process(150_000L, 0);
+
+    @Test
+    void operatorsWeightsCutInProportionEachAtLeastOneSixteenth() {
+        assertArrayEquals(new int[] {8, 8}, BestEffortSplit.proportional(new int[] {1, 1}));
+        assertArrayEquals(new int[] {12, 4}, BestEffortSplit.proportional(new int[] {3, 1}), "14 past one each: 10.5 and 3.5, the tie to the first");
+        assertArrayEquals(new int[] {15, 1}, BestEffortSplit.proportional(new int[] {100, 1}), "at least one each");
+        assertArrayEquals(new int[] {6, 5, 5}, BestEffortSplit.proportional(new int[] {1, 1, 1}));
+        assertArrayEquals(new int[] {7, 4, 3, 2}, BestEffortSplit.proportional(new int[] {50, 25, 15, 10}));
+        for (int[] w : new int[][] {{1, 2}, {7, 3, 9}, {1, 1, 1, 97}, {100, 100, 1, 1}}) {
+            assertEquals(BestEffortSplit.UNITS, java.util.Arrays.stream(BestEffortSplit.proportional(w)).sum(), java.util.Arrays.toString(w));
+        }
+        assertThrows(IllegalArgumentException.class, () -> BestEffortSplit.proportional(new int[] {1}));
+        assertThrows(IllegalArgumentException.class, () -> BestEffortSplit.proportional(new int[] {1, 1, 1, 1, 1}));
+        assertThrows(IllegalArgumentException.class, () -> BestEffortSplit.proportional(new int[] {0, 1}));
+    }
 
     @Test
     void theLongCommandsGetTheWidthAtWhichTwoFitTheGap() {

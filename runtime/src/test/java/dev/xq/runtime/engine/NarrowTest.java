@@ -1112,6 +1112,56 @@ class NarrowTest {
     }
 
     /**
+     * {@code bestEffortShares}: where every best-effort process on the device has an operator's
+     * weight, the cut is in proportion to the weights (3 to 1: twelve sixteenths and four), turns
+     * or not; where one has none, the node weighs them itself again. A bad value is refused with
+     * its reason and changes nothing.
+     */
+    @Test
+    void anOperatorsWeightsForEveryProcessCutTheirParts() throws Exception {
+        assertEquals("", core.bestEffortShares(), "none by default");
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("trainer", 11, 1, a);
+        ExternalQueue qt = open("triton", 12, 1, t);
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gt = (ExternalQueueImpl) core.find(qt.handle()).orElseThrow();
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 60_000, System.nanoTime());
+        t.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 160_000, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0+8/16") && t.part().equals("8+8/16")),
+                "two short-command processes by width: halves: " + a.parts + " " + t.parts);
+        core.bestEffortShares("trainer=3, triton=1");
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0+12/16") && t.part().equals("12+4/16")),
+                "3 to 1: twelve sixteenths and four: " + a.parts + " " + t.parts);
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> core.bestEffortShares("trainer=0,triton=1"));
+        assertTrue(bad.getMessage().contains("'0'") && bad.getMessage().contains("1 to 100"), bad.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> core.bestEffortShares("trainer=2,trainer=1"));
+        assertThrows(IllegalArgumentException.class, () -> core.bestEffortShares("trainer"));
+        assertThrows(IllegalArgumentException.class, () -> core.bestEffortShares("a/b=2"));
+        assertEquals("trainer=3, triton=1", core.bestEffortShares(), "a refused value changes nothing");
+        core.bestEffortTurnsWithoutGap(true);
+        qa.changed();
+        qt.changed();
+        Thread.sleep(50);
+        qa.changed();
+        assertTrue(eventually(() -> a.part().equals("0+12/16") && t.part().equals("12+4/16")),
+                "weights are a cut, not turns: " + a.parts + " " + t.parts);
+        assertFalse(ga.offTurn() || gt.offTurn(), "neither held for a turn");
+        core.bestEffortTurnsWithoutGap(false);
+        core.bestEffortShares("trainer=3,serve=5");
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0+8/16") && t.part().equals("8+8/16")),
+                "triton has no weight: the node's own cut again: " + a.parts + " " + t.parts);
+        core.bestEffortShares("");
+        assertEquals("", core.bestEffortShares());
+    }
+
+    /**
      * A process that waits for each of its steps (a Triton loop) has nothing ready nor in flight
      * between two of them: its turn stays there, and passes once its time is up at a moment it has
      * work held and nothing in flight, or once it has had none for {@link XqCore#TURN_IDLE_NANOS}
