@@ -145,6 +145,18 @@ class SchedulerConfigTest {
     }
 
     @Test
+    void bestEffortSharesAreSetAndABadEntryChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertEquals("", rc.core().bestEffortShares(), "none by default");
+        rc.modified(only(Map.of("bestEffortShares", "trainer=3,triton=1")), Map.of("bestEffortShares", "trainer=3,triton=1"));
+        assertEquals("trainer=3,triton=1", rc.core().bestEffortShares());
+        rc.modified(only(Map.of("bestEffortShares", "trainer=3,triton=many")), Map.of("bestEffortShares", "trainer=3,triton=many"));
+        assertEquals("trainer=3,triton=1", rc.core().bestEffortShares(), "'many' is refused, the shares in force stay");
+        rc.modified(only(Map.of("bestEffortShares", "")), Map.of("bestEffortShares", ""));
+        assertEquals("", rc.core().bestEffortShares(), "empty: none");
+    }
+
+    @Test
     void theArrivalLingerIsSetAndAValueOutOfRangeChangesNothing() {
         rc.activate(only(Map.of("arrivalLingerMicros", 150L)), Map.of("arrivalLingerMicros", 150L));
         assertEquals(150L, rc.core().scheduler().arrivalLingerMicros());
