@@ -1214,8 +1214,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * Whether two or three best-effort processes for none of which the wide beats found a gap
      * (beside a wide tenant whose requests come at random, or with no preferred tenant) take turns
      * on all of what they may use instead of splitting it ({@link BestEffortSplit#ungappedTurns}).
-     * Off by default: not yet measured (session 89 built it for the A/B that tells whether a
-     * memory-bound process on its part slows the others beyond their width). Needs {@link
+     * Off by default: session 89 built it for the A/B that tells whether a memory-bound process on
+     * its part slows the others beyond their width; on the H200 (session 92) turns cost a bf16
+     * trainer beside Triton more than the cut (0.54-0.57 of native sharing against 0.70-0.71). Needs {@link
      * #bestEffortWeights()}.
      */
     public void bestEffortTurnsWithoutGap(boolean on) {
