@@ -697,6 +697,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             if (pids.size() < 2 || pids.size() > BestEffortSplit.MAX_PROCESSES) {
                 weights.remove(d.getKey());
                 recutWanted.remove(d.getKey());
+                BestEffortBalance b = balances.get(d.getKey());
+                if (b != null) {
+                    b.pause();
+                }
                 continue;
             }
             List<Long> order = new ArrayList<>(pids);
@@ -707,6 +711,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean[] inFlight = new boolean[order.size()];
             int sms = 0;
             String[] names = new String[order.size()];
+            long[] completed = new long[order.size()];
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
                 if (i < 0 || !e.device().equals(d.getKey())) {
@@ -717,6 +722,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 }
                 sms = Math.max(sms, e.deviceSms());
                 QueueView v = views.get(e.handle());
+                if (v != null) {
+                    completed[i] += v.completed();
+                }
                 if (v != null && (v.ready() || v.inFlight() > 0)) {
                     command[i] = Math.max(command[i], v.estimatedCommandNanos());
                     working[i] = true;
@@ -779,7 +787,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             }
             // an operator's weights for every one of them (bestEffortShares): their cut, no turns
             int[] named = namedCut(names);
-            boolean alternate = named == null && off == null && (BestEffortSplit.alternate(ps, sms, wasTurns)
+            // the node's measured cut (bestEffortBalance): where none of them has a gap beside a wide tenant
+            boolean balance = named == null && bestEffortBalance && ps.stream().noneMatch(BestEffortSplit.Process::gapped);
+            if (!balance && balances.remove(d.getKey()) != null && !wasTurns) {
+                // the measured cut ends (off, or a gap found): the node's own weighs afresh, not kept by its hysteresis
+                was = null;
+                samePids = false;
+            }
+            boolean alternate = !balance && named == null && off == null && (BestEffortSplit.alternate(ps, sms, wasTurns)
                     || (bestEffortTurnsWithoutGap && BestEffortSplit.ungappedTurns(ps)));
             if (alternate) {
                 // turns on the whole of what they may use, one process a gap (BestEffortSplit.alternate),
@@ -920,6 +935,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             // session 56), the graph beside GEMMs and Triton 1.15-2.39 x its standalone P99 against 1.14-1.69
             boolean byWidth = bestEffortWidths && !wideAbove(narrowing, d.getKey(), now);
             int[] widths = named != null ? named : BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
+            if (balance) {
+                Map<Long, int[]> shares = balanced(d.getKey(), order, completed, inFlight, widths, narrowing, now);
+                if (out == null) {
+                    out = new HashMap<>();
+                }
+                out.put(d.getKey(), shares);
+                continue;
+            }
             if (widths == null) {
                 weights.remove(d.getKey());
                 recutWanted.remove(d.getKey());
@@ -985,6 +1008,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             }
             out.put(d.getKey(), shares);
         }
+        for (Map.Entry<String, BestEffortBalance> b : balances.entrySet()) {
+            if (!active.containsKey(b.getKey())) {
+                b.getValue().pause(); // none of them active there (stopped, idle): counted afresh at their return
+            }
+        }
         if (weights.size() > active.size() + 16) {
             weights.keySet().retainAll(active.keySet());
         }
@@ -995,6 +1023,79 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             idleSince.keySet().retainAll(lastBusy.keySet());
         }
         return out == null ? Map.of() : out;
+    }
+
+    /**
+     * The node's measured cut on one device ({@link BestEffortBalance}): the parts it weighs, or a
+     * spell alone for one process, the others held (as in turns: off their turn, held at once where
+     * the spell's process changes).
+     */
+    private Map<Long, int[]> balanced(String device, List<Long> order, long[] completed, boolean[] inFlight, int[] weighed,
+                                      List<ExternalQueueImpl> narrowing, long now) {
+        BestEffortBalance b = balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes));
+        int[] initial = weighed;
+        if (initial == null || initial.length != order.size()) {
+            initial = new int[order.size()];
+            for (int i = 0; i < initial.length; i++) {
+                initial[i] = BestEffortSplit.UNITS / order.size() + (i < BestEffortSplit.UNITS % order.size() ? 1 : 0);
+            }
+        }
+        BestEffortBalance.Step s = b.step(now, order, completed, inFlight, initial);
+        turnWake = Math.min(turnWake, s.wakeNanos());
+        if (TRACE_WEIGHTS) {
+            String line = b.trace();
+            if (!line.isEmpty()) {
+                dev.xq.runtime.scheduler.TraceLines.line("xq: balance on " + device + ": pids " + order + ", " + line + ", at " + now + " ns");
+            }
+        }
+        Map<Long, int[]> shares = new HashMap<>();
+        if (s.probing()) {
+            boolean held = false;
+            for (ExternalQueueImpl e : narrowing) {
+                int i = order.indexOf(e.pid());
+                if (i >= 0 && i != s.turn() && e.device().equals(device) && !e.offTurn()) {
+                    e.offTurn(true);
+                    held |= e.holdForTurn(now);
+                }
+            }
+            if (held || s.turn() >= 0) {
+                scheduler.signalLoop(); // the next decision sees the others drained, or lets the one alone go
+            }
+            for (int i = 0; i < order.size(); i++) {
+                shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == s.turn() ? ON_TURN : OFF_TURN});
+            }
+            return shares;
+        }
+        weights.put(device, new Weights(order, s.widths(), now, -1, false, false, 0));
+        int offset = 0;
+        for (int i = 0; i < order.size(); i++) {
+            shares.put(order.get(i), new int[] {offset, s.widths()[i]});
+            offset += s.widths()[i];
+        }
+        return shares;
+    }
+
+    /** Per device: the node's measured cut ({@link #bestEffortBalance(boolean)}). */
+    private final Map<String, BestEffortBalance> balances = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The measured cut's times (tests shorten them). */
+    volatile BestEffortBalance.Times balanceTimes = BestEffortBalance.Times.DEFAULT;
+
+    private volatile boolean bestEffortBalance;
+
+    /**
+     * Whether the node cuts what best-effort processes with no gap beside a wide tenant may use by
+     * measuring them ({@link BestEffortBalance}: each one's rate alone in short spells, the others
+     * held, and a sixteenth at a time toward equal shares of those rates) instead of by a model of
+     * their widths. An operator's weights ({@link #bestEffortShares(String)}) come first. Off by
+     * default: not yet measured on a GPU.
+     */
+    public void bestEffortBalance(boolean on) {
+        bestEffortBalance = on; // off: each device's measured cut ends at its next weighing
+    }
+
+    public boolean bestEffortBalance() {
+        return bestEffortBalance;
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */

@@ -141,6 +141,16 @@ public @interface SchedulerConfig {
             + "(0.54-0.57 of native sharing beside Triton alone against 0.70-0.71 with parts, 0.46-0.47 beside the graph too).")
     boolean bestEffortTurnsWithoutGap() default false;
 
+    @AttributeDefinition(name = "Best-effort balance", description = "Whether the node cuts what best-effort processes "
+            + "with no gap beside a wide tenant may use by measuring them: each one's rate alone (commands completed a second) "
+            + "in spells of 150 ms, one process at a time with the others held, every 8 s; between them each one's rate on "
+            + "its part over a second, and a sixteenth moved from the process that keeps the largest share of its rate alone "
+            + "to the one that keeps the smallest, while they differ by more than 12 %. A split of multiprocessors does not "
+            + "split memory bandwidth: on half an H200 a bf16 trainer beside a memory-bound Triton loop kept 0.42 of its "
+            + "rate alone, Triton 0.61, and the trainer did 0.72 of native sharing. An operator's shares (bestEffortShares) "
+            + "come first. Off by default: not yet measured on a GPU.")
+    boolean bestEffortBalance() default false;
+
     @AttributeDefinition(name = "Best-effort shares", description = "Weights for best-effort processes by name "
             + "(XQ_NAME): NAME=WEIGHT[,NAME=WEIGHT...], each weight 1 to 100, each name once. Where every best-effort "
             + "process with work on a device has one, their parts are cut in proportion to the weights (in sixteenths of "

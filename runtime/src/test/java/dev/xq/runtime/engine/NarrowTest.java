@@ -1112,6 +1112,83 @@ class NarrowTest {
     }
 
     /**
+     * {@code bestEffortBalance}: two processes with no gap, a device model behind their counters (a
+     * compute-bound one that keeps 0.84 of its width's share of its rate alone, a memory-bound one
+     * 0.61 on half and the square root of its width's share otherwise; the whole device alone: its
+     * rate alone). The node holds each in turn while the other runs alone, then moves sixteenths to
+     * the one that keeps less, to about 10/6; off again, the node's own cut by width.
+     */
+    @Test
+    void withBalanceTheNodeMeasuresEachAloneAndMovesWidthToTheOneThatKeepsLeast() throws Exception {
+        assertFalse(core.bestEffortBalance(), "off by default");
+        core.balanceTimes = new BestEffortBalance.Times(40_000_000L, 40_000_000L, 60_000_000_000L, 100_000_000L, 20_000_000L,
+                150_000_000L);
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("trainer", 11, 1, a);
+        ExternalQueue qt = open("triton", 12, 1, t);
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gt = (ExternalQueueImpl) core.find(qt.handle()).orElseThrow();
+        a.counters = new ExternalCounters(1, 1, 10, 10, 0, 9_000_000, 60_000, System.nanoTime());
+        t.counters = new ExternalCounters(1, 1, 10, 10, 0, 9_000_000, 160_000, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0+8/16") && t.part().equals("8+8/16")), "off: halves by width: " + a.parts);
+        core.bestEffortBalance(true);
+        AtomicBoolean run = new AtomicBoolean(true);
+        AtomicBoolean aloneSeen = new AtomicBoolean();
+        AtomicBoolean bothHeld = new AtomicBoolean(true);
+        Thread device = Thread.ofPlatform().daemon().start(() -> {
+            double doneA = 10;
+            double doneT = 10;
+            long last = System.nanoTime();
+            while (run.get()) {
+                long now = System.nanoTime();
+                double dt = (now - last) / 1e9;
+                last = now;
+                boolean heldA = ga.offTurn();
+                boolean heldT = gt.offTurn();
+                int wa = width(a.part());
+                int wt = width(t.part());
+                if (heldT && !heldA && wa == 16) {
+                    aloneSeen.set(true);
+                }
+                bothHeld.compareAndSet(true, heldA && heldT);
+                doneA += heldA ? 0 : 1000 * dt * (wa == 16 ? 1 : 0.84 * wa / 16.0);
+                doneT += heldT ? 0 : 8000 * dt * (wt == 16 ? 1 : 0.61 * Math.sqrt(wt / 8.0));
+                a.counters = new ExternalCounters(1, heldA ? 0 : 1, 10, (long) doneA, 0, 9_000_000, 60_000, System.nanoTime());
+                t.counters = new ExternalCounters(1, heldT ? 0 : 1, 10, (long) doneT, 0, 9_000_000, 160_000, System.nanoTime());
+                qa.changed();
+                qt.changed();
+                try {
+                    Thread.sleep(2);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        try {
+            assertTrue(ExternalQueueTest.eventually(() -> (a.part().equals("0+10/16") || a.part().equals("0+11/16"))
+                    && t.part().equals(a.part().equals("0+10/16") ? "10+6/16" : "11+5/16")), "toward equal shares: " + a.parts);
+            assertTrue(aloneSeen.get(), "the trainer measured alone, Triton held");
+            assertFalse(bothHeld.get(), "not held for good");
+        } finally {
+            run.set(false);
+            device.join();
+        }
+        core.bestEffortBalance(false);
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0+8/16") && t.part().equals("8+8/16") && !ga.offTurn() && !gt.offTurn()),
+                "off again: the cut by width, none held: " + a.parts);
+    }
+
+    private static int width(String part) {
+        int plus = part.indexOf('+');
+        return plus < 0 ? 16 : Integer.parseInt(part.substring(plus + 1, part.indexOf('/')));
+    }
+
+    /**
      * {@code bestEffortShares}: where every best-effort process on the device has an operator's
      * weight, the cut is in proportion to the weights (3 to 1: twelve sixteenths and four), turns
      * or not; where one has none, the node weighs them itself again. A bad value is refused with

@@ -1,0 +1,267 @@
+package dev.xq.runtime.engine;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The node's own cut among best-effort processes none of which has a gap beside a wide tenant
+ * (two to four on one device), measured instead of modelled: equal slowdowns. Each process's
+ * rate alone (commands completed a second with the whole of what they may use to itself) is
+ * measured in short spells, one process at a time, the others held meanwhile ({@link
+ * #PROBE_NANOS} each, every {@link #PROBE_PERIOD_NANOS}); between them its rate on its part,
+ * over {@link #PERIOD_NANOS}. A sixteenth moves from the process that keeps the most of its rate
+ * alone to the one that keeps the least, while the two differ by more than {@link #DEADBAND}.
+ *
+ * <p>Why: a split of multiprocessors does not split memory bandwidth. On the H200 a bf16 trainer
+ * beside a memory-bound Triton loop kept 0.42 of its rate alone on half the device, Triton 0.61;
+ * native time slicing gave them about 0.58 and 0.44, and the trainer missed its goal (0.72 of
+ * native sharing). No model of a process's width curve alone tells that; its rate beside the
+ * other does. Rates are counted in each process's own commands, so processes of any kind compare
+ * by the fraction of their own rate alone they keep.
+ *
+ * <p>Pure and single-threaded: the node's core ({@link XqCore}) calls {@link #step} in its
+ * decisions, one instance per device.
+ */
+final class BestEffortBalance {
+
+    /**
+     * The times it keeps, in nanoseconds (the constants below by default; tests shorten them).
+     *
+     * @param probe {@link #PROBE_NANOS}
+     * @param probeWait {@link #PROBE_WAIT_NANOS}
+     * @param probePeriod {@link #PROBE_PERIOD_NANOS}
+     * @param firstProbe {@link #FIRST_PROBE_NANOS}
+     * @param settle {@link #SETTLE_NANOS}
+     * @param period {@link #PERIOD_NANOS}
+     */
+    record Times(long probe, long probeWait, long probePeriod, long firstProbe, long settle, long period) {
+        static final Times DEFAULT = new Times(PROBE_NANOS, PROBE_WAIT_NANOS, PROBE_PERIOD_NANOS, FIRST_PROBE_NANOS,
+                SETTLE_NANOS, PERIOD_NANOS);
+    }
+
+    /** How long each process runs alone in a spell of measuring, once the others' work has ended. */
+    static final long PROBE_NANOS = 150_000_000L;
+    /** How long a spell waits for the others' work in flight to end before that process is skipped. */
+    static final long PROBE_WAIT_NANOS = 100_000_000L;
+    /** How often the rates alone are measured again (rates move: a trainer's phases, a new input). */
+    static final long PROBE_PERIOD_NANOS = 8_000_000_000L;
+    /** How long the processes share the device before the first spell (their start-up is not their rate). */
+    static final long FIRST_PROBE_NANOS = 500_000_000L;
+    /** After a spell or a new cut, how long before a rate on the parts is counted (kernels of the last one end). */
+    static final long SETTLE_NANOS = 150_000_000L;
+    /** How long a rate on the parts is counted before the cut is weighed again. */
+    static final long PERIOD_NANOS = 1_000_000_000L;
+    /** Slowdowns closer than this (the larger over the smaller, minus one) leave the cut as it is. */
+    static final double DEADBAND = 0.12;
+    /** A process's part is never less than this many sixteenths. */
+    static final int MIN_UNITS = 1;
+
+    /** What a decision does on the device. */
+    record Step(int[] widths, int turn, boolean holdOthers, long wakeNanos) {
+        /** Parts: {@code widths} in sixteenths, in the processes' order. */
+        static Step cut(int[] widths, long wake) {
+            return new Step(widths, -1, false, wake);
+        }
+
+        /** A spell alone: process {@code turn} on all of it (-1: nobody yet, every one held), the others held. */
+        boolean probing() {
+            return widths == null;
+        }
+    }
+
+    private final Times t;
+    private List<Long> pids = List.of();
+    private int[] widths;
+    private long pidsSince;
+    /** Per pid: its rate alone (commands a second) and when it was measured. */
+    private final Map<Long, double[]> alone = new HashMap<>();
+    private long lastProbeEnd;
+    /** The process in a spell alone (-1: none), whether it waits for the others' work to end, since when. */
+    private int probing = -1;
+    private boolean waiting;
+    private long since;
+    private long startCount;
+    /** The rate on the parts: counted from (nanoTime; 0: not yet), and each process's completions then. */
+    private long countFrom;
+    private long countStart;
+    private long[] counts;
+    private String last = "";
+    private boolean paused;
+
+    BestEffortBalance(Times times) {
+        this.t = times;
+    }
+
+    /**
+     * Fewer than two of them have work (stopped, idle): any spell ends, and what was counted on the
+     * parts is dropped; the cut and the rates alone stay for their return (the paired reading's
+     * stops, 1.5 s of every 3, would otherwise start it again from the beginning each time).
+     */
+    void pause() {
+        paused = true;
+    }
+
+    /** The processes and cut this instance follows; a new set of processes starts again from {@code initial}. */
+    List<Long> pids() {
+        return pids;
+    }
+
+    /** The line a trace prints of the last weighing (empty: none since the last read). */
+    String trace() {
+        String s = last;
+        last = "";
+        return s;
+    }
+
+    /**
+     * One decision.
+     *
+     * @param now nanoTime
+     * @param order the processes with work on the device, in the order their parts are laid out
+     * @param completed per process: commands completed so far (its queues on the device together)
+     * @param inFlight per process: whether any of its work is launched and not ended
+     * @param initial the cut to start from where the processes are new to it (the node's weighed one)
+     * @return the parts, or a spell alone
+     */
+    Step step(long now, List<Long> order, long[] completed, boolean[] inFlight, int[] initial) {
+        int n = order.size();
+        if (!order.equals(pids) || widths == null || widths.length != n) {
+            pids = List.copyOf(order);
+            widths = initial.clone();
+            pidsSince = now;
+            probing = -1;
+            countFrom = now + t.settle();
+            counts = null;
+            alone.keySet().retainAll(pids);
+        }
+        if (paused) {
+            paused = false;
+            probing = -1;
+            countFrom = now + t.settle();
+            counts = null;
+            pidsSince = now;
+        }
+        if (probing >= 0) {
+            return probe(now, completed, inFlight);
+        }
+        boolean unknown = false;
+        for (Long p : pids) {
+            unknown |= !alone.containsKey(p);
+        }
+        if ((unknown && now - pidsSince >= t.firstProbe()) || (!unknown && now - lastProbeEnd >= t.probePeriod())) {
+            probing = 0;
+            waiting = true;
+            since = now;
+            return probe(now, completed, inFlight);
+        }
+        long wake = unknown ? pidsSince + t.firstProbe() : lastProbeEnd + t.probePeriod();
+        if (now - countFrom < 0) {
+            return Step.cut(widths.clone(), Math.min(wake, countFrom));
+        }
+        if (counts == null) {
+            counts = completed.clone();
+            countStart = now;
+            return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
+        }
+        if (now - countStart < t.period()) {
+            return Step.cut(widths.clone(), Math.min(wake, countStart + t.period()));
+        }
+        double[] kept = new double[n];
+        double secs = (now - countStart) / 1e9;
+        for (int i = 0; i < n; i++) {
+            double[] a = alone.get(pids.get(i));
+            double rate = (completed[i] - counts[i]) / secs;
+            kept[i] = a == null || a[0] <= 0 ? Double.NaN : rate / a[0];
+        }
+        int[] moved = weigh(widths, kept);
+        last = "rates kept alone " + Arrays.toString(Arrays.stream(kept).map(k -> Math.round(k * 100) / 100.0).toArray())
+                + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved));
+        if (!Arrays.equals(moved, widths)) {
+            widths = moved;
+            countFrom = now + t.settle();
+            counts = null;
+            return Step.cut(widths.clone(), Math.min(wake, countFrom));
+        }
+        counts = completed.clone();
+        countStart = now;
+        return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
+    }
+
+    /**
+     * The cut after one weighing: a sixteenth from the process that keeps the largest share of its
+     * rate alone to the one that keeps the smallest, where they differ by more than {@link
+     * #DEADBAND}; unchanged where a share is not known (NaN) or the giver is at {@link #MIN_UNITS}.
+     */
+    static int[] weigh(int[] widths, double[] kept) {
+        int lo = -1;
+        int hi = -1;
+        for (int i = 0; i < kept.length; i++) {
+            if (Double.isNaN(kept[i])) {
+                return widths.clone();
+            }
+            if (lo < 0 || kept[i] < kept[lo]) {
+                lo = i;
+            }
+            if (widths[i] > MIN_UNITS && (hi < 0 || kept[i] > kept[hi])) {
+                hi = i;
+            }
+        }
+        int[] out = widths.clone();
+        if (hi < 0 || hi == lo || kept[hi] <= 0 || kept[hi] <= kept[lo] * (1 + DEADBAND)) {
+            return out;
+        }
+        out[hi]--;
+        out[lo]++;
+        return out;
+    }
+
+    private Step probe(long now, long[] completed, boolean[] inFlight) {
+        int n = pids.size();
+        while (probing < n) {
+            if (waiting) {
+                boolean others = false;
+                for (int i = 0; i < n; i++) {
+                    others |= i != probing && inFlight[i];
+                }
+                if (!others) {
+                    waiting = false;
+                    since = now;
+                    startCount = completed[probing];
+                    return new Step(null, probing, false, now + t.probe());
+                }
+                if (now - since < t.probeWait()) {
+                    return new Step(null, -1, true, since + t.probeWait());
+                }
+                last = "pid " + pids.get(probing) + " not measured alone: the others' work did not end in "
+                        + t.probeWait() / 1_000_000 + " ms";
+            } else if (now - since < t.probe()) {
+                return new Step(null, probing, false, since + t.probe());
+            } else {
+                long done = completed[probing] - startCount;
+                if (done > 0) {
+                    // a process with nothing to do in its spell keeps the rate it had
+                    alone.put(pids.get(probing), new double[] {done / ((now - since) / 1e9), now});
+                }
+            }
+            probing++;
+            waiting = true;
+            since = now;
+            if (probing < n) {
+                return new Step(null, -1, true, now);
+            }
+        }
+        probing = -1;
+        lastProbeEnd = now;
+        countFrom = now + t.settle();
+        counts = null;
+        StringBuilder b = new StringBuilder("rates alone (commands a second)");
+        for (Long p : pids) {
+            double[] a = alone.get(p);
+            b.append(' ').append(p).append('=').append(a == null ? "?" : String.valueOf(Math.round(a[0])));
+        }
+        last = b.toString();
+        return Step.cut(widths.clone(), countFrom);
+    }
+}

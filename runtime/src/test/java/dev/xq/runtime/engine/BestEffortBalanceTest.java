@@ -1,0 +1,175 @@
+package dev.xq.runtime.engine;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.function.IntToDoubleFunction;
+import org.junit.jupiter.api.Test;
+
+class BestEffortBalanceTest {
+
+    private static final long MS = 1_000_000L;
+
+    @Test
+    void aSixteenthMovesFromTheOneThatKeepsMostToTheOneThatKeepsLeast() {
+        assertArrayEquals(new int[] {9, 7}, BestEffortBalance.weigh(new int[] {8, 8}, new double[] {0.42, 0.61}));
+        assertArrayEquals(new int[] {7, 9}, BestEffortBalance.weigh(new int[] {8, 8}, new double[] {0.61, 0.42}));
+        assertArrayEquals(new int[] {5, 5, 6}, BestEffortBalance.weigh(new int[] {6, 4, 6}, new double[] {0.4, 0.2, 0.3}),
+                "three: from the first (0.4) to the second (0.2)");
+    }
+
+    @Test
+    void closeSharesUnknownOnesAndTheSmallestPartLeaveTheCut() {
+        assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weigh(new int[] {8, 8}, new double[] {0.50, 0.55}), "within 12 %");
+        assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weigh(new int[] {8, 8}, new double[] {Double.NaN, 0.9}), "one not measured alone");
+        assertArrayEquals(new int[] {15, 1}, BestEffortBalance.weigh(new int[] {15, 1}, new double[] {0.1, 0.9}), "one sixteenth at least");
+        assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weigh(new int[] {8, 8}, new double[] {0, 0}), "nothing done by either");
+    }
+
+    /**
+     * Two processes on a device model: a compute-bound one that keeps its width's share of its rate
+     * alone (less 16 % for the other's use of memory), a memory-bound one that keeps 0.61 on half and
+     * the square root of its width's share otherwise (the H200's bf16 trainer and Triton loop at 8/8).
+     * From 8/8 the node measures each alone in spells, the other held, then moves toward equal
+     * shares: about 10/6, where the first keeps 0.52 and the second 0.53.
+     */
+    @Test
+    void measuredAloneAndOnTheirPartsTwoProcessesEndNearEqualShares() {
+        IntToDoubleFunction trainer = w -> 0.84 * w / 16.0;
+        IntToDoubleFunction triton = w -> 0.61 * Math.sqrt(w / 8.0);
+        Sim sim = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {trainer, triton});
+        int[] w = sim.run(20_000);
+        assertTrue(w[0] == 10 || w[0] == 11, "about 10/6: " + java.util.Arrays.toString(w));
+        assertTrue(sim.probes >= 2, "measured alone again every 8 s: " + sim.probes);
+        assertTrue(sim.heldWhileAlone, "the other held in each spell");
+        assertFalse(sim.bothOnTurn, "never two on their turn at once");
+    }
+
+    @Test
+    void aProcessWhoseCompanyNeverDrainsIsNotMeasuredAloneAndTheCutStands() {
+        BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+        List<Long> pids = List.of(11L, 12L);
+        long now = 0;
+        long[] done = {0, 0};
+        BestEffortBalance.Step s = b.step(now, pids, done, new boolean[] {true, true}, new int[] {8, 8});
+        assertArrayEquals(new int[] {8, 8}, s.widths());
+        now += BestEffortBalance.FIRST_PROBE_NANOS;
+        s = b.step(now, pids, done, new boolean[] {true, true}, new int[] {8, 8});
+        assertTrue(s.probing() && s.holdOthers() && s.turn() == -1, "a spell begins: all held until the others' work ends");
+        now += BestEffortBalance.PROBE_WAIT_NANOS + MS;
+        s = b.step(now, pids, done, new boolean[] {true, true}, new int[] {8, 8});
+        assertTrue(s.probing() && s.turn() == -1, "the first skipped, the second's wait begins");
+        assertTrue(b.trace().contains("not measured alone"), "said");
+        now += BestEffortBalance.PROBE_WAIT_NANOS + MS;
+        s = b.step(now, pids, done, new boolean[] {true, true}, new int[] {8, 8});
+        assertFalse(s.probing(), "spell over");
+        assertArrayEquals(new int[] {8, 8}, s.widths(), "no rate alone: the cut stands");
+        for (int k = 0; k < 5; k++) {
+            now += BestEffortBalance.PERIOD_NANOS;
+            done[0] += 100;
+            done[1] += 9000;
+            s = b.step(now, pids, done, new boolean[] {true, true}, new int[] {8, 8});
+            if (!s.probing()) {
+                assertArrayEquals(new int[] {8, 8}, s.widths(), "still: nothing to weigh by");
+            }
+        }
+    }
+
+    @Test
+    void newProcessesStartAgainFromTheGivenCut() {
+        BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+        BestEffortBalance.Step s = b.step(0, List.of(1L, 2L), new long[2], new boolean[2], new int[] {9, 7});
+        assertArrayEquals(new int[] {9, 7}, s.widths());
+        s = b.step(MS, List.of(1L, 2L, 3L), new long[3], new boolean[3], new int[] {6, 5, 5});
+        assertArrayEquals(new int[] {6, 5, 5}, s.widths());
+        assertEquals(List.of(1L, 2L, 3L), b.pids());
+        assertNull(b.step(MS + BestEffortBalance.FIRST_PROBE_NANOS, List.of(1L, 2L, 3L), new long[3], new boolean[3],
+                new int[] {6, 5, 5}).widths(), "a spell alone once they have shared the device a while");
+    }
+
+    /**
+     * Stopped for a while (the paired reading's stops), a spell under way ends without a rate and
+     * nothing counted before the stop is weighed with what comes after; the cut and the rates alone
+     * stay.
+     */
+    @Test
+    void aPauseDropsTheSpellAndTheCountButKeepsTheCut() {
+        BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+        List<Long> pids = List.of(1L, 2L);
+        boolean[] idle = new boolean[2];
+        b.step(0, pids, new long[] {0, 0}, idle, new int[] {10, 6});
+        BestEffortBalance.Step s = b.step(BestEffortBalance.FIRST_PROBE_NANOS, pids, new long[] {0, 0}, idle, new int[] {10, 6});
+        assertEquals(0, s.turn(), "the first one's spell, the other drained");
+        b.pause();
+        long back = 5_000_000_000L;
+        s = b.step(back, pids, new long[] {500, 900}, idle, new int[] {8, 8});
+        assertArrayEquals(new int[] {10, 6}, s.widths(), "back: the cut it had, no spell of 4.5 s counted");
+        assertEquals("", b.trace(), "no rate alone taken from the spell cut short");
+        s = b.step(back + BestEffortBalance.FIRST_PROBE_NANOS, pids, new long[] {600, 1000}, idle, new int[] {8, 8});
+        assertTrue(s.probing(), "measured alone again once they have shared the device a while");
+    }
+
+    /** A device of two or more processes in 1 ms ticks: rates alone and kept on a part, work in flight drains in a tick. */
+    private static final class Sim {
+        final double[] alone;
+        final IntToDoubleFunction[] kept;
+        int probes;
+        boolean heldWhileAlone = true;
+        boolean bothOnTurn;
+
+        Sim(double[] alone, IntToDoubleFunction[] kept) {
+            this.alone = alone;
+            this.kept = kept;
+        }
+
+        int[] run(int ticks) {
+            int n = alone.length;
+            BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+            List<Long> pids = n == 2 ? List.of(11L, 12L) : List.of(11L, 12L, 13L);
+            double[] done = new double[n];
+            boolean[] inFlight = new boolean[n];
+            int[] widths = {8, 8};
+            BestEffortBalance.Step last = null;
+            for (int t = 0; t < ticks; t++) {
+                long now = t * MS;
+                long[] counts = new long[n];
+                for (int i = 0; i < n; i++) {
+                    counts[i] = (long) done[i];
+                }
+                BestEffortBalance.Step s = b.step(now, pids, counts, inFlight, new int[] {8, 8});
+                if (s.probing() && (last == null || !last.probing())) {
+                    probes++;
+                }
+                last = s;
+                if (s.probing()) {
+                    for (int i = 0; i < n; i++) {
+                        boolean on = i == s.turn();
+                        done[i] += on ? alone[i] / 1000.0 : 0;
+                        inFlight[i] = on;
+                    }
+                    if (s.turn() >= 0) {
+                        for (int i = 0; i < n; i++) {
+                            heldWhileAlone &= i == s.turn() || !inFlight[i];
+                        }
+                    }
+                } else {
+                    widths = s.widths();
+                    for (int i = 0; i < n; i++) {
+                        done[i] += alone[i] * kept[i].applyAsDouble(widths[i]) / 1000.0;
+                        inFlight[i] = true;
+                    }
+                }
+                int on = 0;
+                for (int i = 0; i < n; i++) {
+                    on += s.probing() && i == s.turn() ? 1 : 0;
+                }
+                bothOnTurn |= on > 1;
+            }
+            return widths;
+        }
+    }
+}
