@@ -80,6 +80,8 @@ public final class ExternalQueueImpl implements NodeQueue {
     private boolean narrowed;
     /** guarded by this: narrowed while a wide queue preferred over it is open (the narrowed window applies) */
     private boolean narrowedTight;
+    /** Measured alone ({@link #spell(boolean)}). */
+    private boolean spell;
     /** guarded by this: the multiprocessors left to the preferred queues, as last given (0: none) */
     private int reserve;
     /** guarded by this: the part among best-effort processes, as last given (index, count; count 1: all) */
@@ -278,6 +280,24 @@ public final class ExternalQueueImpl implements NodeQueue {
         }
         inTime(true, now);
         return true;
+    }
+
+    /**
+     * Whether its process is measured alone ({@link BestEffortBalance}: the other best-effort
+     * processes held): the limits of a narrowed queue (no threshold; the narrowed window beside a
+     * wide tenant) on all of the device. Under a best-effort queue's own limits its rate alone was
+     * not its rate: on the H100 a bf16 trainer measured so did fewer commands a second than on half
+     * the device beside Triton (1.33 of its "rate alone" there; 23,976 launches refused by the
+     * threshold against 11,844 without the spells), and the node moved width away from it.
+     */
+    void spell(boolean on) {
+        synchronized (this) {
+            if (spell == on || closed) {
+                return;
+            }
+            spell = on;
+            applyLocked();
+        }
     }
 
     /** Whether it is another process's turn ({@link BestEffortSplit#alternate}): the wide beats hold it between requests too. */
@@ -1052,7 +1072,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         }
         // narrowed, what it launches runs beside the preferred queues, not before them: no
         // threshold, but a wide window, for a third queue that arrives and holds it
-        if (narrowed) {
+        if (narrowed || spell) {
             long n = narrowedTight ? events.narrowedWindowMicros() : events.aloneWindowMicros();
             long w = n > 0 && config.windowMicros() > 0 ? Math.max(n, config.windowMicros()) : 0;
             return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(w);

@@ -616,8 +616,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (lastBusy.size() > 4 * narrowing.size() + 64) {
             lastBusy.values().removeIf(t -> now - t > PART_LINGER_NANOS);
         }
+        spellPid.keySet().retainAll(balances.keySet());
         Map<String, Map<Long, int[]>> weighed = bestEffortParts && narrowingViews != null ? weigh(narrowingViews, narrowing, active, now) : Map.of();
         for (ExternalQueueImpl e : narrowing) {
+            Long alone = weighed.containsKey(e.device()) ? spellPid.get(e.device()) : null;
+            e.spell(alone != null && alone == e.pid());
             java.util.TreeSet<Long> pids = active.get(e.device());
             Map<Long, int[]> shares = weighed.get(e.device());
             int[] share = shares == null ? null : shares.get(e.pid());
@@ -701,6 +704,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 if (b != null) {
                     b.pause();
                 }
+                spellPid.remove(d.getKey());
                 continue;
             }
             List<Long> order = new ArrayList<>(pids);
@@ -789,6 +793,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             int[] named = namedCut(names);
             // the node's measured cut (bestEffortBalance): where none of them has a gap beside a wide tenant
             boolean balance = named == null && bestEffortBalance && ps.stream().noneMatch(BestEffortSplit.Process::gapped);
+            if (!balance) {
+                spellPid.remove(d.getKey());
+            }
             if (!balance && balances.remove(d.getKey()) != null && !wasTurns) {
                 // the measured cut ends (off, or a gap found): the node's own weighs afresh, not kept by its hysteresis
                 was = null;
@@ -1011,6 +1018,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         for (Map.Entry<String, BestEffortBalance> b : balances.entrySet()) {
             if (!active.containsKey(b.getKey())) {
                 b.getValue().pause(); // none of them active there (stopped, idle): counted afresh at their return
+                spellPid.remove(b.getKey());
             }
         }
         if (weights.size() > active.size() + 16) {
@@ -1064,8 +1072,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             for (int i = 0; i < order.size(); i++) {
                 shares.put(order.get(i), new int[] {0, BestEffortSplit.UNITS, i == s.turn() ? ON_TURN : OFF_TURN});
             }
+            if (s.turn() >= 0) {
+                spellPid.put(device, order.get(s.turn()));
+            } else {
+                spellPid.remove(device);
+            }
             return shares;
         }
+        spellPid.remove(device);
         weights.put(device, new Weights(order, s.widths(), now, -1, false, false, 0));
         int offset = 0;
         for (int i = 0; i < order.size(); i++) {
@@ -1074,6 +1088,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         return shares;
     }
+
+    /** Per device: the process measured alone now ({@link ExternalQueueImpl#spell(boolean)}), none: no entry. */
+    private final Map<String, Long> spellPid = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Per device: the node's measured cut ({@link #bestEffortBalance(boolean)}). */
     private final Map<String, BestEffortBalance> balances = new java.util.concurrent.ConcurrentHashMap<>();

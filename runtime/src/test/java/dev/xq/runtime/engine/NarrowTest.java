@@ -1138,6 +1138,7 @@ class NarrowTest {
         AtomicBoolean run = new AtomicBoolean(true);
         AtomicBoolean aloneSeen = new AtomicBoolean();
         AtomicBoolean bothHeld = new AtomicBoolean(true);
+        AtomicBoolean spellLimits = new AtomicBoolean();
         Thread device = Thread.ofPlatform().daemon().start(() -> {
             double doneA = 10;
             double doneT = 10;
@@ -1152,6 +1153,10 @@ class NarrowTest {
                 int wt = width(t.part());
                 if (heldT && !heldA && wa == 16) {
                     aloneSeen.set(true);
+                    QueueConfig limits = a.config;
+                    if (limits != null && limits.threshold() == QueueConfig.MAX_THRESHOLD) {
+                        spellLimits.set(true);
+                    }
                 }
                 bothHeld.compareAndSet(true, heldA && heldT);
                 doneA += heldA ? 0 : 1000 * dt * (wa == 16 ? 1 : 0.84 * wa / 16.0);
@@ -1171,6 +1176,7 @@ class NarrowTest {
             assertTrue(ExternalQueueTest.eventually(() -> (a.part().equals("0+10/16") || a.part().equals("0+11/16"))
                     && t.part().equals(a.part().equals("0+10/16") ? "10+6/16" : "11+5/16")), "toward equal shares: " + a.parts);
             assertTrue(aloneSeen.get(), "the trainer measured alone, Triton held");
+            assertTrue(spellLimits.get(), "measured alone under a narrowed queue's limits (no threshold), not its own");
             assertFalse(bothHeld.get(), "not held for good");
         } finally {
             run.set(false);
