@@ -1105,7 +1105,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * measuring them ({@link BestEffortBalance}: each one's rate alone in short spells, the others
      * held, and a sixteenth at a time toward equal shares of those rates) instead of by a model of
      * their widths. An operator's weights ({@link #bestEffortShares(String)}) come first. Off by
-     * default: not yet measured on a GPU.
+     * default: as first built it moved width away from the trainers on an H100 (0.39-0.50 of native
+     * sharing, session 94), each measured alone under its own launch limits; a spell now has a
+     * narrowed queue's ({@link ExternalQueueImpl#spell}), not yet measured.
      */
     public void bestEffortBalance(boolean on) {
         bestEffortBalance = on; // off: each device's measured cut ends at its next weighing

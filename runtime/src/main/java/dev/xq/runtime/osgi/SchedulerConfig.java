@@ -148,7 +148,9 @@ public @interface SchedulerConfig {
             + "to the one that keeps the smallest, while they differ by more than 12 %. A split of multiprocessors does not "
             + "split memory bandwidth: on half an H200 a bf16 trainer beside a memory-bound Triton loop kept 0.42 of its "
             + "rate alone, Triton 0.61, and the trainer did 0.72 of native sharing. An operator's shares (bestEffortShares) "
-            + "come first. Off by default: not yet measured on a GPU.")
+            + "come first. Off by default: as first built it moved width the wrong way on an H100 (the trainers at 0.39-0.50 of "
+            + "native sharing: measured alone under a best-effort queue's own launch limits, the trainer ran at a third of its "
+            + "speed); a process measured alone now has a narrowed queue's limits, not yet measured.")
     boolean bestEffortBalance() default false;
 
     @AttributeDefinition(name = "Best-effort shares", description = "Weights for best-effort processes by name "
