@@ -1107,7 +1107,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * their widths. An operator's weights ({@link #bestEffortShares(String)}) come first. Off by
      * default: as first built it moved width away from the trainers on an H100 (0.39-0.50 of native
      * sharing, session 94), each measured alone under its own launch limits; a spell now has a
-     * narrowed queue's ({@link ExternalQueueImpl#spell}), not yet measured.
+     * narrowed queue's ({@link ExternalQueueImpl#spell}), and it did no better on an H200 (0.55 and
+     * 0.65 against 0.70-0.83): the spells still measure a trainer below its speed, cause not known.
      */
     public void bestEffortBalance(boolean on) {
         bestEffortBalance = on; // off: each device's measured cut ends at its next weighing

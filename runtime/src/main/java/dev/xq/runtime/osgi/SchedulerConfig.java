@@ -150,7 +150,8 @@ public @interface SchedulerConfig {
             + "rate alone, Triton 0.61, and the trainer did 0.72 of native sharing. An operator's shares (bestEffortShares) "
             + "come first. Off by default: as first built it moved width the wrong way on an H100 (the trainers at 0.39-0.50 of "
             + "native sharing: measured alone under a best-effort queue's own launch limits, the trainer ran at a third of its "
-            + "speed); a process measured alone now has a narrowed queue's limits, not yet measured.")
+            + "speed); with a narrowed queue's limits for the process measured alone it did no better on an H200 (0.55 and "
+            + "0.65 against 0.70-0.83 under the default cut): spells still measure a trainer below its speed.")
     boolean bestEffortBalance() default false;
 
     @AttributeDefinition(name = "Best-effort shares", description = "Weights for best-effort processes by name "
