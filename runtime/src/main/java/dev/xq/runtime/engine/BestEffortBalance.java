@@ -78,6 +78,8 @@ final class BestEffortBalance {
     /** Per pid: its rate alone (commands a second) and when it was measured. */
     private final Map<Long, double[]> alone = new HashMap<>();
     private long lastProbeEnd;
+    /** Whether a round of spells has ended for these processes (a new set: not yet). */
+    private boolean probedSet;
     /** The process in a spell alone (-1: none), whether it waits for the others' work to end, since when. */
     private int probing = -1;
     private boolean waiting;
@@ -131,6 +133,7 @@ final class BestEffortBalance {
             pids = List.copyOf(order);
             widths = initial.clone();
             pidsSince = now;
+            probedSet = false;
             probing = -1;
             countFrom = now + t.settle();
             counts = null;
@@ -150,13 +153,17 @@ final class BestEffortBalance {
         for (Long p : pids) {
             unknown |= !alone.containsKey(p);
         }
-        if ((unknown && now - pidsSince >= t.firstProbe()) || (!unknown && now - lastProbeEnd >= t.probePeriod())) {
+        // a round that left one unmeasured (its company never drained, it had nothing to do) is
+        // tried again a period later, like any: at once, the spells followed each other, the
+        // processes held more than they ran
+        boolean first = unknown && !probedSet;
+        if ((first && now - pidsSince >= t.firstProbe()) || (!first && now - lastProbeEnd >= t.probePeriod())) {
             probing = 0;
             waiting = true;
             since = now;
             return probe(now, completed, inFlight);
         }
-        long wake = unknown ? pidsSince + t.firstProbe() : lastProbeEnd + t.probePeriod();
+        long wake = first ? pidsSince + t.firstProbe() : lastProbeEnd + t.probePeriod();
         if (now - countFrom < 0) {
             return Step.cut(widths.clone(), Math.min(wake, countFrom));
         }
@@ -254,6 +261,7 @@ final class BestEffortBalance {
         }
         probing = -1;
         lastProbeEnd = now;
+        probedSet = true;
         countFrom = now + t.settle();
         counts = null;
         StringBuilder b = new StringBuilder("rates alone (commands a second)");

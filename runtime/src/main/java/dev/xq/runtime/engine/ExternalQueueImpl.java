@@ -267,8 +267,8 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /**
      * Another best-effort process's turn begins ({@link BestEffortSplit#alternate}): held in time
-     * now, until the next decision places it (the wide beats hold it on). The decision that passed
-     * the turn may just have let it go between a wide queue's requests.
+     * now, and by every decision while it is off its turn ({@link #holdOffTurn}). The decision that
+     * passed the turn may just have let it go between a wide queue's requests.
      *
      * @return whether it was not held already
      */
@@ -278,7 +278,7 @@ public final class ExternalQueueImpl implements NodeQueue {
                 return false;
             }
         }
-        inTime(true, now);
+        inTime(true, now, true);
         return true;
     }
 
@@ -798,6 +798,10 @@ public final class ExternalQueueImpl implements NodeQueue {
             rank(suspend, decisionNanos);
             return;
         }
+        if (offTurn && !spaceOnly) {
+            holdOffTurn(decisionNanos);
+            return;
+        }
         // space decides for such a queue: its company runs beside it on capped shares, and a hold
         // would idle the multiprocessors it could use (a second latency-critical process held
         // behind the first went to 18 x its standalone P99 on the H200)
@@ -814,12 +818,29 @@ public final class ExternalQueueImpl implements NodeQueue {
         inTime(suspend, decisionNanos);
     }
 
+    /**
+     * Another process's turn, or a spell that measures another alone ({@link #offTurn(boolean)}):
+     * held in time, whatever the policy decided. The policy's decision alone let it go: only the
+     * wide beats (beside a wide tenant) kept such a queue held, so that beside best-effort company
+     * only, turns and the spells of {@link BestEffortBalance} held nobody (a Triton loop synced every
+     * 3 ms through the bf16 trainer's spells "alone", which ran beside it on the whole device and
+     * measured a third of its speed; H200, session 94).
+     */
+    private void holdOffTurn(long decisionNanos) {
+        inTime(true, decisionNanos, true);
+    }
+
     /** A hold or a run in time; a narrowing in force ends (the whole device back, then the hold). */
     private void inTime(boolean suspend, long decisionNanos) {
+        inTime(suspend, decisionNanos, false);
+    }
+
+    private void inTime(boolean suspend, long decisionNanos, boolean whatever) {
         // on a capped share, a hold behind a queue of short commands would only idle the device:
         // its share leaves that queue room (asked again at the next decision, which the other's
         // next arrival or completion brings)
-        if (suspend && holdBehindNanos > 0 && !isSuspendedByScheduler() && !events.preferredFillsTheDevice(this, holdBehindNanos)) {
+        if (suspend && !whatever && holdBehindNanos > 0 && !isSuspendedByScheduler()
+                && !events.preferredFillsTheDevice(this, holdBehindNanos)) {
             return;
         }
         synchronized (this) {
@@ -861,6 +882,10 @@ public final class ExternalQueueImpl implements NodeQueue {
         stopHold = false;
         if (ranked) {
             rank(leaveSms != 0, decisionNanos);
+            return;
+        }
+        if (offTurn && !spaceOnly) {
+            holdOffTurn(decisionNanos);
             return;
         }
         if (spaceOnly && leaveSms != 0) {

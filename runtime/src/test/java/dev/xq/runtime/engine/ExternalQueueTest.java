@@ -74,7 +74,12 @@ class ExternalQueueTest {
     }
 
     static boolean eventually(java.util.function.BooleanSupplier c) throws InterruptedException {
-        long until = System.nanoTime() + 5_000_000_000L;
+        return eventually(c, 5_000_000_000L);
+    }
+
+    /** As {@link #eventually(java.util.function.BooleanSupplier)}, waiting at most {@code nanos}. */
+    static boolean eventually(java.util.function.BooleanSupplier c, long nanos) throws InterruptedException {
+        long until = System.nanoTime() + nanos;
         while (!c.getAsBoolean()) {
             if (System.nanoTime() > until) {
                 return false;
