@@ -80,6 +80,8 @@ public final class ExternalQueueImpl implements NodeQueue {
     private boolean narrowed;
     /** guarded by this: narrowed while a wide queue preferred over it is open (the narrowed window applies) */
     private boolean narrowedTight;
+    /** With a part (or measured alone) and no queue preferred over it open on its device: no limits ({@link #company}). */
+    private boolean unbounded;
     /** Measured alone ({@link #spell(boolean)}). */
     private boolean spell;
     /** guarded by this: the multiprocessors left to the preferred queues, as last given (0: none) */
@@ -240,6 +242,9 @@ public final class ExternalQueueImpl implements NodeQueue {
             } catch (RuntimeException e) {
                 log.error("external queue " + this + ": its owner failed to take its part", e);
             }
+            if (unbounded) {
+                applyLocked(); // its limits depend on having a part
+            }
         }
     }
 
@@ -261,6 +266,9 @@ public final class ExternalQueueImpl implements NodeQueue {
                 ((ExternalQueueShare) control).share(offset, width);
             } catch (RuntimeException e) {
                 log.error("external queue " + this + ": its owner failed to take its share", e);
+            }
+            if (unbounded) {
+                applyLocked(); // its limits depend on having a part
             }
         }
     }
@@ -1092,7 +1100,7 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** The limits in force now. Caller holds this. */
     private QueueConfig limitsLocked() {
-        if (!contended || spaceOnly) {
+        if (!contended || spaceOnly || freeLocked()) {
             return config.withThreshold(QueueConfig.MAX_THRESHOLD).withWindowMicros(0);
         }
         // narrowed, what it launches runs beside the preferred queues, not before them: no
@@ -1108,6 +1116,11 @@ public final class ExternalQueueImpl implements NodeQueue {
                 : config;
     }
 
+    /** Whether {@link #company} found it free of limits and it has a part (or is measured alone). Caller holds this. */
+    private boolean freeLocked() {
+        return unbounded && (shareWidth > 0 || partCount > 1 || spell || narrowed);
+    }
+
     /** Which limits {@link #limitsLocked()} gives, for the status. Caller holds this. */
     private XQueueStatus.Limits limitsModeLocked() {
         QueueConfig l = limitsLocked();
@@ -1117,12 +1130,33 @@ public final class ExternalQueueImpl implements NodeQueue {
         if (!contended) {
             return XQueueStatus.Limits.ALONE;
         }
+        if (freeLocked() && !spaceOnly) {
+            return XQueueStatus.Limits.ON_TOP; // nothing preferred over it open on its device
+        }
         if (narrowed && !spaceOnly) {
             return XQueueStatus.Limits.NARROWED;
         }
         long g = events.guardedWindowMicros();
         boolean guarded = !spaceOnly && !narrowed && guardHorizon != 0 && g > topWindow && l.windowMicros() == g;
         return guarded ? XQueueStatus.Limits.GUARDED : XQueueStatus.Limits.ON_TOP;
+    }
+
+    /**
+     * Whether it launches without limits at this decision: a process queue with a part of the
+     * device among best-effort processes (or measured alone), none preferred over it open on its
+     * device, and {@code bestEffortUnbounded} on. The core asks at every decision, where it gives
+     * the parts; before taking this queue's lock (the answer reads the other queues); the limits
+     * change only where it changed.
+     */
+    void company(long decisionNanos) {
+        boolean u = narrows && events.bestEffortUnbounded() && !events.preferredOpen(this, decisionNanos);
+        synchronized (this) {
+            if (u == unbounded || closed) {
+                return;
+            }
+            unbounded = u;
+            applyLocked();
+        }
     }
 
     /** Caller holds this (or is the constructor's caller before publication). */

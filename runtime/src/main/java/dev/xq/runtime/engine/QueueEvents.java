@@ -105,6 +105,20 @@ public interface QueueEvents {
         return true;
     }
 
+    /**
+     * @return whether any queue preferred over {@code queue} (a higher priority hint) is open on
+     *     its device, busy or not, whatever its width; {@code decisionNanos} as for
+     *     {@link #widePreferredOpen}
+     */
+    default boolean preferredOpen(NodeQueue queue, long decisionNanos) {
+        return true;
+    }
+
+    /** @return whether a process queue with a part and no queue preferred over it launches without limits; see {@code XqCore#bestEffortUnbounded(boolean)} */
+    default boolean bestEffortUnbounded() {
+        return false;
+    }
+
     default long awaitSpinNanos() {
         return 0;
     }

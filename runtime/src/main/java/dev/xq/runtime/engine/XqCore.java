@@ -621,6 +621,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         for (ExternalQueueImpl e : narrowing) {
             Long alone = weighed.containsKey(e.device()) ? spellPid.get(e.device()) : null;
             e.spell(alone != null && alone == e.pid());
+            e.company(now);
             java.util.TreeSet<Long> pids = active.get(e.device());
             Map<Long, int[]> shares = weighed.get(e.device());
             int[] share = shares == null ? null : shares.get(e.pid());
@@ -1466,6 +1467,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     private boolean wideKnown;
     /** guarded by wideLock: per device, the highest priority of an open queue wider than half of it */
     private Map<String, Integer> wideTop = Map.of();
+    /** guarded by wideLock: per device, the highest priority of any open queue */
+    private Map<String, Integer> anyTop = Map.of();
 
     /**
      * One pass over the open queues per decision (a decision places every narrowed queue, and a
@@ -1479,29 +1482,73 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         Integer top;
         synchronized (wideLock) {
-            if (!wideKnown || wideAt != decisionNanos) {
-                Map<String, Integer> m = new HashMap<>();
-                for (NodeQueue q : queues.values()) {
-                    QueueView v = q.view();
-                    if (v == null) {
-                        continue;
-                    }
-                    boolean wide = true; // the node's own queue: its width is not known
-                    if (q instanceof ExternalQueueImpl e) {
-                        int total = e.deviceSms() > 0 ? e.deviceSms() : 128;
-                        wide = e.widthSms() > total / 2;
-                    }
-                    if (wide) {
-                        m.merge(q.device(), priority(v.hints()), Math::max);
-                    }
-                }
-                wideTop = m;
-                wideAt = decisionNanos;
-                wideKnown = true;
-            }
+            tops(decisionNanos);
             top = wideTop.get(me.device());
         }
         return top != null && top > priority(me.hints());
+    }
+
+    /** Caller holds wideLock: {@link #wideTop} and {@link #anyTop} for this decision. */
+    private void tops(long decisionNanos) {
+        if (wideKnown && wideAt == decisionNanos) {
+            return;
+        }
+        Map<String, Integer> m = new HashMap<>();
+        Map<String, Integer> all = new HashMap<>();
+        for (NodeQueue q : queues.values()) {
+            QueueView v = q.view();
+            if (v == null) {
+                continue;
+            }
+            boolean wide = true; // the node's own queue: its width is not known
+            if (q instanceof ExternalQueueImpl e) {
+                int total = e.deviceSms() > 0 ? e.deviceSms() : 128;
+                wide = e.widthSms() > total / 2;
+            }
+            int p = priority(v.hints());
+            if (wide) {
+                m.merge(q.device(), p, Math::max);
+            }
+            all.merge(q.device(), p, Math::max);
+        }
+        wideTop = m;
+        anyTop = all;
+        wideAt = decisionNanos;
+        wideKnown = true;
+    }
+
+    @Override
+    public boolean preferredOpen(NodeQueue queue, long decisionNanos) {
+        QueueView me = queue.view();
+        if (me == null) {
+            return true;
+        }
+        Integer top;
+        synchronized (wideLock) {
+            tops(decisionNanos);
+            top = anyTop.get(me.device());
+        }
+        return top != null && top > priority(me.hints());
+    }
+
+    /**
+     * Whether a best-effort process with a part of the device and no queue preferred over it open
+     * there (busy or not: best-effort company only) launches without limits (docs/processes.md,
+     * "Best-effort company only"). Its company runs on other multiprocessors, or is held for its
+     * turn; nobody waits for what it has in flight, and a latency-critical process that starts
+     * later takes seconds to make its context, long before its first request, and its queue's
+     * opening brings the limits back at that decision.
+     */
+    private volatile boolean bestEffortUnbounded;
+
+    /** Switches {@link #bestEffortUnbounded} on or off; the queues' limits follow at their next decision. */
+    public void bestEffortUnbounded(boolean on) {
+        bestEffortUnbounded = on;
+    }
+
+    @Override
+    public boolean bestEffortUnbounded() {
+        return bestEffortUnbounded;
     }
 
     @Override

@@ -154,6 +154,14 @@ public @interface SchedulerConfig {
             + "0.65 against 0.70-0.83 under the default cut): spells still measure a trainer below its speed.")
     boolean bestEffortBalance() default false;
 
+    @AttributeDefinition(name = "Best-effort unbounded", description = "Whether a best-effort process with a part of "
+            + "the device (or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
+            + "preferred over it (a higher priority) is open on its device, busy or not: its company is best-effort "
+            + "processes on other multiprocessors or held for their turn, and nobody waits for what it has in flight. "
+            + "A latency-critical process that starts later opens its queue long before its first request, and the "
+            + "limits come back at that decision. Off by default until measured on the GPU.")
+    boolean bestEffortUnbounded() default false;
+
     @AttributeDefinition(name = "Best-effort shares", description = "Weights for best-effort processes by name "
             + "(XQ_NAME): NAME=WEIGHT[,NAME=WEIGHT...], each weight 1 to 100, each name once. Where every best-effort "
             + "process with work on a device has one, their parts are cut in proportion to the weights (in sixteenths of "

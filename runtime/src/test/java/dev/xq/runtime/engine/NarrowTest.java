@@ -1196,6 +1196,51 @@ class NarrowTest {
                 "off again: the cut by width, none held: " + a.parts);
     }
 
+    /**
+     * {@code bestEffortUnbounded}: two best-effort processes on parts of the device with nothing
+     * preferred over them open launch without a threshold or window; a latency-critical queue that
+     * opens (idle: it has made its context and not yet asked for anything) brings their limits
+     * back at that decision; off, their own limits.
+     */
+    @Test
+    void withUnboundedBestEffortProcessesOnPartsLaunchFreelyUntilAPreferredQueueOpens() throws Exception {
+        assertFalse(core.bestEffortUnbounded(), "off by default");
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("trainer", 11, 1, a);
+        ExternalQueue qt = open("triton", 12, 1, t);
+        a.counters = new ExternalCounters(1, 1, 10, 10, 0, 9_000_000, 60_000, System.nanoTime());
+        t.counters = new ExternalCounters(1, 1, 10, 10, 0, 9_000_000, 160_000, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().endsWith("/16") && t.part().endsWith("/16")), "parts: " + a.parts + " " + t.parts);
+        assertTrue(eventually(() -> a.config != null && a.config.windowMicros() > 0), "off: a window of its own: " + a.config);
+        core.bestEffortUnbounded(true);
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> free(a) && free(t)), "on, best-effort company only: no limits: " + a.config + " " + t.config);
+        assertEquals(XQueueStatus.Limits.ON_TOP, core.find(qa.handle()).orElseThrow().status().limits());
+        SpaceOwner lc = new SpaceOwner(false, 132);
+        ExternalQueue ql = open("serve", 13, 2, lc);
+        ql.changed();
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> !free(a) && !free(t)), "a preferred queue open, idle: limits back: " + a.config + " " + t.config);
+        ql.close();
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> free(a) && free(t)), "closed again: free: " + a.config);
+        core.bestEffortUnbounded(false);
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> !free(a) && !free(t)), "off again: limits: " + a.config);
+    }
+
+    private static boolean free(ExternalQueueTest.Owner o) {
+        QueueConfig c = o.config;
+        return c != null && c.threshold() == QueueConfig.MAX_THRESHOLD && c.windowMicros() == 0;
+    }
+
     private static int width(String part) {
         int plus = part.indexOf('+');
         return plus < 0 ? 16 : Integer.parseInt(part.substring(plus + 1, part.indexOf('/')));
