@@ -586,6 +586,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         Map<Long, QueueView> narrowingViews = bestEffortWeights ? new HashMap<>() : null;
         long now = System.nanoTime();
         for (QueueView v : views) {
+            if (byHandle.get(v.handle()) instanceof ExternalQueueImpl o && !(o.narrows() && o.pid() > 0) && o.offTurn()) {
+                // no longer among the processes that take turns (it cannot be narrowed any more: its
+                // green contexts failed): off its turn is a hold whatever the policy decides, so
+                // left on it would hold it for good
+                o.offTurn(false);
+                scheduler.signalLoop(o);
+            }
             if (byHandle.get(v.handle()) instanceof ExternalQueueImpl e && e.narrows() && e.pid() > 0) {
                 if (narrowing == null) {
                     narrowing = new ArrayList<>();

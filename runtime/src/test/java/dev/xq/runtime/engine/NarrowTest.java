@@ -577,7 +577,11 @@ class NarrowTest {
         SpaceOwner graph = new SpaceOwner(false, 132);
         ExternalQueue[] q = busyPair("train", train, 200_000, "graph", graph, 2, 800_000);
         assertTrue(eventually(() -> train.reserve() == 64), "holdBehindWide off: narrowed to leave half: " + train.reserves);
-        assertFalse(train.holding(), train.held.toString());
+        // settled narrowed, not held (the graph's arrival may hold it until its decision narrows it:
+        // a full run of this class once read that hold, just after the narrowing)
+        assertTrue(eventually(() -> !train.holding() && train.reserve() == 64), train.held.toString());
+        Thread.sleep(50);
+        assertFalse(train.holding(), "still narrowed, not held: " + train.held);
         graph.counters = ExternalQueueTest.USED_IDLE;
         q[1].changed();
         assertTrue(eventually(() -> train.reserve() == 0), "the whole device while graph is idle: " + train.reserves);
