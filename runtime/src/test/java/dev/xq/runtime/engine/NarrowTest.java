@@ -1118,6 +1118,33 @@ class NarrowTest {
     }
 
     /**
+     * As above under a policy that decides space (its decisions placed every time, as hpf's): the
+     * one off its turn is held on its process at every decision, though the policy lets both run.
+     */
+    @Test
+    void underAPolicyThatDecidesSpaceTheOneOffItsTurnIsHeld() throws Exception {
+        use(new SpaceHighest(false, 0));
+        core.bestEffortTurnsWithoutGap(true);
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("trainer", 11, 1, a);
+        ExternalQueue qt = open("triton", 12, 1, t);
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 1_600_000, System.nanoTime());
+        t.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 80_000, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> ga.offTurn() ? a.holding() && !t.holding() : t.holding() && !a.holding()),
+                "one held for the other's turn: " + a.held + " " + t.held);
+        for (int i = 0; i < 20; i++) {
+            qa.changed(); // decisions that let both run, by the policy
+            qt.changed();
+        }
+        Thread.sleep(20);
+        assertTrue(ga.offTurn() ? a.holding() : t.holding(), "still held while off its turn: " + a.held + " " + t.held);
+    }
+
+    /**
      * {@code bestEffortBalance}: two processes with no gap, a device model behind their counters (a
      * compute-bound one that keeps 0.84 of its width's share of its rate alone, a memory-bound one
      * 0.61 on half and the square root of its width's share otherwise; the whole device alone: its
