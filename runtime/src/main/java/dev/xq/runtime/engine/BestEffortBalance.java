@@ -55,6 +55,13 @@ final class BestEffortBalance {
     static final long PERIOD_NANOS = 1_000_000_000L;
     /** Slowdowns closer than this (the larger over the smaller, minus one) leave the cut as it is. */
     static final double DEADBAND = 0.12;
+    /**
+     * A spell ends, past {@link #PROBE_NANOS}, once the process's completed count has been seen to
+     * change this often (its rate is taken between the first change and the latest), or at
+     * {@link #MAX_PROBE_FACTOR} times the spell (then from the spell's start).
+     */
+    static final int MIN_CHANGES = 3;
+    static final int MAX_PROBE_FACTOR = 4;
     /** A process's part is never less than this many sixteenths. */
     static final int MIN_UNITS = 1;
 
@@ -85,6 +92,13 @@ final class BestEffortBalance {
     private boolean waiting;
     private long since;
     private long startCount;
+    /** In a spell: how often the process's completed count was seen to change, the first and latest change's time and count. */
+    private int changes;
+    private long firstAt;
+    private long firstCount;
+    private long lastAt;
+    private long lastCount;
+    private long seenCount;
     /** The rate on the parts: counted from (nanoTime; 0: not yet), and each process's completions then. */
     private long countFrom;
     private long countStart;
@@ -236,6 +250,8 @@ final class BestEffortBalance {
                     waiting = false;
                     since = now;
                     startCount = completed[probing];
+                    seenCount = startCount;
+                    changes = 0;
                     return new Step(null, probing, false, now + t.probe());
                 }
                 if (now - since < t.probeWait()) {
@@ -243,13 +259,31 @@ final class BestEffortBalance {
                 }
                 last = "pid " + pids.get(probing) + " not measured alone: the others' work did not end in "
                         + t.probeWait() / 1_000_000 + " ms";
-            } else if (now - since < t.probe()) {
-                return new Step(null, probing, false, since + t.probe());
             } else {
-                long done = completed[probing] - startCount;
-                if (done > 0) {
+                long c = completed[probing];
+                if (c != seenCount) {
+                    seenCount = c;
+                    if (changes++ == 0) {
+                        firstAt = now;
+                        firstCount = c;
+                    }
+                    lastAt = now;
+                    lastCount = c;
+                }
+                // a process whose completions are seen in batches (a trainer's, at each step's
+                // synchronize: 30-110 ms apart) is measured from its first batch to its latest, over
+                // MIN_CHANGES - 1 whole intervals at least; counted from the spell's start to its end,
+                // a 150 ms spell held two or three of its 66 ms steps, a third apart
+                if (now - since < t.probe() || (changes < MIN_CHANGES && now - since < MAX_PROBE_FACTOR * t.probe())) {
+                    long wake = now - since < t.probe() ? since + t.probe() : since + MAX_PROBE_FACTOR * t.probe();
+                    return new Step(null, probing, false, wake);
+                }
+                double rate = changes >= MIN_CHANGES && lastAt > firstAt
+                        ? (lastCount - firstCount) / ((lastAt - firstAt) / 1e9)
+                        : (c - startCount) / ((now - since) / 1e9);
+                if (rate > 0) {
                     // a process with nothing to do in its spell keeps the rate it had
-                    alone.put(pids.get(probing), new double[] {done / ((now - since) / 1e9), now});
+                    alone.put(pids.get(probing), new double[] {rate, now});
                 }
             }
             probing++;

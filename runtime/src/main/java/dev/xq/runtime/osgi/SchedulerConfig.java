@@ -144,7 +144,8 @@ public @interface SchedulerConfig {
 
     @AttributeDefinition(name = "Best-effort balance", description = "Whether the node cuts what best-effort processes "
             + "with no gap beside a wide tenant may use by measuring them: each one's rate alone (commands completed a second) "
-            + "in spells of 150 ms, one process at a time with the others held, every 8 s; between them each one's rate on "
+            + "in spells of 150 ms or more (until its completions have been seen three times, at most 600 ms; the rate taken "
+            + "between the first and the latest), one process at a time with the others held, every 8 s; between them each one's rate on "
             + "its part over a second, and a sixteenth moved from the process that keeps the largest share of its rate alone "
             + "to the one that keeps the smallest, while they differ by more than 12 %. A split of multiprocessors does not "
             + "split memory bandwidth: on half an H200 a bf16 trainer beside a memory-bound Triton loop kept 0.42 of its "

@@ -49,6 +49,48 @@ class BestEffortBalanceTest {
         assertFalse(sim.bothOnTurn, "never two on their turn at once");
     }
 
+    /**
+     * A trainer whose completions are seen only at each step's synchronize (850 commands every 66
+     * ms), its spell beginning at any point of a step: its rate alone is measured between whole
+     * steps, within 2 % of 12,879 a second at every phase; counted from the spell's start to 150 ms,
+     * it read two or three steps (11,333 or 17,000).
+     */
+    @Test
+    void aProcessSeenInBatchesIsMeasuredBetweenWholeBatches() {
+        for (int phase = 0; phase < 66; phase += 7) {
+            BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+            List<Long> pids = List.of(11L, 12L);
+            boolean[] idle = {false, false};
+            long now = 0;
+            long[] done = {0, 0};
+            b.step(now, pids, done, idle, new int[] {8, 8});
+            now += BestEffortBalance.FIRST_PROBE_NANOS;
+            BestEffortBalance.Step s = b.step(now, pids, done, idle, new int[] {8, 8});
+            assertTrue(s.probing() && s.turn() == 0, "nothing else in flight: the trainer alone at once");
+            long start = now;
+            String line = "";
+            for (int k = 0; k < 3_000 && line.isEmpty(); k++) {
+                now += MS;
+                long ms = (now - start) / MS;
+                if (s.probing() && s.turn() == 0) {
+                    done[0] = 850L * ((ms + phase) / 66);
+                } else if (s.probing() && s.turn() == 1) {
+                    done[1] += 8; // 8,000 a second, seen every millisecond
+                }
+                s = b.step(now, pids, done, idle, new int[] {8, 8});
+                String t = b.trace();
+                if (t.startsWith("rates alone")) {
+                    line = t;
+                }
+            }
+            assertTrue(line.contains("11="), "the round ended: " + line);
+            long rate = Long.parseLong(line.replaceAll(".* 11=(\\d+).*", "$1"));
+            assertTrue(Math.abs(rate - 12_879) < 12_879 * 0.02, "phase " + phase + " ms: " + line);
+            long other = Long.parseLong(line.replaceAll(".* 12=(\\d+).*", "$1"));
+            assertTrue(Math.abs(other - 8_000) < 8_000 * 0.02, "the continuous one: " + line);
+        }
+    }
+
     @Test
     void aProcessWhoseCompanyNeverDrainsIsNotMeasuredAloneAndTheCutStands() {
         BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
