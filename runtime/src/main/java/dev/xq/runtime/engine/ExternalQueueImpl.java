@@ -806,7 +806,7 @@ public final class ExternalQueueImpl implements NodeQueue {
             rank(suspend, decisionNanos);
             return;
         }
-        if (offTurn && !spaceOnly) {
+        if (offTurn && !spaceOnly && events.offTurnHolds(this, decisionNanos)) {
             holdOffTurn(decisionNanos);
             return;
         }
@@ -828,11 +828,12 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /**
      * Another process's turn, or a spell that measures another alone ({@link #offTurn(boolean)}):
-     * held in time, whatever the policy decided. The policy's decision alone let it go: only the
-     * wide beats (beside a wide tenant) kept such a queue held, so that beside best-effort company
-     * only, turns and the spells of {@link BestEffortBalance} held nobody (a Triton loop synced every
-     * 3 ms through the bf16 trainer's spells "alone", which ran beside it on the whole device and
-     * measured a third of its speed; H200, session 94).
+     * held in time, whatever the policy decided, where {@link QueueEvents#offTurnHolds} says so (a
+     * spell on its device, or best-effort company only). The policy's decision alone let it go: only
+     * the wide beats kept such a queue held, and they run only in decisions that narrowed a queue,
+     * so that beside best-effort company only, turns and the spells of {@link BestEffortBalance}
+     * held nobody (a Triton loop synced every 3 ms through the bf16 trainer's spells "alone", which
+     * ran beside it on the whole device; H200, session 94).
      */
     private void holdOffTurn(long decisionNanos) {
         inTime(true, decisionNanos, true);
@@ -892,7 +893,7 @@ public final class ExternalQueueImpl implements NodeQueue {
             rank(leaveSms != 0, decisionNanos);
             return;
         }
-        if (offTurn && !spaceOnly) {
+        if (offTurn && !spaceOnly && events.offTurnHolds(this, decisionNanos)) {
             holdOffTurn(decisionNanos);
             return;
         }

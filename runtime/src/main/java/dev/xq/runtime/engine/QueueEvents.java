@@ -114,6 +114,15 @@ public interface QueueEvents {
         return true;
     }
 
+    /**
+     * @return whether a queue off its turn is held by {@code queue}'s decision whatever the policy
+     *     decided: in a spell of the measured cut on its device, or with no queue preferred over it
+     *     open there (beside a preferred tenant the wide beats decide a turn's holds)
+     */
+    default boolean offTurnHolds(NodeQueue queue, long decisionNanos) {
+        return true;
+    }
+
     /** @return whether a process queue with a part and no queue preferred over it launches without limits; see {@code XqCore#bestEffortUnbounded(boolean)} */
     default boolean bestEffortUnbounded() {
         return false;

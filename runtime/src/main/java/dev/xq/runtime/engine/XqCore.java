@@ -624,6 +624,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             lastBusy.values().removeIf(t -> now - t > PART_LINGER_NANOS);
         }
         spellPid.keySet().retainAll(balances.keySet());
+        spelling.retainAll(balances.keySet());
         Map<String, Map<Long, int[]>> weighed = bestEffortParts && narrowingViews != null ? weigh(narrowingViews, narrowing, active, now) : Map.of();
         for (ExternalQueueImpl e : narrowing) {
             Long alone = weighed.containsKey(e.device()) ? spellPid.get(e.device()) : null;
@@ -1066,6 +1067,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         Map<Long, int[]> shares = new HashMap<>();
         if (s.probing()) {
+            spelling.add(device);
             boolean held = false;
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
@@ -1088,6 +1090,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             return shares;
         }
         spellPid.remove(device);
+        spelling.remove(device);
         weights.put(device, new Weights(order, s.widths(), now, -1, false, false, 0));
         int offset = 0;
         for (int i = 0; i < order.size(); i++) {
@@ -1095,6 +1098,22 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             offset += s.widths()[i];
         }
         return shares;
+    }
+
+    /** Devices in a round of the measured cut's spells (its others held, or all while they drain). */
+    private final java.util.Set<String> spelling = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Off its turn, a queue is held whatever the policy decides during a spell on its device (a
+     * measurement alone is no measurement beside the others) and with best-effort company only
+     * (turns there have nothing else to hold them: the wide beats, which hold a queue off its turn,
+     * run only in decisions that narrowed some queue, and with best-effort company only none does,
+     * so turns and spells held nobody until session 95). Beside a preferred tenant the wide beats
+     * decide, as measured since session 46.
+     */
+    @Override
+    public boolean offTurnHolds(NodeQueue queue, long decisionNanos) {
+        return spelling.contains(queue.device()) || !preferredOpen(queue, decisionNanos);
     }
 
     /** Per device: the process measured alone now ({@link ExternalQueueImpl#spell(boolean)}), none: no entry. */

@@ -1145,6 +1145,23 @@ class NarrowTest {
     }
 
     /**
+     * Off its turn is a hold whatever the policy decides with best-effort company only; beside a
+     * preferred tenant (open, busy or not) the wide beats decide a turn's holds, as before.
+     */
+    @Test
+    void offItsTurnHoldsWithBestEffortCompanyOnly() throws Exception {
+        SpaceOwner a = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("trainer", 11, 1, a);
+        NodeQueue na = (NodeQueue) core.find(qa.handle()).orElseThrow();
+        assertTrue(core.offTurnHolds(na, System.nanoTime()), "best-effort company only: held");
+        SpaceOwner lc = new SpaceOwner(false, 132);
+        ExternalQueue ql = open("serve", 13, 2, lc);
+        assertFalse(core.offTurnHolds(na, System.nanoTime()), "a preferred queue open: the wide beats decide");
+        ql.close();
+        assertTrue(core.offTurnHolds(na, System.nanoTime()), "closed again: held");
+    }
+
+    /**
      * {@code bestEffortBalance}: two processes with no gap, a device model behind their counters (a
      * compute-bound one that keeps 0.84 of its width's share of its rate alone, a memory-bound one
      * 0.61 on half and the square root of its width's share otherwise; the whole device alone: its
