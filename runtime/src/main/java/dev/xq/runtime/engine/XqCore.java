@@ -1113,7 +1113,23 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      */
     @Override
     public boolean offTurnHolds(NodeQueue queue, long decisionNanos) {
-        return spelling.contains(queue.device()) || !preferredOpen(queue, decisionNanos);
+        return offTurnAlwaysHeld || spelling.contains(queue.device()) || !preferredOpen(queue, decisionNanos);
+    }
+
+    /**
+     * Whether a queue off its turn is held whatever the policy decides beside a preferred tenant
+     * too ({@link #offTurnHolds}): between a wide tenant's requests no queue is narrowed and the wide
+     * beats do not run, so the one off its turn runs beside the one whose turn it is. Off by
+     * default: every turn of the default family was measured so.
+     */
+    private volatile boolean offTurnAlwaysHeld;
+
+    public void offTurnAlwaysHeld(boolean on) {
+        offTurnAlwaysHeld = on;
+    }
+
+    public boolean offTurnAlwaysHeld() {
+        return offTurnAlwaysHeld;
     }
 
     /** Per device: the process measured alone now ({@link ExternalQueueImpl#spell(boolean)}), none: no entry. */

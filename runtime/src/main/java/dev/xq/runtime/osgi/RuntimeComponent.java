@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "bestEffortBalance", "bestEffortUnbounded", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "bestEffortBalance", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -231,6 +231,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (unbounded != null && unbounded != core.bestEffortUnbounded()) {
             core.bestEffortUnbounded(unbounded);
+        }
+        Boolean always = read("offTurnAlwaysHeld", "true or false", s::offTurnAlwaysHeld);
+        if (raw.get("offTurnAlwaysHeld") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: offTurnAlwaysHeld '" + text + "' is not true or false; ignored", null);
+            always = null;
+        }
+        if (always != null && always != core.offTurnAlwaysHeld()) {
+            core.offTurnAlwaysHeld(always);
         }
         String shares = read("bestEffortShares", "NAME=WEIGHT[,NAME=WEIGHT...]", s::bestEffortShares);
         if (shares != null && !shares.trim().equals(core.bestEffortShares())) {

@@ -165,6 +165,14 @@ public @interface SchedulerConfig {
             + "limits come back at that decision. Off by default until measured on the GPU.")
     boolean bestEffortUnbounded() default false;
 
+    @AttributeDefinition(name = "Off its turn always held", description = "Whether a best-effort process off its turn "
+            + "(turns on a wide tenant's gaps, or without a gap) is held whatever the policy decides beside a preferred tenant "
+            + "too. With best-effort company only, and during the spells of bestEffortBalance, it always is. Beside a "
+            + "preferred tenant the wide beats hold it, and they run only in decisions that narrowed a queue: between the "
+            + "tenant's requests the one off its turn runs beside the one whose turn it is. Off by default: every turn of "
+            + "the default family was measured so; not yet measured on.")
+    boolean offTurnAlwaysHeld() default false;
+
     @AttributeDefinition(name = "Best-effort shares", description = "Weights for best-effort processes by name "
             + "(XQ_NAME): NAME=WEIGHT[,NAME=WEIGHT...], each weight 1 to 100, each name once. Where every best-effort "
             + "process with work on a device has one, their parts are cut in proportion to the weights (in sixteenths of "

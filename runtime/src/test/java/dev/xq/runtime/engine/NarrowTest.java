@@ -1157,6 +1157,9 @@ class NarrowTest {
         SpaceOwner lc = new SpaceOwner(false, 132);
         ExternalQueue ql = open("serve", 13, 2, lc);
         assertFalse(core.offTurnHolds(na, System.nanoTime()), "a preferred queue open: the wide beats decide");
+        core.offTurnAlwaysHeld(true);
+        assertTrue(core.offTurnHolds(na, System.nanoTime()), "offTurnAlwaysHeld: held beside it too");
+        core.offTurnAlwaysHeld(false);
         ql.close();
         assertTrue(core.offTurnHolds(na, System.nanoTime()), "closed again: held");
     }
