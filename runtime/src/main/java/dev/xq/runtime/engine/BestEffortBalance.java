@@ -103,6 +103,11 @@ final class BestEffortBalance {
     private long countFrom;
     private long countStart;
     private long[] counts;
+    /** In a period on the parts, per process: the count last seen, how often it changed, the first and latest change (time, count). */
+    private long[] partSeen;
+    private int[] partChanges;
+    private long[][] partFirst;
+    private long[][] partLast;
     private String last = "";
     private boolean paused;
 
@@ -182,10 +187,10 @@ final class BestEffortBalance {
             return Step.cut(widths.clone(), Math.min(wake, countFrom));
         }
         if (counts == null) {
-            counts = completed.clone();
-            countStart = now;
+            startCounting(now, completed);
             return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
         }
+        seen(now, completed);
         if (now - countStart < t.period()) {
             return Step.cut(widths.clone(), Math.min(wake, countStart + t.period()));
         }
@@ -193,7 +198,10 @@ final class BestEffortBalance {
         double secs = (now - countStart) / 1e9;
         for (int i = 0; i < n; i++) {
             double[] a = alone.get(pids.get(i));
-            double rate = (completed[i] - counts[i]) / secs;
+            // as in a spell: between whole batches where they were seen often enough
+            double rate = partChanges[i] >= MIN_CHANGES && partLast[i][0] > partFirst[i][0]
+                    ? (partLast[i][1] - partFirst[i][1]) / ((partLast[i][0] - partFirst[i][0]) / 1e9)
+                    : (completed[i] - counts[i]) / secs;
             kept[i] = a == null || a[0] <= 0 ? Double.NaN : rate / a[0];
         }
         int[] moved = weigh(widths, kept);
@@ -205,9 +213,32 @@ final class BestEffortBalance {
             counts = null;
             return Step.cut(widths.clone(), Math.min(wake, countFrom));
         }
+        startCounting(now, completed);
+        return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
+    }
+
+    /** A period's count on the parts begins: each process's count now, no change seen yet. */
+    private void startCounting(long now, long[] completed) {
+        int n = completed.length;
         counts = completed.clone();
         countStart = now;
-        return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
+        partSeen = completed.clone();
+        partChanges = new int[n];
+        partFirst = new long[n][2];
+        partLast = new long[n][2];
+    }
+
+    /** Notes each process whose completed count changed since the last decision (time, count). */
+    private void seen(long now, long[] completed) {
+        for (int i = 0; i < completed.length; i++) {
+            if (completed[i] != partSeen[i]) {
+                partSeen[i] = completed[i];
+                if (partChanges[i]++ == 0) {
+                    partFirst[i] = new long[] {now, completed[i]};
+                }
+                partLast[i] = new long[] {now, completed[i]};
+            }
+        }
     }
 
     /**

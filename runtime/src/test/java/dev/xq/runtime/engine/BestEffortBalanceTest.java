@@ -53,7 +53,8 @@ class BestEffortBalanceTest {
      * A trainer whose completions are seen only at each step's synchronize (850 commands every 66
      * ms), its spell beginning at any point of a step: its rate alone is measured between whole
      * steps, within 2 % of 12,879 a second at every phase; counted from the spell's start to 150 ms,
-     * it read two or three steps (11,333 or 17,000).
+     * it read two or three steps (11,333 or 17,000). On its part, at half that rate, the share it
+     * keeps is read between whole steps as well.
      */
     @Test
     void aProcessSeenInBatchesIsMeasuredBetweenWholeBatches() {
@@ -88,6 +89,25 @@ class BestEffortBalanceTest {
             assertTrue(Math.abs(rate - 12_879) < 12_879 * 0.02, "phase " + phase + " ms: " + line);
             long other = Long.parseLong(line.replaceAll(".* 12=(\\d+).*", "$1"));
             assertTrue(Math.abs(other - 8_000) < 8_000 * 0.02, "the continuous one: " + line);
+            // on their parts at half their rates alone: the trainer's steps 132 ms apart; its share
+            // kept is read between whole steps too (from a period's start to its end, seven or
+            // eight steps in a second: 0.46 or 0.53)
+            long partsFrom = now;
+            long base = done[0];
+            String kept = "";
+            for (int k = 0; k < 3_000 && kept.isEmpty(); k++) {
+                now += MS;
+                long ms = (now - partsFrom) / MS;
+                done[0] = base + 850L * ((ms + phase) / 132);
+                done[1] += k % 2 == 0 ? 8 : 0;
+                s = b.step(now, pids, done, idle, new int[] {8, 8});
+                String t = b.trace();
+                if (t.startsWith("rates kept alone")) {
+                    kept = t;
+                }
+            }
+            double share = Double.parseDouble(kept.replaceAll("rates kept alone \\[([0-9.]+),.*", "$1"));
+            assertTrue(Math.abs(share - 0.5) < 0.5 * 0.03, "phase " + phase + " ms: " + kept);
         }
     }
 
