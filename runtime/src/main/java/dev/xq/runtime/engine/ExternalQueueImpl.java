@@ -82,6 +82,8 @@ public final class ExternalQueueImpl implements NodeQueue {
     private boolean narrowedTight;
     /** With a part (or measured alone) and no queue preferred over it open on its device: no limits ({@link #company}). */
     private boolean unbounded;
+    /** Taking turns with other best-effort processes ({@link #inTurns(boolean)}). */
+    private boolean inTurns;
     /** Measured alone ({@link #spell(boolean)}). */
     private boolean spell;
     /** guarded by this: the multiprocessors left to the preferred queues, as last given (0: none) */
@@ -305,6 +307,19 @@ public final class ExternalQueueImpl implements NodeQueue {
             }
             spell = on;
             applyLocked();
+        }
+    }
+
+    /** Whether its process takes turns on all of what best-effort processes may use (its own or another's): a part in time. */
+    void inTurns(boolean on) {
+        synchronized (this) {
+            if (inTurns == on || closed) {
+                return;
+            }
+            inTurns = on;
+            if (unbounded) {
+                applyLocked(); // its limits depend on having a part
+            }
         }
     }
 
@@ -1117,9 +1132,9 @@ public final class ExternalQueueImpl implements NodeQueue {
                 : config;
     }
 
-    /** Whether {@link #company} found it free of limits and it has a part (or is measured alone). Caller holds this. */
+    /** Whether {@link #company} found it free of limits and it has a part (in space or in turns, or is measured alone). Caller holds this. */
     private boolean freeLocked() {
-        return unbounded && (shareWidth > 0 || partCount > 1 || spell || narrowed);
+        return unbounded && (shareWidth > 0 || partCount > 1 || spell || narrowed || inTurns);
     }
 
     /** Which limits {@link #limitsLocked()} gives, for the status. Caller holds this. */

@@ -649,6 +649,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 scheduler.signalLoop(e); // held for another's turn no longer: the next decision places it
             }
             e.offTurn(off);
+            e.inTurns(share != null && share.length > 2);
             if (pids == null || !bestEffortParts) {
                 e.part(0, 1);
             } else if (share != null && share.length > 2) {

@@ -1281,6 +1281,12 @@ class NarrowTest {
         qa.changed();
         qt.changed();
         assertTrue(eventually(() -> free(a) && free(t)), "closed again: free: " + a.config);
+        core.bestEffortTurnsWithoutGap(true);
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0/1") && t.part().equals("0/1")), "turns: " + a.parts);
+        assertTrue(eventually(() -> free(a) && free(t)), "in turns, a part in time: free too: " + a.config + " " + t.config);
+        core.bestEffortTurnsWithoutGap(false);
         core.bestEffortUnbounded(false);
         qa.changed();
         qt.changed();
