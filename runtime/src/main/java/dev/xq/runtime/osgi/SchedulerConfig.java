@@ -158,7 +158,7 @@ public @interface SchedulerConfig {
     boolean bestEffortBalance() default false;
 
     @AttributeDefinition(name = "Best-effort unbounded", description = "Whether a best-effort process with a part of "
-            + "the device (or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
+            + "the device (in space or in turns, or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
             + "preferred over it (a higher priority) is open on its device, busy or not: its company is best-effort "
             + "processes on other multiprocessors or held for their turn, and nobody waits for what it has in flight. "
             + "A latency-critical process that starts later opens its queue long before its first request, and the "
