@@ -195,6 +195,7 @@ final class BestEffortBalance {
             return Step.cut(widths.clone(), Math.min(wake, countStart + t.period()));
         }
         double[] kept = new double[n];
+        long[] rates = new long[n];
         double secs = (now - countStart) / 1e9;
         for (int i = 0; i < n; i++) {
             double[] a = alone.get(pids.get(i));
@@ -202,10 +203,12 @@ final class BestEffortBalance {
             double rate = partChanges[i] >= MIN_CHANGES && partLast[i][0] > partFirst[i][0]
                     ? (partLast[i][1] - partFirst[i][1]) / ((partLast[i][0] - partFirst[i][0]) / 1e9)
                     : (completed[i] - counts[i]) / secs;
+            rates[i] = Math.round(rate);
             kept[i] = a == null || a[0] <= 0 ? Double.NaN : rate / a[0];
         }
         int[] moved = weigh(widths, kept);
         last = "rates kept alone " + Arrays.toString(Arrays.stream(kept).map(k -> Math.round(k * 100) / 100.0).toArray())
+                + ", on the parts (commands a second) " + Arrays.toString(rates)
                 + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved));
         if (!Arrays.equals(moved, widths)) {
             widths = moved;

@@ -699,6 +699,7 @@ class NarrowTest {
      */
     @Test
     void besideANarrowTenantWithoutAGapTheWidthsCutWhenAsked() throws Exception {
+        core.bestEffortBalance(false); // the node's cut by width and by gaps, which the measured cut (on by default) replaces where no gap is found
         SpaceOwner train = new SpaceOwner(true, 132);
         SpaceOwner gemm = new SpaceOwner(true, 132);
         SpaceOwner serve = new SpaceOwner(false, 0); // the least reserve, 8
@@ -732,6 +733,7 @@ class NarrowTest {
 
     @Test
     void partsAreWeighedByWhatFitsTheGapOfAWideTenant() throws Exception {
+        core.bestEffortBalance(false); // the node's cut by width and by gaps, which the measured cut (on by default) replaces where no gap is found
         core.bestEffortWeights(true);
         SpaceOwner gemm = new SpaceOwner(true, 132);
         SpaceOwner triton = new SpaceOwner(true, 132);
@@ -819,6 +821,7 @@ class NarrowTest {
      */
     @Test
     void aCutByWidthChangesOnlyWhenTheyAreDrained() throws Exception {
+        core.bestEffortBalance(false); // the node's cut by width and by gaps, which the measured cut (on by default) replaces where no gap is found
         SpaceOwner gemm = new SpaceOwner(true, 132);
         SpaceOwner triton = new SpaceOwner(true, 132);
         ExternalQueue qg = open("gemm", 11, 1, gemm);
@@ -851,6 +854,7 @@ class NarrowTest {
      */
     @Test
     void aCutByWidthNeverDrainedIsTakenOnceWantedLongEnough() throws Exception {
+        core.bestEffortBalance(false); // the node's cut by width and by gaps, which the measured cut (on by default) replaces where no gap is found
         SpaceOwner gemm = new SpaceOwner(true, 132);
         SpaceOwner triton = new SpaceOwner(true, 132);
         ExternalQueue qg = open("gemm", 11, 1, gemm);
@@ -1173,7 +1177,8 @@ class NarrowTest {
      */
     @Test
     void withBalanceTheNodeMeasuresEachAloneAndMovesWidthToTheOneThatKeepsLeast() throws Exception {
-        assertFalse(core.bestEffortBalance(), "off by default");
+        assertTrue(core.bestEffortBalance(), "on by default");
+        core.bestEffortBalance(false);
         // spells and periods long enough that a busy 2-core machine's jitter (the device thread's 2 ms
         // sleeps) stays well inside the 12 % deadband: CI once stopped at 9/7 within 5 s with 40 ms spells
         core.balanceTimes = new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L, 30_000_000L,
@@ -1255,7 +1260,8 @@ class NarrowTest {
      */
     @Test
     void withUnboundedBestEffortProcessesOnPartsLaunchFreelyUntilAPreferredQueueOpens() throws Exception {
-        assertFalse(core.bestEffortUnbounded(), "off by default");
+        assertTrue(core.bestEffortUnbounded(), "on by default");
+        core.bestEffortUnbounded(false);
         SpaceOwner a = new SpaceOwner(true, 132);
         SpaceOwner t = new SpaceOwner(true, 132);
         ExternalQueue qa = open("trainer", 11, 1, a);
