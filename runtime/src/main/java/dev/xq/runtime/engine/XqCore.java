@@ -1060,11 +1060,12 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         BestEffortBalance.Step s = b.step(now, order, completed, inFlight, initial);
         turnWake = Math.min(turnWake, s.wakeNanos());
-        if (TRACE_WEIGHTS) {
-            String line = b.trace();
-            if (!line.isEmpty()) {
-                dev.xq.runtime.scheduler.TraceLines.line("xq: balance on " + device + ": pids " + order + ", " + line + ", at " + now + " ns");
-            }
+        String line = b.trace();
+        if (TRACE_WEIGHTS && !line.isEmpty()) {
+            dev.xq.runtime.scheduler.TraceLines.line("xq: balance on " + device + ": pids " + order + ", " + line + ", at " + now + " ns");
+        } else if (line.contains(" -> ")) {
+            // the operator's record of why the parts moved (at most one move a second a device)
+            log.info("measured cut on " + device + ": pids " + order + ", " + line);
         }
         Map<Long, int[]> shares = new HashMap<>();
         if (s.probing()) {

@@ -37,7 +37,22 @@ import org.junit.jupiter.api.Test;
  */
 class NarrowTest {
 
-    private final XqCore core = new XqCore(RuntimeLog.NONE);
+    /** What the core logged at info. */
+    private final List<String> logged = new CopyOnWriteArrayList<>();
+    private final XqCore core = new XqCore(new RuntimeLog() {
+        @Override
+        public void info(String message) {
+            logged.add(message);
+        }
+
+        @Override
+        public void warn(String message) {
+        }
+
+        @Override
+        public void error(String message, Throwable cause) {
+        }
+    });
 
     /** A process on the whole device under MPS: the latency-critical one (never held) or a narrowable one. */
     static class SpaceOwner extends ExternalQueueTest.Owner implements ExternalQueueShare {
@@ -1239,6 +1254,8 @@ class NarrowTest {
                     && t.part().equals(a.part().equals("0+10/16") ? "10+6/16" : "11+5/16"), 30_000_000_000L),
                     "toward equal shares: " + a.parts);
             assertTrue(aloneSeen.get(), "the trainer measured alone, Triton held");
+            assertTrue(logged.stream().anyMatch(l -> l.startsWith("measured cut on ") && l.contains("rates kept alone")
+                    && l.contains("-> [9, 7]")), "each move logged with its reason: " + logged);
             assertTrue(spellLimits.get(), "measured alone under a narrowed queue's limits (no threshold), not its own");
             assertFalse(bothHeld.get(), "not held for good");
         } finally {
