@@ -10,7 +10,8 @@ import java.util.Map;
  * (two to four on one device), measured instead of modelled: equal slowdowns. Each process's
  * rate alone (commands completed a second with the whole of what they may use to itself) is
  * measured in short spells, one process at a time, the others held meanwhile ({@link
- * #PROBE_NANOS} each, every {@link #PROBE_PERIOD_NANOS}); between them its rate on its part,
+ * #PROBE_NANOS} each, every {@link #PROBE_PERIOD_NANOS}, up to {@link #MAX_PERIODS} times that while
+ * the rates alone and the cut stay as they were); between them its rate on its part,
  * over {@link #PERIOD_NANOS}. A sixteenth moves from the process that keeps the most of its rate
  * alone to the one that keeps the least, while the two differ by more than {@link #DEADBAND}.
  *
@@ -47,6 +48,16 @@ final class BestEffortBalance {
     static final long PROBE_WAIT_NANOS = 100_000_000L;
     /** How often the rates alone are measured again (rates move: a trainer's phases, a new input). */
     static final long PROBE_PERIOD_NANOS = 8_000_000_000L;
+    /**
+     * A round whose rates alone are each within {@link #STEADY} of the last round's, the cut not
+     * moved since, doubles the time to the next round, up to this many periods; any other round,
+     * a move of the cut, or new processes bring it back to one period. A spell holds the others,
+     * 150 ms or more for each process measured; on an H100 a process's rate alone moved by 0-19 %
+     * from one round to the next (a GEMM's, at 26-48 commands a second, more).
+     */
+    static final int MAX_PERIODS = 8;
+    /** How close two rounds' rates alone are to count as the same (the larger over the smaller, minus one). */
+    static final double STEADY = 0.15;
     /** How long the processes share the device before the first spell (their start-up is not their rate). */
     static final long FIRST_PROBE_NANOS = 500_000_000L;
     /** After a spell or a new cut, how long before a rate on the parts is counted (kernels of the last one end). */
@@ -85,6 +96,12 @@ final class BestEffortBalance {
     /** Per pid: its rate alone (commands a second) and when it was measured. */
     private final Map<Long, double[]> alone = new HashMap<>();
     private long lastProbeEnd;
+    /** Periods until the next round ({@link #MAX_PERIODS}). */
+    private int periods = 1;
+    /** Whether the cut moved since the last round. */
+    private boolean movedSince;
+    /** In a round: whether every rate alone so far came out as the last round's, within {@link #STEADY}. */
+    private boolean roundSteady;
     /** Whether a round of spells has ended for these processes (a new set: not yet). */
     private boolean probedSet;
     /** The process in a spell alone (-1: none), whether it waits for the others' work to end, since when. */
@@ -154,6 +171,7 @@ final class BestEffortBalance {
             pidsSince = now;
             probedSet = false;
             probing = -1;
+            periods = 1;
             countFrom = now + t.settle();
             counts = null;
             alone.keySet().retainAll(pids);
@@ -176,13 +194,15 @@ final class BestEffortBalance {
         // tried again a period later, like any: at once, the spells followed each other, the
         // processes held more than they ran
         boolean first = unknown && !probedSet;
-        if ((first && now - pidsSince >= t.firstProbe()) || (!first && now - lastProbeEnd >= t.probePeriod())) {
+        long every = t.probePeriod() * periods;
+        if ((first && now - pidsSince >= t.firstProbe()) || (!first && now - lastProbeEnd >= every)) {
             probing = 0;
             waiting = true;
             since = now;
+            roundSteady = probedSet && !movedSince;
             return probe(now, completed, inFlight);
         }
-        long wake = first ? pidsSince + t.firstProbe() : lastProbeEnd + t.probePeriod();
+        long wake = first ? pidsSince + t.firstProbe() : lastProbeEnd + every;
         if (now - countFrom < 0) {
             return Step.cut(widths.clone(), Math.min(wake, countFrom));
         }
@@ -212,6 +232,8 @@ final class BestEffortBalance {
                 + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved));
         if (!Arrays.equals(moved, widths)) {
             widths = moved;
+            movedSince = true;
+            periods = 1; // rates alone as fresh as a period while the cut moves
             countFrom = now + t.settle();
             counts = null;
             return Step.cut(widths.clone(), Math.min(wake, countFrom));
@@ -293,6 +315,7 @@ final class BestEffortBalance {
                 }
                 last = "pid " + pids.get(probing) + " not measured alone: the others' work did not end in "
                         + t.probeWait() / 1_000_000 + " ms";
+                roundSteady = false;
             } else {
                 long c = completed[probing];
                 if (c != seenCount) {
@@ -315,6 +338,9 @@ final class BestEffortBalance {
                 double rate = changes >= MIN_CHANGES && lastAt > firstAt
                         ? (lastCount - firstCount) / ((lastAt - firstAt) / 1e9)
                         : (c - startCount) / ((now - since) / 1e9);
+                double[] before = alone.get(pids.get(probing));
+                roundSteady &= rate > 0 && before != null && before[0] > 0
+                        && Math.max(rate, before[0]) <= Math.min(rate, before[0]) * (1 + STEADY);
                 if (rate > 0) {
                     // a process with nothing to do in its spell keeps the rate it had
                     alone.put(pids.get(probing), new double[] {rate, now});
@@ -330,6 +356,8 @@ final class BestEffortBalance {
         probing = -1;
         lastProbeEnd = now;
         probedSet = true;
+        periods = roundSteady ? Math.min(2 * periods, MAX_PERIODS) : 1;
+        movedSince = false;
         countFrom = now + t.settle();
         counts = null;
         StringBuilder b = new StringBuilder("rates alone (commands a second)");
@@ -337,6 +365,7 @@ final class BestEffortBalance {
             double[] a = alone.get(p);
             b.append(' ').append(p).append('=').append(a == null ? "?" : String.valueOf(Math.round(a[0])));
         }
+        b.append(", next in ").append(periods * (t.probePeriod() / 1_000_000_000.0)).append(" s");
         last = b.toString();
         return Step.cut(widths.clone(), countFrom);
     }

@@ -50,6 +50,31 @@ class BestEffortBalanceTest {
     }
 
     /**
+     * Rates alone that stay as they were and a cut that stays put: each round doubles the time to
+     * the next, up to 64 s (7 rounds in 200 s instead of 25); a new phase (the trainer at twice its
+     * rate alone) brings the next round back to 8 s after the one that found it, and the cut moves.
+     */
+    @Test
+    void steadyRoundsComeLessOftenAndAChangeBringsThemBack() {
+        IntToDoubleFunction trainer = w -> 0.84 * w / 16.0;
+        IntToDoubleFunction triton = w -> 0.61 * Math.sqrt(w / 8.0);
+        Sim steady = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {trainer, triton});
+        int[] w = steady.run(200_000);
+        assertTrue(w[0] == 10 || w[0] == 11, "about 10/6: " + java.util.Arrays.toString(w));
+        assertTrue(steady.probes >= 5 && steady.probes <= 9, "rounds: " + steady.probes + " " + steady.rounds);
+        assertTrue(steady.rounds.getLast().endsWith("next in 64.0 s"), "at most 8 periods: " + steady.rounds);
+
+        Sim phase = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {trainer, triton});
+        phase.changeAt = 130_000;
+        phase.aloneAfter = new double[] {2000, 8000};
+        phase.run(200_000);
+        String found = phase.rounds.stream().filter(r -> Integer.parseInt(r.split(" ")[0]) > 130_000).findFirst().orElse("");
+        assertTrue(found.endsWith("next in 8.0 s") && found.contains("11=2"), "the round after the change: " + phase.rounds);
+        long after = phase.rounds.stream().filter(r -> Integer.parseInt(r.split(" ")[0]) > 130_000).count();
+        assertTrue(after >= 3, "rounds after it come every 8 s again while the cut settles: " + phase.rounds);
+    }
+
+    /**
      * A trainer whose completions are seen only at each step's synchronize (850 commands every 66
      * ms), its spell beginning at any point of a step: its rate alone is measured between whole
      * steps, within 2 % of 12,879 a second at every phase; counted from the spell's start to 150 ms,
@@ -179,6 +204,11 @@ class BestEffortBalanceTest {
     private static final class Sim {
         final double[] alone;
         final IntToDoubleFunction[] kept;
+        /** From this tick on, the rates alone are {@link #aloneAfter} (a new phase); -1: never. */
+        int changeAt = -1;
+        double[] aloneAfter;
+        /** Each round's trace line, with its tick. */
+        final List<String> rounds = new java.util.ArrayList<>();
         int probes;
         boolean heldWhileAlone = true;
         boolean bothOnTurn;
@@ -202,7 +232,14 @@ class BestEffortBalanceTest {
                 for (int i = 0; i < n; i++) {
                     counts[i] = (long) done[i];
                 }
+                if (t == changeAt) {
+                    System.arraycopy(aloneAfter, 0, alone, 0, n);
+                }
                 BestEffortBalance.Step s = b.step(now, pids, counts, inFlight, new int[] {8, 8});
+                String line = b.trace();
+                if (line.startsWith("rates alone")) {
+                    rounds.add(t + " " + line);
+                }
                 if (s.probing() && (last == null || !last.probing())) {
                     probes++;
                 }
