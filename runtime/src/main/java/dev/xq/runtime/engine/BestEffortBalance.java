@@ -13,7 +13,9 @@ import java.util.Map;
  * #PROBE_NANOS} each, every {@link #PROBE_PERIOD_NANOS}, up to {@link #MAX_PERIODS} times that while
  * the rates alone and the cut stay as they were); between them its rate on its part,
  * over {@link #PERIOD_NANOS}. A sixteenth moves from the process that keeps the most of its rate
- * alone to the one that keeps the least, while the two differ by more than {@link #DEADBAND}.
+ * alone to the one that keeps the least, while the two differ by more than {@link #DEADBAND}; a move
+ * straight back to the cut just left only where the shares kept differ more here than they did there
+ * ({@link #spread}).
  *
  * <p>Why: a split of multiprocessors does not split memory bandwidth. On the H200 a bf16 trainer
  * beside a memory-bound Triton loop kept 0.42 of its rate alone on half the device, Triton 0.61;
@@ -102,6 +104,8 @@ final class BestEffortBalance {
     private boolean movedSince;
     /** In a round: whether every rate alone so far came out as the last round's, within {@link #STEADY}. */
     private boolean roundSteady;
+    /** In a round: whether every rate alone so far came out as the last round's, within {@link #STEADY}, the cut moved or not. */
+    private boolean aloneKept;
     /** Whether a round of spells has ended for these processes (a new set: not yet). */
     private boolean probedSet;
     /** The process in a spell alone (-1: none), whether it waits for the others' work to end, since when. */
@@ -127,6 +131,15 @@ final class BestEffortBalance {
     private long[][] partLast;
     private String last = "";
     private boolean paused;
+    /**
+     * The cut before the last move (null: none to go back to) and the spread ({@link #spread}) of
+     * the shares kept measured there. A move straight back is taken only where the shares kept
+     * differ more on the cut it leaves: on an H100, fp32 and bf16 trainers beside Triton kept
+     * 0.47 and 0.63 of their rates alone at 11/5 (a spread of 1.34), 0.56 and 0.49 at 12/4 (1.14),
+     * and the cut went from one to the other every 1.15 s through every run (session 97).
+     */
+    private int[] backFrom;
+    private double backSpread;
 
     BestEffortBalance(Times times) {
         this.t = times;
@@ -174,6 +187,7 @@ final class BestEffortBalance {
             periods = 1;
             countFrom = now + t.settle();
             counts = null;
+            backFrom = null;
             alone.keySet().retainAll(pids);
         }
         if (paused) {
@@ -200,6 +214,7 @@ final class BestEffortBalance {
             waiting = true;
             since = now;
             roundSteady = probedSet && !movedSince;
+            aloneKept = probedSet;
             return probe(now, completed, inFlight);
         }
         long wake = first ? pidsSince + t.firstProbe() : lastProbeEnd + every;
@@ -227,10 +242,20 @@ final class BestEffortBalance {
             kept[i] = a == null || a[0] <= 0 ? Double.NaN : rate / a[0];
         }
         int[] moved = weigh(widths, kept);
-        last = "rates kept alone " + Arrays.toString(Arrays.stream(kept).map(k -> Math.round(k * 100) / 100.0).toArray())
+        double spread = spread(kept);
+        String stays = "";
+        if (backFrom != null && !Arrays.equals(moved, widths) && Arrays.equals(moved, backFrom) && spread <= backSpread) {
+            // the move would undo the last one, and the shares kept differ less here than they did
+            // there: between two neighbouring cuts, the nearer to equal stands
+            stays = ", stays: at " + Arrays.toString(backFrom) + " they differed by " + round2(backSpread) + ", here by " + round2(spread);
+            moved = widths.clone();
+        }
+        last = "rates kept alone " + Arrays.toString(Arrays.stream(kept).map(BestEffortBalance::round2).toArray())
                 + ", on the parts (commands a second) " + Arrays.toString(rates)
-                + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved));
+                + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved)) + stays;
         if (!Arrays.equals(moved, widths)) {
+            backFrom = widths.clone();
+            backSpread = spread;
             widths = moved;
             movedSince = true;
             periods = 1; // rates alone as fresh as a period while the cut moves
@@ -240,6 +265,27 @@ final class BestEffortBalance {
         }
         startCounting(now, completed);
         return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
+    }
+
+    private static double round2(double v) {
+        return Math.round(v * 100) / 100.0;
+    }
+
+    /**
+     * How far apart the shares kept are: the largest over the smallest (infinite where the smallest
+     * is nothing, NaN where one is not known).
+     */
+    static double spread(double[] kept) {
+        double lo = Double.POSITIVE_INFINITY;
+        double hi = 0;
+        for (double k : kept) {
+            if (Double.isNaN(k)) {
+                return Double.NaN;
+            }
+            lo = Math.min(lo, k);
+            hi = Math.max(hi, k);
+        }
+        return lo <= 0 ? Double.POSITIVE_INFINITY : hi / lo;
     }
 
     /** A period's count on the parts begins: each process's count now, no change seen yet. */
@@ -316,6 +362,7 @@ final class BestEffortBalance {
                 last = "pid " + pids.get(probing) + " not measured alone: the others' work did not end in "
                         + t.probeWait() / 1_000_000 + " ms";
                 roundSteady = false;
+                aloneKept = false;
             } else {
                 long c = completed[probing];
                 if (c != seenCount) {
@@ -339,8 +386,10 @@ final class BestEffortBalance {
                         ? (lastCount - firstCount) / ((lastAt - firstAt) / 1e9)
                         : (c - startCount) / ((now - since) / 1e9);
                 double[] before = alone.get(pids.get(probing));
-                roundSteady &= rate > 0 && before != null && before[0] > 0
+                boolean same = rate > 0 && before != null && before[0] > 0
                         && Math.max(rate, before[0]) <= Math.min(rate, before[0]) * (1 + STEADY);
+                roundSteady &= same;
+                aloneKept &= same;
                 if (rate > 0) {
                     // a process with nothing to do in its spell keeps the rate it had
                     alone.put(pids.get(probing), new double[] {rate, now});
@@ -357,6 +406,9 @@ final class BestEffortBalance {
         lastProbeEnd = now;
         probedSet = true;
         periods = roundSteady ? Math.min(2 * periods, MAX_PERIODS) : 1;
+        if (!aloneKept) {
+            backFrom = null; // rates alone that moved: the spread measured at the last cut no longer compares
+        }
         movedSince = false;
         countFrom = now + t.settle();
         counts = null;

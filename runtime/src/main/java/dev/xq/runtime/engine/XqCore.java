@@ -1048,6 +1048,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * spell alone for one process, the others held (as in turns: off their turn, held at once where
      * the spell's process changes).
      */
+    /** Devices whose measured cut last stayed rather than move straight back (logged once, {@link #balanced}). */
+    private final java.util.Set<String> balanceStayed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private Map<Long, int[]> balanced(String device, List<Long> order, long[] completed, boolean[] inFlight, int[] weighed,
                                       List<ExternalQueueImpl> narrowing, long now) {
         BestEffortBalance b = balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes));
@@ -1063,9 +1066,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         String line = b.trace();
         if (TRACE_WEIGHTS && !line.isEmpty()) {
             dev.xq.runtime.scheduler.TraceLines.line("xq: balance on " + device + ": pids " + order + ", " + line + ", at " + now + " ns");
-        } else if (line.contains(" -> ")) {
-            // the operator's record of why the parts moved (at most one move a second a device)
-            log.info("measured cut on " + device + ": pids " + order + ", " + line);
+        } else {
+            // the operator's record of why the parts moved (at most one move a second a device), and
+            // of a move back not taken (once, until the cut moves or a weighing takes it again)
+            boolean stays = line.contains(", stays: ");
+            if (line.contains(" -> ") || (stays && balanceStayed.add(device))) {
+                log.info("measured cut on " + device + ": pids " + order + ", " + line);
+            }
+            if (!stays && line.startsWith("rates kept alone")) {
+                balanceStayed.remove(device);
+            }
         }
         Map<Long, int[]> shares = new HashMap<>();
         if (s.probing()) {

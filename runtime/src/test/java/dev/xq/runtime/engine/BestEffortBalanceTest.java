@@ -75,6 +75,45 @@ class BestEffortBalanceTest {
     }
 
     /**
+     * The H100's fp32 trainer beside Triton as the node saw them (session 97): at 11/5 they kept 0.47
+     * and 0.63 of their rates alone, at 12/4 0.56 and 0.49. Each pair is more than 12 % apart, and
+     * the cut went from one to the other every period; now the nearer to equal (12/4, 1.14 against
+     * 1.34) stands, and the node says why.
+     */
+    @Test
+    void betweenTwoNeighbouringCutsTheNearerToEqualStands() {
+        double[] trainer = {0, .06, .12, .18, .24, .28, .29, .30, .32, .38, .40, .47, .56, .62, .66, .70, .72};
+        double[] triton = {0, .20, .30, .38, .49, .63, .70, .74, .75, .76, .77, .78, .79, .80, .80, .80, .80};
+        Sim sim = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {w -> trainer[w], w -> triton[w]});
+        int[] w = sim.run(60_000);
+        assertArrayEquals(new int[] {12, 4}, w, "the nearer to equal: " + sim.weighings);
+        long late = sim.weighings.stream().filter(l -> Integer.parseInt(l.split(" ")[0]) > 20_000 && l.contains(" -> ")).count();
+        assertEquals(0, late, "no move after the first 20 s: " + sim.weighings);
+        assertTrue(sim.weighings.stream().anyMatch(l -> l.contains("[12, 4], stays: at [11, 5] they differed by 1.3")), "the reason: " + sim.weighings);
+        assertTrue(BestEffortBalance.spread(new double[] {0.56, 0.49}) < BestEffortBalance.spread(new double[] {0.47, 0.63}));
+        assertTrue(Double.isNaN(BestEffortBalance.spread(new double[] {Double.NaN, 0.5})));
+        assertEquals(Double.POSITIVE_INFINITY, BestEffortBalance.spread(new double[] {0, 0.5}));
+    }
+
+    /**
+     * A move straight back is still taken where the cut it left is the nearer to equal now: a
+     * process whose share kept on the part it was given fell (its phase changed) goes back.
+     */
+    @Test
+    void aMoveBackIsTakenWhereTheCutItLeftIsNowTheNearerToEqual() {
+        double[] trainer = {0, .06, .12, .18, .24, .28, .29, .30, .32, .38, .40, .47, .56, .62, .66, .70, .72};
+        double[] triton = {0, .20, .30, .38, .49, .63, .70, .74, .75, .76, .77, .78, .79, .80, .80, .80, .80};
+        double[] later = triton.clone();
+        later[4] = 0.30; // at 4 sixteenths Triton now keeps 0.30: 0.56 / 0.30 = 1.87, worse than 1.34 at 11/5
+        boolean[] changed = new boolean[1];
+        Sim sim = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {w -> trainer[w], w -> (changed[0] ? later : triton)[w]});
+        sim.onTick = t -> changed[0] = t >= 30_000;
+        sim.run(60_000);
+        assertTrue(sim.weighings.stream().anyMatch(l -> Integer.parseInt(l.split(" ")[0]) > 30_000 && l.contains("[12, 4] -> [11, 5]")),
+                "back to 11/5 once 12/4 is the farther from equal: " + sim.weighings);
+    }
+
+    /**
      * A trainer whose completions are seen only at each step's synchronize (850 commands every 66
      * ms), its spell beginning at any point of a step: its rate alone is measured between whole
      * steps, within 2 % of 12,879 a second at every phase; counted from the spell's start to 150 ms,
@@ -209,6 +248,10 @@ class BestEffortBalanceTest {
         double[] aloneAfter;
         /** Each round's trace line, with its tick. */
         final List<String> rounds = new java.util.ArrayList<>();
+        /** Each weighing's trace line on the parts, with its tick. */
+        final List<String> weighings = new java.util.ArrayList<>();
+        /** Called at each tick before the step (a test's change of phase). */
+        java.util.function.IntConsumer onTick = t -> { };
         int probes;
         boolean heldWhileAlone = true;
         boolean bothOnTurn;
@@ -232,6 +275,7 @@ class BestEffortBalanceTest {
                 for (int i = 0; i < n; i++) {
                     counts[i] = (long) done[i];
                 }
+                onTick.accept(t);
                 if (t == changeAt) {
                     System.arraycopy(aloneAfter, 0, alone, 0, n);
                 }
@@ -239,6 +283,8 @@ class BestEffortBalanceTest {
                 String line = b.trace();
                 if (line.startsWith("rates alone")) {
                     rounds.add(t + " " + line);
+                } else if (line.startsWith("rates kept alone")) {
+                    weighings.add(t + " " + line);
                 }
                 if (s.probing() && (last == null || !last.probing())) {
                     probes++;

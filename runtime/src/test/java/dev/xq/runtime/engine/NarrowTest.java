@@ -1270,6 +1270,60 @@ class NarrowTest {
     }
 
     /**
+     * {@code bestEffortBalance} between two neighbouring cuts each of whose shares kept are more than
+     * 12 % apart (the H100's trainer and Triton, session 97: 0.47 and 0.63 at 11/5, 0.56 and 0.49 at
+     * 12/4): the node stops at 12/4, the nearer to equal, logs once why, and stays there.
+     */
+    @Test
+    void withBalanceTheNearerToEqualOfTwoNeighbouringCutsStandsAndIsLoggedOnce() throws Exception {
+        core.balanceTimes = new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L, 30_000_000L,
+                300_000_000L);
+        double[] trainer = {0, .06, .12, .18, .24, .28, .29, .30, .32, .38, .40, .47, .56, .62, .66, .70, .72};
+        double[] triton = {0, .20, .30, .38, .49, .63, .70, .74, .75, .76, .77, .78, .79, .80, .80, .80, .80};
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("trainer", 11, 1, a);
+        ExternalQueue qt = open("triton", 12, 1, t);
+        AtomicBoolean run = new AtomicBoolean(true);
+        Thread device = Thread.ofPlatform().daemon().start(() -> {
+            double doneA = 10;
+            double doneT = 10;
+            long last = System.nanoTime();
+            while (run.get()) {
+                long now = System.nanoTime();
+                double dt = (now - last) / 1e9;
+                last = now;
+                boolean heldA = a.holding();
+                boolean heldT = t.holding();
+                int wa = width(a.part());
+                int wt = width(t.part());
+                doneA += heldA ? 0 : 1000 * dt * (wa == 16 ? 1 : trainer[wa]);
+                doneT += heldT ? 0 : 8000 * dt * (wt == 16 ? 1 : triton[wt]);
+                a.counters = new ExternalCounters(1, heldA ? 0 : 1, 10, (long) doneA, 0, 9_000_000, 60_000, System.nanoTime());
+                t.counters = new ExternalCounters(1, heldT ? 0 : 1, 10, (long) doneT, 0, 9_000_000, 160_000, System.nanoTime());
+                qa.changed();
+                qt.changed();
+                try {
+                    Thread.sleep(2);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        try {
+            assertTrue(ExternalQueueTest.eventually(() -> logged.stream().anyMatch(l -> l.contains(", stays: at [11, 5]")), 30_000_000_000L),
+                    "the move back not taken, logged with its reason: " + logged);
+            assertEquals("0+12/16", a.part(), "the nearer to equal: " + a.parts);
+            Thread.sleep(2_000); // six weighings or more at 300 ms
+            assertEquals("0+12/16", a.part(), "it stands: " + a.parts);
+            assertEquals(1, logged.stream().filter(l -> l.contains(", stays: ")).count(), "logged once: " + logged);
+        } finally {
+            run.set(false);
+            device.join();
+        }
+    }
+
+    /**
      * {@code bestEffortUnbounded}: two best-effort processes on parts of the device with nothing
      * preferred over them open launch without a threshold or window; a latency-critical queue that
      * opens (idle: it has made its context and not yet asked for anything) brings their limits
