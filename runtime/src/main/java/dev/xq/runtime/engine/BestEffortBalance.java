@@ -75,6 +75,13 @@ final class BestEffortBalance {
      */
     static final int MIN_CHANGES = 3;
     static final int MAX_PROBE_FACTOR = 4;
+    /**
+     * How long, in periods of spells ({@link #PROBE_PERIOD_NANOS}), a cut just left is not gone back
+     * to where the shares kept differ less on the current one: 32 s. Then a move back is taken and
+     * measured again (one weighing, about a second, on the farther from equal), so that one noisy
+     * reading does not hold a cut for good.
+     */
+    static final int BACK_PERIODS = 4;
     /** A process's part is never less than this many sixteenths. */
     static final int MIN_UNITS = 1;
 
@@ -140,6 +147,8 @@ final class BestEffortBalance {
      */
     private int[] backFrom;
     private double backSpread;
+    /** When {@link #backFrom} was left (nanoTime); it holds for {@link #BACK_PERIODS} periods of spells. */
+    private long backAt;
 
     BestEffortBalance(Times times) {
         this.t = times;
@@ -244,7 +253,8 @@ final class BestEffortBalance {
         int[] moved = weigh(widths, kept);
         double spread = spread(kept);
         String stays = "";
-        if (backFrom != null && !Arrays.equals(moved, widths) && Arrays.equals(moved, backFrom) && spread <= backSpread) {
+        if (backFrom != null && now - backAt < BACK_PERIODS * t.probePeriod() && !Arrays.equals(moved, widths)
+                && Arrays.equals(moved, backFrom) && spread <= backSpread) {
             // the move would undo the last one, and the shares kept differ less here than they did
             // there: between two neighbouring cuts, the nearer to equal stands
             stays = ", stays: at " + Arrays.toString(backFrom) + " they differed by " + round2(backSpread) + ", here by " + round2(spread);
@@ -254,8 +264,10 @@ final class BestEffortBalance {
                 + ", on the parts (commands a second) " + Arrays.toString(rates)
                 + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved)) + stays;
         if (!Arrays.equals(moved, widths)) {
-            backFrom = widths.clone();
+            // a spread of nothing done (or not known) is no reading to hold a cut by
+            backFrom = Double.isFinite(spread) ? widths.clone() : null;
             backSpread = spread;
+            backAt = now;
             widths = moved;
             movedSince = true;
             periods = 1; // rates alone as fresh as a period while the cut moves
