@@ -76,3 +76,46 @@ def generate(model, prompt, new_tokens, caches):
         out.append(tok)
         pos += 1
     return torch.cat(out, 1)
+
+
+class StaticDecoder:
+    """Greedy decoding with every shape fixed, as a serving engine that replays CUDA graphs does
+    (the `decodeg` tenant): a step for the prompt and a step for one token, each reading and
+    writing buffers of its own (the prompt, the last token, its position), so that each can be
+    captured once and replayed. The token step attends over the whole cache with a mask up to the
+    position instead of over a slice of it, and writes its K and V at a position held in a device
+    tensor: nothing in it depends on a Python number that changes from step to step.
+    """
+
+    def __init__(self, model, batch, prompt_len, max_len, dtype, device):
+        self.model = model
+        self.prompt_len = prompt_len
+        self.caches = model.new_caches(batch, max_len, dtype, device)
+        self.prompt = torch.zeros(batch, prompt_len, dtype=torch.long, device=device)
+        self.tok = torch.zeros(batch, 1, dtype=torch.long, device=device)
+        self.pos = torch.zeros(1, dtype=torch.long, device=device)
+        self.keys = torch.arange(max_len, device=device)
+
+    def prefill(self):
+        """The prompt through every layer (its K and V into the caches); @return the first new token (batch, 1)."""
+        m = self.model
+        logits = m(self.prompt, self.caches, 0, last_only=True)
+        self.tok.copy_(logits[:, -1].argmax(-1, keepdim=True))
+        self.pos.fill_(self.prompt_len)
+        return self.tok
+
+    def step(self):
+        """One token at self.pos; @return the next token (batch, 1), also left in self.tok for the next step."""
+        m = self.model
+        x = m.tok(self.tok) + m.pos.weight.index_select(0, self.pos)
+        mask = (self.keys <= self.pos).view(1, 1, 1, -1)  # the keys written so far, this one included
+        for blk, cache in zip(m.blocks, self.caches):
+            b, t, c = x.shape
+            qkv = blk.qkv(blk.ln1(x)).view(b, t, 3, blk.heads, c // blk.heads).permute(2, 0, 3, 1, 4)
+            cache.index_copy_(3, self.pos, qkv[1:])
+            y = F.scaled_dot_product_attention(qkv[0], cache[0], cache[1], attn_mask=mask)
+            x = x + blk.proj(y.transpose(1, 2).reshape(b, t, c))
+            x = x + blk.fc2(F.gelu(blk.fc1(blk.ln2(x)), approximate="tanh"))
+        self.tok.copy_(m.head(m.ln_f(x))[:, -1].argmax(-1, keepdim=True))
+        self.pos.add_(1)
+        return self.tok

@@ -9,6 +9,7 @@ print READY, with --wait-go read one line that must be GO, run --seconds, print 
 stdout carries nothing else; logs go to stderr.
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -22,22 +23,23 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the helpers, whatever the cwd
 
-LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0, "graphp": 25.0, "decodep": 60.0, "bulkp": 100.0}
+LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0, "graphp": 25.0, "decodep": 60.0, "bulkp": 100.0,
+                "decodeg": 60.0}
 # LC kinds whose requests come at random (exponential gaps of the period on average, seeded), as
 # an inference server's do: no beat for the node to learn; each is its periodic twin otherwise
 POISSON = ("graphp", "decodep", "bulkp")
 BE_KINDS = ("train32", "trainbf16", "gemm", "triton")
-WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "decodep": 5, "bulk": 10, "bulkp": 10, "train32": 8, "trainbf16": 8, "gemm": 4, "triton": 32}
+WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "decodep": 5, "decodeg": 5, "bulk": 10, "bulkp": 10, "train32": 8, "trainbf16": 8, "gemm": 4, "triton": 32}
 LOSSES_KEPT = 8
 
 # Full sizes are the workloads the scenario means; --smoke shrinks them so the logic can be
 # exercised on a CPU in seconds (the numbers it gives mean nothing).
 FULL = dict(img=224, graph_batch=8, bulk_batch=64, train_batch=64, vocab=32000, d=1024, heads=16,
             decode_layers=2, train_layers=12, prompt=32, new=32, seq=512, lm_batch=8,
-            gemm_n=8192, tri_rows=65536, tri_cols=1024)
+            gemm_n=8192, tri_rows=65536, tri_cols=1024, gd_d=2048, gd_heads=16, gd_layers=12)
 SMOKE = dict(img=64, graph_batch=2, bulk_batch=4, train_batch=4, vocab=1000, d=128, heads=4,
              decode_layers=2, train_layers=2, prompt=8, new=8, seq=64, lm_batch=2,
-             gemm_n=256, tri_rows=256, tri_cols=1024)
+             gemm_n=256, tri_rows=256, tri_cols=1024, gd_d=128, gd_heads=4, gd_layers=2)
 
 
 def log(msg):
@@ -141,6 +143,63 @@ def build_decode(a, dev, sz):
     return SimpleNamespace(request=request)
 
 
+def build_decodeg(a, dev, sz):
+    # An LLM served as engines serve one (vLLM, TensorRT-LLM): each decode step replayed from a
+    # CUDA graph, the sampled token read by the host after every step (a server streams it and
+    # checks for the end). Batch 1 of a ~0.7B-parameter model (d 2048, 12 layers, fp16): a step
+    # reads every weight once, ~1.4 GB, so it is memory-bound, one graph launch and one
+    # synchronize a token, 32 of them a request; the device busy most of the request, unlike
+    # `decode`, whose request is nearly all host launch work.
+    from gpt import GPT, StaticDecoder
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    batch = a.batch or 1
+    layers = a.layers or sz["gd_layers"]
+    max_len = sz["prompt"] + sz["new"]
+    # built on the device where torch can (a CPU took 20 s to fill ~1B parameters on the build VM)
+    with (dev if hasattr(dev, "__enter__") else contextlib.nullcontext()):
+        model = GPT(sz["vocab"], sz["gd_d"], sz["gd_heads"], layers, max_len)
+    model = model.to(dev, dtype).eval()
+    dec = StaticDecoder(model, batch, sz["prompt"], max_len, dtype, dev)
+    dec.prompt.copy_(torch.randint(0, sz["vocab"], (batch, sz["prompt"]), device=dev))
+    prefill, step = dec.prefill, dec.step
+    if dev.type == "cuda":
+        # as for `graph`: the lazy work first, on a side stream, then one capture per step
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                dec.prefill()
+                dec.step()
+        torch.cuda.current_stream().wait_stream(side)
+        g_prefill = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g_prefill):
+            first = dec.prefill()
+        g_step = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g_step):
+            nxt = dec.step()
+
+        def prefill():
+            g_prefill.replay()
+            return first
+
+        def step():
+            g_step.replay()
+            return nxt
+    else:
+        log("decodeg: no CUDA graph on %s, the same steps eagerly" % dev.type)
+
+    def request():
+        # .cpu() after each step: the token reaches the host, one synchronize a token (no
+        # issued() mark: the request's launches and waits alternate, it has no host part alone)
+        # (a copy: on a CPU .cpu() would hand back the step's own buffer, rewritten by the next)
+        toks = [prefill().to("cpu", copy=True)]
+        for _ in range(sz["new"] - 1):
+            toks.append(step().to("cpu", copy=True))
+        return torch.cat(toks, 1)
+    return SimpleNamespace(request=request)
+
+
 def build_bulk(a, dev, sz):
     dtype = torch.float16 if dev.type == "cuda" else torch.float32
     model = resnet50(dev, dtype).eval()
@@ -235,7 +294,8 @@ def build_triton(a, dev, sz):
                            result=lambda: y * y)
 
 
-BUILD = {"graph": build_graph, "graphp": build_graph, "decode": build_decode, "decodep": build_decode, "bulk": build_bulk,
+BUILD = {"graph": build_graph, "graphp": build_graph, "decode": build_decode, "decodep": build_decode, "decodeg": build_decodeg,
+         "bulk": build_bulk,
          "bulkp": build_bulk, "train32": build_train32,
          "trainbf16": build_trainbf16, "gemm": build_gemm, "triton": build_triton}
 
@@ -304,7 +364,7 @@ def main():
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--period-ms", type=float, default=None, help="LC kinds; default per kind")
     p.add_argument("--batch", type=int, default=None, help="all but gemm/triton; default per kind")
-    p.add_argument("--layers", type=int, default=None, help="decode/trainbf16 transformer depth")
+    p.add_argument("--layers", type=int, default=None, help="decode/decodeg/trainbf16 transformer depth")
     p.add_argument("--size", type=int, default=None, help="gemm: matrix n; triton: rows")
     p.add_argument("--warmup", type=int, default=None, help="warm-up requests/iterations")
     p.add_argument("--wait-go", action="store_true")

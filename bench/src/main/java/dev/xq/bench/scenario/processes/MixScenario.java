@@ -72,6 +72,11 @@ public final class MixScenario implements Scenario {
         DECODE(Role.LC, 30, 20, 100),
         /** the same decoder at random times (exponential gaps, the period on average), as a chat server's requests come */
         DECODEP(Role.LC, 30, 20, 100, true),
+        /**
+         * an LLM served from CUDA graphs (as serving engines do): one graph replay and one
+         * synchronize a token, each step memory-bound; on the fake libcuda, a request of 32 kernels
+         */
+        DECODEG(Role.LC, 60, 32, 500),
         /** large-batch inference: a few long kernels, seldom */
         BULK(Role.LC, 60, 4, 2000),
         /** the same batch at random times, as an offline-scoring service's requests come */
@@ -135,11 +140,11 @@ public final class MixScenario implements Scenario {
 
         /** Each option, the kinds that take it, and its range. */
         static final Map<String, List<Kind>> KINDS = Map.of(
-                "period", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.BULK, Kind.BULKP),
-                "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.BULK, Kind.BULKP, Kind.TRAIN32,
-                        Kind.TRAINBF16),
+                "period", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.BULK, Kind.BULKP),
+                "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.BULK, Kind.BULKP,
+                        Kind.TRAIN32, Kind.TRAINBF16),
                 "size", List.of(Kind.GEMM, Kind.TRITON),
-                "layers", List.of(Kind.DECODE, Kind.DECODEP, Kind.TRAINBF16));
+                "layers", List.of(Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.TRAINBF16));
 
         /** The order the options are written in a tenant's name and passed to tenant.py. */
         static final List<String> ORDER = List.of("period", "batch", "size", "layers");
@@ -307,7 +312,13 @@ public final class MixScenario implements Scenario {
             // ran at 0.71 of native sharing until returns that find no beat stopped holding it
             Mix.of("decodep:2", "trainbf16:1"),
             Mix.of("bulkp:2", "trainbf16:1"),
-            Mix.of("decodep:3", "graphp:2", "train32:1"));
+            Mix.of("decodep:3", "graphp:2", "train32:1"),
+            // added in session 98, not yet run on a GPU: an LLM served from CUDA graphs, each token
+            // a memory-bound step of its own (a synchronize a token), beside bf16 training, and
+            // beside a memory-bound Triton loop and long GEMMs: space that splits multiprocessors
+            // does not split memory bandwidth
+            Mix.of("decodeg:2", "trainbf16:1"),
+            Mix.of("decodeg:2", "triton:1", "gemm:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
@@ -340,8 +351,8 @@ public final class MixScenario implements Scenario {
                 ParamSpec.text("custom", "", "mixes of your own, run after the family's: KIND[:PRIORITY][@OPTION=N...]+... "
                         + "separated by ';' (2 to 4 tenants; kinds " + String.join(", ", KIND_IDS) + "; priority 1-9, by default 2 "
                         + "for the latency-critical kinds and 1 for the others; a tenant's own sizes: period=MS (LC kinds), "
-                        + "batch=N (graph, graphp, decode, decodep, bulk, bulkp, train32, trainbf16), size=N (gemm: n of its matrices, "
-                        + "8192 by default; triton: rows), layers=N (decode, decodep, trainbf16), PyTorch's tenants only but period; e.g. bulk+gemm+trainbf16, "
+                        + "batch=N (graph, graphp, decode, decodep, decodeg, bulk, bulkp, train32, trainbf16), size=N (gemm: n of its matrices, "
+                        + "8192 by default; triton: rows), layers=N (decode, decodep, decodeg, trainbf16), PyTorch's tenants only but period; e.g. bulk+gemm+trainbf16, "
                         + "decode:3+graph:2+triton or graph:3@period=10+gemm@size=12288)"),
                 ParamSpec.choices("modes", DEFAULT_MODES, MODES, "the modes to run for each mix: standalone: each LC kind alone, "
                         + "no interposer; xq-alone: each LC kind alone under the interposer with the node (what ./xq run costs a "

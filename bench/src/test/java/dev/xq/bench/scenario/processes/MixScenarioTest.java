@@ -109,7 +109,8 @@ class MixScenarioTest {
                 "decode+graph+train32", "graph+triton+gemm", "bulk+gemm+triton", "decode+graph+trainbf16+gemm", "decode+decode",
                 "graphp+train32", "graphp+gemm", "graph+gemm", "bulk+gemm", "decode+decode+train32", "bulk+gemm+gemm",
                 "decode+bulk+gemm+triton", "graph+trainbf16", "bulk+gemm+gemm+gemm", "graph+decode+bulk+gemm", "gemm+triton+trainbf16",
-                "bulk@period=150@batch=128+gemm@size=16384", "decodep+trainbf16", "bulkp+trainbf16", "decodep+graphp+train32"),
+                "bulk@period=150@batch=128+gemm@size=16384", "decodep+trainbf16", "bulkp+trainbf16", "decodep+graphp+train32",
+                "decodeg+trainbf16", "decodeg+triton+gemm"),
                 MixScenario.MIXES.stream().map(MixScenario.Mix::name).toList());
         // a family mix with sizes of its own passes them to its tenants
         var sized = MixScenario.MIXES.get(21).tenants();
@@ -134,7 +135,7 @@ class MixScenarioTest {
         var defaults = BenchArguments.parseBench(List.of("mix"), Map.of("mix", MIX.params())).params();
         assertEquals(List.of("all"), defaults.strings("mixes"));
         assertEquals(List.of("standalone", "native", "xq"), defaults.strings("modes"));
-        assertEquals(25, MixScenario.select(defaults.strings("mixes")).size());
+        assertEquals(27, MixScenario.select(defaults.strings("mixes")).size());
 
         var two = BenchArguments.parseBench(List.of("mix", "mixes=graph+train32,decode+gemm,graph+train32", "modes=xq,mps"),
                 Map.of("mix", MIX.params())).params();
@@ -168,7 +169,7 @@ class MixScenarioTest {
         assertEquals(List.of("decode-1", "decode-2", "gemm"), both.get(1).tenants().stream().map(MixScenario.Tenant::name).toList());
 
         var kind = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk+resnet"));
-        assertTrue(kind.getMessage().contains("'resnet'") && kind.getMessage().contains("graph, graphp, decode, decodep, bulk, bulkp, train32"),
+        assertTrue(kind.getMessage().contains("'resnet'") && kind.getMessage().contains("graph, graphp, decode, decodep, decodeg, bulk, bulkp, train32"),
                 kind.getMessage());
         var pr = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk:0+gemm"));
         assertTrue(pr.getMessage().contains("priority '0'") && pr.getMessage().contains("1 to 9"), pr.getMessage());
@@ -212,11 +213,18 @@ class MixScenarioTest {
         assertEquals(MixScenario.Role.LC, random.tenants().get(1).kind().role);
         assertEquals(3, random.tenants().get(0).priority());
         assertEquals(2, random.tenants().get(1).priority());
+        // the decoder served from CUDA graphs: latency-critical, on a beat, with a decoder's sizes
+        var served = MixScenario.select(List.of("none"), "decodeg@layers=8@batch=2+triton").get(0);
+        assertEquals("decodeg@batch=2@layers=8+triton", served.name());
+        assertEquals(List.of("--batch", "2", "--layers", "8"), served.tenants().get(0).sizes().args());
+        assertEquals(MixScenario.Role.LC, served.tenants().get(0).kind().role);
+        assertFalse(served.tenants().get(0).kind().poisson);
+        assertEquals(2, served.tenants().get(0).priority());
 
         for (String[] bad : new String[][] {
                 {"graph@depth=3+gemm", "'depth=3'", "period=N, batch=N, size=N, layers=N"},
-                {"graph+gemm@layers=4", "layers is not an option of gemm", "decode, decodep, trainbf16"},
-                {"bulkp@layers=4+gemm", "layers is not an option of bulkp", "decode, decodep, trainbf16"},
+                {"graph+gemm@layers=4", "layers is not an option of gemm", "decode, decodep, decodeg, trainbf16"},
+                {"bulkp@layers=4+gemm", "layers is not an option of bulkp", "decode, decodep, decodeg, trainbf16"},
                 {"graph@period=0+gemm", "period '0'", "1 to 10000"},
                 {"graph@period=fast+gemm", "period 'fast'", "1 to 10000"},
                 {"graph@period=1e3+gemm", "period '1e3'", "1 to 10000"},
