@@ -28,8 +28,8 @@ LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0, "graphp": 25.0, "d
 # LC kinds whose requests come at random (exponential gaps of the period on average, seeded), as
 # an inference server's do: no beat for the node to learn; each is its periodic twin otherwise
 POISSON = ("graphp", "decodep", "bulkp")
-BE_KINDS = ("train32", "trainbf16", "gemm", "triton")
-WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "decodep": 5, "decodeg": 5, "bulk": 10, "bulkp": 10, "train32": 8, "trainbf16": 8, "gemm": 4, "triton": 32}
+BE_KINDS = ("train32", "trainbf16", "trainio", "gemm", "triton")
+WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "decodep": 5, "decodeg": 5, "bulk": 10, "bulkp": 10, "train32": 8, "trainbf16": 8, "trainio": 8, "gemm": 4, "triton": 32}
 LOSSES_KEPT = 8
 
 # Full sizes are the workloads the scenario means; --smoke shrinks them so the logic can be
@@ -232,6 +232,46 @@ def build_train32(a, dev, sz):
     return SimpleNamespace(step=step, sync=sync_fn(dev), sync_every=1, model=model)
 
 
+def build_trainio(a, dev, sz):
+    # Training fed by its host: each step's batch is cropped, flipped and normalised on the CPU
+    # from a pool of uint8 images (as a data pipeline without enough workers does), then copied
+    # in from pinned memory; ResNet-50 in bf16 autocast, SGD momentum. The device waits for the
+    # host every step (on the order of 10-20 ms of a 4-thread CPU step at full size): a
+    # best-effort process with gaps of its own, which native time slicing does not charge it for.
+    torch.set_num_threads(4)
+    model = resnet50(dev, torch.float32).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.002, momentum=0.9)  # random labels: kept low so that bf16 stays finite
+    batch = a.batch or sz["train_batch"]
+    img = sz["img"]
+    pad = img // 8
+    gen = torch.Generator().manual_seed(0)
+    pool = torch.randint(0, 256, (2 * batch, 3, img + pad, img + pad), dtype=torch.uint8, generator=gen)
+    labels = torch.randint(0, 1000, (2 * batch,), generator=gen)
+    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1) * 255
+    std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) * 255
+    pin = dev.type == "cuda"
+    host = torch.empty(batch, 3, img, img, pin_memory=pin)
+
+    def step():
+        idx = torch.randint(0, 2 * batch, (batch,), generator=gen)
+        dy, dx = (int(v) for v in torch.randint(0, pad + 1, (2,), generator=gen))
+        x = pool.index_select(0, idx)[:, :, dy:dy + img, dx:dx + img]
+        if int(torch.randint(0, 2, (1,), generator=gen)):
+            x = x.flip(3)
+        host.copy_(x)  # to float, into the pinned buffer (~25 ms a step on the 2-vCPU build VM)
+        host.sub_(mean).div_(std)
+        xd = host.to(dev, non_blocking=True)
+        yd = labels.index_select(0, idx).to(dev, non_blocking=True)
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(dev.type, dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(xd), yd)
+        loss.backward()
+        opt.step()
+        return loss
+    # a synchronize a step: the pinned buffer is refilled by the next step's host work
+    return SimpleNamespace(step=step, sync=sync_fn(dev), sync_every=1, model=model)
+
+
 def build_trainbf16(a, dev, sz):
     from gpt import GPT
     layers = a.layers or sz["train_layers"]
@@ -296,7 +336,7 @@ def build_triton(a, dev, sz):
 
 BUILD = {"graph": build_graph, "graphp": build_graph, "decode": build_decode, "decodep": build_decode, "decodeg": build_decodeg,
          "bulk": build_bulk,
-         "bulkp": build_bulk, "train32": build_train32,
+         "bulkp": build_bulk, "train32": build_train32, "trainio": build_trainio,
          "trainbf16": build_trainbf16, "gemm": build_gemm, "triton": build_triton}
 
 

@@ -85,6 +85,11 @@ public final class MixScenario implements Scenario {
         TRAIN32(Role.BE, 0, 10, 3000),
         /** bf16 training: more, shorter kernels */
         TRAINBF16(Role.BE, 0, 10, 1000),
+        /**
+         * training fed by its host: a CPU input step before each device step, so the device waits for
+         * the process every step; on the fake libcuda, bf16 training's shape
+         */
+        TRAINIO(Role.BE, 0, 10, 1000),
         /** large GEMMs: one long kernel at a time */
         GEMM(Role.BE, 0, 2, 3000),
         /** Triton-generated kernels: many mid-sized ones */
@@ -142,7 +147,7 @@ public final class MixScenario implements Scenario {
         static final Map<String, List<Kind>> KINDS = Map.of(
                 "period", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.BULK, Kind.BULKP),
                 "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.BULK, Kind.BULKP,
-                        Kind.TRAIN32, Kind.TRAINBF16),
+                        Kind.TRAIN32, Kind.TRAINBF16, Kind.TRAINIO),
                 "size", List.of(Kind.GEMM, Kind.TRITON),
                 "layers", List.of(Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.TRAINBF16));
 
@@ -318,7 +323,11 @@ public final class MixScenario implements Scenario {
             // beside a memory-bound Triton loop and long GEMMs: space that splits multiprocessors
             // does not split memory bandwidth
             Mix.of("decodeg:2", "trainbf16:1"),
-            Mix.of("decodeg:2", "triton:1", "gemm:1"));
+            Mix.of("decodeg:2", "triton:1", "gemm:1"),
+            // added in session 98, not yet run on a GPU: training that waits for its host's input
+            // step every step (gaps of its own), beside Triton only and beside a decoder and GEMMs
+            Mix.of("trainio:1", "triton:1"),
+            Mix.of("decode:2", "trainio:1", "gemm:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
@@ -351,7 +360,7 @@ public final class MixScenario implements Scenario {
                 ParamSpec.text("custom", "", "mixes of your own, run after the family's: KIND[:PRIORITY][@OPTION=N...]+... "
                         + "separated by ';' (2 to 4 tenants; kinds " + String.join(", ", KIND_IDS) + "; priority 1-9, by default 2 "
                         + "for the latency-critical kinds and 1 for the others; a tenant's own sizes: period=MS (LC kinds), "
-                        + "batch=N (graph, graphp, decode, decodep, decodeg, bulk, bulkp, train32, trainbf16), size=N (gemm: n of its matrices, "
+                        + "batch=N (graph, graphp, decode, decodep, decodeg, bulk, bulkp, train32, trainbf16, trainio), size=N (gemm: n of its matrices, "
                         + "8192 by default; triton: rows), layers=N (decode, decodep, decodeg, trainbf16), PyTorch's tenants only but period; e.g. bulk+gemm+trainbf16, "
                         + "decode:3+graph:2+triton or graph:3@period=10+gemm@size=12288)"),
                 ParamSpec.choices("modes", DEFAULT_MODES, MODES, "the modes to run for each mix: standalone: each LC kind alone, "
