@@ -104,6 +104,15 @@ final class BestEffortBalance {
     private long pidsSince;
     /** Per pid: its rate alone (commands a second) and when it was measured. */
     private final Map<Long, double[]> alone = new HashMap<>();
+    /**
+     * Per pid: the device time its commands took in its latest spell over the spell's length (its
+     * queues' together, so over 1 where they overlap): how busy it keeps the device alone. Traced
+     * only: native time slicing does not charge a process for its gaps, and whether a cut should
+     * is to be measured first.
+     */
+    private final Map<Long, Double> busyAlone = new HashMap<>();
+    /** The device time of the process in a spell at its start (-1: not known). */
+    private long startRun = -1;
     private long lastProbeEnd;
     /** Periods until the next round ({@link #MAX_PERIODS}). */
     private int periods = 1;
@@ -186,6 +195,15 @@ final class BestEffortBalance {
      * @return the parts, or a spell alone
      */
     Step step(long now, List<Long> order, long[] completed, boolean[] inFlight, int[] initial) {
+        return step(now, order, completed, null, inFlight, initial);
+    }
+
+    /**
+     * One decision, with each process's device time so far ({@code run}, ns, its queues' completed
+     * commands together; null: not known), which a spell traces as how busy the process kept the
+     * device alone.
+     */
+    Step step(long now, List<Long> order, long[] completed, long[] run, boolean[] inFlight, int[] initial) {
         int n = order.size();
         if (!order.equals(pids) || widths == null || widths.length != n) {
             pids = List.copyOf(order);
@@ -198,6 +216,7 @@ final class BestEffortBalance {
             counts = null;
             backFrom = null;
             alone.keySet().retainAll(pids);
+            busyAlone.keySet().retainAll(pids);
         }
         if (paused) {
             paused = false;
@@ -207,7 +226,7 @@ final class BestEffortBalance {
             pidsSince = now;
         }
         if (probing >= 0) {
-            return probe(now, completed, inFlight);
+            return probe(now, completed, run, inFlight);
         }
         boolean unknown = false;
         for (Long p : pids) {
@@ -224,7 +243,7 @@ final class BestEffortBalance {
             since = now;
             roundSteady = probedSet && !movedSince;
             aloneKept = probedSet;
-            return probe(now, completed, inFlight);
+            return probe(now, completed, run, inFlight);
         }
         long wake = first ? pidsSince + t.firstProbe() : lastProbeEnd + every;
         if (now - countFrom < 0) {
@@ -352,7 +371,7 @@ final class BestEffortBalance {
         return out;
     }
 
-    private Step probe(long now, long[] completed, boolean[] inFlight) {
+    private Step probe(long now, long[] completed, long[] run, boolean[] inFlight) {
         int n = pids.size();
         while (probing < n) {
             if (waiting) {
@@ -364,6 +383,7 @@ final class BestEffortBalance {
                     waiting = false;
                     since = now;
                     startCount = completed[probing];
+                    startRun = run == null ? -1 : run[probing];
                     seenCount = startCount;
                     changes = 0;
                     return new Step(null, probing, false, now + t.probe());
@@ -406,6 +426,9 @@ final class BestEffortBalance {
                     // a process with nothing to do in its spell keeps the rate it had
                     alone.put(pids.get(probing), new double[] {rate, now});
                 }
+                if (startRun >= 0 && run != null && now > since) {
+                    busyAlone.put(pids.get(probing), Math.max(0, run[probing] - startRun) / (double) (now - since));
+                }
             }
             probing++;
             waiting = true;
@@ -428,6 +451,10 @@ final class BestEffortBalance {
         for (Long p : pids) {
             double[] a = alone.get(p);
             b.append(' ').append(p).append('=').append(a == null ? "?" : String.valueOf(Math.round(a[0])));
+            Double busy = busyAlone.get(p);
+            if (busy != null) {
+                b.append(" (busy ").append(round2(busy)).append(')');
+            }
         }
         b.append(", next in ").append(periods * (t.probePeriod() / 1_000_000_000.0)).append(" s");
         last = b.toString();

@@ -726,6 +726,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             int sms = 0;
             String[] names = new String[order.size()];
             long[] completed = new long[order.size()];
+            long[] run = new long[order.size()];
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
                 if (i < 0 || !e.device().equals(d.getKey())) {
@@ -738,6 +739,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 QueueView v = views.get(e.handle());
                 if (v != null) {
                     completed[i] += v.completed();
+                    run[i] += v.runNanos();
                 }
                 if (v != null && (v.ready() || v.inFlight() > 0)) {
                     command[i] = Math.max(command[i], v.estimatedCommandNanos());
@@ -953,7 +955,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean byWidth = bestEffortWidths && !wideAbove(narrowing, d.getKey(), now);
             int[] widths = named != null ? named : BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
             if (balance) {
-                Map<Long, int[]> shares = balanced(d.getKey(), order, completed, inFlight, widths, narrowing, now);
+                Map<Long, int[]> shares = balanced(d.getKey(), order, completed, run, inFlight, widths, narrowing, now);
                 if (out == null) {
                     out = new HashMap<>();
                 }
@@ -1051,7 +1053,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     /** Devices whose measured cut last stayed rather than move straight back (logged once, {@link #balanced}). */
     private final java.util.Set<String> balanceStayed = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    private Map<Long, int[]> balanced(String device, List<Long> order, long[] completed, boolean[] inFlight, int[] weighed,
+    private Map<Long, int[]> balanced(String device, List<Long> order, long[] completed, long[] run, boolean[] inFlight, int[] weighed,
                                       List<ExternalQueueImpl> narrowing, long now) {
         BestEffortBalance b = balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes));
         int[] initial = weighed;
@@ -1061,7 +1063,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 initial[i] = BestEffortSplit.UNITS / order.size() + (i < BestEffortSplit.UNITS % order.size() ? 1 : 0);
             }
         }
-        BestEffortBalance.Step s = b.step(now, order, completed, inFlight, initial);
+        BestEffortBalance.Step s = b.step(now, order, completed, run, inFlight, initial);
         turnWake = Math.min(turnWake, s.wakeNanos());
         String line = b.trace();
         if (TRACE_WEIGHTS && !line.isEmpty()) {

@@ -189,6 +189,51 @@ class BestEffortBalanceTest {
         }
     }
 
+    /**
+     * A round's trace says how busy each process kept the device in its spell alone: its device
+     * time over the spell (a trainer waiting for its host 40 % of the time, a loop never), and
+     * nothing where the device time is not given.
+     */
+    @Test
+    void aRoundTracesHowBusyEachKeptTheDeviceAlone() {
+        for (boolean known : new boolean[] {true, false}) {
+            BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+            List<Long> pids = List.of(11L, 12L);
+            boolean[] idle = {false, false};
+            long now = 0;
+            long[] done = {0, 0};
+            long[] run = {0, 0};
+            b.step(now, pids, done, known ? run : null, idle, new int[] {8, 8});
+            now += BestEffortBalance.FIRST_PROBE_NANOS;
+            BestEffortBalance.Step s = b.step(now, pids, done, known ? run : null, idle, new int[] {8, 8});
+            String line = "";
+            for (int k = 0; k < 3_000 && line.isEmpty(); k++) {
+                now += MS;
+                if (s.probing() && s.turn() == 0) {
+                    done[0] += 1;
+                    run[0] += 6 * MS / 10; // busy 0.6 ms of each
+                } else if (s.probing() && s.turn() == 1) {
+                    done[1] += 1;
+                    run[1] += MS;
+                }
+                s = b.step(now, pids, done, known ? run : null, idle, new int[] {8, 8});
+                String t = b.trace();
+                if (t.startsWith("rates alone")) {
+                    line = t;
+                }
+            }
+            assertTrue(line.contains("11="), "the round ended: " + line);
+            if (known) {
+                double first = Double.parseDouble(line.replaceAll(".* 11=\\d+ \\(busy ([0-9.]+)\\).*", "$1"));
+                double second = Double.parseDouble(line.replaceAll(".* 12=\\d+ \\(busy ([0-9.]+)\\).*", "$1"));
+                assertEquals(0.6, first, 0.02, line);
+                assertEquals(1.0, second, 0.02, line);
+            } else {
+                assertFalse(line.contains("busy"), line);
+            }
+        }
+    }
+
     @Test
     void aProcessWhoseCompanyNeverDrainsIsNotMeasuredAloneAndTheCutStands() {
         BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
