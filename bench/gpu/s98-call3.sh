@@ -11,3 +11,4 @@ RUNS=2 MIXES="trainio+triton" MODES=native,xq TMO=200 timeout 240 sh bench/gpu/m
 RUNS=1 MIXES="decode+trainio+gemm" MODES=standalone,native,xq TMO=200 timeout 220 sh bench/gpu/mix-run.sh $OUT/call/b > $OUT/call-b.log 2>&1
 for x in a b; do mkdir -p /tmp/r/$x; tar xzf $OUT/call/$x/mix-results.tgz -C /tmp/r/$x; grep -h "done (" /tmp/r/$x/mix-*.txt | cut -c1-300; done
 grep -h "balance on" /tmp/r/a/mix-*.txt | grep " -> " | tail -3 | cut -c1-250
+grep -h "balance on" /tmp/r/a/mix-*.txt | grep "rates alone" | sed -n "1p;\$p" | cut -c1-300
