@@ -1564,6 +1564,11 @@ public final class MixScenario implements Scenario {
                             pm.put("shared_late_requests", (int) ph[3]);
                             pm.put("early_over_alone_p99", Measures.round(Measures.ratio(ph[0], pr.aloneP99())));
                             pm.put("late_over_alone_p99", Measures.round(Measures.ratio(ph[2], pr.aloneP99())));
+                            // after the mix's start (Pauses.byPhase): a diagnostic, the verdict is the whole run's
+                            pm.put("shared_steady_p99_ms", Measures.round(ph[4]));
+                            pm.put("shared_steady_requests", (int) ph[5]);
+                            pm.put("steady_over_alone_p99", Measures.round(Double.isFinite(pr.ratio())
+                                    ? Measures.ratio(ph[4], pr.aloneP99()) : Double.NaN)); // as the paired ratio: both sides read
                         }
                         List<List<Long>> spans = new ArrayList<>();
                         for (Pauses.Span sp : oc.stops()) {
@@ -1572,7 +1577,9 @@ public final class MixScenario implements Scenario {
                         pm.put("stops_ms", spans);
                         pairs.put(mode, pm);
                         pairText.add(mode + " " + fmt(pr.ratio()) + " (" + pr.shared() + "/" + pr.alone()
-                                + (pr.ranged() ? ", " + fmt(pr.ratioLow()) + "-" + fmt(pr.ratioHigh()) : "") + ")");
+                                + (pr.ranged() ? ", " + fmt(pr.ratioLow()) + "-" + fmt(pr.ratioHigh()) : "")
+                                + (ph != null && ph[4] > 0 && Double.isFinite(pr.ratio())
+                                        ? ", after the start " + fmt(Measures.ratio(ph[4], pr.aloneP99())) : "") + ")");
                     }
                 });
                 if (!pairs.isEmpty()) {

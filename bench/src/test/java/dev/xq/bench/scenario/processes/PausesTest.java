@@ -181,6 +181,32 @@ class PausesTest {
     }
 
     /**
+     * A mix whose start is slow (every process just begun, the node learning them) and the rest
+     * not: the whole run's shared P99 is the start's, the steady one, after the first stop, is not.
+     */
+    @Test
+    void theSteadySharedRequestsLeaveTheMixsStartOut() {
+        var stops = new ArrayList<Pauses.Span>();
+        List<Double> ts = new ArrayList<>();
+        List<Double> ls = new ArrayList<>();
+        for (int k = 0; k < 4; k++) {
+            long base = 3_000L * k;
+            stops.add(new Pauses.Span(base + 1_500, base + 3_000));
+            for (int i = 0; i < 30; i++) {
+                ts.add((double) base + 50 * i);
+                ls.add(k == 0 && i < 10 ? 15.0 : 8.0); // the first half second of the run slow
+            }
+        }
+        double[] t = ts.stream().mapToDouble(Double::doubleValue).toArray();
+        double[] lat = ls.stream().mapToDouble(Double::doubleValue).toArray();
+        var p = Pauses.split(t, lat, stops);
+        double[] ph = Pauses.byPhase(t, lat, stops);
+        assertEquals(15.0, p.sharedP99(), 1e-9, "the whole run's shared P99 is the start's");
+        assertEquals(8.0, ph[4], 1e-9, java.util.Arrays.toString(ph));
+        assertEquals(p.shared() - 30, (int) ph[5]);
+    }
+
+    /**
      * The shared requests by when they start: within 0.75 s of the latest continue (early), or
      * later or before any stop (late); together the shared ones of the split, the rest left out.
      */
@@ -208,6 +234,9 @@ class PausesTest {
         assertEquals(p.shared(), (int) (ph[1] + ph[3]), "early and late make up the shared ones");
         assertEquals(12.0, ph[0], 1e-9);
         assertEquals(8.0, ph[2], 1e-9);
+        // steady: all but the first half, before any stop (the mix's start)
+        assertEquals(p.shared() - 30, (int) ph[5], java.util.Arrays.toString(ph));
+        assertEquals(12.0, ph[4], 1e-9);
         assertNull(Pauses.byPhase(new double[] {1, 2}, lat, stops));
     }
 
