@@ -330,7 +330,7 @@ public final class MixScenario implements Scenario {
             Mix.of("decode:2", "trainio:1", "gemm:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
-    static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
+    static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "mps-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
 
     /** The modes a run has unless {@code modes} says otherwise. */
     static final List<String> DEFAULT_MODES = List.of("standalone", "native", "xq");
@@ -368,7 +368,9 @@ public final class MixScenario implements Scenario {
                         + "tenant alone, interposer and MPS together, against standalone; measured once per kind like standalone); xq-ab: each LC "
                         + "kind alone under the interposer with the node, every other request with the interposer's launch path "
                         + "bypassed, in one process (the launch path's own cost, the two halves in the same context and MPS "
-                        + "client, the host's drift cancelled pair by pair); native: all together, no "
+                        + "client, the host's drift cancelled pair by pair); mps-alone: each LC kind alone as a client of the "
+                        + "node's MPS daemon (or mps_pipe's), no interposer: MPS's own price, which xq-alone holds too (the "
+                        + "overhead goal line says how much of it is MPS's); native: all together, no "
                         + "interposer; xq: all together under the interposer; xq-hold and xq-free are xq with "
                         + "the host's mpsHoldBestEffort set true or false for the mode (what holding best-effort MPS clients in time "
                         + "adds to their share); xq-alt: xq with the host settings of alt; mps: by hand, without XQ, on the node's MPS "
@@ -515,15 +517,30 @@ public final class MixScenario implements Scenario {
      * standalone, less one; within the goal when both are at most {@link #OVERHEAD_BOUND} and the
      * results are the same.
      */
-    record Overhead(double p50, double p99, boolean sameResults, String measured) {
+    record Overhead(double p50, double p99, boolean sameResults, String measured, double mpsP50, double mpsP99) {
 
         static Overhead of(Outcome standalone, Outcome xqAlone) {
+            return of(standalone, xqAlone, null);
+        }
+
+        /**
+         * @param mpsAlone the same kind alone as a plain MPS client (mode mps-alone), or null: where it has a result,
+         *     MPS's own part is said beside the whole (the goal stays on the whole: it is what ./xq run costs)
+         */
+        static Overhead of(Outcome standalone, Outcome xqAlone, Outcome mpsAlone) {
             double p50 = Measures.ratio(xqAlone.p50(), standalone.p50()) - 1;
             double p99 = Measures.ratio(xqAlone.p99(), standalone.p99()) - 1;
             boolean same = !xqAlone.checkFailed() && sameResult(standalone.checksum(), xqAlone.checksum());
+            boolean mps = mpsAlone != null && mpsAlone.ok();
+            double m50 = mps ? Measures.ratio(mpsAlone.p50(), standalone.p50()) - 1 : Double.NaN;
+            double m99 = mps ? Measures.ratio(mpsAlone.p99(), standalone.p99()) - 1 : Double.NaN;
+            String mpsText = !mps ? "" : "; MPS alone, no interposer, P50 " + percent(m50) + ", P99 " + percent(m99) + " (" + fmt(mpsAlone.p50())
+                    + " / " + fmt(mpsAlone.p99()) + " ms), the interposer and the node over it P50 "
+                    + percent(Measures.ratio(xqAlone.p50(), mpsAlone.p50()) - 1) + ", P99 "
+                    + percent(Measures.ratio(xqAlone.p99(), mpsAlone.p99()) - 1);
             return new Overhead(p50, p99, same, "P50 " + percent(p50) + ", P99 " + percent(p99) + " (standalone "
                     + fmt(standalone.p50()) + " / " + fmt(standalone.p99()) + " ms, xq-alone " + fmt(xqAlone.p50()) + " / "
-                    + fmt(xqAlone.p99()) + " ms)" + (same ? "" : "; results differ"));
+                    + fmt(xqAlone.p99()) + " ms)" + mpsText + (same ? "" : "; results differ"), m50, m99);
         }
 
         boolean met() {
@@ -879,12 +896,15 @@ public final class MixScenario implements Scenario {
     }
 
     private static boolean alone(String mode) {
-        return mode.equals("standalone") || mode.equals("xq-alone") || mode.equals("xq-ab");
+        return mode.equals("standalone") || mode.equals("xq-alone") || mode.equals("xq-ab") || mode.equals("mps-alone");
     }
 
-    /** @return whether {@code mode}'s results count in a goal line of their own, not in the mix's (xq-alone, xq-ab) */
+    /**
+     * @return whether {@code mode}'s results count in a goal line of their own, not in the mix's (xq-alone, xq-ab),
+     *     or only beside one (mps-alone: MPS's part of the overhead)
+     */
     private static boolean ownGoal(String mode) {
-        return mode.equals("xq-alone") || mode.equals("xq-ab");
+        return mode.equals("xq-alone") || mode.equals("xq-ab") || mode.equals("mps-alone");
     }
 
     static Map<String, Map<String, Object>> modeSettings(String mode, String alt) {
@@ -966,12 +986,14 @@ public final class MixScenario implements Scenario {
         int runs = p.intValue("runs");
         List<String> modes = modeOrder(p.strings("modes"), p.string("order"), 0);
         String mpsPipe = p.string("mps_pipe");
-        if (modes.contains("mps") && mpsPipe.isBlank()) {
+        boolean usesMps = modes.contains("mps") || modes.contains("mps-alone");
+        if (usesMps && mpsPipe.isBlank()) {
             mpsPipe = Processes.hostMpsPipe(ctx);
         }
-        if (modes.contains("mps")) {
+        if (usesMps) {
             if (mpsPipe.isBlank()) {
-                throw new UsageException("modes=" + String.join(",", p.strings("modes")) + " has mps, which needs mps_pipe=DIR "
+                throw new UsageException("modes=" + String.join(",", p.strings("modes")) + " has "
+                        + (modes.contains("mps") ? "mps" : "mps-alone") + ", which needs mps_pipe=DIR "
                         + "(the CUDA_MPS_PIPE_DIRECTORY of a running MPS control daemon, nvidia-cuda-mps-control -d) where the node "
                         + "runs none (xq:processes says why). Nothing was run.");
             }
@@ -1012,6 +1034,9 @@ public final class MixScenario implements Scenario {
         // xq-ab's cache, and each LC kind's launch-path figures as judged (once per kind)
         Map<String, Outcome> xqAb = new HashMap<>();
         Map<String, String> xqAbFrom = new HashMap<>();
+        // mps-alone's cache: each LC kind alone as a plain MPS client, MPS's part of xq-alone's cost
+        Map<String, Outcome> mpsAlone = new HashMap<>();
+        Map<String, String> mpsAloneFrom = new HashMap<>();
         Map<String, Object> launchJudged = new LinkedHashMap<>();
         int launchMet = 0;
         List<Object> mixJson = new ArrayList<>();
@@ -1042,6 +1067,8 @@ public final class MixScenario implements Scenario {
                     ctx.selectPolicy(policy, 10_000);
                     mix.tenants().stream().filter(t -> t.kind().role == Role.LC).forEach(t -> xqAloneTried.add(t.shape()));
                     byMode.put(mode, alone(ctx, setup, mix, mode, xqAlone, xqAloneFrom, m));
+                } else if (mode.equals("mps-alone")) {
+                    byMode.put(mode, alone(ctx, setup, mix, mode, mpsAlone, mpsAloneFrom, m));
                 } else if (mode.equals("xq-ab")) {
                     ctx.selectPolicy(policy, 10_000);
                     byMode.put(mode, alone(ctx, setup, mix, mode, xqAb, xqAbFrom, m));
@@ -1127,7 +1154,7 @@ public final class MixScenario implements Scenario {
             for (String k : xqAloneTried) {
                 if (!overheadJudged.contains(k) && xqAlone.containsKey(k) && standalone.containsKey(k)) {
                     overheadJudged.add(k);
-                    Overhead ov = Overhead.of(standalone.get(k), xqAlone.get(k));
+                    Overhead ov = Overhead.of(standalone.get(k), xqAlone.get(k), mpsAlone.get(k));
                     report.goal(overheadGoal(k), ov.met(), ov.measured());
                     overheadMet += ov.met() ? 1 : 0;
                     ctx.out().line(overheadGoal(k) + ": " + (ov.met() ? "MET" : "MISSED") + " (" + ov.measured() + ")");
@@ -1384,6 +1411,7 @@ public final class MixScenario implements Scenario {
                     env.putAll(s.altEnv());
                 }
             }
+            case "mps-alone" -> env.put("CUDA_MPS_PIPE_DIRECTORY", s.mpsPipe());
             case "mps" -> {
                 env.put("CUDA_MPS_PIPE_DIRECTORY", s.mpsPipe());
                 if (t.kind().role == Role.BE) {
@@ -1617,10 +1645,15 @@ public final class MixScenario implements Scenario {
                 Outcome saO = mine.get("standalone");
                 Outcome xaO = mine.get("xq-alone");
                 if (saO != null && xaO != null && saO.ok() && xaO.ok()) {
-                    Overhead ov = Overhead.of(saO, xaO);
+                    Overhead ov = Overhead.of(saO, xaO, mine.get("mps-alone"));
                     Map<String, Object> oh = new LinkedHashMap<>();
                     oh.put("p50", Measures.round(ov.p50()));
                     oh.put("p99", Measures.round(ov.p99()));
+                    if (!Double.isNaN(ov.mpsP50())) {
+                        // MPS's own part (mps-alone over standalone), which the whole holds
+                        oh.put("mps_p50", Measures.round(ov.mpsP50()));
+                        oh.put("mps_p99", Measures.round(ov.mpsP99()));
+                    }
                     o.put("overhead", oh);
                     o.put("overhead_goal_met", ov.met());
                     alone = percent(ov.p50()) + " / " + percent(ov.p99());
@@ -1945,6 +1978,12 @@ public final class MixScenario implements Scenario {
                     + "'overhead' in the JSON and has a goal line of its own per kind (<= " + Math.round(OVERHEAD_BOUND * 100)
                     + " %), which does not count in a mix's goals; it holds the interposer's, the node's and MPS's costs "
                     + "together (the interposer's alone: bench/gpu/ab-interposer.sh; MPS's alone: bench/gpu/mps-alone.sh)");
+        }
+        if (modes.contains("mps-alone")) {
+            report.note("mps-alone: each LC kind alone as a client of " + (s.mpsPipe().isBlank() ? "the node's MPS daemon" : "the MPS "
+                    + "daemon at " + s.mpsPipe()) + ", no interposer, measured once per run like standalone and reused: MPS's own "
+                    + "price, which xq-alone holds too; the overhead goal line and the JSON's overhead (mps_p50, mps_p99) say it "
+                    + "beside the whole, which stays what the goal judges (what ./xq run costs a tenant alone)");
         }
         if (modes.contains("xq-ab")) {
             report.note("xq-ab: each LC kind alone under the interposer (as in xq, policy " + s.policy() + "), every other request "

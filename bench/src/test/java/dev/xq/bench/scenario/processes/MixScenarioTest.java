@@ -150,7 +150,7 @@ class MixScenarioTest {
         var m = assertThrows(UsageException.class, () -> BenchArguments.parseBench(List.of("mix", "modes=native,fast"),
                 Map.of("mix", MIX.params())));
         assertTrue(m.getMessage().contains("'fast'")
-                && m.getMessage().contains("standalone, xq-alone, xq-ab, native, xq, xq-hold, xq-free, xq-alt, mps"), m.getMessage());
+                && m.getMessage().contains("standalone, xq-alone, xq-ab, mps-alone, native, xq, xq-hold, xq-free, xq-alt, mps"), m.getMessage());
         assertFalse(m.getMessage().contains("custom="), "only the mixes say where else to ask: " + m.getMessage());
         assertThrows(UsageException.class, () -> MixScenario.select(List.of("nope")));
     }
@@ -1044,6 +1044,89 @@ class MixScenarioTest {
                     "decode+gemm xq-alone decode started", "decode+gemm xq-alone decode ended"), spans, lines.toString());
             assertTrue(lines.stream().anyMatch(l -> l.startsWith("cost of ./xq run (interposer, node, MPS) on decode alone <= 2 % at P50 and P99: ")),
                     lines.toString());
+        } finally {
+            if (before == null) {
+                System.clearProperty("xq.home");
+            } else {
+                System.setProperty("xq.home", before);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ mps-alone: MPS's part of the overhead
+
+    @Test
+    void mpsAloneSaysMpssPartBesideTheWholeOverheadWhichStaysTheGoal() {
+        var mix = MixScenario.MIXES.get(1); // decode p2, gemm p1
+        var byMode = modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(95));
+        // the whole 3 %, MPS's own 2 % of it: the goal still judges the whole, what ./xq run costs
+        byMode.put("xq-alone", Map.of("decode", lc(10.3, 7)));
+        byMode.put("mps-alone", Map.of("decode", lc(10.2, 7)));
+        var v = MixScenario.judge(mix, byMode);
+        @SuppressWarnings("unchecked")
+        var decode = ((List<Map<String, Object>>) v.json().get("tenants")).get(0);
+        var overhead = (Map<?, ?>) decode.get("overhead");
+        assertEquals(0.03, ((Number) overhead.get("p50")).doubleValue(), 1e-3);
+        assertEquals(0.02, ((Number) overhead.get("mps_p50")).doubleValue(), 1e-3);
+        assertEquals(0.02, ((Number) overhead.get("mps_p99")).doubleValue(), 1e-3);
+        assertEquals(Boolean.FALSE, decode.get("overhead_goal_met"));
+        // mps-alone counts in no goal of the mix's: a failed one leaves the mix's verdict as it was
+        byMode.put("mps-alone", Map.of("decode", MixScenario.Outcome.failed("decode exited with 1")));
+        var failed = MixScenario.judge(mix, byMode);
+        assertEquals(v.met(), failed.met());
+        assertNull(((Map<?, ?>) ((Map<?, ?>) ((List<?>) failed.json().get("tenants")).get(0)).get("overhead")).get("mps_p50"));
+        var ov = MixScenario.Overhead.of(lc(10, 7), lc(10.3, 7), lc(10.2, 7));
+        assertTrue(ov.measured().contains("MPS alone, no interposer, P50 +2.0 %") && ov.measured().contains("over it P50 +1.0 %"),
+                ov.measured());
+        assertFalse(MixScenario.Overhead.of(lc(10, 7), lc(10.3, 7)).measured().contains("MPS"));
+        var modes = BenchArguments.parseBench(List.of("mix", "modes=standalone,xq-alone,mps-alone"), Map.of("mix", MIX.params()))
+                .params().strings("modes");
+        assertEquals(List.of("standalone", "xq-alone", "mps-alone"), modes);
+        assertFalse(MixScenario.togetherMode("mps-alone"));
+        // an alone mode: with the others of its kind first in the listed order, and reversed with them in alternate
+        assertEquals(List.of("mps-alone", "standalone", "native"), MixScenario.modeOrder(List.of("native", "mps-alone", "standalone"),
+                "listed", 0));
+        assertEquals(List.of("mps-alone", "standalone", "xq", "native"),
+                MixScenario.modeOrder(List.of("xq", "mps-alone", "native", "standalone"), "alternate", 1));
+    }
+
+    /**
+     * mps-alone run for real on the fake libcuda, which takes no notice of MPS: it needs a pipe (the node here runs no MPS
+     * daemon), and with one each LC kind runs alone once, its figures beside the overhead goal's.
+     */
+    @Test
+    void mpsAloneNeedsAPipeAndRunsEachLcKindAloneOnTheFakeLibcuda(@TempDir Path tmp) throws Exception {
+        Path home = Path.of("..").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isExecutable(home.resolve("interpose/target/fakecuda/xq-cuda-app"))
+                && Files.isRegularFile(home.resolve("interpose/target/libxq-cuda.so")), "interpose is not built");
+        String before = System.getProperty("xq.home");
+        System.setProperty("xq.home", home.toString());
+        List<String> lines = new ArrayList<>();
+        try (ScenarioContext ctx = ScenarioContext.open(service(), scheduler(), bundles(tmp.resolve("no-node.sock")), lines::add,
+                "sim")) {
+            var none = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm", "modes=standalone,mps-alone", "seconds=1"),
+                    Map.of("mix", MIX.params())).params();
+            var e = assertThrows(UsageException.class, () -> MIX.run(ctx, none));
+            assertTrue(e.getMessage().contains("has mps-alone, which needs mps_pipe=DIR") && e.getMessage().contains("Nothing was run"),
+                    e.getMessage());
+            Files.createDirectories(tmp.resolve("pipe"));
+            var p = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm", "modes=standalone,xq-alone,mps-alone", "seconds=1",
+                    "mps_pipe=" + tmp.resolve("pipe")), Map.of("mix", MIX.params())).params();
+            ScenarioReport r = MIX.run(ctx, p);
+            String json = Json.write(r.toJsonObject());
+            @SuppressWarnings("unchecked")
+            var mixes = (List<Map<String, Object>>) r.extras().get("mixes");
+            @SuppressWarnings("unchecked")
+            var decode = ((List<Map<String, Object>>) mixes.get(0).get("tenants")).get(0);
+            var overhead = (Map<?, ?>) decode.get("overhead");
+            assertTrue(overhead != null && Double.isFinite(((Number) overhead.get("mps_p50")).doubleValue()), json);
+            assertTrue(((Map<?, ?>) decode.get("p99_ms")).containsKey("mps-alone"), json);
+            var goal = r.goals().stream().filter(g -> g.goal().startsWith("cost of ./xq run")).findFirst().orElseThrow();
+            assertTrue(goal.measured().contains("MPS alone, no interposer"), goal.measured());
+            assertTrue(lines.stream().anyMatch(l -> l.equals("mix decode+gemm: mps-alone decode started") || l.startsWith(
+                    "mix decode+gemm: mps-alone decode started at")), lines.toString());
+            assertTrue(r.notes().stream().anyMatch(n -> n.startsWith("mps-alone: each LC kind alone as a client of the MPS daemon at")),
+                    r.notes().toString());
         } finally {
             if (before == null) {
                 System.clearProperty("xq.home");
