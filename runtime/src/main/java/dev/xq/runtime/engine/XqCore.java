@@ -1056,6 +1056,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     private Map<Long, int[]> balanced(String device, List<Long> order, long[] completed, long[] run, boolean[] inFlight, int[] weighed,
                                       List<ExternalQueueImpl> narrowing, long now) {
         BestEffortBalance b = balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes));
+        b.memory(bestEffortBalanceMemory);
         int[] initial = weighed;
         if (initial == null || initial.length != order.size()) {
             initial = new int[order.size()];
@@ -1173,6 +1174,23 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     public boolean bestEffortBalance() {
         return bestEffortBalance;
+    }
+
+    private volatile boolean bestEffortBalanceMemory = true;
+
+    /**
+     * Whether the measured cut keeps each process's rate alone and each set's cut across changes of
+     * the set (one stopped or idle for a while and back), measures alone again at once where a
+     * process did more on its part than alone, and moves up to three sixteenths where the shares
+     * kept are far apart ({@link BestEffortBalance#memory(boolean)}; on by default since session
+     * 102). Off: as before.
+     */
+    public void bestEffortBalanceMemory(boolean on) {
+        bestEffortBalanceMemory = on;
+    }
+
+    public boolean bestEffortBalanceMemory() {
+        return bestEffortBalanceMemory;
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */

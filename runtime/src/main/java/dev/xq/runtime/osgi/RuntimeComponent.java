@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "bestEffortBalance", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -222,6 +222,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         if (balance != null && balance != core.bestEffortBalance()) {
             core.bestEffortBalance(balance);
+        }
+        Boolean memory = read("bestEffortBalanceMemory", "true or false", s::bestEffortBalanceMemory);
+        if (raw.get("bestEffortBalanceMemory") instanceof String text && !text.trim().equalsIgnoreCase("true")
+                && !text.trim().equalsIgnoreCase("false")) {
+            log.error("dev.xq.scheduler: bestEffortBalanceMemory '" + text + "' is not true or false; ignored", null);
+            memory = null;
+        }
+        if (memory != null && memory != core.bestEffortBalanceMemory()) {
+            core.bestEffortBalanceMemory(memory);
         }
         Boolean unbounded = read("bestEffortUnbounded", "true or false", s::bestEffortUnbounded);
         if (raw.get("bestEffortUnbounded") instanceof String text && !text.trim().equalsIgnoreCase("true")

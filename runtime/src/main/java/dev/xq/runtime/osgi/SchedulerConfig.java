@@ -156,6 +156,17 @@ public @interface SchedulerConfig {
             + "or more. Off: the cut by width. An operator's shares (bestEffortShares) come first.")
     boolean bestEffortBalance() default true;
 
+    @AttributeDefinition(name = "Best-effort balance memory", description = "With bestEffortBalance: whether the measured "
+            + "cut keeps each process's rate alone (up to 64 s) and each set of processes' cut when the set changes (one "
+            + "stopped, or idle for half a second, and back), measures them alone again at once where a process did more than "
+            + "1.1 times its rate alone on its part (a rate alone taken low), and moves two sixteenths where one process keeps "
+            + "more than 1.5 times the share of its rate alone another keeps, three past 2.25. On by default since session 102: "
+            + "three best-effort processes beside a latency-critical one, stopped by the paired reading 1.5 s of every 3, came back "
+            + "one at a time, each a new set, and no weighing ever ended (H100: Triton 2.27 of native sharing, a bf16 trainer "
+            + "0.77, GEMMs 0.67); an fp32 trainer's rate alone taken at a third of its true one held the cut away from it for 8 s. "
+            + "Off: as before session 102.")
+    boolean bestEffortBalanceMemory() default true;
+
     @AttributeDefinition(name = "Best-effort unbounded", description = "Whether a best-effort process with a part of "
             + "the device (in space or in turns, or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
             + "preferred over it (a higher priority) is open on its device, busy or not: its company is best-effort "

@@ -298,6 +298,161 @@ class BestEffortBalanceTest {
         assertTrue(s.probing(), "measured alone again once they have shared the device a while");
     }
 
+    /**
+     * Far apart, the cut moves by more than a sixteenth (with {@code memory}, the default): two where
+     * one keeps more than 1.5 times the other's share, three past 2.25, never below one sixteenth;
+     * close ones, unknown ones and the deadband as {@link BestEffortBalance#weigh}.
+     */
+    @Test
+    void farApartSharesMoveUpToThreeSixteenths() {
+        assertArrayEquals(new int[] {9, 7}, BestEffortBalance.weighStepped(new int[] {8, 8}, new double[] {0.42, 0.61}), "1.45: one");
+        assertArrayEquals(new int[] {10, 6}, BestEffortBalance.weighStepped(new int[] {8, 8}, new double[] {0.35, 0.61}), "1.74: two");
+        assertArrayEquals(new int[] {11, 5}, BestEffortBalance.weighStepped(new int[] {8, 8}, new double[] {0.26, 0.71}), "2.73: three");
+        assertArrayEquals(new int[] {3, 7, 6}, BestEffortBalance.weighStepped(new int[] {6, 4, 6}, new double[] {0.5, 0.1, 0.3}),
+                "three processes: from the one that keeps most to the one that keeps least");
+        assertArrayEquals(new int[] {15, 1}, BestEffortBalance.weighStepped(new int[] {12, 4}, new double[] {0.1, 0.9}), "2.25 and more: three");
+        assertArrayEquals(new int[] {15, 1}, BestEffortBalance.weighStepped(new int[] {14, 2}, new double[] {0.1, 0.9}), "one sixteenth at least");
+        assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weighStepped(new int[] {8, 8}, new double[] {0.50, 0.55}), "within 12 %");
+        assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weighStepped(new int[] {8, 8}, new double[] {Double.NaN, 0.1}), "one not known");
+        assertArrayEquals(new int[] {9, 7}, BestEffortBalance.weighStepped(new int[] {6, 10}, new double[] {0, 0.5}), "nothing done on its part: three");
+    }
+
+    /**
+     * Three processes stopped 1.5 s of every 3 (a paired reading's stops) that come back one at a
+     * time, 20 ms apart: each return is a new set. With memory (the default) each set keeps its
+     * rates alone and its cut, the rounds come when due, and the cut moves toward the one that keeps
+     * least; without, every return measured them alone again and no weighing ever ended (session 102).
+     */
+    @Test
+    void processesThatComeBackOneAtATimeKeepTheirRatesAloneAndTheirCut() {
+        for (boolean memory : new boolean[] {true, false}) {
+            BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+            b.memory(memory);
+            double[] alone = {30_000, 40, 5_000};
+            // kept on a part of w sixteenths: the trainer and the GEMM by width, Triton nearly whole on any
+            IntToDoubleFunction[] kept = {w -> 0.8 * w / 16.0, w -> 0.8 * w / 16.0, w -> Math.min(0.95, 0.5 + w / 32.0)};
+            double[] done = new double[3];
+            int[] widths = {6, 5, 5};
+            int rounds = 0;
+            int weighings = 0;
+            for (int t = 0; t < 30_000; t++) {
+                long now = t * MS;
+                int inCycle = t % 3_000;
+                List<Long> order = new java.util.ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    if (inCycle >= 20 * i && inCycle < 1_500) {
+                        order.add(11L + i);
+                    }
+                }
+                if (order.size() < 2) {
+                    b.pause();
+                    continue;
+                }
+                long[] counts = new long[order.size()];
+                boolean[] inFlight = new boolean[order.size()];
+                for (int k = 0; k < order.size(); k++) {
+                    counts[k] = (long) done[(int) (order.get(k) - 11)];
+                }
+                int[] initial = order.size() == 3 ? new int[] {6, 5, 5} : new int[] {8, 8};
+                BestEffortBalance.Step s = b.step(now, order, counts, inFlight, initial);
+                String line = b.trace();
+                rounds += line.startsWith("rates alone") ? 1 : 0;
+                weighings += line.startsWith("rates kept alone") && order.size() == 3 ? 1 : 0;
+                for (int k = 0; k < order.size(); k++) {
+                    int i = (int) (order.get(k) - 11);
+                    if (s.probing()) {
+                        done[i] += k == s.turn() ? alone[i] / 1000.0 : 0;
+                    } else {
+                        done[i] += alone[i] * kept[i].applyAsDouble(s.widths()[k]) / 1000.0;
+                        if (order.size() == 3) {
+                            widths = s.widths();
+                        }
+                    }
+                }
+            }
+            if (memory) {
+                assertTrue(weighings >= 5, "weighed in most of the 10 returns: " + weighings);
+                assertTrue(rounds <= 4, "rounds when due, not at each return: " + rounds);
+                assertTrue(widths[2] < 5 && widths[0] > 6, "toward the trainer and away from Triton: " + java.util.Arrays.toString(widths));
+            } else {
+                assertEquals(0, weighings, "before: a new set at every return, measured alone again, never weighed");
+                assertArrayEquals(new int[] {6, 5, 5}, widths, "the node's cut throughout");
+            }
+        }
+    }
+
+    /**
+     * A process idle for most of its first spell (its rate alone read at a third) then does more on
+     * its part than that: measured alone again at once, not 8 s later, and the cut moves toward it
+     * from there.
+     */
+    @Test
+    void aRateAloneTakenLowIsMeasuredAgainAtOnce() {
+        BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+        List<Long> pids = List.of(11L, 12L);
+        double[] alone = {19_000, 5_400};
+        IntToDoubleFunction[] kept = {w -> 0.9 * w / 16.0, w -> Math.min(0.95, 0.5 + w / 32.0)};
+        double[] done = new double[2];
+        boolean firstSpell = true;
+        String again = "";
+        long againAt = -1;
+        String nextRound = "";
+        int[] widths = {8, 8};
+        for (int t = 0; t < 8_000; t++) {
+            long now = t * MS;
+            long[] counts = {(long) done[0], (long) done[1]};
+            BestEffortBalance.Step s = b.step(now, pids, counts, new boolean[2], new int[] {8, 8});
+            String line = b.trace();
+            if (line.contains("measured alone again") && again.isEmpty()) {
+                again = line;
+                againAt = t;
+            } else if (line.startsWith("rates alone") && !again.isEmpty() && nextRound.isEmpty()) {
+                nextRound = line;
+            }
+            if (line.startsWith("rates alone")) {
+                firstSpell = false;
+            }
+            for (int i = 0; i < 2; i++) {
+                if (s.probing()) {
+                    // the first spell: the trainer does a third of its rate
+                    double r = i == 0 && firstSpell ? alone[i] / 3 : alone[i];
+                    done[i] += i == s.turn() ? r / 1000.0 : 0;
+                } else {
+                    done[i] += alone[i] * kept[i].applyAsDouble(s.widths()[i]) / 1000.0;
+                    widths = s.widths();
+                }
+            }
+        }
+        assertTrue(again.contains("pid 11 did more on its part than alone"), "found at the first weighing: " + again);
+        assertTrue(againAt < 3_000, "within the first weighing, not 8 s on: " + againAt);
+        long rate = Long.parseLong(nextRound.replaceAll(".* 11=(\\d+).*", "$1"));
+        assertTrue(Math.abs(rate - 19_000) < 19_000 * 0.05, "its true rate alone the second time: " + nextRound);
+        assertTrue(widths[0] >= 10, "then toward it: " + java.util.Arrays.toString(widths));
+
+        // without memory, the low rate stands until the next round, 8 s on
+        BestEffortBalance old = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+        old.memory(false);
+        java.util.Arrays.fill(done, 0);
+        firstSpell = true;
+        boolean said = false;
+        for (int t = 0; t < 8_000; t++) {
+            long now = t * MS;
+            BestEffortBalance.Step s = old.step(now, pids, new long[] {(long) done[0], (long) done[1]}, new boolean[2], new int[] {8, 8});
+            String line = old.trace();
+            said |= line.contains("measured alone again");
+            firstSpell &= !line.startsWith("rates alone");
+            for (int i = 0; i < 2; i++) {
+                if (s.probing()) {
+                    double r = i == 0 && firstSpell ? alone[i] / 3 : alone[i];
+                    done[i] += i == s.turn() ? r / 1000.0 : 0;
+                } else {
+                    done[i] += alone[i] * kept[i].applyAsDouble(s.widths()[i]) / 1000.0;
+                }
+            }
+        }
+        assertFalse(said, "before: no second look");
+    }
+
     /** A device of two or more processes in 1 ms ticks: rates alone and kept on a part, work in flight drains in a tick. */
     private static final class Sim {
         final double[] alone;
