@@ -89,6 +89,15 @@ final class BestEffortBalance {
      * idle past the node's linger) and came back, as the longest time between two rounds.
      */
     static final long KEEP_NANOS = MAX_PERIODS * PROBE_PERIOD_NANOS;
+    /**
+     * With {@link #memory}: a process in its spell alone held this long by another rule (the wide
+     * beats' hold while a wide tenant's beat is learnt: 650-850 ms on an H100, session 102) has its
+     * spell begun again once it is let go; a latency-critical tenant's request holds it for less
+     * (an eager batch's 5-20 ms) and is part of its rate as of every process's.
+     */
+    static final long HELD_RESTART_NANOS = 50_000_000L;
+    /** With {@link #memory}: a spell begun again this often times {@link #PROBE_NANOS} or more ends without a rate. */
+    static final int HELD_GIVE_UP_FACTOR = 8;
     /** With {@link #memory}: how many sets of processes' cuts are kept. */
     static final int KEPT_CUTS = 16;
     /**
@@ -185,6 +194,12 @@ final class BestEffortBalance {
      * two due ones (a process that does more on its part again is not measured again and again).
      */
     private boolean rechecked;
+    /** In a spell: when it first began measuring, since when its process has been seen held by another rule (-1: not), and whether it begins again when let go. */
+    private long spellBegan;
+    private long heldFrom = -1;
+    private boolean restartWhenFree;
+    /** Per process, at the current decision: held by another rule than this one (null: not known). */
+    private boolean[] heldElse;
     /** With {@link #memory}: the last cut of each set of processes seen lately, the latest last. */
     private final Map<List<Long>, int[]> cuts = new java.util.LinkedHashMap<>(KEPT_CUTS, 0.75f, true) {
         @Override
@@ -202,8 +217,9 @@ final class BestEffortBalance {
      * node's linger) and comes back keeps its rate alone for {@link #KEEP_NANOS}, and a set seen
      * before gets back the cut it had, measured alone only when a round is due; a weighing where a
      * process kept more than {@link #OUTRUN} of its rate alone measures them alone again at once;
-     * and the cut moves by up to three sixteenths where the shares kept are far apart ({@link
-     * #weighStepped}). Off: as before session 102, a new set starts again from the node's cut with
+     * the cut moves by up to three sixteenths where the shares kept are far apart ({@link
+     * #weighStepped}); and a spell whose process another rule holds for {@link #HELD_RESTART_NANOS}
+     * begins again once it is let go. Off: as before session 102, a new set starts again from the node's cut with
      * a round of spells, and a sixteenth a weighing. With three processes beside a latency-critical
      * one, whose paired reading stops them 1.5 s of every 3, they came back one at a time, each
      * coming a new set: their rates alone were measured again every 3 s and no weighing ever ended
@@ -254,6 +270,17 @@ final class BestEffortBalance {
      * device alone.
      */
     Step step(long now, List<Long> order, long[] completed, long[] run, boolean[] inFlight, int[] initial) {
+        return step(now, order, completed, run, inFlight, null, initial);
+    }
+
+    /**
+     * One decision, with whether each process is held now by another rule than this one's spells
+     * ({@code held}: the wide beats, a preferred tenant's request; null: not known). With {@link
+     * #memory}, a spell whose process is held {@link #HELD_RESTART_NANOS} or longer begins again
+     * once it is let go: it measures the process alone, not held.
+     */
+    Step step(long now, List<Long> order, long[] completed, long[] run, boolean[] inFlight, boolean[] held, int[] initial) {
+        heldElse = held != null && held.length == order.size() ? held : null;
         int n = order.size();
         if (!order.equals(pids) || widths == null || widths.length != n) {
             if (memory && widths != null && widths.length == pids.size()) {
@@ -501,6 +528,9 @@ final class BestEffortBalance {
                 if (!others) {
                     waiting = false;
                     since = now;
+                    spellBegan = now;
+                    heldFrom = -1;
+                    restartWhenFree = false;
                     startCount = completed[probing];
                     startRun = run == null ? -1 : run[probing];
                     seenCount = startCount;
@@ -516,7 +546,31 @@ final class BestEffortBalance {
                 aloneKept = false;
             } else {
                 long c = completed[probing];
-                if (c != seenCount) {
+                boolean giveUp = false;
+                if (memory && heldElse != null) {
+                    if (heldElse[probing]) {
+                        if (heldFrom < 0) {
+                            heldFrom = now;
+                        }
+                        restartWhenFree |= now - heldFrom >= HELD_RESTART_NANOS;
+                    } else {
+                        heldFrom = -1;
+                        if (restartWhenFree) {
+                            // let go after a long hold by another rule: the spell begins again
+                            restartWhenFree = false;
+                            since = now;
+                            startCount = c;
+                            startRun = run == null ? -1 : run[probing];
+                            seenCount = c;
+                            changes = 0;
+                        }
+                    }
+                    giveUp = now - spellBegan >= HELD_GIVE_UP_FACTOR * t.probe() && (restartWhenFree || heldFrom >= 0);
+                    if ((restartWhenFree || heldFrom >= 0) && !giveUp) {
+                        return new Step(null, probing, false, now + HELD_RESTART_NANOS / 2);
+                    }
+                }
+                if (c != seenCount && !giveUp) {
                     seenCount = c;
                     if (changes++ == 0) {
                         firstAt = now;
@@ -529,6 +583,19 @@ final class BestEffortBalance {
                 // synchronize: 30-110 ms apart) is measured from its first batch to its latest, over
                 // MIN_CHANGES - 1 whole intervals at least; counted from the spell's start to its end,
                 // a 150 ms spell held two or three of its 66 ms steps, a third apart
+                if (giveUp) {
+                    last = "pid " + pids.get(probing) + " not measured alone: held by another rule through its spell ("
+                            + (now - spellBegan) / 1_000_000 + " ms)";
+                    roundSteady = false;
+                    aloneKept = false;
+                    probing++;
+                    waiting = true;
+                    since = now;
+                    if (probing < n) {
+                        return new Step(null, -1, true, now);
+                    }
+                    continue;
+                }
                 if (now - since < t.probe() || (changes < MIN_CHANGES && now - since < MAX_PROBE_FACTOR * t.probe())) {
                     long wake = now - since < t.probe() ? since + t.probe() : since + MAX_PROBE_FACTOR * t.probe();
                     return new Step(null, probing, false, wake);

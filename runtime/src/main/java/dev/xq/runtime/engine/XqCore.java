@@ -1064,7 +1064,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 initial[i] = BestEffortSplit.UNITS / order.size() + (i < BestEffortSplit.UNITS % order.size() ? 1 : 0);
             }
         }
-        BestEffortBalance.Step s = b.step(now, order, completed, run, inFlight, initial);
+        // held now by another rule (the wide beats, a preferred tenant's request): a spell alone
+        // measures its process let go, not held (BestEffortBalance.HELD_RESTART_NANOS)
+        boolean[] heldElse = new boolean[order.size()];
+        for (ExternalQueueImpl e : narrowing) {
+            int i = order.indexOf(e.pid());
+            if (i >= 0 && e.device().equals(device) && !e.offTurn() && e.wakesWhenHeld()) {
+                heldElse[i] = true;
+            }
+        }
+        BestEffortBalance.Step s = b.step(now, order, completed, run, inFlight, heldElse, initial);
         turnWake = Math.min(turnWake, s.wakeNanos());
         String line = b.trace();
         if (TRACE_WEIGHTS && !line.isEmpty()) {

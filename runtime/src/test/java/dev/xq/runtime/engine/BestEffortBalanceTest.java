@@ -453,6 +453,73 @@ class BestEffortBalanceTest {
         assertFalse(said, "before: no second look");
     }
 
+    /**
+     * The first process's spell alone meets a hold by another rule (the wide beats while a wide
+     * tenant's beat is learnt) from its 40th ms for 60 ms: with memory its spell begins again once
+     * it is let go and reads its true rate; without, the hold is counted in its rate. Held through
+     * 1.2 s of spells, it is not measured and the round goes on to the next; held for 20 ms (a
+     * preferred tenant's request), the hold is part of its rate, as of every process's.
+     */
+    @Test
+    void aSpellHeldByAnotherRuleBeginsAgainOnceLetGo() {
+        for (boolean memory : new boolean[] {true, false}) {
+            String round = firstRound(memory, 40, 60);
+            long rate = Long.parseLong(roundLine(round).replaceAll(".* 11=(\\d+).*", "$1"));
+            if (memory) {
+                assertTrue(Math.abs(rate - 10_000) < 10_000 * 0.05, "its rate let go: " + round);
+            } else {
+                assertTrue(rate < 10_000 * 0.8, "before: the hold counted in: " + round);
+            }
+            long other = Long.parseLong(roundLine(round).replaceAll(".* 12=(\\d+).*", "$1"));
+            assertTrue(Math.abs(other - 4_000) < 4_000 * 0.05, "the other, never held: " + round);
+        }
+        String skipped = firstRound(true, 20, 5_000);
+        assertTrue(skipped.contains("pid 11 not measured alone: held by another rule through its spell"), skipped);
+        assertTrue(skipped.contains("12=4"), "the round went on to the next: " + skipped);
+        // a latency-critical tenant's request (20 ms) does not begin a spell again
+        String shortHold = firstRound(true, 40, 20);
+        long rate = Long.parseLong(roundLine(shortHold).replaceAll(".* 11=(\\d+).*", "$1"));
+        assertTrue(rate < 10_000 && rate > 10_000 * 0.8, "a short hold counted in, as for every process: " + shortHold);
+    }
+
+    private static String roundLine(String lines) {
+        return lines.lines().filter(l -> l.startsWith("rates alone")).findFirst().orElse("");
+    }
+
+    /** The trace lines up to and with the first round's, process 11 held from its spell's fromMs-th ms for holdMs. */
+    private static String firstRound(boolean memory, int fromMs, int holdMs) {
+        BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+        b.memory(memory);
+        List<Long> pids = List.of(11L, 12L);
+        double[] alone = {10_000, 4_000};
+        double[] done = new double[2];
+        long spellFrom = -1;
+        StringBuilder lines = new StringBuilder();
+        for (int t = 0; t < 10_000; t++) {
+            long now = t * MS;
+            long[] counts = {(long) done[0], (long) done[1]};
+            boolean held = spellFrom >= 0 && t - spellFrom >= fromMs && t - spellFrom < fromMs + holdMs;
+            BestEffortBalance.Step s = b.step(now, pids, counts, null, new boolean[2], new boolean[] {held, false}, new int[] {8, 8});
+            String line = b.trace();
+            if (!line.isEmpty()) {
+                lines.append(line).append('\n');
+            }
+            if (line.startsWith("rates alone")) {
+                return lines.toString();
+            }
+            if (s.probing() && s.turn() == 0 && spellFrom < 0) {
+                spellFrom = t;
+            }
+            for (int i = 0; i < 2; i++) {
+                boolean on = s.probing() ? i == s.turn() : true;
+                if (on && !(i == 0 && held)) {
+                    done[i] += alone[i] * (s.probing() ? 1 : 0.5) / 1000.0;
+                }
+            }
+        }
+        return lines.toString();
+    }
+
     /** A device of two or more processes in 1 ms ticks: rates alone and kept on a part, work in flight drains in a tick. */
     private static final class Sim {
         final double[] alone;
