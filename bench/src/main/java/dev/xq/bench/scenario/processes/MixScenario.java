@@ -327,7 +327,14 @@ public final class MixScenario implements Scenario {
             // added in session 98, not yet run on a GPU: training that waits for its host's input
             // step every step (gaps of its own), beside Triton only and beside a decoder and GEMMs
             Mix.of("trainio:1", "triton:1"),
-            Mix.of("decode:2", "trainio:1", "gemm:1"));
+            Mix.of("decode:2", "trainio:1", "gemm:1"),
+            // added in session 102, first run as mixes of one's own: three best-effort processes
+            // beside an eager decoder (their returns from the paired reading's stops, one at a
+            // time, kept the node's measured cut from ever weighing: the GEMMs at 0.67 of native
+            // sharing, Triton 2.27), and a random batch beside fp32 training and Triton (the
+            // trainer's rate alone read low, the cut moved away from it: 0.52)
+            Mix.of("decode:2", "trainbf16:1", "gemm:1", "triton:1"),
+            Mix.of("bulkp:2", "train32:1", "triton:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "mps-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
