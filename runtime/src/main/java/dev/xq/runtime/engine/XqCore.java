@@ -1079,10 +1079,12 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (TRACE_WEIGHTS && !line.isEmpty()) {
             dev.xq.runtime.scheduler.TraceLines.line("xq: balance on " + device + ": pids " + order + ", " + line + ", at " + now + " ns");
         } else {
-            // the operator's record of why the parts moved (at most one move a second a device), and
-            // of a move back not taken (once, until the cut moves or a weighing takes it again)
+            // the operator's record of why the parts moved (at most one move a second a device), of a
+            // move back not taken (once, until the cut moves or a weighing takes it again), and of a
+            // rate alone not taken or taken again (at most once a round)
             boolean stays = line.contains(", stays: ");
-            if (line.contains(" -> ") || (stays && balanceStayed.add(device))) {
+            if (line.contains(" -> ") || (stays && balanceStayed.add(device)) || line.contains("measured alone again")
+                    || line.contains("held by another rule")) {
                 log.info("measured cut on " + device + ": pids " + order + ", " + line);
             }
             if (!stays && line.startsWith("rates kept alone")) {
