@@ -227,6 +227,12 @@ if ready_pods "$NS" app.kubernetes.io/component=node 240; then
   ok "node pod Ready: $($KC get pod -n "$NS" -l app.kubernetes.io/component=node -o jsonpath='{range .items[*]}{.metadata.name} ready={.status.containerStatuses[*].ready} restarts={.status.containerStatuses[*].restartCount}{end}')"
 else
   bad "node pod not Ready"; $KC describe pod -n "$NS" -l app.kubernetes.io/component=node | tail -30
+  # why its node container exited (a start that crashed three times in a row once, session 102,
+  # and passed on the rerun): its last words, and the current one's
+  for p in $($KC get pod -n "$NS" -l app.kubernetes.io/component=node -o jsonpath='{.items[*].metadata.name}'); do
+    echo "--- $p: node container, previous"; $KC logs -n "$NS" "$p" -c node --previous --tail=60 2>&1
+    echo "--- $p: node container, now"; $KC logs -n "$NS" "$p" -c node --tail=60 2>&1
+  done
 fi
 curl -sf http://127.0.0.1:50000/api/v1/scheduler && echo
 curl -sf http://127.0.0.1:50000/api/v1/devices && echo
