@@ -29,7 +29,7 @@ if [ $rc = 2 ]; then
 fi
 if [ $rc != 0 ] && grep -q '^CHECK FAIL node pod not Ready' "$C/ci-e2e.log"; then
   echo "k8s e2e: the node pod, as the log has it:"
-  sed -n '/^CHECK FAIL node pod not Ready/,/^--- .*node container, now/p' "$C/ci-e2e.log" | tail -80 | sed 's/^/  /'
+  sed -n '/^CHECK FAIL node pod not Ready/,/allocatable xq.dev.gpu/p' "$C/ci-e2e.log" | tail -100 | sed 's/^/  /'
 fi
 [ $rc = 0 ] || { echo "k8s e2e: FAILED (exit $rc); the log's end:"; tail -40 "$C/ci-e2e.log" | sed 's/^/  /'; }
 exit $rc
