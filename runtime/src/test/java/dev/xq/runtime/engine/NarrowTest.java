@@ -1900,6 +1900,18 @@ class NarrowTest {
 
     @Test
     void withoutAPreferredQueueAHoldStaysAHold() {
+        // a policy that decides nothing: this test plays the policy, and one that decides would race it
+        core.scheduler().register("still", new dev.xq.policy.spi.Policy() {
+            @Override
+            public String description() {
+                return "test: no decisions";
+            }
+
+            @Override
+            public void schedule(dev.xq.policy.spi.SchedulerView view, dev.xq.policy.spi.SchedulerActions actions) {
+            }
+        }, "test", 2);
+        core.scheduler().select("still", true);
         SpaceOwner a = new SpaceOwner(true, 64);
         ExternalQueue qa = open("a", 11, 1, a);
         NodeQueue q = (NodeQueue) core.find(qa.handle()).orElseThrow();
