@@ -419,6 +419,8 @@ def main():
     p.add_argument("--layers", type=int, default=None, help="decode/decodeg/trainbf16 transformer depth")
     p.add_argument("--size", type=int, default=None, help="gemm: matrix n; triton: rows")
     p.add_argument("--warmup", type=int, default=None, help="warm-up requests/iterations")
+    p.add_argument("--sync-every", type=int, default=None,
+                   help="best-effort kinds: synchronize every N steps instead of the kind's own (train* 1, gemm 4, triton 16)")
     p.add_argument("--wait-go", action="store_true")
     p.add_argument("--device", default="cuda")
     p.add_argument("--smoke", action="store_true", help="tiny shapes, to check the logic on a CPU")
@@ -449,6 +451,12 @@ def main():
         torch.set_grad_enabled(False)  # pure inference: no autograd bookkeeping per op
 
     t = BUILD[kind](a, dev, sz)
+    if a.sync_every is not None:
+        if lc or a.sync_every < 1:
+            emit({"role": role, "kind": kind, "error": "--sync-every %d: a whole number of steps >= 1, for best-effort kinds (%s)"
+                  % (a.sync_every, ", ".join(BE_KINDS))})
+            return 2
+        t.sync_every = a.sync_every
 
     if lc:
         for _ in range(warmup):
