@@ -73,7 +73,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -257,6 +257,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
             } catch (IllegalArgumentException e) {
                 log.error("dev.xq.scheduler: bestEffortShares '" + shares + "': " + e.getMessage() + "; keeping '"
                         + core.bestEffortShares() + "'", null);
+            }
+        }
+        String beside = read("holdBesideNarrow", "NAME[,NAME...]", s::holdBesideNarrow);
+        if (beside != null) {
+            try {
+                core.scheduler().holdBesideNarrow(beside);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: holdBesideNarrow '" + beside + "': " + e.getMessage() + "; keeping '"
+                        + core.scheduler().holdBesideNarrow() + "'", null);
             }
         }
         Boolean parts = read("bestEffortParts", "true or false", s::bestEffortParts);

@@ -1224,6 +1224,9 @@ final class ArrivalGuards {
     private boolean fruitlessSpells;
     private boolean randomReturns = true;
     private boolean wholeBesideReserve;
+    private java.util.Set<String> holdBesideNarrow = java.util.Set.of();
+    /** Decisions that held a queue named in {@link #holdBesideNarrow} while a narrow one was within a request. */
+    private long traceHeldBesideNarrow;
     private boolean narrowBeatsKeepReserve = true;
     /** After {@link #update}: the earliest end of a linger in force, Long.MAX_VALUE for none. */
     private long lingerWake = Long.MAX_VALUE;
@@ -1340,6 +1343,30 @@ final class ArrivalGuards {
      */
     void wholeBesideReserve(boolean on) {
         wholeBesideReserve = on;
+    }
+
+    /**
+     * Best-effort processes, by name ({@code NAME} of their queues' {@code NAME/STREAM}), held in
+     * time while a narrow tenant above them (an eager decoder, at most half the device, keeping its
+     * reserve) is within a request (working, or arrived within {@link #RESERVE_REQUEST_NANOS}), and
+     * narrowed as decided between its requests. Empty by default: an experiment. Why: on an H100 an
+     * eager decoder's device part (the wait at its one synchronize) was 2.8-4.9 ms at P99 beside
+     * Triton's memory-bound row softmax on the other multiprocessors wherever its host launched
+     * fast, and 0.06-0.16 ms in every recorded mix without Triton (session 102's files,
+     * {@code bench/gpu/lc-device-part.py}): space splits multiprocessors, not memory bandwidth.
+     */
+    void holdBesideNarrow(java.util.Set<String> names) {
+        holdBesideNarrow = java.util.Set.copyOf(names);
+    }
+
+    java.util.Set<String> holdBesideNarrow() {
+        return holdBesideNarrow;
+    }
+
+    /** The process name of a queue's name ({@code NAME/STREAM}). */
+    static String processName(String queueName) {
+        int slash = queueName == null ? -1 : queueName.indexOf('/');
+        return queueName == null ? "" : slash < 0 ? queueName : queueName.substring(0, slash);
     }
 
     boolean wholeBesideReserve() {
@@ -1809,6 +1836,10 @@ final class ArrivalGuards {
             long narrowedPeriod = Long.MAX_VALUE;
             // the periodic outcome line (trace): each queue above B as the decision saw it
             StringBuilder seen = trace && outcomeDue(b.handle(), now) ? new StringBuilder() : null;
+            // holdBesideNarrow: B is named, and a narrow one above it is within a request
+            boolean holdsBeside = !holdBesideNarrow.isEmpty() && holdBesideNarrow.contains(processName(b.name()));
+            boolean narrowWithin = false;
+            long narrowWake = Long.MAX_VALUE;
             for (QueueView a : views) {
                 if (a.handle() == b.handle() || a.priority() <= b.priority() || !a.device().equals(b.device())) {
                     continue;
@@ -1824,6 +1855,16 @@ final class ArrivalGuards {
                     traceCounted++;
                 }
                 boolean working = a.ready() || a.inFlight() > 0 || idleEarly;
+                if (holdsBeside && !sa.ownContext() && sa.known() && sa.widthSms() > 0
+                        && sa.widthSms() <= SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()))) {
+                    long sinceArrival = ta == null || ta.count == 0 ? Long.MAX_VALUE : now - ta.last();
+                    if (working || sinceArrival < RESERVE_REQUEST_NANOS) {
+                        narrowWithin = true;
+                        if (!working) {
+                            narrowWake = Math.min(narrowWake, ta.last() + RESERVE_REQUEST_NANOS);
+                        }
+                    }
+                }
                 long avail = beat == null ? 0 : avail(ta, beat);
                 if (beat != null && !sa.ownContext() && sa.known()
                         && sa.widthSms() > SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms())) && avail > 0) {
@@ -1963,6 +2004,19 @@ final class ArrivalGuards {
                 }
                 // else quiet: a queue of the same process that has not worked lately (a side stream
                 // used at start-up) has nothing for the narrowing to keep room for
+            }
+            if (narrowWithin) {
+                // named in holdBesideNarrow: held in time while a narrow one above it is within a
+                // request, narrowed as decided between them (the experiment; see holdBesideNarrow)
+                space.unnarrow(b.handle(), true);
+                decided.put(b.handle(), Boolean.TRUE);
+                wake = Math.min(wake, narrowWake);
+                traceHeldBesideNarrow++;
+                if (seen != null) {
+                    TraceLines.line("xq: wide beats: q" + b.handle() + " (" + b.name() + ") at " + now
+                            + " ns: held while a narrow one above it is within a request (holdBesideNarrow);" + seen);
+                }
+                continue;
             }
             int deviceSms = sb.deviceSms() > 0 ? sb.deviceSms() : 128;
             if (beatReserve > 0) {
@@ -2105,6 +2159,7 @@ final class ArrivalGuards {
                     + " (not held: its requests at random " + firstSkippedAtRandom + ")"
                     + ", held whole-only for a narrow one's foreseen request " + traceReserveSoon
                     + ", starving and held through the wide beats it fits narrowed " + starvingGuarded
+                    + (holdBesideNarrow.isEmpty() ? "" : ", held beside a narrow one's request (holdBesideNarrow " + holdBesideNarrow + ") " + traceHeldBesideNarrow)
                     + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
         return wake;

@@ -71,6 +71,19 @@ final class GuardKeeper {
         }
     }
 
+    /** Sets the best-effort processes held while a narrow one is within a request ({@link ArrivalGuards#holdBesideNarrow}). */
+    void holdBesideNarrow(java.util.Set<String> names) {
+        synchronized (guards) {
+            guards.holdBesideNarrow(names);
+        }
+    }
+
+    java.util.Set<String> holdBesideNarrow() {
+        synchronized (guards) {
+            return guards.holdBesideNarrow();
+        }
+    }
+
     /** Turns the whole device for commands that fit the gaps only there on or off ({@link ArrivalGuards#wholeBesideReserve}). */
     void wholeBesideReserve(boolean on) {
         synchronized (guards) {

@@ -852,6 +852,43 @@ public final class Scheduler {
         signal();
     }
 
+    /**
+     * Sets the best-effort processes, by name, held in time while a narrow latency-critical tenant
+     * above them is within a request and narrowed as decided between its requests (an experiment,
+     * empty by default: does holding a memory-bound process through an eager decoder's requests keep
+     * the decoder's kernels from waiting on memory bandwidth?).
+     *
+     * @param spec {@code NAME[,NAME...]}, each name once, no '/', '=' or ',' in a name; empty: none
+     * @throws IllegalArgumentException naming the entry that is wrong and what is allowed; nothing changes then
+     */
+    public void holdBesideNarrow(String spec) {
+        guards.holdBesideNarrow(parseNames(spec));
+        signal();
+    }
+
+    /** @return the names held beside a narrow tenant's requests, sorted, comma-separated ("" for none) */
+    public String holdBesideNarrow() {
+        return String.join(",", new java.util.TreeSet<>(guards.holdBesideNarrow()));
+    }
+
+    static java.util.Set<String> parseNames(String spec) {
+        if (spec == null || spec.isBlank()) {
+            return java.util.Set.of();
+        }
+        java.util.Set<String> out = new java.util.LinkedHashSet<>();
+        for (String entry : spec.split(",", -1)) {
+            String name = entry.trim();
+            if (name.isEmpty() || name.contains("/") || name.contains("=")) {
+                throw new IllegalArgumentException("name '" + name + "' in '" + spec.trim() + "' is not allowed; allowed: "
+                        + "NAME[,NAME...], each a process name (XQ_NAME) without '/', '=' or ','");
+            }
+            if (!out.add(name)) {
+                throw new IllegalArgumentException("name '" + name + "' given twice; allowed: each name once");
+            }
+        }
+        return out;
+    }
+
     public boolean wholeBesideReserve() {
         return guards.wholeBesideReserve();
     }

@@ -172,6 +172,53 @@ class NarrowTest {
                 owner);
     }
 
+    /**
+     * {@code holdBesideNarrow} through the node, under a policy that decides space as hpf does: a
+     * best-effort process named there ("triton"), narrowed beside an eager decoder (21
+     * multiprocessors), is held in time while the decoder has
+     * a request and narrowed again once the request is over; with nothing named it stays narrowed
+     * through the requests, as before.
+     */
+    @Test
+    void aProcessNamedToHoldBesideANarrowTenantIsHeldThroughItsRequests() throws Exception {
+        use(new SpaceHighest(false, 24)); // as hpf beside a decoder: narrowed to leave 24 (the wide beats act on its narrowings)
+        for (boolean named : new boolean[] {true, false}) {
+            core.scheduler().holdBesideNarrow(named ? "triton" : "");
+            SpaceOwner tri = new SpaceOwner(true, 132);
+            SpaceOwner dec = new SpaceOwner(false, 21);
+            ExternalQueue[] q = busyPair("triton", tri, 150_000, "decode", dec, 2, 20_000);
+            int heldInRequest = 0;
+            int narrowedInRequest = 0;
+            int runningBetween = 0;
+            for (int i = 0; i < 8; i++) {
+                dec.counters = new ExternalCounters(1, 4, 10 + i, 9 + i, 0, 9_000_000, 20_000, System.nanoTime()); // a request arrives
+                q[1].changed();
+                if (eventually(() -> named ? tri.holding() && tri.reserve() == 0 : tri.reserve() == 24 && !tri.holding())) {
+                    heldInRequest += tri.holding() && tri.reserve() == 0 ? 1 : 0;
+                    narrowedInRequest += tri.reserve() == 24 && !tri.holding() ? 1 : 0;
+                }
+                dec.counters = new ExternalCounters(0, 0, 20 + i, 20 + i, 0, 9_000_000, 20_000, 0); // its request is over
+                q[1].changed();
+                Thread.sleep(15); // past the 10 ms an arrival counts as a request for (ArrivalGuards.RESERVE_REQUEST_NANOS)
+                tri.counters = busy(150_000);
+                q[0].changed();
+                if (eventually(() -> !tri.holding())) {
+                    runningBetween++; // on its part or (this policy, the decoder idle) on the whole device
+                }
+            }
+            if (named) {
+                assertEquals(8, heldInRequest, "named: held within each request: " + tri.held + " " + tri.reserves);
+                assertTrue(tri.reserves.isEmpty() || !tri.reserves.contains(24), "named: never narrowed within a request: " + tri.reserves);
+            } else {
+                assertEquals(8, narrowedInRequest, "unnamed: narrowed within each request, not held: " + tri.held + " " + tri.reserves);
+            }
+            assertEquals(8, runningBetween, "let go between requests: " + tri.held + " " + tri.reserves);
+            q[0].close();
+            q[1].close();
+        }
+        core.scheduler().holdBesideNarrow("");
+    }
+
     @Test
     void behindAPreferredQueueTheBestEffortOneIsNarrowedNotHeld() throws Exception {
         SpaceOwner train = new SpaceOwner(true, 132);

@@ -157,6 +157,18 @@ class SchedulerConfigTest {
     }
 
     @Test
+    void holdBesideNarrowIsSetAndABadEntryChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertEquals("", rc.core().scheduler().holdBesideNarrow(), "none by default");
+        rc.modified(only(Map.of("holdBesideNarrow", "triton, gemm")), Map.of("holdBesideNarrow", "triton, gemm"));
+        assertEquals("gemm,triton", rc.core().scheduler().holdBesideNarrow());
+        rc.modified(only(Map.of("holdBesideNarrow", "triton,triton/default")), Map.of("holdBesideNarrow", "triton,triton/default"));
+        assertEquals("gemm,triton", rc.core().scheduler().holdBesideNarrow(), "a queue's name is refused, the names in force stay");
+        rc.modified(only(Map.of("holdBesideNarrow", "")), Map.of("holdBesideNarrow", ""));
+        assertEquals("", rc.core().scheduler().holdBesideNarrow(), "empty: none");
+    }
+
+    @Test
     void theArrivalLingerIsSetAndAValueOutOfRangeChangesNothing() {
         rc.activate(only(Map.of("arrivalLingerMicros", 150L)), Map.of("arrivalLingerMicros", 150L));
         assertEquals(150L, rc.core().scheduler().arrivalLingerMicros());

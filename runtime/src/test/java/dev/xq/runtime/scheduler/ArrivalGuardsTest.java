@@ -2476,6 +2476,62 @@ class ArrivalGuardsTest {
     }
 
     /**
+     * {@code holdBesideNarrow}: B, named, beside an eager decoder (narrow, 24 of 132
+     * multiprocessors, a request of 25 ms every 60 ms) and no wide tenant, is held in time while
+     * the decoder is within a request and left narrowed as decided between its requests; unnamed
+     * (or with nothing named) it stays narrowed throughout, as before.
+     */
+    @Test
+    void aProcessNamedToHoldBesideANarrowTenantIsHeldThroughItsRequestsOnly() {
+        for (String names : new String[] {"q2", "", "other,q9"}) {
+            Scheduler.parseNames(names); // the node's own parsing of the setting
+            ArrivalGuards guards = new ArrivalGuards();
+            guards.holdBesideNarrow(Scheduler.parseNames(names));
+            boolean named = names.equals("q2");
+            long t = 10_000 * MS;
+            int heldInRequest = 0;
+            int narrowedInRequest = 0;
+            int narrowedBetween = 0;
+            int heldBetween = 0;
+            for (int i = 0; i < 60 * 20; i++) {
+                long now = t + i * MS;
+                long st = t + (i / 60) * 60 * MS;
+                boolean inRequest = now < st + 25 * MS;
+                long token = inRequest ? st + (now - st) / (5 * MS) * 5 * MS : -1;
+                TestSpace sp = new TestSpace();
+                sp.narrowed.put(B, 24);
+                sp.spaces.put(B, new dev.xq.policy.spi.QueueSpace(true, 8, 132));
+                sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 24, 132));
+                java.util.Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true));
+                guards.update("hpf", now, List.of(prioritized(3, 3, inRequest, token, 0), behind(20_000, now)), decided, sp);
+                boolean held = Boolean.TRUE.equals(decided.get(B)) && sp.narrowed(B) == 0;
+                if (inRequest) {
+                    heldInRequest += held ? 1 : 0;
+                    narrowedInRequest += sp.narrowed(B) > 0 ? 1 : 0;
+                } else if (now - (st + 20 * MS) >= ArrivalGuards.RESERVE_REQUEST_NANOS) {
+                    narrowedBetween += sp.narrowed(B) > 0 ? 1 : 0;
+                    heldBetween += held ? 1 : 0;
+                }
+            }
+            if (named) {
+                assertEquals(0, narrowedInRequest, "named: never left narrowed within a request (held " + heldInRequest + ")");
+                assertTrue(heldInRequest > 400, "named: held within the requests: " + heldInRequest);
+                assertEquals(0, heldBetween, "named: not held between requests");
+                assertTrue(narrowedBetween > 300, "named: narrowed between requests: " + narrowedBetween);
+            } else {
+                assertEquals(0, heldInRequest, "'" + names + "': never held");
+                assertTrue(narrowedInRequest > 400 && narrowedBetween > 300, "'" + names + "': narrowed throughout: " + narrowedInRequest
+                        + ", " + narrowedBetween);
+            }
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Scheduler.parseNames("triton,train/0"));
+        assertTrue(e.getMessage().contains("'train/0'") && e.getMessage().contains("allowed"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Scheduler.parseNames("triton, triton"));
+        assertTrue(e.getMessage().contains("given twice"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Scheduler.parseNames("a,,b"));
+    }
+
+    /**
      * With {@code wholeBesideReserve} on, beside a wide tenant on a 25 ms beat (busy 2 ms) and an
      * eager decoder whose requests come every 60 ms (25 ms of tokens 5 ms apart, off any beat
      * themselves), a 20 ms command that fits the wide gaps only whole is let onto the whole device
