@@ -85,7 +85,21 @@ public class HostComponent {
     }
 
     @Activate
-    void activate(HostConfig config, BundleContext context) {
+    void activate(HostConfig config, BundleContext context, java.util.Map<String, Object> properties) {
+        // values Declarative Services would read otherwise than written (a boolean 'yes' as false) or
+        // fail on naming no key (a number 'abc'): refused, the host does not serve on a guess
+        java.util.List<String> bad = dev.xq.runtime.config.ConfigCheck.problems(HostConfig.class, properties);
+        if (!bad.isEmpty()) {
+            notServing = "not serving: bad configuration (" + HostConfig.PID + "): " + String.join("; ", bad);
+            log.error("process host is " + notServing, null);
+            return;
+        }
+        java.util.Set<String> unknown = dev.xq.runtime.config.ConfigCheck.unknown(HostConfig.class, properties,
+                java.util.Set.of("felix.fileinstall.filename"));
+        if (!unknown.isEmpty()) {
+            log.warn("process host: " + HostConfig.PID + ": " + String.join(", ", unknown) + (unknown.size() == 1 ? " is" : " are")
+                    + " no setting here, ignored; allowed: " + String.join(", ", dev.xq.runtime.config.ConfigCheck.keys(HostConfig.class)));
+        }
         HostSettings settings;
         try {
             settings = HostSettings.from(config, context::getProperty, System.getenv(), Libc.geteuid());

@@ -244,4 +244,22 @@ class HostStartTest {
         server(HostSettings.of(sock)).stop();
         assertThrows(IOException.class, () -> TestClient.connect(sock));
     }
+
+    /**
+     * A configuration whose boolean is spelt otherwise than true or false (Declarative Services
+     * would read {@code mpsHoldBestEffort=yes} as false) or whose number does not parse is refused:
+     * the host does not serve, and xq:processes says which key and value, and what is allowed.
+     */
+    @Test
+    void aConfigurationDsWouldMisreadIsRefusedNamingTheKey() {
+        HostComponent c = new HostComponent();
+        HostConfig config = (HostConfig) java.lang.reflect.Proxy.newProxyInstance(HostConfig.class.getClassLoader(),
+                new Class<?>[] {HostConfig.class}, (proxy, m, args) -> {
+                    throw new AssertionError("read before the configuration was checked: " + m.getName());
+                });
+        c.activate(config, null, java.util.Map.of("mpsHoldBestEffort", "yes", "slots", "many"));
+        String said = c.processes();
+        assertTrue(said.contains("not serving: bad configuration (dev.xq.host): mpsHoldBestEffort 'yes' is not true or false; "
+                + "slots 'many' is not a whole number"), said);
+    }
 }

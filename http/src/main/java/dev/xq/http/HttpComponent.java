@@ -115,6 +115,18 @@ public class HttpComponent {
             // properties changed, and a chmod, or a touch, changes none): the component watches the mode itself
             watchTokenFile(file);
         }
+        // values Declarative Services would read otherwise than written: tokenOnLoopback=yes was read as
+        // false and loopback requests went through without the token; port=abc failed naming no key
+        java.util.List<String> bad = dev.xq.runtime.config.ConfigCheck.problems(HttpConfig.class, properties);
+        if (!bad.isEmpty()) {
+            log.error("HTTP API not started: bad configuration (PID " + HttpConfig.PID + "): " + String.join("; ", bad), null);
+            return;
+        }
+        java.util.Set<String> unknown = dev.xq.runtime.config.ConfigCheck.unknown(HttpConfig.class, properties, java.util.Set.of(HttpSettings.FILE_PROPERTY));
+        if (!unknown.isEmpty()) {
+            log.warn("HTTP API configuration (PID " + HttpConfig.PID + "): " + String.join(", ", unknown) + (unknown.size() == 1 ? " is" : " are")
+                    + " no setting here, ignored; allowed: " + String.join(", ", dev.xq.runtime.config.ConfigCheck.keys(HttpConfig.class)));
+        }
         HttpSettings settings;
         try {
             // a token in a file that group or others may read is not used (said in the log): issue 41, item 10

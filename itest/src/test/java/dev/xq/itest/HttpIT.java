@@ -254,6 +254,17 @@ public class HttpIT {
         assertEquals(200, send("POST", base + "/policy?policy=7", null, token).statusCode());
         assertEquals("kedf", scheduler.selectedPolicy());
 
+        // a boolean spelt otherwise than true or false (read as false by Declarative Services, it let
+        // loopback requests in without the token): the configuration is refused, nothing listens
+        Hashtable<String, Object> yes = new Hashtable<>();
+        yes.put("port", 0);
+        yes.put("token", token);
+        yes.put("tokenOnLoopback", "yes");
+        c.update(yes);
+        assertTrue("the API's Jetty goes away", XqNode.eventually(20_000, () -> endpoint() == null));
+        Thread.sleep(1000);
+        assertNull("and does not come back", endpoint());
+
         // every interface and no token: refused, nothing listens
         Hashtable<String, Object> open = new Hashtable<>();
         open.put("port", 0);

@@ -47,7 +47,14 @@ public final class EarliestDeadlineFirst implements Policy {
 
     @Activate
     @Modified
-    void configure(EdfConfig config) {
+    void configure(EdfConfig config, java.util.Map<String, Object> raw) {
+        try {
+            // 'yes' would be read as false without a word
+            dev.xq.runtime.config.ConfigCheck.require(EdfConfig.class, raw);
+        } catch (IllegalArgumentException e) {
+            log.error("policy {} configuration refused, keeping edf.demote.hopeless={}: {}", NAME, demoteHopeless, e.getMessage());
+            return;
+        }
         demoteHopeless = config.edf_demote_hopeless();
         log.info("policy {} configured: edf.demote.hopeless={}", NAME, demoteHopeless);
     }

@@ -63,8 +63,9 @@ public final class KEarliestDeadlineFirst implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(KedfConfig config) {
+    void activate(KedfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(KedfConfig.class, raw); // 'yes' would be read as false without a word
             k = checkK(config.kedf_k());
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -76,8 +77,9 @@ public final class KEarliestDeadlineFirst implements Policy {
 
     /** A bad update is refused and the running value stays. */
     @Modified
-    void modified(KedfConfig config) {
+    void modified(KedfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(KedfConfig.class, raw);
             int newK = checkK(config.kedf_k());
             k = newK;
             demoteHopeless = config.kedf_demote_hopeless();

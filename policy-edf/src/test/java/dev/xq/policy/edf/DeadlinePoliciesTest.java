@@ -118,12 +118,12 @@ class DeadlinePoliciesTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new KEarliestDeadlineFirst(0, log.logger));
         assertEquals("kedf.k 0 is out of range [1, 4096]", e.getMessage());
         KEarliestDeadlineFirst kedf = new KEarliestDeadlineFirst(2, log.logger);
-        kedf.modified(new Config(5000));
+        kedf.modified(new Config(5000), java.util.Map.of());
         assertEquals(2, kedf.k(), "a refused update changes nothing");
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("kedf.k 5000 is out of range"), log.all());
-        kedf.modified(new Config(7));
+        kedf.modified(new Config(7), java.util.Map.of());
         assertEquals(7, kedf.k());
-        assertThrows(IllegalArgumentException.class, () -> new KEarliestDeadlineFirst(3, log.logger).activate(new Config(-1)));
+        assertThrows(IllegalArgumentException.class, () -> new KEarliestDeadlineFirst(3, log.logger).activate(new Config(-1), java.util.Map.of()));
         assertEquals(KEarliestDeadlineFirst.DEFAULT_K, new KEarliestDeadlineFirst().k());
     }
 
@@ -136,7 +136,7 @@ class DeadlinePoliciesTest {
     @Test
     void kedfRefusedConfigLeavesDecisionsAlone() {
         KEarliestDeadlineFirst kedf = new KEarliestDeadlineFirst(1, new RecordingLogger().logger);
-        kedf.modified(new Config(0));
+        kedf.modified(new Config(0), java.util.Map.of());
         assertSame(1, kedf.k());
         assertEquals(List.of(2L), decide(kedf, mixed(4 * MS)).running());
     }
@@ -195,17 +195,23 @@ class DeadlinePoliciesTest {
     void demotionIsConfigurable() throws Exception {
         EarliestDeadlineFirst edf = new EarliestDeadlineFirst();
         edf.log = new RecordingLogger().logger;
-        edf.configure(new EdfSettings(false));
+        edf.configure(new EdfSettings(false), java.util.Map.of());
         assertFalse(edf.demoteHopeless());
         assertEquals(List.of(1L), decide(edf, oneHopeless()).running());
-        edf.configure(new EdfSettings(true));
+        edf.configure(new EdfSettings(true), java.util.Map.of());
         assertEquals(List.of(2L), decide(edf, oneHopeless()).running());
         assertTrue((boolean) EdfConfig.class.getMethod("edf_demote_hopeless").getDefaultValue());
 
         KEarliestDeadlineFirst kedf = new KEarliestDeadlineFirst(1, new RecordingLogger().logger);
-        kedf.modified(new Config(1, false));
+        kedf.modified(new Config(1, false), java.util.Map.of());
         assertEquals(List.of(1L), decide(kedf, oneHopeless()).running());
-        kedf.modified(new Config(0, true));
+        kedf.modified(new Config(0, true), java.util.Map.of());
         assertEquals(List.of(1L), decide(kedf, oneHopeless()).running(), "a refused update changes neither knob");
+
+        // a switch spelt otherwise than true or false (DS reads 'yes' as false): refused, the value in force stays
+        edf.configure(new EdfSettings(false), java.util.Map.of("edf.demote.hopeless", "yes"));
+        assertTrue(edf.demoteHopeless(), "'yes' refused: demotion stays on");
+        kedf.modified(new Config(1, true), java.util.Map.of("kedf.demote.hopeless", "yes"));
+        assertEquals(List.of(1L), decide(kedf, oneHopeless()).running(), "'yes' refused: kedf keeps its knobs");
     }
 }

@@ -37,6 +37,9 @@ public final class HighestPriorityFirst implements Policy {
 
     /** The policy's name on the node. */
     public static final String NAME = "hpf";
+
+    @org.osgi.service.component.annotations.Reference(service = org.osgi.service.log.LoggerFactory.class)
+    org.osgi.service.log.Logger log;
     /** Its configuration PID. */
     public static final String PID = "dev.xq.policy.hpf";
 
@@ -53,8 +56,23 @@ public final class HighestPriorityFirst implements Policy {
 
     @Activate
     @Modified
-    void configure(HpfConfig config) {
+    void configure(HpfConfig config, java.util.Map<String, Object> raw) {
+        java.util.List<String> bad = dev.xq.runtime.config.ConfigCheck.problems(HpfConfig.class, raw);
+        if (!bad.isEmpty()) {
+            // 'yes' would be read as false without a word: refused, the value in force stays
+            String said = "policy " + NAME + " configuration refused, keeping holdBehindWide=" + holdBehindWide + ": " + String.join("; ", bad);
+            if (log != null) {
+                log.error(said);
+            } else {
+                System.getLogger(HighestPriorityFirst.class.getName()).log(System.Logger.Level.ERROR, said);
+            }
+            return;
+        }
         holdBehindWide = config.holdBehindWide();
+    }
+
+    boolean holdBehindWide() {
+        return holdBehindWide;
     }
 
     @Override

@@ -134,4 +134,16 @@ class HighestPriorityFirstTest {
         assertFalse(a.runs(2));
         assertTrue(a.narrowed.isEmpty(), a.log.toString());
     }
+
+    /** A switch spelt otherwise than true or false (DS reads 'yes' as false) is refused: the value in force stays. */
+    @org.junit.jupiter.api.Test
+    void holdBehindWideYesIsRefusedNotReadAsFalse() {
+        HighestPriorityFirst hpf = new HighestPriorityFirst(true);
+        HpfConfig off = (HpfConfig) java.lang.reflect.Proxy.newProxyInstance(HpfConfig.class.getClassLoader(), new Class<?>[] {HpfConfig.class},
+                (proxy, m, args) -> m.getName().equals("holdBehindWide") ? Boolean.FALSE : m.getDefaultValue());
+        hpf.configure(off, java.util.Map.of("holdBehindWide", "yes"));
+        org.junit.jupiter.api.Assertions.assertTrue(hpf.holdBehindWide(), "'yes' refused, on stays");
+        hpf.configure(off, java.util.Map.of("holdBehindWide", "false"));
+        org.junit.jupiter.api.Assertions.assertFalse(hpf.holdBehindWide());
+    }
 }

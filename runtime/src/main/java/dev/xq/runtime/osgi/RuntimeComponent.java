@@ -71,6 +71,9 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         apply(scheduler, raw);
     }
 
+    /** The values of the configuration being applied that DS would not read as written, by key ({@link #read}). */
+    private Map<String, String> badValues = Map.of();
+
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
             "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
@@ -87,6 +90,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
      * allowed, and changes nothing, while the other keys of the same configuration still apply.
      */
     private void apply(SchedulerConfig s, Map<String, Object> raw) {
+        badValues = dev.xq.runtime.config.ConfigCheck.problemsByKey(SchedulerConfig.class, raw);
         for (String k : raw.keySet()) {
             if (!KEYS.contains(k) && !k.startsWith("component.") && !k.startsWith("service.") && !k.startsWith("felix.")
                     && !k.startsWith("osgi.") && !k.startsWith(".")) {
@@ -105,11 +109,6 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         }
         Boolean inline = read("inlineDecisions", "true or false", s::inlineDecisions);
         // DS reads any text but "true" as false: "maybe" must not silently switch inline decisions off
-        if (raw.get("inlineDecisions") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: inlineDecisions '" + text + "' is not true or false; ignored", null);
-            inline = null;
-        }
         if (inline != null && inline != core.scheduler().inlineDecisions()) {
             core.scheduler().inlineDecisions(inline);
         }
@@ -125,128 +124,58 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
             }
         }
         Boolean guards = read("arrivalGuards", "true or false", s::arrivalGuards);
-        if (raw.get("arrivalGuards") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: arrivalGuards '" + text + "' is not true or false; ignored", null);
-            guards = null;
-        }
         if (guards != null && guards != core.scheduler().arrivalGuards()) {
             core.scheduler().arrivalGuards(guards);
         }
         Boolean wide = read("wideBeats", "true or false", s::wideBeats);
-        if (raw.get("wideBeats") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: wideBeats '" + text + "' is not true or false; ignored", null);
-            wide = null;
-        }
         if (wide != null && wide != core.scheduler().wideBeats()) {
             core.scheduler().wideBeats(wide);
         }
         Boolean narrowedGuards = read("narrowedGuards", "true or false", s::narrowedGuards);
-        if (raw.get("narrowedGuards") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: narrowedGuards '" + text + "' is not true or false; ignored", null);
-            narrowedGuards = null;
-        }
         if (narrowedGuards != null && narrowedGuards != core.scheduler().narrowedGuards()) {
             core.scheduler().narrowedGuards(narrowedGuards);
         }
         Boolean fruitless = read("fruitlessSpells", "true or false", s::fruitlessSpells);
-        if (raw.get("fruitlessSpells") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: fruitlessSpells '" + text + "' is not true or false; ignored", null);
-            fruitless = null;
-        }
         if (fruitless != null && fruitless != core.scheduler().fruitlessSpells()) {
             core.scheduler().fruitlessSpells(fruitless);
         }
         Boolean wholeBeside = read("wholeBesideReserve", "true or false", s::wholeBesideReserve);
-        if (raw.get("wholeBesideReserve") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: wholeBesideReserve '" + text + "' is not true or false; ignored", null);
-            wholeBeside = null;
-        }
         if (wholeBeside != null && wholeBeside != core.scheduler().wholeBesideReserve()) {
             core.scheduler().wholeBesideReserve(wholeBeside);
         }
         Boolean narrowBeats = read("narrowBeatsKeepReserve", "true or false", s::narrowBeatsKeepReserve);
-        if (raw.get("narrowBeatsKeepReserve") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: narrowBeatsKeepReserve '" + text + "' is not true or false; ignored", null);
-            narrowBeats = null;
-        }
         if (narrowBeats != null && narrowBeats != core.scheduler().narrowBeatsKeepReserve()) {
             core.scheduler().narrowBeatsKeepReserve(narrowBeats);
         }
         Boolean random = read("randomReturns", "true or false", s::randomReturns);
-        if (raw.get("randomReturns") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: randomReturns '" + text + "' is not true or false; ignored", null);
-            random = null;
-        }
         if (random != null && random != core.scheduler().randomReturns()) {
             core.scheduler().randomReturns(random);
         }
         Boolean weighed = read("bestEffortWeights", "true or false", s::bestEffortWeights);
-        if (raw.get("bestEffortWeights") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: bestEffortWeights '" + text + "' is not true or false; ignored", null);
-            weighed = null;
-        }
         if (weighed != null && weighed != core.bestEffortWeights()) {
             core.bestEffortWeights(weighed);
         }
         Boolean widths = read("bestEffortWidths", "true or false", s::bestEffortWidths);
-        if (raw.get("bestEffortWidths") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: bestEffortWidths '" + text + "' is not true or false; ignored", null);
-            widths = null;
-        }
         if (widths != null && widths != core.bestEffortWidths()) {
             core.bestEffortWidths(widths);
         }
         Boolean ungapped = read("bestEffortTurnsWithoutGap", "true or false", s::bestEffortTurnsWithoutGap);
-        if (raw.get("bestEffortTurnsWithoutGap") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: bestEffortTurnsWithoutGap '" + text + "' is not true or false; ignored", null);
-            ungapped = null;
-        }
         if (ungapped != null && ungapped != core.bestEffortTurnsWithoutGap()) {
             core.bestEffortTurnsWithoutGap(ungapped);
         }
         Boolean balance = read("bestEffortBalance", "true or false", s::bestEffortBalance);
-        if (raw.get("bestEffortBalance") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: bestEffortBalance '" + text + "' is not true or false; ignored", null);
-            balance = null;
-        }
         if (balance != null && balance != core.bestEffortBalance()) {
             core.bestEffortBalance(balance);
         }
         Boolean memory = read("bestEffortBalanceMemory", "true or false", s::bestEffortBalanceMemory);
-        if (raw.get("bestEffortBalanceMemory") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: bestEffortBalanceMemory '" + text + "' is not true or false; ignored", null);
-            memory = null;
-        }
         if (memory != null && memory != core.bestEffortBalanceMemory()) {
             core.bestEffortBalanceMemory(memory);
         }
         Boolean unbounded = read("bestEffortUnbounded", "true or false", s::bestEffortUnbounded);
-        if (raw.get("bestEffortUnbounded") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: bestEffortUnbounded '" + text + "' is not true or false; ignored", null);
-            unbounded = null;
-        }
         if (unbounded != null && unbounded != core.bestEffortUnbounded()) {
             core.bestEffortUnbounded(unbounded);
         }
         Boolean always = read("offTurnAlwaysHeld", "true or false", s::offTurnAlwaysHeld);
-        if (raw.get("offTurnAlwaysHeld") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: offTurnAlwaysHeld '" + text + "' is not true or false; ignored", null);
-            always = null;
-        }
         if (always != null && always != core.offTurnAlwaysHeld()) {
             core.offTurnAlwaysHeld(always);
         }
@@ -269,11 +198,6 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
             }
         }
         Boolean parts = read("bestEffortParts", "true or false", s::bestEffortParts);
-        if (raw.get("bestEffortParts") instanceof String text && !text.trim().equalsIgnoreCase("true")
-                && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: bestEffortParts '" + text + "' is not true or false; ignored", null);
-            parts = null;
-        }
         if (parts != null && parts != core.bestEffortParts()) {
             core.bestEffortParts(parts);
         }
@@ -335,10 +259,6 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
             }
         }
         Boolean onTop = read("onTop", "true or false", s::onTop);
-        if (raw.get("onTop") instanceof String text && !text.trim().equalsIgnoreCase("true") && !text.trim().equalsIgnoreCase("false")) {
-            log.error("dev.xq.scheduler: onTop '" + text + "' is not true or false; ignored", null);
-            onTop = null;
-        }
         if (onTop != null && onTop != core.onTop()) {
             core.onTop(onTop);
         }
@@ -367,6 +287,12 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** Reads one key of a configuration; null (and logged) when its value cannot be read as its type. */
     private <T> T read(String key, String allowed, java.util.function.Supplier<T> value) {
+        String bad = badValues.get(key);
+        if (bad != null) {
+            // a value DS would read otherwise than written (a boolean 'yes' as false) or not at all
+            log.error("dev.xq.scheduler: " + bad + "; allowed: " + allowed + "; ignored", null);
+            return null;
+        }
         try {
             return value.get();
         } catch (RuntimeException e) {

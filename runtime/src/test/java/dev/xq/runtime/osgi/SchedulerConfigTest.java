@@ -157,6 +157,20 @@ class SchedulerConfigTest {
     }
 
     @Test
+    void everySwitchRefusesAnythingButTrueOrFalse() {
+        rc.activate(only(Map.of()), Map.of());
+        boolean balance = rc.core().bestEffortBalance();
+        boolean memory = rc.core().bestEffortBalanceMemory();
+        // DS reads 'yes' and 'on' as false: refused instead, the values in force stay
+        rc.modified(only(Map.of("bestEffortBalance", !balance, "bestEffortBalanceMemory", !memory)),
+                Map.of("bestEffortBalance", balance ? "off" : "on", "bestEffortBalanceMemory", "yes"));
+        assertEquals(balance, rc.core().bestEffortBalance());
+        assertEquals(memory, rc.core().bestEffortBalanceMemory());
+        rc.modified(only(Map.of("bestEffortBalance", !balance)), Map.of("bestEffortBalance", Boolean.toString(!balance).toUpperCase()));
+        assertEquals(!balance, rc.core().bestEffortBalance(), "TRUE and FALSE in any case are read");
+    }
+
+    @Test
     void holdBesideNarrowIsSetAndABadEntryChangesNothing() {
         rc.activate(only(Map.of()), Map.of());
         assertEquals("", rc.core().scheduler().holdBesideNarrow(), "none by default");
