@@ -46,9 +46,10 @@ public class CudaDriver implements XpuDriver {
     }
 
     @Activate
-    void activate(CudaConfig config) {
+    void activate(CudaConfig config, java.util.Map<String, Object> raw) {
         CudaSettings settings;
         try {
+            dev.xq.runtime.config.ConfigCheck.require(CudaConfig.class, raw); // a value DS would misread or fail on, named
             settings = CudaSettings.from(config);
         } catch (IllegalArgumentException e) {
             platform = CudaPlatform.unavailable("bad configuration (" + CudaConfig.PID + "): " + e.getMessage());

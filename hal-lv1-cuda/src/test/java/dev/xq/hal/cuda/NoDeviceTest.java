@@ -38,7 +38,7 @@ class NoDeviceTest {
     @Test
     void missingLibraryIsReportedByName() {
         CudaDriver driver = new CudaDriver();
-        driver.activate(config(Map.of("library", "libcuda-not-here-xq.so.1")));
+        driver.activate(config(Map.of("library", "libcuda-not-here-xq.so.1")), java.util.Map.of());
         try {
             assertEquals("no device: libcuda-not-here-xq.so.1 not found", driver.status());
             assertEquals("cuda", driver.platform());
@@ -97,7 +97,7 @@ class NoDeviceTest {
     @Test
     void badConfigurationKeepsTheServiceAndSaysWhatIsWrong() {
         CudaDriver driver = new CudaDriver();
-        driver.activate(config(Map.of("modules", new String[] {"gemm"})));
+        driver.activate(config(Map.of("modules", new String[] {"gemm"})), java.util.Map.of());
         try {
             assertTrue(driver.status().startsWith("no device: bad configuration (dev.xq.hal.cuda): module entry 'gemm' is not name=path"),
                     driver.status());
@@ -106,7 +106,7 @@ class NoDeviceTest {
             driver.deactivate();
         }
         CudaDriver other = new CudaDriver();
-        other.activate(config(Map.of("completion", "interrupts")));
+        other.activate(config(Map.of("completion", "interrupts")), java.util.Map.of());
         try {
             assertTrue(other.status().contains("completion mode 'interrupts' is unknown; allowed: poll, sync-spin, sync-block, hostfunc"),
                     other.status());

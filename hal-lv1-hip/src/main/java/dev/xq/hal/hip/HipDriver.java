@@ -46,9 +46,10 @@ public class HipDriver implements XpuDriver {
     }
 
     @Activate
-    void activate(HipConfig config) {
+    void activate(HipConfig config, java.util.Map<String, Object> raw) {
         HipSettings settings;
         try {
+            dev.xq.runtime.config.ConfigCheck.require(HipConfig.class, raw); // a value DS would misread or fail on, named
             settings = HipSettings.from(config, System.getenv());
         } catch (IllegalArgumentException e) {
             platform = HipPlatform.unavailable("bad configuration (" + HipConfig.PID + "): " + e.getMessage(), log);

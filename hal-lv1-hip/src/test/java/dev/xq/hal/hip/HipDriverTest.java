@@ -12,7 +12,7 @@ class HipDriverTest {
     @Test
     void aBadConfigurationLeavesARegisteredDriverWithoutDevices() {
         HipDriver d = new HipDriver();
-        d.activate(HipSettingsTest.config("", "", new String[0], 5, 0));
+        d.activate(HipSettingsTest.config("", "", new String[0], 5, 0), java.util.Map.of());
         assertEquals("hip", d.platform());
         assertEquals("no device: bad configuration (dev.xq.hal.hip): pollMaxMicros=0 is out of range [1, 100000]", d.status());
         assertEquals(List.of(), d.devices());
@@ -23,7 +23,7 @@ class HipDriverTest {
     void aConfiguredDoubleGivesADevice() {
         HipDouble.reset();
         HipDriver d = new HipDriver();
-        d.activate(HipSettingsTest.config(HipDouble.library(), HipDouble.module().toString(), new String[0], 5, 200));
+        d.activate(HipSettingsTest.config(HipDouble.library(), HipDouble.module().toString(), new String[0], 5, 200), java.util.Map.of());
         try {
             assertTrue(d.status().startsWith("1 device"), d.status());
             assertTrue(d.devices().getFirst().commandKinds().contains("spin"));

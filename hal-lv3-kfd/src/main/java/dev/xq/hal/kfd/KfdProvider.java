@@ -41,9 +41,10 @@ public class KfdProvider implements PreemptionProvider {
     }
 
     @Activate
-    void activate(KfdConfig config) {
+    void activate(KfdConfig config, java.util.Map<String, Object> raw) {
         KfdSettings settings;
         try {
+            dev.xq.runtime.config.ConfigCheck.require(KfdConfig.class, raw); // a value DS would misread or fail on, named
             settings = KfdSettings.from(config);
         } catch (IllegalArgumentException e) {
             core = KfdPreemption.unavailable("bad configuration (" + KfdConfig.PID + "): " + e.getMessage());

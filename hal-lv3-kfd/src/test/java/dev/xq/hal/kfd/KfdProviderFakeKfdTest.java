@@ -27,7 +27,7 @@ class KfdProviderFakeKfdTest {
         hip = KfdDevice.open("/dev/kfd");
         hip.runtimeEnable(0, 0);
         provider = new KfdProvider();
-        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "auto"));
+        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "auto"), java.util.Map.of());
     }
 
     @AfterEach
@@ -99,7 +99,7 @@ class KfdProviderFakeKfdTest {
         provider.deactivate();
         assertFalse(fake.suspended(a));
         assertFalse(fake.suspended(b));
-        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "auto"));
+        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "auto"), java.util.Map.of());
     }
 
     @Test
@@ -154,7 +154,7 @@ class KfdProviderFakeKfdTest {
         fake = new FakeKfd(); // resets: no RUNTIME_ENABLE this time
         hip = KfdDevice.open("/dev/kfd");
         provider.deactivate();
-        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "cwsr"));
+        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "cwsr"), java.util.Map.of());
         int id = fake.createQueue(3);
         Preemption p = provider.attach(TestQueues.queue("hip", 0x7000L)).orElseThrow();
         KfdException e = assertThrows(KfdException.class, p::interrupt);
@@ -165,7 +165,7 @@ class KfdProviderFakeKfdTest {
     @Test
     void preemptModeWithoutPatchedDriverAttachesNothing() {
         provider.deactivate();
-        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "preempt"));
+        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "preempt"), java.util.Map.of());
         fake.createQueue(3);
         assertTrue(provider.attach(TestQueues.queue("hip", 0x7000L)).isEmpty());
         assertTrue(provider.status().contains("mode preempt but the patched preempt ioctls are not available"),
@@ -175,7 +175,7 @@ class KfdProviderFakeKfdTest {
     @Test
     void logicalModeNeverSuspendsButReportsPendingWork() {
         provider.deactivate();
-        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "logical"));
+        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "logical"), java.util.Map.of());
         int id = fake.createQueue(3);
         assertTrue(provider.attach(TestQueues.queue("hip", 0x7000L)).isEmpty());
         assertTrue(provider.status().contains("logical mode"), provider.status());

@@ -18,7 +18,7 @@ class KfdProviderTest {
     void withoutDeviceStaysActiveAndAttachesNothing() {
         assumeFalse(Files.exists(Path.of("/dev/kfd")), "this machine has a real /dev/kfd");
         KfdProvider p = new KfdProvider();
-        p.activate(TestQueues.config("/dev/kfd", 100, 2000, "auto"));
+        p.activate(TestQueues.config("/dev/kfd", 100, 2000, "auto"), java.util.Map.of());
         assertEquals("kfd", p.name());
         assertEquals("no /dev/kfd", p.status());
         assertTrue(p.attach(TestQueues.queue("hip", 0x1234L)).isEmpty());
@@ -29,7 +29,7 @@ class KfdProviderTest {
     @Test
     void otherMissingPathIsNamed() {
         KfdProvider p = new KfdProvider();
-        p.activate(TestQueues.config("/nonexistent/kfd0", 100, 2000, "auto"));
+        p.activate(TestQueues.config("/nonexistent/kfd0", 100, 2000, "auto"), java.util.Map.of());
         assertEquals("no /nonexistent/kfd0", p.status());
         assertTrue(p.attach(TestQueues.queue("hip", 1L)).isEmpty());
         p.deactivate();
@@ -38,7 +38,7 @@ class KfdProviderTest {
     @Test
     void notAKfdDeviceIsReportedWithTheIoctl() {
         KfdProvider p = new KfdProvider();
-        p.activate(TestQueues.config("/dev/null", 100, 2000, "auto"));
+        p.activate(TestQueues.config("/dev/null", 100, 2000, "auto"), java.util.Map.of());
         assertTrue(p.status().contains("AMDKFD_IOC_GET_VERSION") && p.status().contains("ENOTTY"), p.status());
         assertTrue(p.attach(TestQueues.queue("hip", 1L)).isEmpty());
         p.deactivate();
@@ -47,14 +47,14 @@ class KfdProviderTest {
     @Test
     void badConfigurationNamesValueAndAllowed() {
         KfdProvider p = new KfdProvider();
-        p.activate(TestQueues.config("/dev/kfd", 100, 2000, "fast"));
+        p.activate(TestQueues.config("/dev/kfd", 100, 2000, "fast"), java.util.Map.of());
         assertTrue(p.status().contains("mode 'fast'") && p.status().contains("auto, cwsr, preempt, logical"), p.status());
         assertTrue(p.attach(TestQueues.queue("hip", 1L)).isEmpty());
-        p.activate(TestQueues.config("/dev/kfd", -5, 2000, "auto"));
+        p.activate(TestQueues.config("/dev/kfd", -5, 2000, "auto"), java.util.Map.of());
         assertTrue(p.status().contains("gracePeriodMicros -5"), p.status());
-        p.activate(TestQueues.config("/dev/kfd", 5, -1, "auto"));
+        p.activate(TestQueues.config("/dev/kfd", 5, -1, "auto"), java.util.Map.of());
         assertTrue(p.status().contains("minSuspendIntervalMicros -1"), p.status());
-        p.activate(TestQueues.config(" ", 5, 1, "auto"));
+        p.activate(TestQueues.config(" ", 5, 1, "auto"), java.util.Map.of());
         assertTrue(p.status().contains("device is empty"), p.status());
     }
 

@@ -118,7 +118,7 @@ class ProviderUnderLoadFakeKfdTest {
         hip = KfdDevice.open("/dev/kfd");
         hip.runtimeEnable(0, 0);
         provider = new KfdProvider();
-        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "auto"));
+        provider.activate(TestQueues.config("/dev/kfd", 100, 0, "auto"), java.util.Map.of());
         core = new XqCore(RuntimeLog.NONE);
         core.addDriver(new TestHip());
         core.start();

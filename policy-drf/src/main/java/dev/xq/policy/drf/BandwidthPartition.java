@@ -57,8 +57,9 @@ public final class BandwidthPartition implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(BandwidthConfig config) {
+    void activate(BandwidthConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(BandwidthConfig.class, raw); // a value DS would misread or fail on, named
             settings = BandwidthSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -69,8 +70,9 @@ public final class BandwidthPartition implements Policy {
 
     /** A bad update is refused and the running values stay. */
     @Modified
-    void modified(BandwidthConfig config) {
+    void modified(BandwidthConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(BandwidthConfig.class, raw); // a value DS would misread or fail on, named
             settings = BandwidthSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

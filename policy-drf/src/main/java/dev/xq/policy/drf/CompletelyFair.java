@@ -107,8 +107,9 @@ public final class CompletelyFair implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(CfsConfig config) {
+    void activate(CfsConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(CfsConfig.class, raw); // a value DS would misread or fail on, named
             settings = CfsSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -119,8 +120,9 @@ public final class CompletelyFair implements Policy {
 
     /** A bad update is refused and the running values stay. */
     @Modified
-    void modified(CfsConfig config) {
+    void modified(CfsConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(CfsConfig.class, raw); // a value DS would misread or fail on, named
             settings = CfsSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

@@ -73,8 +73,9 @@ public final class DominantResourceFairness implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(DrfConfig config) {
+    void activate(DrfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(DrfConfig.class, raw); // a value DS would misread or fail on, named
             settings = DrfSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -85,8 +86,9 @@ public final class DominantResourceFairness implements Policy {
 
     /** A bad update is refused and the running values stay. */
     @Modified
-    void modified(DrfConfig config) {
+    void modified(DrfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(DrfConfig.class, raw); // a value DS would misread or fail on, named
             settings = DrfSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

@@ -57,16 +57,16 @@ public final class ProcessUtilizationPartition implements Policy {
 
     /** A bad configuration at start fails activation, as it does for {@code bandwidth-group}. */
     @Activate
-    void activate(BandwidthConfig config) {
+    void activate(BandwidthConfig config, java.util.Map<String, Object> raw) {
         GroupBandwidthPartition g = new GroupBandwidthPartition(BandwidthSettings.DEFAULTS, log);
-        g.activate(config);
+        g.activate(config, raw);
         same = g;
     }
 
     /** A bad update is refused and the running values stay, as for {@code bandwidth-group}. */
     @Modified
-    void modified(BandwidthConfig config) {
-        same.modified(config);
+    void modified(BandwidthConfig config, java.util.Map<String, Object> raw) {
+        same.modified(config, raw);
     }
 
     /** @return the settings in force (for tests) */

@@ -206,14 +206,14 @@ class BandwidthTest {
         assertEquals("bandwidth.default.utilization 0% is out of range [1, 100]%",
                 assertThrows(IllegalArgumentException.class, () -> BandwidthSettings.of(5_000, 0)).getMessage());
         BandwidthSettings before = up.settings();
-        up.modified(new Config(20_000_000, 50));
+        up.modified(new Config(20_000_000, 50), java.util.Map.of());
         assertSame(before, up.settings());
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("bandwidth.timeslice 20000000"), log.all());
-        pup.modified(new Config(1_000, 101));
+        pup.modified(new Config(1_000, 101), java.util.Map.of());
         assertSame(BandwidthSettings.DEFAULTS, pup.settings());
-        pup.modified(new Config(1_000, 100));
+        pup.modified(new Config(1_000, 100), java.util.Map.of());
         assertEquals(BandwidthSettings.of(1_000, 100), pup.settings());
-        assertThrows(IllegalArgumentException.class, () -> new BandwidthPartition(BandwidthSettings.DEFAULTS, log.logger).activate(new Config(0, 1)));
+        assertThrows(IllegalArgumentException.class, () -> new BandwidthPartition(BandwidthSettings.DEFAULTS, log.logger).activate(new Config(0, 1), java.util.Map.of()));
         assertEquals(BandwidthSettings.DEFAULTS, new BandwidthPartition().settings());
     }
 }

@@ -239,12 +239,17 @@ class CompletelyFairTest {
         assertEquals("cfs.min.granularity 99 us is out of range [100, 6000] us (at most cfs.latency)",
                 assertThrows(IllegalArgumentException.class, () -> CfsSettings.of(6_000, 99)).getMessage());
         CfsSettings before = cfs.settings();
-        cfs.modified(new Config(1_000, 2_000));
+        cfs.modified(new Config(1_000, 2_000), java.util.Map.of());
         assertSame(before, cfs.settings());
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("cfs.min.granularity 2000"), log.all());
-        cfs.modified(new Config(2_000, 500));
+        cfs.modified(new Config(2_000, 500), java.util.Map.of());
         assertEquals(CfsSettings.of(2_000, 500), cfs.settings());
-        assertThrows(IllegalArgumentException.class, () -> new CompletelyFair(CfsSettings.DEFAULTS, log.logger).activate(new Config(50, 50)));
+        // a value DS cannot read as a number (it would throw naming no key): refused by key, the settings stay
+        CfsSettings kept = cfs.settings();
+        cfs.modified(new Config(3_000, 500), java.util.Map.of("cfs.latency", "soon"));
+        assertSame(kept, cfs.settings());
+        assertTrue(log.all().contains("cfs.latency 'soon' is not a whole number"), log.all());
+        assertThrows(IllegalArgumentException.class, () -> new CompletelyFair(CfsSettings.DEFAULTS, log.logger).activate(new Config(50, 50), java.util.Map.of()));
         assertEquals(CfsSettings.DEFAULTS, new CompletelyFair().settings());
     }
 

@@ -181,12 +181,12 @@ class DominantResourceFairnessTest {
     void badUpdateChangesNothing() {
         DominantResourceFairness drf = new DominantResourceFairness(DrfSettings.of("A=2", 1), log.logger);
         DrfSettings before = drf.settings();
-        drf.modified(new Config("A=2,B=-1", 1));
+        drf.modified(new Config("A=2,B=-1", 1), java.util.Map.of());
         assertSame(before, drf.settings());
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("weight -1 of tenant B"), log.all());
-        drf.modified(new Config("B=4", 3));
+        drf.modified(new Config("B=4", 3), java.util.Map.of());
         assertEquals(DrfSettings.of("B=4", 3), drf.settings());
-        assertThrows(IllegalArgumentException.class, () -> drf.activate(new Config("oops", 1)));
+        assertThrows(IllegalArgumentException.class, () -> drf.activate(new Config("oops", 1), java.util.Map.of()));
         assertEquals(DrfSettings.DEFAULTS, new DominantResourceFairness().settings());
     }
 }

@@ -86,11 +86,11 @@ class ProcessUtilizationPartitionTest {
     @Test
     void badConfigIsRefusedWithItsValueAndTheRangeAndTheRunningValuesStay() {
         ProcessUtilizationPartition p = pup(BandwidthSettings.DEFAULTS);
-        p.modified(new BandwidthTest.Config(50, 100));
+        p.modified(new BandwidthTest.Config(50, 100), java.util.Map.of());
         assertSame(BandwidthSettings.DEFAULTS, p.settings());
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("bandwidth.timeslice 50 us is out of range [100, 10000000] us"),
                 log.all());
-        p.modified(new BandwidthTest.Config(2_000, 40));
+        p.modified(new BandwidthTest.Config(2_000, 40), java.util.Map.of());
         assertEquals(BandwidthSettings.of(2_000, 40), p.settings());
     }
 
@@ -100,9 +100,9 @@ class ProcessUtilizationPartitionTest {
         var f = ProcessUtilizationPartition.class.getDeclaredField("log");
         f.setAccessible(true);
         f.set(p, log.logger);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p.activate(new BandwidthTest.Config(5_000, 0)));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p.activate(new BandwidthTest.Config(5_000, 0), java.util.Map.of()));
         assertEquals("bandwidth.default.utilization 0% is out of range [1, 100]%", e.getMessage());
-        p.activate(new BandwidthTest.Config(3_000, 30));
+        p.activate(new BandwidthTest.Config(3_000, 30), java.util.Map.of());
         assertEquals(BandwidthSettings.of(3_000, 30), p.settings());
     }
 

@@ -98,8 +98,9 @@ public final class ActiveWindowFirst implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(AwfConfig config) {
+    void activate(AwfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(AwfConfig.class, raw); // a value DS would misread or fail on, named
             settings = AwfSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -110,8 +111,9 @@ public final class ActiveWindowFirst implements Policy {
 
     /** A bad update is refused and the running values stay. */
     @Modified
-    void modified(AwfConfig config) {
+    void modified(AwfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(AwfConfig.class, raw); // a value DS would misread or fail on, named
             settings = AwfSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

@@ -80,8 +80,9 @@ public final class AgingHighestPriorityFirst implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(AgingConfig config) {
+    void activate(AgingConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(AgingConfig.class, raw); // a value DS would misread or fail on, named
             settings = AgingSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -92,8 +93,9 @@ public final class AgingHighestPriorityFirst implements Policy {
 
     /** A bad update is refused and the running values stay. */
     @Modified
-    void modified(AgingConfig config) {
+    void modified(AgingConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(AgingConfig.class, raw); // a value DS would misread or fail on, named
             settings = AgingSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

@@ -100,8 +100,9 @@ public final class CpuHighestPriorityFirst implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(ChpfConfig config) {
+    void activate(ChpfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(ChpfConfig.class, raw); // a value DS would misread or fail on, named
             settings = ChpfSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -112,8 +113,9 @@ public final class CpuHighestPriorityFirst implements Policy {
 
     /** A bad update is refused and the running values stay. */
     @Modified
-    void modified(ChpfConfig config) {
+    void modified(ChpfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(ChpfConfig.class, raw); // a value DS would misread or fail on, named
             settings = ChpfSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

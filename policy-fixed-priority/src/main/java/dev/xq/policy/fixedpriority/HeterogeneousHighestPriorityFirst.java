@@ -70,8 +70,9 @@ public final class HeterogeneousHighestPriorityFirst implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(HhpfConfig config) {
+    void activate(HhpfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(HhpfConfig.class, raw); // a value DS would misread or fail on, named
             settings = HhpfSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -82,8 +83,9 @@ public final class HeterogeneousHighestPriorityFirst implements Policy {
 
     /** A bad update is refused and the running values stay. */
     @Modified
-    void modified(HhpfConfig config) {
+    void modified(HhpfConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(HhpfConfig.class, raw); // a value DS would misread or fail on, named
             settings = HhpfSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

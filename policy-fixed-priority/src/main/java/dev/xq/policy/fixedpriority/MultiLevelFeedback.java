@@ -120,8 +120,9 @@ public final class MultiLevelFeedback implements Policy {
 
     /** A bad configuration at start fails activation, so no policy runs with values nobody asked for. */
     @Activate
-    void activate(MlfqConfig config) {
+    void activate(MlfqConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(MlfqConfig.class, raw); // a value DS would misread or fail on, named
             settings = MlfqSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -132,8 +133,9 @@ public final class MultiLevelFeedback implements Policy {
 
     /** A bad update is refused and the running values stay. */
     @Modified
-    void modified(MlfqConfig config) {
+    void modified(MlfqConfig config, java.util.Map<String, Object> raw) {
         try {
+            dev.xq.runtime.config.ConfigCheck.require(MlfqConfig.class, raw); // a value DS would misread or fail on, named
             settings = MlfqSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

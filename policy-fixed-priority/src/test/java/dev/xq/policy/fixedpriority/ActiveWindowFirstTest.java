@@ -258,13 +258,13 @@ class ActiveWindowFirstTest {
         assertEquals("awf.guard.run 3600000001 us is out of range [100, 3600000000] us",
                 assertThrows(IllegalArgumentException.class, () -> AwfSettings.of(AwfSettings.Order.PRIORITY, 0, 3_600_000_001L)).getMessage());
         AwfSettings before = awf.settings();
-        awf.modified(new Config("together", 50, 1000));
+        awf.modified(new Config("together", 50, 1000), java.util.Map.of());
         assertSame(before, awf.settings(), "a bad update keeps the running values");
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("awf.guard.wait 50 us"), log.all());
-        awf.modified(new Config("together", 200_000, 30_000));
+        awf.modified(new Config("together", 200_000, 30_000), java.util.Map.of());
         assertEquals(AwfSettings.of(AwfSettings.Order.TOGETHER, 200_000, 30_000), awf.settings());
         assertTrue(awf.description().contains("together") && awf.description().contains("200000 us"), awf.description());
-        assertThrows(IllegalArgumentException.class, () -> new ActiveWindowFirst(AwfSettings.DEFAULTS, log.logger).activate(new Config("hpf", 0, 1000)));
+        assertThrows(IllegalArgumentException.class, () -> new ActiveWindowFirst(AwfSettings.DEFAULTS, log.logger).activate(new Config("hpf", 0, 1000), java.util.Map.of()));
         assertEquals(AwfSettings.DEFAULTS, new ActiveWindowFirst().settings());
         assertFalse(AwfSettings.DEFAULTS.guarded(), "XSched's rule by default");
         assertEquals("awf.order=priority awf.guard.wait=0us awf.guard.run=10000us", AwfSettings.DEFAULTS.toString());

@@ -134,19 +134,19 @@ class AgingHighestPriorityFirstTest {
     @Test
     void badUpdateChangesNothingAndIsLogged() {
         AgingSettings before = policy.settings();
-        policy.modified(new Config(10_000, -2, 5_000));
+        policy.modified(new Config(10_000, -2, 5_000), java.util.Map.of());
         assertSame(before, policy.settings());
         assertTrue(log.all().contains("aging.rate -2.0"), log.all());
         assertTrue(log.lines.getLast().startsWith("error"), log.all());
 
-        policy.modified(new Config(1_000, 2, 500));
+        policy.modified(new Config(1_000, 2, 500), java.util.Map.of());
         assertEquals(AgingSettings.of(1_000, 2, 500), policy.settings());
     }
 
     @Test
     void badConfigurationAtStartFailsActivation() {
         AgingHighestPriorityFirst fresh = new AgingHighestPriorityFirst(AgingSettings.DEFAULTS, log.logger);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> fresh.activate(new Config(1, 1, -7)));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> fresh.activate(new Config(1, 1, -7), java.util.Map.of()));
         assertTrue(e.getMessage().contains("aging.quantum -7"));
     }
 

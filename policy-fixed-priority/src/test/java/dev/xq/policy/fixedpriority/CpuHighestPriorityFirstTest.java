@@ -178,7 +178,7 @@ class CpuHighestPriorityFirstTest {
         assertTrue(after.runs(2), "the renice is seen");
         assertFalse(after.runs(1));
         assertEquals(2_010 * MS, after.wake);
-        chpf.modified(new Config(10_000));
+        chpf.modified(new Config(10_000), java.util.Map.of());
         decide(new SchedulerView(1_019 * MS, v.queues(), v.devices()));
         assertEquals(4, proc.reads.size());
         decide(new SchedulerView(1_020 * MS, v.queues(), v.devices()));
@@ -307,12 +307,12 @@ class CpuHighestPriorityFirstTest {
         assertEquals("chpf.refresh 3600000001 us is out of range [1000, 3600000000] us (shorter would read /proc at almost every decision)",
                 assertThrows(IllegalArgumentException.class, () -> ChpfSettings.of(3_600_000_001L)).getMessage());
         ChpfSettings before = chpf.settings();
-        chpf.modified(new Config(0));
+        chpf.modified(new Config(0), java.util.Map.of());
         assertSame(before, chpf.settings());
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("chpf.refresh 0 us"), log.all());
-        chpf.modified(new Config(250_000));
+        chpf.modified(new Config(250_000), java.util.Map.of());
         assertEquals(250 * MS, chpf.settings().refreshNanos());
-        assertThrows(IllegalArgumentException.class, () -> new CpuHighestPriorityFirst(ChpfSettings.DEFAULTS, proc, log.logger).activate(new Config(5)));
+        assertThrows(IllegalArgumentException.class, () -> new CpuHighestPriorityFirst(ChpfSettings.DEFAULTS, proc, log.logger).activate(new Config(5), java.util.Map.of()));
         assertEquals(ChpfSettings.DEFAULTS, new CpuHighestPriorityFirst().settings());
         assertEquals(1_000 * MS, ChpfSettings.DEFAULTS.refreshNanos(), "1 s by default");
     }

@@ -105,12 +105,12 @@ class HeterogeneousHighestPriorityFirstTest {
         assertEquals("hhpf.group.priority 'null' is not one of all, ready",
                 assertThrows(IllegalArgumentException.class, () -> HhpfSettings.of(null)).getMessage());
         HhpfSettings before = hhpf.settings();
-        hhpf.modified(new Config("ALL"));
+        hhpf.modified(new Config("ALL"), java.util.Map.of());
         assertSame(before, hhpf.settings());
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("'ALL'"), log.all());
-        hhpf.modified(new Config("ready"));
+        hhpf.modified(new Config("ready"), java.util.Map.of());
         assertTrue(hhpf.settings().readyOnly());
-        assertThrows(IllegalArgumentException.class, () -> new HeterogeneousHighestPriorityFirst(HhpfSettings.DEFAULTS, log.logger).activate(new Config("")));
+        assertThrows(IllegalArgumentException.class, () -> new HeterogeneousHighestPriorityFirst(HhpfSettings.DEFAULTS, log.logger).activate(new Config(""), java.util.Map.of()));
         assertEquals(HhpfSettings.DEFAULTS, new HeterogeneousHighestPriorityFirst().settings());
         assertFalse(HhpfSettings.DEFAULTS.readyOnly());
     }

@@ -346,20 +346,20 @@ class MultiLevelFeedbackTest {
         assertEquals("mlfq.boost.period 3600000001 us is out of range [10001, 3600000000] us (longer than mlfq.slice 10000 us, or no queue would ever sink)",
                 assertThrows(IllegalArgumentException.class, () -> MlfqSettings.of(4, 10_000, 2, 3_600_000_001L)).getMessage());
         MlfqSettings before = mlfq.settings();
-        mlfq.modified(new Config(4, 10_000, 2, 5_000));
+        mlfq.modified(new Config(4, 10_000, 2, 5_000), java.util.Map.of());
         assertSame(before, mlfq.settings());
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("mlfq.boost.period 5000"), log.all());
-        mlfq.modified(new Config(2, 1_000, 4, 50_000));
+        mlfq.modified(new Config(2, 1_000, 4, 50_000), java.util.Map.of());
         assertEquals(MlfqSettings.of(2, 1_000, 4, 50_000), mlfq.settings());
         assertEquals(4 * MS, mlfq.settings().sliceNanos(1));
-        assertThrows(IllegalArgumentException.class, () -> new MultiLevelFeedback(MlfqSettings.DEFAULTS, log.logger).activate(new Config(0, 1, 1, 1)));
+        assertThrows(IllegalArgumentException.class, () -> new MultiLevelFeedback(MlfqSettings.DEFAULTS, log.logger).activate(new Config(0, 1, 1, 1), java.util.Map.of()));
         assertEquals("mlfq.boost.scope 'some' is not allowed; allowed: all, waiting",
                 assertThrows(IllegalArgumentException.class, () -> MlfqSettings.from(new Config(4, 10_000, 2, 100_000, "some"))).getMessage());
         MlfqSettings kept = mlfq.settings();
-        mlfq.modified(new Config(4, 10_000, 2, 100_000, "Waiting"));
+        mlfq.modified(new Config(4, 10_000, 2, 100_000, "Waiting"), java.util.Map.of());
         assertSame(kept, mlfq.settings());
         assertTrue(log.lines.getLast().startsWith("error") && log.all().contains("mlfq.boost.scope 'Waiting' is not allowed"), log.all());
-        mlfq.modified(new Config(4, 10_000, 2, 100_000, "waiting"));
+        mlfq.modified(new Config(4, 10_000, 2, 100_000, "waiting"), java.util.Map.of());
         assertEquals(MlfqSettings.BoostScope.WAITING, mlfq.settings().boostScope());
         assertEquals(MlfqSettings.DEFAULTS, new MultiLevelFeedback().settings());
         assertEquals(MlfqSettings.BoostScope.WAITING, MlfqSettings.DEFAULTS.boostScope(), "the default meets the mlfq scenario's goal");
