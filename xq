@@ -134,9 +134,9 @@ run_program() {
   local priority="" name="" socket="" stall=""
   while [ $# -gt 0 ]; do
     case "$1" in
-      --priority) [ $# -ge 2 ] || die "run: --priority needs a value: an integer in [-1000, 1000]"; priority="$2"; shift 2 ;;
-      --name) [ $# -ge 2 ] || die "run: --name needs a value"; name="$2"; shift 2 ;;
-      --socket) [ $# -ge 2 ] || die "run: --socket needs a path"; socket="$2"; shift 2 ;;
+      --priority) [ $# -ge 2 ] && [ -n "$2" ] || die "run: --priority needs a value: an integer in [-1000, 1000]"; priority="$2"; shift 2 ;;
+      --name) [ $# -ge 2 ] && [ -n "$2" ] || die "run: --name needs a value: 1 to 64 of A-Z a-z 0-9 . _ : / + -"; name="$2"; shift 2 ;;
+      --socket) [ $# -ge 2 ] && [ -n "$2" ] || die "run: --socket needs a path: the node's socket (default /run/xq/node.sock)"; socket="$2"; shift 2 ;;
       --stall) stall=1; shift ;;
       --) shift; break ;;
       -*) die "run: unknown option '$1'; allowed: --priority N, --name NAME, --socket PATH, --stall, then -- CMD" ;;
@@ -157,7 +157,14 @@ run_program() {
   [ -z "$stall" ] || export XQ_STALL=1
   [ -f "$INTERPOSER" ] || die "run: the interposer $INTERPOSER is missing; build it first (./xq demo or mvn install -DskipTests builds it; it needs gcc)"
   [ -f "$INTERPOSER_HIP" ] || die "run: the interposer $INTERPOSER_HIP is missing; build it first (./xq demo or mvn install -DskipTests builds it; it needs gcc)"
-  command -v "$1" >/dev/null 2>&1 || [ -x "$1" ] || die "run: program '$1' not found"
+  if [[ "$1" == */* ]]; then
+    # a path: the shell would say "Is a directory" or "Permission denied" from inside this script
+    [ -e "$1" ] || die "run: program '$1' not found"
+    [ ! -d "$1" ] || die "run: program '$1' is a directory; give an executable file"
+    [ -x "$1" ] || die "run: program '$1' is not executable (chmod +x it, or run it through its interpreter: ./xq run -- python3 $1)"
+  else
+    command -v "$1" >/dev/null 2>&1 || die "run: program '$1' not found on the PATH"
+  fi
   # both interposers: a process uses the one of its runtime (CUDA or HIP); the other stays idle
   export LD_PRELOAD="$INTERPOSER:$INTERPOSER_HIP${LD_PRELOAD:+:$LD_PRELOAD}"
   exec "$@"
@@ -216,5 +223,5 @@ case "$cmd" in
     exit "$rc"
     ;;
   help|-h|--help) usage ;;
-  *) usage >&2; exit 2 ;;
+  *) echo "xq: unknown command '$cmd'" >&2; usage >&2; exit 2 ;;
 esac

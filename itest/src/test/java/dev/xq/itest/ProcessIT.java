@@ -364,6 +364,22 @@ public class ProcessIT {
         String said = new String(bad.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(said, 1, bad.waitFor());
         assertTrue(said, said.contains("--priority 'high' is not an integer in [-1000, 1000]"));
+        // a directory, a file that is not executable, an empty value: said by name, nothing runs
+        java.nio.file.Path plain = Files.createTempFile("xq-run-plain", ".sh");
+        try {
+            for (String[] c : new String[][] {
+                    {"run", "--", "/tmp"}, {"run", "--", plain.toString()}, {"run", "--name", "", "--", "true"}}) {
+                java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(xq.toString()));
+                cmd.addAll(java.util.List.of(c));
+                Process r = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+                String text = new String(r.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertEquals(text, 1, r.waitFor());
+                assertTrue(text, text.contains(c[1].equals("--name") ? "--name needs a value"
+                        : c[2].equals("/tmp") ? "program '/tmp' is a directory" : "program '" + plain + "' is not executable"));
+            }
+        } finally {
+            Files.deleteIfExists(plain);
+        }
         // --stall asks the CUDA interposer for level 2 (XQ_STALL=1); without it the variable is not set
         for (boolean stall : new boolean[] {true, false}) {
             java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(xq.toString(), "run"));
