@@ -100,6 +100,9 @@ public class ExampleCommand {
                     if (policies.isEmpty()) {
                         throw new IllegalArgumentException("policies '" + v + "' names no policy; e.g. policies=native,hpf");
                     }
+                    if (new java.util.HashSet<>(policies).size() != policies.size()) {
+                        throw new IllegalArgumentException("policies '" + v + "' names a policy twice; allowed: each policy once");
+                    }
                 }
                 case "code" -> {
                     code = Path.of(v).toAbsolutePath();
@@ -117,6 +120,20 @@ public class ExampleCommand {
                     + devices.stream().map(DeviceInfo::id).toList());
         }
         return new Arguments(new MatmulExample.Settings(device, size, bgSize, tasks, bgDepth, pause, policies, code), json);
+    }
+
+    /**
+     * Before anything runs: every policy named is one this node has ({@code native} always), so that a
+     * misspelt one is refused at once, not after the runs before it (seconds of work, their results printed).
+     */
+    static void checkPolicies(List<String> wanted, List<String> registered) {
+        for (String p : wanted) {
+            if (!p.equals(SchedulerControl.NATIVE) && !registered.contains(p)) {
+                java.util.TreeSet<String> allowed = new java.util.TreeSet<>(registered);
+                allowed.add(SchedulerControl.NATIVE);
+                throw new IllegalArgumentException("policy '" + p + "' is not registered on this node; allowed: " + String.join(", ", allowed));
+            }
+        }
     }
 
     private static long number(String key, String value, long min, long max) {
@@ -144,6 +161,7 @@ public class ExampleCommand {
             return USAGE;
         }
         Arguments a = parse(List.of(args), xq.devices());
+        checkPolicies(a.settings().policies(), scheduler.policies().stream().map(SchedulerControl.PolicyInfo::name).toList());
         var out = System.out; // bound here, on the shell's thread: the shell routes System.out per thread
         MatmulExample.Report r = new MatmulExample(xq, scheduler, p -> context.getBundle().getResource(p), out::println)
                 .run(a.settings());

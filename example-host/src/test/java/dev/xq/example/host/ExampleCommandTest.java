@@ -62,6 +62,13 @@ class ExampleCommandTest {
         assertTrue(e.startsWith("key 'speed' is unknown; allowed: size"), e);
         e = assertThrows(IllegalArgumentException.class, () -> ExampleCommand.parse(List.of("--device", "cuda"), SIM)).getMessage();
         assertEquals("device cuda0 (--device cuda) is not on this node; devices: [sim0]", e);
+        assertEquals("policies 'hpf,hpf' names a policy twice; allowed: each policy once",
+                assertThrows(IllegalArgumentException.class, () -> ExampleCommand.parse(List.of("policies=hpf,hpf"), SIM)).getMessage());
+        // checked before any run: a misspelt policy is refused at once
+        assertEquals("policy 'bogus' is not registered on this node; allowed: edf, hpf, native",
+                assertThrows(IllegalArgumentException.class, () -> ExampleCommand.checkPolicies(List.of("native", "bogus"), List.of("hpf", "edf")))
+                        .getMessage());
+        ExampleCommand.checkPolicies(List.of("native", "hpf"), List.of("hpf", "edf"));
     }
 
     @Test
