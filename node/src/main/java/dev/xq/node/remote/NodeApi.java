@@ -136,6 +136,11 @@ final class NodeApi {
             };
             return fail(error + hint);
         }
+        if (status == 413 || status == 414) {
+            // the node's HTTP server refused the request's size before the API saw it (its own page, not JSON)
+            return fail(target.address() + " refused " + method + " " + path + " as too large (HTTP " + status + "): an argument is "
+                    + "longer than the node takes (its dev.xq.http maxBodyBytes, or its URI limit)");
+        }
         throw notXq(method, path, status, body);
     }
 

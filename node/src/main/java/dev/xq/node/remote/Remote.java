@@ -166,6 +166,9 @@ public final class Remote {
                             + "'; allowed: --once, --interval MS (100..60000), --count N");
                 }
             }
+            if (once && count != Long.MAX_VALUE) {
+                throw new Usage("top: --once and --count " + count + " together; allowed: one of them (--once is --count 1)");
+            }
             return new TopOptions(once, interval, count);
         }
 

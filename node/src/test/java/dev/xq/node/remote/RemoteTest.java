@@ -110,6 +110,9 @@ class RemoteTest {
         assertEquals("xq: top: unknown option '--fast'; allowed: --once, --interval MS (100..60000), --count N\n",
                 run(Map.of(), "top", "--fast").err());
         assertEquals("xq: --node needs a value: --node HOST:PORT\n", run(Map.of(), "queues", "--node").err());
+        Result both = run(Map.of(), "top", "--once", "--count", "3");
+        assertEquals("xq: top: --once and --count 3 together; allowed: one of them (--once is --count 1)\n", both.err());
+        assertEquals(2, both.rc());
         Result badEnv = run(Map.of("XQ_NODE", "h:99999"), "queues");
         assertEquals(2, badEnv.rc());
         assertTrue(badEnv.err().startsWith("xq: XQ_NODE 'h:99999' is not HOST:PORT: port '99999'"), badEnv.err());
@@ -178,6 +181,12 @@ class RemoteTest {
                     + "which is not XQ's API: is it an XQ node's HTTP port?\n", r.err());
             n.answer("GET /api/v1/queues", 200, "text/plain", "hello");
             assertTrue(run(Map.of("XQ_NODE", n.address()), "queues").err().contains("with HTTP 200 'hello', which is not XQ's API"));
+            // the node's HTTP server refusing a request's size is its own page, not XQ's JSON: said as too large
+            n.answer("POST /api/v1/policy", 413, "text/html", "<html><body>413 Payload Too Large</body></html>");
+            Result big = run(Map.of("XQ_NODE", n.address()), "policy", "x".repeat(200));
+            assertEquals(1, big.rc());
+            assertEquals("xq: " + n.address() + " refused POST /api/v1/policy as too large (HTTP 413): an argument is longer than the "
+                    + "node takes (its dev.xq.http maxBodyBytes, or its URI limit)\n", big.err());
             n.answer("GET /api/v1/queues", 200, "{\"queues\":{}}");
             assertEquals("xq: the node's answer is not what XQ's API sends: 'queues' is not a JSON array\n",
                     run(Map.of("XQ_NODE", n.address()), "queues").err());
