@@ -367,7 +367,16 @@ public sealed interface Hint {
                 throw new IllegalArgumentException(kind + " takes " + valueNames.size() + (valueNames.size() == 1 ? " value" : " values")
                         + " (" + String.join(" ", valueNames) + "), got " + values.length);
             }
+            // each value as typed: a word that is no number (or the word a value takes for one) is named by
+            // its place and what that value allows, as the shell, the HTTP API and ./xq all say it
+            List<Typed> typed = Typed.OF.get(this);
+            for (int i = 0; i < values.length; i++) {
+                if (!typed.get(i).written(values[i])) {
+                    throw new IllegalArgumentException(refusal(i, values[i], "is not a whole number", typed.get(i)));
+                }
+            }
             // words that stand for numbers become those numbers before anything reads the values as numbers
+            String[] asTyped = values;
             values = words.apply(values.clone());
             try {
                 for (String v : values) {
@@ -378,7 +387,72 @@ public sealed interface Hint {
                 }
                 return parser.apply(values.clone());
             } catch (NumberFormatException e) {
+                // written as a number, but beyond what its type holds (a mark of 2^63): named with its range
+                for (int i = 0; i < asTyped.length; i++) {
+                    if (!typed.get(i).inRange(asTyped[i])) {
+                        throw new IllegalArgumentException(refusal(i, asTyped[i], "is out of range", typed.get(i)), e);
+                    }
+                }
                 throw new IllegalArgumentException("hint " + kind + " value " + String.join(" ", values) + " is not a whole number", e);
+            }
+        }
+
+        private String refusal(int i, String word, String what, Typed t) {
+            return "hint " + kind + " " + (valueNames.size() == 1 ? "value" : "values[" + i + "]") + " " + quote(word) + " " + what
+                    + "; allowed: " + t.allowed();
+        }
+
+        /** @return the word in single quotes (so that an empty one shows), shortened past 100 characters */
+        private static String quote(String word) {
+            if (word == null) {
+                return "null";
+            }
+            return word.length() > 100 ? "'" + word.substring(0, 100) + "...' (" + word.length() + " characters)" : "'" + word + "'";
+        }
+
+        /**
+         * What one value of a kind allows as typed: a whole number in a range (the range its record
+         * checks), or a word standing for one ({@code now} for window-active's mark).
+         */
+        private record Typed(String name, long min, long max, boolean now, String note) {
+
+            Typed(String name, long min, long max) {
+                this(name, min, max, false, "");
+            }
+
+            static final long MAX_MICROS = 3_600_000_000L;
+
+            /** Each kind's values, in order. */
+            static final java.util.Map<Kind, List<Typed>> OF = new java.util.EnumMap<>(java.util.Map.of(
+                    PRIORITY, List.of(new Typed("N", MIN_PRIORITY, MAX_PRIORITY)),
+                    DEADLINE, List.of(new Typed("US", 1, MAX_MICROS)),
+                    LAXITY, List.of(new Typed("US", 0, MAX_MICROS), new Typed("PRIO", MIN_PRIORITY, MAX_PRIORITY),
+                            new Typed("CRITICAL_PRIO", MIN_PRIORITY, MAX_PRIORITY, false, ", at least PRIO")),
+                    UTILIZATION, List.of(new Typed("PERCENT", 1, 100)),
+                    TIMESLICE, List.of(new Typed("US", 100, 10_000_000L)),
+                    DEMAND, List.of(new Typed("ENGINES", 0, 1_000_000), new Typed("BYTES", 0, 1L << 50, false, ", not both 0")),
+                    WINDOW_ACTIVE, List.of(new Typed("DISPLAY", 0, WindowActive.MAX_DISPLAY),
+                            new Typed("MARK", 0, Long.MAX_VALUE, true, " (0: not active)"))));
+
+            /** @return what is allowed, such as {@code PRIO, a whole number in [-1000, 1000]} */
+            String allowed() {
+                return name + ", a whole number in [" + min + ", " + max + "]" + note + (now ? " or now" : "");
+            }
+
+            /** @return whether the word is written as this value may be: ASCII digits with an optional sign, or now where it stands for one */
+            boolean written(String word) {
+                if (now && "now".equals(word)) {
+                    return true;
+                }
+                return word != null && word.matches("[+-]?[0-9]+");
+            }
+
+            boolean inRange(String word) {
+                if (now && "now".equals(word)) {
+                    return true;
+                }
+                java.math.BigInteger v = new java.math.BigInteger(word);
+                return v.compareTo(java.math.BigInteger.valueOf(min)) >= 0 && v.compareTo(java.math.BigInteger.valueOf(max)) <= 0;
             }
         }
 

@@ -90,24 +90,24 @@ class HintTest {
     void refusalsNameTheValueAndWhatIsAllowed() {
         assertEquals("hint kind 'colour' is unknown; allowed: priority, deadline, laxity, utilization, timeslice, demand, window-active",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("colour", "red")).getMessage());
-        assertEquals("hint deadline value soon is not a whole number",
+        assertEquals("hint deadline value 'soon' is not a whole number; allowed: US, a whole number in [1, 3600000000]",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("deadline", "soon")).getMessage());
         assertEquals("priority 5000 is out of range [-1000, 1000]",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("priority", "5000")).getMessage());
         assertEquals("laxity takes 3 values (US PRIO CRITICAL_PRIO), got 1",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("laxity", "1000")).getMessage());
-        assertEquals("window-active mark soon is neither a whole number nor now",
+        assertEquals("hint window-active values[1] 'soon' is not a whole number; allowed: MARK, a whole number in [0, 9223372036854775807] (0: not active) or now",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "soon")).getMessage());
-        assertEquals("window-active mark \u0661\u0662 is neither a whole number nor now",
+        assertEquals("hint window-active values[1] '\u0661\u0662' is not a whole number; allowed: MARK, a whole number in [0, 9223372036854775807] (0: not active) or now",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "\u0661\u0662")).getMessage(),
                 "other scripts' digits are not taken for a mark");
-        assertEquals("window-active mark  is neither a whole number nor now",
+        assertEquals("hint window-active values[1] '' is not a whole number; allowed: MARK, a whole number in [0, 9223372036854775807] (0: not active) or now",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "")).getMessage());
         assertEquals("window-active mark -1 is out of range [0, 9223372036854775807] (0: not active; now: the node's clock)",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "0", "-1")).getMessage());
         assertEquals("window-active display 1000001 is out of range [0, 1000000]",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", "1000001", "1")).getMessage());
-        assertEquals("hint window-active value :0 1 is not a whole number",
+        assertEquals("hint window-active values[0] ':0' is not a whole number; allowed: DISPLAY, a whole number in [0, 1000000]",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("window-active", ":0", "1")).getMessage());
         assertEquals("priority takes 1 value (N), got 2",
                 assertThrows(IllegalArgumentException.class, () -> Hint.parse("priority", "1", "2")).getMessage());

@@ -277,24 +277,41 @@ final class Api {
         };
     }
 
+    /**
+     * XQ's routes take no query parameters (a change's values are in its JSON body): a request that gives
+     * one is refused before anything is read or changed, rather than answered as if it had not been sent.
+     */
     private ApiResponse routeV1(ApiRequest r, String p) {
         if (p.startsWith("/queues/")) {
             String key = decodePath(segment(p, "/queues/"));
-            return method(r, "GET", () -> v1.queue(key));
+            return v1(r, "GET", () -> v1.queue(key));
         }
         return switch (p) {
-            case "/queues" -> method(r, "GET", v1::queues);
-            case "/devices" -> method(r, "GET", v1::devices);
-            case "/policies" -> method(r, "GET", v1::policies);
-            case "/hints" -> method(r, "GET", v1::hints);
-            case "/scheduler" -> method(r, "GET", v1::scheduler);
-            case "/policy" -> r.method().equals("POST") ? v1.selectPolicy(body(r)) : method(r, "GET, POST", v1::policy);
-            case "/hint" -> method(r, "POST", () -> v1.hint(body(r)));
-            case "/config" -> method(r, "POST", () -> v1.config(body(r)));
-            case "/suspend" -> method(r, "POST", () -> v1.suspend(body(r)));
-            case "/resume" -> method(r, "POST", () -> v1.resume(body(r)));
+            case "/queues" -> v1(r, "GET", v1::queues);
+            case "/devices" -> v1(r, "GET", v1::devices);
+            case "/policies" -> v1(r, "GET", v1::policies);
+            case "/hints" -> v1(r, "GET", v1::hints);
+            case "/scheduler" -> v1(r, "GET", v1::scheduler);
+            case "/policy" -> v1(r, "GET, POST", () -> r.method().equals("POST") ? v1.selectPolicy(body(r)) : v1.policy());
+            case "/hint" -> v1(r, "POST", () -> v1.hint(body(r)));
+            case "/config" -> v1(r, "POST", () -> v1.config(body(r)));
+            case "/suspend" -> v1(r, "POST", () -> v1.suspend(body(r)));
+            case "/resume" -> v1(r, "POST", () -> v1.resume(body(r)));
             default -> notFound(r);
         };
+    }
+
+    /** {@link #method}, for a route of {@code /api/v1}: no query parameter is taken. */
+    private static ApiResponse v1(ApiRequest r, String allowed, java.util.function.Supplier<ApiResponse> action) {
+        return method(r, allowed, () -> {
+            java.util.Map<String, String> query = Params.query(r.query());
+            if (!query.isEmpty()) {
+                String name = query.keySet().iterator().next();
+                throw ApiException.badRequest("query parameter '" + name + "' is unknown: " + r.method() + " " + r.path()
+                        + " takes no query parameters" + (r.method().equals("POST") ? " (its values go in the JSON body)" : ""));
+            }
+            return action.get();
+        });
     }
 
     private static ApiResponse method(ApiRequest r, String allowed, java.util.function.Supplier<ApiResponse> action) {

@@ -120,6 +120,19 @@ final class Params {
     }
 
     /**
+     * A JSON integer field of any size, for a field whose allowed values are not a range (XSched's
+     * hint types).
+     * @param expected what is allowed, as the refusal of a missing or non-integer field says it
+     * @throws ApiException 400 when it is missing or not an integer
+     */
+    static BigInteger whole(Map<String, Object> body, String field, String expected) {
+        if (!body.containsKey(field)) {
+            throw ApiException.badRequest("field '" + field + "' is missing; " + expected + " is expected");
+        }
+        return integerValue(body.get(field), field, expected);
+    }
+
+    /**
      * A JSON unsigned 64-bit integer field (an XSched handle), 0 when absent.
      * @return its 64 bits
      */
@@ -176,6 +189,18 @@ final class Params {
             throw ApiException.badRequest("field '" + field + "' is missing; " + expected + " is expected");
         }
         throw ApiException.badRequest("field '" + field + "' is " + describe(o) + "; " + expected + " is expected");
+    }
+
+    /** A text field that must be a JSON string: a number, boolean, array or object is refused naming its type. */
+    static String string(Map<String, Object> body, String field, String expected) {
+        Object o = body.get(field);
+        if (o instanceof String s) {
+            return s;
+        }
+        if (!body.containsKey(field)) {
+            throw ApiException.badRequest("field '" + field + "' is missing; " + expected + " is expected");
+        }
+        throw ApiException.badRequest("field '" + field + "' is " + describe(o) + ", not a string; " + expected + " is expected");
     }
 
     static String describe(Object o) {

@@ -186,7 +186,7 @@ final class XqApi {
     ApiResponse selectPolicy(String body) {
         Map<String, Object> req = Params.object(body);
         Params.onlyFields(req, List.of("name"));
-        ops.selectPolicy(Params.text(req, "name", "a policy name (GET " + PREFIX + "/policies lists them)"));
+        ops.selectPolicy(Params.string(req, "name", "a policy name, a JSON string (GET " + PREFIX + "/policies lists them)"));
         return policy();
     }
 
@@ -196,10 +196,13 @@ final class XqApi {
         Params.onlyFields(req, List.of("queue", "kind", "values"));
         String key = queueKey(req);
         String kind = Params.text(req, "kind", "a hint kind: " + Hint.Kind.names());
-        Object raw = req.get("values");
-        List<?> values = raw instanceof List<?> l ? l : raw == null && !req.containsKey("values") ? null : List.of(raw);
-        if (values == null) {
-            throw ApiException.badRequest("field 'values' is missing; the hint's values are expected, e.g. [2] for priority 2");
+        String expected = "an array of the hint's values is expected, e.g. [2] for priority 2 (GET " + PREFIX + "/hints lists each kind's)";
+        if (!req.containsKey("values")) {
+            throw ApiException.badRequest("field 'values' is missing; " + expected);
+        }
+        if (!(req.get("values") instanceof List<?> values)) {
+            // a scalar is not taken as a one-value array: the client meant something else, or sent the wrong field
+            throw ApiException.badRequest("field 'values' is " + Params.describe(req.get("values")) + ", not an array; " + expected);
         }
         String[] words = new String[values.size()];
         for (int i = 0; i < words.length; i++) {
@@ -213,7 +216,7 @@ final class XqApi {
             }
         }
         XQueue q = ops.queue(key);
-        ops.hint(q, kind, words);
+        ops.hint(List.of(q), HintValues.parse(kind, words)); // as the shell's, but naming a bad value by its place and range
         return ApiResponse.ok(Json.object("queue", queue(q.status())));
     }
 

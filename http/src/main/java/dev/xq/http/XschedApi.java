@@ -229,13 +229,15 @@ final class XschedApi {
         if (!req.containsKey("hint_type")) {
             throw ApiException.badRequest("field 'hint_type' is missing; allowed: " + HINTS_ALLOWED);
         }
-        int type = (int) Params.integer(req, "hint_type", Integer.MIN_VALUE, Integer.MAX_VALUE);
+        java.math.BigInteger typeNumber = Params.whole(req, "hint_type", "one of " + HINTS_ALLOWED);
+        // any other whole number is a hint type this route does not serve, refused below by name
+        int type = typeNumber.bitLength() < 32 ? typeNumber.intValue() : 0;
+        // each value's range is its hint's (HintValues, the ranges of dev.xq.api.Hint's records), named by field
         switch (type) {
             case 1 -> {
                 Params.onlyFields(req, List.of("hint_type", "handle", "priority"));
                 XQueue q = byHandle(requiredHandle(req));
-                // the range is Hint's, checked where the shell's hints are checked
-                long prio = Params.integer(req, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
+                long prio = Params.integer(req, "priority", HintValues.PRIORITY.min(), HintValues.PRIORITY.max());
                 ops.hint(q, "priority", Long.toString(prio));
             }
             case 2 -> {
@@ -245,14 +247,20 @@ final class XschedApi {
                 if (handle == 0 && pid == 0) {
                     throw ApiException.badRequest("utilization needs a non-zero 'handle' (one XQueue) or 'pid' (every XQueue of that process)");
                 }
-                long util = Params.integer(req, "utilization", Integer.MIN_VALUE, Integer.MAX_VALUE);
+                if (handle != 0 && pid != 0) {
+                    // xcli sends the one it does not use as 0; two non-zero ones say two different things
+                    throw ApiException.badRequest("utilization takes a non-zero 'handle' (one XQueue) or 'pid' (every XQueue of that "
+                            + "process), not both: handle " + Long.toUnsignedString(handle) + " and pid " + pid
+                            + " were given; give one, the other 0 or left out");
+                }
+                long util = Params.integer(req, "utilization", HintValues.UTILIZATION.min(), HintValues.UTILIZATION.max());
                 Hint h = Hint.parse("utilization", Long.toString(util));
                 List<XQueue> targets = handle != 0 ? List.of(byHandle(handle)) : ofProcess(pid);
                 ops.hint(targets, h);
             }
             case 3 -> {
                 Params.onlyFields(req, List.of("hint_type", "handle", "timeslice"));
-                long ts = Params.integer(req, "timeslice", Long.MIN_VALUE, Long.MAX_VALUE);
+                long ts = Params.integer(req, "timeslice", HintValues.TIMESLICE.min(), HintValues.TIMESLICE.max());
                 Hint h = Hint.parse("timeslice", Long.toString(ts));
                 long handle = Params.unsigned64(req, "handle");
                 ops.hint(handle != 0 ? List.of(byHandle(handle)) : xq.queues(), h);
@@ -261,9 +269,9 @@ final class XschedApi {
                 return windowActive(req);
             }
             default -> {
-                String name = HINT_TYPES.get(type);
+                String name = typeNumber.bitLength() < 32 ? HINT_TYPES.get(type) : null;
                 throw ApiException.badRequest(name == null
-                        ? "hint_type " + type + " is unknown; allowed: " + HINTS_ALLOWED
+                        ? "hint_type " + typeNumber + " is unknown; allowed: " + HINTS_ALLOWED
                         : "hint_type " + type + " (" + name + ") has no equivalent on this route; allowed: " + HINTS_ALLOWED
                         + "; XQ's own hints (deadline, laxity, ...): POST /api/v1/hint");
             }
@@ -283,11 +291,7 @@ final class XschedApi {
     private ApiResponse windowActive(Map<String, Object> req) {
         Params.onlyFields(req, List.of("hint_type", "pid", "display"));
         long pid = Params.integer(req, "pid", 1, Integer.MAX_VALUE);
-        long display = Params.integer(req, "display", 0, Long.MAX_VALUE);
-        if (display > Hint.WindowActive.MAX_DISPLAY) {
-            throw ApiException.badRequest("field 'display' " + display + " is out of range [0, " + Hint.WindowActive.MAX_DISPLAY + "]");
-        }
-        int d = (int) display;
+        int d = (int) Params.integer(req, "display", 0, Hint.WindowActive.MAX_DISPLAY);
         List<XQueue> mine = new ArrayList<>();
         List<XQueue> markedHere = new ArrayList<>();
         long highest = 0;

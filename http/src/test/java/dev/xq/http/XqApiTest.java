@@ -83,6 +83,145 @@ class XqApiTest {
         assertEquals(List.of(new Hint.Priority(2)), fg.hints());
     }
 
+    /** A value that is no whole number, or one beyond its Java type, is named by its place, quoted, with the kind's range. */
+    @Test
+    void aBadHintValueIsNamedByItsPlaceWithTheKindsRange() {
+        String[][] cases = {
+                {"laxity", "[1000,\"x\",5]", "hint laxity values[1] 'x' is not a whole number; allowed: PRIO, a whole number in [-1000, 1000]"},
+                {"window-active", "[0,9223372036854775808]", "hint window-active values[1] '9223372036854775808' is out of range; "
+                        + "allowed: MARK, a whole number in [0, 9223372036854775807] (0: not active) or now"},
+                {"window-active", "[0,\"\"]", "hint window-active values[1] '' is not a whole number; "
+                        + "allowed: MARK, a whole number in [0, 9223372036854775807] (0: not active) or now"},
+                {"priority", "[\"\"]", "hint priority value '' is not a whole number; allowed: N, a whole number in [-1000, 1000]"},
+                {"priority", "[3000000000]", "hint priority value '3000000000' is out of range; allowed: N, a whole number in [-1000, 1000]"},
+                {"deadline", "[\"soon\"]", "hint deadline value 'soon' is not a whole number; allowed: US, a whole number in [1, 3600000000]"},
+                {"demand", "[2,1.5]", "hint demand values[1] '1.5' is not a whole number; "
+                        + "allowed: BYTES, a whole number in [0, 1125899906842624], not both 0"},
+                {"laxity", "[99999999999999999999,1,5]", "hint laxity values[0] '99999999999999999999' is out of range; "
+                        + "allowed: US, a whole number in [0, 3600000000]"},
+        };
+        List<Hint> before = List.copyOf(bg.hints());
+        for (String[] k : cases) {
+            ApiResponse r = post("/api/v1/hint", "{\"queue\":2,\"kind\":\"" + k[0] + "\",\"values\":" + k[1] + "}");
+            assertEquals(400, r.status(), k[1] + ": " + r.body());
+            assertEquals(Json.write(Json.object("error", k[2])), r.body(), k[1]);
+        }
+        assertEquals(before, bg.hints(), "nothing changed");
+        // values in range but wrong for the record keep the shell's words; "now" is still a mark
+        String shellSays = assertThrows(IllegalArgumentException.class, () -> shell.hint("bg", "laxity", "1000", "5", "1")).getMessage();
+        assertEquals(Json.write(Json.object("error", shellSays)), post("/api/v1/hint", "{\"queue\":2,\"kind\":\"laxity\",\"values\":[1000,5,1]}").body());
+        assertEquals(200, post("/api/v1/hint", "{\"queue\":2,\"kind\":\"window-active\",\"values\":[0,\"now\"]}").status());
+        assertTrue(bg.hints().stream().anyMatch(h -> h instanceof Hint.WindowActive w && w.active()), bg.hints().toString());
+    }
+
+    /** HintValues' ranges are those the records of Hint check: each bound is taken and one beyond it refused, for every kind. */
+    @Test
+    void hintValueRangesAreHintsOwn() {
+        for (Hint.Kind k : Hint.Kind.values()) {
+            List<HintValues.Value> values = HintValues.VALUES.get(k);
+            assertTrue(values != null, k + " has no entry in HintValues.VALUES");
+            assertEquals(k.valueNames(), values.stream().map(HintValues.Value::name).toList(), k.toString());
+            for (int i = 0; i < values.size(); i++) {
+                HintValues.Value v = values.get(i);
+                for (long bound : new long[] {v.min(), v.max()}) {
+                    String[] words = inRange(k, values, i, bound);
+                    assertEquals(k, Hint.Kind.of(k.parse(words).getClass()), k + " " + String.join(" ", words));
+                }
+                for (java.math.BigInteger beyond : List.of(java.math.BigInteger.valueOf(v.min()).subtract(java.math.BigInteger.ONE),
+                        java.math.BigInteger.valueOf(v.max()).add(java.math.BigInteger.ONE))) {
+                    String[] words = inRange(k, values, i, 0);
+                    words[i] = beyond.toString();
+                    assertThrows(IllegalArgumentException.class, () -> k.parse(words), k + " " + String.join(" ", words));
+                    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HintValues.parse(k.kind(), words));
+                    assertTrue(e.getMessage().contains(beyond.toString()), e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** The kind's example, with value {@code i} at {@code value}, and the others where the record takes them together. */
+    private static String[] inRange(Hint.Kind k, List<HintValues.Value> values, int i, long value) {
+        String[] words = k.example().toArray(String[]::new);
+        words[i] = Long.toString(value);
+        if (k == Hint.Kind.LAXITY) { // CRITICAL_PRIO at least PRIO
+            words[2] = i == 1 ? Long.toString(Hint.MAX_PRIORITY) : words[2];
+            words[1] = i == 2 ? Long.toString(Hint.MIN_PRIORITY) : words[1];
+        }
+        if (k == Hint.Kind.DEMAND && value == 0) { // not both 0
+            words[1 - i] = "1";
+        }
+        return words;
+    }
+
+    /** values must be an array: a scalar or an object is refused naming the field, and nothing changes. */
+    @Test
+    void hintValuesMustBeAnArray() {
+        String expected = "not an array; an array of the hint's values is expected, e.g. [2] for priority 2 (GET /api/v1/hints lists each kind's)";
+        assertEquals(Json.write(Json.object("error", "field 'values' is the number 5, " + expected)),
+                post("/api/v1/hint", "{\"queue\":2,\"kind\":\"priority\",\"values\":5}").body());
+        assertEquals(Json.write(Json.object("error", "field 'values' is an object, " + expected)),
+                post("/api/v1/hint", "{\"queue\":2,\"kind\":\"priority\",\"values\":{\"a\":1}}").body());
+        assertEquals(Json.write(Json.object("error", "field 'values' is null, " + expected)),
+                post("/api/v1/hint", "{\"queue\":2,\"kind\":\"priority\",\"values\":null}").body());
+        ApiResponse text = post("/api/v1/hint", "{\"queue\":2,\"kind\":\"priority\",\"values\":\"5\"}");
+        assertEquals(400, text.status());
+        assertEquals(Json.write(Json.object("error", "field 'values' is the string \"5\", " + expected)), text.body());
+        assertTrue(bg.hints().isEmpty(), "nothing changed: " + bg.hints());
+    }
+
+    /** No route of /api/v1 takes a query parameter: one is refused by name before anything is read or changed. */
+    @Test
+    void v1RoutesRefuseQueryParametersByName() {
+        ApiResponse policy = api.handle(ApiRequest.of("POST", "/api/v1/policy?name=edf", "{\"name\":\"native\"}"));
+        assertEquals(400, policy.status());
+        assertEquals("{\"error\":\"query parameter 'name' is unknown: POST /api/v1/policy takes no query parameters (its values go in "
+                + "the JSON body)\"}", policy.body());
+        assertEquals("hpf", scheduler.selected, "neither policy was selected");
+        ApiResponse queue = api.handle(ApiRequest.of("GET", "/api/v1/queues/2?x=1"));
+        assertEquals(400, queue.status());
+        assertEquals("{\"error\":\"query parameter 'x' is unknown: GET /api/v1/queues/2 takes no query parameters\"}", queue.body());
+        ApiResponse hint = api.handle(ApiRequest.of("POST", "/api/v1/hint?dry", "{\"queue\":2,\"kind\":\"priority\",\"values\":[7]}"));
+        assertEquals("{\"error\":\"query parameter 'dry' is unknown: POST /api/v1/hint takes no query parameters (its values go in "
+                + "the JSON body)\"}", hint.body());
+        assertTrue(bg.hints().isEmpty(), "no hint set");
+        ApiResponse suspend = api.handle(ApiRequest.of("POST", "/api/v1/suspend?queue=1", "{\"queue\":2}"));
+        assertEquals(400, suspend.status());
+        assertFalse(fg.suspendedByApp || bg.suspendedByApp, "nothing suspended");
+        assertEquals(400, api.handle(ApiRequest.of("POST", "/api/v1/config?level=1", "{\"queue\":2,\"threshold\":4}")).status());
+        assertEquals(16, bg.config.threshold(), "config unchanged");
+        for (String get : List.of("/api/v1/queues?a", "/api/v1/devices?a", "/api/v1/policies?a", "/api/v1/policy?a", "/api/v1/scheduler?a",
+                "/api/v1/hints?a")) {
+            assertEquals(400, api.handle(ApiRequest.of("GET", get)).status(), get);
+        }
+        ApiResponse undecodable = api.handle(ApiRequest.of("GET", "/api/v1/queues?%zz"));
+        assertEquals(400, undecodable.status());
+        assertTrue(undecodable.body().startsWith("{\"error\":\"query text '%zz' is not URL-encoded correctly"), undecodable.body());
+        // an empty query is none; other routes and methods keep their own answers first
+        assertEquals(200, api.handle(ApiRequest.of("GET", "/api/v1/queues?")).status());
+        assertEquals(404, api.handle(ApiRequest.of("GET", "/api/v1/nothing?x=1")).status());
+        assertEquals(405, api.handle(ApiRequest.of("DELETE", "/api/v1/queues?x=1")).status());
+        assertEquals(200, api.handle(ApiRequest.of("POST", "/api/v1/policy", "{\"name\":\"edf\"}")).status());
+        assertEquals("edf", scheduler.selected);
+    }
+
+    /** A policy's name must be a JSON string: {"name":5} is not the policy '5'. */
+    @Test
+    void aPolicyNameThatIsNoStringIsRefusedNamingItsType() {
+        Fakes.Scheduler numbered = new Fakes.Scheduler("hpf", "5", "true");
+        Api withNumbers = new Api(xq, numbered, Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
+        String expected = ", not a string; a policy name, a JSON string (GET /api/v1/policies lists them) is expected";
+        ApiResponse five = withNumbers.handle(ApiRequest.of("POST", "/api/v1/policy", "{\"name\":5}"));
+        assertEquals(400, five.status());
+        assertEquals(Json.write(Json.object("error", "field 'name' is the number 5" + expected)), five.body());
+        assertEquals(Json.write(Json.object("error", "field 'name' is the boolean true" + expected)),
+                withNumbers.handle(ApiRequest.of("POST", "/api/v1/policy", "{\"name\":true}")).body());
+        assertEquals(Json.write(Json.object("error", "field 'name' is an array" + expected)),
+                withNumbers.handle(ApiRequest.of("POST", "/api/v1/policy", "{\"name\":[\"5\"]}")).body());
+        assertEquals("hpf", numbered.selected, "nothing changed");
+        assertEquals(200, withNumbers.handle(ApiRequest.of("POST", "/api/v1/policy", "{\"name\":\"5\"}")).status());
+        assertEquals("5", numbered.selected, "the same name as a string is taken");
+    }
+
     @Test
     void hintsListsEveryKindFromHintsOwnTable() {
         ApiResponse r = api.handle(ApiRequest.of("GET", "/api/v1/hints"));
@@ -124,7 +263,7 @@ class XqApiTest {
         String[][] cases = {
                 {"/api/v1/config", "{\"queue\":1,\"threshold\":1e3}", "threshold value '1e3' is not a whole number"},
                 {"/api/v1/config", "{\"queue\":1,\"batch\":2.0}", "batch value '2.0' is not a whole number"},
-                {"/api/v1/hint", "{\"queue\":1,\"kind\":\"priority\",\"values\":[1E1]}", "hint priority value 1E1 is not a whole number"},
+                {"/api/v1/hint", "{\"queue\":1,\"kind\":\"priority\",\"values\":[1E1]}", "hint priority value '1E1' is not a whole number; allowed: N, a whole number in [-1000, 1000]"},
                 // a handle written 1e0 is no handle: looked up as the name it is
                 {"/api/v1/suspend", "{\"queue\":1e0}", "1e0"},
         };

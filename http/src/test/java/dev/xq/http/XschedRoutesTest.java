@@ -208,7 +208,7 @@ class XschedRoutesTest {
                 call("POST", "/hint", "{\"hint_type\":7,\"display\":0}"));
         assertAnswer(400, "{\"error\":\"field 'pid' 0 is out of range [1, 2147483647]\"}",
                 call("POST", "/hint", "{\"hint_type\":7,\"pid\":0,\"display\":0}"));
-        assertAnswer(400, "{\"error\":\"field 'display' is missing; an integer in [0, 9223372036854775807] is expected\"}",
+        assertAnswer(400, "{\"error\":\"field 'display' is missing; an integer in [0, 1000000] is expected\"}",
                 call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242}"));
         assertAnswer(400, "{\"error\":\"field 'display' 1000001 is out of range [0, 1000000]\"}",
                 call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242,\"display\":1000001}"));
@@ -228,7 +228,7 @@ class XschedRoutesTest {
 
     @Test
     void badHintsChangeNothing() {
-        assertAnswer(400, "{\"error\":\"priority 5000 is out of range [-1000, 1000]\"}",
+        assertAnswer(400, "{\"error\":\"field 'priority' 5000 is out of range [-1000, 1000]\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":5000}"));
         assertAnswer(400, "{\"error\":\"field 'handle' is missing or 0; the XQueue's handle is expected (GET /xqueues lists them)\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"priority\":1}"));
@@ -236,19 +236,19 @@ class XschedRoutesTest {
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":\"0x20000000000001\",\"priority\":1}"));
         assertAnswer(400, "{\"error\":\"field 'handle' 18446744073709551616 is out of range [0, 18446744073709551615]\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":18446744073709551616,\"priority\":1}"));
-        assertAnswer(400, "{\"error\":\"field 'priority' 1.5 is not a whole number; an integer in [-2147483648, 2147483647] is expected\"}",
+        assertAnswer(400, "{\"error\":\"field 'priority' 1.5 is not a whole number; an integer in [-1000, 1000] is expected\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":1.5}"));
         // whole, but not written as an integer: refused by the text sent, not taken as 1000 or 2
         assertAnswer(400, "{\"error\":\"field 'priority' 1e3 is not written as an integer (digits only, without a fraction or an "
-                        + "exponent: 1000); an integer in [-2147483648, 2147483647] is expected\"}",
+                        + "exponent: 1000); an integer in [-1000, 1000] is expected\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":1e3}"));
         assertAnswer(400, "{\"error\":\"field 'priority' 2.0 is not written as an integer (digits only, without a fraction or an "
-                        + "exponent: 2); an integer in [-2147483648, 2147483647] is expected\"}",
+                        + "exponent: 2); an integer in [-1000, 1000] is expected\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":2.0}"));
         assertAnswer(400, "{\"error\":\"field 'handle' 9.007199254740993E15 is not written as an integer (digits only, without a "
                         + "fraction or an exponent: 9007199254740993); an unsigned 64-bit integer is expected\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":9.007199254740993E15,\"priority\":1}"));
-        assertAnswer(400, "{\"error\":\"field 'priority' 1e999999999 is out of range; an integer in [-2147483648, 2147483647] is expected\"}",
+        assertAnswer(400, "{\"error\":\"field 'priority' 1e999999999 is out of range; an integer in [-1000, 1000] is expected\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":9007199254740993,\"priority\":1e999999999}"));
         assertAnswer(400, "{\"error\":\"field 'hint_type' is missing; allowed: 1 (priority: handle, priority), 2 (utilization: handle or pid, "
                 + "utilization), 3 (timeslice: timeslice in us, optional handle), 7 (window active: pid, display)\"}", call("POST", "/hint", "{}"));
@@ -259,11 +259,58 @@ class XschedRoutesTest {
         assertAnswer(400, "{\"error\":\"malformed JSON at offset 13: the text ends where a value was expected\"}",
                 call("POST", "/hint", "{\"hint_type\":"));
         assertAnswer(400, "{\"error\":\"the request body is JSON but not an object; a JSON object is expected\"}", call("POST", "/hint", "[1]"));
-        assertAnswer(400, "{\"error\":\"utilization 0% is out of range [1, 100]%\"}",
+        assertAnswer(400, "{\"error\":\"field 'utilization' 0 is out of range [1, 100]\"}",
                 call("POST", "/hint", "{\"hint_type\":2,\"pid\":4242,\"utilization\":0}"));
         assertAnswer(404, "{\"error\":\"no XQueue with handle 0x5; open: 0x20000000000001, 0xfedcba9876543210\"}",
                 call("POST", "/hint", "{\"hint_type\":1,\"handle\":5,\"priority\":1}"));
         assertTrue(big.hints().isEmpty() && huge.hints().isEmpty());
+    }
+
+    /** Each field's refusal names the value and the hint's own range, not the range of the Java type it is read into. */
+    @Test
+    void hintFieldsAreRefusedWithTheirHintsRangeNotTheJavaTypes() {
+        String types = "1 (priority: handle, priority), 2 (utilization: handle or pid, utilization), 3 (timeslice: timeslice in us, "
+                + "optional handle), 7 (window active: pid, display)";
+        assertAnswer(400, "{\"error\":\"field 'priority' 3000000000 is out of range [-1000, 1000]\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":" + BIG + ",\"priority\":3000000000}"));
+        assertAnswer(400, "{\"error\":\"field 'priority' -1001 is out of range [-1000, 1000]\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":" + BIG + ",\"priority\":-1001}"));
+        assertAnswer(400, "{\"error\":\"field 'priority' is missing; an integer in [-1000, 1000] is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":1,\"handle\":" + BIG + "}"));
+        assertAnswer(400, "{\"error\":\"field 'display' -1 is out of range [0, 1000000]\"}",
+                call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242,\"display\":-1}"));
+        assertAnswer(400, "{\"error\":\"field 'display' 2000000 is out of range [0, 1000000]\"}",
+                call("POST", "/hint", "{\"hint_type\":7,\"pid\":4242,\"display\":2000000}"));
+        assertAnswer(400, "{\"error\":\"field 'timeslice' 2.5 is not a whole number; an integer in [100, 10000000] is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":3,\"timeslice\":2.5}"));
+        assertAnswer(400, "{\"error\":\"field 'timeslice' 99 is out of range [100, 10000000]\"}",
+                call("POST", "/hint", "{\"hint_type\":3,\"timeslice\":99}"));
+        assertAnswer(400, "{\"error\":\"field 'utilization' 101 is out of range [1, 100]\"}",
+                call("POST", "/hint", "{\"hint_type\":2,\"handle\":" + BIG + ",\"utilization\":101}"));
+        assertAnswer(400, "{\"error\":\"field 'hint_type' is the string \\\"1\\\"; one of " + types + " is expected\"}",
+                call("POST", "/hint", "{\"hint_type\":\"1\",\"handle\":" + BIG + ",\"priority\":3}"));
+        assertAnswer(400, "{\"error\":\"hint_type 3000000000 is unknown; allowed: " + types + "\"}",
+                call("POST", "/hint", "{\"hint_type\":3000000000,\"handle\":" + BIG + ",\"priority\":3}"));
+        assertAnswer(400, "{\"error\":\"hint_type -4294967295 is unknown; allowed: " + types + "\"}",
+                call("POST", "/hint", "{\"hint_type\":-4294967295,\"handle\":" + BIG + ",\"priority\":3}"));
+        assertTrue(big.hints().isEmpty() && huge.hints().isEmpty(), "nothing changed: " + big.hints() + " " + huge.hints());
+        // the bounds themselves are taken
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":1,\"handle\":" + BIG + ",\"priority\":-1000}"));
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":3,\"handle\":" + BIG + ",\"timeslice\":10000000}"));
+        assertEquals(List.of(new Hint.Priority(-1000), new Hint.Timeslice(10_000_000)), big.hints());
+    }
+
+    /** xcli sends the one of handle and pid it does not use as 0; two non-zero ones are refused naming both, not one dropped. */
+    @Test
+    void utilizationByHandleAndByPidAtOnceIsRefusedNamingBoth() {
+        Fakes.Queue second = xq.add(77, "serve/s1", "cuda0", "4242:serve", 4242);
+        assertAnswer(400, "{\"error\":\"utilization takes a non-zero 'handle' (one XQueue) or 'pid' (every XQueue of that process), "
+                        + "not both: handle " + BIG + " and pid 4242 were given; give one, the other 0 or left out\"}",
+                call("POST", "/hint", "{\"hint_type\":2,\"handle\":" + BIG + ",\"pid\":4242,\"utilization\":50}"));
+        assertTrue(big.hints().isEmpty() && second.hints().isEmpty(), "nothing changed");
+        assertAnswer(200, "{\"info\":\"success\"}", call("POST", "/hint", "{\"hint_type\":2,\"handle\":77,\"pid\":0,\"utilization\":50}"));
+        assertEquals(List.of(new Hint.Utilization(50)), second.hints());
+        assertTrue(big.hints().isEmpty(), "only the queue named by handle");
     }
 
     @Test
