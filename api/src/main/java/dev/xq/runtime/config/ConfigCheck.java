@@ -93,6 +93,20 @@ public final class ConfigCheck {
         return out;
     }
 
+    /**
+     * Says, through {@code warn}, the keys of {@code raw} that name no setting of {@code type} (a
+     * misspelt key changes nothing and would otherwise say nothing); says nothing where there are none.
+     *
+     * @param pid the configuration's PID, named in the line
+     */
+    public static void warnUnknown(String pid, Class<?> type, Map<String, ?> raw, java.util.function.Consumer<String> warn) {
+        Set<String> u = unknown(type, raw, Set.of("felix.fileinstall.filename"));
+        if (!u.isEmpty()) {
+            warn.accept(pid + ": " + String.join(", ", u) + (u.size() == 1 ? " is" : " are") + " no setting here, ignored; allowed: "
+                    + String.join(", ", keys(type)));
+        }
+    }
+
     /** @return the settings' keys of {@code type}, sorted (for "allowed: ..." in a message) */
     public static Set<String> keys(Class<?> type) {
         Set<String> out = new TreeSet<>();

@@ -60,5 +60,11 @@ class ConfigCheckTest {
         assertEquals("dev.xq.http: tokenOnLoopback 'yes' is not true or false; key prot is no setting here; allowed: dotted.key, port, "
                 + "share, token, tokenOnLoopback, windowMicros", d);
         assertTrue(ConfigCheck.keys(Sample.class).contains("dotted.key"));
+        List<String> said = new java.util.ArrayList<>();
+        ConfigCheck.warnUnknown("dev.xq.x", Sample.class, Map.of("port", "1", "felix.fileinstall.filename", "f"), said::add);
+        assertEquals(List.of(), said, "nothing unknown, nothing said");
+        ConfigCheck.warnUnknown("dev.xq.x", Sample.class, Map.of("prot", "1"), said::add);
+        assertEquals(List.of("dev.xq.x: prot is no setting here, ignored; allowed: dotted.key, port, share, token, tokenOnLoopback, windowMicros"),
+                said);
     }
 }

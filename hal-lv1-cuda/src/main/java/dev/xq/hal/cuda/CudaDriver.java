@@ -50,6 +50,7 @@ public class CudaDriver implements XpuDriver {
         CudaSettings settings;
         try {
             dev.xq.runtime.config.ConfigCheck.require(CudaConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(CudaConfig.PID, CudaConfig.class, raw, log::warn);
             settings = CudaSettings.from(config);
         } catch (IllegalArgumentException e) {
             platform = CudaPlatform.unavailable("bad configuration (" + CudaConfig.PID + "): " + e.getMessage());

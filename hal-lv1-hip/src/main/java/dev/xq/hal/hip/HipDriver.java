@@ -50,6 +50,7 @@ public class HipDriver implements XpuDriver {
         HipSettings settings;
         try {
             dev.xq.runtime.config.ConfigCheck.require(HipConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(HipConfig.PID, HipConfig.class, raw, log::warn);
             settings = HipSettings.from(config, System.getenv());
         } catch (IllegalArgumentException e) {
             platform = HipPlatform.unavailable("bad configuration (" + HipConfig.PID + "): " + e.getMessage(), log);

@@ -45,6 +45,7 @@ public class KfdProvider implements PreemptionProvider {
         KfdSettings settings;
         try {
             dev.xq.runtime.config.ConfigCheck.require(KfdConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(KfdConfig.PID, KfdConfig.class, raw, log::warn);
             settings = KfdSettings.from(config);
         } catch (IllegalArgumentException e) {
             core = KfdPreemption.unavailable("bad configuration (" + KfdConfig.PID + "): " + e.getMessage());

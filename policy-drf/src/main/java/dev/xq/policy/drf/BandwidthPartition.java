@@ -60,6 +60,7 @@ public final class BandwidthPartition implements Policy {
     void activate(BandwidthConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(BandwidthConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, BandwidthConfig.class, raw, log::warn);
             settings = BandwidthSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -73,6 +74,7 @@ public final class BandwidthPartition implements Policy {
     void modified(BandwidthConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(BandwidthConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, BandwidthConfig.class, raw, log::warn);
             settings = BandwidthSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

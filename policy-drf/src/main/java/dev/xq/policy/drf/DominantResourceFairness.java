@@ -76,6 +76,7 @@ public final class DominantResourceFairness implements Policy {
     void activate(DrfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(DrfConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, DrfConfig.class, raw, log::warn);
             settings = DrfSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -89,6 +90,7 @@ public final class DominantResourceFairness implements Policy {
     void modified(DrfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(DrfConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, DrfConfig.class, raw, log::warn);
             settings = DrfSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

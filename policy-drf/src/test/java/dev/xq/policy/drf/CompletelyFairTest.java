@@ -249,6 +249,10 @@ class CompletelyFairTest {
         cfs.modified(new Config(3_000, 500), java.util.Map.of("cfs.latency", "soon"));
         assertSame(kept, cfs.settings());
         assertTrue(log.all().contains("cfs.latency 'soon' is not a whole number"), log.all());
+        // a misspelt key changes nothing and is said with the keys allowed
+        cfs.modified(new Config(3_000, 500), java.util.Map.of("cfs.latencyy", "3000"));
+        assertTrue(log.all().contains("dev.xq.policy.cfs: cfs.latencyy is no setting here, ignored; allowed: cfs.latency, cfs.min.granularity"),
+                log.all());
         assertThrows(IllegalArgumentException.class, () -> new CompletelyFair(CfsSettings.DEFAULTS, log.logger).activate(new Config(50, 50), java.util.Map.of()));
         assertEquals(CfsSettings.DEFAULTS, new CompletelyFair().settings());
     }

@@ -51,6 +51,7 @@ public final class EarliestDeadlineFirst implements Policy {
         try {
             // 'yes' would be read as false without a word
             dev.xq.runtime.config.ConfigCheck.require(EdfConfig.class, raw);
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, EdfConfig.class, raw, log::warn);
         } catch (IllegalArgumentException e) {
             log.error("policy {} configuration refused, keeping edf.demote.hopeless={}: {}", NAME, demoteHopeless, e.getMessage());
             return;

@@ -66,6 +66,7 @@ public final class KEarliestDeadlineFirst implements Policy {
     void activate(KedfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(KedfConfig.class, raw); // 'yes' would be read as false without a word
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, KedfConfig.class, raw, log::warn);
             k = checkK(config.kedf_k());
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -80,6 +81,7 @@ public final class KEarliestDeadlineFirst implements Policy {
     void modified(KedfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(KedfConfig.class, raw);
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, KedfConfig.class, raw, log::warn);
             int newK = checkK(config.kedf_k());
             k = newK;
             demoteHopeless = config.kedf_demote_hopeless();

@@ -101,6 +101,7 @@ public final class ActiveWindowFirst implements Policy {
     void activate(AwfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(AwfConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, AwfConfig.class, raw, log::warn);
             settings = AwfSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -114,6 +115,7 @@ public final class ActiveWindowFirst implements Policy {
     void modified(AwfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(AwfConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, AwfConfig.class, raw, log::warn);
             settings = AwfSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

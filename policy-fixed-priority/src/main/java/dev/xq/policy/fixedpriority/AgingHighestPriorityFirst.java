@@ -83,6 +83,7 @@ public final class AgingHighestPriorityFirst implements Policy {
     void activate(AgingConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(AgingConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, AgingConfig.class, raw, log::warn);
             settings = AgingSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -96,6 +97,7 @@ public final class AgingHighestPriorityFirst implements Policy {
     void modified(AgingConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(AgingConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, AgingConfig.class, raw, log::warn);
             settings = AgingSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

@@ -103,6 +103,7 @@ public final class CpuHighestPriorityFirst implements Policy {
     void activate(ChpfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(ChpfConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, ChpfConfig.class, raw, log::warn);
             settings = ChpfSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -116,6 +117,7 @@ public final class CpuHighestPriorityFirst implements Policy {
     void modified(ChpfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(ChpfConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, ChpfConfig.class, raw, log::warn);
             settings = ChpfSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

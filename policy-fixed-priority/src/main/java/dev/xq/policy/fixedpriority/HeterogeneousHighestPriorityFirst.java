@@ -73,6 +73,7 @@ public final class HeterogeneousHighestPriorityFirst implements Policy {
     void activate(HhpfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(HhpfConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, HhpfConfig.class, raw, log::warn);
             settings = HhpfSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -86,6 +87,7 @@ public final class HeterogeneousHighestPriorityFirst implements Policy {
     void modified(HhpfConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(HhpfConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, HhpfConfig.class, raw, log::warn);
             settings = HhpfSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {

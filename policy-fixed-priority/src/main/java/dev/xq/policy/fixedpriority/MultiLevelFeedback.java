@@ -123,6 +123,7 @@ public final class MultiLevelFeedback implements Policy {
     void activate(MlfqConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(MlfqConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, MlfqConfig.class, raw, log::warn);
             settings = MlfqSettings.from(config);
         } catch (IllegalArgumentException e) {
             log.error("policy {} not started: {}", NAME, e.getMessage());
@@ -136,6 +137,7 @@ public final class MultiLevelFeedback implements Policy {
     void modified(MlfqConfig config, java.util.Map<String, Object> raw) {
         try {
             dev.xq.runtime.config.ConfigCheck.require(MlfqConfig.class, raw); // a value DS would misread or fail on, named
+            dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, MlfqConfig.class, raw, log::warn);
             settings = MlfqSettings.from(config);
             log.info("policy {} configured: {}", NAME, settings);
         } catch (IllegalArgumentException e) {
