@@ -82,6 +82,19 @@ final class BestEffortBalance {
      * reading does not hold a cut for good.
      */
     static final int BACK_PERIODS = 4;
+    /**
+     * With {@link #quick}: the largest move of one process's part in one weighing, in sixteenths.
+     * An fp32 trainer beside Triton on an H100 kept 0.36 of its rate alone at seven sixteenths and
+     * Triton 0.79 at nine; the cut where both kept about the same was five and eleven (session 104).
+     */
+    static final int MAX_JUMP = 4;
+    /**
+     * With {@link #quick}: a weighing counts at least half of {@link Times#period}, and past it
+     * until every process has completed this many commands on its part (at most the whole period,
+     * which fits between the paired reading's stops): a GEMM process completes 10-37 commands a
+     * second, a trainer or Triton thousands.
+     */
+    static final int MIN_PART_COMMANDS = 16;
     /** A process's part is never less than this many sixteenths. */
     static final int MIN_UNITS = 1;
     /**
@@ -180,6 +193,8 @@ final class BestEffortBalance {
      * and the cut went from one to the other every 1.15 s through every run (session 97).
      */
     private int[] backFrom;
+    /** With {@link #quick}: per cut weighed lately (this set of processes), the spread of the shares kept there and when. */
+    private final Map<List<Integer>, double[]> visited = new HashMap<>();
     private double backSpread;
     /** When {@link #backFrom} was left (nanoTime); it holds for {@link #BACK_PERIODS} periods of spells. */
     private long backAt;
@@ -189,6 +204,8 @@ final class BestEffortBalance {
      * sooner ({@link #memory(boolean)}).
      */
     private boolean memory = true;
+    /** Whether the cut jumps where the shares kept would come out equal and a weighing counts half as long ({@link #quick(boolean)}). */
+    private boolean quick = true;
     /**
      * Whether the latest round was started for {@link #OUTRUN}: one such a round at most between
      * two due ones (a process that does more on its part again is not measured again and again).
@@ -227,6 +244,22 @@ final class BestEffortBalance {
      */
     void memory(boolean on) {
         memory = on;
+    }
+
+    /**
+     * On (the default since session 104): a weighing moves the cut at once to where the shares of
+     * their rates alone the processes keep would come out equal if each one's rate went with its
+     * width ({@link #weighProportional}, up to {@link #MAX_JUMP} sixteenths a process), and counts
+     * half a period, longer (up to the whole) until each has completed {@link #MIN_PART_COMMANDS} commands;
+     * a jump to a cut weighed lately (32 s) where the shares kept were farther apart than here is
+     * not taken (a sixteenth toward it instead, where that one was not farther apart too). The
+     * paired reading stops best-effort processes 1.5 s of every 3, so a weighing of a whole second
+     * came once a stop, and a fp32 trainer beside Triton on an H100 took three (9 s of a 10 s
+     * run) to get from seven sixteenths to eleven: 0.79 of native sharing, Triton 1.89 (session
+     * 104). Off: {@link #weighStepped} (with {@link #memory}) over a whole period.
+     */
+    void quick(boolean on) {
+        quick = on;
     }
 
     /**
@@ -294,6 +327,7 @@ final class BestEffortBalance {
             countFrom = now + t.settle();
             counts = null;
             backFrom = null;
+            visited.clear();
             if (memory) {
                 alone.values().removeIf(a -> now - (long) a[1] > KEEP_NANOS);
                 busyAlone.keySet().retainAll(alone.keySet());
@@ -348,7 +382,18 @@ final class BestEffortBalance {
             return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
         }
         seen(now, completed);
-        if (now - countStart < t.period()) {
+        long counted = now - countStart;
+        if (quick) {
+            long half = t.period() / 2;
+            boolean enough = true;
+            for (int i = 0; i < n; i++) {
+                enough &= completed[i] - counts[i] >= MIN_PART_COMMANDS;
+            }
+            if (counted < half || (!enough && counted < t.period())) {
+                long next = counted < half ? countStart + half : now + Math.max(1_000_000L, half / 8);
+                return Step.cut(widths.clone(), Math.min(wake, next));
+            }
+        } else if (counted < t.period()) {
             return Step.cut(widths.clone(), Math.min(wake, countStart + t.period()));
         }
         double[] kept = new double[n];
@@ -385,10 +430,33 @@ final class BestEffortBalance {
             aloneKept = false;
             return probe(now, completed, run, inFlight);
         }
-        int[] moved = memory ? weighStepped(widths, kept) : weigh(widths, kept);
+        int[] moved = quick ? weighProportional(widths, kept) : memory ? weighStepped(widths, kept) : weigh(widths, kept);
         double spread = spread(kept);
         String stays = "";
-        if (backFrom != null && now - backAt < BACK_PERIODS * t.probePeriod() && !Arrays.equals(moved, widths)
+        if (quick) {
+            // the cuts weighed lately, each with how far apart the shares kept there were: a jump to
+            // one where they were farther apart than here is not taken; a sixteenth toward it
+            // instead, unless that one was farther apart too (the width curves are not straight:
+            // 12/4, 10/6 and 11/5 went round and round)
+            visited.values().removeIf(v -> now - (long) v[1] >= BACK_PERIODS * t.probePeriod());
+            if (Double.isFinite(spread)) {
+                visited.put(Arrays.stream(widths).boxed().toList(), new double[] {spread, now});
+            }
+            if (!Arrays.equals(moved, widths)) {
+                double[] there = visited.get(Arrays.stream(moved).boxed().toList());
+                if (there != null && spread <= there[0]) {
+                    int[] once = weigh(widths, kept);
+                    double[] near = visited.get(Arrays.stream(once).boxed().toList());
+                    if (!Arrays.equals(once, moved) && !Arrays.equals(once, widths) && (near == null || spread > near[0])) {
+                        moved = once;
+                    } else {
+                        stays = ", stays: at " + Arrays.toString(Arrays.equals(once, widths) ? moved : once) + " they differed by "
+                                + round2(near != null && !Arrays.equals(once, moved) ? near[0] : there[0]) + ", here by " + round2(spread);
+                        moved = widths.clone();
+                    }
+                }
+            }
+        } else if (backFrom != null && now - backAt < BACK_PERIODS * t.probePeriod() && !Arrays.equals(moved, widths)
                 && Arrays.equals(moved, backFrom) && spread <= backSpread) {
             // the move would undo the last one, and the shares kept differ less here than they did
             // there: between two neighbouring cuts, the nearer to equal stands
@@ -514,6 +582,88 @@ final class BestEffortBalance {
         int[] out = widths.clone();
         out[hi] -= step;
         out[lo] += step;
+        return out;
+    }
+
+    /**
+     * The cut where the shares kept would come out equal if each process's rate went with its width
+     * (each part in proportion to its width over the share it keeps, in sixteenths by largest
+     * remainder, none below {@link #MIN_UNITS}), no part moved by more than {@link #MAX_JUMP};
+     * unchanged where {@link #weigh} would leave it (within {@link #DEADBAND}, a share not known),
+     * and at least {@link #weigh}'s move where rounding would leave it. From nine sixteenths and
+     * seven with 0.79 and 0.36 kept: six and ten (one weighing, where a sixteenth at a time took three).
+     * With {@link #MIN_UNITS} one sixteenth and {@link #MAX_JUMP} four.
+     */
+    static int[] weighProportional(int[] widths, double[] kept) {
+        int[] once = weigh(widths, kept);
+        if (Arrays.equals(once, widths)) {
+            return once;
+        }
+        int n = widths.length;
+        double[] want = new double[n];
+        double total = 0;
+        for (int i = 0; i < n; i++) {
+            // one that kept nothing: as if it kept a tenth of the least any other kept
+            double k = kept[i] > 0 ? kept[i] : Double.NaN;
+            want[i] = k;
+        }
+        double least = Double.POSITIVE_INFINITY;
+        for (double k : want) {
+            if (!Double.isNaN(k)) {
+                least = Math.min(least, k);
+            }
+        }
+        if (!Double.isFinite(least)) {
+            return once;
+        }
+        for (int i = 0; i < n; i++) {
+            double k = Double.isNaN(want[i]) ? least / 10 : want[i];
+            want[i] = widths[i] / k;
+            total += want[i];
+        }
+        int units = 0;
+        for (int w : widths) {
+            units += w;
+        }
+        int[] out = new int[n];
+        double[] rest = new double[n];
+        int left = units;
+        for (int i = 0; i < n; i++) {
+            double exact = units * want[i] / total;
+            int w = Math.max(MIN_UNITS, Math.min(widths[i] + MAX_JUMP, Math.max(widths[i] - MAX_JUMP, (int) Math.floor(exact))));
+            out[i] = w;
+            rest[i] = exact - w;
+            left -= w;
+        }
+        // what rounding and the limits left over (or took too much): by largest remainder, within the limits
+        while (left != 0) {
+            int pick = -1;
+            for (int i = 0; i < n; i++) {
+                boolean can = left > 0 ? out[i] < widths[i] + MAX_JUMP : out[i] > Math.max(MIN_UNITS, widths[i] - MAX_JUMP);
+                if (can && (pick < 0 || (left > 0 ? rest[i] > rest[pick] : rest[i] < rest[pick]))) {
+                    pick = i;
+                }
+            }
+            if (pick < 0) {
+                return once;
+            }
+            out[pick] += left > 0 ? 1 : -1;
+            rest[pick] -= left > 0 ? 1 : -1;
+            left += left > 0 ? -1 : 1;
+        }
+        // at least the one-sixteenth move the deadband asked for, in its direction
+        int lo = -1;
+        int hi = -1;
+        for (int i = 0; i < n; i++) {
+            if (once[i] > widths[i]) {
+                lo = i;
+            } else if (once[i] < widths[i]) {
+                hi = i;
+            }
+        }
+        if (out[lo] <= widths[lo] || out[hi] >= widths[hi]) {
+            return once;
+        }
         return out;
     }
 

@@ -1057,6 +1057,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                                       List<ExternalQueueImpl> narrowing, long now) {
         BestEffortBalance b = balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes));
         b.memory(bestEffortBalanceMemory);
+        b.quick(bestEffortBalanceQuick);
         int[] initial = weighed;
         if (initial == null || initial.length != order.size()) {
             initial = new int[order.size()];
@@ -1202,6 +1203,21 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     public boolean bestEffortBalanceMemory() {
         return bestEffortBalanceMemory;
+    }
+
+    private volatile boolean bestEffortBalanceQuick = true;
+
+    /**
+     * Whether the measured cut jumps to where the shares kept would come out equal and weighs over
+     * half a second ({@link BestEffortBalance#quick(boolean)}; on by default since session 104).
+     * Off: as before.
+     */
+    public void bestEffortBalanceQuick(boolean on) {
+        bestEffortBalanceQuick = on;
+    }
+
+    public boolean bestEffortBalanceQuick() {
+        return bestEffortBalanceQuick;
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */

@@ -169,6 +169,17 @@ public @interface SchedulerConfig {
             + "Off: as before session 102.")
     boolean bestEffortBalanceMemory() default true;
 
+    @AttributeDefinition(name = "Best-effort balance quick", description = "With bestEffortBalance: whether a weighing "
+            + "moves the cut at once to where the shares of their rates alone the processes keep would come out equal if "
+            + "each one's rate went with its width (up to four sixteenths a process, at least the one sixteenth the 12 % "
+            + "deadband asks for), and counts the rates on the parts over half a second, longer until each process has "
+            + "completed 16 commands (at most 2 s). On by default since session 104: the paired reading stops best-effort "
+            + "processes 1.5 s of every 3, a weighing of a whole second came once a stop, and an fp32 trainer beside Triton "
+            + "and an eager decoder on an H100 took three weighings (9 s of a 10 s run) to go from seven sixteenths to "
+            + "eleven: 0.79 of native sharing, Triton 1.89. Off: a sixteenth (two or three where they are far apart, with "
+            + "bestEffortBalanceMemory) each second.")
+    boolean bestEffortBalanceQuick() default true;
+
     @AttributeDefinition(name = "Best-effort unbounded", description = "Whether a best-effort process with a part of "
             + "the device (in space or in turns, or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
             + "preferred over it (a higher priority) is open on its device, busy or not: its company is best-effort "

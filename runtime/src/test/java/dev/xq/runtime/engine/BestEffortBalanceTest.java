@@ -3,9 +3,11 @@ package dev.xq.runtime.engine;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntToDoubleFunction;
 import org.junit.jupiter.api.Test;
@@ -113,9 +115,20 @@ class BestEffortBalanceTest {
         boolean[] changed = new boolean[1];
         Sim sim = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {w -> trainer[w], w -> (changed[0] ? later : triton)[w]});
         sim.onTick = t -> changed[0] = t >= 30_000;
+        sim.quick = false;
         sim.run(60_000);
         assertTrue(sim.weighings.stream().anyMatch(l -> Integer.parseInt(l.split(" ")[0]) > 30_000 && l.contains("[12, 4] -> [11, 5]")),
                 "back to 11/5 once 12/4 is the farther from equal: " + sim.weighings);
+        // quick: the jump from 12/4 goes past 11/5 to 10/6 (0.56 against 0.30), whose jump back to
+        // 12/4, farther apart, is a sixteenth to 11/5 instead, which then stands
+        changed[0] = false;
+        Sim quick = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {w -> trainer[w], w -> (changed[0] ? later : triton)[w]});
+        quick.onTick = t -> changed[0] = t >= 30_000;
+        int[] end = quick.run(60_000);
+        assertArrayEquals(new int[] {11, 5}, end, "11/5 once 12/4 is the farther from equal: " + quick.weighings);
+        long moves = quick.weighings.stream().filter(l -> Integer.parseInt(l.split(" ")[0]) > 30_000 && l.contains(" -> ")).count();
+        assertTrue(moves <= 3, "there in a few moves, not round and round: " + moves + " " + quick.weighings);
+        assertTrue(quick.weighings.stream().anyMatch(l -> l.contains("[11, 5], stays: at [12, 4] they differed by 1.86")), "the reason: " + quick.weighings);
 
         // the trainer does nothing at 11/5 (kept 0: an infinite spread there); from 12/4 the move
         // back is taken each time, not held off by that reading
@@ -315,6 +328,84 @@ class BestEffortBalanceTest {
         assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weighStepped(new int[] {8, 8}, new double[] {0.50, 0.55}), "within 12 %");
         assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weighStepped(new int[] {8, 8}, new double[] {Double.NaN, 0.1}), "one not known");
         assertArrayEquals(new int[] {9, 7}, BestEffortBalance.weighStepped(new int[] {6, 10}, new double[] {0, 0.5}), "nothing done on its part: three");
+    }
+
+    /**
+     * Quick (the default): the cut jumps to where the shares kept would come out equal if each
+     * process's rate went with its width, at most four sixteenths a process, never below one, at
+     * least the sixteenth the deadband asks for, and not at all within it or with a share unknown.
+     * The H100's fp32 trainer beside Triton (session 104): from nine and seven with 0.79 and 0.36
+     * kept to six and ten at once.
+     */
+    @Test
+    void aQuickWeighingJumpsToWhereTheSharesKeptComeOutEqual() {
+        assertArrayEquals(new int[] {6, 10}, BestEffortBalance.weighProportional(new int[] {9, 7}, new double[] {0.79, 0.36}), "the H100's pair");
+        assertArrayEquals(new int[] {5, 11}, BestEffortBalance.weighProportional(new int[] {6, 10}, new double[] {0.61, 0.53}),
+                "0.61 against 0.53: 15 % apart, past the deadband: a sixteenth at least");
+        assertArrayEquals(new int[] {12, 4}, BestEffortBalance.weighProportional(new int[] {8, 8}, new double[] {0.1, 0.9}), "four at most");
+        assertArrayEquals(new int[] {5, 8, 3}, BestEffortBalance.weighProportional(new int[] {4, 6, 6}, new double[] {0.23, 0.24, 0.73}),
+                "three processes: the H100's bf16 trainer, GEMMs and Triton beside a decoder");
+        assertArrayEquals(new int[] {15, 1}, BestEffortBalance.weighProportional(new int[] {13, 3}, new double[] {0.05, 0.9}), "never below one");
+        assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weighProportional(new int[] {8, 8}, new double[] {0.50, 0.55}), "within 12 %");
+        assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weighProportional(new int[] {8, 8}, new double[] {Double.NaN, 0.1}), "one not known");
+        assertArrayEquals(new int[] {12, 4}, BestEffortBalance.weighProportional(new int[] {8, 8}, new double[] {0, 0.5}),
+                "nothing done on its part: four");
+        int[] w = {1, 15};
+        int[] moved = BestEffortBalance.weighProportional(w, new double[] {0.2, 0.6});
+        assertEquals(16, moved[0] + moved[1], "the sixteenths add up");
+        assertArrayEquals(new int[] {3, 13}, moved, "1/0.2 against 15/0.6: five and twenty-five parts of thirty");
+    }
+
+    /**
+     * Quick: a weighing counts half a period where every process completed 16 commands in it, and
+     * waits on past it (up to the whole period) for one that completes fewer (GEMMs: 10-37 a second).
+     */
+    @Test
+    void aQuickWeighingCountsHalfAPeriodUnlessAProcessCompletedTooFew() {
+        int[] weighed = new int[2];
+        for (boolean slow : new boolean[] {false, true}) {
+            BestEffortBalance.Times t = new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L,
+                    10_000_000L, 1_000_000_000L);
+            BestEffortBalance b = new BestEffortBalance(t);
+            List<Long> pids = List.of(1L, 2L);
+            long[] done = {0, 0};
+            long now = 1_000_000_000L;
+            int[] initial = {8, 8};
+            String weighedAt = null;
+            // rates alone: 1000 and 100 (or 10) a second
+            long rate2 = slow ? 10 : 100;
+            for (int ms = 0; ms < 4000 && weighedAt == null; ms++) {
+                BestEffortBalance.Step st = b.step(now, pids, done, new boolean[] {false, false}, initial);
+                String tr = b.trace();
+                if (tr.startsWith("rates kept alone")) {
+                    weighedAt = ms + " " + tr;
+                }
+                now += 1_000_000L;
+                if (st.probing()) {
+                    if (st.turn() == 0) {
+                        done[0] += 1;
+                    } else if (st.turn() == 1 && ms % (1000 / rate2) == 0) {
+                        done[1] += 1;
+                    }
+                } else {
+                    // on the parts: the first keeps a fifth of its rate, the second all of it
+                    if (ms % 5 == 0) {
+                        done[0] += 1;
+                    }
+                    if (ms % (1000 / rate2) == 0) {
+                        done[1] += 1;
+                    }
+                }
+            }
+            assertNotNull(weighedAt, "weighed, slow " + slow);
+            int at = Integer.parseInt(weighedAt.split(" ")[0]);
+            assertTrue(weighedAt.contains("[8, 8] -> [12, 4]"), "a fifth kept against all of it: four sixteenths at once: " + weighedAt);
+            weighed[slow ? 1 : 0] = at;
+        }
+        // the spells alone take longer with the slow one (three of its completions seen): from the
+        // spells' end, 100 a second weighs after half a second, 10 a second after the whole one
+        assertTrue(weighed[1] - weighed[0] >= 700, "10 a second weighed later by the spell and half a second: " + Arrays.toString(weighed));
+        assertTrue(weighed[1] - weighed[0] <= 1000, "but no later than the whole period: " + Arrays.toString(weighed));
     }
 
     /**
@@ -536,6 +627,8 @@ class BestEffortBalanceTest {
         int probes;
         boolean heldWhileAlone = true;
         boolean bothOnTurn;
+        /** {@link BestEffortBalance#quick(boolean)}: on, as by default. */
+        boolean quick = true;
 
         Sim(double[] alone, IntToDoubleFunction[] kept) {
             this.alone = alone;
@@ -545,6 +638,7 @@ class BestEffortBalanceTest {
         int[] run(int ticks) {
             int n = alone.length;
             BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+            b.quick(quick);
             List<Long> pids = n == 2 ? List.of(11L, 12L) : List.of(11L, 12L, 13L);
             double[] done = new double[n];
             boolean[] inFlight = new boolean[n];

@@ -166,6 +166,12 @@ class SchedulerConfigTest {
                 Map.of("bestEffortBalance", balance ? "off" : "on", "bestEffortBalanceMemory", "yes"));
         assertEquals(balance, rc.core().bestEffortBalance());
         assertEquals(memory, rc.core().bestEffortBalanceMemory());
+        boolean quick = rc.core().bestEffortBalanceQuick();
+        assertTrue(quick, "quick weighings by default");
+        rc.modified(only(Map.of("bestEffortBalanceQuick", false)), Map.of("bestEffortBalanceQuick", "no"));
+        assertEquals(quick, rc.core().bestEffortBalanceQuick(), "'no' refused, the value in force stays");
+        rc.modified(only(Map.of("bestEffortBalanceQuick", false)), Map.of("bestEffortBalanceQuick", "false"));
+        assertFalse(rc.core().bestEffortBalanceQuick(), "false is read");
         rc.modified(only(Map.of("bestEffortBalance", !balance)), Map.of("bestEffortBalance", Boolean.toString(!balance).toUpperCase()));
         assertEquals(!balance, rc.core().bestEffortBalance(), "TRUE and FALSE in any case are read");
     }
