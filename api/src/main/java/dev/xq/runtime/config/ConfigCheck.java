@@ -172,8 +172,10 @@ public final class ConfigCheck {
     }
 
     private static boolean framework(String k) {
+        // xq.*: our components' own service properties (xq.policy, xq.policy.bounded, xq.platform),
+        // which Declarative Services hands over with the configuration; no setting's key begins so
         return k.startsWith("service.") || k.startsWith("component.") || k.startsWith("felix.") || k.startsWith("osgi.")
-                || k.equals("objectClass");
+                || k.startsWith("xq.") || k.equals("objectClass");
     }
 
     private static String problem(String key, Class<?> t, Object v) {

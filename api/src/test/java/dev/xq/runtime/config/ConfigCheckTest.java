@@ -56,6 +56,10 @@ class ConfigCheckTest {
     void keysThatNameNoSettingAreSaidWithWhatIsAllowed() {
         assertEquals(Set.of("prot"), ConfigCheck.unknown(Sample.class, Map.of("prot", "50001", "service.pid", "p"), Set.of()));
         assertEquals(Set.of(), ConfigCheck.unknown(Sample.class, Map.of("own.file", "x"), Set.of("own.file")));
+        // a component's own service properties come with its configuration (every node start
+        // warned of bandwidth's xq.policy and xq.policy.bounded in session 103's build)
+        assertEquals(Set.of(), ConfigCheck.unknown(Sample.class, Map.of("xq.policy", "bandwidth", "xq.policy.bounded", true,
+                "xq.platform", "cuda", "component.name", "c"), Set.of()));
         String d = ConfigCheck.describe("dev.xq.http", Sample.class, Map.of("prot", "50001", "tokenOnLoopback", "yes"), Set.of());
         assertEquals("dev.xq.http: tokenOnLoopback 'yes' is not true or false; key prot is no setting here; allowed: dotted.key, port, "
                 + "share, token, tokenOnLoopback, windowMicros", d);

@@ -68,6 +68,13 @@ public final class HighestPriorityFirst implements Policy {
             }
             return;
         }
+        dev.xq.runtime.config.ConfigCheck.warnUnknown(PID, HpfConfig.class, raw, line -> {
+            if (log != null) {
+                log.warn(line);
+            } else {
+                System.getLogger(HighestPriorityFirst.class.getName()).log(System.Logger.Level.WARNING, line);
+            }
+        });
         holdBehindWide = config.holdBehindWide();
     }
 

@@ -146,4 +146,27 @@ class HighestPriorityFirstTest {
         hpf.configure(off, java.util.Map.of("holdBehindWide", "false"));
         org.junit.jupiter.api.Assertions.assertFalse(hpf.holdBehindWide());
     }
+
+    /** A key no setting has (a misspelling) is named with the keys allowed; the policy's own service properties are not. */
+    @org.junit.jupiter.api.Test
+    void anUnknownKeyIsNamedWithTheKeysAllowed() {
+        HighestPriorityFirst hpf = new HighestPriorityFirst(true);
+        java.util.List<String> warned = new java.util.ArrayList<>();
+        hpf.log = (org.osgi.service.log.Logger) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {org.osgi.service.log.Logger.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("warn") && args != null && args.length == 1 && args[0] instanceof String line) {
+                        warned.add(line);
+                    }
+                    return m.getReturnType() == boolean.class ? false : m.getReturnType() == String.class ? "test" : null;
+                });
+        HpfConfig on = (HpfConfig) java.lang.reflect.Proxy.newProxyInstance(HpfConfig.class.getClassLoader(), new Class<?>[] {HpfConfig.class},
+                (proxy, m, args) -> m.getDefaultValue());
+        hpf.configure(on, java.util.Map.of("holdBehindWde", "false", "xq.policy", "hpf", "xq.policy.bounded", true));
+        org.junit.jupiter.api.Assertions.assertEquals(java.util.List.of(
+                "dev.xq.policy.hpf: holdBehindWde is no setting here, ignored; allowed: holdBehindWide"), warned);
+        org.junit.jupiter.api.Assertions.assertTrue(hpf.holdBehindWide(), "nothing changed");
+        warned.clear();
+        hpf.configure(on, java.util.Map.of("holdBehindWide", "true", "xq.policy", "hpf"));
+        org.junit.jupiter.api.Assertions.assertEquals(java.util.List.of(), warned, "its own keys say nothing");
+    }
 }
