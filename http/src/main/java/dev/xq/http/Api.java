@@ -262,16 +262,18 @@ final class Api {
             return routeV1(r, p.substring(XqApi.PREFIX.length()));
         }
         if (p.startsWith("/xqueue/")) {
-            return method(r, "GET", () -> xsched.xqueue(segment(p, "/xqueue/")));
+            return v1(r, "GET", () -> xsched.xqueue(segment(p, "/xqueue/")));
         }
         if (p.startsWith("/config/")) {
             String hex = segment(p, "/config/");
             return method(r, "POST", () -> xsched.config(hex, r.query()));
         }
         return switch (p) {
-            case "/xqueues" -> method(r, "GET", xsched::xqueues);
-            case "/policy" -> m.equals("POST") ? xsched.selectPolicy(r.query()) : method(r, "GET, POST", xsched::policy);
-            case "/hint" -> method(r, "POST", () -> xsched.hint(body(r)));
+            // xserver's routes that take no query parameters refuse one, as XQ's do; /metrics does not
+            // (a Prometheus job may add its own)
+            case "/xqueues" -> v1(r, "GET", xsched::xqueues);
+            case "/policy" -> m.equals("POST") ? xsched.selectPolicy(r.query()) : v1(r, "GET, POST", xsched::policy);
+            case "/hint" -> v1(r, "POST", () -> xsched.hint(body(r)));
             case "/metrics" -> method(r, "GET", metrics::scrape);
             default -> notFound(r);
         };
@@ -280,6 +282,7 @@ final class Api {
     /**
      * XQ's routes take no query parameters (a change's values are in its JSON body): a request that gives
      * one is refused before anything is read or changed, rather than answered as if it had not been sent.
+     * So do xserver's GET routes and its POST /hint ({@link #v1} checks for both).
      */
     private ApiResponse routeV1(ApiRequest r, String p) {
         if (p.startsWith("/queues/")) {

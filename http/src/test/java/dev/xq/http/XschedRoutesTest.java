@@ -146,6 +146,27 @@ class XschedRoutesTest {
         assertAnswer(200, "{\"policy\":5}", call("GET", "/policy"));
     }
 
+    /** xserver's routes that take no query parameters refuse one by name, changing nothing; /metrics takes any. */
+    @Test
+    void routesWithoutQueryParametersRefuseOne() {
+        assertAnswer(400, "{\"error\":\"query parameter 'all' is unknown: GET /xqueues takes no query parameters\"}",
+                call("GET", "/xqueues?all=1"));
+        assertAnswer(400, "{\"error\":\"query parameter 'x' is unknown: GET /xqueue/99 takes no query parameters\"}",
+                call("GET", "/xqueue/99?x=1"));
+        assertAnswer(400, "{\"error\":\"query parameter 'policy' is unknown: GET /policy takes no query parameters\"}",
+                call("GET", "/policy?policy=7"));
+        assertEquals("hpf", scheduler.selected, "nothing selected");
+        int before = big.hints.size();
+        assertAnswer(400, "{\"error\":\"query parameter 'prio' is unknown: POST /hint takes no query parameters (its values go in the JSON body)\"}",
+                call("POST", "/hint?prio=5", "{\"hint_type\":1,\"handle\":" + BIG + ",\"priority\":9}"));
+        assertEquals(before, big.hints.size(), "the hint in the body was not applied");
+        assertEquals(200, call("POST", "/hint", "{\"hint_type\":1,\"handle\":" + BIG + ",\"priority\":9}").status(),
+                "the same hint without the query parameter: applied");
+        assertEquals(before + 1, big.hints.size());
+        assertEquals(200, call("GET", "/xqueues").status(), "without one: answered");
+        assertEquals(405, call("GET", "/hint?x=1").status(), "a method not allowed says so first");
+    }
+
     @Test
     void policiesWithoutAnXqEquivalentAreRefused() {
         String allowed = "allowed: 1 (HPF: XQ's hpf), 2 (HHPF: XQ's hhpf), 3 (CHPF: XQ's chpf), 4 (UP: XQ's bandwidth), "
