@@ -122,6 +122,7 @@ public class HostComponent {
         } catch (IllegalArgumentException e) {
             log.error("process host: " + HostConfig.PID + ": " + e.getMessage() + "; no arrival watch", null);
         }
+        s.quietIfTaken(Boolean.parseBoolean(context.getProperty(QUIET_IF_TAKEN_PROPERTY)));
         if (s.start()) {
             // Tools in the node (the process scenarios) find the socket through this registration.
             Hashtable<String, Object> props = new Hashtable<>();
@@ -133,6 +134,12 @@ public class HostComponent {
         }
         server = s;
     }
+
+    /**
+     * Framework property a one-command run sets ({@code ./xq demo}, {@code ./xq bench}): another
+     * node on the socket is said at info, not as an error.
+     */
+    public static final String QUIET_IF_TAKEN_PROPERTY = "xq.host.quietIfTaken";
 
     /** Service property naming the socket a serving host listens on. */
     public static final String SOCKET_PROPERTY = "xq.host.socket";

@@ -252,6 +252,17 @@ final class HostServer {
         return shmDir;
     }
 
+    private volatile boolean quietIfTaken;
+
+    /**
+     * Whether another node serving on the socket is said at info, not as an error (a one-command run
+     * beside a running node: {@code ./xq demo} or {@code ./xq bench} printed an ERROR line about
+     * the other node's socket). Any other refusal stays an error.
+     */
+    void quietIfTaken(boolean on) {
+        quietIfTaken = on;
+    }
+
     /** @return whether it serves now; when not, {@link #status()} says why (and it was logged) */
     synchronized boolean start() {
         if (serving || stopping) {
@@ -298,7 +309,13 @@ final class HostServer {
                 deleteQuietly(sock);
             }
             status = "not serving: " + e.getMessage();
-            log.error("process host is " + status, e instanceof SocketFiles.Refused ? null : e);
+            if (quietIfTaken && e instanceof SocketFiles.Taken) {
+                // a one-command run (./xq demo, ./xq bench) beside a running node: that node serves
+                // processes; this one needs no socket unless its command runs some, and then says so
+                log.info("process host is " + status + " (this one-command run leaves processes to that node)");
+            } else {
+                log.error("process host is " + status, e instanceof SocketFiles.Refused ? null : e);
+            }
             return false;
         }
         listenFd = fd;

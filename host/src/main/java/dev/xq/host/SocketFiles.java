@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
 final class SocketFiles {
 
     /** Refusal to serve, with a message for the operator. */
-    static final class Refused extends IOException {
+    static class Refused extends IOException {
         private static final long serialVersionUID = 1L;
 
         Refused(String message) {
@@ -37,6 +37,15 @@ final class SocketFiles {
 
         Refused(String message, Throwable cause) {
             super(message, cause);
+        }
+    }
+
+    /** Refused because another node accepts connections on the socket. */
+    static final class Taken extends Refused {
+        private static final long serialVersionUID = 1L;
+
+        Taken(String message) {
+            super(message);
         }
     }
 
@@ -152,7 +161,7 @@ final class SocketFiles {
             // non-blocking: a live node whose backlog is full must not hang this start
             probe.configureBlocking(false);
             probe.connect(UnixDomainSocketAddress.of(socket));
-            throw new Refused("another node serves on " + socket + " (it accepts connections); stop it or configure another socketPath");
+            throw new Taken("another node serves on " + socket + " (it accepts connections); stop it or configure another socketPath");
         } catch (ConnectException refused) {
             // nobody listens: a leftover
         } catch (Refused r) {

@@ -168,8 +168,20 @@ class HostStartTest {
         try {
             assertFalse(second.start());
             assertTrue(second.status().contains("another node serves"), second.status());
+            assertTrue(log.has("ERROR", "another node serves"), () -> "a node's start: an error: " + log.lines);
         } finally {
             second.stop();
+        }
+        // a one-command run beside it (./xq demo, ./xq bench): said at info
+        log.lines.clear();
+        HostServer third = new HostServer(HostSettings.of(sock), core, core::defaults, log);
+        third.quietIfTaken(true);
+        try {
+            assertFalse(third.start());
+            assertTrue(log.has("INFO", "another node serves", "leaves processes to that node"), () -> "logged: " + log.lines);
+            assertFalse(log.lines.stream().anyMatch(l -> l.startsWith("ERROR")), () -> "no error: " + log.lines);
+        } finally {
+            third.stop();
         }
         assertTrue(Files.exists(sock, LinkOption.NOFOLLOW_LINKS), "the second one must not remove the first one's socket");
     }

@@ -215,6 +215,8 @@ public final class Main {
         cfg.put("org.ops4j.pax.logging.DefaultServiceLog.level", System.getProperty("xq.jetty.log", "ERROR"));
         if (!interactive && command != null) {
             cfg.put("xq.http.enabled", "false");
+            // beside a running node, its process socket is that node's: said at info, not as an error
+            cfg.put("xq.host.quietIfTaken", "true");
         }
         for (String p : List.of("xq.http.port", "xq.http.enabled")) {
             if (System.getProperty(p) != null) {
