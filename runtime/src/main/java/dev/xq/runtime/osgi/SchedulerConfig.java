@@ -171,8 +171,8 @@ public @interface SchedulerConfig {
 
     @AttributeDefinition(name = "Best-effort balance quick", description = "With bestEffortBalance: whether a weighing "
             + "moves the cut at once to where the shares of their rates alone the processes keep would come out equal if "
-            + "each one's rate went with its width (up to four sixteenths a process, at least the one sixteenth the 12 % "
-            + "deadband asks for), and counts the rates on the parts over half a second, longer until each process has "
+            + "each one's rate went with its width (up to four sixteenths a process, none cut below half its part at once, at "
+            + "least the one sixteenth the 12 % deadband asks for), and counts the rates on the parts over half a second, longer until each process has "
             + "completed 16 commands (at most 2 s). On by default since session 104: the paired reading stops best-effort "
             + "processes 1.5 s of every 3, a weighing of a whole second came once a stop, and an fp32 trainer beside Triton "
             + "and an eager decoder on an H100 took three weighings (9 s of a 10 s run) to go from seven sixteenths to "

@@ -345,7 +345,15 @@ class BestEffortBalanceTest {
         assertArrayEquals(new int[] {12, 4}, BestEffortBalance.weighProportional(new int[] {8, 8}, new double[] {0.1, 0.9}), "four at most");
         assertArrayEquals(new int[] {5, 8, 3}, BestEffortBalance.weighProportional(new int[] {4, 6, 6}, new double[] {0.23, 0.24, 0.73}),
                 "three processes: the H100's bf16 trainer, GEMMs and Triton beside a decoder");
-        assertArrayEquals(new int[] {15, 1}, BestEffortBalance.weighProportional(new int[] {13, 3}, new double[] {0.05, 0.9}), "never below one");
+        assertArrayEquals(new int[] {6, 7, 3}, BestEffortBalance.weighProportional(new int[] {5, 6, 5}, new double[] {0.25, 0.23, 0.69}),
+                "never below half its part at once: 6/8/2 left Triton 0.19 on two sixteenths (H100, session 104)");
+        assertEquals(3, BestEffortBalance.least(5));
+        assertEquals(4, BestEffortBalance.least(8));
+        assertEquals(8, BestEffortBalance.least(12), "four at most");
+        assertEquals(1, BestEffortBalance.least(1));
+        assertArrayEquals(new int[] {15, 1}, BestEffortBalance.weighProportional(new int[] {14, 2}, new double[] {0.05, 0.9}), "never below one");
+        assertArrayEquals(new int[] {14, 2}, BestEffortBalance.weighProportional(new int[] {13, 3}, new double[] {0.05, 0.9}),
+                "nor below half at once (rounded up)");
         assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weighProportional(new int[] {8, 8}, new double[] {0.50, 0.55}), "within 12 %");
         assertArrayEquals(new int[] {8, 8}, BestEffortBalance.weighProportional(new int[] {8, 8}, new double[] {Double.NaN, 0.1}), "one not known");
         assertArrayEquals(new int[] {12, 4}, BestEffortBalance.weighProportional(new int[] {8, 8}, new double[] {0, 0.5}),
