@@ -206,6 +206,11 @@ final class BestEffortBalance {
     private boolean memory = true;
     /** Whether the cut jumps where the shares kept would come out equal and a weighing counts half as long ({@link #quick(boolean)}). */
     private boolean quick = true;
+    /** Whether a round of spells is followed at once by a weighing of what was counted on the parts before it ({@link #early(boolean)}). */
+    private boolean early = true;
+    /** With {@link #early}: the rates on the parts counted before the round of spells under way, and the cut they were counted on (null: none). */
+    private double[] earlyRates;
+    private int[] earlyWidths;
     /**
      * Whether the latest round was started for {@link #OUTRUN}: one such a round at most between
      * two due ones (a process that does more on its part again is not measured again and again).
@@ -260,6 +265,24 @@ final class BestEffortBalance {
      */
     void quick(boolean on) {
         quick = on;
+    }
+
+    /**
+     * On (the default since session 105), with {@link #quick}: where the processes had shared the
+     * device a quarter of a period or more (after {@link Times#settle}) when a round of spells
+     * begins, each having completed {@link #MIN_PART_COMMANDS} commands on its part, what they did
+     * then is weighed against the rates alone the round measured as soon as it ends, and the cut
+     * moves then. Off: the count on the parts begins after the round, and the first weighing comes
+     * one settle and half a period later. A new set of processes shares the device {@link
+     * #FIRST_PROBE_NANOS} before its first round: on an H100 a bf16 trainer beside Triton and an
+     * eager decoder kept 0.34 of its rate alone on half the device for the 0.65 s after the round
+     * until the first jump (to 11/5, where it kept 0.52), and its first 1.45 s ran at 0.68 of
+     * native sharing against 0.9-1.07 in each later stretch between the paired reading's stops
+     * (session 105). A count that took in a process's start-up (a share kept above {@link #OUTRUN})
+     * is not used.
+     */
+    void early(boolean on) {
+        early = on;
     }
 
     /**
@@ -326,6 +349,7 @@ final class BestEffortBalance {
             probing = -1;
             countFrom = now + t.settle();
             counts = null;
+            earlyRates = null;
             backFrom = null;
             visited.clear();
             if (memory) {
@@ -348,6 +372,7 @@ final class BestEffortBalance {
         if (paused) {
             paused = false;
             probing = -1;
+            earlyRates = null;
             countFrom = now + t.settle();
             counts = null;
             pidsSince = now;
@@ -365,6 +390,7 @@ final class BestEffortBalance {
         boolean first = unknown && !probedSet;
         long every = t.probePeriod() * periods;
         if ((first && now - pidsSince >= t.firstProbe()) || (!first && now - lastProbeEnd >= every)) {
+            keepEarly(now, completed);
             probing = 0;
             waiting = true;
             since = now;
@@ -396,17 +422,11 @@ final class BestEffortBalance {
         } else if (counted < t.period()) {
             return Step.cut(widths.clone(), Math.min(wake, countStart + t.period()));
         }
-        double[] kept = new double[n];
+        double[] onParts = partRates(now, completed);
+        double[] kept = kept(onParts);
         long[] rates = new long[n];
-        double secs = (now - countStart) / 1e9;
         for (int i = 0; i < n; i++) {
-            double[] a = alone.get(pids.get(i));
-            // as in a spell: between whole batches where they were seen often enough
-            double rate = partChanges[i] >= MIN_CHANGES && partLast[i][0] > partFirst[i][0]
-                    ? (partLast[i][1] - partFirst[i][1]) / ((partLast[i][0] - partFirst[i][0]) / 1e9)
-                    : (completed[i] - counts[i]) / secs;
-            rates[i] = Math.round(rate);
-            kept[i] = a == null || a[0] <= 0 ? Double.NaN : rate / a[0];
+            rates[i] = Math.round(onParts[i]);
         }
         double most = 0;
         int outran = -1;
@@ -422,6 +442,7 @@ final class BestEffortBalance {
                     + ", on the parts (commands a second) " + Arrays.toString(rates) + ", sixteenths " + Arrays.toString(widths)
                     + ", pid " + pids.get(outran) + " did more on its part than alone: measured alone again";
             rechecked = true;
+            earlyRates = null;
             probing = 0;
             waiting = true;
             since = now;
@@ -430,6 +451,19 @@ final class BestEffortBalance {
             aloneKept = false;
             return probe(now, completed, run, inFlight);
         }
+        if (move(now, kept, rates)) {
+            return Step.cut(widths.clone(), Math.min(wake, countFrom));
+        }
+        startCounting(now, completed);
+        return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
+    }
+
+    /**
+     * Weighs the cut on the shares kept ({@code rates}: on the parts, for the trace) and moves it
+     * where the weighing says; {@link #last} says what was weighed. Returns whether it moved (then
+     * the count on the new parts begins after {@link Times#settle}).
+     */
+    private boolean move(long now, double[] kept, long[] rates) {
         int[] moved = quick ? weighProportional(widths, kept) : memory ? weighStepped(widths, kept) : weigh(widths, kept);
         double spread = spread(kept);
         String stays = "";
@@ -476,10 +510,80 @@ final class BestEffortBalance {
             periods = 1; // rates alone as fresh as a period while the cut moves
             countFrom = now + t.settle();
             counts = null;
-            return Step.cut(widths.clone(), Math.min(wake, countFrom));
+            return true;
         }
-        startCounting(now, completed);
-        return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
+        return false;
+    }
+
+    /**
+     * With {@link #early} and {@link #quick}: at a round's start, what was counted on the parts so
+     * far, where it is a quarter of a period or more and each process completed {@link
+     * #MIN_PART_COMMANDS} commands (null otherwise).
+     */
+    private void keepEarly(long now, long[] completed) {
+        earlyRates = null;
+        earlyWidths = null;
+        if (!early || !quick || counts == null || counts.length != completed.length || now - countStart < t.period() / 4) {
+            return;
+        }
+        seen(now, completed);
+        for (int i = 0; i < completed.length; i++) {
+            if (completed[i] - counts[i] < MIN_PART_COMMANDS) {
+                return;
+            }
+        }
+        earlyRates = partRates(now, completed);
+        earlyWidths = widths.clone();
+    }
+
+    /**
+     * At a round's end: the count kept by {@link #keepEarly} weighed against the rates alone just
+     * measured, where it was counted on the cut still in force and no process kept more than
+     * {@link #OUTRUN}; {@code round} is the round's trace line, which {@link #last} begins with.
+     */
+    private void weighEarly(long now, String round) {
+        double[] onParts = earlyRates;
+        int[] on = earlyWidths;
+        earlyRates = null;
+        earlyWidths = null;
+        if (onParts == null || !Arrays.equals(on, widths) || onParts.length != pids.size()) {
+            return;
+        }
+        double[] kept = kept(onParts);
+        for (double k : kept) {
+            if (!(k >= 0) || k > OUTRUN) {
+                return; // not measured alone, or did more on its part than alone: its start-up, not its share
+            }
+        }
+        long[] rates = new long[kept.length];
+        for (int i = 0; i < kept.length; i++) {
+            rates[i] = Math.round(onParts[i]);
+        }
+        move(now, kept, rates);
+        last = round + "; counted before the spells: " + last;
+    }
+
+    /** Each process's rate on its part (commands a second) since the count began: as in a spell, between whole batches where they were seen often enough. */
+    private double[] partRates(long now, long[] completed) {
+        int n = completed.length;
+        double[] out = new double[n];
+        double secs = (now - countStart) / 1e9;
+        for (int i = 0; i < n; i++) {
+            out[i] = partChanges[i] >= MIN_CHANGES && partLast[i][0] > partFirst[i][0]
+                    ? (partLast[i][1] - partFirst[i][1]) / ((partLast[i][0] - partFirst[i][0]) / 1e9)
+                    : (completed[i] - counts[i]) / secs;
+        }
+        return out;
+    }
+
+    /** Each process's rate on its part over its rate alone (NaN: not measured alone). */
+    private double[] kept(double[] onParts) {
+        double[] out = new double[onParts.length];
+        for (int i = 0; i < onParts.length; i++) {
+            double[] a = alone.get(pids.get(i));
+            out[i] = a == null || a[0] <= 0 ? Double.NaN : onParts[i] / a[0];
+        }
+        return out;
     }
 
     private static double round2(double v) {
@@ -804,6 +908,7 @@ final class BestEffortBalance {
         }
         b.append(", next in ").append(periods * (t.probePeriod() / 1_000_000_000.0)).append(" s");
         last = b.toString();
+        weighEarly(now, last);
         return Step.cut(widths.clone(), countFrom);
     }
 }

@@ -1058,6 +1058,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         BestEffortBalance b = balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes));
         b.memory(bestEffortBalanceMemory);
         b.quick(bestEffortBalanceQuick);
+        b.early(bestEffortBalanceEarly);
         int[] initial = weighed;
         if (initial == null || initial.length != order.size()) {
             initial = new int[order.size()];
@@ -1218,6 +1219,21 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     public boolean bestEffortBalanceQuick() {
         return bestEffortBalanceQuick;
+    }
+
+    private volatile boolean bestEffortBalanceEarly = true;
+
+    /**
+     * Whether a round of spells is followed at once by a weighing of what the processes did on
+     * their parts before it ({@link BestEffortBalance#early(boolean)}; on by default since session
+     * 105). Off: the first weighing after a round counts from the round's end.
+     */
+    public void bestEffortBalanceEarly(boolean on) {
+        bestEffortBalanceEarly = on;
+    }
+
+    public boolean bestEffortBalanceEarly() {
+        return bestEffortBalanceEarly;
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */

@@ -180,6 +180,15 @@ public @interface SchedulerConfig {
             + "bestEffortBalanceMemory) each second.")
     boolean bestEffortBalanceQuick() default true;
 
+    @AttributeDefinition(name = "Best-effort balance early", description = "With bestEffortBalanceQuick: whether what the "
+            + "processes did on their parts before a round of spells alone (a quarter of a second or more, 16 commands each) is "
+            + "weighed against the rates alone the round measured as soon as it ends, so that the cut moves then instead of "
+            + "a settle and half a second later. On by default since session 105: a new set shares the device half a second "
+            + "before its first round, and on an H100 a bf16 trainer beside Triton and an eager decoder kept 0.34 of its rate "
+            + "alone on half the device for the 0.65 s after the round until the first jump; its first 1.45 s ran at 0.68 of "
+            + "native sharing against 0.9-1.07 later. Off: the first weighing counts from the round's end.")
+    boolean bestEffortBalanceEarly() default true;
+
     @AttributeDefinition(name = "Best-effort unbounded", description = "Whether a best-effort process with a part of "
             + "the device (in space or in turns, or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
             + "preferred over it (a higher priority) is open on its device, busy or not: its company is best-effort "

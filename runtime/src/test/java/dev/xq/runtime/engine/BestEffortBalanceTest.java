@@ -15,6 +15,8 @@ import org.junit.jupiter.api.Test;
 class BestEffortBalanceTest {
 
     private static final long MS = 1_000_000L;
+    /** Where a round's trace line goes on with the weighing of what was counted before it. */
+    private static final String EARLY = "; counted before the spells: ";
 
     @Test
     void aSixteenthMovesFromTheOneThatKeepsMostToTheOneThatKeepsLeast() {
@@ -365,6 +367,58 @@ class BestEffortBalanceTest {
     }
 
     /**
+     * Early (the default): a new set shares the device half a second before its first round of
+     * spells; what the processes did on their parts then is weighed as soon as the round ends, and
+     * the cut jumps at the round's end, not a settle and half a period after it (H100, session 105:
+     * a bf16 trainer kept 0.34 of its rate alone on half the device beside Triton for those 0.65 s).
+     * Both ways the cut comes to the same place.
+     */
+    @Test
+    void theFirstRoundIsFollowedAtOnceByAWeighingOfWhatWasCountedBeforeIt() {
+        IntToDoubleFunction trainer = w -> 0.84 * w / 16.0;
+        IntToDoubleFunction triton = w -> 0.61 * Math.sqrt(w / 8.0);
+        int[] firstMove = new int[2];
+        int[][] ends = new int[2][];
+        for (boolean early : new boolean[] {true, false}) {
+            Sim sim = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {trainer, triton});
+            sim.early = early;
+            ends[early ? 0 : 1] = sim.run(6_000);
+            int roundEnd = Integer.parseInt(sim.rounds.getFirst().split(" ")[0]);
+            String moved = sim.weighings.stream().filter(w -> w.contains("->")).findFirst().orElse("");
+            assertFalse(moved.isEmpty(), "the cut moved, early " + early + ": " + sim.weighings);
+            int at = Integer.parseInt(moved.split(" ")[0]);
+            assertTrue(moved.contains("sixteenths [8, 8] -> "), "the first move from the even cut: " + moved);
+            firstMove[early ? 0 : 1] = at - roundEnd;
+        }
+        assertEquals(0, firstMove[0], "early: the first move at the round's end");
+        assertTrue(firstMove[1] >= 650, "otherwise a settle (150 ms) and half a period (500 ms) after it: " + firstMove[1]);
+        assertArrayEquals(ends[1], ends[0], "the same cut in the end");
+    }
+
+    /**
+     * What was counted before a round is not weighed where a process did more on its part than alone
+     * then (its start-up, or a rate alone taken low): the round's end moves nothing, and the next
+     * weighing counts from it.
+     */
+    @Test
+    void aCountBeforeTheRoundWhereOneOutranItsRateAloneIsNotWeighed() {
+        double[] alone = {1000, 8000};
+        // before the first round (the first 800 ms) the trainer runs as fast as it later does alone
+        int[] tick = {0};
+        IntToDoubleFunction trainer = w -> tick[0] < 800 ? 1.2 : 0.84 * w / 16.0;
+        IntToDoubleFunction triton = w -> 0.61 * Math.sqrt(w / 8.0);
+        Sim sim = new Sim(alone, new IntToDoubleFunction[] {trainer, triton});
+        sim.onTick = t -> tick[0] = t;
+        sim.run(3_000);
+        String first = sim.rounds.getFirst();
+        int roundEnd = Integer.parseInt(first.split(" ")[0]);
+        assertTrue(sim.weighings.stream().noneMatch(w -> Integer.parseInt(w.split(" ")[0]) == roundEnd),
+                "nothing weighed at the round's end: " + sim.weighings);
+        assertTrue(sim.weighings.stream().anyMatch(w -> Integer.parseInt(w.split(" ")[0]) >= roundEnd + 650),
+                "the next weighing counts from the round: " + sim.weighings);
+    }
+
+    /**
      * Quick: a weighing counts half a period where every process completed 16 commands in it, and
      * waits on past it (up to the whole period) for one that completes fewer (GEMMs: 10-37 a second).
      */
@@ -637,6 +691,8 @@ class BestEffortBalanceTest {
         boolean bothOnTurn;
         /** {@link BestEffortBalance#quick(boolean)}: on, as by default. */
         boolean quick = true;
+        /** {@link BestEffortBalance#early(boolean)}: on, as by default. */
+        boolean early = true;
 
         Sim(double[] alone, IntToDoubleFunction[] kept) {
             this.alone = alone;
@@ -647,6 +703,7 @@ class BestEffortBalanceTest {
             int n = alone.length;
             BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
             b.quick(quick);
+            b.early(early);
             List<Long> pids = n == 2 ? List.of(11L, 12L) : List.of(11L, 12L, 13L);
             double[] done = new double[n];
             boolean[] inFlight = new boolean[n];
@@ -665,7 +722,12 @@ class BestEffortBalanceTest {
                 BestEffortBalance.Step s = b.step(now, pids, counts, inFlight, new int[] {8, 8});
                 String line = b.trace();
                 if (line.startsWith("rates alone")) {
-                    rounds.add(t + " " + line);
+                    // a round's line, and what was counted before it weighed at its end (early)
+                    int k = line.indexOf(EARLY);
+                    rounds.add(t + " " + (k < 0 ? line : line.substring(0, k)));
+                    if (k >= 0) {
+                        weighings.add(t + " " + line.substring(k + EARLY.length()));
+                    }
                 } else if (line.startsWith("rates kept alone")) {
                     weighings.add(t + " " + line);
                 }

@@ -172,6 +172,11 @@ class SchedulerConfigTest {
         assertEquals(quick, rc.core().bestEffortBalanceQuick(), "'no' refused, the value in force stays");
         rc.modified(only(Map.of("bestEffortBalanceQuick", false)), Map.of("bestEffortBalanceQuick", "false"));
         assertFalse(rc.core().bestEffortBalanceQuick(), "false is read");
+        assertTrue(rc.core().bestEffortBalanceEarly(), "early weighings by default");
+        rc.modified(only(Map.of("bestEffortBalanceEarly", false)), Map.of("bestEffortBalanceEarly", "off"));
+        assertTrue(rc.core().bestEffortBalanceEarly(), "'off' refused, the value in force stays");
+        rc.modified(only(Map.of("bestEffortBalanceEarly", false)), Map.of("bestEffortBalanceEarly", "false"));
+        assertFalse(rc.core().bestEffortBalanceEarly(), "false is read");
         rc.modified(only(Map.of("bestEffortBalance", !balance)), Map.of("bestEffortBalance", Boolean.toString(!balance).toUpperCase()));
         assertEquals(!balance, rc.core().bestEffortBalance(), "TRUE and FALSE in any case are read");
     }
