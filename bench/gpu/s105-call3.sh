@@ -1,9 +1,8 @@
-# Session 105, call 3: bestEffortBalanceEarly again (run after run) (default: what the processes did on their parts before
-# a round of spells is weighed as soon as the round ends) against the weighing from the round's end
-# Call 3 repeats call 2 on the mixes where the early weighing applies (every process completes 16
-# commands in the quarter second before the round), and adds three with trainio and decodep.
-# (xq-alt: bestEffortBalanceEarly=false), native sharing in the same run. Call 1 (20 s runs) found the
-# trainers at 0.70-0.74 of native in the run's first stretch and 0.9-1.07 after it.
+# Session 105, call 3: bestEffortBalanceEarly again (run after run): what the processes did on their
+# parts before a round of spells weighed as soon as the round ends, against the weighing from the
+# round's end (xq-alt: bestEffortBalanceEarly=false), native sharing in the same run. It repeats call 2
+# on the mixes where the early weighing applies (every process completes 16 commands in the quarter
+# second before the round) and adds three with trainio and decodep.
 # Read: bench/gpu/be-windows.py (each stretch between the stops over native's) and the balance lines.
 export XQ_LOG=3 XQ_JAVA_OPTS="-XX:+UseParallelGC -Xmn1g -XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0 -XX:-UseTypeSpeculation -Dxq.trace.wideBeats=true"
 export SECS=10 PAUSE=1.5 RUNS=1 MODES=native,xq,xq-alt ALT="dev.xq.scheduler/bestEffortBalanceEarly:false"
