@@ -7,6 +7,7 @@ For each best-effort tenant and mode: its steps a second in each stretch (the ru
 first stop, between two stops, the last stop to the end), and each stretch over native's.
 """
 import glob
+import gzip
 import json
 import os
 import sys
@@ -41,9 +42,12 @@ def main(dirs):
                     rows = {}
                     for mode in paired:
                         f = os.path.join(d, "logs-" + idx, mix["name"], mode, t["name"] + ".json")
-                        if not os.path.exists(f):
+                        if os.path.exists(f):
+                            j = json.load(open(f))
+                        elif os.path.exists(f + ".gz"):  # as filed under docs/results
+                            j = json.load(gzip.open(f + ".gz", "rt"))
+                        else:
                             continue
-                        j = json.load(open(f))
                         rows[mode] = stretches(j.get("sync_ms", []), j.get("sync_every", 1), paired[mode].get("stops_ms", []))
                     base = rows.get("native")
                     print("%s %s (%s)" % (mix["name"], t["name"], path))
