@@ -721,6 +721,8 @@ public final class MixScenario implements Scenario {
             pm.put("steady_sync_ms", Measures.round(r.steadyMs()));
             pm.put("steady_mean_sync_ms", Measures.round(r.steadyMeanMs()));
             pm.put("steady_intervals", r.steadyGaps());
+            pm.put("start_syncs_per_s", Measures.round(r.startPerSec()));
+            pm.put("after_start_syncs_per_s", Measures.round(r.afterStartPerSec()));
             pairs.put(mode, pm);
             double med = r.medianAfterContMs();
             after.add(mode + " " + (Double.isNaN(med) ? "-" : Math.round(med) + " ms"));
@@ -729,9 +731,17 @@ public final class MixScenario implements Scenario {
         Pauses.Resume nat = by.get("native");
         Map<String, Object> steady = new LinkedHashMap<>();
         Map<String, Object> steadyRate = new LinkedHashMap<>();
+        Map<String, Object> start = new LinkedHashMap<>();
+        Map<String, Object> afterStart = new LinkedHashMap<>();
         if (nat != null) {
             by.forEach((mode, r) -> {
                 if (!mode.equals("native")) {
+                    double a = Measures.ratio(r.startPerSec(), nat.startPerSec());
+                    double b = Measures.ratio(r.afterStartPerSec(), nat.afterStartPerSec());
+                    if (!Double.isNaN(a) && !Double.isNaN(b)) {
+                        start.put(mode, Measures.round(a));
+                        afterStart.put(mode, Measures.round(b));
+                    }
                     double v = Measures.ratio(nat.steadyMs(), r.steadyMs());
                     if (!Double.isNaN(v)) {
                         steady.put(mode, Measures.round(v));
@@ -749,9 +759,15 @@ public final class MixScenario implements Scenario {
         if (!steadyRate.isEmpty()) {
             o.put("steady_rate_vs_native", steadyRate);
         }
+        if (!start.isEmpty()) {
+            // the run's start against the stretches after it: a scheduler that learns the set pays at the start
+            o.put("start_rate_vs_native", start);
+            o.put("after_start_rate_vs_native", afterStart);
+        }
         return " (" + (steadyRate.isEmpty() ? "" : "between the stops " + ratios(steadyRate) + "; ")
-                + (steady.isEmpty() ? "" : "median interval " + ratios(steady) + "; ") + "first done after a continue, median: "
-                + String.join(", ", after) + ")";
+                + (steady.isEmpty() ? "" : "median interval " + ratios(steady) + "; ")
+                + (start.isEmpty() ? "" : "to the first stop " + ratios(start) + ", after it " + ratios(afterStart) + "; ")
+                + "first done after a continue, median: " + String.join(", ", after) + ")";
     }
 
     // ------------------------------------------------------------------ one tenant's result

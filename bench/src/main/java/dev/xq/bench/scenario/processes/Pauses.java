@@ -349,7 +349,14 @@ final class Pauses {
      *     of native's and a mean one 0.70; H200, session 63)
      * @param steadyGaps how many such intervals there were
      */
-    record Resume(double[] afterContMs, double steadyMs, double steadyMeanMs, int steadyGaps) {
+    /**
+     * @param startPerSec synchronizations a second from the first to the first stop (the run's start:
+     *     where a scheduler learns the set; NaN where none came before it)
+     * @param afterStartPerSec synchronizations a second in the stretches between the later
+     *     continues and the next stops (and from the last continue to the last synchronization)
+     */
+    record Resume(double[] afterContMs, double steadyMs, double steadyMeanMs, int steadyGaps, double startPerSec,
+                  double afterStartPerSec) {
 
         /** @return the median of {@link #afterContMs} (NaN: none) */
         double medianAfterContMs() {
@@ -399,7 +406,32 @@ final class Pauses {
             }
         }
         double mean = gaps.size() < 2 ? Double.NaN : gaps.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
-        return new Resume(after, gaps.size() < 2 ? Double.NaN : pct(gaps, 50), mean, gaps.size());
+        // the run's start (its first synchronization to the first stop) and the stretches after it
+        long firstStop = spans.get(0).stopMs();
+        int early = 0;
+        int later = 0;
+        for (int i = 1; i < d.length; i++) {
+            if (d[i] <= firstStop) {
+                early++;
+            }
+        }
+        double laterMs = 0;
+        for (int k = 0; k < spans.size(); k++) {
+            long from = spans.get(k).contMs();
+            double to = k + 1 < spans.size() ? spans.get(k + 1).stopMs() : d[d.length - 1];
+            if (to <= from) {
+                continue;
+            }
+            laterMs += to - from;
+            for (double t : d) {
+                if (t > from && t <= to) {
+                    later++;
+                }
+            }
+        }
+        double start = d[0] < firstStop && early > 0 ? early / ((firstStop - d[0]) / 1000.0) : Double.NaN;
+        double afterStart = laterMs > 0 && later > 0 ? later / (laterMs / 1000.0) : Double.NaN;
+        return new Resume(after, gaps.size() < 2 ? Double.NaN : pct(gaps, 50), mean, gaps.size(), start, afterStart);
     }
 
     private static double pct(List<Double> v, double q) {

@@ -726,6 +726,37 @@ class MixScenarioTest {
     }
 
     /**
+     * The run's start (to the first stop) and the stretches after it, each over native's, in the
+     * tenant's JSON and its line: a mode that learns the set late reads low at the start only.
+     */
+    @Test
+    void theStartAndTheStretchesAfterItReadApart() {
+        var stops = List.of(new Pauses.Span(1_000, 2_000), new Pauses.Span(3_000, 4_000));
+        List<Double> nat = new ArrayList<>();
+        List<Double> slow = new ArrayList<>();
+        for (double t = 0; t <= 5_000; t += 10) {
+            boolean running = t <= 1_000 || (t > 2_000 && t <= 3_000) || t > 4_000;
+            if (running) {
+                nat.add(t);
+                // half as often until the first stop, as often after it
+                if (t > 1_000 || ((long) t) % 20 == 0) {
+                    slow.add(t);
+                }
+            }
+        }
+        var n = Pauses.resume(nat.stream().mapToDouble(Double::doubleValue).toArray(), stops);
+        var x = Pauses.resume(slow.stream().mapToDouble(Double::doubleValue).toArray(), stops);
+        Map<String, Object> o = new java.util.LinkedHashMap<>();
+        Map<String, Pauses.Resume> by = new java.util.LinkedHashMap<>();
+        by.put("native", n);
+        by.put("xq", x);
+        String text = MixScenario.resumeText(by, o);
+        assertEquals(0.5, ((Number) ((Map<?, ?>) o.get("start_rate_vs_native")).get("xq")).doubleValue(), 1e-9, o.toString());
+        assertEquals(1.0, ((Number) ((Map<?, ?>) o.get("after_start_rate_vs_native")).get("xq")).doubleValue(), 1e-9, o.toString());
+        assertTrue(text.contains("to the first stop xq 0.50, after it xq 1.00"), text);
+    }
+
+    /**
      * A paired LC reading within the bound but over native's (itself within it) misses its goal
      * either way; where the two readings' ranges overlap, the JSON and a note say the clause was
      * decided by less than the run can tell apart, and where they do not, nothing is said.

@@ -266,6 +266,8 @@ class PausesTest {
         assertEquals(100.0, r.steadyMs(), 1e-9, "the intervals across a stop (1.09-1.19 s) are left out");
         assertEquals(100.0, r.steadyMeanMs(), 1e-9);
         assertEquals(done.size() - 3, r.steadyGaps(), "every interval but the two across a stop, of " + done.size() + " ends");
+        assertEquals(8 / 0.9, r.startPerSec(), 1e-9, "the start: eight after the first (100 ms) until the stop at 1 s");
+        assertEquals(10.0, r.afterStartPerSec(), 1e-9, "ten a second in each later stretch; none after the last continue");
         assertNull(Pauses.resume(new double[0], stops));
         assertNull(Pauses.resume(d, List.of()));
     }
