@@ -208,6 +208,27 @@ final class BestEffortBalance {
     private boolean quick = true;
     /** Whether a round of spells is followed at once by a weighing of what was counted on the parts before it ({@link #early(boolean)}). */
     private boolean early = true;
+    /** Whether a count on the parts that a pause ends (a stop) goes on after it, on the same cut ({@link #carry(boolean)}). */
+    private boolean carry = true;
+    /**
+     * With {@link #carry}: what the stretches of a count before a pause added, per process: commands
+     * completed ({@code done}), and the commands and nanoseconds its rate is taken over ({@code num},
+     * {@code den}, as in {@link #partRates}); their length together, how many, when the last ended,
+     * and the set and cut they were counted on.
+     */
+    record Carried(long[] done, long[] num, long[] den, long span, int stretches, long at, List<Long> pids, int[] widths) {
+    }
+
+    /** With {@link #carry}: what the count under way carries from before a pause (null: nothing). */
+    private Carried carried;
+    /**
+     * With {@link #carry}: per set of processes, a count a change of the set ended (the processes
+     * found stopped one at a time, 50-200 ms apart, make sets of fewer before none), taken up again
+     * where that set comes back on the same cut within {@link Times#probePeriod}.
+     */
+    private final Map<List<Long>, Carried> parked = new HashMap<>();
+    /** The time of the last decision that counted on the parts ({@link #seen}). */
+    private long seenAt;
     /** With {@link #early}: the rates on the parts counted before the round of spells under way, and the cut they were counted on (null: none). */
     private double[] earlyRates;
     private int[] earlyWidths;
@@ -286,11 +307,34 @@ final class BestEffortBalance {
     }
 
     /**
+     * On (the default since session 106), with {@link #quick}: a count on the parts that a pause
+     * ends (all of them stopped, or all but one) is kept, and the count after the pause (once
+     * {@link Times#settle} is past) adds to it, on the same set and cut, as long as the pause is
+     * shorter than {@link Times#probePeriod}: a weighing counts the stretches together. Off: the
+     * count is dropped and begins again after the pause. The paired reading stops best-effort
+     * processes 1.5 s of every 3, and a weighing waits up to a second for a GEMM process's
+     * {@link #MIN_PART_COMMANDS} commands (8-15 a second on its part): beside one, each stop
+     * dropped the count begun before it, one weighing came every 3 s, and the first ended only in
+     * the third stretch, the node's first cut (a bf16 trainer at four sixteenths of sixteen,
+     * keeping 0.22 of its rate alone) holding the run's first 3 s (H100, session 105: the
+     * trainer at 0.59 and 0.63 of native sharing in its first two stretches, 0.95 and 0.88 after).
+     */
+    void carry(boolean on) {
+        carry = on;
+    }
+
+    /**
      * Fewer than two of them have work (stopped, idle): any spell ends, and what was counted on the
-     * parts is dropped; the cut and the rates alone stay for their return (the paired reading's
-     * stops, 1.5 s of every 3, would otherwise start it again from the beginning each time).
+     * parts is dropped ({@link #carry}: kept for the count after it); the cut and the rates alone stay
+     * for their return (the paired reading's stops, 1.5 s of every 3, would otherwise start it again
+     * from the beginning each time).
      */
     void pause() {
+        if (carry && quick && !paused && probing < 0 && counts != null && seenAt - countStart > 0) {
+            // what the last decision before the pause saw (the processes stopped since do nothing)
+            fold(seenAt, partSeen);
+            counts = null;
+        }
         paused = true;
     }
 
@@ -342,13 +386,24 @@ final class BestEffortBalance {
             if (memory && widths != null && widths.length == pids.size()) {
                 cuts.put(pids, widths.clone());
             }
+            if (carry && quick && !paused && probing < 0 && counts != null && seenAt - countStart > 0) {
+                fold(seenAt, partSeen);
+            }
+            parked.values().removeIf(c -> now - c.at() > t.probePeriod());
+            if (carried != null && parked.size() < KEPT_CUTS) {
+                parked.put(carried.pids(), carried);
+            }
             pids = List.copyOf(order);
             int[] kept = memory ? cuts.get(pids) : null;
             widths = kept != null && kept.length == n ? kept.clone() : initial.clone();
             pidsSince = now;
             probing = -1;
             countFrom = now + t.settle();
-            counts = null;
+            dropCount();
+            Carried back = parked.remove(pids);
+            if (carry && quick && back != null && Arrays.equals(back.widths(), widths) && now - back.at() <= t.probePeriod()) {
+                carried = back; // back on the cut it was counted on: its count goes on
+            }
             earlyRates = null;
             backFrom = null;
             visited.clear();
@@ -404,19 +459,24 @@ final class BestEffortBalance {
             return Step.cut(widths.clone(), Math.min(wake, countFrom));
         }
         if (counts == null) {
+            if (carried != null && (!carry || !carried.pids().equals(pids) || !Arrays.equals(carried.widths(), widths)
+                    || now - carried.at() > t.probePeriod())) {
+                dropCount(); // a long pause (what was counted before it is stale), or another cut
+            }
             startCounting(now, completed);
-            return Step.cut(widths.clone(), Math.min(wake, now + t.period()));
+            long left = Math.max(t.period() - span(), 1_000_000L);
+            return Step.cut(widths.clone(), Math.min(wake, now + (quick ? Math.min(left, t.period()) : t.period())));
         }
         seen(now, completed);
-        long counted = now - countStart;
+        long counted = now - countStart + (quick ? span() : 0);
         if (quick) {
             long half = t.period() / 2;
             boolean enough = true;
             for (int i = 0; i < n; i++) {
-                enough &= completed[i] - counts[i] >= MIN_PART_COMMANDS;
+                enough &= done(i, completed) >= MIN_PART_COMMANDS;
             }
             if (counted < half || (!enough && counted < t.period())) {
-                long next = counted < half ? countStart + half : now + Math.max(1_000_000L, half / 8);
+                long next = counted < half ? now + (half - counted) : now + Math.max(1_000_000L, half / 8);
                 return Step.cut(widths.clone(), Math.min(wake, next));
             }
         } else if (counted < t.period()) {
@@ -443,6 +503,7 @@ final class BestEffortBalance {
                     + ", pid " + pids.get(outran) + " did more on its part than alone: measured alone again";
             rechecked = true;
             earlyRates = null;
+            dropCount();
             probing = 0;
             waiting = true;
             since = now;
@@ -451,7 +512,12 @@ final class BestEffortBalance {
             aloneKept = false;
             return probe(now, completed, run, inFlight);
         }
-        if (move(now, kept, rates)) {
+        String across = carried != null ? ", counted in " + (carried.stretches() + 1) + " stretches between pauses over "
+                + (span() + now - countStart) / 1_000_000 + " ms" : "";
+        boolean movedNow = move(now, kept, rates);
+        last += across;
+        dropCount();
+        if (movedNow) {
             return Step.cut(widths.clone(), Math.min(wake, countFrom));
         }
         startCounting(now, completed);
@@ -523,12 +589,13 @@ final class BestEffortBalance {
     private void keepEarly(long now, long[] completed) {
         earlyRates = null;
         earlyWidths = null;
-        if (!early || !quick || counts == null || counts.length != completed.length || now - countStart < t.period() / 4) {
+        if (!early || !quick || counts == null || counts.length != completed.length
+                || now - countStart + span() < t.period() / 4) {
             return;
         }
         seen(now, completed);
         for (int i = 0; i < completed.length; i++) {
-            if (completed[i] - counts[i] < MIN_PART_COMMANDS) {
+            if (done(i, completed) < MIN_PART_COMMANDS) {
                 return;
             }
         }
@@ -567,13 +634,61 @@ final class BestEffortBalance {
     private double[] partRates(long now, long[] completed) {
         int n = completed.length;
         double[] out = new double[n];
-        double secs = (now - countStart) / 1e9;
+        Carried c = carried != null && carried.num().length == n ? carried : null;
         for (int i = 0; i < n; i++) {
-            out[i] = partChanges[i] >= MIN_CHANGES && partLast[i][0] > partFirst[i][0]
-                    ? (partLast[i][1] - partFirst[i][1]) / ((partLast[i][0] - partFirst[i][0]) / 1e9)
-                    : (completed[i] - counts[i]) / secs;
+            long[] r = stretch(i, now, completed);
+            long num = r[0] + (c != null ? c.num()[i] : 0);
+            long den = r[1] + (c != null ? c.den()[i] : 0);
+            out[i] = den > 0 ? num / (den / 1e9) : 0;
         }
         return out;
+    }
+
+    /**
+     * Process {@code i}'s count in the stretch under way: the commands and nanoseconds its rate is
+     * taken over, between whole batches where they were seen often enough, else from the count's
+     * start to {@code now}.
+     */
+    private long[] stretch(int i, long now, long[] completed) {
+        return partChanges[i] >= MIN_CHANGES && partLast[i][0] > partFirst[i][0]
+                ? new long[] {partLast[i][1] - partFirst[i][1], partLast[i][0] - partFirst[i][0]}
+                : new long[] {completed[i] - counts[i], Math.max(0, now - countStart)};
+    }
+
+    /** Process {@code i}'s commands completed on its part in the count (the stretches carried over a pause with it). */
+    private long done(int i, long[] completed) {
+        return completed[i] - counts[i] + (carried != null && carried.done().length == completed.length ? carried.done()[i] : 0);
+    }
+
+    /** With {@link #carry}: the length of the stretches carried (0: none). */
+    private long span() {
+        return carried == null ? 0 : carried.span();
+    }
+
+    /** With {@link #carry}: the stretch under way (to {@code at}, its counts {@code seen}) added to what is carried. */
+    private void fold(long at, long[] seen) {
+        int n = counts.length;
+        if (seen == null || seen.length != n || widths == null || pids.size() != n) {
+            return;
+        }
+        Carried c = carried != null && carried.done().length == n ? carried : null;
+        long[] done = new long[n];
+        long[] num = new long[n];
+        long[] den = new long[n];
+        for (int i = 0; i < n; i++) {
+            long[] r = stretch(i, at, seen);
+            done[i] = seen[i] - counts[i] + (c != null ? c.done()[i] : 0);
+            num[i] = r[0] + (c != null ? c.num()[i] : 0);
+            den[i] = r[1] + (c != null ? c.den()[i] : 0);
+        }
+        carried = new Carried(done, num, den, at - countStart + (c != null ? c.span() : 0), c != null ? c.stretches() + 1 : 1, at,
+                pids, widths.clone());
+    }
+
+    /** The count on the parts ends: begun afresh after the next settle, nothing carried. */
+    private void dropCount() {
+        counts = null;
+        carried = null;
     }
 
     /** Each process's rate on its part over its rate alone (NaN: not measured alone). */
@@ -620,6 +735,7 @@ final class BestEffortBalance {
 
     /** Notes each process whose completed count changed since the last decision (time, count). */
     private void seen(long now, long[] completed) {
+        seenAt = now;
         for (int i = 0; i < completed.length; i++) {
             if (completed[i] != partSeen[i]) {
                 partSeen[i] = completed[i];
@@ -896,7 +1012,7 @@ final class BestEffortBalance {
         }
         movedSince = false;
         countFrom = now + t.settle();
-        counts = null;
+        dropCount();
         StringBuilder b = new StringBuilder("rates alone (commands a second)");
         for (Long p : pids) {
             double[] a = alone.get(p);

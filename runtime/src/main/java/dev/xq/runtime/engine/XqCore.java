@@ -1059,6 +1059,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         b.memory(bestEffortBalanceMemory);
         b.quick(bestEffortBalanceQuick);
         b.early(bestEffortBalanceEarly);
+        b.carry(bestEffortBalanceCarry);
         int[] initial = weighed;
         if (initial == null || initial.length != order.size()) {
             initial = new int[order.size()];
@@ -1234,6 +1235,21 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     public boolean bestEffortBalanceEarly() {
         return bestEffortBalanceEarly;
+    }
+
+    private volatile boolean bestEffortBalanceCarry = true;
+
+    /**
+     * Whether a count on the parts that a stop cuts short goes on after it, on the same set and cut
+     * ({@link BestEffortBalance#carry(boolean)}; on by default since session 106). Off: each stop
+     * drops the count, and it begins again after the stop.
+     */
+    public void bestEffortBalanceCarry(boolean on) {
+        bestEffortBalanceCarry = on;
+    }
+
+    public boolean bestEffortBalanceCarry() {
+        return bestEffortBalanceCarry;
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */

@@ -76,7 +76,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -178,6 +178,10 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         Boolean early = read("bestEffortBalanceEarly", "true or false", s::bestEffortBalanceEarly);
         if (early != null && early != core.bestEffortBalanceEarly()) {
             core.bestEffortBalanceEarly(early);
+        }
+        Boolean carry = read("bestEffortBalanceCarry", "true or false", s::bestEffortBalanceCarry);
+        if (carry != null && carry != core.bestEffortBalanceCarry()) {
+            core.bestEffortBalanceCarry(carry);
         }
         Boolean unbounded = read("bestEffortUnbounded", "true or false", s::bestEffortUnbounded);
         if (unbounded != null && unbounded != core.bestEffortUnbounded()) {

@@ -535,6 +535,70 @@ class BestEffortBalanceTest {
     }
 
     /**
+     * A trainer, a GEMM process and Triton stopped 1.5 s of every 3 (the paired reading's stops),
+     * found stopped and back one at a time, 20 ms apart, each change a new set. With the count
+     * carried across the stops (the default) a weighing that a stop cuts short goes on after it:
+     * the first one comes sooner, more come in the same time, and the trace says over how many
+     * stretches it was counted; without, each stop dropped the count (session 105: one weighing
+     * every 3 s beside a GEMM process).
+     */
+    @Test
+    void aCountAStopCutsShortGoesOnAfterIt() {
+        int[] first = new int[2];
+        int[] weighings = new int[2];
+        for (boolean carry : new boolean[] {true, false}) {
+            BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+            b.carry(carry);
+            double[] alone = {30_000, 40, 5_000};
+            IntToDoubleFunction[] kept = {w -> 0.8 * w / 16.0, w -> 0.8 * w / 16.0, w -> Math.min(0.95, 0.5 + w / 32.0)};
+            double[] done = new double[3];
+            int firstAt = -1;
+            int n3 = 0;
+            boolean across = false;
+            for (int t = 0; t < 30_000; t++) {
+                long now = t * MS;
+                int inCycle = t % 3_000;
+                List<Long> order = new java.util.ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    if (inCycle >= 20 * i && inCycle < 1_500 + 20 * i) {
+                        order.add(11L + i);
+                    }
+                }
+                if (order.size() < 2) {
+                    b.pause();
+                    continue;
+                }
+                long[] counts = new long[order.size()];
+                for (int k = 0; k < order.size(); k++) {
+                    counts[k] = (long) done[(int) (order.get(k) - 11)];
+                }
+                int[] initial = order.size() == 3 ? new int[] {4, 6, 6} : new int[] {8, 8};
+                BestEffortBalance.Step s = b.step(now, order, counts, new boolean[order.size()], initial);
+                String line = b.trace();
+                if (line.contains("rates kept alone") && order.size() == 3) {
+                    n3++;
+                    firstAt = firstAt < 0 ? t : firstAt;
+                    across |= line.contains("stretches between pauses");
+                }
+                for (int k = 0; k < order.size(); k++) {
+                    int i = (int) (order.get(k) - 11);
+                    if (s.probing()) {
+                        done[i] += k == s.turn() ? alone[i] / 1000.0 : 0;
+                    } else {
+                        done[i] += alone[i] * kept[i].applyAsDouble(s.widths()[k]) / 1000.0;
+                    }
+                }
+            }
+            first[carry ? 0 : 1] = firstAt;
+            weighings[carry ? 0 : 1] = n3;
+            assertEquals(carry, across, "the trace says when a weighing was counted across a stop, carry " + carry);
+        }
+        assertTrue(first[0] >= 0 && first[1] >= 0, "weighed either way: " + Arrays.toString(first));
+        assertTrue(first[0] < first[1], "the first weighing sooner with the count carried: " + Arrays.toString(first));
+        assertTrue(weighings[0] > weighings[1], "more weighings with the count carried: " + Arrays.toString(weighings));
+    }
+
+    /**
      * A process idle for most of its first spell (its rate alone read at a third) then does more on
      * its part than that: measured alone again at once, not 8 s later, and the cut moves toward it
      * from there.

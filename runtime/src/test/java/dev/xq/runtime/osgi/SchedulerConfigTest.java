@@ -177,6 +177,11 @@ class SchedulerConfigTest {
         assertTrue(rc.core().bestEffortBalanceEarly(), "'off' refused, the value in force stays");
         rc.modified(only(Map.of("bestEffortBalanceEarly", false)), Map.of("bestEffortBalanceEarly", "false"));
         assertFalse(rc.core().bestEffortBalanceEarly(), "false is read");
+        assertTrue(rc.core().bestEffortBalanceCarry(), "counts carried across a stop by default");
+        rc.modified(only(Map.of("bestEffortBalanceCarry", false)), Map.of("bestEffortBalanceCarry", "0"));
+        assertTrue(rc.core().bestEffortBalanceCarry(), "'0' refused, the value in force stays");
+        rc.modified(only(Map.of("bestEffortBalanceCarry", false)), Map.of("bestEffortBalanceCarry", "false"));
+        assertFalse(rc.core().bestEffortBalanceCarry(), "false is read");
         rc.modified(only(Map.of("bestEffortBalance", !balance)), Map.of("bestEffortBalance", Boolean.toString(!balance).toUpperCase()));
         assertEquals(!balance, rc.core().bestEffortBalance(), "TRUE and FALSE in any case are read");
     }
