@@ -512,16 +512,20 @@ public final class ExternalQueueImpl implements NodeQueue {
                 }
                 return was;
             }
-            // found stopped, it is looked at again at each of the loop's looks (50 ms apart): back,
-            // it waits for the look that finds it so (its process, waiting for launches it had
-            // announced, sends nothing new); running with its counters still, every 100 ms
-            long again = frozenStopped ? STOPPED_LOOK_NANOS : FROZEN_LOOK_NANOS;
+            // found stopped, it is looked at again every BACK_LOOK_NANOS (the loop looks that often
+            // while one is found stopped): back, it waits for the look that finds it so (its process,
+            // waiting for launches it had announced, sends nothing new); running with its counters
+            // still, every 100 ms
+            long again = frozenStopped ? (now - foundStoppedAt < BACK_LOOK_WINDOW_NANOS ? BACK_LOOK_NANOS : STOPPED_LOOK_NANOS) : FROZEN_LOOK_NANOS;
             if (now - frozenSince < FROZEN_LOOK_NANOS || (frozenLookAt != 0 && now - frozenLookAt < again)) {
                 return false;
             }
             boolean was = frozenStopped;
-            frozenStopped = ownerStopped();
+            frozenStopped = was ? ownerStoppedNow() : ownerStopped();
             frozenLookAt = now;
+            if (frozenStopped && !was) {
+                foundStoppedAt = now;
+            }
             if (TRACE_STOPS && frozenStopped != was) {
                 traceStop(frozenStopped ? "found stopped" : "found back");
             }
@@ -540,6 +544,29 @@ public final class ExternalQueueImpl implements NodeQueue {
 
     /** How long a look at the process's state stands: the node asks at every decision (parts, turns). */
     static final long STOPPED_LOOK_NANOS = 20_000_000L;
+
+    /**
+     * Found stopped, how often the loop looks again whether it is back ({@link #sweepStopped}, a
+     * read of its {@code /proc} stat, fresh each time). Back from a stop, a process waiting for
+     * launches it announced before it sends nothing new, and it stays held until a look finds it
+     * back: at the loop's looks 50 ms apart, best-effort trainers beside a decoder completed their
+     * first step 20-95 ms after each continue, against about 1 ms natively (H100, session 105).
+     */
+    static final long BACK_LOOK_NANOS = 5_000_000L;
+
+    /**
+     * For how long after it was found stopped a process is looked at every {@link #BACK_LOOK_NANOS};
+     * then at the loop's looks, 50 ms apart (a job suspended for hours costs no more than that).
+     */
+    static final long BACK_LOOK_WINDOW_NANOS = 10_000_000_000L;
+
+    /** guarded by this: when {@link #sweepStopped} last found its process stopped. */
+    private long foundStoppedAt;
+
+    /** Whether its process was found stopped less than {@link #BACK_LOOK_WINDOW_NANOS} ago and not seen back since. */
+    synchronized boolean stoppedLately(long now) {
+        return frozenStopped && now - foundStoppedAt < BACK_LOOK_WINDOW_NANOS;
+    }
     private volatile long stoppedLookAt;
     private volatile boolean stoppedSeen;
 
@@ -550,6 +577,12 @@ public final class ExternalQueueImpl implements NodeQueue {
         if (at != 0 && now - at < STOPPED_LOOK_NANOS) {
             return stoppedSeen;
         }
+        return ownerStoppedNow();
+    }
+
+    /** Whether its process is stopped, read now (the look {@link #ownerStopped} keeps for a while). */
+    private boolean ownerStoppedNow() {
+        long now = System.nanoTime();
         boolean stopped = ProcessState.stopped(pid());
         stoppedSeen = stopped;
         stoppedLookAt = now;

@@ -566,8 +566,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     @Override
     public boolean sweepStopped(long now) {
         boolean changed = false;
+        boolean found = false;
         for (NodeQueue q : queues.values()) {
-            if (q instanceof ExternalQueueImpl e && e.sweepStopped(now)) {
+            if (!(q instanceof ExternalQueueImpl e)) {
+                continue;
+            }
+            boolean moved = e.sweepStopped(now);
+            found |= e.stoppedLately(now);
+            if (moved) {
                 // asleep (DormantQueues: held and seen idle for a second while stopped), it wakes
                 // now: back from a stop in a wait for launches it had announced before it, its
                 // process sends no event, and the sleepers' own sweep (once a second) let a GEMM
@@ -577,7 +583,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 changed = true;
             }
         }
+        stoppedFound = found;
         return changed;
+    }
+
+    /** Whether the latest sweep found a queue's process stopped, lately ({@link #lookingForReturns}). */
+    private volatile boolean stoppedFound;
+
+    @Override
+    public boolean lookingForReturns() {
+        return stoppedFound;
     }
 
     private void parts(List<QueueView> views, Map<Long, ScheduledQueue> byHandle) {

@@ -105,6 +105,14 @@ public final class Scheduler {
         }
 
         /**
+         * @return whether the last {@link #sweepStopped} found a process stopped: the loop then
+         *     looks every {@value Scheduler#STOPPED_BACK_SWEEP_NANOS} ns, for its return
+         */
+        default boolean lookingForReturns() {
+            return false;
+        }
+
+        /**
          * @return whether any open queue may have a place in space ({@link ScheduledQueue#space()}):
          *     only then are views given their spaces (cheap, called every decision)
          */
@@ -507,6 +515,8 @@ public final class Scheduler {
     private static final long DEVICE_RENEWAL_NANOS = 50_000_000L;
     /** How often the loop looks for stopped processes behind queues with work ({@link Source#sweepStopped}). */
     static final long STOPPED_SWEEP_NANOS = 50_000_000L;
+    /** How often the loop looks while a process is found stopped ({@link Source#lookingForReturns}). */
+    static final long STOPPED_BACK_SWEEP_NANOS = 5_000_000L;
     /** The loop thread's: when it last looked. */
     private long stoppedSweptNanos;
     private volatile long devicesRenewedNanos; // written by the loop thread
@@ -533,7 +543,8 @@ public final class Scheduler {
                     log.error("renewing the device list failed", e);
                 }
             }
-            if (now - stoppedSweptNanos >= STOPPED_SWEEP_NANOS) {
+            boolean returns = source.lookingForReturns();
+            if (now - stoppedSweptNanos >= (returns ? STOPPED_BACK_SWEEP_NANOS : STOPPED_SWEEP_NANOS)) {
                 stoppedSweptNanos = now;
                 try {
                     if (source.sweepStopped(now) && !dirty.get()) {
@@ -572,6 +583,9 @@ public final class Scheduler {
             }
             long sleep = Math.min(DEVICE_RENEWAL_NANOS - (now - devicesRenewedNanos),
                     wake == Long.MAX_VALUE ? 1_000_000_000L : wake - now);
+            if (returns) {
+                sleep = Math.min(sleep, STOPPED_BACK_SWEEP_NANOS - (now - stoppedSweptNanos));
+            }
             sleep = Math.max(1, sleep);
             if (wake != Long.MAX_VALUE && wake == lingerWakeNanos && wake - now <= LINGER_SPIN_NANOS) {
                 // a linger ends soon: be running then (until another decision moves or ends it)

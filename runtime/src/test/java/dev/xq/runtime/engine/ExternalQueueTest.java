@@ -165,7 +165,9 @@ class ExternalQueueTest {
      * process stopped 1.5 s of every 3 waited 0.75-0.82 s after each continue: 0.49 of native
      * sharing beside a graph, 0.91 unstopped; H200, session 57). On the build VM, without that
      * wake: 987-989 ms after each of the four continues; with it, 75-81 ms while a stopped one was
-     * looked at again every 100 ms, 27-30 ms at each of the loop's looks (50 ms apart).
+     * looked at again every 100 ms, 27-30 ms at each of the loop's looks (50 ms apart), 7-13 ms
+     * since the loop looks every 5 ms while one is found stopped (session 106: 30-33 ms before it,
+     * two runs each).
      */
     @Test
     void aHeldProcessBackFromAStopIsLetGoWithoutWaitingForTheSleepersSweep() throws Exception {
