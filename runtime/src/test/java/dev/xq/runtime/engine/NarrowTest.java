@@ -1317,6 +1317,71 @@ class NarrowTest {
     }
 
     /**
+     * {@code bestEffortBalanceTogether}: as above, and each round ends with both on all of the
+     * device, neither held, where this device model shares it in time as natively (the trainer
+     * keeps 0.54 of its rate alone, Triton 0.38); the cut aims at equal gains over that, 12/4
+     * (1.17 and 1.13), where equal shares kept stop at 10/6 or 11/5; each move is logged with the
+     * gains.
+     */
+    @Test
+    void withSpellsTogetherTheCutAimsAtEqualGainsOverSharingInTime() throws Exception {
+        core.bestEffortBalance(false);
+        core.bestEffortBalanceTogether(true);
+        core.balanceTimes = new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L, 30_000_000L,
+                300_000_000L);
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("trainer", 11, 1, a);
+        ExternalQueue qt = open("triton", 12, 1, t);
+        a.counters = new ExternalCounters(1, 1, 10, 10, 0, 9_000_000, 60_000, System.nanoTime());
+        t.counters = new ExternalCounters(1, 1, 10, 10, 0, 9_000_000, 160_000, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> a.part().equals("0+8/16") && t.part().equals("8+8/16")), "off: halves by width: " + a.parts);
+        core.bestEffortBalance(true);
+        AtomicBoolean run = new AtomicBoolean(true);
+        AtomicBoolean togetherSeen = new AtomicBoolean();
+        Thread device = Thread.ofPlatform().daemon().start(() -> {
+            double doneA = 10;
+            double doneT = 10;
+            long last = System.nanoTime();
+            while (run.get()) {
+                long now = System.nanoTime();
+                double dt = (now - last) / 1e9;
+                last = now;
+                boolean heldA = a.holding();
+                boolean heldT = t.holding();
+                int wa = width(a.part());
+                int wt = width(t.part());
+                boolean together = !heldA && !heldT && wa == 16 && wt == 16;
+                togetherSeen.compareAndSet(false, together);
+                doneA += heldA ? 0 : 1000 * dt * (together ? 0.54 : wa == 16 ? 1 : 0.84 * wa / 16.0);
+                doneT += heldT ? 0 : 8000 * dt * (together ? 0.38 : wt == 16 ? 1 : 0.61 * Math.sqrt(wt / 8.0));
+                a.counters = new ExternalCounters(1, heldA ? 0 : 1, 10, (long) doneA, 0, 9_000_000, 60_000, System.nanoTime());
+                t.counters = new ExternalCounters(1, heldT ? 0 : 1, 10, (long) doneT, 0, 9_000_000, 160_000, System.nanoTime());
+                qa.changed();
+                qt.changed();
+                try {
+                    Thread.sleep(2);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        try {
+            assertTrue(ExternalQueueTest.eventually(() -> a.part().equals("0+12/16") && t.part().equals("12+4/16"), 30_000_000_000L),
+                    "toward equal gains over sharing in time: " + a.parts);
+            assertTrue(togetherSeen.get(), "both on all of the device, neither held, in a spell together");
+            assertTrue(logged.stream().anyMatch(l -> l.startsWith("measured cut on ") && l.contains("over their rates together")
+                    && l.contains(" -> ")), "each move logged with the gains: " + logged);
+        } finally {
+            run.set(false);
+            device.join();
+            core.bestEffortBalanceTogether(false);
+        }
+    }
+
+    /**
      * {@code bestEffortBalance} between two neighbouring cuts each of whose shares kept are more than
      * 12 % apart (after the H100's trainer and Triton, session 97: 0.47 and 0.63 at 11/5, 0.56 and
      * 0.49 at 12/4; here Triton keeps 0.455 at 12/4, 1.23 apart, midway between the deadband and
