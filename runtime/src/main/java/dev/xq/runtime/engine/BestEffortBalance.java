@@ -123,22 +123,11 @@ final class BestEffortBalance {
      */
     static final double OUTRUN = 1.10;
 
-    /** What a decision does on the device ({@code together}: each on all of what they may use, the device shared in time). */
-    record Step(int[] widths, int turn, boolean holdOthers, long wakeNanos, boolean together) {
-        Step(int[] widths, int turn, boolean holdOthers, long wakeNanos) {
-            this(widths, turn, holdOthers, wakeNanos, false);
-        }
-
+    /** What a decision does on the device. */
+    record Step(int[] widths, int turn, boolean holdOthers, long wakeNanos) {
         /** Parts: {@code widths} in sixteenths, in the processes' order. */
         static Step cut(int[] widths, long wake) {
             return new Step(widths, -1, false, wake);
-        }
-
-        /** A spell together ({@link #together(boolean)}): each of the {@code n} processes on all of what they may use. */
-        static Step shared(int n, long wake) {
-            int[] all = new int[n];
-            Arrays.fill(all, BestEffortSplit.UNITS);
-            return new Step(all, -1, false, wake, true);
         }
 
         /** A spell alone: process {@code turn} on all of it (-1: nobody yet, every one held), the others held. */
@@ -219,17 +208,6 @@ final class BestEffortBalance {
     private boolean quick = true;
     /** Whether a round of spells is followed at once by a weighing of what was counted on the parts before it ({@link #early(boolean)}). */
     private boolean early = true;
-    /** Whether a round ends with a spell together and the cut aims at equal gains over it ({@link #together(boolean)}). */
-    private boolean together;
-    /** With {@link #together}: per pid, its rate in the latest spell together (commands a second) and when. */
-    private final Map<Long, double[]> shared = new HashMap<>();
-    /** With {@link #together}: when the spell together under way began (-1: none), each process's count then, and its changes (as on the parts). */
-    private long togetherSince = -1;
-    private long[] togetherStart;
-    private long[] togetherSeen;
-    private int[] togetherChanges;
-    private long[][] togetherFirst;
-    private long[][] togetherLast;
     /** Whether a count on the parts that a pause ends (a stop) goes on after it, on the same cut ({@link #carry(boolean)}). */
     private boolean carry = true;
     /**
@@ -346,21 +324,6 @@ final class BestEffortBalance {
     }
 
     /**
-     * On: a round of spells ends with a spell together, every process on all of what they may use
-     * as natively (the device shared in time), as long as a spell alone; and the cut aims at equal
-     * gains over that ({@code rate on the part / rate together}) instead of equal shares of the
-     * rates alone. Native time slicing does not split evenly by rates alone: on an H100 a trainer
-     * kept 0.52-0.56 of its rate alone beside Triton, Triton 0.37-0.40 (session 104), so equal
-     * shares kept left the trainer near its native rate and Triton far above it (1.4-2.4 of native
-     * sharing, the trainer 0.84-0.97; sessions 104-106). The goal a best-effort tenant is held to is
-     * its rate under native sharing, which the spell together measures. Off (the default until
-     * measured): equal shares of the rates alone.
-     */
-    void together(boolean on) {
-        together = on;
-    }
-
-    /**
      * Fewer than two of them have work (stopped, idle): any spell ends, and what was counted on the
      * parts is dropped ({@link #carry}: kept for the count after it); the cut and the rates alone stay
      * for their return (the paired reading's stops, 1.5 s of every 3, would otherwise start it again
@@ -435,7 +398,6 @@ final class BestEffortBalance {
             widths = kept != null && kept.length == n ? kept.clone() : initial.clone();
             pidsSince = now;
             probing = -1;
-            togetherSince = -1;
             countFrom = now + t.settle();
             dropCount();
             Carried back = parked.remove(pids);
@@ -465,7 +427,6 @@ final class BestEffortBalance {
         if (paused) {
             paused = false;
             probing = -1;
-            togetherSince = -1;
             earlyRates = null;
             countFrom = now + t.settle();
             counts = null;
@@ -553,7 +514,7 @@ final class BestEffortBalance {
         }
         String across = carried != null ? ", counted in " + (carried.stretches() + 1) + " stretches between pauses over "
                 + (span() + now - countStart) / 1_000_000 + " ms" : "";
-        boolean movedNow = move(now, kept, gains(onParts), rates);
+        boolean movedNow = move(now, kept, rates);
         last += across;
         dropCount();
         if (movedNow) {
@@ -568,9 +529,7 @@ final class BestEffortBalance {
      * where the weighing says; {@link #last} says what was weighed. Returns whether it moved (then
      * the count on the new parts begins after {@link Times#settle}).
      */
-    private boolean move(long now, double[] keptAlone, double[] gains, long[] rates) {
-        // the aim: equal gains over the spell together where measured ({@link #together}), else equal shares kept
-        double[] kept = gains != null ? gains : keptAlone;
+    private boolean move(long now, double[] kept, long[] rates) {
         int[] moved = quick ? weighProportional(widths, kept) : memory ? weighStepped(widths, kept) : weigh(widths, kept);
         double spread = spread(kept);
         String stays = "";
@@ -604,8 +563,7 @@ final class BestEffortBalance {
             stays = ", stays: at " + Arrays.toString(backFrom) + " they differed by " + round2(backSpread) + ", here by " + round2(spread);
             moved = widths.clone();
         }
-        last = "rates kept alone " + Arrays.toString(Arrays.stream(keptAlone).map(BestEffortBalance::round2).toArray())
-                + (gains != null ? ", over their rates together " + Arrays.toString(Arrays.stream(gains).map(BestEffortBalance::round2).toArray()) : "")
+        last = "rates kept alone " + Arrays.toString(Arrays.stream(kept).map(BestEffortBalance::round2).toArray())
                 + ", on the parts (commands a second) " + Arrays.toString(rates)
                 + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved)) + stays;
         if (!Arrays.equals(moved, widths)) {
@@ -668,7 +626,7 @@ final class BestEffortBalance {
         for (int i = 0; i < kept.length; i++) {
             rates[i] = Math.round(onParts[i]);
         }
-        move(now, kept, gains(onParts), rates);
+        move(now, kept, rates);
         last = round + "; counted before the spells: " + last;
     }
 
@@ -731,25 +689,6 @@ final class BestEffortBalance {
     private void dropCount() {
         counts = null;
         carried = null;
-    }
-
-    /**
-     * With {@link #together}: each process's rate on its part over its rate in the latest spell
-     * together; null where off or one of them has none.
-     */
-    private double[] gains(double[] onParts) {
-        if (!together) {
-            return null;
-        }
-        double[] out = new double[onParts.length];
-        for (int i = 0; i < onParts.length; i++) {
-            double[] g = shared.get(pids.get(i));
-            if (g == null || g[0] <= 0) {
-                return null;
-            }
-            out[i] = onParts[i] / g[0];
-        }
-        return out;
     }
 
     /** Each process's rate on its part over its rate alone (NaN: not measured alone). */
@@ -958,55 +897,6 @@ final class BestEffortBalance {
         return Math.max(MIN_UNITS, Math.max(width - MAX_JUMP, (width + 1) / 2));
     }
 
-    /**
-     * With {@link #together}: the spell together at a round's end, every process on all of what
-     * they may use, {@link Times#probe} at least and until each one's completions were seen to
-     * change {@link #MIN_CHANGES} times (at most {@link #MAX_PROBE_FACTOR} times that); each
-     * one's rate between its first change and its latest. Returns the step while it lasts, null
-     * once it has ended.
-     */
-    private Step spellTogether(long now, long[] completed) {
-        int n = pids.size();
-        if (togetherSince < 0) {
-            togetherSince = now;
-            togetherStart = completed.clone();
-            togetherSeen = completed.clone();
-            togetherChanges = new int[n];
-            togetherFirst = new long[n][2];
-            togetherLast = new long[n][2];
-            return Step.shared(n, now + t.probe());
-        }
-        boolean enough = true;
-        for (int i = 0; i < n; i++) {
-            if (completed[i] != togetherSeen[i]) {
-                togetherSeen[i] = completed[i];
-                if (togetherChanges[i]++ == 0) {
-                    togetherFirst[i] = new long[] {now, completed[i]};
-                }
-                togetherLast[i] = new long[] {now, completed[i]};
-            }
-            enough &= togetherChanges[i] >= MIN_CHANGES;
-        }
-        long in = now - togetherSince;
-        if (in < t.probe() || (!enough && in < MAX_PROBE_FACTOR * t.probe())) {
-            return Step.shared(n, in < t.probe() ? togetherSince + t.probe() : now + Math.max(1_000_000L, t.probe() / 8));
-        }
-        for (int i = 0; i < n; i++) {
-            double rate = togetherChanges[i] >= MIN_CHANGES && togetherLast[i][0] > togetherFirst[i][0]
-                    ? (togetherLast[i][1] - togetherFirst[i][1]) / ((togetherLast[i][0] - togetherFirst[i][0]) / 1e9)
-                    : (completed[i] - togetherStart[i]) / (in / 1e9);
-            if (rate > 0) {
-                shared.put(pids.get(i), new double[] {rate, now});
-            }
-        }
-        if (!memory) {
-            shared.keySet().retainAll(pids);
-        }
-        shared.values().removeIf(a -> now - (long) a[1] > KEEP_NANOS);
-        togetherSince = -1;
-        return null;
-    }
-
     private Step probe(long now, long[] completed, long[] run, boolean[] inFlight) {
         int n = pids.size();
         while (probing < n) {
@@ -1113,12 +1003,6 @@ final class BestEffortBalance {
                 return new Step(null, -1, true, now);
             }
         }
-        if (together) {
-            Step s = spellTogether(now, completed);
-            if (s != null) {
-                return s;
-            }
-        }
         probing = -1;
         lastProbeEnd = now;
         probedSet = true;
@@ -1136,17 +1020,6 @@ final class BestEffortBalance {
             Double busy = busyAlone.get(p);
             if (busy != null) {
                 b.append(" (busy ").append(round2(busy)).append(')');
-            }
-        }
-        if (together) {
-            b.append("; together");
-            for (Long p : pids) {
-                double[] g = shared.get(p);
-                double[] a = alone.get(p);
-                b.append(' ').append(p).append('=').append(g == null ? "?" : String.valueOf(Math.round(g[0])));
-                if (g != null && a != null && a[0] > 0) {
-                    b.append(" (").append(round2(g[0] / a[0])).append(" of alone)");
-                }
             }
         }
         b.append(", next in ").append(periods * (t.probePeriod() / 1_000_000_000.0)).append(" s");

@@ -1075,7 +1075,6 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         b.quick(bestEffortBalanceQuick);
         b.early(bestEffortBalanceEarly);
         b.carry(bestEffortBalanceCarry);
-        b.together(bestEffortBalanceTogether);
         int[] initial = weighed;
         if (initial == null || initial.length != order.size()) {
             initial = new int[order.size()];
@@ -1136,13 +1135,6 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
         spellPid.remove(device);
         spelling.remove(device);
-        if (s.together()) {
-            // the spell together: each on all of what they may use, the device shared in time as natively
-            for (Long pid : order) {
-                shares.put(pid, new int[] {0, BestEffortSplit.UNITS});
-            }
-            return shares;
-        }
         weights.put(device, new Weights(order, s.widths(), now, -1, false, false, 0));
         int offset = 0;
         for (int i = 0; i < order.size(); i++) {
@@ -1261,22 +1253,6 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     private volatile boolean bestEffortBalanceCarry = true;
-
-    private volatile boolean bestEffortBalanceTogether;
-
-    /**
-     * Whether a round of spells ends with a spell together (each on all of what they may use, the
-     * device shared in time as natively) and the cut aims at equal gains over the rates measured
-     * there instead of equal shares of the rates alone ({@link BestEffortBalance#together(boolean)}).
-     * Off by default until measured on a GPU.
-     */
-    public void bestEffortBalanceTogether(boolean on) {
-        bestEffortBalanceTogether = on;
-    }
-
-    public boolean bestEffortBalanceTogether() {
-        return bestEffortBalanceTogether;
-    }
 
     /**
      * Whether a count on the parts that a stop cuts short goes on after it, on the same set and cut

@@ -76,7 +76,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortBalanceTogether", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -182,10 +182,6 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         Boolean carry = read("bestEffortBalanceCarry", "true or false", s::bestEffortBalanceCarry);
         if (carry != null && carry != core.bestEffortBalanceCarry()) {
             core.bestEffortBalanceCarry(carry);
-        }
-        Boolean together = read("bestEffortBalanceTogether", "true or false", s::bestEffortBalanceTogether);
-        if (together != null && together != core.bestEffortBalanceTogether()) {
-            core.bestEffortBalanceTogether(together);
         }
         Boolean unbounded = read("bestEffortUnbounded", "true or false", s::bestEffortUnbounded);
         if (unbounded != null && unbounded != core.bestEffortUnbounded()) {

@@ -199,14 +199,6 @@ public @interface SchedulerConfig {
             + "drops the count.")
     boolean bestEffortBalanceCarry() default true;
 
-    @AttributeDefinition(name = "Best-effort balance together", description = "Whether a round of spells alone ends with a "
-            + "spell together (every process on all of what they may use, the device shared in time as natively, as long as a "
-            + "spell alone) and the measured cut aims at equal gains over the rates measured there instead of equal shares of "
-            + "the rates alone. Native time slicing does not split evenly by rates alone: on an H100 a trainer kept 0.52-0.56 of "
-            + "its rate alone beside Triton and Triton 0.37-0.40, so equal shares kept left the trainer near its native rate and "
-            + "Triton far above its own. Off by default until measured on a GPU.")
-    boolean bestEffortBalanceTogether() default false;
-
     @AttributeDefinition(name = "Best-effort unbounded", description = "Whether a best-effort process with a part of "
             + "the device (in space or in turns, or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
             + "preferred over it (a higher priority) is open on its device, busy or not: its company is best-effort "

@@ -54,41 +54,6 @@ class BestEffortBalanceTest {
     }
 
     /**
-     * With spells together: a trainer whose rate goes with its width and a Triton loop that keeps
-     * half its rate on any part, where time sharing gives the trainer 0.54 of its rate alone and
-     * Triton 0.38 (native on an H100, session 104). Equal shares of the rates alone stop near 12/4,
-     * where the trainer does 1.1 times its rate together and Triton 1.5 times; equal gains over the
-     * rates together give the trainer more (14/2 or 15/1), both above their rates together. Each
-     * round ends with a spell together on all of the device, no one held.
-     */
-    @Test
-    void spellsTogetherAimTheCutAtEqualGainsOverSharingInTime() {
-        IntToDoubleFunction trainer = w -> 0.8 * w / 16.0;
-        IntToDoubleFunction triton = w -> Math.min(0.95, 0.5 + w / 32.0);
-        int[][] ends = new int[2][];
-        for (boolean on : new boolean[] {false, true}) {
-            Sim sim = new Sim(new double[] {30_000, 5_000}, new IntToDoubleFunction[] {trainer, triton});
-            sim.together = on;
-            sim.keptTogether = new double[] {0.54, 0.38};
-            ends[on ? 1 : 0] = sim.run(20_000);
-            if (on) {
-                assertTrue(sim.togetherSteps > 0, "spells together ran");
-                assertFalse(sim.togetherNarrowed, "each on all of the device, none held, in every spell together");
-                assertTrue(sim.rounds.stream().allMatch(r -> r.contains("; together ")), "each round traces its rates together: " + sim.rounds);
-                assertTrue(sim.weighings.stream().anyMatch(w -> w.contains("over their rates together")), "the weighings trace the gains: " + sim.weighings);
-                int w = ends[1][0];
-                double gainTrainer = trainer.applyAsDouble(w) / 0.54;
-                double gainTriton = triton.applyAsDouble(16 - w) / 0.38;
-                assertTrue(gainTrainer >= 1 && gainTriton >= 1, "both above their rates together at " + w + ": " + gainTrainer + ", " + gainTriton);
-            } else {
-                assertEquals(0, sim.togetherSteps, "no spell together when off");
-            }
-        }
-        assertTrue(ends[0][0] == 12 || ends[0][0] == 11, "equal shares kept: about 12/4: " + Arrays.toString(ends[0]));
-        assertTrue(ends[1][0] >= 14, "equal gains over sharing in time: the trainer wider: " + Arrays.toString(ends[1]));
-    }
-
-    /**
      * Rates alone that stay as they were and a cut that stays put: each round doubles the time to
      * the next, up to 64 s (7 rounds in 200 s instead of 25); a new phase (the trainer at twice its
      * rate alone) brings the next round back to 8 s after the one that found it, and the cut moves.
@@ -792,13 +757,6 @@ class BestEffortBalanceTest {
         boolean quick = true;
         /** {@link BestEffortBalance#early(boolean)}: on, as by default. */
         boolean early = true;
-        /** {@link BestEffortBalance#together(boolean)}: off, as by default. */
-        boolean together;
-        /** In a spell together, the share of its rate alone each process keeps (the device shared in time). */
-        double[] keptTogether;
-        /** Spells together seen, and whether any held a process or left one off all of the device. */
-        int togetherSteps;
-        boolean togetherNarrowed;
 
         Sim(double[] alone, IntToDoubleFunction[] kept) {
             this.alone = alone;
@@ -810,7 +768,6 @@ class BestEffortBalanceTest {
             BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
             b.quick(quick);
             b.early(early);
-            b.together(together);
             List<Long> pids = n == 2 ? List.of(11L, 12L) : List.of(11L, 12L, 13L);
             double[] done = new double[n];
             boolean[] inFlight = new boolean[n];
@@ -842,14 +799,7 @@ class BestEffortBalanceTest {
                     probes++;
                 }
                 last = s;
-                if (s.together()) {
-                    togetherSteps++;
-                    for (int i = 0; i < n; i++) {
-                        togetherNarrowed |= s.widths()[i] != BestEffortSplit.UNITS || s.holdOthers();
-                        done[i] += alone[i] * keptTogether[i] / 1000.0;
-                        inFlight[i] = true;
-                    }
-                } else if (s.probing()) {
+                if (s.probing()) {
                     for (int i = 0; i < n; i++) {
                         boolean on = i == s.turn();
                         done[i] += on ? alone[i] / 1000.0 : 0;

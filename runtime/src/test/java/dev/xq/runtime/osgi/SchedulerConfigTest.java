@@ -182,11 +182,6 @@ class SchedulerConfigTest {
         assertTrue(rc.core().bestEffortBalanceCarry(), "'0' refused, the value in force stays");
         rc.modified(only(Map.of("bestEffortBalanceCarry", false)), Map.of("bestEffortBalanceCarry", "false"));
         assertFalse(rc.core().bestEffortBalanceCarry(), "false is read");
-        assertFalse(rc.core().bestEffortBalanceTogether(), "no spell together by default");
-        rc.modified(only(Map.of("bestEffortBalanceTogether", true)), Map.of("bestEffortBalanceTogether", "on"));
-        assertFalse(rc.core().bestEffortBalanceTogether(), "'on' refused, the value in force stays");
-        rc.modified(only(Map.of("bestEffortBalanceTogether", true)), Map.of("bestEffortBalanceTogether", "true"));
-        assertTrue(rc.core().bestEffortBalanceTogether(), "true is read");
         rc.modified(only(Map.of("bestEffortBalance", !balance)), Map.of("bestEffortBalance", Boolean.toString(!balance).toUpperCase()));
         assertEquals(!balance, rc.core().bestEffortBalance(), "TRUE and FALSE in any case are read");
     }
