@@ -95,6 +95,14 @@ final class BestEffortBalance {
      * second, a trainer or Triton thousands.
      */
     static final int MIN_PART_COMMANDS = 16;
+    /**
+     * With {@link #longCommands}: a process whose rate on its part is taken between whole batches
+     * over at least this many gaps between them counts as enough for a weighing, however few
+     * commands it completed: a GEMM process's commands each take 27-83 ms (37 a second alone on an
+     * H100, 12 on half of it), of one length, so two gaps between them time its rate as closely as
+     * sixteen commands counted in a window do.
+     */
+    static final int MIN_PART_GAPS = MIN_CHANGES - 1;
     /** A process's part is never less than this many sixteenths. */
     static final int MIN_UNITS = 1;
     /**
@@ -210,13 +218,15 @@ final class BestEffortBalance {
     private boolean early = true;
     /** Whether a count on the parts that a pause ends (a stop) goes on after it, on the same cut ({@link #carry(boolean)}). */
     private boolean carry = true;
+    /** Whether a process's long commands count as enough for a weighing by the gaps between them ({@link #longCommands(boolean)}). */
+    private boolean longCommands = true;
     /**
      * With {@link #carry}: what the stretches of a count before a pause added, per process: commands
      * completed ({@code done}), and the commands and nanoseconds its rate is taken over ({@code num},
      * {@code den}, as in {@link #partRates}); their length together, how many, when the last ended,
      * and the set and cut they were counted on.
      */
-    record Carried(long[] done, long[] num, long[] den, long span, int stretches, long at, List<Long> pids, int[] widths) {
+    record Carried(long[] done, long[] num, long[] den, long[] gaps, long span, int stretches, long at, List<Long> pids, int[] widths) {
     }
 
     /** With {@link #carry}: what the count under way carries from before a pause (null: nothing). */
@@ -321,6 +331,22 @@ final class BestEffortBalance {
      */
     void carry(boolean on) {
         carry = on;
+    }
+
+    /**
+     * On (the default since session 107), with {@link #quick}: a weighing, and the weighing of what
+     * was counted before a round ({@link #early}), take a process whose rate on its part is timed
+     * between whole batches over {@link #MIN_PART_GAPS} gaps or more as counted enough, beside
+     * those that completed {@link #MIN_PART_COMMANDS} commands. Off: every process must complete
+     * that many. A GEMM process beside Triton on an H100 completed about 4 commands on its half of
+     * the device (12 a second, 37 alone) in the quarter second before the first round of spells,
+     * so the weighing of it never applied, and the first weighing waited for 16 of them: the GEMMs
+     * kept 0.33 of their rate alone on the node's first cut (8/8) for the first 2.7-2.8 s after
+     * the round, against 0.65 at 12/4 where the weighing took them (the run's first two stretches
+     * at 0.62-0.67 of native sharing, 0.86-1.00 after; session 106).
+     */
+    void longCommands(boolean on) {
+        longCommands = on;
     }
 
     /**
@@ -473,7 +499,7 @@ final class BestEffortBalance {
             long half = t.period() / 2;
             boolean enough = true;
             for (int i = 0; i < n; i++) {
-                enough &= done(i, completed) >= MIN_PART_COMMANDS;
+                enough &= enough(i, completed);
             }
             if (counted < half || (!enough && counted < t.period())) {
                 long next = counted < half ? now + (half - counted) : now + Math.max(1_000_000L, half / 8);
@@ -595,7 +621,7 @@ final class BestEffortBalance {
         }
         seen(now, completed);
         for (int i = 0; i < completed.length; i++) {
-            if (done(i, completed) < MIN_PART_COMMANDS) {
+            if (!enough(i, completed)) {
                 return;
             }
         }
@@ -660,6 +686,21 @@ final class BestEffortBalance {
         return completed[i] - counts[i] + (carried != null && carried.done().length == completed.length ? carried.done()[i] : 0);
     }
 
+    /**
+     * Whether process {@code i} has been counted enough for a weighing: {@link #MIN_PART_COMMANDS}
+     * commands, or (with {@link #longCommands}) its rate timed over {@link #MIN_PART_GAPS} gaps between
+     * whole batches, the stretches carried with the count included.
+     */
+    private boolean enough(int i, long[] completed) {
+        return done(i, completed) >= MIN_PART_COMMANDS || (longCommands && gaps(i) >= MIN_PART_GAPS);
+    }
+
+    /** Process {@code i}'s gaps between whole batches its rate is timed over in the count (0 in a stretch whose rate is not taken so). */
+    private long gaps(int i) {
+        long here = partChanges[i] >= MIN_CHANGES && partLast[i][0] > partFirst[i][0] ? partChanges[i] - 1 : 0;
+        return here + (carried != null && carried.gaps().length == partChanges.length ? carried.gaps()[i] : 0);
+    }
+
     /** With {@link #carry}: the length of the stretches carried (0: none). */
     private long span() {
         return carried == null ? 0 : carried.span();
@@ -675,13 +716,15 @@ final class BestEffortBalance {
         long[] done = new long[n];
         long[] num = new long[n];
         long[] den = new long[n];
+        long[] gaps = new long[n];
         for (int i = 0; i < n; i++) {
             long[] r = stretch(i, at, seen);
             done[i] = seen[i] - counts[i] + (c != null ? c.done()[i] : 0);
             num[i] = r[0] + (c != null ? c.num()[i] : 0);
             den[i] = r[1] + (c != null ? c.den()[i] : 0);
+            gaps[i] = gaps(i);
         }
-        carried = new Carried(done, num, den, at - countStart + (c != null ? c.span() : 0), c != null ? c.stretches() + 1 : 1, at,
+        carried = new Carried(done, num, den, gaps, at - countStart + (c != null ? c.span() : 0), c != null ? c.stretches() + 1 : 1, at,
                 pids, widths.clone());
     }
 

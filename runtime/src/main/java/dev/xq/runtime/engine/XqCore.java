@@ -1075,6 +1075,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         b.quick(bestEffortBalanceQuick);
         b.early(bestEffortBalanceEarly);
         b.carry(bestEffortBalanceCarry);
+        b.longCommands(bestEffortBalanceLongCommands);
         int[] initial = weighed;
         if (initial == null || initial.length != order.size()) {
             initial = new int[order.size()];
@@ -1265,6 +1266,22 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     public boolean bestEffortBalanceCarry() {
         return bestEffortBalanceCarry;
+    }
+
+    private volatile boolean bestEffortBalanceLongCommands = true;
+
+    /**
+     * Whether a weighing takes a process whose rate on its part is timed over two gaps or more
+     * between whole batches as counted enough, however few commands it completed ({@link
+     * BestEffortBalance#longCommands(boolean)}; on by default since session 107). Off: every process
+     * must complete {@link BestEffortBalance#MIN_PART_COMMANDS} commands.
+     */
+    public void bestEffortBalanceLongCommands(boolean on) {
+        bestEffortBalanceLongCommands = on;
+    }
+
+    public boolean bestEffortBalanceLongCommands() {
+        return bestEffortBalanceLongCommands;
     }
 
     /** The split weighed last per device, kept while it is nearly as good as the best ({@link BestEffortSplit#HYSTERESIS}). */

@@ -76,7 +76,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortBalanceLongCommands", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -182,6 +182,10 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         Boolean carry = read("bestEffortBalanceCarry", "true or false", s::bestEffortBalanceCarry);
         if (carry != null && carry != core.bestEffortBalanceCarry()) {
             core.bestEffortBalanceCarry(carry);
+        }
+        Boolean longCommands = read("bestEffortBalanceLongCommands", "true or false", s::bestEffortBalanceLongCommands);
+        if (longCommands != null && longCommands != core.bestEffortBalanceLongCommands()) {
+            core.bestEffortBalanceLongCommands(longCommands);
         }
         Boolean unbounded = read("bestEffortUnbounded", "true or false", s::bestEffortUnbounded);
         if (unbounded != null && unbounded != core.bestEffortUnbounded()) {

@@ -199,6 +199,15 @@ public @interface SchedulerConfig {
             + "drops the count.")
     boolean bestEffortBalanceCarry() default true;
 
+    @AttributeDefinition(name = "Best-effort balance long commands", description = "With bestEffortBalanceQuick: whether a "
+            + "weighing (and the weighing of what was counted before a round of spells) takes a process whose rate on its part "
+            + "is timed between whole batches over two gaps or more as counted enough, beside those that completed 16 commands. "
+            + "On by default since session 107: a GEMM process beside Triton on an H100 completed about 4 commands in the quarter "
+            + "second before the first round (12 a second on half the device, 37 alone), so the first weighing waited for 16 and "
+            + "the GEMMs kept 0.33 of their rate alone on the node's first cut for 2.7-2.8 s. Off: every process must complete "
+            + "16 commands.")
+    boolean bestEffortBalanceLongCommands() default true;
+
     @AttributeDefinition(name = "Best-effort unbounded", description = "Whether a best-effort process with a part of "
             + "the device (in space or in turns, or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
             + "preferred over it (a higher priority) is open on its device, busy or not: its company is best-effort "

@@ -429,6 +429,7 @@ class BestEffortBalanceTest {
             BestEffortBalance.Times t = new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L,
                     10_000_000L, 1_000_000_000L);
             BestEffortBalance b = new BestEffortBalance(t);
+            b.longCommands(false); // the sixteen commands' rule alone (the gaps' rule: aProcessOfLongCommandsIsWeighedByTheGapsBetweenThem)
             List<Long> pids = List.of(1L, 2L);
             long[] done = {0, 0};
             long now = 1_000_000_000L;
@@ -481,6 +482,7 @@ class BestEffortBalanceTest {
         for (boolean memory : new boolean[] {true, false}) {
             BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
             b.memory(memory);
+            b.longCommands(memory); // off: as before session 102
             double[] alone = {30_000, 40, 5_000};
             // kept on a part of w sixteenths: the trainer and the GEMM by width, Triton nearly whole on any
             IntToDoubleFunction[] kept = {w -> 0.8 * w / 16.0, w -> 0.8 * w / 16.0, w -> Math.min(0.95, 0.5 + w / 32.0)};
@@ -549,6 +551,7 @@ class BestEffortBalanceTest {
         for (boolean carry : new boolean[] {true, false}) {
             BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
             b.carry(carry);
+            b.longCommands(false); // a GEMM process's sixteen commands, as when carry was measured (session 106)
             double[] alone = {30_000, 40, 5_000};
             IntToDoubleFunction[] kept = {w -> 0.8 * w / 16.0, w -> 0.8 * w / 16.0, w -> Math.min(0.95, 0.5 + w / 32.0)};
             double[] done = new double[3];
@@ -596,6 +599,55 @@ class BestEffortBalanceTest {
         assertTrue(first[0] >= 0 && first[1] >= 0, "weighed either way: " + Arrays.toString(first));
         assertTrue(first[0] < first[1], "the first weighing sooner with the count carried: " + Arrays.toString(first));
         assertTrue(weighings[0] > weighings[1], "more weighings with the count carried: " + Arrays.toString(weighings));
+    }
+
+    /**
+     * A GEMM process (37 commands a second alone, about 11 on half the device) beside Triton, as on
+     * an H100 in session 106: by the gaps between its long commands it is weighed before the first
+     * round of spells and half a period after one, and the cut leaves the node's 8/8 for it sooner,
+     * where counting sixteen of its commands let the first weighing wait seconds.
+     */
+    @Test
+    void aProcessOfLongCommandsIsWeighedByTheGapsBetweenThem() {
+        long[] firstAt = new long[2];
+        double[] gemmEarly = new double[2];
+        String[] early = new String[2];
+        for (boolean on : new boolean[] {true, false}) {
+            BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
+            b.longCommands(on);
+            List<Long> pids = List.of(21L, 22L);
+            double[] alone = {37, 5_200};
+            IntToDoubleFunction[] kept = {w -> Math.min(1, 1.15 * (w / 16.0) * (w / 16.0)), w -> Math.min(0.95, 0.3 + 0.07 * w)};
+            double[] done = new double[2];
+            long first = -1;
+            String before = "";
+            for (int t = 0; t < 6_000; t++) {
+                long now = t * MS;
+                long[] counts = {(long) done[0], (long) done[1]};
+                BestEffortBalance.Step s = b.step(now, pids, counts, new boolean[2], new int[] {8, 8});
+                String line = b.trace();
+                if (line.contains("rates kept alone") && first < 0) {
+                    first = t;
+                }
+                if (line.contains("counted before the spells")) {
+                    before = line;
+                }
+                for (int i = 0; i < 2; i++) {
+                    double d = s.probing() ? (i == s.turn() ? alone[i] / 1000.0 : 0) : alone[i] * kept[i].applyAsDouble(s.widths()[i]) / 1000.0;
+                    done[i] += d;
+                    if (t < 3_000 && i == 0) {
+                        gemmEarly[on ? 0 : 1] += d;
+                    }
+                }
+            }
+            firstAt[on ? 0 : 1] = first;
+            early[on ? 0 : 1] = before;
+        }
+        assertTrue(firstAt[0] >= 0 && firstAt[1] >= 0, "weighed either way: " + Arrays.toString(firstAt));
+        assertTrue(firstAt[0] < firstAt[1], "the first weighing sooner by the gaps: " + Arrays.toString(firstAt));
+        assertTrue(early[0].contains("-> ["), "what the GEMMs did before the round is weighed and moves the cut: " + early[0]);
+        assertEquals("", early[1], "with sixteen commands needed, nothing before the round is weighed");
+        assertTrue(gemmEarly[0] > 1.1 * gemmEarly[1], "the GEMMs' first 3 s: " + Arrays.toString(gemmEarly));
     }
 
     /**

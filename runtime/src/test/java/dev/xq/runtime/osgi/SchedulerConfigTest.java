@@ -182,6 +182,11 @@ class SchedulerConfigTest {
         assertTrue(rc.core().bestEffortBalanceCarry(), "'0' refused, the value in force stays");
         rc.modified(only(Map.of("bestEffortBalanceCarry", false)), Map.of("bestEffortBalanceCarry", "false"));
         assertFalse(rc.core().bestEffortBalanceCarry(), "false is read");
+        assertTrue(rc.core().bestEffortBalanceLongCommands(), "long commands weighed by their gaps by default");
+        rc.modified(only(Map.of("bestEffortBalanceLongCommands", false)), Map.of("bestEffortBalanceLongCommands", "nein"));
+        assertTrue(rc.core().bestEffortBalanceLongCommands(), "'nein' refused, the value in force stays");
+        rc.modified(only(Map.of("bestEffortBalanceLongCommands", false)), Map.of("bestEffortBalanceLongCommands", "false"));
+        assertFalse(rc.core().bestEffortBalanceLongCommands(), "false is read");
         rc.modified(only(Map.of("bestEffortBalance", !balance)), Map.of("bestEffortBalance", Boolean.toString(!balance).toUpperCase()));
         assertEquals(!balance, rc.core().bestEffortBalance(), "TRUE and FALSE in any case are read");
     }
