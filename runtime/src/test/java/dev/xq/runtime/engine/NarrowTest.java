@@ -1584,6 +1584,45 @@ class NarrowTest {
         assertTrue(keptPastItsTime, "the turn kept past its time while its work was in flight, short of overdue");
     }
 
+    /**
+     * A turn given up (overdue, its work in flight) passes once that work ends though no event
+     * comes: the wide tenant that brought a decision at each request has stopped (a service gone
+     * quiet, or exiting), and the held processes bring none ({@link XqCore#TURN_DRAIN_LOOK_NANOS}).
+     * Before session 107 the turn waited for an event: at a batch's or a graph's exit two
+     * best-effort processes in turns stood 0.85-0.98 s on an H100, the last trace line a turn given
+     * up (82 of 1,434 recorded best-effort logs of xq runs ran 0.4 s or more long).
+     */
+    @Test
+    void aTurnGivenUpPassesOnceItsWorkEndsWithoutAnEvent() throws Exception {
+        SpaceOwner a = new SpaceOwner(true, 132);
+        SpaceOwner t = new SpaceOwner(true, 132);
+        ExternalQueue qa = open("gemm", 11, 1, a);
+        ExternalQueue qt = open("trainer", 12, 1, t);
+        ExternalQueueImpl ga = (ExternalQueueImpl) core.find(qa.handle()).orElseThrow();
+        ExternalQueueImpl gt = (ExternalQueueImpl) core.find(qt.handle()).orElseThrow();
+        a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_500_000, System.nanoTime());
+        t.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 80_000, System.nanoTime());
+        ga.fitGap(21_849_000L, System.nanoTime());
+        gt.fitGap(21_849_000L, System.nanoTime());
+        qa.changed();
+        qt.changed();
+        assertTrue(eventually(() -> !ga.offTurn() && gt.offTurn()), "the GEMM's turn: " + a.parts + " " + t.parts);
+        a.counters = busy(21_500_000);
+        qa.changed();
+        long turn = XqCore.turnNanos(21_500_000L, 21_849_000L);
+        Thread.sleep(turn * XqCore.TURN_OVERDUE_PERCENT / 100 / 1_000_000 + 5);
+        ga.fitGap(21_849_000L, System.nanoTime());
+        gt.fitGap(21_849_000L, System.nanoTime());
+        qa.changed();
+        assertTrue(eventually(() -> ga.offTurn() && gt.offTurn()), "long overdue: the GEMM held too, the trainer still waits");
+        // its last kernel ends, and nothing tells the node
+        a.counters = new ExternalCounters(1, 0, 14, 14, 0, 9_000_000, 21_500_000, System.nanoTime());
+        long ended = System.nanoTime();
+        assertTrue(ExternalQueueTest.eventually(() -> ga.offTurn() && !gt.offTurn(), 300_000_000L),
+                "the trainer's turn within 300 ms of the GEMM's work ending, no event needed: " + a.parts + " " + t.parts);
+        assertTrue(System.nanoTime() - ended < 300_000_000L);
+    }
+
     @Test
     void aTurnOfSeveralGapsIsUpAtTheGapNearestItsTime() {
         // a graph's 21.8 ms gaps, 25 ms apart: a 50 ms turn that began a moment after the graph's

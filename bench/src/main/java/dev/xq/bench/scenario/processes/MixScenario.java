@@ -334,7 +334,12 @@ public final class MixScenario implements Scenario {
             // sharing, Triton 2.27), and a random batch beside fp32 training and Triton (the
             // trainer's rate alone read low, the cut moved away from it: 0.52)
             Mix.of("decode:2", "trainbf16:1", "gemm:1", "triton:1"),
-            Mix.of("bulkp:2", "train32:1", "triton:1"));
+            Mix.of("bulkp:2", "train32:1", "triton:1"),
+            // added in session 107, first run as mixes of one's own: a graph at random above GEMMs
+            // and Triton (the graph 1.84 x, native 3.99; the GEMMs 0.58 of native sharing), and an
+            // eager decoder above two GEMM processes (1.19 x where native sharing gave it 0.70)
+            Mix.of("graphp:2", "gemm:1", "triton:1"),
+            Mix.of("decode:2", "gemm:1", "gemm:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "mps-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");
