@@ -89,6 +89,16 @@
 #define POLL_NS 100000ull            /* and this often otherwise */
 #define MEMOP_LIMIT_NS 5000ull       /* the same for XQ_COMPLETION=memop streams (a look is a load) */
 #define MEMOP_NS 50000ull
+/* tracker: while launchers wait on a limit, a stream whose oldest mark covers AHEAD_MIN_NS of
+ * estimated work or more is looked at every POLL_NS (as an event stream when none wait) until
+ * AHEAD_NUM/AHEAD_DEN of that work could be done (from its launch or the end of the mark before
+ * it, whichever is later), and every MEMOP_LIMIT_NS or POLL_LIMIT_NS only after that
+ * (XQ_TRACK_AHEAD=0: every one from the start): a GEMM of 21 ms behind a limit was looked at
+ * every 5 us, some 4,000 wakes of the tracker a kernel, 18-47 % of a core (session 107's runs) */
+#define AHEAD_MIN_NS 2000000ull
+#define AHEAD_NUM 15
+#define AHEAD_DEN 16
+extern int xqc_ahead;
 /* est_full: for this long after a run on the whole device, narrowed runs scaled to the whole do not
  * raise it (cuda_gate.c, xqc_account_done) */
 #define FULL_TRUST_NS 3000000000ull
@@ -791,7 +801,7 @@ extern uint32_t xqc_owed;    /* streams owing a WAKE */
 extern uint32_t xqc_closing; /* destroyed streams not yet closed */
 extern uint32_t xqc_tracker_parked;
 extern pthread_mutex_t xqc_query_mu; /* tracker queries vs capture begin */
-extern uint64_t xqc_nap[5], xqc_nap_late; /* XQ_LOG=2, tracker only: its naps by how late they ended */
+extern uint64_t xqc_nap[5], xqc_nap_late, xqc_nap_quick; /* XQ_LOG=2, tracker only: its naps by how late they ended; the quick ones */
 void xqc_tracker_kick(void);
 void xqc_tracker_wake_now(void);
 extern __thread int xqc_t_tracker; /* this thread is the tracker */

@@ -125,6 +125,23 @@ static uint64_t tick(void)
     return t;
 }
 
+int xqc_ahead = 1;   /* XQ_TRACK_AHEAD (cuda_hooks.c) */
+int xqc_t_urgent;    /* tracker only, each pass: a stream was looked at as launchers waiting on a limit want */
+
+/* Whether st's oldest mark cannot be done yet (cuda_int.h: AHEAD_*): its work's estimate is long
+ * and not AHEAD_NUM/AHEAD_DEN of it has passed since it could begin. Read without the lock: n and
+ * head change only in the tracker, an entry stays put while in the ring, last_done is the
+ * tracker's. */
+static int not_yet(const xstream *st, uint64_t now)
+{
+    if (!xqc_ahead || !LD(&st->n)) return 0;
+    const ring_entry *e = &st->ring[st->head];
+    uint64_t est = e->est;
+    if (est < AHEAD_MIN_NS) return 0;
+    uint64_t from = e->t_launch > st->last_done ? e->t_launch : st->last_done;
+    return now < from + est / AHEAD_DEN * AHEAD_NUM;
+}
+
 /* Counts the finished commands of st; returns whether work is still in flight. The done ones
  * are found at once (marks end in stream order: a binary search over the ring) and accounted
  * as one batch, so the estimate is the batch's time per command, not one command carrying the
@@ -136,7 +153,10 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
 {
     int urgent = LD(&xqc_limit_waiters) > 0, memop = LD(&st->cmode) > 0;
     uint64_t now = tick(), lim = memop ? MEMOP_LIMIT_NS : POLL_LIMIT_NS;
-    if (memop && LD(&st->n)) *gap = MEMOP_LIMIT_NS;
+    int later = urgent && not_yet(st, now);
+    if (later) urgent = 0;
+    else if (urgent && (LD(&st->n) || LD(&st->tail_n))) xqc_t_urgent = 1; /* one with no work: no end to see */
+    if (memop && LD(&st->n) && !later) *gap = MEMOP_LIMIT_NS;
     if (now < st->poll_at && !(urgent && now - st->polled >= lim)) {
         *next = st->poll_at < *next ? st->poll_at : *next;
         return LD(&st->n) != 0;
@@ -144,7 +164,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
     if (LD(&st->smp_n)) xqc_smp_read(st, st->ctx, cur);
     uint64_t prev = st->polled; /* the last look: what is found done now ended after it */
     st->polled = now;
-    st->poll_at = now + (urgent ? lim : memop ? MEMOP_NS : POLL_NS);
+    st->poll_at = now + (urgent ? lim : memop && !later ? MEMOP_NS : POLL_NS);
     *next = st->poll_at < *next ? st->poll_at : *next;
     /* entries stay put while in the ring, except the newest of a full ring (re-recorded); read
      * without the lock, which is taken only once something is found done: n is stored after its
@@ -317,6 +337,7 @@ int xqc_cmp_u32(const void *a, const void *b)
 }
 
 uint64_t xqc_nap[5], xqc_nap_late; /* XQ_LOG=2, tracker only: its naps by how late they ended */
+uint64_t xqc_nap_quick;            /* and of them, the shortest ones, taken for launchers waiting on a limit */
 
 /* Sends the WAKE lines owed (paced: one per WAKE_GAP_NS) and, with close, closes the streams
  * destroyed meanwhile. Tracker only. */
@@ -398,6 +419,7 @@ void *xqc_tracker_main(void *arg)
         uint32_t word = LD(&g_tracker_word); /* a WAKE owed after this ends the nap below */
         send_owed(0); /* an arrival first: the node holds the others on it */
         uint64_t next = tick() + POLL_NS, gap = POLL_LIMIT_NS;
+        xqc_t_urgent = 0;
         pthread_mutex_lock(&xqc_query_mu);
         if (LD(&xqc_exiting)) { /* the driver goes away: query nothing more */
             pthread_mutex_unlock(&xqc_query_mu);
@@ -426,7 +448,10 @@ void *xqc_tracker_main(void *arg)
         uint64_t now = tick();
         if (busy || LD(&xqc_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
             idle_since = busy || LD(&xqc_owed) ? 0 : idle_since ? idle_since : now;
-            uint64_t until = LD(&xqc_limit_waiters) || LD(&xqc_owed) ? now + gap : next;
+            /* launchers waiting on a limit: the shortest nap, unless every stream with work was
+             * looked at as when none wait (not_yet: its oldest mark cannot be done yet) */
+            int quick = LD(&xqc_limit_waiters) && (xqc_t_urgent || !xqc_ahead);
+            uint64_t until = quick || LD(&xqc_owed) ? now + gap : next;
             long want = until > now + gap ? (long)(until - now) : (long)gap;
             ST(&g_tracker_napping, 1);
             __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -438,6 +463,7 @@ void *xqc_tracker_main(void *arg)
                 uint64_t late = now_ns() - now - (uint64_t)want;
                 xqc_nap[late < 10000 ? 0 : late < 50000 ? 1 : late < 100000 ? 2 : late < 500000 ? 3 : 4]++;
                 xqc_nap_late += late;
+                xqc_nap_quick += quick;
             }
             continue;
         }

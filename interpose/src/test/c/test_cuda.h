@@ -101,6 +101,7 @@ void test_threshold(void);
 void test_stream_lock(void);
 void test_batch(void);
 void test_window(void);
+void test_track_ahead(void);
 void test_guard(void);
 void test_guard_deferred(void);
 void test_window_kinds(void);

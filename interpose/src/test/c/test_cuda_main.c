@@ -49,6 +49,7 @@ static const struct {
     {"stream_lock", test_stream_lock},
     {"batch", test_batch},
     {"window", test_window},
+    {"track_ahead", test_track_ahead},
     {"dlsym_not_driver", test_dlsym_not_driver},
     {"dlsym_next_other_library", test_dlsym_next_other_library},
     {"window_kinds", test_window_kinds},
