@@ -89,12 +89,12 @@
 #define POLL_NS 100000ull            /* and this often otherwise */
 #define MEMOP_LIMIT_NS 5000ull       /* the same for XQ_COMPLETION=memop streams (a look is a load) */
 #define MEMOP_NS 50000ull
-/* tracker: while launchers wait on a limit, a stream whose oldest mark covers AHEAD_MIN_NS of
- * estimated work or more is looked at every POLL_NS (as an event stream when none wait) until
- * AHEAD_NUM/AHEAD_DEN of that work could be done (from its launch or the end of the mark before
- * it, whichever is later), and every MEMOP_LIMIT_NS or POLL_LIMIT_NS only after that
- * (XQ_TRACK_AHEAD=0: every one from the start): a GEMM of 21 ms behind a limit was looked at
- * every 5 us, some 4,000 wakes of the tracker a kernel, 18-47 % of a core (session 107's runs) */
+/* tracker: a stream whose oldest mark covers AHEAD_MIN_NS of estimated work or more is looked at
+ * every POLL_NS until AHEAD_NUM/AHEAD_DEN of that work could be done (from its launch or the end of
+ * the mark before it, whichever is later), and as any other only after that: every MEMOP_LIMIT_NS
+ * or POLL_LIMIT_NS while launchers wait on a limit, MEMOP_NS or POLL_NS otherwise
+ * (XQ_TRACK_AHEAD=0: so from the start): a GEMM of 21 ms behind a limit was looked at every 5 us,
+ * some 4,000 wakes of the tracker a kernel, 18-47 % of a core (session 107's runs) */
 #define AHEAD_MIN_NS 2000000ull
 #define AHEAD_NUM 15
 #define AHEAD_DEN 16

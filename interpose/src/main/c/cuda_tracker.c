@@ -153,7 +153,7 @@ int xqc_poll_stream(xstream *st, CUcontext *cur, uint64_t *next, uint64_t *gap)
 {
     int urgent = LD(&xqc_limit_waiters) > 0, memop = LD(&st->cmode) > 0;
     uint64_t now = tick(), lim = memop ? MEMOP_LIMIT_NS : POLL_LIMIT_NS;
-    int later = urgent && not_yet(st, now);
+    int later = not_yet(st, now);
     if (later) urgent = 0;
     else if (urgent && (LD(&st->n) || LD(&st->tail_n))) xqc_t_urgent = 1; /* one with no work: no end to see */
     if (memop && LD(&st->n) && !later) *gap = MEMOP_LIMIT_NS;
