@@ -379,7 +379,7 @@ void test_stopped_process(void)
  * flight at a time (threshold 1: the launching thread waits on the limit all along), with
  * XQ_TRACK_AHEAD as given; all its naps in *naps, the stream's estimate and completions in *est
  * and *done. */
-static unsigned long ahead_naps(const char *ahead, unsigned long *naps, uint64_t *est, uint64_t *done)
+static unsigned long ahead_naps(const char *ahead, const char *want, unsigned long *naps, uint64_t *est, uint64_t *done)
 {
     tn_start(SOCK, 16);
     tn_defaults(0, 1, 0, 0);
@@ -391,6 +391,7 @@ static unsigned long ahead_naps(const char *ahead, unsigned long *naps, uint64_t
     CHECK(s && finish(&a, 20) && a.status == 0, "%s: exit %d: %s", ahead, a.status, slurp(a.err));
     CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "%s: output: %s", ahead, slurp(a.out));
     *est = s ? s->estimate_ns : 0, *done = s ? s->completed : 0;
+    if (want) CHECK(strstr(slurp(a.err), want), "%s: stderr without '%s': %s", ahead, want, slurp(a.err));
     const char *l = strstr(slurp(a.err), "tracker naps "), *q = l ? strstr(l, "waiting on a limit: ") : NULL;
     *naps = l ? strtoul(l + strlen("tracker naps "), NULL, 10) : 0;
     return q ? strtoul(q + strlen("waiting on a limit: "), NULL, 10) : 0;
@@ -398,13 +399,13 @@ static unsigned long ahead_naps(const char *ahead, unsigned long *naps, uint64_t
 
 /* A long command behind a limit is looked at quickly only once most of its estimate has passed
  * (XQ_TRACK_AHEAD, on by default): far fewer naps of the tracker than with every look quick, the
- * same completions, and the same estimate. */
+ * same completions, and the same estimate; a bad value is named and the default kept. */
 void test_track_ahead(void)
 {
     uint64_t est_off, done_off, est_on, done_on;
     unsigned long all_off, all_on;
-    unsigned long off = ahead_naps("XQ_TRACK_AHEAD=0", &all_off, &est_off, &done_off);
-    unsigned long on = ahead_naps("XQ_TRACK_AHEAD=1", &all_on, &est_on, &done_on);
+    unsigned long off = ahead_naps("XQ_TRACK_AHEAD=0", NULL, &all_off, &est_off, &done_off);
+    unsigned long on = ahead_naps("XQ_TRACK_AHEAD=1", NULL, &all_on, &est_on, &done_on);
     printf("    tracker naps: %lu (%lu quick) with every look quick, %lu (%lu quick) looking ahead; estimate %.2f / %.2f ms\n", all_off,
            off, all_on, on, est_off / 1e6, est_on / 1e6);
     /* 800 ms of kernels: every nap quick but the first and last few; looking ahead, those of the
@@ -416,4 +417,10 @@ void test_track_ahead(void)
           (unsigned long)done_on);
     CHECK(est_off > 0 && est_on * 4 > est_off * 3 && est_on * 4 < est_off * 5, "the stream's estimate %lu ns looking ahead, %lu ns not",
           (unsigned long)est_on, (unsigned long)est_off);
+    /* a value neither 0 nor 1 is named, refused, and changes nothing: the default (ahead) holds */
+    unsigned long all_bad;
+    uint64_t est_bad, done_bad;
+    unsigned long bad = ahead_naps("XQ_TRACK_AHEAD=maybe", "xq: ignoring XQ_TRACK_AHEAD='maybe': not 0 or 1", &all_bad, &est_bad, &done_bad);
+    CHECK(3 * bad < off && done_bad == done_off, "XQ_TRACK_AHEAD=maybe: quick naps %lu (off %lu), completed %lu", bad, off,
+          (unsigned long)done_bad);
 }
