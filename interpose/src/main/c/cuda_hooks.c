@@ -675,12 +675,6 @@ __attribute__((constructor)) static void xq_init(void)
     if (v && *v) {
         if (!strcmp(v, "0")) xqc_ahead = 0;
         else if (strcmp(v, "1"))
-            xlog(1, "xq: ignoring XQ_TRACK_AHEAD='%s': not 0 or 1; a stream's long commands are looked at sparsely until they could be done", v);
-    }
-    v = getenv("XQ_TRACK_AHEAD"); /* on unless XQ_TRACK_AHEAD=0 (cuda_int.h: AHEAD_*) */
-    if (v && *v) {
-        if (!strcmp(v, "0")) xqc_ahead = 0;
-        else if (strcmp(v, "1"))
             xlog(1, "xq: ignoring XQ_TRACK_AHEAD='%s': not 0 or 1; a long command is looked at quickly only once it could be done", v);
     }
     v = getenv("XQ_DEFER_DLSYM"); /* launches through dlsym'd entry points deferred unless 0 */

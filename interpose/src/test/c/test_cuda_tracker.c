@@ -391,7 +391,12 @@ static unsigned long ahead_naps(const char *ahead, const char *want, unsigned lo
     CHECK(s && finish(&a, 20) && a.status == 0, "%s: exit %d: %s", ahead, a.status, slurp(a.err));
     CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "%s: output: %s", ahead, slurp(a.out));
     *est = s ? s->estimate_ns : 0, *done = s ? s->completed : 0;
-    if (want) CHECK(strstr(slurp(a.err), want), "%s: stderr without '%s': %s", ahead, want, slurp(a.err));
+    if (want) {
+        const char *w = strstr(slurp(a.err), want);
+        CHECK(w, "%s: stderr without '%s': %s", ahead, want, slurp(a.err));
+        /* named once: the variable is read once (it was read twice, and a bad value named twice) */
+        CHECK(!w || !strstr(w + 1, want), "%s: '%s' said more than once: %s", ahead, want, slurp(a.err));
+    }
     const char *l = strstr(slurp(a.err), "tracker naps "), *q = l ? strstr(l, "waiting on a limit: ") : NULL;
     *naps = l ? strtoul(l + strlen("tracker naps "), NULL, 10) : 0;
     return q ? strtoul(q + strlen("waiting on a limit: "), NULL, 10) : 0;
