@@ -311,6 +311,12 @@ __attribute__((constructor)) static void xq_hip_init(void)
     if (v && *v >= '0' && *v <= '9') xq_log_level = atoi(v);
     const char *gp = getenv("XQ_GUARD_PAD");
     xqh_pad_on = !(gp && !strcmp(gp, "0"));
+    v = getenv("XQ_TRACK_AHEAD"); /* on unless XQ_TRACK_AHEAD=0 (hip_int.h: AHEAD_*) */
+    if (v && *v) {
+        if (!strcmp(v, "0")) xqh_ahead = 0;
+        else if (strcmp(v, "1"))
+            xlog(1, "xq: ignoring XQ_TRACK_AHEAD='%s': not 0 or 1; a long command is looked at quickly only once it could be done", v);
+    }
     v = getenv("XQ_UNSTICK_MS"); /* the watchdog's patience (hip_tracker.c); 0: off */
     if (v && *v) {
         char *end = NULL;

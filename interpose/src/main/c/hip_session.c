@@ -402,6 +402,7 @@ static void at_exit(void)
             xlog(2, "xq: stream %s: guard pad %.1f us at exit (raised at %u closes with work past a horizon, worn at %u kept clear); "
                     "%u ends seen over %u us past the horizon not learnt from (the process stopped, or its tracker not run)",
                  st->label, st->pad_ns / 1e3, st->pads_up, st->pads_down, st->pads_late, (unsigned)(PAD_STALE_NS / 1000));
+    xqh_tracker_summary();
     ST(&xqh_exiting, 1);
     resume_all("at exit");
 }

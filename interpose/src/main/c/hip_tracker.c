@@ -46,6 +46,22 @@ static uint64_t tick(void)
 }
 
 int xqh_pad_on = 1;
+int xqh_ahead = 1; /* XQ_TRACK_AHEAD (hip_hooks.c) */
+static int g_quick; /* tracker only, each pass: a stream with work was looked at as launchers waiting on a limit want */
+static uint64_t g_naps[5], g_nap_late, g_nap_quick; /* XQ_LOG=2, tracker only: its naps by how late they ended; the quick ones */
+
+/* Whether st's oldest mark cannot be done yet (hip_int.h: AHEAD_*): its work's estimate is long
+ * and not AHEAD_NUM/AHEAD_DEN of it has passed since it could begin (its launch, or the last end
+ * seen, whichever is later). Takes st->mu (the launching threads write the ring under it). */
+static int not_yet(xstream *st, uint64_t now)
+{
+    if (!xqh_ahead) return 0;
+    pthread_mutex_lock(&st->mu);
+    const ring_entry *e = &st->ring[st->head];
+    uint64_t est = st->n ? e->est : 0, from = e->t_launch > st->last_done ? e->t_launch : st->last_done;
+    pthread_mutex_unlock(&st->mu);
+    return est >= AHEAD_MIN_NS && now < from + est / AHEAD_DEN * AHEAD_NUM;
+}
 
 /* What was in flight when the gate closed past a guard's horizon has all ended (seen now): the pad
  * rises to how far past the horizon that was (PAD_MAX_NS at most); seen over PAD_STALE_NS past it,
@@ -93,7 +109,10 @@ static void gate_watch(xstream *st)
 static int poll_stream(xstream *st, uint64_t *next)
 {
     uint64_t now = tick();
-    int urgent = LD(&xqh_limit_waiters) > 0;
+    /* launchers waiting on a limit: looked at every pass (POLL_LIMIT_NS), unless its oldest mark
+     * cannot be done yet (every POLL_NS then, as when none wait) */
+    int urgent = LD(&xqh_limit_waiters) > 0 && !not_yet(st, now);
+    if (urgent && g_tracker && LD(&st->n)) g_quick = 1; /* one with no work: no end to see */
     if (now < st->poll_at && !urgent) {
         if (st->poll_at < *next) *next = st->poll_at;
         return LD(&st->n) != 0;
@@ -251,6 +270,7 @@ void *xqh_tracker_main(void *arg)
         if (LD(&xqh_exiting)) return NULL;
         int busy = 0;
         uint64_t next = tick() + POLL_NS;
+        g_quick = 0;
         if (LD(&xqh_captures)) busy = 1; /* an event query could invalidate a global-mode capture */
         else
             for (xstream *st = LD(&xqh_all); st; st = st->next_all)
@@ -281,11 +301,20 @@ void *xqh_tracker_main(void *arg)
         uint64_t now = tick();
         if (busy || LD(&xqh_owed) || !idle_since || now - idle_since < PARK_AFTER_NS) {
             idle_since = busy || LD(&xqh_owed) ? 0 : idle_since ? idle_since : now;
-            uint64_t gap = LD(&xqh_limit_waiters) || LD(&xqh_owed) ? POLL_LIMIT_NS : next > now ? next - now : POLL_LIMIT_NS;
+            /* launchers waiting on a limit: the shortest nap, unless every stream with work was
+             * looked at as when none wait (not_yet: its oldest mark cannot be done yet) */
+            int quick = LD(&xqh_limit_waiters) && (g_quick || !xqh_ahead);
+            uint64_t gap = quick || LD(&xqh_owed) ? POLL_LIMIT_NS : next > now ? next - now : POLL_LIMIT_NS;
             long want = (long)(gap < POLL_LIMIT_NS ? POLL_LIMIT_NS : gap);
             g_nap = (uint64_t)want;
             sleep_ns(want);
             tick();
+            if (xq_log_level >= 2) { /* how late its naps end, as the CUDA interposer counts them */
+                uint64_t late = now_ns() - now - (uint64_t)want;
+                g_naps[late < 10000 ? 0 : late < 50000 ? 1 : late < 100000 ? 2 : late < 500000 ? 3 : 4]++;
+                g_nap_late += late;
+                g_nap_quick += quick;
+            }
             continue;
         }
         idle_since = 0;
@@ -300,4 +329,16 @@ void *xqh_tracker_main(void *arg)
         ST(&xqh_tracker_parked, 0);
     }
     return NULL;
+}
+
+/* XQ_LOG=2, at exit: the tracker's naps (the CUDA interposer's line, cuda_diag.c). Read while the
+ * tracker may still count: a nap more or less. */
+void xqh_tracker_summary(void)
+{
+    uint64_t naps = g_naps[0] + g_naps[1] + g_naps[2] + g_naps[3] + g_naps[4];
+    if (naps)
+        xlog(2, "xq: tracker naps %llu (quick, for launchers waiting on a limit: %llu), ended late by <10 us: %llu, <50 us: %llu, "
+                "<100 us: %llu, <500 us: %llu, more: %llu; mean %.1f us late",
+             (unsigned long long)naps, (unsigned long long)g_nap_quick, (unsigned long long)g_naps[0], (unsigned long long)g_naps[1],
+             (unsigned long long)g_naps[2], (unsigned long long)g_naps[3], (unsigned long long)g_naps[4], g_nap_late / 1e3 / naps);
 }

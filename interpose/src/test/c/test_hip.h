@@ -85,6 +85,9 @@ void test_nested_entry_points(void);
 void test_failed_launches(void);
 void test_hip_unstick_value_link(void);
 
+/* test_hip_tracker.c */
+void test_hip_track_ahead(void);
+
 /* test_hip_session.c */
 void test_node_killed_while_held(void);
 void test_frozen_node(void);

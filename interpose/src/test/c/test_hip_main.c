@@ -44,6 +44,7 @@ static const struct {
     {"hip_nested_entry_points", test_nested_entry_points},
     {"hip_failed_launches", test_failed_launches},
     {"hip_unstick_value_link", test_hip_unstick_value_link},
+    {"hip_track_ahead", test_hip_track_ahead},
     {"hip_node_killed_while_held", test_node_killed_while_held},
     {"hip_node_restart", test_node_restart},
     {"hip_frozen_node", test_frozen_node},
