@@ -339,7 +339,22 @@ public final class MixScenario implements Scenario {
             // and Triton (the graph 1.84 x, native 3.99; the GEMMs 0.58 of native sharing), and an
             // eager decoder above two GEMM processes (1.19 x where native sharing gave it 0.70)
             Mix.of("graphp:2", "gemm:1", "triton:1"),
-            Mix.of("decode:2", "gemm:1", "gemm:1"));
+            Mix.of("decode:2", "gemm:1", "gemm:1"),
+            // added in session 109, first run as mixes of one's own with sizes the family never had
+            // (H100): a decoder of 16 layers, launch-bound past its 40 ms period, beside input-bound
+            // training and Triton (its device part at P99 8.7-10 ms against native's 4.0-4.4: Triton's
+            // memory traffic; met in 1 of 2 runs); two eager decoders at two priorities beside GEMMs of
+            // n=6144 (each missed once by its host, 1.35 and 1.13); two random services at two
+            // priorities beside 21 ms GEMMs (the GEMM 0.55: random arrivals beside kernels no level
+            // can cut); a graph above a random decoder of 12 layers beside bf16 training of 12 (the
+            // decoder 1.04 against native's 1.03)
+            Mix.of(List.of(Sizes.parse(Kind.DECODE, List.of("period=40", "layers=16"), "the family"), Sizes.NONE, Sizes.NONE),
+                    "decode:2", "trainio:1", "triton:1"),
+            Mix.of(List.of(Sizes.NONE, Sizes.parse(Kind.DECODEP, List.of("layers=12"), "the family"),
+                    Sizes.parse(Kind.GEMM, List.of("size=6144"), "the family")), "decode:3", "decodep:2", "gemm:1"),
+            Mix.of("decodep:3", "bulkp:2", "gemm:1"),
+            Mix.of(List.of(Sizes.NONE, Sizes.parse(Kind.DECODEP, List.of("layers=12"), "the family"),
+                    Sizes.parse(Kind.TRAINBF16, List.of("layers=12"), "the family")), "graph:3", "decodep:2", "trainbf16:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "mps-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");

@@ -111,7 +111,9 @@ class MixScenarioTest {
                 "decode+bulk+gemm+triton", "graph+trainbf16", "bulk+gemm+gemm+gemm", "graph+decode+bulk+gemm", "gemm+triton+trainbf16",
                 "bulk@period=150@batch=128+gemm@size=16384", "decodep+trainbf16", "bulkp+trainbf16", "decodep+graphp+train32",
                 "decodeg+trainbf16", "decodeg+triton+gemm", "trainio+triton", "decode+trainio+gemm",
-                "decode+trainbf16+gemm+triton", "bulkp+train32+triton", "graphp+gemm+triton", "decode+gemm+gemm"),
+                "decode+trainbf16+gemm+triton", "bulkp+train32+triton", "graphp+gemm+triton", "decode+gemm+gemm",
+                "decode@period=40@layers=16+trainio+triton", "decode+decodep@layers=12+gemm@size=6144", "decodep+bulkp+gemm",
+                "graph+decodep@layers=12+trainbf16@layers=12"),
                 MixScenario.MIXES.stream().map(MixScenario.Mix::name).toList());
         // a family mix with sizes of its own passes them to its tenants
         var sized = MixScenario.MIXES.get(21).tenants();
@@ -136,7 +138,7 @@ class MixScenarioTest {
         var defaults = BenchArguments.parseBench(List.of("mix"), Map.of("mix", MIX.params())).params();
         assertEquals(List.of("all"), defaults.strings("mixes"));
         assertEquals(List.of("standalone", "native", "xq"), defaults.strings("modes"));
-        assertEquals(33, MixScenario.select(defaults.strings("mixes")).size());
+        assertEquals(37, MixScenario.select(defaults.strings("mixes")).size());
 
         var two = BenchArguments.parseBench(List.of("mix", "mixes=graph+train32,decode+gemm,graph+train32", "modes=xq,mps"),
                 Map.of("mix", MIX.params())).params();
