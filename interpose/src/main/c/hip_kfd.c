@@ -121,16 +121,25 @@ static int kfd_look_locked(uint32_t *fresh, int cap)
 /* Read without K.mu (it is asked at launches): written under K.mu at attach and fork only. */
 static int lv3_wanted(void) { return LD(&xqh_kfd.wanted) && LD(&xqh_kfd.fd) >= 0; }
 
-/* A default stream: its queue is the one new compute queue seen after its first launch. */
+/* A default stream: its queue is the one new compute queue seen after its first launch. Tried and
+ * mapped in one hold of K.mu, which the node's SUSPEND takes before it reads st->kq: mapped
+ * after the lock was let go, a SUSPEND that came from the socket reader while the launching thread
+ * looked found the stream tried and not yet mapped ("LV3 N failed unmapped", about one run in
+ * twenty of lv3_default_stream_late_node). */
 void xqh_kfd_map_default(xstream *st)
 {
     /* tried once a node wants Lv3: a launch before that (no node yet) leaves the stream to a later one */
-    if (!lv3_wanted() || __atomic_exchange_n(&st->kq_tried, 1, __ATOMIC_SEQ_CST)) return;
+    if (!lv3_wanted()) return;
     uint32_t fresh[4];
     pthread_mutex_lock(&xqh_kfd.mu);
+    if (LD(&st->kq_tried)) {
+        pthread_mutex_unlock(&xqh_kfd.mu);
+        return;
+    }
     int k = kfd_look_locked(fresh, 4);
+    if (k == 1) __atomic_store_n(&st->kq, fresh[0], __ATOMIC_SEQ_CST);
+    __atomic_store_n(&st->kq_tried, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&xqh_kfd.mu);
-    if (k == 1) st->kq = fresh[0];
     xlog(2, "xq: stream %s: %s", st->label, k == 1 ? "mapped to its KFD queue" : "no unique new KFD queue; Lv1 only");
 }
 
