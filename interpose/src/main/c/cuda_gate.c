@@ -683,9 +683,10 @@ int xqc_close_tail(xstream *st, int *idle)
         st->marks++;
         xlog(5, "xq: %s: mark covers %u launches, %.1f us of work", st->label, c, est / 1e3);
         if (st->n == RING) /* full: the newest mark covers these too */
-            e->count += c, e->key = 0, e->est += est;
+            e->count += c, e->key = 0, e->est += est, e->t_end = st->last_launch;
         else
             e->t_launch = st->tail_t, e->count = c, e->key = c == 1 ? st->tail_key : 0, e->est = est, e->scale = st->tail_scale,
+            e->t_end = st->last_launch, /* the lag (cuda_tracker.c): from the last command's launch */
             e->hz = st->adm_hz, /* the last admission: this tail's last command's */
             ST(&st->n, st->n + 1); /* after the entry: the tracker reads n without the lock */
     } else {

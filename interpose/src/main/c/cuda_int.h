@@ -285,6 +285,7 @@ typedef struct ring_entry {
     CUevent ev;        /* created on first use, kept: the per-stream event pool */
     uint64_t seq;      /* memop: done once the stream's word reached it; 0: watch ev */
     uint64_t t_launch; /* launch of the first command it covers */
+    uint64_t t_end;    /* launch of the last one (the device lag: cuda_tracker.c) */
     uint32_t count;    /* commands it covers */
     uint64_t key;      /* cost key of its one command (0: several, or none) */
     uint64_t est;      /* the estimates its commands were launched with, summed */
@@ -392,6 +393,11 @@ typedef struct xstream {
     uint32_t nlapse, nunguarded; /* lapse_us, unguarded_us */
     uint32_t wseq;      /* futex word of the threads held on this stream */
     uint32_t wake_owed; /* a WAKE delayed by the pacing */
+    /* the device lag (cuda_tracker.c): how far the ends of the busy period's marked batches fell
+     * behind the launch of their last command, at most (ns, under mu), and that of the last busy
+     * period, for its idle WAKE line (us + 1; 0: none; stored and taken atomically) */
+    uint64_t lag_max;
+    uint32_t lag_pend;
     uint64_t poll_at;   /* tracker only: when to look next */
     uint64_t polled;    /* tracker only: when it looked last */
     /* deferred launches, under mu; sub_mu: held by the one thread making them (in order) */
@@ -663,6 +669,7 @@ __attribute__((format(printf, 1, 2))) int xqc_send_line(const char *fmt, ...);
 void xqc_mirror_arrivals(xstream *st);
 void xqc_register_stream(xstream *st);
 void xqc_wake_node(xstream *st);
+void xqc_send_wake(xstream *st, int slot);
 void xqc_wake_held(xstream *st);
 /* XQ_ARRIVAL_DIRECT=1 (off by default: an A/B): a launching thread tells the node of an arrival
  * itself instead of through the tracker (XQ_LOG=2 times both ways: xqc_told_summary) */

@@ -162,6 +162,15 @@ void xqc_told_summary(void)
     }
 }
 
+/* A WAKE line for st's slot: WAKE <slot>, with the device lag of its last busy period (us) after
+ * it, once, where one was seen (cuda_tracker.c: completions_seen) */
+void xqc_send_wake(xstream *st, int slot)
+{
+    uint32_t lag = __atomic_exchange_n(&st->lag_pend, 0, __ATOMIC_SEQ_CST);
+    if (lag) xqc_send_line("WAKE %d %u", slot, lag - 1);
+    else xqc_send_line("WAKE %d", slot);
+}
+
 /* XQ_ARRIVAL_DIRECT=1: the launching thread sends an arrival's WAKE line itself; 0 when the pacing
  * leaves it to the tracker. */
 static int wake_direct(xstream *st)
@@ -176,7 +185,7 @@ static int wake_direct(xstream *st)
     if (__atomic_exchange_n(&st->wake_owed, 0, __ATOMIC_SEQ_CST)) ADD(&xqc_owed, -1);
     uint64_t d = xq_log_level >= 2 ? told_since(st, now) : 0;
     int slot = LD(&st->slot);
-    if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0) xqc_send_line("WAKE %d", slot);
+    if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0) xqc_send_wake(st, slot);
     if (d) {
         told_note(g_told_dir, &g_ntold_dir, d);
         told_note(g_told_cost, &g_ntold_cost, now_ns() - now);
@@ -206,7 +215,7 @@ void xqc_wake_node(xstream *st)
         return;
     }
     int slot = LD(&st->slot);
-    if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0) xqc_send_line("WAKE %d", slot);
+    if (LD(&st->gen) == LD(&xqc_state) && (LD(&xqc_state) & 1) && slot >= 0) xqc_send_wake(st, slot);
 }
 
 void xqc_wake_held(xstream *st)

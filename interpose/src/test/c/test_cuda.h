@@ -135,6 +135,7 @@ void test_marks_under_threshold(void);
 void test_sparse_marks(void);
 void test_sparse_marks_window(void);
 void test_marks_all(void);
+void test_wake_lag(void);
 
 /* test_cuda_defer.c */
 void test_defer_gate(void);

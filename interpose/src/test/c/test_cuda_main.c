@@ -50,6 +50,7 @@ static const struct {
     {"batch", test_batch},
     {"window", test_window},
     {"track_ahead", test_track_ahead},
+    {"wake_lag", test_wake_lag},
     {"dlsym_not_driver", test_dlsym_not_driver},
     {"dlsym_next_other_library", test_dlsym_next_other_library},
     {"window_kinds", test_window_kinds},

@@ -429,3 +429,33 @@ void test_track_ahead(void)
     CHECK(3 * bad < off && done_bad == done_off, "XQ_TRACK_AHEAD=maybe: quick naps %lu (off %lu), completed %lu", bad, off,
           (unsigned long)done_bad);
 }
+
+/* The device lag (WAKE <slot> <lag us>, sent as the stream goes idle): kernels that run far
+ * behind their launches (4 of 5 ms launched back to back: the last ends some 20 ms after its
+ * launch) tell a lag of that order; short ones launched 1 ms apart (each ended before the next)
+ * a small one, or none. Every launch marked (XQ_MARKS=all): an unmarked tail tells none. */
+static void lag_run(const char *const *args, int *slot, long long *last, long long *max)
+{
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, (const char *[]){"XQ_MARKS=all", NULL}, args);
+    *slot = stream_slot(0, 0, NULL, 0);
+    CHECK(*slot >= 0 && finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    tn_find(0, 0, "+EOF", 3.0); /* every line of the session read */
+    *last = *slot >= 0 ? tn_wake_lag(0, (unsigned)*slot, max) : -1;
+}
+
+void test_wake_lag(void)
+{
+    int slot;
+    long long last, max;
+    lag_run((const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "4", "--us", "5000", "--linger-ms", "100", NULL}, &slot,
+            &last, &max);
+    printf("    behind: WAKE lag %lld us (largest %lld)\n", last, max);
+    CHECK(last >= 10000 && last < 200000, "the lag of 4 kernels of 5 ms launched at once: %lld us (want 10-200 ms)", last);
+    lag_run((const char *[]){"--stream", "new", "--tasks", "20", "--kernels", "1", "--us", "20", "--period-ms", "1", "--linger-ms",
+                             "100", NULL},
+            &slot, &last, &max);
+    printf("    keeping up: WAKE lag %lld us (largest %lld; -1: none told)\n", last, max);
+    CHECK(slot >= 0 && max < 5000, "the lag of 20 us kernels 1 ms apart: largest %lld us (want under 5 ms, or none)", max);
+}

@@ -24,6 +24,7 @@
  * makes them on a slow VM) sends a WAKE line a launch, and 50,000 of them from its first run
  * left no room for the next runs' HELLO and STREAM lines (the test read "did not register"). */
 #define RESERVE_LINES 4000
+#define TN_LAG_SLOTS 64
 
 typedef struct sess {
     int fd;
@@ -31,6 +32,8 @@ typedef struct sess {
     uint8_t *shm; /* stays mapped after the session ends: the test reads the counts */
     char buf[4 * XQ_MAX_LINE];
     size_t len;
+    /* the lags WAKE lines told (WAKE <slot> <lag us>), + 1 (0: none): the last and the largest */
+    unsigned long long lag_last[TN_LAG_SLOTS], lag_max[TN_LAG_SLOTS];
 } sess;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -137,6 +140,15 @@ static void hello(int i, const char *line)
 static void on_line(int i, char *line)
 {
     unsigned slot;
+    unsigned long long lag;
+    char tail;
+    if (sscanf(line, "WAKE %u %llu%c", &slot, &lag, &tail) == 2 && slot < TN_LAG_SLOTS) { /* the optional device lag */
+        pthread_mutex_lock(&mu);
+        S[i].lag_last[slot] = lag + 1;
+        if (lag + 1 > S[i].lag_max[slot])
+            S[i].lag_max[slot] = lag + 1;
+        pthread_mutex_unlock(&mu);
+    }
     if (!strncmp(line, "HELLO ", 6))
         hello(i, line);
     else if (!strcmp(line, "MAPPED")) {
@@ -380,6 +392,18 @@ int tn_count(int sess, const char *prefix)
         c += (sess < 0 || lines[i].sess == sess) && !strncmp(lines[i].text, prefix, strlen(prefix));
     pthread_mutex_unlock(&mu);
     return c;
+}
+
+long long tn_wake_lag(int sess, unsigned slot, long long *max)
+{
+    long long last = -1, m = -1;
+    pthread_mutex_lock(&mu);
+    if (sess >= 0 && sess < nsess && slot < TN_LAG_SLOTS)
+        last = (long long)S[sess].lag_last[slot] - 1, m = (long long)S[sess].lag_max[slot] - 1;
+    pthread_mutex_unlock(&mu);
+    if (max)
+        *max = m;
+    return last;
 }
 
 int tn_sessions(void)

@@ -2,7 +2,7 @@
  * A minimal XQ node for the interposer's tests: the Unix socket server and the shared memory of
  * docs/processes.md, run on a thread of the test process and scripted by the test. It records
  * every line it receives (and "+EOF" when a session ends), answers HELLO/STREAM like the real
- * node, and lets the test set a slot's gate and limits and send lines.
+ * node, keeps the device lag WAKE lines tell (WAKE <slot> [<lag us>]), and lets the test set a slot's gate and limits and send lines.
  */
 #ifndef XQ_TEST_NODE_H
 #define XQ_TEST_NODE_H
@@ -38,6 +38,9 @@ tn_line tn_get(int i);
  * waiting up to timeout_s; -1 if none */
 int tn_find(int from, int sess, const char *prefix, double timeout_s);
 int tn_count(int sess, const char *prefix);
+/* The device lag (us) the last WAKE line of a slot told (WAKE <slot> <lag>), -1 if none did; *max
+ * (if given): the largest told, -1 if none */
+long long tn_wake_lag(int sess, unsigned slot, long long *max);
 int tn_sessions(void);
 int tn_peer_pid(int sess);
 xq_slot *tn_slot(int sess, unsigned slot);

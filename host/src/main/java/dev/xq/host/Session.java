@@ -528,15 +528,27 @@ final class Session {
     }
 
     private void wake(String[] f) {
-        if (f.length != 2) {
-            refuse("WAKE takes 1 field (WAKE <slot>)");
+        if (f.length != 2 && f.length != 3) {
+            refuse("WAKE takes 1 or 2 fields (WAKE <slot> [<lag in us>])");
             return;
         }
         int slot = slot(f[1]);
         if (slot < 0) {
             return;
         }
+        long lag = -1;
+        if (f.length == 3) {
+            // the device lag of the busy period that just ended (docs/processes.md, "Wire protocol")
+            lag = lag(f[2]);
+            if (lag < 0) {
+                refuse("WAKE lag '" + WireLines.shorten(f[2]) + "' is not a whole number of microseconds in [0, " + MAX_LAG_MICROS + "]");
+                return;
+            }
+        }
         Stream s = streams.get(slot);
+        if (s != null && lag >= 0) {
+            s.control().lagged(lag);
+        }
         if (s != null) { // a free slot: a late wake of a stream already closed, harmless
             ArrivalWatch w = server.arrivalWatch();
             if (w != null && s.latency()) {
@@ -544,6 +556,26 @@ final class Session {
             }
             s.queue().changed();
         }
+    }
+
+    /** The longest device lag a WAKE line may tell: 1000 s. */
+    static final long MAX_LAG_MICROS = 1_000_000_000L;
+
+    /** @return the lag field's value, -1 when it is not a whole number in [0, {@link #MAX_LAG_MICROS}] (a loop: every WAKE line may carry one) */
+    static long lag(String field) {
+        int n = field.length();
+        if (n == 0 || n > 10) {
+            return -1;
+        }
+        long v = 0;
+        for (int i = 0; i < n; i++) {
+            char c = field.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            v = v * 10 + (c - '0');
+        }
+        return v <= MAX_LAG_MICROS ? v : -1;
     }
 
     /** The arrival watch's state for this process's slots (its ready stamps told the node): see {@link ArrivalWatch}. */

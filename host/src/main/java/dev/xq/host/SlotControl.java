@@ -107,6 +107,28 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
         return ownContext;
     }
 
+    /** Busy periods whose device lag the process told ({@code WAKE <slot> <lag>}), and how many were slow. */
+    private final java.util.concurrent.atomic.AtomicLong lags = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong slowLags = new java.util.concurrent.atomic.AtomicLong();
+
+    /** The process told a busy period's device lag, in microseconds (the session's thread). */
+    void lagged(long micros) {
+        if (micros >= SLOW_LAG_MICROS) {
+            slowLags.incrementAndGet();
+        }
+        lags.incrementAndGet();
+    }
+
+    @Override
+    public long lags() {
+        return lags.get();
+    }
+
+    @Override
+    public long slowLags() {
+        return slowLags.get();
+    }
+
     @Override
     public int smSharePercent() {
         return smShare;

@@ -385,6 +385,41 @@ class HostServerTest {
         Await.until(() -> core.externalQueues().isEmpty(), () -> "queues of a refused session left: " + core.externalQueues());
     }
 
+    /**
+     * {@code WAKE <slot> <lag>}: the device lag of the busy period that just ended (microseconds) is
+     * counted on the stream's queue, slow from {@link dev.xq.external.spi.ExternalQueueShare#SLOW_LAG_MICROS};
+     * a WAKE without one counts nothing; a lag that is not a whole number in range, or a fourth
+     * field, is refused by name and counts nothing.
+     */
+    @Test
+    void aWakeCarriesItsBusyPeriodsDeviceLagAndABadOneIsRefusedByName() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("lag", "-");
+        c.map();
+        c.stream(0, 0, 0, 0, 0, "default");
+        Session s = session(c);
+        SlotControl control = s.streamSlots().get(0).control();
+        c.send("WAKE 0 250");
+        c.send("WAKE 0");
+        c.send("WAKE 0 4000");
+        c.send("WAKE 0 1000");
+        Await.until(() -> control.lags() == 3, () -> "lags counted: " + control.lags());
+        assertEquals(2, control.slowLags(), "4000 and 1000 us are slow, 250 is not");
+        for (String[] bad : new String[][] {{"WAKE 0 12x", "WAKE lag '12x' is not a whole number of microseconds in [0, 1000000000]"},
+                {"WAKE 0 -5", "WAKE lag '-5'"}, {"WAKE 0 1000000001", "WAKE lag '1000000001'"},
+                {"WAKE 0 1 2", "WAKE takes 1 or 2 fields (WAKE <slot> [<lag in us>])"}}) {
+            TestClient b = client();
+            b.hello("badlag", "-");
+            b.map();
+            b.stream(0, 0, 0, 0, 0, "default");
+            SlotControl bc = session(b).streamSlots().get(0).control();
+            b.send(bad[0]);
+            refusedWith(b, bad[1]);
+            assertEquals(0, bc.lags(), bad[0] + ": nothing counted");
+        }
+    }
+
     @Test
     void negativeSlotIsRefused() throws Exception {
         start();

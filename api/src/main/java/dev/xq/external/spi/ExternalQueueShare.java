@@ -120,4 +120,35 @@ public interface ExternalQueueShare {
     default boolean ownContext() {
         return false;
     }
+
+    /**
+     * A lag at least this long counts as slow in {@link #slowLags()}: an eager decoder's kernels
+     * ended within 0.06-0.16 ms of its launches at P99 beside training and GEMMs on the rest of the
+     * device, 2.8-10 ms behind them beside a memory-bound loop.
+     *
+     * @since 1.5
+     */
+    long SLOW_LAG_MICROS = 1_000;
+
+    /**
+     * How many busy periods of the queue the process has timed its device lag over: the longest
+     * that a batch of its commands ended after the last of them was launched. A lag near zero says
+     * the device keeps up with its launches; a long one, that its kernels run slower than it
+     * launches them (another process's memory traffic: a split of multiprocessors does not split
+     * memory bandwidth).
+     *
+     * @return the count so far, 0 when the process tells none
+     * @since 1.5
+     */
+    default long lags() {
+        return 0;
+    }
+
+    /**
+     * @return how many of {@link #lags()} were {@link #SLOW_LAG_MICROS} or longer
+     * @since 1.5
+     */
+    default long slowLags() {
+        return 0;
+    }
 }

@@ -629,6 +629,18 @@ public final class ExternalQueueImpl implements NodeQueue {
         return shareCount(ExternalQueueShare::deviceSms);
     }
 
+    @Override
+    public long[] lags() {
+        if (control instanceof ExternalQueueShare share) {
+            try {
+                return new long[] {Math.max(0, share.lags()), Math.max(0, share.slowLags())};
+            } catch (RuntimeException e) {
+                return new long[2];
+            }
+        }
+        return new long[2];
+    }
+
     /** A count the owner's process tells, 0 when it tells none or fails to. */
     private int shareCount(java.util.function.ToIntFunction<ExternalQueueShare> what) {
         if (control instanceof ExternalQueueShare share) {

@@ -89,6 +89,16 @@ public @interface SchedulerConfig {
             + "GEMM beside a graph) is held while either works, as with this off.")
     boolean narrowBeatsKeepReserve() default true;
 
+    @AttributeDefinition(name = "Hold beside a slowed tenant", description = "A narrow latency-critical tenant (an eager "
+            + "decoder keeping its reserve of the device) whose kernels fall behind its launches (a lag of 1 ms or more "
+            + "between a batch of its commands' last launch and their end, in 2 of its latest 8 requests) has the "
+            + "best-effort processes beside it held through its requests; then one at a time is let run beside it again, "
+            + "and held for good only if the tenant is slowed again (the cause found), else let run. Space splits "
+            + "multiprocessors, not memory bandwidth: beside Triton's memory-bound loop an eager decoder waited 2.8-10 ms "
+            + "at P99 at its synchronize for its own kernels, 0.06-0.16 ms beside training and GEMMs (H100). Not for a "
+            + "tenant busy more than 60 % of its time; given up for 30 s where holding does not help. Off: as before.")
+    boolean holdBesideSlowed() default true;
+
     @AttributeDefinition(name = "Requests at random", description = "With wide beats: a wide tenant (a CUDA graph, a large "
             + "batch) whose latest two returns after a quiet spell (250 ms without a request, or four of its periods) each "
             + "found no beat before the next return (fewer than a quarter of its arrivals on one) is taken for a service whose "

@@ -328,6 +328,11 @@ final class ArrivalGuards {
             return false;
         }
 
+        /** @return {busy periods timed, of which slow}: the queue's device lag ({@link ScheduledQueue#lags}) */
+        default long[] lags(long handle) {
+            return new long[2];
+        }
+
         /** @return the multiprocessors this decision narrowed the queue to leave, 0 when not narrowed */
         int narrowed(long handle);
 
@@ -1225,6 +1230,13 @@ final class ArrivalGuards {
     private boolean randomReturns = true;
     private boolean wholeBesideReserve;
     private java.util.Set<String> holdBesideNarrow = java.util.Set.of();
+    private boolean holdBesideSlowed = true;
+    /** Where what {@link #holdBesideSlowed} finds is told (the node's log, as a warning: a tenant slowed by its company; nowhere by default). */
+    private java.util.function.Consumer<String> notes = m -> { };
+    /** {@link #holdBesideSlowed}: per narrow latency-critical queue, what its device lag said and who is held beside it. */
+    private final Map<Long, Slowed> slowed = new HashMap<>();
+    /** Decisions that held a queue beside a narrow one found slowed ({@link #holdBesideSlowed}). */
+    private long traceHeldBesideSlowed;
     /** Decisions that held a queue named in {@link #holdBesideNarrow} while a narrow one was within a request. */
     private long traceHeldBesideNarrow;
     private boolean narrowBeatsKeepReserve = true;
@@ -1392,6 +1404,221 @@ final class ArrivalGuards {
     boolean narrowBeatsKeepReserve() {
         return narrowBeatsKeepReserve;
     }
+
+    /**
+     * Whether best-effort processes are held through the requests of a narrow latency-critical
+     * tenant whose kernels its company slows ({@link Slowed}). On by default.
+     */
+    void holdBesideSlowed(boolean on) {
+        holdBesideSlowed = on;
+        if (!on) {
+            slowed.clear();
+        }
+    }
+
+    boolean holdBesideSlowed() {
+        return holdBesideSlowed;
+    }
+
+    void notes(java.util.function.Consumer<String> notes) {
+        this.notes = notes == null ? m -> { } : notes;
+    }
+
+    /** @return what {@link #holdBesideSlowed} keeps for the queue, for tests and traces: null for nothing */
+    Slowed slowed(long handle) {
+        return slowed.get(handle);
+    }
+
+    /**
+     * A narrow latency-critical tenant's device lag ({@link Space#lags}: per busy period, the longest
+     * a batch of its commands ended after the last of them was launched) and the best-effort
+     * processes held through its requests for it ({@link #holdBesideSlowed}).
+     *
+     * <p>Why: space splits multiprocessors, not memory bandwidth. An eager decoder keeps its reserve
+     * and the best-effort processes run on the rest of the device; beside a memory-bound one (Triton's
+     * row softmax) its kernels ran slower than it launched them, and what its synchronize waited for
+     * at P99 was 2.8-10 ms against 0.06-0.16 ms beside training and GEMMs (H100, sessions 102-109),
+     * while Triton ran at 1.5-2.1 x its native-sharing rate. Held through the decoder's requests
+     * (session 104, by name), that wait fell to 0.12 ms; holding a trainer as well would have cost it a
+     * quarter of its time for nothing. So the node finds the process itself:
+     * <ol>
+     * <li>{@link #SLOW_SEEN} of the tenant's latest {@link #LAG_WINDOW} busy periods slow (a lag of
+     * {@link dev.xq.external.spi.ExternalQueueShare#SLOW_LAG_MICROS} or more) while no one is held for
+     * it: every best-effort process narrowed beside it is held through its requests from then on;</li>
+     * <li>{@link #LAG_WINDOW} busy periods in a row without a slow one: one of them (by name) is let
+     * run beside it again, a probe; the next slow period finds it the cause and it is held again for
+     * good, {@link #LAG_WINDOW} without finds it not, and it stays let run. Where one process is left
+     * unprobed and none was found, it is the cause without a probe (its probe would only cost the
+     * tenant a slow request);</li>
+     * <li>still slow with all of them held ({@link #SLOW_SEEN} of the {@link #LAG_WINDOW} after the
+     * first): holding does not help, nothing is held for it for {@link #GIVE_UP_NANOS}.</li>
+     * </ol>
+     * Not for a tenant that is busy most of the time ({@link #MAX_BUSY_SHARE}): held through its
+     * requests, the others would get almost nothing; and a held process that starves is let go by
+     * the starvation rule as before. What is found stays while the queues live.
+     */
+    static final class Slowed {
+        long lagsSeen = -1;
+        long slowSeen;
+        /** The latest lags, slow or not, newest at {@code next - 1}. */
+        final boolean[] recent = new boolean[LAG_WINDOW];
+        int count;
+        int next;
+        boolean engaged;
+        /** Lags counted since the latest change (engaged, a probe begun or ended): the first is skipped. */
+        int sinceChange;
+        int slowSinceChange;
+        long giveUpUntil;
+        /** Best-effort processes seen narrowed beside it while engaged. */
+        final java.util.TreeSet<String> beside = new java.util.TreeSet<>();
+        final Set<String> cleared = new HashSet<>();
+        final Set<String> causes = new HashSet<>();
+        /** The process let run as a probe, null for none. */
+        String probing;
+
+        int slowInRecent() {
+            int n = 0;
+            for (int i = 0; i < count; i++) {
+                n += recent[i] ? 1 : 0;
+            }
+            return n;
+        }
+
+        void push(boolean slow) {
+            recent[next] = slow;
+            next = (next + 1) % LAG_WINDOW;
+            count = Math.min(LAG_WINDOW, count + 1);
+            sinceChange++;
+            if (slow && sinceChange > 1) {
+                slowSinceChange++;
+            }
+        }
+
+        void changed() {
+            sinceChange = 0;
+            slowSinceChange = 0;
+        }
+
+        /** Time seen, and of it working (ready or with work in flight), between decisions; halved past {@link #BUSY_SPAN_NANOS}. */
+        long seenNanos;
+        long workingNanos;
+        long at;
+        boolean working;
+
+        void account(long now, boolean workingNow) {
+            if (at != 0 && now > at) {
+                seenNanos += now - at;
+                workingNanos += working ? now - at : 0;
+                if (seenNanos > BUSY_SPAN_NANOS) {
+                    seenNanos /= 2;
+                    workingNanos /= 2;
+                }
+            }
+            at = now;
+            working = workingNow;
+        }
+
+        /** The share of its time the tenant worked lately; 1 (busy) before {@link #BUSY_KNOWN_NANOS} were seen. */
+        double busyShare() {
+            return seenNanos < BUSY_KNOWN_NANOS ? 1 : (double) workingNanos / seenNanos;
+        }
+
+        /** Whether process {@code name} is held through the tenant's requests now. */
+        boolean holds(String name) {
+            return engaged && !cleared.contains(name) && !name.equals(probing);
+        }
+    }
+
+    /** {@link Slowed}: the busy periods looked at. */
+    static final int LAG_WINDOW = 8;
+    /** {@link Slowed}: slow ones among them that find the tenant slowed. */
+    static final int SLOW_SEEN = 2;
+    /** {@link Slowed}: how long nothing is held for a tenant that holding did not help. */
+    static final long GIVE_UP_NANOS = 30_000_000_000L;
+    /** {@link Slowed}: a tenant working more of its time than this is not held for. */
+    static final double MAX_BUSY_SHARE = 0.6;
+    /** {@link Slowed}: the time over which a tenant's share of time working is taken (halved past it). */
+    static final long BUSY_SPAN_NANOS = 4_000_000_000L;
+    /** {@link Slowed}: the time seen before that share counts. */
+    static final long BUSY_KNOWN_NANOS = 200_000_000L;
+
+    /** {@link #holdBesideSlowed}: each narrow latency-critical queue's new lags read and acted on. */
+    private void slowedUpdate(long now, List<QueueView> views, Space space) {
+        Set<Long> open = new HashSet<>();
+        for (QueueView a : views) {
+            // latency-critical processes only (the whole device, never held in time): a best-effort
+            // one's lag is its own queueing behind the others
+            long[] l = space.spaceOnly(a.handle()) ? space.lags(a.handle()) : null;
+            if (l == null || l[0] <= 0) {
+                continue;
+            }
+            open.add(a.handle());
+            Slowed st = slowed.computeIfAbsent(a.handle(), h -> new Slowed());
+            st.account(now, a.ready() || a.inFlight() > 0);
+            if (st.lagsSeen < 0) {
+                st.lagsSeen = l[0] - Math.min(l[0], LAG_WINDOW); // a queue met late: its latest few count
+                st.slowSeen = Math.max(0, l[1] - Math.min(l[1], LAG_WINDOW));
+            }
+            long fresh = l[0] - st.lagsSeen;
+            long freshSlow = Math.max(0, Math.min(fresh, l[1] - st.slowSeen));
+            st.lagsSeen = l[0];
+            st.slowSeen = l[1];
+            for (long i = 0; i < Math.min(fresh, LAG_WINDOW); i++) {
+                st.push(i >= fresh - freshSlow);
+            }
+            if (fresh <= 0) {
+                continue;
+            }
+            if (!st.engaged) {
+                Track ta = tracks.get(a.handle());
+                if (now >= st.giveUpUntil && st.slowInRecent() >= SLOW_SEEN && st.busyShare() <= MAX_BUSY_SHARE) {
+                    st.engaged = true;
+                    st.changed();
+                    notes.accept("xq: " + a.name() + ": its kernels fell behind its launches in " + st.slowInRecent() + " of its latest "
+                            + st.count + " requests (a lag of " + dev.xq.external.spi.ExternalQueueShare.SLOW_LAG_MICROS
+                            + " us or more): the best-effort processes beside it are held through its requests (holdBesideSlowed)");
+                }
+                continue;
+            }
+            if (st.probing == null) {
+                if (st.slowSinceChange >= SLOW_SEEN && st.causes.isEmpty() && st.cleared.isEmpty()) {
+                    st.engaged = false;
+                    st.beside.clear();
+                    st.giveUpUntil = now + GIVE_UP_NANOS;
+                    st.changed();
+                    notes.accept("xq: " + a.name() + ": still slowed with the best-effort processes beside it held through its requests;"
+                            + " none is held for it for " + GIVE_UP_NANOS / 1_000_000_000L + " s (holdBesideSlowed)");
+                    continue;
+                }
+                if (st.sinceChange >= LAG_WINDOW && st.slowSinceChange == 0) {
+                    java.util.List<String> unknown = new java.util.ArrayList<>();
+                    for (String n : st.beside) {
+                        if (!st.cleared.contains(n) && !st.causes.contains(n)) {
+                            unknown.add(n);
+                        }
+                    }
+                    if (unknown.size() == 1 && st.causes.isEmpty()) {
+                        st.causes.add(unknown.get(0));
+                        notes.accept("xq: " + a.name() + ": " + unknown.get(0) + " slows it (the others beside it did not): held through its requests (holdBesideSlowed)");
+                    } else if (!unknown.isEmpty()) {
+                        st.probing = unknown.get(0);
+                        st.changed();
+                    }
+                }
+            } else if (st.slowSinceChange > 0) {
+                st.causes.add(st.probing);
+                notes.accept("xq: " + a.name() + ": " + st.probing + " slows it: held through its requests (holdBesideSlowed)");
+                st.probing = null;
+                st.changed();
+            } else if (st.sinceChange >= LAG_WINDOW) {
+                st.cleared.add(st.probing);
+                st.probing = null;
+                st.changed();
+            }
+        }
+        slowed.keySet().retainAll(open);
+    }
+
 
     /**
      * Turns the beat of requests in fragments ({@link #requestRhythmOf}) on or off (on by default;
@@ -1768,6 +1995,9 @@ final class ArrivalGuards {
      */
     private long wideBeats(long now, List<QueueView> views, Map<Long, Boolean> decided, Space space) {
         long wake = Long.MAX_VALUE;
+        if (holdBesideSlowed) {
+            slowedUpdate(now, views, space);
+        }
         for (QueueView b : views) {
             if (space.offTurn(b.handle())) {
                 // another process's turn (BestEffortSplit.alternate): held, whatever the policy
@@ -1839,6 +2069,7 @@ final class ArrivalGuards {
             // holdBesideNarrow: B is named, and a narrow one above it is within a request
             boolean holdsBeside = !holdBesideNarrow.isEmpty() && holdBesideNarrow.contains(processName(b.name()));
             boolean narrowWithin = false;
+            boolean bySlowed = false;
             long narrowWake = Long.MAX_VALUE;
             for (QueueView a : views) {
                 if (a.handle() == b.handle() || a.priority() <= b.priority() || !a.device().equals(b.device())) {
@@ -1855,11 +2086,18 @@ final class ArrivalGuards {
                     traceCounted++;
                 }
                 boolean working = a.ready() || a.inFlight() > 0 || idleEarly;
-                if (holdsBeside && !sa.ownContext() && sa.known() && sa.widthSms() > 0
-                        && sa.widthSms() <= SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()))) {
+                Slowed sl = holdBesideSlowed ? slowed.get(a.handle()) : null;
+                boolean narrowA = !sa.ownContext() && sa.known() && sa.widthSms() > 0
+                        && sa.widthSms() <= SpaceRule.cap(Math.max(sa.deviceSms(), sb.deviceSms()));
+                if (narrowA && sl != null && sl.engaged) {
+                    sl.beside.add(processName(b.name()));
+                }
+                boolean slowedHolds = narrowA && sl != null && sl.holds(processName(b.name()));
+                if ((holdsBeside || slowedHolds) && narrowA) {
                     long sinceArrival = ta == null || ta.count == 0 ? Long.MAX_VALUE : now - ta.last();
                     if (working || sinceArrival < RESERVE_REQUEST_NANOS) {
                         narrowWithin = true;
+                        bySlowed |= slowedHolds && !holdsBeside;
                         if (!working) {
                             narrowWake = Math.min(narrowWake, ta.last() + RESERVE_REQUEST_NANOS);
                         }
@@ -2011,10 +2249,14 @@ final class ArrivalGuards {
                 space.unnarrow(b.handle(), true);
                 decided.put(b.handle(), Boolean.TRUE);
                 wake = Math.min(wake, narrowWake);
-                traceHeldBesideNarrow++;
+                if (bySlowed) {
+                    traceHeldBesideSlowed++;
+                } else {
+                    traceHeldBesideNarrow++;
+                }
                 if (seen != null) {
                     TraceLines.line("xq: wide beats: q" + b.handle() + " (" + b.name() + ") at " + now
-                            + " ns: held while a narrow one above it is within a request (holdBesideNarrow);" + seen);
+                            + " ns: held while a narrow one above it is within a request (" + (bySlowed ? "holdBesideSlowed" : "holdBesideNarrow") + ");" + seen);
                 }
                 continue;
             }
@@ -2160,6 +2402,7 @@ final class ArrivalGuards {
                     + ", held whole-only for a narrow one's foreseen request " + traceReserveSoon
                     + ", starving and held through the wide beats it fits narrowed " + starvingGuarded
                     + (holdBesideNarrow.isEmpty() ? "" : ", held beside a narrow one's request (holdBesideNarrow " + holdBesideNarrow + ") " + traceHeldBesideNarrow)
+                    + (traceHeldBesideSlowed == 0 ? "" : ", held beside a slowed narrow one's request (holdBesideSlowed) " + traceHeldBesideSlowed)
                     + (traceLast.isEmpty() ? "" : " (last: " + traceLast + ")"));
         }
         return wake;

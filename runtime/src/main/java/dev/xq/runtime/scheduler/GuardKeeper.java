@@ -84,6 +84,26 @@ final class GuardKeeper {
         }
     }
 
+    /** Turns holding beside a slowed narrow tenant on or off ({@link ArrivalGuards#holdBesideSlowed}). */
+    void holdBesideSlowed(boolean on) {
+        synchronized (guards) {
+            guards.holdBesideSlowed(on);
+        }
+    }
+
+    boolean holdBesideSlowed() {
+        synchronized (guards) {
+            return guards.holdBesideSlowed();
+        }
+    }
+
+    /** Where {@link ArrivalGuards} tells what it found (the node's log). */
+    void notes(java.util.function.Consumer<String> notes) {
+        synchronized (guards) {
+            guards.notes(notes);
+        }
+    }
+
     /** Turns the whole device for commands that fit the gaps only there on or off ({@link ArrivalGuards#wholeBesideReserve}). */
     void wholeBesideReserve(boolean on) {
         synchronized (guards) {

@@ -140,4 +140,12 @@ public interface ScheduledQueue {
     default boolean placed() {
         return false;
     }
+
+    /**
+     * @return {busy periods timed, of which slow}: the device lag its process told the node
+     *     ({@link dev.xq.external.spi.ExternalQueueShare#lags()}); {0, 0} where none is told
+     */
+    default long[] lags() {
+        return new long[2];
+    }
 }

@@ -227,6 +227,9 @@ public final class Scheduler {
         this.log = log;
         this.dormant = new DormantQueues(source);
         this.selection = new PolicySelection(source, log, () -> deadlineNanos);
+        if (log != null) {
+            guards.notes(log::warn);
+        }
     }
 
     // ------------------------------------------------------------------ lifecycle
@@ -738,6 +741,12 @@ public final class Scheduler {
             }
 
             @Override
+            public long[] lags(long handle) {
+                ScheduledQueue q = byHandle.get(handle);
+                return q == null ? new long[2] : q.lags();
+            }
+
+            @Override
             public boolean spaceOnly(long handle) {
                 ScheduledQueue q = byHandle.get(handle);
                 return q != null && q.spaceOnly();
@@ -920,6 +929,19 @@ public final class Scheduler {
 
     public boolean narrowBeatsKeepReserve() {
         return guards.narrowBeatsKeepReserve();
+    }
+
+    /**
+     * Turns off (on by default) holding best-effort processes through the requests of a narrow
+     * latency-critical tenant whose kernels they slow ({@link ArrivalGuards.Slowed}).
+     */
+    public void holdBesideSlowed(boolean on) {
+        guards.holdBesideSlowed(on);
+        signal();
+    }
+
+    public boolean holdBesideSlowed() {
+        return guards.holdBesideSlowed();
     }
 
     /**

@@ -686,6 +686,14 @@ class ArrivalGuardsTest {
         public void renarrow(long handle, int leaveSms) {
             narrowed.computeIfPresent(handle, (h, was) -> leaveSms);
         }
+
+        final Map<Long, long[]> lags = new java.util.HashMap<>();
+
+        @Override
+        public long[] lags(long handle) {
+            long[] l = lags.get(handle);
+            return l == null ? new long[2] : l.clone();
+        }
     }
 
     /** B at priority 1 with work, commands of {@code commandNanos}, completing one a millisecond (so never starved). */
@@ -2529,6 +2537,124 @@ class ArrivalGuardsTest {
         e = assertThrows(IllegalArgumentException.class, () -> Scheduler.parseNames("triton, triton"));
         assertTrue(e.getMessage().contains("given twice"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> Scheduler.parseNames("a,,b"));
+    }
+
+    /** Holds and slow requests of {@link #slowedRun}. */
+    record SlowedRun(int slowRequests, int[] heldLast, int[] narrowedLast, ArrivalGuards.Slowed state, List<String> notes) {
+    }
+
+    /**
+     * An eager decoder (q3: narrow, 24 of 132 multiprocessors, a request of {@code busyMs} every 60
+     * ms) beside two best-effort processes narrowed on the rest (q2 and q4). Each request ends with a
+     * device lag, slow where one of the {@code causes} ran beside it (was not held) at any decision
+     * within it, or always where {@code alwaysSlow}. Counts the slow requests, and how often each of
+     * q2 and q4 was held / left narrowed within the last 20 requests.
+     */
+    static SlowedRun slowedRun(boolean on, java.util.Set<Long> causes, boolean alwaysSlow, int busyMs, int requests) {
+        return slowedRun(on, causes, alwaysSlow, busyMs, requests, false);
+    }
+
+    /** {@link #slowedRun}; {@code bestEffortLC}: q3 is held in time like any queue (not a latency-critical process). */
+    static SlowedRun slowedRun(boolean on, java.util.Set<Long> causes, boolean alwaysSlow, int busyMs, int requests, boolean bestEffortLC) {
+        ArrivalGuards guards = new ArrivalGuards();
+        guards.holdBesideSlowed(on);
+        List<String> notes = new java.util.ArrayList<>();
+        guards.notes(notes::add);
+        long c = 4;
+        long t = 10_000 * MS;
+        long[] lags = new long[2];
+        int slow = 0;
+        int[] heldLast = new int[2];
+        int[] narrowedLast = new int[2];
+        boolean causeRan = false;
+        for (int i = 0; i < 60 * requests; i++) {
+            long now = t + i * MS;
+            int r = i / 60;
+            long st = t + r * 60L * MS;
+            boolean inRequest = now < st + busyMs * MS;
+            if (i % 60 == busyMs) { // the request just ended: its lag told
+                boolean isSlow = alwaysSlow || causeRan;
+                lags[0]++;
+                lags[1] += isSlow ? 1 : 0;
+                slow += isSlow ? 1 : 0;
+                causeRan = false;
+            }
+            long token = inRequest ? st + (now - st) / (5 * MS) * 5 * MS : -1;
+            TestSpace sp = new TestSpace();
+            sp.lags.put(3L, lags);
+            sp.lags.put(B, new long[] {lags[0], lags[0]}); // a best-effort queue's lags (all slow) count for nothing
+            if (!bestEffortLC) {
+                sp.spaceOnly.add(3L);
+            }
+            sp.narrowed.put(B, 24);
+            sp.narrowed.put(c, 24);
+            sp.spaces.put(B, new dev.xq.policy.spi.QueueSpace(true, 8, 132));
+            sp.spaces.put(c, new dev.xq.policy.spi.QueueSpace(true, 8, 132));
+            sp.spaces.put(3L, new dev.xq.policy.spi.QueueSpace(false, 24, 132));
+            Map<Long, Boolean> decided = new java.util.HashMap<>(Map.of(B, true, c, true));
+            QueueView other = new QueueView(c, "q" + c, "d0", "g" + c, true, false, false, 5, 0, 0, 1, 0, now / MS, 20_000,
+                    List.of(new dev.xq.api.Hint.Priority(1)), PreemptionLevel.BLOCK);
+            guards.update("hpf", now, List.of(prioritized(3, 3, inRequest, token, 0), behind(20_000, now), other), decided, sp);
+            long[] qs = {B, c};
+            for (int k = 0; k < 2; k++) {
+                boolean held = Boolean.TRUE.equals(decided.get(qs[k])) && sp.narrowed(qs[k]) == 0;
+                if (inRequest && !held && causes.contains(qs[k])) {
+                    causeRan = true;
+                }
+                if (inRequest && r >= requests - 20) {
+                    heldLast[k] += held ? 1 : 0;
+                    narrowedLast[k] += sp.narrowed(qs[k]) > 0 ? 1 : 0;
+                }
+            }
+        }
+        return new SlowedRun(slow, heldLast, narrowedLast, guards.slowed(3), notes);
+    }
+
+    /**
+     * {@code holdBesideSlowed}: the process whose company slows the decoder's kernels is found and
+     * held through its requests; the other is found not to and runs beside them, whichever of the
+     * two (by name) is probed first; a handful of slow requests on the way. Off: nothing is held and
+     * every request beside the cause is slow.
+     */
+    @Test
+    void theProcessThatSlowsANarrowTenantIsFoundAndHeldThroughItsRequests() {
+        for (long cause : new long[] {B, 4}) {
+            SlowedRun run = slowedRun(true, java.util.Set.of(cause), false, 20, 80);
+            int ci = cause == B ? 0 : 1;
+            int oi = 1 - ci;
+            String why = "cause q" + cause + ": " + run.notes() + ", slow requests " + run.slowRequests() + ", held in the last 20 requests "
+                    + java.util.Arrays.toString(run.heldLast()) + ", narrowed " + java.util.Arrays.toString(run.narrowedLast());
+            assertTrue(run.state() != null && run.state().engaged && run.state().causes.equals(java.util.Set.of("q" + cause))
+                    && run.state().cleared.equals(java.util.Set.of("q" + (cause == B ? 4 : B))), why);
+            assertEquals(0, run.narrowedLast()[ci], "the cause never left narrowed in a request: " + why);
+            assertTrue(run.heldLast()[ci] >= 20 * 19, "the cause held through the requests: " + why);
+            assertEquals(0, run.heldLast()[oi], "the other never held: " + why);
+            assertTrue(run.narrowedLast()[oi] >= 20 * 19, "the other narrowed beside the requests: " + why);
+            assertTrue(run.slowRequests() >= 2 && run.slowRequests() <= 8, "found within a few slow requests: " + why);
+        }
+        SlowedRun off = slowedRun(false, java.util.Set.of(B), false, 20, 80);
+        assertEquals(0, off.heldLast()[0] + off.heldLast()[1], "off: nothing held");
+        assertTrue(off.slowRequests() >= 78, "off: every request slow: " + off.slowRequests());
+        assertTrue(off.notes().isEmpty(), off.notes().toString());
+    }
+
+    /**
+     * {@code holdBesideSlowed}: where holding both does not help (the lag stays), nothing is held for
+     * the tenant; a queue that is not a latency-critical process (held in time like the others) is
+     * never held for; and a tenant busy most of its time (50 ms of every 60) is never held for.
+     */
+    @Test
+    void holdingBesideASlowedTenantGivesUpWhereItDoesNotHelpAndSparesABusyOne() {
+        SlowedRun stays = slowedRun(true, java.util.Set.of(), true, 20, 60);
+        assertEquals(0, stays.heldLast()[0] + stays.heldLast()[1], "given up: " + stays.notes());
+        assertTrue(stays.state() != null && !stays.state().engaged && stays.notes().stream().anyMatch(n -> n.contains("still slowed")),
+                stays.notes().toString());
+        SlowedRun notLC = slowedRun(true, java.util.Set.of(B), false, 20, 60, true);
+        assertEquals(0, notLC.heldLast()[0] + notLC.heldLast()[1], "q3 not latency-critical: never held for: " + notLC.notes());
+        assertTrue(notLC.state() == null && notLC.notes().isEmpty(), notLC.notes().toString());
+        SlowedRun busy = slowedRun(true, java.util.Set.of(B), false, 50, 60);
+        assertEquals(0, busy.heldLast()[0] + busy.heldLast()[1], "busy 50 ms of 60: never held: " + busy.notes());
+        assertTrue(busy.notes().isEmpty(), busy.notes().toString());
     }
 
     /**
