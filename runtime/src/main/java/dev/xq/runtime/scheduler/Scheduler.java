@@ -932,8 +932,8 @@ public final class Scheduler {
     }
 
     /**
-     * Turns off (on by default) holding best-effort processes through the requests of a narrow
-     * latency-critical tenant whose kernels they slow ({@link ArrivalGuards.Slowed}).
+     * Turns on (off by default: an experiment) holding best-effort processes through the requests of
+     * a narrow latency-critical tenant whose kernels they slow ({@link ArrivalGuards.Slowed}).
      */
     public void holdBesideSlowed(boolean on) {
         guards.holdBesideSlowed(on);

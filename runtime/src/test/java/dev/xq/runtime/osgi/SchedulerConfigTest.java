@@ -192,6 +192,16 @@ class SchedulerConfigTest {
     }
 
     @Test
+    void holdBesideSlowedIsOffByDefaultAndABadValueChangesNothing() {
+        rc.activate(only(Map.of()), Map.of());
+        assertFalse(rc.core().scheduler().holdBesideSlowed(), "off by default: an experiment");
+        rc.modified(only(Map.of("holdBesideSlowed", true)), Map.of("holdBesideSlowed", "yes"));
+        assertFalse(rc.core().scheduler().holdBesideSlowed(), "'yes' refused, the value in force stays");
+        rc.modified(only(Map.of("holdBesideSlowed", true)), Map.of("holdBesideSlowed", "true"));
+        assertTrue(rc.core().scheduler().holdBesideSlowed(), "true is read");
+    }
+
+    @Test
     void holdBesideNarrowIsSetAndABadEntryChangesNothing() {
         rc.activate(only(Map.of()), Map.of());
         assertEquals("", rc.core().scheduler().holdBesideNarrow(), "none by default");
