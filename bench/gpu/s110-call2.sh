@@ -1,0 +1,19 @@
+# Session 110, call 2: the defaults (xq: holdBesideSlowed off since call 1) and the experiment with
+# the lag read as a lower bound (xq-alt: holdBesideSlowed on), native sharing beside them; the
+# family's misses of sessions 105-109 on the machine the goals name where an H200 comes.
+export SECS=10 PAUSE=1.5 RUNS=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+MODES=native,xq,xq-alt ALT="dev.xq.scheduler/holdBesideSlowed:true" \
+MIXES="custom=decode+trainbf16+triton;custom=decode+triton+train32;custom=decode+trainbf16+gemm+triton;custom=graph+triton+gemm;custom=decode:3+decodep:2@layers=12+gemm@size=6144" \
+  TMO=${TMO:-480} timeout $((${TMO:-480} + 10)) sh bench/gpu/mix-run.sh /tmp/m2 > /tmp/m2.log 2>&1; echo "mix rc=$?"
+cp /tmp/m2.log /tmp/m2/ 2>/dev/null; tar czf $OUT/m2.tgz -C /tmp m2
+rm -rf /tmp/r; mkdir -p /tmp/r; tar xzf /tmp/m2/mix-results.tgz -C /tmp/r && grep -h "holdBesideSlowed" /tmp/r/mix-*.txt | cut -c1-250
+python3 - <<'PY'
+import json,glob
+for f in sorted(glob.glob('/tmp/r/mix-*.json')):
+    for m in json.load(open(f)).get('mixes',[]):
+        print(f.split('/')[-1], m.get('name'), 'met' if m.get('goals_met') else 'MISSED')
+        for t in m.get('tenants',[]):
+            print('   ', {k:v for k,v in t.items() if not isinstance(v,(list,dict)) and k not in ('kind','results_identical')})
+PY
+python3 bench/gpu/lc-device-part.py /tmp/r 2>&1 | cut -c1-200
