@@ -16,4 +16,5 @@ for f in sorted(glob.glob('/tmp/r/mix-*.json')):
         for t in m.get('tenants',[]):
             print('   ', {k:v for k,v in t.items() if not isinstance(v,(list,dict)) and k not in ('kind','results_identical')})
 PY
+grep -h "done (" /tmp/r/mix-*.txt | sed "s/P99\/standalone[^,]*,//" | cut -c1-420
 python3 bench/gpu/lc-device-part.py /tmp/r 2>&1 | cut -c1-200
