@@ -98,8 +98,9 @@ public @interface SchedulerConfig {
             + "at P99 at its synchronize for its own kernels, 0.06-0.16 ms beside training and GEMMs (H100). Not for a "
             + "tenant busy more than 60 % of its time; given up for 30 s where holding does not help. An experiment, off "
             + "by default: on an H200 it held a process in 4 of 5 mixes where the decoder's device part was 0.12-0.18 ms "
-            + "at P99 (its lag then read the tracker's look, not yet the lower bound it reads now), and wherever it held "
-            + "one the other best-effort processes lost too (bf16 training 0.59-0.79 of native sharing against 0.93-1.10).")
+            + "at P99 (its lag then read the tracker's look, not yet the lower bound it reads now); slow readings in most "
+            + "requests left the processes not yet probed held through every request (bf16 training 0.59-0.79 of native "
+            + "sharing against 0.93-1.10 off).")
     boolean holdBesideSlowed() default false;
 
     @AttributeDefinition(name = "Requests at random", description = "With wide beats: a wide tenant (a CUDA graph, a large "

@@ -1409,9 +1409,9 @@ final class ArrivalGuards {
      * Whether best-effort processes are held through the requests of a narrow latency-critical
      * tenant whose kernels its company slows ({@link Slowed}). Off by default: an experiment. On an
      * H200 (session 110, one call) it held a process in 4 of 5 mixes where the decoder's device
-     * part was 0.12-0.18 ms at P99 (the lag then read the tracker's look, since a lower bound), and
-     * wherever it held one the others lost too: bf16 training 0.59-0.79 of native sharing against
-     * 0.93-1.10 off.
+     * part was 0.12-0.18 ms at P99 (the lag then read the tracker's look, since a lower bound); slow
+     * readings in most requests left the processes not yet probed held through every request (bf16
+     * training 0.59-0.79 of native sharing against 0.93-1.10 off).
      */
     void holdBesideSlowed(boolean on) {
         holdBesideSlowed = on;
