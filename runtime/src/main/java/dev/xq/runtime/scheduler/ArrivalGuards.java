@@ -1454,12 +1454,16 @@ final class ArrivalGuards {
      * good, {@link #LAG_WINDOW} without finds it not, and it stays let run. Where one process is left
      * unprobed and none was found, it is the cause without a probe (its probe would only cost the
      * tenant a slow request);</li>
-     * <li>still slow with all of them held ({@link #SLOW_SEEN} of the {@link #LAG_WINDOW} after the
-     * first): holding does not help, nothing is held for it for {@link #GIVE_UP_NANOS}.</li>
+     * <li>still slowed with those it holds held, between probes ({@link #SLOW_SEEN} of the
+     * {@link #LAG_WINDOW} after the first): holding does not help, nothing is held for it for
+     * {@link #GIVE_UP_NANOS}, and what was found is forgotten. A first build gave up only where
+     * nothing had been found yet; on an H200 whose decoder read slow in most requests, the processes
+     * not yet probed then stayed held through every request (session 110).</li>
      * </ol>
      * Not for a tenant that is busy most of the time ({@link #MAX_BUSY_SHARE}): held through its
      * requests, the others would get almost nothing; and a held process that starves is let go by
-     * the starvation rule as before. What is found stays while the queues live.
+     * the starvation rule as before. What is found stays while the queues live, unless the tenant is
+     * slowed again (above).
      */
     static final class Slowed {
         long lagsSeen = -1;
@@ -1585,13 +1589,16 @@ final class ArrivalGuards {
                 continue;
             }
             if (st.probing == null) {
-                if (st.slowSinceChange >= SLOW_SEEN && st.causes.isEmpty() && st.cleared.isEmpty()) {
+                if (st.slowSinceChange >= SLOW_SEEN) { // slowed while it holds what it holds: found or not, holding does not help
                     st.engaged = false;
                     st.beside.clear();
                     st.giveUpUntil = now + GIVE_UP_NANOS;
                     st.changed();
-                    notes.accept("xq: " + a.name() + ": still slowed with the best-effort processes beside it held through its requests;"
-                            + " none is held for it for " + GIVE_UP_NANOS / 1_000_000_000L + " s (holdBesideSlowed)");
+                    notes.accept("xq: " + a.name() + ": still slowed with " + (st.causes.isEmpty() && st.cleared.isEmpty() ? "the best-effort processes beside it"
+                            : "those it found or has not probed") + " held through its requests; none is held for it for "
+                            + GIVE_UP_NANOS / 1_000_000_000L + " s (holdBesideSlowed)");
+                    st.causes.clear();
+                    st.cleared.clear();
                     continue;
                 }
                 if (st.sinceChange >= LAG_WINDOW && st.slowSinceChange == 0) {

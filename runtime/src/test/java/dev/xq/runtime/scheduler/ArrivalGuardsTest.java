@@ -2547,15 +2547,19 @@ class ArrivalGuardsTest {
      * An eager decoder (q3: narrow, 24 of 132 multiprocessors, a request of {@code busyMs} every 60
      * ms) beside two best-effort processes narrowed on the rest (q2 and q4). Each request ends with a
      * device lag, slow where one of the {@code causes} ran beside it (was not held) at any decision
-     * within it, or always where {@code alwaysSlow}. Counts the slow requests, and how often each of
+     * within it, or the last two of every {@code slowEvery} whatever ran (1: all; 0: none). Counts the slow requests, and how often each of
      * q2 and q4 was held / left narrowed within the last 20 requests.
      */
     static SlowedRun slowedRun(boolean on, java.util.Set<Long> causes, boolean alwaysSlow, int busyMs, int requests) {
-        return slowedRun(on, causes, alwaysSlow, busyMs, requests, false);
+        return slowedRun(on, causes, alwaysSlow ? 1 : 0, busyMs, requests, false);
+    }
+
+    static SlowedRun slowedRun(boolean on, java.util.Set<Long> causes, boolean alwaysSlow, int busyMs, int requests, boolean bestEffortLC) {
+        return slowedRun(on, causes, alwaysSlow ? 1 : 0, busyMs, requests, bestEffortLC);
     }
 
     /** {@link #slowedRun}; {@code bestEffortLC}: q3 is held in time like any queue (not a latency-critical process). */
-    static SlowedRun slowedRun(boolean on, java.util.Set<Long> causes, boolean alwaysSlow, int busyMs, int requests, boolean bestEffortLC) {
+    static SlowedRun slowedRun(boolean on, java.util.Set<Long> causes, int slowEvery, int busyMs, int requests, boolean bestEffortLC) {
         ArrivalGuards guards = new ArrivalGuards();
         guards.holdBesideSlowed(on);
         List<String> notes = new java.util.ArrayList<>();
@@ -2573,7 +2577,7 @@ class ArrivalGuardsTest {
             long st = t + r * 60L * MS;
             boolean inRequest = now < st + busyMs * MS;
             if (i % 60 == busyMs) { // the request just ended: its lag told
-                boolean isSlow = alwaysSlow || causeRan;
+                boolean isSlow = (slowEvery > 0 && r % slowEvery >= slowEvery - 2) || causeRan;
                 lags[0]++;
                 lags[1] += isSlow ? 1 : 0;
                 slow += isSlow ? 1 : 0;
@@ -2652,6 +2656,15 @@ class ArrivalGuardsTest {
         SlowedRun notLC = slowedRun(true, java.util.Set.of(B), false, 20, 60, true);
         assertEquals(0, notLC.heldLast()[0] + notLC.heldLast()[1], "q3 not latency-critical: never held for: " + notLC.notes());
         assertTrue(notLC.state() == null && notLC.notes().isEmpty(), notLC.notes().toString());
+        // slow whatever is held, once a cause was found too: given up, nothing held for good
+        SlowedRun noisy = slowedRun(true, java.util.Set.of(B), true, 20, 60);
+        assertEquals(0, noisy.heldLast()[0] + noisy.heldLast()[1], "given up: " + noisy.notes());
+        assertTrue(noisy.state() != null && noisy.state().causes.isEmpty(), noisy.notes().toString());
+        // two slow requests in every 20 whatever runs: each probe's process is found "the cause" by
+        // chance, and the next two slow ones with both held give up (the first build held both for good)
+        SlowedRun bursts = slowedRun(true, java.util.Set.of(), 20, 20, 120, false);
+        assertEquals(0, bursts.heldLast()[0] + bursts.heldLast()[1], "not held for good: " + bursts.notes());
+        assertTrue(bursts.notes().stream().anyMatch(n -> n.contains("still slowed with those it found")), bursts.notes().toString());
         SlowedRun busy = slowedRun(true, java.util.Set.of(B), false, 50, 60);
         assertEquals(0, busy.heldLast()[0] + busy.heldLast()[1], "busy 50 ms of 60: never held: " + busy.notes());
         assertTrue(busy.notes().isEmpty(), busy.notes().toString());
