@@ -1232,7 +1232,13 @@ final class ArrivalGuards {
     private java.util.Set<String> holdBesideNarrow = java.util.Set.of();
     private boolean holdBesideSlowed;
     /** Where what {@link #holdBesideSlowed} finds is told (the node's log, as a warning: a tenant slowed by its company; nowhere by default). */
-    private java.util.function.Consumer<String> notes = m -> { };
+    private java.util.function.Consumer<String> notes = NO_NOTES;
+    /** No lambda here (FirstCallsTest): each site's first call would spin a class inside a decision. */
+    private static final java.util.function.Consumer<String> NO_NOTES = new java.util.function.Consumer<>() {
+        @Override
+        public void accept(String m) {
+        }
+    };
     /** {@link #holdBesideSlowed}: per narrow latency-critical queue, what its device lag said and who is held beside it. */
     private final Map<Long, Slowed> slowed = new HashMap<>();
     /** Decisions that held a queue beside a narrow one found slowed ({@link #holdBesideSlowed}). */
@@ -1425,7 +1431,7 @@ final class ArrivalGuards {
     }
 
     void notes(java.util.function.Consumer<String> notes) {
-        this.notes = notes == null ? m -> { } : notes;
+        this.notes = notes == null ? NO_NOTES : notes;
     }
 
     /** @return what {@link #holdBesideSlowed} keeps for the queue, for tests and traces: null for nothing */
@@ -1561,7 +1567,11 @@ final class ArrivalGuards {
                 continue;
             }
             open.add(a.handle());
-            Slowed st = slowed.computeIfAbsent(a.handle(), h -> new Slowed());
+            Slowed st = slowed.get(a.handle());
+            if (st == null) {
+                st = new Slowed();
+                slowed.put(a.handle(), st);
+            }
             st.account(now, a.ready() || a.inFlight() > 0);
             if (st.lagsSeen < 0) {
                 st.lagsSeen = l[0] - Math.min(l[0], LAG_WINDOW); // a queue met late: its latest few count
