@@ -1,6 +1,6 @@
 # Session 110, call 2: the defaults (xq: holdBesideSlowed off since call 1) and the experiment with
-# the lag read as a lower bound (xq-alt: holdBesideSlowed on), native sharing beside them; the
-# a decoder mix with Triton whose device part read 2-5 ms at P99 on H100s (sessions 102-108),
+# the lag read as a lower bound (xq-alt: holdBesideSlowed on), native sharing beside them, on
+# a decoder mix with Triton whose device part read 2-5 ms at P99 on H100s (sessions 102-108)
 # (the budget left one mix).
 export SECS=10 PAUSE=1.5 RUNS=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
