@@ -590,6 +590,7 @@ struct xqc_session {
     char name[200];
     char prio[16];
     int no_slot_logged;
+    int lag_ok;        /* the node's OK said "lag": its WAKE lines may carry a busy period's device lag (xqc_send_wake) */
 };
 extern struct xqc_session xqc_session;
 

@@ -167,7 +167,7 @@ void xqc_told_summary(void)
 void xqc_send_wake(xstream *st, int slot)
 {
     uint32_t lag = __atomic_exchange_n(&st->lag_pend, 0, __ATOMIC_SEQ_CST);
-    if (lag) xqc_send_line("WAKE %d %u", slot, lag - 1);
+    if (lag && LD(&xqc_session.lag_ok)) xqc_send_line("WAKE %d %u", slot, lag - 1);
     else xqc_send_line("WAKE %d", slot);
 }
 
@@ -292,6 +292,9 @@ static int try_attach(char *why, size_t whylen)
     }
     xqc_session.base = base;
     xqc_session.nslots = slots, xqc_session.no_slot_logged = 0;
+    /* a node from before the lag refuses a WAKE line of two fields and ends the session: only one
+     * that said it takes them is sent them */
+    ST(&xqc_session.lag_ok, xw_has_word(x.options, "lag"));
     pthread_mutex_lock(&xqc_session.send_mu);
     xqc_session.fd = fd;
     pthread_mutex_unlock(&xqc_session.send_mu);

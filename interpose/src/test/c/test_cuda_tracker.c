@@ -430,12 +430,14 @@ void test_track_ahead(void)
           (unsigned long)done_bad);
 }
 
-/* The device lag (WAKE <slot> <lag us>, sent as the stream goes idle): kernels that run far
+/* The device lag (WAKE <slot> <lag us>, sent as the stream goes idle, to a node whose OK said
+ * "lag"): kernels that run far
  * behind their launches (4 of 5 ms launched back to back: the last ends some 20 ms after its
  * launch) tell a lag of that order; short ones launched 1 ms apart (each ended before the next)
  * a small one, or none. Every launch marked (XQ_MARKS=all): an unmarked tail tells none. */
-static void lag_run(const char *const *args, int *slot, long long *last, long long *max)
+static void lag_run(const char *const *args, int *slot, long long *last, long long *max, const char *ok_options)
 {
+    tn_ok_options(ok_options);
     tn_start(SOCK, 16);
     app a;
     start(&a, (const char *[]){"XQ_MARKS=all", NULL}, args);
@@ -443,6 +445,7 @@ static void lag_run(const char *const *args, int *slot, long long *last, long lo
     CHECK(*slot >= 0 && finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
     tn_find(0, 0, "+EOF", 3.0); /* every line of the session read */
     *last = *slot >= 0 ? tn_wake_lag(0, (unsigned)*slot, max) : -1;
+    tn_ok_options("");
 }
 
 void test_wake_lag(void)
@@ -450,12 +453,18 @@ void test_wake_lag(void)
     int slot;
     long long last, max;
     lag_run((const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "4", "--us", "5000", "--linger-ms", "100", NULL}, &slot,
-            &last, &max);
+            &last, &max, "lag");
     printf("    behind: WAKE lag %lld us (largest %lld)\n", last, max);
     CHECK(last >= 10000 && last < 200000, "the lag of 4 kernels of 5 ms launched at once: %lld us (want 10-200 ms)", last);
     lag_run((const char *[]){"--stream", "new", "--tasks", "20", "--kernels", "1", "--us", "20", "--period-ms", "1", "--linger-ms",
                              "100", NULL},
-            &slot, &last, &max);
+            &slot, &last, &max, "lag");
     printf("    keeping up: WAKE lag %lld us (largest %lld; -1: none told)\n", last, max);
     CHECK(slot >= 0 && max < 5000, "the lag of 20 us kernels 1 ms apart: largest %lld us (want under 5 ms, or none)", max);
+    /* a node whose OK does not say "lag" (one from before it, which refuses a WAKE of two fields
+     * and ends the session) is sent none */
+    lag_run((const char *[]){"--stream", "new", "--tasks", "1", "--kernels", "4", "--us", "5000", "--linger-ms", "100", NULL}, &slot,
+            &last, &max, "");
+    CHECK(slot >= 0 && last == -1 && max == -1 && tn_count(0, "WAKE ") > 0, "no lag without 'lag' in OK: last %lld, largest %lld, WAKE lines %d",
+          last, max, tn_count(0, "WAKE "));
 }

@@ -399,7 +399,7 @@ final class Session {
         space.hello(server.space(), prio, caps);
         boolean interrupts = preemption.interrupts();
         name = f[3];
-        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : ""))) {
+        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : "") + " lag")) {
             return;
         }
         ScheduledFuture<?> h = helloTimer;

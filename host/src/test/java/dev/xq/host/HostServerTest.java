@@ -126,7 +126,8 @@ class HostServerTest {
         start();
         TestClient c = client();
         String[] ok = c.hello("test", "-");
-        assertEquals(4, ok.length);
+        assertEquals(5, ok.length, String.join(" ", ok));
+        assertEquals("lag", ok[4], "OK says the node takes a device lag on WAKE lines");
         assertEquals("64", ok[2]);
         assertEquals("128", ok[3]);
         Path file = c.shmPath();
@@ -757,7 +758,7 @@ class HostServerTest {
         start();
         TestClient c = client();
         String[] ok = c.hello("rocm", "1", "hip,lv3");
-        assertEquals(4, ok.length, "no lv3 in OK while interruptProcesses is off: " + String.join(" ", ok));
+        assertEquals(List.of("lag"), List.of(ok).subList(4, ok.length), "no lv3 in OK while interruptProcesses is off: " + String.join(" ", ok));
         long h = c.stream(0, 1, 0, 1, -1, "s1");
         assertEquals("hip1", core.find(h).orElseThrow().status().device());
         Session.Info i = session(c).info();
@@ -772,7 +773,7 @@ class HostServerTest {
         // a CUDA process under XQ_STALL=1 says lv2: shown, nothing asked of it
         TestClient stall = client();
         String[] okStall = stall.hello("train", "1", "cuda,lv2");
-        assertEquals(4, okStall.length, String.join(" ", okStall));
+        assertEquals(List.of("lag"), List.of(okStall).subList(4, okStall.length), "no lv3 in OK: " + String.join(" ", okStall));
         assertEquals("cuda0", core.find(stall.stream(0, 0, 0, 0, 0, "default")).orElseThrow().status().device());
         assertEquals("lv2", session(stall).info().lv3());
         assertTrue(ProcessesCommand.all(server).contains("LV2/3"), ProcessesCommand.all(server));
@@ -807,6 +808,7 @@ class HostServerTest {
         TestClient c = client();
         String[] ok = c.hello("rocm", "-", "hip,lv3");
         assertEquals("lv3", ok[4], "OK says the node will ask for interrupts");
+        assertEquals("lag", ok[5], "and that it takes a device lag on WAKE lines");
         c.map();
         c.stream(2, 0, 0, 0, 0, "default");
         c.writeSlotInt(2, SharedMemory.S_PENDING, 1);
@@ -842,7 +844,7 @@ class HostServerTest {
         core.selectPolicy("test-hold");
         start(HostSettings.of(sock).withInterruptProcesses(true));
         TestClient c = client();
-        assertEquals(4, c.hello("rocm", "-", "hip").length);
+        assertEquals(List.of("lag"), List.of(c.hello("rocm", "-", "hip")).subList(4, 5), "no lv3 in OK for a process that did not offer it");
         c.map();
         c.stream(2, 0, 0, 0, 0, "default");
         c.writeSlotInt(2, SharedMemory.S_PENDING, 1);
