@@ -19,13 +19,19 @@ import java.util.List;
  *                       percent (1-100): below 100 for a process that shares its device in space (MPS);
  *                       100 for the whole device, for a queue that does not share in space and for
  *                       the queues of applications inside the node (since 1.7)
+ * @param deviceLags how many busy periods the queue's process has timed its device lag over: the
+ *                   longest that a batch of its commands ended after the last of them was launched
+ *                   (a process under {@code ./xq run} on CUDA tells it; 0 for the others) (since 1.10)
+ * @param slowDeviceLags how many of {@code deviceLags} were 1 ms or longer: the device did not keep up
+ *                       with the queue's launches (another process's memory traffic, or more work
+ *                       than its share of the device runs in time) (since 1.10)
  */
 public record XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
                            QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
                            boolean suspendedByScheduler, boolean suspendedByApp,
                            int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
                            long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits,
-                           int smSharePercent) {
+                           int smSharePercent, long deviceLags, long slowDeviceLags) {
 
     /**
      * Which launch limits the node applies to a queue now (docs/runtime.md, the tenant-alone and
@@ -67,6 +73,8 @@ public record XQueueStatus(long handle, String name, String device, String group
     /**
      * @param limits {@code null} reads as {@link Limits#CONFIGURED}
      * @param smSharePercent outside 1-100 reads as 100
+     * @param deviceLags below 0 reads as 0
+     * @param slowDeviceLags below 0 reads as 0, above {@code deviceLags} as {@code deviceLags}
      */
     public XQueueStatus {
         if (limits == null) {
@@ -75,6 +83,23 @@ public record XQueueStatus(long handle, String name, String device, String group
         if (smSharePercent < 1 || smSharePercent > 100) {
             smSharePercent = 100;
         }
+        deviceLags = Math.max(0, deviceLags);
+        slowDeviceLags = Math.clamp(slowDeviceLags, 0, deviceLags);
+    }
+
+    /**
+     * The snapshot as API 1.7-1.9 made it, without device lags (0); kept so that code built against
+     * those versions still links.
+     */
+    public XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
+                        QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
+                        boolean suspendedByScheduler, boolean suspendedByApp,
+                        int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
+                        long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits,
+                        int smSharePercent) {
+        this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
+                pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
+                limits, smSharePercent, 0, 0);
     }
 
     /**
@@ -88,7 +113,7 @@ public record XQueueStatus(long handle, String name, String device, String group
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits) {
         this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                limits, 100);
+                limits, 100, 0, 0);
     }
 
     /**
@@ -102,7 +127,7 @@ public record XQueueStatus(long handle, String name, String device, String group
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
         this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                Limits.CONFIGURED, 100);
+                Limits.CONFIGURED, 100, 0, 0);
     }
 
     /**
@@ -117,6 +142,6 @@ public record XQueueStatus(long handle, String name, String device, String group
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
         this(handle, name, device, group, 0, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                Limits.CONFIGURED, 100);
+                Limits.CONFIGURED, 100, 0, 0);
     }
 }

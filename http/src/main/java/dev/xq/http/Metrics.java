@@ -132,6 +132,10 @@ final class Metrics {
                 "Share of the device's multiprocessors (SMs) the queue's commands may use, in percent (100: the whole device,"
                         + " or not shared in space)",
                 queues, s -> s.smSharePercent()));
+        all.add(counter("xq_queue_device_lags", "Busy periods of the queue over which its process timed how long its commands"
+                + " ran after their last launch (CUDA processes under ./xq run)", queues, s -> s.deviceLags()));
+        all.add(counter("xq_queue_slow_device_lags", "Of xq_queue_device_lags, those of 1 ms or more: the device did not keep up"
+                + " with the queue's launches", queues, s -> s.slowDeviceLags()));
         CounterSnapshot.Builder device = CounterSnapshot.builder().name("xq_queue_device_seconds").unit(Unit.SECONDS)
                 .help("Device time the queue's commands used");
         GaugeSnapshot.Builder estimate = GaugeSnapshot.builder().name("xq_queue_estimated_command_seconds").unit(Unit.SECONDS)

@@ -75,6 +75,8 @@ final class XqApi {
         m.put("estimated_command_us", s.estimatedCommandMicros());
         m.put("limits", s.limits().name().toLowerCase(java.util.Locale.ROOT));
         m.put("sm_share_percent", s.smSharePercent());
+        m.put("device_lags", s.deviceLags());
+        m.put("slow_device_lags", s.slowDeviceLags());
         m.put("run_us", s.runMicros());
         List<Object> hints = new ArrayList<>();
         for (Hint h : s.hints()) {

@@ -49,6 +49,8 @@ final class Fakes {
         long runMicros;
         XQueueStatus.Limits limits = XQueueStatus.Limits.CONFIGURED;
         int smSharePercent = 100;
+        long deviceLags;
+        long slowDeviceLags;
 
         Queue(long handle, String name, String device, String group, long pid) {
             this.handle = handle;
@@ -110,7 +112,7 @@ final class Fakes {
         public synchronized XQueueStatus status() {
             return new XQueueStatus(handle, name, device, group, pid, state, config, config.level(), PreemptionLevel.INTERRUPT,
                     suspendedByScheduler, suspendedByApp, pending, inFlight, submitted, completed, failed, 0, 250, runMicros,
-                    List.copyOf(hints.values()), "", limits, smSharePercent);
+                    List.copyOf(hints.values()), "", limits, smSharePercent, deviceLags, slowDeviceLags);
         }
 
         @Override

@@ -27,6 +27,8 @@ class MetricsTest {
         q.suspendedByScheduler = true;
         q.limits = XQueueStatus.Limits.ON_TOP;
         q.smSharePercent = 50;
+        q.deviceLags = 40;
+        q.slowDeviceLags = 3;
         Fakes.Queue closed = xq.add(9, "gone", "sim0", "", 0);
         closed.state = QueueState.CLOSED;
         Api api = new Api(xq, new Fakes.Scheduler("hpf"), Securities.loopback(), RuntimeLog.NONE, Securities.SAME_USER);
@@ -46,6 +48,9 @@ class MetricsTest {
                 "xq_queue_limits" + labels + " 2.0",
                 "# TYPE xq_queue_sm_share_percent gauge",
                 "xq_queue_sm_share_percent" + labels + " 50.0",
+                "# TYPE xq_queue_device_lags_total counter",
+                "xq_queue_device_lags_total" + labels + " 40.0",
+                "xq_queue_slow_device_lags_total" + labels + " 3.0",
                 "# HELP xq_queue_device_seconds_total Device time the queue's commands used",
                 "xq_queue_device_seconds_total" + labels + " 2.5",
                 "xq_scheduler_decisions_total 42.0",

@@ -71,6 +71,11 @@
   // the LIMITS column, in xq:queues' words: empty while the configured limits apply
   const LIMITS = {alone: 'alone', on_top: 'on top', guarded: 'guarded', narrowed: 'narrowed'};
 
+  // the LAG column, in xq:queues' words: slow/timed busy periods, empty when none were timed
+  function lagText(q) {
+    return typeof q.device_lags === 'number' && q.device_lags > 0 ? q.slow_device_lags + '/' + q.device_lags : '';
+  }
+
   // the node writes each hint as xq:queues shows it (Hint.text())
   function hintText(h) {
     return typeof h.text === 'string' ? h.text : h.kind + '=' + h.values.map(String).join('/');
@@ -83,7 +88,8 @@
       tr.dataset.name = q.name;
       const cells = [q.handle, q.name, q.device, q.group, q.state + (q.suspended_by_app ? '(app)' : ''), q.level, q.pending,
         q.in_flight, q.completed, q.failed, q.cancelled, q.estimated_command_us, Math.floor(q.run_us / 1000),
-        typeof q.sm_share_percent === 'number' ? q.sm_share_percent : 100, LIMITS[q.limits] || '', q.hints.map(hintText).join(' ')];
+        typeof q.sm_share_percent === 'number' ? q.sm_share_percent : 100, lagText(q), LIMITS[q.limits] || '',
+        q.hints.map(hintText).join(' ')];
       for (const c of cells) {
         const td = document.createElement('td');
         td.textContent = String(c);

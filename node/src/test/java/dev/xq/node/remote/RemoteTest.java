@@ -33,18 +33,24 @@ class RemoteTest {
              {"handle":18446744073709551615,"name":"serve/default","device":"cuda0","group":"4242:serve","pid":4242,"state":"READY",
               "suspended_by_scheduler":false,"suspended_by_app":false,"level":1,"available_level":1,
               "config":{"level":1,"threshold":16,"batch":8,"window":0},"pending":3,"in_flight":2,"submitted":12,"completed":7,
-              "failed":0,"cancelled":0,"estimated_command_us":412,"limits":"on_top","sm_share_percent":50,"run_us":12999,
+              "failed":0,"cancelled":0,"estimated_command_us":412,"limits":"on_top","sm_share_percent":50,"device_lags":120,"slow_device_lags":3,"run_us":12999,
               "hints":[{"kind":"priority","values":[2],"text":"priority=2"},{"kind":"laxity","values":[1000,1,5],"text":"laxity=1000us/1/5"}],
               "error":null},
              {"handle":7,"name":"bg","device":"sim0","group":null,"pid":1,"state":"SUSPENDED",
               "suspended_by_scheduler":false,"suspended_by_app":true,"level":3,"available_level":3,
               "config":{"level":3,"threshold":4,"batch":2,"window":300},"pending":10,"in_flight":0,"submitted":10,"completed":0,
-              "failed":1,"cancelled":2,"estimated_command_us":0,"run_us":999,"hints":[],"error":null}]}""";
+              "failed":1,"cancelled":2,"estimated_command_us":0,"run_us":999,"hints":[],"error":null},
+             {"handle":9,"name":"train/default","device":"cuda0","group":"77:train","pid":77,"state":"READY",
+              "suspended_by_scheduler":false,"suspended_by_app":false,"level":1,"available_level":1,
+              "config":{"level":1,"threshold":16,"batch":8,"window":0},"pending":0,"in_flight":4,"submitted":50,"completed":46,
+              "failed":0,"cancelled":0,"estimated_command_us":2000,"limits":"narrowed","sm_share_percent":48,"device_lags":0,
+              "slow_device_lags":0,"run_us":92000,"hints":[],"error":null}]}""";
 
     static final String QUEUE_TABLE = """
-            HANDLE                NAME           DEVICE  GROUP       STATE           LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  LIMITS  HINTS
-            18446744073709551615  serve/default  cuda0   4242:serve  READY           1   3     2       7     0     0       412     12      50   on top  priority=2 laxity=1000us/1/5
-            7                     bg             sim0                SUSPENDED(app)  3   10    0       0     1     2       0       0       100          \n""";
+            HANDLE                NAME           DEVICE  GROUP       STATE           LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  LAG    LIMITS    HINTS
+            18446744073709551615  serve/default  cuda0   4242:serve  READY           1   3     2       7     0     0       412     12      50   3/120  on top    priority=2 laxity=1000us/1/5
+            7                     bg             sim0                SUSPENDED(app)  3   10    0       0     1     2       0       0       100                   \n\
+            9                     train/default  cuda0   77:train    READY           1   0     4       46    0     0       2000    92      48          narrowed  \n""";
 
     // ------------------------------------------------------------------ arguments
 
@@ -204,7 +210,7 @@ class RemoteTest {
             assertEquals(0, r.rc());
             assertEquals(QUEUE_TABLE, r.out());
             n.answer("GET /api/v1/queues", 200, "{\"queues\":[]}");
-            assertEquals("HANDLE  NAME  DEVICE  GROUP  STATE  LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  LIMITS  HINTS\n(none)\n",
+            assertEquals("HANDLE  NAME  DEVICE  GROUP  STATE  LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  LAG  LIMITS  HINTS\n(none)\n",
                     run(Map.of("XQ_NODE", n.address()), "queues").out());
         }
     }

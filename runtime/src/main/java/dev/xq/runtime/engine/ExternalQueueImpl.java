@@ -1337,12 +1337,13 @@ public final class ExternalQueueImpl implements NodeQueue {
     public XQueueStatus status() {
         ExternalCounters c = counters();
         int smShare = smSharePercent();
+        long[] lag = lags();
         synchronized (this) {
             return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), spec.pid(), stateLocked(c), config,
                     PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler && !narrowed, suspendedByApp, c.pending(),
                     c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
                     c.estimateNanos() / 1000, c.runNanos() / 1000, hintList, "", limitsModeLocked(),
-                    smShare);
+                    smShare, lag[0], lag[1]);
         }
     }
 

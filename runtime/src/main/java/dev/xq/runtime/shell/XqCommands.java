@@ -138,15 +138,23 @@ public class XqCommands {
 
     private Table queueTable() {
         Table t = new Table("HANDLE", "NAME", "DEVICE", "GROUP", "STATE", "LV", "PEND", "FLIGHT", "DONE", "FAIL", "CANCEL",
-                "EST_US", "RUN_MS", "SM%", "LIMITS", "HINTS");
+                "EST_US", "RUN_MS", "SM%", "LAG", "LIMITS", "HINTS");
         for (XQueue q : xq.queues()) {
             XQueueStatus st = q.status();
             t.row(st.handle(), st.name(), st.device(), st.group(), st.state() + (st.suspendedByApp() ? "(app)" : ""),
                     st.level().number(), st.pending(), st.inFlight(), st.completed(), st.failed(), st.cancelled(),
-                    st.estimatedCommandMicros(), st.runMicros() / 1000, st.smSharePercent(), limitsText(st.limits()),
+                    st.estimatedCommandMicros(), st.runMicros() / 1000, st.smSharePercent(), lagText(st), limitsText(st.limits()),
                     st.hints().stream().map(Hint::text).collect(Collectors.joining(" ")));
         }
         return t;
+    }
+
+    /**
+     * The LAG column: "slow/timed" busy periods of a process queue whose process times its device
+     * lag (slow: its commands ran 1 ms or more after their last launch); empty for the others.
+     */
+    static String lagText(XQueueStatus st) {
+        return st.deviceLags() == 0 ? "" : st.slowDeviceLags() + "/" + st.deviceLags();
     }
 
     /** The LIMITS column: empty while the configured limits apply (docs/runtime.md: the alone and on-top rules). */

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Operators see the space decision: each queue's share of its device's multiprocessors is in its
- * status ({@link XQueueStatus#smSharePercent()}) and in xq:queues' SM% column.
+ * status ({@link XQueueStatus#smSharePercent()}) and in xq:queues' SM% column; and how often the
+ * device fell behind its launches ({@link XQueueStatus#deviceLags()}, the LAG column).
  */
 class SmShareStatusTest {
 
@@ -90,12 +91,78 @@ class SmShareStatusTest {
         List<String> lines = table.lines().toList();
         int at = lines.getFirst().indexOf("SM%");
         assertEquals(lines.getFirst().indexOf("RUN_MS") + "RUN_MS  ".length(), at, table);
-        assertEquals(lines.getFirst().indexOf("LIMITS"), at + "SM%  ".length(), "SM% is as narrow as its head: " + table);
+        assertEquals(lines.getFirst().indexOf("LAG"), at + "SM%  ".length(), "SM% is as narrow as its head: " + table);
         for (String l : lines.subList(1, lines.size())) {
             String cell = l.substring(at, at + 3).strip();
             assertEquals(l.contains("train/default") ? "50" : "100", cell, table);
         }
         assertEquals(6, lines.size(), table);
+    }
+
+    /** An owner whose process times its device lag: {@code lags} busy periods, {@code slow} of them slow. */
+    static final class LaggingOwner extends ExternalQueueTest.Owner implements ExternalQueueShare {
+        volatile long lags;
+        volatile long slow;
+        volatile boolean fail;
+
+        @Override
+        public long lags() {
+            if (fail) {
+                throw new IllegalStateException("the process went away");
+            }
+            return lags;
+        }
+
+        @Override
+        public long slowLags() {
+            return slow;
+        }
+
+        @Override
+        public int smSharePercent() {
+            return 100;
+        }
+
+        @Override
+        public boolean heldInTime() {
+            return false;
+        }
+
+        @Override
+        public long holdBehindMicros() {
+            return 0;
+        }
+    }
+
+    @Test
+    void eachQueueSaysHowOftenTheDeviceFellBehindItsLaunches() {
+        LaggingOwner decoder = new LaggingOwner();
+        decoder.lags = 120;
+        decoder.slow = 3;
+        ExternalQueue lagging = open("decode", 21, decoder);
+        ExternalQueue quiet = open("train", 22, new SharingOwner(50));
+        XQueue own = core.create(QueueOptions.on("m0").inGroup("app"));
+
+        assertEquals(120, status(lagging.handle()).deviceLags());
+        assertEquals(3, status(lagging.handle()).slowDeviceLags());
+        assertEquals(0, status(quiet.handle()).deviceLags(), "a process that times none");
+        assertEquals(0, own.status().deviceLags(), "a queue of the node's own");
+
+        String table = new XqCommands(core, core).queues();
+        List<String> lines = table.lines().toList();
+        int at = lines.getFirst().indexOf("LAG");
+        int end = lines.getFirst().indexOf("LIMITS");
+        for (String l : lines.subList(1, lines.size())) {
+            assertEquals(l.contains("decode/default") ? "3/120" : "", l.substring(at, Math.min(end, l.length())).strip(), table);
+        }
+
+        decoder.slow = 500;   // more slow than timed (the two read at different moments): no more than timed
+        assertEquals(120, status(lagging.handle()).slowDeviceLags());
+        decoder.lags = -4;
+        assertEquals(0, status(lagging.handle()).deviceLags(), "a count below 0 reads as none");
+        assertEquals(0, status(lagging.handle()).slowDeviceLags());
+        decoder.fail = true;
+        assertEquals(0, status(lagging.handle()).deviceLags(), "an owner that fails to tell: none");
     }
 
     @Test
@@ -110,5 +177,7 @@ class SmShareStatusTest {
         assertEquals(XQueueStatus.Limits.CONFIGURED, capped.limits());
         assertEquals(100, new XQueueStatus(1, "q", "m0", "", 0, QueueState.IDLE, CFG, PreemptionLevel.BLOCK, PreemptionLevel.BLOCK,
                 false, false, 0, 0, 0, 0, 0, 0, 0, 0, List.of(), "", null, 101).smSharePercent());
+        assertEquals(0, capped.deviceLags(), "1.7-1.9's constructor: no lags timed");
+        assertEquals(0, capped.slowDeviceLags());
     }
 }
