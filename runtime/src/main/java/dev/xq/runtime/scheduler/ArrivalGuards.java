@@ -1457,15 +1457,23 @@ final class ArrivalGuards {
      * it: every best-effort process narrowed beside it is held through its requests from then on;</li>
      * <li>{@link #LAG_WINDOW} busy periods in a row without a slow one: one of them (by name) is let
      * run beside it again, a probe; the next slow period finds it the cause and it is held again for
-     * good, {@link #LAG_WINDOW} without finds it not, and it stays let run. Where one process is left
-     * unprobed and none was found, it is the cause without a probe (its probe would only cost the
-     * tenant a slow request);</li>
-     * <li>still slowed with those it holds held, between probes ({@link #SLOW_SEEN} of the
-     * {@link #LAG_WINDOW} after the first): holding does not help, nothing is held for it for
-     * {@link #GIVE_UP_NANOS}, and what was found is forgotten. A first build gave up only where
-     * nothing had been found yet; on an H200 whose decoder read slow in most requests, the processes
-     * not yet probed then stayed held through every request (session 110).</li>
+     * good, {@link #LAG_WINDOW} in a row without finds it not, and it stays let run. Every process is
+     * probed, the last one too: where none is found, nothing is held for it for
+     * {@link #GIVE_UP_NANOS} (a burst of slow requests that no process made);</li>
+     * <li>still slowed with those it holds held, between probes ({@link #SLOW_SEEN} of its latest
+     * {@link #LAG_WINDOW} since the change, the first after it skipped): holding does not help,
+     * nothing is held for it for {@link #GIVE_UP_NANOS}, and what was found is forgotten. A first
+     * build gave up only where nothing had been found yet; on an H200 whose decoder read slow in
+     * most requests, the processes not yet probed then stayed held through every request (session
+     * 110).</li>
      * </ol>
+     * Session 111 (H100): a second build waited for no slow period at all since the latest change
+     * before it probed, so a single slow period while all were held left every process held for the
+     * rest of the run (a four-process mix: it never probed), and it named the one process left
+     * unprobed the cause without a probe (a GEMM process beside a decoder whose device part read
+     * 0.11 ms at P99);
+     * the runs and the probes now need {@link #LAG_WINDOW} clean periods in a row, and none is named
+     * without its own probe.
      * Not for a tenant that is busy most of the time ({@link #MAX_BUSY_SHARE}): held through its
      * requests, the others would get almost nothing; and a held process that starves is let go by
      * the starvation rule as before. What is found stays while the queues live, unless the tenant is
@@ -1482,6 +1490,8 @@ final class ArrivalGuards {
         /** Lags counted since the latest change (engaged, a probe begun or ended): the first is skipped. */
         int sinceChange;
         int slowSinceChange;
+        /** Clean lags in a row since the latest change or the latest slow one (the first after a change skipped). */
+        int cleanRun;
         long giveUpUntil;
         /** Best-effort processes seen narrowed beside it while engaged. */
         final java.util.TreeSet<String> beside = new java.util.TreeSet<>();
@@ -1503,14 +1513,26 @@ final class ArrivalGuards {
             next = (next + 1) % LAG_WINDOW;
             count = Math.min(LAG_WINDOW, count + 1);
             sinceChange++;
-            if (slow && sinceChange > 1) {
-                slowSinceChange++;
+            if (sinceChange > 1) {
+                slowSinceChange += slow ? 1 : 0;
+                cleanRun = slow ? 0 : cleanRun + 1;
             }
+        }
+
+        /** Slow ones among the latest lags since the latest change (the first after it skipped), at most {@link #LAG_WINDOW}. */
+        int slowLatelySinceChange() {
+            int n = Math.min(Math.max(0, sinceChange - 1), count);
+            int slow = 0;
+            for (int i = 1; i <= n; i++) {
+                slow += recent[(next - i + LAG_WINDOW) % LAG_WINDOW] ? 1 : 0;
+            }
+            return slow;
         }
 
         void changed() {
             sinceChange = 0;
             slowSinceChange = 0;
+            cleanRun = 0;
         }
 
         /** Time seen, and of it working (ready or with work in flight), between decisions; halved past {@link #BUSY_SPAN_NANOS}. */
@@ -1599,7 +1621,8 @@ final class ArrivalGuards {
                 continue;
             }
             if (st.probing == null) {
-                if (st.slowSinceChange >= SLOW_SEEN) { // slowed while it holds what it holds: found or not, holding does not help
+                if (st.slowLatelySinceChange() >= SLOW_SEEN) {
+                    // slowed while it holds what it holds: found or not, holding does not help
                     st.engaged = false;
                     st.beside.clear();
                     st.giveUpUntil = now + GIVE_UP_NANOS;
@@ -1611,19 +1634,29 @@ final class ArrivalGuards {
                     st.cleared.clear();
                     continue;
                 }
-                if (st.sinceChange >= LAG_WINDOW && st.slowSinceChange == 0) {
+                // a run of clean requests (one slow one among them starts the run again: the first
+                // build waited for none since the change, and one slow one held every process for good)
+                if (st.cleanRun >= LAG_WINDOW) {
                     java.util.List<String> unknown = new java.util.ArrayList<>();
                     for (String n : st.beside) {
                         if (!st.cleared.contains(n) && !st.causes.contains(n)) {
                             unknown.add(n);
                         }
                     }
-                    if (unknown.size() == 1 && st.causes.isEmpty()) {
-                        st.causes.add(unknown.get(0));
-                        notes.accept("xq: " + a.name() + ": " + unknown.get(0) + " slows it (the others beside it did not): held through its requests (holdBesideSlowed)");
-                    } else if (!unknown.isEmpty()) {
+                    if (!unknown.isEmpty()) {
+                        // each is probed, the last one too: one is never named the cause because the
+                        // others were not (a burst of slow requests that no process made named one)
                         st.probing = unknown.get(0);
                         st.changed();
+                    } else if (st.causes.isEmpty() && !st.cleared.isEmpty()) {
+                        st.engaged = false;
+                        st.beside.clear();
+                        st.cleared.clear();
+                        st.giveUpUntil = now + GIVE_UP_NANOS;
+                        st.changed();
+                        notes.accept("xq: " + a.name() + ": none of the processes beside it slows it (each ran beside "
+                                + LAG_WINDOW + " of its requests without a slow one); none is held for it for "
+                                + GIVE_UP_NANOS / 1_000_000_000L + " s (holdBesideSlowed)");
                     }
                 }
             } else if (st.slowSinceChange > 0) {
@@ -1631,7 +1664,7 @@ final class ArrivalGuards {
                 notes.accept("xq: " + a.name() + ": " + st.probing + " slows it: held through its requests (holdBesideSlowed)");
                 st.probing = null;
                 st.changed();
-            } else if (st.sinceChange >= LAG_WINDOW) {
+            } else if (st.cleanRun >= LAG_WINDOW) {
                 st.cleared.add(st.probing);
                 st.probing = null;
                 st.changed();

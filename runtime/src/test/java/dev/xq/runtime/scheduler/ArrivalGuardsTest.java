@@ -2560,6 +2560,12 @@ class ArrivalGuardsTest {
 
     /** {@link #slowedRun}; {@code bestEffortLC}: q3 is held in time like any queue (not a latency-critical process). */
     static SlowedRun slowedRun(boolean on, java.util.Set<Long> causes, int slowEvery, int busyMs, int requests, boolean bestEffortLC) {
+        return slowedRun(on, causes, slowEvery, busyMs, requests, bestEffortLC, java.util.Set.of());
+    }
+
+    /** {@link #slowedRun}; {@code slowAt}: requests (by number) slow whatever ran beside them. */
+    static SlowedRun slowedRun(boolean on, java.util.Set<Long> causes, int slowEvery, int busyMs, int requests, boolean bestEffortLC,
+            java.util.Set<Integer> slowAt) {
         ArrivalGuards guards = new ArrivalGuards();
         guards.holdBesideSlowed(on);
         List<String> notes = new java.util.ArrayList<>();
@@ -2577,7 +2583,7 @@ class ArrivalGuardsTest {
             long st = t + r * 60L * MS;
             boolean inRequest = now < st + busyMs * MS;
             if (i % 60 == busyMs) { // the request just ended: its lag told
-                boolean isSlow = (slowEvery > 0 && r % slowEvery >= slowEvery - 2) || causeRan;
+                boolean isSlow = (slowEvery > 0 && r % slowEvery >= slowEvery - 2) || causeRan || slowAt.contains(r);
                 lags[0]++;
                 lags[1] += isSlow ? 1 : 0;
                 slow += isSlow ? 1 : 0;
@@ -2640,6 +2646,32 @@ class ArrivalGuardsTest {
         assertEquals(0, off.heldLast()[0] + off.heldLast()[1], "off: nothing held");
         assertTrue(off.slowRequests() >= 78, "off: every request slow: " + off.slowRequests());
         assertTrue(off.notes().isEmpty(), off.notes().toString());
+    }
+
+    /**
+     * {@code holdBesideSlowed}: one slow request while both are held (request 6, whatever ran) does
+     * not keep both held for good: the cause is still found and the other let run (the second build
+     * waited for none since the change before it probed: held both through every request, session
+     * 111). A burst of two slow requests that no process made (requests 2 and 3) names no cause:
+     * both are probed, the last one too, and nothing is held for the tenant afterwards (that build
+     * named the one left unprobed the cause).
+     */
+    @Test
+    void oneSlowRequestAmongTheHeldOnesDelaysTheProbesAndABurstNamesNoCause() {
+        for (long cause : new long[] {B, 4}) {
+            SlowedRun run = slowedRun(true, java.util.Set.of(cause), 0, 20, 80, false, java.util.Set.of(6));
+            String why = "cause q" + cause + ": " + run.notes() + ", slow requests " + run.slowRequests() + ", held in the last 20 requests "
+                    + java.util.Arrays.toString(run.heldLast());
+            assertTrue(run.state() != null && run.state().engaged && run.state().causes.equals(java.util.Set.of("q" + cause))
+                    && run.state().cleared.equals(java.util.Set.of("q" + (cause == B ? 4 : B))), why);
+            assertEquals(0, run.heldLast()[cause == B ? 1 : 0], "the other never held: " + why);
+        }
+        SlowedRun burst = slowedRun(true, java.util.Set.of(), 0, 20, 80, false, java.util.Set.of(2, 3));
+        String why = burst.notes() + ", held in the last 20 requests " + java.util.Arrays.toString(burst.heldLast());
+        assertEquals(0, burst.heldLast()[0] + burst.heldLast()[1], "nothing held for good: " + why);
+        assertTrue(burst.state() != null && !burst.state().engaged && burst.state().causes.isEmpty(), why);
+        assertTrue(burst.notes().size() == 2 && burst.notes().get(1).contains("none of the processes beside it slows it"), why);
+        assertEquals(2, burst.slowRequests(), why);
     }
 
     /**
