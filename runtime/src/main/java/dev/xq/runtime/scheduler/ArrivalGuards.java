@@ -1452,7 +1452,8 @@ final class ArrivalGuards {
      * (session 104, by name), that wait fell to 0.12 ms; holding a trainer as well would have cost it a
      * quarter of its time for nothing. So the node finds the process itself:
      * <ol>
-     * <li>{@link #SLOW_SEEN} of the tenant's latest {@link #LAG_WINDOW} busy periods slow (a lag of
+     * <li>after its first {@link #WARM_LAGS} busy periods (its start),
+     * {@link #SLOW_SEEN} of the tenant's latest {@link #LAG_WINDOW} busy periods slow (a lag of
      * {@link dev.xq.external.spi.ExternalQueueShare#SLOW_LAG_MICROS} or more) while no one is held for
      * it: every best-effort process narrowed beside it is held through its requests from then on;</li>
      * <li>{@link #LAG_WINDOW} busy periods in a row without a slow one: one of them (by name) is let
@@ -1567,6 +1568,13 @@ final class ArrivalGuards {
 
     /** {@link Slowed}: the busy periods looked at. */
     static final int LAG_WINDOW = 8;
+    /**
+     * {@link Slowed}: a tenant's first busy periods, never counted: an eager decoder's start (its
+     * weights copied in, its warm-up requests) read slow in 3 of its first 6 on an H100 whose
+     * decoder's device part then read 0.11 ms at P99, and the rule held every process beside it
+     * from there (session 111).
+     */
+    static final int WARM_LAGS = 16;
     /** {@link Slowed}: slow ones among them that find the tenant slowed. */
     static final int SLOW_SEEN = 2;
     /** {@link Slowed}: how long nothing is held for a tenant that holding did not help. */
@@ -1595,9 +1603,13 @@ final class ArrivalGuards {
                 slowed.put(a.handle(), st);
             }
             st.account(now, a.ready() || a.inFlight() > 0);
-            if (st.lagsSeen < 0) {
-                st.lagsSeen = l[0] - Math.min(l[0], LAG_WINDOW); // a queue met late: its latest few count
-                st.slowSeen = Math.max(0, l[1] - Math.min(l[1], LAG_WINDOW));
+            if (st.lagsSeen < 0 || l[0] <= WARM_LAGS) {
+                // its first busy periods are its start (weights copied in, kernels loaded on their
+                // first launch, a warm-up): not what company does to it; a queue met late counts
+                // from now
+                st.lagsSeen = l[0];
+                st.slowSeen = l[1];
+                continue;
             }
             long fresh = l[0] - st.lagsSeen;
             long freshSlow = Math.max(0, Math.min(fresh, l[1] - st.slowSeen));
