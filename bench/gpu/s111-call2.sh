@@ -1,4 +1,4 @@
-# Session 111, call 2: as call 1 with the rule fixed (probes after 8 clean requests in a row,
+# Session 111, call 2: as call 1 with the rule fixed (its start not counted, probes after 8 clean in a row,
 # no process named the cause by elimination): the defaults (xq: holdBesideSlowed off) against the
 # rule on (xq-alt) in the same runs, native sharing beside them, on the same five decoder mixes (four
 # with Triton's memory-bound loop, one without: the rule must stay quiet where nothing slows it).
