@@ -1,13 +1,12 @@
 # Session 111, call 2: as call 1 with the rule fixed (its start not counted, probes after 8 clean in a row,
 # no process named the cause by elimination): the defaults (xq: holdBesideSlowed off) against the
-# rule on (xq-alt) in the same runs, native sharing beside them, on two of call 1's mixes (the
-# budget left two): the four-process one with Triton (three to probe), and one without Triton (the
-# rule must stay quiet there).
+# rule on (xq-alt) in the same runs, native sharing beside them, on call 1's four-process mix
+# (three processes to probe; the budget left one mix).
 export SECS=10 PAUSE=1.5 RUNS=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 MODES=native,xq,xq-alt ALT="dev.xq.scheduler/holdBesideSlowed:true" \
-MIXES="custom=decode+trainbf16+gemm+triton;custom=decode+trainbf16+gemm" \
-  TMO=${TMO:-200} timeout $((${TMO:-200} + 10)) sh bench/gpu/mix-run.sh /tmp/m2 > /tmp/m2.log 2>&1; echo "mix rc=$?"
+MIXES="custom=decode+trainbf16+gemm+triton" \
+  TMO=${TMO:-110} timeout $((${TMO:-110} + 10)) sh bench/gpu/mix-run.sh /tmp/m2 > /tmp/m2.log 2>&1; echo "mix rc=$?"
 cp /tmp/m2.log /tmp/m2/ 2>/dev/null; tar czf $OUT/m2.tgz -C /tmp m2
 rm -rf /tmp/r; mkdir -p /tmp/r; tar xzf /tmp/m2/mix-results.tgz -C /tmp/r
 for f in /tmp/r/mix-*.txt; do echo "$f"; grep -h "holdBesideSlowed" "$f" | cut -c1-240; done
