@@ -1494,6 +1494,8 @@ final class ArrivalGuards {
         /** Clean lags in a row since the latest change or the latest slow one (the first after a change skipped). */
         int cleanRun;
         long giveUpUntil;
+        /** When it was last found slowed (engaged). */
+        long engagedAt;
         /** Best-effort processes seen narrowed beside it while engaged. */
         final java.util.TreeSet<String> beside = new java.util.TreeSet<>();
         final Set<String> cleared = new HashSet<>();
@@ -1625,6 +1627,7 @@ final class ArrivalGuards {
                 Track ta = tracks.get(a.handle());
                 if (now >= st.giveUpUntil && st.slowInRecent() >= SLOW_SEEN && st.busyShare() <= MAX_BUSY_SHARE) {
                     st.engaged = true;
+                    st.engagedAt = now;
                     st.changed();
                     notes.accept("xq: " + a.name() + ": its kernels fell behind its launches in " + st.slowInRecent() + " of its latest "
                             + st.count + " requests (a lag of " + dev.xq.external.spi.ExternalQueueShare.SLOW_LAG_MICROS
@@ -1668,16 +1671,21 @@ final class ArrivalGuards {
                         st.changed();
                         notes.accept("xq: " + a.name() + ": none of the processes beside it slows it (each ran beside "
                                 + LAG_WINDOW + " of its requests without a slow one); none is held for it for "
-                                + GIVE_UP_NANOS / 1_000_000_000L + " s (holdBesideSlowed)");
+                                + GIVE_UP_NANOS / 1_000_000_000L + " s (holdBesideSlowed, " + (now - st.engagedAt) / 1_000_000
+                                + " ms after it was found slowed)");
                     }
                 }
             } else if (st.slowSinceChange > 0) {
                 st.causes.add(st.probing);
-                notes.accept("xq: " + a.name() + ": " + st.probing + " slows it: held through its requests (holdBesideSlowed)");
+                notes.accept("xq: " + a.name() + ": " + st.probing + " slows it: held through its requests (holdBesideSlowed, "
+                        + (now - st.engagedAt) / 1_000_000 + " ms after it was found slowed)");
                 st.probing = null;
                 st.changed();
             } else if (st.cleanRun >= LAG_WINDOW) {
                 st.cleared.add(st.probing);
+                notes.accept("xq: " + a.name() + ": " + st.probing + " does not slow it (" + LAG_WINDOW
+                        + " requests in a row beside it without a slow one): let run through its requests (holdBesideSlowed, "
+                        + (now - st.engagedAt) / 1_000_000 + " ms after it was found slowed)");
                 st.probing = null;
                 st.changed();
             }

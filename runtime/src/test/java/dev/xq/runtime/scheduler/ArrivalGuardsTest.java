@@ -2638,6 +2638,8 @@ class ArrivalGuardsTest {
                     && run.state().cleared.equals(java.util.Set.of("q" + (cause == B ? 4 : B))), why);
             assertEquals(0, run.narrowedLast()[ci], "the cause never left narrowed in a request: " + why);
             assertTrue(run.heldLast()[ci] >= 20 * 19, "the cause held through the requests: " + why);
+            assertTrue(run.notes().stream().anyMatch(n -> n.contains("q" + (cause == B ? 4 : B) + " does not slow it")
+                    && n.contains("ms after it was found slowed")), "the other's probe told: " + why);
             assertEquals(0, run.heldLast()[oi], "the other never held: " + why);
             assertTrue(run.narrowedLast()[oi] >= 20 * 19, "the other narrowed beside the requests: " + why);
             assertTrue(run.slowRequests() >= ArrivalGuards.WARM_LAGS + 2 && run.slowRequests() <= ArrivalGuards.WARM_LAGS + 8,
@@ -2672,7 +2674,10 @@ class ArrivalGuardsTest {
         String why = burst.notes() + ", held in the last 20 requests " + java.util.Arrays.toString(burst.heldLast());
         assertEquals(0, burst.heldLast()[0] + burst.heldLast()[1], "nothing held for good: " + why);
         assertTrue(burst.state() != null && !burst.state().engaged && burst.state().causes.isEmpty(), why);
-        assertTrue(burst.notes().size() == 2 && burst.notes().get(1).contains("none of the processes beside it slows it"), why);
+        // found slowed, each let run after its probe (one note each), then none held
+        assertEquals(4, burst.notes().size(), why);
+        assertTrue(burst.notes().get(1).contains("q2 does not slow it") && burst.notes().get(2).contains("q4 does not slow it")
+                && burst.notes().get(3).contains("none of the processes beside it slows it"), why);
         assertEquals(2, burst.slowRequests(), why);
     }
 
