@@ -24,22 +24,25 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the helpers, whatever the cwd
 
 LC_PERIOD_MS = {"graph": 25.0, "decode": 60.0, "bulk": 100.0, "graphp": 25.0, "decodep": 60.0, "bulkp": 100.0,
-                "decodeg": 60.0}
+                "decodeg": 60.0, "chat": 100.0}
 # LC kinds whose requests come at random (exponential gaps of the period on average, seeded), as
 # an inference server's do: no beat for the node to learn; each is its periodic twin otherwise
-POISSON = ("graphp", "decodep", "bulkp")
+# (chat has no periodic twin: a chat service's requests always come at random)
+POISSON = ("graphp", "decodep", "bulkp", "chat")
 BE_KINDS = ("train32", "trainbf16", "trainio", "gemm", "triton")
-WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "decodep": 5, "decodeg": 5, "bulk": 10, "bulkp": 10, "train32": 8, "trainbf16": 8, "trainio": 8, "gemm": 4, "triton": 32}
+WARMUP = {"graph": 20, "graphp": 20, "decode": 5, "decodep": 5, "decodeg": 5, "chat": 8, "bulk": 10, "bulkp": 10, "train32": 8, "trainbf16": 8, "trainio": 8, "gemm": 4, "triton": 32}
 LOSSES_KEPT = 8
 
 # Full sizes are the workloads the scenario means; --smoke shrinks them so the logic can be
 # exercised on a CPU in seconds (the numbers it gives mean nothing).
 FULL = dict(img=224, graph_batch=8, bulk_batch=64, train_batch=64, vocab=32000, d=1024, heads=16,
             decode_layers=2, train_layers=12, prompt=32, new=32, seq=512, lm_batch=8,
-            gemm_n=8192, tri_rows=65536, tri_cols=1024, gd_d=2048, gd_heads=16, gd_layers=12)
+            gemm_n=8192, tri_rows=65536, tri_cols=1024, gd_d=2048, gd_heads=16, gd_layers=12,
+            chat_d=2048, chat_heads=16, chat_layers=8, chat_prompts=(128, 256, 512, 1024), chat_new=16)
 SMOKE = dict(img=64, graph_batch=2, bulk_batch=4, train_batch=4, vocab=1000, d=128, heads=4,
              decode_layers=2, train_layers=2, prompt=8, new=8, seq=64, lm_batch=2,
-             gemm_n=256, tri_rows=256, tri_cols=1024, gd_d=128, gd_heads=4, gd_layers=2)
+             gemm_n=256, tri_rows=256, tri_cols=1024, gd_d=128, gd_heads=4, gd_layers=2,
+             chat_d=128, chat_heads=4, chat_layers=2, chat_prompts=(8, 16, 32, 64), chat_new=4)
 
 
 def log(msg):
@@ -212,6 +215,58 @@ def build_decodeg(a, dev, sz):
     return SimpleNamespace(request=request)
 
 
+def build_chat(a, dev, sz):
+    # An LLM chat service as a plain eager PyTorch server runs one (a generate loop with a token
+    # streamer): each request brings a prompt of its own length (128, 256, 512 or 1024 tokens,
+    # drawn seeded), whose prefill is one burst of large GEMMs across the whole device, then 16
+    # greedy tokens one at a time, eager (~115 launches a token at 8 layers), the host reading
+    # each token as it comes (to stream it and look for an end: a synchronize a token). Wide for
+    # a few ms, then launch-bound: both shapes in one request, in proportions that change from
+    # request to request. ~0.4B parameters (d 2048, 16 heads, 8 layers, fp16), batch 1.
+    from gpt import GPT
+    torch.backends.cuda.enable_cudnn_sdp(False)  # as `decode`: flash attention, less CPU a call
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    batch = a.batch or 1
+    layers = a.layers or sz["chat_layers"]
+    prompts, new = sz["chat_prompts"], sz["chat_new"]
+    max_len = max(prompts) + new
+    with (dev if hasattr(dev, "__enter__") else contextlib.nullcontext()):
+        model = GPT(sz["vocab"], sz["chat_d"], sz["chat_heads"], layers, max_len)
+    model = model.to(dev, dtype).eval()
+    caches = model.new_caches(batch, max_len, dtype, dev)
+    text = torch.randint(0, sz["vocab"], (batch, max(prompts)), device=dev)
+    # the prompt lengths in request order: the warm-up sees each length twice (every shape's
+    # lazy cost paid), then they come at random, the same in every run and mode
+    rng = random.Random(41)
+    lengths = list(prompts) * 2 + [rng.choice(prompts) for _ in range(8192)]
+    count = [0]
+
+    def read(tok):
+        # as decodeg: the token to the host (a copy), and the time waited for it
+        t = time.perf_counter()
+        out = tok.to("cpu", copy=True)
+        return out, time.perf_counter() - t
+
+    def request():
+        n = lengths[count[0] % len(lengths)]
+        count[0] += 1
+        tok = model(text[:, :n], caches, 0, last_only=True)[:, -1].argmax(-1, keepdim=True)
+        first, waited = read(tok)
+        toks = [first]
+        pos = n
+        for _ in range(new - 1):
+            tok = model(tok, caches, pos, last_only=True)[:, -1].argmax(-1, keepdim=True)
+            pos += 1
+            got, w = read(tok)
+            toks.append(got)
+            waited += w
+        # the host part is the request's time outside the reads, as decodeg's
+        issued()
+        _ISSUED[0] -= waited
+        return torch.cat(toks, 1)
+    return SimpleNamespace(request=request)
+
+
 def build_bulk(a, dev, sz):
     dtype = torch.float16 if dev.type == "cuda" else torch.float32
     model = resnet50(dev, dtype).eval()
@@ -347,7 +402,7 @@ def build_triton(a, dev, sz):
 
 
 BUILD = {"graph": build_graph, "graphp": build_graph, "decode": build_decode, "decodep": build_decode, "decodeg": build_decodeg,
-         "bulk": build_bulk,
+         "chat": build_chat, "bulk": build_bulk,
          "bulkp": build_bulk, "train32": build_train32, "trainio": build_trainio,
          "trainbf16": build_trainbf16, "gemm": build_gemm, "triton": build_triton}
 
@@ -416,7 +471,7 @@ def main():
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--period-ms", type=float, default=None, help="LC kinds; default per kind")
     p.add_argument("--batch", type=int, default=None, help="all but gemm/triton; default per kind")
-    p.add_argument("--layers", type=int, default=None, help="decode/decodeg/trainbf16 transformer depth")
+    p.add_argument("--layers", type=int, default=None, help="decode/decodeg/chat/trainbf16 transformer depth")
     p.add_argument("--size", type=int, default=None, help="gemm: matrix n; triton: rows")
     p.add_argument("--warmup", type=int, default=None, help="warm-up requests/iterations")
     p.add_argument("--sync-every", type=int, default=None,

@@ -77,6 +77,13 @@ public final class MixScenario implements Scenario {
          * synchronize a token, each step memory-bound; on the fake libcuda, a request of 32 kernels
          */
         DECODEG(Role.LC, 60, 32, 500),
+        /**
+         * an LLM chat service served eagerly (a generate loop with a token streamer), its requests
+         * at random: each a prompt of its own length, whose prefill covers the device for a few
+         * ms, then tokens one at a time, launch-bound, a synchronize a token; on the fake libcuda,
+         * a request of 24 kernels
+         */
+        CHAT(Role.LC, 100, 24, 300, true),
         /** large-batch inference: a few long kernels, seldom */
         BULK(Role.LC, 60, 4, 2000),
         /** the same batch at random times, as an offline-scoring service's requests come */
@@ -136,7 +143,7 @@ public final class MixScenario implements Scenario {
      * A tenant's own sizes (a custom mix's {@code KIND@OPTION=VALUE}), each left to its kind where
      * not given: {@code period} (ms between an LC tenant's requests; on the fake libcuda too),
      * {@code batch} (the LC kinds, train32, trainbf16), {@code size} (gemm: the matrices' n;
-     * triton: rows) and {@code layers} (decode, trainbf16): PyTorch's tenants only, for the fake
+     * triton: rows) and {@code layers} (decode, decodep, decodeg, chat, trainbf16): PyTorch's tenants only, for the fake
      * libcuda has one shape per kind.
      */
     record Sizes(Map<String, Number> given) {
@@ -145,11 +152,11 @@ public final class MixScenario implements Scenario {
 
         /** Each option, the kinds that take it, and its range. */
         static final Map<String, List<Kind>> KINDS = Map.of(
-                "period", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.BULK, Kind.BULKP),
-                "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.BULK, Kind.BULKP,
+                "period", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.CHAT, Kind.BULK, Kind.BULKP),
+                "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.CHAT, Kind.BULK, Kind.BULKP,
                         Kind.TRAIN32, Kind.TRAINBF16, Kind.TRAINIO),
                 "size", List.of(Kind.GEMM, Kind.TRITON),
-                "layers", List.of(Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.TRAINBF16));
+                "layers", List.of(Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.CHAT, Kind.TRAINBF16));
 
         /** The order the options are written in a tenant's name and passed to tenant.py. */
         static final List<String> ORDER = List.of("period", "batch", "size", "layers");

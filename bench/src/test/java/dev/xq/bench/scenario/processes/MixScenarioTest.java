@@ -172,7 +172,7 @@ class MixScenarioTest {
         assertEquals(List.of("decode-1", "decode-2", "gemm"), both.get(1).tenants().stream().map(MixScenario.Tenant::name).toList());
 
         var kind = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk+resnet"));
-        assertTrue(kind.getMessage().contains("'resnet'") && kind.getMessage().contains("graph, graphp, decode, decodep, decodeg, bulk, bulkp, train32"),
+        assertTrue(kind.getMessage().contains("'resnet'") && kind.getMessage().contains("graph, graphp, decode, decodep, decodeg, chat, bulk, bulkp, train32"),
                 kind.getMessage());
         var pr = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "bulk:0+gemm"));
         assertTrue(pr.getMessage().contains("priority '0'") && pr.getMessage().contains("1 to 9"), pr.getMessage());
@@ -223,11 +223,21 @@ class MixScenarioTest {
         assertEquals(MixScenario.Role.LC, served.tenants().get(0).kind().role);
         assertFalse(served.tenants().get(0).kind().poisson);
         assertEquals(2, served.tenants().get(0).priority());
+        // the chat service: latency-critical, at random (no periodic twin), with a decoder's sizes
+        var chat = MixScenario.select(List.of("none"), "chat:3@layers=4@period=150+decode:2+trainbf16").get(0);
+        assertEquals("chat@period=150@layers=4+decode+trainbf16", chat.name());
+        assertEquals(List.of("--period-ms", "150", "--layers", "4"), chat.tenants().get(0).sizes().args());
+        assertEquals(MixScenario.Role.LC, chat.tenants().get(0).kind().role);
+        assertTrue(chat.tenants().get(0).kind().poisson);
+        assertEquals(List.of(3, 2, 1), chat.tenants().stream().map(MixScenario.Tenant::priority).toList());
+        var chatSize = assertThrows(UsageException.class, () -> MixScenario.select(List.of("none"), "chat@size=4096+gemm"));
+        assertTrue(chatSize.getMessage().contains("size is not an option of chat") && chatSize.getMessage().contains("gemm, triton"),
+                chatSize.getMessage());
 
         for (String[] bad : new String[][] {
                 {"graph@depth=3+gemm", "'depth=3'", "period=N, batch=N, size=N, layers=N"},
-                {"graph+gemm@layers=4", "layers is not an option of gemm", "decode, decodep, decodeg, trainbf16"},
-                {"bulkp@layers=4+gemm", "layers is not an option of bulkp", "decode, decodep, decodeg, trainbf16"},
+                {"graph+gemm@layers=4", "layers is not an option of gemm", "decode, decodep, decodeg, chat, trainbf16"},
+                {"bulkp@layers=4+gemm", "layers is not an option of bulkp", "decode, decodep, decodeg, chat, trainbf16"},
                 {"graph@period=0+gemm", "period '0'", "1 to 10000"},
                 {"graph@period=fast+gemm", "period 'fast'", "1 to 10000"},
                 {"graph@period=1e3+gemm", "period '1e3'", "1 to 10000"},
