@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The eager decoders' host CPU time, shared against alone, by mode, over every paired reading kept.
+
+Usage: python3 bench/gpu/lc-cpu-pairs.py DIR [KIND ...]   (KIND: decode by default)
+
+For each mix run under DIR (mix-N.json beside logs-N/, as bench/gpu/mix-run.sh leaves them) and
+each latency-critical tenant of the KINDs, each mode's requests are split as the scenario's
+paired reading splits them (shared: issued and finished while the best-effort processes ran, 250
+ms after a continue; alone: while they were stopped, 250 ms after a stop), and the launching
+thread's CPU time per request (`host_cpu_ms`) is read at P50 and P95 in each half. A ratio
+shared/alone over 1 says the thread's own work ran slower while the others ran: a host that
+slowed it (shared cores, caches, memory), or work of the interposer's that only company brings.
+Native sharing has no interposer; where its ratios and the xq modes' are alike, what moves an
+eager tenant's latency between the halves is the host, not XQ. Prints one line a reading, then
+per mode the median of the ratios, and for runs that have native and an xq mode both, the median
+of xq's ratio minus native's and how many runs it was above.
+"""
+import glob
+import json
+import statistics as st
+import sys
+
+SETTLE_MS = 250
+
+
+def q(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
+
+
+def split(d, stops):
+    shared, alone = [], []
+    for t0, lat, cpu in zip(d["t_ms"], d["lat_ms"], d["host_cpu_ms"]):
+        if cpu < 0:
+            continue
+        t1 = t0 + lat
+        if any(a + SETTLE_MS <= t0 and t1 <= b for a, b in stops):
+            alone.append(cpu)
+        elif not any(t1 >= a and t0 <= b + SETTLE_MS for a, b in stops):
+            shared.append(cpu)
+    return shared, alone
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    kinds = set(sys.argv[2:]) or {"decode"}
+    by_mode, diffs = {}, {}
+    for mf in sorted(glob.glob(sys.argv[1] + "/**/mix-*.json", recursive=True)):
+        base, n = mf.rsplit("/", 1)[0], mf.rsplit("-", 1)[1].split(".")[0]
+        try:
+            m = json.load(open(mf))
+        except (OSError, ValueError):
+            continue
+        for mix in m.get("mixes", []):
+            for t in mix.get("tenants", []):
+                if t.get("kind") not in kinds or "paired" not in t:
+                    continue
+                ratios = {}
+                for mode, p in t["paired"].items():
+                    if "stops_ms" not in p:
+                        continue
+                    try:
+                        d = json.load(open("%s/logs-%s/%s/%s/%s.json" % (base, n, mix["name"], mode, t["name"])))
+                    except (OSError, ValueError):
+                        continue
+                    if "host_cpu_ms" not in d:
+                        continue
+                    sh, al = split(d, p["stops_ms"])
+                    if len(sh) < 10 or len(al) < 10:
+                        continue
+                    r = (q(sh, .5) / q(al, .5), q(sh, .95) / q(al, .95))
+                    ratios[mode] = r
+                    by_mode.setdefault(mode if mode == "native" or mode.startswith("mps") else "xq*", []).append(r)
+                    print("%-44s %-22s %-7s shared %3d P50 %5.1f P95 %5.1f | alone %3d P50 %5.1f P95 %5.1f | %.2f %.2f" % (
+                        base[-44:], mix["name"][:22], mode, len(sh), q(sh, .5), q(sh, .95), len(al), q(al, .5), q(al, .95), *r))
+                if "native" in ratios:
+                    for mode, r in ratios.items():
+                        if mode.startswith("xq"):
+                            diffs.setdefault(mode, []).append((r[0] - ratios["native"][0], r[1] - ratios["native"][1]))
+    for mode, rs in sorted(by_mode.items()):
+        print("%-7s %3d readings: shared/alone CPU time, median of P50 ratios %.3f, of P95 ratios %.3f" % (
+            mode, len(rs), st.median(a for a, _ in rs), st.median(b for _, b in rs)))
+    for mode, ds in sorted(diffs.items()):
+        print("%-7s minus native, same runs (%d): P50 %+.3f (above in %d), P95 %+.3f (above in %d)" % (
+            mode, len(ds), st.median(a for a, _ in ds), sum(a > 0 for a, _ in ds), st.median(b for _, b in ds), sum(b > 0 for _, b in ds)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
