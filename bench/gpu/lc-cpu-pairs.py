@@ -13,7 +13,9 @@ slowed it (shared cores, caches, memory), or work of the interposer's that only 
 Native sharing has no interposer; where its ratios and the xq modes' are alike, what moves an
 eager tenant's latency between the halves is the host, not XQ. Prints one line a reading, then
 per mode the median of the ratios, and for runs that have native and an xq mode both, the median
-of xq's ratio minus native's and how many runs it was above.
+of xq's ratio minus native's and how many runs it was above; last, over every run of those
+tenants with native and xq both paired, their latency verdicts themselves (shared/alone P99): the
+median of each mode's, how often xq's was above native's, and how often each was within 1.10.
 """
 import glob
 import json
@@ -46,7 +48,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     kinds = set(sys.argv[2:]) or {"decode"}
-    by_mode, diffs = {}, {}
+    by_mode, diffs, verdicts = {}, {}, []
     for mf in sorted(glob.glob(sys.argv[1] + "/**/mix-*.json", recursive=True)):
         base, n = mf.rsplit("/", 1)[0], mf.rsplit("-", 1)[1].split(".")[0]
         try:
@@ -58,6 +60,9 @@ def main():
                 if t.get("kind") not in kinds or "paired" not in t:
                     continue
                 ratios = {}
+                pn, px = t["paired"].get("native", {}), t["paired"].get("xq", {})
+                if "shared_over_alone_p99" in pn and "shared_over_alone_p99" in px:
+                    verdicts.append((pn["shared_over_alone_p99"], px["shared_over_alone_p99"]))
                 for mode, p in t["paired"].items():
                     if "stops_ms" not in p:
                         continue
@@ -85,6 +90,11 @@ def main():
     for mode, ds in sorted(diffs.items()):
         print("%-7s minus native, same runs (%d): P50 %+.3f (above in %d), P95 %+.3f (above in %d)" % (
             mode, len(ds), st.median(a for a, _ in ds), sum(a > 0 for a, _ in ds), st.median(b for _, b in ds), sum(b > 0 for _, b in ds)))
+    if verdicts:
+        print("P99 shared/alone over %d runs with native and xq: median native %.3f, xq %.3f; xq above native in %d;"
+              " within 1.10: native %d, xq %d" % (
+                  len(verdicts), st.median(n for n, _ in verdicts), st.median(x for _, x in verdicts),
+                  sum(x > n for n, x in verdicts), sum(n <= 1.1 for n, _ in verdicts), sum(x <= 1.1 for _, x in verdicts)))
     return 0
 
 
