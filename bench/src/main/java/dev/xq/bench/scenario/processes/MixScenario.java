@@ -361,7 +361,14 @@ public final class MixScenario implements Scenario {
                     Sizes.parse(Kind.GEMM, List.of("size=6144"), "the family")), "decode:3", "decodep:2", "gemm:1"),
             Mix.of("decodep:3", "bulkp:2", "gemm:1"),
             Mix.of(List.of(Sizes.NONE, Sizes.parse(Kind.DECODEP, List.of("layers=12"), "the family"),
-                    Sizes.parse(Kind.TRAINBF16, List.of("layers=12"), "the family")), "graph:3", "decodep:2", "trainbf16:1"));
+                    Sizes.parse(Kind.TRAINBF16, List.of("layers=12"), "the family")), "graph:3", "decodep:2", "trainbf16:1"),
+            // added in session 112, not yet run on a GPU: an LLM chat service served eagerly, its
+            // requests at random, each a prefill across the whole device (128-1024 tokens) and then
+            // launch-bound tokens read one by one: wide and narrow in one request, beside bf16
+            // training, beside long GEMMs and Triton, and above an eager decoder beside fp32 training
+            Mix.of("chat:2", "trainbf16:1"),
+            Mix.of("chat:2", "gemm:1", "triton:1"),
+            Mix.of("chat:3", "decode:2", "train32:1"));
 
     /** The modes, in the order each mix runs them; {@code mps} only when asked for. */
     static final List<String> MODES = List.of("standalone", "xq-alone", "xq-ab", "mps-alone", "native", "xq", "xq-hold", "xq-free", "xq-alt", "mps");

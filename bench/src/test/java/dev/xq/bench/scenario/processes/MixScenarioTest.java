@@ -113,7 +113,7 @@ class MixScenarioTest {
                 "decodeg+trainbf16", "decodeg+triton+gemm", "trainio+triton", "decode+trainio+gemm",
                 "decode+trainbf16+gemm+triton", "bulkp+train32+triton", "graphp+gemm+triton", "decode+gemm+gemm",
                 "decode@period=40@layers=16+trainio+triton", "decode+decodep@layers=12+gemm@size=6144", "decodep+bulkp+gemm",
-                "graph+decodep@layers=12+trainbf16@layers=12"),
+                "graph+decodep@layers=12+trainbf16@layers=12", "chat+trainbf16", "chat+gemm+triton", "chat+decode+train32"),
                 MixScenario.MIXES.stream().map(MixScenario.Mix::name).toList());
         // a family mix with sizes of its own passes them to its tenants
         var sized = MixScenario.MIXES.get(21).tenants();
@@ -131,6 +131,11 @@ class MixScenarioTest {
         // both decoders latency-critical to the node too (priority 2 and above)
         assertEquals(List.of(3, 2), MixScenario.MIXES.get(9).tenants().stream().map(MixScenario.Tenant::priority).toList());
         assertEquals(List.of("decode-1", "decode-2", "train32"), MixScenario.MIXES.get(14).tenants().stream().map(MixScenario.Tenant::name).toList());
+        // the chat service above an eager decoder: both latency-critical to the node, chat preferred
+        var chat = MixScenario.MIXES.get(39).tenants();
+        assertEquals(List.of(3, 2, 1), chat.stream().map(MixScenario.Tenant::priority).toList());
+        assertEquals(List.of(MixScenario.Kind.CHAT, MixScenario.Kind.DECODE, MixScenario.Kind.TRAIN32),
+                chat.stream().map(MixScenario.Tenant::kind).toList());
     }
 
     @Test
@@ -138,7 +143,7 @@ class MixScenarioTest {
         var defaults = BenchArguments.parseBench(List.of("mix"), Map.of("mix", MIX.params())).params();
         assertEquals(List.of("all"), defaults.strings("mixes"));
         assertEquals(List.of("standalone", "native", "xq"), defaults.strings("modes"));
-        assertEquals(37, MixScenario.select(defaults.strings("mixes")).size());
+        assertEquals(40, MixScenario.select(defaults.strings("mixes")).size());
 
         var two = BenchArguments.parseBench(List.of("mix", "mixes=graph+train32,decode+gemm,graph+train32", "modes=xq,mps"),
                 Map.of("mix", MIX.params())).params();
