@@ -1655,6 +1655,16 @@ public final class MixScenario implements Scenario {
                             pm.put("steady_over_alone_p99", Measures.round(Double.isFinite(pr.ratio())
                                     ? Measures.ratio(ph[4], pr.aloneP99()) : Double.NaN)); // as the paired ratio: both sides read
                         }
+                        // the launching thread's CPU time, shared over alone (Pauses.cpuRatios): a
+                        // diagnostic beside the verdict, which it does not change
+                        if (oc.json() != null) {
+                            double[] cpu = Pauses.cpuRatios(TenantProcess.numbers(oc.json(), "t_ms"), TenantProcess.numbers(oc.json(), "lat_ms"),
+                                    TenantProcess.numbers(oc.json(), "host_cpu_ms"), oc.stops(), pr.aloneSettleMs());
+                            if (Double.isFinite(cpu[0]) && Double.isFinite(cpu[1])) {
+                                pm.put("cpu_shared_over_alone_p50", Measures.round(cpu[0]));
+                                pm.put("cpu_shared_over_alone_p95", Measures.round(cpu[1]));
+                            }
+                        }
                         List<List<Long>> spans = new ArrayList<>();
                         for (Pauses.Span sp : oc.stops()) {
                             spans.add(List.of(sp.stopMs(), sp.contMs()));

@@ -216,25 +216,10 @@ final class Pauses {
         List<Double> shared = new ArrayList<>();
         List<Double> alone = new ArrayList<>();
         for (int i = 0; i < tMs.length; i++) {
-            double a = tMs[i];
-            double b = a + latMs[i];
-            boolean isAlone = false;
-            boolean touches = false;
-            boolean settling = false;
-            for (Span s : spans) {
-                if (a >= s.stopMs() + aloneSettleMs && b <= s.contMs()) {
-                    isAlone = true;
-                }
-                if (b > s.stopMs() && a < s.contMs()) {
-                    touches = true;
-                }
-                if (a >= s.contMs() && a < s.contMs() + SETTLE_MS) {
-                    settling = true;
-                }
-            }
-            if (isAlone) {
+            int side = side(tMs[i], latMs[i], spans, aloneSettleMs);
+            if (side == ALONE) {
                 alone.add(latMs[i]);
-            } else if (!touches && !settling) {
+            } else if (side == SHARED) {
                 shared.add(latMs[i]);
             }
         }
@@ -242,6 +227,69 @@ final class Pauses {
                 alone.stream().mapToDouble(Double::doubleValue).toArray());
         return new Paired(pct(shared, 99), pct(alone, 99), pct(shared, 50), pct(alone, 50), shared.size(), alone.size(),
                 r[0], r[1], aloneSettleMs);
+    }
+
+    private static final int ALONE = 1;
+    private static final int SHARED = 0;
+    private static final int NEITHER = -1;
+
+    /** Which half a request issued at {@code a} (epoch ms) and lasting {@code lat} ms falls in ({@link #split}). */
+    private static int side(double a, double lat, List<Span> spans, long aloneSettleMs) {
+        double b = a + lat;
+        boolean isAlone = false;
+        boolean touches = false;
+        boolean settling = false;
+        for (Span s : spans) {
+            if (a >= s.stopMs() + aloneSettleMs && b <= s.contMs()) {
+                isAlone = true;
+            }
+            if (b > s.stopMs() && a < s.contMs()) {
+                touches = true;
+            }
+            if (a >= s.contMs() && a < s.contMs() + SETTLE_MS) {
+                settling = true;
+            }
+        }
+        return isAlone ? ALONE : !touches && !settling ? SHARED : NEITHER;
+    }
+
+    /**
+     * The launching thread's CPU time per request, shared over alone, split as {@link #split}
+     * splits the latencies: an eager tenant's latency is its host's work, and where its own work
+     * took longer in the shared half (a ratio over 1 in the mode that missed, not in native
+     * sharing's) the host slowed it, whatever the scheduler did; alike in both modes, it did not.
+     * A request that did not mark its CPU time (a negative value) is left out. For kinds that read
+     * a result between launches (decodeg, chat) the time includes the thread's spinning in those
+     * reads, so there it mixes the device's part in.
+     *
+     * @param cpuMs each request's CPU time (ms), in the order of {@code tMs}
+     * @return {P50 ratio, P95 ratio}; NaNs where the arrays do not pair up or either half has
+     *         fewer than {@link #MIN_SIDE} requests with a time
+     */
+    static double[] cpuRatios(double[] tMs, double[] latMs, double[] cpuMs, List<Span> spans, long aloneSettleMs) {
+        double[] none = {Double.NaN, Double.NaN};
+        if (tMs == null || latMs == null || cpuMs == null || tMs.length != latMs.length || tMs.length != cpuMs.length) {
+            return none;
+        }
+        List<Double> shared = new ArrayList<>();
+        List<Double> alone = new ArrayList<>();
+        for (int i = 0; i < tMs.length; i++) {
+            if (cpuMs[i] < 0) {
+                continue;
+            }
+            int side = side(tMs[i], latMs[i], spans, aloneSettleMs);
+            if (side == ALONE) {
+                alone.add(cpuMs[i]);
+            } else if (side == SHARED) {
+                shared.add(cpuMs[i]);
+            }
+        }
+        if (shared.size() < MIN_SIDE || alone.size() < MIN_SIDE) {
+            return none;
+        }
+        double a50 = pct(alone, 50);
+        double a95 = pct(alone, 95);
+        return new double[] {a50 > 0 ? pct(shared, 50) / a50 : Double.NaN, a95 > 0 ? pct(shared, 95) / a95 : Double.NaN};
     }
 
     /**

@@ -83,6 +83,45 @@ class PausesTest {
     }
 
     @Test
+    void theLaunchingThreadsCpuTimeIsSplitAsTheLatenciesAre() {
+        // one stop from 10 s to 20 s; 20 requests a half, 100 ms apart, each 20 ms long
+        var stops = List.of(new Pauses.Span(10_000, 20_000));
+        int n = 60;
+        double[] t = new double[n];
+        double[] lat = new double[n];
+        double[] cpu = new double[n];
+        for (int i = 0; i < n; i++) {
+            // 20 shared (from 7 s), 20 alone (from 11 s), 20 in neither half's reach (21.0-21.2 s settling, then shared)
+            t[i] = i < 20 ? 7_000 + i * 100 : i < 40 ? 11_000 + (i - 20) * 100 : 20_050 + (i - 40) * 100;
+            lat[i] = 20;
+            // shared requests' own work twice as long as alone ones' (18 ms against 9), whatever their latency
+            cpu[i] = i < 20 || i >= 40 ? 18 : 9;
+        }
+        double[] r = Pauses.cpuRatios(t, lat, cpu, stops, Pauses.SETTLE_MS);
+        assertEquals(2.0, r[0], 1e-9);
+        assertEquals(2.0, r[1], 1e-9);
+        // the requests within the settling time after the continue are left out, as split leaves them
+        cpu[40] = 1_000;
+        cpu[41] = 1_000;
+        assertEquals(2.0, Pauses.cpuRatios(t, lat, cpu, stops, Pauses.SETTLE_MS)[1], 1e-9);
+        // a request that did not mark its time (-1) is left out, not read as no work
+        cpu[0] = -1;
+        assertEquals(2.0, Pauses.cpuRatios(t, lat, cpu, stops, Pauses.SETTLE_MS)[0], 1e-9);
+        // the same work on both halves reads 1
+        double[] same = new double[n];
+        java.util.Arrays.fill(same, 9);
+        assertEquals(1.0, Pauses.cpuRatios(t, lat, same, stops, Pauses.SETTLE_MS)[0], 1e-9);
+        // too few alone with a time, arrays that do not pair up, or none: no ratio
+        double[] few = cpu.clone();
+        for (int i = 20; i < 32; i++) {
+            few[i] = -1;
+        }
+        assertTrue(Double.isNaN(Pauses.cpuRatios(t, lat, few, stops, Pauses.SETTLE_MS)[0]));
+        assertTrue(Double.isNaN(Pauses.cpuRatios(t, lat, new double[] {1, 2}, stops, Pauses.SETTLE_MS)[1]));
+        assertTrue(Double.isNaN(Pauses.cpuRatios(t, lat, new double[0], stops, Pauses.SETTLE_MS)[0]));
+    }
+
+    @Test
     void aStopSettlesForAsLongAsABestEffortTenantsWorkInFlightRunsOn() {
         // none, or too few synchronizations to tell: the fixed settling time
         assertEquals(Pauses.SETTLE_MS, Pauses.aloneSettleMs(List.of()));
