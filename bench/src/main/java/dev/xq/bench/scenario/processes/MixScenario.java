@@ -1870,7 +1870,41 @@ public final class MixScenario implements Scenario {
                     + "less than the paired readings' ranges (5th-95th percentile of the ratio, halves resampled) tell apart; "
                     + "the verdict stands: over_native_within_range in the JSON");
         }
+        List<String> hostSlowed = new ArrayList<>();
+        for (Object each : tenants) {
+            if (each instanceof Map<?, ?> t && Boolean.FALSE.equals(t.get("goal_met")) && t.get("paired") instanceof Map<?, ?> pairs
+                    && hostSlowed(pairs)) {
+                hostSlowed.add(t.get("name") + " (its CPU time a request at P95, shared over alone: xq "
+                        + fmt(cpuP95(pairs.get("xq"))) + ", native " + fmt(cpuP95(pairs.get("native"))) + ")");
+            }
+        }
+        if (!hostSlowed.isEmpty()) {
+            json.put("lc_miss_host_slowed", hostSlowed.stream().map(h -> h.substring(0, h.indexOf(' '))).toList());
+            notes.add(mix.name() + " xq: " + String.join(", ", hostSlowed) + " missed with its own thread's work slower in the "
+                    + "shared half than alone, by more than native sharing's: the host slowed it there, not the device; the verdict "
+                    + "stands: lc_miss_host_slowed in the JSON");
+        }
         return new MixVerdict(json, met, String.join("; ", measured), cells, aloneCells, notes);
+    }
+
+    /** How far over 1 xq's CPU-time ratio (P95, shared over alone) must be, and over native's, for {@link #hostSlowed}. */
+    static final double HOST_SLOWED_BY = 0.15;
+
+    /**
+     * Whether a latency-critical tenant's paired readings say its host slowed its own work in the
+     * shared half under xq (Pauses.cpuRatios): xq's CPU time a request at P95, shared over alone,
+     * {@link #HOST_SLOWED_BY} or more over 1 and over native sharing's in the same run. A
+     * diagnostic beside a miss: the verdict stands. False without both modes' CPU times.
+     */
+    static boolean hostSlowed(Map<?, ?> paired) {
+        double xq = cpuP95(paired.get("xq"));
+        double nat = cpuP95(paired.get("native"));
+        double eps = 1e-9; // the ratios are rounded to three decimals: an edge read as written counts
+        return Double.isFinite(xq) && Double.isFinite(nat) && xq >= 1 + HOST_SLOWED_BY - eps && xq - nat >= HOST_SLOWED_BY - eps;
+    }
+
+    private static double cpuP95(Object mode) {
+        return mode instanceof Map<?, ?> m && m.get("cpu_shared_over_alone_p95") instanceof Number n ? n.doubleValue() : Double.NaN;
     }
 
     /** @return "mode r, mode r" with the ratios at two decimals */

@@ -1300,4 +1300,30 @@ class MixScenarioTest {
             return answer.answer(m.getName(), a);
         });
     }
+
+    @Test
+    void aMissIsSaidHostSlowedOnlyWhereXqsCpuRatioIsOverOneAndOverNativesByTheMargin() {
+        java.util.function.BiFunction<Double, Double, Map<String, Object>> pairs = (xq, nat) -> {
+            Map<String, Object> m = new java.util.LinkedHashMap<>();
+            if (xq != null) {
+                m.put("xq", Map.of("cpu_shared_over_alone_p95", xq));
+            }
+            if (nat != null) {
+                m.put("native", Map.of("cpu_shared_over_alone_p95", nat));
+            }
+            return m;
+        };
+        // session 112's decode+trainbf16+gemm: xq 1.75, native 0.76
+        assertTrue(MixScenario.hostSlowed(pairs.apply(1.75, 0.76)));
+        // over 1 but native's as high: the host slowed both alike, nothing of xq's own
+        assertFalse(MixScenario.hostSlowed(pairs.apply(1.30, 1.25)));
+        // over native's but not over 1 by the margin
+        assertFalse(MixScenario.hostSlowed(pairs.apply(1.10, 0.80)));
+        // the edges count
+        assertTrue(MixScenario.hostSlowed(pairs.apply(1 + MixScenario.HOST_SLOWED_BY, 1.0)));
+        // without either mode's CPU time there is nothing to say
+        assertFalse(MixScenario.hostSlowed(pairs.apply(1.75, null)));
+        assertFalse(MixScenario.hostSlowed(pairs.apply(null, 0.76)));
+        assertFalse(MixScenario.hostSlowed(Map.of("xq", Map.of("shared_over_alone_p99", 1.7), "native", Map.of())));
+    }
 }
