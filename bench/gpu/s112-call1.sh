@@ -1,7 +1,7 @@
 # Session 112, call 1: as session 111 call 1 with the rule fixed (its start not counted, probes after 8 clean in a row,
 # no process named the cause by elimination): the defaults (xq: holdBesideSlowed off) against the
 # rule on (xq-alt) in the same runs, native sharing beside them, on session 111 call 1's five decoder mixes
-# and all five of session 111 call 1's mixes (four with Triton, one without, where the rule must stay quiet).
+# (four with Triton, one without, where the rule must stay quiet).
 export SECS=10 PAUSE=1.5 RUNS=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 MODES=native,xq,xq-alt ALT="dev.xq.scheduler/holdBesideSlowed:true" \
