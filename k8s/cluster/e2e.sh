@@ -194,6 +194,24 @@ if [ "${BUILD:-0}" = 1 ] || [ ! -f "$ROOT/k8s/target/xq-k8s.jar" ] || [ ! -x "$R
 fi
 
 say "before: $(host_state | tr '\n' ';')"
+# The node's HTTP port: the chart's 50000 where it is free on the host (the pod runs in the host's
+# network), else a free one. CI once found 50000 taken on its machine (stop 126: "the HTTP API's
+# address 0.0.0.0:50000 is in use", the node pod never Ready); who held it is said here.
+PORT=$(python3 - <<'PY'
+import socket
+def free(p):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try: s.bind(("0.0.0.0", p)); return True
+    except OSError: return False
+    finally: s.close()
+if free(50000): print(50000)
+else:
+    s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1]); s.close()
+PY
+)
+if [ "$PORT" != 50000 ]; then
+  say "port 50000 is taken on this host, the node's HTTP API gets $PORT; the holder: $( (ss -ltnpH 'sport = :50000' 2>/dev/null || netstat -ltnp 2>/dev/null | grep ':50000 ') | tr '\n' ';')"
+fi
 BEFORE=$(host_state)
 
 phase_start image
@@ -217,7 +235,7 @@ EOF
 until_ok "service account default" 60 $KC get serviceaccount default -n default
 helm install "$RELEASE" "$ROOT/charts/xq" "$NS" "$KUBECONFIG" \
   image.repository="${XQ_REF%:*}" image.tag="${XQ_REF##*:}" image.pullPolicy=Never \
-  devicePlugin.gpus=0 devicePlugin.replicas=$REPLICAS
+  devicePlugin.gpus=0 devicePlugin.replicas=$REPLICAS node.httpPort=$PORT
 $KC get all -n "$NS" -o wide
 phase_end
 
@@ -234,8 +252,8 @@ else
     echo "--- $p: node container, now"; $KC logs -n "$NS" "$p" -c node --tail=60 2>&1
   done
 fi
-curl -sf http://127.0.0.1:50000/api/v1/scheduler && echo
-curl -sf http://127.0.0.1:50000/api/v1/devices && echo
+curl -sf http://127.0.0.1:$PORT/api/v1/scheduler && echo
+curl -sf http://127.0.0.1:$PORT/api/v1/devices && echo
 # 2. the device plugin registered with the kubelet: the node's allocatable has xq.dev/gpu
 alloc() { $KC get node "$NODE" -o jsonpath='{.status.allocatable.xq\.dev/gpu}'; }
 if until_ok "allocatable xq.dev/gpu = $REPLICAS" 60 sh -c "[ \"\$($KC get node $NODE -o jsonpath='{.status.allocatable.xq\.dev/gpu}')\" = $REPLICAS ]"; then
@@ -279,7 +297,7 @@ else
 fi
 # 4. the pod scheduled on the node with one share, its process in the node's queues
 queue_line() {  # PID PRIORITY: the node's queue of that process, with that priority hint
-  curl -sf http://127.0.0.1:50000/api/v1/queues | python3 -c '
+  curl -sf http://127.0.0.1:$PORT/api/v1/queues | python3 -c '
 import json, sys
 pid, prio = int(sys.argv[1]), sys.argv[2]
 for q in json.load(sys.stdin)["queues"]:
@@ -316,14 +334,14 @@ check_gpu_pod() {  # NAME KNOWN_FAIL(0/1)
   elif [ "$known" = 1 ]; then
     xfail "$name: process $hpid not in the node's queues; the interposer says: $($KC logs "$name" -n "$APPNS" 2>&1 | grep -m1 'xq:')"
   else
-    bad "$name: no queue of pid $hpid with priority $WANT_PRIO; the node's queues: $(curl -s http://127.0.0.1:50000/api/v1/queues)"
+    bad "$name: no queue of pid $hpid with priority $WANT_PRIO; the node's queues: $(curl -s http://127.0.0.1:$PORT/api/v1/queues)"
   fi
 }
 check_gpu_pod gpu-app 0
 # the same pod in the host's PID namespace
 gpu_pod gpu-app-hostpid true
 check_gpu_pod gpu-app-hostpid 0
-curl -sf http://127.0.0.1:50000/xqueues | python3 -c 'import json,sys; print("GET /xqueues processes:", json.load(sys.stdin)["processes"])' || true
+curl -sf http://127.0.0.1:$PORT/xqueues | python3 -c 'import json,sys; print("GET /xqueues processes:", json.load(sys.stdin)["processes"])' || true
 # the node's shell view, xq:processes, in its container
 $KC exec -n "$NS" "$($KC get pod -n "$NS" -l app.kubernetes.io/component=node -o jsonpath='{.items[0].metadata.name}')" -c node -- \
   /opt/xq/xq queues 2>&1 | head -10 || true
