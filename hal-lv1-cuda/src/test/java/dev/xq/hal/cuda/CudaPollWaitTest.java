@@ -182,18 +182,41 @@ class CudaPollWaitTest {
                 RecordingListener l = new RecordingListener();
                 HwQueue q = p.open("cuda0", new HwQueueOptions("burst", null), l);
                 int n = 20;
-                for (int i = 0; i < n; i++) {
-                    q.launch(new HwCommand(i, Command.spin(2_000)));
+                // A burst to warm up (its first looks are the JIT's), then five judged ones. Each is
+                // judged by how much later each command is seen than the one before it (the median
+                // step of the lateness along the queue), and the test by the median of those steps
+                // over the five: a host taking the looking thread away for a moment makes one or two
+                // steps long, not the median. On the build VM with the lateness carried over (the
+                // next prediction anchored on the seen end) the bursts' median steps were 17-61 us,
+                // without it -13 to +6 us. Until 7 Dec the test compared the tail's lateness with the
+                // head's (300 us apart at most), which failed once in a loaded CI run (113 us at the
+                // head, 583 at the tail) and passed in 5 of 12 bursts with the lateness carried over.
+                long[] steps = new long[5];
+                StringBuilder seen = new StringBuilder();
+                for (int burst = -1; burst < steps.length; burst++) {
+                    int from = (burst + 1) * n;
+                    for (int i = 0; i < n; i++) {
+                        q.launch(new HwCommand(from + i, Command.spin(2_000)));
+                    }
+                    assertTrue(l.await(from + n));
+                    if (burst < 0) {
+                        continue;
+                    }
+                    long[] late = new long[n];
+                    for (int i = 0; i < n; i++) {
+                        late[i] = l.reports.get(from + i).seenNanos() - d.kernelEnds.get(from + i);
+                    }
+                    long[] step = new long[n - 1];
+                    for (int i = 1; i < n; i++) {
+                        step[i - 1] = late[i] - late[i - 1];
+                    }
+                    steps[burst] = median(step, 0, n - 1);
+                    seen.append(seen.isEmpty() ? "" : "; ").append(median(late, 0, 5) / 1000).append(" us late at the head, ")
+                            .append(median(late, n - 5, n) / 1000).append(" us at the tail, ").append(steps[burst] / 1000).append(" us a step");
                 }
-                assertTrue(l.await(n));
-                long[] late = new long[n];
-                for (int i = 0; i < n; i++) {
-                    late[i] = l.reports.get(i).seenNanos() - d.kernelEnds.get(i);
-                }
-                long firstFive = median(late, 0, 5);
-                long lastFive = median(late, n - 5, n);
-                assertTrue(lastFive < firstFive + TimeUnit.MICROSECONDS.toNanos(300), "seen " + firstFive / 1000
-                        + " us late at the head of the queue but " + lastFive / 1000 + " us at its tail: the lateness adds up");
+                long step = median(steps, 0, steps.length);
+                assertTrue(step < TimeUnit.MICROSECONDS.toNanos(15), "each command seen " + step / 1000
+                        + " us later than the one before it (median over five bursts of 20: " + seen + "): the lateness adds up");
                 q.close();
             } finally {
                 p.close();
