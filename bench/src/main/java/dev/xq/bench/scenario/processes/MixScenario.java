@@ -143,7 +143,8 @@ public final class MixScenario implements Scenario {
      * A tenant's own sizes (a custom mix's {@code KIND@OPTION=VALUE}), each left to its kind where
      * not given: {@code period} (ms between an LC tenant's requests; on the fake libcuda too),
      * {@code batch} (the LC kinds, train32, trainbf16), {@code size} (gemm: the matrices' n;
-     * triton: rows) and {@code layers} (decode, decodep, decodeg, chat, trainbf16): PyTorch's tenants only, for the fake
+     * triton: rows), {@code layers} (decode, decodep, decodeg, chat, trainbf16) and {@code sync}
+     * (the best-effort kinds: steps between synchronizes): PyTorch's tenants only, for the fake
      * libcuda has one shape per kind.
      */
     record Sizes(Map<String, Number> given) {
@@ -156,10 +157,15 @@ public final class MixScenario implements Scenario {
                 "batch", List.of(Kind.GRAPH, Kind.GRAPHP, Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.CHAT, Kind.BULK, Kind.BULKP,
                         Kind.TRAIN32, Kind.TRAINBF16, Kind.TRAINIO),
                 "size", List.of(Kind.GEMM, Kind.TRITON),
-                "layers", List.of(Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.CHAT, Kind.TRAINBF16));
+                "layers", List.of(Kind.DECODE, Kind.DECODEP, Kind.DECODEG, Kind.CHAT, Kind.TRAINBF16),
+                // how many steps a best-effort process runs between its synchronizes (tenant.py's
+                // --sync-every; the kinds' own: training 1, gemm 4, triton 16): under native time
+                // slicing a process that waits on the device often keeps less of it (docs/processes.md,
+                // "A model of native's split, to be tested")
+                "sync", List.of(Kind.TRAIN32, Kind.TRAINBF16, Kind.TRAINIO, Kind.GEMM, Kind.TRITON));
 
         /** The order the options are written in a tenant's name and passed to tenant.py. */
-        static final List<String> ORDER = List.of("period", "batch", "size", "layers");
+        static final List<String> ORDER = List.of("period", "batch", "size", "layers", "sync");
 
         /**
          * @param kind the tenant's kind
@@ -220,7 +226,7 @@ public final class MixScenario implements Scenario {
         List<String> args() {
             List<String> a = new ArrayList<>();
             given.forEach((k, v) -> {
-                a.add("--" + (k.equals("period") ? "period-ms" : k));
+                a.add("--" + (k.equals("period") ? "period-ms" : k.equals("sync") ? "sync-every" : k));
                 a.add(text(v));
             });
             return a;

@@ -239,8 +239,18 @@ class MixScenarioTest {
         assertTrue(chatSize.getMessage().contains("size is not an option of chat") && chatSize.getMessage().contains("gemm, triton"),
                 chatSize.getMessage());
 
+        // how often a best-effort process waits on the device: tenant.py's --sync-every
+        var waits = MixScenario.select(List.of("none"), "trainbf16@sync=4+triton@size=32768@sync=64+gemm@sync=1").get(0);
+        assertEquals("trainbf16@sync=4+triton@size=32768@sync=64+gemm@sync=1", waits.name());
+        assertEquals(List.of("--sync-every", "4"), waits.tenants().get(0).sizes().args());
+        assertEquals(List.of("--size", "32768", "--sync-every", "64"), waits.tenants().get(1).sizes().args());
+        assertEquals(List.of("--sync-every", "1"), waits.tenants().get(2).sizes().args());
+
         for (String[] bad : new String[][] {
-                {"graph@depth=3+gemm", "'depth=3'", "period=N, batch=N, size=N, layers=N"},
+                {"graph@depth=3+gemm", "'depth=3'", "period=N, batch=N, size=N, layers=N, sync=N"},
+                {"decode@sync=4+gemm", "sync is not an option of decode", "train32, trainbf16, trainio, gemm, triton"},
+                {"decode+triton@sync=0", "sync '0'", "1 to 4096"},
+                {"decode+triton@sync=1.5", "sync '1.5'", "1 to 4096"},
                 {"graph+gemm@layers=4", "layers is not an option of gemm", "decode, decodep, decodeg, chat, trainbf16"},
                 {"bulkp@layers=4+gemm", "layers is not an option of bulkp", "decode, decodep, decodeg, chat, trainbf16"},
                 {"graph@period=0+gemm", "period '0'", "1 to 10000"},
