@@ -111,7 +111,7 @@ enum {
     W_LAUNCH, W_LAUNCH_EX, W_COOP, W_HOSTFN, W_GRAPH, W_MEMCPY, W_HTOD, W_DTOH, W_DTOD, W_2D,
     W_3D, W_PEER, W_SET8, W_SET16, W_SET32, W_2DSET8, W_2DSET16, W_2DSET32, W_CAP, W_CAP_GRAPH,
     W_CAP_END, W_DESTROY, W_CTX_SET, W_CTX_PUSH, W_CTX_POP, W_CTX_CREATE2, W_CTX_CREATE3, W_CTX_CREATE4,
-    W_CTX_DESTROY, W_PCTX_RELEASE, W_PCTX_RESET, W_COUNT
+    W_CTX_DESTROY, W_PCTX_RELEASE, W_PCTX_RESET, W_SYNC_STREAM, W_SYNC_CTX, W_SYNC_EVENT, W_COUNT
 };
 static wdef W[W_COUNT];
 
@@ -347,6 +347,14 @@ HOOKED(W_CTX_DESTROY, cuCtxDestroy_v2, (CUcontext c), (c), xqc_ctx_changed(1), (
 HOOKED(W_PCTX_RELEASE, cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d), xqc_ctx_changed(1), (void)0)
 HOOKED(W_PCTX_RESET, cuDevicePrimaryCtxReset_v2, (CUdevice d), (d), xqc_ctx_changed(1), (void)0)
 
+/* The host waiting on the device (docs/processes.md, "What is wrapped"): counted where the
+ * process has work in flight, and told to the node (WAITS) now and then. A stream's or the
+ * context's wait first waits for deferred launches, as the trampolines these entry points had
+ * before did; an event's can see none (its record waited). */
+HOOKED(W_SYNC_STREAM, cuStreamSynchronize, (CUstream hStream), (hStream), xqc_host_wait_begin((void *)real_), xqc_host_wait_end())
+HOOKED(W_SYNC_CTX, cuCtxSynchronize, (void), (), xqc_host_wait_begin((void *)real_), xqc_host_wait_end())
+HOOKED(W_SYNC_EVENT, cuEventSynchronize, (CUevent e), (e), xqc_host_wait_begin(NULL), xqc_host_wait_end())
+
 #define DEF(ID, BASE, NAME, MINVER, PTSZ)                                                           \
     [ID] = {BASE, #NAME, MINVER, PTSZ,                                                              \
             {{(void *)NAME, 0}, {(void *)NAME##_ptsz, 0}, {(void *)NAME##_gpa, 0}, {(void *)NAME##_gpa_ptsz, 0}}}
@@ -388,6 +396,9 @@ static wdef W[W_COUNT] = {
     DEF(W_CTX_DESTROY, "cuCtxDestroy", cuCtxDestroy_v2, 4000, 0),
     DEF(W_PCTX_RELEASE, "cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 7000, 0), /* v1: the same ABI */
     DEF(W_PCTX_RESET, "cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 7000, 0),
+    DEF(W_SYNC_STREAM, "cuStreamSynchronize", cuStreamSynchronize, 2000, 1),
+    DEF(W_SYNC_CTX, "cuCtxSynchronize", cuCtxSynchronize, 2000, 0),
+    DEF(W_SYNC_EVENT, "cuEventSynchronize", cuEventSynchronize, 2000, 0),
 };
 
 /* ------------------------------------------------------------------ cuGetProcAddress, dlsym */
@@ -443,6 +454,13 @@ static void *ptsz_export(wdef *d)
     return p == (void *)-1 ? NULL : p;
 }
 
+/* The waits' wrappers stand where these entry points had trampolines: one is still made (not handed
+ * out), so that launches are deferred where they were before (xqc_stubs_ok: a trampoline was made) */
+static void waits_stub(wdef *d, void *real, const char *name)
+{
+    if (d == &W[W_SYNC_STREAM] || d == &W[W_SYNC_CTX] || d == &W[W_SYNC_EVENT]) (void)xqc_stub_for(real, name);
+}
+
 static CUresult gpa_after(CUresult r, const char *sym, void **pfn, int ver, cuuint64_t flags)
 {
     if (r != CUDA_SUCCESS || !sym || !pfn || !*pfn) return r;
@@ -459,6 +477,7 @@ static CUresult gpa_after(CUresult r, const char *sym, void **pfn, int ver, cuui
     if (d) {
         int ptsz = d->has_ptsz && ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ||
                                    *pfn == ptsz_export(d));
+        waits_stub(d, *pfn, sym);
         *pfn = adopt(&d->s[2 + ptsz], *pfn, sym);
         return r;
     }
@@ -609,8 +628,8 @@ DLSYM_VIS void *DLSYM_C(void *handle, const char *name)
         size_t n = strlen(d->sym);
         if (strncmp(name, d->sym, n)) continue;
         int dls = d->s[4].fn != NULL && LD(&g_defer_dlsym); /* a deferrable launch: its dlsym wrappers */
-        if (!name[n]) return adopt(&d->s[dls ? 4 : 0], r, name);
-        if (d->has_ptsz && !strcmp(name + n, "_ptsz")) return adopt(&d->s[dls ? 5 : 1], r, name);
+        if (!name[n]) return waits_stub(d, r, name), adopt(&d->s[dls ? 4 : 0], r, name);
+        if (d->has_ptsz && !strcmp(name + n, "_ptsz")) return waits_stub(d, r, name), adopt(&d->s[dls ? 5 : 1], r, name);
     }
     return in_driver(r) ? xqc_stub_for(r, name) : r;
 }

@@ -591,8 +591,18 @@ struct xqc_session {
     char prio[16];
     int no_slot_logged;
     int lag_ok;        /* the node's OK said "lag": its WAKE lines may carry a busy period's device lag (xqc_send_wake) */
+    int waits_ok;      /* the node's OK said "waits": it takes WAITS lines (xqc_host_wait_end) */
 };
 extern struct xqc_session xqc_session;
+/* The host's waits on the device with work in flight, counted (cuStreamSynchronize,
+ * cuCtxSynchronize, cuEventSynchronize): xqc_host_wait_begin before the driver's call (flush_real not
+ * NULL: wait for deferred launches first, counted for that entry point), xqc_host_wait_end after it (tells the node the count, WAITS <n>, at most
+ * every XQC_WAITS_EVERY_NS and only where it changed) */
+extern uint64_t xqc_waits;
+#define XQC_WAITS_EVERY_NS 20000000ull
+void xqc_host_wait_begin(void *flush_real);
+void xqc_flush_entry(void *real); /* cuda_stubs.c */
+void xqc_host_wait_end(void);
 
 /* ------------------------------------------------------------------ shared between translation units */
 

@@ -295,6 +295,8 @@ static int try_attach(char *why, size_t whylen)
     /* a node from before the lag refuses a WAKE line of two fields and ends the session: only one
      * that said it takes them is sent them */
     ST(&xqc_session.lag_ok, xw_has_word(x.options, "lag"));
+    /* likewise WAITS lines: a node from before them refuses the line */
+    ST(&xqc_session.waits_ok, xw_has_word(x.options, "waits"));
     pthread_mutex_lock(&xqc_session.send_mu);
     xqc_session.fd = fd;
     pthread_mutex_unlock(&xqc_session.send_mu);
@@ -448,4 +450,30 @@ void xqc_session_start(void)
         ST(&xqc_hot.started, 1);
     }
     pthread_mutex_unlock(&xqc_session.start_mu);
+}
+
+/* ------------------------------------------------------------------ waits on the device */
+
+uint64_t xqc_waits;
+static uint64_t g_waits_told, g_waits_at;
+
+void xqc_host_wait_begin(void *flush_real)
+{
+    if (flush_real && LD(&xqc_deferred)) xqc_flush_entry(flush_real);
+    for (xstream *st = LD(&xqc_all); st; st = st->next_all)
+        if (LD(&st->in_use) && (LD(&st->in_flight) || LD(&st->dq_n))) {
+            ADD(&xqc_waits, 1);
+            return;
+        }
+}
+
+void xqc_host_wait_end(void)
+{
+    if (!LD(&xqc_session.waits_ok)) return;
+    uint64_t n = LD(&xqc_waits), at = LD(&g_waits_at), t = now_ns();
+    if (n == LD(&g_waits_told) || t - at < XQC_WAITS_EVERY_NS) return;
+    /* one thread tells; the others' counts go with the next line */
+    if (!__atomic_compare_exchange_n(&g_waits_at, &at, t, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return;
+    ST(&g_waits_told, n);
+    xqc_send_line("WAITS %llu", (unsigned long long)n);
 }

@@ -207,6 +207,16 @@ static void flush_counted(int i)
         if (__atomic_compare_exchange_n(&xqc_stub_wait_max[i], &m, d, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) break;
 }
 
+/* Waits for every deferred launch, counted for the entry point whose driver function is real (a
+ * wrapper that stands where a trampoline stood: the waits on the device) */
+void xqc_flush_entry(void *real)
+{
+    int i = 0;
+    uint32_t n = LD(&xqc_nstubs);
+    while ((uint32_t)i < n && LD(&g_stub_target[i]) != real) i++;
+    flush_counted((uint32_t)i < n ? i : -1);
+}
+
 static void stub_flush(int i)
 {
     if (LD(&xqc_deferred)) flush_counted(i);

@@ -136,6 +136,7 @@ void test_sparse_marks(void);
 void test_sparse_marks_window(void);
 void test_marks_all(void);
 void test_wake_lag(void);
+void test_host_waits(void);
 
 /* test_cuda_defer.c */
 void test_defer_gate(void);

@@ -51,6 +51,7 @@ static const struct {
     {"window", test_window},
     {"track_ahead", test_track_ahead},
     {"wake_lag", test_wake_lag},
+    {"host_waits", test_host_waits},
     {"dlsym_not_driver", test_dlsym_not_driver},
     {"dlsym_next_other_library", test_dlsym_next_other_library},
     {"window_kinds", test_window_kinds},

@@ -468,3 +468,42 @@ void test_wake_lag(void)
     CHECK(slot >= 0 && last == -1 && max == -1 && tn_count(0, "WAKE ") > 0, "no lag without 'lag' in OK: last %lld, largest %lld, WAKE lines %d",
           last, max, tn_count(0, "WAKE "));
 }
+
+/* The host's waits on the device (WAITS <n>, to a node whose OK said "waits"): each task of the app
+ * ends in cuStreamSynchronize with its kernels in flight, so n tasks are n waits; the count is told
+ * at most every 20 ms, and only where it changed (tasks 30 ms apart: each one told). A node whose OK
+ * does not say "waits" (one from before them, which refuses the line) is sent none. */
+static long long waits_run(const char *ok_options, int *lines)
+{
+    tn_ok_options(ok_options);
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "12", "--kernels", "2", "--us", "2000", "--period-ms", "30", "--linger-ms", "100", NULL});
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    tn_find(0, 0, "+EOF", 3.0);
+    long long last = -1;
+    *lines = 0;
+    for (int i = 0; i < tn_nlines(); i++) {
+        tn_line l = tn_get(i);
+        unsigned long long n;
+        char tail;
+        if (!strncmp(l.text, "WAITS", 5)) {
+            (*lines)++;
+            CHECK(sscanf(l.text, "WAITS %llu%c", &n, &tail) == 1 && (long long)n > last, "a WAITS line: '%s' after %lld", l.text, last);
+            last = (long long)n;
+        }
+    }
+    tn_ok_options("");
+    return last;
+}
+
+void test_host_waits(void)
+{
+    int lines;
+    long long n = waits_run("lag waits", &lines);
+    printf("    12 tasks, each ending in a synchronize: WAITS %lld in %d lines\n", n, lines);
+    CHECK(n >= 11 && n <= 13 && lines >= 6, "12 tasks 30 ms apart, each waited on: told %lld waits in %d lines (want 11-13, 6 lines or more)",
+          n, lines);
+    n = waits_run("lag", &lines);
+    CHECK(lines == 0 && n == -1, "no WAITS without 'waits' in OK: %d lines, last %lld", lines, n);
+}

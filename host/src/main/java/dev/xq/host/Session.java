@@ -283,8 +283,9 @@ final class Session {
             case "LV3" -> lv3(f);
             case "NARROW" -> narrow(f);
             case "UNSTUCK" -> unstuck(f);
+            case "WAITS" -> waits(f);
             default -> refuse("unknown request '" + WireLines.shorten(f[0])
-                    + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3, NARROW, UNSTUCK");
+                    + "'; allowed: SPACE, HELLO, MAPPED, STREAM, WAKE, CLOSE, LV3, NARROW, UNSTUCK, WAITS");
         }
     }
 
@@ -399,7 +400,8 @@ final class Session {
         space.hello(server.space(), prio, caps);
         boolean interrupts = preemption.interrupts();
         name = f[3];
-        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : "") + " lag")) {
+        // the words after the slot size: what this node takes (a process sends only what is named)
+        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : "") + " lag waits")) {
             return;
         }
         ScheduledFuture<?> h = helloTimer;
@@ -645,6 +647,43 @@ final class Session {
         if (n <= 3 || n % 100 == 0) {
             server.log().info(line + (n <= 3 ? "" : " (" + n + " times in this process)"));
         }
+    }
+
+    /**
+     * {@code WAITS <n>}: the process has waited on the device n times so far with work of its in
+     * flight (a synchronize of a stream, its context or an event), told now and then (at most
+     * every 20 ms, where the count changed). A count that goes back, or is not a whole number, is
+     * refused and ends the session, as every bad line does.
+     */
+    private void waits(String[] f) {
+        if (f.length != 2) {
+            refuse("WAITS takes 1 field (WAITS <n>), got " + (f.length - 1));
+            return;
+        }
+        long n;
+        try {
+            n = Long.parseLong(WireLines.asciiDigits(f[1]));
+        } catch (NumberFormatException e) {
+            n = -1;
+        }
+        if (n < 0 || f[1].startsWith("+")) {
+            refuse("WAITS n '" + WireLines.shorten(f[1]) + "' is not a whole number in [0, " + Long.MAX_VALUE + "]");
+            return;
+        }
+        long before = waits;
+        if (n < before) {
+            refuse("WAITS n " + n + " is less than the " + before + " told before; a count only grows");
+            return;
+        }
+        waits = n;
+    }
+
+    /** The process's waits on the device as it last told them ({@code WAITS}); -1: none told. */
+    private volatile long waits = -1;
+
+    /** @return the count the process last told in a {@code WAITS} line, -1 when none */
+    long hostWaits() {
+        return waits;
     }
 
     /** {@code LV3 <slot> suspended|resumed|failed <reason>}: what became of a SUSPEND or RESUME. */

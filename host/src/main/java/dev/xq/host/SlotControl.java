@@ -130,6 +130,11 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
     }
 
     @Override
+    public long hostWaits() {
+        return session.hostWaits();
+    }
+
+    @Override
     public int smSharePercent() {
         return smShare;
     }

@@ -126,8 +126,9 @@ class HostServerTest {
         start();
         TestClient c = client();
         String[] ok = c.hello("test", "-");
-        assertEquals(5, ok.length, String.join(" ", ok));
+        assertEquals(6, ok.length, String.join(" ", ok));
         assertEquals("lag", ok[4], "OK says the node takes a device lag on WAKE lines");
+        assertEquals("waits", ok[5], "and WAITS lines");
         assertEquals("64", ok[2]);
         assertEquals("128", ok[3]);
         Path file = c.shmPath();
@@ -418,6 +419,47 @@ class HostServerTest {
             b.send(bad[0]);
             refusedWith(b, bad[1]);
             assertEquals(0, bc.lags(), bad[0] + ": nothing counted");
+        }
+    }
+
+    /**
+     * WAITS &lt;n&gt;: the process's waits on the device so far, which every queue of it reports
+     * (ExternalQueueShare.hostWaits); -1 before the first. A count that goes back, one that is
+     * not a whole number, or a line of other than one field is refused by name and changes nothing.
+     */
+    @Test
+    void waitsAreTheProcesssCountAndABadOneIsRefusedByName() throws Exception {
+        start();
+        TestClient c = client();
+        c.hello("waits", "-");
+        c.map();
+        c.stream(0, 0, 0, 0, 0, "default");
+        c.stream(1, 0, 0, 0, 0, "side");
+        Session s = session(c);
+        SlotControl first = s.streamSlots().get(0).control();
+        SlotControl second = s.streamSlots().get(1).control();
+        assertEquals(-1, first.hostWaits(), "none told yet");
+        c.send("WAITS 12");
+        c.send("WAITS 12");
+        c.send("WAITS 40");
+        Await.until(() -> first.hostWaits() == 40, () -> "waits: " + first.hostWaits());
+        assertEquals(40, second.hostWaits(), "every queue of the process gives its count");
+        for (String[] bad : new String[][] {{"WAITS 7", "WAITS n 7 is less than the 12 told before; a count only grows"},
+                {"WAITS x1", "WAITS n 'x1' is not a whole number"}, {"WAITS -3", "WAITS n '-3' is not a whole number"},
+                {"WAITS 99999999999999999999", "WAITS n '99999999999999999999' is not a whole number"},
+                {"WAITS", "WAITS takes 1 field (WAITS <n>), got 0"}, {"WAITS 1 2", "WAITS takes 1 field (WAITS <n>), got 2"}}) {
+            TestClient b = client();
+            b.hello("badwaits", "-");
+            b.map();
+            b.stream(0, 0, 0, 0, 0, "default");
+            SlotControl bc = session(b).streamSlots().get(0).control();
+            if (bad[0].equals("WAITS 7")) {
+                b.send("WAITS 12");
+                Await.until(() -> bc.hostWaits() == 12, () -> "waits: " + bc.hostWaits());
+            }
+            b.send(bad[0]);
+            refusedWith(b, bad[1]);
+            assertEquals(bad[0].equals("WAITS 7") ? 12 : -1, bc.hostWaits(), bad[0] + ": nothing changed");
         }
     }
 
@@ -758,7 +800,7 @@ class HostServerTest {
         start();
         TestClient c = client();
         String[] ok = c.hello("rocm", "1", "hip,lv3");
-        assertEquals(List.of("lag"), List.of(ok).subList(4, ok.length), "no lv3 in OK while interruptProcesses is off: " + String.join(" ", ok));
+        assertEquals(List.of("lag", "waits"), List.of(ok).subList(4, ok.length), "no lv3 in OK while interruptProcesses is off: " + String.join(" ", ok));
         long h = c.stream(0, 1, 0, 1, -1, "s1");
         assertEquals("hip1", core.find(h).orElseThrow().status().device());
         Session.Info i = session(c).info();
@@ -773,7 +815,7 @@ class HostServerTest {
         // a CUDA process under XQ_STALL=1 says lv2: shown, nothing asked of it
         TestClient stall = client();
         String[] okStall = stall.hello("train", "1", "cuda,lv2");
-        assertEquals(List.of("lag"), List.of(okStall).subList(4, okStall.length), "no lv3 in OK: " + String.join(" ", okStall));
+        assertEquals(List.of("lag", "waits"), List.of(okStall).subList(4, okStall.length), "no lv3 in OK: " + String.join(" ", okStall));
         assertEquals("cuda0", core.find(stall.stream(0, 0, 0, 0, 0, "default")).orElseThrow().status().device());
         assertEquals("lv2", session(stall).info().lv3());
         assertTrue(ProcessesCommand.all(server).contains("LV2/3"), ProcessesCommand.all(server));

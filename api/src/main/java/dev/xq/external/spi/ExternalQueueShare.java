@@ -151,4 +151,18 @@ public interface ExternalQueueShare {
     default long slowLags() {
         return 0;
     }
+
+    /**
+     * How many times the queue's process has waited on the device with work of its in flight (a
+     * synchronize of a stream, of its context or of an event), counted by the process and told
+     * now and then; every queue of the process gives the same count. Under the GPU's own time
+     * slicing a process that waits often gives the device up at each wait, so a count against
+     * the device time between two readings says how much work it does between waits.
+     *
+     * @return the count so far, -1 when the process tells none
+     * @since 1.6
+     */
+    default long hostWaits() {
+        return -1;
+    }
 }

@@ -159,6 +159,14 @@ final class BestEffortBalance {
     private final Map<Long, Double> busyAlone = new HashMap<>();
     /** The device time of the process in a spell at its start (-1: not known). */
     private long startRun = -1;
+    /** The spell's process's waits on the device at its start (-1: not known) */
+    private long startWaits = -1;
+    /** Each process's waits on the device so far, as the last decision gave them (null: not known) */
+    private long[] waits;
+    /** With {@link #sliceNanos}: each process's device time between its waits, in its latest spell alone (ns) */
+    private final Map<Long, Double> workPerWait = new HashMap<>();
+    /** The GPU's own time slice the cut reckons with (ns), 0: none ({@link #sliceNanos(long)}) */
+    private long sliceNanos;
     private long lastProbeEnd;
     /** Periods until the next round ({@link #MAX_PERIODS}). */
     private int periods = 1;
@@ -350,6 +358,38 @@ final class BestEffortBalance {
     }
 
     /**
+     * The GPU's own time slice the cut reckons with, 0 for none (the default). Under native time
+     * slicing a process that waits on the device (a synchronize) after s of work gives the device
+     * up at each wait and gets it back only after each other busy process's slice: per round it
+     * runs min(s, slice) where one that seldom waits runs a whole slice. On the H100's recorded
+     * runs Triton's loop (a synchronize every 16 steps, 2.5-3 ms of its work alone) kept 0.62 of
+     * the share of its rate alone that a trainer beside it kept, and that one figure put it at
+     * 0.24 in the trios (read: 0.24, 0.24, 0.24, 0.31). With a slice, the shares kept are weighed
+     * each over min(s, slice) / slice, s its device time over its waits in its spell alone (where
+     * it waited {@link #MIN_WAITS} times or more there; else it counts as one that seldom waits):
+     * the cut aims where native sharing would leave each, not at equal shares. An experiment, for
+     * the GPU to say whether the model holds (docs/processes.md, "A model of native's split, to
+     * be tested").
+     */
+    void sliceNanos(long ns) {
+        sliceNanos = Math.max(0, ns);
+    }
+
+    /** A process that waited fewer times than this in its spell alone counts as one that seldom waits. */
+    static final int MIN_WAITS = 3;
+    /** The smallest weight a process's waits give its share: one that waits after every tiny kernel is not aimed at nothing. */
+    static final double MIN_WAIT_WEIGHT = 0.1;
+
+    /** With {@link #sliceNanos}: what process {@code pid}'s share kept is weighed over, in (0, 1]. */
+    double waitWeight(long pid) {
+        Double s = workPerWait.get(pid);
+        if (sliceNanos <= 0 || s == null) {
+            return 1;
+        }
+        return Math.max(MIN_WAIT_WEIGHT, Math.min(1, s / sliceNanos));
+    }
+
+    /**
      * Fewer than two of them have work (stopped, idle): any spell ends, and what was counted on the
      * parts is dropped ({@link #carry}: kept for the count after it); the cut and the rates alone stay
      * for their return (the paired reading's stops, 1.5 s of every 3, would otherwise start it again
@@ -406,6 +446,16 @@ final class BestEffortBalance {
      * once it is let go: it measures the process alone, not held.
      */
     Step step(long now, List<Long> order, long[] completed, long[] run, boolean[] inFlight, boolean[] held, int[] initial) {
+        return step(now, order, completed, run, null, inFlight, held, initial);
+    }
+
+    /**
+     * One decision, with each process's waits on the device so far ({@code waits}, -1 each or null:
+     * not known), which a spell alone turns into its device time between waits ({@link #sliceNanos}).
+     */
+    Step step(long now, List<Long> order, long[] completed, long[] run, long[] waits, boolean[] inFlight, boolean[] held,
+              int[] initial) {
+        this.waits = waits != null && waits.length == order.size() ? waits : null;
         heldElse = held != null && held.length == order.size() ? held : null;
         int n = order.size();
         if (!order.equals(pids) || widths == null || widths.length != n) {
@@ -436,6 +486,7 @@ final class BestEffortBalance {
             if (memory) {
                 alone.values().removeIf(a -> now - (long) a[1] > KEEP_NANOS);
                 busyAlone.keySet().retainAll(alone.keySet());
+                workPerWait.keySet().retainAll(alone.keySet());
                 boolean known = true;
                 for (Long p : pids) {
                     known &= alone.containsKey(p);
@@ -448,6 +499,7 @@ final class BestEffortBalance {
                 periods = 1;
                 alone.keySet().retainAll(pids);
                 busyAlone.keySet().retainAll(pids);
+                workPerWait.keySet().retainAll(pids);
             }
         }
         if (paused) {
@@ -555,7 +607,16 @@ final class BestEffortBalance {
      * where the weighing says; {@link #last} says what was weighed. Returns whether it moved (then
      * the count on the new parts begins after {@link Times#settle}).
      */
-    private boolean move(long now, double[] kept, long[] rates) {
+    private boolean move(long now, double[] keptAlone, long[] rates) {
+        // with a slice: each share kept over what native time slicing leaves the process (its waits)
+        double[] kept = keptAlone.clone();
+        boolean weighed = false;
+        for (int i = 0; i < kept.length; i++) {
+            double w = waitWeight(pids.get(i));
+            kept[i] = keptAlone[i] / w;
+            weighed |= w < 1;
+        }
+        String aimed = weighed ? ", over their waits' weights " + Arrays.toString(Arrays.stream(kept).map(BestEffortBalance::round2).toArray()) : "";
         int[] moved = quick ? weighProportional(widths, kept) : memory ? weighStepped(widths, kept) : weigh(widths, kept);
         double spread = spread(kept);
         String stays = "";
@@ -589,7 +650,7 @@ final class BestEffortBalance {
             stays = ", stays: at " + Arrays.toString(backFrom) + " they differed by " + round2(backSpread) + ", here by " + round2(spread);
             moved = widths.clone();
         }
-        last = "rates kept alone " + Arrays.toString(Arrays.stream(kept).map(BestEffortBalance::round2).toArray())
+        last = "rates kept alone " + Arrays.toString(Arrays.stream(keptAlone).map(BestEffortBalance::round2).toArray()) + aimed
                 + ", on the parts (commands a second) " + Arrays.toString(rates)
                 + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved)) + stays;
         if (!Arrays.equals(moved, widths)) {
@@ -956,6 +1017,7 @@ final class BestEffortBalance {
                     restartWhenFree = false;
                     startCount = completed[probing];
                     startRun = run == null ? -1 : run[probing];
+                    startWaits = waits == null ? -1 : waits[probing];
                     seenCount = startCount;
                     changes = 0;
                     return new Step(null, probing, false, now + t.probe());
@@ -984,6 +1046,7 @@ final class BestEffortBalance {
                             since = now;
                             startCount = c;
                             startRun = run == null ? -1 : run[probing];
+                            startWaits = waits == null ? -1 : waits[probing];
                             seenCount = c;
                             changes = 0;
                         }
@@ -1038,6 +1101,15 @@ final class BestEffortBalance {
                 if (startRun >= 0 && run != null && now > since) {
                     busyAlone.put(pids.get(probing), Math.max(0, run[probing] - startRun) / (double) (now - since));
                 }
+                if (startRun >= 0 && run != null && startWaits >= 0 && waits != null && waits[probing] >= startWaits) {
+                    long dw = waits[probing] - startWaits;
+                    long dr = Math.max(0, run[probing] - startRun);
+                    if (dw >= MIN_WAITS && dr > 0) {
+                        workPerWait.put(pids.get(probing), dr / (double) dw);
+                    } else {
+                        workPerWait.remove(pids.get(probing)); // it seldom waits: a whole slice each round
+                    }
+                }
             }
             probing++;
             waiting = true;
@@ -1061,8 +1133,16 @@ final class BestEffortBalance {
             double[] a = alone.get(p);
             b.append(' ').append(p).append('=').append(a == null ? "?" : String.valueOf(Math.round(a[0])));
             Double busy = busyAlone.get(p);
+            Double work = sliceNanos > 0 ? workPerWait.get(p) : null;
+            List<String> notes = new java.util.ArrayList<>();
             if (busy != null) {
-                b.append(" (busy ").append(round2(busy)).append(')');
+                notes.add("busy " + round2(busy));
+            }
+            if (work != null) {
+                notes.add(round2(work / 1e6) + " ms a wait, weight " + round2(waitWeight(p)));
+            }
+            if (!notes.isEmpty()) {
+                b.append(" (").append(String.join(", ", notes)).append(')');
             }
         }
         b.append(", next in ").append(periods * (t.probePeriod() / 1_000_000_000.0)).append(" s");

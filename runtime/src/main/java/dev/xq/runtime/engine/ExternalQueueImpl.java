@@ -641,6 +641,18 @@ public final class ExternalQueueImpl implements NodeQueue {
         return new long[2];
     }
 
+    /** @return the process's waits on the device so far (ExternalQueueShare.hostWaits), -1 when it tells none or fails to */
+    public long hostWaits() {
+        if (control instanceof ExternalQueueShare share) {
+            try {
+                return Math.max(-1, share.hostWaits());
+            } catch (RuntimeException e) {
+                return -1;
+            }
+        }
+        return -1;
+    }
+
     /** A count the owner's process tells, 0 when it tells none or fails to. */
     private int shareCount(java.util.function.ToIntFunction<ExternalQueueShare> what) {
         if (control instanceof ExternalQueueShare share) {

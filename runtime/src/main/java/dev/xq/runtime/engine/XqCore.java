@@ -742,10 +742,15 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             String[] names = new String[order.size()];
             long[] completed = new long[order.size()];
             long[] run = new long[order.size()];
+            long[] waits = new long[order.size()];
+            java.util.Arrays.fill(waits, -1);
             for (ExternalQueueImpl e : narrowing) {
                 int i = order.indexOf(e.pid());
                 if (i < 0 || !e.device().equals(d.getKey())) {
                     continue;
+                }
+                if (bestEffortBalanceSliceMicros > 0) {
+                    waits[i] = Math.max(waits[i], e.hostWaits()); // the process's count, which each of its queues gives
                 }
                 if (names[i] == null) {
                     names[i] = processName(e.name());
@@ -977,7 +982,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean byWidth = bestEffortWidths && !wideAbove(narrowing, d.getKey(), now);
             int[] widths = named != null ? named : BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
             if (balance) {
-                Map<Long, int[]> shares = balanced(d.getKey(), order, completed, run, inFlight, widths, narrowing, now);
+                Map<Long, int[]> shares = balanced(d.getKey(), order, completed, run, waits, inFlight, widths, narrowing, now);
                 if (out == null) {
                     out = new HashMap<>();
                 }
@@ -1075,7 +1080,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     /** Devices whose measured cut last stayed rather than move straight back (logged once, {@link #balanced}). */
     private final java.util.Set<String> balanceStayed = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    private Map<Long, int[]> balanced(String device, List<Long> order, long[] completed, long[] run, boolean[] inFlight, int[] weighed,
+    private Map<Long, int[]> balanced(String device, List<Long> order, long[] completed, long[] run, long[] waits, boolean[] inFlight, int[] weighed,
                                       List<ExternalQueueImpl> narrowing, long now) {
         BestEffortBalance b = balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes));
         b.memory(bestEffortBalanceMemory);
@@ -1083,6 +1088,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         b.early(bestEffortBalanceEarly);
         b.carry(bestEffortBalanceCarry);
         b.longCommands(bestEffortBalanceLongCommands);
+        b.sliceNanos(bestEffortBalanceSliceMicros * 1_000L);
         int[] initial = weighed;
         if (initial == null || initial.length != order.size()) {
             initial = new int[order.size()];
@@ -1099,7 +1105,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 heldElse[i] = true;
             }
         }
-        BestEffortBalance.Step s = b.step(now, order, completed, run, inFlight, heldElse, initial);
+        BestEffortBalance.Step s = b.step(now, order, completed, run, waits, inFlight, heldElse, initial);
         turnWake = Math.min(turnWake, s.wakeNanos());
         String line = b.trace();
         if (TRACE_WEIGHTS && !line.isEmpty()) {
@@ -1276,6 +1282,28 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     }
 
     private volatile boolean bestEffortBalanceLongCommands = true;
+
+    /**
+     * With {@link #bestEffortBalance}: the time slice (us) of the GPU's own time slicing that the
+     * measured cut reckons with, 0 (the default) for none. Where it is set, each process's share
+     * kept is weighed against what native time slicing would give it: a process that waits on the
+     * device after s of work (its device time over its waits, in its spell alone) gives the device
+     * up at each wait, so it is aimed at min(s, slice) / slice of the share the others keep
+     * ({@link BestEffortBalance#sliceNanos(long)}; docs/processes.md, "A model of native's split,
+     * to be tested"). An experiment, off until a GPU says whether the model holds.
+     */
+    private volatile long bestEffortBalanceSliceMicros;
+
+    public void bestEffortBalanceSliceMicros(long micros) {
+        if (micros != 0 && (micros < 100 || micros > 100_000)) {
+            throw new IllegalArgumentException("bestEffortBalanceSliceMicros " + micros + " is not allowed; allowed: 0 (off) or 100 to 100000 (us)");
+        }
+        bestEffortBalanceSliceMicros = micros;
+    }
+
+    public long bestEffortBalanceSliceMicros() {
+        return bestEffortBalanceSliceMicros;
+    }
 
     /**
      * Whether a weighing takes a process whose rate on its part is timed over two gaps or more

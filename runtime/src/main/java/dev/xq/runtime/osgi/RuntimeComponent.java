@@ -76,7 +76,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "holdBesideSlowed", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortBalanceLongCommands", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "holdBesideSlowed", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortBalanceLongCommands", "bestEffortBalanceSliceMicros", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -190,6 +190,15 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         Boolean longCommands = read("bestEffortBalanceLongCommands", "true or false", s::bestEffortBalanceLongCommands);
         if (longCommands != null && longCommands != core.bestEffortBalanceLongCommands()) {
             core.bestEffortBalanceLongCommands(longCommands);
+        }
+        Long slice = read("bestEffortBalanceSliceMicros", "a whole number of microseconds, 0 (off) or in [100, 100000]",
+                s::bestEffortBalanceSliceMicros);
+        if (slice != null && slice != core.bestEffortBalanceSliceMicros()) {
+            try {
+                core.bestEffortBalanceSliceMicros(slice);
+            } catch (IllegalArgumentException e) {
+                log.error("dev.xq.scheduler: " + e.getMessage() + "; keeping " + core.bestEffortBalanceSliceMicros() + " us", null);
+            }
         }
         Boolean unbounded = read("bestEffortUnbounded", "true or false", s::bestEffortUnbounded);
         if (unbounded != null && unbounded != core.bestEffortUnbounded()) {

@@ -225,6 +225,17 @@ public @interface SchedulerConfig {
             + "16 commands.")
     boolean bestEffortBalanceLongCommands() default true;
 
+    @AttributeDefinition(name = "Best-effort balance time slice (us)", min = "0", max = "100000", description = "With "
+            + "bestEffortBalance: the GPU's own time slice that the measured cut reckons with, 0 (the default) for none. Under "
+            + "native time slicing a process that waits on the device (a synchronize) after s of work gives the device up at "
+            + "each wait and gets it back only after each other busy process's slice, so it keeps min(s, slice) / slice of "
+            + "what one that seldom waits keeps. With a slice, each process's share kept is weighed over that (s: its device "
+            + "time over its waits in its spell alone, as its interposer counts them; the CUDA interposer tells them), and the "
+            + "cut aims where native sharing would leave each instead of at equal shares. Fitted on the H100's recorded runs "
+            + "(Triton's loop kept 0.62 of a trainer's share natively; slice about 4000 us), not yet run on a GPU: an "
+            + "experiment, off by default. Allowed: 0, or 100 to 100000.")
+    long bestEffortBalanceSliceMicros() default 0;
+
     @AttributeDefinition(name = "Best-effort unbounded", description = "Whether a best-effort process with a part of "
             + "the device (in space or in turns, or measured alone for bestEffortBalance) launches without a threshold or window where no queue "
             + "preferred over it (a higher priority) is open on its device, busy or not: its company is best-effort "

@@ -54,6 +54,35 @@ class BestEffortBalanceTest {
     }
 
     /**
+     * With the GPU's time slice reckoned with (4 ms): the same trainer, which never waits on the
+     * device in its spell, and the same Triton loop, which waits after every 2.5 ms of its work.
+     * Native time slicing would leave the loop 0.62 of the share the trainer keeps, so the cut
+     * aims there: 12 or 13 sixteenths for the trainer instead of 10 or 11, and the round's trace
+     * gives each one's work between waits and its weight. Without the slice, or without waits
+     * given, the same processes end where equal shares put them.
+     */
+    @Test
+    void withATimeSliceAProcessThatWaitsOftenIsAimedAtWhatNativeSlicingLeavesIt() {
+        IntToDoubleFunction trainer = w -> 0.84 * w / 16.0;
+        IntToDoubleFunction triton = w -> 0.61 * Math.sqrt(w / 8.0);
+        Sim sliced = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {trainer, triton});
+        sliced.sliceNanos = 4 * MS;
+        sliced.waitEveryMs = new double[] {0, 2.5};
+        int[] w = sliced.run(20_000);
+        assertTrue(w[0] == 12 || w[0] == 13, "about 12/4: " + java.util.Arrays.toString(w) + "; " + sliced.weighings);
+        String round = sliced.rounds.get(0);
+        assertTrue(round.contains("12=8000 (busy 1.0, 2.5 ms a wait, weight 0.63)") && round.contains("11=1000 (busy 1.0) 12="), round);
+        assertTrue(sliced.weighings.stream().anyMatch(l -> l.contains("over their waits' weights")), sliced.weighings.toString());
+        for (boolean slice : new boolean[] {false, true}) {
+            Sim plain = new Sim(new double[] {1000, 8000}, new IntToDoubleFunction[] {trainer, triton});
+            plain.sliceNanos = slice ? 4 * MS : 0;
+            plain.waitEveryMs = slice ? null : new double[] {0, 2.5};
+            int[] p = plain.run(20_000);
+            assertTrue(p[0] == 10 || p[0] == 11, (slice ? "no waits given" : "no slice") + ": about 10/6: " + java.util.Arrays.toString(p));
+        }
+    }
+
+    /**
      * Rates alone that stay as they were and a cut that stays put: each round doubles the time to
      * the next, up to 64 s (7 rounds in 200 s instead of 25); a new phase (the trainer at twice its
      * rate alone) brings the next round back to 8 s after the one that found it, and the cut moves.
@@ -810,6 +839,11 @@ class BestEffortBalanceTest {
         /** {@link BestEffortBalance#early(boolean)}: on, as by default. */
         boolean early = true;
 
+        /** {@link BestEffortBalance#sliceNanos(long)}: none, as by default. */
+        long sliceNanos;
+        /** Each process's device time between its waits on the device (ms; 0: it never waits); null: no device time nor waits given. */
+        double[] waitEveryMs;
+
         Sim(double[] alone, IntToDoubleFunction[] kept) {
             this.alone = alone;
             this.kept = kept;
@@ -820,8 +854,10 @@ class BestEffortBalanceTest {
             BestEffortBalance b = new BestEffortBalance(BestEffortBalance.Times.DEFAULT);
             b.quick(quick);
             b.early(early);
+            b.sliceNanos(sliceNanos);
             List<Long> pids = n == 2 ? List.of(11L, 12L) : List.of(11L, 12L, 13L);
             double[] done = new double[n];
+            double[] deviceMs = new double[n];
             boolean[] inFlight = new boolean[n];
             int[] widths = {8, 8};
             BestEffortBalance.Step last = null;
@@ -835,7 +871,17 @@ class BestEffortBalanceTest {
                 if (t == changeAt) {
                     System.arraycopy(aloneAfter, 0, alone, 0, n);
                 }
-                BestEffortBalance.Step s = b.step(now, pids, counts, inFlight, new int[] {8, 8});
+                long[] run = null;
+                long[] waits = null;
+                if (waitEveryMs != null) {
+                    run = new long[n];
+                    waits = new long[n];
+                    for (int i = 0; i < n; i++) {
+                        run[i] = (long) (deviceMs[i] * MS);
+                        waits[i] = waitEveryMs[i] > 0 ? (long) (deviceMs[i] / waitEveryMs[i]) : 0;
+                    }
+                }
+                BestEffortBalance.Step s = b.step(now, pids, counts, run, waits, inFlight, null, new int[] {8, 8});
                 String line = b.trace();
                 if (line.startsWith("rates alone")) {
                     // a round's line, and what was counted before it weighed at its end (early)
@@ -855,6 +901,7 @@ class BestEffortBalanceTest {
                     for (int i = 0; i < n; i++) {
                         boolean on = i == s.turn();
                         done[i] += on ? alone[i] / 1000.0 : 0;
+                        deviceMs[i] += on ? 1 : 0;
                         inFlight[i] = on;
                     }
                     if (s.turn() >= 0) {
@@ -866,6 +913,7 @@ class BestEffortBalanceTest {
                     widths = s.widths();
                     for (int i = 0; i < n; i++) {
                         done[i] += alone[i] * kept[i].applyAsDouble(widths[i]) / 1000.0;
+                        deviceMs[i] += kept[i].applyAsDouble(widths[i]);
                         inFlight[i] = true;
                     }
                 }
