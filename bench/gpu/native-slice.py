@@ -124,8 +124,13 @@ def main(argv):
             ts.append(t)
         print('| %d | %.2f | %.2f | %.2f | %.2f | %s |' % (se, s, ko, kt, kt / ko if ko > 0 else float('nan'),
                                                         '%.2f' % t if kt < ko else '- (s past T)'))
+    T = statistics.median(ts) if ts else float('nan')
+    # the pairs' median T, for a call that sets the node's slice from it (bench/gpu/s113-call1.sh)
+    with open(os.path.join(a.outdir, 'slice.json'), 'w') as f:
+        json.dump({'implied_slice_ms': [round(t, 3) for t in ts], 'median_slice_ms': None if T != T else round(T, 3)}, f)
+    print()
+    print('median implied T: %s ms (%s)' % ('%.2f' % T if T == T else '-', os.path.join(a.outdir, 'slice.json')))
     if a.three:
-        T = statistics.median(ts) if ts else float('nan')
         print()
         print('trios, against the model with T = %.2f ms (the pairs\' median):' % T)
         print('| Triton sync every | trainer kept | GEMM kept | Triton kept | model: others | model: Triton |')

@@ -8,12 +8,16 @@
 #    latency-critical tenant and Triton together) and on a best-effort pair; the node traced
 #    (-Dxq.trace.wideBeats=true: each round's "ms a wait, weight" per process).
 #   usage (device): sh bench/gpu/s113-call1.sh        (OUT: where the files go back)
-#   NS=0 leaves out part 1; SLICE (4000), AB_MIXES, TMO (330) as below.
+#   NS=0 leaves out part 1; SLICE: the slice in us (default: the median T part 1 implies, else 4000);
+#   AB_MIXES, TMO (330) as below.
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if [ "${NS:-1}" = 1 ]; then
   timeout ${NS_TMO:-200} python3 bench/gpu/native-slice.py /tmp/ns --seconds ${NS_SECS:-6} --syncs ${NS_SYNCS:-4,16,64} --three \
     > /tmp/ns.log 2>&1; echo "native-slice rc=$?"
   cat /tmp/ns.log; tar czf $OUT/ns.tgz -C /tmp ns ns.log
+  # the slice the pairs imply, where it is one the node takes (else SLICE, or 4000)
+  t=$(python3 -c "import json; v=json.load(open('/tmp/ns/slice.json'))['median_slice_ms']; print(int(round(v*1000)) if v and 0.1 <= v <= 100 else '')" 2>/dev/null)
+  [ -n "$t" ] && [ -z "${SLICE:-}" ] && SLICE=$t && echo "slice from native-slice: $SLICE us"
 fi
 export SECS=10 PAUSE=1.5 RUNS=1
 export XQ_JAVA_OPTS="-XX:+UseParallelGC -Xmn1g -XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0 -XX:-UseTypeSpeculation -Dxq.trace.wideBeats=true"
