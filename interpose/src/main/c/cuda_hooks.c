@@ -352,7 +352,10 @@ HOOKED(W_PCTX_RESET, cuDevicePrimaryCtxReset_v2, (CUdevice d), (d), xqc_ctx_chan
  * context's wait first waits for deferred launches, as the trampolines these entry points had
  * before did; an event's can see none (its record waited). */
 HOOKED(W_SYNC_STREAM, cuStreamSynchronize, (CUstream hStream), (hStream), xqc_host_wait_begin((void *)real_), xqc_host_wait_end())
-HOOKED(W_SYNC_CTX, cuCtxSynchronize, (void), (), xqc_host_wait_begin((void *)real_), xqc_host_wait_end())
+/* cuCtxSynchronize takes no argument, and a _v2 of newer drivers a context (CUDA 13's execution
+ * contexts): which one cuGetProcAddress hands out for a version is the driver's to say, so the
+ * wrapper passes the first argument register on untouched, as cuCtxCreate's do */
+HOOKED(W_SYNC_CTX, cuCtxSynchronize, (uintptr_t a), (a), xqc_host_wait_begin((void *)real_), xqc_host_wait_end())
 HOOKED(W_SYNC_EVENT, cuEventSynchronize, (CUevent e), (e), xqc_host_wait_begin(NULL), xqc_host_wait_end())
 
 #define DEF(ID, BASE, NAME, MINVER, PTSZ)                                                           \

@@ -400,8 +400,13 @@ final class Session {
         space.hello(server.space(), prio, caps);
         boolean interrupts = preemption.interrupts();
         name = f[3];
-        // the words after the slot size: what this node takes (a process sends only what is named)
-        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : "") + " lag waits")) {
+        // the words after the slot size: what this node takes (a process sends only what is named).
+        // WAITS lines only from a process below the latency-critical priorities: only the measured
+        // cut of best-effort processes reads them, and a latency-critical one's thread is spared the
+        // line (at most one every 20 ms after a synchronize)
+        boolean waits = prio == null || prio < server.space().latencyPriority();
+        if (!reply("OK " + m.path() + " " + m.slots() + " " + SharedMemory.SLOT_SIZE + (interrupts ? " lv3" : "") + " lag"
+                + (waits ? " waits" : ""))) {
             return;
         }
         ScheduledFuture<?> h = helloTimer;

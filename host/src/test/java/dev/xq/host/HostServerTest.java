@@ -423,13 +423,20 @@ class HostServerTest {
     }
 
     /**
-     * WAITS &lt;n&gt;: the process's waits on the device so far, which every queue of it reports
+     * WAITS &lt;n&gt;: the process's waits on the device so far, asked of best-effort processes (the OK says
+     * "waits" below the latency-critical priorities), which every queue of it reports
      * (ExternalQueueShare.hostWaits); -1 before the first. A count that goes back, one that is
      * not a whole number, or a line of other than one field is refused by name and changes nothing.
      */
     @Test
     void waitsAreTheProcesssCountAndABadOneIsRefusedByName() throws Exception {
         start();
+        // asked of best-effort processes only: from a latency-critical one (priority 2 and above by
+        // default) none, its thread spared the lines
+        String[] top = client().hello("top", "2");
+        assertEquals(List.of("lag"), List.of(top).subList(4, top.length), "no waits in OK at priority 2: " + String.join(" ", top));
+        String[] low = client().hello("low", "1");
+        assertEquals(List.of("lag", "waits"), List.of(low).subList(4, low.length), String.join(" ", low));
         TestClient c = client();
         c.hello("waits", "-");
         c.map();
