@@ -364,7 +364,7 @@ final class BestEffortBalance {
      * runs min(s, slice) where one that seldom waits runs a whole slice. On the H100's recorded
      * runs Triton's loop (a synchronize every 16 steps, 2.5-3 ms of its work alone) kept 0.62 of
      * the share of its rate alone that a trainer beside it kept, and that one figure put it at
-     * 0.24 in the trios (read: 0.24, 0.24, 0.24, 0.31). With a slice, the shares kept are weighed
+     * 0.24 in the trios (four of five read 0.24, 0.24, 0.24, 0.31; one 0.17). With a slice, the shares kept are weighed
      * each over min(s, slice) / slice, s its device time over its waits in its spell alone (where
      * it waited {@link #MIN_WAITS} times or more there; else it counts as one that seldom waits):
      * the cut aims where native sharing would leave each, not at equal shares. An experiment, for
