@@ -594,7 +594,7 @@ struct xqc_session {
     int waits_ok;      /* the node's OK said "waits": it takes WAITS lines (xqc_host_wait_end) */
 };
 extern struct xqc_session xqc_session;
-/* The host's waits on the device with work in flight, counted (cuStreamSynchronize,
+/* The host's waits on the device with work in flight, counted for a node whose OK said "waits" (cuStreamSynchronize,
  * cuCtxSynchronize, cuEventSynchronize): xqc_host_wait_begin before the driver's call (flush_real not
  * NULL: wait for deferred launches first, counted for that entry point), xqc_host_wait_end after it (tells the node the count, WAITS <n>, at most
  * every XQC_WAITS_EVERY_NS and only where it changed) */

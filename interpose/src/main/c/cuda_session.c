@@ -460,6 +460,9 @@ static uint64_t g_waits_told, g_waits_at;
 void xqc_host_wait_begin(void *flush_real)
 {
     if (flush_real && LD(&xqc_deferred)) xqc_flush_entry(flush_real);
+    /* counted only for a node that asked (a best-effort process's): a latency-critical process's
+     * synchronize pays no look at its streams */
+    if (!LD(&xqc_session.waits_ok)) return;
     for (xstream *st = LD(&xqc_all); st; st = st->next_all)
         if (LD(&st->in_use) && (LD(&st->in_flight) || LD(&st->dq_n))) {
             ADD(&xqc_waits, 1);
