@@ -83,6 +83,27 @@ GATEDC2(hipMemset2DAsync, (void *dst, size_t pitch, int v, size_t w, size_t h, h
 GATED2(hipGraphLaunch, (hipGraphExec_t g, hipStream_t s), (g, s), s)
 GATED2(hipLaunchHostFunc, (hipStream_t s, hipHostFn_t fn, void *data), (s, fn, data), s)
 
+/* The host waiting on the device (docs/processes.md, "What is wrapped"): counted where the
+ * process has work in flight and told to the node (WAITS) now and then, when the node asked for
+ * it. A wait made inside another wrapped call (a runtime's blocking copy) is part of that call.
+ * hipStreamSynchronize_spt is left unwrapped: exported here, a program that looks for it as a
+ * weak symbol would find ours over a runtime without it. */
+#define WAITED(NAME, PT, ARGS)                                                                      \
+    XQ_EXPORT hipError_t NAME PT                                                                    \
+    {                                                                                               \
+        REAL(NAME, PT)                                                                              \
+        if (t_inside) return r_ ARGS;                                                               \
+        xqh_host_wait_begin();                                                                      \
+        t_inside++;                                                                                 \
+        hipError_t e_ = r_ ARGS;                                                                    \
+        t_inside--;                                                                                 \
+        xqh_host_wait_end();                                                                        \
+        return e_;                                                                                  \
+    }
+WAITED(hipStreamSynchronize, (hipStream_t s), (s))
+WAITED(hipDeviceSynchronize, (void), ())
+WAITED(hipEventSynchronize, (hipEvent_t e), (e))
+
 /* Stream creation: the KFD queue that appears is the stream's (Lv3). Its priority reaches the
  * node in STREAM (hipStreamGetPriority), as a CUDA stream's does. */
 XQ_EXPORT hipError_t hipStreamCreate(hipStream_t *s)

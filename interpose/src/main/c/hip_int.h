@@ -251,6 +251,7 @@ struct xqh_session {
     xstream **owner;
     char path[PATH_MAX], name[200], prio[16];
     int no_slot_logged, lv3_offered;
+    int waits_ok; /* the node's OK said "waits": the host's waits on the device are told (WAITS) */
 };
 extern struct xqh_session xqh_session;
 
@@ -297,6 +298,13 @@ extern xw_beat xqh_beat;    /* the node's heartbeat (xq_wire.h) */
 extern uint32_t xqh_frozen; /* the heartbeat stopped: the socket was shut down, the reader detaches */
 void xqh_node_look(void);
 __attribute__((format(printf, 1, 2))) int xqh_send_line(const char *fmt, ...);
+/* the host waiting on the device (hipStreamSynchronize, hipDeviceSynchronize,
+ * hipEventSynchronize): counted where the process has work in flight, told (WAITS <n>) at most
+ * every XQH_WAITS_EVERY_NS and only where it changed, to a node whose OK said "waits" */
+#define XQH_WAITS_EVERY_NS 20000000ull
+extern uint64_t xqh_waits;
+void xqh_host_wait_begin(void);
+void xqh_host_wait_end(void);
 void xqh_mirror(xstream *st);
 void xqh_register_stream(xstream *st);
 void xqh_wake_node(xstream *st);

@@ -139,6 +139,8 @@ static int try_attach(char *why, size_t whylen)
     pthread_mutex_lock(&xqh_kfd.mu);
     xqh_kfd.wanted = xqh_session.lv3_offered && xw_has_word(x.options, "lv3");
     pthread_mutex_unlock(&xqh_kfd.mu);
+    /* WAITS lines: a node from before them refuses the line */
+    ST(&xqh_session.waits_ok, xw_has_word(x.options, "waits"));
     pthread_mutex_lock(&xqh_session.send_mu);
     xqh_session.fd = x.fd;
     pthread_mutex_unlock(&xqh_session.send_mu);
@@ -422,4 +424,32 @@ void xqh_session_start(void)
         ST(&xqh_session.started, 1);
     }
     pthread_mutex_unlock(&xqh_session.start_mu);
+}
+
+/* ------------------------------------------------------------------ waits on the device */
+
+uint64_t xqh_waits;
+static uint64_t g_waits_told, g_waits_at;
+
+void xqh_host_wait_begin(void)
+{
+    /* counted only for a node that asked (a best-effort process's): a latency-critical process's
+     * synchronize pays no look at its streams */
+    if (!LD(&xqh_session.waits_ok)) return;
+    for (xstream *st = LD(&xqh_all); st; st = st->next_all)
+        if (LD(&st->in_use) && (LD(&st->in_flight) || LD(&st->pending))) {
+            ADD(&xqh_waits, 1);
+            return;
+        }
+}
+
+void xqh_host_wait_end(void)
+{
+    if (!LD(&xqh_session.waits_ok)) return;
+    uint64_t n = LD(&xqh_waits), at = LD(&g_waits_at), t = now_ns();
+    if (n == LD(&g_waits_told) || t - at < XQH_WAITS_EVERY_NS) return;
+    /* one thread tells; the others' counts go with the next line */
+    if (!__atomic_compare_exchange_n(&g_waits_at, &at, t, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return;
+    ST(&g_waits_told, n);
+    xqh_send_line("WAITS %llu", (unsigned long long)n);
 }

@@ -57,6 +57,7 @@ xq_slot *run_counted(const char *const *env, const char *const *args, int tasks,
 
 /* test_hip_hooks.c */
 void test_registration(void);
+void test_hip_host_waits(void);
 void test_stopped_process(void);
 void test_priority_hint(void);
 void test_visible_devices(void);

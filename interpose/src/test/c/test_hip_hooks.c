@@ -228,3 +228,42 @@ void test_stopped_process(void)
           most / 1e6, settled / 1e6);
     printf("    estimate before the stops %.2f ms, the most seen %.2f ms (three stops of 300 ms)\n", settled / 1e6, most / 1e6);
 }
+
+/* The host's waits on the device (WAITS <n>, to a node whose OK said "waits"): each task of the app
+ * ends in hipStreamSynchronize with its kernels in flight (two of 15 ms), so n tasks are n waits,
+ * each told (the count goes at most every 20 ms, only where it changed). A node whose OK does not
+ * say "waits" (one from before them, which refuses the line) is sent none. */
+static long long hip_waits_run(const char *ok_options, int *lines)
+{
+    tn_ok_options(ok_options);
+    tn_start(SOCK, 16);
+    app a;
+    start(&a, NULL, (const char *[]){"--tasks", "12", "--kernels", "2", "--us", "15000", "--linger-ms", "100", NULL});
+    CHECK(finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    tn_find(0, 0, "+EOF", 3.0);
+    long long last = -1;
+    *lines = 0;
+    for (int i = 0; i < tn_nlines(); i++) {
+        tn_line l = tn_get(i);
+        unsigned long long n;
+        char tail;
+        if (!strncmp(l.text, "WAITS", 5)) {
+            (*lines)++;
+            CHECK(sscanf(l.text, "WAITS %llu%c", &n, &tail) == 1 && (long long)n > last, "a WAITS line: '%s' after %lld", l.text, last);
+            last = (long long)n;
+        }
+    }
+    tn_ok_options("");
+    return last;
+}
+
+void test_hip_host_waits(void)
+{
+    int lines;
+    long long n = hip_waits_run("waits", &lines);
+    printf("    12 tasks, each ending in a synchronize: WAITS %lld in %d lines\n", n, lines);
+    CHECK(n >= 11 && n <= 13 && lines >= 6, "12 tasks 30 ms long, each waited on: told %lld waits in %d lines (want 11-13, 6 lines or more)",
+          n, lines);
+    n = hip_waits_run("", &lines);
+    CHECK(lines == 0 && n == -1, "no WAITS without 'waits' in OK: %d lines, last %lld", lines, n);
+}

@@ -19,6 +19,7 @@ static const struct {
     void (*fn)(void);
 } TESTS[] = {
     {"hip_registration", test_registration},
+    {"hip_host_waits", test_hip_host_waits},
     {"hip_priority_hint", test_priority_hint},
     {"hip_stopped_process", test_stopped_process},
     {"hip_null_stream", test_null_stream},
