@@ -342,6 +342,7 @@ void xqc_defer_summary(void)
              xqc_nap_late / 1e3 / naps);
     ht_summary();
     xqc_told_summary();
+    xqc_waits_summary();
     if (LD(&xqc_stubs_ok) <= 0) return;
     if (LD(&xqc_nodefer[ND_EXTRA]) + LD(&xqc_nodefer[ND_UNKNOWN]) + LD(&xqc_nodefer[ND_LAYOUT]) + LD(&xqc_nodefer[ND_BIG]))
         xlog(2, "xq: kernel launches that could not be deferred: a function not launched before %llu, its parameters' layout "

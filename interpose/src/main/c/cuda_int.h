@@ -601,6 +601,7 @@ extern struct xqc_session xqc_session;
 extern uint64_t xqc_waits;
 #define XQC_WAITS_EVERY_NS 20000000ull
 void xqc_host_wait_begin(void *flush_real);
+void xqc_waits_summary(void); /* XQ_LOG=2 */
 void xqc_flush_entry(void *real); /* cuda_stubs.c */
 void xqc_host_wait_end(void);
 

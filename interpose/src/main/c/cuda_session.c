@@ -455,13 +455,14 @@ void xqc_session_start(void)
 /* ------------------------------------------------------------------ waits on the device */
 
 uint64_t xqc_waits;
-static uint64_t g_waits_told, g_waits_at;
+static uint64_t g_waits_told, g_waits_at, g_wait_calls, g_waits_lines;
 
 void xqc_host_wait_begin(void *flush_real)
 {
     if (flush_real && LD(&xqc_deferred)) xqc_flush_entry(flush_real);
     /* counted only for a node that asked (a best-effort process's): a latency-critical process's
      * synchronize pays no look at its streams */
+    ADD(&g_wait_calls, 1); /* for XQ_LOG=2: whether the synchronizes reach us at all */
     if (!LD(&xqc_session.waits_ok)) return;
     for (xstream *st = LD(&xqc_all); st; st = st->next_all)
         if (LD(&st->in_use) && (LD(&st->in_flight) || LD(&st->dq_n))) {
@@ -478,5 +479,15 @@ void xqc_host_wait_end(void)
     /* one thread tells; the others' counts go with the next line */
     if (!__atomic_compare_exchange_n(&g_waits_at, &at, t, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return;
     ST(&g_waits_told, n);
-    xqc_send_line("WAITS %llu", (unsigned long long)n);
+    if (xqc_send_line("WAITS %llu", (unsigned long long)n) == 0) ADD(&g_waits_lines, 1);
+}
+
+/* XQ_LOG=2: what became of the host's waits (none said where the node did not ask for them) */
+void xqc_waits_summary(void)
+{
+    xlog(2, "xq: host waits (a synchronize of a stream, the context or an event): %llu calls; the node %s them%s; %llu with work of ours in flight, "
+            "told in %llu WAITS lines, the last %llu",
+         (unsigned long long)LD(&g_wait_calls), LD(&xqc_session.waits_ok) ? "asked for" : "did not ask for",
+         LD(&xqc_session.waits_ok) ? "" : " (a latency-critical process, or a node from before them)", (unsigned long long)LD(&xqc_waits), (unsigned long long)LD(&g_waits_lines),
+         (unsigned long long)LD(&g_waits_told));
 }
