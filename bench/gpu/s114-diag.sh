@@ -8,12 +8,17 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ./xq serve > /tmp/d-node.txt 2>&1 &
 node=$!
 sleep 8
+# Triton alone under the node first: its launches a step, unnarrowed (the pair's are narrowed)
+XQ_LOG=2 timeout 60 ./xq run --priority 1 --name triton -- python3 -u bench/torch/family/tenant.py --kind triton --seconds 4 \
+  > /tmp/d-alone-triton.txt 2> /tmp/d-alone-triton.err
+echo "== triton alone"; tail -1 /tmp/d-alone-triton.txt | cut -c1-160; grep -h "host waits\|launched" /tmp/d-alone-triton.err | cut -c1-260
 for k in triton trainbf16; do
   XQ_LOG=2 timeout 60 ./xq run --priority 1 --name $k -- python3 -u bench/torch/family/tenant.py --kind $k --seconds 6 \
     > /tmp/d-$k.txt 2> /tmp/d-$k.err &
+  pids="${pids:-} $!"
 done
-wait %2 %3 2>/dev/null; sleep 1
-for k in triton trainbf16; do echo "== $k"; tail -1 /tmp/d-$k.txt | cut -c1-200; grep -h "host waits\|registered\|no node" /tmp/d-$k.err; done
+wait $pids; sleep 1
+for k in triton trainbf16; do echo "== $k"; tail -1 /tmp/d-$k.txt | cut -c1-200; grep -h "host waits\|registered\|no node\|launched" /tmp/d-$k.err | cut -c1-260; done
 kill $node; wait $node 2>/dev/null
 mkdir -p /tmp/d; cp /tmp/d-* /tmp/d/ 2>/dev/null
 export SECS=10 PAUSE=1.5 RUNS=1 XQ_LOG=2
