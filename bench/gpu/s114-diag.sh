@@ -11,20 +11,20 @@ sleep 8
 # Triton alone under the node first: its launches a step, unnarrowed (the pair's are narrowed)
 XQ_LOG=2 timeout 60 ./xq run --priority 1 --name triton -- python3 -u bench/torch/family/tenant.py --kind triton --seconds 4 \
   > /tmp/d-alone-triton.txt 2> /tmp/d-alone-triton.err
-echo "== triton alone"; tail -1 /tmp/d-alone-triton.txt | cut -c1-160; grep -h "host waits\|launched" /tmp/d-alone-triton.err | cut -c1-260
+echo "== triton alone"; tail -1 /tmp/d-alone-triton.txt | cut -c1-160; grep -h "host waits\|launched\|unwrapped" /tmp/d-alone-triton.err | cut -c1-260
 for k in triton trainbf16; do
   XQ_LOG=2 timeout 60 ./xq run --priority 1 --name $k -- python3 -u bench/torch/family/tenant.py --kind $k --seconds 6 \
     > /tmp/d-$k.txt 2> /tmp/d-$k.err &
   pids="${pids:-} $!"
 done
 wait $pids; sleep 1
-for k in triton trainbf16; do echo "== $k"; tail -1 /tmp/d-$k.txt | cut -c1-200; grep -h "host waits\|registered\|no node\|launched" /tmp/d-$k.err | cut -c1-260; done
+for k in triton trainbf16; do echo "== $k"; tail -1 /tmp/d-$k.txt | cut -c1-200; grep -h "host waits\|registered\|no node\|launched\|unwrapped" /tmp/d-$k.err | cut -c1-260; done
 kill $node; wait $node 2>/dev/null
 mkdir -p /tmp/d; cp /tmp/d-* /tmp/d/ 2>/dev/null
 export SECS=10 PAUSE=1.5 RUNS=1 XQ_LOG=2
 export XQ_JAVA_OPTS="-XX:+UseParallelGC -Xmn1g -XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0 -XX:-UseTypeSpeculation -Dxq.trace.wideBeats=true"
 MODES=xq,xq-alt ALT="dev.xq.scheduler/bestEffortBalanceSliceMicros:${SLICE:-2157}" MIXES="custom=trainbf16+triton" \
-  TMO=${TMO:-200} timeout $((${TMO:-200} + 10)) sh bench/gpu/mix-run.sh /tmp/m1 > /tmp/m1.log 2>&1; echo "mix rc=$?"
+  TMO=${TMO:-150} timeout $((${TMO:-150} + 10)) sh bench/gpu/mix-run.sh /tmp/m1 > /tmp/m1.log 2>&1; echo "mix rc=$?"
 cp /tmp/m1.log /tmp/m1/ 2>/dev/null; cp -r /tmp/d /tmp/m1/; tar czf $OUT/d.tgz -C /tmp m1
 rm -rf /tmp/r; mkdir -p /tmp/r; tar xzf /tmp/m1/mix-results.tgz -C /tmp/r
 grep -h "done (" /tmp/r/mix-*.txt | cut -c1-400
