@@ -301,7 +301,7 @@ static CUresult dop_call_narrow(xstream *st, dop *op)
     return xqc_narrow_end(sx, gs, r) ? dop_call(op) : r;
 }
 
-static uint32_t g_defer_failed_logged;
+static uint32_t g_defer_failed_logged, g_defer_exit_logged;
 
 /* Makes st's deferred launches, in order, while the stream may launch (force: whatever the
  * limits and the gate: the node is gone or the process exits). One thread at a time per stream;
@@ -374,7 +374,11 @@ void xqc_drain(xstream *st, int force)
         smp_launched(st, smp, ck, timed);
         xqc_mirror(st);
         mu_unlock(&st->mu);
-        if (r != CUDA_SUCCESS)
+        if (r == CUDA_ERROR_DEINITIALIZED) /* the process is exiting: its runtime shut the driver down first */
+            xlog(__atomic_fetch_add(&g_defer_exit_logged, 1, __ATOMIC_SEQ_CST) < 1 ? 2 : 3,
+                 "xq: a deferred launch on stream %s was made after the driver shut down (the process is exiting): "
+                 "counted as failed", st->label);
+        else if (r != CUDA_SUCCESS)
             xlog(__atomic_fetch_add(&g_defer_failed_logged, 1, __ATOMIC_SEQ_CST) < 10 ? 1 : 3,
                  "xq: a deferred launch on stream %s failed when made: CUDA error %d (counted as failed)", st->label, r);
         if (idle) xqc_wake_node(st);

@@ -25,6 +25,13 @@ int xqc_narrow_usable(void)
 static void narrow_off(const char *what, CUresult r)
 {
     ST(&xqc_narrow_state, -1);
+    if (r == CUDA_ERROR_DEINITIALIZED) {
+        /* the driver shut down: the process is exiting (its runtime's teardown ran before launches
+         * of ours were made); nothing to warn of, and nothing for the node to hold it by */
+        if (!__atomic_fetch_add(&g_narrow_logged, 1, __ATOMIC_SEQ_CST))
+            xlog(2, "xq: narrowing ends with the driver (%s: CUDA error 4, deinitialized: the process is exiting)", what);
+        return;
+    }
     if (!__atomic_fetch_add(&g_narrow_logged, 1, __ATOMIC_SEQ_CST)) {
         xlog(1, "xq: narrowing launches stops for this process: %s failed (CUDA error %d); it runs on the whole device", what, r);
         /* the node holds it in time from now on, as a process that cannot be narrowed */

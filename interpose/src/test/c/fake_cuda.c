@@ -22,6 +22,8 @@
  * 1; 0: unsupported), and the PCI ones (domain 50, bus 33, device 34): device d is at
  * 0000:(0x10 + d):00.0, or at the d-th entry of FAKECUDA_PCI (comma-separated DOMAIN:BUS:DEVICE in
  * hex, e.g. 0000:3b:00; what a container showing only some GPUs would see). FAKECUDA_EVENTS=0 makes cuEventRecord fail (CUDA_ERROR_NOT_SUPPORTED).
+ * FAKECUDA_JOIN_FAIL=N: a wait on an event recorded on a green context's stream fails with N (4: the
+ * driver shut down, as at a process's exit).
  * Devices have FAKECUDA_SMS multiprocessors (default 132) of FAKECUDA_TPS threads (default 2048); green contexts (cuGreenCtxCreate)
  * can be made unless FAKECUDA_GREEN=0, and count the kernels launched into their streams; a split
  * for thread clusters (flag 2) makes the counts asked, as the H200's driver did, unless
@@ -56,6 +58,7 @@ int g_green = 1, g_sms = 132; /* FAKECUDA_GREEN=0: no green contexts; FAKECUDA_S
 /* FAKECUDA_GREEN_SLOW: a narrowed spin kernel takes this many percent of what its share says (others'
  * work beside it on a real device: memory, caches); 100 by default */
 int g_green_slow = 100;
+int g_join_fail;
 /* FAKECUDA_SLOW_EVERY=N, FAKECUDA_SLOW_US=T: every Nth spin kernel of the process runs T us longer
  * than asked (a command past its kind's estimate now and then); 0: none */
 int g_slow_every, g_slow_us;
@@ -631,6 +634,9 @@ __attribute__((constructor)) static void fake_init(void)
     const char *cs = getenv("FAKECUDA_CLUSTER_SPLIT"), *sl = getenv("FAKECUDA_SPLIT_LOG");
     g_cluster_split = !(cs && !strcmp(cs, "0"));
     g_split_log = sl && !strcmp(sl, "1");
+    const char *jf = getenv("FAKECUDA_JOIN_FAIL");
+    if (jf && atoi(jf) > 0)
+        g_join_fail = atoi(jf);
     const char *gs = getenv("FAKECUDA_GREEN_SLOW");
     if (gs && atoi(gs) >= 100)
         g_green_slow = atoi(gs);

@@ -130,6 +130,8 @@ static CUresult wait_event_of(CUstream h, CUevent e, unsigned flags, int ptsz)
     struct CUstream_st *on = __atomic_load_n(&e->s, __ATOMIC_ACQUIRE);
     if (!on) /* never recorded: nothing to wait for */
         return fk_resolve(h, ptsz) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    if (g_join_fail && on->green)
+        return (CUresult)g_join_fail;
     return fk_enqueue(h, ptsz, (op){.kind = OP_WAITEV, .on = on, .v64 = __atomic_load_n(&e->target, __ATOMIC_RELAXED)});
 }
 EXPORT CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned flags) { return wait_event_of(h, e, flags, 0); }

@@ -66,6 +66,7 @@ extern int g_green;  /* FAKECUDA_GREEN=0: no green contexts */
 extern int g_cluster_split, g_split_log; /* FAKECUDA_CLUSTER_SPLIT=0: flag 2 refused; FAKECUDA_SPLIT_LOG=1 */
 extern int g_sms;    /* FAKECUDA_SMS */
 extern int g_green_slow; /* FAKECUDA_GREEN_SLOW */
+extern int g_join_fail;  /* FAKECUDA_JOIN_FAIL: what a wait on an event recorded on a green stream returns (0: works) */
 extern int g_slow_every, g_slow_us; /* FAKECUDA_SLOW_EVERY, FAKECUDA_SLOW_US */
 extern int g_tps;    /* FAKECUDA_TPS */
 /* kernels launched into green streams (fake_cuda_launch.c; xq_fake_green_launches) */

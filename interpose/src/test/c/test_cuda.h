@@ -173,6 +173,7 @@ void test_narrow_default_stream(void);
 void test_narrow_unavailable(void);
 void test_narrow_split(void);
 void test_narrow_small(void);
+void test_narrow_join_fails(void);
 void test_narrow_width_after_quiet(void);
 void test_narrow_part(void);
 void test_narrow_part_weighted(void);

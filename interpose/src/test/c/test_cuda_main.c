@@ -30,6 +30,7 @@ static const struct {
     {"narrow_part_weighted", test_narrow_part_weighted},
     {"narrow_parts_past_the_cache", test_narrow_parts_past_the_cache},
     {"narrow_small", test_narrow_small},
+    {"narrow_join_fails", test_narrow_join_fails},
     {"narrow_width_after_quiet", test_narrow_width_after_quiet},
     {"narrow_not_asked", test_narrow_not_asked},
     {"visible_devices_uuid", test_visible_devices_uuid},

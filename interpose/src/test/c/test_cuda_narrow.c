@@ -325,3 +325,44 @@ void test_narrow_parts_past_the_cache(void)
     }
     CHECK(made >= 2 && made <= 32, "%u green contexts on the timeline (want 2..32, one per context made)", made);
 }
+
+/* Joining back from the green stream fails. With CUDA error 4 (the driver shut down: a process's
+ * runtime tears the driver down at exit, and launches of ours made after that, such as deferred
+ * ones, find it gone) narrowing ends quietly: nothing on the program's stderr at the default log
+ * level, no NARROW off for the node to warn of and hold the process by. With any other error it
+ * stops as before, said on stderr and told to the node. Either way the order is kept (--check). */
+static void join_fail(const char *code, int quiet)
+{
+    tn_start(SOCK, 16);
+    tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
+    tn_defaults(1, 0, 0, 0);
+    app a;
+    char env[40];
+    snprintf(env, sizeof env, "FAKECUDA_JOIN_FAIL=%s", code);
+    start(&a, (const char *[]){"XQ_PRIORITY=1", "FAKECUDA_TPS=64", env, NULL},
+          (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "300", "--stream", "new", "--block", "1024", "--check", NULL});
+    int slot = stream_slot(0, 0, NULL, 0);
+    xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
+    CHECK(s, "no STREAM");
+    if (!s) {
+        finish(&a, 1);
+        return;
+    }
+    __atomic_store_n(&s->reserve_sms, 100, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->gate, 0, __ATOMIC_SEQ_CST);
+    char gate[32];
+    snprintf(gate, sizeof gate, "GATE %d", slot);
+    tn_send(0, gate);
+    CHECK(finish(&a, 10) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    CHECK(strstr(slurp(a.out), "\"check\":\"ok\""), "error %s: output: %s", code, slurp(a.out));
+    const char *err = slurp(a.err);
+    int said = strstr(err, "narrowing launches stops for this process: joining back from the green stream failed") != NULL;
+    int told = tn_find(0, -1, "NARROW off", quiet ? 0.3 : 1.0) >= 0;
+    CHECK(said == !quiet && told == !quiet, "error %s: stderr %s it, the node %s told (want %s); stderr: %s", code,
+          said ? "says" : "does not say", told ? "was" : "was not", quiet ? "neither" : "both", err);
+}
+void test_narrow_join_fails(void)
+{
+    join_fail("4", 1);
+    join_fail("999", 0);
+}
