@@ -111,7 +111,7 @@ enum {
     W_LAUNCH, W_LAUNCH_EX, W_COOP, W_HOSTFN, W_GRAPH, W_MEMCPY, W_HTOD, W_DTOH, W_DTOD, W_2D,
     W_3D, W_PEER, W_SET8, W_SET16, W_SET32, W_2DSET8, W_2DSET16, W_2DSET32, W_CAP, W_CAP_GRAPH,
     W_CAP_END, W_DESTROY, W_CTX_SET, W_CTX_PUSH, W_CTX_POP, W_CTX_CREATE2, W_CTX_CREATE3, W_CTX_CREATE4,
-    W_CTX_DESTROY, W_PCTX_RELEASE, W_PCTX_RESET, W_SYNC_STREAM, W_SYNC_CTX, W_SYNC_EVENT, W_COUNT
+    W_CTX_DESTROY, W_PCTX_RELEASE, W_PCTX_RESET, W_SYNC_STREAM, W_SYNC_CTX, W_SYNC_CTX2, W_SYNC_EVENT, W_COUNT
 };
 static wdef W[W_COUNT];
 
@@ -352,10 +352,14 @@ HOOKED(W_PCTX_RESET, cuDevicePrimaryCtxReset_v2, (CUdevice d), (d), xqc_ctx_chan
  * context's wait first waits for deferred launches, as the trampolines these entry points had
  * before did; an event's can see none (its record waited). */
 HOOKED(W_SYNC_STREAM, cuStreamSynchronize, (CUstream hStream), (hStream), xqc_host_wait_begin((void *)real_), xqc_host_wait_end())
-/* cuCtxSynchronize takes no argument, and a _v2 of newer drivers a context (CUDA 13's execution
- * contexts): which one cuGetProcAddress hands out for a version is the driver's to say, so the
- * wrapper passes the first argument register on untouched, as cuCtxCreate's do */
+/* cuCtxSynchronize takes no argument (version 2000), and its _v2 a context (version 13000: CUDA 13's
+ * execution contexts; NULL is the current one). The CUDA 13 runtime asks for both, and its
+ * cudaDeviceSynchronize calls the second (H100, session 115: with one wrapper for the name, the
+ * second pointer went back unwrapped, torch.cuda.synchronize() was never counted and returned
+ * before the deferred launches were made). Each wrapper passes the first argument register on
+ * untouched, as cuCtxCreate's do, so a driver that hands either ABI for a version is still right. */
 HOOKED(W_SYNC_CTX, cuCtxSynchronize, (uintptr_t a), (a), xqc_host_wait_begin((void *)real_), xqc_host_wait_end())
+HOOKED(W_SYNC_CTX2, cuCtxSynchronize_v2, (uintptr_t a), (a), xqc_host_wait_begin((void *)real_), xqc_host_wait_end())
 HOOKED(W_SYNC_EVENT, cuEventSynchronize, (CUevent e), (e), xqc_host_wait_begin(NULL), xqc_host_wait_end())
 
 #define DEF(ID, BASE, NAME, MINVER, PTSZ)                                                           \
@@ -401,6 +405,7 @@ static wdef W[W_COUNT] = {
     DEF(W_PCTX_RESET, "cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 7000, 0),
     DEF(W_SYNC_STREAM, "cuStreamSynchronize", cuStreamSynchronize, 2000, 1),
     DEF(W_SYNC_CTX, "cuCtxSynchronize", cuCtxSynchronize, 2000, 0),
+    DEF(W_SYNC_CTX2, "cuCtxSynchronize", cuCtxSynchronize_v2, 13000, 0),
     DEF(W_SYNC_EVENT, "cuEventSynchronize", cuEventSynchronize, 2000, 0),
 };
 
@@ -428,7 +433,9 @@ static int is_ours(void *p)
 }
 
 /* Binds a wrapper to the real pointer it stands for; a second, different real pointer for the
- * same wrapper is handed back unwrapped (runs unscheduled rather than wrongly). */
+ * same wrapper runs unscheduled rather than wrongly: handed back as every entry point we do not
+ * wrap is, behind a trampoline that first makes the deferred launches (bare, a synchronize
+ * returned before them: session 115). cuGetProcAddress's own go back bare. */
 static void *adopt(wslot *w, void *real, const char *name)
 {
     if (!real || is_ours(real)) return real;
@@ -438,7 +445,7 @@ static void *adopt(wslot *w, void *real, const char *name)
         return w->fn;
     xlog(2, "xq: %s: another driver entry point than before (%p, not %p); handed back unwrapped", name, real,
          none);
-    return real;
+    return w == &G1x || w == &G1a || w == &G2x || w == &G2a ? real : xqc_stub_for(real, name);
 }
 
 static void *ptsz_export(wdef *d)
@@ -459,9 +466,13 @@ static void *ptsz_export(wdef *d)
 
 /* The waits' wrappers stand where these entry points had trampolines: one is still made (not handed
  * out), so that launches are deferred where they were before (xqc_stubs_ok: a trampoline was made) */
+static int is_wait(const wdef *d)
+{
+    return d == &W[W_SYNC_STREAM] || d == &W[W_SYNC_CTX] || d == &W[W_SYNC_CTX2] || d == &W[W_SYNC_EVENT];
+}
 static void waits_stub(wdef *d, void *real, const char *name)
 {
-    if (d == &W[W_SYNC_STREAM] || d == &W[W_SYNC_CTX] || d == &W[W_SYNC_EVENT]) (void)xqc_stub_for(real, name);
+    if (is_wait(d)) (void)xqc_stub_for(real, name);
 }
 
 static CUresult gpa_after(CUresult r, const char *sym, void **pfn, int ver, cuuint64_t flags)
@@ -481,9 +492,14 @@ static CUresult gpa_after(CUresult r, const char *sym, void **pfn, int ver, cuui
         int ptsz = d->has_ptsz && ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ||
                                    *pfn == ptsz_export(d));
         waits_stub(d, *pfn, sym);
+        void *real = *pfn;
         *pfn = adopt(&d->s[2 + ptsz], *pfn, sym);
+        if (is_wait(d)) xlog(3, "xq: lookup %s, version %d, flags %llu: %p, %s", sym, ver, (unsigned long long)flags, real,
+                             *pfn == real ? "unwrapped" : "wrapped");
         return r;
     }
+    if (strstr(sym, "ynchronize")) xlog(3, "xq: lookup %s, version %d, flags %llu: %p, not wrapped as a host wait", sym, ver,
+                                        (unsigned long long)flags, *pfn);
     if (sym[0] == 'c' && sym[1] == 'u') *pfn = xqc_stub_for(*pfn, sym);
     return r;
 }
@@ -634,6 +650,7 @@ DLSYM_VIS void *DLSYM_C(void *handle, const char *name)
         if (!name[n]) return waits_stub(d, r, name), adopt(&d->s[dls ? 4 : 0], r, name);
         if (d->has_ptsz && !strcmp(name + n, "_ptsz")) return waits_stub(d, r, name), adopt(&d->s[dls ? 5 : 1], r, name);
     }
+    if (strstr(name, "ynchronize")) xlog(3, "xq: dlsym %s: %p, not wrapped as a host wait", name, r);
     return in_driver(r) ? xqc_stub_for(r, name) : r;
 }
 

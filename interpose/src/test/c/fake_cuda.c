@@ -398,9 +398,9 @@ EXPORT CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuCtxSynchronize(void)
+/* CUDA 13's cuCtxSynchronize_v2 (cuGetProcAddress from version 13000): the context named, NULL the current one */
+static CUresult ctx_sync(CUcontext c)
 {
-    CUcontext c = fk_cur();
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&c->mu);
@@ -410,6 +410,8 @@ EXPORT CUresult cuCtxSynchronize(void)
         wait_for(s, submitted(s));
     return CUDA_SUCCESS;
 }
+EXPORT CUresult cuCtxSynchronize(void) { return ctx_sync(fk_cur()); }
+EXPORT CUresult cuCtxSynchronize_v2(CUcontext c) { return ctx_sync(c ? c : fk_cur()); }
 
 /* ------------------------------------------------------------------ streams and events */
 

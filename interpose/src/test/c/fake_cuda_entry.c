@@ -155,6 +155,7 @@ static const struct {
     P("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 0, 11000),
     P("cuCtxSetCurrent", cuCtxSetCurrent, 0, 4000), P("cuCtxGetCurrent", cuCtxGetCurrent, 0, 4000),
     P("cuCtxGetDevice", cuCtxGetDevice, 0, 2000), P("cuCtxSynchronize", cuCtxSynchronize, 0, 2000),
+    P("cuCtxSynchronize", cuCtxSynchronize_v2, 0, 13000), /* one name, two ABIs: the newest one asked */
     P("cuCtxPushCurrent", cuCtxPushCurrent_v2, 0, 4000), P("cuCtxPopCurrent", cuCtxPopCurrent_v2, 0, 4000),
     P("cuCtxCreate", cuCtxCreate_v2, 0, 3020),
     P("cuCtxGetStreamPriorityRange", cuCtxGetStreamPriorityRange, 0, 5050),
@@ -216,14 +217,17 @@ EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint
     int found = 0;
     if (!strcmp(sym, "cuGetProcAddress"))
         *pfn = ver >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress, found = 1;
+    int best = -1; /* a name of several ABIs: the newest one not newer than asked */
     for (size_t i = 0; !found && i < sizeof g_procs / sizeof g_procs[0]; i++)
         if (!strcmp(sym, g_procs[i].name)) {
-            found = 1;
-            if (ver >= g_procs[i].minver)
-                *pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && g_procs[i].ptsz
-                           ? g_procs[i].ptsz
-                           : g_procs[i].fn;
+            if (ver >= g_procs[i].minver && (best < 0 || g_procs[i].minver > g_procs[best].minver))
+                best = (int)i;
+            if (i + 1 == sizeof g_procs / sizeof g_procs[0] || strcmp(sym, g_procs[i + 1].name))
+                found = 1;
         }
+    if (best >= 0)
+        *pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && g_procs[best].ptsz ? g_procs[best].ptsz
+                                                                                             : g_procs[best].fn;
     if (status)
         *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : found ? 2 /* VERSION_NOT_SUFFICIENT */
                                                              : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

@@ -100,6 +100,7 @@ EXPORT CUresult cuCtxCreate_v2(CUcontext *c, unsigned flags, CUdevice d);
 EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *c);
 EXPORT CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest);
 EXPORT CUresult cuCtxSynchronize(void);
+EXPORT CUresult cuCtxSynchronize_v2(CUcontext c);
 EXPORT CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int prio);
 EXPORT CUresult cuStreamCreate(CUstream *ph, unsigned int flags);
 EXPORT CUresult cuStreamGetPriority(CUstream h, int *p);

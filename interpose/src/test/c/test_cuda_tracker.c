@@ -473,12 +473,13 @@ void test_wake_lag(void)
  * ends in cuStreamSynchronize with its kernels in flight, so n tasks are n waits; the count is told
  * at most every 20 ms, and only where it changed (tasks 30 ms apart: each one told). A node whose OK
  * does not say "waits" (one from before them, which refuses the line) is sent none. */
-static long long waits_run(const char *ok_options, int *lines)
+static long long waits_run(const char *ok_options, const char *wait, int *lines)
 {
     tn_ok_options(ok_options);
     tn_start(SOCK, 16);
     app a;
-    start(&a, NULL, (const char *[]){"--tasks", "12", "--kernels", "2", "--us", "2000", "--period-ms", "30", "--linger-ms", "100", NULL});
+    start(&a, NULL, (const char *[]){"--tasks", "12", "--kernels", "2", "--us", "2000", "--period-ms", "30", "--linger-ms", "100",
+                                     "--via", wait ? "procaddress" : "direct", "--wait", wait ? wait : "stream", NULL});
     CHECK(finish(&a, 20) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
     tn_find(0, 0, "+EOF", 3.0);
     long long last = -1;
@@ -500,10 +501,18 @@ static long long waits_run(const char *ok_options, int *lines)
 void test_host_waits(void)
 {
     int lines;
-    long long n = waits_run("lag waits", &lines);
+    long long n = waits_run("lag waits", NULL, &lines);
     printf("    12 tasks, each ending in a synchronize: WAITS %lld in %d lines\n", n, lines);
     CHECK(n >= 11 && n <= 13 && lines >= 6, "12 tasks 30 ms apart, each waited on: told %lld waits in %d lines (want 11-13, 6 lines or more)",
           n, lines);
-    n = waits_run("lag", &lines);
+    /* the context's synchronize at both of its ABIs, looked up as the CUDA 13 runtime does (both
+     * versions asked; cudaDeviceSynchronize calls version 13000's, cuCtxSynchronize_v2) */
+    const char *ctx[] = {"ctx", "ctx13"};
+    for (int i = 0; i < 2; i++) {
+        n = waits_run("lag waits", ctx[i], &lines);
+        printf("    the same, each ending in cuCtxSynchronize at version %s: WAITS %lld in %d lines\n", i ? "13000" : "2000", n, lines);
+        CHECK(n >= 11 && n <= 13 && lines >= 6, "--wait %s: told %lld waits in %d lines (want 11-13, 6 lines or more)", ctx[i], n, lines);
+    }
+    n = waits_run("lag", NULL, &lines);
     CHECK(lines == 0 && n == -1, "no WAITS without 'waits' in OK: %d lines, last %lld", lines, n);
 }

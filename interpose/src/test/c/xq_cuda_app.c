@@ -80,7 +80,13 @@ static struct api {
     CUresult (*push)(CUcontext);
     CUresult (*pop)(CUcontext *);
     CUresult (*create)(CUcontext *, unsigned int, CUdevice);
+    CUresult (*csync)(void);          /* --wait ctx: cuCtxSynchronize, version 2000 */
+    CUresult (*csync13)(CUcontext);   /* --wait ctx13: its version 13000 (cuCtxSynchronize_v2) */
 } A;
+/* --wait stream|ctx|ctx13 (ctx and ctx13 with --via procaddress): how a task ends: the stream's
+ * synchronize, or the context's, looked up at both versions as the CUDA 13 runtime does and
+ * called at 2000's or at 13000's ABI (cudaDeviceSynchronize's) */
+static int g_wait;
 
 static struct {
     long tasks;
@@ -204,6 +210,8 @@ static void get_api(void)
     GET(push, "cuCtxPushCurrent", 12000);
     GET(pop, "cuCtxPopCurrent", 12000);
     GET(create, "cuCtxCreate", 12000);
+    GET(csync, "cuCtxSynchronize", 2000);
+    GET(csync13, "cuCtxSynchronize", 13000);
     if (O.attr) {
         GET(kset, "cuKernelSetAttribute", 12000);
         GET(libkernel, "cuLibraryGetKernel", 12000);
@@ -408,7 +416,7 @@ static void *run_thread(void *arg)
             CK(A.dtoh(out, from, N * sizeof *out, s));
             CK(A.hostfn(s, count_hostfn, &hostfn_calls));
         }
-        CK(A.sync(s));
+        CK(g_wait == 2 ? A.csync13(NULL) : g_wait == 1 ? A.csync() : A.sync(s));
         add_latency((now_s() - t0) * 1000, at0, bypassed);
         if (O.check)
             for (unsigned i = 0; i < N; i++)
@@ -439,7 +447,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P [--poisson]]\n"
                     "  [--long-every N --long-us T]\n"
-                    "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress|dlsym] [--check] [--block THREADS]\n"
+                    "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress|dlsym] [--wait stream|ctx|ctx13 (ctx*: --via procaddress)]\n"
+                    "  [--check] [--block THREADS]\n"
                     "  [--narrow-after TASK (blocks of 64 threads from that task on)]\n"
                     "  [--dtod] [--scribble] (with --check) [--packed]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
@@ -475,6 +484,8 @@ int main(int argc, char **argv)
             O.period_ms = atof(v);
         else if (!strcmp(a, "--poisson"))
             O.poisson = 1;
+        else if (OPT("--wait"))
+            g_wait = !strcmp(v, "ctx13") ? 2 : !strcmp(v, "ctx") ? 1 : !strcmp(v, "stream") ? 0 : (usage(), 0);
         else if (!strcmp(a, "--dtod"))
             g_dtod = 1;
         else if (!strcmp(a, "--packed"))
@@ -512,7 +523,7 @@ int main(int argc, char **argv)
     }
     if (O.seconds > 0 && !tasks_set)
         O.tasks = 0; /* --seconds alone: as many tasks as fit */
-    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0) || (O.attr && O.procaddress != 1))
+    if (O.threads < 1 || O.kernels < 0 || (O.tasks == 0 && O.seconds <= 0) || (O.attr && O.procaddress != 1) || (g_wait && O.procaddress != 1))
         usage();
     if (g_ab) { /* the interposer's measurement switch: only under it, and one thread (it is process-wide) */
         *(void **)&g_bypass = dlsym(RTLD_DEFAULT, "xq_bench_bypass");
