@@ -140,6 +140,7 @@ void test_host_waits(void);
 
 /* test_cuda_defer.c */
 void test_defer_gate(void);
+void test_defer_gate_ctx13(void);
 void test_defer_copies(void);
 void test_defer_copies_off(void);
 void test_defer_copies_bad(void);

@@ -93,7 +93,7 @@ static const struct {
     {"memop_estimate", test_memop_estimate},
     {"memop_node_killed_while_held", test_memop_node_killed},
     {"memop_fallback", test_memop_fallback},
-    {"defer_gate", test_defer_gate},
+    {"defer_gate", test_defer_gate}, {"defer_gate_ctx13", test_defer_gate_ctx13},
     {"defer_copies", test_defer_copies},
     {"defer_copies_off", test_defer_copies_off},
     {"defer_copies_bad", test_defer_copies_bad},
