@@ -486,8 +486,12 @@ static CUresult gpa_after(CUresult r, const char *sym, void **pfn, int ver, cuui
     int named = 0;
     for (wdef *e = W; e < W + W_COUNT; e++) /* the newest ABI of the name not newer than asked */
         if (!strcmp(sym, e->base) && (named = 1) && ver >= e->minver && (!d || e->minver > d->minver)) d = e;
-    if (named && !d) /* an older ABI than the wrappers': unscheduled rather than wrong */
+    if (named && !d) { /* an older ABI than the wrappers': unscheduled rather than wrong, behind a
+                        * trampoline as every entry point we do not wrap (bare, a launch or a
+                        * capture's begin could pass the deferred launches) */
+        *pfn = xqc_stub_for(*pfn, sym);
         return r;
+    }
     if (d) {
         int ptsz = d->has_ptsz && ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ||
                                    *pfn == ptsz_export(d));
