@@ -1064,7 +1064,7 @@ class NarrowTest {
         gb.fitGap(85_000_000L, System.nanoTime());
         qa.changed();
         qb.changed();
-        assertTrue(eventually(() -> a.part().equals("0/1") && b.part().equals("0/1") && !ga.offTurn() && gb.offTurn()),
+        assertTrue(stably(() -> a.part().equals("0/1") && b.part().equals("0/1") && !ga.offTurn() && gb.offTurn(), 20),
                 "turns on all of it, the first one's: " + a.parts + " " + b.parts + " " + ga.offTurn() + " " + gb.offTurn());
         assertEquals(1.0, ga.partFraction(), 1e-9);
         // its kernels in flight: the turn stays however long
@@ -1505,7 +1505,7 @@ class NarrowTest {
         gt.fitGap(21_849_000L, System.nanoTime());
         qa.changed();
         qt.changed();
-        assertTrue(eventually(() -> !ga.offTurn() && gt.offTurn()), "the GEMM's turn: " + a.parts + " " + t.parts);
+        assertTrue(stably(() -> !ga.offTurn() && gt.offTurn(), 20), "the GEMM's turn: " + a.parts + " " + t.parts);
         Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
         ga.fitGap(21_849_000L, System.nanoTime());
         gt.fitGap(21_849_000L, System.nanoTime());
@@ -1557,8 +1557,8 @@ class NarrowTest {
         gt.fitGap(21_849_000L, System.nanoTime());
         qa.changed();
         qt.changed();
-        assertTrue(eventually(() -> !ga.offTurn() && gt.offTurn()), "the GEMM's turn: " + a.parts + " " + t.parts);
-        long began = System.nanoTime();
+        long began = stableSince(() -> !ga.offTurn() && gt.offTurn(), 5);
+        assertTrue(began > 0, "the GEMM's turn: " + a.parts + " " + t.parts);
         // its kernels in flight from now on, one after another
         a.counters = busy(21_500_000);
         qa.changed();
@@ -1604,6 +1604,16 @@ class NarrowTest {
 
     /** Whether {@code c} comes to hold for {@code ms} ms on end (read every millisecond), within the usual wait. */
     private static boolean stably(java.util.function.BooleanSupplier c, long ms) throws InterruptedException {
+        return stableSince(c, ms) > 0;
+    }
+
+    /**
+     * As {@link #stably}: since when (nanoTime) {@code c} has held, -1 where it never held so long.
+     * A turn's first holder reads as on its turn for a moment in the turns' first wait (held only
+     * as the decision's shares are applied), so a test that acts on the turn having begun waits
+     * for it to hold.
+     */
+    private static long stableSince(java.util.function.BooleanSupplier c, long ms) throws InterruptedException {
         long end = System.nanoTime() + 5_000_000_000L;
         long since = -1;
         while (System.nanoTime() < end) {
@@ -1612,11 +1622,11 @@ class NarrowTest {
             } else if (since < 0) {
                 since = System.nanoTime();
             } else if (System.nanoTime() - since >= ms * 1_000_000) {
-                return true;
+                return since;
             }
             Thread.sleep(1);
         }
-        return false;
+        return -1;
     }
 
     /** One pass of {@link #aTurnGivenUpPassesOnceItsWorkEndsWithoutAnEvent}: null, or what went wrong. */
@@ -1692,7 +1702,7 @@ class NarrowTest {
         gb.fitGap(130_000_000L, System.nanoTime());
         qa.changed();
         qb.changed();
-        assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn()), "the first one's turn: " + a.parts + " " + b.parts);
+        assertTrue(stably(() -> !ga.offTurn() && gb.offTurn(), 20), "the first one's turn: " + a.parts + " " + b.parts);
         long since = System.nanoTime();
         // between two of its kernels, past ROTATE_NANOS and short of 130 - 21.3 ms: its next one
         // waits at its gate, nothing in flight; another fits the gap, the turn stays
@@ -1761,7 +1771,7 @@ class NarrowTest {
             g.fitGap(89_000_000L, System.nanoTime());
         }
         qa.changed();
-        assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn() && gc.offTurn()),
+        assertTrue(stably(() -> !ga.offTurn() && gb.offTurn() && gc.offTurn(), 20),
                 "the first one's turn once they are done: " + a.parts + " " + b.parts + " " + c.parts);
     }
 
@@ -1819,7 +1829,7 @@ class NarrowTest {
         gb.fitGap(85_000_000L, System.nanoTime());
         qa.changed();
         qb.changed();
-        assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn()), "turns, the first one's");
+        assertTrue(stably(() -> !ga.offTurn() && gb.offTurn(), 20), "turns, the first one's");
         Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
         armed.set(true);
         qa.changed();
@@ -1855,7 +1865,7 @@ class NarrowTest {
         gb.fitGap(85_000_000L, System.nanoTime());
         qa.changed();
         qb.changed();
-        assertTrue(eventually(() -> !ga.offTurn() && gb.offTurn()), "turns, the first one's");
+        assertTrue(stably(() -> !ga.offTurn() && gb.offTurn(), 20), "turns, the first one's");
         // the first one's kernels in flight at every decision from now on: the turn cannot pass
         a.counters = busy(21_300_000);
         long end = System.nanoTime() + XqCore.TURN_STALE_NANOS + 300_000_000L;
