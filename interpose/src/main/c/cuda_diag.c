@@ -250,7 +250,7 @@ void xqc_defer_summary(void)
             xlog(2, "xq: stream %s: %llu launches narrowed (green contexts%s), widest recent launch %u multiprocessors, "
                     "estimate at the whole device %.1f us", st->label,
                  (unsigned long long)st->narrowed, LD(&xqc_narrow_state) < 0 ? "; stopped after a failure" : "",
-                 st->w_cur > st->w_prev ? st->w_cur : st->w_prev, st->est_full / 1e3);
+                 (unsigned)(st->w_cur > st->w_prev ? st->w_cur : st->w_prev), st->est_full / 1e3);
         if (st->launched && (st->stall_guards || st->stall_holds || st->stall_off))
             xlog(2, "xq: stream %s: level 2 (XQ_STALL=1): %llu launches guarded, %llu holds on the device%s", st->label,
                  (unsigned long long)st->stall_guards, (unsigned long long)st->stall_holds,
@@ -329,7 +329,7 @@ void xqc_defer_summary(void)
             }
             for (uint32_t i = 0; i < st->narr; i++)
                 xlog(3, "xq: arrivals %s: arrived %llu, idle %llu, width %u of %u", st->label, (unsigned long long)st->arr[i].arrived,
-                     (unsigned long long)st->arr[i].idle, st->arr[i].width & 0xffffu, st->arr[i].width >> 16);
+                     (unsigned long long)st->arr[i].idle, XQ_WIDTH_WIDEST(st->arr[i].width), XQ_WIDTH_SMS(st->arr[i].width));
             mu_unlock(&st->mu);
         }
     }

@@ -1,6 +1,6 @@
 /*
  * cuda_driver.c: glibc's own dlsym, the driver entry points the interposer calls itself (xqc_cu,
- * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_GUARD_PAD, XQ_ARRIVAL_DIRECT, XQ_ESTIMATES),
+ * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_STRETCH, XQ_GUARD_PAD, XQ_ARRIVAL_DIRECT, XQ_ESTIMATES),
  * and starting our own threads.
  */
 #include "cuda_int.h"
@@ -141,6 +141,10 @@ int xqc_cu_resolve(void *hint)
         xqc_marks_all = k && !strcmp(k, "all");
         if (k && *k && !xqc_marks_all && strcmp(k, "sparse"))
             xlog(1, "xq: ignoring XQ_MARKS='%s': not sparse or all", k);
+        const char *sw = getenv("XQ_STRETCH"); /* each stream's current stretch told unless XQ_STRETCH=0 */
+        xqc_hot.stretch_off = sw && !strcmp(sw, "0");
+        if (sw && *sw && strcmp(sw, "0") && strcmp(sw, "1"))
+            xlog(1, "xq: ignoring XQ_STRETCH='%s': not 0 or 1", sw);
         const char *gp = getenv("XQ_GUARD_PAD"); /* learnt unless XQ_GUARD_PAD=0 */
         xqc_pad_on = !(gp && !strcmp(gp, "0"));
         if (gp && *gp && strcmp(gp, "0") && strcmp(gp, "1"))

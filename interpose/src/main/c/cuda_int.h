@@ -149,6 +149,7 @@ struct xqc_hot_s {
     /* captures about to begin, waiting for the deferred launches to be made (cuda_hooks.c,
      * capture_pre): nothing more is deferred meanwhile, and the tracker still watches */
     int8_t capture_wait;
+    int8_t stretch_off; /* XQ_STRETCH=0: the width word tells a stream's widest as its current stretch's (before session 116) */
     uint32_t ctx_epoch; /* bumped when a context may have ended: every thread's cached current context is dropped */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
@@ -329,10 +330,13 @@ typedef struct xstream {
     uint32_t dq_n;    /* deferred launches (dq_head..dq_tail) */
     int tracked;      /* counted in xqc_busy: entries in the ring or a tail */
     /* narrowing: the widest recent launches (multiprocessors; this second and the last one, under mu) */
-    uint32_t w_cur, w_prev;
+    uint16_t w_cur, w_prev;
+    /* and the widest of the current stretch of work (this bucket of XQC_STRETCH_NS of launching and
+     * the last one); the buckets' starts in 1.024 us units, wrapping (about 73 minutes) */
+    uint16_t s_cur, s_prev;
     uint64_t launched;
     uint64_t fl_est; /* the estimates of the commands in flight, summed: what the window bounds */
-    uint64_t w_at;
+    uint32_t w_at, s_at;
     /* line 1: memop marks are sparse (each costs the GPU about 2 us): the launches made since the
      * last mark, which none covers yet: how many, their estimates summed, the first one's launch
      * time and cost key; tail_gen is bumped at every mark (a release store: the tracker reads it
@@ -637,17 +641,35 @@ static inline int xqc_stream_sms(xstream *st, int *tps)
  * fell from 24 multiprocessors to its first kernels' 2 at its first request after a quiet spell, a
  * trainer beside it ran on all but 8, and the decoder's first five requests took 2.2-2.4 x its
  * median). Caller holds st->mu. */
+#define XQC_STRETCH_NS 2000000ull /* a bucket of a stretch's width */
+#define XQC_QUIET_NS 5000000ull   /* no launch for this long: the next begins a new stretch */
 static inline void xqc_width_note(xstream *st, uint64_t threads, uint64_t now)
 {
     int tps, sms = threads ? xqc_stream_sms(st, &tps) : 0;
     if (!sms) return;
     uint64_t w = threads == UINT64_MAX ? (uint64_t)sms : (threads + (uint64_t)tps - 1) / (uint64_t)tps;
     if (w > (uint64_t)sms) w = (uint64_t)sms;
-    if (XQ_UNLIKELY(now - st->w_at >= 1000000000ull)) {
+    uint32_t t = (uint32_t)(now >> 10);
+    if (XQ_UNLIKELY(t - st->w_at >= 976563u)) { /* a second */
         st->w_prev = st->w_cur; /* the last second that launched, however long ago */
-        st->w_cur = 0, st->w_at = now;
+        st->w_cur = 0, st->w_at = t;
     }
-    if (w > st->w_cur) st->w_cur = (uint32_t)w;
+    if (w > st->w_cur) st->w_cur = (uint16_t)w;
+    /* the current stretch: a launch after XQC_QUIET_NS without one begins a new stretch (a request),
+     * taken as wide as the stream has been until two buckets of its own launches say otherwise, so
+     * the node holds what it held behind the stream's last wide stretch from its first launch on;
+     * then the widest of its last XQC_STRETCH_NS to twice that of launching. A chat server's
+     * request (H100, session 116): a prefill across the whole device for a few milliseconds, then
+     * tokens of ~115 small launches each; by its widest alone, the node held bf16 training through
+     * every token (no step of it done while the server worked, 0.69 of its native rate) */
+    if (now - st->last_launch >= XQC_QUIET_NS) { /* last_launch: the one before this (set after this note) */
+        st->s_prev = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
+        st->s_cur = 0, st->s_at = t;
+    } else if (t - st->s_at >= (uint32_t)(XQC_STRETCH_NS >> 10)) {
+        st->s_prev = st->s_cur;
+        st->s_cur = 0, st->s_at = t;
+    }
+    if (w > st->s_cur) st->s_cur = (uint16_t)w;
 }
 
 /* cuda_streams.c */
@@ -844,12 +866,15 @@ void *xqc_stub_for(void *real, const char *name);
 /* cuda_diag.c */
 void xqc_defer_summary(void);
 
-/* The slot's width word: the multiprocessors the stream's launches of its last one to two seconds of launching
- * could fill, its device's in the high 16 bits; 0 while not known. Caller holds st->mu. */
+/* The slot's width word (XQ_WIDTH_WORD): the multiprocessors the stream's launches of its last one
+ * to two seconds of launching could fill, those of its current stretch of work, and its device's;
+ * 0 while not known. Caller holds st->mu. */
 static inline uint32_t xqc_width_word(const xstream *st)
 {
     uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
-    return w ? w | (st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) << 16 : 0;
+    uint32_t s = st->s_cur > st->s_prev ? st->s_cur : st->s_prev;
+    if (XQ_UNLIKELY(xqc_hot.stretch_off) || s > w) s = w;
+    return w ? XQ_WIDTH_WORD(w, s, st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) : 0;
 }
 
 /* Copies the truth into the slot. Caller holds st->mu. */
@@ -865,7 +890,7 @@ static inline void xqc_mirror(xstream *st)
     __atomic_store_n(&s->run_ns, st->run_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&s->estimate_ns, st->est_full, __ATOMIC_RELAXED); /* at the whole device */
     __atomic_store_n(&s->ready_since_ns, st->ready_since, __ATOMIC_RELAXED);
-    if (XQ_UNLIKELY(xqc_hot.log >= 3) && (st->ready_since != st->arr_shown || (st->ready_since && st->narr && !(st->arr[st->narr - 1].width & 0xffffu))))
+    if (XQ_UNLIKELY(xqc_hot.log >= 3) && (st->ready_since != st->arr_shown || (st->ready_since && st->narr && !XQ_WIDTH_WIDEST(st->arr[st->narr - 1].width))))
         xqc_mirror_arrivals(st);
     __atomic_store_n(&s->width, xqc_width_word(st), __ATOMIC_RELAXED);
     __atomic_store_n(&s->completion_seq, st->cseq, __ATOMIC_RELEASE);

@@ -52,11 +52,23 @@ typedef struct xq_slot {
     uint32_t in_flight; /* commands launched whose end is not yet seen */
     uint64_t launched, completed, failed, run_ns, estimate_ns, ready_since_ns;
     uint32_t completion_seq; /* bumped at every completion; a futex word */
-    /* the multiprocessors the stream's recent launches could fill (low 16 bits: the largest over
-     * its last one to two seconds of launching, threads / threads per multiprocessor, a graph the
-     * whole device; 0 unknown) and the device's count (high 16 bits) */
+    /* the multiprocessors the stream's launches could fill, and the device's count: XQ_WIDTH_WORD
+     * below (0: not known) */
     uint32_t width;
 } xq_slot;
+
+/* The slot's width word, with bit 31 set: bits 0-9 the widest launch of the stream's last one to
+ * two seconds of launching (threads / threads per multiprocessor, a graph the whole device: what
+ * the node reserves for it), bits 10-19 the widest of its current stretch of work (its last two
+ * to four milliseconds of launching; a stretch that begins after a quiet spell counts as wide as
+ * the stream has been until it has launched that long: what the node holds others behind), bits
+ * 20-30 the device's multiprocessors. A word without bit 31 (before session 116) has the widest
+ * in bits 0-15 and the device's count in bits 16-31, and no stretch's width: read as the widest. */
+#define XQ_WIDTH_WORD(widest, stretch, sms) \
+    (1u << 31 | ((uint32_t)(sms) & 0x7ffu) << 20 | ((uint32_t)(stretch) & 0x3ffu) << 10 | ((uint32_t)(widest) & 0x3ffu))
+#define XQ_WIDTH_WIDEST(w) ((w) >> 31 ? (w) & 0x3ffu : (w) & 0xffffu)
+#define XQ_WIDTH_STRETCH(w) ((w) >> 31 ? (w) >> 10 & 0x3ffu : (w) & 0xffffu)
+#define XQ_WIDTH_SMS(w) ((w) >> 31 ? (w) >> 20 & 0x7ffu : (w) >> 16)
 
 _Static_assert(sizeof(xq_shm_header) == XQ_SHM_HEADER, "header size");
 _Static_assert(sizeof(xq_slot) == XQ_SLOT_SIZE, "slot size");

@@ -32,6 +32,7 @@ static const struct {
     {"narrow_small", test_narrow_small},
     {"narrow_join_fails", test_narrow_join_fails},
     {"narrow_width_after_quiet", test_narrow_width_after_quiet},
+    {"narrow_width_stretch", test_narrow_width_stretch},
     {"narrow_not_asked", test_narrow_not_asked},
     {"visible_devices_uuid", test_visible_devices_uuid},
     {"pci_unknown", test_pci_unknown},

@@ -46,7 +46,8 @@ static void narrow_block(const char *green, const char *stream, uint32_t reserve
     if (p) n = strtoull(p + 1, NULL, 10);
     uint32_t w = LD(&s->width);
     unsigned want_w = (unsigned)((atoi(block) + 63) / 64);
-    CHECK(w >> 16 == 132 && (w & 0xffff) == want_w, "width word %#x (want 132 multiprocessors, a width of %u)", w, want_w);
+    CHECK(XQ_WIDTH_SMS(w) == 132 && XQ_WIDTH_WIDEST(w) == want_w && XQ_WIDTH_STRETCH(w) == want_w,
+          "width word %#x (want 132 multiprocessors, a width of %u, now too)", w, want_w);
     if (want_w <= 8) { /* small kernels stay on the application's stream */
         CHECK(n == 0, "%llu launches narrowed, want 0: stderr: %s", n, err);
     } else if (!strcmp(green, "FAKECUDA_GREEN=0")) {
@@ -112,24 +113,55 @@ void test_narrow_small(void) { narrow_block("FAKECUDA_GREEN=1", "new", 100, 0, "
  * says 16 after the second. (H200, session 80: the decoder's reserve fell to its first kernels'
  * width at each request after a quiet spell, a trainer beside it widened to all but 8
  * multiprocessors, the decoder's first five requests at 2.2-2.4 x its median.) */
-void test_narrow_width_after_quiet(void)
+/* Runs xq-cuda-app at priority 2 with args and returns the width word of its stream's slot (0: none). */
+static uint32_t width_word_after(const char *env, const char **args)
 {
     tn_start(SOCK, 16);
     tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
     tn_defaults(0, 0, 0, 0);
     app a;
-    start(&a, (const char *[]){"XQ_PRIORITY=2", "FAKECUDA_TPS=64", NULL},
-          (const char *[]){"--tasks", "2", "--kernels", "2", "--us", "300", "--stream", "new", "--block", "1024",
-                           "--period-ms", "2300", "--narrow-after", "1", NULL});
+    start(&a, (const char *[]){"XQ_PRIORITY=2", "FAKECUDA_TPS=64", env, NULL}, args);
     CHECK(finish(&a, 15) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
     int slot = stream_slot(0, 0, NULL, 0);
     xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
     CHECK(s, "no STREAM");
-    if (!s) return;
-    uint32_t w = LD(&s->width);
-    CHECK(w >> 16 == 132 && (w & 0xffff) == 16,
+    return s ? LD(&s->width) : 0;
+}
+
+void test_narrow_width_after_quiet(void)
+{
+    uint32_t w = width_word_after(NULL, (const char *[]){"--tasks", "2", "--kernels", "2", "--us", "300", "--stream", "new", "--block",
+                                                   "1024", "--period-ms", "2300", "--narrow-after", "1", NULL});
+    CHECK(XQ_WIDTH_SMS(w) == 132 && XQ_WIDTH_WIDEST(w) == 16,
           "width word %#x after a narrow task that followed 2.3 s of quiet: want 132 multiprocessors, a width of 16 "
           "(the wide task's; 1 is the narrow task's alone)", w);
+}
+
+/* The width of the current stretch of work, which the node holds others behind (session 116): a
+ * stream that goes on launching narrow kernels after wide ones, without a quiet spell, is narrow
+ * now once it has launched so for two buckets of 2 ms (a chat server's tokens after its prefill),
+ * while its widest stays the wide kernels' (what the node reserves); a stretch that begins after a
+ * quiet spell counts as wide as the stream has been until it has launched that long (a request's
+ * first launches: the node holds behind it at once, as behind its last wide stretch). */
+void test_narrow_width_stretch(void)
+{
+    /* one wide task of 2 ms, then eleven narrow ones back to back: 22 ms of narrow launching */
+    uint32_t w = width_word_after(NULL, (const char *[]){"--tasks", "12", "--kernels", "2", "--us", "1000", "--stream", "new", "--block",
+                                                   "1024", "--narrow-after", "1", NULL});
+    CHECK(w >> 31 && XQ_WIDTH_SMS(w) == 132 && XQ_WIDTH_WIDEST(w) == 16 && XQ_WIDTH_STRETCH(w) == 1,
+          "width word %#x after 22 ms of narrow tasks that followed a wide one: want 132 multiprocessors, the widest 16, "
+          "now 1", w);
+    /* the narrow task 30 ms after the wide one: a new stretch, shorter than two buckets */
+    w = width_word_after(NULL, (const char *[]){"--tasks", "2", "--kernels", "2", "--us", "300", "--stream", "new", "--block", "1024",
+                                          "--period-ms", "30", "--narrow-after", "1", NULL});
+    CHECK(w >> 31 && XQ_WIDTH_SMS(w) == 132 && XQ_WIDTH_WIDEST(w) == 16 && XQ_WIDTH_STRETCH(w) == 16,
+          "width word %#x after a short narrow task 30 ms after a wide one: want 132 multiprocessors, the widest 16, "
+          "now 16 (a new stretch counts as wide as the stream has been)", w);
+    /* XQ_STRETCH=0: the stretch told as the widest (the node holds behind that, as before) */
+    w = width_word_after("XQ_STRETCH=0", (const char *[]){"--tasks", "12", "--kernels", "2", "--us", "1000", "--stream", "new",
+                                                          "--block", "1024", "--narrow-after", "1", NULL});
+    CHECK(w >> 31 && XQ_WIDTH_SMS(w) == 132 && XQ_WIDTH_WIDEST(w) == 16 && XQ_WIDTH_STRETCH(w) == 16,
+          "width word %#x with XQ_STRETCH=0: want 132 multiprocessors, the widest 16, now 16", w);
 }
 /* the second of two best-effort processes, nothing reserved: the second half, 64 after 64; with
  * 36 reserved: (132 - 36) / 2 = 48, after the first 48 */

@@ -61,7 +61,12 @@ final class SharedMemory implements AutoCloseable {
     static final long S_ESTIMATE_NS = 104;
     static final long S_READY_SINCE_NS = 112;
     static final long S_COMPLETION_SEQ = 120;
-    /** the stream's recent width in multiprocessors (low 16 bits) and its device's count (high 16) */
+    /**
+     * the stream's widths in multiprocessors and its device's count: with bit 31 set, its widest
+     * launch of its last seconds of launching in bits 0-9, the widest of its current stretch of work
+     * in bits 10-19, the device's count in bits 20-30 ({@link SlotControl}); without (an interposer
+     * before session 116), the widest in the low 16 bits and the device's count in the high 16
+     */
     static final long S_WIDTH = 124;
 
     private static final Set<StandardOpenOption> CREATE_RW = Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,

@@ -94,12 +94,32 @@ final class SlotControl implements ExternalQueueControl, ExternalQueueGuard, Ext
 
     @Override
     public int widthSms() {
-        return retired ? 0 : memory.width(slot) & 0xffff;
+        return retired ? 0 : widest(memory.width(slot));
+    }
+
+    @Override
+    public int stretchWidthSms() {
+        return retired ? 0 : stretch(memory.width(slot));
     }
 
     @Override
     public int deviceSms() {
-        return retired ? 0 : memory.width(slot) >>> 16;
+        return retired ? 0 : sms(memory.width(slot));
+    }
+
+    /** The widest launch of a slot's width word ({@link SharedMemory#S_WIDTH}): of the stream's last seconds of launching. */
+    static int widest(int word) {
+        return word < 0 ? word & 0x3ff : word & 0xffff;
+    }
+
+    /** The widest launch of the stream's current stretch of work, from its width word; the widest where the word has none. */
+    static int stretch(int word) {
+        return word < 0 ? word >>> 10 & 0x3ff : word & 0xffff;
+    }
+
+    /** The device's multiprocessors, from a slot's width word. */
+    static int sms(int word) {
+        return word < 0 ? word >>> 20 & 0x7ff : word >>> 16;
     }
 
     @Override

@@ -525,6 +525,49 @@ class SpaceTest {
     }
 
     @Test
+    void aBusyTenantIsWideByItsCurrentStretchOfWorkAndReservedForItsWidest() throws Exception {
+        start(MpsDaemon.Mode.AUTO, device, true);
+        TestClient top = client();
+        top.hello("chat", "2", "cuda,mps");
+        top.map();
+        top.send("MAPPED");
+        ExternalQueueImpl q = queue(top.stream(0, 0, 0, 0, -5, "default"));
+        TestClient be = client();
+        be.hello("train", "1", "cuda,mps,narrow");
+        be.map();
+        be.send("MAPPED");
+        ExternalQueueImpl b = queue(be.stream(0, 0, 0, 0, -5, "default"));
+        be.writeSlotInt(0, SharedMemory.S_WIDTH, 1 << 31 | 132 << 20 | 132 << 10 | 132);
+        // a chat server's tokens after its prefill: the widest of its last seconds is the whole
+        // device, its current stretch 24 multiprocessors
+        top.writeSlotInt(0, SharedMemory.S_WIDTH, 1 << 31 | 132 << 20 | 24 << 10 | 132);
+        assertEquals(132, q.widthSms());
+        assertEquals(24, q.stretchWidthSms());
+        assertEquals(132, q.deviceSms());
+        settled();
+        top.writeSlotInt(0, SharedMemory.S_IN_FLIGHT, 3);
+        top.writeSlotLong(0, SharedMemory.S_READY_SINCE_NS, System.nanoTime());
+        b.schedule(true, System.nanoTime());
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "held behind a tenant whose current stretch is narrow");
+        assertEquals(64, be.slotInt(0, SharedMemory.S_RESERVE_SMS), "its widest reserved, at most half the device");
+        // its next prefill: wide now, held in time
+        top.writeSlotInt(0, SharedMemory.S_WIDTH, 1 << 31 | 132 << 20 | 132 << 10 | 132);
+        b.schedule(true, System.nanoTime());
+        assertEquals(1, be.slotInt(0, SharedMemory.S_GATE), "not held behind a tenant wide now");
+        // an interposer before the stretch (no top bit): its widest is its stretch
+        top.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 132);
+        assertEquals(132, q.stretchWidthSms());
+        b.schedule(true, System.nanoTime());
+        assertEquals(1, be.slotInt(0, SharedMemory.S_GATE), "not held behind a wide tenant told the old way");
+        top.writeSlotInt(0, SharedMemory.S_WIDTH, 132 << 16 | 19);
+        assertEquals(19, q.stretchWidthSms());
+        assertEquals(132, q.deviceSms());
+        b.schedule(true, System.nanoTime());
+        assertEquals(0, be.slotInt(0, SharedMemory.S_GATE), "held behind a narrow tenant told the old way");
+        assertEquals(24, be.slotInt(0, SharedMemory.S_RESERVE_SMS));
+    }
+
+    @Test
     void narrowingOffKeepsTheCappedShare() throws Exception {
         server = new HostServer(HostSettings.of(sock), core, core::defaults, RuntimeLog.NONE);
         server.useSpace(new HostServer.SpaceSettings(MpsDaemon.Mode.AUTO, control.toString(), device, 2, 40, true, 0, false));

@@ -105,6 +105,18 @@ public interface ExternalQueueShare {
         return 0;
     }
 
+    /**
+     * @return the multiprocessors this queue's current stretch of work could fill at once (its
+     *     widest launches of its last milliseconds of launching; a stretch begun after a quiet
+     *     spell counts as {@link #widthSms()} until it has launched a few milliseconds), 0 when not
+     *     known; by default {@link #widthSms()}. What the scheduler holds others behind: a chat
+     *     server's request is wide for its prefill, then a few dozen milliseconds of small launches
+     * @since 1.7
+     */
+    default int stretchWidthSms() {
+        return widthSms();
+    }
+
     /** @return the multiprocessors of the queue's device, 0 when not known @since 1.3 */
     default int deviceSms() {
         return 0;

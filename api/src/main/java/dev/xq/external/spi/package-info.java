@@ -8,5 +8,5 @@
  * that it takes no commands through {@code submit}.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.6.0")
+@org.osgi.annotation.versioning.Version("1.7.0")
 package dev.xq.external.spi;

@@ -19,9 +19,13 @@ package dev.xq.policy.spi;
  *     GPU time-slices against the shared one the narrowable queues run in (on NVIDIA: a process
  *     kept out of the node's MPS server): narrowing others leaves such a queue nothing, since
  *     its kernels never run beside theirs; only holding them in time does (since 1.4)
+ * @param stretchWidthSms the multiprocessors the queue's current stretch of work could fill (its
+ *     widest launches of its last milliseconds of launching; a stretch begun after a quiet spell
+ *     counts as {@code widthSms} until it has launched a few milliseconds), 0 when not known: what
+ *     {@link SpaceRule} holds others behind, where {@code widthSms} is what it reserves (since 1.5)
  * @since 1.3
  */
-public record QueueSpace(boolean narrowable, int widthSms, int deviceSms, boolean ownContext) {
+public record QueueSpace(boolean narrowable, int widthSms, int deviceSms, boolean ownContext, int stretchWidthSms) {
 
     /** A queue the scheduler decides in time only, whose width is not known (an application's queue). */
     public static final QueueSpace NONE = new QueueSpace(false, 0, 0);
@@ -32,16 +36,26 @@ public record QueueSpace(boolean narrowable, int widthSms, int deviceSms, boolea
      * @throws IllegalArgumentException if a count is negative
      */
     public QueueSpace(boolean narrowable, int widthSms, int deviceSms) {
-        this(narrowable, widthSms, deviceSms, false);
+        this(narrowable, widthSms, deviceSms, false, widthSms);
+    }
+
+    /**
+     * A queue whose current stretch of work is as wide as its recent launches.
+     *
+     * @throws IllegalArgumentException if a count is negative
+     * @since 1.4
+     */
+    public QueueSpace(boolean narrowable, int widthSms, int deviceSms, boolean ownContext) {
+        this(narrowable, widthSms, deviceSms, ownContext, widthSms);
     }
 
     /**
      * @throws IllegalArgumentException if a count is negative
      */
     public QueueSpace {
-        if (widthSms < 0 || deviceSms < 0) {
-            throw new IllegalArgumentException("widthSms " + widthSms + " and deviceSms " + deviceSms
-                    + " must be 0 (not known) or more");
+        if (widthSms < 0 || deviceSms < 0 || stretchWidthSms < 0) {
+            throw new IllegalArgumentException("widthSms " + widthSms + ", deviceSms " + deviceSms + " and stretchWidthSms "
+                    + stretchWidthSms + " must be 0 (not known) or more");
         }
     }
 

@@ -18,7 +18,10 @@ import java.util.List;
  *       speed behind an eager decoder).</li>
  *   <li>Unless a preferred queue <b>with work</b> is wider than half the device (a CUDA graph,
  *       a large batch) and the queue's commands are short: then it is <b>held</b> in time, as
- *       before space was decided. Narrowed to half, such a tenant runs on half the device
+ *       before space was decided. Wide by its current stretch of work (since 1.5): a chat server
+ *       is wide for its prefill, then launches small kernels a token for tens of milliseconds,
+ *       beside which training is narrowed, not held (held through them, it ran at 0.69 of its
+ *       native-sharing speed on an H100). Narrowed to half, such a tenant runs on half the device
  *       (ResNet-50 graph inference beside narrowed training: 1.5-2.1 x its standalone P99).
  *       Optional ({@code holdBehindWide}).</li>
  *   <li>A queue of long commands (average {@value #LONG_COMMAND_NANOS} ns or more) stays narrowed
@@ -81,7 +84,8 @@ public final class SpaceRule {
      *
      * @param deviceSms the device's multiprocessors, 0 when not known
      * @param widestPreferred the widest of the open preferred queues on the device, -1: none
-     * @param widestBusyPreferred the widest of those with work, -1: none
+     * @param widestBusyPreferred the widest of those with work, by their current stretch of work
+     *     ({@link QueueSpace#stretchWidthSms()}), -1: none
      * @param widestSharedPreferred the widest of the open preferred queues in the device's shared
      *     space (not {@link QueueSpace#ownContext()}), -1: none
      * @param commandNanos the queue's average command, 0 when not known
@@ -174,10 +178,12 @@ public final class SpaceRule {
                 QueueView q = sorted.get(i);
                 QueueSpace s = view.space(q.handle());
                 int w = s.known() ? s.widthSms() : unknown;
+                // behind a busy queue: the width of its current stretch of work (since 1.5)
+                int now = s.known() ? Math.min(w, s.stretchWidthSms() > 0 ? s.stretchWidthSms() : w) : unknown;
                 boolean busy = q.runnable() || q.inFlight() > 0;
                 priorities[i] = q.priority();
                 widest[i] = i == 0 ? w : Math.max(widest[i - 1], w);
-                widestBusy[i] = Math.max(i == 0 ? -1 : widestBusy[i - 1], busy ? w : -1);
+                widestBusy[i] = Math.max(i == 0 ? -1 : widestBusy[i - 1], busy ? now : -1);
                 widestShared[i] = Math.max(i == 0 ? -1 : widestShared[i - 1], s.ownContext() ? -1 : w);
             }
         }
@@ -193,7 +199,7 @@ public final class SpaceRule {
             return k == 0 ? -1 : widest[k - 1];
         }
 
-        /** @return the widest of the queues with work of a higher priority than {@code priority}, -1: none */
+        /** @return the widest current stretch of work of the queues with work of a higher priority than {@code priority}, -1: none */
         public int widestBusy(int priority) {
             int k = countAbove(priority);
             return k == 0 ? -1 : widestBusy[k - 1];

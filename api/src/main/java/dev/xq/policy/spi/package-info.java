@@ -11,5 +11,5 @@
  * node's decision deadline (10 ms by default) or the watchdog sets the policy aside.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.4.0")
+@org.osgi.annotation.versioning.Version("1.5.0")
 package dev.xq.policy.spi;

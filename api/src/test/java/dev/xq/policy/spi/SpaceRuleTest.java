@@ -88,6 +88,27 @@ class SpaceRuleTest {
     }
 
     @Test
+    void behindABusyTenantWhoseCurrentStretchIsNarrowAQueueIsNarrowedByItsWidest() {
+        QueueView chat = q(1, 2, true, 300_000);
+        QueueView be = q(3, 1, true, SHORT);
+        SchedulerView v = new SchedulerView(0, List.of(chat, be), List.of(),
+                Map.of(1L, new QueueSpace(false, 132, 132, false, 24), 3L, new QueueSpace(true, 132, 132)));
+        SpaceRule.Above above = new SpaceRule.Above(v, v.queues());
+        assertEquals(132, above.widest(1), "reserved for its widest");
+        assertEquals(24, above.widestBusy(1), "held behind by its current stretch");
+        assertEquals(64, SpaceRule.leave(v, above, be, true, true), "narrowed to what half the device leaves, not held");
+        SchedulerView wide = new SchedulerView(0, List.of(chat, be), List.of(),
+                Map.of(1L, new QueueSpace(false, 132, 132, false, 132), 3L, new QueueSpace(true, 132, 132)));
+        assertEquals(SpaceRule.HOLD, SpaceRule.leave(wide, new SpaceRule.Above(wide, wide.queues()), be, true, true));
+        SchedulerView unknown = new SchedulerView(0, List.of(chat, be), List.of(),
+                Map.of(1L, new QueueSpace(false, 132, 132, false, 0), 3L, new QueueSpace(true, 132, 132)));
+        assertEquals(SpaceRule.HOLD, SpaceRule.leave(unknown, new SpaceRule.Above(unknown, unknown.queues()), be, true, true),
+                "a stretch not known counts as the widest");
+        assertEquals(132, new QueueSpace(false, 132, 132, true).stretchWidthSms(), "the older constructors: the stretch is the widest");
+        assertThrows(IllegalArgumentException.class, () -> new QueueSpace(false, 132, 132, false, -1));
+    }
+
+    @Test
     void aboveTellsTheWidestOfHigherPrioritiesAndOfThoseWithWork() {
         QueueView lc = q(1, 3, false, 50_000);
         QueueView graph = q(2, 2, true, 800_000);

@@ -624,6 +624,11 @@ public final class ExternalQueueImpl implements NodeQueue {
         return shareCount(ExternalQueueShare::widthSms);
     }
 
+    /** @return the multiprocessors the queue's current stretch of work could fill, 0 when not known */
+    public int stretchWidthSms() {
+        return shareCount(ExternalQueueShare::stretchWidthSms);
+    }
+
     /** @return the multiprocessors of the queue's device, 0 when not known */
     public int deviceSms() {
         return shareCount(ExternalQueueShare::deviceSms);
@@ -1036,7 +1041,7 @@ public final class ExternalQueueImpl implements NodeQueue {
         if (!(control instanceof ExternalQueueShare)) {
             return QueueSpace.NONE;
         }
-        return new QueueSpace(narrows, widthSms(), deviceSms(), ownContext());
+        return new QueueSpace(narrows, widthSms(), deviceSms(), ownContext(), stretchWidthSms());
     }
 
     /** @return whether the owner's process runs in a device context of its own, time-sliced against the shared one */

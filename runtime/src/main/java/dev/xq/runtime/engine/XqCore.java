@@ -1610,8 +1610,10 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean busy = v.runnable() || v.inFlight() > 0;
             if (q instanceof ExternalQueueImpl e) {
                 int w = e.widthSms();
+                int stretch = e.stretchWidthSms();
                 widest = Math.max(widest, w);
-                widestBusy = busy ? Math.max(widestBusy, w) : widestBusy;
+                // held behind the width of its current stretch of work, reserved for its widest
+                widestBusy = busy ? Math.max(widestBusy, stretch > 0 ? Math.min(w, stretch) : w) : widestBusy;
                 widestShared = e.ownContext() ? widestShared : Math.max(widestShared, w);
                 total = Math.max(total, e.deviceSms());
             } else {
