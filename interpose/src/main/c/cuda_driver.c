@@ -141,10 +141,11 @@ int xqc_cu_resolve(void *hint)
         xqc_marks_all = k && !strcmp(k, "all");
         if (k && *k && !xqc_marks_all && strcmp(k, "sparse"))
             xlog(1, "xq: ignoring XQ_MARKS='%s': not sparse or all", k);
-        const char *sw = getenv("XQ_STRETCH"); /* each stream's current stretch told unless XQ_STRETCH=0 */
-        xqc_hot.stretch_off = sw && !strcmp(sw, "0");
-        if (sw && *sw && strcmp(sw, "0") && strcmp(sw, "1"))
-            xlog(1, "xq: ignoring XQ_STRETCH='%s': not 0 or 1", sw);
+        /* each stream's current stretch told unless XQ_STRETCH=0; XQ_STRETCH=reserve: told as its widest too */
+        const char *sw = getenv("XQ_STRETCH");
+        xqc_hot.stretch_mode = !sw || !*sw || !strcmp(sw, "1") ? 0 : !strcmp(sw, "0") ? 1 : !strcmp(sw, "reserve") ? 2 : 0;
+        if (sw && *sw && strcmp(sw, "0") && strcmp(sw, "1") && strcmp(sw, "reserve"))
+            xlog(1, "xq: ignoring XQ_STRETCH='%s': not 0, 1 or reserve", sw);
         const char *gp = getenv("XQ_GUARD_PAD"); /* learnt unless XQ_GUARD_PAD=0 */
         xqc_pad_on = !(gp && !strcmp(gp, "0"));
         if (gp && *gp && strcmp(gp, "0") && strcmp(gp, "1"))

@@ -149,7 +149,10 @@ struct xqc_hot_s {
     /* captures about to begin, waiting for the deferred launches to be made (cuda_hooks.c,
      * capture_pre): nothing more is deferred meanwhile, and the tracker still watches */
     int8_t capture_wait;
-    int8_t stretch_off; /* XQ_STRETCH=0: the width word tells a stream's widest as its current stretch's (before session 116) */
+    /* XQ_STRETCH: 0 (=1, the default) the width word tells the stream's current stretch beside its widest; 1 (=0) its
+     * widest as its stretch (before session 116); 2 (=reserve) its stretch as its widest too (an experiment: the node
+     * then reserves for a stream what its current stretch fills) */
+    int8_t stretch_mode;
     uint32_t ctx_epoch; /* bumped when a context may have ended: every thread's cached current context is dropped */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
@@ -873,7 +876,11 @@ static inline uint32_t xqc_width_word(const xstream *st)
 {
     uint32_t w = st->w_cur > st->w_prev ? st->w_cur : st->w_prev;
     uint32_t s = st->s_cur > st->s_prev ? st->s_cur : st->s_prev;
-    if (XQ_UNLIKELY(xqc_hot.stretch_off) || s > w) s = w;
+    if (XQ_UNLIKELY(xqc_hot.stretch_mode)) {
+        if (xqc_hot.stretch_mode == 2 && s) w = s;
+        else s = w;
+    }
+    if (s > w) s = w;
     return w ? XQ_WIDTH_WORD(w, s, st->sms_c ? st->sms_c : (uint32_t)xqc_dev_sms_known(st->cudev)) : 0;
 }
 

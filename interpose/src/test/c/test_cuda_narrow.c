@@ -162,6 +162,11 @@ void test_narrow_width_stretch(void)
                                                           "--block", "1024", "--narrow-after", "1", NULL});
     CHECK(w >> 31 && XQ_WIDTH_SMS(w) == 132 && XQ_WIDTH_WIDEST(w) == 16 && XQ_WIDTH_STRETCH(w) == 16,
           "width word %#x with XQ_STRETCH=0: want 132 multiprocessors, the widest 16, now 16", w);
+    /* XQ_STRETCH=reserve: the stretch told as the widest too (an experiment: reserved by the stretch) */
+    w = width_word_after("XQ_STRETCH=reserve", (const char *[]){"--tasks", "12", "--kernels", "2", "--us", "1000", "--stream",
+                                                                "new", "--block", "1024", "--narrow-after", "1", NULL});
+    CHECK(w >> 31 && XQ_WIDTH_SMS(w) == 132 && XQ_WIDTH_WIDEST(w) == 1 && XQ_WIDTH_STRETCH(w) == 1,
+          "width word %#x with XQ_STRETCH=reserve: want 132 multiprocessors, the widest 1, now 1", w);
 }
 /* the second of two best-effort processes, nothing reserved: the second half, 64 after 64; with
  * 36 reserved: (132 - 36) / 2 = 48, after the first 48 */
