@@ -25,13 +25,21 @@ import java.util.List;
  * @param slowDeviceLags how many of {@code deviceLags} were 1 ms or longer: the device did not keep up
  *                       with the queue's launches (another process's memory traffic, or more work
  *                       than its share of the device runs in time) (since 1.10)
+ * @param widthSms the multiprocessors the queue's recent commands could fill at once, as its process
+ *                 tells (its widest launch of its last seconds of launching; a CUDA graph, the whole
+ *                 device): what the node reserves for it when it narrows others; 0 when not told (since 1.11)
+ * @param stretchWidthSms the same for its current stretch of work (its last milliseconds of launching):
+ *                        the node holds short best-effort work in time behind a busy queue while this
+ *                        is wider than half the device; 0 when not told (since 1.11)
+ * @param deviceSms the multiprocessors of the queue's device, as its process tells; 0 when not told (since 1.11)
  */
 public record XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
                            QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
                            boolean suspendedByScheduler, boolean suspendedByApp,
                            int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
                            long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits,
-                           int smSharePercent, long deviceLags, long slowDeviceLags) {
+                           int smSharePercent, long deviceLags, long slowDeviceLags, int widthSms, int stretchWidthSms,
+                           int deviceSms) {
 
     /**
      * Which launch limits the node applies to a queue now (docs/runtime.md, the tenant-alone and
@@ -75,6 +83,9 @@ public record XQueueStatus(long handle, String name, String device, String group
      * @param smSharePercent outside 1-100 reads as 100
      * @param deviceLags below 0 reads as 0
      * @param slowDeviceLags below 0 reads as 0, above {@code deviceLags} as {@code deviceLags}
+     * @param widthSms below 0 reads as 0
+     * @param stretchWidthSms below 0 reads as 0, above {@code widthSms} as {@code widthSms}
+     * @param deviceSms below 0 reads as 0
      */
     public XQueueStatus {
         if (limits == null) {
@@ -85,6 +96,24 @@ public record XQueueStatus(long handle, String name, String device, String group
         }
         deviceLags = Math.max(0, deviceLags);
         slowDeviceLags = Math.clamp(slowDeviceLags, 0, deviceLags);
+        widthSms = Math.max(0, widthSms);
+        stretchWidthSms = Math.clamp(stretchWidthSms, 0, widthSms);
+        deviceSms = Math.max(0, deviceSms);
+    }
+
+    /**
+     * The snapshot as API 1.10 made it, without widths (0: not told); kept so that code built
+     * against 1.10 still links.
+     */
+    public XQueueStatus(long handle, String name, String device, String group, long pid, QueueState state,
+                        QueueConfig config, PreemptionLevel level, PreemptionLevel availableLevel,
+                        boolean suspendedByScheduler, boolean suspendedByApp,
+                        int pending, int inFlight, long submitted, long completed, long failed, long cancelled,
+                        long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits,
+                        int smSharePercent, long deviceLags, long slowDeviceLags) {
+        this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
+                pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
+                limits, smSharePercent, deviceLags, slowDeviceLags, 0, 0, 0);
     }
 
     /**
@@ -99,7 +128,7 @@ public record XQueueStatus(long handle, String name, String device, String group
                         int smSharePercent) {
         this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                limits, smSharePercent, 0, 0);
+                limits, smSharePercent, 0, 0, 0, 0, 0);
     }
 
     /**
@@ -113,7 +142,7 @@ public record XQueueStatus(long handle, String name, String device, String group
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error, Limits limits) {
         this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                limits, 100, 0, 0);
+                limits, 100, 0, 0, 0, 0, 0);
     }
 
     /**
@@ -127,7 +156,7 @@ public record XQueueStatus(long handle, String name, String device, String group
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
         this(handle, name, device, group, pid, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                Limits.CONFIGURED, 100, 0, 0);
+                Limits.CONFIGURED, 100, 0, 0, 0, 0, 0);
     }
 
     /**
@@ -142,6 +171,6 @@ public record XQueueStatus(long handle, String name, String device, String group
                         long estimatedCommandMicros, long runMicros, List<Hint> hints, String error) {
         this(handle, name, device, group, 0, state, config, level, availableLevel, suspendedByScheduler, suspendedByApp,
                 pending, inFlight, submitted, completed, failed, cancelled, estimatedCommandMicros, runMicros, hints, error,
-                Limits.CONFIGURED, 100, 0, 0);
+                Limits.CONFIGURED, 100, 0, 0, 0, 0, 0);
     }
 }

@@ -13,5 +13,5 @@
  * {@link dev.xq.api.Command.Launch}, {@link dev.xq.api.Command.Arg.Buf}); {@code docs/host-api.md}.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.10.0")
+@org.osgi.annotation.versioning.Version("1.11.0")
 package dev.xq.api;

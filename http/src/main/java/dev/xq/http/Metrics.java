@@ -132,6 +132,12 @@ final class Metrics {
                 "Share of the device's multiprocessors (SMs) the queue's commands may use, in percent (100: the whole device,"
                         + " or not shared in space)",
                 queues, s -> s.smSharePercent()));
+        all.add(gauge("xq_queue_width_sms", "Multiprocessors (SMs) the queue's recent commands could fill at once, as its process"
+                + " tells (its widest launch of the last seconds; a CUDA graph, the whole device): what the node reserves for it"
+                + " beside narrowed queues; 0 when not told", queues, s -> s.widthSms()));
+        all.add(gauge("xq_queue_stretch_width_sms", "The same for the queue's current stretch of work (its last milliseconds of"
+                + " launching): short best-effort work is held in time behind a busy queue while this is over half the device;"
+                + " 0 when not told", queues, s -> s.stretchWidthSms()));
         all.add(counter("xq_queue_device_lags", "Busy periods of the queue over which its process timed how long its commands"
                 + " ran after their last launch (CUDA processes under ./xq run)", queues, s -> s.deviceLags()));
         all.add(counter("xq_queue_slow_device_lags", "Of xq_queue_device_lags, those of 1 ms or more: the device did not keep up"

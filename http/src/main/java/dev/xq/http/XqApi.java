@@ -77,6 +77,9 @@ final class XqApi {
         m.put("sm_share_percent", s.smSharePercent());
         m.put("device_lags", s.deviceLags());
         m.put("slow_device_lags", s.slowDeviceLags());
+        m.put("width_sms", s.widthSms());
+        m.put("stretch_width_sms", s.stretchWidthSms());
+        m.put("device_sms", s.deviceSms());
         m.put("run_us", s.runMicros());
         List<Object> hints = new ArrayList<>();
         for (Hint h : s.hints()) {

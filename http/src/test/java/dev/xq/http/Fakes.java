@@ -50,6 +50,9 @@ final class Fakes {
         XQueueStatus.Limits limits = XQueueStatus.Limits.CONFIGURED;
         int smSharePercent = 100;
         long deviceLags;
+        int widthSms;
+        int stretchWidthSms;
+        int deviceSms;
         long slowDeviceLags;
 
         Queue(long handle, String name, String device, String group, long pid) {
@@ -112,7 +115,8 @@ final class Fakes {
         public synchronized XQueueStatus status() {
             return new XQueueStatus(handle, name, device, group, pid, state, config, config.level(), PreemptionLevel.INTERRUPT,
                     suspendedByScheduler, suspendedByApp, pending, inFlight, submitted, completed, failed, 0, 250, runMicros,
-                    List.copyOf(hints.values()), "", limits, smSharePercent, deviceLags, slowDeviceLags);
+                    List.copyOf(hints.values()), "", limits, smSharePercent, deviceLags, slowDeviceLags, widthSms, stretchWidthSms,
+                    deviceSms);
         }
 
         @Override

@@ -28,6 +28,9 @@ class MetricsTest {
         q.limits = XQueueStatus.Limits.ON_TOP;
         q.smSharePercent = 50;
         q.deviceLags = 40;
+        q.widthSms = 132;
+        q.stretchWidthSms = 24;
+        q.deviceSms = 132;
         q.slowDeviceLags = 3;
         Fakes.Queue closed = xq.add(9, "gone", "sim0", "", 0);
         closed.state = QueueState.CLOSED;
@@ -48,6 +51,9 @@ class MetricsTest {
                 "xq_queue_limits" + labels + " 2.0",
                 "# TYPE xq_queue_sm_share_percent gauge",
                 "xq_queue_sm_share_percent" + labels + " 50.0",
+                "# TYPE xq_queue_width_sms gauge",
+                "xq_queue_width_sms" + labels + " 132.0",
+                "xq_queue_stretch_width_sms" + labels + " 24.0",
                 "# TYPE xq_queue_device_lags_total counter",
                 "xq_queue_device_lags_total" + labels + " 40.0",
                 "xq_queue_slow_device_lags_total" + labels + " 3.0",

@@ -51,7 +51,7 @@ class XqApiTest {
                 + ",\"state\":\"IDLE\",\"suspended_by_scheduler\":false,\"suspended_by_app\":false,\"level\":3,\"available_level\":3,"
                 + "\"config\":{\"level\":3,\"threshold\":16,\"batch\":8,\"window\":300},\"pending\":2,\"in_flight\":1,\"submitted\":10,"
                 + "\"completed\":7,\"failed\":0,\"cancelled\":0,\"estimated_command_us\":250,\"limits\":\"configured\",\"sm_share_percent\":100,"
-                + "\"device_lags\":0,\"slow_device_lags\":0,\"run_us\":1500,"
+                + "\"device_lags\":0,\"slow_device_lags\":0,\"width_sms\":0,\"stretch_width_sms\":0,\"device_sms\":0,\"run_us\":1500,"
                 + "\"hints\":[{\"kind\":\"priority\",\"values\":[2],\"text\":\"priority=2\"}],\"error\":\"\"}}", r.body());
         String all = api.handle(ApiRequest.of("GET", "/api/v1/queues")).body();
         assertTrue(all.startsWith("{\"queues\":[{\"handle\":1,") && all.contains("{\"handle\":2,\"name\":\"bg\""), all);

@@ -172,12 +172,13 @@ public class DashboardIT {
         assertEquals(handle, cell("dash-fg", 0));
         assertEquals("sim0", cell("dash-fg", 2));
         assertEquals("tenant-d", cell("dash-fg", 3));
-        assertEquals("priority=1", cell("dash-fg", 16));
-        assertEquals("LAG: a queue of the node's own times none", "", cell("dash-fg", 14));
+        assertEquals("priority=1", cell("dash-fg", 17));
+        assertEquals("LAG: a queue of the node's own times none", "", cell("dash-fg", 15));
+        assertEquals("WIDTH: a queue of the node's own tells none", "", cell("dash-fg", 14));
         assertEquals("SM%: a queue of the node's own has the whole device", "100", cell("dash-fg", 13));
         List<String> columns = browser.findElements(By.cssSelector("#queues thead th")).stream().map(WebElement::getText).toList();
         assertEquals(List.of("HANDLE", "NAME", "DEVICE", "GROUP", "STATE", "LV", "PEND", "FLIGHT", "DONE", "FAIL", "CANCEL",
-                "EST_US", "RUN_MS", "SM%", "LAG", "LIMITS", "HINTS"), columns);
+                "EST_US", "RUN_MS", "SM%", "WIDTH", "LAG", "LIMITS", "HINTS"), columns);
         waitFor("xq:top's first line", () -> text("head").startsWith("policy hpf (selected hpf)  decisions "));
         long done = Long.parseLong(cell("dash-fg", 8));
         waitFor("DONE rising with the commands that complete", () -> Long.parseLong(cell("dash-fg", 8)) > done);
@@ -206,7 +207,7 @@ public class DashboardIT {
         hint(handle, "priority", "5");
         waitFor("the queue's new priority", () -> queue.hints().contains(new Hint.Priority(5)));
         waitFor("the page saying so", () -> text("hint-result").equals("queue " + handle + ": priority=5"));
-        waitFor("the table showing it", () -> cell("dash-fg", 16).equals("priority=5"));
+        waitFor("the table showing it", () -> cell("dash-fg", 17).equals("priority=5"));
 
         String shot = System.getProperty("xq.itest.screenshot");   // a picture of the page, for a person to look at
         if (shot != null) {

@@ -76,6 +76,12 @@
     return typeof q.device_lags === 'number' && q.device_lags > 0 ? q.slow_device_lags + '/' + q.device_lags : '';
   }
 
+  // the WIDTH column, in xq:queues' words: now/widest of the device's multiprocessors, empty when not told
+  function widthText(q) {
+    return typeof q.device_sms === 'number' && q.device_sms > 0
+      ? q.stretch_width_sms + '/' + q.width_sms + ' of ' + q.device_sms : '';
+  }
+
   // the node writes each hint as xq:queues shows it (Hint.text())
   function hintText(h) {
     return typeof h.text === 'string' ? h.text : h.kind + '=' + h.values.map(String).join('/');
@@ -88,7 +94,7 @@
       tr.dataset.name = q.name;
       const cells = [q.handle, q.name, q.device, q.group, q.state + (q.suspended_by_app ? '(app)' : ''), q.level, q.pending,
         q.in_flight, q.completed, q.failed, q.cancelled, q.estimated_command_us, Math.floor(q.run_us / 1000),
-        typeof q.sm_share_percent === 'number' ? q.sm_share_percent : 100, lagText(q), LIMITS[q.limits] || '',
+        typeof q.sm_share_percent === 'number' ? q.sm_share_percent : 100, widthText(q), lagText(q), LIMITS[q.limits] || '',
         q.hints.map(hintText).join(' ')];
       for (const c of cells) {
         const td = document.createElement('td');

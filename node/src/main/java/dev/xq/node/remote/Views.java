@@ -19,14 +19,14 @@ final class Views {
     /** {@code xq:queues}: one line per queue of {@code GET /api/v1/queues}. */
     static String queueTable(Map<String, Object> queues) {
         Table t = new Table("HANDLE", "NAME", "DEVICE", "GROUP", "STATE", "LV", "PEND", "FLIGHT", "DONE", "FAIL", "CANCEL",
-                "EST_US", "RUN_MS", "SM%", "LAG", "LIMITS", "HINTS");
+                "EST_US", "RUN_MS", "SM%", "WIDTH", "LAG", "LIMITS", "HINTS");
         for (Object o : list(queues, "queues")) {
             Map<String, Object> q = object(o, "a queue");
             t.row(number(q, "handle"), q.get("name"), q.get("device"), q.get("group"),
                     text(q, "state") + (Boolean.TRUE.equals(q.get("suspended_by_app")) ? "(app)" : ""),
                     number(q, "level"), number(q, "pending"), number(q, "in_flight"), number(q, "completed"),
                     number(q, "failed"), number(q, "cancelled"), number(q, "estimated_command_us"),
-                    whole(q, "run_us") / 1000, smShare(q), lag(q), limits(q), hints(q));
+                    whole(q, "run_us") / 1000, smShare(q), width(q), lag(q), limits(q), hints(q));
         }
         return t.toString();
     }
@@ -51,6 +51,17 @@ final class Views {
      */
     private static String smShare(Map<String, Object> q) {
         return q.containsKey("sm_share_percent") ? number(q, "sm_share_percent") : "100";
+    }
+
+    /**
+     * The WIDTH column as {@code xq:queues} shows it: "now/widest of device" multiprocessors as the
+     * queue's process tells them; empty when it tells none, and for a node too old to say.
+     */
+    private static String width(Map<String, Object> q) {
+        if (!(q.get("device_sms") instanceof Number n) || n.longValue() == 0) {
+            return "";
+        }
+        return number(q, "stretch_width_sms") + "/" + number(q, "width_sms") + " of " + number(q, "device_sms");
     }
 
     /**

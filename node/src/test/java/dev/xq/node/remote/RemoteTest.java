@@ -34,6 +34,7 @@ class RemoteTest {
               "suspended_by_scheduler":false,"suspended_by_app":false,"level":1,"available_level":1,
               "config":{"level":1,"threshold":16,"batch":8,"window":0},"pending":3,"in_flight":2,"submitted":12,"completed":7,
               "failed":0,"cancelled":0,"estimated_command_us":412,"limits":"on_top","sm_share_percent":50,"device_lags":120,"slow_device_lags":3,"run_us":12999,
+              "width_sms":132,"stretch_width_sms":24,"device_sms":132,
               "hints":[{"kind":"priority","values":[2],"text":"priority=2"},{"kind":"laxity","values":[1000,1,5],"text":"laxity=1000us/1/5"}],
               "error":null},
              {"handle":7,"name":"bg","device":"sim0","group":null,"pid":1,"state":"SUSPENDED",
@@ -47,10 +48,11 @@ class RemoteTest {
               "slow_device_lags":0,"run_us":92000,"hints":[],"error":null}]}""";
 
     static final String QUEUE_TABLE = """
-            HANDLE                NAME           DEVICE  GROUP       STATE           LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  LAG    LIMITS    HINTS
-            18446744073709551615  serve/default  cuda0   4242:serve  READY           1   3     2       7     0     0       412     12      50   3/120  on top    priority=2 laxity=1000us/1/5
-            7                     bg             sim0                SUSPENDED(app)  3   10    0       0     1     2       0       0       100                   \n\
-            9                     train/default  cuda0   77:train    READY           1   0     4       46    0     0       2000    92      48          narrowed  \n""";
+            HANDLE                NAME           DEVICE  GROUP       STATE           LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  WIDTH          LAG    LIMITS    HINTS
+            18446744073709551615  serve/default  cuda0   4242:serve  READY           1   3     2       7     0     0       412     12      50   24/132 of 132  3/120  on top    priority=2 laxity=1000us/1/5
+            7                     bg             sim0                SUSPENDED(app)  3   10    0       0     1     2       0       0       100                                  \n\
+            9                     train/default  cuda0   77:train    READY           1   0     4       46    0     0       2000    92      48                         narrowed  \n""";
+
 
     // ------------------------------------------------------------------ arguments
 
@@ -210,7 +212,7 @@ class RemoteTest {
             assertEquals(0, r.rc());
             assertEquals(QUEUE_TABLE, r.out());
             n.answer("GET /api/v1/queues", 200, "{\"queues\":[]}");
-            assertEquals("HANDLE  NAME  DEVICE  GROUP  STATE  LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  LAG  LIMITS  HINTS\n(none)\n",
+            assertEquals("HANDLE  NAME  DEVICE  GROUP  STATE  LV  PEND  FLIGHT  DONE  FAIL  CANCEL  EST_US  RUN_MS  SM%  WIDTH  LAG  LIMITS  HINTS\n(none)\n",
                     run(Map.of("XQ_NODE", n.address()), "queues").out());
         }
     }

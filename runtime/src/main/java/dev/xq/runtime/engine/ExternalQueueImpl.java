@@ -1355,12 +1355,15 @@ public final class ExternalQueueImpl implements NodeQueue {
         ExternalCounters c = counters();
         int smShare = smSharePercent();
         long[] lag = lags();
+        int width = widthSms();
+        int stretch = stretchWidthSms();
+        int sms = deviceSms();
         synchronized (this) {
             return new XQueueStatus(handle, spec.name(), spec.device(), spec.group(), spec.pid(), stateLocked(c), config,
                     PreemptionLevel.BLOCK, PreemptionLevel.BLOCK, suspendedByScheduler && !narrowed, suspendedByApp, c.pending(),
                     c.inFlight(), c.launched() + c.pending() + c.failed(), c.completed(), c.failed(), 0,
                     c.estimateNanos() / 1000, c.runNanos() / 1000, hintList, "", limitsModeLocked(),
-                    smShare, lag[0], lag[1]);
+                    smShare, lag[0], lag[1], width, stretch, sms);
         }
     }
 

@@ -73,7 +73,7 @@ public class XqCommands {
     }
 
     /** xq:queues: one line per open queue. */
-    @Descriptor("lists the open XQueues: handle, name, device, group, state, level, counts, timings, SM share, limits, hints")
+    @Descriptor("lists the open XQueues: handle, name, device, group, state, level, counts, timings, SM share, widths (now/widest of the device), device lags, limits, hints")
     public String queues() {
         return queueTable().toString();
     }
@@ -138,15 +138,25 @@ public class XqCommands {
 
     private Table queueTable() {
         Table t = new Table("HANDLE", "NAME", "DEVICE", "GROUP", "STATE", "LV", "PEND", "FLIGHT", "DONE", "FAIL", "CANCEL",
-                "EST_US", "RUN_MS", "SM%", "LAG", "LIMITS", "HINTS");
+                "EST_US", "RUN_MS", "SM%", "WIDTH", "LAG", "LIMITS", "HINTS");
         for (XQueue q : xq.queues()) {
             XQueueStatus st = q.status();
             t.row(st.handle(), st.name(), st.device(), st.group(), st.state() + (st.suspendedByApp() ? "(app)" : ""),
                     st.level().number(), st.pending(), st.inFlight(), st.completed(), st.failed(), st.cancelled(),
-                    st.estimatedCommandMicros(), st.runMicros() / 1000, st.smSharePercent(), lagText(st), limitsText(st.limits()),
+                    st.estimatedCommandMicros(), st.runMicros() / 1000, st.smSharePercent(), widthText(st), lagText(st),
+                    limitsText(st.limits()),
                     st.hints().stream().map(Hint::text).collect(Collectors.joining(" ")));
         }
         return t;
+    }
+
+    /**
+     * The WIDTH column: "now/widest of device" multiprocessors, as a process queue's process tells
+     * (its current stretch of work, its widest of the last seconds, its device's count); empty for a
+     * queue that tells none.
+     */
+    static String widthText(XQueueStatus st) {
+        return st.deviceSms() == 0 ? "" : st.stretchWidthSms() + "/" + st.widthSms() + " of " + st.deviceSms();
     }
 
     /**

@@ -91,7 +91,7 @@ class SmShareStatusTest {
         List<String> lines = table.lines().toList();
         int at = lines.getFirst().indexOf("SM%");
         assertEquals(lines.getFirst().indexOf("RUN_MS") + "RUN_MS  ".length(), at, table);
-        assertEquals(lines.getFirst().indexOf("LAG"), at + "SM%  ".length(), "SM% is as narrow as its head: " + table);
+        assertEquals(lines.getFirst().indexOf("WIDTH"), at + "SM%  ".length(), "SM% is as narrow as its head: " + table);
         for (String l : lines.subList(1, lines.size())) {
             String cell = l.substring(at, at + 3).strip();
             assertEquals(l.contains("train/default") ? "50" : "100", cell, table);
@@ -165,6 +165,69 @@ class SmShareStatusTest {
         assertEquals(0, status(lagging.handle()).deviceLags(), "an owner that fails to tell: none");
     }
 
+    /** An owner whose process tells its widths, as the CUDA interposer does. */
+    static final class WideOwner extends ExternalQueueTest.Owner implements ExternalQueueShare {
+        int width = 132;
+        int stretch = 24;
+
+        @Override
+        public int smSharePercent() {
+            return 100;
+        }
+
+        @Override
+        public boolean heldInTime() {
+            return false;
+        }
+
+        @Override
+        public long holdBehindMicros() {
+            return 0;
+        }
+
+        @Override
+        public int widthSms() {
+            return width;
+        }
+
+        @Override
+        public int stretchWidthSms() {
+            return stretch;
+        }
+
+        @Override
+        public int deviceSms() {
+            return 132;
+        }
+    }
+
+    @Test
+    void eachQueueSaysHowWideItIsNowAndLately() {
+        WideOwner chat = new WideOwner();
+        ExternalQueue wide = open("chat", 31, chat);
+        ExternalQueue quiet = open("train", 32, new SharingOwner(100));
+        XQueue own = core.create(QueueOptions.on("m0").inGroup("app"));
+
+        XQueueStatus s = status(wide.handle());
+        assertEquals(132, s.widthSms());
+        assertEquals(24, s.stretchWidthSms());
+        assertEquals(132, s.deviceSms());
+        assertEquals(0, status(quiet.handle()).deviceSms(), "a process that tells none");
+        assertEquals(0, own.status().widthSms(), "a queue of the node's own");
+
+        String table = new XqCommands(core, core).queues();
+        List<String> lines = table.lines().toList();
+        int at = lines.getFirst().indexOf("WIDTH");
+        int end = lines.getFirst().indexOf("LAG");
+        for (String l : lines.subList(1, lines.size())) {
+            assertEquals(l.contains("chat/default") ? "24/132 of 132" : "", l.substring(at, Math.min(end, l.length())).strip(), table);
+        }
+        chat.stretch = 200; // told wider than its widest (the two read at different moments): no wider
+        assertEquals(132, status(wide.handle()).stretchWidthSms());
+        chat.width = -3;
+        assertEquals(0, status(wide.handle()).widthSms(), "a count below 0 reads as none");
+    }
+
     @Test
     void theOldConstructorsReadAsTheWholeDevice() {
         XQueueStatus s = new XQueueStatus(1, "q", "m0", "", 0, QueueState.IDLE, CFG, PreemptionLevel.BLOCK, PreemptionLevel.BLOCK,
@@ -178,6 +241,11 @@ class SmShareStatusTest {
         assertEquals(100, new XQueueStatus(1, "q", "m0", "", 0, QueueState.IDLE, CFG, PreemptionLevel.BLOCK, PreemptionLevel.BLOCK,
                 false, false, 0, 0, 0, 0, 0, 0, 0, 0, List.of(), "", null, 101).smSharePercent());
         assertEquals(0, capped.deviceLags(), "1.7-1.9's constructor: no lags timed");
+        XQueueStatus lagged = new XQueueStatus(1, "q", "m0", "", 0, QueueState.IDLE, CFG, PreemptionLevel.BLOCK,
+                PreemptionLevel.BLOCK, false, false, 0, 0, 0, 0, 0, 0, 0, 0, List.of(), "", null, 25, 4, 1);
+        assertEquals(4, lagged.deviceLags());
+        assertEquals(0, lagged.widthSms(), "1.10's constructor: no widths told");
+        assertEquals(0, lagged.deviceSms());
         assertEquals(0, capped.slowDeviceLags());
     }
 }
