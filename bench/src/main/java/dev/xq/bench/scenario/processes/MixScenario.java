@@ -1173,14 +1173,14 @@ public final class MixScenario implements Scenario {
                         long before = Processes.hostServiceId(ctx);
                         try (PolicySettings h = PolicySettings.apply(ctx, "dev.xq.host", host)) {
                             long with = Processes.awaitNewHost(ctx, before);
-                            o = timed(ctx, runName, mode, () -> together(setup, mix.tenants(), mode,
-                                    runDir.resolve(runName).resolve(mode)));
+                            o = timed(ctx, runName, mode, () -> sampled(ctx, runDir.resolve(runName).resolve(mode),
+                                    () -> together(setup, mix.tenants(), mode, runDir.resolve(runName).resolve(mode))));
                             before = with;
                         }
                         Processes.awaitNewHost(ctx, before);
                     } else {
-                        o = timed(ctx, runName, mode, () -> together(setup, mix.tenants(), mode,
-                                runDir.resolve(runName).resolve(mode)));
+                        o = timed(ctx, runName, mode, () -> sampled(ctx, runDir.resolve(runName).resolve(mode),
+                                () -> together(setup, mix.tenants(), mode, runDir.resolve(runName).resolve(mode))));
                     }
                     } finally {
                         for (PolicySettings s : others) {
@@ -1339,6 +1339,16 @@ public final class MixScenario implements Scenario {
             return step.run();
         } finally {
             ctx.out().line("mix " + mix + ": " + label + " ended at " + System.currentTimeMillis());
+        }
+    }
+
+    /**
+     * Runs {@code step} with the node's process queues sampled into {@code dir}
+     * ({@link QueueSampler}: what the node decided for each tenant meanwhile).
+     */
+    private static <T> T sampled(ScenarioContext ctx, Path dir, Step<T> step) throws Exception {
+        try (QueueSampler s = QueueSampler.start(ctx.service(), dir)) {
+            return step.run();
         }
     }
 
