@@ -380,6 +380,35 @@ final class BestEffortBalance {
     /** The smallest weight a process's waits give its share: one that waits after every tiny kernel is not aimed at nothing. */
     static final double MIN_WAIT_WEIGHT = 0.1;
 
+    /** Per pid, the share of the device its rate alone was measured on, where less than all of it. */
+    private final Map<Long, Double> regionWeight = new HashMap<>();
+
+    /**
+     * The region each process's rate alone was measured on, as a share of the device (in (0, 1];
+     * null: all of it for every one): its share kept is weighed times that before the weighing, so
+     * that the cut aims at equal shares of each one's rate on the whole device, which native time
+     * slicing gives it in its turns. A GEMM process narrowed by a reserve of half the device in
+     * its spells alone keeps, on a part, twice the share of that rate alone that it keeps of its
+     * rate on the whole device.
+     */
+    void regionWeights(List<Long> order, double[] weights) {
+        regionWeight.clear();
+        if (weights == null) {
+            return;
+        }
+        for (int i = 0; i < order.size() && i < weights.length; i++) {
+            double w = weights[i];
+            if (w > 0 && w < 1) {
+                regionWeight.put(order.get(i), w);
+            }
+        }
+    }
+
+    /** @return the share of the device process {@code pid}'s rate alone was measured on (1: all of it) */
+    double regionWeight(long pid) {
+        return regionWeight.getOrDefault(pid, 1.0);
+    }
+
     /** With {@link #sliceNanos}: what process {@code pid}'s share kept is weighed over, in (0, 1]. */
     double waitWeight(long pid) {
         Double s = workPerWait.get(pid);
@@ -610,13 +639,17 @@ final class BestEffortBalance {
     private boolean move(long now, double[] keptAlone, long[] rates) {
         // with a slice: each share kept over what native time slicing leaves the process (its waits)
         double[] kept = keptAlone.clone();
-        boolean weighed = false;
+        boolean byWaits = false;
+        boolean byRegions = false;
         for (int i = 0; i < kept.length; i++) {
             double w = waitWeight(pids.get(i));
-            kept[i] = keptAlone[i] / w;
-            weighed |= w < 1;
+            double r = regionWeight(pids.get(i));
+            kept[i] = keptAlone[i] / w * r;
+            byWaits |= w < 1;
+            byRegions |= r < 1;
         }
-        String aimed = weighed ? ", over their waits' weights " + Arrays.toString(Arrays.stream(kept).map(BestEffortBalance::round2).toArray()) : "";
+        boolean weighed = byWaits || byRegions;
+        String aimed = weighed ? ", over their " + (byWaits && byRegions ? "waits' and regions'" : byWaits ? "waits'" : "regions'") + " weights " + Arrays.toString(Arrays.stream(kept).map(BestEffortBalance::round2).toArray()) : "";
         int[] moved = quick ? weighProportional(widths, kept) : memory ? weighStepped(widths, kept) : weigh(widths, kept);
         double spread = spread(kept);
         String stays = "";

@@ -982,6 +982,14 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean byWidth = bestEffortWidths && !wideAbove(narrowing, d.getKey(), now);
             int[] widths = named != null ? named : BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
             if (balance) {
+                if (bestEffortBalanceRegion) {
+                    regionWeights(d.getKey(), order, command, sms, narrowing, now);
+                } else {
+                    BestEffortBalance b = balances.get(d.getKey());
+                    if (b != null) {
+                        b.regionWeights(order, null);
+                    }
+                }
                 Map<Long, int[]> shares = balanced(d.getKey(), order, completed, run, waits, inFlight, widths, narrowing, now);
                 if (out == null) {
                     out = new HashMap<>();
@@ -1077,6 +1085,58 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * spell alone for one process, the others held (as in turns: off their turn, held at once where
      * the spell's process changes).
      */
+    /**
+     * Per pid, the reserve its long-command queues were last narrowed by and when (ns): a process
+     * held or in a spell a moment has none then, and the region it ran on stays what it was.
+     */
+    private final Map<Long, long[]> lastReserve = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** How long a long-command process's last reserve stands for its region once it has none. */
+    static final long REGION_MEMORY_NANOS = 2_000_000_000L;
+
+    /**
+     * With {@link #bestEffortBalanceRegion}: each process's share kept weighed by the region its
+     * rate alone was measured on ({@link BestEffortBalance#regionWeights}): a process of long
+     * commands stays narrowed by the preferred tenants' reserve while they are open, so its rate
+     * alone is its rate on the device less that reserve, (n - r) / n of its rate on the whole
+     * device (a GEMM's rate goes with its width), which native time slicing gives it in its turns;
+     * a process of short commands runs on the whole device between their requests and weighs 1.
+     */
+    private void regionWeights(String device, List<Long> order, long[] command, int sms, List<ExternalQueueImpl> narrowing, long now) {
+        double[] w = new double[order.size()];
+        java.util.Arrays.fill(w, 1.0);
+        int[] reserve = new int[order.size()];
+        for (ExternalQueueImpl e : narrowing) {
+            int i = order.indexOf(e.pid());
+            if (i >= 0 && e.device().equals(device)) {
+                reserve[i] = Math.max(reserve[i], e.reserve());
+            }
+        }
+        for (int i = 0; i < order.size(); i++) {
+            long pid = order.get(i);
+            if (command[i] < SpaceRule.LONG_COMMAND_NANOS || sms <= 0) {
+                lastReserve.remove(pid);
+                continue;
+            }
+            int r = reserve[i];
+            if (r > 0) {
+                lastReserve.put(pid, new long[] {r, now});
+            } else {
+                long[] last = lastReserve.get(pid);
+                r = last != null && now - last[1] < REGION_MEMORY_NANOS ? (int) last[0] : 0;
+            }
+            if (r > 0) {
+                // the region the interposer gives (cuda_narrow.c): what the reserve leaves, in steps of 8
+                int region = r >= sms ? 8 : Math.max(8, (sms - r) / 8 * 8);
+                w[i] = Math.min(1.0, (double) region / sms);
+            }
+        }
+        if (lastReserve.size() > 64) {
+            lastReserve.values().removeIf(v -> now - v[1] > REGION_MEMORY_NANOS);
+        }
+        balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes)).regionWeights(order, w);
+    }
+
     /** Devices whose measured cut last stayed rather than move straight back (logged once, {@link #balanced}). */
     private final java.util.Set<String> balanceStayed = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -1196,6 +1256,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
     /** Per device: the node's measured cut ({@link #bestEffortBalance(boolean)}). */
     private final Map<String, BestEffortBalance> balances = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** @return the measured cut of {@code device}, null when none was ever weighed there (tests) */
+    BestEffortBalance balance(String device) {
+        return balances.get(device);
+    }
+
     /** The measured cut's times (tests shorten them). */
     volatile BestEffortBalance.Times balanceTimes = BestEffortBalance.Times.DEFAULT;
 
@@ -1303,6 +1368,27 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
 
     public long bestEffortBalanceSliceMicros() {
         return bestEffortBalanceSliceMicros;
+    }
+
+    private volatile boolean bestEffortBalanceRegion;
+
+    /**
+     * With {@link #bestEffortBalance}: whether each process's share kept is weighed by the region
+     * its rate alone was measured on (off by default until a GPU A/B says; docs/processes.md, "The
+     * region a rate alone was measured on"). The measured cut aims at equal shares of each
+     * process's rate alone; a GEMM process stays narrowed by the latency-critical tenants' reserve
+     * while they are open (half the device beside a wide one), so its rate alone is half its rate
+     * on the whole device, while Triton's short commands run on all of it between their requests.
+     * Equal shares of those left the GEMMs at 0.42-0.56 of native sharing beside a wide or random
+     * tenant and Triton (Triton 1.3-1.9; H100, session 116), and at 0.92 beside an eager decoder's
+     * reserve of a fifth. On: a long-command process's share kept counts times (n - r) / n.
+     */
+    public void bestEffortBalanceRegion(boolean on) {
+        bestEffortBalanceRegion = on;
+    }
+
+    public boolean bestEffortBalanceRegion() {
+        return bestEffortBalanceRegion;
     }
 
     /**

@@ -225,6 +225,16 @@ public @interface SchedulerConfig {
             + "16 commands.")
     boolean bestEffortBalanceLongCommands() default true;
 
+    @AttributeDefinition(name = "Best-effort balance region", description = "With bestEffortBalance: whether each "
+            + "process's share kept of its rate alone is weighed by the share of the device that rate was measured on. A "
+            + "process of long commands (a GEMM's 20 ms kernels) stays narrowed by the latency-critical tenants' reserve "
+            + "while they are open, so its rate alone is its rate on the device less that reserve (half the device beside a "
+            + "wide tenant); a process of short commands runs on all of it between their requests. Equal shares of those left "
+            + "GEMMs at 0.42-0.56 of native sharing beside a wide or random tenant and Triton, Triton at 1.3-1.9 (H100, "
+            + "session 116). On: a long-command process's share counts times (n - r) / n, n the device's multiprocessors, r "
+            + "the reserve. Off by default until a GPU A/B says.")
+    boolean bestEffortBalanceRegion() default false;
+
     @AttributeDefinition(name = "Best-effort balance time slice (us)", min = "0", max = "100000", description = "With "
             + "bestEffortBalance: the GPU's own time slice that the measured cut reckons with, 0 (the default) for none. Under "
             + "native time slicing a process that waits on the device (a synchronize) after s of work gives the device up at "

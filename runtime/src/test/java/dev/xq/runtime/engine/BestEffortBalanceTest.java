@@ -83,6 +83,30 @@ class BestEffortBalanceTest {
     }
 
     /**
+     * A process of long commands measured alone on half the device (narrowed by a wide tenant's
+     * reserve) against one whose rate alone is on all of it: with the regions weighed, the cut aims
+     * at equal shares of each one's rate on the whole device, and the long-command process (its
+     * rate linear in its width) gets 13 or 14 sixteenths instead of the 10 or 11 where equal shares
+     * of the rates as measured put it; the weighing says over what it weighed.
+     */
+    @Test
+    void aRateAloneMeasuredOnHalfTheDeviceIsWeighedByThatHalf() {
+        IntToDoubleFunction gemm = w -> 0.84 * w / 16.0;
+        IntToDoubleFunction triton = w -> 0.61 * Math.sqrt(w / 8.0);
+        Sim weighed = new Sim(new double[] {30, 8000}, new IntToDoubleFunction[] {gemm, triton});
+        weighed.region = new double[] {0.5, 1.0};
+        int[] w = weighed.run(20_000);
+        assertTrue(w[0] == 13 || w[0] == 14, "about 13/3: " + java.util.Arrays.toString(w) + "; " + weighed.weighings);
+        assertTrue(weighed.weighings.stream().anyMatch(l -> l.contains("over their regions' weights")),
+                weighed.weighings.toString());
+        Sim plain = new Sim(new double[] {30, 8000}, new IntToDoubleFunction[] {gemm, triton});
+        plain.region = new double[] {1.0, 1.0};
+        int[] p = plain.run(20_000);
+        assertTrue(p[0] == 10 || p[0] == 11, "regions of the whole device weigh nothing: about 10/6: " + java.util.Arrays.toString(p));
+        assertTrue(plain.weighings.stream().noneMatch(l -> l.contains("regions' weights")), plain.weighings.toString());
+    }
+
+    /**
      * Rates alone that stay as they were and a cut that stays put: each round doubles the time to
      * the next, up to 64 s (7 rounds in 200 s instead of 25); a new phase (the trainer at twice its
      * rate alone) brings the next round back to 8 s after the one that found it, and the cut moves.
@@ -843,6 +867,8 @@ class BestEffortBalanceTest {
         long sliceNanos;
         /** Each process's device time between its waits on the device (ms; 0: it never waits); null: no device time nor waits given. */
         double[] waitEveryMs;
+        /** {@link BestEffortBalance#regionWeights}: the share of the device each one's rate alone is measured on; null: all. */
+        double[] region;
 
         Sim(double[] alone, IntToDoubleFunction[] kept) {
             this.alone = alone;
@@ -881,6 +907,7 @@ class BestEffortBalanceTest {
                         waits[i] = waitEveryMs[i] > 0 ? (long) (deviceMs[i] / waitEveryMs[i]) : 0;
                     }
                 }
+                b.regionWeights(pids, region);
                 BestEffortBalance.Step s = b.step(now, pids, counts, run, waits, inFlight, null, new int[] {8, 8});
                 String line = b.trace();
                 if (line.startsWith("rates alone")) {

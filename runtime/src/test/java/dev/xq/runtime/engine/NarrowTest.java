@@ -220,6 +220,47 @@ class NarrowTest {
         core.scheduler().holdBesideNarrow("");
     }
 
+    /**
+     * {@code bestEffortBalanceRegion}: a GEMM process (20 ms commands) stays narrowed by a wide
+     * preferred tenant's reserve (half of 132, 64) while that one is open, idle or not, so the
+     * measured cut weighs its share kept by the 64 of 132 multiprocessors its rate alone is
+     * measured on; Triton's short commands run on the whole device with the tenant idle and weigh
+     * 1. Off (the default), nobody's share is weighed.
+     */
+    @Test
+    void withTheRegionWeighedALongCommandProcessNarrowedByAReserveWeighsItsRegion() throws Exception {
+        assertFalse(core.bestEffortBalanceRegion(), "off by default");
+        core.bestEffortBalanceRegion(true);
+        try {
+            SpaceOwner serve = new SpaceOwner(false, 132);
+            SpaceOwner g = new SpaceOwner(true, 132);
+            SpaceOwner t = new SpaceOwner(true, 132);
+            ExternalQueue qs = open("serve", 13, 2, serve);
+            ExternalQueue qg = open("gemm", 11, 1, g);
+            ExternalQueue qt = open("triton", 12, 1, t);
+            serve.counters = ExternalQueueTest.USED_IDLE;
+            g.counters = new ExternalCounters(1, 1, 10, 10, 0, 200_000_000, 20_000_000, System.nanoTime());
+            t.counters = new ExternalCounters(1, 1, 10, 10, 0, 1_600_000, 160_000, System.nanoTime());
+            qs.changed();
+            qg.changed();
+            qt.changed();
+            assertTrue(eventually(() -> g.reserve() == 64), "long commands narrowed beside the idle wide tenant: " + g.reserves);
+            assertTrue(eventually(() -> {
+                qg.changed();
+                BestEffortBalance b = core.balance("cuda0");
+                return b != null && Math.abs(b.regionWeight(11) - 64 / 132.0) < 1e-9 && b.regionWeight(12) == 1.0;
+            }), "the GEMM's region weighed 64/132, Triton's 1: " + (core.balance("cuda0") == null ? "no balance"
+                    : core.balance("cuda0").regionWeight(11) + " " + core.balance("cuda0").regionWeight(12)));
+            core.bestEffortBalanceRegion(false);
+            assertTrue(eventually(() -> {
+                qg.changed();
+                return core.balance("cuda0").regionWeight(11) == 1.0;
+            }), "off: nothing weighed");
+        } finally {
+            core.bestEffortBalanceRegion(false);
+        }
+    }
+
     @Test
     void behindAPreferredQueueTheBestEffortOneIsNarrowedNotHeld() throws Exception {
         SpaceOwner train = new SpaceOwner(true, 132);

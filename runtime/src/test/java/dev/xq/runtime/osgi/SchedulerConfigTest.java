@@ -187,6 +187,11 @@ class SchedulerConfigTest {
         assertTrue(rc.core().bestEffortBalanceLongCommands(), "'nein' refused, the value in force stays");
         rc.modified(only(Map.of("bestEffortBalanceLongCommands", false)), Map.of("bestEffortBalanceLongCommands", "false"));
         assertFalse(rc.core().bestEffortBalanceLongCommands(), "false is read");
+        assertFalse(rc.core().bestEffortBalanceRegion(), "the region's weight off by default");
+        rc.modified(only(Map.of("bestEffortBalanceRegion", true)), Map.of("bestEffortBalanceRegion", "ja"));
+        assertFalse(rc.core().bestEffortBalanceRegion(), "'ja' refused, the value in force stays");
+        rc.modified(only(Map.of("bestEffortBalanceRegion", true)), Map.of("bestEffortBalanceRegion", "true"));
+        assertTrue(rc.core().bestEffortBalanceRegion(), "true is read");
         rc.modified(only(Map.of("bestEffortBalance", !balance)), Map.of("bestEffortBalance", Boolean.toString(!balance).toUpperCase()));
         assertEquals(!balance, rc.core().bestEffortBalance(), "TRUE and FALSE in any case are read");
     }
