@@ -641,6 +641,7 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         spellPid.keySet().retainAll(balances.keySet());
         spelling.retainAll(balances.keySet());
         Map<String, Map<Long, int[]>> weighed = bestEffortParts && narrowingViews != null ? weigh(narrowingViews, narrowing, active, now) : Map.of();
+        Map<String, Map<Long, int[]>> framed = bestEffortParts && bestEffortOneFrame ? framed(narrowing, active, weighed) : Map.of();
         for (ExternalQueueImpl e : narrowing) {
             Long alone = weighed.containsKey(e.device()) ? spellPid.get(e.device()) : null;
             e.spell(alone != null && alone == e.pid());
@@ -669,6 +670,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 e.part(0, 1);
             } else if (share != null && share.length > 2) {
                 e.part(0, 1); // turns: each in its turn on all of what they may use
+            } else if (framed.containsKey(e.device()) && framed.get(e.device()).containsKey(e.pid())) {
+                int[] f = framed.get(e.device()).get(e.pid());
+                e.share(f[0], f[1]);
             } else if (share != null) {
                 e.share(share[0], share[1]);
             } else if (pids.contains(e.pid())) {
@@ -685,6 +689,169 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 }
             }
         }
+    }
+
+    private volatile boolean bestEffortOneFrame = true;
+
+    /**
+     * Whether the parts of best-effort processes are laid out in one frame of the device (on by
+     * default since session 117; off: as before, each process's sixteenths of its own region).
+     * A part is given in sixteenths of what the process's reserve leaves it (cuda_narrow.c), and
+     * processes beside one another have different reserves: a GEMM process stays narrowed by a
+     * wide tenant's reserve (64 of an H100's 132) while Triton beside it, between the tenant's
+     * requests, has none. Halves of their own regions put the GEMM on multiprocessors 0-31 and
+     * Triton on 64-127, leaving 32-63 idle, or, the pids the other way round, Triton on 0-63 over
+     * the GEMM's 32-63 and 64-131 idle (the bench's node-queues.tsv, H100, session 117: the GEMM
+     * at 24 % of the device, Triton at 48 %, beside a random-arrival graph idle 99 % of the time).
+     * On: the cut is laid out in the narrowest region, processes of long commands first (they
+     * stay narrowed), and each part is given in its own process's sixteenths so that it starts
+     * where the one before it ends; the last one runs to the end of its own region (the reserve,
+     * where its process has none).
+     */
+    public void bestEffortOneFrame(boolean on) {
+        bestEffortOneFrame = on;
+    }
+
+    public boolean bestEffortOneFrame() {
+        return bestEffortOneFrame;
+    }
+
+    /**
+     * Per device whose best-effort processes with work have a whole cut of parts of their own size
+     * (weighed, or equal halves or quarters), per pid, its part {offset, width} in sixteenths of its
+     * own region, laid out in one frame ({@link #bestEffortOneFrame}).
+     */
+    private Map<String, Map<Long, int[]>> framed(List<ExternalQueueImpl> narrowing, Map<String, java.util.TreeSet<Long>> active,
+                                                 Map<String, Map<Long, int[]>> weighed) {
+        Map<String, Map<Long, int[]>> out = null;
+        for (Map.Entry<String, java.util.TreeSet<Long>> d : active.entrySet()) {
+            java.util.TreeSet<Long> pids = d.getValue();
+            int count = pids.size();
+            if (count < 2) {
+                continue;
+            }
+            Map<Long, int[]> shares = weighed.get(d.getKey());
+            Map<Long, Integer> widths = new HashMap<>();
+            for (long pid : pids) {
+                int[] sh = shares == null ? null : shares.get(pid);
+                if (sh != null && sh.length == 2) {
+                    widths.put(pid, sh[1]);
+                } else if (shares == null && bestEffortWeights && (count == 2 || count == 4)) {
+                    widths.put(pid, BestEffortSplit.UNITS / count);
+                }
+            }
+            if (widths.size() != count || widths.values().stream().mapToInt(Integer::intValue).sum() != BestEffortSplit.UNITS) {
+                continue; // turns, parts by count, or a cut that is not whole: as before
+            }
+            int sms = 0;
+            Map<Long, Integer> reserve = new HashMap<>();
+            for (ExternalQueueImpl e : narrowing) {
+                if (e.device().equals(d.getKey()) && pids.contains(e.pid())) {
+                    sms = Math.max(sms, e.deviceSms());
+                    reserve.merge(e.pid(), e.reserve(), Math::max);
+                }
+            }
+            if (sms <= 0) {
+                continue;
+            }
+            List<Long> order = new ArrayList<>(pids);
+            Map<Long, Integer> region = new HashMap<>();
+            Map<Long, Boolean> longer = new HashMap<>();
+            for (long pid : order) {
+                region.put(pid, regionSms(sms, reserve.getOrDefault(pid, 0)));
+                longer.put(pid, lastCommand.getOrDefault(pid, 0L) >= SpaceRule.LONG_COMMAND_NANOS);
+            }
+            order.sort(java.util.Comparator.comparing((Long pid) -> !longer.get(pid)).thenComparing(pid -> pid));
+            int[] w = new int[order.size()];
+            int[] r = new int[order.size()];
+            for (int i = 0; i < w.length; i++) {
+                w[i] = widths.get(order.get(i));
+                r[i] = region.get(order.get(i));
+            }
+            int[][] laid = inOneFrame(w, r);
+            Map<Long, int[]> m = new HashMap<>();
+            for (int i = 0; i < laid.length; i++) {
+                m.put(order.get(i), laid[i]);
+            }
+            if (out == null) {
+                out = new HashMap<>();
+            }
+            out.put(d.getKey(), m);
+        }
+        return out == null ? Map.of() : out;
+    }
+
+    /** The multiprocessors a reserve leaves a process, as the interposer reckons them (cuda_narrow.c). */
+    static int regionSms(int sms, int reserve) {
+        if (reserve <= 0) {
+            return sms;
+        }
+        return reserve >= sms ? 8 : Math.max(8, (sms - reserve) / 8 * 8);
+    }
+
+    private static int floor8(double sms) {
+        return (int) sms / 8 * 8;
+    }
+
+    /**
+     * Parts of the given widths (sixteenths, in layout order, adding up to 16) laid out one after
+     * another in the narrowest of the processes' regions (multiprocessors each one's reserve
+     * leaves it): each part {offset, width} in sixteenths of its own process's region, as the
+     * interposer reads it (an offset of o sixteenths of a region of n starts at n * o / 16 rounded
+     * down to 8; a width w covers n * w / 16 rounded down to 8, at least 8; the last part runs to
+     * the end of its region). A part starts at or after the end of the one before it, and ends at
+     * or before the start of the next (a rounding may leave a step of 8 between them).
+     */
+    static int[][] inOneFrame(int[] widths, int[] regions) {
+        int n = widths.length;
+        int u = BestEffortSplit.UNITS;
+        int frame = Integer.MAX_VALUE;
+        for (int r : regions) {
+            frame = Math.min(frame, r);
+        }
+        int[][] out = new int[n][];
+        int cum = 0;
+        int prevEnd = 0; // where the part before ends, as the interposer will make it
+        for (int i = 0; i < n; i++) {
+            int region = regions[i];
+            boolean last = i == n - 1;
+            int from = floor8((double) frame * cum / u);
+            cum += widths[i];
+            int to = floor8((double) frame * cum / u);
+            if (region == frame && from >= prevEnd) {
+                // the frame's own sixteenths: the cut as given
+                out[i] = new int[] {cum - widths[i], widths[i]};
+                int at = floor8((double) region * (cum - widths[i]) / u);
+                prevEnd = last ? region : at + Math.max(8, floor8((double) region * widths[i] / u));
+                continue;
+            }
+            int start = prevEnd; // right after the part before, as near as this region's sixteenths come
+            int o = 0;
+            while (o < u - 1 && floor8((double) region * o / u) < start) {
+                o++;
+            }
+            int at = floor8((double) region * o / u);
+            int w;
+            if (last) {
+                w = u - o;
+                prevEnd = region;
+            } else {
+                // the most multiprocessors that end by the next part's start (at least a step), in the fewest sixteenths
+                int end = Math.max(to, at + 8);
+                w = 1;
+                int best = -1;
+                for (int k = 1; k <= u - o; k++) {
+                    int sms = Math.max(8, floor8((double) region * k / u));
+                    if (at + sms <= end && sms > best) {
+                        best = sms;
+                        w = k;
+                    }
+                }
+                prevEnd = at + Math.max(8, floor8((double) region * w / u));
+            }
+            out[i] = new int[] {o, w};
+        }
+        return out;
     }
 
     /** The cut by the operator's weights where every one of names has one ({@link #bestEffortShares(String)}), else null. */

@@ -235,6 +235,15 @@ public @interface SchedulerConfig {
             + "the reserve. Off by default until a GPU A/B says.")
     boolean bestEffortBalanceRegion() default false;
 
+    @AttributeDefinition(name = "Best-effort parts in one frame", description = "Whether the parts of best-effort processes "
+            + "are laid out one after another across the device although their reserves differ (on by default since session "
+            + "117). A part is given in sixteenths of what its process's reserve leaves it: a GEMM process stays narrowed by a "
+            + "wide tenant's reserve while Triton beside it has none between the tenant's requests, and halves of their own "
+            + "regions put them on multiprocessors 0-31 and 64-127 of an H100's 132 (32-63 idle), or overlapping, by their "
+            + "pids' order. On: the cut is laid out in the narrowest region, processes of long commands first, and the last "
+            + "part runs to the end of its own region. Off: each process's sixteenths of its own region, in pid order.")
+    boolean bestEffortOneFrame() default true;
+
     @AttributeDefinition(name = "Best-effort balance time slice (us)", min = "0", max = "100000", description = "With "
             + "bestEffortBalance: the GPU's own time slice that the measured cut reckons with, 0 (the default) for none. Under "
             + "native time slicing a process that waits on the device (a synchronize) after s of work gives the device up at "

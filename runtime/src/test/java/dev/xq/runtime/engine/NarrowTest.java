@@ -261,6 +261,51 @@ class NarrowTest {
         }
     }
 
+    /**
+     * {@code bestEffortOneFrame} (on by default): a GEMM process narrowed by an idle wide tenant's
+     * reserve (64 of 132) and Triton without one (short commands, nothing to hold them behind)
+     * get halves laid out one after the other: the GEMM, of long commands, first, on half its
+     * region (multiprocessors 0-31), Triton from there to the end of the device (4 of its 16
+     * sixteenths on: 32-127), whatever their pids' order. Off, each is given its sixteenths of its
+     * own region in pid order: Triton 0-63 over the GEMM's 32-63, 64-131 idle.
+     */
+    @Test
+    void partsBesideDifferentReservesAreLaidOutInOneFrame() throws Exception {
+        assertTrue(core.bestEffortOneFrame(), "on by default");
+        try {
+            SpaceOwner serve = new SpaceOwner(false, 132);
+            SpaceOwner g = new SpaceOwner(true, 132);
+            SpaceOwner t = new SpaceOwner(true, 132);
+            ExternalQueue qs = open("serve", 13, 2, serve);
+            ExternalQueue qt = open("triton", 11, 1, t);
+            ExternalQueue qg = open("gemm", 12, 1, g);
+            serve.counters = ExternalQueueTest.USED_IDLE;
+            g.counters = new ExternalCounters(1, 1, 10, 10, 0, 200_000_000, 20_000_000, System.nanoTime());
+            t.counters = new ExternalCounters(1, 1, 10, 10, 0, 1_600_000, 160_000, System.nanoTime());
+            qs.changed();
+            qg.changed();
+            qt.changed();
+            assertTrue(eventually(() -> {
+                qg.changed();
+                return g.reserve() == 64 && t.reserve() == 0;
+            }), "the GEMM narrowed, Triton not: " + g.reserves + " " + t.reserves);
+            // the GEMM on 32 of 132 (24 %), Triton on 96 (72 %), as the interposer reckons them
+            assertTrue(eventually(() -> {
+                qg.changed();
+                return g.part().equals("0+8/16") && t.part().equals("4+12/16")
+                        && core.find(qg.handle()).orElseThrow().status().smSharePercent() == 24
+                        && core.find(qt.handle()).orElseThrow().status().smSharePercent() == 72;
+            }), "one frame: " + g.parts + " " + t.parts);
+            core.bestEffortOneFrame(false);
+            assertTrue(eventually(() -> {
+                qg.changed();
+                return t.part().equals("0+8/16") && g.part().equals("8+8/16");
+            }), "off: each its own region's sixteenths, in pid order: " + g.parts + " " + t.parts);
+        } finally {
+            core.bestEffortOneFrame(true);
+        }
+    }
+
     @Test
     void behindAPreferredQueueTheBestEffortOneIsNarrowedNotHeld() throws Exception {
         SpaceOwner train = new SpaceOwner(true, 132);
