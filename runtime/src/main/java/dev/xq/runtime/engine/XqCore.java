@@ -691,22 +691,25 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         }
     }
 
-    private volatile boolean bestEffortOneFrame = true;
+    private volatile boolean bestEffortOneFrame;
 
     /**
-     * Whether the parts of best-effort processes are laid out in one frame of the device (on by
-     * default since session 117; off: as before, each process's sixteenths of its own region).
-     * A part is given in sixteenths of what the process's reserve leaves it (cuda_narrow.c), and
+     * Whether the parts of best-effort processes are laid out in one frame of the device (off by
+     * default; off: each process's sixteenths of its own region, as before session 117). A part
+     * is given in sixteenths of what the process's reserve leaves it (cuda_narrow.c), and
      * processes beside one another have different reserves: a GEMM process stays narrowed by a
      * wide tenant's reserve (64 of an H100's 132) while Triton beside it, between the tenant's
      * requests, has none. Halves of their own regions put the GEMM on multiprocessors 0-31 and
      * Triton on 64-127, leaving 32-63 idle, or, the pids the other way round, Triton on 0-63 over
-     * the GEMM's 32-63 and 64-131 idle (the bench's node-queues.tsv, H100, session 117: the GEMM
-     * at 24 % of the device, Triton at 48 %, beside a random-arrival graph idle 99 % of the time).
-     * On: the cut is laid out in the narrowest region, processes of long commands first (they
-     * stay narrowed), and each part is given in its own process's sixteenths so that it starts
-     * where the one before it ends; the last one runs to the end of its own region (the reserve,
-     * where its process has none).
+     * the GEMM's 32-63 and 64-131 idle (the bench's node-queues.tsv, session 117). On: the cut is
+     * laid out in the narrowest region, processes of long commands first (they stay narrowed), and
+     * each part is given in its own process's sixteenths so that it starts where the one before it
+     * ends; the last one runs to the end of its own region (the reserve, where its process has
+     * none). Measured on an H200 (session 117, random-arrival graph and chat, each beside a GEMM
+     * process and Triton, one run each): Triton on 96 multiprocessors instead of 64 kept 1.53 and
+     * 1.51 of native sharing (1.33 and 1.22 off) and the GEMM 0.41 and 0.45 (0.49 and 0.54 off):
+     * the idle multiprocessors had kept Triton's memory traffic from the GEMM, the tenant short
+     * of its goal. Off by default, then; the layout is right, the cut it lays out is not yet.
      */
     public void bestEffortOneFrame(boolean on) {
         bestEffortOneFrame = on;

@@ -236,13 +236,15 @@ public @interface SchedulerConfig {
     boolean bestEffortBalanceRegion() default false;
 
     @AttributeDefinition(name = "Best-effort parts in one frame", description = "Whether the parts of best-effort processes "
-            + "are laid out one after another across the device although their reserves differ (on by default since session "
-            + "117). A part is given in sixteenths of what its process's reserve leaves it: a GEMM process stays narrowed by a "
-            + "wide tenant's reserve while Triton beside it has none between the tenant's requests, and halves of their own "
-            + "regions put them on multiprocessors 0-31 and 64-127 of an H100's 132 (32-63 idle), or overlapping, by their "
-            + "pids' order. On: the cut is laid out in the narrowest region, processes of long commands first, and the last "
-            + "part runs to the end of its own region. Off: each process's sixteenths of its own region, in pid order.")
-    boolean bestEffortOneFrame() default true;
+            + "are laid out one after another across the device although their reserves differ (off by default). A part is "
+            + "given in sixteenths of what its process's reserve leaves it: a GEMM process stays narrowed by a wide tenant's "
+            + "reserve while Triton beside it has none between the tenant's requests, and halves of their own regions put them "
+            + "on multiprocessors 0-31 and 64-127 of a 132 (32-63 idle), or overlapping, by their pids' order. On: the cut is "
+            + "laid out in the narrowest region, processes of long commands first, and the last part runs to the end of its "
+            + "own region. Measured on an H200 (session 117, two mixes): Triton on 96 multiprocessors instead of 64 took the "
+            + "memory bandwidth the GEMM beside it needed, the GEMM at 0.41 and 0.45 of native sharing against 0.49 and 0.54 "
+            + "off, Triton 1.53 and 1.51 against 1.33 and 1.22; so off.")
+    boolean bestEffortOneFrame() default false;
 
     @AttributeDefinition(name = "Best-effort balance time slice (us)", min = "0", max = "100000", description = "With "
             + "bestEffortBalance: the GPU's own time slice that the measured cut reckons with, 0 (the default) for none. Under "

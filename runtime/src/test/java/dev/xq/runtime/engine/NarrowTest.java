@@ -262,7 +262,7 @@ class NarrowTest {
     }
 
     /**
-     * {@code bestEffortOneFrame} (on by default): a GEMM process narrowed by an idle wide tenant's
+     * {@code bestEffortOneFrame} (off by default): a GEMM process narrowed by an idle wide tenant's
      * reserve (64 of 132) and Triton without one (short commands, nothing to hold them behind)
      * get halves laid out one after the other: the GEMM, of long commands, first, on half its
      * region (multiprocessors 0-31), Triton from there to the end of the device (4 of its 16
@@ -271,7 +271,8 @@ class NarrowTest {
      */
     @Test
     void partsBesideDifferentReservesAreLaidOutInOneFrame() throws Exception {
-        assertTrue(core.bestEffortOneFrame(), "on by default");
+        assertFalse(core.bestEffortOneFrame(), "off by default");
+        core.bestEffortOneFrame(true);
         try {
             SpaceOwner serve = new SpaceOwner(false, 132);
             SpaceOwner g = new SpaceOwner(true, 132);
@@ -302,7 +303,7 @@ class NarrowTest {
                 return t.part().equals("0+8/16") && g.part().equals("8+8/16");
             }), "off: each its own region's sixteenths, in pid order: " + g.parts + " " + t.parts);
         } finally {
-            core.bestEffortOneFrame(true);
+            core.bestEffortOneFrame(false);
         }
     }
 

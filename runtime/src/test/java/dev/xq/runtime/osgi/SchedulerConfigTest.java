@@ -192,11 +192,11 @@ class SchedulerConfigTest {
         assertFalse(rc.core().bestEffortBalanceRegion(), "'ja' refused, the value in force stays");
         rc.modified(only(Map.of("bestEffortBalanceRegion", true)), Map.of("bestEffortBalanceRegion", "true"));
         assertTrue(rc.core().bestEffortBalanceRegion(), "true is read");
-        assertTrue(rc.core().bestEffortOneFrame(), "parts in one frame by default");
-        rc.modified(only(Map.of("bestEffortOneFrame", false)), Map.of("bestEffortOneFrame", "nope"));
-        assertTrue(rc.core().bestEffortOneFrame(), "'nope' refused, the value in force stays");
-        rc.modified(only(Map.of("bestEffortOneFrame", false)), Map.of("bestEffortOneFrame", "false"));
-        assertFalse(rc.core().bestEffortOneFrame(), "false is read");
+        assertFalse(rc.core().bestEffortOneFrame(), "parts in their own regions by default");
+        rc.modified(only(Map.of("bestEffortOneFrame", true)), Map.of("bestEffortOneFrame", "nope"));
+        assertFalse(rc.core().bestEffortOneFrame(), "'nope' refused, the value in force stays");
+        rc.modified(only(Map.of("bestEffortOneFrame", true)), Map.of("bestEffortOneFrame", "true"));
+        assertTrue(rc.core().bestEffortOneFrame(), "true is read");
         rc.modified(only(Map.of("bestEffortBalance", !balance)), Map.of("bestEffortBalance", Boolean.toString(!balance).toUpperCase()));
         assertEquals(!balance, rc.core().bestEffortBalance(), "TRUE and FALSE in any case are read");
     }
