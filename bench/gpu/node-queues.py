@@ -8,7 +8,9 @@ tenants under the node (QueueSampler: every 50 ms a line per process queue). Thi
 mode and tenant process (its busiest queue: the one that completed most), over the samples where
 that queue had work (in flight or pending):
   busy     samples with work (of all samples)
-  held     the node held it in time
+  stop     of those, samples where its queue was suspended (its process stopped: the paired
+           reading's stops of the best-effort tenants, 1.5 s of every 3, or a hold found stopped)
+  held     of the others, the node held it in time
   narrow   it ran narrowed to a part of the device (limits "narrowed")
   top      kept on top (limits "on_top" or "alone")
   guard    under an arrival guard
@@ -79,8 +81,10 @@ def summarize(rows):
     out = []
     for pid, (done, name, rs) in sorted(best.items(), key=lambda kv: kv[1][1]):
         t0, t1 = int(rs[0]['t_ms']), int(rs[-1]['t_ms'])
-        busy = [r for r in rs if int(r['in_flight']) > 0 or int(r['pending']) > 0]
+        busy_all = [r for r in rs if int(r['in_flight']) > 0 or int(r['pending']) > 0]
+        busy = [r for r in busy_all if r['state'] != 'suspended']
         n = len(busy)
+        stop = (len(busy_all) - n) / len(busy_all) if busy_all else 0.0
 
         def frac(pred):
             return sum(1 for r in busy if pred(r)) / n if n else 0.0
@@ -89,7 +93,7 @@ def summarize(rows):
         widths = [int(r['width']) for r in rs if int(r['width']) > 0]
         stretch = [int(r['stretch']) for r in rs if int(r['width']) > 0]
         out.append(dict(
-            pid=pid, name=name, samples=len(rs), busy=n / len(rs) if rs else 0.0,
+            pid=pid, name=name, samples=len(rs), busy=len(busy_all) / len(rs) if rs else 0.0, stop=stop,
             held=frac(lambda r: r['held'] == '1'), narrow=frac(lambda r: r['limits'] == 'narrowed'),
             top=frac(lambda r: r['limits'] in ('on_top', 'alone')), guard=frac(lambda r: r['limits'] == 'guarded'),
             share=(med(shares), min(shares), max(shares)) if shares else None,
@@ -117,13 +121,13 @@ def main(argv):
             continue
         found += 1
         print("%s, %s:" % (mix, mode))
-        print("  %-24s %5s %5s %5s %6s %5s %5s %-15s %-9s %s" % ('queue (pid)', 'n', 'busy', 'held', 'narrow', 'top',
-                                                             'guard', 'share %', 'width', 'rate/s'))
+        print("  %-24s %5s %5s %5s %5s %6s %5s %5s %-15s %-9s %s" % ('queue (pid)', 'n', 'busy', 'stop', 'held', 'narrow',
+                                                                  'top', 'guard', 'share %', 'width', 'rate/s'))
         for s in summarize(read_tsv(text)):
             share = '-' if not s['share'] else '%d [%d-%d]' % (round(s['share'][0]), s['share'][1], s['share'][2])
             width = '-' if not s['width'] else '%d/%d' % (round(s['width'][0]), round(s['width'][1]))
-            print("  %-24s %5d %5.2f %5.2f %6.2f %5.2f %5.2f %-15s %-9s %.1f" % (
-                ('%s (%s)' % (s['name'], s['pid']))[:24], s['samples'], s['busy'], s['held'], s['narrow'], s['top'],
+            print("  %-24s %5d %5.2f %5.2f %5.2f %6.2f %5.2f %5.2f %-15s %-9s %.1f" % (
+                ('%s (%s)' % (s['name'], s['pid']))[:24], s['samples'], s['busy'], s['stop'], s['held'], s['narrow'], s['top'],
                 s['guard'], share, width, s['rate']))
     if not found:
         print("no node-queues.tsv found (the bench writes it from this build on, in modes run under the node)")
