@@ -1116,6 +1116,7 @@ public final class MixScenario implements Scenario {
             int orderIndex = i % mixes.size() + run;
             String runName = runName(mix, run, runs);
             Map<String, Map<String, Outcome>> byMode = new LinkedHashMap<>();
+            Map<String, Object> nodeByMode = new LinkedHashMap<>();
             List<String> mixModes = modesFor(mix, p.strings("modes"), pause);
             if (mixModes.size() > p.strings("modes").size()) {
                 ctx.out().line("mix " + mix.name() + ": standalone added to its modes: " + (pause > 0
@@ -1188,11 +1189,19 @@ public final class MixScenario implements Scenario {
                         }
                     }
                     byMode.put(mode, o);
+                    Map<String, Map<String, Object>> node = QueueSampler.summary(runDir.resolve(runName).resolve(mode));
+                    if (!node.isEmpty()) {
+                        nodeByMode.put(mode, node);
+                    }
                     figures(m, mix.tenants(), o, true);
                 }
                 report.add(m);
             }
             MixVerdict v = judge(mix, byMode);
+            if (!nodeByMode.isEmpty()) {
+                // what the node decided for each tenant, per mode (QueueSampler.summary)
+                v.json().put("node_decisions", nodeByMode);
+            }
             if (runs > 1) {
                 v.json().put("run", run + 1);
             }

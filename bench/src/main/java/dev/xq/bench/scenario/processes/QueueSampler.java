@@ -8,8 +8,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * What the node decided for the processes' queues during one mode of a mix, sampled: every
@@ -109,6 +111,84 @@ final class QueueSampler implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * What the node decided for each tenant over one mode, from {@code dir}/{@value #FILE}: per
+     * tenant (the queue name's part before '/', which the interposer takes from {@code XQ_NAME}),
+     * over its busiest queue's samples with work whose process was not stopped (the paired
+     * reading's stops suspend it): how many, and the shares held, narrowed, on top (or alone)
+     * and guarded, with the median share of the device's multiprocessors while narrowed. Empty
+     * where no file was written (a mode without process queues).
+     */
+    static Map<String, Map<String, Object>> summary(Path dir) throws IOException {
+        Path f = dir.resolve(FILE);
+        Map<String, Map<String, Object>> out = new java.util.TreeMap<>();
+        if (!Files.isRegularFile(f)) {
+            return out;
+        }
+        Map<String, List<String[]>> byQueue = new java.util.LinkedHashMap<>();
+        List<String> lines = Files.readAllLines(f);
+        for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
+            String[] c = line.split("\t", -1);
+            if (c.length == 14) {
+                byQueue.computeIfAbsent(c[1] + "\t" + c[2], k -> new ArrayList<>()).add(c);
+            }
+        }
+        Map<String, long[]> busiest = new java.util.HashMap<>(); // tenant -> {completed, index into queues}
+        List<List<String[]>> queues = new ArrayList<>(byQueue.values());
+        for (int i = 0; i < queues.size(); i++) {
+            List<String[]> rows = queues.get(i);
+            String name = rows.get(0)[2];
+            String tenant = name.contains("/") ? name.substring(0, name.indexOf('/')) : name;
+            long done = Long.parseLong(rows.get(rows.size() - 1)[9]) - Long.parseLong(rows.get(0)[9]);
+            long[] b = busiest.get(tenant);
+            if (b == null || done > b[0]) {
+                busiest.put(tenant, new long[] {done, i});
+            }
+        }
+        for (Map.Entry<String, long[]> e : busiest.entrySet()) {
+            List<String[]> rows = queues.get((int) e.getValue()[1]);
+            int n = 0;
+            int held = 0;
+            int narrowed = 0;
+            int top = 0;
+            int guarded = 0;
+            List<Integer> shares = new ArrayList<>();
+            for (String[] c : rows) {
+                boolean work = Integer.parseInt(c[7]) > 0 || Integer.parseInt(c[8]) > 0;
+                if (!work || c[3].equals("suspended")) {
+                    continue;
+                }
+                n++;
+                held += c[4].equals("1") ? 1 : 0;
+                switch (c[5]) {
+                    case "narrowed" -> {
+                        narrowed++;
+                        shares.add(Integer.parseInt(c[6]));
+                    }
+                    case "on_top", "alone" -> top++;
+                    case "guarded" -> guarded++;
+                    default -> { }
+                }
+            }
+            Map<String, Object> m = new java.util.LinkedHashMap<>();
+            m.put("samples_with_work", n);
+            m.put("held", share(held, n));
+            m.put("narrowed", share(narrowed, n));
+            m.put("on_top", share(top, n));
+            m.put("guarded", share(guarded, n));
+            if (!shares.isEmpty()) {
+                java.util.Collections.sort(shares);
+                m.put("narrowed_sm_share_percent_p50", shares.get(shares.size() / 2));
+            }
+            out.put(e.getKey(), m);
+        }
+        return out;
+    }
+
+    private static double share(int k, int n) {
+        return n == 0 ? 0.0 : Math.round(1000.0 * k / n) / 1000.0;
     }
 
     /** @return the lines written so far (one per queue a sample) */

@@ -67,6 +67,39 @@ class QueueSamplerTest {
         assertTrue(t1 - t0 >= QueueSampler.PERIOD_MILLIS - 5, "samples " + (t1 - t0) + " ms apart");
     }
 
+    /**
+     * The summary per tenant takes its busiest queue's samples with work outside its process's
+     * stops: the GEMM's second stream (more completed) narrowed in two of its three such samples at
+     * 24 and 36 % and held in the third; the stopped sample and the idle one count for nothing.
+     */
+    @Test
+    void theSummaryPerTenantIsItsBusiestQueuesSamplesWithWorkOutsideItsStops(@TempDir Path tmp) throws Exception {
+        String h = QueueSampler.HEADER + "\n";
+        String rows = String.join("\n",
+                "1\t7\tgemm/default\tready\t0\tconfigured\t100\t1\t0\t0\t100\t132\t132\t132",
+                "1\t7\tgemm/s1\tready\t0\tnarrowed\t24\t1\t0\t10\t20000\t132\t132\t132",
+                "1\t9\tgraph/default\tidle\t0\ton_top\t100\t0\t0\t5\t1700\t132\t132\t132",
+                "2\t7\tgemm/default\tready\t0\tconfigured\t100\t1\t0\t1\t100\t132\t132\t132",
+                "2\t7\tgemm/s1\tready\t0\tnarrowed\t36\t1\t1\t12\t20000\t132\t132\t132",
+                "2\t9\tgraph/default\tready\t0\ton_top\t100\t1\t0\t6\t1700\t132\t132\t132",
+                "3\t7\tgemm/s1\tsuspended\t1\tconfigured\t100\t1\t0\t12\t20000\t132\t132\t132",
+                "4\t7\tgemm/s1\tidle\t0\tconfigured\t100\t0\t0\t13\t20000\t132\t132\t132",
+                "5\t7\tgemm/s1\tready\t1\tconfigured\t100\t0\t1\t14\t20000\t132\t132\t132") + "\n";
+        Files.writeString(tmp.resolve(QueueSampler.FILE), h + rows);
+        var sum = QueueSampler.summary(tmp);
+        assertEquals(java.util.Set.of("gemm", "graph"), sum.keySet());
+        var g = sum.get("gemm");
+        assertEquals(3, g.get("samples_with_work"));
+        assertEquals(0.667, g.get("narrowed"));
+        assertEquals(0.333, g.get("held"));
+        assertEquals(36, g.get("narrowed_sm_share_percent_p50"), "the upper median of 24 and 36");
+        var gr = sum.get("graph");
+        assertEquals(1, gr.get("samples_with_work"));
+        assertEquals(1.0, gr.get("on_top"));
+        assertFalse(gr.containsKey("narrowed_sm_share_percent_p50"), "never narrowed");
+        assertTrue(QueueSampler.summary(tmp.resolve("none")).isEmpty(), "no file, nothing");
+    }
+
     /** A mode without process queues (native sharing) leaves no file. */
     @Test
     void noProcessQueueNoFile(@TempDir Path tmp) throws Exception {
