@@ -23,4 +23,4 @@ SECS=${SECS:-8} PAUSE=${PAUSE:-1.5} RUNS=1 MODES=native,xq MIXES="$list" TMO=${T
   timeout $(( ${TMO:-560} + 20 )) sh bench/gpu/mix-run.sh "$OUT/fam-$part" > "$OUT/fam-$part.log" 2>&1; echo "mix rc=$?"
 grep -A60 "== the call's mixes" "$OUT/fam-$part.log" | head -50
 # what the node decided for each best-effort tenant (bench/gpu/node-queues.py): narrowed, share, held
-grep -A200 "== the node's decisions" "$OUT/fam-$part.log" | grep -v "^  queue" | grep -v "top  *0\.00 .* - " | head -80
+grep -A200 "== the node's decisions" "$OUT/fam-$part.log" | grep -v "^  queue" | head -80
