@@ -641,7 +641,8 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         spellPid.keySet().retainAll(balances.keySet());
         spelling.retainAll(balances.keySet());
         Map<String, Map<Long, int[]>> weighed = bestEffortParts && narrowingViews != null ? weigh(narrowingViews, narrowing, active, now) : Map.of();
-        Map<String, Map<Long, int[]>> framed = bestEffortParts && bestEffortOneFrame ? framed(narrowing, active, weighed) : Map.of();
+        Map<String, Map<Long, int[]>> framed = bestEffortParts && (bestEffortOneFrame || bestEffortDeviceFrame)
+                ? framed(narrowing, active, weighed) : Map.of();
         for (ExternalQueueImpl e : narrowing) {
             Long alone = weighed.containsKey(e.device()) ? spellPid.get(e.device()) : null;
             e.spell(alone != null && alone == e.pid());
@@ -719,6 +720,30 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return bestEffortOneFrame;
     }
 
+    private volatile boolean bestEffortDeviceFrame;
+
+    /**
+     * Whether the cut among best-effort processes is read in sixteenths of the whole device and
+     * laid out in one frame of it (off by default; it goes before {@link #bestEffortOneFrame}). Each
+     * process's sixteenths are of the device, not of what its reserve leaves it; processes narrowed
+     * by a reserve (a GEMM process beside a wide tenant: its 20 ms commands cannot be held off the
+     * reserve when the tenant comes) are laid out first, each kept within its region, and the others
+     * after them to the end of the device, over the reserve, which is theirs between the tenant's
+     * requests (their short commands are held or narrowed off it when it comes). Until now a GEMM
+     * beside a wide tenant and Triton got half of its own region (32 of 132 multiprocessors on an
+     * H100, 0.40-0.57 of native sharing, session 117) and 32-63 went to no one; read in the device's
+     * sixteenths, half is 64, the whole of its region, and Triton keeps the reserve's 64-131 as
+     * before. The one frame of session 117 laid the cut out in the narrowest region instead, so
+     * Triton took 32-63 as well.
+     */
+    public void bestEffortDeviceFrame(boolean on) {
+        bestEffortDeviceFrame = on;
+    }
+
+    public boolean bestEffortDeviceFrame() {
+        return bestEffortDeviceFrame;
+    }
+
     /**
      * Per device whose best-effort processes with work have a whole cut of parts of their own size
      * (weighed, or equal halves or quarters), per pid, its part {offset, width} in sixteenths of its
@@ -764,14 +789,16 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 region.put(pid, regionSms(sms, reserve.getOrDefault(pid, 0)));
                 longer.put(pid, lastCommand.getOrDefault(pid, 0L) >= SpaceRule.LONG_COMMAND_NANOS);
             }
-            order.sort(java.util.Comparator.comparing((Long pid) -> !longer.get(pid)).thenComparing(pid -> pid));
+            java.util.Comparator<Long> longFirst = java.util.Comparator.comparing((Long pid) -> !longer.get(pid));
+            order.sort(bestEffortDeviceFrame ? java.util.Comparator.comparing((Long pid) -> region.get(pid)).thenComparing(longFirst)
+                    .thenComparing(pid -> pid) : longFirst.thenComparing(pid -> pid));
             int[] w = new int[order.size()];
             int[] r = new int[order.size()];
             for (int i = 0; i < w.length; i++) {
                 w[i] = widths.get(order.get(i));
                 r[i] = region.get(order.get(i));
             }
-            int[][] laid = inOneFrame(w, r);
+            int[][] laid = bestEffortDeviceFrame ? inDeviceFrame(w, r) : inOneFrame(w, r);
             Map<Long, int[]> m = new HashMap<>();
             for (int i = 0; i < laid.length; i++) {
                 m.put(order.get(i), laid[i]);
@@ -853,6 +880,74 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
                 prevEnd = at + Math.max(8, floor8((double) region * w / u));
             }
             out[i] = new int[] {o, w};
+        }
+        return out;
+    }
+
+    /**
+     * Parts of the given widths (sixteenths of the device, in layout order, narrowest region first,
+     * adding up to 16) laid out one after another across the device ({@link #bestEffortDeviceFrame}):
+     * each part {offset, width} in sixteenths of its own process's region, as the interposer reads
+     * it (an offset of o sixteenths of a region of n starts at n * o / 16 rounded down to 8; a width
+     * w covers n * w / 16 rounded down to 8, at least 8, or, where o + w is 16, runs to the end of
+     * the region). The parts of one region that would not fit in what is left of it are shrunk
+     * alike to fit; what one leaves goes to the parts after it; the last runs to the end of its
+     * region. Regions all alike: the cut as given.
+     */
+    static int[][] inDeviceFrame(int[] widths, int[] regions) {
+        int n = widths.length;
+        int u = BestEffortSplit.UNITS;
+        int frame = 0;
+        boolean alike = true;
+        for (int r : regions) {
+            frame = Math.max(frame, r);
+            alike &= r == regions[0];
+        }
+        if (alike) {
+            return inOneFrame(widths, regions);
+        }
+        double[] ends = new double[n]; // where each part should end, in multiprocessors
+        double at = 0;
+        for (int i = 0; i < n; ) {
+            int j = i;
+            double sum = 0;
+            while (j < n && regions[j] == regions[i]) {
+                sum += (double) frame * widths[j] / u;
+                j++;
+            }
+            double room = Math.max(0, regions[i] - at);
+            double scale = sum > room ? room / sum : 1;
+            for (int k = i; k < j; k++) {
+                at += (double) frame * widths[k] / u * scale;
+                ends[k] = at;
+            }
+            i = j;
+        }
+        int[][] out = new int[n][];
+        int prevEnd = 0;
+        for (int i = 0; i < n; i++) {
+            int region = regions[i];
+            int o = 0;
+            while (o < u - 1 && floor8((double) region * o / u) < prevEnd) {
+                o++;
+            }
+            int start = floor8((double) region * o / u);
+            if (i == n - 1) {
+                out[i] = new int[] {o, u - o};
+                break;
+            }
+            int end = Math.max(floor8(ends[i]), start + 8);
+            int w = 1;
+            int best = -1;
+            for (int k = 1; k <= u - o; k++) {
+                int sms = o + k == u ? (region - start) / 8 * 8 : Math.max(8, floor8((double) region * k / u));
+                if (sms >= 8 && start + sms <= end && sms > best) {
+                    best = sms;
+                    w = k;
+                }
+            }
+            out[i] = new int[] {o, w};
+            prevEnd = start + (best > 0 ? best : Math.max(8, floor8((double) region * w / u)));
         }
         return out;
     }

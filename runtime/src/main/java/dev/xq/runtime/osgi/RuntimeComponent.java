@@ -76,7 +76,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "holdBesideSlowed", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortBalanceLongCommands", "bestEffortBalanceRegion", "bestEffortOneFrame", "bestEffortBalanceSliceMicros", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "holdBesideSlowed", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortBalanceLongCommands", "bestEffortBalanceRegion", "bestEffortOneFrame", "bestEffortDeviceFrame", "bestEffortBalanceSliceMicros", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -198,6 +198,10 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         Boolean oneFrame = read("bestEffortOneFrame", "true or false", s::bestEffortOneFrame);
         if (oneFrame != null && oneFrame != core.bestEffortOneFrame()) {
             core.bestEffortOneFrame(oneFrame);
+        }
+        Boolean deviceFrame = read("bestEffortDeviceFrame", "true or false", s::bestEffortDeviceFrame);
+        if (deviceFrame != null && deviceFrame != core.bestEffortDeviceFrame()) {
+            core.bestEffortDeviceFrame(deviceFrame);
         }
         Long slice = read("bestEffortBalanceSliceMicros", "a whole number of microseconds, 0 (off) or in [100, 100000]",
                 s::bestEffortBalanceSliceMicros);

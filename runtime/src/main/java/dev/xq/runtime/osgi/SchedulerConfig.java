@@ -246,6 +246,15 @@ public @interface SchedulerConfig {
             + "off, Triton 1.53 and 1.51 against 1.33 and 1.22; so off.")
     boolean bestEffortOneFrame() default false;
 
+    @AttributeDefinition(name = "Best-effort parts in sixteenths of the device", description = "Whether the cut among "
+            + "best-effort processes is read in sixteenths of the whole device and laid out across it (off by default; it goes "
+            + "before bestEffortOneFrame). Processes narrowed by a latency-critical tenant's reserve (long commands, which "
+            + "cannot be held off it when the tenant comes) are laid out first, each within what the reserve leaves it, and the "
+            + "others after them to the end of the device, over the reserve, theirs between the tenant's requests. Off, a GEMM "
+            + "process beside a wide tenant and Triton gets half of its own region, a quarter of the device, and a quarter goes "
+            + "to no one.")
+    boolean bestEffortDeviceFrame() default false;
+
     @AttributeDefinition(name = "Best-effort balance time slice (us)", min = "0", max = "100000", description = "With "
             + "bestEffortBalance: the GPU's own time slice that the measured cut reckons with, 0 (the default) for none. Under "
             + "native time slicing a process that waits on the device (a synchronize) after s of work gives the device up at "

@@ -307,6 +307,49 @@ class NarrowTest {
         }
     }
 
+    /**
+     * The cut read in sixteenths of the device ({@link XqCore#bestEffortDeviceFrame}): beside a
+     * wide tenant's reserve, a GEMM process and Triton at equal parts get 0-63 (the whole of what
+     * the reserve leaves the GEMM, 48 % of the device) and 64-131 (over the reserve), where each
+     * one's own sixteenths gave the GEMM 24 %.
+     */
+    @Test
+    void partsInSixteenthsOfTheDeviceGiveTheNarrowedProcessItsWholeRegion() throws Exception {
+        assertFalse(core.bestEffortDeviceFrame(), "off by default");
+        core.bestEffortDeviceFrame(true);
+        try {
+            SpaceOwner serve = new SpaceOwner(false, 132);
+            SpaceOwner g = new SpaceOwner(true, 132);
+            SpaceOwner t = new SpaceOwner(true, 132);
+            ExternalQueue qs = open("serve", 13, 2, serve);
+            ExternalQueue qt = open("triton", 11, 1, t);
+            ExternalQueue qg = open("gemm", 12, 1, g);
+            serve.counters = ExternalQueueTest.USED_IDLE;
+            g.counters = new ExternalCounters(1, 1, 10, 10, 0, 200_000_000, 20_000_000, System.nanoTime());
+            t.counters = new ExternalCounters(1, 1, 10, 10, 0, 1_600_000, 160_000, System.nanoTime());
+            qs.changed();
+            qg.changed();
+            qt.changed();
+            assertTrue(eventually(() -> {
+                qg.changed();
+                return g.reserve() == 64 && t.reserve() == 0;
+            }), "the GEMM narrowed, Triton not: " + g.reserves + " " + t.reserves);
+            assertTrue(eventually(() -> {
+                qg.changed();
+                return g.part().equals("0+16/16") && t.part().equals("8+8/16")
+                        && core.find(qg.handle()).orElseThrow().status().smSharePercent() == 48
+                        && core.find(qt.handle()).orElseThrow().status().smSharePercent() == 48;
+            }), "the device's sixteenths: " + g.parts + " " + t.parts);
+            core.bestEffortDeviceFrame(false);
+            assertTrue(eventually(() -> {
+                qg.changed();
+                return t.part().equals("0+8/16") && g.part().equals("8+8/16");
+            }), "off: each its own region's sixteenths, in pid order: " + g.parts + " " + t.parts);
+        } finally {
+            core.bestEffortDeviceFrame(false);
+        }
+    }
+
     @Test
     void behindAPreferredQueueTheBestEffortOneIsNarrowedNotHeld() throws Exception {
         SpaceOwner train = new SpaceOwner(true, 132);
