@@ -404,6 +404,58 @@ final class BestEffortBalance {
         }
     }
 
+    /** Per pid, the most sixteenths its part can use, where fewer than all ({@link #regionCaps}). */
+    private final Map<Long, Integer> regionCap = new HashMap<>();
+
+    /**
+     * The most sixteenths each process's part can use (null: all for every one): with the cut read
+     * in sixteenths of the device, a process narrowed by a reserve gets at most its region, so a
+     * weighing never grows its part past that (what it would take gives it nothing and the others
+     * lose it, and once the reserve is gone it would have all of it at once). A part already past
+     * its cap is left where it is.
+     */
+    void regionCaps(List<Long> order, int[] caps) {
+        regionCap.clear();
+        if (caps == null) {
+            return;
+        }
+        for (int i = 0; i < order.size() && i < caps.length; i++) {
+            if (caps[i] >= MIN_UNITS && caps[i] < BestEffortSplit.UNITS) {
+                regionCap.put(order.get(i), caps[i]);
+            }
+        }
+    }
+
+    /**
+     * A weighing's cut with no part grown past its cap: what a part would take past it (past where
+     * it stood, if that was more) goes back to the parts that gave, the one that gave the most first.
+     */
+    static int[] capped(int[] widths, int[] moved, int[] caps) {
+        int[] out = moved.clone();
+        int back = 0;
+        for (int i = 0; i < out.length; i++) {
+            int most = Math.max(caps[i], widths[i]);
+            if (out[i] > widths[i] && out[i] > most) {
+                back += out[i] - most;
+                out[i] = most;
+            }
+        }
+        while (back > 0) {
+            int pick = -1;
+            for (int i = 0; i < out.length; i++) {
+                if (out[i] < widths[i] && (pick < 0 || widths[i] - out[i] > widths[pick] - out[pick])) {
+                    pick = i;
+                }
+            }
+            if (pick < 0) {
+                break;
+            }
+            out[pick]++;
+            back--;
+        }
+        return out;
+    }
+
     /** @return the share of the device process {@code pid}'s rate alone was measured on (1: all of it) */
     double regionWeight(long pid) {
         return regionWeight.getOrDefault(pid, 1.0);
@@ -651,6 +703,18 @@ final class BestEffortBalance {
         boolean weighed = byWaits || byRegions;
         String aimed = weighed ? ", over their " + (byWaits && byRegions ? "waits' and regions'" : byWaits ? "waits'" : "regions'") + " weights " + Arrays.toString(Arrays.stream(kept).map(BestEffortBalance::round2).toArray()) : "";
         int[] moved = quick ? weighProportional(widths, kept) : memory ? weighStepped(widths, kept) : weigh(widths, kept);
+        String cap = "";
+        if (!regionCap.isEmpty() && !Arrays.equals(moved, widths)) {
+            int[] caps = new int[widths.length];
+            for (int i = 0; i < caps.length; i++) {
+                caps[i] = regionCap.getOrDefault(pids.get(i), BestEffortSplit.UNITS);
+            }
+            int[] within = capped(widths, moved, caps);
+            if (!Arrays.equals(within, moved)) {
+                cap = ", capped at the regions' sixteenths " + Arrays.toString(caps) + ": " + Arrays.toString(moved) + " -> " + Arrays.toString(within);
+                moved = within;
+            }
+        }
         double spread = spread(kept);
         String stays = "";
         if (quick) {
@@ -685,7 +749,7 @@ final class BestEffortBalance {
         }
         last = "rates kept alone " + Arrays.toString(Arrays.stream(keptAlone).map(BestEffortBalance::round2).toArray()) + aimed
                 + ", on the parts (commands a second) " + Arrays.toString(rates)
-                + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved)) + stays;
+                + ", sixteenths " + Arrays.toString(widths) + (Arrays.equals(moved, widths) ? "" : " -> " + Arrays.toString(moved)) + stays + cap;
         if (!Arrays.equals(moved, widths)) {
             // a spread of nothing done (or not known) is no reading to hold a cut by
             backFrom = Double.isFinite(spread) ? widths.clone() : null;

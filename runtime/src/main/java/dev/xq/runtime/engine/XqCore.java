@@ -1247,12 +1247,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             boolean byWidth = bestEffortWidths && !wideAbove(narrowing, d.getKey(), now);
             int[] widths = named != null ? named : BestEffortSplit.split(ps, samePids && !wasTurns ? was.widths : null, sms, byWidth);
             if (balance) {
-                if (bestEffortBalanceRegion) {
+                if (bestEffortBalanceRegion || bestEffortDeviceFrame) {
                     regionWeights(d.getKey(), order, command, sms, narrowing, now);
                 } else {
                     BestEffortBalance b = balances.get(d.getKey());
                     if (b != null) {
                         b.regionWeights(order, null);
+                        b.regionCaps(order, null);
                     }
                 }
                 Map<Long, int[]> shares = balanced(d.getKey(), order, completed, run, waits, inFlight, widths, narrowing, now);
@@ -1399,7 +1400,19 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         if (lastReserve.size() > 64) {
             lastReserve.values().removeIf(v -> now - v[1] > REGION_MEMORY_NANOS);
         }
-        balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes)).regionWeights(order, w);
+        BestEffortBalance b = balances.computeIfAbsent(device, k -> new BestEffortBalance(balanceTimes));
+        b.regionWeights(order, bestEffortBalanceRegion ? w : null);
+        if (bestEffortDeviceFrame) {
+            // read in the device's sixteenths, a narrowed process's part ends at its region's end
+            // (inDeviceFrame): sixteenths past that give it nothing
+            int[] caps = new int[w.length];
+            for (int i = 0; i < w.length; i++) {
+                caps[i] = w[i] < 1 ? (int) Math.ceil(BestEffortSplit.UNITS * w[i] - 1e-9) : BestEffortSplit.UNITS;
+            }
+            b.regionCaps(order, caps);
+        } else {
+            b.regionCaps(order, null);
+        }
     }
 
     /** Devices whose measured cut last stayed rather than move straight back (logged once, {@link #balanced}). */

@@ -107,6 +107,38 @@ class BestEffortBalanceTest {
     }
 
     /**
+     * With the cut read in the device's sixteenths (bestEffortDeviceFrame) a GEMM narrowed to half
+     * the device can use at most 8: weighed by its region it would take 13 or 14, which give it
+     * nothing more and would give it nearly all of the device once the reserve is gone. Capped, the
+     * cut stops at 8/8, and the node says why.
+     */
+    @Test
+    void aPartNeverGrowsPastItsRegionsCap() {
+        IntToDoubleFunction gemm = w -> 0.84 * Math.min(w, 8) / 16.0;
+        IntToDoubleFunction triton = w -> 0.61 * Math.sqrt(w / 8.0);
+        Sim sim = new Sim(new double[] {30, 8000}, new IntToDoubleFunction[] {gemm, triton});
+        sim.region = new double[] {0.5, 1.0};
+        sim.caps = new int[] {8, 16};
+        int[] w = sim.run(20_000);
+        assertArrayEquals(new int[] {8, 8}, w, "at its cap: " + sim.weighings);
+        assertTrue(sim.weighings.stream().anyMatch(l -> l.contains("capped at the regions' sixteenths [8, 16]")), sim.weighings.toString());
+        Sim free = new Sim(new double[] {30, 8000}, new IntToDoubleFunction[] {gemm, triton});
+        free.region = new double[] {0.5, 1.0};
+        assertTrue(free.run(20_000)[0] > 8, "uncapped it goes past 8");
+    }
+
+    /** {@link BestEffortBalance#capped}: what a part would take past its cap goes back to those that gave, the largest giver first. */
+    @Test
+    void cappedGivesBackToTheGivers() {
+        assertArrayEquals(new int[] {8, 8}, BestEffortBalance.capped(new int[] {8, 8}, new int[] {10, 6}, new int[] {8, 16}));
+        assertArrayEquals(new int[] {9, 4, 3}, BestEffortBalance.capped(new int[] {7, 5, 4}, new int[] {11, 3, 2}, new int[] {9, 16, 16}));
+        assertArrayEquals(new int[] {10, 6}, BestEffortBalance.capped(new int[] {10, 6}, new int[] {11, 5}, new int[] {8, 16}),
+                "past its cap already: left where it stood, no further");
+        assertArrayEquals(new int[] {6, 10}, BestEffortBalance.capped(new int[] {8, 8}, new int[] {6, 10}, new int[] {8, 16}),
+                "shrinking is never capped");
+    }
+
+    /**
      * Rates alone that stay as they were and a cut that stays put: each round doubles the time to
      * the next, up to 64 s (7 rounds in 200 s instead of 25); a new phase (the trainer at twice its
      * rate alone) brings the next round back to 8 s after the one that found it, and the cut moves.
@@ -869,6 +901,8 @@ class BestEffortBalanceTest {
         double[] waitEveryMs;
         /** {@link BestEffortBalance#regionWeights}: the share of the device each one's rate alone is measured on; null: all. */
         double[] region;
+        /** {@link BestEffortBalance#regionCaps}: the most sixteenths each one's part can use; null: all. */
+        int[] caps;
 
         Sim(double[] alone, IntToDoubleFunction[] kept) {
             this.alone = alone;
@@ -908,6 +942,7 @@ class BestEffortBalanceTest {
                     }
                 }
                 b.regionWeights(pids, region);
+                b.regionCaps(pids, caps);
                 BestEffortBalance.Step s = b.step(now, pids, counts, run, waits, inFlight, null, new int[] {8, 8});
                 String line = b.trace();
                 if (line.startsWith("rates alone")) {
