@@ -720,11 +720,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return bestEffortOneFrame;
     }
 
-    private volatile boolean bestEffortDeviceFrame;
+    private volatile boolean bestEffortDeviceFrame = true;
 
     /**
      * Whether the cut among best-effort processes is read in sixteenths of the whole device and
-     * laid out in one frame of it (off by default; it goes before {@link #bestEffortOneFrame}). Each
+     * laid out in one frame of it (on by default since session 118; it goes before {@link #bestEffortOneFrame}). Each
      * process's sixteenths are of the device, not of what its reserve leaves it; processes narrowed
      * by a reserve (a GEMM process beside a wide tenant: its 20 ms commands cannot be held off the
      * reserve when the tenant comes) are laid out first, each kept within its region, and the others
@@ -734,7 +734,11 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
      * H100, 0.40-0.57 of native sharing, session 117) and 32-63 went to no one; read in the device's
      * sixteenths, half is 64, the whole of its region, and Triton keeps the reserve's 64-131 as
      * before. The one frame of session 117 laid the cut out in the narrowest region instead, so
-     * Triton took 32-63 as well.
+     * Triton took 32-63 as well. Measured with {@link #bestEffortBalanceRegion} on an H100 (session
+     * 118, three calls, ten readings beside a random-arrival graph or chat and Triton): the GEMM at
+     * 0.57-0.70 of native sharing against 0.32-0.52, Triton alike (1.49-1.77 against 1.47-1.89), the
+     * tenants' P99 within the noise of their runs (the graph's device part 2.69-3.30 ms at P99
+     * against 2.42-3.36).
      */
     public void bestEffortDeviceFrame(boolean on) {
         bestEffortDeviceFrame = on;
@@ -788,6 +792,9 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
             for (long pid : order) {
                 region.put(pid, regionSms(sms, reserve.getOrDefault(pid, 0)));
                 longer.put(pid, lastCommand.getOrDefault(pid, 0L) >= SpaceRule.LONG_COMMAND_NANOS);
+            }
+            if (bestEffortDeviceFrame && !bestEffortOneFrame && region.values().stream().distinct().count() == 1) {
+                continue; // one region for all: the cut as weighed, in its own order
             }
             java.util.Comparator<Long> longFirst = java.util.Comparator.comparing((Long pid) -> !longer.get(pid));
             order.sort(bestEffortDeviceFrame ? java.util.Comparator.comparing((Long pid) -> region.get(pid)).thenComparing(longFirst)
@@ -1648,12 +1655,13 @@ public final class XqCore implements XQueueService, SchedulerControl, ExternalQu
         return bestEffortBalanceSliceMicros;
     }
 
-    private volatile boolean bestEffortBalanceRegion;
+    private volatile boolean bestEffortBalanceRegion = true;
 
     /**
      * With {@link #bestEffortBalance}: whether each process's share kept is weighed by the region
-     * its rate alone was measured on (off by default until a GPU A/B says; docs/processes.md, "The
-     * region a rate alone was measured on"). The measured cut aims at equal shares of each
+     * its rate alone was measured on (on by default since session 118, with {@link
+     * #bestEffortDeviceFrame}; docs/processes.md, "The region a rate alone was measured on"). The
+     * measured cut aims at equal shares of each
      * process's rate alone; a GEMM process stays narrowed by the latency-critical tenants' reserve
      * while they are open (half the device beside a wide one), so its rate alone is half its rate
      * on the whole device, while Triton's short commands run on all of it between their requests.

@@ -232,8 +232,9 @@ public @interface SchedulerConfig {
             + "wide tenant); a process of short commands runs on all of it between their requests. Equal shares of those left "
             + "GEMMs at 0.42-0.56 of native sharing beside a wide or random tenant and Triton, Triton at 1.3-1.9 (H100, "
             + "session 116). On: a long-command process's share counts times (n - r) / n, n the device's multiprocessors, r "
-            + "the reserve. Off by default until a GPU A/B says.")
-    boolean bestEffortBalanceRegion() default false;
+            + "the reserve. On by default since session 118, with bestEffortDeviceFrame (alone it showed no direction in eight "
+            + "readings, session 117).")
+    boolean bestEffortBalanceRegion() default true;
 
     @AttributeDefinition(name = "Best-effort parts in one frame", description = "Whether the parts of best-effort processes "
             + "are laid out one after another across the device although their reserves differ (off by default). A part is "
@@ -247,13 +248,15 @@ public @interface SchedulerConfig {
     boolean bestEffortOneFrame() default false;
 
     @AttributeDefinition(name = "Best-effort parts in sixteenths of the device", description = "Whether the cut among "
-            + "best-effort processes is read in sixteenths of the whole device and laid out across it (off by default; it goes "
+            + "best-effort processes is read in sixteenths of the whole device and laid out across it (on by default; it goes "
             + "before bestEffortOneFrame). Processes narrowed by a latency-critical tenant's reserve (long commands, which "
             + "cannot be held off it when the tenant comes) are laid out first, each within what the reserve leaves it, and the "
-            + "others after them to the end of the device, over the reserve, theirs between the tenant's requests. Off, a GEMM "
-            + "process beside a wide tenant and Triton gets half of its own region, a quarter of the device, and a quarter goes "
-            + "to no one.")
-    boolean bestEffortDeviceFrame() default false;
+            + "others after them to the end of the device, over the reserve, theirs between the tenant's requests; the measured "
+            + "cut never grows a narrowed part past its region. Off, a GEMM process beside a wide tenant and Triton gets half of "
+            + "its own region, a quarter of the device, and a quarter goes to no one. On by default since session 118 (H100, "
+            + "with bestEffortBalanceRegion, ten readings beside a random-arrival graph or chat and Triton): the GEMM at "
+            + "0.57-0.70 of native sharing against 0.32-0.52 off, Triton and the tenants alike.")
+    boolean bestEffortDeviceFrame() default true;
 
     @AttributeDefinition(name = "Best-effort balance time slice (us)", min = "0", max = "100000", description = "With "
             + "bestEffortBalance: the GPU's own time slice that the measured cut reckons with, 0 (the default) for none. Under "

@@ -229,8 +229,7 @@ class NarrowTest {
      */
     @Test
     void withTheRegionWeighedALongCommandProcessNarrowedByAReserveWeighsItsRegion() throws Exception {
-        assertFalse(core.bestEffortBalanceRegion(), "off by default");
-        core.bestEffortBalanceRegion(true);
+        assertTrue(core.bestEffortBalanceRegion(), "on by default");
         try {
             SpaceOwner serve = new SpaceOwner(false, 132);
             SpaceOwner g = new SpaceOwner(true, 132);
@@ -257,7 +256,7 @@ class NarrowTest {
                 return core.balance("cuda0").regionWeight(11) == 1.0;
             }), "off: nothing weighed");
         } finally {
-            core.bestEffortBalanceRegion(false);
+            core.bestEffortBalanceRegion(true);
         }
     }
 
@@ -273,6 +272,7 @@ class NarrowTest {
     void partsBesideDifferentReservesAreLaidOutInOneFrame() throws Exception {
         assertFalse(core.bestEffortOneFrame(), "off by default");
         core.bestEffortOneFrame(true);
+        core.bestEffortDeviceFrame(false); // it goes before one frame
         try {
             SpaceOwner serve = new SpaceOwner(false, 132);
             SpaceOwner g = new SpaceOwner(true, 132);
@@ -304,6 +304,7 @@ class NarrowTest {
             }), "off: each its own region's sixteenths, in pid order: " + g.parts + " " + t.parts);
         } finally {
             core.bestEffortOneFrame(false);
+            core.bestEffortDeviceFrame(true);
         }
     }
 
@@ -315,8 +316,7 @@ class NarrowTest {
      */
     @Test
     void partsInSixteenthsOfTheDeviceGiveTheNarrowedProcessItsWholeRegion() throws Exception {
-        assertFalse(core.bestEffortDeviceFrame(), "off by default");
-        core.bestEffortDeviceFrame(true);
+        assertTrue(core.bestEffortDeviceFrame(), "on by default");
         try {
             SpaceOwner serve = new SpaceOwner(false, 132);
             SpaceOwner g = new SpaceOwner(true, 132);
@@ -346,7 +346,7 @@ class NarrowTest {
                 return t.part().equals("0+8/16") && g.part().equals("8+8/16");
             }), "off: each its own region's sixteenths, in pid order: " + g.parts + " " + t.parts);
         } finally {
-            core.bestEffortDeviceFrame(false);
+            core.bestEffortDeviceFrame(true);
         }
     }
 
