@@ -119,11 +119,16 @@ public class BenchCommands {
             log.info("scenario {} starting on --device {} with {}", scenario.name(), a.device(), a.params().asMap());
             ScenarioReport report;
             try (ScenarioContext ctx = ScenarioContext.open(xq, scheduler, bundles, out::println, a.device())) {
+                if (json != null) {
+                    // a long scenario's parts as they end (the family's mixes): a run killed by a
+                    // time limit leaves a JSON file of what was done, its summary saying partial
+                    ctx.onCheckpoint(sofar -> writeWhole(json, Json.write(sofar.toJsonObject())));
+                }
                 report = scenario.run(ctx, a.params());
             }
             StringBuilder text = new StringBuilder(TextTable.render(report, a.wide()));
             if (json != null) {
-                Files.writeString(json, Json.write(report.toJsonObject()));
+                writeWhole(json, Json.write(report.toJsonObject()));
                 text.append("wrote ").append(json).append('\n');
             }
             if (plots != null) {
@@ -143,6 +148,20 @@ public class BenchCommands {
             return text.toString();
         } finally {
             running.unlock();
+        }
+    }
+
+    /**
+     * Writes {@code text} to {@code file} whole or not at all (a file beside it, then moved over
+     * it), so that a run killed while writing never leaves half a JSON file.
+     */
+    static void writeWhole(Path file, String text) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".part");
+        Files.writeString(tmp, text);
+        try {
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (java.nio.file.AtomicMoveNotSupportedException e) {
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
     }
 

@@ -7,6 +7,7 @@ import dev.xq.api.SchedulerControl;
 import dev.xq.api.XQueue;
 import dev.xq.api.XQueueService;
 import dev.xq.bench.args.UsageException;
+import dev.xq.bench.report.ScenarioReport;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -32,6 +33,14 @@ public final class ScenarioContext implements AutoCloseable {
     private final String previousPolicy;
     private final List<XQueue> queues = new CopyOnWriteArrayList<>();
     private final Deque<AutoCloseable> cleanups = new ArrayDeque<>();
+    private volatile Checkpoint checkpoint = r -> { };
+
+    /** Where a scenario's report so far goes while it runs ({@link #checkpoint}). */
+    @FunctionalInterface
+    public interface Checkpoint {
+        /** @param sofar the report as it stands, marked partial in its summary */
+        void write(ScenarioReport sofar) throws Exception;
+    }
 
     private ScenarioContext(XQueueService service, SchedulerControl scheduler, BundleContext bundles, Progress out,
                             String deviceKind, DeviceInfo device) {
@@ -99,6 +108,27 @@ public final class ScenarioContext implements AutoCloseable {
 
     public Progress out() {
         return out;
+    }
+
+    /**
+     * Sets where {@link #checkpoint} writes (the bench's {@code --json} file); by default nowhere.
+     */
+    public void onCheckpoint(Checkpoint sink) {
+        this.checkpoint = sink == null ? r -> { } : sink;
+    }
+
+    /**
+     * Hands the report as it stands to the checkpoint sink, between a long scenario's parts (the
+     * workload family after each mix): a run cut short by a time limit keeps every part done. A
+     * checkpoint that cannot be written is said on the progress output and the run goes on; the
+     * final report is written as before.
+     */
+    public void checkpoint(ScenarioReport sofar) {
+        try {
+            checkpoint.write(sofar);
+        } catch (Exception e) {
+            out.line("checkpoint not written: " + e.getMessage());
+        }
     }
 
     /** @return the device id the scenario measures, e.g. {@code sim0} */

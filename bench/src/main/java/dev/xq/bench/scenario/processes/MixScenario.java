@@ -1222,6 +1222,12 @@ public final class MixScenario implements Scenario {
             ctx.out().line("mix " + runName + " done (" + (i + 1) + "/" + total + "): " + v.measured() + "; goals "
                     + (v.met() == null ? "not judged (a mode left out)" : v.met() ? "MET" : "MISSED")
                     + (mpsMet instanceof Boolean b ? "; plain MPS by the same goals " + (b ? "MET" : "MISSED") : ""));
+            // the mixes so far to the --json file: a family cut short by a time limit keeps them
+            report.extra("mixes", mixJson);
+            report.summary().put("partial", true);
+            report.summary().put("mixes_done", (i + 1) + " of " + total);
+            report.summary().put("mixes_goals_met", met);
+            ctx.checkpoint(report);
             // each LC kind's overhead goal, once, as soon as both of its alone modes have a result: its own line, not the mix's goals
             for (String k : xqAloneTried) {
                 if (!overheadJudged.contains(k) && xqAlone.containsKey(k) && standalone.containsKey(k)) {
@@ -1244,6 +1250,10 @@ public final class MixScenario implements Scenario {
             }
         }
         report.extra("mixes", mixJson);
+        // the checkpoints' members go; the final summary is written in its own order below
+        report.summary().remove("partial");
+        report.summary().remove("mixes_done");
+        report.summary().remove("mixes_goals_met");
         if (runs > 1) {
             List<Object> after = new ArrayList<>();
             int everyRun = 0;

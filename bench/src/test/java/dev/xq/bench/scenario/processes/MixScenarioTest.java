@@ -395,8 +395,18 @@ class MixScenarioTest {
                 "sim")) {
             var p = BenchArguments.parseBench(List.of("mix", "mixes=decode+gemm", "modes=native,xq", "runs=2", "seconds=1"),
                     Map.of("mix", MIX.params())).params();
+            List<String> checkpoints = new ArrayList<>();
+            ctx.onCheckpoint(sofar -> checkpoints.add(Json.write(sofar.toJsonObject())));
             ScenarioReport r = MIX.run(ctx, p);
             String json = Json.write(r.toJsonObject());
+            // a checkpoint after each mix run, the JSON so far: the first with one mix and marked partial
+            assertEquals(2, checkpoints.size(), checkpoints.toString());
+            assertTrue(checkpoints.get(0).contains("\"partial\": true") && checkpoints.get(0).contains("\"mixes_done\": \"1 of 2\""),
+                    checkpoints.get(0));
+            assertEquals(1, countOf(checkpoints.get(0), "\"goals_met\":"), checkpoints.get(0));
+            assertTrue(checkpoints.get(1).contains("\"mixes_done\": \"2 of 2\""), checkpoints.get(1));
+            // the final report is whole: no partial mark left
+            assertFalse(json.contains("\"partial\"") || json.contains("\"mixes_done\""), json);
             @SuppressWarnings("unchecked")
             var mixes = (List<Map<String, Object>>) r.extras().get("mixes");
             assertEquals(2, mixes.size(), json);
@@ -1335,5 +1345,13 @@ class MixScenarioTest {
         assertFalse(MixScenario.hostSlowed(pairs.apply(1.75, null)));
         assertFalse(MixScenario.hostSlowed(pairs.apply(null, 0.76)));
         assertFalse(MixScenario.hostSlowed(Map.of("xq", Map.of("shared_over_alone_p99", 1.7), "native", Map.of())));
+    }
+
+    private static int countOf(String text, String part) {
+        int n = 0;
+        for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + part.length())) {
+            n++;
+        }
+        return n;
     }
 }
