@@ -76,7 +76,7 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
 
     /** The keys of {@code dev.xq.scheduler}; others are named in a warning (a misspelt key must not go unnoticed). */
     private static final java.util.Set<String> KEYS = java.util.Set.of("policy", "decisionDeadlineMicros", "inlineDecisions", "inlinePolicyBundles",
-            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "holdBesideSlowed", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortBalanceLongCommands", "bestEffortBalanceRegion", "bestEffortOneFrame", "bestEffortDeviceFrame", "bestEffortBalanceSliceMicros", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
+            "arrivalGuards", "wideBeats", "narrowedGuards", "fruitlessSpells", "wholeBesideReserve", "narrowBeatsKeepReserve", "holdBesideSlowed", "randomReturns", "bestEffortParts", "bestEffortWeights", "bestEffortWidths", "bestEffortTurnsWithoutGap", "bestEffortShares", "holdBesideNarrow", "bestEffortBalance", "bestEffortBalanceMemory", "bestEffortBalanceQuick", "bestEffortBalanceEarly", "bestEffortBalanceCarry", "bestEffortBalanceLongCommands", "bestEffortBalanceRegion", "bestEffortBalanceRegionShort", "bestEffortOneFrame", "bestEffortDeviceFrame", "bestEffortBalanceSliceMicros", "bestEffortUnbounded", "offTurnAlwaysHeld", "arrivalLingerMicros", "arrivalGraceMicros", "arrivalReactionGraceMicros", "aloneWindowMicros", "guardedWindowMicros", "narrowedWindowMicros", "onTop",
             "awaitSpinMicros");
 
     @Deactivate
@@ -194,6 +194,10 @@ public class RuntimeComponent implements XQueueService, SchedulerControl, Extern
         Boolean region = read("bestEffortBalanceRegion", "true or false", s::bestEffortBalanceRegion);
         if (region != null && region != core.bestEffortBalanceRegion()) {
             core.bestEffortBalanceRegion(region);
+        }
+        Boolean regionShort = read("bestEffortBalanceRegionShort", "true or false", s::bestEffortBalanceRegionShort);
+        if (regionShort != null && regionShort != core.bestEffortBalanceRegionShort()) {
+            core.bestEffortBalanceRegionShort(regionShort);
         }
         Boolean oneFrame = read("bestEffortOneFrame", "true or false", s::bestEffortOneFrame);
         if (oneFrame != null && oneFrame != core.bestEffortOneFrame()) {

@@ -236,6 +236,16 @@ public @interface SchedulerConfig {
             + "readings, session 117).")
     boolean bestEffortBalanceRegion() default true;
 
+    @AttributeDefinition(name = "Best-effort balance region, short commands", description = "With "
+            + "bestEffortBalanceRegion: whether a process of short commands is weighed by the region too, for the share of "
+            + "its last seconds it spent narrowed (a time-weighted mean, time constant 2 s). Short commands are narrowed off a "
+            + "latency-critical tenant's reserve only while the tenant works: beside a seldom-busy wide tenant they run on the "
+            + "whole device and weigh about 1, beside an eager decoder busy half the time about half their region. Off "
+            + "(session 118's way) they weigh 1 whatever: beside a decoder and GEMMs the cut then favoured the GEMMs, bf16 "
+            + "training at 0.47-0.99 of native sharing in six readings with the region weighed against 0.86-1.07 in six "
+            + "without (H100, sessions 116-119). On by default since session 119; not yet measured on a GPU.")
+    boolean bestEffortBalanceRegionShort() default true;
+
     @AttributeDefinition(name = "Best-effort parts in one frame", description = "Whether the parts of best-effort processes "
             + "are laid out one after another across the device although their reserves differ (off by default). A part is "
             + "given in sixteenths of what its process's reserve leaves it: a GEMM process stays narrowed by a wide tenant's "

@@ -261,6 +261,49 @@ class NarrowTest {
     }
 
     /**
+     * {@code bestEffortBalanceRegionShort} (on by default): beside a busy eager decoder (21
+     * multiprocessors, a reserve of 24) a training process of short commands is narrowed as well
+     * as the GEMM process beside it, so its rate alone is measured on the same region for the time
+     * it is narrowed (here all of it): it weighs 104/132 as the GEMM does, where session 118 weighed
+     * it 1 and the cut favoured the GEMM. Off, it weighs 1 again.
+     */
+    @Test
+    void aShortCommandProcessNarrowedBesideABusyTenantWeighsItsRegionForItsTimeNarrowed() throws Exception {
+        assertTrue(core.bestEffortBalanceRegionShort(), "on by default");
+        try {
+            SpaceOwner serve = new SpaceOwner(false, 21);
+            SpaceOwner g = new SpaceOwner(true, 132);
+            SpaceOwner t = new SpaceOwner(true, 132);
+            ExternalQueue qs = open("serve", 13, 2, serve);
+            ExternalQueue qg = open("gemm", 11, 1, g);
+            ExternalQueue qt = open("train", 12, 1, t);
+            serve.counters = busy(50_000);
+            g.counters = new ExternalCounters(1, 1, 10, 10, 0, 200_000_000, 20_000_000, System.nanoTime());
+            t.counters = busy(200_000);
+            qs.changed();
+            qg.changed();
+            qt.changed();
+            assertTrue(eventually(() -> g.reserve() == 24 && t.reserve() == 24), "both narrowed beside the busy decoder: " + g.reserves + " " + t.reserves);
+            double region = 104 / 132.0;
+            assertTrue(eventually(() -> {
+                qg.changed();
+                BestEffortBalance b = core.balance("cuda0");
+                return b != null && Math.abs(b.regionWeight(11) - region) < 1e-9 && Math.abs(b.regionWeight(12) - region) < 0.02;
+            }), "the GEMM and the trainer both weighed about 104/132: " + (core.balance("cuda0") == null ? "no balance"
+                    : core.balance("cuda0").regionWeight(11) + " " + core.balance("cuda0").regionWeight(12)));
+            core.bestEffortBalanceRegionShort(false);
+            assertTrue(eventually(() -> {
+                qg.changed();
+                BestEffortBalance b = core.balance("cuda0");
+                return Math.abs(b.regionWeight(11) - region) < 1e-9 && b.regionWeight(12) == 1.0;
+            }), "off: the trainer weighs 1, the GEMM its region: " + core.balance("cuda0").regionWeight(11) + " "
+                    + core.balance("cuda0").regionWeight(12));
+        } finally {
+            core.bestEffortBalanceRegionShort(true);
+        }
+    }
+
+    /**
      * {@code bestEffortOneFrame} (off by default): a GEMM process narrowed by an idle wide tenant's
      * reserve (64 of 132) and Triton without one (short commands, nothing to hold them behind)
      * get halves laid out one after the other: the GEMM, of long commands, first, on half its

@@ -192,6 +192,11 @@ class SchedulerConfigTest {
         assertTrue(rc.core().bestEffortBalanceRegion(), "'nein' refused, the value in force stays");
         rc.modified(only(Map.of("bestEffortBalanceRegion", false)), Map.of("bestEffortBalanceRegion", "false"));
         assertFalse(rc.core().bestEffortBalanceRegion(), "false is read");
+        assertTrue(rc.core().bestEffortBalanceRegionShort(), "short commands weighed by their time narrowed by default");
+        rc.modified(only(Map.of("bestEffortBalanceRegionShort", false)), Map.of("bestEffortBalanceRegionShort", "yes"));
+        assertTrue(rc.core().bestEffortBalanceRegionShort(), "'yes' refused, the value in force stays");
+        rc.modified(only(Map.of("bestEffortBalanceRegionShort", false)), Map.of("bestEffortBalanceRegionShort", "false"));
+        assertFalse(rc.core().bestEffortBalanceRegionShort(), "false is read");
         assertTrue(rc.core().bestEffortDeviceFrame(), "parts in the device's sixteenths by default");
         rc.modified(only(Map.of("bestEffortDeviceFrame", false)), Map.of("bestEffortDeviceFrame", "nope"));
         assertTrue(rc.core().bestEffortDeviceFrame(), "'nope' refused, the value in force stays");
