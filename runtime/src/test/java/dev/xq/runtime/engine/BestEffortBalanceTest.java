@@ -107,6 +107,31 @@ class BestEffortBalanceTest {
     }
 
     /**
+     * Beside an eager decoder both a GEMM process and a trainer are narrowed by its reserve (104 of
+     * 132 multiprocessors); session 118 weighed the GEMM alone by that region and the cut moved
+     * toward it. Weighed alike, as the time each spent narrowed says since session 119
+     * ({@link NarrowedTime}), the weights cancel: the cut is the one no weighing gives.
+     */
+    @Test
+    void regionsWeighedAlikeCancelAndTheGemmAloneWeighedTakesTheTrainersShare() {
+        IntToDoubleFunction gemm = w -> 0.84 * w / 16.0;
+        IntToDoubleFunction trainer = w -> Math.min(1, 0.25 + 0.75 * w / 16.0);
+        double region = 104 / 132.0;
+        Sim plain = new Sim(new double[] {30, 40}, new IntToDoubleFunction[] {gemm, trainer});
+        int[] p = plain.run(20_000);
+        Sim alike = new Sim(new double[] {30, 40}, new IntToDoubleFunction[] {gemm, trainer});
+        alike.region = new double[] {region, region};
+        int[] a = alike.run(20_000);
+        Sim gemmOnly = new Sim(new double[] {30, 40}, new IntToDoubleFunction[] {gemm, trainer});
+        gemmOnly.region = new double[] {region, 1.0};
+        int[] g = gemmOnly.run(20_000);
+        assertArrayEquals(p, a, "weighed alike = not weighed: " + java.util.Arrays.toString(p) + " " + java.util.Arrays.toString(a)
+                + "; " + alike.weighings);
+        assertTrue(g[0] > p[0], "the GEMM alone weighed takes more than the plain cut gives it: " + java.util.Arrays.toString(g)
+                + " against " + java.util.Arrays.toString(p) + "; " + gemmOnly.weighings);
+    }
+
+    /**
      * With the cut read in the device's sixteenths (bestEffortDeviceFrame) a GEMM narrowed to half
      * the device can use at most 8: weighed by its region it would take 13 or 14, which give it
      * nothing more and would give it nearly all of the device once the reserve is gone. Capped, the
