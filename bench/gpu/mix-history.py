@@ -11,7 +11,11 @@ native's (between the stops where the run paused, else over the whole run); then
 runs met every goal and each tenant's median over the runs. Runs without a paired reading (pause=0)
 are listed with the figure the scenario judged by, marked so.
 
-Usage: python3 bench/gpu/mix-history.py [--mode xq] [--mix NAME] DIR[@MODE]...
+Usage: python3 bench/gpu/mix-history.py [--mode xq] [--mix NAME] [--markdown [--family "MIX MIX..."]] DIR[@MODE]...
+  --markdown prints one table row per mix instead (docs/performance.md's "Where the goals stand, mix
+  by mix"): every run's figure per tenant, tagged with its session (the -sNN in its path), how many
+  runs met every goal, and which tenants missed their own goal in how many runs; --family lists the
+  mixes to show (whitespace-separated), those without a run among them marked "not run".
   DIR@MODE reads the files under DIR in MODE (an A/B call whose xq-alt became the default later:
   .../s81/call1@xq-alt); a mode the scenario gave no verdict for is judged here by its figures (the
   LC tenants' paired ratios within 1.10 and native's, the BE rates at 0.9 or more), approximately:
@@ -34,7 +38,8 @@ def load(path):
 
 
 def files(dirs, mode):
-    """[(path, mode)]: every mix-N.json under each DIR, read in mode, or in MODE for a DIR@MODE."""
+    """[(path, mode)]: every mix-N.json under each DIR, read in mode, or in MODE for a DIR@MODE; where a run left
+    no JSON (a call cut by its time limit before session 119's bench wrote one after each mix), its mix-N.txt."""
     out = []
     for d in dirs:
         m = mode
@@ -46,6 +51,9 @@ def files(dirs, mode):
         for root, _, names in os.walk(d):
             for n in names:
                 if re.fullmatch(r"mix-\d+\.json(\.gz)?", n):
+                    out.append((os.path.join(root, n), m))
+                t = re.fullmatch(r"(mix-\d+)\.txt(\.gz)?", n)
+                if t and not any(os.path.exists(os.path.join(root, t.group(1) + e)) for e in (".json", ".json.gz")):
                     out.append((os.path.join(root, n), m))
     return sorted(set(out))
 
@@ -77,12 +85,53 @@ def be_figure(t, mode):
     return None, None
 
 
+MODE = r"(?:native|xq-alt|xq-alone|xq|mps|standalone)"
+
+
+def from_text(path, mode):
+    """The mix scenario's progress lines ("mix NAME done (K/N): ...; goals MET") as {"mixes": [...]}, with the
+    fields lc_figure and be_figure read: each LC tenant's paired ratio per mode, each BE tenant's rate over
+    native's (between the stops where given). Only the figures those lines carry."""
+    opener = gzip.open if path.endswith(".gz") else open
+    mixes = []
+    with opener(path, "rt") as f:
+        for line in f:
+            m = re.match(r"mix (\S+) done \(\d+/\d+\): (.*?)(?:; goals (MET|MISSED))?\s*$", line)
+            if not m:
+                continue
+            body = m.group(2)
+            heads = list(re.finditer(r"(?:^|; )([\w@=.-]+) (P99/standalone|rate/native) ", body))
+            tenants = []
+            for i, h in enumerate(heads):
+                seg = body[h.end():heads[i + 1].start() if i + 1 < len(heads) else len(body)]
+                if h.group(2) == "P99/standalone":
+                    pr = re.search(r"P99 shared/alone \(requests\) (.*?)(?:, shared P99|$)", seg)
+                    ratios = {k: float(v) for k, v in re.findall(r"\b(" + MODE + r") ([\d.]+) \(", pr.group(1))} if pr else {}
+                    tenants.append({"name": h.group(1), "role": "lc", "p99_ms": dict.fromkeys(ratios, 0),
+                                    "paired": {k: {"shared_over_alone_p99": v} for k, v in ratios.items()}})
+                else:
+                    whole = re.match(r"(" + MODE + r") ([\d.]+)", seg)
+                    between = re.search(r"between the stops (" + MODE + r") ([\d.]+)", seg)
+                    t = {"name": h.group(1), "role": "be", "it_per_s": {}}
+                    if whole:
+                        t["it_per_s"] = {whole.group(1): 0, "native": 0}
+                        if whole.group(1) == "xq":
+                            t["xq_vs_native"] = float(whole.group(2))
+                    if between:
+                        t["steady_rate_vs_native"] = {between.group(1): float(between.group(2))}
+                        t["goal_by"] = "between_stops"
+                    tenants.append(t)
+            verdict = {"MET": True, "MISSED": False}.get(m.group(3))
+            mixes.append({"name": m.group(1), "tenants": tenants, "goals_met": verdict, "from_text": True})
+    return {"mixes": mixes}
+
+
 def runs_of(paths, only):
     """{mix name: [run]} where a run is (path, verdict, [(tenant, role, ratio, how, native ratio)])."""
     by_mix = {}
     for p, mode in paths:
         try:
-            j = load(p)
+            j = from_text(p, mode) if re.search(r"\.txt(\.gz)?$", p) else load(p)
         except (OSError, ValueError) as e:
             print(f"{p}: not read ({e})", file=sys.stderr)
             continue
@@ -165,10 +214,72 @@ def report(by_mix, mode, out=sys.stdout):
               f"{' (' + ', '.join(held_most) + ')' if held_most else ''}", file=out)
 
 
+def session_of(src):
+    m = re.search(r"-s(\d+)/", src)
+    return f"s{m.group(1)}" if m else "?"
+
+
+def tenant_missed(role, r, nat):
+    """Whether one tenant's figure missed its own goal (None: no figure)."""
+    if r is None:
+        return None
+    if role == "lc":
+        return r > 1.10 or (nat is not None and nat <= 1.10 and r > nat)
+    return r < 0.9
+
+
+def markdown(by_mix, family, out=sys.stdout):
+    """One row per mix: every run's figures by tenant with their sessions, verdicts, and who missed."""
+    print("| mix | runs: met every goal | latency-critical: P99 with the company over without, per run [native's] "
+          "| best-effort: rate over native sharing's, per run | who missed, in how many runs |", file=out)
+    print("|---|---|---|---|---|", file=out)
+    names = list(family) + sorted(n for n in by_mix if n not in family)
+    totals = {"every": 0, "some": 0, "none": 0, "unjudged": 0, "not run": 0}
+    for name in names:
+        runs = by_mix.get(name)
+        if not runs:
+            totals["not run"] += 1
+            print(f"| `{name}` | not run | - | - | - |", file=out)
+            continue
+        lc, be, missed, order = {}, {}, {}, []
+        met = known = 0
+        for src, verdict, figs in runs:
+            tag = session_of(src)
+            if verdict is not None:
+                known += 1
+                met += verdict is True
+            for tn, role, r, how, nat in figs:
+                if tn not in order:
+                    order.append(tn)
+                mark = "" if how in ("paired", "between", None) else "*"
+                if role == "lc":
+                    lc.setdefault(tn, []).append(f"{fmt(r)}{mark} [{fmt(nat)}] {tag}")
+                else:
+                    be.setdefault(tn, []).append(f"{fmt(r)}{mark} {tag}")
+                if verdict is not None and tenant_missed(role, r, nat):
+                    missed[tn] = missed.get(tn, 0) + 1
+        if not known:
+            totals["unjudged"] += 1
+        elif met == known:
+            totals["every"] += 1
+        elif met:
+            totals["some"] += 1
+        else:
+            totals["none"] += 1
+        cell = lambda d: "<br>".join(f"{tn}: {' · '.join(d[tn])}" for tn in order if tn in d) or "-"
+        who = ", ".join(f"{tn} {missed[tn]} of {known}" for tn in order if tn in missed) or "-"
+        print(f"| `{name}` | {len(runs)}: {met if known else '-'} | {cell(lc)} | {cell(be)} | {who} |", file=out)
+    print(f"\n{len(names)} mixes: every goal met in every judged run {totals['every']}, in some {totals['some']}, "
+          f"in none {totals['none']}; runs not judged {totals['unjudged']}; not run {totals['not run']}. "
+          "`*`: over the whole run (no stops).", file=out)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", default="xq", help="the mode to read (xq, xq-alt, mps, native); default xq")
     ap.add_argument("--mix", default=None, help="only this mix")
+    ap.add_argument("--markdown", action="store_true", help="one table row per mix (docs/performance.md)")
+    ap.add_argument("--family", default="", help="with --markdown: the mixes to list, whitespace-separated")
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args(argv)
     paths = files(a.dirs, a.mode)
@@ -179,7 +290,10 @@ def main(argv):
     if not by_mix:
         print(f"no mix with mode {a.mode} in {len(paths)} files", file=sys.stderr)
         return 1
-    report(by_mix, a.mode)
+    if a.markdown:
+        markdown(by_mix, a.family.split())
+    else:
+        report(by_mix, a.mode)
     return 0
 
 
