@@ -8,7 +8,7 @@ import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** {@link XqCore#inDeviceFrame}: the best-effort cut read in sixteenths of the device, narrowed processes within their regions. */
+/** {@link BestEffortSpace#inDeviceFrame}: the best-effort cut read in sixteenths of the device, narrowed processes within their regions. */
 class DeviceFrameTest {
 
     /** The multiprocessors [start, end) a part {offset, width} of a region gets, as cuda_narrow.c reckons them. */
@@ -20,7 +20,7 @@ class DeviceFrameTest {
     }
 
     private static int[][] laid(int[] widths, int[] regions) {
-        int[][] parts = XqCore.inDeviceFrame(widths, regions);
+        int[][] parts = BestEffortSpace.inDeviceFrame(widths, regions);
         int[][] r = new int[parts.length][];
         for (int i = 0; i < parts.length; i++) {
             r[i] = range(parts[i], regions[i]);
@@ -35,8 +35,8 @@ class DeviceFrameTest {
      */
     @Test
     void halfOfTheDeviceIsTheWholeOfTheGemmsRegion() {
-        int[] regions = {XqCore.regionSms(132, 64), 132};
-        int[][] parts = XqCore.inDeviceFrame(new int[] {8, 8}, regions);
+        int[] regions = {BestEffortSpace.regionSms(132, 64), 132};
+        int[][] parts = BestEffortSpace.inDeviceFrame(new int[] {8, 8}, regions);
         assertArrayEquals(new int[] {0, 16}, parts[0]);
         assertArrayEquals(new int[] {8, 8}, parts[1]);
         int[][] r = laid(new int[] {8, 8}, regions);
@@ -77,7 +77,7 @@ class DeviceFrameTest {
     @Test
     void oneRegionForAllIsTheCutAsGiven() {
         for (int region : new int[] {64, 104, 132}) {
-            int[][] parts = XqCore.inDeviceFrame(new int[] {5, 3, 8}, new int[] {region, region, region});
+            int[][] parts = BestEffortSpace.inDeviceFrame(new int[] {5, 3, 8}, new int[] {region, region, region});
             assertArrayEquals(new int[] {0, 5}, parts[0], "region " + region);
             assertArrayEquals(new int[] {5, 3}, parts[1], "region " + region);
             assertArrayEquals(new int[] {8, 8}, parts[2], "region " + region);
@@ -100,7 +100,7 @@ class DeviceFrameTest {
             int[] regions = new int[n];
             for (int i = 0; i < n; i++) {
                 int reserve = rnd.nextInt(3) == 0 ? 0 : 8 * (1 + rnd.nextInt(8));
-                regions[i] = XqCore.regionSms(sms, reserve);
+                regions[i] = BestEffortSpace.regionSms(sms, reserve);
             }
             Arrays.sort(regions);
             int[] w = new int[n];
@@ -132,7 +132,7 @@ class DeviceFrameTest {
                 continue;
             }
             checked++;
-            int[][] parts = XqCore.inDeviceFrame(w, regions);
+            int[][] parts = BestEffortSpace.inDeviceFrame(w, regions);
             int[][] r = laid(w, regions);
             String what = "widths " + Arrays.toString(w) + ", regions " + Arrays.toString(regions) + ": parts "
                     + Arrays.deepToString(parts) + ", multiprocessors " + Arrays.deepToString(r);

@@ -1104,7 +1104,7 @@ class NarrowTest {
         // Triton's commands read long for a moment (2 ms), kernels in flight throughout, then short again
         triton.counters = busy(2_000_000);
         long t0 = System.nanoTime();
-        while (System.nanoTime() - t0 < XqCore.UNDRAINED_RECUT_NANOS / 2) {
+        while (System.nanoTime() - t0 < BestEffortSpace.UNDRAINED_RECUT_NANOS / 2) {
             qt.changed();
             Thread.sleep(20);
         }
@@ -1115,7 +1115,7 @@ class NarrowTest {
         // long again: the wait begins anew, so half the bound later the cut still stands
         triton.counters = busy(2_000_000);
         t0 = System.nanoTime();
-        while (System.nanoTime() - t0 < XqCore.UNDRAINED_RECUT_NANOS * 6 / 10) {
+        while (System.nanoTime() - t0 < BestEffortSpace.UNDRAINED_RECUT_NANOS * 6 / 10) {
             qt.changed();
             Thread.sleep(20);
         }
@@ -1126,7 +1126,7 @@ class NarrowTest {
             qt.changed();
             return gemm.part().equals("0+8/16") && triton.part().equals("8+8/16");
         }), "taken with kernels in flight after the bound: halves: " + gemm.parts + " " + triton.parts);
-        assertTrue(System.nanoTime() - t0 >= XqCore.UNDRAINED_RECUT_NANOS, "not before the bound");
+        assertTrue(System.nanoTime() - t0 >= BestEffortSpace.UNDRAINED_RECUT_NANOS, "not before the bound");
     }
 
     @Test
@@ -1186,7 +1186,7 @@ class NarrowTest {
         // beside a wide tenant's gap (not a cut by width) the wait has no bound: kernels admitted by
         // their guards' estimates are not slowed by a part moved under them
         long t0 = System.nanoTime();
-        while (System.nanoTime() - t0 < XqCore.UNDRAINED_RECUT_NANOS + 200_000_000L) {
+        while (System.nanoTime() - t0 < BestEffortSpace.UNDRAINED_RECUT_NANOS + 200_000_000L) {
             g.fitGap(84_000_000L, System.nanoTime());
             qg.changed();
             qt.changed();
@@ -1242,7 +1242,7 @@ class NarrowTest {
         assertEquals(1.0, ga.partFraction(), 1e-9);
         // its kernels in flight: the turn stays however long
         a.counters = busy(21_300_000);
-        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        Thread.sleep(BestEffortSpace.ROTATE_NANOS / 1_000_000 + 20);
         qa.changed();
         qb.changed();
         Thread.sleep(50);
@@ -1261,7 +1261,7 @@ class NarrowTest {
         a.counters = busy(21_300_000);
         qa.changed();
         assertTrue(eventually(() -> ga.offTurn() && gb.offTurn()), "the second one's turn waits for the first one's kernel");
-        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        Thread.sleep(BestEffortSpace.ROTATE_NANOS / 1_000_000 + 20);
         qb.changed();
         Thread.sleep(50);
         assertTrue(ga.offTurn() && gb.offTurn(), "still waiting while it runs");
@@ -1346,7 +1346,7 @@ class NarrowTest {
         assertTrue(eventually(() -> ga.offTurn() ? a.holding() && !t.holding() : t.holding() && !a.holding()),
                 "the one off its turn held on its process, whatever the policy decides: " + a.held + " " + t.held);
         boolean first = ga.offTurn();
-        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        Thread.sleep(BestEffortSpace.ROTATE_NANOS / 1_000_000 + 20);
         qa.changed();
         qt.changed();
         assertTrue(eventually(() -> ga.offTurn() != first && gt.offTurn() == first), "the turn passes once its time is up");
@@ -1417,8 +1417,8 @@ class NarrowTest {
         core.bestEffortBalance(false);
         // spells and periods long enough that a busy 2-core machine's jitter (the device thread's 2 ms
         // sleeps) stays well inside the 12 % deadband: CI once stopped at 9/7 within 5 s with 40 ms spells
-        core.balanceTimes = new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L, 30_000_000L,
-                300_000_000L);
+        core.balanceTimes(new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L, 30_000_000L,
+                300_000_000L));
         SpaceOwner a = new SpaceOwner(true, 132);
         SpaceOwner t = new SpaceOwner(true, 132);
         ExternalQueue qa = open("trainer", 11, 1, a);
@@ -1501,8 +1501,8 @@ class NarrowTest {
      */
     @Test
     void withBalanceTheNearerToEqualOfTwoNeighbouringCutsStandsAndIsLoggedOnce() throws Exception {
-        core.balanceTimes = new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L, 30_000_000L,
-                300_000_000L);
+        core.balanceTimes(new BestEffortBalance.Times(100_000_000L, 60_000_000L, 60_000_000_000L, 100_000_000L, 30_000_000L,
+                300_000_000L));
         double[] trainer = {0, .06, .12, .18, .24, .28, .29, .30, .32, .38, .40, .47, .56, .62, .66, .70, .72};
         double[] triton = {0, .20, .30, .38, .455, .63, .70, .74, .75, .76, .77, .78, .79, .80, .80, .80, .80};
         SpaceOwner a = new SpaceOwner(true, 132);
@@ -1658,7 +1658,7 @@ class NarrowTest {
     /**
      * A process that waits for each of its steps (a Triton loop) has nothing ready nor in flight
      * between two of them: its turn stays there, and passes once its time is up at a moment it has
-     * work held and nothing in flight, or once it has had none for {@link XqCore#TURN_IDLE_NANOS}
+     * work held and nothing in flight, or once it has had none for {@link BestEffortSpace#TURN_IDLE_NANOS}
      * (a decision is made then, with no event to bring one). Passed at the first moment between two
      * steps, Triton's turns beside a GEMM's were 28 ms (median) against the GEMM's 72: Triton 0.59
      * and the GEMM 1.37 of native sharing (H200, session 45).
@@ -1679,7 +1679,7 @@ class NarrowTest {
         qa.changed();
         qt.changed();
         assertTrue(stably(() -> !ga.offTurn() && gt.offTurn(), 20), "the GEMM's turn: " + a.parts + " " + t.parts);
-        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        Thread.sleep(BestEffortSpace.ROTATE_NANOS / 1_000_000 + 20);
         ga.fitGap(21_849_000L, System.nanoTime());
         gt.fitGap(21_849_000L, System.nanoTime());
         qa.changed();
@@ -1693,19 +1693,19 @@ class NarrowTest {
         qt.changed();
         qa.changed();
         Thread.sleep(2);
-        assumeTrue(System.nanoTime() - between < XqCore.TURN_IDLE_NANOS - 3_000_000L, "the machine too slow to tell");
+        assumeTrue(System.nanoTime() - between < BestEffortSpace.TURN_IDLE_NANOS - 3_000_000L, "the machine too slow to tell");
         assertTrue(ga.offTurn() && !gt.offTurn(), "its turn stays between two of its steps");
         // its time up between two steps: it stays, and passes once it has had no work for TURN_IDLE_NANOS,
         // no event needed
         t.counters = busy(80_000);
         qt.changed();
-        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        Thread.sleep(BestEffortSpace.ROTATE_NANOS / 1_000_000 + 20);
         between = System.nanoTime();
         t.counters = ExternalQueueTest.USED_IDLE;
         qt.changed();
         Thread.sleep(2);
         boolean stayed = ga.offTurn() && !gt.offTurn();
-        boolean inTime = System.nanoTime() - between < XqCore.TURN_IDLE_NANOS - 3_000_000L;
+        boolean inTime = System.nanoTime() - between < BestEffortSpace.TURN_IDLE_NANOS - 3_000_000L;
         assertTrue(eventually(() -> !ga.offTurn() && gt.offTurn()), "the GEMM's turn once Triton has had no work for long enough");
         assumeTrue(inTime, "the machine too slow to tell");
         assertTrue(stayed, "its turn stayed until then");
@@ -1735,15 +1735,15 @@ class NarrowTest {
         // its kernels in flight from now on, one after another
         a.counters = busy(21_500_000);
         qa.changed();
-        long turn = XqCore.turnNanos(21_500_000L, 21_849_000L);
+        long turn = BestEffortSpace.turnNanos(21_500_000L, 21_849_000L);
         Thread.sleep(turn / 1_000_000 + 5);
         ga.fitGap(21_849_000L, System.nanoTime());
         gt.fitGap(21_849_000L, System.nanoTime());
         qa.changed();
         Thread.sleep(5);
         boolean keptPastItsTime = !ga.offTurn() && gt.offTurn();
-        boolean inTime = System.nanoTime() - began < turn * XqCore.TURN_OVERDUE_PERCENT / 100 - 5_000_000L;
-        Thread.sleep(turn * XqCore.TURN_OVERDUE_PERCENT / 100 / 1_000_000 - turn / 1_000_000);
+        boolean inTime = System.nanoTime() - began < turn * BestEffortSpace.TURN_OVERDUE_PERCENT / 100 - 5_000_000L;
+        Thread.sleep(turn * BestEffortSpace.TURN_OVERDUE_PERCENT / 100 / 1_000_000 - turn / 1_000_000);
         ga.fitGap(21_849_000L, System.nanoTime());
         gt.fitGap(21_849_000L, System.nanoTime());
         qa.changed();
@@ -1761,7 +1761,7 @@ class NarrowTest {
     /**
      * A turn given up (overdue, its work in flight) passes once that work ends though no event
      * comes: the wide tenant that brought a decision at each request has stopped (a service gone
-     * quiet, or exiting), and the held processes bring none ({@link XqCore#TURN_DRAIN_LOOK_NANOS}).
+     * quiet, or exiting), and the held processes bring none ({@link BestEffortSpace#TURN_DRAIN_LOOK_NANOS}).
      * Before session 107 the turn waited for an event: at a batch's or a graph's exit two
      * best-effort processes in turns stood 0.85-0.98 s on an H100, the last trace line a turn given
      * up (82 of 1,434 recorded best-effort logs of xq runs ran 0.4 s or more long).
@@ -1772,7 +1772,7 @@ class NarrowTest {
         // machine and stays under what the turn's staleness would take without the looks (about a
         // second from here). Sessions 114-115's misses here (one class run in sixteen, and the first
         // pass of every cold JVM) were the test's: see turnGivenUpPasses
-        assertNull(turnGivenUpPasses(11, XqCore.TURN_STALE_NANOS * 7 / 10));
+        assertNull(turnGivenUpPasses(11, BestEffortSpace.TURN_STALE_NANOS * 7 / 10));
     }
 
     /** Whether {@code c} comes to hold for {@code ms} ms on end (read every millisecond), within the usual wait. */
@@ -1824,8 +1824,8 @@ class NarrowTest {
             assertTrue(stably(() -> !ga.offTurn() && gt.offTurn(), 20), "the GEMM's turn: " + a.parts + " " + t.parts);
             a.counters = busy(21_500_000);
             qa.changed();
-            long turn = XqCore.turnNanos(21_500_000L, 21_849_000L);
-            Thread.sleep(turn * XqCore.TURN_OVERDUE_PERCENT / 100 / 1_000_000 + 5);
+            long turn = BestEffortSpace.turnNanos(21_500_000L, 21_849_000L);
+            Thread.sleep(turn * BestEffortSpace.TURN_OVERDUE_PERCENT / 100 / 1_000_000 + 5);
             ga.fitGap(21_849_000L, System.nanoTime());
             gt.fitGap(21_849_000L, System.nanoTime());
             qa.changed();
@@ -1848,15 +1848,15 @@ class NarrowTest {
     void aTurnOfSeveralGapsIsUpAtTheGapNearestItsTime() {
         // a graph's 21.8 ms gaps, 25 ms apart: a 50 ms turn that began a moment after the graph's
         // request is up as its second gap ends (49.5 ms), not only as the third does (74.5 ms)
-        assertEquals(XqCore.ROTATE_NANOS, XqCore.turnNanos(21_500_000L, 21_849_000L));
-        assertFalse(XqCore.turnUp(24_500_000L, 21_500_000L, 21_849_000L), "one gap: not yet");
-        assertTrue(XqCore.turnUp(49_500_000L, 21_500_000L, 21_849_000L), "two gaps");
-        assertTrue(XqCore.turnUp(49_500_000L, 150_000L, 21_849_000L), "two gaps for a short-command process too");
+        assertEquals(BestEffortSpace.ROTATE_NANOS, BestEffortSpace.turnNanos(21_500_000L, 21_849_000L));
+        assertFalse(BestEffortSpace.turnUp(24_500_000L, 21_500_000L, 21_849_000L), "one gap: not yet");
+        assertTrue(BestEffortSpace.turnUp(49_500_000L, 21_500_000L, 21_849_000L), "two gaps");
+        assertTrue(BestEffortSpace.turnUp(49_500_000L, 150_000L, 21_849_000L), "two gaps for a short-command process too");
         // one gap a turn (an eager batch's 92.5 ms): not before its time, between two of its kernels
-        assertFalse(XqCore.turnUp(64_500_000L, 21_500_000L, 92_500_000L), "between its third and fourth kernel");
-        assertTrue(XqCore.turnUp(71_000_000L, 21_500_000L, 92_500_000L));
-        assertFalse(XqCore.turnUp(49_000_000L, 21_500_000L, 0), "no gap known: ROTATE_NANOS");
-        assertTrue(XqCore.turnUp(XqCore.ROTATE_NANOS, 21_500_000L, 0));
+        assertFalse(BestEffortSpace.turnUp(64_500_000L, 21_500_000L, 92_500_000L), "between its third and fourth kernel");
+        assertTrue(BestEffortSpace.turnUp(71_000_000L, 21_500_000L, 92_500_000L));
+        assertFalse(BestEffortSpace.turnUp(49_000_000L, 21_500_000L, 0), "no gap known: ROTATE_NANOS");
+        assertTrue(BestEffortSpace.turnUp(BestEffortSpace.ROTATE_NANOS, 21_500_000L, 0));
     }
 
     @Test
@@ -1881,24 +1881,24 @@ class NarrowTest {
         // waits at its gate, nothing in flight; another fits the gap, the turn stays
         a.counters = busy(21_300_000);
         qa.changed();
-        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 10);
+        Thread.sleep(BestEffortSpace.ROTATE_NANOS / 1_000_000 + 10);
         a.counters = new ExternalCounters(1, 0, 11, 11, 0, 9_000_000, 21_300_000, System.nanoTime());
         ga.fitGap(130_000_000L, System.nanoTime());
         gb.fitGap(130_000_000L, System.nanoTime());
         qa.changed();
         qb.changed();
         Thread.sleep(20);
-        assumeTrue(System.nanoTime() - since < XqCore.turnNanos(21_300_000L, 130_000_000L) - 5_000_000L, "the machine too slow to tell");
+        assumeTrue(System.nanoTime() - since < BestEffortSpace.turnNanos(21_300_000L, 130_000_000L) - 5_000_000L, "the machine too slow to tell");
         assertTrue(!ga.offTurn() && gb.offTurn(), "drained between its kernels with another fitting: its turn still");
         // once another no longer fits, the turn passes at the next moment nothing is in flight
-        Thread.sleep(XqCore.turnNanos(21_300_000L, 130_000_000L) / 1_000_000 - XqCore.ROTATE_NANOS / 1_000_000);
+        Thread.sleep(BestEffortSpace.turnNanos(21_300_000L, 130_000_000L) / 1_000_000 - BestEffortSpace.ROTATE_NANOS / 1_000_000);
         ga.fitGap(130_000_000L, System.nanoTime());
         gb.fitGap(130_000_000L, System.nanoTime());
         qa.changed();
         qb.changed();
         assertTrue(eventually(() -> ga.offTurn() && !gb.offTurn()), "the second one's turn");
-        assertEquals(XqCore.ROTATE_NANOS, XqCore.turnNanos(21_300_000L, 60_000_000L), "a short gap: at least ROTATE_NANOS");
-        assertEquals(XqCore.ROTATE_NANOS, XqCore.turnNanos(21_300_000L, 0), "no gap known");
+        assertEquals(BestEffortSpace.ROTATE_NANOS, BestEffortSpace.turnNanos(21_300_000L, 60_000_000L), "a short gap: at least ROTATE_NANOS");
+        assertEquals(BestEffortSpace.ROTATE_NANOS, BestEffortSpace.turnNanos(21_300_000L, 0), "no gap known");
     }
 
     @Test
@@ -1965,7 +1965,7 @@ class NarrowTest {
         qa.changed();
         qb.changed();
         assertTrue(eventually(() -> ga.offTurn() && gb.offTurn()), "turns, both held for the wait");
-        long end = System.nanoTime() + XqCore.TURN_STALE_NANOS + 400_000_000L;
+        long end = System.nanoTime() + BestEffortSpace.TURN_STALE_NANOS + 400_000_000L;
         while (System.nanoTime() < end && (ga.offTurn() || gb.offTurn())) {
             ga.fitGap(85_000_000L, System.nanoTime());
             gb.fitGap(85_000_000L, System.nanoTime());
@@ -2003,7 +2003,7 @@ class NarrowTest {
         qa.changed();
         qb.changed();
         assertTrue(stably(() -> !ga.offTurn() && gb.offTurn(), 20), "turns, the first one's");
-        Thread.sleep(XqCore.ROTATE_NANOS / 1_000_000 + 20);
+        Thread.sleep(BestEffortSpace.ROTATE_NANOS / 1_000_000 + 20);
         armed.set(true);
         qa.changed();
         // watch both flags until well after the pass
@@ -2041,7 +2041,7 @@ class NarrowTest {
         assertTrue(stably(() -> !ga.offTurn() && gb.offTurn(), 20), "turns, the first one's");
         // the first one's kernels in flight at every decision from now on: the turn cannot pass
         a.counters = busy(21_300_000);
-        long end = System.nanoTime() + XqCore.TURN_STALE_NANOS + 300_000_000L;
+        long end = System.nanoTime() + BestEffortSpace.TURN_STALE_NANOS + 300_000_000L;
         while (System.nanoTime() < end) {
             ga.fitGap(85_000_000L, System.nanoTime());
             gb.fitGap(85_000_000L, System.nanoTime());
@@ -2056,7 +2056,7 @@ class NarrowTest {
         assertTrue(eventually(() -> !a.part().equals("0/1") && !b.part().equals("0/1")),
                 "parts while the first one's kernels run: " + a.parts + " " + b.parts);
         // and no turns again for as long: they would begin by holding both until nothing runs
-        long until = System.nanoTime() + XqCore.TURN_STALE_NANOS / 2;
+        long until = System.nanoTime() + BestEffortSpace.TURN_STALE_NANOS / 2;
         while (System.nanoTime() < until) {
             ga.fitGap(85_000_000L, System.nanoTime());
             gb.fitGap(85_000_000L, System.nanoTime());
@@ -2091,7 +2091,7 @@ class NarrowTest {
         // both away (nothing ready nor in flight) well past the linger and a stale turn's second
         a.counters = new ExternalCounters(0, 0, 11, 11, 0, 9_000_000, 21_300_000, 0);
         b.counters = new ExternalCounters(0, 0, 11, 11, 0, 9_000_000, 21_300_000, 0);
-        long away = System.nanoTime() + XqCore.PART_LINGER_NANOS + XqCore.TURN_STALE_NANOS + 300_000_000L;
+        long away = System.nanoTime() + BestEffortSpace.PART_LINGER_NANOS + BestEffortSpace.TURN_STALE_NANOS + 300_000_000L;
         while (System.nanoTime() < away) {
             qa.changed();
             qb.changed();
@@ -2102,7 +2102,7 @@ class NarrowTest {
         // back, both with work and nothing in flight
         a.counters = new ExternalCounters(1, 0, 12, 12, 0, 9_000_000, 21_300_000, System.nanoTime());
         b.counters = new ExternalCounters(1, 0, 12, 12, 0, 9_000_000, 21_300_000, System.nanoTime());
-        long back = System.nanoTime() + XqCore.TURN_STALE_NANOS / 2;
+        long back = System.nanoTime() + BestEffortSpace.TURN_STALE_NANOS / 2;
         while (System.nanoTime() < back) {
             ga.fitGap(85_000_000L, System.nanoTime());
             gb.fitGap(85_000_000L, System.nanoTime());

@@ -8,7 +8,7 @@ import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** {@link XqCore#inOneFrame}: best-effort parts laid out one after another across processes of different reserves. */
+/** {@link BestEffortSpace#inOneFrame}: best-effort parts laid out one after another across processes of different reserves. */
 class OneFrameTest {
 
     /** The multiprocessors [start, end) a part {offset, width} of a region gets, as cuda_narrow.c reckons them. */
@@ -33,9 +33,9 @@ class OneFrameTest {
      */
     @Test
     void besideAWideTenantsReserveTheSecondPartStartsWhereTheFirstEnds() {
-        int[] regions = {XqCore.regionSms(132, 64), 132};
+        int[] regions = {BestEffortSpace.regionSms(132, 64), 132};
         assertEquals(64, regions[0]);
-        int[][] parts = XqCore.inOneFrame(new int[] {8, 8}, regions);
+        int[][] parts = BestEffortSpace.inOneFrame(new int[] {8, 8}, regions);
         assertArrayEquals(new int[] {0, 8}, parts[0]);
         assertArrayEquals(new int[] {4, 12}, parts[1]);
         int[][] r = ranges(parts, regions);
@@ -48,8 +48,8 @@ class OneFrameTest {
     /** Beside an eager decoder's reserve (24 leaves 104 of 132): 0-47 and 48 on, not 64 on. */
     @Test
     void besideADecodersReserveToo() {
-        int[] regions = {XqCore.regionSms(132, 24), 132};
-        int[][] r = ranges(XqCore.inOneFrame(new int[] {8, 8}, regions), regions);
+        int[] regions = {BestEffortSpace.regionSms(132, 24), 132};
+        int[][] r = ranges(BestEffortSpace.inOneFrame(new int[] {8, 8}, regions), regions);
         assertArrayEquals(new int[] {0, 48}, r[0]);
         assertArrayEquals(new int[] {48, 128}, r[1]);
     }
@@ -59,7 +59,7 @@ class OneFrameTest {
     void oneRegionForAllIsTheCutAsGiven() {
         for (int region : new int[] {64, 104, 132}) {
             int[] w = {5, 3, 8};
-            int[][] parts = XqCore.inOneFrame(w, new int[] {region, region, region});
+            int[][] parts = BestEffortSpace.inOneFrame(w, new int[] {region, region, region});
             assertArrayEquals(new int[] {0, 5}, parts[0], "region " + region);
             assertArrayEquals(new int[] {5, 3}, parts[1], "region " + region);
             assertArrayEquals(new int[] {8, 8}, parts[2], "region " + region);
@@ -81,7 +81,7 @@ class OneFrameTest {
             int[] regions = new int[n];
             for (int i = 0; i < n; i++) {
                 int reserve = rnd.nextInt(3) == 0 ? 0 : 8 * (1 + rnd.nextInt(8));
-                regions[i] = XqCore.regionSms(sms, reserve);
+                regions[i] = BestEffortSpace.regionSms(sms, reserve);
             }
             int[] w = new int[n];
             int left = 16;
@@ -103,7 +103,7 @@ class OneFrameTest {
                 continue;
             }
             checked++;
-            int[][] parts = XqCore.inOneFrame(w, regions);
+            int[][] parts = BestEffortSpace.inOneFrame(w, regions);
             int[][] r = ranges(parts, regions);
             String what = "widths " + Arrays.toString(w) + ", regions " + Arrays.toString(regions) + ": parts "
                     + Arrays.deepToString(parts) + ", multiprocessors " + Arrays.deepToString(r);
