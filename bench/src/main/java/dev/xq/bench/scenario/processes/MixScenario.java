@@ -1273,8 +1273,8 @@ public final class MixScenario implements Scenario {
             report.summary().put("mixes_met_every_run", everyRun);
         }
         List<String> header = new ArrayList<>(List.of("mix"));
-        header.add("LC P99/standalone (" + String.join(" / ", modes.stream().filter(m -> !m.equals("standalone")).toList()) + ")");
-        header.add("BE rate/native (" + String.join(" / ", modes.stream().filter(MixScenario::togetherMode).toList()) + ")");
+        header.add(lcHeader(modes));
+        header.add(beHeader(modes));
         if (modes.contains("standalone") && modes.contains("xq-alone")) {
             header.add("LC alone under XQ P50/P99");
         }
@@ -1604,15 +1604,24 @@ public final class MixScenario implements Scenario {
                 Map<String, Object> p99 = new LinkedHashMap<>();
                 Map<String, Object> over = new LinkedHashMap<>();
                 double sa = p99(mine.get("standalone"));
+                Map<String, Double> overRaw = new HashMap<>();
                 mine.forEach((mode, oc) -> {
                     p50.put(mode, Measures.round(oc.p50()));
                     p99.put(mode, Measures.round(oc.p99()));
                     if (!mode.equals("standalone")) {
                         double r = Measures.ratio(oc.p99(), sa);
                         over.put(mode, Measures.round(r));
-                        cell.add(r);
+                        overRaw.put(mode, r);
                     }
                 });
+                // the table's cell in the modes' own order (MODES), as its header names them: a mix
+                // whose modes ran the other way round (order=alternate) listed xq's before native's
+                // under a header that says native / xq
+                for (String mode : MODES) {
+                    if (overRaw.containsKey(mode)) {
+                        cell.add(overRaw.get(mode));
+                    }
+                }
                 o.put("p50_ms", p50);
                 o.put("p99_ms", p99);
                 o.put("p99_over_standalone", over);
@@ -2049,6 +2058,16 @@ public final class MixScenario implements Scenario {
             j.put("met_every_run", everyRun());
             return j;
         }
+    }
+
+    /** The table's LC column: each mode's P99 over standalone, the modes in {@link #MODES}' order, as {@link #judge} fills the cells. */
+    static String lcHeader(List<String> modes) {
+        return "LC P99/standalone (" + String.join(" / ", MODES.stream().filter(m -> modes.contains(m) && !m.equals("standalone")).toList()) + ")";
+    }
+
+    /** The table's BE column: each together mode's rate over native's, in {@link #MODES}' order, as {@link #judge} fills the cells. */
+    static String beHeader(List<String> modes) {
+        return "BE rate/native (" + String.join(" / ", MODES.stream().filter(m -> modes.contains(m) && togetherMode(m)).toList()) + ")";
     }
 
     static List<String> row(Mix mix, MixVerdict v, List<String> modes) {

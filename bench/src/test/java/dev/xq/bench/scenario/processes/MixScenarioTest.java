@@ -495,6 +495,29 @@ class MixScenarioTest {
         assertEquals(MixScenario.judge(mix, m).met(), v.met(), "the order changes no verdict");
     }
 
+    /**
+     * The table's cells follow its header whatever order the modes ran in: with order=alternate
+     * every other mix runs xq first, and its LC cell listed xq's ratio under the header's "native"
+     * (session 121's decode+decode read decode-1 0.91 / 1.04 where native was 1.04 and xq 0.91).
+     */
+    @Test
+    void theTablesCellsFollowItsHeaderWhateverOrderTheModesRanIn() {
+        var mix = MixScenario.MIXES.get(1);
+        var m = modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(95));
+        Map<String, Map<String, MixScenario.Outcome>> reversed = new LinkedHashMap<>();
+        reversed.put("standalone", m.get("standalone"));
+        reversed.put("xq", m.get("xq"));
+        reversed.put("native", m.get("native"));
+        List<String> given = List.of("xq", "native", "standalone");
+        assertEquals("LC P99/standalone (native / xq)", MixScenario.lcHeader(given));
+        assertEquals("BE rate/native (xq)", MixScenario.beHeader(given));
+        assertEquals("BE rate/native (xq / xq-alt)", MixScenario.beHeader(List.of("native", "xq-alt", "xq")));
+        for (var byMode : List.of(m, reversed)) {
+            List<String> row = MixScenario.row(mix, MixScenario.judge(mix, byMode), given);
+            assertTrue(row.get(1).startsWith("decode 3.00 / 1.05"), "native's 30/10 first, then xq's 10.5/10: " + row);
+        }
+    }
+
     /** An LC tenant whose requests mark their launches ({@code host_ms}): three requests, the last one slow on the host or the device. */
     private static MixScenario.Outcome lcMarked(double slowHost, double slowDevice) {
         StringBuilder lat = new StringBuilder();
