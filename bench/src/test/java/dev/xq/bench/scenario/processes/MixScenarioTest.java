@@ -2,6 +2,7 @@ package dev.xq.bench.scenario.processes;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -516,6 +517,33 @@ class MixScenarioTest {
             List<String> row = MixScenario.row(mix, MixScenario.judge(mix, byMode), given);
             assertTrue(row.get(1).startsWith("decode 3.00 / 1.05"), "native's 30/10 first, then xq's 10.5/10: " + row);
         }
+    }
+
+    /**
+     * A mix whose paired reading could not be taken for a latency-critical tenant (too few of its
+     * requests while the company was stopped) gets a standalone run to be judged by, once; not where
+     * standalone ran, where native or xq is missing, or where a tenant failed.
+     */
+    @Test
+    void aMixWithoutAPairedReadingGetsAStandaloneRunToBeJudgedBy() {
+        var mix = MixScenario.MIXES.get(1);
+        var m = modes(lc(10, 7), lc(30, 7), be(100), lc(10.5, 7), be(95));
+        Map<String, Map<String, MixScenario.Outcome>> noStandalone = new LinkedHashMap<>(m);
+        noStandalone.remove("standalone");
+        assertTrue(MixScenario.needsStandalone(mix, noStandalone), "no paired reading (these tenants report no times), no standalone");
+        assertNull(MixScenario.judge(mix, noStandalone).met(), "without it the mix is not judged");
+        assertFalse(MixScenario.needsStandalone(mix, m), "standalone ran: judged by it");
+        noStandalone.put("standalone", m.get("standalone"));
+        assertNotNull(MixScenario.judge(mix, noStandalone).met(), "with it the mix is judged");
+        Map<String, Map<String, MixScenario.Outcome>> nativeOnly = new LinkedHashMap<>();
+        nativeOnly.put("native", m.get("native"));
+        assertFalse(MixScenario.needsStandalone(mix, nativeOnly), "no xq: nothing to judge");
+        Map<String, Map<String, MixScenario.Outcome>> failed = new LinkedHashMap<>();
+        failed.put("native", m.get("native"));
+        failed.put("xq", Map.of("decode", MixScenario.Outcome.failed("exit 1"), "gemm", be(95)));
+        assertFalse(MixScenario.needsStandalone(mix, failed), "a failed tenant: a standalone run rescues nothing");
+        var beOnly = MixScenario.MIXES.stream().filter(x -> x.name().equals("gemm+triton+trainbf16")).findFirst().orElseThrow();
+        assertFalse(MixScenario.needsStandalone(beOnly, Map.of("native", Map.of(), "xq", Map.of())), "no latency-critical tenant");
     }
 
     /** An LC tenant whose requests mark their launches ({@code host_ms}): three requests, the last one slow on the host or the device. */
