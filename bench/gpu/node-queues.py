@@ -4,7 +4,7 @@
 usage: node-queues.py DIR|logs-N.tgz ... [--mix SUBSTRING]
 
 ./xq bench mix writes node-queues.tsv beside the tenants' reports of every mode that runs the
-tenants under the node (QueueSampler: every 50 ms a line per process queue). This prints, per mix,
+tenants under the node (QueueSampler: every 47 ms a line per process queue). This prints, per mix,
 mode and tenant process (its busiest queue: the one that completed most), over the samples where
 that queue had work (in flight or pending):
   busy     samples with work (of all samples)

@@ -68,6 +68,25 @@ class QueueSamplerTest {
     }
 
     /**
+     * Against every beat of whole tens of milliseconds the family uses (20-200 ms), 8 s of samples
+     * land in every 5 ms of the beat: a sampler locked to the beat (50 ms against 100 ms) would
+     * see one or two phases of it only, and never the inside of a short request.
+     */
+    @Test
+    void theSamplesWalkThroughEveryPhaseOfABeat() {
+        for (long beat = 20; beat <= 200; beat += 10) {
+            boolean[] seen = new boolean[(int) ((beat + 4) / 5)];
+            for (long t = 0; t < 8_000; t += QueueSampler.PERIOD_MILLIS) {
+                seen[(int) ((t % beat) / 5)] = true;
+            }
+            for (int i = 0; i < seen.length; i++) {
+                assertTrue(seen[i], "a beat of " + beat + " ms: no sample in its " + (5 * i) + "-" + (5 * i + 5)
+                        + " ms at a period of " + QueueSampler.PERIOD_MILLIS + " ms");
+            }
+        }
+    }
+
+    /**
      * The summary per tenant takes its busiest queue's samples with work outside its process's
      * stops: the GEMM's second stream (more completed) narrowed in two of its three such samples at
      * 24 and 36 % and held in the third; the stopped sample and the idle one count for nothing.
