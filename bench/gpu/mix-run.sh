@@ -122,6 +122,8 @@ echo "== best-effort time"; for dir in "$res"/logs-*/*/xq "$res"/logs-*/*/xq-alt
 echo "== best-effort beside the latency-critical tenants, held where native let them run"; python3 bench/gpu/be-beside.py --held "$res" 2>&1 | sed "s|$res/*||" | cut -c1-220 | tail -40
 # what the node decided for each tenant meanwhile: held, narrowed, its share (bench/gpu/node-queues.py)
 echo "== the node's decisions per tenant"; python3 bench/gpu/node-queues.py "$res" 2>&1 | tail -150
+# what the node had each BE queue do inside the LC tenants' slow requests and inside the rest (bench/gpu/lc-inside.py)
+echo "== inside the latency-critical requests, slow ones apart"; python3 bench/gpu/lc-inside.py "$res" 2>&1 | cut -c1-300 | tail -80
 # an A/B call (ALT set): its two modes side by side, with or without native (bench/gpu/ab-modes.py)
 [ -n "${ALT:-}" ] && { echo "== the call's A/B"; python3 bench/gpu/ab-modes.py "$res" 2>&1 | grep -E '^(==|  [^ []+ )' | tail -80; }
 # and how many readings it moved, the LC's device and host parts apart (bench/gpu/ab-parts.py)
