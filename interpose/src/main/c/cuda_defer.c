@@ -273,10 +273,12 @@ static uint64_t dop_threads(const dop *op)
 {
     switch (op->kind) {
     case D_KERNEL:
-        return (uint64_t)op->a.k.g[0] * op->a.k.g[1] * op->a.k.g[2] * op->a.k.b[0] * op->a.k.b[1] * op->a.k.b[2];
+        return xqc_kthreads(op->a.k.f, (uint64_t)op->a.k.g[0] * op->a.k.g[1] * op->a.k.g[2],
+                            (uint64_t)op->a.k.b[0] * op->a.k.b[1] * op->a.k.b[2], op->a.k.shmem);
     case D_KERNEL_EX:
-        return (uint64_t)op->a.kx.cfg.gridDimX * op->a.kx.cfg.gridDimY * op->a.kx.cfg.gridDimZ * op->a.kx.cfg.blockDimX *
-               op->a.kx.cfg.blockDimY * op->a.kx.cfg.blockDimZ;
+        return xqc_kthreads(op->a.kx.f, (uint64_t)op->a.kx.cfg.gridDimX * op->a.kx.cfg.gridDimY * op->a.kx.cfg.gridDimZ,
+                            (uint64_t)op->a.kx.cfg.blockDimX * op->a.kx.cfg.blockDimY * op->a.kx.cfg.blockDimZ,
+                            op->a.kx.cfg.sharedMemBytes);
     case D_GRAPH:
         return UINT64_MAX;
     default:

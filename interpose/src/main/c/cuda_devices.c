@@ -58,3 +58,39 @@ int xqc_dev_sms(CUdevice d, int *tps)
     *tps = LD(&xqc_devinfo[d].tps);
     return LD(&xqc_devinfo[d].sms);
 }
+
+int xqc_width_occ; /* XQ_WIDTH=occupancy (cuda_driver.c) */
+
+/* One word per entry: the top 48 bits a hash of (function, block size, shared memory), the low 16
+ * the threads' worth of a multiprocessor one of its blocks holds; 0: empty. One load reads both, so
+ * an entry another thread replaces meanwhile is read whole, its own or the other's. */
+#define OCC_SLOTS 1024u
+static uint64_t g_occ[OCC_SLOTS];
+
+static uint64_t occ_footprint(CUfunction f, uint64_t bthreads, size_t shmem)
+{
+    int n = 0, tps = 0;
+    CUdevice d = 0;
+    if (!xqc_cu.OccupancyBlocks || !xqc_cu.CtxGetDevice || bthreads == 0 || bthreads > 0xFFFF) return bthreads;
+    if (xqc_cu.OccupancyBlocks(&n, f, (int)bthreads, shmem) || n <= 0) return bthreads;
+    if (xqc_cu.CtxGetDevice(&d) || !xqc_dev_sms(d, &tps) || tps <= 0) return bthreads;
+    uint64_t foot = ((uint64_t)tps + (uint64_t)n - 1) / (uint64_t)n;
+    return foot < bthreads ? bthreads : foot > 0xFFFF ? 0xFFFF : foot;
+}
+
+uint64_t xqc_occ_threads(CUfunction f, uint64_t blocks, uint64_t bthreads, size_t shmem)
+{
+    uint64_t k = (uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull ^ ((bthreads << 32) | (uint64_t)shmem) * 0xC2B2AE3D27D4EB4Full;
+    k ^= k >> 31;
+    uint64_t tag = k & ~0xFFFFull;
+    if (!tag) tag = 1ull << 16;
+    uint64_t *slot = &g_occ[(k >> 16) & (OCC_SLOTS - 1)];
+    uint64_t e = LD(slot), foot;
+    if ((e & ~0xFFFFull) == tag && (e & 0xFFFF)) {
+        foot = e & 0xFFFF;
+    } else {
+        foot = occ_footprint(f, bthreads, shmem);
+        if (foot && foot <= 0xFFFF) ST(slot, tag | foot);
+    }
+    return blocks * (foot ? foot : bthreads);
+}

@@ -1,6 +1,6 @@
 /*
  * cuda_driver.c: glibc's own dlsym, the driver entry points the interposer calls itself (xqc_cu,
- * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_STRETCH, XQ_GUARD_PAD, XQ_ARRIVAL_DIRECT, XQ_ESTIMATES),
+ * resolved once), the options read with them (XQ_STALL, XQ_COMPLETION, XQ_MARKS, XQ_STRETCH, XQ_WIDTH, XQ_GUARD_PAD, XQ_ARRIVAL_DIRECT, XQ_ESTIMATES),
  * and starting our own threads.
  */
 #include "cuda_int.h"
@@ -116,6 +116,7 @@ int xqc_cu_resolve(void *hint)
             CU(HostUnregister, "cuMemHostUnregister");
             CU(HostGetDevPtr, "cuMemHostGetDevicePointer_v2"), CU(DeviceGetAttribute, "cuDeviceGetAttribute");
             CU(StreamQuery, "cuStreamQuery");
+            CU(OccupancyBlocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
             CU(FuncGetParamInfo, "cuFuncGetParamInfo"), CU(KernelGetParamInfo, "cuKernelGetParamInfo");
             CU(KernelGetFunction, "cuKernelGetFunction");
             if (!CU(EventElapsed, "cuEventElapsedTime_v2")) CU(EventElapsed, "cuEventElapsedTime");
@@ -146,6 +147,16 @@ int xqc_cu_resolve(void *hint)
         xqc_hot.stretch_mode = !sw || !*sw || !strcmp(sw, "1") ? 0 : !strcmp(sw, "0") ? 1 : !strcmp(sw, "reserve") ? 2 : 0;
         if (sw && *sw && strcmp(sw, "0") && strcmp(sw, "1") && strcmp(sw, "reserve"))
             xlog(1, "xq: ignoring XQ_STRETCH='%s': not 0, 1 or reserve", sw);
+        /* kernels' widths by their threads unless XQ_WIDTH=occupancy (cuda_int.h: xqc_kthreads) */
+        const char *wv = getenv("XQ_WIDTH");
+        if (wv && *wv && strcmp(wv, "threads") && strcmp(wv, "occupancy"))
+            xlog(1, "xq: ignoring XQ_WIDTH='%s': not threads or occupancy", wv);
+        else if (wv && !strcmp(wv, "occupancy") && !xqc_cu.OccupancyBlocks)
+            xlog(1, "xq: XQ_WIDTH=occupancy unavailable: the driver lacks cuOccupancyMaxActiveBlocksPerMultiprocessor; widths by threads");
+        else if (wv && !strcmp(wv, "occupancy")) {
+            ST(&xqc_width_occ, 1);
+            xlog(2, "xq: kernels' widths by occupancy (XQ_WIDTH=occupancy)");
+        }
         const char *gp = getenv("XQ_GUARD_PAD"); /* learnt unless XQ_GUARD_PAD=0 */
         xqc_pad_on = !(gp && !strcmp(gp, "0"));
         if (gp && *gp && strcmp(gp, "0") && strcmp(gp, "1"))

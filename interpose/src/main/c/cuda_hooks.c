@@ -268,15 +268,15 @@ DGATED(W_LAUNCH, cuLaunchKernel,
         unsigned shmem, CUstream hStream, void **params, void **extra),
        (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra), hStream, KSHAPE(f, gx, gy, gz, bx, by, bz), f,
        xqc_build_launch(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra),
-       (uint64_t)gx * gy * gz * bx * by * bz, real_(f, gx, gy, gz, bx, by, bz, shmem, ns_, params, extra))
+       xqc_kthreads(f, (uint64_t)gx * gy * gz, (uint64_t)bx * by * bz, shmem), real_(f, gx, gy, gz, bx, by, bz, shmem, ns_, params, extra))
 DGATED(W_LAUNCH_EX, cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f, void **params, void **extra),
        (config, f, params, extra), config ? config->hStream : NULL,
        config ? KSHAPE(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
                        config->blockDimZ)
               : 0,
        f, xqc_build_launch_ex(config, f, params, extra),
-       config ? (uint64_t)config->gridDimX * config->gridDimY * config->gridDimZ * config->blockDimX * config->blockDimY *
-                    config->blockDimZ
+       config ? xqc_kthreads(f, (uint64_t)config->gridDimX * config->gridDimY * config->gridDimZ,
+                             (uint64_t)config->blockDimX * config->blockDimY * config->blockDimZ, config->sharedMemBytes)
               : 0,
        launch_ex_on(real_, config, ns_, f, params, extra))
 GATED(W_COOP, cuLaunchCooperativeKernel,

@@ -252,6 +252,7 @@ struct xqc_driver {
     CUresult (*HostGetDevPtr)(CUdeviceptr *, void *, unsigned int);
     CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
     CUresult (*StreamQuery)(CUstream); /* sparse marks: a quiet stream's unmarked launches */
+    CUresult (*OccupancyBlocks)(int *, CUfunction, int, size_t); /* XQ_WIDTH=occupancy (optional) */
     /* deferral (optional: missing ones mean kernels are never deferred) */
     CUresult (*FuncGetParamInfo)(void *, size_t, size_t *, size_t *);
     CUresult (*KernelGetParamInfo)(void *, size_t, size_t *, size_t *);
@@ -627,6 +628,21 @@ extern pthread_mutex_t xqc_cu_mu;
 int xqc_physical_device(int dev);
 void xqc_pci_bus_id(CUdevice dev, char *out, size_t n);
 int xqc_dev_sms(CUdevice d, int *tps);
+/* How many threads' worth of the device's multiprocessors a kernel of blocks x bthreads holds
+ * (gate.threads; its width is that over the threads a multiprocessor holds). By default its
+ * threads. XQ_WIDTH=occupancy (an A/B, off by default): each block counted as the share of a
+ * multiprocessor the driver's occupancy gives it (cuOccupancyMaxActiveBlocksPerMultiprocessor:
+ * n blocks of its size and shared memory fit one, so a block holds 1/n of it), never less than its
+ * threads. Counted by threads, a library's convolution or GEMM of ~200 blocks of 256 threads reads
+ * 25 of an H100's 132 multiprocessors, where its shared memory lets one block fit each and it takes
+ * the whole device (docs/processes.md, "Widths by occupancy"). Kept per function, block size and
+ * shared memory in a table of packed words (xqc_occ_threads, cuda_devices.c). */
+extern int xqc_width_occ;
+uint64_t xqc_occ_threads(CUfunction f, uint64_t blocks, uint64_t bthreads, size_t shmem);
+static inline uint64_t xqc_kthreads(CUfunction f, uint64_t blocks, uint64_t bthreads, size_t shmem)
+{
+    return XQ_UNLIKELY(LD(&xqc_width_occ)) ? xqc_occ_threads(f, blocks, bthreads, shmem) : blocks * bthreads;
+}
 /* xqc_dev_sms for st's device, kept in st once known (a launch reads its own stream, not the
  * device table: one cache line fewer a launch). */
 static inline int xqc_stream_sms(xstream *st, int *tps)

@@ -28,7 +28,8 @@
  * can be made unless FAKECUDA_GREEN=0, and count the kernels launched into their streams; a split
  * for thread clusters (flag 2) makes the counts asked, as the H200's driver did, unless
  * FAKECUDA_CLUSTER_SPLIT=0 (then refused, as before compute capability 9.0); FAKECUDA_SPLIT_LOG=1
- * says each split and its flags on stderr.
+ * says each split and its flags on stderr. cuOccupancyMaxActiveBlocksPerMultiprocessor: FAKECUDA_OCC_BLOCKS
+ * blocks a multiprocessor (0: the call fails), else as many as FAKECUDA_TPS threads hold.
  * cuEventElapsedTime: an event's time is when its stream completed the work recorded before it
  * (or the record, if later); FAKECUDA_TIMING=0 makes it fail (CUDA_ERROR_NOT_SUPPORTED).
  * The library's units: this core, fake_cuda_launch.c (the work a stream is given), fake_cuda_entry.c
@@ -603,6 +604,21 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
     return CUDA_SUCCESS;
 }
 
+/* Occupancy: FAKECUDA_OCC_BLOCKS blocks of any kernel fit a multiprocessor (a library's kernel,
+ * held to one or two by its shared memory), else as many as its threads allow (at least one);
+ * FAKECUDA_OCC_BLOCKS=0: the entry point fails (CUDA_ERROR_NOT_SUPPORTED). */
+static int g_occ_blocks = -1; /* FAKECUDA_OCC_BLOCKS */
+EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t shmem)
+{
+    (void)f, (void)shmem;
+    if (!n || block <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (g_occ_blocks == 0)
+        return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+    *n = g_occ_blocks > 0 ? g_occ_blocks : (g_tps / block > 0 ? g_tps / block : 1);
+    return CUDA_SUCCESS;
+}
+
 /* ------------------------------------------------------------------ fork */
 
 /* The child has no workers: it starts from a fresh driver (leaking the parent's objects),
@@ -648,5 +664,8 @@ __attribute__((constructor)) static void fake_init(void)
     const char *tp = getenv("FAKECUDA_TPS");
     if (tp && atoi(tp) > 0)
         g_tps = atoi(tp);
+    const char *ob = getenv("FAKECUDA_OCC_BLOCKS");
+    if (ob && *ob && atoi(ob) >= 0)
+        g_occ_blocks = atoi(ob);
     pthread_atfork(NULL, NULL, fake_atfork_child);
 }

@@ -177,6 +177,7 @@ void test_narrow_small(void);
 void test_narrow_join_fails(void);
 void test_narrow_width_after_quiet(void);
 void test_narrow_width_stretch(void);
+void test_narrow_width_occupancy(void);
 void test_narrow_part(void);
 void test_narrow_part_weighted(void);
 void test_narrow_parts_past_the_cache(void);

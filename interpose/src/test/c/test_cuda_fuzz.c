@@ -112,14 +112,15 @@ static void fuzz_one(unsigned seed, const char *via, int ptsz, int threads, cons
 /* XQ_FUZZ_RUNS (default 16) programs from XQ_FUZZ_SEED (default 1) on, every XQ_FUZZ_STEP-th
  * (default 1; 24 keeps the rest of a seed's run as it is), each in turn: the three
  * ways to reach the driver, the default stream per thread or legacy, one or three threads, the
- * production defaults or a mode of their own, narrowed or not, gates drawn or held as a priority
+ * production defaults or a mode of their own (one of them with kernels' widths by occupancy), narrowed or not, gates drawn or held as a priority
  * policy holds them (half of those with XQ_STALL=1), and now and then the node killed, frozen past
  * the process's patience, or killed and started again. */
 void test_fuzz_programs(void)
 {
     static const char *const vias[] = {"procaddress", "dlsym", "direct"};
     static const char *const envs[][2] = {{"XQ_LOG=0", NULL},         {"XQ_LOG=2", NULL},          {"XQ_DEFER=0", NULL},
-                                          {"XQ_COMPLETION=event", NULL}, {"XQ_LOG=2", "XQ_LOG_LEAN=1"}, {"XQ_DEFER_COPIES=0", NULL}};
+                                          {"XQ_COMPLETION=event", NULL}, {"XQ_LOG=2", "XQ_LOG_LEAN=1"},
+                                          {"XQ_DEFER_COPIES=0", "XQ_WIDTH=occupancy"}};
     const char *r = getenv("XQ_FUZZ_RUNS"), *s0 = getenv("XQ_FUZZ_SEED"), *st = getenv("XQ_FUZZ_STEP");
     int runs = r ? atoi(r) : 16;
     unsigned first = s0 ? (unsigned)strtoul(s0, NULL, 10) : 1, step = st ? (unsigned)strtoul(st, NULL, 10) : 1;

@@ -33,6 +33,7 @@ static const struct {
     {"narrow_join_fails", test_narrow_join_fails},
     {"narrow_width_after_quiet", test_narrow_width_after_quiet},
     {"narrow_width_stretch", test_narrow_width_stretch},
+    {"narrow_width_occupancy", test_narrow_width_occupancy},
     {"narrow_not_asked", test_narrow_not_asked},
     {"visible_devices_uuid", test_visible_devices_uuid},
     {"pci_unknown", test_pci_unknown},

@@ -113,19 +113,26 @@ void test_narrow_small(void) { narrow_block("FAKECUDA_GREEN=1", "new", 100, 0, "
  * says 16 after the second. (H200, session 80: the decoder's reserve fell to its first kernels'
  * width at each request after a quiet spell, a trainer beside it widened to all but 8
  * multiprocessors, the decoder's first five requests at 2.2-2.4 x its median.) */
-/* Runs xq-cuda-app at priority 2 with args and returns the width word of its stream's slot (0: none). */
-static uint32_t width_word_after(const char *env, const char **args)
+/* Runs xq-cuda-app with env and args and returns the width word of its stream's slot (0: none);
+ * with said, checks that its stderr says it. */
+static uint32_t width_word_env(const char **env, const char **args, const char *said)
 {
     tn_start(SOCK, 16);
     tn_space("SPACE mps /tmp/xq-test-mps 100 narrow");
     tn_defaults(0, 0, 0, 0);
     app a;
-    start(&a, (const char *[]){"XQ_PRIORITY=2", "FAKECUDA_TPS=64", env, NULL}, args);
+    start(&a, env, args);
     CHECK(finish(&a, 15) && a.status == 0, "exit %d: %s", a.status, slurp(a.err));
+    if (said) CHECK(strstr(slurp(a.err), said), "no '%s' in stderr: %s", said, slurp(a.err));
     int slot = stream_slot(0, 0, NULL, 0);
     xq_slot *s = slot >= 0 ? tn_slot(0, (unsigned)slot) : NULL;
     CHECK(s, "no STREAM");
     return s ? LD(&s->width) : 0;
+}
+/* Runs xq-cuda-app at priority 2 with args and returns the width word of its stream's slot (0: none). */
+static uint32_t width_word_after(const char *env, const char **args)
+{
+    return width_word_env((const char *[]){"XQ_PRIORITY=2", "FAKECUDA_TPS=64", env, NULL}, args, NULL);
 }
 
 void test_narrow_width_after_quiet(void)
@@ -402,4 +409,31 @@ void test_narrow_join_fails(void)
 {
     join_fail("4", 1);
     join_fail("999", 0);
+}
+
+/* Widths by occupancy (XQ_WIDTH=occupancy, an A/B; cuda_int.h: xqc_kthreads): kernels of 200 blocks
+ * of 256 threads on multiprocessors of 2048 threads read 25 wide by their threads. Where the driver
+ * says one such block fits a multiprocessor (a library's convolution, held by its shared memory),
+ * they read the whole device (132), through cuLaunchKernelEx and cuGetProcAddress (whose launches
+ * can be deferred) too; where eight fit, 25 as by threads. A driver that fails the call, and the
+ * default, read by threads; a bad value is said and ignored. */
+static void width_occ_case(const char *width, const char *occ, const char *a1, const char *a2, unsigned want, const char *said)
+{
+    uint32_t w = width_word_env((const char *[]){"XQ_PRIORITY=2", "XQ_LOG=2", width, occ, NULL},
+                                (const char *[]){"--tasks", "3", "--kernels", "2", "--us", "300", "--stream", "new", "--block", "256",
+                                                 "--grid", "200", a1, a2, NULL},
+                                said);
+    CHECK(w >> 31 && XQ_WIDTH_SMS(w) == 132 && XQ_WIDTH_WIDEST(w) == want && XQ_WIDTH_STRETCH(w) == want,
+          "width word %#x with %s, %s, %s: want 132 multiprocessors, the widest %u, now too", w, width, occ, a1 ? a1 : "-", want);
+}
+void test_narrow_width_occupancy(void)
+{
+    width_occ_case("XQ_WIDTH=threads", "FAKECUDA_OCC_BLOCKS=1", NULL, NULL, 25, NULL);
+    width_occ_case("XQ_WIDTH=", "FAKECUDA_OCC_BLOCKS=1", NULL, NULL, 25, NULL);
+    width_occ_case("XQ_WIDTH=occupancy", "FAKECUDA_OCC_BLOCKS=1", NULL, NULL, 132, "kernels' widths by occupancy");
+    width_occ_case("XQ_WIDTH=occupancy", "FAKECUDA_OCC_BLOCKS=1", "--ex", NULL, 132, NULL);
+    width_occ_case("XQ_WIDTH=occupancy", "FAKECUDA_OCC_BLOCKS=1", "--via", "procaddress", 132, NULL);
+    width_occ_case("XQ_WIDTH=occupancy", "FAKECUDA_OCC_BLOCKS=8", NULL, NULL, 25, NULL);
+    width_occ_case("XQ_WIDTH=occupancy", "FAKECUDA_OCC_BLOCKS=0", NULL, NULL, 25, NULL);
+    width_occ_case("XQ_WIDTH=widest", "FAKECUDA_OCC_BLOCKS=1", NULL, NULL, 25, "ignoring XQ_WIDTH='widest': not threads or occupancy");
 }

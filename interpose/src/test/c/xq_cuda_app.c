@@ -102,11 +102,12 @@ static struct {
     const char *attr; /* NULL | same | alternate | other */
     int latencies;    /* --latencies: every task's latency in the JSON line too */
     unsigned block;   /* threads per block of every kernel (--block; default 1) */
+    unsigned grid;    /* blocks of every kernel but the long ones (--grid; default 1) */
     long narrow_after; /* --narrow-after T: from task T on, blocks of 64 threads (-1: never) */
     int poisson;      /* --poisson: tasks released at random, exponential gaps of --period-ms on average */
     int ctx_switch;   /* --switch set|push|create: odd kernels of a task go in device 1's primary context (set current, or
                        * pushed and popped), or (create) a context made on device 1 for the first of them, pushed and popped after */
-} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, -1, 0, 0};
+} O = {10, 0, 1, 1000, 0, 0, 0, "default", 0, 0, 1, 0, 0, 0, 0, 0, NULL, 0, 1, 1, -1, 0, 0};
 static void *k_spin, *k_inc; /* --attr: the kernels' CUkernel handles */
 /* --check with --dtod: the input goes through a second buffer (a device-to-device copy) before
  * the increment; --scribble: the host input is overwritten as soon as its copy returns (a
@@ -273,7 +274,7 @@ static CUresult launch_grid(CUfunction f, CUstream s, void **params, unsigned gx
     return launch_smem(f, s, params, gx, 0);
 }
 
-static CUresult launch(CUfunction f, CUstream s, void **params) { return launch_grid(f, s, params, 1); }
+static CUresult launch(CUfunction f, CUstream s, void **params) { return launch_grid(f, s, params, O.grid ? O.grid : 1); }
 
 /* --attr: the k-th spin kernel of a task, its attribute set first as the mode says */
 static CUresult launch_attr(CUstream s, void **params, int k)
@@ -448,7 +449,7 @@ static void usage(void)
     fprintf(stderr, "usage: xq-cuda-app [--tasks N] [--seconds S] [--kernels K] [--us T] [--period-ms P [--poisson]]\n"
                     "  [--long-every N --long-us T]\n"
                     "  [--stream default|ptds|ptdsh|new|prio:<p>] [--via direct|procaddress|dlsym] [--wait stream|ctx|ctx13 (ctx*: --via procaddress)]\n"
-                    "  [--check] [--block THREADS]\n"
+                    "  [--check] [--block THREADS] [--grid BLOCKS]\n"
                     "  [--narrow-after TASK (blocks of 64 threads from that task on)]\n"
                     "  [--dtod] [--scribble] (with --check) [--packed]\n"
                     "  [--ex] [--threads N] [--capture N] [--fail N] [--fork launch|idle] [--linger-ms M]\n"
@@ -472,6 +473,8 @@ int main(int argc, char **argv)
             O.kernels = atoi(v);
         else if (OPT("--block"))
             O.block = (unsigned)atoi(v);
+        else if (OPT("--grid"))
+            O.grid = (unsigned)atoi(v);
         else if (OPT("--narrow-after"))
             O.narrow_after = atol(v);
         else if (OPT("--us"))
