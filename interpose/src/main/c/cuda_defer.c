@@ -358,6 +358,7 @@ void xqc_drain(xstream *st, int force)
         int timed = smp >= 0 && !xqc_smp_record(st, smp, 0);
         CUresult r = dop_call_narrow(st, op);
         timed = timed && r == CUDA_SUCCESS && !xqc_smp_record(st, smp, 1);
+        uint64_t thr = r == CUDA_SUCCESS ? dop_threads(op) : 0; /* before the lock: XQ_WIDTH=occupancy may ask the driver */
         mu_lock(&st->mu);
         st->dq_head = op->next;
         if (!st->dq_head) st->dq_tail = NULL;
@@ -370,7 +371,7 @@ void xqc_drain(xstream *st, int force)
             if (--st->active == 0) st->ready_since = 0, idle = 1;
         } else {
             st->launched++;
-            xqc_width_note(st, dop_threads(op), t);
+            xqc_width_note(st, thr, t);
             kick |= xqc_after_launch(st, t, ck, est, scale, isolate || timed, &idle); /* a sample is read once marked */
         }
         smp_launched(st, smp, ck, timed);
