@@ -22,7 +22,7 @@ fi
 echo "k8s e2e: cluster binaries ready in $(( $(date +%s) - t0 )) s"
 bash "$ROOT/k8s/cluster/e2e.sh" "$C" > "$C/ci-e2e.log" 2>&1
 rc=$?
-grep -E '^CHECK |^e2e: |^(image|up|install|checks|uninstall|down|total) |port 50000 is taken' "$C/ci-e2e.log"
+grep -E '^CHECK |^e2e: |^(image|up|install|checks|uninstall|down|total) |port 50000 is taken|reserved from ephemeral use' "$C/ci-e2e.log"
 if [ $rc = 2 ]; then
   echo "k8s e2e: not run: $(grep -m1 '^e2e.sh: ' "$C/ci-e2e.log")"
   exit 0

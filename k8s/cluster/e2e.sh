@@ -212,6 +212,20 @@ PY
 if [ "$PORT" != 50000 ]; then
   say "port 50000 is taken on this host, the node's HTTP API gets $PORT; the holder: $( (ss -ltnpH 'sport = :50000' 2>/dev/null || netstat -ltnp 2>/dev/null | grep ':50000 ') | tr '\n' ';')"
 fi
+# The port lies in Linux's ephemeral range (ip_local_port_range: 32768-60999 on Debian): any outgoing
+# connection the cluster's parts make may be given it as its local port, and the node then cannot
+# listen there. CI met that twice (stop 126; 8 December, session 122: free when checked above, taken
+# by the time the node started, the pod never Ready). Reserved from ephemeral use for the test's run
+# (ip_local_reserved_ports), the host's list put back as it was when the script ends.
+RESV_FILE=/proc/sys/net/ipv4/ip_local_reserved_ports
+RESV_BEFORE=$(cat "$RESV_FILE" 2>/dev/null || true)
+restore_reserved() { if [ -w "$RESV_FILE" ]; then echo "$RESV_BEFORE" > "$RESV_FILE" || true; fi; }
+if [ -w "$RESV_FILE" ] && echo "${RESV_BEFORE:+$RESV_BEFORE,}$PORT" > "$RESV_FILE" 2>/dev/null; then
+  trap restore_reserved EXIT
+  say "port $PORT reserved from ephemeral use for the test (the host's list was '$RESV_BEFORE')"
+else
+  say "port $PORT could not be reserved from ephemeral use ($RESV_FILE not writable): a client socket may still take it"
+fi
 BEFORE=$(host_state)
 
 phase_start image
