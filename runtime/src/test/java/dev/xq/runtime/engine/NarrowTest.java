@@ -1237,16 +1237,21 @@ class NarrowTest {
         gb.fitGap(85_000_000L, System.nanoTime());
         qa.changed();
         qb.changed();
-        assertTrue(stably(() -> a.part().equals("0/1") && b.part().equals("0/1") && !ga.offTurn() && gb.offTurn(), 20),
-                "turns on all of it, the first one's: " + a.parts + " " + b.parts + " " + ga.offTurn() + " " + gb.offTurn());
+        long began = stableSince(() -> a.part().equals("0/1") && b.part().equals("0/1") && !ga.offTurn() && gb.offTurn(), 20);
+        assertTrue(began > 0, "turns on all of it, the first one's: " + a.parts + " " + b.parts + " " + ga.offTurn() + " " + gb.offTurn());
         assertEquals(1.0, ga.partFraction(), 1e-9);
-        // its kernels in flight: the turn stays however long
+        // its kernels in flight: the turn stays however long. Drained past ROTATE_NANOS the turn
+        // passes by rule, so a test thread stalled that long before the kernels are in flight (a
+        // loaded CI machine: session 122's stop failed here once) cannot tell
         a.counters = busy(21_300_000);
+        boolean inTime = System.nanoTime() - began < BestEffortSpace.ROTATE_NANOS - 5_000_000L;
         Thread.sleep(BestEffortSpace.ROTATE_NANOS / 1_000_000 + 20);
         qa.changed();
         qb.changed();
         Thread.sleep(50);
-        assertTrue(!ga.offTurn() && gb.offTurn(), "no turn while its kernel runs");
+        boolean kept = !ga.offTurn() && gb.offTurn();
+        assumeTrue(kept || inTime, "the machine too slow to tell");
+        assertTrue(kept, "no turn while its kernel runs");
         // nothing in flight again: the second one's turn, the first held at once
         int heldBefore = (int) a.held.stream().filter(h -> h).count();
         a.counters = new ExternalCounters(1, 0, 10, 10, 0, 9_000_000, 21_300_000, System.nanoTime());
