@@ -124,6 +124,9 @@ echo "== best-effort beside the latency-critical tenants, held where native let 
 echo "== the node's decisions per tenant"; python3 bench/gpu/node-queues.py "$res" 2>&1 | tail -150
 # what the node had each BE queue do inside the LC tenants' slow requests and inside the rest (bench/gpu/lc-inside.py)
 echo "== inside the latency-critical requests, slow ones apart"; python3 bench/gpu/lc-inside.py "$res" 2>&1 | cut -c1-300 | tail -80
+# whether the LC tenants' slow requests were slow on their hosts, and there whether the CPU ran slow or the
+# launches waited in the driver (bench/gpu/host-speed.py)
+echo "== latency-critical hosts: slow requests, the CPU's speed, the driver's launch calls"; python3 bench/gpu/host-speed.py "$res" 2>&1 | cut -c1-420 | tail -60
 # an A/B call (ALT set): its two modes side by side, with or without native (bench/gpu/ab-modes.py)
 [ -n "${ALT:-}" ] && { echo "== the call's A/B"; python3 bench/gpu/ab-modes.py "$res" 2>&1 | grep -E '^(==|  [^ []+ )' | tail -80; }
 # and how many readings it moved, the LC's device and host parts apart (bench/gpu/ab-parts.py)

@@ -18,3 +18,6 @@ for d in /tmp/xq-mix/logs-*/bulk+trainbf16/*; do
   [ -f "$d/bulk.json" ] && python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); l=r['lat_ms']; print(sys.argv[2], sum(1 for x in l if x > 12), 'of', len(l))" "$d/bulk.json" "${d#/tmp/xq-mix/}"
 done
 grep -A40 "== inside the latency-critical requests" "$OUT/width.log" | cut -c1-300 | head -40
+# since session 123: were the slow requests slow on the host, and there did the CPU run slow (the release spin)
+# or did the launches wait in the driver (the interposer's XQ_TIME_LAUNCHES count)? bench/gpu/host-speed.py
+python3 bench/gpu/host-speed.py /tmp/xq-mix 2>&1 | cut -c1-420 | tail -30

@@ -411,10 +411,42 @@ def pct(sorted_vals, q):
     return sorted_vals[min(len(sorted_vals) - 1, int(round(q / 100.0 * (len(sorted_vals) - 1))))]
 
 
+def launch_timer():
+    """This thread's time inside the driver's launch calls, in ms, as a function (None where the
+    interposer is not loaded or does not count it: XQ_TIME_LAUNCHES=1, which main sets for
+    latency-critical kinds before CUDA starts)."""
+    import ctypes
+    try:
+        f = ctypes.CDLL(None).xq_bench_launch_time
+    except (AttributeError, OSError):
+        return None
+    counts = getattr(ctypes.CDLL(None), "xq_bench_counts", None)
+    buf = (ctypes.c_uint64 * 2)()
+    cbuf = (ctypes.c_uint64 * 2)()
+
+    def read():
+        """(ms inside launch calls, launches timed, lean launches of this thread, launches of the process)"""
+        f(buf)
+        if counts:
+            counts(cbuf)
+        return buf[0] / 1e6, buf[1], cbuf[0], cbuf[1]
+    return read
+
+
 def run_lc(t, seconds, period_ms, poisson=False, before=None):
     period = period_ms / 1000.0
     rng = random.Random(40)  # the same arrivals in every run and mode
     lat, at, host, host_cpu = [], [], [], []
+    # How fast this thread ran just before each request: turns of the release spin (below) per
+    # microsecond over its last stretch, -1 where the spin lasted under 0.3 ms. A request whose
+    # host part is slow with a spin as fast as the others' met a CPU at its usual speed, and its
+    # time went in its calls (bench/gpu/host-speed.py)
+    spin = []
+    # this thread's time inside the driver's launch calls during each request (ms; under the
+    # interposer with XQ_TIME_LAUNCHES=1, else not reported), its launches, and how many of them
+    # took the interposer's lean path (nothing could hold them: the top of the device)
+    timer = launch_timer()
+    launch_ms, launches, lean = [], [], []
     start = time.perf_counter()
     # each request's issue time in epoch ms: a run that pauses the BE tenants now and then (the mix
     # scenario's `pause`) splits the requests by what ran beside them
@@ -427,16 +459,26 @@ def run_lc(t, seconds, period_ms, poisson=False, before=None):
         wait = next_at - time.perf_counter()
         if wait > 0.002:
             time.sleep(wait - 0.001)
+        s0 = time.perf_counter()
+        turns = 0
         while time.perf_counter() < next_at:
-            pass
+            turns += 1
+        s1 = time.perf_counter()
+        spin.append(round(turns / ((s1 - s0) * 1e6), 3) if s1 - s0 >= 0.0003 else -1.0)
         if before:
             before(len(lat))
+        d0 = timer() if timer else None
         c0 = time.thread_time()
         t0 = time.perf_counter()
         _ISSUED[0] = 0.0
         t.request()
         t1 = time.perf_counter()
         lat.append((t1 - t0) * 1000.0)
+        if d0:
+            d1 = timer()
+            launch_ms.append(round(d1[0] - d0[0], 3))
+            launches.append(d1[1] - d0[1])
+            lean.append(d1[2] - d0[2])
         # until the last launch was issued: wall and this thread's CPU time (-1: not marked)
         host.append((_ISSUED[0] - t0) * 1000.0 if _ISSUED[0] else -1.0)
         host_cpu.append((_ISSUED[1] - c0) * 1000.0 if _ISSUED[0] else -1.0)
@@ -444,7 +486,10 @@ def run_lc(t, seconds, period_ms, poisson=False, before=None):
         # Open loop: releases stay on the period grid; a request that overran starts the next
         # one at once instead of queueing a burst of catch-up requests.
         next_at = max(next_at + (rng.expovariate(1.0 / period) if poisson else period), t1)
-    return lat, at, host, host_cpu
+    extra = {"spin_per_us": spin}
+    if timer and any(launches):
+        extra |= {"launch_ms": launch_ms, "launches": launches, "lean": lean}
+    return lat, at, host, host_cpu, extra
 
 
 def run_be(t, seconds):
@@ -492,6 +537,10 @@ def main():
 
     kind = a.kind
     lc = kind in LC_PERIOD_MS
+    if lc and not a.ab_interposer:
+        # under ./xq run, the interposer counts this thread's time inside the driver's launch calls
+        # (two clock reads a launch); read when it resolves the driver, at the first CUDA call
+        os.environ.setdefault("XQ_TIME_LAUNCHES", "1")
     role = "lc" if lc else "be"
     dev = torch.device(a.device)
     sz = SMOKE if a.smoke else FULL
@@ -565,7 +614,7 @@ def main():
             bypass(1 if on else 0)
             bypassed.append(1 if on else 0)
     if lc:
-        lat, at, host, host_cpu = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON,
+        lat, at, host, host_cpu, extra = run_lc(t, a.seconds, LC_PERIOD_MS[kind] if a.period_ms is None else a.period_ms, kind in POISSON,
                          before)
         lean = {}
         if before:
@@ -582,7 +631,7 @@ def main():
               "mean_ms": sum(s) / len(s) if s else 0.0, "checksum": checksum,
               "lat_ms": [round(v, 4) for v in lat], "t_ms": [round(v, 1) for v in at],
               "host_ms": [round(v, 3) for v in host], "host_cpu_ms": [round(v, 3) for v in host_cpu]}
-             | ({"bypassed": bypassed} if a.ab_interposer else {}) | lean)
+             | extra | ({"bypassed": bypassed} if a.ab_interposer else {}) | lean)
     else:
         n, secs, done = run_be(t, a.seconds)
         res = {"role": "be", "kind": kind, "iterations": n, "seconds": secs,

@@ -147,6 +147,11 @@ int xqc_cu_resolve(void *hint)
         xqc_hot.stretch_mode = !sw || !*sw || !strcmp(sw, "1") ? 0 : !strcmp(sw, "0") ? 1 : !strcmp(sw, "reserve") ? 2 : 0;
         if (sw && *sw && strcmp(sw, "0") && strcmp(sw, "1") && strcmp(sw, "reserve"))
             xlog(1, "xq: ignoring XQ_STRETCH='%s': not 0, 1 or reserve", sw);
+        /* each thread's time inside the driver's launch calls counted only with XQ_TIME_LAUNCHES=1 */
+        const char *tl = getenv("XQ_TIME_LAUNCHES");
+        xqc_hot.time_launch = tl && !strcmp(tl, "1");
+        if (tl && *tl && strcmp(tl, "0") && strcmp(tl, "1"))
+            xlog(1, "xq: ignoring XQ_TIME_LAUNCHES='%s': not 0 or 1", tl);
         /* kernels' widths by their threads unless XQ_WIDTH=occupancy (cuda_int.h: xqc_kthreads) */
         const char *wv = getenv("XQ_WIDTH");
         if (wv && *wv && strcmp(wv, "threads") && strcmp(wv, "occupancy"))

@@ -851,6 +851,16 @@ XQ_HOT void xqc_lean_exit(const lean *l, CUresult r, void *key, uint64_t threads
  * account (cuda_diag.c) does not time */
 uint64_t xqc_lean_untimed;
 
+/* XQ_TIME_LAUNCHES=1 (bench/torch/family/tenant.py reads it around each request): out[0] the time
+ * this thread spent inside the driver's launch calls (ns), out[1] how many it made; 0 0 otherwise.
+ * A launch that waits in the driver (a full queue, a lock) shows there, apart from the thread's
+ * own work between launches. */
+__thread uint64_t xqc_t_drv_ns, xqc_t_drv_n;
+XQ_EXPORT void xq_bench_launch_time(uint64_t out[2])
+{
+    out[0] = xqc_t_drv_ns, out[1] = xqc_t_drv_n;
+}
+
 /* A measurement (bench/gpu/ab-interposer.sh): out[0] the launches this thread made by the lean path,
  * out[1] the launches made on every stream of the process. */
 XQ_EXPORT void xq_bench_counts(uint64_t out[2])

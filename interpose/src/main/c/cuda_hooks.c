@@ -192,6 +192,7 @@ static inline void *real_of(wdef *d, int k)
         lean l_;                                                                                    \
         if (XQ_LIKELY(xqc_lean_enter(&l_, (STREAM), (K) & 1, (CK)))) {                              \
             CUresult r_ = real_ ARGS;                                                               \
+            if (XQ_UNLIKELY(xqc_hot.time_launch)) xqc_t_drv_ns += now_ns() - l_.t, xqc_t_drv_n++;   \
             xqc_lean_exit(&l_, r_, (void *)(KEY), (THREADS));                                       \
             return r_;                                                                              \
         }                                                                                           \
@@ -221,10 +222,12 @@ static inline void *real_of(wdef *d, int k)
         g_.threads = (THREADS);                                                                     \
         CUstream sx_ = NULL, ns_ = XQ_UNLIKELY(g_.nw) ? xqc_narrow_begin_at(g_.st, (STREAM), (K) & 1, g_.nw, g_.noff, &sx_) : NULL;  \
         uint64_t h1_ = h0_ ? now_ns() : 0;                                                          \
+        uint64_t d1_ = XQ_UNLIKELY(xqc_hot.time_launch) ? (h1_ ? h1_ : now_ns()) : 0;               \
         CUresult r_ = XQ_UNLIKELY(ns_ != NULL) ? (NCALL) : real_ ARGS;                                                   \
         uint64_t h2_ = h0_ ? now_ns() : 0;                                                          \
         if (XQ_UNLIKELY(ns_ != NULL) && xqc_narrow_end(sx_, ns_, r_))                                                        \
             r_ = real_ ARGS;                                                                        \
+        if (XQ_UNLIKELY(d1_)) xqc_t_drv_ns += now_ns() - d1_, xqc_t_drv_n++;                       \
         xqc_gate_exit(&g_, r_);                                                                         \
         if (h0_) xqc_ht_call(h0_, h1_, h2_, &g_);                                                   \
         return r_;                                                                                  \

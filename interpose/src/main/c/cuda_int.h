@@ -153,9 +153,14 @@ struct xqc_hot_s {
      * widest as its stretch (before session 116); 2 (=reserve) its stretch as its widest too (an experiment: the node
      * then reserves for a stream what its current stretch fills) */
     int8_t stretch_mode;
+    /* XQ_TIME_LAUNCHES=1: each thread's time inside the driver's launch calls is counted (xq_bench_launch_time) */
+    int8_t time_launch;
     uint32_t ctx_epoch; /* bumped when a context may have ended: every thread's cached current context is dropped */
 } __attribute__((aligned(64)));
 extern struct xqc_hot_s xqc_hot;
+/* XQ_TIME_LAUNCHES=1: this thread's time inside the driver's launch calls (ns) and how many it made
+ * (cuda_hooks.c's deferrable calls, made by the application's thread: lean or through the gate) */
+extern __thread uint64_t xqc_t_drv_ns, xqc_t_drv_n;
 extern uint64_t xqc_lean_untimed; /* XQ_LOG_LEAN=1: lean launches the diagnostics' accounts leave out */
 _Static_assert(sizeof(struct xqc_hot_s) == 64, "the hot flags fill one cache line");
 #define xqc_state (xqc_hot.state)

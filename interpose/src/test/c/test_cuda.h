@@ -66,6 +66,7 @@ void test_bad_priority(void);
 void test_default_stream_labels(void);
 void test_ctx_switch(void);
 void test_lean_path(void);
+void test_launch_time(void);
 void test_node_killed(void);
 void test_node_restart(void);
 void test_no_node(void);

@@ -206,3 +206,38 @@ void test_overhead_cold(void)
     printf("    cold caches (1 MiB touched between launches), the interposer's own account: %.0f, %.0f, %.0f ns a launch\n",
            per[0], per[1], per[2]);
 }
+
+/* XQ_TIME_LAUNCHES=1: the time the application's thread spends inside the driver's launch calls,
+ * lean launches and gated ones alike (bench/torch/family/tenant.py reads it around each request,
+ * to tell a launch that waits in the driver from a thread that runs slow). The fake driver's
+ * FAKECUDA_CALL_US makes every enqueueing call take that long: 6 x 200 launches of 100 us each
+ * come to 120 ms or more. Without the variable nothing is counted; a bad value is said. */
+void test_launch_time(void)
+{
+    const struct {
+        unsigned win;
+        const char *env;
+        int timed;
+    } c[] = {{0, "XQ_TIME_LAUNCHES=1", 1}, {300, "XQ_TIME_LAUNCHES=1", 1}, {0, NULL, 0}, {0, "XQ_TIME_LAUNCHES=yes", 0}};
+    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+        tn_start(SOCK, 16);
+        tn_defaults(0, 0, 0, c[i].win); /* a window: no launch is lean */
+        app a;
+        start_prog(&a, BENCH, (const char *[]){"XQ_BENCH_SPIN_US=2", "FAKECUDA_CALL_US=100", c[i].env, NULL},
+                   (const char *[]){"200", NULL}, 1);
+        unsigned long long lean = 0, counted = 0, dns = 0, dn = 0;
+        const char *p = finish(&a, 60) && a.status == 0 ? strstr(slurp(a.out), "\"lean\":") : NULL;
+        CHECK(p && sscanf(p, "\"lean\":%llu,\"counted\":%llu,\"driver_ns\":%llu,\"driver_n\":%llu", &lean, &counted, &dns, &dn) == 4,
+              "case %d: exit %d: %s %s", i, a.status, slurp(a.out), slurp(a.err));
+        if (c[i].timed) {
+            CHECK(dn == 1200 && dns >= 1200ull * 100000ull && dns < 1200ull * 100000ull * 20,
+                  "case %d (window %u us): %llu launches timed in %llu ns, want 1200 in 120 ms or more", i, c[i].win, dn, dns);
+            CHECK(c[i].win ? lean == 0 : lean > 0, "case %d (window %u us): %llu lean", i, c[i].win, lean);
+        } else
+            CHECK(dn == 0 && dns == 0, "case %d (%s): %llu launches timed, want none", i, c[i].env ? c[i].env : "unset", dn);
+        if (c[i].env && strcmp(c[i].env, "XQ_TIME_LAUNCHES=1"))
+            CHECK(strstr(slurp(a.err), "ignoring XQ_TIME_LAUNCHES='yes': not 0 or 1") != NULL, "case %d: not said: %s", i, slurp(a.err));
+        printf("    window %u us%s%s: %llu launches timed inside the driver, %.1f us each; %llu lean\n", c[i].win, c[i].env ? ", " : "",
+               c[i].env ? c[i].env : "", dn, dn ? dns / 1000.0 / (double)dn : 0.0, lean);
+    }
+}

@@ -42,6 +42,7 @@ static const struct {
     {"default_stream_labels", test_default_stream_labels},
     {"ctx_switch", test_ctx_switch},
     {"lean_path", test_lean_path},
+    {"launch_time", test_launch_time},
     {"gate_direct", test_gate_direct},
     {"gate_procaddress_ptds", test_gate_procaddress},
     {"gate_procaddress_legacy", test_gate_procaddress_legacy},

@@ -1,9 +1,10 @@
 /*
  * xq-launch-bench: the cost of one cuLaunchKernel call, measured with the fake driver's "nop"
  * kernel (which does no work). Run with and without LD_PRELOAD=libxq-cuda.so; the difference is
- * the interposer's hot path. Prints {"launches":N,"ns_per_launch":X,"lean":L,"counted":C} (best of 5
- * rounds; under the interposer, L of this thread's launches took the lean path and C were counted,
- * of the 6 N made; 0 0 without it). XQ_BENCH_DEFAULT=1: on the legacy default stream, not a new one;
+ * the interposer's hot path. Prints {"launches":N,"ns_per_launch":X,"lean":L,"counted":C,
+ * "driver_ns":D,"driver_n":M} (best of 5 rounds; under the interposer, L of this thread's launches
+ * took the lean path and C were counted, of the 6 N made; 0 0 without it; with XQ_TIME_LAUNCHES=1,
+ * M of this thread's launches were timed inside the driver, D ns in all). XQ_BENCH_DEFAULT=1: on the legacy default stream, not a new one;
  * XQ_BENCH_SPIN_US=T: the fake's "spin" kernel for T us instead of "nop" (whose time measures 0).
  * XQ_BENCH_TOUCH_KB=K: between launches the program reads and writes K KiB of its own memory (a
  * line in every 64 bytes), as a real driver and framework do between two launches, so that the
@@ -160,6 +161,11 @@ int main(int argc, char **argv)
     void (*counts)(unsigned long long *) = (void (*)(unsigned long long *))dlsym(RTLD_DEFAULT, "xq_bench_counts");
     unsigned long long c[2] = {0, 0};
     if (counts) counts(c);
-    printf("{\"launches\":%ld,\"ns_per_launch\":%.1f,\"lean\":%llu,\"counted\":%llu}\n", n, best, c[0], c[1]);
+    /* and, with XQ_TIME_LAUNCHES=1, this thread's time inside the driver's launch calls (xq_bench_launch_time) */
+    void (*lt)(unsigned long long *) = (void (*)(unsigned long long *))dlsym(RTLD_DEFAULT, "xq_bench_launch_time");
+    unsigned long long d[2] = {0, 0};
+    if (lt) lt(d);
+    printf("{\"launches\":%ld,\"ns_per_launch\":%.1f,\"lean\":%llu,\"counted\":%llu,\"driver_ns\":%llu,\"driver_n\":%llu}\n", n,
+           best, c[0], c[1], d[0], d[1]);
     return 0;
 }
