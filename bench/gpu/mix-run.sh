@@ -5,6 +5,7 @@
 # (MIXES is ';'-separated, one ./xq bench call each; an entry custom=bulk+gemm+trainbf16 runs a mix of one's own)
 # (PAUSE=S: the paired reading, the BE tenants stopped S s of every 2 S; bench/README.md)
 # (RUNS=N: each entry's mixes N times in one ./xq bench call, judged run by run and run after run)
+# (MPS_PIPE=DIR: the CUDA_MPS_PIPE_DIRECTORY of a running MPS control daemon, for MODES with mps: plain MPS clients, no XQ)
 # (ORDER=alternate, the default: MODES as listed for odd-numbered entries of MIXES, reversed for even-numbered
 #  ones (native,xq,xq-alt then xq-alt,xq,native; standalone and xq-alone first either way, themselves swapped), and within an entry of
 #  several mixes the bench's order=alternate: the node's first xq mode reacted slower than the second in session
@@ -76,7 +77,7 @@ for m in $(echo "${MIXES:-all}" | tr ';' ' '); do
     esac
   fi
   echo "== mix $i ($m): modes $modes${order:+, order $order}"
-  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" $sel modes="$modes" ${ALT:+alt="$ALT"} ${PAUSE:+pause="$PAUSE"} ${order:+order="$order"} ${RUNS:+runs="$RUNS"} \
+  timeout "${TMO:-560}" ./xq bench mix --device cuda seconds="${SECS:-8}" $sel modes="$modes" ${ALT:+alt="$ALT"} ${PAUSE:+pause="$PAUSE"} ${order:+order="$order"} ${RUNS:+runs="$RUNS"} ${MPS_PIPE:+mps_pipe="$MPS_PIPE"} \
     --json "$res/mix-$i.json" > "$res/mix-$i.txt" 2>&1
   rc=$?
   if [ -n "$sampler" ]; then
