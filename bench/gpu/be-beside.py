@@ -25,36 +25,22 @@ let it run.
 """
 import argparse
 import glob
-import io
 import json
 import os
 import re
 import sys
-import tarfile
+
+import mixlogs
 
 
 def reports(d):
     """{(run, mix, mode): {tenant: report}} under d, from files or logs-N.tgz."""
     out = {}
-
-    def put(path, data):
-        m = re.search(r'logs-(\d+)/([^/]+)/([^/]+)/([^/]+)\.json$', path)
-        if not m:
-            return
-        run, mix, mode, tenant = m.groups()
+    for run, mix, mode, name, data in mixlogs.walk(d, ('.json',)):
         try:
-            out.setdefault((run, mix, mode), {})[tenant] = json.loads(data)
+            out.setdefault((run, mix, mode), {})[name[:-5]] = json.loads(data)
         except ValueError:
             pass
-
-    for p in glob.glob(os.path.join(d, 'logs-*', '*', '*', '*.json')):
-        with open(p) as f:
-            put(p, f.read())
-    for t in glob.glob(os.path.join(d, 'logs-*.tgz')):
-        with tarfile.open(t) as tf:
-            for m in tf.getmembers():
-                if m.isfile() and m.name.endswith('.json'):
-                    put(m.name, tf.extractfile(m).read().decode())
     return out
 
 

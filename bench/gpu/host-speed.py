@@ -34,38 +34,23 @@ had nothing of it left to run once the host was done. For each mix, mode and LC 
   the CPU itself ran slow (a busy neighbour on the same physical core, a clock step).
 """
 import argparse
-import glob
 import json
 import os
-import re
 import statistics
-import tarfile
+
+import mixlogs
 
 
 def reports(d):
     """{(run, mix, mode): {tenant: report}} of the LC tenants under d."""
     out = {}
-
-    def put(path, data):
-        m = re.search(r'logs-(\d+)/([^/]+)/([^/]+)/([^/]+)\.json$', path)
-        if not m:
-            return
+    for run, mix, mode, name, text in mixlogs.walk(d, ('.json',)):
         try:
-            r = json.loads(data.strip().splitlines()[-1])
+            r = json.loads(text.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            return
+            continue
         if r.get('role') == 'lc' and r.get('lat_ms'):
-            run, mix, mode, name = m.groups()
-            out.setdefault((run, mix, mode), {})[name] = r
-
-    for p in glob.glob(os.path.join(d, 'logs-*', '*', '*', '*.json')):
-        with open(p) as f:
-            put(p, f.read())
-    for t in glob.glob(os.path.join(d, 'logs-*.tgz')):
-        with tarfile.open(t) as tf:
-            for m in tf.getmembers():
-                if m.isfile() and m.name.endswith('.json'):
-                    put(m.name, tf.extractfile(m).read().decode())
+            out.setdefault((run, mix, mode), {})[name[:-5]] = r
     return out
 
 

@@ -22,24 +22,17 @@ With the sampler locked to a beat (50 ms against 100 ms), samples may never fall
 the line then says so.
 """
 import argparse
-import glob
-import io
 import json
 import os
-import re
 import statistics
-import tarfile
+
+import mixlogs
 
 
 def runs(d):
     """{(run, mix, mode): {'reports': {tenant: report}, 'queues': [row dict]}} under d."""
     out = {}
-
-    def put(path, data):
-        m = re.search(r'logs-(\d+)/([^/]+)/([^/]+)/([^/]+)$', path)
-        if not m:
-            return
-        run, mix, mode, name = m.groups()
+    for run, mix, mode, name, data in mixlogs.walk(d, ('.json', 'node-queues.tsv')):
         slot = out.setdefault((run, mix, mode), {'reports': {}, 'queues': []})
         if name.endswith('.json'):
             try:
@@ -49,22 +42,12 @@ def runs(d):
         elif name == 'node-queues.tsv':
             lines = data.splitlines()
             if not lines:
-                return
+                continue
             head = lines[0].split('\t')
             for line in lines[1:]:
                 cells = line.split('\t')
                 if len(cells) == len(head):
                     slot['queues'].append(dict(zip(head, cells)))
-
-    for p in glob.glob(os.path.join(d, 'logs-*', '*', '*', '*')):
-        if p.endswith('.json') or p.endswith('node-queues.tsv'):
-            with open(p) as f:
-                put(p, f.read())
-    for t in glob.glob(os.path.join(d, 'logs-*.tgz')):
-        with tarfile.open(t) as tf:
-            for m in tf.getmembers():
-                if m.isfile() and (m.name.endswith('.json') or m.name.endswith('node-queues.tsv')):
-                    put(m.name, tf.extractfile(m).read().decode())
     return out
 
 
