@@ -86,7 +86,7 @@ def tenant_line(r, slow_factor):
         s += '; inside the driver\'s launch calls P50 %s in those, %s in the rest' % (fmt(d_slow, ' ms'), fmt(d_rest, ' ms'))
         if d_slow is not None and d_rest is not None and h_slow is not None and h_rest is not None and h_slow > h_rest:
             s += ' (%.0f %% of the host part\'s growth)' % (100.0 * (d_slow - d_rest) / (h_slow - h_rest))
-    nl, ln = r.get('launches') or [], r.get('lean') or []
+    nl, ln = r.get('launch_n') or [], r.get('lean_n') or []
     if len(nl) == n and len(ln) == n:
         def share(ix):
             a = sum(nl[i] for i in ix)

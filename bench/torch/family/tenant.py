@@ -446,7 +446,7 @@ def run_lc(t, seconds, period_ms, poisson=False, before=None):
     # interposer with XQ_TIME_LAUNCHES=1, else not reported), its launches, and how many of them
     # took the interposer's lean path (nothing could hold them: the top of the device)
     timer = launch_timer()
-    launch_ms, launches, lean = [], [], []
+    launch_ms, launch_n, lean_n, timed = [], [], [], 0
     start = time.perf_counter()
     # each request's issue time in epoch ms: a run that pauses the BE tenants now and then (the mix
     # scenario's `pause`) splits the requests by what ran beside them
@@ -477,8 +477,9 @@ def run_lc(t, seconds, period_ms, poisson=False, before=None):
         if d0:
             d1 = timer()
             launch_ms.append(round(d1[0] - d0[0], 3))
-            launches.append(d1[1] - d0[1])
-            lean.append(d1[2] - d0[2])
+            timed += d1[1] - d0[1]
+            launch_n.append(d1[3] - d0[3])
+            lean_n.append(d1[2] - d0[2])
         # until the last launch was issued: wall and this thread's CPU time (-1: not marked)
         host.append((_ISSUED[0] - t0) * 1000.0 if _ISSUED[0] else -1.0)
         host_cpu.append((_ISSUED[1] - c0) * 1000.0 if _ISSUED[0] else -1.0)
@@ -487,8 +488,8 @@ def run_lc(t, seconds, period_ms, poisson=False, before=None):
         # one at once instead of queueing a burst of catch-up requests.
         next_at = max(next_at + (rng.expovariate(1.0 / period) if poisson else period), t1)
     extra = {"spin_per_us": spin}
-    if timer and any(launches):
-        extra |= {"launch_ms": launch_ms, "launches": launches, "lean": lean}
+    if timed:  # the interposer counted (XQ_TIME_LAUNCHES=1)
+        extra |= {"launch_ms": launch_ms, "launch_n": launch_n, "lean_n": lean_n}
     return lat, at, host, host_cpu, extra
 
 
