@@ -18,6 +18,11 @@ had nothing of it left to run once the host was done. For each mix, mode and LC 
 
 - the slow requests, how many of them were host-made, and of those how many had the thread on the
   CPU all along (CPU time at least 0.9 of the host part: it computed or spun, not slept);
+- where the run had the paired reading (mix-N.json beside the logs), how many of those requests
+  fell in its shared half (the company running) and in its alone half (the company stopped), each
+  out of the half's requests: host-made slowness as frequent with the company stopped is the
+  host's own, not the company's; and, against one yardstick for every mode, the requests whose host
+  part was over --slow x its median with the company stopped, in each half;
 - the host part's median in the host-made slow requests against in the requests that were not
   slow (how much longer the host took);
 - where recorded (xq modes since session 123: the interposer counts it with XQ_TIME_LAUNCHES=1), the
@@ -34,8 +39,10 @@ had nothing of it left to run once the host was done. For each mix, mode and LC 
   the CPU itself ran slow (a busy neighbour on the same physical core, a clock step).
 """
 import argparse
+import glob
 import json
 import os
+import re
 import statistics
 
 import mixlogs
@@ -54,6 +61,41 @@ def reports(d):
     return out
 
 
+def stops(d):
+    """{(run, mix, mode, tenant): [[from_ms, to_ms], ...]}: the paired reading's stops of the
+    best-effort tenants, from d's mix-N.json (none where the run had no pause)."""
+    out = {}
+    for p in glob.glob(os.path.join(d, 'mix-*.json')):
+        m = re.search(r'mix-(\d+)\.json$', p)
+        try:
+            with open(p) as f:
+                j = json.load(f)
+        except (OSError, ValueError):
+            continue
+        for mix in j.get('mixes', []):
+            for t in mix.get('tenants', []):
+                for mode, pr in (t.get('paired') or {}).items():
+                    if isinstance(pr, dict) and pr.get('stops_ms'):
+                        out[(m.group(1), mix.get('name'), mode, t.get('name'))] = pr['stops_ms']
+    return out
+
+
+def halves(r, stops_ms):
+    """Request indices in the shared half (company running) and the alone half (company stopped), as
+    the scenario's paired reading splits them: 250 ms after a stop or a continue counts to neither."""
+    shared, alone = [], []
+    for i, (t0, lat) in enumerate(zip(r['t_ms'], r['lat_ms'])):
+        t1 = t0 + lat
+        if any(a + SETTLE_MS <= t0 and t1 <= b for a, b in stops_ms):
+            alone.append(i)
+        elif not any(t1 >= a and t0 <= b + SETTLE_MS for a, b in stops_ms):
+            shared.append(i)
+    return shared, alone
+
+
+SETTLE_MS = 250
+
+
 def med(xs):
     return statistics.median(xs) if xs else None
 
@@ -62,7 +104,7 @@ def fmt(x, unit=''):
     return '-' if x is None else ('%.2f%s' % (x, unit))
 
 
-def tenant_line(r, slow_factor):
+def tenant_line(r, slow_factor, stops_ms=None):
     lat = r['lat_ms']
     host = r.get('host_ms') or []
     cpu = r.get('host_cpu_ms') or []
@@ -79,6 +121,16 @@ def tenant_line(r, slow_factor):
     h_rest = med([host[i] for i in rest])
     s = '%d of %d slow (over %.1f x its median %.1f ms), %d host-made, %d of those on the CPU all along; host part P50 %s in those, %s in the rest' % (
         len(slow), n, slow_factor, m, len(hostmade), len(on_cpu), fmt(h_slow, ' ms'), fmt(h_rest, ' ms'))
+    if stops_ms and r.get('t_ms') and len(r['t_ms']) == n:
+        sh, al = halves(r, stops_ms)
+        hm = set(hostmade)
+        s += '; host-made slow with the company running %d of %d requests, stopped %d of %d' % (
+            sum(1 for i in sh if i in hm), len(sh), sum(1 for i in al if i in hm), len(al))
+        ha = med([host[i] for i in al if host[i] >= 0])
+        if ha:
+            over = [i for i in range(n) if host[i] > slow_factor * ha]
+            s += '; host part over %.1f x its P50 with the company stopped (%.2f ms): running %d of %d, stopped %d of %d' % (
+                slow_factor, ha, sum(1 for i in sh if i in set(over)), len(sh), sum(1 for i in al if i in set(over)), len(al))
     drv = r.get('launch_ms') or []
     if len(drv) == n:
         d_slow = med([drv[i] for i in hostmade])
@@ -106,11 +158,12 @@ def tenant_line(r, slow_factor):
 
 def report(d, slow_factor, mix_filter):
     lines = []
+    st = stops(d)
     for (run, mix, mode), tenants in sorted(reports(d).items()):
         if mix_filter and mix_filter not in mix:
             continue
         for name, r in sorted(tenants.items()):
-            s = tenant_line(r, slow_factor)
+            s = tenant_line(r, slow_factor, st.get((run, mix, mode, name)))
             if s:
                 lines.append('run %s  %s  %s  %s: %s' % (run, mix, mode, name, s))
     return lines

@@ -61,7 +61,7 @@ def main():
                     continue
                 ratios = {}
                 pn, px = t["paired"].get("native", {}), t["paired"].get("xq", {})
-                if "shared_over_alone_p99" in pn and "shared_over_alone_p99" in px:
+                if pn.get("shared_over_alone_p99") is not None and px.get("shared_over_alone_p99") is not None:
                     verdicts.append((pn["shared_over_alone_p99"], px["shared_over_alone_p99"]))
                 for mode, p in t["paired"].items():
                     if "stops_ms" not in p:
