@@ -39,10 +39,8 @@ had nothing of it left to run once the host was done. For each mix, mode and LC 
   the CPU itself ran slow (a busy neighbour on the same physical core, a clock step).
 """
 import argparse
-import glob
 import json
 import os
-import re
 import statistics
 
 import mixlogs
@@ -59,41 +57,6 @@ def reports(d):
         if r.get('role') == 'lc' and r.get('lat_ms'):
             out.setdefault((run, mix, mode), {})[name[:-5]] = r
     return out
-
-
-def stops(d):
-    """{(run, mix, mode, tenant): [[from_ms, to_ms], ...]}: the paired reading's stops of the
-    best-effort tenants, from d's mix-N.json (none where the run had no pause)."""
-    out = {}
-    for p in glob.glob(os.path.join(d, 'mix-*.json')):
-        m = re.search(r'mix-(\d+)\.json$', p)
-        try:
-            with open(p) as f:
-                j = json.load(f)
-        except (OSError, ValueError):
-            continue
-        for mix in j.get('mixes', []):
-            for t in mix.get('tenants', []):
-                for mode, pr in (t.get('paired') or {}).items():
-                    if isinstance(pr, dict) and pr.get('stops_ms'):
-                        out[(m.group(1), mix.get('name'), mode, t.get('name'))] = pr['stops_ms']
-    return out
-
-
-def halves(r, stops_ms):
-    """Request indices in the shared half (company running) and the alone half (company stopped), as
-    the scenario's paired reading splits them: 250 ms after a stop or a continue counts to neither."""
-    shared, alone = [], []
-    for i, (t0, lat) in enumerate(zip(r['t_ms'], r['lat_ms'])):
-        t1 = t0 + lat
-        if any(a + SETTLE_MS <= t0 and t1 <= b for a, b in stops_ms):
-            alone.append(i)
-        elif not any(t1 >= a and t0 <= b + SETTLE_MS for a, b in stops_ms):
-            shared.append(i)
-    return shared, alone
-
-
-SETTLE_MS = 250
 
 
 def med(xs):
@@ -122,7 +85,7 @@ def tenant_line(r, slow_factor, stops_ms=None):
     s = '%d of %d slow (over %.1f x its median %.1f ms), %d host-made, %d of those on the CPU all along; host part P50 %s in those, %s in the rest' % (
         len(slow), n, slow_factor, m, len(hostmade), len(on_cpu), fmt(h_slow, ' ms'), fmt(h_rest, ' ms'))
     if stops_ms and r.get('t_ms') and len(r['t_ms']) == n:
-        sh, al = halves(r, stops_ms)
+        sh, al = mixlogs.halves(r, stops_ms)
         hm = set(hostmade)
         s += '; host-made slow with the company running %d of %d requests, stopped %d of %d' % (
             sum(1 for i in sh if i in hm), len(sh), sum(1 for i in al if i in hm), len(al))
@@ -158,7 +121,7 @@ def tenant_line(r, slow_factor, stops_ms=None):
 
 def report(d, slow_factor, mix_filter):
     lines = []
-    st = stops(d)
+    st = mixlogs.stops(d)
     for (run, mix, mode), tenants in sorted(reports(d).items()):
         if mix_filter and mix_filter not in mix:
             continue

@@ -128,6 +128,8 @@ echo "== inside the latency-critical requests, slow ones apart"; python3 bench/g
 # whether the LC tenants' slow requests were slow on their hosts, and there whether the CPU ran slow or the
 # launches waited in the driver (bench/gpu/host-speed.py)
 echo "== latency-critical hosts: slow requests, the CPU's speed, the driver's launch calls"; python3 bench/gpu/host-speed.py "$res" 2>&1 | cut -c1-420 | tail -60
+# how far the alone half disagrees with itself at P99 (even stops against odd ones): the verdicts' noise (bench/gpu/lc-aa.py)
+echo "== the paired verdicts' own noise (alone against alone)"; python3 bench/gpu/lc-aa.py "$res" 2>&1 | grep -v '^/' | tail -20
 # an A/B call (ALT set): its two modes side by side, with or without native (bench/gpu/ab-modes.py)
 [ -n "${ALT:-}" ] && { echo "== the call's A/B"; python3 bench/gpu/ab-modes.py "$res" 2>&1 | grep -E '^(==|  [^ []+ )' | tail -80; }
 # and how many readings it moved, the LC's device and host parts apart (bench/gpu/ab-parts.py)

@@ -2,6 +2,7 @@
 they are or packed in logs-N.tgz in a docs/results call directory), for the analysis scripts beside
 this one."""
 import glob
+import json
 import os
 import re
 import tarfile
@@ -23,3 +24,38 @@ def walk(d, suffixes):
                 m = _PATH.search(member.name)
                 if m and member.isfile() and member.name.endswith(suffixes):
                     yield m.groups() + (tf.extractfile(member).read().decode(),)
+
+
+def stops(d):
+    """{(run, mix, mode, tenant): [[from_ms, to_ms], ...]}: the paired reading's stops of the
+    best-effort tenants, from d's mix-N.json (none where the run had no pause)."""
+    out = {}
+    for p in glob.glob(os.path.join(d, 'mix-*.json')):
+        m = re.search(r'mix-(\d+)\.json$', p)
+        try:
+            with open(p) as f:
+                j = json.load(f)
+        except (OSError, ValueError):
+            continue
+        for mix in j.get('mixes', []):
+            for t in mix.get('tenants', []):
+                for mode, pr in (t.get('paired') or {}).items():
+                    if isinstance(pr, dict) and pr.get('stops_ms'):
+                        out[(m.group(1), mix.get('name'), mode, t.get('name'))] = pr['stops_ms']
+    return out
+
+
+def halves(r, stops_ms):
+    """Request indices in the shared half (company running) and the alone half (company stopped), as
+    the scenario's paired reading splits them: 250 ms after a stop or a continue counts to neither."""
+    shared, alone = [], []
+    for i, (t0, lat) in enumerate(zip(r['t_ms'], r['lat_ms'])):
+        t1 = t0 + lat
+        if any(a + SETTLE_MS <= t0 and t1 <= b for a, b in stops_ms):
+            alone.append(i)
+        elif not any(t1 >= a and t0 <= b + SETTLE_MS for a, b in stops_ms):
+            shared.append(i)
+    return shared, alone
+
+
+SETTLE_MS = 250
