@@ -1743,6 +1743,12 @@ public final class MixScenario implements Scenario {
                                 pm.put("cpu_shared_over_alone_p95", Measures.round(cpu[1]));
                             }
                         }
+                        // the verdict's own noise (Pauses.aloneSplit): the alone half against itself, a diagnostic
+                        double aa = oc.json() == null ? Double.NaN : Pauses.aloneSplit(TenantProcess.numbers(oc.json(), "t_ms"),
+                                TenantProcess.numbers(oc.json(), "lat_ms"), oc.stops(), pr.aloneSettleMs());
+                        if (Double.isFinite(aa)) {
+                            pm.put("alone_split_p99_ratio", Measures.round(aa));
+                        }
                         List<List<Long>> spans = new ArrayList<>();
                         for (Pauses.Span sp : oc.stops()) {
                             spans.add(List.of(sp.stopMs(), sp.contMs()));
@@ -1751,6 +1757,7 @@ public final class MixScenario implements Scenario {
                         pairs.put(mode, pm);
                         pairText.add(mode + " " + fmt(pr.ratio()) + " (" + pr.shared() + "/" + pr.alone()
                                 + (pr.ranged() ? ", " + fmt(pr.ratioLow()) + "-" + fmt(pr.ratioHigh()) : "")
+                                + (Double.isFinite(aa) ? ", alone against alone " + fmt(aa) : "")
                                 + (ph != null && ph[4] > 0 && Double.isFinite(pr.ratio())
                                         ? ", after the start " + fmt(Measures.ratio(ph[4], pr.aloneP99())) : "") + ")");
                     }

@@ -293,6 +293,44 @@ final class Pauses {
     }
 
     /**
+     * The paired verdict's own noise: the requests of the alone half (as {@link #split} finds them)
+     * split by their stop, those of the even-numbered stops against those of the odd-numbered ones,
+     * and the larger of their two P99s over the smaller. Nothing differs between the two parts but
+     * chance (the same tenant, host and mode, nothing beside it), so this is what the verdict's
+     * shared/alone ratio reads where the company changes nothing, from about half as many requests
+     * a side. Read on the H100 (sessions 116-122), the eager decoder's parts disagreed by 1.13-1.18
+     * x at the median and by over 1.10 in most readings; a CUDA graph's by 1.01.
+     *
+     * @return the ratio (1 or more); NaN where the arrays do not pair up, there are fewer than two
+     *         stops, or either part has fewer than {@link #MIN_SIDE} requests
+     */
+    static double aloneSplit(double[] tMs, double[] latMs, List<Span> spans, long aloneSettleMs) {
+        if (tMs == null || latMs == null || tMs.length != latMs.length || spans.size() < 2) {
+            return Double.NaN;
+        }
+        List<Double> even = new ArrayList<>();
+        List<Double> odd = new ArrayList<>();
+        for (int i = 0; i < tMs.length; i++) {
+            if (side(tMs[i], latMs[i], spans, aloneSettleMs) != ALONE) {
+                continue;
+            }
+            for (int k = 0; k < spans.size(); k++) {
+                Span s = spans.get(k);
+                if (tMs[i] >= s.stopMs() && tMs[i] < s.contMs()) {
+                    (k % 2 == 0 ? even : odd).add(latMs[i]);
+                    break;
+                }
+            }
+        }
+        if (even.size() < MIN_SIDE || odd.size() < MIN_SIDE) {
+            return Double.NaN;
+        }
+        double a = pct(even, 99);
+        double b = pct(odd, 99);
+        return a > 0 && b > 0 ? Math.max(a, b) / Math.min(a, b) : Double.NaN;
+    }
+
+    /**
      * How long after a stop begins the latency-critical tenants are alone. SIGSTOP stops a process,
      * not the work it has already put on the device: a best-effort tenant that synchronizes every
      * few long kernels (the family's GEMM at n=16384: four of ~165 ms) leaves up to one

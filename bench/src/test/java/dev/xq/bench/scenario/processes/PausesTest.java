@@ -122,6 +122,42 @@ class PausesTest {
     }
 
     @Test
+    void theAloneHalfIsSplitByItsStopsEvenAgainstOddForTheVerdictsOwnNoise() {
+        // three stops of 2 s, 12 requests alone in each (from 400 ms after the stop began), shared ones between
+        var stops = List.of(new Pauses.Span(10_000, 12_000), new Pauses.Span(14_000, 16_000), new Pauses.Span(18_000, 20_000));
+        int n = 48;
+        double[] t = new double[n];
+        double[] lat = new double[n];
+        for (int i = 0; i < 36; i++) {
+            t[i] = stops.get(i / 12).stopMs() + 400 + (i % 12) * 100;
+            lat[i] = i / 12 == 1 ? 30 : 20; // the odd stop's requests 30 ms, the even ones' 20
+        }
+        for (int i = 36; i < n; i++) {
+            t[i] = 12_400 + (i - 36) * 100; // shared (between the first two stops): not read
+            lat[i] = 500;
+        }
+        assertEquals(1.5, Pauses.aloneSplit(t, lat, stops, Pauses.SETTLE_MS), 1e-9);
+        // the larger over the smaller, whichever part it is
+        for (int i = 0; i < 36; i++) {
+            lat[i] = i / 12 == 1 ? 20 : 30;
+        }
+        assertEquals(1.5, Pauses.aloneSplit(t, lat, stops, Pauses.SETTLE_MS), 1e-9);
+        // alike: 1
+        for (int i = 0; i < 36; i++) {
+            lat[i] = 20;
+        }
+        assertEquals(1.0, Pauses.aloneSplit(t, lat, stops, Pauses.SETTLE_MS), 1e-9);
+        // requests within a stop's settling time are not alone: the odd part left with 9, too few
+        for (int i = 12; i < 15; i++) {
+            t[i] = stops.get(1).stopMs() + 100;
+        }
+        assertTrue(Double.isNaN(Pauses.aloneSplit(t, lat, stops, Pauses.SETTLE_MS)));
+        // one stop, or arrays that do not pair up: none
+        assertTrue(Double.isNaN(Pauses.aloneSplit(t, lat, stops.subList(0, 1), Pauses.SETTLE_MS)));
+        assertTrue(Double.isNaN(Pauses.aloneSplit(t, new double[] {1, 2}, stops, Pauses.SETTLE_MS)));
+    }
+
+    @Test
     void aStopSettlesForAsLongAsABestEffortTenantsWorkInFlightRunsOn() {
         // none, or too few synchronizations to tell: the fixed settling time
         assertEquals(Pauses.SETTLE_MS, Pauses.aloneSettleMs(List.of()));
