@@ -7,6 +7,9 @@
 #   2. the same mixes in native sharing again and as plain MPS clients, no XQ (mode mps: best-effort at 50 % of the
 #      multiprocessors), on an MPS daemon this script starts and stops: whether MPS beside busy
 #      clients makes the host part slower without XQ's decisions or threads.
+# The mixes: the large batch beside bf16 training and beside three GEMMs, where under XQ (not natively) its
+# host part is slow far more often with the company running than stopped (20 % against 0 %, 11 % against 1 %,
+# sessions 116-122); the decoder beside bf16 training and a GEMM, where it is not; chat beside bf16 training.
 # Read: bench/gpu/host-speed.py's lines (printed below for both calls): the share of the host
 # part's growth spent inside launch calls, the lean share, and the spin's rate in the slow
 # requests against the rest.
@@ -14,7 +17,7 @@
 # Carry node/target, interpose/target, .jre.tar.xz. Results in $OUT/host/ and $OUT/host-mps/ (mix-results.tgz)
 # and $OUT/host.log, $OUT/host-mps.log.
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-mixes="${MIXES:-bulk+trainbf16,bulk+gemm+gemm,decode+trainbf16+gemm,chat+trainbf16}"
+mixes="${MIXES:-bulk+trainbf16,bulk+gemm+gemm+gemm,decode+trainbf16+gemm,chat+trainbf16}"
 SECS=${SECS:-8} PAUSE=${PAUSE:-1.5} RUNS=1 MODES=native,xq MIXES="$mixes" \
   TMO=${TMO:-240} timeout $(( ${TMO:-240} + 15 )) sh bench/gpu/mix-run.sh "$OUT/host" > "$OUT/host.log" 2>&1; echo "mix rc=$?"
 grep -A12 "== the call's mixes" "$OUT/host.log" | head -12
