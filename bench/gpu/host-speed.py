@@ -40,7 +40,6 @@ had nothing of it left to run once the host was done. For each mix, mode and LC 
 """
 import argparse
 import json
-import os
 import statistics
 
 import mixlogs
@@ -134,16 +133,10 @@ def report(d, slow_factor, mix_filter):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--slow', type=float, default=1.5, help="a request is slow over this times its tenant's median (default 1.5)")
     p.add_argument('--mix', default='', help='only mixes whose name contains this')
-    p.add_argument('dirs', nargs='+')
-    a = p.parse_args()
-    if a.slow <= 1.0:
-        p.error('--slow %s: must be over 1 (a multiple of the median latency)' % a.slow)
+    a = mixlogs.parse(p)
     out = []
     for d in a.dirs:
-        if not os.path.isdir(d):
-            p.error('%s: not a directory (give a mix run\'s results folder)' % d)
         out += report(d, a.slow, a.mix)
     print('\n'.join(out) if out else 'no latency-critical report with host parts under %s' % ' '.join(a.dirs))
 

@@ -16,7 +16,6 @@ them, a verdict at that margin says more about the run's length than about the s
 """
 import argparse
 import json
-import os
 import re
 
 import mixlogs
@@ -51,14 +50,11 @@ def readings(d):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--over', type=float, default=1.10, help='count the readings over this ratio (default 1.10, the goal)')
-    p.add_argument('dirs', nargs='+')
-    a = p.parse_args()
+    a = mixlogs.parse(p, slow=False)
     if a.over <= 1.0:
         p.error('--over %s: must be over 1 (a ratio of the larger P99 to the smaller)' % a.over)
     by = {}
     for d in a.dirs:
-        if not os.path.isdir(d):
-            p.error('%s: not a directory (give a mix run\'s results folder)' % d)
         for run, mix, mode, name, ratio, n0, n1 in readings(d):
             print('%s run %s  %s  %s  %s: alone, even stops / odd stops P99 %.3f (%d / %d requests)' % (d, run, mix, mode, name, ratio, n0, n1))
             kind = re.sub(r'-\d+$', '', name)

@@ -22,7 +22,8 @@ import json
 import statistics as st
 import sys
 
-SETTLE_MS = 250
+import mixlogs
+
 
 
 def q(xs, p):
@@ -31,16 +32,11 @@ def q(xs, p):
 
 
 def split(d, stops):
-    shared, alone = [], []
-    for t0, lat, cpu in zip(d["t_ms"], d["lat_ms"], d["host_cpu_ms"]):
-        if cpu < 0:
-            continue
-        t1 = t0 + lat
-        if any(a + SETTLE_MS <= t0 and t1 <= b for a, b in stops):
-            alone.append(cpu)
-        elif not any(t1 >= a and t0 <= b + SETTLE_MS for a, b in stops):
-            shared.append(cpu)
-    return shared, alone
+    """The CPU times (host_cpu_ms, those marked) of the requests in the shared half and in the alone
+    half, as the paired reading splits them (mixlogs.halves)."""
+    sh, al = mixlogs.halves(d, stops)
+    cpu = d["host_cpu_ms"]
+    return [cpu[i] for i in sh if cpu[i] >= 0], [cpu[i] for i in al if cpu[i] >= 0]
 
 
 def main():

@@ -23,7 +23,6 @@ the line then says so.
 """
 import argparse
 import json
-import os
 import statistics
 
 import mixlogs
@@ -124,15 +123,9 @@ def report(d, slow_factor):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--slow', type=float, default=1.5, help="a request is slow over this times its tenant's median (default 1.5)")
-    p.add_argument('dirs', nargs='+')
-    a = p.parse_args()
-    if a.slow <= 1.0:
-        p.error('--slow %s: must be over 1 (a multiple of the median latency)' % a.slow)
+    a = mixlogs.parse(p)
     out = []
     for d in a.dirs:
-        if not os.path.isdir(d):
-            p.error('%s: not a directory (give a mix run\'s results folder)' % d)
         out += report(d, a.slow)
     print('\n'.join(out) if out else 'no mode with queue samples and latency-critical reports under %s' % ' '.join(a.dirs))
 

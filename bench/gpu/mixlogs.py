@@ -59,3 +59,18 @@ def halves(r, stops_ms):
 
 
 SETTLE_MS = 250
+
+
+def parse(p, slow=True):
+    """The analysis scripts' command line: --slow (a multiple of a tenant's median, over 1) where
+    slow, and one or more result directories, each checked to be one; returns the parsed args."""
+    if slow:
+        p.add_argument('--slow', type=float, default=1.5, help="a request is slow over this times its tenant's median (default 1.5)")
+    p.add_argument('dirs', nargs='+')
+    a = p.parse_args()
+    if slow and a.slow <= 1.0:
+        p.error('--slow %s: must be over 1 (a multiple of the median latency)' % a.slow)
+    for d in a.dirs:
+        if not os.path.isdir(d):
+            p.error('%s: not a directory (give a mix run\'s results folder)' % d)
+    return a
