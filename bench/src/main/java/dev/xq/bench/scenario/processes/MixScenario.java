@@ -1969,7 +1969,37 @@ public final class MixScenario implements Scenario {
                     + "shared half than alone, by more than native sharing's: the host slowed it there, not the device; the verdict "
                     + "stands: lc_miss_host_slowed in the JSON");
         }
+        List<String> withinNoise = new ArrayList<>();
+        for (Object each : tenants) {
+            if (each instanceof Map<?, ?> t && Boolean.FALSE.equals(t.get("goal_met")) && t.get("paired") instanceof Map<?, ?> pairs
+                    && withinNoise(pairs.get("xq"))) {
+                Map<?, ?> x = (Map<?, ?>) pairs.get("xq");
+                withinNoise.add(t.get("name") + " (xq " + fmt(((Number) x.get("shared_over_alone_p99")).doubleValue())
+                        + ", its alone half against itself " + fmt(((Number) x.get("alone_split_p99_ratio")).doubleValue()) + ")");
+            }
+        }
+        if (!withinNoise.isEmpty()) {
+            json.put("lc_miss_within_noise", withinNoise.stream().map(h -> h.substring(0, h.indexOf(' '))).toList());
+            notes.add(mix.name() + " xq: " + String.join(", ", withinNoise) + " missed by a shared/alone ratio no larger than "
+                    + "its alone half's two parts differ by (even stops against odd ones): this run cannot tell the miss from "
+                    + "the host's chance; the verdict stands: lc_miss_within_noise in the JSON");
+        }
         return new MixVerdict(json, met, String.join("; ", measured), cells, aloneCells, notes);
+    }
+
+    /**
+     * Whether a latency-critical tenant's paired reading in one mode missed by no more than its
+     * own noise: its shared/alone P99 ratio over {@link #LC_BOUND} but no larger than the ratio its
+     * alone half reads against itself ({@code alone_split_p99_ratio}, Pauses.aloneSplit). A
+     * diagnostic beside a miss: the verdict stands. False without both ratios.
+     */
+    static boolean withinNoise(Object mode) {
+        if (!(mode instanceof Map<?, ?> m) || !(m.get("shared_over_alone_p99") instanceof Number r)
+                || !(m.get("alone_split_p99_ratio") instanceof Number aa)) {
+            return false;
+        }
+        double eps = 1e-9; // rounded to three decimals: an edge read as written counts
+        return r.doubleValue() > LC_BOUND + eps && r.doubleValue() <= aa.doubleValue() + eps;
     }
 
     /** How far over 1 xq's CPU-time ratio (P95, shared over alone) must be, and over native's, for {@link #hostSlowed}. */
